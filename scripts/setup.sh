@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything llmsizer and its tests need on a fresh Debian/Ubuntu machine:
+# LibreOffice Calc (headless recalculation checks), poppler (PDF checks), fonts,
+# WeasyPrint's system libraries, and the Python package in .venv.
+# Idempotent: re-running only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v soffice >/dev/null 2>&1 || need_apt+=(libreoffice-calc-nogui)
+command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+ldconfig -p 2>/dev/null | grep -q libpango-1.0 || need_apt+=(libpango-1.0-0 libpangoft2-1.0-0)
+python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[test]"

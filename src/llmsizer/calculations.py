@@ -1,0 +1,425 @@
+"""THE one home of every sizing formula (DESIGN §3).
+
+``INPUTS`` declares every value the formulas read; ``CALCULATIONS`` is the ordered list
+of named calculations built from :mod:`llmsizer.expr`. The engine evaluates them in
+Python; the workbook prints the same trees as Excel formulas. Nothing else in the
+package may do sizing arithmetic (``tests/test_one_home.py`` scans for it).
+
+Units: the unit is in each name (``_gb`` = 1e9 bytes, ``_ms``, ``_tb_s`` = 1e12 B/s,
+``_tflops`` = 1e12 FLOP/s, ``_gb_s``) and in ``unit``. GB / (TB/s) is a millisecond,
+which is why memory-time terms below need no conversion factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .expr import (
+    AND,
+    IF,
+    MAX,
+    MIN,
+    ROUNDDOWN,
+    ROUNDUP,
+    Expr,
+    eq,
+    ge,
+    gt,
+    le,
+    lookup,
+    ref,
+)
+
+Scope = Literal["account", "workload", "option"]
+Sheet = Literal["KV", "Throughput", "Nodes", "TCO"]
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    label: str
+    unit: str
+    scope: Scope
+    note: str
+    kind: Literal["number", "text", "flag"] = "number"
+    low: float | None = None  # validation bounds for the workbook
+    high: float | None = None
+    integer: bool = False
+
+
+@dataclass(frozen=True)
+class Calculation:
+    name: str
+    label: str
+    unit: str
+    sheet: Sheet
+    expr: Expr
+    note: str
+
+
+def _i(name: str, label: str, unit: str, scope: Scope, note: str, **kw: object) -> Input:
+    return Input(name, label, unit, scope, note, **kw)  # type: ignore[arg-type]
+
+
+INPUTS: tuple[Input, ...] = (
+    # account-wide policy and costs
+    _i("headroom", "Headroom policy", "fraction", "account",
+       "Extra capacity above peak demand for bursts and growth (seed 000: 20-30 %).", low=0, high=3),
+    _i("survive_node_loss", "Survive node loss (N+1)", "flag", "account",
+       "1 = add one node's worth of spare replicas (seed 001, check 5).", kind="flag", low=0,
+       high=1, integer=True),
+    _i("gpu_memory_utilization", "GPU memory utilisation", "fraction", "account",
+       "Share of GPU memory the engine may use (vLLM default 0.90, seed 002).", low=0.1, high=1),
+    _i("runtime_reserve_gb", "Runtime reserve per GPU", "GB", "account",
+       "Memory held back per GPU for activations, CUDA graphs and fragmentation.", low=0,
+       high=100),
+    _i("electricity_per_kwh", "Electricity price", "currency/kWh", "account",
+       "Tariff for the data centre power.", low=0, high=10),
+    _i("pue", "PUE", "ratio", "account", "Facility power / IT power.", low=1, high=3),
+    _i("amortization_years", "Amortisation period", "years", "account",
+       "Years over which hardware capex is written off.", low=1, high=10),
+    _i("support_rate", "Support and maintenance", "fraction of capex / year", "account",
+       "Annual support contract as a share of capex.", low=0, high=1),
+    _i("average_load", "Average load", "fraction", "account",
+       "Mean demand as a share of peak: scales power and tokens served per year.", low=0.01,
+       high=1),
+    _i("network_per_node", "Network per node", "currency", "account",
+       "Switch ports, NICs and cables per node.", low=0),
+    _i("hours_per_year", "Hours per year", "h", "account", "8,760 h: always-on service.",
+       low=1, high=8784),
+    # per workload
+    _i("users", "Concurrent users at peak", "users", "workload",
+       "Users generating at the same time (seed 000 Step 1).", low=0, integer=True),
+    _i("prompt_tokens", "Prompt tokens", "tokens", "workload", "Average input per request.",
+       low=1, integer=True),
+    _i("output_tokens", "Output tokens", "tokens", "workload", "Average output per request.",
+       low=1, integer=True),
+    _i("context_tokens", "KV reserved per request", "tokens", "workload",
+       "Context each request may hold in KV cache (default prompt + output).", low=1,
+       integer=True),
+    _i("prefix_cache_hit", "Prefix-cache hit rate", "fraction", "workload",
+       "Share of prompt tokens served from the prefix cache (no prefill).", low=0, high=0.99),
+    _i("target_tokens_per_s_per_user", "Target tokens/s per user", "tok/s", "workload",
+       "Streaming speed each user must see; 0 = none.", low=0),
+    _i("target_response_time_s", "Target response time", "s", "workload",
+       "Whole answer within this time (seed 000: output / time = tok/s per user); 0 = none.",
+       low=0),
+    _i("target_ttft_s", "Target time to first token", "s", "workload", "0 = none.", low=0),
+    _i("target_system_tokens_per_s", "Target system throughput", "tok/s", "workload",
+       "Total output tokens/s for offline jobs; 0 = none.", low=0),
+    _i("measured_tokens_per_s_per_replica", "Measured tokens/s per replica", "tok/s",
+       "workload", "Customer benchmark; > 0 replaces the modelled throughput (seed 000).",
+       low=0),
+    _i("params_total", "Parameters (total)", "params", "workload",
+       "All weights held in memory (MoE: every expert).", low=1),
+    _i("params_active", "Parameters (active per token)", "params", "workload",
+       "Weights used per token (MoE: shared + routed experts).", low=1),
+    _i("layers", "Layers", "layers", "workload", "num_hidden_layers.", low=1, integer=True),
+    _i("hidden_size", "Hidden size", "elements", "workload", "Model width.", low=1, integer=True),
+    _i("attention_heads", "Attention heads", "heads", "workload", "Query heads.", low=1,
+       integer=True),
+    _i("kv_heads", "KV heads", "heads", "workload", "GQA/MQA key-value heads (seed 002).",
+       low=1, integer=True),
+    _i("head_dim", "Head dimension", "elements", "workload", "Per-head width.", low=1,
+       integer=True),
+    _i("mla_kv_dim", "MLA latent width", "elements", "workload",
+       "kv_lora_rank + qk_rope_head_dim for MLA models (DeepSeek); 0 = standard attention.",
+       low=0, integer=True),
+    # per option: the engine's search choices, then efficiencies (calibrated constants)
+    _i("gpu", "GPU", "id", "option", "Accelerator (catalog id).", kind="text"),
+    _i("platform", "Platform", "id", "option", "Server platform (catalog id).", kind="text"),
+    _i("weight_precision", "Weight precision", "id", "option", "Storage format of weights.",
+       kind="text"),
+    _i("kv_precision", "KV-cache precision", "id", "option", "Storage format of the KV cache.",
+       kind="text"),
+    _i("tp", "Tensor parallel (GPUs per replica)", "GPUs", "option",
+       "GPUs that hold one copy of the model.", low=1, high=72, integer=True),
+    _i("mbu_weights", "Bandwidth efficiency, weights", "fraction", "option",
+       "Achieved / peak HBM bandwidth streaming weights (calibrated).", low=0.05, high=1),
+    _i("mbu_kv", "Bandwidth efficiency, KV cache", "fraction", "option",
+       "Achieved / peak HBM bandwidth reading KV (calibrated).", low=0.05, high=1),
+    _i("mfu_decode", "Compute efficiency, decode", "fraction", "option",
+       "Achieved / peak tensor FLOP/s in decode (calibrated).", low=0.05, high=1),
+    _i("mfu_prefill", "Compute efficiency, prefill", "fraction", "option",
+       "Achieved / peak tensor FLOP/s in prefill (calibrated).", low=0.05, high=1),
+    _i("step_overhead_ms", "Per-step overhead", "ms", "option",
+       "Scheduler, sampling and kernel-launch time per decode step (calibrated).", low=0,
+       high=100),
+    _i("allreduce_latency_us", "All-reduce latency", "µs", "option",
+       "Fixed cost of one TP all-reduce (calibrated).", low=0, high=1000),
+    _i("kv_cache_fraction", "KV share of free memory", "fraction", "option",
+       "Share of the memory left after weights that the engine gives the KV cache.",
+       low=0.1, high=1),
+    _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
+       "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
+       integer=True),
+)
+
+INPUT_NAMES = frozenset(i.name for i in INPUTS)
+
+
+def _c(name: str, label: str, unit: str, sheet: Sheet, expr: Expr, note: str) -> Calculation:
+    return Calculation(name, label, unit, sheet, expr, note)
+
+
+r = ref
+tp = r("tp")
+_multi = gt(tp, 1)
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    # ---- catalog values for this option (live lookups into the Catalog sheet) ----------
+    _c("gpu_memory_gb", "GPU memory", "GB", "KV", lookup("gpus", "gpu", "memory_gb"),
+       "Per GPU, as marketed (GB = 1e9 bytes)."),
+    _c("gpu_bandwidth_tb_s", "GPU memory bandwidth", "TB/s", "Throughput",
+       lookup("gpus", "gpu", "bandwidth_tb_s"), "Peak HBM/GDDR bandwidth per GPU."),
+    _c("gpu_link_gb_s", "Scale-up link", "GB/s", "Throughput",
+       lookup("gpus", "gpu", "link_gb_s"), "GPU-to-GPU bandwidth, one direction."),
+    _c("weight_bytes_per_param", "Bytes per weight", "B", "KV",
+       lookup("precisions", "weight_precision", "bytes_per_param")
+       * (1 + lookup("precisions", "weight_precision", "scale_overhead")),
+       "Storage bytes per parameter incl. quantisation scales (seed 002)."),
+    _c("kv_bytes_per_element", "Bytes per KV element", "B", "KV",
+       lookup("precisions", "kv_precision", "bytes_per_param"), "KV-cache storage format."),
+    _c("peak_tflops", "Peak tensor throughput used", "TFLOP/s", "Throughput",
+       IF(eq(lookup("precisions", "weight_precision", "compute_code"), 4),
+          IF(gt(lookup("gpus", "gpu", "fp4_tflops"), 0), lookup("gpus", "gpu", "fp4_tflops"),
+             lookup("gpus", "gpu", "bf16_tflops")),
+          IF(eq(lookup("precisions", "weight_precision", "compute_code"), 2),
+             IF(gt(lookup("gpus", "gpu", "fp8_tflops"), 0),
+                lookup("gpus", "gpu", "fp8_tflops"), lookup("gpus", "gpu", "bf16_tflops")),
+             IF(eq(lookup("precisions", "weight_precision", "compute_code"), 3),
+                IF(gt(lookup("gpus", "gpu", "int8_tops"), 0),
+                   lookup("gpus", "gpu", "int8_tops"), lookup("gpus", "gpu", "bf16_tflops")),
+                lookup("gpus", "gpu", "bf16_tflops")))),
+       "Dense peak for the compute path: native FP8/FP4 where the GPU has it, else weights "
+       "are dequantised to BF16 (seed 001)."),
+    _c("gpus_per_node", "GPUs per node", "GPUs", "Nodes",
+       lookup("platforms", "platform", "gpus_per_node"), "Platform's GPU count."),
+    _c("node_power_kw", "Node power", "kW", "TCO",
+       lookup("platforms", "platform", "node_power_kw"), "Whole node at full GPU load."),
+    _c("node_base_price", "Node price without GPUs", "currency", "TCO",
+       lookup("platforms", "platform", "base_price"), "Chassis, CPUs, memory, NICs."),
+    _c("gpu_price", "GPU price", "currency", "TCO", lookup("gpus", "gpu", "price"),
+       "Catalog estimate or the account's override."),
+    _c("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h", "TCO",
+       lookup("gpus", "gpu", "cloud_gpu_hour"), "On-demand list price or the override."),
+    # ---- memory (seed 002) ------------------------------------------------------------
+    _c("weights_gb", "Weights", "GB", "KV", r("params_total") * r("weight_bytes_per_param") / 1e9,
+       "params_total x bytes per weight; the whole model sits in memory (MoE: all experts)."),
+    _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
+       IF(gt(r("mla_kv_dim"), 0), r("layers") * r("mla_kv_dim") * r("kv_bytes_per_element"),
+          2 * r("layers") * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
+       "2 x layers x KV heads x head dim x bytes (K and V; GQA counts KV heads, seed 002); "
+       "MLA: layers x latent width x bytes."),
+    _c("kv_replication", "KV copies across the TP group", "x", "KV",
+       IF(gt(r("mla_kv_dim"), 0), tp, tp / MIN(tp, r("kv_heads"))),
+       "TP splits KV heads; when TP > KV heads (or MLA) each GPU keeps a copy."),
+    _c("kv_gb_per_request", "KV cache per request", "GB", "KV",
+       r("kv_bytes_per_token") * r("kv_replication") * r("context_tokens") / 1e9,
+       "KV per token x reserved context, all TP copies included."),
+    _c("usable_memory_gb", "Usable memory per replica", "GB", "KV",
+       tp * r("gpu_memory_gb") * r("gpu_memory_utilization") - tp * r("runtime_reserve_gb"),
+       "TP x GPU memory x utilisation - TP x runtime reserve."),
+    _c("kv_budget_gb", "KV-cache budget per replica", "GB", "KV",
+       (r("usable_memory_gb") - r("weights_gb")) * r("kv_cache_fraction"),
+       "(usable - weights) x KV share (seed 002: 0.9 x 141 - 70 = 57 GB)."),
+    _c("max_sequences_by_memory", "Max sequences by memory", "sequences", "KV",
+       IF(gt(r("kv_budget_gb"), 0), ROUNDDOWN(r("kv_budget_gb") / r("kv_gb_per_request"), 0), 0),
+       "Whole requests that fit in the KV budget at full reserved context."),
+    # ---- decode step time, linear in the batch B (seeds 001, 003, 004) ------------------
+    _c("avg_context_tokens", "Average context during decode", "tokens", "Throughput",
+       r("prompt_tokens") + r("output_tokens") / 2, "Prompt + half the output."),
+    _c("prefill_tokens", "Prompt tokens to prefill", "tokens", "Throughput",
+       r("prompt_tokens") * (1 - r("prefix_cache_hit")),
+       "Prefix-cache hits skip prefill."),
+    _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
+       r("params_active") * r("weight_bytes_per_param") / 1e9,
+       "Active weights streamed once per decode step (MoE: active params; assumption)."),
+    _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
+       r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights")),
+       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (seed 001)."),
+    _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
+       r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
+       / (tp * r("gpu_bandwidth_tb_s") * r("mbu_kv")),
+       "Each sequence reads its KV at the average context."),
+    _c("flops_per_token", "FLOPs per decoded token", "FLOP", "Throughput",
+       2 * r("params_active")
+       + 4 * r("layers") * r("attention_heads") * r("head_dim") * r("avg_context_tokens"),
+       "2 x active params + attention (QK and AV over the context)."),
+    _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
+       r("flops_per_token") / (tp * r("peak_tflops") * 1e12 * r("mfu_decode")) * 1000,
+       "FLOPs / (TP x peak x efficiency) (seed 003 roofline)."),
+    _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
+       IF(_multi, 2 * r("layers") * r("allreduce_latency_us") / 1000, 0),
+       "Two all-reduces per layer under TP; 0 at TP 1 (seed 004)."),
+    _c("allreduce_ms_per_seq", "All-reduce transfer per sequence", "ms", "Throughput",
+       IF(_multi, 2 * r("layers") * 2 * (tp - 1) / tp * r("hidden_size") * 2
+          / (r("gpu_link_gb_s") * 1e9) * 1000, 0),
+       "2(N-1)/N x hidden x 2 bytes over the link, twice per layer (seed 004)."),
+    _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
+       (2 * r("params_active")
+        + 2 * r("layers") * r("attention_heads") * r("head_dim") * r("prefill_tokens"))
+       / (tp * r("peak_tflops") * 1e12 * r("mfu_prefill")) * 1000,
+       "Compute-bound prefill: 2 x active params + causal attention per token."),
+    _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
+       r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
+       "Each request's prefill spread over its output tokens (prefill takes time from decode)."),
+    _c("step_mem_fixed_ms", "Step time at B=0, memory path", "ms", "Throughput",
+       r("decode_weights_ms") + r("allreduce_fixed_ms") + r("step_overhead_ms"),
+       "a1 of t(B) = a1 + b1 x B."),
+    _c("step_mem_ms_per_seq", "Step time per sequence, memory path", "ms", "Throughput",
+       r("decode_kv_ms_per_seq") + r("allreduce_ms_per_seq") + r("prefill_ms_per_seq_step"),
+       "b1 of t(B) = a1 + b1 x B."),
+    _c("step_cmp_fixed_ms", "Step time at B=0, compute path", "ms", "Throughput",
+       r("allreduce_fixed_ms") + r("step_overhead_ms"), "a2 of t(B) = a2 + b2 x B."),
+    _c("step_cmp_ms_per_seq", "Step time per sequence, compute path", "ms", "Throughput",
+       r("decode_compute_ms_per_seq") + r("allreduce_ms_per_seq") + r("prefill_ms_per_seq_step"),
+       "b2 of t(B) = a2 + b2 x B; the step takes the larger path."),
+    _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
+       1000 / MAX(r("step_mem_fixed_ms") + r("step_mem_ms_per_seq"),
+                  r("step_cmp_fixed_ms") + r("step_cmp_ms_per_seq")),
+       "Tokens/s of one user alone (batch 1): the ceiling no batch size can beat."),
+    _c("required_tokens_per_s_per_user", "Required tokens/s per user", "tok/s", "Throughput",
+       MAX(r("target_tokens_per_s_per_user"),
+           IF(gt(r("target_response_time_s"), 0),
+              r("output_tokens") / r("target_response_time_s"), 0)),
+       "Stated target, or output / response time (seed 000: 300 in 10 s = 30 tok/s)."),
+    _c("target_tpot_ms", "Allowed time per output token", "ms", "Throughput",
+       IF(gt(r("required_tokens_per_s_per_user"), 0), 1000 / r("required_tokens_per_s_per_user"), 0),
+       "1000 / required tokens/s; 0 = no per-token target."),
+    _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
+       MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
+       + IF(_multi, 2 * r("layers") * (r("allreduce_latency_us") / 1000
+            + 2 * (tp - 1) / tp * r("prefill_tokens") * r("hidden_size") * 2
+            / (r("gpu_link_gb_s") * 1e9) * 1000), 0),
+       "Compute-bound prefill (at least one weight read) + TP all-reduce of the prompt."),
+    _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
+       r("prefill_ms") + MAX(r("step_mem_fixed_ms") + r("step_mem_ms_per_seq"),
+                             r("step_cmp_fixed_ms") + r("step_cmp_ms_per_seq")),
+       "The best TTFT this option can give: prefill + one step at batch 1."),
+    _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
+       IF(gt(r("target_tpot_ms"), 0),
+          ROUNDDOWN(MIN((r("target_tpot_ms") - r("step_mem_fixed_ms")) / r("step_mem_ms_per_seq"),
+                        (r("target_tpot_ms") - r("step_cmp_fixed_ms"))
+                        / r("step_cmp_ms_per_seq")), 0),
+          r("max_batch_per_replica")),
+       "B_slo = ROUNDDOWN(MIN((T - a_i) / b_i)): closed form since t(B) is linear in B."),
+    _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
+       IF(gt(r("target_ttft_s"), 0),
+          ROUNDDOWN(MIN((r("target_ttft_s") * 1000 - r("prefill_ms") - r("step_mem_fixed_ms"))
+                        / r("step_mem_ms_per_seq"),
+                        (r("target_ttft_s") * 1000 - r("prefill_ms") - r("step_cmp_fixed_ms"))
+                        / r("step_cmp_ms_per_seq")), 0),
+          r("max_batch_per_replica")),
+       "TTFT = prefill + one decode step of queueing, linear in B."),
+    _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
+       MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
+                  r("max_batch_per_replica"))),
+       "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
+    _c("tpot_ms", "Time per output token", "ms", "Throughput",
+       MAX(r("step_mem_fixed_ms") + r("step_mem_ms_per_seq") * MAX(1, r("batch_per_replica")),
+           r("step_cmp_fixed_ms") + r("step_cmp_ms_per_seq") * MAX(1, r("batch_per_replica"))),
+       "t(B) = MAX(memory path, compute path) at the chosen batch (at least 1)."),
+    _c("memory_bound", "Decode is memory-bound", "flag", "Throughput",
+       ge(r("step_mem_fixed_ms") + r("step_mem_ms_per_seq") * MAX(1, r("batch_per_replica")),
+          r("step_cmp_fixed_ms") + r("step_cmp_ms_per_seq") * MAX(1, r("batch_per_replica"))),
+       "1 when bandwidth, not compute, sets the step time."),
+    _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
+       1000 / r("tpot_ms"), "1000 / TPOT."),
+    _c("ttft_ms", "Time to first token", "ms", "Throughput",
+       r("prefill_ms") + r("tpot_ms"), "Prefill + one decode step of queueing."),
+    _c("slo_met", "Meets latency targets", "flag", "Throughput",
+       AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
+           IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_s") * 1000), 1)),
+       "1 when TPOT and TTFT meet their targets."),
+    _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",
+       IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
+          r("batch_per_replica") * 1000 / r("tpot_ms")),
+       "B / TPOT, or the customer's measured figure (calibrated mode, seed 000)."),
+    # ---- replicas, nodes, headroom (seed 000) -------------------------------------------
+    _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
+       MAX(r("users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
+       "Users x tokens/s per user (seed 000 Step 2), or the stated system target."),
+    _c("users_per_replica", "Users per replica", "users", "Nodes",
+       IF(gt(r("measured_tokens_per_s_per_replica"), 0),
+          IF(gt(r("required_tokens_per_s_per_user"), 0),
+             r("measured_tokens_per_s_per_replica") / r("required_tokens_per_s_per_user"), 0),
+          r("batch_per_replica")),
+       "Concurrent users one replica serves at the target speed."),
+    _c("demand_replicas", "Replicas at peak, no headroom", "replicas", "Nodes",
+       MAX(IF(gt(r("users_per_replica"), 0), r("users") / r("users_per_replica"), 0),
+           IF(gt(r("replica_output_tokens_per_s"), 0),
+              r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0)),
+       "Peak demand in replica units (fractional)."),
+    _c("replicas_for_load", "Replicas for peak + headroom", "replicas", "Nodes",
+       ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
+       "ROUNDUP(demand x (1 + headroom)) (seed 000: 6 x 1.25 -> 8)."),
+    _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
+       MAX(1, ROUNDDOWN(r("gpus_per_node") / tp, 0)), "GPUs per node / TP."),
+    _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
+       IF(gt(r("survive_node_loss"), 0), r("replicas_per_node"), 0),
+       "One node's worth of replicas, so a node can fail at peak."),
+    _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
+       "Serving copies of the model."),
+    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * tp, "Replicas x TP."),
+    _c("nodes", "Nodes", "nodes", "Nodes", ROUNDUP(r("gpus") / r("gpus_per_node"), 0),
+       "ROUNDUP(GPUs / GPUs per node)."),
+    _c("capacity_output_tokens_per_s", "Installed throughput", "tok/s", "Nodes",
+       r("replicas") * r("replica_output_tokens_per_s"), "All replicas at their batch."),
+    _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
+       IF(gt(r("demand_replicas"), 0), r("replicas") / r("demand_replicas") - 1, 0),
+       "Capacity / peak demand - 1, all nodes up (after rounding and N+1)."),
+    _c("headroom_after_node_loss", "Headroom with one node down", "fraction", "Nodes",
+       IF(gt(r("demand_replicas"), 0),
+          (r("replicas") - MIN(r("replicas"), r("replicas_per_node"))) / r("demand_replicas") - 1,
+          0),
+       "Negative means peak demand is not met while a node is down."),
+    # ---- cost (seeds 003, 004) ----------------------------------------------------------
+    _c("capex", "Capital cost", "currency", "TCO",
+       r("nodes") * (r("node_base_price") + r("network_per_node")) + r("gpus") * r("gpu_price"),
+       "Nodes x (chassis + network) + GPUs x GPU price."),
+    _c("annual_capex", "Capex per year", "currency/yr", "TCO",
+       r("capex") / r("amortization_years"), "Straight-line amortisation."),
+    _c("annual_power_cost", "Power per year", "currency/yr", "TCO",
+       r("nodes") * r("node_power_kw") * r("pue") * r("hours_per_year")
+       * r("electricity_per_kwh") * r("average_load"),
+       "Node kW x PUE x hours x tariff x average load."),
+    _c("annual_support", "Support per year", "currency/yr", "TCO",
+       r("capex") * r("support_rate"), "Support rate x capex."),
+    _c("annual_cost_onprem", "On-prem cost per year", "currency/yr", "TCO",
+       r("annual_capex") + r("annual_power_cost") + r("annual_support"),
+       "Amortised capex + power + support."),
+    _c("annual_cost_cloud", "Cloud cost per year", "currency/yr", "TCO",
+       r("gpus") * r("cloud_gpu_hour") * r("hours_per_year"),
+       "Same GPUs rented on demand, always on."),
+    _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
+       r("required_system_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year") / 1e6,
+       "Peak demand x average load x seconds per year."),
+    _c("cost_per_million_tokens_onprem", "On-prem cost per million tokens", "currency/M tok",
+       "TCO", IF(gt(r("million_tokens_per_year"), 0),
+                 r("annual_cost_onprem") / r("million_tokens_per_year"), 0),
+       "Annual on-prem cost / tokens served."),
+    _c("cost_per_million_tokens_cloud", "Cloud cost per million tokens", "currency/M tok",
+       "TCO", IF(gt(r("million_tokens_per_year"), 0),
+                 r("annual_cost_cloud") / r("million_tokens_per_year"), 0),
+       "Annual cloud cost / tokens served."),
+    _c("breakeven_months", "Buy-vs-rent break-even", "months", "TCO",
+       IF(gt(r("annual_cost_cloud"), r("annual_power_cost") + r("annual_support")),
+          r("capex") / ((r("annual_cost_cloud") - r("annual_power_cost") - r("annual_support"))
+                        / 12), 0),
+       "Months until buying beats renting; 0 = renting stays cheaper."),
+)
+
+CALCULATION_NAMES = tuple(c.name for c in CALCULATIONS)
+UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
+
+# Columns of the lookup tables the formulas read (the engine and the workbook's Catalog
+# sheet provide exactly these).
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "gpus": ("memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "int8_tops",
+             "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour"),
+    "platforms": ("gpus_per_node", "node_power_kw", "base_price"),
+    "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
+}
+COMPUTE_CODES = {"bf16": 1, "fp8": 2, "int8": 3, "fp4": 4}

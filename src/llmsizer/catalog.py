@@ -1,0 +1,169 @@
+"""Catalogs: GPUs, server platforms, models, precisions and calibrated constants.
+
+The data lives in ``catalogs/*.yaml`` shipped in the package (SI units or the unit in
+the key name, a ``source`` on every entry). This module only loads and validates it;
+it computes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from functools import cache
+from importlib import resources
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import CatalogError
+
+T = TypeVar("T")
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Gpu(_Entry):
+    name: str
+    vendor: str
+    architecture: str
+    form_factor: str
+    memory_gb: float = Field(gt=0, description="as the vendor markets it, GB = 1e9 bytes")
+    bandwidth_tb_s: float = Field(gt=0)
+    bf16_tflops: float = Field(gt=0, description="dense")
+    fp8_tflops: float | None = Field(default=None, description="dense; null = no native FP8")
+    int8_tops: float | None = None
+    fp4_tflops: float | None = Field(default=None, description="dense; null = no native FP4")
+    tdp_w: float = Field(gt=0)
+    interconnect: str
+    link_gb_s: float = Field(gt=0, description="scale-up bandwidth per GPU, one direction")
+    max_tp: int = Field(ge=1, le=72, description="largest TP group on the fast link")
+    price_usd: float | None = Field(default=None, gt=0)
+    price_date: str | None = None
+    price_source: str | None = None
+    cloud_usd_per_gpu_hour: float | None = Field(default=None, gt=0)
+    cloud_date: str | None = None
+    cloud_source: str | None = None
+    default_platform: str
+    source: str
+    notes: str = ""
+
+
+class Platform(_Entry):
+    name: str
+    vendor: str
+    gpus: list[str] = Field(min_length=1)
+    gpus_per_node: int = Field(ge=1, le=72)
+    node_power_kw: float = Field(gt=0, description="whole node at full GPU load")
+    base_price_usd: float = Field(ge=0, description="node without its GPUs")
+    source: str
+    notes: str = ""
+
+
+class Model(_Entry):
+    name: str
+    hf_id: str
+    params_total: float = Field(gt=0)
+    params_active: float = Field(gt=0)
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    attention_heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    kv_lora_rank: int = Field(default=0, ge=0, description="MLA only; 0 = standard attention")
+    qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA only")
+    experts: int = Field(default=0, ge=0)
+    experts_per_token: int = Field(default=0, ge=0)
+    max_context: int = Field(ge=1)
+    source: str
+    notes: str = ""
+
+
+class Precision(_Entry):
+    bytes_per_param: float = Field(gt=0)
+    scale_overhead: float = Field(ge=0, description="extra bytes per byte for scales/zeros")
+    compute_path: Literal["bf16", "fp8", "int8", "fp4"]
+    source: str
+
+
+class Constant(_Entry):
+    value: float
+    unit: str
+    source: str
+
+
+class Catalog(_Entry):
+    gpus: dict[str, Gpu]
+    platforms: dict[str, Platform]
+    models: dict[str, Model]
+    precisions: dict[str, Precision]
+    constants: dict[str, Constant]
+    digest: str
+
+    def gpu(self, key: str) -> Gpu:
+        return _pick(self.gpus, key, "GPU")
+
+    def platform(self, key: str) -> Platform:
+        return _pick(self.platforms, key, "platform")
+
+    def model(self, key: str) -> Model:
+        return _pick(self.models, key, "model")
+
+    def precision(self, key: str) -> Precision:
+        return _pick(self.precisions, key, "precision")
+
+    def constant(self, key: str) -> float:
+        return _pick(self.constants, key, "constant").value
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    """' (did you mean X?)' or '' — shared by every 'unknown name' message."""
+    close = difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    if not close:
+        return ""
+    original = {c.lower(): c for c in choices}
+    return " (did you mean " + " or ".join(original[c] for c in close) + "?)"
+
+
+def _pick(table: dict[str, T], key: str, kind: str) -> T:
+    try:
+        return table[key]
+    except KeyError:
+        names = sorted(table)
+        raise CatalogError(
+            f"unknown {kind} {key!r}{suggest(key, names)}; valid: {', '.join(names)}"
+        ) from None
+
+
+_FILES = ("gpus", "platforms", "models", "precisions", "constants")
+
+
+@cache
+def load_catalog() -> Catalog:
+    """Load and cross-check the shipped catalogs (cached: they are immutable)."""
+    raw: dict[str, Any] = {}
+    digest = hashlib.sha256()
+    base = resources.files("llmsizer") / "catalogs"
+    for name in _FILES:
+        text = (base / f"{name}.yaml").read_text(encoding="utf-8")
+        digest.update(text.encode())
+        doc = yaml.safe_load(text)
+        if not isinstance(doc, dict) or name not in doc:
+            raise CatalogError(f"catalogs/{name}.yaml: top-level key {name!r} missing")
+        raw[name] = doc[name]
+    try:
+        cat = Catalog(**raw, digest=digest.hexdigest()[:16])
+    except ValidationError as exc:
+        first = exc.errors(include_input=False)[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise CatalogError(f"catalog invalid at {loc}: {first['msg']}") from None
+    for gid, gpu in cat.gpus.items():
+        if gpu.default_platform not in cat.platforms:
+            raise CatalogError(f"GPU {gid}: default_platform {gpu.default_platform!r} unknown")
+    for pid, plat in cat.platforms.items():
+        for gid in plat.gpus:
+            if gid not in cat.gpus:
+                raise CatalogError(f"platform {pid}: GPU {gid!r} unknown")
+    return cat

@@ -1,0 +1,125 @@
+"""Command line. Heavy libraries are imported inside commands so ``--help`` starts fast.
+
+Exit codes: 0 ok; 1 some accounts of a batch failed; 2 bad input or arguments;
+3 infeasible (nothing fits / meets the target).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _clean_errors(fn: F) -> F:
+    """Turn the user-fixable errors into one line and an exit code; bugs keep tracebacks."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from .errors import LlmsizerError
+
+        try:
+            return fn(*args, **kwargs)
+        except LlmsizerError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="llmsizer")
+def main() -> None:
+    """Size GPU deployments for LLM serving from a requirements YAML file."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@_clean_errors
+def validate(file: Path) -> None:
+    """Check a requirements FILE without sizing it."""
+    from .requirements import load
+
+    loaded = load(file)
+    n = len(loaded.req.workloads)
+    click.echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the results JSON.")
+@_clean_errors
+def size(file: Path, as_json: bool) -> None:
+    """Size the workloads in FILE and print the options and the recommendation."""
+    from .engine import size as run
+    from .requirements import load
+
+    result = run(load(file))
+    if as_json:
+        click.echo(result.to_json(), nl=False)
+    else:
+        from .textreport import print_result
+
+        print_result(result)
+    if any(w.recommended is None for w in result.workloads):
+        sys.exit(3)
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["gpus", "models", "platforms"]))
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog entries as JSON.")
+@_clean_errors
+def catalog(kind: str, as_json: bool) -> None:
+    """List the GPUs, models or platforms in the catalog."""
+    from .catalog import load_catalog
+    from .textreport import print_catalog
+
+    cat = load_catalog()
+    table = getattr(cat, kind)
+    if as_json:
+        click.echo(json.dumps({k: v.model_dump() for k, v in table.items()}, indent=2))
+    else:
+        print_catalog(kind, table)
+
+
+@main.command()
+@click.option("--model", "model_id", required=True, help="Catalog model id.")
+@click.option("--gpu", required=True, help="Catalog GPU id.")
+@click.option("--tp", type=click.IntRange(1, 72), default=1, show_default=True)
+@click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True)
+@click.option("--weights", "weight_precision", default="fp8", show_default=True)
+@click.option("--kv", "kv_precision", default="fp8", show_default=True)
+@click.option("--prompt-tokens", type=click.IntRange(1, 2_000_000), required=True)
+@click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True)
+@click.option("--concurrency", type=click.IntRange(1, 10_000_000),
+              help="Sequences in flight per replica.")
+@click.option("--offline", is_flag=True, help="Batch limited only by KV memory and engine cap.")
+@click.option("--mbu", type=click.FloatRange(0.05, 1), help="Override bandwidth efficiency.")
+@click.option("--mfu", type=click.FloatRange(0.05, 1), help="Override compute efficiency.")
+@click.option("--json", "as_json", is_flag=True)
+@_clean_errors
+def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
+             kv_precision: str, prompt_tokens: int, output_tokens: int,
+             concurrency: int | None, offline: bool, mbu: float | None, mfu: float | None,
+             as_json: bool) -> None:
+    """Throughput and latency of one configuration (no targets, no cost)."""
+    from .engine import estimate as run
+
+    if (concurrency is None) == (not offline):
+        raise click.UsageError("give exactly one of --concurrency C or --offline")
+    out = run(model_id=model_id, gpu=gpu, tp=tp, replicas=replicas,
+              weight_precision=weight_precision, kv_precision=kv_precision,
+              prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+              concurrency=concurrency, mbu=mbu, mfu=mfu)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+    else:
+        for k, v in out.items():
+            click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")

@@ -1,0 +1,356 @@
+"""The engine: evaluates the calculation list for every candidate option of every
+workload and picks the recommendation. All sizing arithmetic is in
+:mod:`llmsizer.calculations`; this module only assembles inputs, searches and ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from . import __version__
+from .calculations import CALCULATIONS, COMPUTE_CODES, INPUTS, UNITS
+from .catalog import Catalog, Model, load_catalog
+from .expr import Program, Value, compile_program
+from .requirements import Loaded, Requirements, Workload
+from .results import (
+    AccountInfo,
+    Assumption,
+    Option,
+    Result,
+    Totals,
+    WorkloadResult,
+    slugify,
+)
+
+TP_DEGREES = (1, 2, 4, 8)
+Tables = dict[str, dict[str, dict[str, float]]]
+
+
+@cache
+def program() -> Program:
+    return compile_program([(c.name, c.expr) for c in CALCULATIONS])
+
+
+def build_tables(req: Requirements, catalog: Catalog) -> Tables:
+    """The catalog rows the formulas look up, with the account's price overrides applied."""
+    gpus: dict[str, dict[str, float]] = {}
+    for gid, g in catalog.gpus.items():
+        gpus[gid] = {
+            "memory_gb": g.memory_gb,
+            "bandwidth_tb_s": g.bandwidth_tb_s,
+            "bf16_tflops": g.bf16_tflops,
+            "fp8_tflops": g.fp8_tflops or 0.0,
+            "int8_tops": g.int8_tops or 0.0,
+            "fp4_tflops": g.fp4_tflops or 0.0,
+            "link_gb_s": g.link_gb_s,
+            "price": req.costs.gpu_prices.get(gid, g.price_usd or 0.0),
+            "cloud_gpu_hour": req.costs.cloud_gpu_hour.get(gid, g.cloud_usd_per_gpu_hour or 0.0),
+        }
+    platforms = {
+        pid: {"gpus_per_node": float(p.gpus_per_node), "node_power_kw": p.node_power_kw,
+              "base_price": p.base_price_usd}
+        for pid, p in catalog.platforms.items()
+    }
+    precisions = {
+        pid: {"bytes_per_param": p.bytes_per_param, "scale_overhead": p.scale_overhead,
+              "compute_code": float(COMPUTE_CODES[p.compute_path])}
+        for pid, p in catalog.precisions.items()
+    }
+    return {"gpus": gpus, "platforms": platforms, "precisions": precisions}
+
+
+def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
+    p, c = req.policy, req.costs
+    reserve = p.runtime_reserve_gb
+    return {
+        "headroom": p.headroom,
+        "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
+        "gpu_memory_utilization": p.gpu_memory_utilization,
+        "runtime_reserve_gb": catalog.constant("runtime_reserve_gb") if reserve is None else reserve,
+        "electricity_per_kwh": c.electricity_per_kwh,
+        "pue": c.pue,
+        "amortization_years": c.amortization_years,
+        "support_rate": c.support_rate,
+        "average_load": c.average_load,
+        "network_per_node": c.network_per_node,
+        "hours_per_year": 8760.0,
+    }
+
+
+def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
+    t = w.targets
+    return {
+        "users": float(w.concurrent_users),
+        "prompt_tokens": float(w.prompt_tokens),
+        "output_tokens": float(w.output_tokens),
+        "context_tokens": float(w.context_tokens),
+        "prefix_cache_hit": w.prefix_cache_hit,
+        "target_tokens_per_s_per_user": t.tokens_per_s_per_user or 0.0,
+        "target_response_time_s": t.response_time_s or 0.0,
+        "target_ttft_s": t.ttft_s or 0.0,
+        "target_system_tokens_per_s": t.system_tokens_per_s or 0.0,
+        "measured_tokens_per_s_per_replica": (
+            w.measured.tokens_per_s_per_replica if w.measured else 0.0),
+        "params_total": m.params_total,
+        "params_active": m.params_active,
+        "layers": float(m.layers),
+        "hidden_size": float(m.hidden_size),
+        "attention_heads": float(m.attention_heads),
+        "kv_heads": float(m.kv_heads),
+        "head_dim": float(m.head_dim),
+        "mla_kv_dim": float(m.kv_lora_rank + m.qk_rope_head_dim if m.kv_lora_rank else 0),
+    }
+
+
+def efficiency_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
+    """Calibrated constants, with the account's overrides (policy.mbu / mfu / max batch)."""
+    p = req.policy
+    k = catalog.constant
+    return {
+        "mbu_weights": p.mbu or k("mbu_weights"),
+        "mbu_kv": p.mbu or k("mbu_kv"),
+        "mfu_decode": p.mfu or k("mfu_decode"),
+        "mfu_prefill": p.mfu or k("mfu_prefill"),
+        "step_overhead_ms": k("step_overhead_ms"),
+        "allreduce_latency_us": k("allreduce_latency_us"),
+        "kv_cache_fraction": k("kv_cache_fraction"),
+        "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
+    }
+
+
+@dataclass(frozen=True)
+class Choice:
+    gpu: str
+    platform: str
+    weight_precision: str
+    kv_precision: str
+    tp: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
+
+
+def choices(req: Requirements, w: Workload, catalog: Catalog) -> list[Choice]:
+    hw = req.hardware
+    if w.measured:  # calibrated mode: the customer's benchmark fixes GPU and TP
+        gid = w.measured.gpu
+        plat = hw.platform if hw.platform and gid in catalog.platforms[hw.platform].gpus else (
+            catalog.gpus[gid].default_platform)
+        return [Choice(gid, plat, hw.weight_precisions[0], hw.kv_precisions[0],
+                       w.measured.gpus_per_replica)]
+    out = []
+    for gid in hw.gpus or sorted(catalog.gpus):
+        gpu = catalog.gpus[gid]
+        plat = hw.platform or gpu.default_platform
+        per_node = catalog.platforms[plat].gpus_per_node
+        for wp in hw.weight_precisions:
+            for kp in hw.kv_precisions:
+                for tp in hw.tensor_parallel or TP_DEGREES:
+                    if tp <= min(per_node, gpu.max_tp):
+                        out.append(Choice(gid, plat, wp, kp, tp))
+    return out
+
+
+def _fmt(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def reason_for(v: dict[str, Value]) -> str:
+    """Why an option is rejected ('' when feasible). Reads computed values only."""
+
+    def f(name: str) -> float:
+        x = v[name]
+        assert isinstance(x, float)
+        return x
+
+    if f("measured_tokens_per_s_per_replica") > 0:
+        return ""
+    if f("weights_gb") > f("usable_memory_gb"):
+        return (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
+                f"{_fmt(f('usable_memory_gb'), 1)} GB usable on TP{int(f('tp'))}")
+    if f("max_sequences_by_memory") < 1:
+        return (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
+                f"{_fmt(f('kv_budget_gb'), 2)} GB left beside the weights")
+    if f("batch_by_tpot") < 1:
+        return (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
+                f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "
+                "tok/s")
+    if f("batch_by_ttft") < 1:
+        return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
+                f"{_fmt(f('target_ttft_s') * 1000)} ms")
+    return ""
+
+
+def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables) -> dict[str, Value]:
+    env = dict(base)
+    env.update(gpu=choice.gpu, platform=choice.platform, weight_precision=choice.weight_precision,
+               kv_precision=choice.kv_precision, tp=float(choice.tp))
+    program()(env, tables)
+    return env
+
+
+def _rank_key(o: Option) -> tuple[int, float, float, float]:
+    v = o.values
+    return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus"]),
+            -float(v["headroom_achieved"]))
+
+
+def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
+    fitting = [o for o in options if float(o.values["max_sequences_by_memory"]) >= 1]
+    if not fitting:
+        smallest = min(float(o.values["weights_gb"]) for o in options)
+        biggest = max(catalog.gpus[o.gpu].memory_gb * o.tp for o in options)
+        return (f"{model.name} does not fit on any single node tried: the smallest weights are "
+                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB of GPU memory per node. "
+                "Use a lower precision (fp8, int4, fp4), a GPU with more memory (H200, B200, "
+                "MI300X), or multi-node tensor/pipeline parallelism (seed 001: 'When the model "
+                "is too big').")
+    best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
+    return (f"No option meets the targets. Best achievable: {best.id} at "
+            f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
+            f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. Relax the latency target, use a faster GPU, a lower "
+            "precision or a smaller model.")
+
+
+def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
+                  tables: Tables, acct: dict[str, float]) -> WorkloadResult:
+    winputs = workload_inputs(w, model)
+    base: dict[str, Value] = {**acct, **winputs, **efficiency_inputs(req, catalog)}
+    options: list[Option] = []
+    for ch in choices(req, w, catalog):
+        env = evaluate_choice(base, ch, tables)
+        reason = reason_for(env)
+        priced = tables["gpus"][ch.gpu]["price"] > 0
+        values = {k: env[k] for k in _OPTION_KEYS}
+        options.append(Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
+                              weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
+                              tp=ch.tp, feasible=not reason, reason=reason, priced=priced,
+                              values=values))
+    feasible = sorted((o for o in options if o.feasible), key=_rank_key)
+    rejected = [o for o in options if not o.feasible]
+    recommended = feasible[0].id if feasible else None
+    advice = None if feasible else _advice(w, model, options, catalog)
+    return WorkloadResult(
+        name=w.name, model=w.model, model_name=model.name,
+        mode="measured" if w.measured else "modelled", inputs=winputs,
+        recommended=recommended, advice=advice, options=feasible + rejected)
+
+
+_OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
+    c.name for c in CALCULATIONS)
+
+
+def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> list[Assumption]:
+    eff = efficiency_inputs(req, catalog)
+    out = []
+    for name, value in eff.items():
+        const = catalog.constants[name]
+        overridden = (name.startswith("mbu") and req.policy.mbu) or (
+            name.startswith("mfu") and req.policy.mfu) or (
+            name == "max_batch_per_replica" and req.policy.max_batch_per_replica)
+        out.append(Assumption(name=name, value=value, unit=const.unit,
+                              source="account policy override" if overridden else const.source))
+    reserve_src = ("account policy" if req.policy.runtime_reserve_gb is not None
+                   else catalog.constants["runtime_reserve_gb"].source)
+    out.append(Assumption(name="runtime_reserve_gb", value=acct["runtime_reserve_gb"], unit="GB",
+                          source=reserve_src))
+    return out
+
+
+def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
+    """Size every workload of an account."""
+    cat = catalog or load_catalog()
+    req = loaded.req
+    tables = build_tables(req, cat)
+    acct = account_inputs(req, cat)
+    workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct)
+                 for w in req.workloads]
+    chosen = [w.best for w in workloads if w.best is not None]
+
+    def total(key: str) -> float:
+        return sum(float(o.values[key]) for o in chosen)
+
+    used = _used_ids(workloads)
+    return Result(
+        llmsizer_version=__version__,
+        catalog_digest=cat.digest,
+        account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
+                            id=req.account.id, prepared_by=req.account.prepared_by,
+                            currency=req.account.currency),
+        account_inputs=acct,
+        tables={name: {k: row for k, row in t.items() if k in used[name]}
+                for name, t in tables.items()},
+        workloads=workloads,
+        totals=Totals(gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
+                      annual_cost_onprem=total("annual_cost_onprem"),
+                      annual_cost_cloud=total("annual_cost_cloud")),
+        assumptions=assumptions(req, cat, acct),
+        units=dict(UNITS),
+    )
+
+
+def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:
+    used: dict[str, set[str]] = {"gpus": set(), "platforms": set(), "precisions": set()}
+    for w in workloads:
+        for o in w.options:
+            used["gpus"].add(o.gpu)
+            used["platforms"].add(o.platform)
+            used["precisions"].update((o.weight_precision, o.kv_precision))
+    return used
+
+
+def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
+             kv_precision: str, prompt_tokens: int, output_tokens: int,
+             concurrency: int | None, mbu: float | None = None, mfu: float | None = None,
+             catalog: Catalog | None = None) -> dict[str, float | str]:
+    """One configuration, no targets: ``concurrency`` sequences per replica, or offline
+    (``None``: batch limited only by KV memory and the engine cap)."""
+    from .requirements import Account, Policy, Requirements, Targets
+    from .requirements import Workload as W
+
+    cat = catalog or load_catalog()
+    model = cat.model(model_id)
+    g = cat.gpu(gpu)
+    cat.precision(weight_precision)
+    cat.precision(kv_precision)
+    cap = concurrency or int(cat.constant("max_batch_per_replica"))
+    req = Requirements(
+        schema_version=1, account=Account(name="estimate"),
+        workloads=[W(name="estimate", model=model_id, concurrent_users=cap * replicas,
+                     prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                     targets=Targets(system_tokens_per_s=1.0))],
+        policy=Policy(mbu=mbu, mfu=mfu, max_batch_per_replica=cap, headroom=0))
+    tables = build_tables(req, cat)
+    base: dict[str, Value] = {**account_inputs(req, cat),
+                              **workload_inputs(req.workloads[0], model),
+                              **efficiency_inputs(req, cat)}
+    env = evaluate_choice(base, Choice(gpu, g.default_platform, weight_precision, kv_precision,
+                                       tp), tables)
+
+    def f(name: str) -> float:
+        x = env[name]
+        assert isinstance(x, float)
+        return x
+
+    batch = f("batch_per_replica")
+    if f("max_sequences_by_memory") < 1:
+        bound = "does not fit (weights or one request's KV exceed memory)"
+    elif f("max_sequences_by_memory") <= batch and f("max_sequences_by_memory") < cap:
+        bound = "KV capacity"
+    else:
+        bound = "memory bandwidth" if f("memory_bound") else "compute"
+    return {
+        "batch_per_replica": batch,
+        "tpot_ms": f("tpot_ms"),
+        "ttft_ms": f("ttft_ms"),
+        "tokens_per_s_per_user": f("tokens_per_s_per_user"),
+        "output_tokens_per_s": f("replica_output_tokens_per_s") * replicas,
+        "max_sequences_by_memory": f("max_sequences_by_memory"),
+        "weights_gb": f("weights_gb"),
+        "kv_bytes_per_token": f("kv_bytes_per_token"),
+        "decode_weights_ms": f("decode_weights_ms"),
+        "bound": bound,
+    }

@@ -1,0 +1,107 @@
+"""The results document (``<slug>.json``): a stable, schema-versioned contract.
+
+Documented in docs/results.md; ``docs/results.schema.json`` is generated from these
+models and a test checks it did not drift.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+RESULTS_SCHEMA_VERSION = 1
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AccountInfo(_M):
+    name: str
+    slug: str
+    id: str | None
+    prepared_by: str | None
+    currency: str
+
+
+class Option(_M):
+    id: str
+    gpu: str
+    platform: str
+    weight_precision: str
+    kv_precision: str
+    tp: int
+    feasible: bool
+    reason: str
+    priced: bool
+    values: dict[str, float | str]
+
+
+class WorkloadResult(_M):
+    name: str
+    model: str
+    model_name: str
+    mode: str  # "modelled" | "measured"
+    inputs: dict[str, float]
+    recommended: str | None
+    advice: str | None
+    options: list[Option]
+
+    def option(self, option_id: str | None) -> Option | None:
+        return next((o for o in self.options if o.id == option_id), None)
+
+    @property
+    def best(self) -> Option | None:
+        return self.option(self.recommended)
+
+
+class Totals(_M):
+    gpus: int
+    nodes: int
+    capex: float
+    annual_cost_onprem: float
+    annual_cost_cloud: float
+
+
+class Assumption(_M):
+    name: str
+    value: float | str
+    unit: str
+    source: str
+
+
+class Result(_M):
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    llmsizer_version: str
+    catalog_digest: str
+    account: AccountInfo
+    account_inputs: dict[str, float]
+    tables: dict[str, dict[str, dict[str, float]]]
+    workloads: list[WorkloadResult]
+    totals: Totals
+    assumptions: list[Assumption]
+    units: dict[str, str]
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
+
+
+def results_schema() -> dict[str, Any]:
+    return Result.model_json_schema()
+
+
+_UNSAFE = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(name: str, max_len: int = 60) -> str:
+    """A safe file stem: lower-case ASCII letters, digits and hyphens, bounded length.
+
+    No path separators, no dots (so never ``..``), no control characters; an empty
+    result becomes ``account``."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = _UNSAFE.sub("-", ascii_name.lower()).strip("-")[:max_len].strip("-")
+    return slug or "account"

@@ -1,0 +1,69 @@
+"""Terminal tables for ``llmsizer size`` and ``llmsizer catalog`` (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .results import Result
+
+
+def _money(x: float, cur: str) -> str:
+    return f"{cur} {x:,.0f}"
+
+
+def print_result(result: Result, console: Console | None = None) -> None:
+    con = console or Console()
+    cur = result.account.currency
+    con.print(f"[bold]{result.account.name}[/bold]  (llmsizer {result.llmsizer_version})",
+              markup=True, highlight=False)
+    for w in result.workloads:
+        t = Table(title=f"{w.name} — {w.model_name} ({w.mode})", title_justify="left")
+        for col in ("", "option", "batch", "tok/s/user", "TTFT ms", "replicas", "GPUs",
+                    "nodes", "headroom", "on-prem/yr", "why not"):
+            t.add_column(col, overflow="fold")
+        for o in w.options:
+            v = o.values
+            mark = "★" if o.id == w.recommended else ""
+            if o.feasible:
+                t.add_row(mark, o.id, f"{float(v['batch_per_replica']):.0f}",
+                          f"{float(v['tokens_per_s_per_user']):.1f}",
+                          f"{float(v['ttft_ms']):,.0f}", f"{float(v['replicas']):.0f}",
+                          f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
+                          f"{float(v['headroom_achieved']):.0%}",
+                          _money(float(v["annual_cost_onprem"]), cur) if o.priced else "no price",
+                          "")
+            else:
+                t.add_row("", o.id, "", "", "", "", "", "", "", "", o.reason)
+        con.print(t)
+        if w.advice:
+            con.print(f"[red]{w.advice}[/red]", markup=True, highlight=False)
+    tot = result.totals
+    con.print(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
+              f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
+              f"{_money(tot.annual_cost_cloud, cur)}/yr", highlight=False)
+
+
+def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:
+    con = console or Console()
+    t = Table(title=kind)
+    if kind == "gpus":
+        cols = ["memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+                "price_usd", "cloud_usd_per_gpu_hour"]
+    elif kind == "models":
+        cols = ["params_total", "params_active", "layers", "kv_heads", "head_dim", "max_context"]
+    else:
+        cols = ["gpus_per_node", "node_power_kw", "base_price_usd"]
+    t.add_column("id")
+    t.add_column("name")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for key, e in table.items():
+        row = [key, e.name]
+        for c in cols:
+            x = getattr(e, c)
+            row.append("—" if x is None else (f"{x:,.4g}" if isinstance(x, float) else str(x)))
+        t.add_row(*row)
+    con.print(t)
