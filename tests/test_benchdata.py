@@ -273,9 +273,7 @@ def test_units_replicas_and_unknown_labels(tmp_path: Path) -> None:
         ({"gpu_count": "0"}, "gpu_count must be at least 1, got 0"),
     ],
 )
-def test_bad_rows_are_skipped_with_a_reason(
-    tmp_path: Path, override: dict[str, str], reason: str
-) -> None:
+def test_bad_rows_are_skipped_with_a_reason(tmp_path: Path, override: dict[str, str], reason: str) -> None:
     points, skipped = read_points(_write(tmp_path, [_row(), _row(**override)]))
     assert [p.row for p in points] == [1]
     assert [(s.row, s.reason) for s in skipped] == [(2, reason)]

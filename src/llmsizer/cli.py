@@ -123,3 +123,28 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
     else:
         for k, v in out.items():
             click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Output folder (created if missing).")
+@click.option("--templates", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder with your own proposal templates (replaces the shipped ones).")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["json", "xlsx", "pdf"]),
+              help="Only these outputs (repeatable; default all three).")
+@_clean_errors
+def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None,
+           formats: tuple[str, ...]) -> None:
+    """Write the workbook, PDF proposal and results JSON for each account."""
+    from .report import report as run
+    from .requirements import load
+
+    files: list[Path] = []
+    for p in paths:
+        files += sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
+    for f in files:
+        _, written = run(load(f), out_dir, templates=templates,
+                         formats=formats or ("json", "xlsx", "pdf"))
+        for w in written:
+            click.echo(str(w))

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from . import __version__
-from .calculations import CALCULATIONS, COMPUTE_CODES, INPUTS, UNITS
+from .calculations import CALCULATIONS, COMPUTE_CODES, GROUP_OUTPUT_TOKENS_PER_S, INPUTS, UNITS
 from .catalog import Catalog, Model, load_catalog
-from .expr import Program, Value, compile_program
+from .expr import Program, Value, compile_program, evaluate
 from .requirements import Loaded, Requirements, Workload
 from .results import (
     AccountInfo,
@@ -85,7 +85,7 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "users": float(w.concurrent_users),
         "prompt_tokens": float(w.prompt_tokens),
         "output_tokens": float(w.output_tokens),
-        "context_tokens": float(w.context_tokens),
+        "max_context_tokens": float(w.max_context_tokens or 0),
         "prefix_cache_hit": w.prefix_cache_hit,
         "target_tokens_per_s_per_user": t.tokens_per_s_per_user or 0.0,
         "target_response_time_s": t.response_time_s or 0.0,
@@ -100,21 +100,39 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "attention_heads": float(m.attention_heads),
         "kv_heads": float(m.kv_heads),
         "head_dim": float(m.head_dim),
-        "mla_kv_dim": float(m.kv_lora_rank + m.qk_rope_head_dim if m.kv_lora_rank else 0),
+        "experts": float(m.experts),
+        "experts_per_token": float(m.experts_per_token),
+        "kv_lora_rank": float(m.kv_lora_rank),
+        "qk_rope_head_dim": float(m.qk_rope_head_dim),
     }
 
 
-def efficiency_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
-    """Calibrated constants, with the account's overrides (policy.mbu / mfu / max batch)."""
+def eight_bit_path(catalog: Catalog, gpu: str, weight_precision: str) -> bool:
+    """True when the weights run on the GPU's native 8-bit (or 4-bit) tensor cores."""
+    g = catalog.gpus[gpu]
+    path = catalog.precisions[weight_precision].compute_path
+    return (path == "fp8" and g.fp8_tflops is not None) or (
+        path == "int8" and g.int8_tops is not None) or (path == "fp4" and g.fp4_tflops is not None)
+
+
+def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
+                      weight_precision: str) -> dict[str, float]:
+    """Calibrated constants for this option's compute path, with the account's overrides
+    (policy.mbu / mfu / max batch)."""
     p = req.policy
     k = catalog.constant
+    bits = "8bit" if eight_bit_path(catalog, gpu, weight_precision) else "16bit"
     return {
         "mbu_weights": p.mbu or k("mbu_weights"),
         "mbu_kv": p.mbu or k("mbu_kv"),
-        "mfu_decode": p.mfu or k("mfu_decode"),
-        "mfu_prefill": p.mfu or k("mfu_prefill"),
+        "mfu_decode": p.mfu or k(f"mfu_decode_{bits}"),
+        "mfu_prefill": p.mfu or k(f"mfu_prefill_{bits}"),
         "step_overhead_ms": k("step_overhead_ms"),
         "allreduce_latency_us": k("allreduce_latency_us"),
+        "link_efficiency": k("link_efficiency"),
+        "moe_compute_factor": k("moe_compute_factor"),
+        "prefill_chunk_tokens": k("prefill_chunk_tokens"),
+        "ttft_overhead_ms": k("ttft_overhead_ms"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
     }
@@ -180,12 +198,16 @@ def reason_for(v: dict[str, Value]) -> str:
                 "tok/s")
     if f("batch_by_ttft") < 1:
         return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
-                f"{_fmt(f('target_ttft_s') * 1000)} ms")
+                f"{_fmt(f('target_ttft_ms'))} ms")
     return ""
 
 
-def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables) -> dict[str, Value]:
+def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
+                    req: Requirements, catalog: Catalog,
+                    overrides: dict[str, float] | None = None) -> dict[str, Value]:
     env = dict(base)
+    env.update(efficiency_inputs(req, catalog, choice.gpu, choice.weight_precision))
+    env.update(overrides or {})
     env.update(gpu=choice.gpu, platform=choice.platform, weight_precision=choice.weight_precision,
                kv_precision=choice.kv_precision, tp=float(choice.tp))
     program()(env, tables)
@@ -202,9 +224,9 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
     fitting = [o for o in options if float(o.values["max_sequences_by_memory"]) >= 1]
     if not fitting:
         smallest = min(float(o.values["weights_gb"]) for o in options)
-        biggest = max(catalog.gpus[o.gpu].memory_gb * o.tp for o in options)
+        biggest = max(float(o.values["usable_memory_gb"]) for o in options)
         return (f"{model.name} does not fit on any single node tried: the smallest weights are "
-                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB of GPU memory per node. "
+                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
                 "Use a lower precision (fp8, int4, fp4), a GPU with more memory (H200, B200, "
                 "MI300X), or multi-node tensor/pipeline parallelism (seed 001: 'When the model "
                 "is too big').")
@@ -218,10 +240,10 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
                   tables: Tables, acct: dict[str, float]) -> WorkloadResult:
     winputs = workload_inputs(w, model)
-    base: dict[str, Value] = {**acct, **winputs, **efficiency_inputs(req, catalog)}
+    base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
     for ch in choices(req, w, catalog):
-        env = evaluate_choice(base, ch, tables)
+        env = evaluate_choice(base, ch, tables, req, catalog)
         reason = reason_for(env)
         priced = tables["gpus"][ch.gpu]["price"] > 0
         values = {k: env[k] for k in _OPTION_KEYS}
@@ -244,19 +266,22 @@ _OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
 
 
 def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> list[Assumption]:
-    eff = efficiency_inputs(req, catalog)
+    """Every constant and default the sizing used, with its source."""
+    pol = req.policy
+    overridden = {
+        "mbu_weights": pol.mbu, "mbu_kv": pol.mbu, "mfu_decode_8bit": pol.mfu,
+        "mfu_decode_16bit": pol.mfu, "mfu_prefill_8bit": pol.mfu, "mfu_prefill_16bit": pol.mfu,
+        "max_batch_per_replica": pol.max_batch_per_replica,
+        "runtime_reserve_gb": pol.runtime_reserve_gb,
+    }
     out = []
-    for name, value in eff.items():
-        const = catalog.constants[name]
-        overridden = (name.startswith("mbu") and req.policy.mbu) or (
-            name.startswith("mfu") and req.policy.mfu) or (
-            name == "max_batch_per_replica" and req.policy.max_batch_per_replica)
-        out.append(Assumption(name=name, value=value, unit=const.unit,
-                              source="account policy override" if overridden else const.source))
-    reserve_src = ("account policy" if req.policy.runtime_reserve_gb is not None
-                   else catalog.constants["runtime_reserve_gb"].source)
-    out.append(Assumption(name="runtime_reserve_gb", value=acct["runtime_reserve_gb"], unit="GB",
-                          source=reserve_src))
+    for name, const in catalog.constants.items():
+        if name.startswith(("trtllm_", "driver_")):
+            continue  # fidelity-only (benchmark reproduction)
+        value = overridden.get(name)
+        out.append(Assumption(
+            name=name, value=float(value) if value is not None else const.value, unit=const.unit,
+            source="account policy override" if value is not None else const.source))
     return out
 
 
@@ -319,16 +344,15 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
     cap = concurrency or int(cat.constant("max_batch_per_replica"))
     req = Requirements(
         schema_version=1, account=Account(name="estimate"),
-        workloads=[W(name="estimate", model=model_id, concurrent_users=cap * replicas,
+        workloads=[W(name="estimate", model=model_id, concurrent_users=cap,
                      prompt_tokens=prompt_tokens, output_tokens=output_tokens,
                      targets=Targets(system_tokens_per_s=1.0))],
         policy=Policy(mbu=mbu, mfu=mfu, max_batch_per_replica=cap, headroom=0))
     tables = build_tables(req, cat)
     base: dict[str, Value] = {**account_inputs(req, cat),
-                              **workload_inputs(req.workloads[0], model),
-                              **efficiency_inputs(req, cat)}
+                              **workload_inputs(req.workloads[0], model)}
     env = evaluate_choice(base, Choice(gpu, g.default_platform, weight_precision, kv_precision,
-                                       tp), tables)
+                                       tp), tables, req, cat)
 
     def f(name: str) -> float:
         x = env[name]
@@ -347,7 +371,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
         "tpot_ms": f("tpot_ms"),
         "ttft_ms": f("ttft_ms"),
         "tokens_per_s_per_user": f("tokens_per_s_per_user"),
-        "output_tokens_per_s": f("replica_output_tokens_per_s") * replicas,
+        "output_tokens_per_s": float(evaluate(GROUP_OUTPUT_TOKENS_PER_S,
+                                              {**env, "replicas_given": float(replicas)})),
         "max_sequences_by_memory": f("max_sequences_by_memory"),
         "weights_gb": f("weights_gb"),
         "kv_bytes_per_token": f("kv_bytes_per_token"),

@@ -83,10 +83,6 @@ class Workload(_Strict):
             )
         return self
 
-    @property
-    def context_tokens(self) -> int:
-        return self.max_context_tokens or (self.prompt_tokens + self.output_tokens)
-
 
 class Hardware(_Strict):
     gpus: Annotated[list[Text], Field(min_length=1, max_length=50)] | None = None

@@ -32,7 +32,13 @@ openpyxl: Any = importlib.import_module("openpyxl")
 
 __all__ = [
     "LibreOfficeError",
+    "RoundMode",
+    "lo_add",
+    "lo_approx_equal",
+    "lo_compare",
     "lo_round",
+    "lo_sub",
+    "lo_sum",
     "lo_written",
     "read_values",
     "recalculate",
@@ -153,8 +159,7 @@ def _plan_outputs(paths: list[Path], outdir: Path, suffix: str) -> dict[Path, Pa
         out = (outdir / (src.stem + suffix)).resolve()
         if out == src:
             raise ValueError(
-                f"output {out} would overwrite its input: use an outdir other than the "
-                "input's folder"
+                f"output {out} would overwrite its input: use an outdir other than the input's folder"
             )
         if out in seen:
             raise ValueError(
@@ -179,9 +184,7 @@ def _convert(
 ) -> dict[Path, Path]:
     plan = _plan_outputs(list(paths), Path(outdir), suffix)
     srcs = [Path(p).resolve() for p in plan]
-    proc = _run_soffice(
-        convert_to, srcs, Path(outdir).resolve(), timeout=timeout, force_recalc=force_recalc
-    )
+    proc = _run_soffice(convert_to, srcs, Path(outdir).resolve(), timeout=timeout, force_recalc=force_recalc)
     missing = [str(src) for src, out in plan.items() if not out.is_file()]
     if proc.returncode != 0 or missing:
         raise LibreOfficeError(
@@ -208,9 +211,7 @@ def recalculate(
     ``force_recalc=False`` leaves LibreOffice's default (keep cached values): it exists
     only for the control test that shows the forced mode matters. Do not use it in checks.
     """
-    return _convert(
-        paths, outdir, _XLSX_FILTER, ".xlsx", timeout=timeout, force_recalc=force_recalc
-    )
+    return _convert(paths, outdir, _XLSX_FILTER, ".xlsx", timeout=timeout, force_recalc=force_recalc)
 
 
 def read_values(path: Path) -> dict[str, dict[str, object]]:
@@ -245,9 +246,9 @@ def recalculated_values(
 
 def to_pdf(path: Path, outdir: Path, *, timeout: float = DEFAULT_TIMEOUT_S) -> Path:
     """Render all sheets of a workbook to ``outdir/<stem>.pdf`` (recalculated first)."""
-    return _convert(
-        [Path(path)], Path(outdir), _PDF_FILTER, ".pdf", timeout=timeout, force_recalc=True
-    )[Path(path)]
+    return _convert([Path(path)], Path(outdir), _PDF_FILTER, ".pdf", timeout=timeout, force_recalc=True)[
+        Path(path)
+    ]
 
 
 # --------------------------------------------------------------------------------------

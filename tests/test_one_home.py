@@ -1,0 +1,72 @@
+"""One home for the math: sizing arithmetic may appear only in calculations.py.
+
+The scan flags any arithmetic operator whose operands mention a sizing quantity. A
+negative fixture proves the scan can fail (aiconfigurator keeps a similar guard)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "llmsizer"
+HOME = {"calculations.py"}
+# Files allowed arithmetic, and why:
+ALLOWED = {
+    "expr.py": "the evaluator itself (implements + - * / and ROUNDUP...)",
+    "modelconfig.py": "counts a model's parameters from its config.json (model metadata)",
+    "benchdata.py": "unit conversion of benchmark files (s -> ms)",
+    "yamlsafe.py": "line/column arithmetic for error positions",
+    "requirements.py": "cross-field input checks (max_context_tokens >= prompt + output)",
+}
+SIZING_WORDS = (
+    "bandwidth", "tflops", "flops", "kv", "weight", "param", "gpus", "node", "replica",
+    "token", "tpot", "ttft", "capex", "cost", "price", "headroom", "batch", "memory", "users",
+    "power", "pue", "throughput",
+)
+
+
+def _names(node: ast.AST) -> str:
+    parts = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            parts.append(n.id)
+        elif isinstance(n, ast.Attribute):
+            parts.append(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            parts.append(n.value)
+    return " ".join(parts).lower()
+
+
+def sizing_arithmetic(source: str) -> list[int]:
+    """Line numbers of arithmetic on sizing quantities."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.BinOp) and isinstance(
+                node.op, ast.Add | ast.Sub | ast.Mult | ast.Div | ast.Pow | ast.FloorDiv):
+            if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+                continue  # string concatenation
+            text = _names(node)
+            if any(w in text for w in SIZING_WORDS):
+                hits.append(node.lineno)
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Mult | ast.Div):
+            if any(w in _names(node.target) for w in SIZING_WORDS):
+                hits.append(node.lineno)
+    return sorted(set(hits))
+
+
+def test_negative_fixture_is_caught() -> None:
+    bad = "def f(params_total, bytes_per_param):\n    return params_total * bytes_per_param / 1e9\n"
+    assert sizing_arithmetic(bad) == [2]
+    ok = "def f(a, b):\n    return a * b\n"
+    assert sizing_arithmetic(ok) == []
+
+
+def test_no_sizing_arithmetic_outside_calculations() -> None:
+    offenders = {}
+    for path in sorted(SRC.glob("*.py")):
+        if path.name in HOME or path.name in ALLOWED:
+            continue
+        hits = sizing_arithmetic(path.read_text())
+        if hits:
+            offenders[path.name] = hits
+    assert offenders == {}, f"sizing arithmetic outside calculations.py: {offenders}"
