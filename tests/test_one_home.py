@@ -48,9 +48,9 @@ def sizing_arithmetic(source: str) -> list[int]:
             text = _names(node)
             if any(w in text for w in SIZING_WORDS):
                 hits.append(node.lineno)
-        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Mult | ast.Div):
-            if any(w in _names(node.target) for w in SIZING_WORDS):
-                hits.append(node.lineno)
+        if (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Mult | ast.Div)
+                and any(w in _names(node.target) for w in SIZING_WORDS)):
+            hits.append(node.lineno)
     return sorted(set(hits))
 
 

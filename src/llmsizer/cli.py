@@ -148,3 +148,7 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None,
                          formats=formats or ("json", "xlsx", "pdf"))
         for w in written:
             click.echo(str(w))
+
+
+if __name__ == "__main__":
+    main()

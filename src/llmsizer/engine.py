@@ -233,7 +233,8 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
     best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
     return (f"No option meets the targets. Best achievable: {best.id} at "
             f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
-            f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. Relax the latency target, use a faster GPU, a lower "
+            f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. "
+            "Relax the latency target, use a faster GPU, a lower "
             "precision or a smaller model.")
 
 

@@ -7,10 +7,10 @@ lookups. Build them with ordinary Python operators: ``ref("a") * 2 + ref("b")``.
 
 Traps, written down so nobody rediscovers them:
 
-* Excel ``ROUNDUP``/``ROUNDDOWN`` round away from / towards zero after the spreadsheet
-  has reduced the value to 15 significant digits (LibreOffice measured: see
-  docs/libreoffice-findings.md); ``_round15`` does the same, so ``0.1*3/0.1`` rounds up
-  to 3 in both, not 4 as ``math.ceil`` would give.
+* ``ROUNDUP``/``ROUNDDOWN`` first reduce a non-integer to 12 significant digits in
+  LibreOffice 7.4 (measured: docs/libreoffice-findings.md); ``_directed`` does the same, so
+  ``0.1*3/0.1`` rounds up to 3, not 4 as ``math.ceil`` would give. Keep their arguments
+  below ~1e11, where Excel (15 digits) and LibreOffice (12) would disagree.
 * Python ``round`` is banker's rounding; Excel ``ROUND`` rounds halves away from zero.
   ``ROUND`` is therefore not in the table: use ROUNDUP/ROUNDDOWN.
 * ``LOG(x)`` in Excel is base 10 and ``LN`` natural; our LOG always takes the base.
@@ -141,23 +141,33 @@ def _call(fn: str) -> Callable[..., Expr]:
 # --- the closed function table -------------------------------------------------------
 
 
-def _round15(x: float) -> float:
-    """The value a spreadsheet rounds: x reduced to 15 significant digits."""
+def _snap(x: float, digits: int) -> float:
+    """|x| rounded to ``digits`` significant digits (0 and non-finite unchanged)."""
     if x == 0 or not math.isfinite(x):
         return x
-    return float(f"{x:.15g}")
+    return float(f"{x:.{digits}g}")
+
+
+def _directed(x: float, digits: float, up: bool) -> float:
+    """ROUNDUP (away from zero) / ROUNDDOWN (towards zero) as LibreOffice 7.4 computes
+    them (measured, docs/libreoffice-findings.md): a non-integer is first rounded to 12
+    significant digits, the scaled value to 15, then ceil/floor."""
+    d = int(digits)
+    a = abs(x)
+    if d < 12 and not a.is_integer():
+        a = _snap(a, 12)
+    scale = 10.0**d
+    v = _snap(a * scale, 15)
+    r = (math.ceil(v) if up else math.floor(v)) / scale
+    return math.copysign(r, x) if r else 0.0
 
 
 def _roundup(x: float, digits: float) -> float:
-    scale = 10.0 ** int(digits)
-    v = _round15(x * scale)
-    return float(math.copysign(math.ceil(abs(v)), v)) / scale
+    return _directed(x, digits, up=True)
 
 
 def _rounddown(x: float, digits: float) -> float:
-    scale = 10.0 ** int(digits)
-    v = _round15(x * scale)
-    return float(math.copysign(math.floor(abs(v)), v)) / scale
+    return _directed(x, digits, up=False)
 
 
 @dataclass(frozen=True)

@@ -256,6 +256,8 @@ def parse(located: Located, filename: str) -> Requirements:
         return Requirements.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_input=False, include_url=False)
+        # A misspelt key shows up as 'unknown key' AND 'missing key': the first explains both.
+        errors.sort(key=lambda e: e["type"] != "extra_forbidden")
         raise _format(dict(errors[0]), data, located, filename) from None
 
 

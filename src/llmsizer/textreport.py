@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -10,20 +11,28 @@ from rich.table import Table
 from .results import Result
 
 
+def _console() -> Console:
+    # Pipes and files get a wide, unwrapped table so ids stay greppable.
+    return Console() if sys.stdout.isatty() else Console(width=180)
+
+
 def _money(x: float, cur: str) -> str:
     return f"{cur} {x:,.0f}"
 
 
 def print_result(result: Result, console: Console | None = None) -> None:
-    con = console or Console()
+    con = console or _console()
     cur = result.account.currency
     con.print(f"[bold]{result.account.name}[/bold]  (llmsizer {result.llmsizer_version})",
               markup=True, highlight=False)
     for w in result.workloads:
         t = Table(title=f"{w.name} — {w.model_name} ({w.mode})", title_justify="left")
-        for col in ("", "option", "batch", "tok/s/user", "TTFT ms", "replicas", "GPUs",
-                    "nodes", "headroom", "on-prem/yr", "why not"):
-            t.add_column(col, overflow="fold")
+        t.add_column("")
+        t.add_column("option", no_wrap=True)
+        for col in ("batch", "tok/s/user", "TTFT ms", "replicas", "GPUs", "nodes", "headroom",
+                    "on-prem/yr"):
+            t.add_column(col, justify="right", no_wrap=True)
+        t.add_column("why not", overflow="fold")
         for o in w.options:
             v = o.values
             mark = "★" if o.id == w.recommended else ""
@@ -47,7 +56,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:
-    con = console or Console()
+    con = console or _console()
     t = Table(title=kind)
     if kind == "gpus":
         cols = ["memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "fp4_tflops",
@@ -56,7 +65,7 @@ def print_catalog(kind: str, table: dict[str, Any], console: Console | None = No
         cols = ["params_total", "params_active", "layers", "kv_heads", "head_dim", "max_context"]
     else:
         cols = ["gpus_per_node", "node_power_kw", "base_price_usd"]
-    t.add_column("id")
+    t.add_column("id", no_wrap=True)
     t.add_column("name")
     for c in cols:
         t.add_column(c, justify="right")

@@ -1,0 +1,136 @@
+"""The command line as a user meets it: real subprocesses, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from helpers import EXAMPLE, ROOT
+
+LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LLMSIZER, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_size_example_table_marks_recommendation() -> None:
+    out = run("size", EXAMPLE)
+    assert out.returncode == 0, out.stderr
+    assert "★" in out.stdout
+    assert "Internal assistant" in out.stdout and "Contract RAG" in out.stdout
+
+
+def test_size_json_validates_against_documented_schema() -> None:
+    out = run("size", EXAMPLE, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    schema = json.loads((ROOT / "docs" / "results.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    required = {
+        "weights_gb", "kv_bytes_per_token", "kv_gb_per_request", "kv_budget_gb",
+        "max_sequences_by_memory", "batch_per_replica", "tpot_ms", "tokens_per_s_per_user",
+        "ttft_ms", "replica_output_tokens_per_s", "users_per_replica",
+        "required_system_tokens_per_s", "replicas", "gpus", "nodes", "headroom_achieved", "capex",
+        "annual_cost_onprem", "annual_cost_cloud", "cost_per_million_tokens_onprem",
+        "cost_per_million_tokens_cloud",
+    }
+    for w in doc["workloads"]:
+        assert w["recommended"] in {o["id"] for o in w["options"]}
+        for o in w["options"]:
+            assert required <= set(o["values"])
+            assert {"id", "gpu", "platform", "weight_precision", "kv_precision", "tp", "feasible",
+                    "reason"} <= set(o)
+    assert set(doc["totals"]) == {"gpus", "nodes", "capex", "annual_cost_onprem",
+                                  "annual_cost_cloud"}
+    assert doc["account"] == {"name": "Acme Corp", "slug": "acme-corp", "id": "ACME-0042",
+                              "prepared_by": "Solutions Engineering", "currency": "USD"}
+
+
+def test_validate_ok() -> None:
+    out = run("validate", EXAMPLE)
+    assert out.returncode == 0
+    assert "valid (2 workloads)" in out.stdout
+
+
+BAD = {
+    "missing_field": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
+                      "    prompt_tokens: 10\n    targets: {ttft_s: 1, tokens_per_s_per_user: 5}\n",
+                      ["workloads[0]", "required key 'output_tokens' is missing", ":4:"]),
+    "typo": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_user: 5\n",
+             ["unknown key 'concurrent_user'", "did you mean concurrent_users", ":6:5"]),
+    "unknown_gpu": ("hardware:\n  gpus: [h100-sxn]\n",
+                    ["unknown GPU 'h100-sxn'", "did you mean h100-sxm", "hardware.gpus[0]"]),
+    "unknown_model": ("workloads:\n  - name: a\n    model: lama-3.1-70b\n    concurrent_users: 5\n"
+                      "    prompt_tokens: 10\n    output_tokens: 10\n"
+                      "    targets: {tokens_per_s_per_user: 5}\n",
+                      ["unknown model 'lama-3.1-70b'", "did you mean llama-3.1-70b"]),
+    "negative": ("policy:\n  headroom: -0.5\n",
+                 ["policy.headroom", "greater than or equal to 0", "found -0.5"]),
+    "not_yaml": ("workloads: [unclosed\n", ["not valid YAML"]),
+    "string_for_list": ("hardware:\n  gpus: h100-sxm\n", ["write a list"]),
+    "units_in_number": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
+                        "    prompt_tokens: 10\n    output_tokens: 10\n    targets: {ttft_s: 2s}\n",
+                        ["targets.ttft_s", "plain number without units"]),
+}
+HEADER = "schema_version: 1\naccount: {name: Bad}\n"
+GOOD_WORKLOADS = ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
+                  "    prompt_tokens: 10\n    output_tokens: 10\n"
+                  "    targets: {tokens_per_s_per_user: 5}\n")
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("command", ["validate", "size"])
+def test_bad_input_is_one_clear_line(tmp_path: Path, case: str, command: str) -> None:
+    body, fragments = BAD[case]
+    text = HEADER + body + ("" if body.startswith("workloads") else GOOD_WORKLOADS)
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text)
+    out = run(command, path)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(path) in lines[0]
+    for frag in fragments:
+        assert frag in lines[0], (frag, lines[0])
+
+
+def test_estimate_reproduces_seed001_ceiling() -> None:
+    """Seed 001: Llama-70B FP8 on one H200 at MBU 1 -> weights/bandwidth ≈ 14.7 ms (70.6 GB)."""
+    out = run("estimate", "--model", "llama-3.1-70b", "--gpu", "h200-sxm", "--weights", "fp8",
+              "--kv", "fp8", "--prompt-tokens", "128", "--output-tokens", "128",
+              "--concurrency", "1", "--mbu", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["decode_weights_ms"] == pytest.approx(70.55 / 4.8, rel=0.01)
+    assert doc["batch_per_replica"] == 1
+    assert doc["bound"] == "memory bandwidth"
+
+
+def test_estimate_offline_is_kv_bound_for_70b_tp1_h100_long_outputs() -> None:
+    """TensorRT-LLM perf overview: 70B FP8 TP1 on H100 at 128/2048 is KV-capacity bound
+    (912 tok/s there vs 4,166 on H200)."""
+    args = ["estimate", "--model", "llama-3.1-70b", "--weights", "fp8", "--kv", "fp8",
+            "--prompt-tokens", "128", "--output-tokens", "2048", "--offline", "--json"]
+    h100 = json.loads(run(*args, "--gpu", "h100-sxm").stdout)
+    h200 = json.loads(run(*args, "--gpu", "h200-sxm").stdout)
+    assert h100["bound"] == "KV capacity"
+    assert h200["output_tokens_per_s"] > 3 * h100["output_tokens_per_s"]
+
+
+def test_estimate_needs_exactly_one_regime() -> None:
+    out = run("estimate", "--model", "llama-3.1-8b", "--gpu", "l4", "--prompt-tokens", "1",
+              "--output-tokens", "1")
+    assert out.returncode == 2
+    assert "exactly one of --concurrency C or --offline" in out.stderr
+
+
+def test_catalog_lists() -> None:
+    for kind, needle in (("gpus", "h200-sxm"), ("models", "deepseek-v3"), ("platforms", "dgx-h100")):
+        out = run("catalog", kind)
+        assert out.returncode == 0 and needle in out.stdout
