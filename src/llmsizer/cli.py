@@ -150,5 +150,16 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None,
             click.echo(str(w))
 
 
+@main.command()
+@click.argument("points", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a document with summary and rows.")
+@_clean_errors
+def fidelity(points: Path, as_json: bool) -> None:
+    """Predict every interpretable row of a measured-results CSV and report the error."""
+    from .fidelity import run as run_fidelity
+
+    run_fidelity(points, as_json=as_json)
+
+
 if __name__ == "__main__":
     main()

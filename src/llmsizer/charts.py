@@ -1,0 +1,326 @@
+"""Charts for the proposal: matplotlib figures rendered to SVG text for inline use.
+
+Every number drawn comes from the engine's :class:`~llmsizer.results.Result`. Where a
+chart needs a figure the Result does not carry yet (the step-time curve over batch
+sizes, the memory split into segments) it is obtained by evaluating calculation
+*expressions* with :func:`llmsizer.expr.evaluate` in the two functions marked
+STAND-IN below, never by arithmetic written here. They go away when the engine
+provides them (see ``docs/proposal.md``, "What the proposal needs from the engine").
+
+SVG settings: ``svg.fonttype = 'none'`` keeps text as text (searchable in the PDF,
+drawn with the document's embedded DejaVu fonts); ``text.parse_math = False`` so a
+label such as "$5M $10M" is not typeset as maths; a fixed ``svg.hashsalt`` and no
+date in the metadata make the output byte-stable.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import matplotlib
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from .calculations import CALCULATIONS, Calculation
+from .expr import MAX, MIN, Bin, Expr, evaluate, ref, references
+from .results import Option, Result
+
+__all__ = [
+    "MEMORY_SEGMENTS",
+    "CostBar",
+    "MemoryBar",
+    "cost_chart",
+    "curve",
+    "memory_chart",
+    "memory_segments",
+    "throughput_chart",
+]
+
+RC: dict[str, object] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "llmsizer-proposal",
+    "text.parse_math": False,
+    "font.family": "DejaVu Sans",
+    "font.size": 7.5,
+    "axes.titlesize": 8.5,
+    "axes.titleweight": "bold",
+    "axes.titlelocation": "left",
+    "axes.labelsize": 7.5,
+    "axes.edgecolor": "#8a94a3",
+    "axes.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e3e7ec",
+    "grid.linewidth": 0.6,
+    "xtick.color": "#4a5563",
+    "ytick.color": "#4a5563",
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "legend.frameon": False,
+    "legend.fontsize": 7,
+    "lines.linewidth": 1.6,
+}
+
+NAVY = "#1f3a5f"
+TEAL = "#2a9d8f"
+TEAL_LIGHT = "#a8dad3"
+GREY = "#c5ccd6"
+ORANGE = "#d9623b"
+SAND = "#e9c46a"
+INK = "#1d2633"
+
+Fmt = Callable[[float], str]
+
+# Content width of the A4 page (210 mm - 2 x 18 mm margins) in inches.
+PAGE_WIDTH_IN = 6.85
+
+
+def _svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    with matplotlib.rc_context(RC):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    # Inline in HTML: drop the XML prolog and DOCTYPE, keep the <svg> element.
+    return text[text.index("<svg"):]
+
+
+def _figure(height_in: float, width_in: float = PAGE_WIDTH_IN) -> Figure:
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    FigureCanvasSVG(fig)
+    return fig
+
+
+# ---- STAND-IN 1: the step-time curve ----------------------------------------------------
+# Replace with ``engine.curve(result, workload_index, option_id, batches)`` when the engine
+# provides it. Until then the same calculation list is evaluated here with expr.evaluate.
+
+CURVE_OUTPUTS = ("tpot_ms", "tokens_per_s_per_user", "replica_output_tokens_per_s", "ttft_ms")
+# Targets are cleared so batch_per_replica = MIN(max_sequences_by_memory, B): the curve shows
+# what each batch size gives, not where the targets clip it.
+_CLEARED_TARGETS = ("target_tokens_per_s_per_user", "target_response_time_s", "target_ttft_s",
+                    "target_system_tokens_per_s")
+
+
+@cache
+def _closure(outputs: tuple[str, ...]) -> tuple[Calculation, ...]:
+    """The calculations ``outputs`` depend on, in list order."""
+    needed = set(outputs)
+    for calc in reversed(CALCULATIONS):
+        if calc.name in needed:
+            needed |= references(calc.expr)
+    return tuple(c for c in CALCULATIONS if c.name in needed)
+
+
+def curve(result: Result, workload_index: int, option_id: str,
+          batches: Sequence[int]) -> list[dict[str, float]]:
+    """STAND-IN for the engine: the option's values with the batch per replica fixed to
+    each B in ``batches`` (latency targets not applied; B above the memory limit is
+    clipped to it by the calculation list itself)."""
+    w = result.workloads[workload_index]
+    option = w.option(option_id)
+    if option is None:
+        raise KeyError(option_id)
+    base: dict[str, float | str] = {**result.account_inputs, **w.inputs, **option.values}
+    for name in _CLEARED_TARGETS:
+        base[name] = 0.0
+    calcs = _closure(CURVE_OUTPUTS)
+    out: list[dict[str, float]] = []
+    for b in batches:
+        env = dict(base)
+        env["max_batch_per_replica"] = float(b)
+        for calc in calcs:
+            env[calc.name] = evaluate(calc.expr, env, result.tables)
+        row = {"batch": float(b)}
+        row.update({k: float(env[k]) for k in (*CURVE_OUTPUTS, "batch_per_replica")})
+        out.append(row)
+    return out
+
+
+# ---- STAND-IN 2: the memory budget split into segments -----------------------------------
+# Proposed additions to calculations.py (sheet "KV"); once Option.values carries these names
+# they are read from there and these expressions are not used.
+
+
+def _sub(a: Expr, b: Expr) -> Expr:
+    return Bin("-", a, b)
+
+
+MEMORY_STANDINS: tuple[tuple[str, str, Expr], ...] = (
+    ("replica_memory_gb", "GPU memory of one replica (TP x GPU memory)",
+     Bin("*", ref("tp"), ref("gpu_memory_gb"))),
+    ("kv_in_use_gb", "KV cache the chosen batch reserves",
+     Bin("*", MIN(ref("batch_per_replica"), ref("max_sequences_by_memory")),
+         ref("kv_gb_per_request"))),
+    ("kv_spare_gb", "KV budget left at the chosen batch",
+     MAX(0, _sub(ref("kv_budget_gb"), ref("kv_in_use_gb")))),
+    ("memory_reserved_gb", "Held back: (1 - utilisation) x memory, runtime reserve, KV share",
+     MAX(0, _sub(_sub(ref("replica_memory_gb"), ref("weights_gb")),
+                 MAX(0, ref("kv_budget_gb"))))),
+)
+
+MEMORY_SEGMENTS = (
+    ("weights_gb", "Weights", NAVY),
+    ("kv_in_use_gb", "KV cache at the chosen batch", TEAL),
+    ("kv_spare_gb", "KV budget spare", TEAL_LIGHT),
+    ("memory_reserved_gb", "Reserve and unused", GREY),
+)
+
+
+def memory_segments(option: Option) -> dict[str, float]:
+    """STAND-IN for engine values: weights / KV in use / KV spare / reserve (GB per replica)."""
+    env: dict[str, float | str] = dict(option.values)
+    for name, _label, expr in MEMORY_STANDINS:
+        if name not in env:
+            env[name] = evaluate(expr, env)
+    return {name: float(env[name]) for name, _label, _color in MEMORY_SEGMENTS} | {
+        "replica_memory_gb": float(env["replica_memory_gb"])}
+
+
+# ---- the charts ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryBar:
+    label: str
+    segments: Mapping[str, float]
+    chosen: bool
+
+
+def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
+    """Horizontal stacked bars: memory of one replica per option."""
+    height = 0.75 + 0.32 * max(len(bars), 1)
+    with matplotlib.rc_context(RC):
+        fig = _figure(height)
+        ax = fig.add_subplot()
+        ys = list(range(len(bars)))[::-1]
+        lefts = [0.0] * len(bars)
+        for name, label, color in MEMORY_SEGMENTS:
+            widths = [b.segments[name] for b in bars]
+            ax.barh(ys, widths, left=lefts, height=0.62, color=color, label=label,
+                    edgecolor="white", linewidth=0.5)
+            lefts = [left + width for left, width in zip(lefts, widths, strict=True)]
+        for y, b in zip(ys, bars, strict=True):
+            ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
+                    va="center", ha="left", fontsize=6.5, color=INK)
+        ax.set_yticks(ys, [b.label for b in bars])
+        for tick, b in zip(ax.get_yticklabels(), bars, strict=True):
+            if b.chosen:
+                tick.set_fontweight("bold")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: gb(x)))
+        ax.grid(axis="y", visible=False)
+        ax.margins(x=0.12)
+        ax.set_xlabel("GPU memory of one replica (all GPUs of the tensor-parallel group)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
+                  handlelength=1.2, columnspacing=1.2)
+        return _svg(fig)
+
+
+def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str, float],
+                     slo_tok_s: float, caps: Sequence[tuple[float, str]], tok_s: Fmt,
+                     count: Fmt) -> str:
+    """Per-user speed (top, with the SLO line) and replica throughput (bottom) against batch."""
+    xs = [p["batch_per_replica"] for p in points]
+    with matplotlib.rc_context(RC):
+        fig = _figure(3.3)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        top.plot(xs, [p["tokens_per_s_per_user"] for p in points], color=NAVY,
+                 label="Tokens/s each user sees")
+        if slo_tok_s > 0:
+            top.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
+                        label=f"Target {tok_s(slo_tok_s)}")
+        bottom.plot(xs, [p["replica_output_tokens_per_s"] for p in points], color=TEAL,
+                    label="Output tokens/s of one replica")
+        cb = chosen["batch_per_replica"]
+        for ax, key, fmt in ((top, "tokens_per_s_per_user", tok_s),
+                             (bottom, "replica_output_tokens_per_s", tok_s)):
+            ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
+            ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5)
+            ax.annotate(fmt(chosen[key]), (cb, chosen[key]), textcoords="offset points",
+                        xytext=(6, 6), fontsize=7, color=INK, fontweight="bold")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: count(y)))
+            ax.yaxis.set_major_locator(MaxNLocator(5))
+            ax.set_ylim(bottom=0)
+        for x, label in caps:
+            bottom.annotate(label, (x, 0), xycoords=("data", "axes fraction"),
+                            textcoords="offset points", xytext=(-3, 3), ha="right",
+                            fontsize=6.2, color="#6b7685", rotation=90, va="bottom")
+            bottom.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
+        top.text(cb, 1.0, f"  chosen batch {count(cb)}", transform=top.get_xaxis_transform(),
+                 fontsize=7, va="top", ha="left", color=INK)
+        top.set_ylabel("tok/s per user")
+        bottom.set_ylabel("tok/s per replica")
+        bottom.set_xlabel("Batch: sequences decoded together on one replica")
+        bottom.set_xlim(left=0)
+        top.legend(loc="upper right", fontsize=6.8)
+        bottom.legend(loc="lower right", fontsize=6.8)
+        return _svg(fig)
+
+
+@dataclass(frozen=True)
+class CostBar:
+    label: str
+    annual_capex: float | None  # None: only the total is known (account totals)
+    annual_power: float | None
+    annual_support: float | None
+    onprem_total: float
+    cloud: float
+    priced: bool
+
+
+def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
+    """Annual cost per deployment: on-prem (amortised capex + power + support) vs cloud."""
+    n = max(len(bars), 1)
+    with matplotlib.rc_context(RC):
+        fig = _figure(0.9 + 0.62 * n)
+        ax = fig.add_subplot()
+        labels: list[str] = []
+        ys: list[float] = []
+        for i, b in enumerate(bars):
+            y_on, y_cl = float(2 * (n - 1 - i)) + 0.78, float(2 * (n - 1 - i))
+            first = i == 0
+            if b.priced and b.annual_capex is not None and b.annual_power is not None and (
+                    b.annual_support is not None):
+                parts = ((b.annual_capex, f"Capex amortised over {years_label}", NAVY),
+                         (b.annual_power, "Power", SAND), (b.annual_support, "Support", GREY))
+                left = 0.0
+                for width, label, color in parts:
+                    ax.barh([y_on], [width], left=[left], height=0.7, color=color,
+                            label=label if first else None, edgecolor="white", linewidth=0.5)
+                    left += width
+            elif b.priced:
+                ax.barh([y_on], [b.onprem_total], height=0.7, color=NAVY)
+            ax.barh([y_cl], [b.cloud], height=0.7, color=TEAL,
+                    label="Cloud, same GPUs on demand" if first else None)
+            ax.text(b.onprem_total if b.priced else 0, y_on,
+                    "  " + (money(b.onprem_total) if b.priced else "no purchase price in catalog"),
+                    va="center", fontsize=6.8, color=INK)
+            ax.text(b.cloud, y_cl, "  " + money(b.cloud), va="center", fontsize=6.8, color=INK)
+            labels += [f"{b.label} — on-prem", f"{b.label} — cloud"]
+            ys += [y_on, y_cl]
+        ax.set_yticks(ys, labels)
+        ax.grid(axis="y", visible=False)
+        ax.margins(x=0.22)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: money(x)))
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.set_xlabel("Cost per year")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
+                  handlelength=1.2)
+        return _svg(fig)
+
+
+_SVG_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def prefix_ids(svg: str, prefix: str) -> str:
+    """Make the ids of one inline SVG unique within the HTML document."""
+    ids = set(_SVG_ID.findall(svg))
+    for old in sorted(ids, key=len, reverse=True):
+        svg = svg.replace(f'id="{old}"', f'id="{prefix}{old}"').replace(
+            f"#{old})", f"#{prefix}{old})").replace(f'"#{old}"', f'"#{prefix}{old}"')
+    return svg
