@@ -73,6 +73,6 @@ def print_catalog(kind: str, table: dict[str, Any], console: Console | None = No
         row = [key, e.name]
         for c in cols:
             x = getattr(e, c)
-            row.append("—" if x is None else (f"{x:,.4g}" if isinstance(x, float) else str(x)))
+            row.append("—" if x is None else (f"{x:,.6g}" if isinstance(x, float) else str(x)))
         t.add_row(*row)
     con.print(t)

@@ -1,0 +1,656 @@
+"""The customer proposal: Result -> HTML (Jinja2 templates) -> PDF (WeasyPrint).
+
+Numbers come only from the :class:`~llmsizer.results.Result`; this module selects,
+labels and formats them (one :class:`Formatter`, also used by the tests), and the
+templates only lay them out. Charts are inline SVG from :mod:`llmsizer.charts`.
+
+Safety (DESIGN §5): Jinja runs sandboxed with ``autoescape=True`` and
+``StrictUndefined`` (a missing variable is an :class:`~llmsizer.errors.InputError`
+naming the template, line and variable, never a blank); WeasyPrint gets a
+:class:`ClosedFetcher` that serves ``data:`` URLs and files inside the templates
+folder(s) and refuses everything else, which stops the render. Output is
+deterministic: the date comes from ``SOURCE_DATE_EPOCH`` when it is set.
+
+Templates: ``templates/`` at the top of the repository, shipped as the package
+``llmsizer.templates``. ``templates=DIR`` overlays a user's folder: a file there
+(``proposal.html.j2``, ``print.css``, ``partials/…``, ``assets/…``) replaces the
+shipped one of the same name.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import mimetypes
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from markupsafe import Markup
+from weasyprint import CSS, HTML  # type: ignore[import-untyped]
+from weasyprint.urls import (  # type: ignore[import-untyped]
+    FatalURLFetchingError,
+    URLFetcher,
+    URLFetcherResponse,
+)
+
+from .calculations import CALCULATIONS, INPUTS
+from .catalog import Catalog, load_catalog
+from .errors import InputError
+from .expr import to_text
+from .results import Option, Result, WorkloadResult
+
+__all__ = [
+    "MAIN_TEMPLATE",
+    "ClosedFetcher",
+    "Formatter",
+    "build_context",
+    "render_html",
+    "render_pdf",
+    "shipped_templates",
+]
+
+MAIN_TEMPLATE = "proposal.html.j2"
+NBSP = "\u00a0"
+
+# ---- formatting: the one helper for every number in the PDF --------------------------------
+
+
+class Formatter:
+    """Formats numbers the same way everywhere (templates, chart labels, tests).
+
+    Thousands separators; a no-break space between a number and its unit so the
+    pair never wraps; currency as ``USD 1,234,567`` (cents below 100)."""
+
+    def __init__(self, currency: str) -> None:
+        self.currency = currency
+
+    @staticmethod
+    def number(x: float, digits: int = 0) -> str:
+        s = f"{float(x):,.{digits}f}"
+        if s.startswith("-") and not s.strip("-0.,"):
+            s = s[1:]  # no "-0"
+        return s
+
+    def count(self, x: float) -> str:
+        return self.number(x, 0)
+
+    def money(self, x: float) -> str:
+        return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+
+    def pct(self, x: float) -> str:
+        coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
+        s = coarse if fine.replace(".0%", "%") == coarse else fine
+        if s.startswith("-") and not s.strip("-0.,%"):
+            s = s[1:]
+        return s.replace("%", f"{NBSP}%")
+
+    def ms(self, x: float) -> str:
+        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
+
+    def tok_s(self, x: float) -> str:
+        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
+
+    def gb(self, x: float) -> str:
+        digits = 2 if abs(x) < 10 else 1 if abs(x) < 1000 else 0
+        return f"{self.number(x, digits)}{NBSP}GB"
+
+    def bytes(self, x: float) -> str:
+        return f"{self.number(x, 0)}{NBSP}bytes"
+
+    def seconds(self, x: float) -> str:
+        return f"{float(x):,.3g}{NBSP}s" if abs(x) < 1000 else f"{self.number(x)}{NBSP}s"
+
+    def decimal(self, x: float, digits: int = 2) -> str:
+        return self.number(x, digits)
+
+    def params(self, x: float) -> str:
+        """Parameter counts as 70.6 billion."""
+        if abs(x) >= 1e9:
+            return f"{float(x) / 1e9:,.1f}{NBSP}billion"
+        return f"{float(x) / 1e6:,.0f}{NBSP}million"
+
+    def unit(self, x: float | str, unit: str) -> str:
+        """A value with the unit the catalog or the Result states for it."""
+        if isinstance(x, str):
+            return x
+        if unit in ("fraction", "share"):
+            return self.pct(x)
+        if unit == "ms":
+            return self.ms(x)
+        if unit == "GB":
+            return self.gb(x)
+        if unit in ("us", "µs"):
+            return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}µs"
+        if unit in ("x", "ratio"):
+            return f"{float(x):,.3g}"
+        digits = 0 if float(x).is_integer() else 2
+        return f"{self.number(x, digits)}{NBSP}{unit}"
+
+
+def _filter(method: str) -> Callable[..., str]:
+    @jinja2.pass_context
+    def apply(ctx: Any, x: Any, *args: Any) -> str:
+        fmt: Formatter = ctx["fmt"]
+        return str(getattr(fmt, method)(x, *args))
+
+    return apply
+
+
+FILTERS = {
+    "num": "number", "count": "count", "money": "money", "pct": "pct", "ms": "ms",
+    "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
+    "params": "params", "unit": "unit",
+}
+
+# ---- templates ----------------------------------------------------------------------------
+
+
+def shipped_templates() -> Path:
+    """The shipped templates folder (``templates/``, the package ``llmsizer.templates``)."""
+    root = resources.files("llmsizer.templates")
+    if not isinstance(root, Path):  # pragma: no cover - zipped installs are not supported
+        raise RuntimeError("llmsizer.templates must be installed as a folder, not a zip")
+    return root
+
+
+def _roots(templates: Path | None) -> tuple[Path, ...]:
+    shipped = shipped_templates().resolve()
+    if templates is None:
+        return (shipped,)
+    user = Path(templates)
+    if not user.is_dir():
+        raise InputError(f"templates folder {str(user)!r} does not exist or is not a folder")
+    return (user.resolve(), shipped)
+
+
+@lru_cache(maxsize=8)
+def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(r)) for r in roots]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=True,
+    )
+    env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
+    return env
+
+
+def _template_position(tb: TracebackType | None) -> tuple[str | None, int | None]:
+    """File and line of the innermost template frame of a Jinja runtime error."""
+    found: tuple[str | None, int | None] = (None, None)
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".j2", ".html", ".jinja", ".css")):
+            found = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _render_template(roots: tuple[Path, ...], context: Mapping[str, Any]) -> str:
+    env = _environment(roots)
+    try:
+        return env.get_template(MAIN_TEMPLATE).render(context)
+    except jinja2.TemplateNotFound as exc:
+        where = " or ".join(str(r) for r in roots)
+        raise InputError(f"proposal template {exc.name!r} not found in {where}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"template syntax error: {exc.message}",
+                         file=exc.filename or exc.name, line=exc.lineno) from None
+    except jinja2.UndefinedError as exc:
+        file, line = _template_position(exc.__traceback__)
+        raise InputError(f"undefined template variable: {exc.message}", file=file,
+                         line=line) from None
+    except SecurityError as exc:
+        file, line = _template_position(exc.__traceback__)
+        raise InputError(f"template not allowed to do this: {exc}", file=file,
+                         line=line) from None
+
+
+# ---- the URL fetcher: closed by default ------------------------------------------------------
+
+
+class RefusedURLError(ValueError):
+    """A URL the proposal renderer does not fetch."""
+
+
+class ClosedFetcher(URLFetcher):  # type: ignore[misc]
+    """Serves ``data:`` URLs and files inside the templates folder(s); refuses the rest.
+
+    Every refusal stops the render (``fail_on_errors``), and ``refused`` lists the
+    URLs. A file under the user's folder that is missing there is looked up under the
+    shipped folder (the overlay rule). Paths are resolved (symlinks, ``..``) before the
+    containment check, and any error while checking refuses."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        super().__init__(timeout=1, allowed_protocols=("data", "file"), allow_redirects=False,
+                         fail_on_errors=True)
+        self.roots = tuple(Path(r).resolve() for r in roots)
+        self.refused: list[str] = []
+
+    def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:
+        try:
+            scheme = url.split(":", 1)[0].lower()
+            if scheme == "data":
+                return self._data(url)
+            if scheme == "file":
+                path = self._asset(url)
+                if path is not None:
+                    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                    return URLFetcherResponse(url, path.read_bytes(), {"Content-Type": mime})
+        except Exception:  # noqa: BLE001 - fail closed on anything unexpected
+            pass
+        self.refused.append(url)
+        raise RefusedURLError(
+            f"the proposal renderer fetches only data: URLs and files inside the templates "
+            f"folder; refused {url[:200]!r}")
+
+    @staticmethod
+    def _data(url: str) -> URLFetcherResponse:
+        header, sep, payload = url[len("data:"):].partition(",")
+        if not sep:
+            raise RefusedURLError("malformed data: URL")
+        params = header.split(";")
+        mime = params[0] or "text/plain"
+        if params[-1].lower() == "base64":
+            body = base64.b64decode(urllib.parse.unquote(payload), validate=False)
+        else:
+            body = urllib.parse.unquote_to_bytes(payload)
+        return URLFetcherResponse(url, body, {"Content-Type": mime})
+
+    def _asset(self, url: str) -> Path | None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            return None
+        raw = Path(os.path.normpath(urllib.request.url2pathname(parts.path)))
+        for root in self.roots:
+            if not raw.is_relative_to(root):
+                continue
+            rel = raw.relative_to(root)
+            for candidate_root in self.roots:
+                candidate = (candidate_root / rel).resolve()
+                if candidate.is_relative_to(candidate_root) and candidate.is_file():
+                    return candidate
+        return None
+
+
+# ---- the view: selections and labels, no arithmetic --------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptionView:
+    option: Option
+    v: Mapping[str, float | str]
+    gpu_name: str
+    platform_name: str
+    platform_short: str
+    recommended: bool
+    binding: str
+
+
+@dataclass(frozen=True)
+class RejectRow:
+    gpu_name: str
+    precision: str
+    tps: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RejectGroup:
+    title: str
+    count: int
+    rows: tuple[RejectRow, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    index: int
+    anchor: str
+    w: WorkloadResult
+    best: OptionView | None
+    demand: Mapping[str, float | str]  # workload-level values (same in every option)
+    alternatives: tuple[OptionView, ...]
+    more_feasible: int
+    feasible_count: int
+    rejected: tuple[RejectGroup, ...]
+    rejected_count: int
+    memory_chart: Markup | None
+    throughput_chart: Markup | None
+    max_context: int | None
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    value: str
+    source: str
+
+
+_REASONS = (
+    ("weights", "Model weights do not fit in the GPU memory of the TP group"),
+    ("one full-context request", "No room for one full-context request's KV cache"),
+    ("even one user", "Too slow even for a single user (bandwidth ceiling below the target)"),
+    ("ttft", "Time to first token above the target even for a single request"),
+)
+
+_BINDING = (
+    ("batch_by_tpot", "the per-user speed target"),
+    ("batch_by_ttft", "the time-to-first-token target"),
+    ("max_sequences_by_memory", "KV-cache memory"),
+    ("max_batch_per_replica", "the serving engine's batch cap"),
+)
+
+ASSUMPTION_LABELS = {
+    "mbu_weights": "Bandwidth efficiency, weights",
+    "mbu_kv": "Bandwidth efficiency, KV cache",
+    "mfu_decode": "Compute efficiency, decode",
+    "mfu_decode_8bit": "Compute efficiency, decode (8-bit path)",
+    "mfu_decode_16bit": "Compute efficiency, decode (16-bit path)",
+    "mfu_prefill": "Compute efficiency, prefill",
+    "mfu_prefill_8bit": "Compute efficiency, prefill (8-bit path)",
+    "mfu_prefill_16bit": "Compute efficiency, prefill (16-bit path)",
+    "moe_compute_factor": "MoE compute factor",
+    "step_overhead_ms": "Per-step overhead",
+    "allreduce_latency_us": "All-reduce latency",
+    "link_efficiency": "All-reduce link efficiency",
+    "prefill_chunk_tokens": "Prefill chunk",
+    "ttft_overhead_ms": "Time-to-first-token overhead",
+    "kv_cache_fraction": "KV share of free memory",
+    "max_batch_per_replica": "Serving engine batch cap",
+    "runtime_reserve_gb": "Runtime reserve per GPU",
+}
+_INPUT_LABELS = {i.name: i.label for i in INPUTS}
+_POLICY_KEYS = ("gpu_memory_utilization", "electricity_per_kwh", "pue", "amortization_years",
+                "support_rate", "average_load", "network_per_node", "hours_per_year")
+_UNITS = {i.name: i.unit for i in INPUTS}
+
+
+def _label(name: str) -> str:
+    return ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name) or name.replace("_", " ")
+
+
+def _short(name: str) -> str:
+    return name.split(" (", 1)[0]
+
+
+def _num(v: Mapping[str, float | str], name: str) -> float:
+    x = v[name]
+    if isinstance(x, str):
+        raise TypeError(f"{name} is text, not a number")
+    return x
+
+
+def _binding(v: Mapping[str, float | str], measured: bool) -> str:
+    if measured:
+        return "the customer's measured throughput"
+    batch = _num(v, "batch_per_replica")
+    for name, label in _BINDING:
+        if _num(v, name) == batch:
+            return label
+    return "the tightest limit"
+
+
+def _option_view(o: Option, w: WorkloadResult, cat: Catalog) -> OptionView:
+    gpu = cat.gpus.get(o.gpu)
+    plat = cat.platforms.get(o.platform)
+    return OptionView(
+        option=o, v=o.values, gpu_name=gpu.name if gpu else o.gpu,
+        platform_name=plat.name if plat else o.platform,
+        platform_short=_short(plat.name) if plat else o.platform,
+        recommended=o.id == w.recommended, binding=_binding(o.values, w.mode == "measured"))
+
+
+def _alternatives(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
+    """The best feasible option per GPU x weight precision x KV precision, in rank order."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for o in w.options:  # the engine lists feasible options first, best first
+        key = (o.gpu, o.weight_precision, o.kv_precision)
+        if o.feasible and (key not in seen or o.id == w.recommended):
+            seen.add(key)
+            out.append(_option_view(o, w, cat))
+    return out
+
+
+def _reason_title(reason: str) -> str:
+    low = reason.lower()
+    for prefix, title in _REASONS:
+        if low.startswith(prefix):
+            return title
+    return reason
+
+
+def _rejected(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
+    groups: dict[str, dict[tuple[str, str, str], list[Option]]] = {}
+    for o in w.options:
+        if not o.feasible:
+            groups.setdefault(_reason_title(o.reason), {}).setdefault(
+                (o.gpu, o.weight_precision, o.kv_precision), []).append(o)
+    out = []
+    for title, by_config in groups.items():
+        rows = []
+        for (gid, wp, kp), opts in by_config.items():
+            opts = sorted(opts, key=lambda o: o.tp)
+            gpu = cat.gpus.get(gid)
+            rows.append(RejectRow(
+                gpu_name=gpu.name if gpu else gid, precision=f"{wp} weights, {kp} KV",
+                tps=", ".join(f"TP{o.tp}" for o in opts), reason=opts[-1].reason))
+        out.append(RejectGroup(title=title, count=sum(len(v) for v in by_config.values()),
+                               rows=tuple(rows)))
+    return out
+
+
+def _batches(upper: float) -> list[int]:
+    import numpy as np
+
+    return sorted({int(b) for b in np.linspace(1, max(upper, 1), 48).round()} | {1})
+
+
+def _throughput_svg(result: Result, index: int, best: OptionView, fmt: Formatter) -> Markup:
+    from . import charts
+
+    v = best.v
+    upper = min(_num(v, "max_sequences_by_memory"), _num(v, "max_batch_per_replica"))
+    batches = sorted(set(_batches(upper)) | {int(_num(v, "batch_per_replica"))})
+    points = charts.curve(result, index, best.option.id, batches)
+    caps = []
+    if _num(v, "max_batch_per_replica") == upper:
+        caps.append((upper, "engine batch cap"))
+    elif _num(v, "max_sequences_by_memory") == upper:
+        caps.append((upper, "KV cache full"))
+    chosen = {k: _num(v, k) for k in ("batch_per_replica", "tokens_per_s_per_user",
+                                      "replica_output_tokens_per_s")}
+    svg = charts.throughput_chart(points, chosen, _num(v, "required_tokens_per_s_per_user"),
+                                  caps, fmt.tok_s, fmt.count)
+    return Markup(charts.prefix_ids(svg, f"tp{index}-"))
+
+
+def _memory_svg(index: int, options: Sequence[OptionView], fmt: Formatter) -> Markup:
+    from . import charts
+
+    shown = [o for o in options if o.recommended] + [o for o in options if not o.recommended]
+    bars = [charts.MemoryBar(
+        label=f"{_short(o.gpu_name)} · {o.option.weight_precision} · TP{o.option.tp}",
+        segments=charts.memory_segments(o.option), chosen=o.recommended) for o in shown[:8]]
+    return Markup(charts.prefix_ids(charts.memory_chart(bars, fmt.gb), f"mem{index}-"))
+
+
+def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> Markup | None:
+    from . import charts
+
+    bars = []
+    for wv in views:
+        if wv.best is None:
+            continue
+        v = wv.best.v
+        bars.append(charts.CostBar(
+            label=_clip(wv.w.name, 28), annual_capex=_num(v, "annual_capex"),
+            annual_power=_num(v, "annual_power_cost"), annual_support=_num(v, "annual_support"),
+            onprem_total=_num(v, "annual_cost_onprem"), cloud=_num(v, "annual_cost_cloud"),
+            priced=wv.best.option.priced))
+    if not bars:
+        return None
+    if len(bars) > 1:
+        t = result.totals
+        bars.append(charts.CostBar(
+            label="Account total", annual_capex=None, annual_power=None, annual_support=None,
+            onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
+            priced=all(wv.best.option.priced for wv in views if wv.best is not None)))
+    years = fmt.unit(result.account_inputs["amortization_years"], "years")
+    return Markup(charts.prefix_ids(charts.cost_chart(bars[:9], years, fmt.money), "cost-"))
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> WorkloadView:
+    w = result.workloads[index]
+    best = _option_view(w.best, w, cat) if w.best is not None else None
+    alternatives = _alternatives(w, cat)
+    feasible = [o for o in w.options if o.feasible]
+    rejected = _rejected(w, cat)
+    model = cat.models.get(w.model)
+    source = w.best or (w.options[0] if w.options else None)
+    demand: Mapping[str, float | str] = source.values if source else {}
+    memory_chart = throughput_chart = None
+    if best is not None:
+        memory_chart = _memory_svg(index, alternatives, fmt)
+        if w.mode != "measured":
+            throughput_chart = _throughput_svg(result, index, best, fmt)
+    shown_ids = {a.option.id for a in alternatives}
+    return WorkloadView(
+        index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
+        alternatives=tuple(alternatives),
+        more_feasible=len([o for o in feasible if o.id not in shown_ids]),
+        feasible_count=len(feasible), rejected=tuple(rejected),
+        rejected_count=len([o for o in w.options if not o.feasible]),
+        memory_chart=memory_chart, throughput_chart=throughput_chart,
+        max_context=model.max_context if model else None)
+
+
+def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
+                fmt: Formatter) -> list[Row]:
+    rows: list[Row] = []
+    gpus = sorted({wv.best.option.gpu for wv in views if wv.best is not None})
+    platforms = sorted({wv.best.option.platform for wv in views if wv.best is not None})
+    for gid in gpus:
+        used = result.tables["gpus"].get(gid, {})
+        g = cat.gpus.get(gid)
+        name = g.name if g else gid
+        price, cloud = used.get("price", 0.0), used.get("cloud_gpu_hour", 0.0)
+        if g is not None and g.price_usd == price:
+            src = f"{g.price_source} (dated {g.price_date})"
+        elif price:
+            src = "account override (costs.gpu_prices)"
+        else:
+            src = "no purchase price known: on-prem figures exclude the GPUs"
+        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—", src))
+        if g is not None and g.cloud_usd_per_gpu_hour == cloud:
+            csrc = f"{g.cloud_source} (dated {g.cloud_date})"
+        elif cloud:
+            csrc = "account override (costs.cloud_gpu_hour)"
+        else:
+            csrc = "no cloud price known"
+        rows.append(Row(f"{name}: cloud price per GPU-hour",
+                        fmt.money(cloud) if cloud else "—", csrc))
+    for pid in platforms:
+        p = cat.platforms.get(pid)
+        base = result.tables["platforms"].get(pid, {}).get("base_price", 0.0)
+        rows.append(Row(f"{_short(p.name) if p else pid}: node without GPUs",
+                        fmt.money(base), (p.notes or p.source) if p else "catalog"))
+        power = result.tables["platforms"].get(pid, {}).get("node_power_kw", 0.0)
+        rows.append(Row(f"{_short(p.name) if p else pid}: node power at full load",
+                        fmt.unit(power, "kW"), p.source if p else "catalog"))
+    return rows
+
+
+def _report_date() -> dt.date:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).date()
+    return dt.date.today()
+
+
+def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Everything the templates may use (documented in docs/proposal.md)."""
+    cat = catalog or load_catalog()
+    fmt = Formatter(result.account.currency)
+    views = [_workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+    day = _report_date()
+    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), a.source)
+                   for a in result.assumptions]
+    policy = [Row(_label(k), fmt.unit(result.account_inputs[k], _UNITS.get(k, "")),
+                  "account requirements (policy / costs)")
+              for k in _POLICY_KEYS if k in result.account_inputs]
+    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), c.source)
+                   for name, c in cat.constants.items() if name.startswith("calibration_")]
+    formulas = [{"name": c.name, "label": c.label, "unit": c.unit, "sheet": c.sheet,
+                 "formula": to_text(c.expr), "note": c.note} for c in CALCULATIONS]
+    inputs = [{"name": i.name, "label": i.label, "unit": i.unit, "scope": i.scope,
+               "note": i.note} for i in INPUTS]
+    return {
+        "result": result,
+        "account": result.account,
+        "fmt": fmt,
+        "currency": result.account.currency,
+        "date": f"{day.day} {day:%B %Y}",
+        "iso_date": day.isoformat(),
+        "footer_name": _clip(result.account.name, 70),
+        "workloads": views,
+        "recommended": [wv for wv in views if wv.best is not None],
+        "infeasible": [wv for wv in views if wv.best is None],
+        "totals": result.totals,
+        "policy": result.account_inputs,
+        "n_plus_one": bool(result.account_inputs.get("survive_node_loss")),
+        "assumptions": assumptions,
+        "policy_rows": policy,
+        "price_rows": _price_rows(result, views, cat, fmt),
+        "calibration": calibration,
+        "formulas": formulas,
+        "inputs": inputs,
+        "catalog_current": result.catalog_digest == cat.digest,
+        "cost_chart": _cost_svg(views, result, fmt),
+    }
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+
+def render_html(result: Result, templates: Path | None = None,
+                catalog: Catalog | None = None) -> str:
+    """The proposal as HTML (what WeasyPrint lays out)."""
+    return _render_template(_roots(templates), build_context(result, catalog))
+
+
+def render_pdf(result: Result, path: Path, templates: Path | None = None,
+               catalog: Catalog | None = None) -> None:
+    """Write the proposal PDF for ``result`` to ``path``.
+
+    Raises :class:`InputError` for a template problem (missing file, syntax error,
+    undefined variable) or a URL the templates refer to that the renderer refuses."""
+    roots = _roots(templates)
+    html_text = _render_template(roots, build_context(result, catalog))
+    fetcher = ClosedFetcher(roots)
+    base_url = roots[0].as_uri() + "/"
+    try:
+        document = HTML(string=html_text, base_url=base_url, url_fetcher=fetcher).render()
+        document.write_pdf(str(path))
+    except FatalURLFetchingError:
+        refused = fetcher.refused[0] if fetcher.refused else "a resource"
+        raise InputError(
+            f"the proposal templates refer to {refused[:200]!r}; the renderer fetches only "
+            "data: URLs and files inside the templates folder") from None
