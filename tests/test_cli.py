@@ -45,8 +45,8 @@ def test_size_json_validates_against_documented_schema() -> None:
             assert required <= set(o["values"])
             assert {"id", "gpu", "platform", "weight_precision", "kv_precision", "tp", "feasible",
                     "reason"} <= set(o)
-    assert set(doc["totals"]) == {"gpus", "nodes", "capex", "annual_cost_onprem",
-                                  "annual_cost_cloud"}
+    assert {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"} <= set(
+        doc["totals"])
     assert doc["account"] == {"name": "Acme Corp", "slug": "acme-corp", "id": "ACME-0042",
                               "prepared_by": "Solutions Engineering", "currency": "USD"}
 

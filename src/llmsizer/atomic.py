@@ -35,13 +35,35 @@ def atomic_path(target: Path) -> Iterator[Path]:
         os.close(dir_fd)
 
 
+@contextlib.contextmanager
+def atomic_group(targets: list[Path]) -> Iterator[list[Path]]:
+    """Like :func:`atomic_path` for several files that belong together: all are renamed
+    into place only after every one was written, so a failure leaves none of them."""
+    tmps = [t.with_name(f"{TMP_PREFIX}{os.getpid()}-{t.name}") for t in targets]
+    try:
+        yield tmps
+        for tmp in tmps:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+        for tmp, target in zip(tmps, targets, strict=True):
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp in tmps:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        raise
+
+
 def write_atomic(target: Path, write: Callable[[Path], None]) -> None:
     with atomic_path(target) as tmp:
         write(tmp)
 
 
 def write_text_atomic(target: Path, text: str) -> None:
-    write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
+    def write(p: Path) -> None:
+        p.write_text(text, encoding="utf-8")
+
+    write_atomic(target, write)
 
 
 def clean_temp_files(folder: Path) -> int:

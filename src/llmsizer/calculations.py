@@ -471,3 +471,10 @@ COMPUTE_CODES = {"bf16": 1, "fp8": 2, "int8": 3, "fp4": 4}
 # Figures for reports that combine a calculation with a count the user gave on the command
 # line (``llmsizer estimate --replicas R``); still written once, here.
 GROUP_OUTPUT_TOKENS_PER_S = ref("replica_output_tokens_per_s") * ref("replicas_given")
+
+# Account totals across workloads (each workload's recommended option, summed by the
+# engine): cost per million tokens of the whole account.
+TOTAL_COST_PER_MILLION_ONPREM = IF(gt(ref("million_tokens_per_year"), 0),
+                                   ref("annual_cost_onprem") / ref("million_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_CLOUD = IF(gt(ref("million_tokens_per_year"), 0),
+                                  ref("annual_cost_cloud") / ref("million_tokens_per_year"), 0)

@@ -131,23 +131,106 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
               help="Output folder (created if missing).")
 @click.option("--templates", type=click.Path(file_okay=False, path_type=Path),
               help="Folder with your own proposal templates (replaces the shipped ones).")
-@click.option("--format", "formats", multiple=True, type=click.Choice(["json", "xlsx", "pdf"]),
-              help="Only these outputs (repeatable; default all three).")
+@click.option("--jobs", type=click.IntRange(1, 256), help="Worker processes (default: CPU count).")
+@click.option("--force", is_flag=True, help="Redo accounts whose outputs are up to date.")
+@click.option("--quiet", is_flag=True, help="One line per account, no progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print batch.json when done.")
 @_clean_errors
-def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None,
-           formats: tuple[str, ...]) -> None:
-    """Write the workbook, PDF proposal and results JSON for each account."""
+def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs: int | None,
+           force: bool, quiet: bool, as_json: bool) -> None:
+    """Write the workbook, PDF proposal and results JSON for each account.
+
+    PATHS may be files or folders (every *.yaml / *.yml inside). Several accounts run as a
+    batch: in parallel, one bad file never stops the rest, and DIR/summary.xlsx and
+    DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran.
+    """
+    from .batch import collect
+
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
+    if templates is not None and not (templates / "proposal.html.j2").is_file():
+        raise click.UsageError(f"--templates {templates}: no proposal.html.j2 in that folder")
+    files = collect(list(paths))
+    if not files:
+        raise click.UsageError("no *.yaml or *.yml files in the given paths")
+    if len(files) == 1 and files[0].suffix not in (".xlsx",):
+        _report_one(files[0], out_dir, templates)
+        return
+    _report_many(files, out_dir, templates, jobs, force, quiet, as_json)
+
+
+def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
     from .report import report as run
     from .requirements import load
 
-    files: list[Path] = []
-    for p in paths:
-        files += sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
-    for f in files:
-        _, written = run(load(f), out_dir, templates=templates,
-                         formats=formats or ("json", "xlsx", "pdf"))
-        for w in written:
-            click.echo(str(w))
+    result, written = run(load(file), out_dir, templates=templates)
+    for w in written:
+        click.echo(str(w))
+    if any(w.recommended is None for w in result.workloads):
+        click.echo("error: " + "; ".join(f"{w.name}: {w.advice}" for w in result.workloads
+                                         if w.recommended is None), err=True)
+        sys.exit(3)
+
+
+def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
+                 force: bool, quiet: bool, as_json: bool) -> None:
+    from .atomic import write_atomic, write_text_atomic
+    from .batch import Outcome, batch_json, default_jobs, run_batch, terminate_on_sigterm
+    from .report import prepare_out_dir
+    from .summary import write_summary
+
+    prepare_out_dir(out_dir)
+    njobs = jobs or default_jobs()
+    fancy = sys.stderr.isatty() and not quiet and not as_json
+    failures = 0
+
+    def line(o: Outcome, done: int, total: int) -> None:
+        nonlocal failures
+        failures += o.failed
+        msg = f"[{done}/{total}] {o.status:13} {o.file}"
+        if o.failed:
+            msg += f": {o.message}"
+        if fancy:
+            progress.console.print(msg, markup=False, highlight=False)
+            progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")
+        else:
+            click.echo(msg, err=True)
+
+    try:
+        with terminate_on_sigterm():
+            if fancy:
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeRemainingColumn,
+                )
+
+                with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                              TimeRemainingColumn(), transient=True) as progress:
+                    task = progress.add_task("starting", total=len(files))
+                    outcomes = run_batch(files, out_dir, jobs=njobs, force=force,
+                                         templates=templates, on_done=line)
+            else:
+                outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
+                                     on_done=line)
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished accounts are kept; run again to complete the rest",
+                   err=True)
+        sys.exit(130)
+    write_atomic(out_dir / "summary.xlsx", lambda p: write_summary(outcomes, p))
+    doc = batch_json(outcomes)
+    write_text_atomic(out_dir / "batch.json", doc)
+    ok = sum(o.status == "ok" for o in outcomes)
+    skipped = sum(o.status == "skipped" for o in outcomes)
+    failed = sum(o.failed for o in outcomes)
+    click.echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
+               f"summary: {out_dir / 'summary.xlsx'}", err=True)
+    if as_json:
+        click.echo(doc, nl=False)
+    sys.exit(1 if failed else 0)
 
 
 @main.command()

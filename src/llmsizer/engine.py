@@ -5,12 +5,20 @@ workload and picks the recommendation. All sizing arithmetic is in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
 from . import __version__
-from .calculations import CALCULATIONS, COMPUTE_CODES, GROUP_OUTPUT_TOKENS_PER_S, INPUTS, UNITS
+from .calculations import (
+    CALCULATIONS,
+    COMPUTE_CODES,
+    GROUP_OUTPUT_TOKENS_PER_S,
+    INPUTS,
+    TOTAL_COST_PER_MILLION_CLOUD,
+    TOTAL_COST_PER_MILLION_ONPREM,
+    UNITS,
+)
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
 from .requirements import Loaded, Requirements, Workload
@@ -310,12 +318,22 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
         workloads=workloads,
-        totals=Totals(gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
-                      annual_cost_onprem=total("annual_cost_onprem"),
-                      annual_cost_cloud=total("annual_cost_cloud")),
+        totals=_totals(total),
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
     )
+
+
+def _totals(total: Callable[[str], float]) -> Totals:
+    env: dict[str, Value] = {k: total(k) for k in (
+        "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
+        "million_tokens_per_year")}
+    return Totals(
+        gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
+        annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
+        million_tokens_per_year=total("million_tokens_per_year"),
+        cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),
+        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)))
 
 
 def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:

@@ -20,7 +20,6 @@ shipped one of the same name.
 from __future__ import annotations
 
 import base64
-import binascii
 import datetime as dt
 import mimetypes
 import os
@@ -37,7 +36,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from markupsafe import Markup
-from weasyprint import CSS, HTML  # type: ignore[import-untyped]
+from weasyprint import HTML  # type: ignore[import-untyped]
 from weasyprint.urls import (  # type: ignore[import-untyped]
     FatalURLFetchingError,
     URLFetcher,
@@ -141,14 +140,17 @@ class Formatter:
 def _filter(method: str) -> Callable[..., str]:
     @jinja2.pass_context
     def apply(ctx: Any, x: Any, *args: Any) -> str:
-        fmt: Formatter = ctx["fmt"]
+        fmt = ctx.get("fmt")
+        if not isinstance(fmt, Formatter):
+            raise jinja2.UndefinedError(
+                "'fmt' is undefined (import macros that format numbers 'with context')")
         return str(getattr(fmt, method)(x, *args))
 
     return apply
 
 
 FILTERS = {
-    "num": "number", "count": "count", "money": "money", "pct": "pct", "ms": "ms",
+    "num": "number", "qty": "count", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
     "params": "params", "unit": "unit",
 }
@@ -250,7 +252,7 @@ class ClosedFetcher(URLFetcher):  # type: ignore[misc]
                 if path is not None:
                     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
                     return URLFetcherResponse(url, path.read_bytes(), {"Content-Type": mime})
-        except Exception:  # noqa: BLE001 - fail closed on anything unexpected
+        except Exception:
             pass
         self.refused.append(url)
         raise RefusedURLError(
@@ -330,6 +332,7 @@ class WorkloadView:
     memory_chart: Markup | None
     throughput_chart: Markup | None
     max_context: int | None
+    model_source: str
 
 
 @dataclass(frozen=True)
@@ -539,7 +542,8 @@ def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> 
         feasible_count=len(feasible), rejected=tuple(rejected),
         rejected_count=len([o for o in w.options if not o.feasible]),
         memory_chart=memory_chart, throughput_chart=throughput_chart,
-        max_context=model.max_context if model else None)
+        max_context=model.max_context if model else None,
+        model_source=model.source if model else "model config supplied with the requirements")
 
 
 def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
@@ -610,6 +614,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "date": f"{day.day} {day:%B %Y}",
         "iso_date": day.isoformat(),
         "footer_name": _clip(result.account.name, 70),
+        "cover_name": _clip(result.account.name, 160),
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
         "infeasible": [wv for wv in views if wv.best is None],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .atomic import write_atomic, write_text_atomic
+from .atomic import atomic_group
 from .engine import size
 from .errors import InputError
 from .requirements import Loaded
@@ -25,29 +25,26 @@ def prepare_out_dir(out: Path) -> None:
 def write_outputs(result: Result, out: Path, stem: str | None = None,
                   templates: Path | None = None,
                   formats: tuple[str, ...] = FORMATS) -> list[Path]:
-    """Write the chosen outputs atomically; return their paths."""
+    """Write the chosen outputs as one atomic group (all or none); return their paths."""
     stem = stem or result.account.slug
-    written: list[Path] = []
+    chosen = [f for f in FORMATS if f in formats]
+    targets = [out / f"{stem}.{f}" for f in chosen]
     try:
-        if "json" in formats:
-            target = out / f"{stem}.json"
-            write_text_atomic(target, result.to_json())
-            written.append(target)
-        if "xlsx" in formats:
-            from .workbook import write_workbook
+        with atomic_group(targets) as tmps:
+            for fmt, tmp in zip(chosen, tmps, strict=True):
+                if fmt == "json":
+                    tmp.write_text(result.to_json(), encoding="utf-8")
+                elif fmt == "xlsx":
+                    from .workbook import write_workbook
 
-            target = out / f"{stem}.xlsx"
-            write_atomic(target, lambda p: write_workbook(result, p))
-            written.append(target)
-        if "pdf" in formats:
-            from .proposal import render_pdf
+                    write_workbook(result, tmp)
+                else:
+                    from .proposal import render_pdf
 
-            target = out / f"{stem}.pdf"
-            write_atomic(target, lambda p: render_pdf(result, p, templates=templates))
-            written.append(target)
+                    render_pdf(result, tmp, templates=templates)
     except OSError as exc:
-        raise InputError(f"cannot write to {str(out)!r}: {exc.strerror}") from None
-    return written
+        raise InputError(f"cannot write to {str(out)!r}: {exc.strerror or exc}") from None
+    return targets
 
 
 def report(loaded: Loaded, out: Path, templates: Path | None = None,

@@ -60,11 +60,16 @@ class WorkloadResult(_M):
 
 
 class Totals(_M):
+    """Sums over each workload's recommended option (workloads without one count 0)."""
+
     gpus: int
     nodes: int
     capex: float
     annual_cost_onprem: float
     annual_cost_cloud: float
+    million_tokens_per_year: float
+    cost_per_million_tokens_onprem: float
+    cost_per_million_tokens_cloud: float
 
 
 class Assumption(_M):

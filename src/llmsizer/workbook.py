@@ -31,7 +31,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -98,6 +98,15 @@ _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFL
 _UNIT_SUFFIX = {"M tokens": "M tok", "x": "×", "ratio": "", "code": ""}
 
 
+def unit_text(unit: str, currency: str) -> str:
+    """The unit as the Unit column shows it (fractions are displayed as percentages)."""
+    if unit in _PERCENT_UNITS:
+        return unit.replace("fraction", "%")
+    if unit == "us":
+        return "µs"
+    return unit.replace("currency", currency)
+
+
 def _decimals(values: Iterable[float]) -> int:
     """Decimals that show about three significant digits of the row's largest value."""
     big = max((abs(v) for v in values), default=0.0)
@@ -149,6 +158,34 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
     if dash_zero:
         fmt = f'{fmt};-{fmt};"—"'
     return fmt
+
+
+_PAGE_CHARS = 200  # column-width characters that print legibly across a landscape A4 page
+
+
+def _fit_width(ws: Any, width: float, repeated: float = 0.0) -> None:
+    """Fit to the page width: one page when it stays legible, else as many pages wide as
+    needed, the ``repeated`` (label) columns printed again on each."""
+    pages = max(1, math.ceil((width - repeated) / (_PAGE_CHARS - repeated)))
+    ws.fit_to_pages(pages, 0)
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _shown_width(value: float, fmt: str) -> int:
+    """About how many characters ``value`` takes when shown with ``fmt`` (column widths)."""
+    section = fmt.split(";")[0]
+    literal = "".join(_QUOTED.findall(section))
+    body = _QUOTED.sub("", section)
+    if "E+" in body:
+        return 9 + len(literal)
+    if "%" in body:
+        value = value * 100
+    if body.endswith(",,,"):
+        value = value / 1e9
+    decimals = len(body.split(".")[1].rstrip(",%")) if "." in body else 0
+    return len(f"{value:,.{decimals}f}") + len(literal) + body.count("%")
 
 
 # --- columns: one per option shown --------------------------------------------------------
@@ -315,10 +352,12 @@ class _Formats:
         "name": {"font_size": 9, "font_color": "#7F7F7F"},
         "label": {},
         "label_bold": {"bold": True},
+        "header_top": {"bold": True, "valign": "top"},
         "unit": {"font_color": "#595959"},
         "note": {"font_color": "#595959", "font_size": 9},
         "text": {},
         "wrap": {"text_wrap": True, "valign": "top"},
+        "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
         "input": {"locked": False, "bg_color": "#FFF2CC", "font_color": "#0033CC", "border": 1,
                   "border_color": "#BFBFBF"},
         "calc": {},
@@ -479,29 +518,30 @@ class _Book:
                 self._write_calc_sheet(sheet)
             self._write_summary(wb)
             self._write_assumptions()
-            for name, ws in self.ws.items():
-                self._finish(name, ws)
+            for ws in self.ws.values():
+                self._finish(ws)
             self.ws["Summary"].activate()
         finally:
             wb.close()
 
-    def _finish(self, name: str, ws: Any) -> None:
+    def _finish(self, ws: Any) -> None:
         ws.protect("", {"format_columns": True, "format_rows": True})
         ws.set_landscape()
-        ws.fit_to_pages(1, 0)
+        ws.set_paper(9)  # A4
         ws.set_margins(left=0.4, right=0.4, top=0.6, bottom=0.6)
         ws.set_header("&L&A&R&D")  # sheet name and date: no user text in & codes
         ws.set_footer("&CPage &P of &N")
 
-    def _title(self, ws: Any, title: str, subtitle: str) -> None:
-        ws.write_string(0, 0, clean_text(title), self.f("title"))
-        ws.write_string(1, 0, clean_text(subtitle), self.f("subtitle"))
+    def _title(self, ws: Any, title: str, subtitle: str, col: int = 0) -> None:
+        ws.write_string(0, col, clean_text(title), self.f("title"))
+        ws.write_string(1, col, clean_text(subtitle), self.f("subtitle"))
 
     # Inputs ---------------------------------------------------------------------------------
 
     def _validation(self, i: Input, values: Sequence[float]) -> dict[str, Any]:
-        unit_text = {"fraction": "fraction (0.25 = 25 %)", "flag": "1 = yes, 0 = no"}.get(i.unit, i.unit)
-        message = f"{i.note} Unit: {unit_text}."
+        shown = {"fraction": "% (type 25% or 0.25)", "flag": "1 = yes, 0 = no"}.get(
+            i.unit, unit_text(i.unit, self.cur))
+        message = f"{i.note} Unit: {shown}."
         v: dict[str, Any] = {"input_title": i.label[:32], "input_message": message[:255],
                              "error_title": "Value out of range"[:32]}
         kind = "integer" if i.integer else "decimal"
@@ -517,7 +557,7 @@ class _Book:
         else:
             return v | {"validate": "any"}
         whole = "a whole number " if i.integer else ""
-        v["error_message"] = f"{i.label}: {whole}{bounds} ({unit_text})."[:255]
+        v["error_message"] = f"{i.label}: {whole}{bounds} ({shown})."[:255]
         return v
 
     def _write_inputs(self, wb: Any) -> None:
@@ -531,9 +571,11 @@ class _Book:
                     "recalculates. Each has a name (last column) that the formulas use.")
         ws.set_column(0, 0, 38)
         ws.set_column(1, 1, 13)
-        ws.set_column(2, 1 + self.n_wl, 18)
-        ws.set_column(note_col, note_col, 70)
-        ws.set_column(name_col, name_col, 30)
+        ws.set_column(2, 1 + self.n_wl, 24)
+        ws.set_column(note_col, note_col, 80)
+        ws.set_column(name_col, name_col, 34)
+        _fit_width(ws, 51 + 24 * self.n_wl + 80, 51)
+        ws.repeat_columns(0, 1)
         row = 3
         header = ("Input", "Unit", "Value")
         for j, text in enumerate(header):
@@ -550,7 +592,7 @@ class _Book:
             value = float(r.account_inputs[i.name])
             fmt = number_format(i.unit, [value], self.cur)
             ws.write_string(row, 0, i.label, f("label"))
-            ws.write_string(row, 1, i.unit, f("unit"))
+            ws.write_string(row, 1, unit_text(i.unit, self.cur), f("unit"))
             ws.write_number(row, 2, value, f("input", fmt))
             ws.data_validation(row, 2, row, 2, self._validation(i, [value]))
             ws.write_string(row, note_col, i.note, f("note"))
@@ -564,7 +606,7 @@ class _Book:
             value = float(r.tables[table][tid][colname])
             label, unit = _TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
             ws.write_string(row, 0, f"{label}: {tid}", f("label"))
-            ws.write_string(row, 1, unit.replace("currency", self.cur), f("unit"))
+            ws.write_string(row, 1, unit_text(unit, self.cur), f("unit"))
             ws.write_number(row, 2, value, f("input", number_format(unit, [value], self.cur,
                                                                      dash_zero=True)))
             ws.data_validation(row, 2, row, 2, {
@@ -585,7 +627,7 @@ class _Book:
         ws.write_string(row + 2, 0, "Sizing mode", f("label"))
         for k, w in enumerate(r.workloads, start=1):
             ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
-            ws.write_string(row + 1, 1 + k, clean_text(f"{w.model_name} ({w.model})"), f("wrap"))
+            ws.write_string(row + 1, 1 + k, clean_text(w.model_name), f("text"))
             ws.write_string(row + 2, 1 + k, w.mode, f("text"))
         ws.write_string(row + 2, note_col, "modelled = roofline model with calibrated "
                         "efficiencies; measured = the customer's benchmark replaces it (seed 000).",
@@ -595,7 +637,7 @@ class _Book:
             vals = [float(w.inputs[i.name]) for w in r.workloads]
             fmt = number_format(i.unit, vals, self.cur)
             ws.write_string(row, 0, i.label, f("label"))
-            ws.write_string(row, 1, i.unit, f("unit"))
+            ws.write_string(row, 1, unit_text(i.unit, self.cur), f("unit"))
             for k, value in enumerate(vals, start=1):
                 ws.write_number(row, 1 + k, value, f("input", fmt))
                 wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${_letter(1 + k)}${row + 1}")
@@ -605,6 +647,7 @@ class _Book:
             ws.write_string(row, name_col, f"in_w1_{i.name} … in_w{len(vals)}_{i.name}"
                             if len(vals) > 1 else f"in_w1_{i.name}", f("name"))
             row += 1
+        ws.print_area(0, 0, row, note_col)
 
     def _price_source(self, table: str, tid: str, colname: str) -> str:
         value = float(self.r.tables[table][tid][colname])
@@ -637,7 +680,9 @@ class _Book:
         ws.set_column(1, 1, 34)
         width = max(len(c) for c in TABLE_COLUMNS.values())
         ws.set_column(2, 1 + width, 14)
-        ws.set_column(2 + width, 4 + width, 60)
+        ws.set_column(2 + width, 4 + width, 40, self.f("wrap_note"))
+        _fit_width(ws, 54 + 14 * width + 120, 20)
+        ws.repeat_columns(0, 0)
         cat = self.catalog
         for table, hrow in self.catalog_blocks:
             cols = TABLE_COLUMNS[table]
@@ -646,6 +691,7 @@ class _Book:
             heads += [_TABLE_COLUMN_INFO.get(c, (c, ""))[0] for c in cols]
             sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
                        "platforms": ["Source", "Notes"], "precisions": ["Source"]}.get(table, [])
+            ws.set_row(hrow, 30)
             for j, text in enumerate(heads):
                 ws.write_string(hrow, j, text, f("header"))
             for j, text in enumerate(sources):
@@ -666,7 +712,7 @@ class _Book:
                     else:
                         ws.write_number(row, 2 + j, value, fmt)
                 for j, text in enumerate(texts[1:]):
-                    ws.write_string(row, 2 + width + j, text, f("note"))
+                    ws.write_string(row, 2 + width + j, clean_text(text), f("wrap_note"))
         ws.freeze_panes(3, 1)
 
     @staticmethod
@@ -695,7 +741,7 @@ class _Book:
                "sheets follow.")
         if lay.hidden:
             sub += "  " + "; ".join(lay.hidden) + "."
-        self._title(ws, _SHEET_TITLES[sheet], sub)
+        self._title(ws, _SHEET_TITLES[sheet], sub, COL_LABEL)
         for row, text in ((ROW_WORKLOAD, "Workload"), (ROW_OPTION, "Option"),
                           (ROW_STATUS, "Status (engine)")):
             ws.write_string(row, COL_NAME, "name" if row == ROW_WORKLOAD else "", f("header"))
@@ -713,39 +759,42 @@ class _Book:
         for row in (ROW_OPTION, ROW_STATUS):
             ws.write_blank(row, self.tail, None, f("header"))
             ws.write_blank(row, self.tail + 1, None, f("header"))
+        ws.set_row(ROW_WORKLOAD, 30)
         ws.set_row(ROW_OPTION, 30)
-        ws.set_row(ROW_STATUS, 56)
+        ws.set_row(ROW_STATUS, 66)
         ws.set_column(COL_NAME, COL_NAME, 24)
         ws.set_column(COL_LABEL, COL_LABEL, 36)
         ws.set_column(COL_UNIT, COL_UNIT, 11)
-        if lay.columns:
-            ws.set_column(FIRST_OPTION_COL, self.tail - 1, 17)
         ws.set_column(self.tail, self.tail, 60)
-        ws.set_column(self.tail + 1, self.tail + 1, 80)
+        ws.set_column(self.tail + 1, self.tail + 1, 100)
         ws.freeze_panes(ROW_STATUS + 1, FIRST_OPTION_COL)
         ws.repeat_rows(ROW_WORKLOAD, ROW_STATUS)
-        ws.repeat_columns(COL_NAME, COL_UNIT)
+        ws.repeat_columns(COL_LABEL, COL_UNIT)
 
     def _section(self, ws: Any, row: int, text: str) -> None:
-        ws.write_string(row, COL_NAME, text, self.f("section"))
-        for j in range(1, self.tail + 2):
-            ws.write_blank(row, j, None, self.f("section"))
+        ws.write_string(row, COL_LABEL, text, self.f("section"))
+        for j in range(self.tail + 2):
+            if j != COL_LABEL:
+                ws.write_blank(row, j, None, self.f("section"))
 
     def _write_calc_sheet(self, sheet: str) -> None:
         ws = self.ws[sheet]
         f = self.f
         lay = self.lay
         self._headers(ws, sheet)
+        widths = dict.fromkeys((c.col for c in lay.columns), 12)
         if sheet == "KV":
             self._section(ws, ROW_SECTION, "The engine's choices and calibrated efficiencies "
                           "for each option (inputs)")
             for i in self.option_inputs:
-                self._write_option_inputs(ws, i, lay.option_rows[i.name])
+                self._write_option_inputs(ws, i, lay.option_rows[i.name], widths)
         self._section(ws, self.calc_section_row[sheet], "Calculations (formulas)")
+        last_row = ROW_STATUS
         for calc in CALCULATIONS:
             if calc.sheet != sheet:
                 continue
             row = lay.calc_rows[calc.name][1]
+            last_row = row
             flag = _flag_expr(calc.expr)
             values = [c.option.values[calc.name] for c in lay.columns]
             nums = [float(v) for v in values if not isinstance(v, str)]
@@ -753,12 +802,14 @@ class _Book:
             plain, rec = f("calc", fmt), f("calc_rec", fmt)
             ws.write_string(row, COL_NAME, calc.name, f("name"))
             ws.write_string(row, COL_LABEL, calc.label, f("label"))
-            ws.write_string(row, COL_UNIT, calc.unit.replace("currency", self.cur), f("unit"))
+            ws.write_string(row, COL_UNIT, unit_text(calc.unit, self.cur), f("unit"))
             template = self._template(calc)
             for c, value in zip(lay.columns, values, strict=True):
                 formula = "=" + template.replace("\x00", c.letter).replace("\x01", str(c.k))
                 ws.write_formula(row, c.col, formula, rec if c.recommended else plain,
                                  _cached(value, flag))
+                if fmt and not isinstance(value, str):
+                    widths[c.col] = max(widths[c.col], _shown_width(float(value), fmt))
             ws.write_string(row, self.tail, f"= {to_text(calc.expr)}", f("note"))
             ws.write_string(row, self.tail + 1, calc.note, f("note"))
             if flag and lay.columns:
@@ -766,6 +817,11 @@ class _Book:
             if calc.name.startswith("headroom") and lay.columns:
                 ws.conditional_format(row, FIRST_OPTION_COL, row, self.tail - 1, {
                     "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+        for col, chars in widths.items():
+            ws.set_column(col, col, min(chars + 2, 28))
+        # Print the labels and the option columns (names, formulas and notes stay on screen).
+        ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, self.tail - 1))
+        _fit_width(ws, 47 + sum(min(w + 2, 28) for w in widths.values()), 47)
 
     def _pass_fail(self, ws: Any, r1: int, c1: int, r2: int, c2: int) -> None:
         ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==", "value": "TRUE",
@@ -773,17 +829,18 @@ class _Book:
         ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==",
                                                "value": "FALSE", "format": self.f("bad")})
 
-    def _write_option_inputs(self, ws: Any, i: Input, row: int) -> None:
+    def _write_option_inputs(self, ws: Any, i: Input, row: int, widths: dict[int, int]) -> None:
         f = self.f
         lay = self.lay
         ws.write_string(row, COL_NAME, i.name, f("name"))
         ws.write_string(row, COL_LABEL, i.label, f("label"))
-        ws.write_string(row, COL_UNIT, i.unit, f("unit"))
+        ws.write_string(row, COL_UNIT, unit_text(i.unit, self.cur), f("unit"))
         values = [c.option.values.get(i.name, getattr(c.option, i.name, "")) for c in lay.columns]
         if i.kind == "text":
             fmt = f("input", "@")
             for c, value in zip(lay.columns, values, strict=True):
                 ws.write_string(row, c.col, str(value), fmt)
+                widths[c.col] = max(widths[c.col], len(str(value)))
             table = _lookup_keys().get(i.name)
             source = lay.catalog_id_ranges.get(table or "")
             if source and lay.columns:
@@ -794,9 +851,11 @@ class _Book:
                     "error_message": "Pick an id from the list (rows of the Catalog sheet)."})
         else:
             nums = [float(v) for v in values]
-            fmt = f("input", number_format(i.unit, nums, self.cur))
+            num_format = number_format(i.unit, nums, self.cur)
+            fmt = f("input", num_format)
             for c, value in zip(lay.columns, nums, strict=True):
                 ws.write_number(row, c.col, value, fmt)
+                widths[c.col] = max(widths[c.col], _shown_width(value, num_format))
             if lay.columns:
                 ws.data_validation(row, FIRST_OPTION_COL, row, self.tail - 1,
                                    self._validation(i, nums))
@@ -880,7 +939,9 @@ class _Book:
         ws.set_column(0, 0, 44)
         ws.set_column(1, 1, 12)
         ws.set_column(2, 1 + self.n_wl, 30)
-        ws.set_column(total_col, total_col, 18)
+        ws.set_column(total_col, total_col, 22)
+        _fit_width(ws, 74 + 30 * self.n_wl, 56)
+        ws.repeat_columns(0, 1)
         row = 4
         ws.write_string(row, 0, "Per workload", f("header"))
         ws.write_string(row, 1, "Unit", f("header"))
@@ -893,7 +954,7 @@ class _Book:
         for k, w in enumerate(r.workloads, start=1):
             ws.write_string(row, 1 + k, clean_text(w.model_name), f("wrap"))
         row += 1
-        ws.write_string(row, 0, "Recommendation", f("label_bold"))
+        ws.write_string(row, 0, "Recommendation", f("header_top"))
         ws.set_row(row, 45)
         for k, w in enumerate(r.workloads, start=1):
             c = rec.get(k)
@@ -932,7 +993,7 @@ class _Book:
             nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
             fmt = "" if name in flags else number_format(unit, nums, self.cur)
             ws.write_string(row, 0, label, f("label"))
-            ws.write_string(row, 1, unit.replace("currency", self.cur), f("unit"))
+            ws.write_string(row, 1, unit_text(unit, self.cur), f("unit"))
             for k, ref, value in cells:
                 ws.write_formula(row, 1 + k, f"={ref}", f("calc", fmt), value)
             for k in range(1, len(r.workloads) + 1):
@@ -988,6 +1049,15 @@ class _Book:
 
     # Assumptions -------------------------------------------------------------------------
 
+    def _assumption_label(self, name: str) -> str:
+        """``mfu_decode_8bit`` -> 'Compute efficiency, decode (8bit)'."""
+        if name in self.inputs:
+            return self.inputs[name].label
+        for i in INPUTS:
+            if name.startswith(f"{i.name}_"):
+                return f"{i.label} ({name.removeprefix(i.name + '_').replace('_', ' ')})"
+        return name.replace("_", " ").capitalize()
+
     def _write_assumptions(self) -> None:
         ws = self.ws["Assumptions"]
         f = self.f
@@ -998,7 +1068,8 @@ class _Book:
         ws.set_column(0, 0, 44)
         ws.set_column(1, 1, 16)
         ws.set_column(2, 2, 14)
-        ws.set_column(3, 3, 110)
+        ws.set_column(3, 3, 95)
+        _fit_width(ws, 44 + 16 + 14 + 95)
         row = 3
         for j, text in enumerate(("Assumption", "Value", "Unit", "Source")):
             ws.write_string(row, j, text, f("header"))
@@ -1017,8 +1088,8 @@ class _Book:
                     ws.write_formula(row, 1, formula, fmt, value)
                 else:
                     ws.write_number(row, 1, value, fmt)
-            ws.write_string(row, 2, unit.replace("currency", self.cur), f("unit"))
-            ws.write_string(row, 3, clean_text(source), f("note"))
+            ws.write_string(row, 2, unit_text(unit, self.cur), f("unit"))
+            ws.write_string(row, 3, clean_text(source), f("wrap_note"))
             row += 1
 
         def section(text: str) -> None:
@@ -1036,8 +1107,7 @@ class _Book:
                  f"=in_{i.name}")
         section("Efficiencies and engine defaults (per option on the KV sheet)")
         for a in r.assumptions:
-            label = self.inputs[a.name].label if a.name in self.inputs else a.name
-            line(label, a.value, a.unit, a.source)
+            line(self._assumption_label(a.name), a.value, a.unit, a.source)
         section("Prices and their dates (edit them on the Inputs sheet)")
         for (table, tid, colname), name in self.lay.price_names.items():
             label, unit = _TABLE_COLUMN_INFO.get(colname, (colname, "currency"))

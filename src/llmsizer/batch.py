@@ -1,0 +1,347 @@
+"""Batch reports: a folder of accounts in, a folder of workbooks, proposals and JSON out.
+
+Each account runs in a worker process that imports the heavy libraries once. The parent
+hands one account at a time to each worker over its own pipe, so when a worker dies
+(crash, out of memory) the parent knows exactly which account it lost, records it as an
+error and starts a replacement; the rest continue. Outputs are written atomically; a
+stamp per account (input, catalog, llmsizer version) lets a re-run skip what is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .atomic import clean_temp_files, write_text_atomic
+from .results import slugify
+
+OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
+BATCH_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Outcome:
+    """What happened to one account (also a row of summary.xlsx / batch.json)."""
+
+    file: str
+    stem: str
+    status: str = "pending"  # ok | skipped | invalid input | infeasible | error
+    message: str = ""
+    account: str = ""
+    recommendations: list[str] = field(default_factory=list)
+    gpus: int = 0
+    nodes: int = 0
+    capex: float = 0.0
+    annual_cost_onprem: float = 0.0
+    annual_cost_cloud: float = 0.0
+    cost_per_million_tokens_onprem: float = 0.0
+    cost_per_million_tokens_cloud: float = 0.0
+    currency: str = ""
+    outputs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status not in ("ok", "skipped")
+
+
+def collect(paths: list[Path]) -> list[Path]:
+    """Files as given; folders expand to their *.yaml / *.yml files, sorted."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files += sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+        else:
+            files.append(p)
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
+
+
+def _account_name(path: Path) -> str:
+    """The account name if the file is readable enough, else the file stem (never raises)."""
+    try:
+        from .yamlsafe import load_file
+
+        data = load_file(path).data
+        name = data.get("account", {}).get("name") if isinstance(data, dict) else None
+        return name if isinstance(name, str) and name.strip() else path.stem
+    except Exception:
+        return path.stem
+
+
+def stems(files: list[Path]) -> list[str]:
+    """Safe, distinct output stems: the account's slug; accounts sharing a slug get the
+    input file's name appended (and a counter if that is not enough)."""
+    base = [slugify(_account_name(f)) for f in files]
+    out: list[str] = []
+    used: set[str] = set()
+    for f, b in zip(files, base, strict=True):
+        stem = b if base.count(b) == 1 else f"{b}--{slugify(f.stem, 30)}"
+        n, candidate = 2, stem
+        while candidate in used:
+            candidate, n = f"{stem}-{n}", n + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def _stamp_path(out: Path, stem: str) -> Path:
+    return out / f".{stem}.stamp"
+
+
+def fingerprint(path: Path, templates: Path | None) -> str:
+    from .catalog import load_catalog
+
+    h = hashlib.sha256()
+    h.update(path.read_bytes())
+    h.update(load_catalog().digest.encode())
+    h.update(__version__.encode())
+    if templates:
+        for t in sorted(templates.rglob("*")):
+            if t.is_file():
+                h.update(t.name.encode())
+                h.update(t.read_bytes())
+    return h.hexdigest()
+
+
+def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
+    stamp = _stamp_path(out, stem)
+    if not stamp.is_file() or not all((out / f"{stem}{s}").is_file() for s in OUTPUT_SUFFIXES):
+        return False
+    try:
+        return stamp.read_text() == fingerprint(path, templates)
+    except OSError:
+        return False
+
+
+def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
+    """Size one account and write its three outputs; never raises for user errors."""
+    from .engine import size
+    from .errors import InfeasibleError, InputError, LlmsizerError
+    from .report import write_outputs
+    from .requirements import load
+
+    t0 = time.perf_counter()
+    o = Outcome(file=str(path), stem=stem)
+    try:
+        result = size(load(path))
+        o.account = result.account.name
+        o.currency = result.account.currency
+        for w in result.workloads:
+            best = w.best
+            o.recommendations.append(
+                f"{w.name}: {best.id}" if best else f"{w.name}: no feasible option")
+        t = result.totals
+        o.gpus, o.nodes, o.capex = t.gpus, t.nodes, t.capex
+        o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud
+        o.cost_per_million_tokens_onprem = t.cost_per_million_tokens_onprem
+        o.cost_per_million_tokens_cloud = t.cost_per_million_tokens_cloud
+        written = write_outputs(result, out, stem=stem, templates=templates)
+        o.outputs = [p.name for p in written]
+        infeasible = [w.name for w in result.workloads if w.recommended is None]
+        if infeasible:
+            o.status = "infeasible"
+            o.message = f"no feasible option for {', '.join(infeasible)}: " + (
+                result.workloads[[w.name for w in result.workloads].index(infeasible[0])].advice
+                or "")
+        else:
+            o.status = "ok"
+            write_text_atomic(_stamp_path(out, stem), fingerprint(path, templates))
+    except InfeasibleError as exc:
+        o.status, o.message = "infeasible", str(exc)
+    except InputError as exc:
+        o.status, o.message = "invalid input", str(exc)
+    except LlmsizerError as exc:
+        o.status, o.message = "invalid input", str(exc)
+    except Exception as exc:  # a bug: record it, keep the batch going
+        o.status, o.message = "error", f"{type(exc).__name__}: {exc}"
+    o.seconds = time.perf_counter() - t0
+    return o
+
+
+# --- worker processes ----------------------------------------------------------------------
+
+
+def _warm_up() -> None:
+    """Import the heavy libraries once per worker (fonts, templates, matplotlib)."""
+    with contextlib.suppress(Exception):
+        from . import proposal, workbook  # noqa: F401
+        from .catalog import load_catalog
+
+        load_catalog()
+
+
+def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _warm_up()
+    conn.send(("ready", None))
+    while True:
+        try:
+            item = conn.recv()
+        except EOFError:
+            return
+        if item is None:
+            return
+        index, path, stem = item
+        conn.send(("done", (index, asdict(process(Path(path), out, stem, templates)))))
+
+
+@dataclass
+class _Slot:
+    proc: Any
+    conn: Connection
+    task: int | None = None
+
+
+def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates: Path | None,
+              on_done: Callable[[Outcome, int, int], None] | None = None) -> list[Outcome]:
+    """Process every file; return one Outcome per file, in input order."""
+    out.mkdir(parents=True, exist_ok=True)
+    clean_temp_files(out)
+    names = stems(files)
+    outcomes = [Outcome(file=str(f), stem=s) for f, s in zip(files, names, strict=True)]
+    todo: list[int] = []
+    done = 0
+    for i, (f, stem) in enumerate(zip(files, names, strict=True)):
+        if not force and is_fresh(f, out, stem, templates):
+            outcomes[i].status = "skipped"
+            outcomes[i].message = "unchanged since its outputs were written"
+            _fill_from_json(outcomes[i], out)
+            done += 1
+            if on_done:
+                on_done(outcomes[i], done, len(files))
+        else:
+            todo.append(i)
+    ctx = mp.get_context("fork")
+    slots: list[_Slot] = []
+
+    def start() -> _Slot:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(child, out, templates), daemon=True)
+        proc.start()
+        child.close()
+        slot = _Slot(proc, parent)
+        slots.append(slot)
+        return slot
+
+    def assign(slot: _Slot) -> None:
+        if todo:
+            i = todo.pop(0)
+            slot.task = i
+            slot.conn.send((i, str(files[i]), names[i]))
+        else:
+            slot.task = None
+
+    try:
+        for _ in range(max(1, min(jobs, len(todo)))):
+            start()
+        busy = True
+        while busy:
+            ready = wait([s.conn for s in slots] + [s.proc.sentinel for s in slots])
+            for slot in list(slots):
+                if slot.conn in ready:
+                    try:
+                        kind, payload = slot.conn.recv()
+                    except (EOFError, OSError):
+                        kind, payload = "dead", None
+                    if kind == "done":
+                        i, data = payload
+                        outcomes[i] = Outcome(**data)
+                        done += 1
+                        if on_done:
+                            on_done(outcomes[i], done, len(files))
+                    if kind in ("ready", "done"):
+                        assign(slot)
+                        continue
+                if not slot.proc.is_alive() or (slot.conn in ready and kind == "dead"):
+                    slot.proc.join(timeout=1)
+                    slots.remove(slot)
+                    if slot.task is not None:
+                        i = slot.task
+                        outcomes[i].status = "error"
+                        outcomes[i].message = (
+                            f"worker process died (exit code {slot.proc.exitcode}) while sizing "
+                            "this account: out of memory or a crash; other accounts continue")
+                        done += 1
+                        if on_done:
+                            on_done(outcomes[i], done, len(files))
+                    if todo:
+                        start()
+            busy = any(s.task is not None for s in slots) or bool(todo)
+            if not slots and todo:
+                start()
+        for sl in slots:
+            with contextlib.suppress(OSError):
+                sl.conn.send(None)
+        for sl in slots:
+            sl.proc.join(timeout=10)
+    finally:
+        for sl in slots:
+            if sl.proc.is_alive():
+                sl.proc.terminate()
+            sl.proc.join(timeout=5)
+    return outcomes
+
+
+def _fill_from_json(o: Outcome, out: Path) -> None:
+    """A skipped account keeps its row in the summary: read its existing results JSON."""
+    with contextlib.suppress(Exception):
+        doc = json.loads((out / f"{o.stem}.json").read_text())
+        o.account = doc["account"]["name"]
+        o.currency = doc["account"]["currency"]
+        t = doc["totals"]
+        o.gpus, o.nodes, o.capex = t["gpus"], t["nodes"], t["capex"]
+        o.annual_cost_onprem, o.annual_cost_cloud = t["annual_cost_onprem"], t["annual_cost_cloud"]
+        o.cost_per_million_tokens_onprem = t.get("cost_per_million_tokens_onprem", 0.0)
+        o.cost_per_million_tokens_cloud = t.get("cost_per_million_tokens_cloud", 0.0)
+        o.recommendations = [f"{w['name']}: {w['recommended'] or 'no feasible option'}"
+                             for w in doc["workloads"]]
+        o.outputs = [f"{o.stem}{s}" for s in OUTPUT_SUFFIXES]
+
+
+def batch_json(outcomes: list[Outcome]) -> str:
+    doc = {
+        "schema_version": BATCH_SCHEMA_VERSION,
+        "llmsizer_version": __version__,
+        "accounts": [asdict(o) for o in outcomes],
+        "counts": {s: sum(o.status == s for o in outcomes)
+                   for s in ("ok", "skipped", "invalid input", "infeasible", "error")},
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+@contextlib.contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt so the batch stops the same clean way."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)

@@ -1,0 +1,84 @@
+"""``summary.xlsx`` of a batch: one row per account, totals as live formulas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import xlsxwriter
+
+from .batch import Outcome
+from .textsafe import clean_text
+
+COLUMNS = (  # header, Outcome attribute, format, width
+    ("File", "file", "text", 28),
+    ("Account", "account", "text", 28),
+    ("Status", "status", "text", 14),
+    ("Message", "message", "wrap", 50),
+    ("Recommendation per workload", "recommendations", "wrap", 50),
+    ("GPUs", "gpus", "int", 8),
+    ("Nodes", "nodes", "int", 8),
+    ("Currency", "currency", "text", 9),
+    ("Capex", "capex", "money", 14),
+    ("On-prem per year", "annual_cost_onprem", "money", 16),
+    ("Cloud per year", "annual_cost_cloud", "money", 16),
+    ("On-prem per M tokens", "cost_per_million_tokens_onprem", "money2", 12),
+    ("Cloud per M tokens", "cost_per_million_tokens_cloud", "money2", 12),
+    ("Workbook", "xlsx", "link", 22),
+    ("Proposal", "pdf", "link", 22),
+)
+TOTALLED = {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"}
+
+
+def write_summary(outcomes: list[Outcome], path: Path) -> None:
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet("Accounts")
+    f = {
+        "head": wb.add_format({"bold": True, "bg_color": "#1F3864", "font_color": "white",
+                               "text_wrap": True, "valign": "top"}),
+        "text": wb.add_format({"valign": "top"}),
+        "wrap": wb.add_format({"text_wrap": True, "valign": "top"}),
+        "int": wb.add_format({"num_format": "#,##0", "valign": "top"}),
+        "money": wb.add_format({"num_format": "#,##0", "valign": "top"}),
+        "money2": wb.add_format({"num_format": "#,##0.00", "valign": "top"}),
+        "link": wb.add_format({"font_color": "blue", "underline": 1, "valign": "top"}),
+        "total": wb.add_format({"bold": True, "num_format": "#,##0", "top": 1}),
+        "bad": wb.add_format({"font_color": "#9C0006", "bg_color": "#FFC7CE"}),
+    }
+    for c, (head, _, _, width) in enumerate(COLUMNS):
+        ws.write_string(0, c, head, f["head"])
+        ws.set_column(c, c, width)
+    for r, o in enumerate(outcomes, start=1):
+        for c, (_, attr, kind, _) in enumerate(COLUMNS):
+            if kind == "link":
+                name = f"{o.stem}.{attr}"
+                if name in o.outputs:
+                    ws.write_url(r, c, f"external:{name}", f["link"], string=name)
+                continue
+            value = getattr(o, attr)
+            if isinstance(value, list):
+                ws.write_string(r, c, clean_text("\n".join(value)), f[kind])
+            elif isinstance(value, str):
+                ws.write_string(r, c, clean_text(value), f[kind])
+            else:
+                ws.write_number(r, c, value, f[kind])
+    last = len(outcomes)
+    ws.write_string(last + 1, 0, "Total (ok and skipped accounts)", f["total"])
+    currencies = {o.currency for o in outcomes if not o.failed}
+    for c, (_, attr, _, _) in enumerate(COLUMNS):
+        if attr in TOTALLED and (attr in ("gpus", "nodes") or len(currencies) <= 1):
+            col = xlsxwriter.utility.xl_col_to_name(c)
+            value = sum(getattr(o, attr) for o in outcomes)
+            ws.write_formula(last + 1, c, f"=SUM({col}2:{col}{last + 1})", f["total"], value)
+    if len(currencies) > 1:
+        ws.write_string(last + 2, 0, "Costs are not totalled: accounts use different currencies ("
+                        + ", ".join(sorted(currencies)) + ").")
+    status_col = xlsxwriter.utility.xl_col_to_name(2)
+    ws.conditional_format(1, 2, last, 2, {"type": "formula",
+                                          "criteria": f'=AND(${status_col}2<>"ok",'
+                                                      f'${status_col}2<>"skipped")',
+                                          "format": f["bad"]})
+    ws.freeze_panes(1, 2)
+    ws.autofilter(0, 0, last, len(COLUMNS) - 1)
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+    wb.close()
