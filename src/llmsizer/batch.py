@@ -135,7 +135,7 @@ def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome
     """Size one account and write its three outputs; never raises for user errors."""
     from .engine import size
     from .errors import InfeasibleError, InputError, LlmsizerError
-    from .report import write_outputs
+    from .report import check_feasible, write_outputs
     from .requirements import load
 
     t0 = time.perf_counter()
@@ -144,10 +144,9 @@ def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome
         result = size(load(path))
         o.account = result.account.name
         o.currency = result.account.currency
+        check_feasible(result)
         for w in result.workloads:
-            best = w.best
-            o.recommendations.append(
-                f"{w.name}: {best.id}" if best else f"{w.name}: no feasible option")
+            o.recommendations.append(f"{w.name}: {w.recommended}")
         t = result.totals
         o.gpus, o.nodes, o.capex = t.gpus, t.nodes, t.capex
         o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud
@@ -155,15 +154,8 @@ def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome
         o.cost_per_million_tokens_cloud = t.cost_per_million_tokens_cloud
         written = write_outputs(result, out, stem=stem, templates=templates)
         o.outputs = [p.name for p in written]
-        infeasible = [w.name for w in result.workloads if w.recommended is None]
-        if infeasible:
-            o.status = "infeasible"
-            o.message = f"no feasible option for {', '.join(infeasible)}: " + (
-                result.workloads[[w.name for w in result.workloads].index(infeasible[0])].advice
-                or "")
-        else:
-            o.status = "ok"
-            write_text_atomic(_stamp_path(out, stem), fingerprint(path, templates))
+        o.status = "ok"
+        write_text_atomic(_stamp_path(out, stem), fingerprint(path, templates))
     except InfeasibleError as exc:
         o.status, o.message = "infeasible", str(exc)
     except InputError as exc:

@@ -164,13 +164,9 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
     from .report import report as run
     from .requirements import load
 
-    result, written = run(load(file), out_dir, templates=templates)
+    _, written = run(load(file), out_dir, templates=templates)
     for w in written:
         click.echo(str(w))
-    if any(w.recommended is None for w in result.workloads):
-        click.echo("error: " + "; ".join(f"{w.name}: {w.advice}" for w in result.workloads
-                                         if w.recommended is None), err=True)
-        sys.exit(3)
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .atomic import atomic_group
 from .engine import size
-from .errors import InputError
+from .errors import InfeasibleError, InputError
 from .requirements import Loaded
 from .results import Result
 
@@ -47,8 +47,16 @@ def write_outputs(result: Result, out: Path, stem: str | None = None,
     return targets
 
 
+def check_feasible(result: Result) -> None:
+    """Refuse to write a proposal for an account with a workload nothing can serve."""
+    bad = [w for w in result.workloads if w.recommended is None]
+    if bad:
+        raise InfeasibleError("; ".join(f"{w.name}: {w.advice}" for w in bad))
+
+
 def report(loaded: Loaded, out: Path, templates: Path | None = None,
            formats: tuple[str, ...] = FORMATS) -> tuple[Result, list[Path]]:
     result = size(loaded)
+    check_feasible(result)
     prepare_out_dir(out)
     return result, write_outputs(result, out, templates=templates, formats=formats)

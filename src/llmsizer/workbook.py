@@ -744,9 +744,9 @@ class _Book:
         self._title(ws, _SHEET_TITLES[sheet], sub, COL_LABEL)
         for row, text in ((ROW_WORKLOAD, "Workload"), (ROW_OPTION, "Option"),
                           (ROW_STATUS, "Status (engine)")):
-            ws.write_string(row, COL_NAME, "name" if row == ROW_WORKLOAD else "", f("header"))
+            ws.write_string(row, COL_NAME, "Name" if row == ROW_WORKLOAD else "", f("header"))
             ws.write_string(row, COL_LABEL, text, f("header"))
-            ws.write_string(row, COL_UNIT, "unit" if row == ROW_WORKLOAD else "", f("header"))
+            ws.write_string(row, COL_UNIT, "Unit" if row == ROW_WORKLOAD else "", f("header"))
         for c in lay.columns:
             head = f("header_rec") if c.recommended else f("header")
             ws.write_string(ROW_WORKLOAD, c.col, clean_text(c.workload.name), head)
@@ -812,7 +812,7 @@ class _Book:
                     widths[c.col] = max(widths[c.col], _shown_width(float(value), fmt))
             ws.write_string(row, self.tail, f"= {to_text(calc.expr)}", f("note"))
             ws.write_string(row, self.tail + 1, calc.note, f("note"))
-            if flag and lay.columns:
+            if flag and calc.name.endswith("_met") and lay.columns:
                 self._pass_fail(ws, row, FIRST_OPTION_COL, row, self.tail - 1)
             if calc.name.startswith("headroom") and lay.columns:
                 ws.conditional_format(row, FIRST_OPTION_COL, row, self.tail - 1, {
