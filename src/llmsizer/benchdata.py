@@ -20,7 +20,8 @@ Conventions (each one is a choice a reader should know about):
   (closed loop with a fixed number of users), ``batch1`` (single stream), and
   ``rate`` (open loop at a request rate: ``request_rate`` is the offered rate in
   requests/s, ``inf`` for "QPS=INF (all at once)", ``achieved_rate`` what the notes say
-  was achieved). ``concurrency`` is ``None`` for offline and rate rows.
+  was achieved). ``concurrency`` is ``None`` for offline and rate rows. ``requests`` is the
+  number of requests a run sent when the source or notes say ("500 requests"), else None.
 - Lengths: a batch-1 row whose prompt/output length is not stated ("short
   (text-completion prompt)", "generation run (length not stated ...)") gets 0 for that
   length; ``raw`` keeps the text. Any other non-numeric length skips the row.
@@ -87,6 +88,7 @@ class BenchPoint:
     raw: dict[str, str]
     request_rate: float | None = None
     achieved_rate: float | None = None
+    requests: int | None = None
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,7 @@ _LAYER_SPLIT = re.compile(r"layer split across (\d+) gpus?")
 _QPS = re.compile(r"request rate qps\s*=\s*(inf|\d+(?:\.\d+)?)")
 _ACHIEVED = re.compile(r"achieved\s+(\d+(?:\.\d+)?)\s*req/s")
 _LEADING_INT = re.compile(r"^(\d+)\b")
+_REQUESTS = re.compile(r"\b(\d[\d,]*)\s+requests\b")
 
 
 class _RowError(Exception):
@@ -353,6 +356,7 @@ def _point(row: int, raw: dict[str, str]) -> BenchPoint:
     regime, concurrency, rate = _regime(raw["concurrency"], raw["scenario"], metric_raw)
     achieved = _ACHIEVED.search(raw["notes"]) if regime == "rate" else None
     tier = _TIER.search(raw["notes"])
+    requests = _REQUESTS.search(f"{raw['source']} {raw['notes']}")
 
     return BenchPoint(
         row=row,
@@ -375,6 +379,7 @@ def _point(row: int, raw: dict[str, str]) -> BenchPoint:
         raw=raw,
         request_rate=rate,
         achieved_rate=float(achieved.group(1)) if achieved else None,
+        requests=int(requests.group(1).replace(",", "")) if requests else None,
     )
 
 

@@ -472,6 +472,75 @@ COMPUTE_CODES = {"bf16": 1, "fp8": 2, "int8": 3, "fp4": 4}
 # line (``llmsizer estimate --replicas R``); still written once, here.
 GROUP_OUTPUT_TOKENS_PER_S = ref("replica_output_tokens_per_s") * ref("replicas_given")
 
+
+# ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
+# What a measured benchmark reports that the sizing itself does not need. Each combines the
+# calculations above with a count the benchmark states (a ``*_given`` name): the replicas
+# sharing the load, the closed-loop users or the offered request rate per replica.
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    unit: str
+    expr: Expr
+    note: str
+
+
+_cycle = r("ttft_ms") + (r("output_tokens") - 1) * r("tpot_ms")
+_occupied = MAX(1, r("batch_per_replica"))
+# Decode steps one request spends from arrival to its last token, for Little's law.
+_steps = r("ttft_queue_steps") + r("output_tokens") - 1
+_rate_ms = r("request_rate_given") / 1000
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("per_replica_given", "x", r("group_given") / r("replicas_given"),
+           "A load the benchmark states for the whole group (users, requests/s), shared evenly "
+           "by its replicas."),
+    Figure("single_stream_itl_ms", "ms", 1000 / r("bandwidth_ceiling_tokens_per_s"),
+           "Time per token of one stream alone (batch 1)."),
+    Figure("request_cycle_ms", "ms", _cycle,
+           "Time one request holds a batch slot: TTFT + (output - 1) x TPOT."),
+    Figure("closed_loop_output_tokens_per_s", "tok/s",
+           ref("replicas_given") * MIN(r("concurrency_given"), _occupied) * r("output_tokens")
+           * 1000 / _cycle,
+           "Fixed concurrency C per replica (closed loop): MIN(C, batch) requests in flight, "
+           "each producing its output once per request cycle."),
+    Figure("closed_loop_ttft_ms", "ms",
+           r("ttft_ms") + MAX(0, r("concurrency_given") / _occupied - 1) * _cycle,
+           "Beyond the batch the engine can hold, users wait for a free slot: "
+           "(C / batch - 1) request cycles on top of TTFT (Little's law)."),
+    Figure("rate_batch_per_replica", "sequences",
+           IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
+              MIN(r("max_batch_per_replica"),
+                  _rate_ms * (r("prefill_ms") + r("ttft_overhead_ms")
+                              + _steps * r("step_fixed_ms"))
+                  / (1 - _rate_ms * _steps * r("step_ms_per_seq"))),
+              r("max_batch_per_replica")),
+           "Open loop at rate L per replica: B = L x (TTFT + (output - 1) x t(B)) with "
+           "t(B) = a + b x B, solved for B (Little's law, closed form); no steady state "
+           "(saturated) = the engine's cap."),
+    Figure("decode_only_tpot_ms", "ms",
+           r("tpot_ms") - r("prefill_ms_per_seq_step") * _occupied,
+           "TPOT when prompts are not interleaved with decode (a burst whose prefill ran "
+           "first): t(B) without the amortised prefill share."),
+    Figure("served_rate_per_s", "requests/s",
+           MIN(r("request_rate_given"), r("replica_output_tokens_per_s") / r("output_tokens")),
+           "Requests/s a replica serves: the offered rate, or its saturated capacity when the "
+           "rate exceeds it (evaluate at the saturated batch)."),
+    Figure("rate_output_tokens_per_s", "tok/s",
+           ref("replicas_given") * r("served_rate_given") * r("output_tokens"),
+           "Steady state at a request rate: requests served x output."),
+    Figure("finite_run_output_tokens_per_s", "tok/s",
+           ref("replicas_given") * r("requests_given") * r("output_tokens") * 1000
+           / (r("requests_given") * 1000 / r("served_rate_given") + r("request_cycle_ms_given")),
+           "A run of N requests per replica: N x output over the time the last one arrives "
+           "(N / served rate) plus its own request cycle."),
+    Figure("total_tokens_per_s", "tok/s",
+           r("output_tokens_per_s_given") * (r("prompt_tokens") + r("output_tokens"))
+           / r("output_tokens"),
+           "Input + output tokens/s from output tokens/s (requests carry prompt + output)."),
+)
+FIGURE_EXPRS: dict[str, Expr] = {f.name: f.expr for f in FIGURES}
+
 # Account totals across workloads (each workload's recommended option, summed by the
 # engine): cost per million tokens of the whole account.
 TOTAL_COST_PER_MILLION_ONPREM = IF(gt(ref("million_tokens_per_year"), 0),

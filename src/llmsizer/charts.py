@@ -16,7 +16,6 @@ date in the metadata make the output byte-stable.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -90,9 +89,14 @@ def _svg(fig: Figure) -> str:
     return text[text.index("<svg"):]
 
 
-def _figure(height_in: float, width_in: float = PAGE_WIDTH_IN) -> Figure:
-    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+def _figure(height_in: float, left_in: float, *, top_in: float = 0.3, bottom_in: float = 0.42,
+            right_in: float = 0.15, hspace: float | None = None,
+            width_in: float = PAGE_WIDTH_IN) -> Figure:
+    """A figure with fixed margins in inches (constrained layout doubles the drawing time)."""
+    fig = Figure(figsize=(width_in, height_in))
     FigureCanvasSVG(fig)
+    fig.subplots_adjust(left=left_in / width_in, right=1 - right_in / width_in,
+                        top=1 - top_in / height_in, bottom=bottom_in / height_in, hspace=hspace)
     return fig
 
 
@@ -194,9 +198,9 @@ class MemoryBar:
 
 def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
     """Horizontal stacked bars: memory of one replica per option."""
-    height = 0.75 + 0.32 * max(len(bars), 1)
+    rows = max(len(bars), 1)
     with matplotlib.rc_context(RC):
-        fig = _figure(height)
+        fig = _figure(0.8 + 0.3 * rows, 1.95, top_in=0.34, bottom_in=0.46)
         ax = fig.add_subplot()
         ys = list(range(len(bars)))[::-1]
         lefts = [0.0] * len(bars)
@@ -212,10 +216,10 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         for tick, b in zip(ax.get_yticklabels(), bars, strict=True):
             if b.chosen:
                 tick.set_fontweight("bold")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: gb(x)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
         ax.grid(axis="y", visible=False)
-        ax.margins(x=0.12)
-        ax.set_xlabel("GPU memory of one replica (all GPUs of the tensor-parallel group)")
+        ax.margins(x=0.1)
+        ax.set_xlabel("GB of GPU memory in one replica (all GPUs of its tensor-parallel group)")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
                   handlelength=1.2, columnspacing=1.2)
         return _svg(fig)
@@ -227,38 +231,43 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     """Per-user speed (top, with the SLO line) and replica throughput (bottom) against batch."""
     xs = [p["batch_per_replica"] for p in points]
     with matplotlib.rc_context(RC):
-        fig = _figure(3.3)
+        fig = _figure(3.3, 0.62, top_in=0.3, bottom_in=0.45, right_in=0.2, hspace=0.12)
         top, bottom = fig.subplots(2, 1, sharex=True)
-        top.plot(xs, [p["tokens_per_s_per_user"] for p in points], color=NAVY,
-                 label="Tokens/s each user sees")
+        handles = top.plot(xs, [p["tokens_per_s_per_user"] for p in points], color=NAVY,
+                           label="Tokens/s each user sees")
         if slo_tok_s > 0:
-            top.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
-                        label=f"Target {tok_s(slo_tok_s)}")
-        bottom.plot(xs, [p["replica_output_tokens_per_s"] for p in points], color=TEAL,
-                    label="Output tokens/s of one replica")
+            handles.append(top.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
+                                       label=f"Target {tok_s(slo_tok_s)} per user"))
+        handles += bottom.plot(xs, [p["replica_output_tokens_per_s"] for p in points], color=TEAL,
+                               label="Output tokens/s of one replica")
         cb = chosen["batch_per_replica"]
-        for ax, key, fmt in ((top, "tokens_per_s_per_user", tok_s),
-                             (bottom, "replica_output_tokens_per_s", tok_s)):
+        right_half = cb > 0.6 * max(xs[-1], 1)
+        for ax, key, offset in ((top, "tokens_per_s_per_user", (6, 5)),
+                                (bottom, "replica_output_tokens_per_s", (7, -11))):
             ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
             ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5)
-            ax.annotate(fmt(chosen[key]), (cb, chosen[key]), textcoords="offset points",
-                        xytext=(6, 6), fontsize=7, color=INK, fontweight="bold")
+            dx = -offset[0] if right_half else offset[0]
+            ax.annotate(tok_s(chosen[key]), (cb, chosen[key]), textcoords="offset points",
+                        xytext=(dx, offset[1]), fontsize=7, color=INK, fontweight="bold",
+                        ha="right" if right_half else "left")
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: count(y)))
             ax.yaxis.set_major_locator(MaxNLocator(5))
             ax.set_ylim(bottom=0)
         for x, label in caps:
-            bottom.annotate(label, (x, 0), xycoords=("data", "axes fraction"),
-                            textcoords="offset points", xytext=(-3, 3), ha="right",
-                            fontsize=6.2, color="#6b7685", rotation=90, va="bottom")
+            bottom.annotate(label, (x, 0.4), xycoords=("data", "axes fraction"),
+                            textcoords="offset points", xytext=(-4, 0), ha="right",
+                            fontsize=6.5, color="#6b7685", va="center")
             bottom.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
-        top.text(cb, 1.0, f"  chosen batch {count(cb)}", transform=top.get_xaxis_transform(),
-                 fontsize=7, va="top", ha="left", color=INK)
+        top.annotate(f"chosen batch {count(cb)}", (cb, 1.0), xycoords=("data", "axes fraction"),
+                     textcoords="offset points", xytext=(-4 if right_half else 4, -2), fontsize=7,
+                     va="top", ha="right" if right_half else "left", color=INK)
         top.set_ylabel("tok/s per user")
         bottom.set_ylabel("tok/s per replica")
         bottom.set_xlabel("Batch: sequences decoded together on one replica")
         bottom.set_xlim(left=0)
-        top.legend(loc="upper right", fontsize=6.8)
-        bottom.legend(loc="lower right", fontsize=6.8)
+        bottom.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+        fig.legend(handles=handles, loc="upper center", ncols=3, fontsize=6.8,
+                   bbox_to_anchor=(0.5, 1.0), handlelength=1.8)
         return _svg(fig)
 
 
@@ -277,7 +286,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
     """Annual cost per deployment: on-prem (amortised capex + power + support) vs cloud."""
     n = max(len(bars), 1)
     with matplotlib.rc_context(RC):
-        fig = _figure(0.9 + 0.62 * n)
+        fig = _figure(0.85 + 0.5 * n, 2.2, top_in=0.34, bottom_in=0.42)
         ax = fig.add_subplot()
         labels: list[str] = []
         ys: list[float] = []
@@ -312,15 +321,3 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
                   handlelength=1.2)
         return _svg(fig)
-
-
-_SVG_ID = re.compile(r'\bid="([^"]+)"')
-
-
-def prefix_ids(svg: str, prefix: str) -> str:
-    """Make the ids of one inline SVG unique within the HTML document."""
-    ids = set(_SVG_ID.findall(svg))
-    for old in sorted(ids, key=len, reverse=True):
-        svg = svg.replace(f'id="{old}"', f'id="{prefix}{old}"').replace(
-            f"#{old})", f"#{prefix}{old})").replace(f'"#{old}"', f'"#{prefix}{old}"')
-    return svg

@@ -1,87 +1,187 @@
 """Read a Hugging Face ``config.json`` named by a workload (``model: my-model/config.json``).
 
-The path is relative to the requirements file and must stay inside its folder. The
-parameter count is derived from the architecture (embeddings + attention + MLP/experts)
-unless the config states it (``num_parameters``/``llmsizer_params_total``).
+The path is relative to the requirements file and must stay inside its folder (symbolic
+links are resolved first, so a link pointing out is refused too). The parameter count is
+derived from the architecture (embeddings + attention + MLP/experts) unless the config
+states it (``num_parameters``/``llmsizer_params_total``).
+
+A config.json is untrusted input like the YAML: it is read only if it is a regular file of
+at most :data:`MAX_CONFIG_BYTES`; ``NaN``/``Infinity``, numbers with thousands of digits and
+deeply nested JSON are refused; every architecture number must be a positive integer within
+a generous bound; the model name is stripped of control and bidirectional-override
+characters. Every problem is an :class:`~llmsizer.errors.InputError`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .catalog import Model
 from .errors import InputError
+from .textsafe import clean_text
 
 MAX_CONFIG_BYTES = 1_000_000
 
+# Generous upper bounds (the largest public models are far below them); a value above one is
+# a broken or hostile file, and unbounded values would overflow the sizing arithmetic.
+_LIMITS = {
+    "hidden": 1_000_000,
+    "layers": 10_000,
+    "heads": 100_000,
+    "head_dim": 100_000,
+    "inter": 10_000_000,
+    "vocab": 100_000_000,
+    "experts": 100_000,
+    "context": 1_000_000_000,
+}
+MAX_PARAMS = 1e15
 
-def _int(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int:
+
+def _int(cfg: dict[str, Any], rel: str, *keys: str, limit: int, default: int | None = None) -> int:
     for k in keys:
-        v = cfg.get(k)
-        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-            return v
+        if k not in cfg or cfg[k] is None:
+            continue
+        v = cfg[k]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= limit:
+            raise InputError(
+                f"config file {rel!r}: {k!r} must be a whole number from 1 to {limit:,} "
+                f"(found {_shown(v)}); check that this is a model's config.json"
+            )
+        return v
     if default is not None:
         return default
-    raise InputError(f"config.json lacks a positive integer {keys[0]!r}")
+    raise InputError(
+        f"config file {rel!r} lacks a positive integer {keys[0]!r}"
+        + (f" (or {', '.join(repr(k) for k in keys[1:])})" if len(keys) > 1 else "")
+        + "; use the model's own config.json from Hugging Face"
+    )
+
+
+def _shown(v: Any) -> str:
+    text = repr(v) if isinstance(v, int | float | str | bool) or v is None else type(v).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _read(target: Path, rel: str) -> dict[str, Any]:
+    try:
+        if target.stat().st_size > MAX_CONFIG_BYTES:
+            raise InputError(
+                f"config file {rel!r} is larger than {MAX_CONFIG_BYTES:,} bytes: "
+                "not a model config.json"
+            )
+        with target.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read config file {rel!r} ({exc.strerror or exc})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise InputError(f"config file {rel!r} is larger than {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        cfg = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError:
+        raise InputError(
+            f"config file {rel!r} is not UTF-8 text: save it as UTF-8 (is it really a config.json?)"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"config file {rel!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg}); download the model's config.json again"
+        ) from None
+    except RecursionError:
+        raise InputError(f"config file {rel!r} nests too deeply to be a model config.json") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer with thousands of digits
+        raise InputError(f"config file {rel!r} is not usable JSON: {str(exc)[:80]}") from None
+    if not isinstance(cfg, dict):
+        raise InputError(
+            f"config file {rel!r} must hold a JSON object ({{...}}) with the model's "
+            f"architecture, not a {type(cfg).__name__}"
+        )
+    return cfg
 
 
 def model_from_config(base: Path, rel: str) -> Model:
-    base = base.resolve()
-    target = (base / rel).resolve()
+    try:
+        base = base.resolve()
+        target = (base / rel).resolve()
+    except (OSError, RuntimeError, ValueError):  # symlink loops, NUL bytes, over-long paths
+        raise InputError(f"config file path {rel!r} cannot be resolved") from None
     if not target.is_relative_to(base):
         raise InputError(f"{rel!r} points outside the requirements file's folder; "
-                         "copy the config.json next to the YAML file")
+                         "copy the config.json next to the YAML file (or into a folder beside it)")
     if not target.is_file():
-        raise InputError(f"config file {rel!r} not found next to the requirements file")
-    if target.stat().st_size > MAX_CONFIG_BYTES:
-        raise InputError(f"config file {rel!r} is larger than 1 MB: not a model config.json")
-    try:
-        cfg = json.loads(target.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"config file {rel!r} is not valid JSON ({exc})") from None
-    if not isinstance(cfg, dict):
-        raise InputError(f"config file {rel!r} must hold a JSON object")
+        what = "is a folder, not a file" if target.is_dir() else "not found"
+        raise InputError(f"config file {rel!r} {what} (looked in {str(target.parent)!r}); "
+                         "paths are relative to the requirements file")
+    cfg = _read(target, rel)
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers
         cfg = {**cfg, **cfg["text_config"]}
-    hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
-    layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
-    heads = _int(cfg, "num_attention_heads", "n_head")
-    kv_heads = _int(cfg, "num_key_value_heads", default=heads)
-    head_dim = _int(cfg, "head_dim", default=hidden // heads)
-    inter = _int(cfg, "intermediate_size", "ffn_dim", default=4 * hidden)
-    vocab = _int(cfg, "vocab_size", default=32000)
-    experts = _int(cfg, "num_local_experts", "n_routed_experts", "num_experts", default=1)
-    per_tok = _int(cfg, "num_experts_per_tok", "experts_per_token", default=1)
-    moe_inter = _int(cfg, "moe_intermediate_size", default=inter)
-    kv_lora = _int(cfg, "kv_lora_rank", default=0) if "kv_lora_rank" in cfg else 0
-    rope = _int(cfg, "qk_rope_head_dim", default=0) if kv_lora else 0
-    tied = bool(cfg.get("tie_word_embeddings", False))
+    hidden = _int(cfg, rel, "hidden_size", "d_model", "n_embd", limit=_LIMITS["hidden"])
+    layers = _int(cfg, rel, "num_hidden_layers", "n_layer", "num_layers", limit=_LIMITS["layers"])
+    heads = _int(cfg, rel, "num_attention_heads", "n_head", limit=_LIMITS["heads"])
+    kv_heads = _int(cfg, rel, "num_key_value_heads", limit=_LIMITS["heads"], default=heads)
+    if hidden // heads < 1 and "head_dim" not in cfg:
+        raise InputError(f"config file {rel!r}: num_attention_heads ({heads}) is larger than "
+                         f"hidden_size ({hidden}); check that this is a model's config.json")
+    head_dim = _int(cfg, rel, "head_dim", limit=_LIMITS["head_dim"], default=max(1, hidden // heads))
+    inter = _int(cfg, rel, "intermediate_size", "ffn_dim", limit=_LIMITS["inter"], default=4 * hidden)
+    vocab = _int(cfg, rel, "vocab_size", limit=_LIMITS["vocab"], default=32000)
+    experts = _int(cfg, rel, "num_local_experts", "n_routed_experts", "num_experts",
+                   limit=_LIMITS["experts"], default=1)
+    per_tok = _int(cfg, rel, "num_experts_per_tok", "experts_per_token", limit=_LIMITS["experts"],
+                   default=1)
+    moe_inter = _int(cfg, rel, "moe_intermediate_size", limit=_LIMITS["inter"], default=inter)
+    kv_lora = (_int(cfg, rel, "kv_lora_rank", limit=_LIMITS["hidden"], default=0)
+               if "kv_lora_rank" in cfg else 0)
+    rope = _int(cfg, rel, "qk_rope_head_dim", limit=_LIMITS["head_dim"], default=0) if kv_lora else 0
+    tied = cfg.get("tie_word_embeddings", False) is True
     # Parameter count from the architecture; gated MLPs have three matrices.
     attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     mlp_one = 3 * hidden * (moe_inter if experts > 1 else inter)
     embed = vocab * hidden * (1 if tied else 2)
     stated = cfg.get("llmsizer_params_total") or cfg.get("num_parameters")
-    total = float(stated) if isinstance(stated, int | float) and stated > 0 else float(
-        embed + layers * (attn + mlp_one * experts))
+    total = float(embed + layers * (attn + mlp_one * experts))
+    if stated is not None and not isinstance(stated, bool):
+        if not isinstance(stated, int | float) or not (
+            math.isfinite(float(stated)) and 0 < stated <= MAX_PARAMS
+        ):
+            raise InputError(f"config file {rel!r}: the stated parameter count must be a number "
+                             f"from 1 to {MAX_PARAMS:.0e} (found {_shown(stated)})")
+        total = float(stated)
     active = float(embed + layers * (attn + mlp_one * min(per_tok, experts)))
     if experts <= 1:
         active = total
-    return Model(
-        name=str(cfg.get("_name_or_path") or Path(rel).parent.name or rel)[:200],
-        hf_id=str(cfg.get("_name_or_path") or "")[:200],
-        params_total=total,
-        params_active=min(active, total),
-        layers=layers,
-        hidden_size=hidden,
-        attention_heads=heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
-        kv_lora_rank=kv_lora,
-        qk_rope_head_dim=rope,
-        experts=experts if experts > 1 else 0,
-        experts_per_token=per_tok if experts > 1 else 0,
-        max_context=_int(cfg, "max_position_embeddings", default=8192),
-        source=f"config.json at {rel}",
-    )
+    if not 0 < total <= MAX_PARAMS:
+        raise InputError(f"config file {rel!r} describes a model of {total:.3g} parameters; "
+                         "check that this is a real model's config.json")
+    raw_name = cfg.get("_name_or_path")
+    name = clean_text(raw_name).strip()[:200] if isinstance(raw_name, str) else ""
+    try:
+        return Model(
+            name=name or (clean_text(Path(rel).parent.name)[:200] or clean_text(rel)[:200]),
+            hf_id=name,
+            params_total=total,
+            params_active=min(active, total),
+            layers=layers,
+            hidden_size=hidden,
+            attention_heads=heads,
+            kv_heads=kv_heads,
+            head_dim=head_dim,
+            kv_lora_rank=kv_lora,
+            qk_rope_head_dim=rope,
+            experts=experts if experts > 1 else 0,
+            experts_per_token=per_tok if experts > 1 else 0,
+            max_context=_int(cfg, rel, "max_position_embeddings", limit=_LIMITS["context"],
+                             default=8192),
+            source=f"config.json at {clean_text(rel)[:200]}",
+        )
+    except ValidationError as exc:  # pragma: no cover - the checks above pre-empt it
+        first = exc.errors(include_input=False, include_url=False)[0]
+        raise InputError(f"config file {rel!r}: {first['loc']}: {first['msg']}") from None

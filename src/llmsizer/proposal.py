@@ -478,7 +478,7 @@ def _throughput_svg(result: Result, index: int, best: OptionView, fmt: Formatter
                                       "replica_output_tokens_per_s")}
     svg = charts.throughput_chart(points, chosen, _num(v, "required_tokens_per_s_per_user"),
                                   caps, fmt.tok_s, fmt.count)
-    return Markup(charts.prefix_ids(svg, f"tp{index}-"))
+    return _img(svg, "Throughput and per-user speed against batch")
 
 
 def _memory_svg(index: int, options: Sequence[OptionView], fmt: Formatter) -> Markup:
@@ -486,9 +486,9 @@ def _memory_svg(index: int, options: Sequence[OptionView], fmt: Formatter) -> Ma
 
     shown = [o for o in options if o.recommended] + [o for o in options if not o.recommended]
     bars = [charts.MemoryBar(
-        label=f"{_short(o.gpu_name)} · {o.option.weight_precision} · TP{o.option.tp}",
+        label=f"{_chart_name(o.gpu_name)} · {o.option.weight_precision} · TP{o.option.tp}",
         segments=charts.memory_segments(o.option), chosen=o.recommended) for o in shown[:8]]
-    return Markup(charts.prefix_ids(charts.memory_chart(bars, fmt.gb), f"mem{index}-"))
+    return _img(charts.memory_chart(bars, fmt.gb), "Memory budget of one replica per option")
 
 
 def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> Markup | None:
@@ -513,7 +513,22 @@ def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> 
             onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
             priced=all(wv.best.option.priced for wv in views if wv.best is not None)))
     years = fmt.unit(result.account_inputs["amortization_years"], "years")
-    return Markup(charts.prefix_ids(charts.cost_chart(bars[:9], years, fmt.money), "cost-"))
+    return _img(charts.cost_chart(bars[:9], years, fmt.money), "Annual cost, on-premises against cloud")
+
+
+def _img(svg: str, alt: str) -> Markup:
+    """An SVG chart as an inline ``data:`` image: parsed as its own document (nothing in it
+    can reach the HTML), drawn as vectors with its text kept as text."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return Markup('<img class="chart" alt="{}" src="data:image/svg+xml;base64,{}">').format(alt, data)
+
+
+def _chart_name(gpu_name: str) -> str:
+    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels."""
+    name = _short(gpu_name)
+    for vendor in ("NVIDIA ", "AMD ", "Intel "):
+        name = name.removeprefix(vendor)
+    return _clip(name, 24)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -582,6 +597,19 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
     return rows
 
 
+def _policy_value(fmt: Formatter, name: str, x: float) -> str:
+    money = {"electricity_per_kwh": " per kWh", "network_per_node": " per node"}
+    if name in money:
+        return fmt.money(x) + money[name]
+    if name == "support_rate":
+        return f"{fmt.pct(x)} of capex a year"
+    if name == "hours_per_year":
+        return f"{fmt.count(x)}{NBSP}h"
+    if name == "pue":
+        return fmt.decimal(x, 2)
+    return fmt.unit(x, _UNITS.get(name, ""))
+
+
 def _report_date() -> dt.date:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
@@ -597,7 +625,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
     day = _report_date()
     assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), a.source)
                    for a in result.assumptions]
-    policy = [Row(_label(k), fmt.unit(result.account_inputs[k], _UNITS.get(k, "")),
+    policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   "account requirements (policy / costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), c.source)

@@ -90,8 +90,9 @@ def clean_text(text: str) -> str:
 # --- number formats ---------------------------------------------------------------------
 
 _CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
-_COUNT_UNITS = frozenset({"GPUs", "nodes", "replicas", "sequences", "users", "tokens", "layers",
-                          "heads", "elements", "experts", "steps"})
+_PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
+            "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
+            "experts": "expert", "steps": "step", "years": "year", "months": "month"}
 _PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
                    "TOPS": 1, "tok/s": 1, "GB/s": 0, "FLOP/B": 0}
@@ -149,12 +150,14 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
         integral = all(float(v).is_integer() for v in values)
         if unit in _FIXED_DECIMALS:
             decimals = _FIXED_DECIMALS[unit]
-        elif integral and (unit in _COUNT_UNITS or unit in ("B", "µs", "ms", "s")):
+        elif integral and values:
             decimals = 0
         else:
             decimals = _decimals(values)
         suffix = _UNIT_SUFFIX.get(unit, unit)
         fmt = _body(decimals) + (f'" {suffix}"' if suffix else "")
+        if decimals == 0 and unit in _PLURALS and not dash_zero:
+            return f'[=1]0" {_PLURALS[unit]}";{fmt}'  # "1 GPU", "2 GPUs"
     if dash_zero:
         fmt = f'{fmt};-{fmt};"—"'
     return fmt
@@ -168,6 +171,14 @@ def _fit_width(ws: Any, width: float, repeated: float = 0.0) -> None:
     needed, the ``repeated`` (label) columns printed again on each."""
     pages = max(1, math.ceil((width - repeated) / (_PAGE_CHARS - repeated)))
     ws.fit_to_pages(pages, 0)
+
+
+def _wrapped_height(text: str, width: float, font_pt: float = 9) -> float:
+    """Row height (points) that shows ``text`` wrapped in a column ``width`` characters wide.
+    Spreadsheets do not grow rows for wrapped text on their own when opening a file."""
+    per_line = max(1.0, width * 11 / font_pt * 1.15)
+    lines = sum(max(1, math.ceil(len(part) / per_line)) for part in text.split("\n"))
+    return max(15.0, lines * font_pt * 1.25 + 3)
 
 
 _QUOTED = re.compile(r'"([^"]*)"')
@@ -325,47 +336,48 @@ class _Layout:
     hidden: list[str]
     option_rows: dict[str, int] = field(default_factory=dict)  # option input -> KV row
     calc_rows: dict[str, tuple[str, int]] = field(default_factory=dict)  # calc -> (sheet, row)
-    sheet_rows: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # sections
     catalog_cells: dict[tuple[str, str, str], str] = field(default_factory=dict)
     catalog_ids: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id, $A$r
     catalog_id_ranges: dict[str, str] = field(default_factory=dict)
     price_names: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
 
+_ROLES: dict[str, dict[str, Any]] = {
+    "title": {"bold": True, "font_size": 14, "font_color": "#1F3864"},
+    "subtitle": {"italic": True, "font_color": "#595959"},
+    "header": {"bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864", "text_wrap": True,
+               "valign": "top", "border": 1, "border_color": "#BFBFBF"},
+    "header_rec": {"bold": True, "font_color": "#000000", "bg_color": "#FFD966",
+                   "text_wrap": True, "valign": "top", "border": 1, "border_color": "#BFBFBF"},
+    "status": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
+               "border": 1, "border_color": "#BFBFBF"},
+    "status_rec": {"font_size": 8, "bold": True, "text_wrap": True, "valign": "top",
+                   "bg_color": "#FFF2CC", "border": 1, "border_color": "#BFBFBF"},
+    "status_bad": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
+                   "font_color": "#9C0006", "border": 1, "border_color": "#BFBFBF"},
+    "section": {"bold": True, "bg_color": "#D9E1F2", "bottom": 1},
+    "name": {"font_size": 9, "font_color": "#7F7F7F", "valign": "top"},
+    "label": {"valign": "top"},
+    "label_bold": {"bold": True, "valign": "top"},
+    "header_top": {"bold": True, "valign": "top"},
+    "unit": {"font_color": "#595959", "valign": "top"},
+    "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
+    "text": {"valign": "top"},
+    "wrap": {"text_wrap": True, "valign": "top"},
+    "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
+    "input": {"locked": False, "valign": "top", "bg_color": "#FFF2CC", "font_color": "#0033CC",
+              "border": 1, "border_color": "#BFBFBF"},
+    "calc": {"valign": "top"},
+    "calc_rec": {"bg_color": "#EEF5E6", "valign": "top"},
+    "total": {"bold": True, "top": 1, "valign": "top"},
+    "good": {"bg_color": "#C6EFCE", "font_color": "#006100"},
+    "bad": {"bg_color": "#FFC7CE", "font_color": "#9C0006"},
+}
+
+
 class _Formats:
     """XlsxWriter formats, created once per (role, number format)."""
 
-    _ROLES: dict[str, dict[str, Any]] = {
-        "title": {"bold": True, "font_size": 14, "font_color": "#1F3864"},
-        "subtitle": {"italic": True, "font_color": "#595959"},
-        "header": {"bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864", "text_wrap": True,
-                   "valign": "top", "border": 1, "border_color": "#BFBFBF"},
-        "header_rec": {"bold": True, "font_color": "#000000", "bg_color": "#FFD966",
-                       "text_wrap": True, "valign": "top", "border": 1, "border_color": "#BFBFBF"},
-        "status": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
-                   "border": 1, "border_color": "#BFBFBF"},
-        "status_rec": {"font_size": 8, "bold": True, "text_wrap": True, "valign": "top",
-                       "bg_color": "#FFF2CC", "border": 1, "border_color": "#BFBFBF"},
-        "status_bad": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
-                       "font_color": "#9C0006", "border": 1, "border_color": "#BFBFBF"},
-        "section": {"bold": True, "bg_color": "#D9E1F2", "bottom": 1},
-        "name": {"font_size": 9, "font_color": "#7F7F7F"},
-        "label": {},
-        "label_bold": {"bold": True},
-        "header_top": {"bold": True, "valign": "top"},
-        "unit": {"font_color": "#595959"},
-        "note": {"font_color": "#595959", "font_size": 9},
-        "text": {},
-        "wrap": {"text_wrap": True, "valign": "top"},
-        "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
-        "input": {"locked": False, "bg_color": "#FFF2CC", "font_color": "#0033CC", "border": 1,
-                  "border_color": "#BFBFBF"},
-        "calc": {},
-        "calc_rec": {"bg_color": "#EEF5E6"},
-        "total": {"bold": True, "top": 1},
-        "good": {"bg_color": "#C6EFCE", "font_color": "#006100"},
-        "bad": {"bg_color": "#FFC7CE", "font_color": "#9C0006"},
-    }
 
     def __init__(self, wb: Any) -> None:
         self._wb = wb
@@ -375,7 +387,7 @@ class _Formats:
         key = (role, num_format)
         fmt = self._cache.get(key)
         if fmt is None:
-            props = dict(self._ROLES[role])
+            props = dict(_ROLES[role])
             if num_format:
                 props["num_format"] = num_format
             fmt = self._cache[key] = self._wb.add_format(props)
@@ -538,26 +550,30 @@ class _Book:
 
     # Inputs ---------------------------------------------------------------------------------
 
-    def _validation(self, i: Input, values: Sequence[float]) -> dict[str, Any]:
+    def _validation(self, i: Input) -> dict[str, Any]:
         shown = {"fraction": "% (type 25% or 0.25)", "flag": "1 = yes, 0 = no"}.get(
             i.unit, unit_text(i.unit, self.cur))
         message = f"{i.note} Unit: {shown}."
         v: dict[str, Any] = {"input_title": i.label[:32], "input_message": message[:255],
                              "error_title": "Value out of range"[:32]}
         kind = "integer" if i.integer else "decimal"
+
+        def shown_bound(x: float) -> str:
+            return f"{x:.0%}" if i.unit in _PERCENT_UNITS else f"{x:g}"
+
         if i.low is not None and i.high is not None:
             v |= {"validate": kind, "criteria": "between", "minimum": i.low, "maximum": i.high}
-            bounds = f"between {i.low:g} and {i.high:g}"
+            bounds = f"between {shown_bound(i.low)} and {shown_bound(i.high)}"
         elif i.low is not None:
             v |= {"validate": kind, "criteria": ">=", "value": i.low}
-            bounds = f"at least {i.low:g}"
+            bounds = f"at least {shown_bound(i.low)}"
         elif i.high is not None:
             v |= {"validate": kind, "criteria": "<=", "value": i.high}
-            bounds = f"at most {i.high:g}"
+            bounds = f"at most {shown_bound(i.high)}"
         else:
             return v | {"validate": "any"}
         whole = "a whole number " if i.integer else ""
-        v["error_message"] = f"{i.label}: {whole}{bounds} ({shown})."[:255]
+        v["error_message"] = f"{i.label}: {whole}{bounds}."[:255]
         return v
 
     def _write_inputs(self, wb: Any) -> None:
@@ -572,9 +588,9 @@ class _Book:
         ws.set_column(0, 0, 38)
         ws.set_column(1, 1, 13)
         ws.set_column(2, 1 + self.n_wl, 24)
-        ws.set_column(note_col, note_col, 80)
+        ws.set_column(note_col, note_col, 70)
         ws.set_column(name_col, name_col, 34)
-        _fit_width(ws, 51 + 24 * self.n_wl + 80, 51)
+        _fit_width(ws, 51 + 24 * self.n_wl + 70, 51)
         ws.repeat_columns(0, 1)
         row = 3
         header = ("Input", "Unit", "Value")
@@ -594,8 +610,8 @@ class _Book:
             ws.write_string(row, 0, i.label, f("label"))
             ws.write_string(row, 1, unit_text(i.unit, self.cur), f("unit"))
             ws.write_number(row, 2, value, f("input", fmt))
-            ws.data_validation(row, 2, row, 2, self._validation(i, [value]))
-            ws.write_string(row, note_col, i.note, f("note"))
+            ws.data_validation(row, 2, row, 2, self._validation(i))
+            self._note(ws, row, note_col, i.note)
             ws.write_string(row, name_col, f"in_{i.name}", f("name"))
             wb.define_name(f"in_{i.name}", f"=Inputs!$C${row + 1}")
             row += 1
@@ -615,7 +631,7 @@ class _Book:
                 "input_message": f"{label} of {tid} in {self.cur}; 0 = no price known "
                                  "(the option is then ranked after priced ones).",
                 "error_message": f"{label}: a number of at least 0."})
-            ws.write_string(row, note_col, self._price_source(table, tid, colname), f("note"))
+            self._note(ws, row, note_col, self._price_source(table, tid, colname))
             ws.write_string(row, name_col, name, f("name"))
             wb.define_name(name, f"=Inputs!$C${row + 1}")
             row += 1
@@ -642,12 +658,18 @@ class _Book:
                 ws.write_number(row, 1 + k, value, f("input", fmt))
                 wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${_letter(1 + k)}${row + 1}")
             if vals:
-                ws.data_validation(row, 2, row, 1 + len(vals), self._validation(i, vals))
-            ws.write_string(row, note_col, i.note, f("note"))
+                ws.data_validation(row, 2, row, 1 + len(vals), self._validation(i))
+            self._note(ws, row, note_col, i.note)
             ws.write_string(row, name_col, f"in_w1_{i.name} … in_w{len(vals)}_{i.name}"
                             if len(vals) > 1 else f"in_w1_{i.name}", f("name"))
             row += 1
         ws.print_area(0, 0, row, note_col)
+
+    def _note(self, ws: Any, row: int, col: int, text: str) -> None:
+        ws.write_string(row, col, clean_text(text), self.f("wrap_note"))
+        height = _wrapped_height(text, 70)
+        if height > 15:
+            ws.set_row(row, height)
 
     def _price_source(self, table: str, tid: str, colname: str) -> str:
         value = float(self.r.tables[table][tid][colname])
@@ -713,6 +735,7 @@ class _Book:
                         ws.write_number(row, 2 + j, value, fmt)
                 for j, text in enumerate(texts[1:]):
                     ws.write_string(row, 2 + width + j, clean_text(text), f("wrap_note"))
+                ws.set_row(row, max(_wrapped_height(t, 40) for t in texts[1:]))
         ws.freeze_panes(3, 1)
 
     @staticmethod
@@ -858,7 +881,7 @@ class _Book:
                 widths[c.col] = max(widths[c.col], _shown_width(value, num_format))
             if lay.columns:
                 ws.data_validation(row, FIRST_OPTION_COL, row, self.tail - 1,
-                                   self._validation(i, nums))
+                                   self._validation(i))
         ws.write_string(row, self.tail, "input: the engine's choice or calibrated default",
                         f("note"))
         ws.write_string(row, self.tail + 1, i.note, f("note"))
@@ -955,19 +978,22 @@ class _Book:
             ws.write_string(row, 1 + k, clean_text(w.model_name), f("wrap"))
         row += 1
         ws.write_string(row, 0, "Recommendation", f("header_top"))
-        ws.set_row(row, 45)
+        height = 15.0
         for k, w in enumerate(r.workloads, start=1):
             c = rec.get(k)
             words = self._words(c) if c else None
             if c is None:
-                ws.write_string(row, 1 + k, clean_text(f"No feasible option. {w.advice or ''}"),
-                                f("wrap"))
+                text = clean_text(f"No feasible option. {w.advice or ''}")
+                ws.write_string(row, 1 + k, text, f("wrap"))
             elif words is None:
-                ws.write_string(row, 1 + k, c.option.id, f("wrap"))
+                text = c.option.id
+                ws.write_string(row, 1 + k, text, f("wrap"))
             else:
-                ws.write_formula(row, 1 + k, words[0], f("wrap"), words[1])
+                text = words[1]
+                ws.write_formula(row, 1 + k, words[0], f("wrap"), text)
+            height = max(height, _wrapped_height(text, 30, 11))
+        ws.set_row(row, min(height, 400))
         row += 1
-        used_rows: dict[str, int] = {}
         units = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
         flags = {c.name for c in CALCULATIONS if _flag_expr(c.expr)}
         for name, label in self._SUMMARY_ROWS:
@@ -975,6 +1001,7 @@ class _Book:
             if unit is None:
                 continue
             cells: list[tuple[int, str, float | str | bool]] = []
+            value: float | str
             for k, w in enumerate(r.workloads, start=1):
                 c = rec.get(k)
                 if c is None:
@@ -1009,7 +1036,6 @@ class _Book:
             if name.startswith("headroom_"):
                 ws.conditional_format(row, 2, row, 1 + self.n_wl, {
                     "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
-            used_rows[name] = row
             row += 1
         self._charts(wb, ws, row + 1)
 
@@ -1035,17 +1061,18 @@ class _Book:
                     "values": [sheet, crow, first, crow, last],
                     "fill": {"color": color},
                 })
-            chart.set_title({"name": f"Annual cost by option: {clean_text(w.name)}"[:250],
-                             "name_font": {"size": 11}})
+            # The title is a reference to a text cell: XlsxWriter reads a title string that
+            # contains "<x>!A1" as a cell reference, so untrusted text never goes in directly.
+            title_row = row + 18 * n
+            ws.write_string(title_row, 0, f"Annual cost by option: {clean_text(w.name)}"[:250],
+                            self.f("label_bold"))
+            chart.set_title({"name": ["Summary", title_row, 0], "name_font": {"size": 11}})
             chart.set_y_axis({"num_format": money, "major_gridlines": {"visible": True}})
             chart.set_x_axis({"num_font": {"size": 8}})
             chart.set_legend({"position": "bottom"})
             chart.set_size({"width": 760, "height": 320})
-            ws.insert_chart(row + 17 * n, 0, chart)
+            ws.insert_chart(title_row + 1, 0, chart, {"x_offset": 2, "y_offset": 4})
             n += 1
-        if n:
-            ws.write_string(row - 1, 0, "Annual cost by option (feasible options shown on the "
-                            "calculation sheets; the recommended one first)", self.f("label_bold"))
 
     # Assumptions -------------------------------------------------------------------------
 
@@ -1090,6 +1117,7 @@ class _Book:
                     ws.write_number(row, 1, value, fmt)
             ws.write_string(row, 2, unit_text(unit, self.cur), f("unit"))
             ws.write_string(row, 3, clean_text(source), f("wrap_note"))
+            ws.set_row(row, _wrapped_height(source, 95))
             row += 1
 
         def section(text: str) -> None:
@@ -1107,7 +1135,8 @@ class _Book:
                  f"=in_{i.name}")
         section("Efficiencies and engine defaults (per option on the KV sheet)")
         for a in r.assumptions:
-            line(self._assumption_label(a.name), a.value, a.unit, a.source)
+            if self.scope.get(a.name) != "account":  # those are listed above
+                line(self._assumption_label(a.name), a.value, a.unit, a.source)
         section("Prices and their dates (edit them on the Inputs sheet)")
         for (table, tid, colname), name in self.lay.price_names.items():
             label, unit = _TABLE_COLUMN_INFO.get(colname, (colname, "currency"))

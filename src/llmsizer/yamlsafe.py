@@ -16,6 +16,11 @@ What is refused, and why:
 * anchors, aliases and merge keys (``&a``, ``*a``, ``<<:``): aliases share objects, so a
   few hundred bytes can expand into gigabytes once anything walks the data ("billion laughs");
 * explicit tags (``!!python/object``, ``!foo``, ``!!str``);
+* text (values and keys) holding control characters -- which a double-quoted escape such as
+  ``"\\x07"`` or ``"\\e[31m"`` can produce even though the raw bytes are refused -- or the
+  bidirectional embedding/override/isolate characters (U+202A-U+202E, U+2066-U+2069) that make
+  text display in a different order than it is stored ("Trojan Source"). Tab and line feed stay
+  allowed (multi-line notes); single-line fields are checked by the schema;
 * duplicate keys (PyYAML silently keeps the last one) and keys that are not text;
 * nesting deeper than :data:`MAX_DEPTH`. PyYAML's composer recurses once per level (and
   libyaml's ``CSafeLoader`` segfaults near 30,000 levels), so depth is checked on the event
@@ -89,6 +94,10 @@ _NULL_TAG: Final = "tag:yaml.org,2002:null"
 _NOT_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
+
+# In a scalar's *value* (after escapes are decoded): C0/C1 controls except tab and line feed,
+# and the explicit bidirectional formatting characters. The marks LRM/RLM/ALM stay allowed.
+_UNSAFE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _INT_RE = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
 _FLOAT_RE = re.compile(
@@ -244,13 +253,27 @@ class Located:
     ``data`` is plain Python (dict / list / str / int / float / bool / None).
     """
 
-    __slots__ = ("_index", "data", "filename")
+    __slots__ = ("_index", "_raw", "data", "filename")
 
-    def __init__(self, data: Any, index: dict[Loc, tuple[Pos, Pos | None]], filename: str):
+    def __init__(
+        self,
+        data: Any,
+        index: dict[Loc, tuple[Pos, Pos | None]],
+        filename: str,
+        raw: dict[Loc, str] | None = None,
+    ):
         self.data: Any = data
         self.filename = filename
         # path -> (position of the node itself, position of its key when it is a mapping value)
         self._index = index
+        # path -> the scalar as written, for plain scalars read as a number, boolean or null
+        self._raw = raw or {}
+
+    def source_text(self, loc: tuple[str | int, ...]) -> str | None:
+        """The text of the plain scalar at ``loc`` as written in the file, when it was read as
+        a number, boolean or null (``version: 1.10`` -> ``"1.10"`` although the data holds
+        ``1.1``); ``None`` for text, collections and paths that do not exist."""
+        return self._raw.get(tuple(loc))
 
     def position(self, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
         """1-based ``(line, column)`` for a path such as ``("workloads", 1, "output_tokens")``
@@ -368,10 +391,11 @@ def load_text(text: str | bytes, filename: str) -> Located:
                 **_where(root.start_mark),
             )
         index: dict[Loc, tuple[Pos, Pos | None]] = {}
-        data = _build(loader, root, (), None, index)
+        raw: dict[Loc, str] = {}
+        data = _build(loader, root, (), None, index, raw)
     finally:
         loader.dispose()
-    return Located(data, index, filename)
+    return Located(data, index, filename, raw)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -383,19 +407,28 @@ def _build(
     path: Loc,
     key_pos: Pos | None,
     index: dict[Loc, tuple[Pos, Pos | None]],
+    raw: dict[Loc, str],
 ) -> Any:
-    """Plain data from a composed node, recording positions. Recursion is bounded: the
-    event vetting guarantees at most MAX_DEPTH nested collections."""
+    """Plain data from a composed node, recording positions (and the text of non-text plain
+    scalars). Recursion is bounded: the event vetting guarantees at most MAX_DEPTH nested
+    collections."""
     index[path] = (_pos(node.start_mark), key_pos)
     if isinstance(node, ScalarNode):
-        return _scalar(loader, node)
+        value = _scalar(loader, node)
+        if isinstance(value, str):
+            _vet_text(loader, node, value, path)
+        elif node.style is None:
+            raw[path] = str(node.value)
+        return value
     if isinstance(node, SequenceNode):
-        return [_build(loader, item, (*path, i), None, index) for i, item in enumerate(node.value)]
+        return [
+            _build(loader, item, (*path, i), None, index, raw) for i, item in enumerate(node.value)
+        ]
     if isinstance(node, MappingNode):
         result: dict[str, Any] = {}
         first_seen: dict[str, Node] = {}
         for key_node, value_node in node.value:
-            key = _key(loader, key_node)
+            key = _key(loader, key_node, path)
             if key in first_seen:
                 first_line = first_seen[key].start_mark.line + 1
                 raise InputError(
@@ -406,12 +439,49 @@ def _build(
                     **_where(key_node.start_mark),
                 )
             first_seen[key] = key_node
-            result[key] = _build(loader, value_node, (*path, key), _pos(key_node.start_mark), index)
+            result[key] = _build(
+                loader, value_node, (*path, key), _pos(key_node.start_mark), index, raw
+            )
         return result
     raise AssertionError(f"unexpected YAML node {node!r}")  # pragma: no cover
 
 
-def _key(loader: _StrictLoader, node: Node) -> str:
+def _dotted(path: Loc) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            shown = part if len(part) <= 40 else part[:37] + "..."
+            out += f".{shown}" if out else shown
+    return out
+
+
+def _vet_text(loader: _StrictLoader, node: Node, text: str, path: Loc, *, key: bool = False) -> None:
+    """Refuse control and bidirectional-override characters in a decoded string."""
+    bad = _UNSAFE_IN_TEXT.search(text)
+    if bad is None:
+        return
+    code = ord(bad.group())
+    if 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
+        what = (
+            f"the bidirectional formatting character U+{code:04X}, which makes text display "
+            "in a different order than it is stored"
+        )
+    else:
+        what = f"the control character U+{code:04X}"
+        if isinstance(node, ScalarNode) and node.style == '"':
+            what += " (written as a `\\` escape)"
+    owner = "this key" if key else "the text"
+    raise InputError(
+        f"{owner} contains {what}; delete it (names and notes must be plain text)",
+        file=loader.filename,
+        field=_dotted(path) or None,
+        **_where(node.start_mark),
+    )
+
+
+def _key(loader: _StrictLoader, node: Node, path: Loc = ()) -> str:
     if isinstance(node, ScalarNode) and node.tag == _STR_TAG:
         if node.value == "<<" and node.style is None:
             raise InputError(
@@ -420,6 +490,7 @@ def _key(loader: _StrictLoader, node: Node) -> str:
                 file=loader.filename,
                 **_where(node.start_mark),
             )
+        _vet_text(loader, node, str(node.value), path, key=True)
         return str(node.value)
     if isinstance(node, ScalarNode) and node.value == "":
         raise InputError(
@@ -497,6 +568,17 @@ def _too_large(size: int, filename: str) -> InputError:
     )
 
 
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx, .docx or .zip file?)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document (.xls or .doc?)"),
+    (b"\x7fELF", "a program (ELF executable)"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
+
+
 def _decode(data: bytes, filename: str) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(
@@ -508,6 +590,13 @@ def _decode(data: bytes, filename: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        kind = next((what for magic, what in _MAGIC if data.startswith(magic)), None)
+        if kind is not None or b"\x00" in data[:8192]:
+            raise InputError(
+                f"this is {kind or 'binary data'}, not a YAML text file: give the path of the "
+                "requirements .yaml file (written as in inputs/example.yaml)",
+                file=filename,
+            ) from None
         offset = exc.start
         line_start = data.rfind(b"\n", 0, offset) + 1
         line = data.count(b"\n", 0, offset) + 1
@@ -522,7 +611,10 @@ def _decode(data: bytes, filename: str) -> str:
         ) from None
 
 
-_TAB_HINT = "YAML does not allow tabs for indentation; use spaces"
+_TAB_HINT = (
+    "YAML does not allow tabs for indentation; use spaces (replace each tab with spaces so the "
+    "key lines up with the keys it belongs with)"
+)
 
 _PROBLEM_HINTS: tuple[tuple[str, str], ...] = (
     (
@@ -586,6 +678,17 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
             if fragment in (exc.problem or ""):
                 hint = candidate
                 break
+        indent = (
+            _indent_hint(text, mark)
+            if any(fragment in (exc.problem or "") for fragment in _INDENT_PROBLEMS)
+            else None
+        )
+        if indent is not None:
+            where = _where(mark)
+            if "mapping values" in (exc.problem or ""):
+                indent += " (if the line is meant as one value containing `: `, put it in quotes)"
+            return InputError(f"not valid YAML: inconsistent indentation: {indent}",
+                              file=filename, **where)
 
     context = ""
     if (
@@ -600,6 +703,52 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
         file=filename,
         **_where(mark),
     )
+
+
+_INDENT_PROBLEMS = (
+    "mapping values are not allowed here",
+    "expected <block end>",
+    "did not find expected key",
+    "did not find expected '-' indicator",
+)
+
+
+def _indent_hint(text: str, mark: Mark | None) -> str | None:
+    """When the problem line is indented differently from the line above it (and that line
+    does not open a block), say so with both lines and their indentation in spaces."""
+    if mark is None:
+        return None
+    lines = text.splitlines()
+    n = mark.line
+    # the problem may be reported at the start of the next line: use the last content line
+    while n >= 0 and (n >= len(lines) or not lines[n].strip() or lines[n].lstrip().startswith("#")):
+        n -= 1
+    prev = n - 1
+    while prev >= 0 and (not lines[prev].strip() or lines[prev].lstrip().startswith("#")):
+        prev -= 1
+    if n < 0 or prev < 0:
+        return None
+    here, above = lines[n], lines[prev]
+    indent = len(here) - len(here.lstrip(" "))
+    above_indent = len(above) - len(above.lstrip(" "))
+    body = above.lstrip(" ")
+    levels = {above_indent}
+    while body.startswith("- "):  # list items: the item's keys start after the dash
+        stripped = body[2:].lstrip(" ")
+        above_indent += len(body) - len(stripped)
+        levels.add(above_indent)
+        body = stripped
+    if indent in levels or body.split("#", 1)[0].rstrip().endswith(":"):
+        return None
+    return (
+        f"line {n + 1} is indented {_spaces(indent)}, line {prev + 1} above it "
+        f"{_spaces(max(levels))}; keys at the same level must start in the same column, so "
+        f"indent line {n + 1} like the keys it belongs with (spaces only)"
+    )
+
+
+def _spaces(n: int) -> str:
+    return f"{n} space" + ("" if n == 1 else "s")
 
 
 def _tab_in_indentation(text: str, mark: Mark | None) -> bool:

@@ -1,0 +1,135 @@
+"""Batch throughput (issue 5): N synthetic accounts at --jobs 1 and --jobs 2, against the
+floor of WeasyPrint alone rendering the same proposals' HTML.
+
+    python benchmarks/batch.py --accounts 100        # prints a Markdown block for docs/benchmarks.md
+
+Reports accounts/s, time per account, the 1 -> 2 job speed-up, peak RSS per worker (sampled
+from /proc while the batch runs) and whether it stays flat (first vs last fifth of the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "qwen2.5-72b", "mistral-7b"]
+
+
+def synthetic_accounts(folder: Path, n: int, seed: int = 7) -> list[Path]:
+    rng = random.Random(seed)
+    base = yaml.safe_load((ROOT / "inputs" / "example.yaml").read_text())
+    paths = []
+    for i in range(n):
+        doc = yaml.safe_load(yaml.safe_dump(base))
+        doc["account"]["name"] = f"Synthetic account {i:04d}"
+        for w in doc["workloads"]:
+            w["model"] = rng.choice(MODELS)
+            w["concurrent_users"] = rng.randint(20, 2000)
+        p = folder / f"acct-{i:04d}.yaml"
+        p.write_text(yaml.safe_dump(doc, sort_keys=False))
+        paths.append(p)
+    return paths
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def run(files: list[Path], jobs: int) -> dict[str, float]:
+    import os
+
+    from llmsizer.batch import run_batch
+
+    out = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
+    samples: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            for c in _children(os.getpid()):
+                samples.append((time.perf_counter(), _rss_mb(c)))
+            time.sleep(0.2)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    t0 = time.perf_counter()
+    outcomes = run_batch(files, out, jobs=jobs, force=True, templates=None)
+    wall = time.perf_counter() - t0
+    stop.set()
+    t.join()
+    shutil.rmtree(out, ignore_errors=True)
+    assert all(o.status == "ok" for o in outcomes), [o.message for o in outcomes if o.failed][:3]
+    fifth = wall / 5
+    early = [m for ts, m in samples if ts - t0 < fifth] or [0.0]
+    late = [m for ts, m in samples if ts - t0 > wall - fifth] or [0.0]
+    return {"wall": wall, "per_account": wall / len(files), "rate": len(files) / wall,
+            "peak_mb": max((m for _, m in samples), default=0.0),
+            "early_mb": statistics.mean(early), "late_mb": statistics.mean(late)}
+
+
+def weasyprint_floor(files: list[Path]) -> float:
+    """Seconds per account that WeasyPrint alone needs for the same proposals (warm)."""
+    from weasyprint import HTML
+
+    from llmsizer.engine import size
+    from llmsizer.proposal import ClosedFetcher, render_html, shipped_templates
+    from llmsizer.requirements import load
+
+    htmls = [render_html(size(load(f))) for f in files]
+    roots = (shipped_templates(),)
+    base = roots[0].as_uri() + "/"
+    HTML(string=htmls[0], base_url=base, url_fetcher=ClosedFetcher(roots)).write_pdf()  # warm
+    t0 = time.perf_counter()
+    for h in htmls:
+        HTML(string=h, base_url=base, url_fetcher=ClosedFetcher(roots)).write_pdf()
+    return (time.perf_counter() - t0) / len(htmls)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--accounts", type=int, default=100)
+    args = ap.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="llmsizer-accounts-"))
+    files = synthetic_accounts(folder, args.accounts)
+    one = run(files, 1)
+    two = run(files, 2)
+    floor = weasyprint_floor(files[: min(20, len(files))])
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"{args.accounts} synthetic accounts (2 workloads each; xlsx + PDF + JSON per account)\n")
+    print("| measurement | --jobs 1 | --jobs 2 | target |")
+    print("|---|---|---|---|")
+    print(f"| wall time | {one['wall']:.1f} s | {two['wall']:.1f} s | < 40 s at --jobs 2 (100) |")
+    print(f"| accounts/s | {one['rate']:.2f} | {two['rate']:.2f} | |")
+    print(f"| time per account | {one['per_account']:.2f} s | {two['per_account']:.2f} s | |")
+    print(f"| speed-up 1 -> 2 jobs | | {one['wall'] / two['wall']:.2f}x | >= 1.7x |")
+    print(f"| peak RSS per worker | {one['peak_mb']:.0f} MB | {two['peak_mb']:.0f} MB | < 300 MB |")
+    print(f"| RSS first fifth -> last fifth | {one['early_mb']:.0f} -> {one['late_mb']:.0f} MB | "
+          f"{two['early_mb']:.0f} -> {two['late_mb']:.0f} MB | flat |")
+    print(f"| WeasyPrint-only floor per account | {floor:.2f} s | | |")
+    print(f"| per-account cost / floor (jobs 1) | {one['per_account'] / floor:.2f}x | | <= 1.3x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,357 @@
+"""Fit llmsizer's efficiency constants on measured benchmarks, and cross-validate them.
+
+    python benchmarks/calibrate.py            # fit, print constants and error tables
+    python benchmarks/calibrate.py --write    # ... and update catalogs/constants.yaml + docs
+
+Data: tests/data/calibration_points.csv (the project's copy of the reference set).
+Every prediction goes through the product itself (llmsizer.fidelity -> the engine's
+compiled calculation list), so the fitted constants are the ones the product uses.
+
+Method (deterministic; no random restarts): residual = log(predicted / measured) per row,
+soft-L1 robust loss (scale 0.15, i.e. errors beyond ~15 % count linearly, not squared),
+each (regime, metric) weighted so that regimes count, not row counts; projected
+Levenberg-Marquardt with forward-difference Jacobians from a fixed start point within
+fixed bounds. Datacenter rows (TensorRT-LLM / NIM) and llama.cpp batch-1 rows are fitted
+separately: different engines, separate constants.
+
+Cross-validation: leave one GPU type out and leave one model out (Llama-3.3-70B counts
+as Llama-3.1-70B: same architecture); each fold is refitted from the same start on the
+rest and scored on what was left out. Those figures are the ones to trust.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from llmsizer.benchdata import read_points  # noqa: E402
+from llmsizer.catalog import Catalog, Constant, load_catalog  # noqa: E402
+from llmsizer.fidelity import (  # noqa: E402
+    LLAMACPP,
+    TRTLLM,
+    Case,
+    RowResult,
+    SummaryRow,
+    prepare,
+    score,
+    summarise,
+    tables_for,
+)
+
+DATA = ROOT / "tests" / "data" / "calibration_points.csv"
+CONSTANTS = ROOT / "src" / "llmsizer" / "catalogs" / "constants.yaml"
+DOC = ROOT / "docs" / "calibration.md"
+
+# name: (start, low, high, scale) -- scale puts every parameter near 1 for the solver
+DATACENTER: dict[str, tuple[float, float, float, float]] = {
+    "mbu_weights": (0.80, 0.30, 1.00, 1.0),
+    "mbu_kv": (0.60, 0.10, 1.00, 1.0),
+    "mfu_decode_8bit": (0.50, 0.10, 1.00, 1.0),
+    "mfu_decode_16bit": (0.50, 0.10, 1.00, 1.0),
+    "mfu_prefill_8bit": (0.55, 0.10, 1.00, 1.0),
+    "mfu_prefill_16bit": (0.55, 0.10, 1.00, 1.0),
+    "moe_compute_factor": (1.00, 1.00, 5.00, 1.0),
+    "step_overhead_ms": (1.50, 0.00, 20.0, 1.0),
+    "allreduce_latency_us": (8.00, 0.00, 100.0, 10.0),
+    "link_efficiency": (0.70, 0.05, 1.00, 1.0),
+    "trtllm_runtime_reserve_gb": (3.00, 0.00, 15.0, 1.0),
+    "prefill_chunk_tokens": (1000.0, 64.0, 100000.0, 1000.0),
+    "ttft_overhead_ms": (5.00, 0.00, 100.0, 1.0),
+}
+LLAMA_CPP: dict[str, tuple[float, float, float, float]] = {
+    "llamacpp_mbu": (0.80, 0.20, 1.00, 1.0),
+    "llamacpp_step_overhead_ms": (1.00, 0.00, 30.0, 1.0),
+}
+# weight of each (regime, metric) in the objective; divided by its row count so that a
+# regime with 301 rows does not drown one with 9
+WEIGHTS: dict[tuple[str, str], float] = {
+    ("offline", "output_tokens_per_s"): 4.0,
+    ("concurrency", "itl_ms"): 2.0,
+    ("concurrency", "ttft_ms"): 1.0,
+    ("concurrency", "output_tokens_per_s"): 0.5,
+    ("rate", "itl_ms"): 1.0,
+    ("rate", "ttft_ms"): 0.5,
+    ("rate", "output_tokens_per_s"): 0.25,
+    ("batch1", "tokens_per_s_per_user"): 1.0,
+}
+F_SCALE = 0.15
+
+
+def _group_model(model: str | None) -> str:
+    return "llama-3.1-70b" if model == "llama-3.3-70b" else str(model)
+
+
+class Problem:
+    """One fit: cases, which constants move, their bounds, and the base catalog."""
+
+    def __init__(self, cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
+                 catalog: Catalog) -> None:
+        self.cases = [c for c in cases if (c.point.regime, c.point.metric) in WEIGHTS]
+        self.names = list(params)
+        self.lo = np.array([params[n][1] / params[n][3] for n in self.names])
+        self.hi = np.array([params[n][2] / params[n][3] for n in self.names])
+        self.scale = np.array([params[n][3] for n in self.names])
+        self.start = np.array([params[n][0] / params[n][3] for n in self.names])
+        self.catalog = catalog
+        self.tables = tables_for(catalog)
+        counts: dict[tuple[str, str], int] = {}
+        for c in self.cases:
+            key = (c.point.regime, c.point.metric)
+            counts[key] = counts.get(key, 0) + 1
+        self.weights = np.array([math.sqrt(WEIGHTS[k] / counts[k] * 100) for k in
+                                 ((c.point.regime, c.point.metric) for c in self.cases)])
+        self.measured = np.array([c.point.value for c in self.cases])
+
+    def values(self, x: np.ndarray) -> dict[str, float]:
+        return {n: float(v) for n, v in zip(self.names, x * self.scale, strict=True)}
+
+    def residuals(self, x: np.ndarray) -> np.ndarray:
+        cat = with_constants(self.catalog, self.values(x))
+        pred = np.array([r.predicted for r in score(self.cases, cat, self.tables)])
+        r = np.log(np.maximum(pred, 1e-9) / self.measured)
+        z = r / F_SCALE  # soft-L1 as a least-squares residual: rho(z) = 2 (sqrt(1 + z^2) - 1)
+        return np.sign(r) * F_SCALE * np.sqrt(2 * (np.sqrt(1 + z * z) - 1)) * self.weights
+
+
+def with_constants(catalog: Catalog, values: dict[str, float]) -> Catalog:
+    consts = dict(catalog.constants)
+    for name, value in values.items():
+        consts[name] = consts[name].model_copy(update={"value": value})
+    return catalog.model_copy(update={"constants": consts})
+
+
+def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, lo: np.ndarray,
+                        hi: np.ndarray, max_iter: int = 60) -> np.ndarray:
+    """Projected LM with forward differences (steps into the box at a bound)."""
+    x = np.clip(x0, lo, hi)
+    r = fun(x)
+    cost = float(r @ r)
+    lam = 1e-2
+    for _ in range(max_iter):
+        jac = np.empty((r.size, x.size))
+        for i in range(x.size):
+            h = 1e-3 * max(abs(x[i]), 0.05)
+            if x[i] + h > hi[i]:
+                h = -h
+            xh = x.copy()
+            xh[i] += h
+            jac[:, i] = (fun(xh) - r) / h
+        a = jac.T @ jac
+        g = jac.T @ r
+        improved = False
+        while lam < 1e10:
+            step = np.linalg.solve(a + lam * (np.diag(np.diag(a)) + 1e-9 * np.eye(x.size)), -g)
+            xn = np.clip(x + step, lo, hi)
+            rn = fun(xn)
+            cn = float(rn @ rn)
+            if cn < cost:
+                improved = True
+                done = (cost - cn) < 1e-7 * cost
+                x, r, cost = xn, rn, cn
+                lam = max(lam / 3, 1e-7)
+                break
+            lam *= 4
+        if not improved or done:
+            break
+    return x
+
+
+def fit(cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
+        catalog: Catalog) -> dict[str, float]:
+    prob = Problem(cases, params, catalog)
+    return prob.values(levenberg_marquardt(prob.residuals, prob.start, prob.lo, prob.hi))
+
+
+def cross_validate(cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
+                   catalog: Catalog, key: Callable[[Case], str]) -> tuple[list[RowResult],
+                                                                          dict[str, list[RowResult]]]:
+    held: list[RowResult] = []
+    per_group: dict[str, list[RowResult]] = {}
+    for group in sorted({key(c) for c in cases}):
+        train = [c for c in cases if key(c) != group]
+        test = [c for c in cases if key(c) == group]
+        if not any((c.point.regime, c.point.metric) in WEIGHTS for c in train):
+            continue
+        fitted = with_constants(catalog, fit(train, params, catalog))
+        per_group[group] = score(test, fitted)
+        held += per_group[group]
+    return held, per_group
+
+
+def table(rows: Sequence[SummaryRow]) -> str:
+    out = ["| metric | regime | rows | median abs error | p90 abs error | bias (signed median) |",
+           "|---|---|---:|---:|---:|---:|"]
+    for s in rows:
+        out.append(f"| {s.metric} | {s.regime} | {s.count} | {s.median_abs_error * 100:.1f} % | "
+                   f"{s.p90_abs_error * 100:.1f} % | {s.median_signed_error * 100:+.1f} % |")
+    return "\n".join(out)
+
+
+def group_table(per_group: dict[str, list[RowResult]], what: str) -> str:
+    out = [f"| held-out {what} | regime, metric | rows | median abs error | p90 abs error | bias |",
+           "|---|---|---:|---:|---:|---:|"]
+    for group, results in per_group.items():
+        for s in summarise(results):
+            out.append(f"| {group} | {s.regime}, {s.metric} | {s.count} | "
+                       f"{s.median_abs_error * 100:.1f} % | {s.p90_abs_error * 100:.1f} % | "
+                       f"{s.median_signed_error * 100:+.1f} % |")
+    return "\n".join(out)
+
+
+def _find(rows: Sequence[SummaryRow], regime: str, metric: str) -> SummaryRow:
+    return next(s for s in rows if s.regime == regime and s.metric == metric)
+
+
+def headline(logo: Sequence[SummaryRow], logo_b1: Sequence[SummaryRow]) -> dict[str, float]:
+    off = _find(logo, "offline", "output_tokens_per_s")
+    return {
+        "calibration_offline_median_error": off.median_abs_error,
+        "calibration_offline_p90_error": off.p90_abs_error,
+        "calibration_itl_median_error": _find(logo, "concurrency", "itl_ms").median_abs_error,
+        "calibration_ttft_median_error": _find(logo, "concurrency", "ttft_ms").median_abs_error,
+        "calibration_batch1_median_error":
+            _find(logo_b1, "batch1", "tokens_per_s_per_user").median_abs_error,
+    }
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def set_constant(text: str, name: str, value: float, source: str, unit: str) -> str:
+    block = re.compile(rf"^  {re.escape(name)}:\n    value: [^\n]*\n    unit: [^\n]*\n"
+                       rf"    source: [^\n]*\n", re.M)
+    entry = (f"  {name}:\n    value: {_fmt(value)}\n    unit: {unit}\n"
+             f"    source: \"{source}\"\n")
+    if block.search(text):
+        return block.sub(lambda _: entry, text, count=1)
+    return text.rstrip("\n") + "\n" + entry
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- calibrate:{name} -->\n).*?(<!-- /calibrate:{name} -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{DOC}: marker <!-- calibrate:{name} --> missing")
+    return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
+
+
+SOURCES = {
+    "mbu_weights": "fitted {when} on {dc}; at the physical bound: the per-step overhead absorbs the rest",
+    "mbu_kv": "fitted {when} on {dc}",
+    "mfu_decode_8bit": "fitted {when} on the FP8-path rows of {dc} (H100/H200/GH200/L40S FP8, NIM FP8)",
+    "mfu_decode_16bit": "fitted {when} on the BF16/FP16-path rows of {dc} (A100 FP16, H100/H200 BF16 online)",
+    "mfu_prefill_8bit": "fitted {when} on the FP8-path rows of {dc}",
+    "mfu_prefill_16bit": "fitted {when} on the BF16/FP16-path rows of {dc}",
+    "moe_compute_factor": "fitted {when} on {dc}; only Mixtral-8x7B is MoE there",
+    "step_overhead_ms": "fitted {when} on {dc}: scheduler, sampling and launch time per decode step",
+    "allreduce_latency_us": "fitted {when} on {dc}: per all-reduce, two per layer",
+    "link_efficiency": "fitted {when} on {dc}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",
+    "trtllm_runtime_reserve_gb": "fitted {when} on {dc}: activations + runtime outside the KV pool under TensorRT-LLM",
+    "prefill_chunk_tokens": "fitted {when} on TTFT rows of {dc} (NIM fixed concurrency, TRT-LLM request rate)",
+    "ttft_overhead_ms": "fitted {when} on TTFT rows of {dc}: request admission, tokenisation, first sampling",
+    "llamacpp_mbu": "fitted {when} on {b1}: llama.cpp batch-1 bandwidth efficiency (weights and KV)",
+    "llamacpp_step_overhead_ms": "fitted {when} on {b1}: llama.cpp per-token overhead",
+}
+
+
+def write(values: dict[str, float], heads: dict[str, float], sections: dict[str, str],
+          n_dc: int, n_b1: int) -> None:
+    when = dt.date.today().isoformat()
+    dc = f"{n_dc} TensorRT-LLM/NIM rows of tests/data/calibration_points.csv (benchmarks/calibrate.py)"
+    b1 = f"{n_b1} llama.cpp batch-1 rows on catalog GPUs (benchmarks/calibrate.py)"
+    text = CONSTANTS.read_text(encoding="utf-8")
+    cat = load_catalog()
+    for name, value in values.items():
+        text = set_constant(text, name, value, SOURCES[name].format(when=when, dc=dc, b1=b1),
+                            cat.constants[name].unit)
+    for name, value in heads.items():
+        text = set_constant(text, name, round(value, 3),
+                            f"leave-one-GPU-out cross-validation, benchmarks/calibrate.py, {when}",
+                            "fraction")
+    CONSTANTS.write_text(text, encoding="utf-8")
+    doc = DOC.read_text(encoding="utf-8")
+    for name, body in sections.items():
+        doc = replace_section(doc, name, body)
+    DOC.write_text(doc, encoding="utf-8")
+    print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+
+    catalog = load_catalog()
+    points, unreadable = read_points(DATA)
+    cases, skipped = prepare(points, catalog)
+    dc = [c for c in cases if c.engine == TRTLLM]
+    b1 = [c for c in cases if c.engine == LLAMACPP and c.point.regime == "batch1"]
+    print(f"{len(points) + len(unreadable)} rows: {len(dc)} TensorRT-LLM/NIM, {len(b1)} llama.cpp "
+          f"batch-1, {len(skipped) + len(unreadable)} not interpreted, "
+          f"{len(cases) - len(dc) - len(b1)} other")
+
+    fitted = fit(dc, DATACENTER, catalog) | fit(b1, LLAMA_CPP, catalog)
+    final = with_constants(catalog, fitted)
+    print("\nfitted constants:")
+    for name, value in fitted.items():
+        print(f"  {name:28} {_fmt(value):>10}  (was {_fmt(catalog.constant(name))})")
+
+    insample = summarise(score(dc, final)) + summarise(score(b1, final))
+    by_gpu: Callable[[Case], str] = lambda c: str(c.point.gpu)  # noqa: E731
+    by_model: Callable[[Case], str] = lambda c: _group_model(c.point.model)  # noqa: E731
+    logo_rows, logo_groups = cross_validate(dc, DATACENTER, catalog, by_gpu)
+    lomo_rows, lomo_groups = cross_validate(dc, DATACENTER, catalog, by_model)
+    logo_b1_rows, logo_b1_groups = cross_validate(b1, LLAMA_CPP, catalog, by_gpu)
+    logo = summarise(logo_rows)
+    logo_b1 = summarise(logo_b1_rows)
+    lomo = summarise(lomo_rows)
+
+    sections = {
+        "constants": "\n".join(["| constant | value | was |", "|---|---:|---:|"] + [
+            f"| `{n}` | {_fmt(v)} | {_fmt(catalog.constant(n))} |" for n, v in fitted.items()]),
+        "insample": table(insample),
+        "logo": table(logo + logo_b1),
+        "lomo": table(lomo),
+        "logo-groups": group_table(logo_groups | logo_b1_groups, "GPU"),
+        "lomo-groups": group_table(lomo_groups, "model"),
+    }
+    heads = headline(logo, logo_b1)
+    sections["headline"] = "\n".join([
+        "| figure (leave-one-GPU-out) | value | target |", "|---|---:|---:|",
+        f"| offline throughput, median abs error | "
+        f"{heads['calibration_offline_median_error'] * 100:.1f} % | <= 15 % |",
+        f"| offline throughput, p90 abs error | "
+        f"{heads['calibration_offline_p90_error'] * 100:.1f} % | <= 35 % |",
+        f"| fixed-concurrency ITL, median abs error | "
+        f"{heads['calibration_itl_median_error'] * 100:.1f} % | <= 15 % |",
+        f"| fixed-concurrency TTFT, median abs error | "
+        f"{heads['calibration_ttft_median_error'] * 100:.1f} % | <= 25 % |",
+        f"| batch-1 decode (llama.cpp), median abs error | "
+        f"{heads['calibration_batch1_median_error'] * 100:.1f} % | <= 20 % |",
+    ])
+    for title, key in (("in-sample", "insample"), ("leave-one-GPU-out", "logo"),
+                       ("leave-one-model-out", "lomo"), ("headline", "headline"),
+                       ("per held-out GPU", "logo-groups"), ("per held-out model", "lomo-groups")):
+        print(f"\n{title}\n{sections[key]}")
+    print(f"\n{time.perf_counter() - t0:.1f} s")
+    if args.write:
+        write(fitted, heads, sections, len(dc), len(b1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,370 @@
+"""``llmsizer fidelity``: predict measured benchmark rows and report the error.
+
+Every prediction goes through the engine's own calculation list
+(:func:`llmsizer.engine.evaluate_choice`) and the benchmark figures named in
+:mod:`llmsizer.calculations` (``FIGURES``); this module only decides which inputs
+describe a benchmark row and does no sizing arithmetic of its own.
+
+How a row becomes inputs (docs/calibration.md explains why):
+
+- **Engine profile** from the row's source/scenario text. TensorRT-LLM (trtllm-bench,
+  Triton + TRT-LLM, NIM) sizes its KV pool as ``trtllm_kv_cache_fraction`` of the memory
+  the driver reports (``driver_memory_ratio`` x marketed GB) less the weights and a
+  runtime reserve (``trtllm_runtime_reserve_gb``), with batch cap ``trtllm_max_batch``.
+  llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
+  (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
+- **Regime** (from :mod:`llmsizer.benchdata`): ``offline`` = batch limited by KV memory and
+  the engine cap, no latency targets; ``concurrency`` = C users per replica in a closed loop;
+  ``rate`` = an offered request rate, batch by Little's law; ``batch1`` = one stream.
+- The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
+  the count, median and 90th percentile of its absolute value and the signed median.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from .benchdata import BenchPoint, Skipped, read_points
+from .calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
+from .catalog import Catalog, load_catalog
+from .engine import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
+from .expr import Value, evaluate
+from .requirements import Account, Policy, Requirements, Targets, Workload
+
+TRTLLM = "tensorrt-llm"
+LLAMACPP = "llama.cpp"
+DEFAULT = "default"
+
+# metric -> the value that predicts it, per regime
+_PREDICTABLE: dict[str, frozenset[str]] = {
+    "offline": frozenset({"output_tokens_per_s", "total_tokens_per_s"}),
+    "concurrency": frozenset({"output_tokens_per_s", "total_tokens_per_s", "itl_ms", "tpot_ms",
+                              "ttft_ms", "tokens_per_s_per_user"}),
+    "rate": frozenset({"output_tokens_per_s", "total_tokens_per_s", "itl_ms", "tpot_ms",
+                       "ttft_ms"}),
+    "batch1": frozenset({"tokens_per_s_per_user", "itl_ms", "tpot_ms"}),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark row turned into llmsizer inputs (everything but the constants)."""
+
+    point: BenchPoint
+    engine: str
+    prompt_tokens: int
+    output_tokens: int
+    choice: Choice
+    base: dict[str, Value]
+    req: Requirements
+
+
+@dataclass(frozen=True)
+class RowResult:
+    point: BenchPoint
+    engine: str
+    predicted: float
+    batch: float
+    error: float  # predicted / measured - 1
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    metric: str
+    regime: str
+    count: int
+    median_abs_error: float
+    p90_abs_error: float
+    median_signed_error: float
+
+
+def engine_of(point: BenchPoint) -> str:
+    text = " ".join((point.source, point.raw.get("scenario", ""), point.raw.get("notes", ""))).lower()
+    if "llama.cpp" in text:
+        return LLAMACPP
+    if any(word in text for word in ("tensorrt", "trt-llm", "trtllm", "nim ")):
+        return TRTLLM
+    return DEFAULT
+
+
+def _lengths(point: BenchPoint, engine: str, catalog: Catalog) -> tuple[int, int] | str:
+    raw_isl, raw_osl = point.raw.get("isl", "").strip(), point.raw.get("osl", "").strip()
+    lengths = []
+    for raw, value, what in ((raw_isl, point.isl, "prompt"), (raw_osl, point.osl, "output")):
+        if raw.isdigit():
+            lengths.append(max(1, value))
+        elif engine == LLAMACPP:
+            lengths.append(int(catalog.constant(f"llamacpp_unstated_{what}_tokens")))
+        else:
+            return f"{what} length not stated ({raw!r})"
+    return lengths[0], lengths[1]
+
+
+def interpret(point: BenchPoint, catalog: Catalog) -> Case | Skipped:
+    """The inputs that describe ``point``, or why it cannot be predicted."""
+
+    def skip(reason: str) -> Skipped:
+        return Skipped(point.row, reason, point.raw)
+
+    if point.model is None or point.model not in catalog.models:
+        return skip(f"model {point.raw.get('model', '')!r} is not in the llmsizer catalog")
+    if point.gpu is None or point.gpu not in catalog.gpus:
+        return skip(f"GPU {point.raw.get('gpu', '')!r} is not in the llmsizer catalog")
+    for prec in (point.weight_precision, point.kv_precision):
+        if prec not in catalog.precisions:
+            return skip(f"precision {prec!r} is not in the llmsizer catalog")
+    if point.pp > 1:
+        return skip(f"pipeline (layer-split) parallelism over {point.pp} GPUs is not modelled")
+    if point.metric not in _PREDICTABLE[point.regime]:
+        return skip(f"metric {point.metric} is not predicted in the {point.regime} regime")
+    if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
+        return skip("TTFT when every request arrives at once is a drain transient, not a steady "
+                    "state the model computes")
+    if point.regime == "rate" and point.request_rate == math.inf and point.requests is None:
+        return skip("burst (QPS=INF) with an unknown number of requests")
+    engine = engine_of(point)
+    lengths = _lengths(point, engine, catalog)
+    if isinstance(lengths, str):
+        return skip(lengths)
+    prompt, output = lengths
+    gpu = catalog.gpus[point.gpu]
+    if point.tp > gpu.max_tp:
+        return skip(f"TP{point.tp} exceeds the catalog's largest TP group for {point.gpu} "
+                    f"({gpu.max_tp})")
+    req = Requirements(
+        schema_version=1, account=Account(name="fidelity"),
+        workloads=[Workload(name="row", model=point.model, concurrent_users=1,
+                            prompt_tokens=prompt, output_tokens=output,
+                            targets=Targets(system_tokens_per_s=1.0))],
+        policy=Policy(headroom=0))
+    base: dict[str, Value] = {**account_inputs(req, catalog),
+                              **workload_inputs(req.workloads[0], catalog.models[point.model])}
+    choice = Choice(point.gpu, gpu.default_platform, point.weight_precision, point.kv_precision,
+                    point.tp)
+    return Case(point, engine, prompt, output, choice, base, req)
+
+
+def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
+    """Engine-profile inputs (memory policy, batch cap, llama.cpp efficiencies)."""
+    k = catalog.constant
+    if case.engine == TRTLLM:
+        return {"gpu_memory_utilization": k("driver_memory_ratio"),
+                "runtime_reserve_gb": k("trtllm_runtime_reserve_gb"),
+                "kv_cache_fraction": k("trtllm_kv_cache_fraction"),
+                "max_batch_per_replica": k("trtllm_max_batch")}
+    if case.engine == LLAMACPP:
+        return {"mbu_weights": k("llamacpp_mbu"), "mbu_kv": k("llamacpp_mbu"),
+                "step_overhead_ms": k("llamacpp_step_overhead_ms"),
+                "max_batch_per_replica": 1.0}
+    return {"max_batch_per_replica": k("max_batch_per_replica")}
+
+
+def _num(env: Mapping[str, Value], name: str) -> float:
+    value = env[name]
+    if not isinstance(value, float | int):
+        raise TypeError(f"{name} is not a number: {value!r}")
+    return float(value)
+
+
+def _figure(name: str, env: Mapping[str, Value], **given: float) -> float:
+    value = evaluate(FIGURE_EXPRS[name], {**env, **given})
+    assert isinstance(value, float | int)
+    return float(value)
+
+
+def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]:
+    """(predicted value of the row's metric, batch per replica) with ``catalog``'s constants."""
+    p = case.point
+    profile = _profile(case, catalog)
+    replicas = float(p.replicas)
+
+    def run(extra: Mapping[str, float]) -> dict[str, Value]:
+        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,
+                               {**profile, **extra})
+
+    if p.regime == "offline":
+        env = run({})
+        out = float(evaluate(GROUP_OUTPUT_TOKENS_PER_S, {**env, "replicas_given": replicas}))
+    elif p.regime == "batch1":
+        env = run({"max_batch_per_replica": 1.0})
+        speed = _num(env, "bandwidth_ceiling_tokens_per_s")
+        if p.metric in ("itl_ms", "tpot_ms"):
+            return _figure("single_stream_itl_ms", env), 1.0
+        return speed, 1.0
+    elif p.regime == "concurrency":
+        users = _figure("per_replica_given", {}, group_given=float(p.concurrency or 1),
+                        replicas_given=replicas)
+        env = run({"max_batch_per_replica": users})
+        if p.metric in ("itl_ms", "tpot_ms"):
+            return _num(env, "tpot_ms"), _num(env, "batch_per_replica")
+        if p.metric == "tokens_per_s_per_user":
+            return _num(env, "tokens_per_s_per_user"), _num(env, "batch_per_replica")
+        if p.metric == "ttft_ms":
+            return (_figure("closed_loop_ttft_ms", env, concurrency_given=users),
+                    _num(env, "batch_per_replica"))
+        out = _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
+                      replicas_given=replicas)
+    else:  # rate: an offered request rate (open loop), or every request at once (QPS=INF)
+        sent = _figure("per_replica_given", {}, group_given=float(p.requests or 0),
+                       replicas_given=replicas)
+        saturated = run({"max_batch_per_replica": sent} if sent > 0 else {})
+        capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
+        rate = _figure("per_replica_given", {}, group_given=float(p.request_rate or 0.0),
+                       replicas_given=replicas)
+        if rate >= capacity:  # no steady state: requests pile up as in a burst
+            if p.metric in ("itl_ms", "tpot_ms"):
+                return _figure("decode_only_tpot_ms", saturated), _num(saturated, "batch_per_replica")
+            if p.metric == "ttft_ms":
+                return _num(saturated, "ttft_ms"), _num(saturated, "batch_per_replica")
+            env = saturated
+            out = float(evaluate(GROUP_OUTPUT_TOKENS_PER_S, {**env, "replicas_given": replicas}))
+        else:
+            batch = _figure("rate_batch_per_replica", saturated, request_rate_given=rate)
+            env = run({"max_batch_per_replica": batch})
+            if p.metric in ("itl_ms", "tpot_ms"):
+                return _num(env, "tpot_ms"), _num(env, "batch_per_replica")
+            if p.metric == "ttft_ms":
+                return _num(env, "ttft_ms"), _num(env, "batch_per_replica")
+            if sent > 0:
+                out = _figure("finite_run_output_tokens_per_s", env, requests_given=sent,
+                              served_rate_given=rate,
+                              request_cycle_ms_given=_figure("request_cycle_ms", env),
+                              replicas_given=replicas)
+            else:
+                out = _figure("rate_output_tokens_per_s", env, served_rate_given=rate,
+                              replicas_given=replicas)
+    if p.metric == "total_tokens_per_s":
+        out = _figure("total_tokens_per_s", env, output_tokens_per_s_given=out)
+    return out, _num(env, "batch_per_replica")
+
+
+def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case], list[Skipped]]:
+    cases: list[Case] = []
+    skipped: list[Skipped] = []
+    for point in points:
+        got = interpret(point, catalog)
+        (skipped if isinstance(got, Skipped) else cases).append(got)  # type: ignore[arg-type]
+    return cases, skipped
+
+
+def tables_for(catalog: Catalog) -> Tables:
+    req = Requirements(schema_version=1, account=Account(name="fidelity"),
+                       workloads=[Workload(name="row", model=next(iter(catalog.models)),
+                                           concurrent_users=1, prompt_tokens=1, output_tokens=1,
+                                           targets=Targets(system_tokens_per_s=1.0))])
+    return build_tables(req, catalog)
+
+
+def score(cases: Sequence[Case], catalog: Catalog, tables: Tables | None = None) -> list[RowResult]:
+    tables = tables or tables_for(catalog)
+    out = []
+    for case in cases:
+        predicted, batch = predict(case, catalog, tables)
+        out.append(RowResult(case.point, case.engine, predicted, batch,
+                             relative_error(predicted, case.point.value)))
+    return out
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    return predicted / measured - 1
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    xs = sorted(values)
+    pos = q * (len(xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def summarise(results: Iterable[RowResult]) -> list[SummaryRow]:
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        groups.setdefault((r.point.metric, r.point.regime), []).append(r.error)
+    order = {name: i for i, name in enumerate(("offline", "concurrency", "rate", "batch1"))}
+    rows = []
+    for (metric, regime), errs in sorted(groups.items(), key=lambda kv: (order[kv[0][1]], kv[0][0])):
+        absolute = [abs(e) for e in errs]
+        rows.append(SummaryRow(metric, regime, len(errs), quantile(absolute, 0.5),
+                               quantile(absolute, 0.9), quantile(errs, 0.5)))
+    return rows
+
+
+def evaluate_file(path: str | Path, catalog: Catalog | None = None
+                  ) -> tuple[list[RowResult], list[Skipped], int]:
+    """(scored rows, rows not interpreted with the reason, number of data rows read)."""
+    cat = catalog or load_catalog()
+    points, unreadable = read_points(path)
+    cases, skipped = prepare(points, cat)
+    results = score(cases, cat)
+    return results, sorted(unreadable + skipped, key=lambda s: s.row), len(points) + len(unreadable)
+
+
+def _row_doc(r: RowResult) -> dict[str, object]:
+    p = r.point
+    return {"row": p.row, "model": p.model, "gpu": p.gpu, "gpu_count": p.gpu_count, "tp": p.tp,
+            "replicas": p.replicas, "weight_precision": p.weight_precision,
+            "kv_precision": p.kv_precision, "isl": p.isl, "osl": p.osl,
+            "concurrency": p.concurrency,
+            "request_rate": None if p.request_rate is None or math.isinf(p.request_rate)
+            else p.request_rate, "regime": p.regime, "engine": r.engine, "metric": p.metric,
+            "measured": p.value, "predicted": r.predicted, "batch_per_replica": r.batch,
+            "error": r.error, "source": p.source}
+
+
+def document(path: str | Path, catalog: Catalog | None = None) -> dict[str, object]:
+    results, skipped, n_rows = evaluate_file(path, catalog)
+    return {
+        "file": str(path),
+        "input_rows": n_rows,
+        "error_definition": "predicted / measured - 1",
+        "summary": [vars(s) for s in summarise(results)],
+        "rows": [_row_doc(r) for r in results],
+        "skipped": [{"row": s.row, "reason": s.reason} for s in skipped],
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f}%"
+
+
+def run(path: str | Path, *, as_json: bool = False) -> None:
+    """The CLI command: print per-row predictions, the summary and the rows not interpreted."""
+    doc = document(path)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    rows = doc["rows"]
+    assert isinstance(rows, list)
+    click.echo(f"{'row':>4} {'model':15} {'gpu':9} {'tp':>2}x{'r':<2} {'w/kv':9} {'isl/osl':>11} "
+               f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
+    for r in rows:
+        shape = f"{r['isl']}/{r['osl']}"
+        prec = f"{r['weight_precision']}/{r['kv_precision']}"
+        load = r["regime"]
+        click.echo(f"{r['row']:>4} {str(r['model'])[:15]:15} {str(r['gpu'])[:9]:9} {r['tp']:>2}x"
+                   f"{r['replicas']:<2} {prec:9} "
+                   f"{shape:>11} {load:11} {r['metric']:20} {r['measured']:>10,.2f} "
+                   f"{r['predicted']:>10,.2f} {_pct(r['error']):>7}")
+    click.echo("\nerror = predicted / measured - 1, per metric and regime")
+    click.echo(f"{'metric':20} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
+               f"{'bias':>7}")
+    summary = doc["summary"]
+    assert isinstance(summary, list)
+    for s in summary:
+        click.echo(f"{s['metric']:20} {s['regime']:11} {s['count']:>5} "
+                   f"{s['median_abs_error'] * 100:>9.1f}% {s['p90_abs_error'] * 100:>7.1f}% "
+                   f"{_pct(s['median_signed_error']):>7}")
+    skipped = doc["skipped"]
+    assert isinstance(skipped, list)
+    click.echo(f"\n{len(rows)} of {doc['input_rows']} rows predicted; {len(skipped)} not "
+               "interpreted:")
+    for s in skipped:
+        click.echo(f"{s['row']:>4}  {s['reason']}")

@@ -1,0 +1,469 @@
+"""The PDF proposal (src/llmsizer/proposal.py, charts.py, templates/).
+
+Checked the way a reader would: pdftotext for the words and numbers (formatted with the
+proposal's own Formatter, compared with the results JSON), pdfinfo for the page count,
+pdffonts for embedding, pdfdetach for attachments, pdftotext -bbox for text inside the
+page. Hostile account text must appear literally and read nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmsizer.catalog import load_catalog
+from llmsizer.engine import size
+from llmsizer.errors import InputError
+from llmsizer.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
+from llmsizer.report import write_outputs
+from llmsizer.requirements import load
+from llmsizer.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
+POPPLER = all(shutil.which(t) for t in ("pdftotext", "pdfinfo", "pdffonts", "pdfdetach"))
+needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils not installed")
+
+HEADINGS = (
+    "GPU sizing proposal", "Prepared by", "Executive summary", "Requirements",
+    "Sizing walk-through", "Alternatives compared", "Headroom and resilience",
+    "TCO and cost per million tokens", "Assumptions register", "Calibration", "Risks",
+    "Appendix: formulas",
+)
+RISKS = ("Long-context tail", "Node loss", "Burst above peak", "Model or engine change")
+
+RAG_HEAVY = """\
+schema_version: 1
+account: {name: Globex Legal, prepared_by: Presales EMEA, currency: EUR}
+workloads:
+  - name: Contract search (RAG)
+    model: llama-3.1-70b
+    concurrent_users: 60
+    prompt_tokens: 12000
+    output_tokens: 400
+    max_context_tokens: 32768
+    prefix_cache_hit: 0.2
+    targets: {tokens_per_s_per_user: 20, ttft_s: 4}
+hardware: {gpus: [h100-sxm, h200-sxm, b200, mi300x]}
+policy: {headroom: 0.3, survive_node_loss: true}
+"""
+
+INFEASIBLE = """\
+schema_version: 1
+account: {name: Initech}
+workloads:
+  - name: Giant model on small cards
+    model: llama-3.1-405b
+    concurrent_users: 20
+    prompt_tokens: 1000
+    output_tokens: 200
+    targets: {tokens_per_s_per_user: 20}
+hardware: {gpus: [l4, a10], weight_precisions: [bf16]}
+"""
+
+MEASURED = """\
+schema_version: 1
+account: {name: Umbrella}
+workloads:
+  - name: Assistant (benchmarked)
+    model: llama-3.1-70b
+    concurrent_users: 200
+    prompt_tokens: 500
+    output_tokens: 300
+    targets: {response_time_s: 10}
+    measured: {gpu: h100-sxm, gpus_per_replica: 8, tokens_per_s_per_replica: 1000}
+"""
+
+ALL_GPUS = """\
+schema_version: 1
+account: {name: Hooli}
+workloads:
+  - name: Chat
+    model: llama-3.1-8b
+    concurrent_users: 500
+    prompt_tokens: 800
+    output_tokens: 250
+    targets: {tokens_per_s_per_user: 25, ttft_s: 1.5}
+  - name: Batch summaries
+    model: qwen3-30b-a3b
+    concurrent_users: 50
+    prompt_tokens: 4000
+    output_tokens: 500
+    targets: {system_tokens_per_s: 5000}
+hardware: {weight_precisions: [fp8, bf16, int4]}
+"""
+
+SCENARIOS = {"rag-heavy": RAG_HEAVY, "infeasible": INFEASIBLE, "measured": MEASURED,
+             "all-gpus": ALL_GPUS}
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+
+def run(*cmd: str | Path) -> str:
+    return subprocess.run([str(c) for c in cmd], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def text_of(pdf: Path) -> str:
+    """pdftotext output with every run of whitespace (incl. no-break spaces) as one space."""
+    return re.sub(r"\s+", " ", run("pdftotext", pdf, "-"))
+
+
+def squashed(pdf: Path) -> str:
+    """pdftotext output with no whitespace at all (for words a narrow column may break)."""
+    return re.sub(r"\s+", "", run("pdftotext", pdf, "-"))
+
+
+def norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s)
+
+
+def pages(pdf: Path) -> int:
+    return int(re.search(r"Pages:\s+(\d+)", run("pdfinfo", pdf)).group(1))  # type: ignore[union-attr]
+
+
+def fonts_all_embedded(pdf: Path) -> bool:
+    rows = run("pdffonts", pdf).splitlines()[2:]
+    assert rows, "no fonts listed"
+    # columns: name type encoding emb sub uni object ID — emb is the 4th from the right
+    return all(r.split()[-5] == "yes" for r in rows)
+
+
+def attachments(pdf: Path) -> str:
+    return run("pdfdetach", "-list", pdf).splitlines()[0]
+
+
+def write_yaml(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+Rendered = tuple[Result, dict[str, Any], Path]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Rendered]:
+    """Render each input once per module: (result, results JSON, pdf)."""
+    out = tmp_path_factory.mktemp("proposals")
+    done: dict[str, Rendered] = {}
+
+    def get(name: str) -> Rendered:
+        if name not in done:
+            path = write_yaml(out, name, SCENARIOS[name]) if name in SCENARIOS else Path(name)
+            result = size(load(path))
+            written = write_outputs(result, out, stem=path.stem, formats=("json", "pdf"))
+            data = json.loads(written[0].read_text(encoding="utf-8"))
+            done[name] = (result, data, written[1])
+        return done[name]
+
+    return get
+
+
+ALL = [str(p) for p in INPUTS] + list(SCENARIOS)
+
+
+# ---- the numbers in the PDF are the numbers in the results JSON ------------------------------
+
+
+@needs_poppler
+@pytest.mark.parametrize("name", ALL, ids=[Path(n).stem for n in ALL])
+def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str], Rendered]) -> None:
+    _result, data, pdf = rendered(name)
+    text = text_of(pdf)
+    fmt = Formatter(data["account"]["currency"])
+    cat = load_catalog()
+    expected: list[str] = []
+    for w in data["workloads"]:
+        if w["recommended"] is None:
+            assert norm(w["advice"]) in text  # the advice is stated, word for word
+            continue
+        best = next(o for o in w["options"] if o["id"] == w["recommended"])
+        v = best["values"]
+        expected += [
+            cat.gpus[best["gpu"]].name, best["id"],
+            f"{fmt.count(v['gpus'])} GPUs = {fmt.count(v['replicas'])} replicas × TP{best['tp']}",
+            f"{fmt.count(v['nodes'])} × ",
+            fmt.pct(v["headroom_achieved"]), fmt.pct(v["headroom_after_node_loss"]),
+            fmt.money(v["capex"]), fmt.money(v["annual_cost_onprem"]),
+            fmt.money(v["annual_cost_cloud"]), fmt.money(v["cost_per_million_tokens_onprem"]),
+            fmt.money(v["cost_per_million_tokens_cloud"]),
+            f"{fmt.bytes(v['kv_bytes_per_token'])} of KV per token",
+        ]
+    if any(w["recommended"] for w in data["workloads"]):
+        t = data["totals"]
+        expected += [f"{fmt.count(t['gpus'])} GPUs in {fmt.count(t['nodes'])} nodes",
+                     fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
+                     fmt.money(t["annual_cost_cloud"])]
+    missing = [e for e in expected if norm(e) not in text]
+    assert not missing, f"not in the PDF text: {missing}"
+    headings = HEADINGS + (RISKS if any(w["recommended"] for w in data["workloads"]) else ())
+    for heading in headings:
+        assert heading in text, heading
+    assert 6 <= pages(pdf) <= 40
+    assert fonts_all_embedded(pdf)
+    assert attachments(pdf) == "0 embedded files"
+
+
+@needs_poppler
+def test_appendix_lists_every_formula(rendered: Callable[[str], Rendered]) -> None:
+    from llmsizer.calculations import CALCULATIONS
+    from llmsizer.expr import to_text
+
+    _result, _data, pdf = rendered(str(INPUTS[0]))
+    flat = squashed(pdf)
+    for calc in CALCULATIONS:
+        assert calc.name in flat
+        assert re.sub(r"\s+", "", to_text(calc.expr)) in flat, calc.name
+
+
+@needs_poppler
+def test_infeasible_workload_states_the_advice_prominently(
+        rendered: Callable[[str], Rendered]) -> None:
+    result, _data, pdf = rendered("infeasible")
+    assert result.workloads[0].recommended is None
+    text = text_of(pdf)
+    assert "No configuration tried meets the targets" in text
+    assert text.count(norm(result.workloads[0].advice or "")) >= 2  # summary and walk-through
+
+
+@needs_poppler
+def test_many_options_stay_readable(rendered: Callable[[str], Rendered]) -> None:
+    """Every catalog GPU tried: the best per GPU x precision is shown, rejects are grouped."""
+    result, _data, pdf = rendered("all-gpus")
+    assert sum(len(w.options) for w in result.workloads) > 200
+    text = text_of(pdf)
+    assert "Rejected configurations" in text
+    assert "further configuration(s) also meet the targets" in text
+    assert pages(pdf) <= 40
+
+
+@needs_poppler
+def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Rendered]) -> None:
+    _result, _data, pdf = rendered(str(INPUTS[0]))
+    text = text_of(pdf)
+    for label in ("KV cache at the chosen batch", "Reserve and unused", "chosen batch",
+                  "Tokens/s each user sees", "Capex amortised over"):
+        assert label in text, label
+    assert "<svg" not in text
+
+
+# ---- hostile text -------------------------------------------------------------------------
+
+
+def _hostile(sentinel: Path) -> str:
+    return (f'<img src="file://{sentinel}"><a rel="attachment" href="file://{sentinel}">x</a>'
+            f"<script>alert(1)</script> {{{{ 7*7 }}}} {{% raw %}} =HYPERLINK(\"http://x\") "
+            "$5M $\\foo$ ")
+
+
+@needs_poppler
+def test_hostile_names_render_literally_read_nothing_and_wrap(tmp_path: Path) -> None:
+    sentinel = tmp_path / "sentinel.txt"
+    secret = "SENTINEL-7f3a9c-DO-NOT-READ"
+    sentinel.write_text(secret, encoding="utf-8")
+    base = _hostile(sentinel)
+    long_word = "W" * 700  # one unbreakable word
+    name = base + long_word + " " + ("lorem ipsum " * 120)
+    name = name[:2000]
+    assert len(name) == 2000
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    account = result.account.model_copy(update={"name": name, "prepared_by": base})
+    workloads = [w.model_copy(update={"name": f"{base} {i}"}) for i, w in
+                 enumerate(result.workloads)]
+    hostile = result.model_copy(update={"account": account, "workloads": workloads})
+
+    html = render_html(hostile)
+    assert "<img src=\"file://" not in html and "&lt;img src=" in html
+    assert "49" not in re.findall(r"\{\{ ?(\d+)", html)
+
+    pdf = tmp_path / "hostile.pdf"
+    render_pdf(hostile, pdf)
+    raw = pdf.read_bytes()
+    assert secret.encode() not in raw
+    text = text_of(pdf)
+    assert secret not in text
+    assert attachments(pdf) == "0 embedded files"
+    flat = squashed(pdf)
+    for literal in (f'<img src="file://{sentinel}">', "{{ 7*7 }}", "{% raw %}",
+                    '=HYPERLINK("http://x")', "<script>alert(1)</script>", "$5M $\\foo$"):
+        assert re.sub(r"\s+", "", literal) in flat, literal
+    assert long_word in flat
+    _assert_inside_pages(pdf)
+
+
+def _assert_inside_pages(pdf: Path) -> None:
+    """Every word's box lies inside its page (long text wrapped, nothing overflows)."""
+    bbox = run("pdftotext", "-bbox", pdf, "-")
+    page_w = [float(w) for w in re.findall(r'<page width="([\d.]+)"', bbox)]
+    over = []
+    for page, body in enumerate(re.split(r"<page ", bbox)[1:]):
+        for m in re.finditer(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)"[^>]*>([^<]*)<', body):
+            if float(m.group(2)) > page_w[page] - 20 or float(m.group(1)) < 0:
+                over.append((page + 1, m.group(3)[:40]))
+    assert not over, f"text outside the page: {over[:5]}"
+
+
+def test_hostile_name_through_the_loader(tmp_path: Path) -> None:
+    """The end-to-end path: a requirements file with a hostile (max-length) account name."""
+    sentinel = tmp_path / "s.txt"
+    sentinel.write_text("SENTINEL-LOADER-42", encoding="utf-8")
+    name = f'<img src="file://{sentinel}"> {{{{ 7*7 }}}} =1+1 ' + "x" * 150
+    text = (ROOT / "inputs" / "example.yaml").read_text(encoding="utf-8").replace(
+        "name: Acme Corp", f"name: {json.dumps(name[:200])}")
+    path = write_yaml(tmp_path, "hostile", text)
+    result = size(load(path))
+    pdf = tmp_path / "h.pdf"
+    render_pdf(result, pdf)
+    assert b"SENTINEL-LOADER-42" not in pdf.read_bytes()
+    if POPPLER:
+        assert "{{ 7*7 }}" in text_of(pdf)
+
+
+# ---- the URL fetcher ------------------------------------------------------------------------
+
+
+def test_fetcher_serves_data_urls_and_template_files_only(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret", encoding="utf-8")
+    user = tmp_path / "tpl"
+    (user / "assets").mkdir(parents=True)
+    (user / "assets" / "logo.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (user / "assets" / "escape.txt").symlink_to(outside)
+    f = ClosedFetcher([user, shipped_templates()])
+
+    assert f.fetch("data:text/plain;base64,aGVsbG8=").read() == b"hello"
+    assert f.fetch("data:,a%20b").read() == b"a b"
+    assert f.fetch((user / "assets" / "logo.svg").as_uri()).read().startswith(b"<svg")
+    # overlay: a shipped asset requested under the user's folder
+    shipped_mark = (user / "assets" / "mark.svg").as_uri()
+    assert b"<svg" in f.fetch(shipped_mark).read()
+    for url in (outside.as_uri(), "file:///etc/passwd", "http://example.com/x.png",
+                "https://example.com/", "ftp://example.com/x", "gopher://x",
+                (user / "assets" / ".." / ".." / "outside.txt").as_uri(),
+                (user / "assets" / "escape.txt").as_uri(),  # symlink out of the folder
+                "file://evil.example.com/etc/passwd", "javascript:alert(1)", "about:blank"):
+        with pytest.raises(ValueError):
+            f.fetch(url)
+    assert len(f.refused) == 11
+
+
+def test_template_referring_to_a_local_file_fails_closed(tmp_path: Path) -> None:
+    sentinel = tmp_path / "secret.txt"
+    sentinel.write_text("SENTINEL-TEMPLATE-99", encoding="utf-8")
+    user = tmp_path / "tpl"
+    (user / "partials").mkdir(parents=True)
+    (user / "partials" / "risks.html.j2").write_text(
+        f'<a rel="attachment" href="{sentinel.as_uri()}">x</a><img src="{sentinel.as_uri()}">')
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    out = tmp_path / "p.pdf"
+    with pytest.raises(InputError, match="fetches only data: URLs"):
+        render_pdf(result, out, templates=user)
+    assert not out.exists() or b"SENTINEL-TEMPLATE-99" not in out.read_bytes()
+
+
+# ---- user templates -----------------------------------------------------------------------
+
+
+def test_user_template_overlays_the_shipped_ones(tmp_path: Path) -> None:
+    user = tmp_path / "tpl"
+    (user / "partials").mkdir(parents=True)
+    (user / "partials" / "risks.html.j2").write_text(
+        "<h1>Risks</h1><p>Custom risk text for {{ account.name }}: {{ totals.gpus|qty }} GPUs.</p>")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    html = render_html(result, templates=user)
+    assert f"Custom risk text for Acme Corp: {result.totals.gpus} GPUs." in html
+    assert "Executive summary" in html  # the rest still comes from the shipped templates
+
+
+def test_missing_variable_in_a_user_template_names_template_line_and_variable(
+        tmp_path: Path) -> None:
+    user = tmp_path / "tpl"
+    user.mkdir()
+    (user / "proposal.html.j2").write_text(
+        "<html><body>\n<p>{{ account.name }}</p>\n<p>{{ customer_logo }}</p>\n</body></html>\n")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    with pytest.raises(InputError) as exc:
+        render_pdf(result, tmp_path / "x.pdf", templates=user)
+    msg = str(exc.value)
+    assert "proposal.html.j2:3:" in msg and "customer_logo" in msg
+    assert exc.value.line == 3
+
+
+def test_missing_attribute_in_a_partial_is_located(tmp_path: Path) -> None:
+    user = tmp_path / "tpl"
+    (user / "partials").mkdir(parents=True)
+    (user / "partials" / "risks.html.j2").write_text("<p>ok</p>\n<p>{{ totals.no_such_total }}</p>\n")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    with pytest.raises(InputError, match=r"risks\.html\.j2:2: .*no_such_total"):
+        render_html(result, templates=user)
+
+
+def test_template_syntax_error_and_missing_folder(tmp_path: Path) -> None:
+    user = tmp_path / "tpl"
+    user.mkdir()
+    (user / "proposal.html.j2").write_text("<p>\n{% if %}</p>\n")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    with pytest.raises(InputError, match=r"proposal\.html\.j2:2: template syntax error"):
+        render_html(result, templates=user)
+    with pytest.raises(InputError, match="does not exist"):
+        render_html(result, templates=tmp_path / "nope")
+
+
+def test_templates_are_sandboxed(tmp_path: Path) -> None:
+    user = tmp_path / "tpl"
+    user.mkdir()
+    (user / "proposal.html.j2").write_text("{{ fmt.__class__.__init__.__globals__ }}")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    with pytest.raises(InputError):
+        render_html(result, templates=user)
+
+
+def test_shipped_templates_are_in_the_package() -> None:
+    root = shipped_templates()
+    for name in ("__init__.py", "proposal.html.j2", "print.css", "assets/mark.svg",
+                 "partials/summary.html.j2", "partials/appendix.html.j2"):
+        assert (root / name).is_file(), name
+
+
+# ---- determinism and formatting -------------------------------------------------------------
+
+
+def test_two_renders_are_byte_identical_with_source_date_epoch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    a, b = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    render_pdf(result, a)
+    render_pdf(result, b)
+    assert a.read_bytes() == b.read_bytes()
+    assert "1 January 2026" in render_html(result)
+
+
+@pytest.mark.parametrize(("method", "value", "expected"), [
+    ("money", 1234567.4, "USD 1,234,567"),
+    ("money", 1.786, "USD 1.79"),
+    ("pct", 0.25, "25 %"),
+    ("pct", 2.84, "284 %"),
+    ("pct", 1.355, "135.5 %"),
+    ("pct", -0.12, "-12 %"),
+    ("pct", -0.0001, "0 %"),
+    ("ms", 29.236, "29.2 ms"),
+    ("ms", 1738.2, "1,738 ms"),
+    ("tok_s", 34.2034, "34.2 tok/s"),
+    ("tok_s", 8756.07, "8,756 tok/s"),
+    ("gb", 70.6, "70.6 GB"),
+    ("gb", 0.131072, "0.13 GB"),
+    ("bytes", 327680, "327,680 bytes"),
+    ("count", 1628.0, "1,628"),
+])
+def test_formatter(method: str, value: float, expected: str) -> None:
+    assert getattr(Formatter("USD"), method)(value).replace("\u00a0", " ") == expected
