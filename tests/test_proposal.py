@@ -53,6 +53,7 @@ workloads:
     targets: {tokens_per_s_per_user: 20, ttft_s: 4}
 hardware: {gpus: [h100-sxm, h200-sxm, b200, mi300x]}
 policy: {headroom: 0.3, survive_node_loss: true}
+costs: {usd_exchange_rate: 0.92, electricity_per_kwh: 0.21}
 """
 
 INFEASIBLE = """\
@@ -118,8 +119,10 @@ def text_of(pdf: Path) -> str:
 
 
 def squashed(pdf: Path) -> str:
-    """pdftotext output with no whitespace at all (for words a narrow column may break)."""
-    return re.sub(r"\s+", "", run("pdftotext", pdf, "-"))
+    """pdftotext output with no whitespace (nor the zero-width spaces that let formulas wrap),
+    for words a narrow column may break; -raw, because the default mode drops a hyphen (a
+    minus sign) that ends a line."""
+    return re.sub(r"[\s\u200b]+", "", run("pdftotext", "-raw", pdf, "-"))
 
 
 def norm(s: str) -> str:
@@ -202,7 +205,9 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
         t = data["totals"]
         expected += [f"{fmt.count(t['gpus'])} GPUs in {fmt.count(t['nodes'])} nodes",
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
-                     fmt.money(t["annual_cost_cloud"])]
+                     fmt.money(t["annual_cost_cloud"]),
+                     fmt.money(t["cost_per_million_tokens_onprem"]),
+                     fmt.money(t["cost_per_million_tokens_cloud"])]
     missing = [e for e in expected if norm(e) not in text]
     assert not missing, f"not in the PDF text: {missing}"
     headings = HEADINGS + (RISKS if any(w["recommended"] for w in data["workloads"]) else ())

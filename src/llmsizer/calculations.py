@@ -218,6 +218,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(seed 003: H100 989 / 3.35 = 295)."),
     _c("gpus_per_node", "GPUs per node", "GPUs", "Nodes",
        lookup("platforms", "platform", "gpus_per_node"), "Platform's GPU count."),
+    _c("platform_sold_full", "Bought with all GPUs", "1 = yes", "Nodes",
+       lookup("platforms", "platform", "sold_full"),
+       "1 for fixed baseboards (HGX/DGX/OAM): a node is bought with every GPU slot filled."),
     _c("node_power_kw", "Node power", "kW", "TCO",
        lookup("platforms", "platform", "node_power_kw"), "Whole node at full GPU load."),
     _c("node_base_price", "Node price without GPUs", "currency", "TCO",
@@ -408,6 +411,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("replicas_lost_with_a_node", "Replicas lost with one node", "replicas", "Nodes",
        MIN(r("replicas_per_node"), ROUNDUP(r("replicas") / r("nodes"), 0)),
        "Replicas on the fullest node when spread evenly."),
+    _c("gpus_purchased", "GPUs purchased", "GPUs", "Nodes",
+       IF(gt(r("platform_sold_full"), 0), r("nodes") * r("gpus_per_node"), r("gpus")),
+       "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
     _c("capacity_output_tokens_per_s", "Installed throughput", "tok/s", "Nodes",
        r("replicas") * r("replica_output_tokens_per_s"), "All replicas at their batch."),
     _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
@@ -420,8 +426,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Negative means peak demand is not met while a node is down."),
     # ---- cost (seeds 003, 004) ----------------------------------------------------------
     _c("capex", "Capital cost", "currency", "TCO",
-       r("nodes") * (r("node_base_price") + r("network_per_node")) + r("gpus") * r("gpu_price"),
-       "Nodes x (chassis + network) + GPUs x GPU price."),
+       r("nodes") * (r("node_base_price") + r("network_per_node"))
+       + r("gpus_purchased") * r("gpu_price"),
+       "Nodes x (chassis + network) + GPUs purchased x GPU price."),
     _c("annual_capex", "Capex per year", "currency/yr", "TCO",
        r("capex") / r("amortization_years"), "Straight-line amortisation."),
     _c("annual_power_cost", "Power per year", "currency/yr", "TCO",
@@ -462,7 +469,7 @@ UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "gpus": ("memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "int8_tops",
              "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour"),
-    "platforms": ("gpus_per_node", "node_power_kw", "base_price"),
+    "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price"),
     "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
 }
 COMPUTE_CODES = {"bf16": 1, "fp8": 2, "int8": 3, "fp4": 4}
@@ -547,3 +554,6 @@ TOTAL_COST_PER_MILLION_ONPREM = IF(gt(ref("million_tokens_per_year"), 0),
                                    ref("annual_cost_onprem") / ref("million_tokens_per_year"), 0)
 TOTAL_COST_PER_MILLION_CLOUD = IF(gt(ref("million_tokens_per_year"), 0),
                                   ref("annual_cost_cloud") / ref("million_tokens_per_year"), 0)
+
+# Catalog prices are in US dollars; accounts in another currency give an exchange rate.
+PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")

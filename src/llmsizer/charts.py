@@ -59,8 +59,10 @@ RC: dict[str, object] = {
     "grid.linewidth": 0.6,
     "xtick.color": "#4a5563",
     "ytick.color": "#4a5563",
-    "xtick.major.width": 0.6,
-    "ytick.major.width": 0.6,
+    "xtick.major.size": 0,
+    "ytick.major.size": 0,
+    "xtick.major.pad": 3,
+    "ytick.major.pad": 3,
     "legend.frameon": False,
     "legend.fontsize": 7,
     "lines.linewidth": 1.6,
@@ -206,8 +208,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         lefts = [0.0] * len(bars)
         for name, label, color in MEMORY_SEGMENTS:
             widths = [b.segments[name] for b in bars]
-            ax.barh(ys, widths, left=lefts, height=0.62, color=color, label=label,
-                    edgecolor="white", linewidth=0.5)
+            ax.barh(ys, widths, left=lefts, height=0.62, color=color, label=label, linewidth=0)
             lefts = [left + width for left, width in zip(lefts, widths, strict=True)]
         for y, b in zip(ys, bars, strict=True):
             ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
@@ -300,7 +301,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
                 left = 0.0
                 for width, label, color in parts:
                     ax.barh([y_on], [width], left=[left], height=0.7, color=color,
-                            label=label if first else None, edgecolor="white", linewidth=0.5)
+                            label=label if first else None, linewidth=0)
                     left += width
             elif b.priced:
                 ax.barh([y_on], [b.onprem_total], height=0.7, color=NAVY)

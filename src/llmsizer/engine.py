@@ -15,6 +15,7 @@ from .calculations import (
     COMPUTE_CODES,
     GROUP_OUTPUT_TOKENS_PER_S,
     INPUTS,
+    PRICE_IN_ACCOUNT_CURRENCY,
     TOTAL_COST_PER_MILLION_CLOUD,
     TOTAL_COST_PER_MILLION_ONPREM,
     UNITS,
@@ -43,6 +44,15 @@ def program() -> Program:
 
 def build_tables(req: Requirements, catalog: Catalog) -> Tables:
     """The catalog rows the formulas look up, with the account's price overrides applied."""
+    rate = req.costs.usd_exchange_rate or 1.0
+
+    def usd(price: float | None) -> float:
+        """A catalog price (USD) in the account's currency; 0 when unknown."""
+        if not price:
+            return 0.0
+        return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY,
+                              {"usd_price": price, "usd_exchange_rate": rate}))
+
     gpus: dict[str, dict[str, float]] = {}
     for gid, g in catalog.gpus.items():
         gpus[gid] = {
@@ -53,12 +63,12 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
             "int8_tops": g.int8_tops or 0.0,
             "fp4_tflops": g.fp4_tflops or 0.0,
             "link_gb_s": g.link_gb_s,
-            "price": req.costs.gpu_prices.get(gid, g.price_usd or 0.0),
-            "cloud_gpu_hour": req.costs.cloud_gpu_hour.get(gid, g.cloud_usd_per_gpu_hour or 0.0),
+            "price": req.costs.gpu_prices.get(gid, usd(g.price_usd)),
+            "cloud_gpu_hour": req.costs.cloud_gpu_hour.get(gid, usd(g.cloud_usd_per_gpu_hour)),
         }
     platforms = {
-        pid: {"gpus_per_node": float(p.gpus_per_node), "node_power_kw": p.node_power_kw,
-              "base_price": p.base_price_usd}
+        pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
+              "node_power_kw": p.node_power_kw, "base_price": usd(p.base_price_usd)}
         for pid, p in catalog.platforms.items()
     }
     precisions = {
@@ -192,14 +202,14 @@ def reason_for(v: dict[str, Value]) -> str:
         assert isinstance(x, float)
         return x
 
-    if f("measured_tokens_per_s_per_replica") > 0:
-        return ""
     if f("weights_gb") > f("usable_memory_gb"):
         return (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
                 f"{_fmt(f('usable_memory_gb'), 1)} GB usable on TP{int(f('tp'))}")
     if f("max_sequences_by_memory") < 1:
         return (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
                 f"{_fmt(f('kv_budget_gb'), 2)} GB left beside the weights")
+    if f("measured_tokens_per_s_per_replica") > 0:
+        return ""  # calibrated mode: the customer's benchmark replaces the latency model
     if f("batch_by_tpot") < 1:
         return (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
                 f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "

@@ -23,6 +23,7 @@ import base64
 import datetime as dt
 import mimetypes
 import os
+import re
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -531,6 +532,16 @@ def _chart_name(gpu_name: str) -> str:
     return _clip(name, 24)
 
 
+_ZWSP = "\u200b"
+_BREAK_AFTER = re.compile(r"([,+*/=<>-])")
+
+
+def _breakable(formula: str) -> str:
+    """A formula with invisible break opportunities after commas and operators, so a long
+    one wraps at a sensible place rather than mid-name."""
+    return _BREAK_AFTER.sub(lambda m: m.group(1) + _ZWSP, formula)
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -561,6 +572,37 @@ def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> 
         model_source=model.source if model else "model config supplied with the requirements")
 
 
+def _catalog_price(result: Result, usd: float | None) -> float | None:
+    """A catalog USD price as the engine would have used it in the account's currency
+    (through calculations.PRICE_IN_ACCOUNT_CURRENCY), or None when that is unknown."""
+    if not usd:
+        return None
+    if result.account.currency == "USD":
+        return usd
+    rate = result.account_inputs.get("usd_exchange_rate")
+    if rate is None:
+        return None
+    from .calculations import PRICE_IN_ACCOUNT_CURRENCY
+    from .expr import evaluate
+
+    return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
+
+
+def _price_source(result: Result, used: float, usd: float | None, source: str | None,
+                  date: str | None, override_key: str) -> str:
+    if not used:
+        return "no price known"
+    cur = result.account.currency
+    catalog = f"{source} (dated {date})"
+    expected = _catalog_price(result, usd)
+    if expected is not None and expected == used:
+        return catalog if cur == "USD" else f"{catalog}; converted from USD at the account's rate"
+    if expected is None and usd and cur != "USD":
+        return (f"{catalog}; converted from USD at the account's rate, unless overridden in "
+                f"{override_key}")
+    return f"account override ({override_key})"
+
+
 def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                 fmt: Formatter) -> list[Row]:
     rows: list[Row] = []
@@ -571,29 +613,27 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         g = cat.gpus.get(gid)
         name = g.name if g else gid
         price, cloud = used.get("price", 0.0), used.get("cloud_gpu_hour", 0.0)
-        if g is not None and g.price_usd == price:
-            src = f"{g.price_source} (dated {g.price_date})"
-        elif price:
-            src = "account override (costs.gpu_prices)"
-        else:
-            src = "no purchase price known: on-prem figures exclude the GPUs"
-        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—", src))
-        if g is not None and g.cloud_usd_per_gpu_hour == cloud:
-            csrc = f"{g.cloud_source} (dated {g.cloud_date})"
-        elif cloud:
-            csrc = "account override (costs.cloud_gpu_hour)"
-        else:
-            csrc = "no cloud price known"
-        rows.append(Row(f"{name}: cloud price per GPU-hour",
-                        fmt.money(cloud) if cloud else "—", csrc))
+        src = _price_source(result, price, g.price_usd if g else None,
+                            g.price_source if g else None, g.price_date if g else None,
+                            "costs.gpu_prices")
+        if not price:
+            src = "no purchase price known: on-premises figures leave the GPUs out"
+        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
+                        src))
+        csrc = _price_source(result, cloud, g.cloud_usd_per_gpu_hour if g else None,
+                             g.cloud_source if g else None, g.cloud_date if g else None,
+                             "costs.cloud_gpu_hour")
+        rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
+                        csrc))
     for pid in platforms:
         p = cat.platforms.get(pid)
-        base = result.tables["platforms"].get(pid, {}).get("base_price", 0.0)
-        rows.append(Row(f"{_short(p.name) if p else pid}: node without GPUs",
-                        fmt.money(base), (p.notes or p.source) if p else "catalog"))
-        power = result.tables["platforms"].get(pid, {}).get("node_power_kw", 0.0)
-        rows.append(Row(f"{_short(p.name) if p else pid}: node power at full load",
-                        fmt.unit(power, "kW"), p.source if p else "catalog"))
+        row = result.tables["platforms"].get(pid, {})
+        label = _short(p.name) if p else pid
+        rows.append(Row(f"{label}: node without GPUs", fmt.money(row.get("base_price", 0.0)),
+                        (p.notes or p.source) if p else "catalog"))
+        rows.append(Row(f"{label}: node power at full load",
+                        fmt.unit(row.get("node_power_kw", 0.0), "kW"),
+                        p.source if p else "catalog"))
     return rows
 
 
@@ -631,7 +671,8 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), c.source)
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     formulas = [{"name": c.name, "label": c.label, "unit": c.unit, "sheet": c.sheet,
-                 "formula": to_text(c.expr), "note": c.note} for c in CALCULATIONS]
+                 "formula": to_text(c.expr), "wrapped": _breakable(to_text(c.expr)),
+                 "note": c.note} for c in CALCULATIONS]
     inputs = [{"name": i.name, "label": i.label, "unit": i.unit, "scope": i.scope,
                "note": i.note} for i in INPUTS]
     return {

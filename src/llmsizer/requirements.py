@@ -134,6 +134,7 @@ class Costs(_Strict):
     support_rate: Annotated[float, Field(ge=0, le=1)] = 0.10
     average_load: Annotated[float, Field(ge=0.01, le=1)] = 0.6
     network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] = 0.0
+    usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = None
     gpu_prices: dict[str, Annotated[float, Field(gt=0, le=10_000_000)]] = {}
     cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0, le=1000)]] = {}
 
@@ -145,6 +146,17 @@ class Requirements(_Strict):
     hardware: Hardware = Hardware()
     policy: Policy = Policy()
     costs: Costs = Costs()
+
+    @model_validator(mode="after")
+    def _currency(self) -> Requirements:
+        if self.account.currency != "USD" and self.costs.usd_exchange_rate is None:
+            raise ValueError(
+                f"account.currency is {self.account.currency}, but catalog prices are in USD: "
+                f"add costs.usd_exchange_rate ({self.account.currency} per US dollar, e.g. 0.92)")
+        if self.account.currency == "USD" and self.costs.usd_exchange_rate not in (None, 1.0):
+            raise ValueError("costs.usd_exchange_rate must be 1 (or left out) when "
+                             "account.currency is USD")
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> Requirements:
