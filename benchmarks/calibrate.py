@@ -28,6 +28,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -36,10 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from llmsizer.benchdata import read_points  # noqa: E402
-from llmsizer.catalog import Catalog, Constant, load_catalog  # noqa: E402
+from llmsizer.catalog import Catalog, load_catalog  # noqa: E402
 from llmsizer.fidelity import (  # noqa: E402
+    DATACENTER_ENGINES,
     LLAMACPP,
-    TRTLLM,
     Case,
     RowResult,
     SummaryRow,
@@ -121,7 +122,8 @@ class Problem:
         pred = np.array([r.predicted for r in score(self.cases, cat, self.tables)])
         r = np.log(np.maximum(pred, 1e-9) / self.measured)
         z = r / F_SCALE  # soft-L1 as a least-squares residual: rho(z) = 2 (sqrt(1 + z^2) - 1)
-        return np.sign(r) * F_SCALE * np.sqrt(2 * (np.sqrt(1 + z * z) - 1)) * self.weights
+        out: np.ndarray = np.sign(r) * F_SCALE * np.sqrt(2 * (np.sqrt(1 + z * z) - 1)) * self.weights
+        return out
 
 
 def with_constants(catalog: Catalog, values: dict[str, float]) -> Catalog:
@@ -134,7 +136,7 @@ def with_constants(catalog: Catalog, values: dict[str, float]) -> Catalog:
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, lo: np.ndarray,
                         hi: np.ndarray, max_iter: int = 60) -> np.ndarray:
     """Projected LM with forward differences (steps into the box at a bound)."""
-    x = np.clip(x0, lo, hi)
+    x: np.ndarray = np.clip(x0, lo, hi)
     r = fun(x)
     cost = float(r @ r)
     lam = 1e-2
@@ -152,7 +154,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
         improved = False
         while lam < 1e10:
             step = np.linalg.solve(a + lam * (np.diag(np.diag(a)) + 1e-9 * np.eye(x.size)), -g)
-            xn = np.clip(x + step, lo, hi)
+            xn: np.ndarray = np.clip(x + step, lo, hi)
             rn = fun(xn)
             cn = float(rn @ rn)
             if cn < cost:
@@ -173,20 +175,28 @@ def fit(cases: Sequence[Case], params: dict[str, tuple[float, float, float, floa
     return prob.values(levenberg_marquardt(prob.residuals, prob.start, prob.lo, prob.hi))
 
 
+def _fold(job: tuple[list[Case], list[Case], dict[str, tuple[float, float, float, float]],
+                     Catalog]) -> list[RowResult]:
+    train, test, params, catalog = job
+    return score(test, with_constants(catalog, fit(train, params, catalog)))
+
+
 def cross_validate(cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
-                   catalog: Catalog, key: Callable[[Case], str]) -> tuple[list[RowResult],
-                                                                          dict[str, list[RowResult]]]:
-    held: list[RowResult] = []
-    per_group: dict[str, list[RowResult]] = {}
+                   catalog: Catalog, key: Callable[[Case], str], jobs: int = 1
+                   ) -> tuple[list[RowResult], dict[str, list[RowResult]]]:
+    """Refit without each group (from the same start) and score the group left out."""
+    folds = {}
     for group in sorted({key(c) for c in cases}):
         train = [c for c in cases if key(c) != group]
-        test = [c for c in cases if key(c) == group]
-        if not any((c.point.regime, c.point.metric) in WEIGHTS for c in train):
-            continue
-        fitted = with_constants(catalog, fit(train, params, catalog))
-        per_group[group] = score(test, fitted)
-        held += per_group[group]
-    return held, per_group
+        if any((c.point.regime, c.point.metric) in WEIGHTS for c in train):
+            folds[group] = (train, [c for c in cases if key(c) == group], params, catalog)
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_fold, folds.values()))
+    else:
+        results = [_fold(job) for job in folds.values()]
+    per_group = dict(zip(folds, results, strict=True))
+    return [r for rows in results for r in rows], per_group
 
 
 def table(rows: Sequence[SummaryRow]) -> str:
@@ -250,33 +260,35 @@ def replace_section(text: str, name: str, body: str) -> str:
 
 
 SOURCES = {
-    "mbu_weights": "fitted {when} on {dc}; at the physical bound: the per-step overhead absorbs the rest",
-    "mbu_kv": "fitted {when} on {dc}",
-    "mfu_decode_8bit": "fitted {when} on the FP8-path rows of {dc} (H100/H200/GH200/L40S FP8, NIM FP8)",
-    "mfu_decode_16bit": "fitted {when} on the BF16/FP16-path rows of {dc} (A100 FP16, H100/H200 BF16 online)",
-    "mfu_prefill_8bit": "fitted {when} on the FP8-path rows of {dc}",
-    "mfu_prefill_16bit": "fitted {when} on the BF16/FP16-path rows of {dc}",
-    "moe_compute_factor": "fitted {when} on {dc}; only Mixtral-8x7B is MoE there",
-    "step_overhead_ms": "fitted {when} on {dc}: scheduler, sampling and launch time per decode step",
-    "allreduce_latency_us": "fitted {when} on {dc}: per all-reduce, two per layer",
-    "link_efficiency": "fitted {when} on {dc}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",
-    "trtllm_runtime_reserve_gb": "fitted {when} on {dc}: activations + runtime outside the KV pool under TensorRT-LLM",
-    "prefill_chunk_tokens": "fitted {when} on TTFT rows of {dc} (NIM fixed concurrency, TRT-LLM request rate)",
-    "ttft_overhead_ms": "fitted {when} on TTFT rows of {dc}: request admission, tokenisation, first sampling",
-    "llamacpp_mbu": "fitted {when} on {b1}: llama.cpp batch-1 bandwidth efficiency (weights and KV)",
-    "llamacpp_step_overhead_ms": "fitted {when} on {b1}: llama.cpp per-token overhead",
+    "mbu_weights": "{fit}; at the physical bound: the per-step overhead absorbs the rest",
+    "mbu_kv": "{fit}",
+    "mfu_decode_8bit": "{fit}; FP8-path rows (H100/H200/GH200/L40S FP8, NIM FP8)",
+    "mfu_decode_16bit": "{fit}; BF16/FP16-path rows (A100 FP16 offline, H100/H200 BF16 online)",
+    "mfu_prefill_8bit": "{fit}; FP8-path rows",
+    "mfu_prefill_16bit": "{fit}; BF16/FP16-path rows",
+    "moe_compute_factor": "{fit}; only Mixtral-8x7B is MoE there",
+    "step_overhead_ms": "{fit}: scheduler, sampling and launch time per decode step",
+    "allreduce_latency_us": "{fit}: per all-reduce, two per layer",
+    "link_efficiency": "{fit}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",
+    "trtllm_runtime_reserve_gb": "{fit}: activations + runtime outside the KV pool under TensorRT-LLM",
+    "prefill_chunk_tokens": "{fit}; TTFT rows (NIM fixed concurrency, Triton request rate)",
+    "ttft_overhead_ms": "{fit}; TTFT rows: request admission, tokenisation, first sampling",
+    "llamacpp_mbu": "{fit_b1}: llama.cpp batch-1 bandwidth efficiency (weights and KV)",
+    "llamacpp_step_overhead_ms": "{fit_b1}: llama.cpp time per token beyond the memory reads",
 }
 
 
 def write(values: dict[str, float], heads: dict[str, float], sections: dict[str, str],
           n_dc: int, n_b1: int) -> None:
     when = dt.date.today().isoformat()
-    dc = f"{n_dc} TensorRT-LLM/NIM rows of tests/data/calibration_points.csv (benchmarks/calibrate.py)"
-    b1 = f"{n_b1} llama.cpp batch-1 rows on catalog GPUs (benchmarks/calibrate.py)"
+    fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {n_dc} TensorRT-LLM/NIM rows of "
+                   "calibration_points.csv",
+            "fit_b1": f"fitted {when} by benchmarks/calibrate.py on the {n_b1} llama.cpp batch-1 rows "
+                      "of calibration_points.csv on catalog GPUs"}
     text = CONSTANTS.read_text(encoding="utf-8")
     cat = load_catalog()
     for name, value in values.items():
-        text = set_constant(text, name, value, SOURCES[name].format(when=when, dc=dc, b1=b1),
+        text = set_constant(text, name, value, SOURCES[name].format(**fits),
                             cat.constants[name].unit)
     for name, value in heads.items():
         text = set_constant(text, name, round(value, 3),
@@ -293,19 +305,22 @@ def write(values: dict[str, float], heads: dict[str, float], sections: dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
+    parser.add_argument("--jobs", type=int, default=2, help="processes for the folds (default 2)")
     args = parser.parse_args()
     t0 = time.perf_counter()
 
     catalog = load_catalog()
     points, unreadable = read_points(DATA)
     cases, skipped = prepare(points, catalog)
-    dc = [c for c in cases if c.engine == TRTLLM]
+    dc = [c for c in cases if c.engine in DATACENTER_ENGINES]
     b1 = [c for c in cases if c.engine == LLAMACPP and c.point.regime == "batch1"]
     print(f"{len(points) + len(unreadable)} rows: {len(dc)} TensorRT-LLM/NIM, {len(b1)} llama.cpp "
           f"batch-1, {len(skipped) + len(unreadable)} not interpreted, "
           f"{len(cases) - len(dc) - len(b1)} other")
 
-    fitted = fit(dc, DATACENTER, catalog) | fit(b1, LLAMA_CPP, catalog)
+    fitted = fit(dc, DATACENTER, catalog)
+    datacenter = with_constants(catalog, fitted)  # llama.cpp rows read mfu_* for compute
+    fitted |= fit(b1, LLAMA_CPP, datacenter)
     final = with_constants(catalog, fitted)
     print("\nfitted constants:")
     for name, value in fitted.items():
@@ -314,9 +329,9 @@ def main() -> None:
     insample = summarise(score(dc, final)) + summarise(score(b1, final))
     by_gpu: Callable[[Case], str] = lambda c: str(c.point.gpu)  # noqa: E731
     by_model: Callable[[Case], str] = lambda c: _group_model(c.point.model)  # noqa: E731
-    logo_rows, logo_groups = cross_validate(dc, DATACENTER, catalog, by_gpu)
-    lomo_rows, lomo_groups = cross_validate(dc, DATACENTER, catalog, by_model)
-    logo_b1_rows, logo_b1_groups = cross_validate(b1, LLAMA_CPP, catalog, by_gpu)
+    logo_rows, logo_groups = cross_validate(dc, DATACENTER, catalog, by_gpu, args.jobs)
+    lomo_rows, lomo_groups = cross_validate(dc, DATACENTER, catalog, by_model, args.jobs)
+    logo_b1_rows, logo_b1_groups = cross_validate(b1, LLAMA_CPP, datacenter, by_gpu, args.jobs)
     logo = summarise(logo_rows)
     logo_b1 = summarise(logo_b1_rows)
     lomo = summarise(lomo_rows)

@@ -11,6 +11,8 @@ command -v soffice >/dev/null 2>&1 || need_apt+=(libreoffice-calc-nogui)
 command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 ldconfig -p 2>/dev/null | grep -q libpango-1.0 || need_apt+=(libpango-1.0-0 libpangoft2-1.0-0)
+# HarfBuzz subsetting: WeasyPrint embeds font subsets fast (else it falls back to fontTools)
+ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset || need_apt+=(libharfbuzz-subset0)
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

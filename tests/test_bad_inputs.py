@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -176,6 +177,14 @@ def ten_thousand_deep(tmp_path: Path) -> Path:
     return path
 
 
+def too_many_values(tmp_path: Path) -> Path:
+    path = tmp_path / "dense.yaml"
+    item = ("  - {name: a, model: llama-3.1-8b, concurrent_users: 1, prompt_tokens: 1, "
+            "output_tokens: 1, targets: {ttft_s: 1}}\n")
+    path.write_text("schema_version: 1\naccount: {name: A}\nworkloads:\n" + item * 2_000)
+    return path
+
+
 def outside_link(tmp_path: Path) -> Path:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -193,6 +202,7 @@ GENERATED: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
     "fifty-mb": (fifty_mb, {"fragments": ["file is too large", f"the limit is {MAX_BYTES:,}"]}),
     "ten-thousand-deep": (ten_thousand_deep, {"where": "2:49", "fragments": [
         "nests mappings/lists more than 40 levels deep"]}),
+    "too-many-values": (too_many_values, {"fragments": ["more than 20,000 values"]}),
     "symlink-out": (outside_link, {"where": "8:5", "fragments": [
         "'model.json' points outside the requirements file's folder"]}),
 }
@@ -219,6 +229,24 @@ def test_generated_cases_through_the_cli(tmp_path: Path) -> None:
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
         check_message(path, lines[0].removeprefix("error: "), exp)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
+def test_named_pipe_does_not_hang(tmp_path: Path) -> None:
+    """A FIFO called *.yaml (nobody writing to it) used to block the loader for ever."""
+    fifo = tmp_path / "acme.yaml"
+    os.mkfifo(fifo)
+    proc = run("validate", fifo)
+    assert proc.returncode == 2 and "file is empty" in proc.stderr, proc.stderr
+
+
+def test_file_name_with_a_terminal_escape_is_shown_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "evil\x1b[31m\nname.yaml"
+    shutil.copy(HERE / "mistake-tab.yaml", path)
+    proc = run("validate", path)
+    assert proc.returncode == 2
+    assert "\x1b" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "evil\\x1b[31m\\nname.yaml:11:1: not valid YAML" in proc.stderr
 
 
 # --- the command line: real exit codes, one line, nothing written -------------------------

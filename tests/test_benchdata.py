@@ -1,8 +1,8 @@
 """benchdata: calibration_points.csv rows -> typed BenchPoint / Skipped records.
 
-The full-file tests read the project's copy of the reference data when it exists
-(benchmarks/ or tests/data/), else the shared reference folder; they skip when neither
-is present. The edge-case tests build their own small files.
+The full-file tests read the project's copy of the reference data,
+tests/data/calibration_points.csv (the project never reads the shared reference folder).
+The edge-case tests build their own small files.
 """
 
 from __future__ import annotations
@@ -18,11 +18,7 @@ from llmsizer.benchdata import COLUMNS, BenchPoint, Skipped, read_points
 from llmsizer.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
-CANDIDATES = (
-    ROOT / "benchmarks" / "calibration_points.csv",
-    ROOT / "tests" / "data" / "calibration_points.csv",
-    Path("/work/shared/reference/calibration_points.csv"),
-)
+REFERENCE = ROOT / "tests" / "data" / "calibration_points.csv"
 TRTLLM_V017 = (
     "github:NVIDIA/TensorRT-LLM/docs/source/performance/perf-overview.md"
     "@258c7540c03517def55d9a5aadfa9288af474e1b (v0.17 table)"
@@ -30,10 +26,8 @@ TRTLLM_V017 = (
 
 
 def _reference() -> Path:
-    for path in CANDIDATES:
-        if path.is_file():
-            return path
-    pytest.skip("calibration_points.csv not found")
+    assert REFERENCE.is_file(), "tests/data/calibration_points.csv is part of the repository"
+    return REFERENCE
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +143,7 @@ def test_rows_302_to_305_online_serving(
     assert (p.model, p.gpu, p.gpu_count, p.tp, p.replicas) == ("llama-3.1-70b", "h100-sxm", 4, 4, 1)
     assert (p.weight_precision, p.kv_precision) == ("bf16", "bf16")
     assert (p.regime, p.concurrency, p.request_rate, p.achieved_rate) == ("rate", None, 2.0, 2.0)
+    assert p.requests == 500  # "500 requests" in the source
     # QPS=INF row (324): offered rate infinite, achieved 16 req/s, TTFT 9,123 ms
     inf = points[324]
     assert inf.request_rate == math.inf and inf.achieved_rate == 16.0
@@ -176,6 +171,7 @@ def test_rows_602_to_604_nim_fixed_concurrency(
     assert (points[602].metric, points[602].value) == ("output_tokens_per_s", 917.26)
     assert (points[603].metric, points[603].value) == ("ttft_ms", 7996.25)
     assert p.tier == "B+"
+    assert p.requests is None  # the NIM page does not say how many requests were sent
 
 
 def test_llama_cpp_batch1_rows(parsed: tuple[list[BenchPoint], list[Skipped]]) -> None:

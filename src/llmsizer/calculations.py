@@ -256,6 +256,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("kv_budget_gb", "KV-cache budget per replica", "GB", "KV",
        (r("usable_memory_gb") - r("weights_gb")) * r("kv_cache_fraction"),
        "(usable - weights) x KV share (seed 002: 0.9 x 141 - 70 = 57 GB)."),
+    _c("replica_memory_gb", "GPU memory of one replica", "GB", "KV", tp * r("gpu_memory_gb"),
+       "TP x GPU memory."),
     _c("max_sequences_by_memory", "Max sequences by memory", "sequences", "KV",
        IF(gt(r("kv_budget_gb"), 0), ROUNDDOWN(r("kv_budget_gb") / r("kv_gb_per_request"), 0), 0),
        "Whole requests that fit in the KV budget at full reserved context."),
@@ -335,9 +337,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
        "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
     _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * (r("step_fixed_ms") + r("step_ms_per_seq"))
+       r("prefill_ms") + r("ttft_queue_steps") * (r("allreduce_fixed_ms") + r("step_overhead_ms")
+                                                  + r("step_ms_per_seq"))
        + r("ttft_overhead_ms"),
-       "The best TTFT this option can give (batch 1)."),
+       "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
     _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
@@ -348,9 +351,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
        IF(gt(r("target_ttft_s"), 0),
           ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
-                     / r("ttft_queue_steps") - r("step_fixed_ms")) / r("step_ms_per_seq"), 0),
+                     / r("ttft_queue_steps") - r("allreduce_fixed_ms") - r("step_overhead_ms"))
+                    / r("step_ms_per_seq"), 0),
           r("max_batch_per_replica")),
-       "TTFT = prefill + queue steps x t(B) + overhead, solved for B."),
+       "ttft_ms solved for B (it is linear in B)."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("max_batch_per_replica"))),
@@ -365,8 +369,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
        1000 / r("tpot_ms"), "1000 / TPOT."),
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * r("tpot_ms") + r("ttft_overhead_ms"),
-       "Prefill + queueing behind decode steps at the chosen batch."),
+       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") - r("decode_weights_ms"))
+       + r("ttft_overhead_ms"),
+       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
+       "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
+       "all-reduce latency or overhead (chosen by cross-validation, docs/calibration.md)."),
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
            IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1)),
@@ -375,6 +382,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
           r("batch_per_replica") * 1000 / r("tpot_ms")),
        "B / TPOT, or the customer's measured figure (calibrated mode, seed 000)."),
+    _c("kv_in_use_gb", "KV cache the chosen batch reserves", "GB", "KV",
+       MIN(r("batch_per_replica"), r("max_sequences_by_memory")) * r("kv_gb_per_request"),
+       "Batch x KV per request at full reserved context."),
+    _c("kv_spare_gb", "KV budget left at the chosen batch", "GB", "KV",
+       MAX(0, r("kv_budget_gb") - r("kv_in_use_gb")),
+       "Room for longer contexts or bursts before the memory limit."),
+    _c("memory_reserved_gb", "Memory held back", "GB", "KV",
+       MAX(0, r("replica_memory_gb") - r("weights_gb") - MAX(0, r("kv_budget_gb"))),
+       "(1 - utilisation) x memory + runtime reserve (+ the share the engine keeps from KV)."),
     # ---- replicas, nodes, headroom (seed 000) -------------------------------------------
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
        MAX(r("users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
@@ -494,8 +510,11 @@ class Figure:
 
 _cycle = r("ttft_ms") + (r("output_tokens") - 1) * r("tpot_ms")
 _occupied = MAX(1, r("batch_per_replica"))
-# Decode steps one request spends from arrival to its last token, for Little's law.
+# Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms).
 _steps = r("ttft_queue_steps") + r("output_tokens") - 1
+_c0 = (r("prefill_ms") + r("ttft_overhead_ms")
+       + r("ttft_queue_steps") * (r("allreduce_fixed_ms") + r("step_overhead_ms"))
+       + (r("output_tokens") - 1) * r("step_fixed_ms"))
 _rate_ms = r("request_rate_given") / 1000
 
 FIGURES: tuple[Figure, ...] = (
@@ -518,12 +537,10 @@ FIGURES: tuple[Figure, ...] = (
     Figure("rate_batch_per_replica", "sequences",
            IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
               MIN(r("max_batch_per_replica"),
-                  _rate_ms * (r("prefill_ms") + r("ttft_overhead_ms")
-                              + _steps * r("step_fixed_ms"))
-                  / (1 - _rate_ms * _steps * r("step_ms_per_seq"))),
+                  _rate_ms * _c0 / (1 - _rate_ms * _steps * r("step_ms_per_seq"))),
               r("max_batch_per_replica")),
-           "Open loop at rate L per replica: B = L x (TTFT + (output - 1) x t(B)) with "
-           "t(B) = a + b x B, solved for B (Little's law, closed form); no steady state "
+           "Open loop at rate L per replica: B = L x (ttft_ms + (output - 1) x tpot_ms), both "
+           "linear in B, solved for B (Little's law, closed form); no steady state "
            "(saturated) = the engine's cap."),
     Figure("decode_only_tpot_ms", "ms",
            r("tpot_ms") - r("prefill_ms_per_seq_step") * _occupied,

@@ -18,33 +18,31 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .calculations import CALCULATIONS, Calculation
-from .expr import MAX, MIN, Bin, Expr, evaluate, ref, references
-from .results import Option, Result
+from .results import Option
 
 __all__ = [
     "MEMORY_SEGMENTS",
     "CostBar",
     "MemoryBar",
     "cost_chart",
-    "curve",
     "memory_chart",
     "memory_segments",
     "throughput_chart",
 ]
 
-RC: dict[str, object] = {
+RC: dict[Any, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "llmsizer-proposal",
     "text.parse_math": False,
-    "font.family": "DejaVu Sans",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
     "font.size": 7.5,
     "axes.titlesize": 8.5,
     "axes.titleweight": "bold",
@@ -59,8 +57,8 @@ RC: dict[str, object] = {
     "grid.linewidth": 0.6,
     "xtick.color": "#4a5563",
     "ytick.color": "#4a5563",
-    "xtick.major.size": 0,
-    "ytick.major.size": 0,
+    "xtick.bottom": False,
+    "ytick.left": False,
     "xtick.major.pad": 3,
     "ytick.major.pad": 3,
     "legend.frameon": False,
@@ -83,6 +81,11 @@ PAGE_WIDTH_IN = 6.85
 
 
 def _svg(fig: Figure) -> str:
+    # Everything is drawn inside its axes by construction; clip paths only cost time in
+    # the PDF renderer.
+    for artist in fig.findobj():
+        if artist is not fig:
+            artist.set_clip_on(False)
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
@@ -102,74 +105,6 @@ def _figure(height_in: float, left_in: float, *, top_in: float = 0.3, bottom_in:
     return fig
 
 
-# ---- STAND-IN 1: the step-time curve ----------------------------------------------------
-# Replace with ``engine.curve(result, workload_index, option_id, batches)`` when the engine
-# provides it. Until then the same calculation list is evaluated here with expr.evaluate.
-
-CURVE_OUTPUTS = ("tpot_ms", "tokens_per_s_per_user", "replica_output_tokens_per_s", "ttft_ms")
-# Targets are cleared so batch_per_replica = MIN(max_sequences_by_memory, B): the curve shows
-# what each batch size gives, not where the targets clip it.
-_CLEARED_TARGETS = ("target_tokens_per_s_per_user", "target_response_time_s", "target_ttft_s",
-                    "target_system_tokens_per_s")
-
-
-@cache
-def _closure(outputs: tuple[str, ...]) -> tuple[Calculation, ...]:
-    """The calculations ``outputs`` depend on, in list order."""
-    needed = set(outputs)
-    for calc in reversed(CALCULATIONS):
-        if calc.name in needed:
-            needed |= references(calc.expr)
-    return tuple(c for c in CALCULATIONS if c.name in needed)
-
-
-def curve(result: Result, workload_index: int, option_id: str,
-          batches: Sequence[int]) -> list[dict[str, float]]:
-    """STAND-IN for the engine: the option's values with the batch per replica fixed to
-    each B in ``batches`` (latency targets not applied; B above the memory limit is
-    clipped to it by the calculation list itself)."""
-    w = result.workloads[workload_index]
-    option = w.option(option_id)
-    if option is None:
-        raise KeyError(option_id)
-    base: dict[str, float | str] = {**result.account_inputs, **w.inputs, **option.values}
-    for name in _CLEARED_TARGETS:
-        base[name] = 0.0
-    calcs = _closure(CURVE_OUTPUTS)
-    out: list[dict[str, float]] = []
-    for b in batches:
-        env = dict(base)
-        env["max_batch_per_replica"] = float(b)
-        for calc in calcs:
-            env[calc.name] = evaluate(calc.expr, env, result.tables)
-        row = {"batch": float(b)}
-        row.update({k: float(env[k]) for k in (*CURVE_OUTPUTS, "batch_per_replica")})
-        out.append(row)
-    return out
-
-
-# ---- STAND-IN 2: the memory budget split into segments -----------------------------------
-# Proposed additions to calculations.py (sheet "KV"); once Option.values carries these names
-# they are read from there and these expressions are not used.
-
-
-def _sub(a: Expr, b: Expr) -> Expr:
-    return Bin("-", a, b)
-
-
-MEMORY_STANDINS: tuple[tuple[str, str, Expr], ...] = (
-    ("replica_memory_gb", "GPU memory of one replica (TP x GPU memory)",
-     Bin("*", ref("tp"), ref("gpu_memory_gb"))),
-    ("kv_in_use_gb", "KV cache the chosen batch reserves",
-     Bin("*", MIN(ref("batch_per_replica"), ref("max_sequences_by_memory")),
-         ref("kv_gb_per_request"))),
-    ("kv_spare_gb", "KV budget left at the chosen batch",
-     MAX(0, _sub(ref("kv_budget_gb"), ref("kv_in_use_gb")))),
-    ("memory_reserved_gb", "Held back: (1 - utilisation) x memory, runtime reserve, KV share",
-     MAX(0, _sub(_sub(ref("replica_memory_gb"), ref("weights_gb")),
-                 MAX(0, ref("kv_budget_gb"))))),
-)
-
 MEMORY_SEGMENTS = (
     ("weights_gb", "Weights", NAVY),
     ("kv_in_use_gb", "KV cache at the chosen batch", TEAL),
@@ -179,13 +114,10 @@ MEMORY_SEGMENTS = (
 
 
 def memory_segments(option: Option) -> dict[str, float]:
-    """STAND-IN for engine values: weights / KV in use / KV spare / reserve (GB per replica)."""
-    env: dict[str, float | str] = dict(option.values)
-    for name, _label, expr in MEMORY_STANDINS:
-        if name not in env:
-            env[name] = evaluate(expr, env)
-    return {name: float(env[name]) for name, _label, _color in MEMORY_SEGMENTS} | {
-        "replica_memory_gb": float(env["replica_memory_gb"])}
+    """Weights / KV in use / KV spare / reserve (GB per replica), from the engine's values."""
+    v = option.values
+    return {name: float(v[name]) for name, _label, _color in MEMORY_SEGMENTS} | {
+        "replica_memory_gb": float(v["replica_memory_gb"])}
 
 
 # ---- the charts ---------------------------------------------------------------------------
@@ -202,7 +134,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
     """Horizontal stacked bars: memory of one replica per option."""
     rows = max(len(bars), 1)
     with matplotlib.rc_context(RC):
-        fig = _figure(0.8 + 0.3 * rows, 1.95, top_in=0.34, bottom_in=0.46)
+        fig = _figure(0.8 + 0.36 * rows, 1.75, top_in=0.34, bottom_in=0.46)
         ax = fig.add_subplot()
         ys = list(range(len(bars)))[::-1]
         lefts = [0.0] * len(bars)
@@ -213,7 +145,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         for y, b in zip(ys, bars, strict=True):
             ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
                     va="center", ha="left", fontsize=6.5, color=INK)
-        ax.set_yticks(ys, [b.label for b in bars])
+        ax.set_yticks(ys, [b.label for b in bars], fontsize=6.8, linespacing=1.15)
         for tick, b in zip(ax.get_yticklabels(), bars, strict=True):
             if b.chosen:
                 tick.set_fontweight("bold")
@@ -283,7 +215,7 @@ class CostBar:
     priced: bool
 
 
-def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
+def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_short: Fmt) -> str:
     """Annual cost per deployment: on-prem (amortised capex + power + support) vs cloud."""
     n = max(len(bars), 1)
     with matplotlib.rc_context(RC):
@@ -316,7 +248,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt) -> str:
         ax.set_yticks(ys, labels)
         ax.grid(axis="y", visible=False)
         ax.margins(x=0.22)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: money(x)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: money_short(x)))
         ax.xaxis.set_major_locator(MaxNLocator(5))
         ax.set_xlabel("Cost per year")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,

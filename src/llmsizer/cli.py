@@ -149,8 +149,8 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
-    if templates is not None and not (templates / "proposal.html.j2").is_file():
-        raise click.UsageError(f"--templates {templates}: no proposal.html.j2 in that folder")
+    if templates is not None and not templates.is_dir():
+        raise click.UsageError(f"--templates {templates}: not a folder")
     files = collect(list(paths))
     if not files:
         raise click.UsageError("no *.yaml or *.yml files in the given paths")

@@ -5,7 +5,7 @@ workload and picks the recommendation. All sizing arithmetic is in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -194,8 +194,8 @@ def _fmt(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def reason_for(v: dict[str, Value]) -> str:
-    """Why an option is rejected ('' when feasible). Reads computed values only."""
+def reason_for(v: dict[str, Value]) -> tuple[str, str]:
+    """(code, why) an option is rejected (('', '') when feasible). Reads computed values only."""
 
     def f(name: str) -> float:
         x = v[name]
@@ -203,21 +203,21 @@ def reason_for(v: dict[str, Value]) -> str:
         return x
 
     if f("weights_gb") > f("usable_memory_gb"):
-        return (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
+        return "weights", (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
                 f"{_fmt(f('usable_memory_gb'), 1)} GB usable on TP{int(f('tp'))}")
     if f("max_sequences_by_memory") < 1:
-        return (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
+        return "kv", (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
                 f"{_fmt(f('kv_budget_gb'), 2)} GB left beside the weights")
     if f("measured_tokens_per_s_per_replica") > 0:
-        return ""  # calibrated mode: the customer's benchmark replaces the latency model
+        return "", ""  # calibrated mode: the customer's benchmark replaces the latency model
     if f("batch_by_tpot") < 1:
-        return (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
+        return "speed", (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
                 f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "
                 "tok/s")
     if f("batch_by_ttft") < 1:
-        return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
+        return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
                 f"{_fmt(f('target_ttft_ms'))} ms")
-    return ""
+    return "", ""
 
 
 def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
@@ -263,12 +263,13 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     options: list[Option] = []
     for ch in choices(req, w, catalog):
         env = evaluate_choice(base, ch, tables, req, catalog)
-        reason = reason_for(env)
+        code, reason = reason_for(env)
         priced = tables["gpus"][ch.gpu]["price"] > 0
         values = {k: env[k] for k in _OPTION_KEYS}
         options.append(Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
                               weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
-                              tp=ch.tp, feasible=not reason, reason=reason, priced=priced,
+                              tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
+                              priced=priced,
                               values=values))
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
@@ -295,7 +296,7 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
     }
     out = []
     for name, const in catalog.constants.items():
-        if name.startswith(("trtllm_", "driver_")):
+        if name.startswith(("trtllm_", "driver_", "llamacpp_")):
             continue  # fidelity-only (benchmark reproduction)
         value = overridden.get(name)
         out.append(Assumption(
@@ -324,6 +325,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
                             id=req.account.id, prepared_by=req.account.prepared_by,
                             currency=req.account.currency),
+        usd_exchange_rate=req.costs.usd_exchange_rate or 1.0,
         account_inputs=acct,
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
@@ -408,3 +410,30 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
         "decode_weights_ms": f("decode_weights_ms"),
         "bound": bound,
     }
+
+
+_CLEARED_TARGETS = ("target_tokens_per_s_per_user", "target_response_time_s", "target_ttft_s",
+                    "target_system_tokens_per_s")
+
+
+def curve(result: Result, workload_index: int, option_id: str,
+          batches: Sequence[int]) -> list[dict[str, float]]:
+    """The option's figures at each batch size B in ``batches`` (for the throughput-vs-batch
+    chart): the calculation list re-evaluated with the engine cap at B and no latency
+    targets, so only memory can clip B."""
+    w = result.workloads[workload_index]
+    option = w.option(option_id)
+    if option is None:
+        raise KeyError(option_id)
+    base: dict[str, Value] = {**result.account_inputs, **w.inputs, **option.values}
+    for name in _CLEARED_TARGETS:
+        base[name] = 0.0
+    rows = []
+    for b in batches:
+        env = dict(base)
+        env["max_batch_per_replica"] = float(b)
+        program()(env, result.tables)
+        rows.append({"batch": float(b)} | {k: float(env[k]) for k in (
+            "batch_per_replica", "tpot_ms", "tokens_per_s_per_user",
+            "replica_output_tokens_per_s", "ttft_ms")})
+    return rows

@@ -7,15 +7,18 @@ describe a benchmark row and does no sizing arithmetic of its own.
 
 How a row becomes inputs (docs/calibration.md explains why):
 
-- **Engine profile** from the row's source/scenario text. TensorRT-LLM (trtllm-bench,
-  Triton + TRT-LLM, NIM) sizes its KV pool as ``trtllm_kv_cache_fraction`` of the memory
-  the driver reports (``driver_memory_ratio`` x marketed GB) less the weights and a
-  runtime reserve (``trtllm_runtime_reserve_gb``), with batch cap ``trtllm_max_batch``.
+- **Engine profile** from the row's source/scenario text. TensorRT-LLM sizes its KV pool
+  as a fraction of the memory the driver reports (``driver_memory_ratio`` x marketed GB)
+  less the weights and a runtime reserve (``trtllm_runtime_reserve_gb``), with batch cap
+  ``trtllm_max_batch``; the fraction is 0.95 under trtllm-bench
+  (``trtllm_kv_cache_fraction``) and the library default 0.9 behind a server (Triton,
+  NIM: ``trtllm_serving_kv_cache_fraction``).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.benchdata`): ``offline`` = batch limited by KV memory and
   the engine cap, no latency targets; ``concurrency`` = C users per replica in a closed loop;
-  ``rate`` = an offered request rate, batch by Little's law; ``batch1`` = one stream.
+  ``rate`` = an offered request rate, batch by Little's law, or a burst when the rate is at
+  or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
 - The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
   the count, median and 90th percentile of its absolute value and the signed median.
 """
@@ -37,11 +40,13 @@ from .engine import Choice, Tables, account_inputs, build_tables, evaluate_choic
 from .expr import Value, evaluate
 from .requirements import Account, Policy, Requirements, Targets, Workload
 
-TRTLLM = "tensorrt-llm"
+TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
+TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)
 LLAMACPP = "llama.cpp"
 DEFAULT = "default"
+DATACENTER_ENGINES = frozenset({TRTLLM_BENCH, TRTLLM_SERVING})
 
-# metric -> the value that predicts it, per regime
+# the metrics each regime can predict
 _PREDICTABLE: dict[str, frozenset[str]] = {
     "offline": frozenset({"output_tokens_per_s", "total_tokens_per_s"}),
     "concurrency": frozenset({"output_tokens_per_s", "total_tokens_per_s", "itl_ms", "tpot_ms",
@@ -88,8 +93,10 @@ def engine_of(point: BenchPoint) -> str:
     text = " ".join((point.source, point.raw.get("scenario", ""), point.raw.get("notes", ""))).lower()
     if "llama.cpp" in text:
         return LLAMACPP
-    if any(word in text for word in ("tensorrt", "trt-llm", "trtllm", "nim ")):
-        return TRTLLM
+    if "trtllm-bench" in text or "gptmanagerbenchmark" in text:
+        return TRTLLM_BENCH
+    if any(word in text for word in ("tensorrt", "trt-llm", "trtllm", "nim ", "triton")):
+        return TRTLLM_SERVING
     return DEFAULT
 
 
@@ -153,10 +160,12 @@ def interpret(point: BenchPoint, catalog: Catalog) -> Case | Skipped:
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     """Engine-profile inputs (memory policy, batch cap, llama.cpp efficiencies)."""
     k = catalog.constant
-    if case.engine == TRTLLM:
+    if case.engine in DATACENTER_ENGINES:
+        fraction = "trtllm_kv_cache_fraction" if case.engine == TRTLLM_BENCH else (
+            "trtllm_serving_kv_cache_fraction")
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
                 "runtime_reserve_gb": k("trtllm_runtime_reserve_gb"),
-                "kv_cache_fraction": k("trtllm_kv_cache_fraction"),
+                "kv_cache_fraction": k(fraction),
                 "max_batch_per_replica": k("trtllm_max_batch")}
     if case.engine == LLAMACPP:
         return {"mbu_weights": k("llamacpp_mbu"), "mbu_kv": k("llamacpp_mbu"),
@@ -178,70 +187,91 @@ def _figure(name: str, env: Mapping[str, Value], **given: float) -> float:
     return float(value)
 
 
+class _Row:
+    """Evaluates one case's inputs through the engine with a given set of constants."""
+
+    def __init__(self, case: Case, catalog: Catalog, tables: Tables) -> None:
+        self.case, self.catalog, self.tables = case, catalog, tables
+        self.profile = _profile(case, catalog)
+        self.replicas = float(case.point.replicas)
+
+    def env(self, **extra: float) -> dict[str, Value]:
+        c = self.case
+        return evaluate_choice(c.base, c.choice, self.tables, c.req, self.catalog,
+                               {**self.profile, **extra})
+
+    def per_replica(self, group: float) -> float:
+        return _figure("per_replica_given", {}, group_given=group, replicas_given=self.replicas)
+
+    def group_output(self, env: Mapping[str, Value]) -> float:
+        return float(evaluate(GROUP_OUTPUT_TOKENS_PER_S, {**env, "replicas_given": self.replicas}))
+
+
+def _offline(row: _Row) -> tuple[float, dict[str, Value]]:
+    env = row.env()
+    return row.group_output(env), env
+
+
+def _batch1(row: _Row) -> tuple[float, dict[str, Value]]:
+    env = row.env(max_batch_per_replica=1.0)
+    if row.case.point.metric in ("itl_ms", "tpot_ms"):
+        return _figure("single_stream_itl_ms", env), env
+    return _num(env, "bandwidth_ceiling_tokens_per_s"), env
+
+
+def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
+    """C users per replica, each sending its next request when the last one finished."""
+    p = row.case.point
+    users = row.per_replica(float(p.concurrency or 1))
+    env = row.env(max_batch_per_replica=users)
+    if p.metric in ("itl_ms", "tpot_ms"):
+        return _num(env, "tpot_ms"), env
+    if p.metric == "tokens_per_s_per_user":
+        return _num(env, "tokens_per_s_per_user"), env
+    if p.metric == "ttft_ms":
+        return _figure("closed_loop_ttft_ms", env, concurrency_given=users), env
+    return _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
+                   replicas_given=row.replicas), env
+
+
+def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
+    """An offered request rate; at or above capacity (or all at once) a burst."""
+    p = row.case.point
+    sent = row.per_replica(float(p.requests or 0))  # a run of N requests caps the batch
+    saturated = row.env(max_batch_per_replica=sent) if sent > 0 else row.env()
+    capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
+    rate = row.per_replica(float(p.request_rate or 0.0))
+    if rate >= capacity:  # no steady state: the batch fills, prompts are prefilled first
+        if p.metric in ("itl_ms", "tpot_ms"):
+            return _figure("decode_only_tpot_ms", saturated), saturated
+        if p.metric == "ttft_ms":
+            return _num(saturated, "ttft_ms"), saturated
+        return row.group_output(saturated), saturated
+    env = row.env(max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
+                                                 request_rate_given=rate))
+    if p.metric in ("itl_ms", "tpot_ms"):
+        return _num(env, "tpot_ms"), env
+    if p.metric == "ttft_ms":
+        return _num(env, "ttft_ms"), env
+    if sent > 0:
+        return _figure("finite_run_output_tokens_per_s", env, requests_given=sent,
+                       served_rate_given=rate,
+                       request_cycle_ms_given=_figure("request_cycle_ms", env),
+                       replicas_given=row.replicas), env
+    return _figure("rate_output_tokens_per_s", env, served_rate_given=rate,
+                   replicas_given=row.replicas), env
+
+
+_REGIMES = {"offline": _offline, "batch1": _batch1, "concurrency": _closed_loop,
+            "rate": _open_loop}
+
+
 def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]:
     """(predicted value of the row's metric, batch per replica) with ``catalog``'s constants."""
-    p = case.point
-    profile = _profile(case, catalog)
-    replicas = float(p.replicas)
-
-    def run(extra: Mapping[str, float]) -> dict[str, Value]:
-        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,
-                               {**profile, **extra})
-
-    if p.regime == "offline":
-        env = run({})
-        out = float(evaluate(GROUP_OUTPUT_TOKENS_PER_S, {**env, "replicas_given": replicas}))
-    elif p.regime == "batch1":
-        env = run({"max_batch_per_replica": 1.0})
-        speed = _num(env, "bandwidth_ceiling_tokens_per_s")
-        if p.metric in ("itl_ms", "tpot_ms"):
-            return _figure("single_stream_itl_ms", env), 1.0
-        return speed, 1.0
-    elif p.regime == "concurrency":
-        users = _figure("per_replica_given", {}, group_given=float(p.concurrency or 1),
-                        replicas_given=replicas)
-        env = run({"max_batch_per_replica": users})
-        if p.metric in ("itl_ms", "tpot_ms"):
-            return _num(env, "tpot_ms"), _num(env, "batch_per_replica")
-        if p.metric == "tokens_per_s_per_user":
-            return _num(env, "tokens_per_s_per_user"), _num(env, "batch_per_replica")
-        if p.metric == "ttft_ms":
-            return (_figure("closed_loop_ttft_ms", env, concurrency_given=users),
-                    _num(env, "batch_per_replica"))
-        out = _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
-                      replicas_given=replicas)
-    else:  # rate: an offered request rate (open loop), or every request at once (QPS=INF)
-        sent = _figure("per_replica_given", {}, group_given=float(p.requests or 0),
-                       replicas_given=replicas)
-        saturated = run({"max_batch_per_replica": sent} if sent > 0 else {})
-        capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
-        rate = _figure("per_replica_given", {}, group_given=float(p.request_rate or 0.0),
-                       replicas_given=replicas)
-        if rate >= capacity:  # no steady state: requests pile up as in a burst
-            if p.metric in ("itl_ms", "tpot_ms"):
-                return _figure("decode_only_tpot_ms", saturated), _num(saturated, "batch_per_replica")
-            if p.metric == "ttft_ms":
-                return _num(saturated, "ttft_ms"), _num(saturated, "batch_per_replica")
-            env = saturated
-            out = float(evaluate(GROUP_OUTPUT_TOKENS_PER_S, {**env, "replicas_given": replicas}))
-        else:
-            batch = _figure("rate_batch_per_replica", saturated, request_rate_given=rate)
-            env = run({"max_batch_per_replica": batch})
-            if p.metric in ("itl_ms", "tpot_ms"):
-                return _num(env, "tpot_ms"), _num(env, "batch_per_replica")
-            if p.metric == "ttft_ms":
-                return _num(env, "ttft_ms"), _num(env, "batch_per_replica")
-            if sent > 0:
-                out = _figure("finite_run_output_tokens_per_s", env, requests_given=sent,
-                              served_rate_given=rate,
-                              request_cycle_ms_given=_figure("request_cycle_ms", env),
-                              replicas_given=replicas)
-            else:
-                out = _figure("rate_output_tokens_per_s", env, served_rate_given=rate,
-                              replicas_given=replicas)
-    if p.metric == "total_tokens_per_s":
-        out = _figure("total_tokens_per_s", env, output_tokens_per_s_given=out)
-    return out, _num(env, "batch_per_replica")
+    value, env = _REGIMES[case.point.regime](_Row(case, catalog, tables))
+    if case.point.metric == "total_tokens_per_s":  # requests carry prompt + output tokens
+        value = _figure("total_tokens_per_s", env, output_tokens_per_s_given=value)
+    return value, _num(env, "batch_per_replica")
 
 
 def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case], list[Skipped]]:
@@ -249,7 +279,10 @@ def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case],
     skipped: list[Skipped] = []
     for point in points:
         got = interpret(point, catalog)
-        (skipped if isinstance(got, Skipped) else cases).append(got)  # type: ignore[arg-type]
+        if isinstance(got, Skipped):
+            skipped.append(got)
+        else:
+            cases.append(got)
     return cases, skipped
 
 
@@ -320,7 +353,12 @@ def _row_doc(r: RowResult) -> dict[str, object]:
 
 
 def document(path: str | Path, catalog: Catalog | None = None) -> dict[str, object]:
-    results, skipped, n_rows = evaluate_file(path, catalog)
+    """The ``--json`` document: summary, predicted rows and rows not interpreted."""
+    return _document(path, *evaluate_file(path, catalog))
+
+
+def _document(path: str | Path, results: list[RowResult], skipped: list[Skipped],
+              n_rows: int) -> dict[str, object]:
     return {
         "file": str(path),
         "input_rows": n_rows,
@@ -337,34 +375,27 @@ def _pct(x: float) -> str:
 
 def run(path: str | Path, *, as_json: bool = False) -> None:
     """The CLI command: print per-row predictions, the summary and the rows not interpreted."""
-    doc = document(path)
+    results, skipped, n_rows = evaluate_file(path)
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps(_document(path, results, skipped, n_rows), indent=2))
         return
-    rows = doc["rows"]
-    assert isinstance(rows, list)
     click.echo(f"{'row':>4} {'model':15} {'gpu':9} {'tp':>2}x{'r':<2} {'w/kv':9} {'isl/osl':>11} "
                f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
-    for r in rows:
-        shape = f"{r['isl']}/{r['osl']}"
-        prec = f"{r['weight_precision']}/{r['kv_precision']}"
-        load = r["regime"]
-        click.echo(f"{r['row']:>4} {str(r['model'])[:15]:15} {str(r['gpu'])[:9]:9} {r['tp']:>2}x"
-                   f"{r['replicas']:<2} {prec:9} "
-                   f"{shape:>11} {load:11} {r['metric']:20} {r['measured']:>10,.2f} "
-                   f"{r['predicted']:>10,.2f} {_pct(r['error']):>7}")
-    click.echo("\nerror = predicted / measured - 1, per metric and regime")
-    click.echo(f"{'metric':20} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
+    for r in results:
+        p = r.point
+        shape = f"{p.isl}/{p.osl}"
+        prec = f"{p.weight_precision}/{p.kv_precision}"
+        click.echo(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} {p.tp:>2}x{p.replicas:<2} "
+                   f"{prec:9} {shape:>11} {p.regime:11} {p.metric:20} {p.value:>10,.2f} "
+                   f"{r.predicted:>10,.2f} {_pct(r.error):>7}")
+    click.echo("\nerror = predicted / measured - 1, per metric and regime "
+               "(batch1 rows: single streams, llama.cpp in the reference set; keep them apart)")
+    click.echo(f"{'metric':21} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
                f"{'bias':>7}")
-    summary = doc["summary"]
-    assert isinstance(summary, list)
-    for s in summary:
-        click.echo(f"{s['metric']:20} {s['regime']:11} {s['count']:>5} "
-                   f"{s['median_abs_error'] * 100:>9.1f}% {s['p90_abs_error'] * 100:>7.1f}% "
-                   f"{_pct(s['median_signed_error']):>7}")
-    skipped = doc["skipped"]
-    assert isinstance(skipped, list)
-    click.echo(f"\n{len(rows)} of {doc['input_rows']} rows predicted; {len(skipped)} not "
-               "interpreted:")
-    for s in skipped:
-        click.echo(f"{s['row']:>4}  {s['reason']}")
+    for s in summarise(results):
+        click.echo(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
+                   f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
+    click.echo(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
+               f"{':' if skipped else '.'}")
+    for k in skipped:
+        click.echo(f"{k.row:>4}  {k.reason}")

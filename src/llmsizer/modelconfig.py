@@ -137,6 +137,10 @@ def model_from_config(base: Path, rel: str) -> Model:
                    limit=_LIMITS["experts"], default=1)
     per_tok = _int(cfg, rel, "num_experts_per_tok", "experts_per_token", limit=_LIMITS["experts"],
                    default=1)
+    if experts > 1 and per_tok >= experts:
+        raise InputError(f"config file {rel!r}: num_experts_per_tok ({per_tok}) must be smaller "
+                         f"than the number of experts ({experts}); check the mixture-of-experts "
+                         "settings")
     moe_inter = _int(cfg, rel, "moe_intermediate_size", limit=_LIMITS["inter"], default=inter)
     kv_lora = (_int(cfg, rel, "kv_lora_rank", limit=_LIMITS["hidden"], default=0)
                if "kv_lora_rank" in cfg else 0)

@@ -2,7 +2,8 @@
 
 Numbers come only from the :class:`~llmsizer.results.Result`; this module selects,
 labels and formats them (one :class:`Formatter`, also used by the tests), and the
-templates only lay them out. Charts are inline SVG from :mod:`llmsizer.charts`.
+templates only lay them out. Charts are SVG from :mod:`llmsizer.charts`, inlined as
+``data:`` images (text stays text, and nothing in a chart can reach the HTML).
 
 Safety (DESIGN §5): Jinja runs sandboxed with ``autoescape=True`` and
 ``StrictUndefined`` (a missing variable is an :class:`~llmsizer.errors.InputError`
@@ -35,10 +36,11 @@ from types import TracebackType
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
-from weasyprint import HTML  # type: ignore[import-untyped]
-from weasyprint.urls import (  # type: ignore[import-untyped]
+from weasyprint import HTML
+from weasyprint.urls import (
     FatalURLFetchingError,
     URLFetcher,
     URLFetcherResponse,
@@ -46,6 +48,7 @@ from weasyprint.urls import (  # type: ignore[import-untyped]
 
 from .calculations import CALCULATIONS, INPUTS
 from .catalog import Catalog, load_catalog
+from .engine import curve
 from .errors import InputError
 from .expr import to_text
 from .results import Option, Result, WorkloadResult
@@ -85,8 +88,21 @@ class Formatter:
     def count(self, x: float) -> str:
         return self.number(x, 0)
 
+    def count_of(self, x: float, noun: str, plural: str | None = None) -> str:
+        """'1 GPU', '12 GPUs' (``plural`` for irregular nouns)."""
+        return f"{self.count(x)} {noun if x == 1 else plural or noun + 's'}"
+
     def money(self, x: float) -> str:
         return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+
+    def money_short(self, x: float) -> str:
+        """Chart axes: USD 1.5M, USD 250k."""
+        if x == 0:
+            return "0"
+        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
+            if abs(x) >= limit:
+                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
+        return self.money(x)
 
     def pct(self, x: float) -> str:
         coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
@@ -151,7 +167,7 @@ def _filter(method: str) -> Callable[..., str]:
 
 
 FILTERS = {
-    "num": "number", "qty": "count", "money": "money", "pct": "pct", "ms": "ms",
+    "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
     "params": "params", "unit": "unit",
 }
@@ -177,6 +193,19 @@ def _roots(templates: Path | None) -> tuple[Path, ...]:
     return (user.resolve(), shipped)
 
 
+# C0/C1 control characters (tab and newline excepted) and bidirectional overrides: they
+# are never meant to be printed and can hide or reorder text ("trojan source").
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(value: Any) -> Any:
+    """Jinja ``finalize``: every printed value loses control characters (markup we built,
+    such as the chart images, is left alone)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _CONTROL.sub("", value)
+    return value
+
+
 @lru_cache(maxsize=8)
 def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
     env = SandboxedEnvironment(
@@ -186,6 +215,7 @@ def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=True,
+        finalize=_printable,
     )
     env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
     return env
@@ -343,12 +373,12 @@ class Row:
     source: str
 
 
-_REASONS = (
-    ("weights", "Model weights do not fit in the GPU memory of the TP group"),
-    ("one full-context request", "No room for one full-context request's KV cache"),
-    ("even one user", "Too slow even for a single user (bandwidth ceiling below the target)"),
-    ("ttft", "Time to first token above the target even for a single request"),
-)
+_REASONS = {
+    "weights": "Model weights do not fit in the GPU memory of the TP group",
+    "kv": "No room for one full-context request's KV cache",
+    "speed": "Too slow even for a single user (bandwidth ceiling below the target)",
+    "ttft": "Time to first token above the target even for a single request",
+}
 
 _BINDING = (
     ("batch_by_tpot", "the per-user speed target"),
@@ -375,6 +405,11 @@ ASSUMPTION_LABELS = {
     "kv_cache_fraction": "KV share of free memory",
     "max_batch_per_replica": "Serving engine batch cap",
     "runtime_reserve_gb": "Runtime reserve per GPU",
+    "calibration_offline_median_error": "Throughput error, median (offline benchmarks)",
+    "calibration_offline_p90_error": "Throughput error, 90th percentile (offline benchmarks)",
+    "calibration_itl_median_error": "Inter-token latency error, median",
+    "calibration_ttft_median_error": "Time-to-first-token error, median",
+    "calibration_batch1_median_error": "Single-user speed error, median",
 }
 _INPUT_LABELS = {i.name: i.label for i in INPUTS}
 _POLICY_KEYS = ("gpu_memory_utilization", "electricity_per_kwh", "pue", "amortization_years",
@@ -383,7 +418,11 @@ _UNITS = {i.name: i.unit for i in INPUTS}
 
 
 def _label(name: str) -> str:
-    return ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name) or name.replace("_", " ")
+    found = ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name)
+    if found:
+        return found
+    text = name.removeprefix("calibration_").replace("_", " ")
+    return text[:1].upper() + text[1:]
 
 
 def _short(name: str) -> str:
@@ -429,19 +468,15 @@ def _alternatives(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
     return out
 
 
-def _reason_title(reason: str) -> str:
-    low = reason.lower()
-    for prefix, title in _REASONS:
-        if low.startswith(prefix):
-            return title
-    return reason
+def _reason_title(o: Option) -> str:
+    return _REASONS.get(o.reason_code, o.reason)
 
 
 def _rejected(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
     groups: dict[str, dict[tuple[str, str, str], list[Option]]] = {}
     for o in w.options:
         if not o.feasible:
-            groups.setdefault(_reason_title(o.reason), {}).setdefault(
+            groups.setdefault(_reason_title(o), {}).setdefault(
                 (o.gpu, o.weight_precision, o.kv_precision), []).append(o)
     out = []
     for title, by_config in groups.items():
@@ -469,7 +504,7 @@ def _throughput_svg(result: Result, index: int, best: OptionView, fmt: Formatter
     v = best.v
     upper = min(_num(v, "max_sequences_by_memory"), _num(v, "max_batch_per_replica"))
     batches = sorted(set(_batches(upper)) | {int(_num(v, "batch_per_replica"))})
-    points = charts.curve(result, index, best.option.id, batches)
+    points = curve(result, index, best.option.id, batches)
     caps = []
     if _num(v, "max_batch_per_replica") == upper:
         caps.append((upper, "engine batch cap"))
@@ -487,7 +522,7 @@ def _memory_svg(index: int, options: Sequence[OptionView], fmt: Formatter) -> Ma
 
     shown = [o for o in options if o.recommended] + [o for o in options if not o.recommended]
     bars = [charts.MemoryBar(
-        label=f"{_chart_name(o.gpu_name)} · {o.option.weight_precision} · TP{o.option.tp}",
+        label=f"{_chart_name(o.gpu_name)}\n{o.option.weight_precision} · TP{o.option.tp}",
         segments=charts.memory_segments(o.option), chosen=o.recommended) for o in shown[:8]]
     return _img(charts.memory_chart(bars, fmt.gb), "Memory budget of one replica per option")
 
@@ -501,7 +536,7 @@ def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> 
             continue
         v = wv.best.v
         bars.append(charts.CostBar(
-            label=_clip(wv.w.name, 28), annual_capex=_num(v, "annual_capex"),
+            label=_clip(_CONTROL.sub("", wv.w.name), 28), annual_capex=_num(v, "annual_capex"),
             annual_power=_num(v, "annual_power_cost"), annual_support=_num(v, "annual_support"),
             onprem_total=_num(v, "annual_cost_onprem"), cloud=_num(v, "annual_cost_cloud"),
             priced=wv.best.option.priced))
@@ -514,7 +549,8 @@ def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> 
             onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
             priced=all(wv.best.option.priced for wv in views if wv.best is not None)))
     years = fmt.unit(result.account_inputs["amortization_years"], "years")
-    return _img(charts.cost_chart(bars[:9], years, fmt.money), "Annual cost, on-premises against cloud")
+    return _img(charts.cost_chart(bars[:9], years, fmt.money, fmt.money_short),
+                "Annual cost, on-premises against cloud")
 
 
 def _img(svg: str, alt: str) -> Markup:
@@ -529,7 +565,7 @@ def _chart_name(gpu_name: str) -> str:
     name = _short(gpu_name)
     for vendor in ("NVIDIA ", "AMD ", "Intel "):
         name = name.removeprefix(vendor)
-    return _clip(name, 24)
+    return _clip(name, 26)
 
 
 _ZWSP = "\u200b"
@@ -650,6 +686,13 @@ def _policy_value(fmt: Formatter, name: str, x: float) -> str:
     return fmt.unit(x, _UNITS.get(name, ""))
 
 
+def _first_per_model(views: Sequence[WorkloadView]) -> list[WorkloadView]:
+    first: dict[str, WorkloadView] = {}
+    for wv in views:
+        first.setdefault(wv.w.model, wv)
+    return list(first.values())
+
+
 def _report_date() -> dt.date:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
@@ -664,7 +707,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
     views = [_workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
     day = _report_date()
     assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), a.source)
-                   for a in result.assumptions]
+                   for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   "account requirements (policy / costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
@@ -686,6 +729,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "cover_name": _clip(result.account.name, 160),
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
+        "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
         "totals": result.totals,
         "policy": result.account_inputs,
@@ -710,6 +754,16 @@ def render_html(result: Result, templates: Path | None = None,
     return _render_template(_roots(templates), build_context(result, catalog))
 
 
+def _fast_font_subsetting() -> bool:
+    """Whether WeasyPrint can subset fonts with HarfBuzz (libharfbuzz-subset0). Without it,
+    it falls back to fontTools, which takes ~0.1 s per font face per render and logs a
+    warning each time; embedding the whole fonts instead is faster (the PDF grows by
+    about 1 MB) and just as deterministic."""
+    from weasyprint.text import ffi
+
+    return getattr(ffi, "harfbuzz_subset", None) is not None
+
+
 def render_pdf(result: Result, path: Path, templates: Path | None = None,
                catalog: Catalog | None = None) -> None:
     """Write the proposal PDF for ``result`` to ``path``.
@@ -722,7 +776,7 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     base_url = roots[0].as_uri() + "/"
     try:
         document = HTML(string=html_text, base_url=base_url, url_fetcher=fetcher).render()
-        document.write_pdf(str(path))
+        document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
     except FatalURLFetchingError:
         refused = fetcher.refused[0] if fetcher.refused else "a resource"
         raise InputError(

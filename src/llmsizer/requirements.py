@@ -32,6 +32,27 @@ SCHEMA_VERSION = 1
 PrecisionId = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4"]
 
 
+# C0/C1 control characters (a YAML escape such as "\e[31m" or "\a" can write them even
+# though the loader refuses the raw bytes) and the explicit bidirectional formatting characters
+# that make text display in another order than it is stored ("Trojan Source"). The marks
+# LRM/RLM/ALM stay allowed; tab and line feed are allowed in notes only.
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _plain_text(text: str) -> str:
+    """Text shown in outputs and terminals: no control or bidirectional-override characters."""
+    bad = _UNSAFE_TEXT.search(text)
+    if bad is not None:
+        code = ord(bad.group())
+        what = (f"the bidirectional formatting character U+{code:04X}, which makes text display "
+                "in a different order than it is stored" if code >= 0x202A
+                else f"the control character U+{code:04X}")
+        raise PydanticCustomError(
+            "unsafe_text", "contains {what}; delete it (names and notes must be plain text)",
+            {"what": what})
+    return text
+
+
 def _one_line(text: str) -> str:
     """Names and ids are shown in titles, cells and file names: one line, not blank."""
     if not text.strip():
@@ -39,7 +60,7 @@ def _one_line(text: str) -> str:
     if any(c in text for c in "\t\n\r\u2028\u2029\x85"):
         raise PydanticCustomError(
             "single_line", "must be one line of text (it contains a line break or a tab)")
-    return text
+    return _plain_text(text)
 
 
 Text = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_one_line)]
@@ -54,7 +75,7 @@ class Account(_Strict):
     id: Text | None = None
     prepared_by: Text | None = None
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
-    notes: Annotated[str, Field(max_length=2000)] | None = None
+    notes: Annotated[str, Field(max_length=2000), AfterValidator(_plain_text)] | None = None
 
 
 class Targets(_Strict):
@@ -412,6 +433,8 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
         fix = _leading_zero_fix(key, found.strip())
         if fix:
             return f"write `{fix}` (with a leading zero the value is read as text)"
+        if re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", found.strip()):
+            return f"write the number without quotes: `{key}: {found.strip()}`"
         fix = _number_fix(key, found)
         if fix:
             unit = " (seconds: the unit is in the key name)" if key.endswith("_s") else ""
@@ -424,6 +447,8 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
         return "write a whole number, e.g. 300"
     if kind == "string_type" and isinstance(found, bool | int | float):
         raw = located.source_text(loc) or str(found).lower()
+        if _inline(raw) and isinstance(loc[-1], int):
+            return f'put it in quotes so it is read as text: "{raw}"'
         if _inline(raw):
             return f"put it in quotes so it is read as text: `{_quoted(key, raw)}`"
         return "put the text in quotes"
@@ -487,12 +512,28 @@ _RANGE_KINDS = frozenset({"greater_than", "greater_than_equal", "less_than", "le
 _LENGTH_KINDS = frozenset({"string_too_short", "string_too_long", "too_short", "too_long"})
 
 
+def _clean_loc(loc: tuple[str | int, ...], data: Any) -> tuple[str | int, ...]:
+    """The error's path without pydantic's union/validator branch markers (such as
+    ``function-after[...]``), which it inserts between field names. A part that exists in the
+    data is a field, whatever it looks like (a user's key may well contain ``[``)."""
+    out: list[str | int] = []
+    cur: Any = data
+    for part in loc:
+        in_dict = isinstance(cur, dict) and part in cur
+        in_list = (isinstance(cur, list) and isinstance(part, int) and not isinstance(part, bool)
+                   and -len(cur) <= part < len(cur))
+        if in_dict or in_list:
+            cur = cur[part]
+        elif isinstance(part, str) and ("[" in part or part.startswith("function")):
+            continue
+        else:
+            cur = None
+        out.append(part)
+    return tuple(out)
+
+
 def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> InputError:
-    loc = tuple(err["loc"])
-    # pydantic adds the union/validator branch names to loc; drop non-field markers
-    loc = tuple(
-        p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function")))
-    )
+    loc = _clean_loc(tuple(err["loc"]), data)
     kind = err["type"]
     pos = located.position(loc)
     line, col = pos if pos else (None, None)
@@ -500,13 +541,14 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     schema = _schema_at(loc)
     allowed = _allowed(schema)
     found = _value_at(data, loc)
-    shown = _short(found) if isinstance(found, str) else repr(found)
+    shown = _short(found) if isinstance(found, str) else (
+        "nothing" if found is _ABSENT else repr(found))
     if len(shown) > 60:
         shown = shown[:57] + "..."
     if kind == "extra_forbidden":
         owner = _model_at(loc)
         names = sorted(owner.model_fields) if owner else []
-        key = str(loc[-1])
+        key = str(loc[-1]) if loc else "?"
         msg = f"unknown key {_short(key)}{suggest(key, names)}"
         best = _best(key, names)
         if best is not None and not isinstance(found, dict | list):
@@ -521,7 +563,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         msg += f"; allowed here: {', '.join(names)}"
         field = _dotted(loc[:-1]) or None
     elif kind == "missing":
-        name = str(loc[-1])
+        name = str(loc[-1]) if loc else "?"
         msg = f"required key {name!r} is missing"
         example = _MISSING_EXAMPLES.get(name)
         if name == "name":
@@ -531,6 +573,12 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         field = _dotted(loc[:-1]) or None
     elif kind == "value_error":
         msg = str(err["msg"]).removeprefix("Value error, ")
+        # a cross-field rule names the field it is about first: point at that line
+        named = re.match(r"[a-z_]+(?:\.[a-z_]+)*", msg)
+        if named is not None:
+            sub = (*loc, *named.group().split("."))
+            if _value_at(data, sub) is not _ABSENT and (pos := located.position(sub)):
+                line, col = pos
         if loc == () and msg.startswith("two workloads are named") and isinstance(data, dict):
             seen: set[str] = set()
             for i, w in enumerate(data.get("workloads") or []):
@@ -574,7 +622,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         msg = f"must be {allowed or 'text in the documented format'} (found {shown})"
         if isinstance(found, str) and re.fullmatch(r"[A-Za-z]{3}", found.strip()):
             msg += f"; write `{loc[-1]}: {found.strip().upper()}`"
-    elif kind == "single_line":
+    elif kind in ("single_line", "unsafe_text"):
         msg = f"{err['msg']} (found {shown})"
     else:
         problem = str(err["msg"])
@@ -629,7 +677,7 @@ def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: st
 
 def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog) -> Loaded:
     """Check every catalog id the requirements name; resolve models (catalog or config.json)."""
-    fname = str(path)
+    fname = located.filename
 
     def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:
         if value not in table:
@@ -677,5 +725,5 @@ def load(path: Path | str, catalog: Catalog | None = None) -> Loaded:
     """Read, validate and resolve one requirements file; raises InputError."""
     p = Path(path)
     located = load_file(p)
-    req = parse(located, str(p))
+    req = parse(located, located.filename)
     return resolve(req, located, p, catalog or load_catalog())

@@ -37,6 +37,7 @@ class Option(_M):
     tp: int
     feasible: bool
     reason: str
+    reason_code: str  # "" | "weights" | "kv" | "speed" | "ttft"
     priced: bool
     values: dict[str, float | str]
 
@@ -84,6 +85,7 @@ class Result(_M):
     llmsizer_version: str
     catalog_digest: str
     account: AccountInfo
+    usd_exchange_rate: float  # account currency per USD applied to catalog prices
     account_inputs: dict[str, float]
     tables: dict[str, dict[str, dict[str, float]]]
     workloads: list[WorkloadResult]

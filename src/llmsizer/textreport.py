@@ -6,6 +6,8 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from .results import Result
@@ -23,10 +25,10 @@ def _money(x: float, cur: str) -> str:
 def print_result(result: Result, console: Console | None = None) -> None:
     con = console or _console()
     cur = result.account.currency
-    con.print(f"[bold]{result.account.name}[/bold]  (llmsizer {result.llmsizer_version})",
-              markup=True, highlight=False)
+    con.print(Text.assemble((result.account.name, "bold"),
+                            f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
-        t = Table(title=f"{w.name} — {w.model_name} ({w.mode})", title_justify="left")
+        t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left")
         t.add_column("")
         t.add_column("option", no_wrap=True)
         for col in ("batch", "tok/s/user", "TTFT ms", "replicas", "GPUs", "nodes", "headroom",
@@ -45,10 +47,10 @@ def print_result(result: Result, console: Console | None = None) -> None:
                           _money(float(v["annual_cost_onprem"]), cur) if o.priced else "no price",
                           "")
             else:
-                t.add_row("", o.id, "", "", "", "", "", "", "", "", o.reason)
+                t.add_row("", o.id, "", "", "", "", "", "", "", "", escape(o.reason))
         con.print(t)
         if w.advice:
-            con.print(f"[red]{w.advice}[/red]", markup=True, highlight=False)
+            con.print(Text(w.advice, style="red"), highlight=False)
     tot = result.totals
     con.print(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
               f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "

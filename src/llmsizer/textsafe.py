@@ -1,4 +1,4 @@
-"""Untrusted text (account, workload, model names, notes) made safe to show."""
+"""Untrusted text (account, workload, model names, notes, file names) made safe to show."""
 
 from __future__ import annotations
 
@@ -12,3 +12,14 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u20
 def clean_text(text: str, limit: int = 32_000) -> str:
     """Drop control and bidi-override characters; bound the length (Excel cell limit)."""
     return _UNSAFE.sub("", text)[:limit]
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character written as an escape (``\\x1b``,
+    ``\\u202e``), for one-line messages that echo a file name: a name holding a terminal
+    escape sequence or a line break must not recolour the terminal or forge a second line.
+    Printable text, non-ASCII letters included, is returned unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
