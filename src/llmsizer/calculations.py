@@ -271,7 +271,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(1, MIN(r("max_sequences_by_memory"), r("max_batch_per_replica"))),
        "Upper bound used for the MoE expert-read fraction (conservative below it)."),
     _c("routed_expert_params", "Parameters in routed experts", "params", "Throughput",
-       IF(gt(r("experts"), 0), (r("params_total") - r("params_active"))
+       IF(gt(r("experts"), r("experts_per_token")), (r("params_total") - r("params_active"))
           / (1 - r("experts_per_token") / r("experts")), 0),
        "From total = shared + experts and active = shared + experts x k/E."),
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",

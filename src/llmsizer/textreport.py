@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.text import Text
 from rich.table import Table
+from rich.text import Text
 
 from .results import Result
 
