@@ -95,12 +95,22 @@ class Constant(_Entry):
     source: str
 
 
+class Coverage(_Entry):
+    """What the calibration data covers; anything else is an uncalibrated path."""
+
+    gpus: list[str]
+    weight_precisions: list[str]
+    models: list[str]
+    source: str
+
+
 class Catalog(_Entry):
     gpus: dict[str, Gpu]
     platforms: dict[str, Platform]
     models: dict[str, Model]
     precisions: dict[str, Precision]
     constants: dict[str, Constant]
+    coverage: Coverage
     digest: str
 
     def gpu(self, key: str) -> Gpu:
@@ -138,7 +148,7 @@ def _pick(table: dict[str, T], key: str, kind: str) -> T:
         ) from None
 
 
-_FILES = ("gpus", "platforms", "models", "precisions", "constants")
+_FILES = ("gpus", "platforms", "models", "precisions", "constants", "coverage")
 
 
 @cache

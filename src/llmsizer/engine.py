@@ -232,6 +232,24 @@ def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
     return env
 
 
+def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Model,
+                     measured: bool) -> list[str]:
+    """Plain reasons why an option's modelled figures are extrapolated (empty = covered)."""
+    if measured:
+        return []
+    cov = catalog.coverage
+    gaps = []
+    if choice.gpu not in cov.gpus:
+        gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
+    if choice.weight_precision not in cov.weight_precisions:
+        gaps.append(f"no measured reference for {choice.weight_precision} weights")
+    if model_id not in cov.models:
+        kind = ("an MLA model" if model.kv_lora_rank else
+                "an MoE model other than Mixtral" if model.experts else "this model")
+        gaps.append(f"no measured reference for {kind} ({model.name})")
+    return gaps
+
+
 def _rank_key(o: Option) -> tuple[int, float, float, float]:
     v = o.values
     return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus"]),
@@ -270,6 +288,8 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                               weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
                               tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
                               priced=priced,
+                              calibration_gaps=calibration_gaps(catalog, ch, w.model, model,
+                                                                w.measured is not None),
                               values=values))
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]

@@ -39,6 +39,7 @@ class Option(_M):
     reason: str
     reason_code: str  # "" | "weights" | "kv" | "speed" | "ttft"
     priced: bool
+    calibration_gaps: list[str]  # why this option's figures rest on an uncalibrated path
     values: dict[str, float | str]
 
 
