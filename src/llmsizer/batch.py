@@ -27,6 +27,10 @@ from .atomic import clean_temp_files, write_text_atomic
 from .results import slugify
 
 OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
+# WeasyPrint keeps ~1 MB per rendered proposal inside the process (measured, see
+# docs/benchmarks.md); a worker is replaced after this many accounts so memory stays bounded.
+# Replacements are forked from the warmed-up parent, so they start at no cost.
+ACCOUNTS_PER_WORKER = 20
 BATCH_SCHEMA_VERSION = 1
 
 
@@ -201,6 +205,7 @@ class _Slot:
     proc: Any
     conn: Connection
     task: int | None = None
+    served: int = 0
 
 
 def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates: Path | None,
@@ -224,6 +229,8 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
             todo.append(i)
     ctx = mp.get_context("fork")
     slots: list[_Slot] = []
+    if todo:
+        _warm_up()  # once, in the parent: every forked worker inherits the imports
 
     def start() -> _Slot:
         parent, child = ctx.Pipe()
@@ -258,8 +265,15 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
                         i, data = payload
                         outcomes[i] = Outcome(**data)
                         done += 1
+                        slot.served += 1
                         if on_done:
                             on_done(outcomes[i], done, len(files))
+                        if slot.served >= ACCOUNTS_PER_WORKER and todo:
+                            slot.task = None
+                            _retire(slot)
+                            slots.remove(slot)
+                            start()  # gets work when it reports ready
+                            continue
                     if kind in ("ready", "done"):
                         assign(slot)
                         continue
@@ -291,6 +305,16 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
                 sl.proc.terminate()
             sl.proc.join(timeout=5)
     return outcomes
+
+
+def _retire(slot: _Slot) -> None:
+    """Let an idle worker exit (it has no task) and reap it."""
+    with contextlib.suppress(OSError):
+        slot.conn.send(None)
+    slot.proc.join(timeout=10)
+    if slot.proc.is_alive():
+        slot.proc.terminate()
+        slot.proc.join(timeout=5)
 
 
 def _fill_from_json(o: Outcome, out: Path) -> None:
