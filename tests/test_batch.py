@@ -183,3 +183,20 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     proc = subprocess.run([*LLMSIZER, "report", str(tmp_path / "empty"), "--out",
                            str(tmp_path / "o")], capture_output=True, text=True)
     assert proc.returncode == 2 and "no *.yaml" in proc.stderr
+
+
+def test_a_changed_benchmark_file_is_not_skipped(tmp_path: Path) -> None:
+    """The stamp covers files the account names (bench results, config.json), not just the
+    YAML: editing the benchmark must re-run the account."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "m.json").write_text('{"hidden_size": 4096, "num_hidden_layers": 32, '
+                                '"num_attention_heads": 32, "num_key_value_heads": 8}')
+    doc = small_account(1)
+    doc["workloads"][0]["model"] = "m.json"
+    yaml_path = src / "a.yaml"
+    yaml_path.write_text(yaml.safe_dump(doc))
+    before = batch.fingerprint(yaml_path, None)
+    (src / "m.json").write_text('{"hidden_size": 4096, "num_hidden_layers": 40, '
+                                '"num_attention_heads": 32, "num_key_value_heads": 8}')
+    assert batch.fingerprint(yaml_path, None) != before

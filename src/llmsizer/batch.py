@@ -110,11 +110,37 @@ def _stamp_path(out: Path, stem: str) -> Path:
     return out / f".{stem}.stamp"
 
 
+def _referenced_files(path: Path) -> list[Path]:
+    """Files a requirements file names (model config.json, benchmark results), so a change
+    to any of them re-runs the account. Unreadable or odd references are simply skipped:
+    validation reports them properly."""
+    refs: list[Path] = []
+    with contextlib.suppress(Exception):
+        from .yamlsafe import load_file
+
+        data = load_file(path).data
+        for w in data.get("workloads", []) if isinstance(data, dict) else []:
+            if not isinstance(w, dict):
+                continue
+            names = [w.get("model")]
+            measured = w.get("measured")
+            if isinstance(measured, dict):
+                f = measured.get("file")
+                names += f if isinstance(f, list) else [f]
+            for n in names:
+                if isinstance(n, str) and (path.parent / n).is_file():
+                    refs.append(path.parent / n)
+    return sorted(set(refs))
+
+
 def fingerprint(path: Path, templates: Path | None) -> str:
     from .catalog import load_catalog
 
     h = hashlib.sha256()
     h.update(path.read_bytes())
+    for ref in _referenced_files(path):
+        h.update(str(ref.relative_to(path.parent)).encode())
+        h.update(ref.read_bytes())
     h.update(load_catalog().digest.encode())
     h.update(__version__.encode())
     if templates:

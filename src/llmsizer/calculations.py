@@ -20,6 +20,7 @@ from .expr import (
     IF,
     MAX,
     MIN,
+    OR,
     POWER,
     ROUNDDOWN,
     ROUNDUP,
@@ -382,6 +383,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
           r("batch_per_replica") * 1000 / r("tpot_ms")),
        "B / TPOT, or the customer's measured figure (calibrated mode, seed 000)."),
+    _c("modelled_replica_output_tokens_per_s", "Output tokens/s per replica, modelled", "tok/s",
+       "Throughput", r("batch_per_replica") * 1000 / r("tpot_ms"),
+       "B / TPOT from the model, in measured mode too: the figure a benchmark is compared with."),
+    _c("measured_vs_modelled", "Measured vs modelled throughput", "fraction", "Throughput",
+       IF(AND(gt(r("measured_tokens_per_s_per_replica"), 0),
+              gt(r("modelled_replica_output_tokens_per_s"), 0)),
+          r("measured_tokens_per_s_per_replica") / r("modelled_replica_output_tokens_per_s") - 1, 0),
+       "Measured / modelled - 1 per replica (0 when nothing is measured): how far the customer's "
+       "benchmark is from the model (docs/measured.md)."),
+    _c("measured_gap_risk", "Measured and modelled differ by over 25 %", "flag", "Throughput",
+       AND(gt(r("measured_tokens_per_s_per_replica"), 0),
+           OR(le(r("modelled_replica_output_tokens_per_s"), 0),
+              gt(MAX(r("measured_vs_modelled"), 0 - r("measured_vs_modelled")), 0.25))),
+       "1 when a measured throughput is more than 25 % above or below the model's (or the model "
+       "finds the target unreachable): check the benchmark's setup and the model's assumptions."),
     _c("kv_in_use_gb", "KV cache the chosen batch reserves", "GB", "KV",
        MIN(r("batch_per_replica"), r("max_sequences_by_memory")) * r("kv_gb_per_request"),
        "Batch x KV per request at full reserved context."),
@@ -574,3 +590,23 @@ TOTAL_COST_PER_MILLION_CLOUD = IF(gt(ref("million_tokens_per_year"), 0),
 
 # Catalog prices are in US dollars; accounts in another currency give an exchange rate.
 PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")
+
+
+# ---- benchmark result files (``measured: {file: ...}``, docs/measured.md) -----------------
+# What llmsizer.benchfiles derives from a benchmark's recorded figures. A ``*_given`` name is a
+# figure read from the file (or the measured block); each expression is evaluated once per
+# benchmark point, never printed into the workbook (the chosen point's throughput per replica
+# is the workload input ``measured_tokens_per_s_per_replica``).
+BENCH_TO_MS = ref("value_given") * ref("ms_per_unit_given")
+BENCH_MEAN = ref("total_given") / ref("count_given")
+BENCH_REPLICAS = ref("gpu_count_given") / ref("gpus_per_replica_given")
+BENCH_TOKENS_PER_S_PER_REPLICA = ref("output_tokens_per_s_given") / ref("replicas_given")
+BENCH_TOKENS_PER_S_PER_USER = 1000 / ref("tpot_ms_given")
+# How far a point is from the workload's targets: the larger of required / achieved speed
+# and achieved / allowed TTFT; a point meets the targets when this is at most 1.
+BENCH_SHORTFALL = MAX(
+    IF(gt(ref("required_tokens_per_s_per_user"), 0),
+       ref("required_tokens_per_s_per_user") / ref("tokens_per_s_per_user_given"), 0),
+    IF(gt(ref("target_ttft_ms"), 0), ref("ttft_ms_given") / ref("target_ttft_ms"), 0))
+BENCH_GROUP_GPUS = ref("tp_given") * ref("pp_given")
+BENCH_LENGTH_RATIO = ref("bench_tokens_given") / ref("workload_tokens_given")

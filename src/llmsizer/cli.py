@@ -135,14 +135,21 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
 @click.option("--force", is_flag=True, help="Redo accounts whose outputs are up to date.")
 @click.option("--quiet", is_flag=True, help="One line per account, no progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print batch.json when done.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="With an edited .xlsx: print the changed inputs and key outputs against "
+                   "the workbook as llmsizer wrote it.")
 @_clean_errors
 def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs: int | None,
-           force: bool, quiet: bool, as_json: bool) -> None:
+           force: bool, quiet: bool, as_json: bool, show_diff: bool) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
     PATHS may be files or folders (every *.yaml / *.yml inside). Several accounts run as a
     batch: in parallel, one bad file never stops the rest, and DIR/summary.xlsx and
     DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran.
+
+    A workbook llmsizer wrote (FILE.xlsx, edited on its Inputs sheet) is read back instead:
+    the requirements are rebuilt from its input cells and the three outputs written afresh;
+    --diff prints what changed. A workbook whose formulas or layout were changed is refused.
     """
     from .batch import collect
 
@@ -154,10 +161,44 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     files = collect(list(paths))
     if not files:
         raise click.UsageError("no *.yaml or *.yml files in the given paths")
-    if len(files) == 1 and files[0].suffix not in (".xlsx",):
+    books = [f for f in files if f.suffix.lower() == ".xlsx"]
+    if books:
+        if len(files) != 1:
+            raise click.UsageError("give one edited .xlsx workbook at a time (workbooks are not "
+                                   "re-read as part of a batch)")
+        _report_workbook(books[0], out_dir, templates, show_diff)
+        return
+    if show_diff:
+        raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
+                               "wrote into it: give one .xlsx file")
+    if len(files) == 1:
         _report_one(files[0], out_dir, templates)
         return
     _report_many(files, out_dir, templates, jobs, force, quiet, as_json)
+
+
+def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
+    """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
+    from .engine import size
+    from .errors import InputError
+    from .report import check_feasible, prepare_out_dir, write_outputs
+    from .reread import diff_lines, read_workbook
+
+    reread = read_workbook(book)
+    result = size(reread.loaded)
+    for warning in reread.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if show_diff:
+        for line in diff_lines(reread, result):
+            click.echo(line)
+    check_feasible(result)
+    targets = [out_dir / f"{result.account.slug}.{ext}" for ext in ("json", "xlsx", "pdf")]
+    if any(t.resolve() == book.resolve() for t in targets):
+        raise InputError(f"--out {out_dir} would overwrite the workbook being read "
+                         f"({book}); write into another folder")
+    prepare_out_dir(out_dir)
+    for w in write_outputs(result, out_dir, templates=templates):
+        click.echo(str(w))
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from . import __version__
+from .benchfiles import BenchPoint, PointView, choose, length_ratio, view
 from .calculations import (
     CALCULATIONS,
     COMPUTE_CODES,
@@ -22,12 +23,14 @@ from .calculations import (
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
-from .requirements import Loaded, Requirements, Workload
+from .requirements import Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
     Assumption,
+    MeasuredPoint,
     Option,
     Result,
+    SourceInfo,
     Totals,
     WorkloadResult,
     slugify,
@@ -68,7 +71,8 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
         }
     platforms = {
         pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
-              "node_power_kw": p.node_power_kw, "base_price": usd(p.base_price_usd)}
+              "node_power_kw": p.node_power_kw,
+              "base_price": req.costs.node_prices.get(pid, usd(p.base_price_usd))}
         for pid, p in catalog.platforms.items()
     }
     precisions = {
@@ -93,7 +97,7 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
         "support_rate": c.support_rate,
         "average_load": c.average_load,
         "network_per_node": c.network_per_node,
-        "hours_per_year": 8760.0,
+        "hours_per_year": c.hours_per_year,
     }
 
 
@@ -109,8 +113,9 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "target_response_time_s": t.response_time_s or 0.0,
         "target_ttft_s": t.ttft_s or 0.0,
         "target_system_tokens_per_s": t.system_tokens_per_s or 0.0,
+        # file form: the chosen benchmark point's figure, set by size_workload
         "measured_tokens_per_s_per_replica": (
-            w.measured.tokens_per_s_per_replica if w.measured else 0.0),
+            w.measured.tokens_per_s_per_replica or 0.0) if w.measured else 0.0,
         "params_total": m.params_total,
         "params_active": m.params_active,
         "layers": float(m.layers),
@@ -257,6 +262,11 @@ def _rank_key(o: Option) -> tuple[int, float, float, float]:
 
 
 def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
+    if not options:
+        return ("No configuration to try: the tensor-parallel degrees listed in "
+                "hardware.tensor_parallel exceed what every listed GPU's platform allows (GPUs per "
+                "node and the GPU's own limit). Allow a smaller tensor-parallel degree or another "
+                "GPU.")
     fitting = [o for o in options if float(o.values["max_sequences_by_memory"]) >= 1]
     if not fitting:
         smallest = min(float(o.values["weights_gb"]) for o in options)
@@ -275,13 +285,24 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
 
 
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
-                  tables: Tables, acct: dict[str, float]) -> WorkloadResult:
+                  tables: Tables, acct: dict[str, float],
+                  points: Sequence[BenchPoint] = ()) -> WorkloadResult:
     winputs = workload_inputs(w, model)
     base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
-    for ch in choices(req, w, catalog):
+    candidates = choices(req, w, catalog)
+    pick: _Pick | None = None
+    if w.measured is not None and w.measured.file is not None:
+        env0 = evaluate_choice(base, candidates[0], tables, req, catalog)
+        pick = _pick_point(w, w.measured, points, float(env0["required_tokens_per_s_per_user"]),
+                           float(env0["target_ttft_ms"]))
+        winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
+        base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
+    for ch in candidates:
         env = evaluate_choice(base, ch, tables, req, catalog)
         code, reason = reason_for(env)
+        if not reason and pick is not None and pick.failure:
+            code, reason = "measured", pick.failure
         priced = tables["gpus"][ch.gpu]["price"] > 0
         values = {k: env[k] for k in _OPTION_KEYS}
         options.append(Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
@@ -294,11 +315,117 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
     recommended = feasible[0].id if feasible else None
-    advice = None if feasible else _advice(w, model, options, catalog)
+    advice = None
+    if not feasible:
+        advice = pick.advice if pick is not None and pick.failure else _advice(
+            w, model, options, catalog)
+    note = pick.note if pick is not None else None
+    if w.measured is not None and w.measured.tokens_per_s_per_replica is not None:
+        note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
+                f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
+                "(requirements, measured block).")
     return WorkloadResult(
         name=w.name, model=w.model, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
-        recommended=recommended, advice=advice, options=feasible + rejected)
+        recommended=recommended, advice=advice, options=feasible + rejected,
+        measured_note=note, measured_points=pick.points if pick is not None else [],
+        measured_warnings=pick.warnings if pick is not None else [])
+
+
+# --- benchmark files: which point sizes the workload -------------------------------------------
+
+_TOOL = {"vllm": "vllm bench serve", "aiperf": "AIPerf", "genai-perf": "GenAI-Perf",
+         "trtllm-bench": "trtllm-bench"}
+
+
+@dataclass(frozen=True)
+class _Pick:
+    tokens_per_s_per_replica: float  # the chosen point's (or the closest one's when none meets)
+    note: str
+    failure: str  # '' when a point meets the targets
+    advice: str
+    points: list[MeasuredPoint]
+    warnings: list[str]
+
+
+def _targets_text(required: float, target_ttft_ms: float) -> str:
+    parts = []
+    if required > 0:
+        parts.append(f"{required:,.1f} tok/s per user")
+    if target_ttft_ms > 0:
+        parts.append(f"first token within {target_ttft_ms:,.0f} ms")
+    return " and ".join(parts) or "no latency target"
+
+
+def _figures(v: PointView, gpus_per_replica: int) -> str:
+    p = v.point
+    text = (f"{p.output_tokens_per_s:,.0f} tok/s on {v.gpu_count} GPU"
+            f"{'s' if v.gpu_count != 1 else ''} = {v.replicas:g} replica"
+            f"{'s' if v.replicas != 1 else ''} of {gpus_per_replica}, so "
+            f"{v.tokens_per_s_per_replica:,.0f} tok/s per replica")
+    if v.tokens_per_s_per_user is not None:
+        text += f"; {v.tokens_per_s_per_user:,.1f} tok/s per user ({v.speed_basis})"
+    if v.ttft_ms is not None:
+        text += f"; {v.ttft_basis} TTFT {v.ttft_ms:,.0f} ms"
+    return text
+
+
+def _pick_point(w: Workload, m: Measured, points: Sequence[BenchPoint], required: float,
+                target_ttft_ms: float) -> _Pick:
+    """The benchmark point that sizes the workload: the highest throughput per replica among
+    the points that meet its per-user speed and TTFT targets (docs/measured.md)."""
+    views = [view(p, m.gpus_per_replica, m.gpu_count, required, target_ttft_ms) for p in points]
+    chosen, closest = choose(views)
+    used = chosen or closest
+    rows = [MeasuredPoint(
+        file=v.point.file, format=v.point.format, label=v.point.label(), model=v.point.model,
+        concurrency=v.point.concurrency, request_rate=v.point.request_rate,
+        input_tokens=v.point.input_tokens, output_tokens=v.point.output_tokens,
+        gpu_name=v.point.gpu_name, gpus=v.gpu_count, replicas=v.replicas,
+        output_tokens_per_s=v.point.output_tokens_per_s,
+        tokens_per_s_per_replica=v.tokens_per_s_per_replica,
+        tokens_per_s_per_user=v.tokens_per_s_per_user, speed_basis=v.speed_basis,
+        ttft_ms=v.ttft_ms, ttft_basis=v.ttft_basis, meets_targets=v.meets,
+        chosen=v is chosen, problems=list(v.problems)) for v in views]
+    targets = _targets_text(required, target_ttft_ms)
+    warnings = _shape_warnings(w, used) if used is not None else []
+    if used is None:  # pragma: no cover - a file always yields at least one point
+        return _Pick(0.0, "", "no benchmark points", "No benchmark points were read.", rows, [])
+    p = used.point
+    where = f"{_TOOL.get(p.format, p.format)}: {p.label()}" + (f", {p.model}" if p.model else "")
+    if chosen is None:
+        why = "; ".join(used.problems)
+        failure = f"no benchmark point meets {targets}; closest: {p.label()} ({why})"
+        advice = (f"No benchmark point meets the targets ({targets}). Closest: {p.label()}: "
+                  f"{why}. Benchmark at a lower concurrency or request rate, relax the target, "
+                  "or measure a faster configuration.")
+        note = f"Measured ({where}): {_figures(used, m.gpus_per_replica)}. No point meets {targets}."
+        return _Pick(used.tokens_per_s_per_replica, note, failure, advice, rows, warnings)
+    meeting = sum(1 for v in views if v.meets)
+    if len(views) == 1:
+        why = f"the only point, and it meets {targets}"
+    else:
+        why = (f"the highest throughput per replica of the {meeting} of {len(views)} points that "
+               f"meet {targets}")
+        others = [v for v in views if not v.meets][:3]
+        if others:
+            why += "; not met by " + "; ".join(
+                f"{v.point.label()} ({', '.join(v.problems)})" for v in others)
+    note = f"Measured ({where}): {_figures(chosen, m.gpus_per_replica)}. Used: {why}."
+    return _Pick(chosen.tokens_per_s_per_replica, note, "", "", rows, warnings)
+
+
+def _shape_warnings(w: Workload, v: PointView) -> list[str]:
+    """The benchmark's request shape against the workload's (beyond 25 % either way)."""
+    out = []
+    for what, bench, mine in (("prompts", v.point.input_tokens, w.prompt_tokens),
+                              ("outputs", v.point.output_tokens, w.output_tokens)):
+        ratio = length_ratio(bench, float(mine))
+        if ratio is not None and bench is not None and (ratio > 1.25 or ratio < 0.8):
+            out.append(f"the benchmark's {what} average {bench:,.0f} tokens, the workload's "
+                       f"{mine:,} ({v.point.label()}): throughput and TTFT depend on these "
+                       "lengths; benchmark the workload's own shape")
+    return out
 
 
 _OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
@@ -331,8 +458,9 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     req = loaded.req
     tables = build_tables(req, cat)
     acct = account_inputs(req, cat)
-    workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct)
-                 for w in req.workloads]
+    workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
+                               loaded.bench.get(i, ()))
+                 for i, w in enumerate(req.workloads)]
     chosen = [w.best for w in workloads if w.best is not None]
 
     def total(key: str) -> float:
@@ -353,6 +481,11 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         totals=_totals(total),
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
+        source=SourceInfo(
+            requirements=req.model_dump(mode="json"),
+            models={k: m.model_dump(mode="json") for k, m in loaded.models.items()
+                    if k not in cat.models},
+            bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
     )
 
 

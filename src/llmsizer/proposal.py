@@ -378,6 +378,7 @@ _REASONS = {
     "kv": "No room for one full-context request's KV cache",
     "speed": "Too slow even for a single user (bandwidth ceiling below the target)",
     "ttft": "Time to first token above the target even for a single request",
+    "measured": "No benchmark point meets the targets",
 }
 
 _BINDING = (
@@ -729,6 +730,12 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "cover_name": _clip(result.account.name, 160),
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
+        # measured mode (docs/measured.md): benchmark-sized workloads, and those whose measured
+        # throughput is over 25 % from the model's (a risk)
+        "measured": [wv for wv in views if wv.w.mode == "measured"],
+        "gap_risks": [wv for wv in views if wv.best is not None
+                      and bool(wv.best.v.get("measured_gap_risk"))],
+        "shape_risks": [wv for wv in views if wv.w.measured_warnings],
         "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
         "totals": result.totals,

@@ -24,6 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from .benchfiles import BenchPoint
 from .catalog import Catalog, Model, load_catalog, suggest
 from .errors import InputError
 from .yamlsafe import Located, load_file
@@ -87,10 +88,44 @@ class Targets(_Strict):
     system_tokens_per_s: Annotated[float, Field(ge=0.01, le=1e9)] | None = None
 
 
+BenchFormat = Literal["vllm", "aiperf", "genai-perf", "trtllm-bench"]
+BenchFile = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_one_line)]
+
+
 class Measured(_Strict):
+    """The customer's benchmark replaces the modelled throughput (seed 000): either the
+    figure itself (``tokens_per_s_per_replica``) or the tool's result file(s) (``file``,
+    docs/measured.md)."""
+
     gpu: Text
     gpus_per_replica: Annotated[int, Field(ge=1, le=72)]
-    tokens_per_s_per_replica: Annotated[float, Field(ge=0.01, le=1e8)]
+    tokens_per_s_per_replica: Annotated[float, Field(ge=0.01, le=1e8)] | None = None
+    file: BenchFile | Annotated[list[BenchFile], Field(min_length=1, max_length=50)] | None = None
+    format: BenchFormat | None = None
+    gpu_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Measured:
+        if self.tokens_per_s_per_replica is None and self.file is None:
+            raise ValueError("measured needs tokens_per_s_per_replica (the measured figure) or "
+                             "file (a benchmark result file, or a list of them for a curve)")
+        if self.tokens_per_s_per_replica is not None and self.file is not None:
+            raise ValueError("measured takes tokens_per_s_per_replica or file, not both: the "
+                             "file's figures would be ignored")
+        if self.file is None and (self.format is not None or self.gpu_count is not None):
+            raise ValueError("format and gpu_count describe benchmark files: use them with "
+                             "`file:` (or delete them)")
+        if self.gpu_count is not None and self.gpu_count % self.gpus_per_replica:
+            raise ValueError(f"gpu_count ({self.gpu_count}) must be a whole number of replicas "
+                             f"of gpus_per_replica ({self.gpus_per_replica}) GPUs")
+        return self
+
+    @property
+    def files(self) -> list[str]:
+        """The benchmark files named (empty for the numbers form)."""
+        if self.file is None:
+            return []
+        return [self.file] if isinstance(self.file, str) else list(self.file)
 
 
 class Workload(_Strict):
@@ -156,8 +191,10 @@ class Costs(_Strict):
     average_load: Annotated[float, Field(ge=0.01, le=1)] = 0.6
     network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] = 0.0
     usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    hours_per_year: Annotated[float, Field(ge=1, le=8784)] = 8760.0
     gpu_prices: dict[str, Annotated[float, Field(gt=0, le=10_000_000)]] = {}
     cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0, le=1000)]] = {}
+    node_prices: dict[str, Annotated[float, Field(gt=0, le=100_000_000)]] = {}
 
 
 class Requirements(_Strict):
@@ -196,6 +233,7 @@ class Loaded(BaseModel):
     req: Requirements
     models: dict[str, Model]  # workload model string -> resolved model (catalog or config.json)
     source: str  # file name for messages
+    bench: dict[int, tuple[BenchPoint, ...]] = {}  # workload index -> its benchmark points
 
 
 def json_schema() -> dict[str, Any]:
@@ -675,8 +713,15 @@ def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: st
                       column=pos[1] if pos else None, field=_dotted(loc))
 
 
-def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog) -> Loaded:
-    """Check every catalog id the requirements name; resolve models (catalog or config.json)."""
+def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *,
+            models: dict[str, Model] | None = None,
+            bench: dict[int, tuple[BenchPoint, ...]] | None = None) -> Loaded:
+    """Check every catalog id the requirements name; resolve models (catalog or config.json)
+    and read the benchmark files of measured workloads.
+
+    ``models`` (config.json models by workload model string) and ``bench`` (points by
+    workload index) are given when the requirements come from a workbook that embeds them
+    (:mod:`llmsizer.reread`): then no file beside the requirements is read."""
     fname = located.filename
 
     def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:
@@ -702,23 +747,68 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog) -
     for section in ("gpu_prices", "cloud_gpu_hour"):
         for gid in getattr(req.costs, section):
             known(gid, catalog.gpus, "GPU", ("costs", section, gid))
-    models: dict[str, Model] = {}
+    for pid in req.costs.node_prices:
+        known(pid, catalog.platforms, "platform", ("costs", "node_prices", pid))
+    resolved: dict[str, Model] = {}
+    points: dict[int, tuple[BenchPoint, ...]] = {}
     for i, w in enumerate(req.workloads):
         if w.measured:
             known(w.measured.gpu, catalog.gpus, "GPU", ("workloads", i, "measured", "gpu"))
-        if w.model in models:
+            if w.measured.file is not None:
+                if bench is not None:
+                    points[i] = bench.get(i, ())
+                else:
+                    points[i] = _bench_points(w.measured, located, path, catalog, i)
+        if w.model in resolved:
             continue
         if w.model.endswith(".json"):
             from .modelconfig import model_from_config
 
+            if models is not None and w.model in models:
+                resolved[w.model] = models[w.model]
+                continue
             try:
-                models[w.model] = model_from_config(path.parent, w.model)
+                resolved[w.model] = model_from_config(path.parent, w.model)
             except InputError as exc:
                 raise _err_at(located, fname, ("workloads", i, "model"), exc.message) from None
         else:
             known(w.model, catalog.models, "model", ("workloads", i, "model"))
-            models[w.model] = catalog.models[w.model]
-    return Loaded(req=req, models=models, source=fname)
+            resolved[w.model] = catalog.models[w.model]
+    return Loaded(req=req, models=resolved, source=fname, bench=points)
+
+
+def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,
+                  i: int) -> tuple[BenchPoint, ...]:
+    """The points of a workload's benchmark files, checked against its measured block."""
+    from .benchfiles import gpu_names_conflict, group_gpus, read_bench_files
+
+    fname = located.filename
+    loc: tuple[str | int, ...] = ("workloads", i, "measured", "file")
+    try:
+        found = read_bench_files(path.parent, m.files, m.format)
+    except InputError as exc:
+        raise _err_at(located, fname, loc, exc.message) from None
+    gpu = catalog.gpus[m.gpu]
+    for p in found:
+        where = f"benchmark file {p.file!r}"
+        if gpu_names_conflict(p.gpu_name, gpu.name):
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpu"),
+                          f"{where} ran on {p.gpu_name!r}, but the block says gpu: {m.gpu} "
+                          f"({gpu.name}); state the GPU the benchmark ran on")
+        group = group_gpus(p)
+        if group is not None and group != m.gpus_per_replica:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpus_per_replica"),
+                          f"{where} ran {group} GPUs per model copy (tp {p.tp}, pp {p.pp or 1}), "
+                          f"but the block says gpus_per_replica: {m.gpus_per_replica}")
+        if p.gpu_count is not None and m.gpu_count is not None and p.gpu_count != m.gpu_count:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpu_count"),
+                          f"{where} ran on {p.gpu_count} GPUs, but the block says gpu_count: "
+                          f"{m.gpu_count}; delete gpu_count (the file states it)")
+        if p.gpu_count is not None and p.gpu_count % m.gpus_per_replica:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpus_per_replica"),
+                          f"{where} ran on {p.gpu_count} GPUs, not a whole number of replicas of "
+                          f"gpus_per_replica: {m.gpus_per_replica}")
+    return tuple(found)
 
 
 def load(path: Path | str, catalog: Catalog | None = None) -> Loaded:

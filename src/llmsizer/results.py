@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .benchfiles import BenchPoint
+
 RESULTS_SCHEMA_VERSION = 1
 
 
@@ -43,6 +45,32 @@ class Option(_M):
     values: dict[str, float | str]
 
 
+class MeasuredPoint(_M):
+    """One benchmark point of a measured workload (``measured: {file: ...}``), as the
+    sizing read it: per replica, against the workload's targets (docs/measured.md)."""
+
+    file: str
+    format: str  # vllm | aiperf | genai-perf | trtllm-bench
+    label: str  # 'bench/a.json at concurrency 32'
+    model: str | None  # as the file records it
+    concurrency: float | None
+    request_rate: float | None
+    input_tokens: float | None  # mean per request
+    output_tokens: float | None
+    gpu_name: str | None  # as the file records it
+    gpus: int  # GPUs the benchmarked server used (the file's, else the block's)
+    replicas: float  # gpus / gpus_per_replica
+    output_tokens_per_s: float  # the whole server
+    tokens_per_s_per_replica: float
+    tokens_per_s_per_user: float | None
+    speed_basis: str  # e.g. '1000 / median TPOT 30.1 ms'
+    ttft_ms: float | None  # the statistic compared with the target
+    ttft_basis: str  # p99 | p90 | median | mean | not recorded
+    meets_targets: bool
+    chosen: bool
+    problems: list[str]  # why it does not meet the targets
+
+
 class WorkloadResult(_M):
     name: str
     model: str
@@ -52,6 +80,9 @@ class WorkloadResult(_M):
     recommended: str | None
     advice: str | None
     options: list[Option]
+    measured_note: str | None = None  # which benchmark figure was used and why
+    measured_points: list[MeasuredPoint] = []  # every point of the benchmark files
+    measured_warnings: list[str] = []  # the benchmark's shape differs from the workload's
 
     def option(self, option_id: str | None) -> Option | None:
         return next((o for o in self.options if o.id == option_id), None)
@@ -81,6 +112,15 @@ class Assumption(_M):
     source: str
 
 
+class SourceInfo(_M):
+    """What the result was sized from, so it can be sized again (the workbook embeds it:
+    ``llmsizer report edited.xlsx``)."""
+
+    requirements: dict[str, Any]  # the validated requirements, every default filled in
+    models: dict[str, dict[str, Any]] = {}  # models read from config.json files
+    bench: dict[str, list[BenchPoint]] = {}  # workload index -> its benchmark points
+
+
 class Result(_M):
     schema_version: int = RESULTS_SCHEMA_VERSION
     llmsizer_version: str
@@ -93,6 +133,7 @@ class Result(_M):
     totals: Totals
     assumptions: list[Assumption]
     units: dict[str, str]
+    source: SourceInfo | None = None
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"

@@ -49,6 +49,10 @@ def print_result(result: Result, console: Console | None = None) -> None:
             else:
                 t.add_row("", o.id, "", "", "", "", "", "", "", "", escape(o.reason))
         con.print(t)
+        if w.measured_note:
+            con.print(Text(w.measured_note), highlight=False)
+        for warning in w.measured_warnings:
+            con.print(Text(warning, style="yellow"), highlight=False)
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     tot = result.totals

@@ -65,6 +65,7 @@ CALC_SHEETS = ("KV", "Throughput", "Nodes", "TCO")
 MAX_COLUMNS_PER_WORKLOAD = 12
 MAX_REJECTED_SHOWN = 3  # rejected options shown when there are many feasible ones
 MAX_CHARTS = 12
+_RISK_FLAGS = frozenset({"measured_gap_risk"})  # flags shown red when TRUE
 
 # Layout of the four calculation sheets (0-based; the tests read cells through these).
 ROW_WORKLOAD, ROW_OPTION, ROW_STATUS = 3, 4, 5
@@ -427,6 +428,10 @@ class _Book:
         self.scope = {i.name: i.scope for i in INPUTS}
         self.n_wl = max(1, len(result.workloads))
         self.tail = FIRST_OPTION_COL + max(1, len(cols))  # first column after the options
+        # What llmsizer.reread needs to check and re-read the workbook (the marker).
+        self.formulas: list[tuple[str, str, str]] = []  # (sheet, cell, formula)
+        self.names: list[tuple[str, str]] = []  # (defined name, target)
+        self.named_values: dict[str, float] = {}  # defined name -> the value written there
 
     # -- planning ----------------------------------------------------------------------
 
@@ -522,8 +527,10 @@ class _Book:
                                "comments": f"llmsizer {self.r.llmsizer_version}, catalog "
                                            f"{self.r.catalog_digest}"})
             self.ws = {name: wb.add_worksheet(name) for name in SHEETS}
-            for ws in self.ws.values():
+            for name, ws in self.ws.items():
                 _fast_formulas(ws)
+                self._record_formulas(name, ws)
+            self._record_names(wb)
             self._write_inputs(wb)
             self._write_catalog()
             for sheet in CALC_SHEETS:
@@ -533,8 +540,49 @@ class _Book:
             for ws in self.ws.values():
                 self._finish(ws)
             self.ws["Summary"].activate()
+            self._write_marker(wb)
         finally:
             wb.close()
+
+    def _record_formulas(self, sheet: str, ws: Any) -> None:
+        """Note every formula as it is written (for the marker's structure digest)."""
+        write = ws.write_formula
+
+        def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                          value: Any = 0) -> Any:
+            self.formulas.append((sheet, f"{_letter(col)}{row + 1}", formula))
+            return write(row, col, formula, cell_format, value)
+
+        ws.write_formula = write_formula
+
+    def _record_names(self, wb: Any) -> None:
+        define = wb.define_name
+
+        def define_name(name: str, formula: str) -> Any:
+            self.names.append((name, formula))
+            return define(name, formula)
+
+        wb.define_name = define_name
+
+    def _write_marker(self, wb: Any) -> None:
+        """Custom document properties that let ``llmsizer report edited.xlsx`` check and
+        re-read this workbook (llmsizer.reread)."""
+        from .reread import FORMAT, key_outputs, metadata_properties, structure_digest
+
+        r = self.r
+        meta = {
+            "format": FORMAT,
+            "llmsizer_version": r.llmsizer_version,
+            "catalog_digest": r.catalog_digest,
+            "structure": structure_digest(self.formulas, self.names),
+            "source": r.source.model_dump(mode="json") if r.source is not None else None,
+            "inputs": self.named_values,
+            "prices": {name: [table, tid, col]
+                       for (table, tid, col), name in self.lay.price_names.items()},
+            "outputs": key_outputs(r),
+        }
+        for name, value in metadata_properties(meta):
+            wb.set_custom_property(name, value, "text")
 
     def _finish(self, ws: Any) -> None:
         ws.protect("", {"format_columns": True, "format_rows": True})
@@ -614,6 +662,7 @@ class _Book:
             self._note(ws, row, note_col, i.note)
             ws.write_string(row, name_col, f"in_{i.name}", f("name"))
             wb.define_name(f"in_{i.name}", f"=Inputs!$C${row + 1}")
+            self.named_values[f"in_{i.name}"] = value
             row += 1
         row += 1
         ws.write_string(row, 0, "Prices (catalog estimates or the account's overrides)", f("section"))
@@ -634,6 +683,7 @@ class _Book:
             self._note(ws, row, note_col, self._price_source(table, tid, colname))
             ws.write_string(row, name_col, name, f("name"))
             wb.define_name(name, f"=Inputs!$C${row + 1}")
+            self.named_values[name] = value
             row += 1
         row += 1
         ws.write_string(row, 0, "Workloads (one column each)", f("section"))
@@ -657,6 +707,7 @@ class _Book:
             for k, value in enumerate(vals, start=1):
                 ws.write_number(row, 1 + k, value, f("input", fmt))
                 wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${_letter(1 + k)}${row + 1}")
+                self.named_values[f"in_w{k}_{i.name}"] = value
             if vals:
                 ws.data_validation(row, 2, row, 1 + len(vals), self._validation(i))
             self._note(ws, row, note_col, i.note)
@@ -675,6 +726,9 @@ class _Book:
         value = float(self.r.tables[table][tid][colname])
         if table == "platforms":
             p = self.catalog.platforms.get(tid)
+            asked = self.r.source.requirements if self.r.source is not None else {}
+            if tid in ((asked.get("costs") or {}).get("node_prices") or {}):
+                return "Account override (requirements file, costs.node_prices)."
             return f"Estimate, not a quote. {p.notes}" if p else "account data"
         g = self.catalog.gpus.get(tid)
         if g is None:
@@ -826,7 +880,7 @@ class _Book:
             ws.write_string(row, COL_NAME, calc.name, f("name"))
             ws.write_string(row, COL_LABEL, calc.label, f("label"))
             ws.write_string(row, COL_UNIT, unit_text(calc.unit, self.cur), f("unit"))
-            template = self._template(calc)
+            template = self._template(calc) if lay.columns else ""  # no option at all: no rows
             for c, value in zip(lay.columns, values, strict=True):
                 formula = "=" + template.replace("\x00", c.letter).replace("\x01", str(c.k))
                 ws.write_formula(row, c.col, formula, rec if c.recommended else plain,
@@ -840,11 +894,17 @@ class _Book:
             if calc.name.startswith("headroom") and lay.columns:
                 ws.conditional_format(row, FIRST_OPTION_COL, row, self.tail - 1, {
                     "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+            if calc.name in _RISK_FLAGS and lay.columns:
+                self._risk(ws, row, FIRST_OPTION_COL, row, self.tail - 1)
         for col, chars in widths.items():
             ws.set_column(col, col, min(chars + 2, 28))
         # Print the labels and the option columns (names, formulas and notes stay on screen).
         ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, self.tail - 1))
         _fit_width(ws, 47 + sum(min(w + 2, 28) for w in widths.values()), 47)
+
+    def _risk(self, ws: Any, r1: int, c1: int, r2: int, c2: int) -> None:
+        ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==", "value": "TRUE",
+                                               "format": self.f("bad")})
 
     def _pass_fail(self, ws: Any, r1: int, c1: int, r2: int, c2: int) -> None:
         ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==", "value": "TRUE",
@@ -994,9 +1054,12 @@ class _Book:
             height = max(height, _wrapped_height(text, 30, 11))
         ws.set_row(row, min(height, 400))
         row += 1
+        measured = any(w.mode == "measured" for w in r.workloads)
+        if measured:
+            row = self._basis_row(ws, row)
         units = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
         flags = {c.name for c in CALCULATIONS if _flag_expr(c.expr)}
-        for name, label in self._SUMMARY_ROWS:
+        for name, label in self._summary_rows(measured):
             unit = units.get(name)
             if unit is None:
                 continue
@@ -1036,8 +1099,40 @@ class _Book:
             if name.startswith("headroom_"):
                 ws.conditional_format(row, 2, row, 1 + self.n_wl, {
                     "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+            if name in _RISK_FLAGS:
+                self._risk(ws, row, 2, row, 1 + self.n_wl)
             row += 1
         self._charts(wb, ws, row + 1)
+
+    _MEASURED_ROWS: tuple[tuple[str, str], ...] = (
+        ("measured_tokens_per_s_per_replica", "Measured output tokens/s per replica"),
+        ("modelled_replica_output_tokens_per_s", "Modelled output tokens/s per replica"),
+        ("measured_vs_modelled", "Measured vs modelled"),
+        ("measured_gap_risk", "Measured and modelled differ by over 25 % (risk)"),
+    )
+
+    def _summary_rows(self, measured: bool) -> list[tuple[str, str]]:
+        """The Summary's rows; measured vs modelled throughput side by side when any
+        workload is sized from a benchmark."""
+        rows = list(self._SUMMARY_ROWS)
+        if measured:
+            at = next(i for i, (n, _) in enumerate(rows) if n == "slo_met") + 1
+            rows[at:at] = self._MEASURED_ROWS
+        return rows
+
+    def _basis_row(self, ws: Any, row: int) -> int:
+        """'Sizing basis': modelled, or which benchmark figure was used and why."""
+        ws.write_string(row, 0, "Sizing basis", self.f("header_top"))
+        height = 15.0
+        for k, w in enumerate(self.r.workloads, start=1):
+            if w.mode == "measured":
+                text = clean_text(w.measured_note or "measured (the customer's benchmark)")
+            else:
+                text = "modelled: roofline model with calibrated efficiencies"
+            ws.write_string(row, 1 + k, text, self.f("wrap"))
+            height = max(height, _wrapped_height(text, 30, 11))
+        ws.set_row(row, min(height, 400))
+        return row + 1
 
     def _charts(self, wb: Any, ws: Any, row: int) -> None:
         lay = self.lay

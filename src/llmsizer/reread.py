@@ -1,0 +1,669 @@
+"""Re-read a workbook llmsizer wrote, after finance edited it (``llmsizer report edited.xlsx``).
+
+What the workbook carries (written by :mod:`llmsizer.workbook`): custom document properties
+``llmsizer`` (a marker), ``llmsizer_version`` and ``llmsizer_data_000``… (zlib-compressed,
+base64 JSON cut into 250-character pieces, the limit of a property value in Excel), with:
+the requirements it was sized from (every default filled in), the models read from
+config.json files and the points read from benchmark files (so nothing beside the workbook
+is needed), the value and meaning of every named input cell, the digest of every formula
+and defined name, and the key outputs (for ``--diff``).
+
+Reading, in order, each refusal one clear line (:class:`~llmsizer.errors.InputError`):
+
+1. it opens as .xlsx and carries the marker (a workbook llmsizer did not write is refused,
+   so is one whose properties a converter dropped - Google Sheets does);
+2. the same llmsizer version and catalog wrote it (else re-run from the YAML);
+3. all eight sheets exist;
+4. the workbook is rebuilt from the embedded requirements and compared cell by cell: every
+   formula (compared after the normalisation below), every locked constant and every defined
+   name must be as written. Only the unlocked (yellow) input cells may differ. Edits of the
+   option cells at the top of the KV sheet (GPU, precision, TP, efficiencies) are NOT re-read:
+   the engine chooses options itself; they are reported, and ignored;
+5. the Inputs sheet's named cells are mapped back to requirement fields and validated like
+   YAML (errors name the sheet and cell): users, lengths, targets, headroom, N+1, memory
+   utilisation, runtime reserve, costs, GPU/cloud/node prices. Cells that are not requirement
+   fields (a model's architecture, a throughput that comes from benchmark files) must keep
+   their value.
+
+Formula text is compared after normalisation, because Excel and LibreOffice re-write the
+formulas they save: case, whitespace, ``$`` and sheet-name quotes are dropped and numbers are
+compared by value (LibreOffice writes ``1E-9`` as ``0.000000001``).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import importlib
+import json
+import math
+import re
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .calculations import INPUTS
+from .catalog import Catalog, Model, load_catalog
+from .errors import InputError
+from .textsafe import printable
+
+FORMAT = 1
+MARKER = "llmsizer"
+CHUNK = 250  # characters per property value (Excel's limit is 255)
+MAX_CHUNKS = 4000  # 1 MB of metadata
+MAX_JSON_BYTES = 50_000_000
+MAX_WORKBOOK_BYTES = 100_000_000
+MAX_UNPACKED_BYTES = 1_000_000_000
+PREFIX = "llmsizer_data_"
+
+__all__ = [
+    "Change",
+    "Reread",
+    "diff_lines",
+    "metadata_properties",
+    "normalize_formula",
+    "read_metadata",
+    "read_workbook",
+    "structure_digest",
+]
+
+# --- the marker: written by workbook.py, read here -------------------------------------------
+
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+_SHEET_QUOTES = re.compile(r"'((?:[^']|'')+)'!")
+_NUMBER = re.compile(r"(?<![A-Z0-9_.!])(\d+\.?\d*|\.\d+)(E[+-]?\d+)?(?![A-Z0-9_(.])")
+
+
+def normalize_formula(text: str) -> str:
+    """A formula as a spreadsheet may re-write it, reduced to what it means: no leading
+    ``=``, upper case and no spaces or ``$`` outside strings, sheet names unquoted, numbers
+    by value (12 significant digits)."""
+    body = text[1:] if text.startswith("=") else text
+    out: list[str] = []
+    pos = 0
+    for m in _STRING.finditer(body):
+        out.append(_normal_code(body[pos:m.start()]))
+        out.append(m.group())
+        pos = m.end()
+    out.append(_normal_code(body[pos:]))
+    return "".join(out)
+
+
+def _normal_code(code: str) -> str:
+    code = _SHEET_QUOTES.sub(lambda m: m.group(1).replace("''", "'") + "!", code)
+    code = re.sub(r"[\s$]", "", code).upper()
+    return _NUMBER.sub(lambda m: _num_text(float(m.group(0))), code)
+
+
+def _num_text(x: float) -> str:
+    return f"{x:.12g}"
+
+
+def _normal_name_target(text: str) -> str:
+    return _normal_code(text.lstrip("="))
+
+
+def structure_digest(formulas: Iterable[tuple[str, str, str]],
+                     names: Iterable[tuple[str, str]]) -> str:
+    """sha256 of every (sheet, cell, formula) and (defined name, target), normalised."""
+    lines = sorted(f"{sheet}!{cell}={normalize_formula(f)}" for sheet, cell, f in formulas)
+    lines += sorted(f"name:{n}={_normal_name_target(t)}" for n, t in names)
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def metadata_properties(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The custom document properties that carry ``meta`` (all text)."""
+    blob = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    packed = base64.b64encode(zlib.compress(blob.encode("utf-8"), 9)).decode("ascii")
+    chunks = [packed[i:i + CHUNK] for i in range(0, len(packed), CHUNK)]
+    props = [(MARKER, f"llmsizer workbook, format {FORMAT}: re-read with `llmsizer report "
+                      "FILE.xlsx --out DIR`"),
+             ("llmsizer_version", __version__), ("llmsizer_format", str(FORMAT)),
+             ("llmsizer_chunks", str(len(chunks))),
+             ("llmsizer_sha256", hashlib.sha256(packed.encode("ascii")).hexdigest())]
+    props += [(f"{PREFIX}{i:03d}", c) for i, c in enumerate(chunks)]
+    return props
+
+
+def read_metadata(props: Mapping[str, str], filename: str) -> dict[str, Any]:
+    """The metadata a workbook's custom properties carry; InputError when there is none."""
+    if MARKER not in props:
+        raise InputError("not a workbook llmsizer wrote (it carries no llmsizer marker in its "
+                         "document properties); llmsizer re-reads only the .xlsx files `llmsizer "
+                         "report` writes, saved from Excel or LibreOffice (Google Sheets drops the "
+                         "marker)", file=filename)
+    version = props.get("llmsizer_version", "?")
+    if version != __version__:
+        raise InputError(f"written by llmsizer {printable(version[:40])}, this is llmsizer "
+                         f"{__version__}: formulas may differ between versions; size the "
+                         "requirements file again with this version", file=filename)
+    try:
+        fmt = int(float(props.get("llmsizer_format", "0")))
+        n = int(float(props.get("llmsizer_chunks", "0")))
+        if fmt != FORMAT or not 0 < n <= MAX_CHUNKS:
+            raise ValueError
+        packed = "".join(props[f"{PREFIX}{i:03d}"] for i in range(n))
+        if hashlib.sha256(packed.encode("ascii")).hexdigest() != props.get("llmsizer_sha256"):
+            raise ValueError
+        inflate = zlib.decompressobj()
+        blob = inflate.decompress(base64.b64decode(packed, validate=True), MAX_JSON_BYTES)
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise ValueError
+        meta = json.loads(blob.decode("utf-8"), parse_constant=_no_constant)
+        if not isinstance(meta, dict):
+            raise ValueError
+    except (KeyError, ValueError, UnicodeError, zlib.error, RecursionError):
+        raise InputError("the llmsizer data in this workbook's document properties is "
+                         "damaged or incomplete; size the requirements file again",
+                         file=filename) from None
+    return meta
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number llmsizer writes")
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """An input cell whose value differs from what llmsizer wrote."""
+
+    cell: str  # 'Inputs!C5'
+    label: str  # 'Headroom policy' / 'Concurrent users at peak (Internal assistant)'
+    field: str  # requirement field it maps to ('policy.headroom'), '' when not re-read
+    old: float | str
+    new: float | str | None
+
+
+@dataclass(frozen=True)
+class Reread:
+    """A workbook read back: the requirements rebuilt from it, ready to size."""
+
+    loaded: Any  # requirements.Loaded
+    changes: list[Change]
+    ignored: list[Change]  # edits that are not re-read (option cells on KV)
+    original: dict[str, Any]  # key outputs as written (for --diff)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _openpyxl() -> Any:
+    return importlib.import_module("openpyxl")
+
+
+def _open(path: Path, filename: str) -> Any:
+    """The workbook, after checks that keep a hostile file from exhausting memory: its size
+    and the total size of what its zip archive unpacks to."""
+    if not path.is_file():
+        raise InputError("workbook not found", file=filename)
+    try:
+        if path.stat().st_size > MAX_WORKBOOK_BYTES:
+            raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
+                             "llmsizer wrote", file=filename)
+        with zipfile.ZipFile(path) as archive:
+            if sum(i.file_size for i in archive.infolist()) > MAX_UNPACKED_BYTES:
+                raise InputError("unpacks to more than "
+                                 f"{MAX_UNPACKED_BYTES:,} bytes: not a workbook llmsizer wrote",
+                                 file=filename)
+        return _openpyxl().load_workbook(path)
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError) as exc:
+        raise InputError(f"cannot be opened as an .xlsx workbook ({type(exc).__name__}); save "
+                         "it as an Excel workbook (.xlsx)", file=filename) from None
+    except Exception as exc:  # openpyxl's InvalidFileException and friends
+        if type(exc).__name__ in ("InvalidFileException", "ReadOnlyWorkbookException"):
+            raise InputError(f"cannot be opened as an .xlsx workbook: {exc}",
+                             file=filename) from None
+        raise
+
+
+def _properties(wb: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for prop in getattr(wb.custom_doc_props, "props", []):
+        if isinstance(prop.name, str) and prop.value is not None:
+            out[prop.name] = str(prop.value)
+    return out
+
+
+def _names(wb: Any) -> dict[str, str]:
+    out = {}
+    for name, defn in wb.defined_names.items():
+        out[str(name)] = str(defn.attr_text)
+    return out
+
+
+def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
+    """Check ``path`` is an unchanged-but-for-inputs llmsizer workbook and rebuild the
+    requirements from its Inputs sheet (module docstring)."""
+    from .workbook import SHEETS
+
+    p = Path(path)
+    filename = printable(str(path))
+    cat = catalog or load_catalog()
+    wb = _open(p, filename)
+    try:
+        meta = read_metadata(_properties(wb), filename)
+        if meta.get("catalog_digest") != cat.digest:
+            raise InputError("written with another catalog (GPU, model or price data) than this "
+                             "llmsizer has; size the requirements file again", file=filename)
+        missing = [s for s in SHEETS if s not in wb.sheetnames]
+        if missing:
+            raise InputError(f"sheet {missing[0]!r} is missing (deleted or renamed); llmsizer "
+                             f"re-reads only workbooks whose sheets are all there: "
+                             f"{', '.join(SHEETS)}", file=filename)
+        source = meta.get("source")
+        if not isinstance(source, dict):
+            raise InputError("this workbook was written without its requirements (from a "
+                             "results document); size the requirements file again",
+                             file=filename)
+        original = _original(source, filename, cat)
+        ignored = _compare(wb, original, str(meta.get("structure", "")), filename)
+        changes, loaded = _rebuild(wb, meta, source, filename, cat)
+    finally:
+        wb.close()
+    warnings = []
+    if ignored:
+        warnings.append(
+            f"{len(ignored)} option cell(s) on the KV sheet were edited ({ignored[0].cell} "
+            f"{ignored[0].label}: {ignored[0].old!r} -> {ignored[0].new!r}"
+            f"{', …' if len(ignored) > 1 else ''}); llmsizer re-reads only the Inputs sheet "
+            "and chooses GPU, precision and TP itself: those edits are ignored (limit the "
+            "choice with hardware.gpus / weight_precisions / tensor_parallel in the "
+            "requirements)")
+    return Reread(loaded=loaded, changes=changes, ignored=ignored,
+                  original=dict(meta.get("outputs") or {}), warnings=warnings)
+
+
+def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
+              ) -> tuple[dict[str, Model], dict[int, tuple[Any, ...]]]:
+    from .benchfiles import BenchPoint
+
+    try:
+        models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}
+        bench = {int(k): tuple(BenchPoint.model_validate(p) for p in v)
+                 for k, v in (source.get("bench") or {}).items()}
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"the requirements embedded in this workbook are damaged ({exc}); "
+                         "size the requirements file again", file=filename) from None
+    return models, bench
+
+
+def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
+                       bench: dict[int, tuple[Any, ...]]) -> Any:
+    from .requirements import parse, resolve
+    from .yamlsafe import Located
+
+    located = Located(data, {}, filename)
+    req = parse(located, filename)
+    return resolve(req, located, Path(filename), cat, models=models, bench=bench)
+
+
+def _original(source: Mapping[str, Any], filename: str, cat: Catalog) -> Any:
+    """The workbook as llmsizer wrote it, rebuilt from the embedded requirements."""
+    from .engine import size
+    from .workbook import write_workbook
+
+    models, bench = _embedded(source, filename, cat)
+    try:
+        loaded = _load_requirements(copy.deepcopy(source.get("requirements")), filename, cat,
+                                    models, bench)
+    except InputError as exc:
+        raise InputError(f"the requirements embedded in this workbook no longer validate "
+                         f"({exc.message}); size the requirements file again",
+                         file=filename) from None
+    with tempfile.TemporaryDirectory(prefix="llmsizer-reread-") as tmp:
+        target = Path(tmp) / "original.xlsx"
+        write_workbook(size(loaded, cat), target)
+        return _openpyxl().load_workbook(target)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if a in ("", None) and b in ("", None):  # openpyxl saves an empty text cell as blank
+        return True
+    if isinstance(a, bool) or isinstance(b, bool):
+        return bool(a) == bool(b) and type(a) is type(b)
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return _num_text(float(a)) == _num_text(float(b))
+    if isinstance(a, str) and isinstance(b, str):
+        return a.replace("\r\n", "\n") == b.replace("\r\n", "\n")
+    same: bool = a == b
+    return same
+
+
+def _shown(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    text = repr(v) if isinstance(v, str) else str(v)
+    return printable(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
+    """Refuse any difference outside the input cells; return the ignored option-cell edits."""
+    from .workbook import SHEETS
+
+    try:
+        formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
+                    for row in ws.iter_rows() for c in row if c.data_type == "f"]
+        if structure_digest(formulas, _names(orig).items()) != digest:
+            raise InputError("this workbook's formulas do not match the llmsizer data it carries "
+                             "(was the data copied from another workbook?); size the "
+                             "requirements file again", file=filename)
+        ignored: list[Change] = []
+        for sheet in SHEETS:
+            ignored += _compare_sheet(wb[sheet], orig[sheet], filename)
+        theirs = {k: _normal_name_target(v) for k, v in _names(wb).items()}
+        for name, target in sorted(_names(orig).items()):
+            if theirs.get(name) != _normal_name_target(target):
+                now = (f"now points at {theirs[name]}" if name in theirs else "was deleted")
+                raise InputError(f"the cell name {name} {now} (llmsizer wrote "
+                                 f"{target.lstrip('=')}); rows or columns were inserted, deleted "
+                                 "or moved: llmsizer re-reads only workbooks whose layout is as "
+                                 "written", file=filename)
+        return ignored
+    finally:
+        orig.close()
+
+
+def _compare_sheet(ws: Any, orig: Any, filename: str) -> list[Change]:
+    ignored = []
+    seen: set[str] = set()
+    for row in orig.iter_rows():
+        for o in row:
+            if o.value is None:
+                continue
+            ref = f"{orig.title}!{o.coordinate}"
+            seen.add(o.coordinate)
+            e = ws[o.coordinate]
+            if o.data_type == "f":
+                if e.data_type != "f":
+                    raise InputError(
+                        f"cell {ref} was changed from a formula to a value ({_shown(e.value)}); "
+                        "llmsizer re-reads only the yellow input cells: undo the change (the "
+                        f"formula was {str(o.value)[:80]})", file=filename)
+                if normalize_formula(str(e.value)) != normalize_formula(str(o.value)):
+                    raise InputError(
+                        f"cell {ref}'s formula was changed (was {str(o.value)[:60]}, now "
+                        f"{printable(str(e.value)[:60])}); llmsizer re-reads only the yellow "
+                        "input cells: undo the change", file=filename)
+                continue
+            if o.protection.locked is False:  # an input cell
+                if orig.title != "Inputs" and not _same_value(o.value, e.value):
+                    label = str(orig.cell(row=o.row, column=2).value or orig.title)
+                    ignored.append(Change(cell=ref, label=label, field="", old=o.value,
+                                          new=e.value))
+                continue
+            if e.data_type == "f" or not _same_value(o.value, e.value):
+                raise InputError(
+                    f"cell {ref} was changed (llmsizer wrote {_shown(o.value)}, it now holds "
+                    f"{_shown(e.value)}); only the yellow input cells are re-read: undo the "
+                    "change", file=filename)
+    for row in ws.iter_rows():
+        for e in row:
+            if e.data_type == "f" and e.coordinate not in seen:
+                raise InputError(f"cell {ws.title}!{e.coordinate} holds a formula llmsizer did "
+                                 "not write; llmsizer re-reads only the yellow input cells: "
+                                 "delete it", file=filename)
+    return ignored
+
+
+# --- the Inputs sheet back to requirement fields ------------------------------------------------
+
+_ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
+    "headroom": ("policy", "headroom"),
+    "survive_node_loss": ("policy", "survive_node_loss"),
+    "gpu_memory_utilization": ("policy", "gpu_memory_utilization"),
+    "runtime_reserve_gb": ("policy", "runtime_reserve_gb"),
+    "electricity_per_kwh": ("costs", "electricity_per_kwh"),
+    "pue": ("costs", "pue"),
+    "amortization_years": ("costs", "amortization_years"),
+    "support_rate": ("costs", "support_rate"),
+    "average_load": ("costs", "average_load"),
+    "network_per_node": ("costs", "network_per_node"),
+    "hours_per_year": ("costs", "hours_per_year"),
+}
+# workload input -> (path inside the workload, 0 means "not set")
+_WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "users": (("concurrent_users",), False),
+    "prompt_tokens": (("prompt_tokens",), False),
+    "output_tokens": (("output_tokens",), False),
+    "max_context_tokens": (("max_context_tokens",), True),
+    "prefix_cache_hit": (("prefix_cache_hit",), False),
+    "target_tokens_per_s_per_user": (("targets", "tokens_per_s_per_user"), True),
+    "target_response_time_s": (("targets", "response_time_s"), True),
+    "target_ttft_s": (("targets", "ttft_s"), True),
+    "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
+}
+_INTEGER = frozenset({"concurrent_users", "prompt_tokens", "output_tokens", "max_context_tokens"})
+_PRICE_FIELDS = {("gpus", "price"): "gpu_prices", ("gpus", "cloud_gpu_hour"): "cloud_gpu_hour",
+                 ("platforms", "base_price"): "node_prices"}
+_LABELS = {i.name: i.label for i in INPUTS}
+_WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
+
+
+def _cell_value(wb: Any, target: str, filename: str, label: str) -> tuple[str, float]:
+    sheet, _, ref = target.lstrip("=").partition("!")
+    sheet = sheet.strip("'")
+    ref = ref.replace("$", "")
+    where = f"{sheet}!{ref}"
+    value = wb[sheet][ref].value
+    if isinstance(value, bool):
+        return where, 1.0 if value else 0.0
+    if isinstance(value, int | float) and math.isfinite(float(value)):
+        return where, float(value)
+    found = "nothing (the cell is empty)" if value is None else _shown(value)
+    raise InputError(f"{where} ({label}): must be a number, found {found}", file=filename)
+
+
+def _changed(old: float, new: float) -> bool:
+    return abs(new - old) > 1e-12 * max(abs(old), abs(new), 1e-300)
+
+
+def _typed(key: str, value: float) -> float | int:
+    if key in _INTEGER and value.is_integer():
+        return int(value)
+    return value
+
+
+def _rebuild(wb: Any, meta: Mapping[str, Any], source: Mapping[str, Any], filename: str,
+             cat: Catalog) -> tuple[list[Change], Any]:
+    data: dict[str, Any] = copy.deepcopy(dict(source.get("requirements") or {}))
+    workloads: list[dict[str, Any]] = data.get("workloads") or []
+    inputs: dict[str, Any] = dict(meta.get("inputs") or {})
+    prices: dict[str, Any] = dict(meta.get("prices") or {})
+    names = _names(wb)
+    changes: list[Change] = []
+    cells: dict[str, str] = {}  # requirement field (dotted) -> 'Inputs!C5 (label)'
+    for name in sorted(inputs):
+        old = inputs[name]
+        if not isinstance(old, int | float) or name not in names:
+            continue
+        label, fieldname, setter = _target(name, workloads, prices)
+        where, new = _cell_value(wb, names[name], filename, label)
+        if not _changed(float(old), new):
+            continue
+        if setter is None:
+            raise InputError(f"{where} ({label}) was changed from {_shown(old)} to "
+                             f"{_shown(new)}; {fieldname}", file=filename)
+        setter(data, new)
+        changes.append(Change(cell=where, label=label, field=fieldname, old=float(old), new=new))
+        cells[fieldname] = f"{where} ({label})"
+    models, bench = _embedded(source, filename, cat)
+    try:
+        loaded = _load_requirements(data, filename, cat, models, bench)
+    except InputError as exc:
+        raise _at_cells(exc, cells, filename) from None
+    return changes, loaded
+
+
+def _at_cells(exc: InputError, cells: Mapping[str, str], filename: str) -> InputError:
+    """A validation error of the rebuilt requirements, named by the cell(s) that caused it."""
+    fieldname = exc.field or ""
+    hits = [c for f, c in cells.items() if f == fieldname or f.startswith(fieldname + ".")
+            or fieldname.startswith(f + ".") or (fieldname and f.startswith(fieldname + "["))]
+    if not hits:
+        hits = [c for f, c in cells.items() if fieldname and f.startswith(fieldname)]
+    where = "; ".join(hits) if hits else "the Inputs sheet"
+    return InputError(f"{where}: {exc.message}", file=filename, field=exc.field)
+
+
+def _set(path: tuple[str | int, ...], zero_is_none: bool = False,
+         integer_key: str | None = None) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        cur: Any = data
+        for part in path[:-1]:
+            if isinstance(part, str) and isinstance(cur, dict) and cur.get(part) is None:
+                cur[part] = {}
+            cur = cur[part]
+        key = path[-1]
+        cur[key] = None if zero_is_none and value == 0 else _typed(str(integer_key or key), value)
+    return setter
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any]
+            ) -> tuple[str, str, Any]:
+    """(label, requirement field or why it is not re-read, setter or None) of a named cell."""
+    if name in prices:
+        table, tid, column = prices[name]
+        section = _PRICE_FIELDS.get((table, column))
+        label = {"price": "Purchase price", "cloud_gpu_hour": "Cloud price per GPU-hour",
+                 "base_price": "Node price without GPUs"}.get(column, column) + f": {tid}"
+        if section is None:
+            return label, "it is not an account price", None
+        path: tuple[str | int, ...] = ("costs", section, str(tid))
+        return label, _dotted(path), _set(path)
+    m = _WORKLOAD_NAME.match(name)
+    if m is None:
+        key = name.removeprefix("in_")
+        label = _LABELS.get(key, key)
+        if key not in _ACCOUNT_FIELDS:
+            return label, "it is not a requirements field; set it in the requirements", None
+        section, fieldname = _ACCOUNT_FIELDS[key]
+        path = (section, fieldname)
+        if key == "survive_node_loss":
+            return label, _dotted(path), _flag_setter(path)
+        return label, _dotted(path), _set(path)
+    k, key = int(m.group(1)) - 1, m.group(2)
+    if not 0 <= k < len(workloads):
+        return name, "it names a workload the requirements do not have", None
+    w = workloads[k]
+    label = f"{_LABELS.get(key, key)}, workload {w.get('name')!r}"
+    if key in _WORKLOAD_FIELDS:
+        rel, zero_none = _WORKLOAD_FIELDS[key]
+        path = ("workloads", k, *rel)
+        return label, _dotted(path), _set(path, zero_none, rel[-1])
+    if key == "measured_tokens_per_s_per_replica":
+        measured = w.get("measured")
+        if measured is None:
+            return label, ("the workload is modelled: a measured throughput also needs the GPU "
+                           "and GPUs per replica it was measured on; add a measured block to the "
+                           "requirements"), None
+        if measured.get("file") is not None:
+            return label, ("it comes from the benchmark file(s) "
+                           f"{measured.get('file')!r}: change the files (or state "
+                           "tokens_per_s_per_replica instead) in the requirements"), None
+        path = ("workloads", k, "measured", "tokens_per_s_per_replica")
+        return label, _dotted(path), _measured_setter(k)
+    return label, (f"it describes the model ({w.get('model')}), which llmsizer reads from the "
+                   "catalog or its config.json, not from the workbook: undo the change, or name "
+                   "another model in the requirements"), None
+
+
+def _flag_setter(path: tuple[str, str]) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        section = data.setdefault(path[0], {})
+        section[path[1]] = (value == 1) if value in (0, 1) else value
+    return setter
+
+
+def _measured_setter(k: int) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        w = data["workloads"][k]
+        if value == 0:  # 0 = no measured figure: the model sizes the workload again
+            w["measured"] = None
+        else:
+            w["measured"]["tokens_per_s_per_replica"] = value
+    return setter
+
+
+# --- --diff ------------------------------------------------------------------------------------
+
+KEY_OUTPUTS = ("gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+_OUTPUT_LABELS = {"gpus": "GPUs", "nodes": "nodes", "capex": "capex",
+                  "annual_cost_onprem": "on-prem per year", "annual_cost_cloud": "cloud per year"}
+
+
+def key_outputs(result: Any) -> dict[str, Any]:
+    """The figures ``--diff`` compares: per workload and in total."""
+    workloads = []
+    for w in result.workloads:
+        best = w.best
+        row: dict[str, Any] = {"name": w.name, "recommended": w.recommended}
+        for k in KEY_OUTPUTS:
+            row[k] = float(best.values[k]) if best is not None else None
+        workloads.append(row)
+    totals = {k: float(getattr(result.totals, k)) for k in KEY_OUTPUTS}
+    return {"currency": result.account.currency, "workloads": workloads, "totals": totals}
+
+
+def _fmt(value: Any, key: str, currency: str) -> str:
+    if value is None:
+        return "—"
+    if key in ("gpus", "nodes"):
+        return f"{value:,.0f}"
+    return f"{currency} {value:,.0f}"
+
+
+def _fmt_input(v: float | str | None) -> str:
+    if isinstance(v, float):
+        return f"{v:,.6g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    return _shown(v)
+
+
+def diff_lines(reread: Reread, result: Any) -> list[str]:
+    """What changed against the workbook as llmsizer wrote it: inputs, then key outputs."""
+    lines = ["Inputs changed:"]
+    if not reread.changes:
+        lines.append("  (none)")
+    for c in reread.changes:
+        lines.append(f"  {c.cell:<12} {c.label}: {_fmt_input(c.old)} -> {_fmt_input(c.new)}"
+                     f"  [{c.field}]")
+    if reread.ignored:
+        lines.append("Not re-read (option cells on KV; the engine chooses options itself):")
+        for c in reread.ignored:
+            lines.append(f"  {c.cell:<12} {c.label}: {_shown(c.old)} -> {_shown(c.new)}")
+    now = key_outputs(result)
+    before = reread.original
+    cur = str(now["currency"])
+    lines.append("Key outputs (as written -> now):")
+    old_rows = {str(r.get("name")): r for r in before.get("workloads", [])}
+    for row in now["workloads"]:
+        old = old_rows.get(str(row["name"]), {})
+        parts = []
+        if old.get("recommended") != row["recommended"]:
+            parts.append(f"option {old.get('recommended')} -> {row['recommended']}")
+        for k in KEY_OUTPUTS:
+            a, b = old.get(k), row[k]
+            mark = "" if a == b else " *"
+            parts.append(f"{_OUTPUT_LABELS[k]} {_fmt(a, k, cur)} -> {_fmt(b, k, cur)}{mark}")
+        lines.append(f"  {printable(str(row['name']))}: " + "; ".join(parts))
+    tot_old = before.get("totals", {})
+    parts = []
+    for k in KEY_OUTPUTS:
+        a, b = tot_old.get(k), now["totals"][k]
+        mark = "" if a == b else " *"
+        parts.append(f"{_OUTPUT_LABELS[k]} {_fmt(a, k, cur)} -> {_fmt(b, k, cur)}{mark}")
+    lines.append("  Total: " + "; ".join(parts))
+    return lines
