@@ -28,8 +28,13 @@ from llmsizer.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
-POPPLER = all(shutil.which(t) for t in ("pdftotext", "pdfinfo", "pdffonts", "pdfdetach"))
-needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils not installed")
+POPPLER_TOOLS = ("pdftotext", "pdfinfo", "pdffonts", "pdfdetach")
+
+
+def test_poppler_is_installed() -> None:
+    """The PDF checks read the files with poppler: a missing tool fails CI, never skips."""
+    missing = [t for t in POPPLER_TOOLS if not shutil.which(t)]
+    assert not missing, f"install poppler-utils (scripts/setup.sh does): missing {missing}"
 
 HEADINGS = (
     "GPU sizing proposal", "Prepared by", "Executive summary", "Requirements",
@@ -177,7 +182,6 @@ ALL = [str(p) for p in INPUTS] + list(SCENARIOS)
 # ---- the numbers in the PDF are the numbers in the results JSON ------------------------------
 
 
-@needs_poppler
 @pytest.mark.parametrize("name", ALL, ids=[Path(n).stem for n in ALL])
 def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str], Rendered]) -> None:
     _result, data, pdf = rendered(name)
@@ -219,7 +223,6 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
     assert attachments(pdf) == "0 embedded files"
 
 
-@needs_poppler
 def test_appendix_lists_every_formula(rendered: Callable[[str], Rendered]) -> None:
     from llmsizer.calculations import CALCULATIONS
     from llmsizer.expr import to_text
@@ -231,7 +234,6 @@ def test_appendix_lists_every_formula(rendered: Callable[[str], Rendered]) -> No
         assert re.sub(r"\s+", "", to_text(calc.expr)) in flat, calc.name
 
 
-@needs_poppler
 def test_infeasible_workload_states_the_advice_prominently(
         rendered: Callable[[str], Rendered]) -> None:
     result, _data, pdf = rendered("infeasible")
@@ -241,7 +243,6 @@ def test_infeasible_workload_states_the_advice_prominently(
     assert text.count(norm(result.workloads[0].advice or "")) >= 2  # summary and walk-through
 
 
-@needs_poppler
 def test_many_options_stay_readable(rendered: Callable[[str], Rendered]) -> None:
     """Every catalog GPU tried: the best per GPU x precision is shown, rejects are grouped."""
     result, _data, pdf = rendered("all-gpus")
@@ -252,7 +253,6 @@ def test_many_options_stay_readable(rendered: Callable[[str], Rendered]) -> None
     assert pages(pdf) <= 40
 
 
-@needs_poppler
 def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Rendered]) -> None:
     _result, _data, pdf = rendered(str(INPUTS[0]))
     text = text_of(pdf)
@@ -271,7 +271,6 @@ def _hostile(sentinel: Path) -> str:
             "$5M $\\foo$ \x00\x1b\u202eAFTER-CONTROLS\u202c ")
 
 
-@needs_poppler
 def test_hostile_names_render_literally_read_nothing_and_wrap(tmp_path: Path) -> None:
     sentinel = tmp_path / "sentinel.txt"
     secret = "SENTINEL-7f3a9c-DO-NOT-READ"
@@ -331,8 +330,7 @@ def test_hostile_name_through_the_loader(tmp_path: Path) -> None:
     pdf = tmp_path / "h.pdf"
     render_pdf(result, pdf)
     assert b"SENTINEL-LOADER-42" not in pdf.read_bytes()
-    if POPPLER:
-        assert "{{ 7*7 }}" in text_of(pdf)
+    assert "{{ 7*7 }}" in text_of(pdf)
 
 
 # ---- the URL fetcher ------------------------------------------------------------------------
