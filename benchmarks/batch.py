@@ -10,6 +10,7 @@ from /proc while the batch runs) and whether it stays flat (first vs last fifth 
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import shutil
 import statistics
@@ -90,21 +91,29 @@ def run(files: list[Path], jobs: int) -> dict[str, float]:
 
 
 def weasyprint_floor(files: list[Path]) -> float:
-    """Seconds per account that WeasyPrint alone needs for the same proposals (warm)."""
-    from weasyprint import HTML
-
+    """Seconds per account that WeasyPrint alone needs to lay out and write the same
+    proposals' HTML (warm, with the same cached stylesheet and fonts as a worker)."""
     from llmsizer.engine import size
-    from llmsizer.proposal import ClosedFetcher, render_html, shipped_templates
+    from llmsizer.proposal import render_document, render_html, shipped_templates
     from llmsizer.requirements import load
 
     htmls = [render_html(size(load(f))) for f in files]
-    roots = (shipped_templates(),)
-    base = roots[0].as_uri() + "/"
-    HTML(string=htmls[0], base_url=base, url_fetcher=ClosedFetcher(roots)).write_pdf()  # warm
-    t0 = time.perf_counter()
-    for h in htmls:
-        HTML(string=h, base_url=base, url_fetcher=ClosedFetcher(roots)).write_pdf()
-    return (time.perf_counter() - t0) / len(htmls)
+    roots = (shipped_templates().resolve(),)
+    render_document(htmls[0], roots).write_pdf()  # warm
+    # The workers' garbage-collection regime (llmsizer.batch._worker): frozen warm heap, one
+    # collection after each document, counted here as WeasyPrint's own cost.
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        for h in htmls:
+            render_document(h, roots).write_pdf()
+            gc.collect()
+        return (time.perf_counter() - t0) / len(htmls)
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 def main() -> None:

@@ -142,8 +142,9 @@ def test_interrupt_leaves_no_truncated_file_and_rerun_skips_finished(tmp_path: P
     cmd = [*LLMSIZER, "report", str(src), "--out", str(out), "--jobs", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list(out.glob("*.pdf"))) < 2:
-        time.sleep(0.05)
+    # Interrupt once an account has finished (its stamp is written last), mid-batch.
+    while time.time() < deadline and not list(out.glob(".*.stamp")):
+        time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -86,6 +86,10 @@ def _svg(fig: Figure) -> str:
     for artist in fig.findobj():
         if artist is not fig:
             artist.set_clip_on(False)
+    # White on white: the figure and axes backgrounds are two paths per chart for nothing.
+    fig.patch.set_visible(False)
+    for ax in fig.axes:
+        ax.patch.set_visible(False)
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
@@ -107,9 +111,9 @@ def _figure(height_in: float, left_in: float, *, top_in: float = 0.3, bottom_in:
 
 MEMORY_SEGMENTS = (
     ("weights_gb", "Weights", NAVY),
-    ("kv_in_use_gb", "KV cache at the chosen batch", TEAL),
-    ("kv_spare_gb", "KV budget spare", TEAL_LIGHT),
-    ("memory_reserved_gb", "Reserve and unused", GREY),
+    ("kv_in_use_gb", "KV in use", TEAL),
+    ("kv_spare_gb", "KV spare", TEAL_LIGHT),
+    ("memory_reserved_gb", "Reserve", GREY),
 )
 
 
@@ -126,33 +130,41 @@ def memory_segments(option: Option) -> dict[str, float]:
 @dataclass(frozen=True)
 class MemoryBar:
     label: str
-    segments: Mapping[str, float]
+    segments: Mapping[str, float]  # empty: a heading row (a workload's name), no bar
     chosen: bool
 
 
 def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
-    """Horizontal stacked bars: memory of one replica per option."""
+    """Horizontal stacked bars: memory of one replica per option, in groups headed by
+    their workload when there are several (one chart per account: each chart costs
+    ~50 ms to make and draw)."""
     rows = max(len(bars), 1)
     with matplotlib.rc_context(RC):
         fig = _figure(0.8 + 0.36 * rows, 1.75, top_in=0.34, bottom_in=0.46)
         ax = fig.add_subplot()
         ys = list(range(len(bars)))[::-1]
-        lefts = [0.0] * len(bars)
+        drawn = [(y, b) for y, b in zip(ys, bars, strict=True) if b.segments]
+        lefts = [0.0] * len(drawn)
         for name, label, color in MEMORY_SEGMENTS:
-            widths = [b.segments[name] for b in bars]
-            ax.barh(ys, widths, left=lefts, height=0.62, color=color, label=label, linewidth=0)
+            widths = [b.segments[name] for _y, b in drawn]
+            ax.barh([y for y, _b in drawn], widths, left=lefts, height=0.62, color=color,
+                    label=label, linewidth=0)
             lefts = [left + width for left, width in zip(lefts, widths, strict=True)]
-        for y, b in zip(ys, bars, strict=True):
+        for y, b in drawn:
             ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
                     va="center", ha="left", fontsize=6.5, color=INK)
         ax.set_yticks(ys, [b.label for b in bars], fontsize=6.8, linespacing=1.15)
         for tick, b in zip(ax.get_yticklabels(), bars, strict=True):
             if b.chosen:
                 tick.set_fontweight("bold")
+            if not b.segments:
+                tick.set_fontweight("bold")
+                tick.set_color(NAVY)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
         ax.grid(axis="y", visible=False)
         ax.margins(x=0.1)
-        ax.set_xlabel("GB of GPU memory in one replica (all GPUs of its tensor-parallel group)")
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.set_xlabel("GB per replica")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
                   handlelength=1.2, columnspacing=1.2)
         return _svg(fig)
@@ -167,12 +179,12 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
         fig = _figure(3.3, 0.62, top_in=0.3, bottom_in=0.45, right_in=0.2, hspace=0.12)
         top, bottom = fig.subplots(2, 1, sharex=True)
         handles = top.plot(xs, [p["tokens_per_s_per_user"] for p in points], color=NAVY,
-                           label="Tokens/s each user sees")
+                           label="Per user")
         if slo_tok_s > 0:
             handles.append(top.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
-                                       label=f"Target {tok_s(slo_tok_s)} per user"))
+                                       label=f"Target {tok_s(slo_tok_s)}"))
         handles += bottom.plot(xs, [p["replica_output_tokens_per_s"] for p in points], color=TEAL,
-                               label="Output tokens/s of one replica")
+                               label="Per replica")
         cb = chosen["batch_per_replica"]
         right_half = cb > 0.6 * max(xs[-1], 1)
         for ax, key, offset in ((top, "tokens_per_s_per_user", (6, 5)),
@@ -184,7 +196,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
                         xytext=(dx, offset[1]), fontsize=7, color=INK, fontweight="bold",
                         ha="right" if right_half else "left")
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: count(y)))
-            ax.yaxis.set_major_locator(MaxNLocator(5))
+            ax.yaxis.set_major_locator(MaxNLocator(4))
             ax.set_ylim(bottom=0)
         for x, label in caps:
             bottom.annotate(label, (x, 0.4), xycoords=("data", "axes fraction"),
@@ -196,9 +208,9 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
                      va="top", ha="right" if right_half else "left", color=INK)
         top.set_ylabel("tok/s per user")
         bottom.set_ylabel("tok/s per replica")
-        bottom.set_xlabel("Batch: sequences decoded together on one replica")
+        bottom.set_xlabel("Batch (sequences per replica)")
         bottom.set_xlim(left=0)
-        bottom.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+        bottom.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         fig.legend(handles=handles, loc="upper center", ncols=3, fontsize=6.8,
                    bbox_to_anchor=(0.5, 1.0), handlelength=1.8)
         return _svg(fig)
@@ -228,7 +240,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             first = i == 0
             if b.priced and b.annual_capex is not None and b.annual_power is not None and (
                     b.annual_support is not None):
-                parts = ((b.annual_capex, f"Capex amortised over {years_label}", NAVY),
+                parts = ((b.annual_capex, f"On-premises: capex over {years_label}", NAVY),
                          (b.annual_power, "Power", SAND), (b.annual_support, "Support", GREY))
                 left = 0.0
                 for width, label, color in parts:
@@ -238,13 +250,14 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             elif b.priced:
                 ax.barh([y_on], [b.onprem_total], height=0.7, color=NAVY)
             ax.barh([y_cl], [b.cloud], height=0.7, color=TEAL,
-                    label="Cloud, same GPUs on demand" if first else None)
+                    label="Cloud (same GPUs, on demand)" if first else None)
             ax.text(b.onprem_total if b.priced else 0, y_on,
                     "  " + (money(b.onprem_total) if b.priced else "no purchase price in catalog"),
                     va="center", fontsize=6.8, color=INK)
             ax.text(b.cloud, y_cl, "  " + money(b.cloud), va="center", fontsize=6.8, color=INK)
-            labels += [f"{b.label} — on-prem", f"{b.label} — cloud"]
-            ys += [y_on, y_cl]
+            # One label per deployment; the legend tells the on-premises bar from the cloud one.
+            labels.append(b.label)
+            ys.append((y_on + y_cl) / 2)
         ax.set_yticks(ys, labels)
         ax.grid(axis="y", visible=False)
         ax.margins(x=0.22)
