@@ -29,6 +29,7 @@ def times(fn: Callable[[], object], n: int) -> tuple[float, float]:
 
 
 def main() -> None:
+    from llmsizer import heap
     from llmsizer.engine import size
     from llmsizer.proposal import build_context, render_pdf
     from llmsizer.requirements import load
@@ -37,9 +38,17 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
     result = size(load(EXAMPLE))
     render_pdf(result, tmp / "warm.pdf")  # warm-up: imports, fonts, matplotlib
+    # A running process as llmsizer runs one (a batch worker): warm heap frozen, one
+    # garbage collection per proposal, timed as part of it.
+    heap.settle()
     wb = times(lambda: write_workbook(result, tmp / "a.xlsx"), 20)
     charts = times(lambda: build_context(result), 5)
-    pdf = times(lambda: render_pdf(result, tmp / "a.pdf"), 5)
+
+    def warm() -> None:
+        render_pdf(result, tmp / "a.pdf")
+        heap.after_account()
+
+    pdf = times(warm, 10)
 
     def cold() -> None:
         subprocess.run([sys.executable, "-m", "llmsizer.cli", "report", str(EXAMPLE), "--out",
@@ -51,9 +60,9 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| workbook generation, in-process | {wb[0] * 1000:.0f} ms | {wb[1] * 1000:.0f} ms "
           "| < 150 ms |")
-    print(f"| proposal context incl. 5 matplotlib charts | {charts[0]:.2f} s | {charts[1]:.2f} s | |")
-    print(f"| proposal warm render (context + WeasyPrint), in-process | {pdf[0]:.2f} s | "
-          f"{pdf[1]:.2f} s | < 0.8 s |")
+    print(f"| proposal context incl. 4 matplotlib charts | {charts[0]:.2f} s | {charts[1]:.2f} s | |")
+    print("| proposal warm render (context + WeasyPrint + its garbage collection), in-process | "
+          f"{pdf[0]:.2f} s | {pdf[1]:.2f} s | < 0.8 s |")
     print(f"| cold `llmsizer report` (JSON + xlsx + PDF, new process) | {cold_t[0]:.2f} s | "
           f"{cold_t[1]:.2f} s | < 3 s |")
 

@@ -23,7 +23,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, heap
 from .atomic import clean_temp_files, write_text_atomic
 from .results import slugify
 
@@ -202,26 +202,42 @@ def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome
 # --- worker processes ----------------------------------------------------------------------
 
 
-def _warm_up() -> None:
-    """Import the heavy libraries once per worker (fonts, templates, matplotlib)."""
-    with contextlib.suppress(Exception):
-        from . import proposal, workbook  # noqa: F401
-        from .catalog import load_catalog
+# A small account the parent writes (and throws away) before forking its workers, so that
+# each worker starts with fonts, stylesheet, templates and matplotlib caches warm: a cold
+# worker's first account took ~0.3 s longer, and workers are replaced every
+# ACCOUNTS_PER_WORKER accounts.
+_WARM_UP_ACCOUNT = """\
+schema_version: 1
+account: {name: llmsizer warm-up, currency: USD}
+workloads:
+  - {name: warm-up, model: llama-3.1-8b, concurrent_users: 10, prompt_tokens: 500,
+     output_tokens: 200, targets: {tokens_per_s_per_user: 20}}
+hardware: {gpus: [l40s], weight_precisions: [fp8], kv_precisions: [fp8]}
+"""
 
-        load_catalog()
+
+def _warm_up(templates: Path | None) -> None:
+    """In the parent, before forking: import the heavy libraries and write one throw-away
+    account's outputs (any failure only means colder workers); then freeze the warm heap
+    so no worker's garbage collection ever scans it."""
+    import tempfile
+
+    with contextlib.suppress(Exception), tempfile.TemporaryDirectory() as tmp:
+        from .engine import size
+        from .report import write_outputs
+        from .requirements import load
+
+        source = Path(tmp) / "warm-up.yaml"
+        source.write_text(_WARM_UP_ACCOUNT, encoding="utf-8")
+        write_outputs(size(load(source)), Path(tmp), templates=templates)
+    gc.collect()
+    gc.freeze()
 
 
 def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _warm_up()
-    # Garbage collection: a proposal leaves ~20 MB of cyclic garbage (layout boxes, chart
-    # artists). Left to the automatic collector, full passes over the whole heap cost
-    # ~0.2 s per account; with the warm heap frozen and one collection after each account
-    # they cost ~0.1 s, and memory stays flat (measured: docs/benchmarks.md).
-    gc.collect()
-    gc.freeze()
-    gc.disable()
+    heap.settle()
     conn.send(("ready", None))
     while True:
         try:
@@ -232,7 +248,7 @@ def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
             return
         index, path, stem = item
         outcome = process(Path(path), out, stem, templates)
-        gc.collect()
+        heap.after_account()
         conn.send(("done", (index, asdict(outcome))))
 
 
@@ -266,7 +282,7 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
     ctx = mp.get_context("fork")
     slots: list[_Slot] = []
     if todo:
-        _warm_up()  # once, in the parent: every forked worker inherits the imports
+        _warm_up(templates)  # once, in the parent: every forked worker inherits it
 
     def start() -> _Slot:
         parent, child = ctx.Pipe()
