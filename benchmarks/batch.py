@@ -92,22 +92,23 @@ def run(files: list[Path], jobs: int) -> dict[str, float]:
 
 def weasyprint_floor(files: list[Path]) -> float:
     """Seconds per account that WeasyPrint alone needs to lay out and write the same
-    proposals' HTML (warm, with the same cached stylesheet and fonts as a worker)."""
+    proposals' HTML (warm, with the same cached stylesheet, fonts and formula appendix as a
+    worker)."""
     from llmsizer import heap
     from llmsizer.engine import size
-    from llmsizer.proposal import render_document, render_html, shipped_templates
+    from llmsizer.proposal import render_document, render_html, shipped_templates, with_appendix
     from llmsizer.requirements import load
 
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
-    render_document(htmls[0], roots).write_pdf()  # warm
+    with_appendix(render_document(htmls[0], roots), roots).write_pdf()  # warm
     # The workers' garbage-collection regime (llmsizer.heap): frozen warm heap, one
     # collection after each document, counted here as WeasyPrint's own cost.
     heap.settle()
     try:
         t0 = time.perf_counter()
         for h in htmls:
-            render_document(h, roots).write_pdf()
+            with_appendix(render_document(h, roots), roots).write_pdf()
             heap.after_account()
         return (time.perf_counter() - t0) / len(htmls)
     finally:

@@ -412,6 +412,25 @@ def test_missing_attribute_in_a_partial_is_located(tmp_path: Path) -> None:
         render_html(result, templates=user)
 
 
+def test_user_appendix_is_used_and_may_not_depend_on_the_account(tmp_path: Path) -> None:
+    """The appendix is laid out once per process (the same for every account), so its
+    template sees the formulas only; an account variable there is a located error."""
+    user = tmp_path / "tpl"
+    (user / "partials").mkdir(parents=True)
+    appendix = user / "partials" / "appendix.html.j2"
+    appendix.write_text("<h1>Our formula list</h1><p>{{ formulas|length }} formulas</p>\n")
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    render_pdf(result, tmp_path / "a.pdf", templates=user)
+    text = text_of(tmp_path / "a.pdf")
+    from llmsizer.calculations import CALCULATIONS
+
+    assert f"Our formula list {len(CALCULATIONS)} formulas" in text
+    assert "Appendix, page 1 of 1" in text
+    appendix.write_text("<p>ok</p>\n<p>{{ account.name }}</p>\n")
+    with pytest.raises(InputError, match=r"appendix\.html\.j2:2: .*account"):
+        render_pdf(result, tmp_path / "b.pdf", templates=user)
+
+
 def test_template_syntax_error_and_missing_folder(tmp_path: Path) -> None:
     user = tmp_path / "tpl"
     user.mkdir()
@@ -434,7 +453,7 @@ def test_templates_are_sandboxed(tmp_path: Path) -> None:
 
 def test_shipped_templates_are_in_the_package() -> None:
     root = shipped_templates()
-    for name in ("__init__.py", "proposal.html.j2", "print.css", "assets/mark.svg",
+    for name in ("__init__.py", "proposal.html.j2", "appendix.html.j2", "print.css", "assets/mark.svg",
                  "partials/summary.html.j2", "partials/appendix.html.j2"):
         assert (root / name).is_file(), name
 

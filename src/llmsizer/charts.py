@@ -1,11 +1,12 @@
 """Charts for the proposal: matplotlib figures rendered to SVG text for inline use.
 
-Every number drawn comes from the engine's :class:`~llmsizer.results.Result`. Where a
-chart needs a figure the Result does not carry yet (the step-time curve over batch
-sizes, the memory split into segments) it is obtained by evaluating calculation
-*expressions* with :func:`llmsizer.expr.evaluate` in the two functions marked
-STAND-IN below, never by arithmetic written here. They go away when the engine
-provides them (see ``docs/proposal.md``, "What the proposal needs from the engine").
+Every number drawn comes from the engine: an option's values (the memory segments) or
+:func:`llmsizer.engine.curve` (the throughput curve over batch sizes); nothing is
+computed here.
+
+Speed: a chart costs 15-30 ms to make and about as much for WeasyPrint to draw, so the
+proposal has one memory chart and one cost chart per account and one throughput chart
+per workload, bars are one collection per series, and category labels are plain texts.
 
 SVG settings: ``svg.fonttype = 'none'`` keeps text as text (searchable in the PDF,
 drawn with the document's embedded DejaVu fonts); ``text.parse_math = False`` so a

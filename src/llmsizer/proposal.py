@@ -59,12 +59,15 @@ __all__ = [
     "ClosedFetcher",
     "Formatter",
     "build_context",
+    "render_document",
     "render_html",
     "render_pdf",
     "shipped_templates",
+    "with_appendix",
 ]
 
 MAIN_TEMPLATE = "proposal.html.j2"
+APPENDIX_TEMPLATE = "appendix.html.j2"
 STYLESHEET = "print.css"
 NBSP = "\u00a0"
 
@@ -234,10 +237,11 @@ def _template_position(tb: TracebackType | None) -> tuple[str | None, int | None
     return found
 
 
-def _render_template(roots: tuple[Path, ...], context: Mapping[str, Any]) -> str:
+def _render_template(roots: tuple[Path, ...], context: Mapping[str, Any],
+                     name: str = MAIN_TEMPLATE) -> str:
     env = _environment(roots)
     try:
-        return env.get_template(MAIN_TEMPLATE).render(context)
+        return env.get_template(name).render(context)
     except jinja2.TemplateNotFound as exc:
         where = " or ".join(str(r) for r in roots)
         raise InputError(f"proposal template {exc.name!r} not found in {where}") from None
@@ -712,6 +716,17 @@ def _report_date() -> dt.date:
     return dt.date.today()
 
 
+@lru_cache(maxsize=1)
+def _formula_context() -> dict[str, Any]:
+    """The formula list: the same for every account (the appendix's whole context)."""
+    formulas = [{"name": c.name, "label": c.label, "unit": c.unit, "sheet": c.sheet,
+                 "formula": to_text(c.expr), "wrapped": _breakable(to_text(c.expr)),
+                 "note": c.note} for c in CALCULATIONS]
+    inputs = [{"name": i.name, "label": i.label, "unit": i.unit, "scope": i.scope,
+               "note": i.note} for i in INPUTS]
+    return {"formulas": formulas, "inputs": inputs}
+
+
 def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
     """Everything the templates may use (documented in docs/proposal.md)."""
     cat = catalog or load_catalog()
@@ -725,11 +740,6 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), c.source)
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
-    formulas = [{"name": c.name, "label": c.label, "unit": c.unit, "sheet": c.sheet,
-                 "formula": to_text(c.expr), "wrapped": _breakable(to_text(c.expr)),
-                 "note": c.note} for c in CALCULATIONS]
-    inputs = [{"name": i.name, "label": i.label, "unit": i.unit, "scope": i.scope,
-               "note": i.note} for i in INPUTS]
     return {
         "result": result,
         "account": result.account,
@@ -756,8 +766,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "policy_rows": policy,
         "price_rows": _price_rows(result, views, cat, fmt),
         "calibration": calibration,
-        "formulas": formulas,
-        "inputs": inputs,
+        **_formula_context(),
         "catalog_current": result.catalog_digest == cat.digest,
         "memory_chart": _memory_svg(views, fmt),
         "cost_chart": _cost_svg(views, result, fmt),
@@ -817,13 +826,27 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     html_text = _render_template(roots, build_context(result, catalog))
     fetcher = ClosedFetcher(roots)
     try:
-        document = render_document(html_text, roots, fetcher)
+        document = with_appendix(render_document(html_text, roots, fetcher), roots)
         document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
     except FatalURLFetchingError:
         refused = fetcher.refused[0] if fetcher.refused else "a resource"
         raise InputError(
             f"the proposal templates refer to {refused[:200]!r}; the renderer fetches only "
             "data: URLs and files inside the templates folder") from None
+
+
+def with_appendix(document: Any, roots: tuple[Path, ...]) -> Any:
+    """``document`` followed by the formula appendix (``appendix.html.j2``). The appendix is
+    the same for every account, so it is laid out once per process and templates version
+    and its pages reused: a tenth of a proposal's rendering time (docs/benchmarks.md)."""
+    html_text = _render_template(roots, _formula_context(), APPENDIX_TEMPLATE)
+    appendix = _laid_out(html_text, roots, _stylesheet(roots))
+    return document.copy([*document.pages, *appendix.pages])
+
+
+@lru_cache(maxsize=4)
+def _laid_out(html_text: str, roots: tuple[Path, ...], _stylesheet_version: CSS) -> Any:
+    return render_document(html_text, roots)
 
 
 def render_document(html_text: str, roots: tuple[Path, ...],
