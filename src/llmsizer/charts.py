@@ -268,10 +268,11 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             y_on, y_cl = float(2 * (n - 1 - i)) + 0.78, float(2 * (n - 1 - i))
             if b.priced and b.annual_capex is not None and b.annual_power is not None and (
                     b.annual_support is not None):
-                series["capex"].append((y_on, 0.0, b.annual_capex))
-                series["power"].append((y_on, b.annual_capex, b.annual_power))
-                series["support"].append((y_on, b.annual_capex + b.annual_power,
-                                          b.annual_support))
+                left = 0.0
+                for key, width in (("capex", b.annual_capex), ("power", b.annual_power),
+                                   ("support", b.annual_support)):
+                    series[key].append((y_on, left, width))
+                    left += width
             elif b.priced:
                 series["total"].append((y_on, 0.0, b.onprem_total))
             series["cloud"].append((y_cl, 0.0, b.cloud))
@@ -290,7 +291,8 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
                 color, label = styles[key]
                 _hbars(ax, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                        0.7, color, label)
-        widest = max([b.cloud for b in bars] + [b.onprem_total for b in bars if b.priced])
+        widest = max(max(b.cloud for b in bars),
+                     max((b.onprem_total for b in bars if b.priced), default=0.0))
         ax.set_xlim(0, 1.22 * max(widest, 1.0))
         ax.set_ylim(-0.6, 2 * n - 0.6)
         _row_labels(ax, ys, labels)
