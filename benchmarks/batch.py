@@ -115,18 +115,17 @@ def weasyprint_floor(files: list[Path]) -> float:
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
     with_appendix(render_document(htmls[0], roots), roots).write_pdf()  # warm
-    # The workers' garbage-collection regime (llmsizer.heap): frozen warm heap, one
-    # collection after each document, counted here as WeasyPrint's own cost.
+    # The workers' regime (llmsizer.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()
         for h in htmls:
             with_appendix(render_document(h, roots), roots).write_pdf()
-            heap.after_account()
         return (time.process_time() - t0) / len(htmls)
     finally:
         gc.enable()
         gc.unfreeze()
+        gc.collect()
 
 
 def main() -> None:

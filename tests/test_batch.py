@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import openpyxl
 import pytest
@@ -133,6 +134,27 @@ def test_a_dying_worker_loses_only_its_account(tmp_path: Path, monkeypatch: pyte
     assert set(statuses.values()) == {"ok"}
     crashed = next(o for o in outcomes if Path(o.file) == files[2])
     assert "worker process died (exit code 137)" in crashed.message
+
+
+def test_workers_over_the_memory_bound_are_replaced(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers never collect garbage; one whose memory passes RETIRE_RSS_MB is replaced by
+    a fresh fork. With the bound at zero every account gets a new worker: all complete."""
+    src = tmp_path / "in"
+    files = make_accounts(src, 5)
+    monkeypatch.setattr(batch, "RETIRE_RSS_MB", 0.0)
+    started: list[int] = []
+    real_start = batch.mp.get_context("fork").Process.start
+
+    def counting_start(self: Any) -> None:
+        started.append(1)
+        real_start(self)
+
+    monkeypatch.setattr(batch.mp.get_context("fork").Process, "start", counting_start)
+    outcomes = batch.run_batch(files, tmp_path / "out", jobs=2, force=False, templates=None)
+    assert [o.status for o in outcomes] == ["ok"] * 5
+    assert all(valid_outputs(tmp_path / "out", o.stem) for o in outcomes)
+    assert len(started) >= 5  # two at the start, then one per retired worker
 
 
 def test_interrupt_leaves_no_truncated_file_and_rerun_skips_finished(tmp_path: Path) -> None:

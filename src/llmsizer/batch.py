@@ -28,10 +28,21 @@ from .atomic import clean_temp_files, write_text_atomic
 from .results import slugify
 
 OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
-# WeasyPrint keeps ~1 MB per rendered proposal inside the process (measured, see
-# docs/benchmarks.md); a worker is replaced after this many accounts so memory stays bounded.
-# Replacements are forked from the warmed-up parent, so they start at no cost.
+# Workers never collect garbage (llmsizer.heap): one account leaves ~20 MB of it, and
+# collecting it costs more CPU than starting a fresh worker, forked from the warm parent,
+# once a worker's memory passes RETIRE_RSS_MB (measured: docs/benchmarks.md). A worker is
+# also replaced after ACCOUNTS_PER_WORKER accounts in any case.
 ACCOUNTS_PER_WORKER = 20
+RETIRE_RSS_MB = 200.0
+
+
+def _rss_mb() -> float:
+    """This process's resident memory (Linux; 0 where /proc is missing)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 BATCH_SCHEMA_VERSION = 1
 
 
@@ -248,8 +259,7 @@ def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
             return
         index, path, stem = item
         outcome = process(Path(path), out, stem, templates)
-        heap.after_account()
-        conn.send(("done", (index, asdict(outcome))))
+        conn.send(("done", (index, asdict(outcome), _rss_mb())))
 
 
 @dataclass
@@ -314,13 +324,13 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
                     except (EOFError, OSError):
                         kind, payload = "dead", None
                     if kind == "done":
-                        i, data = payload
+                        i, data, rss = payload
                         outcomes[i] = Outcome(**data)
                         done += 1
                         slot.served += 1
                         if on_done:
                             on_done(outcomes[i], done, len(files))
-                        if slot.served >= ACCOUNTS_PER_WORKER and todo:
+                        if (slot.served >= ACCOUNTS_PER_WORKER or rss >= RETIRE_RSS_MB) and todo:
                             slot.task = None
                             _retire(slot)
                             slots.remove(slot)
