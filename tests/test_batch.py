@@ -138,11 +138,11 @@ def test_a_dying_worker_loses_only_its_account(tmp_path: Path, monkeypatch: pyte
 
 def test_workers_over_the_memory_bound_are_replaced(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers never collect garbage; one whose memory passes RETIRE_RSS_MB is replaced by
-    a fresh fork. With the bound at zero every account gets a new worker: all complete."""
+    """Workers never collect garbage; one whose memory grew by RETIRE_GROWTH_MB is replaced
+    by a fresh fork. With the bound at zero every account gets a new worker: all complete."""
     src = tmp_path / "in"
     files = make_accounts(src, 5)
-    monkeypatch.setattr(batch, "RETIRE_RSS_MB", 0.0)
+    monkeypatch.setattr(batch, "RETIRE_GROWTH_MB", -1e9)
     started: list[int] = []
     real_start = batch.mp.get_context("fork").Process.start
 

@@ -30,10 +30,10 @@ from .results import slugify
 OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
 # Workers never collect garbage (llmsizer.heap): one account leaves ~20 MB of it, and
 # collecting it costs more CPU than starting a fresh worker, forked from the warm parent,
-# once a worker's memory passes RETIRE_RSS_MB (measured: docs/benchmarks.md). A worker is
-# also replaced after ACCOUNTS_PER_WORKER accounts in any case.
+# once a worker's memory has grown by RETIRE_GROWTH_MB since it started (measured:
+# docs/benchmarks.md). A worker is also replaced after ACCOUNTS_PER_WORKER accounts.
 ACCOUNTS_PER_WORKER = 20
-RETIRE_RSS_MB = 200.0
+RETIRE_GROWTH_MB = 60.0
 
 
 def _rss_mb() -> float:
@@ -249,6 +249,7 @@ def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     heap.settle()
+    start_mb = _rss_mb()
     conn.send(("ready", None))
     while True:
         try:
@@ -259,7 +260,7 @@ def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
             return
         index, path, stem = item
         outcome = process(Path(path), out, stem, templates)
-        conn.send(("done", (index, asdict(outcome), _rss_mb())))
+        conn.send(("done", (index, asdict(outcome), _rss_mb() - start_mb)))
 
 
 @dataclass
@@ -324,13 +325,14 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
                     except (EOFError, OSError):
                         kind, payload = "dead", None
                     if kind == "done":
-                        i, data, rss = payload
+                        i, data, grown_mb = payload
                         outcomes[i] = Outcome(**data)
                         done += 1
                         slot.served += 1
                         if on_done:
                             on_done(outcomes[i], done, len(files))
-                        if (slot.served >= ACCOUNTS_PER_WORKER or rss >= RETIRE_RSS_MB) and todo:
+                        if (slot.served >= ACCOUNTS_PER_WORKER
+                                or grown_mb >= RETIRE_GROWTH_MB) and todo:
                             slot.task = None
                             _retire(slot)
                             slots.remove(slot)
