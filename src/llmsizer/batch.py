@@ -19,6 +19,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
@@ -155,11 +156,15 @@ def fingerprint(path: Path, templates: Path | None) -> str:
         h.update(ref.read_bytes())
     h.update(load_catalog().digest.encode())
     h.update(__version__.encode())
-    if templates:
-        for t in sorted(templates.rglob("*")):
-            if t.is_file():
-                h.update(t.name.encode())
-                h.update(t.read_bytes())
+    # The shipped templates too: edited in place (an editable install), they change the
+    # proposal without a new version number.
+    shipped = Path(str(resources.files("llmsizer.templates")))
+    for folder in (templates, shipped):
+        if folder:
+            for t in sorted(folder.rglob("*")):
+                if t.is_file() and "__pycache__" not in t.parts:
+                    h.update(str(t.relative_to(folder)).encode())
+                    h.update(t.read_bytes())
     return h.hexdigest()
 
 
