@@ -4,9 +4,10 @@ Every number drawn comes from the engine: an option's values (the memory segment
 :func:`llmsizer.engine.curve` (the throughput curve over batch sizes); nothing is
 computed here.
 
-Speed: a chart costs 15-30 ms to make and about as much for WeasyPrint to draw, so the
+Speed: a chart costs 13-15 ms to make and about as much for WeasyPrint to draw, so the
 proposal has one memory chart and one cost chart per account and one throughput chart
-per workload, bars are one collection per series, and category labels are plain texts.
+per workload, bars are one collection per series, and axes are drawn as plain texts
+and one gridline collection instead of matplotlib's ticks (five artists each).
 
 SVG settings: ``svg.fonttype = 'none'`` keeps text as text (searchable in the PDF,
 drawn with the document's embedded DejaVu fonts); ``text.parse_math = False`` so a
@@ -23,9 +24,10 @@ from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import Affine2D, ScaledTranslation, Transform, blended_transform_factory
 
 from .results import Option
 
@@ -54,16 +56,6 @@ RC: dict[Any, Any] = {
     "axes.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.grid": True,
-    "axes.axisbelow": True,  # gridlines behind the bars
-    "grid.color": "#e3e7ec",
-    "grid.linewidth": 0.6,
-    "xtick.color": "#4a5563",
-    "ytick.color": "#4a5563",
-    "xtick.bottom": False,
-    "ytick.left": False,
-    "xtick.major.pad": 3,
-    "ytick.major.pad": 3,
     "legend.frameon": False,
     "legend.fontsize": 7,
     "lines.linewidth": 1.6,
@@ -76,6 +68,8 @@ GREY = "#c5ccd6"
 ORANGE = "#d9623b"
 SAND = "#e9c46a"
 INK = "#1d2633"
+TICK = "#4a5563"
+GRID = "#e3e7ec"
 
 Fmt = Callable[[float], str]
 
@@ -150,6 +144,56 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
                 fontweight="bold" if bold and bold[i] else "normal")
 
 
+def _nice_ticks(top: float, n: int, integer: bool = False) -> list[float]:
+    """Round values from 0 to ``top`` (matplotlib's own tick locator)."""
+    return [float(t) for t in MaxNLocator(n, integer=integer).tick_values(0, top)
+            if 0 <= t <= top * (1 + 1e-9)]
+
+
+def _axis_top(values: Sequence[float]) -> float:
+    """An axis's upper limit: the largest value plus a 5 % margin (as matplotlib pads)."""
+    return 1.05 * max([*values, 1e-9])
+
+
+def _shift(fig: Figure, dx_pt: float, dy_pt: float) -> Transform:
+    return ScaledTranslation(dx_pt / 72, dy_pt / 72, fig.dpi_scale_trans)
+
+
+def _x_values(ax: Any, ticks: Sequence[float], fmt: Fmt, label: str) -> None:
+    """The value axis along x as plain artists: one gridline collection and one text per
+    value. Matplotlib makes each tick from five artists; its tick machinery was 40 % of a
+    chart's time (docs/benchmarks.md)."""
+    ax.set_xticks([])
+    fig = ax.figure
+    along = ax.get_xaxis_transform()  # x in data, y in axes fractions
+    ax.add_collection(LineCollection([[(x, 0), (x, 1)] for x in ticks], colors=GRID,
+                                     linewidths=0.6, transform=along, zorder=0.5))
+    below = along + _shift(fig, 0, -3)
+    for x in ticks:
+        ax.text(x, 0, fmt(x), transform=below, ha="center", va="top", color=TICK)
+    ax.text(0.5, 0, label, transform=ax.transAxes + _shift(fig, 0, -15), ha="center", va="top")
+
+
+def _y_values(ax: Any, ticks: Sequence[float], fmt: Fmt, label: str, color: str, *,
+              right: bool = False, scaled: Transform | None = None) -> None:
+    """The value axis along y as plain artists (see :func:`_x_values`); ``right`` puts it on
+    the right-hand side without gridlines, for a second series drawn with ``scaled``. The
+    axis title sits at the figure's edge."""
+    ax.set_yticks([])
+    fig = ax.figure
+    across = blended_transform_factory(ax.transAxes, scaled or ax.transData)
+    if not right:
+        ax.add_collection(LineCollection([[(0, y), (1, y)] for y in ticks], colors=GRID,
+                                         linewidths=0.6, transform=across, zorder=0.5))
+    beside = across + _shift(fig, 3 if right else -3, 0)
+    for y in ticks:
+        ax.text(1 if right else 0, y, fmt(y), transform=beside, va="center",
+                ha="left" if right else "right", color=TICK)
+    ax.text(0.995 if right else 0.005, 0.5, label, rotation=90, va="center",
+            ha="right" if right else "left", color=color,
+            transform=blended_transform_factory(fig.transFigure, ax.transAxes))
+
+
 # ---- the charts ---------------------------------------------------------------------------
 
 
@@ -176,17 +220,15 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
             _hbars(ax, [y for y, _b in drawn], lefts, widths, 0.62, color, label)
             lefts = [left + width for left, width in zip(lefts, widths, strict=True)]
         ax.set_ylim(-0.6, len(bars) - 0.4)
-        ax.set_xlim(0, 1.1 * max(lefts, default=1.0))
+        top = 1.1 * max(lefts, default=1.0)
+        ax.set_xlim(0, top)
         for y, b in drawn:
             ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
                     va="center", ha="left", fontsize=6.5, color=INK)
         _row_labels(ax, ys, [b.label for b in bars], fontsize=6.8,
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
-        ax.grid(axis="y", visible=False)
-        ax.xaxis.set_major_locator(MaxNLocator(5))
-        ax.set_xlabel("GB per replica")
+        _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
                   handlelength=1.2, columnspacing=1.2)
         return _svg(fig)
@@ -196,47 +238,53 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
                      slo_tok_s: float, caps: Sequence[tuple[float, str]], tok_s: Fmt,
                      count: Fmt) -> str:
     """Per-user speed (left axis, with the SLO line) and replica throughput (right axis)
-    against batch. One panel with a twin axis: half the height of two stacked panels and
-    one set of batch ticks (charts cost ~1 ms per tick to make and draw)."""
+    against batch. One panel: the replica series is drawn through a vertical scaling of the
+    same axes, so its right-hand axis needs no second set of axes (charts cost ~1 ms per
+    tick and ~5 ms per set of axes to make and draw)."""
     xs = [p["batch_per_replica"] for p in points]
+    users = [p["tokens_per_s_per_user"] for p in points]
+    replicas = [p["replica_output_tokens_per_s"] for p in points]
+    cb = chosen["batch_per_replica"]
+    x_top = _axis_top([*xs, cb, *(x for x, _label in caps)])
+    left_top = _axis_top([*users, slo_tok_s, chosen["tokens_per_s_per_user"]])
+    right_top = _axis_top([*replicas, chosen["replica_output_tokens_per_s"]])
     with matplotlib.rc_context(RC):
         fig = _figure(2.5, 0.62, top_in=0.3, bottom_in=0.42, right_in=0.62)
-        user = fig.add_subplot()
-        replica = user.twinx()
-        replica.grid(False)
-        replica.spines["right"].set_visible(True)
-        handles = user.plot(xs, [p["tokens_per_s_per_user"] for p in points], color=NAVY,
-                            label="Tokens/s per user (left)")
-        handles += replica.plot(xs, [p["replica_output_tokens_per_s"] for p in points],
-                                color=TEAL, label="Tokens/s per replica (right)")
+        ax = fig.add_subplot()
+        ax.spines["right"].set_visible(True)
+        ax.set_xlim(0, x_top)
+        ax.set_ylim(0, left_top)
+        # The right-hand series drawn in the left axis's units: top of one = top of the other.
+        on_right = Affine2D().scale(1, left_top / right_top) + ax.transData
+        handles = ax.plot(xs, users, color=NAVY, label="Tokens/s per user (left)")
+        handles += ax.plot(xs, replicas, color=TEAL, label="Tokens/s per replica (right)",
+                           transform=on_right)
         if slo_tok_s > 0:
-            handles.append(user.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
-                                        label=f"Target {tok_s(slo_tok_s)} per user"))
-        cb = chosen["batch_per_replica"]
+            handles.append(ax.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
+                                      label=f"Target {tok_s(slo_tok_s)} per user"))
         right_half = cb > 0.6 * max(xs[-1], 1)
-        user.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
-        for ax, key, dy in ((user, "tokens_per_s_per_user", 5),
-                            (replica, "replica_output_tokens_per_s", -11)):
-            ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5)
-            ax.annotate(tok_s(chosen[key]), (cb, chosen[key]), textcoords="offset points",
-                        xytext=(-6 if right_half else 6, dy), fontsize=7, color=INK,
-                        fontweight="bold", ha="right" if right_half else "left")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: count(y)))
-            ax.yaxis.set_major_locator(MaxNLocator(4))
-            ax.set_ylim(bottom=0)
+        ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
+        for key, where, dy in (("tokens_per_s_per_user", ax.transData, 5),
+                               ("replica_output_tokens_per_s", on_right, -11)):
+            ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5,
+                    transform=where)
+            ax.annotate(tok_s(chosen[key]), (cb, chosen[key]), xycoords=where,
+                        textcoords="offset points", xytext=(-6 if right_half else 6, dy),
+                        fontsize=7, color=INK, fontweight="bold",
+                        ha="right" if right_half else "left")
         for x, label in caps:
-            user.annotate(label, (x, 0.5), xycoords=("data", "axes fraction"),
-                          textcoords="offset points", xytext=(-4, 0), ha="right",
-                          fontsize=6.5, color="#6b7685", va="center")
-            user.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
-        user.annotate(f"chosen batch {count(cb)}", (cb, 1.0), xycoords=("data", "axes fraction"),
-                      textcoords="offset points", xytext=(-4 if right_half else 4, -2), fontsize=7,
-                      va="top", ha="right" if right_half else "left", color=INK)
-        user.set_ylabel("tok/s per user", color=NAVY)
-        replica.set_ylabel("tok/s per replica", color=TEAL)
-        user.set_xlabel("Batch (sequences per replica)")
-        user.set_xlim(left=0)
-        user.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+            ax.annotate(label, (x, 0.5), xycoords=("data", "axes fraction"),
+                        textcoords="offset points", xytext=(-4, 0), ha="right",
+                        fontsize=6.5, color="#6b7685", va="center")
+            ax.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
+        ax.annotate(f"chosen batch {count(cb)}", (cb, 1.0), xycoords=("data", "axes fraction"),
+                    textcoords="offset points", xytext=(-4 if right_half else 4, -2), fontsize=7,
+                    va="top", ha="right" if right_half else "left", color=INK)
+        _y_values(ax, _nice_ticks(left_top, 4), count, "tok/s per user", NAVY)
+        _y_values(ax, _nice_ticks(right_top, 4), count, "tok/s per replica", TEAL, right=True,
+                  scaled=on_right)
+        _x_values(ax, _nice_ticks(x_top, 6, integer=True), count,
+                  "Batch (sequences per replica)")
         fig.legend(handles=handles, loc="upper center", ncols=3, fontsize=6.8,
                    bbox_to_anchor=(0.5, 1.0), handlelength=1.8)
         return _svg(fig)
@@ -293,12 +341,11 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
                        0.7, color, label)
         widest = max(max(b.cloud for b in bars),
                      max((b.onprem_total for b in bars if b.priced), default=0.0))
-        ax.set_xlim(0, 1.22 * max(widest, 1.0))
+        top = 1.22 * max(widest, 1.0)
+        ax.set_xlim(0, top)
         ax.set_ylim(-0.6, 2 * n - 0.6)
         _row_labels(ax, ys, labels)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: money_short(x)))
-        ax.xaxis.set_major_locator(MaxNLocator(5))
-        ax.set_xlabel("Cost per year")
+        _x_values(ax, _nice_ticks(top, 5), money_short, "Cost per year")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
                   handlelength=1.2)
         return _svg(fig)
