@@ -26,6 +26,10 @@ import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.textpath import text_to_path
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Affine2D, ScaledTranslation, Transform, blended_transform_factory
 
@@ -56,8 +60,6 @@ RC: dict[Any, Any] = {
     "axes.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "legend.frameon": False,
-    "legend.fontsize": 7,
     "lines.linewidth": 1.6,
 }
 
@@ -194,6 +196,43 @@ def _y_values(ax: Any, ticks: Sequence[float], fmt: Fmt, label: str, color: str,
             transform=blended_transform_factory(fig.transFigure, ax.transAxes))
 
 
+def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float,
+            fontsize: float = 6.8) -> None:
+    """A one-row legend for the labelled lines and bar collections ``keys``, centred at
+    (``centre_in``, ``middle_in``) inches from the figure's bottom left: swatches and texts
+    placed directly. Matplotlib's Legend lays itself out through nested boxes at every draw,
+    a quarter of a chart's time."""
+    prop = FontProperties(size=fontsize)
+    widths = [text_to_path.get_text_width_height_descent(k.get_label(), prop, ismath=False)[0]
+              for k in keys]
+    handles = [(1.8 if isinstance(k, Line2D) else 1.2) * fontsize for k in keys]
+    pad, gap = 0.8 * fontsize, 1.6 * fontsize  # points
+    total = sum(handles) + sum(widths) + (pad + gap) * len(keys) - gap
+    x, y = centre_in * 72 - total / 2, middle_in * 72
+    points = Affine2D().scale(1 / 72) + fig.dpi_scale_trans
+    for key, handle, width in zip(keys, handles, widths, strict=True):
+        if isinstance(key, Line2D):
+            fig.add_artist(Line2D([x, x + handle], [y, y], color=key.get_color(),
+                                  linestyle=key.get_linestyle(),
+                                  linewidth=key.get_linewidth(), transform=points))
+        else:
+            fig.add_artist(Rectangle((x, y - 0.35 * fontsize), handle, 0.7 * fontsize,
+                                     facecolor=key.get_facecolor()[0], linewidth=0,
+                                     transform=points))
+        fig.text(x + handle + pad, y, key.get_label(), fontsize=fontsize, va="center",
+                 transform=points)
+        x += handle + pad + width + gap
+
+
+def _bar_legend(ax: Any, fontsize: float = 6.8) -> None:
+    """The legend of a bar chart: one key per labelled series, centred above the axes."""
+    fig = ax.figure
+    box = ax.get_position()  # figure fractions
+    width, height = fig.get_size_inches()
+    keys = [c for c in ax.collections if not c.get_label().startswith("_")]
+    _legend(fig, keys, (box.x0 + box.x1) / 2 * width, box.y1 * height + 10 / 72, fontsize)
+
+
 # ---- the charts ---------------------------------------------------------------------------
 
 
@@ -229,8 +268,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
         _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
-                  handlelength=1.2, columnspacing=1.2)
+        _bar_legend(ax)
         return _svg(fig)
 
 
@@ -285,8 +323,8 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
                   scaled=on_right)
         _x_values(ax, _nice_ticks(x_top, 6, integer=True), count,
                   "Batch (sequences per replica)")
-        fig.legend(handles=handles, loc="upper center", ncols=3, fontsize=6.8,
-                   bbox_to_anchor=(0.5, 1.0), handlelength=1.8)
+        width, height = fig.get_size_inches()
+        _legend(fig, handles, width / 2, height - 10.5 / 72)
         return _svg(fig)
 
 
@@ -346,6 +384,5 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         ax.set_ylim(-0.6, 2 * n - 0.6)
         _row_labels(ax, ys, labels)
         _x_values(ax, _nice_ticks(top, 5), money_short, "Cost per year")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, fontsize=6.8,
-                  handlelength=1.2)
+        _bar_legend(ax)
         return _svg(fig)
