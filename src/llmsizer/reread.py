@@ -44,6 +44,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,8 @@ def normalize_formula(text: str) -> str:
     ``=``, upper case and no spaces or ``$`` outside strings, sheet names unquoted, numbers
     by value (12 significant digits)."""
     body = text[1:] if text.startswith("=") else text
+    if '"' not in body:  # no string literal: most formulas
+        return _normal_code(body)
     out: list[str] = []
     pos = 0
     for m in _STRING.finditer(body):
@@ -95,10 +98,23 @@ def normalize_formula(text: str) -> str:
     return "".join(out)
 
 
+_SPACE_OR_DOLLAR = re.compile(r"[\s$]")
+
+
 def _normal_code(code: str) -> str:
-    code = _SHEET_QUOTES.sub(lambda m: m.group(1).replace("''", "'") + "!", code)
-    code = re.sub(r"[\s$]", "", code).upper()
-    return _NUMBER.sub(lambda m: _num_text(float(m.group(0))), code)
+    if "'" in code:
+        code = _SHEET_QUOTES.sub(lambda m: m.group(1).replace("''", "'") + "!", code)
+    code = _SPACE_OR_DOLLAR.sub("", code).upper()
+    return _NUMBER.sub(_number_by_value, code)
+
+
+def _number_by_value(m: re.Match[str]) -> str:
+    return _canonical_number(m.group(0))
+
+
+@lru_cache(maxsize=4096)  # formulas repeat the same few constants
+def _canonical_number(token: str) -> str:
+    return _num_text(float(token))
 
 
 def _num_text(x: float) -> str:

@@ -187,17 +187,23 @@ _QUOTED = re.compile(r'"([^"]*)"')
 
 def _shown_width(value: float, fmt: str) -> int:
     """About how many characters ``value`` takes when shown with ``fmt`` (column widths)."""
+    literal, scientific, scale, decimals, percents = _format_shape(fmt)
+    if scientific:
+        return 9 + literal
+    return len(f"{value * scale:,.{decimals}f}") + literal + percents
+
+
+@cache
+def _format_shape(fmt: str) -> tuple[int, bool, float, int, int]:
+    """What :func:`_shown_width` needs of a number format (parsed once per format: the
+    workbook measures every cell): literal text length, scientific, value scale, decimals,
+    percent signs."""
     section = fmt.split(";")[0]
-    literal = "".join(_QUOTED.findall(section))
+    literal = len("".join(_QUOTED.findall(section)))
     body = _QUOTED.sub("", section)
-    if "E+" in body:
-        return 9 + len(literal)
-    if "%" in body:
-        value = value * 100
-    if body.endswith(",,,"):
-        value = value / 1e9
+    scale = (100.0 if "%" in body else 1.0) / (1e9 if body.endswith(",,,") else 1.0)
     decimals = len(body.split(".")[1].rstrip(",%")) if "." in body else 0
-    return len(f"{value:,.{decimals}f}") + len(literal) + body.count("%")
+    return literal, "E+" in body, scale, decimals, body.count("%")
 
 
 # --- columns: one per option shown --------------------------------------------------------
