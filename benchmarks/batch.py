@@ -109,18 +109,25 @@ def weasyprint_floor(files: list[Path]) -> float:
     worker)."""
     from llmsizer import heap
     from llmsizer.engine import size
-    from llmsizer.proposal import render_document, render_html, shipped_templates, with_appendix
+    from llmsizer.proposal import (
+        _fast_font_subsetting,
+        render_document,
+        render_html,
+        shipped_templates,
+        with_appendix,
+    )
     from llmsizer.requirements import load
 
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
-    with_appendix(render_document(htmls[0], roots), roots).write_pdf()  # warm
+    full_fonts = not _fast_font_subsetting()  # as render_pdf writes them
+    with_appendix(render_document(htmls[0], roots), roots).write_pdf(full_fonts=full_fonts)
     # The workers' regime (llmsizer.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()
         for h in htmls:
-            with_appendix(render_document(h, roots), roots).write_pdf()
+            with_appendix(render_document(h, roots), roots).write_pdf(full_fonts=full_fonts)
         return (time.process_time() - t0) / len(htmls)
     finally:
         gc.enable()

@@ -532,3 +532,25 @@ def test_memory_segments_add_up_to_the_replica_memory() -> None:
                 "memory_reserved_gb"]
             assert parts == pytest.approx(seg["replica_memory_gb"], rel=1e-9), o.id
             assert seg["weights_gb"] == float(o.values["weights_gb"])
+
+
+def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
+    """Charts reuse one figure per kind (llmsizer.charts._canvas): drawing the shipped
+    accounts in one order and then in the other, and again on new figures, gives the same
+    SVG bytes, so nothing of one account's chart survives into the next."""
+    from llmsizer import charts
+    from llmsizer.proposal import build_context
+
+    results = [size(load(p)) for p in INPUTS]
+
+    def svgs(result: Result) -> list[str]:
+        return re.findall(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+",
+                          str(build_context(result)))
+
+    forward = [svgs(r) for r in results]
+    backward = [svgs(r) for r in reversed(results)][::-1]
+    charts._CANVASES.clear()
+    new = [svgs(r) for r in results]
+    assert sum(map(len, forward)) >= 3 * len(results)  # memory, cost, throughput each
+    assert backward == forward
+    assert new == forward
