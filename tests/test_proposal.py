@@ -554,3 +554,25 @@ def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
     assert sum(map(len, forward)) >= 3 * len(results)  # memory, cost, throughput each
     assert backward == forward
     assert new == forward
+
+
+def test_chart_canvas_draws_what_matplotlibs_own_svg_canvas_draws(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """llmsizer.charts._CanvasSVG re-implements FigureCanvasSVG.print_svg with cached text
+    measurements; for every shipped account its charts are byte-identical to matplotlib's."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    from llmsizer import charts
+    from llmsizer.proposal import build_context
+
+    results = [size(load(p)) for p in INPUTS]
+
+    def svgs() -> list[list[str]]:
+        charts._CANVASES.clear()
+        return [re.findall(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+",
+                           str(build_context(r))) for r in results]
+
+    ours = svgs()
+    monkeypatch.setattr(charts, "_CanvasSVG", FigureCanvasSVG)
+    assert svgs() == ours
+    charts._CANVASES.clear()  # no stock canvas left for later tests

@@ -34,7 +34,7 @@ OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
 # once a worker's memory has grown by RETIRE_GROWTH_MB since it started (measured:
 # docs/benchmarks.md). A worker is also replaced after ACCOUNTS_PER_WORKER accounts.
 ACCOUNTS_PER_WORKER = 20
-RETIRE_GROWTH_MB = 60.0
+RETIRE_GROWTH_MB = 100.0
 
 
 def _rss_mb() -> float:
