@@ -142,6 +142,7 @@ class _CanvasSVG(FigureCanvasSVG):
 # One figure with one set of axes per kind of chart, per process, emptied and resized for
 # each chart: new axes cost ~2.5 ms, a fifth of a chart. Everything a chart adds is removed
 # before the next; a test shows a reused figure draws byte-identical SVG to a new one.
+# One chart at a time per process (batch workers are processes, not threads).
 _CANVASES: dict[str, tuple[Figure, Any]] = {}
 
 
