@@ -86,6 +86,9 @@ class Precision(_Entry):
     bytes_per_param: float = Field(gt=0)
     scale_overhead: float = Field(ge=0, description="extra bytes per byte for scales/zeros")
     compute_path: Literal["bf16", "fp8", "int8", "fp4"]
+    default_kv_precision: str = Field(
+        description="KV-cache precision served with these weights when none is stated")
+    default_kv_source: str
     source: str
 
 
@@ -173,6 +176,10 @@ def load_catalog() -> Catalog:
     for gid, gpu in cat.gpus.items():
         if gpu.default_platform not in cat.platforms:
             raise CatalogError(f"GPU {gid}: default_platform {gpu.default_platform!r} unknown")
+    for pid, prec in cat.precisions.items():
+        if prec.default_kv_precision not in cat.precisions:
+            raise CatalogError(f"precision {pid}: default_kv_precision "
+                               f"{prec.default_kv_precision!r} unknown")
     for pid, plat in cat.platforms.items():
         for gid in plat.gpus:
             if gid not in cat.gpus:

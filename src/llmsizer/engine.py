@@ -168,10 +168,17 @@ class Choice:
     weight_precision: str
     kv_precision: str
     tp: int
+    pp: int = 1  # pipeline-parallel stages (1 = off)
+    ep: int = 1  # expert-parallel degree (1 = off)
+    adp: int = 1  # attention data-parallel degree (1 = off)
 
     @property
     def id(self) -> str:
-        return f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
+        # Unchanged when pp/ep/adp are off, so existing option ids and snapshots stay put.
+        base = f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
+        extra = "".join(f"/{name}{n}" for name, n in
+                        (("pp", self.pp), ("ep", self.ep), ("adp", self.adp)) if n > 1)
+        return base + extra
 
 
 def choices(req: Requirements, w: Workload, catalog: Catalog) -> list[Choice]:
