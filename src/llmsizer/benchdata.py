@@ -286,17 +286,7 @@ def _spec(text: str) -> Parallelism:
     if any(n < 1 for n in found.values()):
         raise _RowError(f"parallelism must be at least 1: {text!r}")
     ep, pp, replicas = found.get("ep", 1), found.get("pp", 1), found.get("replicas")
-    # the instance spans the experts' GPUs ("EP8" alone, or "TP1 EP8 ADP": attention on
-    # one GPU per rank, experts over eight)
-    tp = max(found.get("tp", 1), ep)
-    if tp % found.get("tp", 1):
-        raise _RowError(f"EP{ep} is not a multiple of the TP in {text!r}")
-    adp = 1
-    if "dep" in found:  # DEPn: attention data-parallel and expert-parallel over n GPUs
-        dep = found["dep"]
-        if found.get("tp", dep) != dep or found.get("ep", dep) != dep:
-            raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
-        tp, ep, adp = dep, dep, dep
+    tp, adp = found.get("tp", 1), 1
     if "dp" in found:
         if ep > 1:  # with experts: attention data-parallel inside one instance (vLLM)
             tp, adp = tp * found["dp"], found["dp"]
@@ -304,6 +294,17 @@ def _spec(text: str) -> Parallelism:
             raise _RowError(f"both DP and a replica count in {text!r}")
         else:
             replicas = found["dp"]
+    # the instance spans the experts' GPUs ("EP8" alone, or "TP1 EP8 ADP": attention on
+    # one GPU per rank, experts over eight)
+    if ep > tp:
+        if ep % tp:
+            raise _RowError(f"EP{ep} is not a multiple of the TP in {text!r}")
+        tp = ep
+    if "dep" in found:  # DEPn: attention data-parallel and expert-parallel over n GPUs
+        dep = found["dep"]
+        if found.get("tp", dep) != dep or found.get("ep", dep) != dep:
+            raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
+        tp, ep, adp = dep, dep, dep
     if adp_flag:
         adp = tp
     if tp % ep:
