@@ -315,6 +315,8 @@ def _write(tmp_path: Path, rows: list[dict[str, str]]) -> Path:
         ("online serving (fixed concurrency)", "16 per GPU", ("concurrency", 64, None)),
         ("online serving, Poisson arrivals at 2.5 req/s", "", ("rate", None, 2.5)),
         ("Poisson arrivals", "QPS=8", ("rate", None, 8.0)),
+        ("online serving", "4 req/s", ("rate", None, 4.0)),
+        ("trtllm-bench throughput", "-1", ("offline", None, None)),
         ("min-latency (batch 1)", "1", ("batch1", 1, None)),
     ],
 )

@@ -210,7 +210,8 @@ _PAR_PART = re.compile(
     r"|(?P<adp>\badp\b|attention[-_ ]dp|dp[-_ ]attention)")
 _PAR_FILLER = re.compile(r"^[\s,;+/x×&]*$")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
-_QPS = re.compile(r"request rate qps\s*=\s*(inf|\d+(?:\.\d+)?)")
+_QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
+_RATE_UNIT = re.compile(r"req(?:uests)?\s*/\s*s\b|\brps\b|requests per second")
 _RATE_TEXT = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:req(?:uests)?\s*/\s*s|qps|rps|requests per second)"
     r"|(?:qps|rate)\s*[=:]?\s*(\d+(?:\.\d+)?)")
@@ -358,13 +359,15 @@ def _regime(concurrency: str, scenario: str, metric: str, gpu_count: int | None
     if qps:
         rate = math.inf if qps.group(1) == "inf" else float(qps.group(1))
         return "rate", None, rate
-    if "poisson" in key or "poisson" in scen:
+    if "poisson" in key or "poisson" in scen or _RATE_UNIT.search(key):
         stated = _RATE_TEXT.search(key) or _RATE_TEXT.search(scen)
         if not stated:
             raise _RowError("Poisson arrivals without a stated request rate (requests/s)")
         return "rate", None, float(stated.group(1) or stated.group(2))
-    if key.startswith("unbounded") or (key in ("", "inf", "infinite", "-1")
-                                       and any(w in scen for w in _OFFLINE_WORDS)):
+    # unbounded queue ("-1": trtllm-bench's --concurrency -1), or no number for an
+    # offline scenario
+    if (key.startswith("unbounded") or key in ("inf", "infinite", "unlimited", "-1")
+            or (not key and any(w in scen for w in _OFFLINE_WORDS))):
         return "offline", None, None
     if "batch 1" in key or "batch 1" in scen or metric == "decode_tokens_per_s_batch1":
         return "batch1", 1, None
