@@ -200,6 +200,9 @@ def test_row_1_group_total_and_225_concurrency_capped(
         ("TP1 PP4", "4", (1, 4, 1, 1, 1)),
         ("TP2,PP2", "8", (2, 2, 1, 1, 2)),
         ("8", "8", (8, 1, 1, 1, 1)),
+        ("TP8-EP8 (ADP)", "8", (8, 1, 8, 8, 1)),
+        ("TP8 EP8 ADP4", "8", (8, 1, 8, 4, 1)),
+        ("TP=4, PP=2", "8", (4, 2, 1, 1, 1)),
     ],
 )
 def test_parallelism_forms(raw_rows: list[dict[str, str]], tmp_path: Path, text: str,
@@ -220,6 +223,7 @@ def test_parallelism_forms(raw_rows: list[dict[str, str]], tmp_path: Path, text:
         ("TP2 EP3", "6", "EP3 is not a multiple of the TP in 'TP2 EP3'"),
         ("TP4 DEP8", "8", "DEP8 disagrees with the TP/EP in 'TP4 DEP8'"),
         ("TP4 sharded", "4", "cannot read tensor/pipeline parallelism from 'TP4 sharded'"),
+        ("TP8 ADP3", "8", "ADP3 does not divide the 8 GPUs of one instance in 'TP8 ADP3'"),
     ],
 )
 def test_parallelism_that_does_not_add_up_is_a_reason(
@@ -340,6 +344,13 @@ def test_poisson_without_a_rate_is_a_reason(raw_rows: list[dict[str, str]],
 # --- metrics ------------------------------------------------------------------------------
 
 
+def test_an_ambiguous_throughput_metric_is_a_reason(raw_rows: list[dict[str, str]],
+                                                    tmp_path: Path) -> None:
+    got = _read_one(tmp_path, {**raw_rows[237], "metric": "throughput", "unit": "tok/s"})
+    assert isinstance(got, Skipped)
+    assert got.reasons == ("metric 'throughput' does not say output or total tokens",)
+
+
 def test_tail_tpot_is_compared_through_the_documented_ratio(
     raw_rows: list[dict[str, str]], tmp_path: Path,
 ) -> None:
@@ -378,7 +389,10 @@ def test_tail_ttft_is_skipped_with_the_reason(raw_rows: list[dict[str, str]],
         ("output_tokens_per_s", "tok/s/gpu", ("output_tokens_per_s", True, 400.0)),
         ("total_tokens_per_s_per_gpu", "tok/s/gpu", ("total_tokens_per_s", True, 400.0)),
         ("output_tokens_per_s_per_user", "tok/s/user", ("tokens_per_s_per_user", False, 100.0)),
+        ("output_throughput_per_gpu", "tokens/s per GPU", ("output_tokens_per_s", True, 400.0)),
+        ("interactivity", "tok/s/user", ("tokens_per_s_per_user", False, 100.0)),
         ("tpot_ms", "ms", ("tpot_ms", False, 100.0)),
+        ("mean_tpot", "ms", ("tpot_ms", False, 100.0)),
         ("ttft_ms", "s", ("ttft_ms", False, 100000.0)),
     ],
 )

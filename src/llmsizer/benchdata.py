@@ -181,7 +181,7 @@ PRECISIONS: dict[str, str] = {
 
 # Throughput metric names: [output|total|decode]_tokens_per_s[_total|_per_gpu|_per_user|_batch1]
 _RATE_METRIC = re.compile(
-    r"^(?P<what>output|total|decode)?_?(?:tokens?|tok)_per_s(?:ec)?"
+    r"^(?P<what>output|total|decode)?_?(?P<core>(?:tokens?|tok)_per_s(?:ec)?|throughput|tps)"
     r"(?:_(?P<per>total|per_gpu|per_user|batch1))?$")
 # Latency metric names: [mean|median|pNN_]{ttft|tpot|itl|e2el}[_mean|_median|_pNN][_ms|_s]
 _LATENCY_METRIC = re.compile(
@@ -201,14 +201,15 @@ UNITS: dict[str, dict[str, float]] = {
 }
 
 _PAREN = re.compile(r"\([^)]*\)")
+_RATE_UNIT_SPELLING = re.compile(r"^(?:output)?(?:tokens?|tok)/s(?:ec)?(?=/|$)")
 _TIER = re.compile(r"\[tier\s+([A-Z][+-]?)\]")
 _LEADING_TIER = re.compile(r"^\s*tier\s+([A-Z][+-]?)(?![\w])")
 _LAYER_SPLIT = re.compile(r"layer split across (\d+) gpus?")
 _PAR_PART = re.compile(
     r"x\s*(?P<rep>\d+)(?:\s*replicas?)?|(?P<rep2>\d+)\s*replicas?"
     r"|(?P<name>dep|tp|pp|ep|dp)\s*[=:]?\s*(?P<n>\d+)"
-    r"|(?P<adp>\badp\b|attention[-_ ]dp|dp[-_ ]attention)")
-_PAR_FILLER = re.compile(r"^[\s,;+/x×&]*$")
+    r"|(?P<adp>\badp(?P<adpn>\d+)?\b|attention[-_ ]dp|dp[-_ ]attention)")
+_PAR_FILLER = re.compile(r"^[\s,;+/x×&()_-]*$")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
 _QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
 _RATE_UNIT = re.compile(r"req(?:uests)?\s*/\s*s\b|\brps\b|requests per second")
@@ -273,6 +274,8 @@ def _spec(text: str) -> Parallelism:
         nonlocal adp_flag
         if match.group("adp"):
             adp_flag = True
+            if match.group("adpn"):
+                found["adp"] = int(match.group("adpn"))
             return " "
         name, number = (("replicas", match.group("rep") or match.group("rep2"))
                         if match.group("name") is None else (match.group("name"), match.group("n")))
@@ -307,7 +310,9 @@ def _spec(text: str) -> Parallelism:
             raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
         tp, ep, adp = dep, dep, dep
     if adp_flag:
-        adp = tp
+        adp = found.get("adp", tp)
+        if tp % adp:
+            raise _RowError(f"ADP{adp} does not divide the {tp} GPUs of one instance in {text!r}")
     if tp % ep:
         raise _RowError(f"EP{ep} does not divide the {tp} GPUs of one instance in {text!r}")
     return Parallelism(tp=tp, pp=pp, ep=ep, adp=adp, replicas=replicas)
@@ -396,7 +401,11 @@ class _Metric:
 
 def _metric(text: str) -> _Metric:
     key = re.sub(r"\s+", "", _PAREN.sub(" ", text).strip().lower())
+    if key in ("interactivity", "tokens_per_s_per_user"):  # InferenceX: tok/s per user
+        return _Metric("tokens_per_s_per_user", "rate")
     rate = _RATE_METRIC.match(key)
+    if rate and rate.group("core") in ("throughput", "tps") and not rate.group("what"):
+        raise _RowError(f"metric {text.strip()!r} does not say output or total tokens")
     if rate:
         what, per = rate.group("what"), rate.group("per")
         if per in ("per_user", "batch1") and what != "total":
@@ -421,7 +430,8 @@ def _value(text: str, unit: str, metric: _Metric) -> tuple[float, bool]:
     if not math.isfinite(number) or number <= 0:
         raise _RowError(f"value must be a positive finite number, got {text!r}")
     factors = UNITS[metric.family]
-    key = unit.strip().lower() or metric.unit
+    key = re.sub(r"\s+", "", unit.strip().lower().replace(" per ", "/")) or metric.unit
+    key = _RATE_UNIT_SPELLING.sub("tok/s", key)
     if key not in factors:
         raise _RowError(f"unit {unit!r} does not fit a {metric.family} metric")
     per_gpu_unit = key.endswith("/gpu")
