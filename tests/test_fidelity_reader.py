@@ -344,6 +344,26 @@ def test_poisson_without_a_rate_is_a_reason(raw_rows: list[dict[str, str]],
 # --- metrics ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("weights", "kv", "want"),
+    [
+        ("fp4", "auto", ("fp4", "fp8")),  # NVFP4 served with FP8 KV
+        ("nvfp4", "", ("fp4", "fp8")),
+        ("fp8", "auto", ("fp8", "fp8")),
+        ("bf16", "not stated", ("bf16", "bf16")),
+        ("bfloat16", "auto", ("bf16", "bf16")),
+        ("int4 (AWQ)", "auto", ("int4", "bf16")),
+        ("w8a8", "fp8_e4m3", ("int8", "fp8")),
+    ],
+)
+def test_precision_forms(raw_rows: list[dict[str, str]], tmp_path: Path, weights: str, kv: str,
+                         want: tuple[str, str]) -> None:
+    got = _read_one(tmp_path, {**raw_rows[237], "precision_weights": weights,
+                               "precision_kv": kv})
+    assert isinstance(got, BenchPoint), got
+    assert (got.weight_precision, got.kv_precision) == want
+
+
 def test_an_ambiguous_throughput_metric_is_a_reason(raw_rows: list[dict[str, str]],
                                                     tmp_path: Path) -> None:
     got = _read_one(tmp_path, {**raw_rows[237], "metric": "throughput", "unit": "tok/s"})

@@ -168,6 +168,9 @@ PRECISIONS: dict[str, str] = {
     "nvfp4": "fp4",
     "mxfp4": "fp4",
     "w4a16": "int4",
+    "w8a8": "int8",
+    "bfloat16": "bf16",
+    "float16": "fp16",
     "awq": "int4",
     "gptq": "int4",
     # GGUF: nearest plain precision by bytes per weight.
@@ -234,9 +237,10 @@ class _RowError(Exception):
 
 def _precision(text: str, what: str) -> str:
     key = re.sub(r"\s+", " ", _PAREN.sub(" ", text).strip().lower())
-    if key not in PRECISIONS:
+    first = re.split(r"[\s_/-]", key, maxsplit=1)[0]  # "fp8_e4m3", "awq int4"
+    if key not in PRECISIONS and first not in PRECISIONS:
         raise _RowError(f"unknown {what} precision {text!r}")
-    return PRECISIONS[key]
+    return PRECISIONS.get(key) or PRECISIONS[first]
 
 
 def _kv_precision(text: str, weights_raw: str, weights: str, catalog: Catalog) -> str:
