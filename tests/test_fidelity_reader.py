@@ -23,6 +23,7 @@ from llmsizer.benchdata import COLUMNS, BenchPoint, Skipped, read_points
 from llmsizer.catalog import LabelIndex, load_catalog
 from llmsizer.cli import main
 from llmsizer.engine import Choice
+from llmsizer.errors import CatalogError
 from llmsizer.fidelity import Case, evaluate_file, interpret
 
 MOE = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
@@ -267,6 +268,13 @@ def test_gpu_labels_resolve_through_catalog_aliases(label: str, gpu: str | None)
 )
 def test_model_labels_resolve_through_catalog_aliases(label: str, model: str) -> None:
     assert LabelIndex(load_catalog()).model(label) == model
+
+
+def test_an_alias_naming_two_gpus_is_a_catalog_error() -> None:
+    cat = load_catalog()
+    b300 = cat.gpus["b300"].model_copy(update={"aliases": ["B200 SXM 180GB"]})
+    with pytest.raises(CatalogError, match="'B200 SXM 180GB' names both"):
+        LabelIndex(cat.model_copy(update={"gpus": {**cat.gpus, "b300": b300}}))
 
 
 def test_no_alias_tables_left_in_python() -> None:

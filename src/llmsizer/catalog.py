@@ -293,4 +293,5 @@ def load_catalog() -> Catalog:
         for gid in plat.gpus:
             if gid not in cat.gpus:
                 raise CatalogError(f"platform {pid}: GPU {gid!r} unknown")
+    LabelIndex(cat)  # an alias that names two entries is a catalog error, found at load
     return cat
