@@ -19,6 +19,10 @@ How a row becomes inputs (docs/calibration.md explains why):
   the engine cap, no latency targets; ``concurrency`` = C users per replica in a closed loop;
   ``rate`` = an offered request rate, batch by Little's law, or a burst when the rate is at
   or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
+- **Shape** from :mod:`llmsizer.benchdata`: the option gets the row's TP, PP, EP and
+  attention-DP degree (``Choice.pp/ep/adp``), the case its replica count. A row the model
+  does not represent (disaggregated prefill/decode, speculative decoding, tail TTFT, a
+  label the catalog lacks) is skipped with every reason that applies, never silently.
 - The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
   the count, median and 90th percentile of its absolute value and the signed median.
 """
