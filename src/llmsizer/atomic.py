@@ -15,9 +15,12 @@ so two runs writing the same account never interleave their renames.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import stat
+import sys
 import tempfile
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,3 +205,20 @@ def clean_temp_files(folder: Path, pids: set[int] | None = None) -> int:
                 p.unlink()
                 n += 1
     return n
+
+
+def release_quietly(exc: BaseException) -> None:
+    """Free what a failed writer left open, without its noise: xlsxwriter leaves its zip file
+    open when the disk is full, and the zip file's finaliser retries the write and prints a
+    traceback ("Exception ignored in ZipFile.__del__") whenever it is collected."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _: None
+    try:
+        if exc.__traceback__ is not None:
+            traceback.clear_frames(exc.__traceback__)
+        for link in (exc.__context__, exc.__cause__):
+            if link is not None and link.__traceback__ is not None:
+                traceback.clear_frames(link.__traceback__)
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook

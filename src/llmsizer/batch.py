@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, heap
-from .atomic import clean_temp_files, write_atomic, write_text_atomic
+from .atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
 from .errors import InputError
 from .results import slugify
 
@@ -512,8 +512,9 @@ def write_batch_files(outcomes: list[Outcome], out: Path) -> str:
     except (OSError, XlsxFileError) as exc:
         cause = exc.args[0] if isinstance(exc, XlsxFileError) and exc.args else exc
         why = getattr(cause, "strerror", None) or str(cause)
+        release_quietly(exc)
         raise InputError(f"cannot write the batch summary into {str(out)!r}: {why}; the "
-                         "accounts' own files were written, run again to complete it") from None
+                         "accounts' own files are in place: free some space and run again") from None
     return doc
 
 

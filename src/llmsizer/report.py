@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
-from .atomic import atomic_group, write_text_atomic
+from .atomic import atomic_group, release_quietly, write_text_atomic
 from .engine import size
 from .errors import InfeasibleError, InputError
 from .requirements import Loaded
@@ -118,6 +118,7 @@ def write_outputs(result: Result, out: Path, stem: str | None = None,
     except (OSError, XlsxFileError) as exc:
         cause = exc.args[0] if isinstance(exc, XlsxFileError) and exc.args else exc
         why = getattr(cause, "strerror", None) or str(cause)
+        release_quietly(exc)
         raise InputError(f"cannot write to {str(out)!r}: {why}") from None
     return targets
 
