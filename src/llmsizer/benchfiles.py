@@ -344,13 +344,13 @@ class _Fields:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{name!r} must be a number (found {_shown(value)})")
         x = float(value)
+        if kind is not None and math.isfinite(x) and x > 0:
+            self.in_range(name, x, kind)
         if not math.isfinite(x) or x < 0 or x > _LIMIT or (positive and x == 0):
             if positive and x == 0 and not required:
                 return None
             raise self.fail(f"{name!r} must be a {'positive ' if positive else ''}number up to "
                             f"{_LIMIT:.0e} (found {_shown(value)})")
-        if kind is not None and x != 0:
-            self.in_range(name, x, kind)
         return x
 
     def in_range(self, name: str, x: float, kind: str) -> None:
