@@ -124,7 +124,7 @@ def test_embedded_points_are_bounded_too() -> None:
     """A workbook's embedded points are validated by the same model."""
     ok = {"file": "b.json", "format": "vllm", "output_tokens_per_s": 1000.0}
     BenchPoint.model_validate(ok)
-    with pytest.raises(ValueError, match="greater than or equal to 0.001"):
+    with pytest.raises(ValueError, match=r"greater than or equal to 0\.001"):
         BenchPoint.model_validate({**ok, "tpot_ms": {"median": 5e-324}})
 
 
