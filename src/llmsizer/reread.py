@@ -33,6 +33,7 @@ compared by value (LibreOffice writes ``1E-9`` as ``0.000000001``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import hashlib
 import importlib
@@ -505,6 +506,7 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
     try:
         meta = read_metadata(_properties(wb), filename)
         _check_size(meta, filename)
+        _check_shape(meta, filename)
         if meta.get("catalog_digest") != cat.digest:
             raise InputError("written with another catalog (GPU, model or price data) than this "
                              "llmsizer has; size the requirements file again", file=filename)
@@ -567,10 +569,41 @@ def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
         models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}
         bench = {int(k): tuple(BenchPoint.model_validate(p) for p in v)
                  for k, v in (source.get("bench") or {}).items()}
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"the requirements embedded in this workbook are damaged ({exc}); "
-                         "size the requirements file again", file=filename) from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"the requirements embedded in this workbook are damaged "
+                         f"({_first_error(exc)}); size the requirements file again",
+                         file=filename) from None
     return models, bench
+
+
+def _first_error(exc: Exception) -> str:
+    """One line: pydantic's first error (where, what), else the exception's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return _why(ValueError(f"{where}: {first.get('msg', '')}"))
+    return _why(exc)
+
+
+def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
+    """The parts of the embedded data that are read as they are (not validated like a
+    requirements file) must have the shape llmsizer writes."""
+    prices = meta.get("prices") or {}
+    outputs = meta.get("outputs") or {}
+    ok = (isinstance(meta.get("inputs") or {}, dict) and isinstance(prices, dict)
+          and all(isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
+                  for v in prices.values())
+          and isinstance(outputs, dict)
+          and isinstance(outputs.get("workloads", []), list)
+          and all(isinstance(w, dict) for w in outputs.get("workloads", []))
+          and isinstance(outputs.get("totals", {}), dict)
+          and isinstance(meta.get("structure", ""), str))
+    if not ok:
+        raise InputError("the llmsizer data in this workbook's document properties is "
+                         "damaged (a part has the wrong shape); size the requirements file "
+                         "again", file=filename)
 
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
@@ -593,8 +626,9 @@ def _original(source: Mapping[str, Any], filename: str, cat: Catalog) -> Any:
         loaded = _load_requirements(copy.deepcopy(source.get("requirements")), filename, cat,
                                     models, bench)
     except InputError as exc:
+        what = f"{exc.field}: {exc.message}" if exc.field else exc.message
         raise InputError(f"the requirements embedded in this workbook no longer validate "
-                         f"({exc.message}); size the requirements file again",
+                         f"({what}); size the requirements file again",
                          file=filename) from None
     with tempfile.TemporaryDirectory(prefix="llmsizer-reread-") as tmp:
         target = Path(tmp) / "original.xlsx"
