@@ -149,3 +149,21 @@ def test_a_really_full_disk_while_writing_the_summary(tmp_path: Path) -> None:
     assert "cannot write the batch summary" in errors[0]
     listing = proc.stdout.split()
     assert "summary.xlsx" not in listing and not [n for n in listing if n.startswith(TMP_PREFIX)]
+
+
+def test_sigterm_during_a_single_report_removes_its_temp_files(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    (account,) = make_accounts(src, 1)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*LLMSIZER, "report", str(account), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None and not (
+            out.is_dir() and list(out.glob(f"{TMP_PREFIX}*"))):
+        time.sleep(0.005)
+    assert proc.poll() is None, "the report finished before a temp file was seen"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    assert not list(out.glob(f"{TMP_PREFIX}*")) and not list(out.glob("*.json"))

@@ -13,11 +13,13 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import __version__
-from .atomic import atomic_group, release_quietly, write_text_atomic
+from .atomic import atomic_group, clean_temp_files, release_quietly, write_text_atomic
 from .engine import size
 from .errors import InfeasibleError, InputError
 from .requirements import Loaded
@@ -81,6 +83,28 @@ def prepare_out_dir(out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create output folder {str(out)!r}: {exc.strerror}") from None
+    clean_temp_files(out)  # those of runs that are gone (a killed run's)
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a set is written by a plain `report`: SIGTERM unwinds (the temp files are
+    removed on the way out, exit 143) instead of killing the process on the spot. A
+    handler someone else installed (a batch's) is left alone."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def unwind(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def write_outputs(result: Result, out: Path, stem: str | None = None,
@@ -103,7 +127,8 @@ def write_outputs(result: Result, out: Path, stem: str | None = None,
     from xlsxwriter.exceptions import XlsxFileError
 
     try:
-        with atomic_group(targets, lock=lock_path(out, stem), publish=publish) as tmps:
+        with _sigterm_unwinds(), atomic_group(targets, lock=lock_path(out, stem),
+                                              publish=publish) as tmps:
             for fmt, tmp in zip(chosen, tmps, strict=True):
                 if fmt == "json":
                     tmp.write_text(result.to_json(), encoding="utf-8")
