@@ -329,3 +329,39 @@ def test_fuzz_only_valid_results_or_clean_errors(workdir: Path,
     assert counts["tracebacks"] == 0 and leaked == 0 and corrupted == 0, line
     assert counts["tried"] >= EXAMPLES, line
     assert counts["valid"] + counts["infeasible"] >= EXAMPLES // 10, line  # the engine was reached
+
+
+# --- issue 17: hostile workbooks (``llmsizer report edited.xlsx``) ----------------------------
+
+WORKBOOK_CASES = 500
+
+
+def test_fuzz_workbooks_only_clean_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                          ) -> None:
+    """500 seeded mutations of a workbook llmsizer wrote (sheet and string XML, entities
+    and document types in any part, zip members, zip bytes and lying sizes, the embedded
+    data) read back in one process (tests/support/workbook_fuzz.py): only a valid re-read
+    or a one-line InputError naming the file and where; each case within 10 s and with at
+    most 500 MB more address space; no temp folder left, the base workbook unchanged."""
+    import subprocess
+    import sys
+
+    driver = Path(__file__).parent / "support" / "workbook_fuzz.py"
+    proc = subprocess.run([sys.executable, str(driver), str(tmp_path), str(WORKBOOK_CASES),
+                           "17"], capture_output=True, text=True, timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    counts = json.loads(lines[-1])
+    line = (f"workbook fuzz: {counts['tried']} cases tried, {counts['clean errors']} clean "
+            f"errors, {counts['valid']} valid, {counts['tracebacks']} tracebacks, "
+            f"{counts['unclear messages']} unclear messages, {counts['hangs']} hangs, "
+            f"{counts['out of memory']} over 500 MB, {counts['leaks or corruptions']} leaks or "
+            f"corruptions; slowest case {counts['slowest_s']} s, peak RSS "
+            f"{counts['peak_rss_mb']} MB")
+    with capsys.disabled():
+        print("\n" + line)
+    assert counts["tried"] >= WORKBOOK_CASES, line
+    bad = ("tracebacks", "unclear messages", "hangs", "out of memory", "leaks or corruptions")
+    assert all(counts[k] == 0 for k in bad), line + "\n" + "\n".join(lines[:-1])
+    assert counts["clean errors"] >= WORKBOOK_CASES // 2 and counts["valid"] > 0, line
+    assert counts["slowest_s"] < 10, line

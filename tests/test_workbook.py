@@ -556,5 +556,7 @@ def test_report_writes_the_workbook_atomically(tmp_path: Path) -> None:
 
     written = write_outputs(example_result(), tmp_path, formats=("xlsx",))
     assert [p.name for p in written] == ["acme-corp.xlsx"]
-    assert [p.name for p in tmp_path.iterdir()] == ["acme-corp.xlsx"]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == [
+        "acme-corp.xlsx"]  # (hidden: the account's lock and manifest)
+    assert not list(tmp_path.glob(".llmsizer-tmp-*"))
     assert openpyxl.load_workbook(written[0]).sheetnames == list(SHEETS)

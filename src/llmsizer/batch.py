@@ -5,6 +5,12 @@ hands one account at a time to each worker over its own pipe, so when a worker d
 (crash, out of memory) the parent knows exactly which account it lost, records it as an
 error and starts a replacement; the rest continue. Outputs are written atomically; a
 stamp per account (input, catalog, llmsizer version) lets a re-run skip what is done.
+
+Workers die with the batch: each asks the kernel for SIGTERM when its parent dies
+(``prctl(PR_SET_PDEATHSIG)`` on Linux; elsewhere a thread watches the parent's id), and
+SIGTERM makes a worker remove its temp files and exit. Several batches may write into one
+folder at once: temp files are unique per process, only dead processes' temp files are
+swept, and each account's set is published under its lock (:mod:`llmsizer.report`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import json
 import multiprocessing as mp
 import os
 import signal
+import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -25,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, heap
-from .atomic import clean_temp_files, write_text_atomic
+from .atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
+from .errors import InputError
 from .results import slugify
 
 OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
@@ -106,7 +115,9 @@ def _account_name(path: Path) -> str:
 def stems(files: list[Path]) -> list[str]:
     """Safe, distinct output stems: the account's slug; accounts sharing a slug get the
     input file's name appended (and a counter if that is not enough)."""
-    base = [slugify(_account_name(f)) for f in files]
+    from .report import output_stem
+
+    base = [output_stem(slugify(_account_name(f))) for f in files]
     out: list[str] = []
     used: set[str] = set()
     for f, b in zip(files, base, strict=True):
@@ -123,11 +134,15 @@ def _stamp_path(out: Path, stem: str) -> Path:
     return out / f".{stem}.stamp"
 
 
-def _referenced_files(path: Path) -> list[Path]:
-    """Files a requirements file names (model config.json, benchmark results), so a change
-    to any of them re-runs the account. Unreadable or odd references are simply skipped:
-    validation reports them properly."""
-    refs: list[Path] = []
+def _referenced_files(path: Path) -> list[tuple[str, int]]:
+    """Files a requirements file names that the loader reads (a model given as a path to a
+    config.json, benchmark results), with the loader's size limit for each, so a change to
+    any of them re-runs the account. A model named like a catalog id is a catalog id,
+    whatever lies beside the file under that name."""
+    from .benchfiles import MAX_BENCH_BYTES
+    from .modelconfig import MAX_CONFIG_BYTES
+
+    refs: set[tuple[str, int]] = set()
     with contextlib.suppress(Exception):
         from .yamlsafe import load_file
 
@@ -135,25 +150,49 @@ def _referenced_files(path: Path) -> list[Path]:
         for w in data.get("workloads", []) if isinstance(data, dict) else []:
             if not isinstance(w, dict):
                 continue
-            names = [w.get("model")]
+            model = w.get("model")
+            if isinstance(model, str) and model.endswith(".json"):  # as requirements.resolve
+                refs.add((model, MAX_CONFIG_BYTES))
             measured = w.get("measured")
             if isinstance(measured, dict):
                 f = measured.get("file")
-                names += f if isinstance(f, list) else [f]
-            for n in names:
-                if isinstance(n, str) and (path.parent / n).is_file():
-                    refs.append(path.parent / n)
-    return sorted(set(refs))
+                for n in f if isinstance(f, list) else [f]:
+                    if isinstance(n, str):
+                        refs.add((n, MAX_BENCH_BYTES))
+    return sorted(refs)
+
+
+def _reference_bytes(base: Path, rel: str, limit: int) -> bytes | None:
+    """A referenced file's bytes through the loader's checks: resolved (symbolic links
+    included) inside the requirements file's folder, a regular file, at most ``limit``
+    bytes. ``None`` for anything else: validation then reports it."""
+    try:
+        root = base.resolve()
+        target = (root / rel).resolve()
+        if Path(rel).is_absolute() or not target.is_relative_to(root):
+            return None
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            data = handle.read(limit + 1)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return data if len(data) <= limit else None
 
 
 def fingerprint(path: Path, templates: Path | None) -> str:
     from .catalog import load_catalog
+    from .yamlsafe import MAX_BYTES
 
     h = hashlib.sha256()
-    h.update(path.read_bytes())
-    for ref in _referenced_files(path):
-        h.update(str(ref.relative_to(path.parent)).encode())
-        h.update(ref.read_bytes())
+    own = _reference_bytes(path.parent, path.name, MAX_BYTES)
+    h.update(own if own is not None else b"\0unreadable")
+    for rel, limit in _referenced_files(path):
+        data = _reference_bytes(path.parent, rel, limit)
+        h.update(f"\0{rel}\0".encode())
+        h.update(data if data is not None else b"\0unreadable")
     h.update(load_catalog().digest.encode())
     h.update(__version__.encode())
     # The shipped templates too: edited in place (an editable install), they change the
@@ -169,8 +208,10 @@ def fingerprint(path: Path, templates: Path | None) -> str:
 
 
 def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
+    from .report import complete_set
+
     stamp = _stamp_path(out, stem)
-    if not stamp.is_file() or not all((out / f"{stem}{s}").is_file() for s in OUTPUT_SUFFIXES):
+    if not stamp.is_file() or not complete_set(out, stem, [f"{stem}{s}" for s in OUTPUT_SUFFIXES]):
         return False
     try:
         return stamp.read_text() == fingerprint(path, templates)
@@ -199,10 +240,11 @@ def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome
         o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud
         o.cost_per_million_tokens_onprem = t.cost_per_million_tokens_onprem
         o.cost_per_million_tokens_cloud = t.cost_per_million_tokens_cloud
-        written = write_outputs(result, out, stem=stem, templates=templates)
+        stamp = fingerprint(path, templates)
+        written = write_outputs(result, out, stem=stem, templates=templates,
+                                also=lambda: write_text_atomic(_stamp_path(out, stem), stamp))
         o.outputs = [p.name for p in written]
         o.status = "ok"
-        write_text_atomic(_stamp_path(out, stem), fingerprint(path, templates))
     except InfeasibleError as exc:
         o.status, o.message = "infeasible", str(exc)
     except InputError as exc:
@@ -250,9 +292,39 @@ def _warm_up(templates: Path | None) -> None:
     gc.freeze()
 
 
-def _worker(conn: Connection, out: Path, templates: Path | None) -> None:
+def _on_sigterm(signum: int, frame: object) -> None:
+    """In a worker: unwind (the temp files of the set being written are removed on the way
+    out), and if that does not end the process within 5 s, SIGALRM's default action does."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.alarm(5)
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """SIGTERM this worker when the batch's process dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        if libc.prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):  # not Linux: a thread watches the parent's id
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True, name="llmsizer-parent-watch").start()
+    if os.getppid() != parent:  # it died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _worker(conn: Connection, out: Path, templates: Path | None, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    _die_with_parent(parent)
     heap.settle()
     start_mb = _rss_mb()
     conn.send(("ready", None))
@@ -280,7 +352,7 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
               on_done: Callable[[Outcome, int, int], None] | None = None) -> list[Outcome]:
     """Process every file; return one Outcome per file, in input order."""
     out.mkdir(parents=True, exist_ok=True)
-    clean_temp_files(out)
+    clean_temp_files(out)  # only those of runs that are gone: other batches may be writing
     names = stems(files)
     outcomes = [Outcome(file=str(f), stem=s) for f, s in zip(files, names, strict=True)]
     todo: list[int] = []
@@ -297,14 +369,18 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
             todo.append(i)
     ctx = mp.get_context("fork")
     slots: list[_Slot] = []
+    pids: set[int] = set()
     if todo:
         _warm_up(templates)  # once, in the parent: every forked worker inherits it
 
     def start() -> _Slot:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(child, out, templates), daemon=True)
+        proc = ctx.Process(target=_worker, args=(child, out, templates, os.getpid()),
+                           daemon=True)
         proc.start()
         child.close()
+        if proc.pid is not None:
+            pids.add(proc.pid)
         slot = _Slot(proc, parent)
         slots.append(slot)
         return slot
@@ -371,8 +447,13 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
     finally:
         for sl in slots:
             if sl.proc.is_alive():
-                sl.proc.terminate()
-            sl.proc.join(timeout=5)
+                sl.proc.terminate()  # SIGTERM: the worker removes its temp files
+        for sl in slots:
+            sl.proc.join(timeout=10)
+            if sl.proc.is_alive():
+                sl.proc.kill()
+                sl.proc.join(timeout=5)
+        clean_temp_files(out, pids)  # what a killed or crashed worker left
     return outcomes
 
 
@@ -410,7 +491,31 @@ def batch_json(outcomes: list[Outcome]) -> str:
         "counts": {s: sum(o.status == s for o in outcomes)
                    for s in ("ok", "skipped", "invalid input", "infeasible", "error")},
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+SUMMARY_NAME = "summary.xlsx"
+BATCH_NAME = "batch.json"
+
+
+def write_batch_files(outcomes: list[Outcome], out: Path) -> str:
+    """Write summary.xlsx and batch.json (each atomically); return batch.json's text. A
+    failure (a full disk) is one clean error: the accounts' own files are already in place."""
+    from xlsxwriter.exceptions import XlsxFileError
+
+    from .summary import write_summary
+
+    doc = batch_json(outcomes)
+    try:
+        write_atomic(out / SUMMARY_NAME, lambda p: write_summary(outcomes, p))
+        write_text_atomic(out / BATCH_NAME, doc)
+    except (OSError, XlsxFileError) as exc:
+        cause = exc.args[0] if isinstance(exc, XlsxFileError) and exc.args else exc
+        why = getattr(cause, "strerror", None) or str(cause)
+        release_quietly(exc)
+        raise InputError(f"cannot write the batch summary into {str(out)!r}: {why}; the "
+                         "accounts' own files are in place: free some space and run again") from None
+    return doc
 
 
 @contextlib.contextmanager

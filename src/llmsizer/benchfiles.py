@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .calculations import (
     BENCH_GROUP_GPUS,
@@ -94,16 +94,42 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-_Figure = Annotated[float, Field(ge=0, le=_LIMIT)]
+# Every figure of a point has a physical range (docs/measured.md). A figure outside it is a
+# broken file, and a tiny one is not harmless: a subnormal TPOT such as 5e-324 ms makes
+# 1000 / TPOT infinite. 0 stays "not recorded" where a tool writes it for that (readers
+# below turn it into None before a point is built).
+RANGES: dict[str, tuple[float, float, str]] = {
+    "latency": (1e-3, 1e8, "ms"),  # 1 microsecond to about 28 hours
+    "throughput": (1e-3, _LIMIT, "tokens/s"),
+    "concurrency": (1e-3, 1e7, "requests in flight"),
+    "request_rate": (1e-3, 1e7, "requests/s"),
+    "requests": (0, _LIMIT, "requests"),
+    "tokens": (0, 1e8, "tokens per request"),
+}
+
+
+
+
+def _within(kind: str) -> Any:
+    lo, hi, _ = RANGES[kind]
+    return Field(ge=lo, le=hi)
+
+
+_Ms = Annotated[float, _within("latency")]
+_Rate = Annotated[float, _within("throughput")]
+_Concurrency = Annotated[float, _within("concurrency")]
+_RequestRate = Annotated[float, _within("request_rate")]
+_Requests = Annotated[float, _within("requests")]
+_Tokens = Annotated[float, _within("tokens")]
 
 
 class Latency(_Frozen):
     """One latency as the file records it, in ms (``None``: not recorded)."""
 
-    mean: _Figure | None = None
-    median: _Figure | None = None
-    p90: _Figure | None = None
-    p99: _Figure | None = None
+    mean: _Ms | None = None
+    median: _Ms | None = None
+    p90: _Ms | None = None
+    p99: _Ms | None = None
 
     def empty(self) -> bool:
         return all(x is None for x in (self.mean, self.median, self.p90, self.p99))
@@ -117,13 +143,13 @@ class BenchPoint(_Frozen):
     record: Annotated[int, Field(ge=1, le=MAX_RECORDS)] = 1  # 1-based record of a multi-record file
     records: Annotated[int, Field(ge=1, le=MAX_RECORDS)] = 1
     model: str | None = None
-    concurrency: _Figure | None = None  # closed loop: users in flight (trtllm: average in flight)
-    request_rate: _Figure | None = None  # open loop: requests/s offered (None: all at once)
-    requests: _Figure | None = None
-    input_tokens: _Figure | None = None  # mean per request
-    output_tokens: _Figure | None = None
-    output_tokens_per_s: Annotated[float, Field(gt=0, le=_LIMIT)]  # the whole benchmarked server
-    tokens_per_s_per_user: Annotated[float, Field(gt=0, le=_LIMIT)] | None = None  # tool's own
+    concurrency: _Concurrency | None = None  # closed loop: users in flight
+    request_rate: _RequestRate | None = None  # open loop (None: all at once)
+    requests: _Requests | None = None
+    input_tokens: _Tokens | None = None  # mean per request
+    output_tokens: _Tokens | None = None
+    output_tokens_per_s: _Rate  # the whole benchmarked server
+    tokens_per_s_per_user: _Rate | None = None  # the tool's own
     speed_note: str = ""  # what tokens_per_s_per_user means for this tool
     ttft_ms: Latency = Latency()
     tpot_ms: Latency = Latency()
@@ -241,9 +267,32 @@ def parse_bench(records: Sequence[dict[str, Any]], rel: str, fmt: str | None = N
                            "(performance); or name it with `format:` in the measured block")
         where = rel if len(records) == 1 else f"{rel} (record {n})"
         reader = _READERS[kind]
-        fields = reader(_Fields(data, where, kind))
-        out.append(BenchPoint(file=rel, format=kind, record=n, records=len(records), **fields))
+        try:
+            fields = reader(_Fields(data, where, kind))
+            out.append(BenchPoint(file=rel, format=kind, record=n, records=len(records),
+                                  **fields))
+        except ValidationError as exc:  # a backstop: the readers check ranges by key
+            raise _problem(where, kind, _out_of_range(exc)) from None
     return out
+
+
+_KINDS = {"ttft_ms": "latency", "tpot_ms": "latency", "itl_ms": "latency",
+          "output_tokens_per_s": "throughput", "tokens_per_s_per_user": "throughput",
+          "concurrency": "concurrency", "request_rate": "request_rate",
+          "requests": "requests", "input_tokens": "tokens", "output_tokens": "tokens"}
+
+
+def _out_of_range(exc: ValidationError) -> str:
+    """'tpot_ms.median is 5e-324 ms; allowed: 0.001 to 1e+08 ms (a physical range)'."""
+    err = exc.errors()[0]
+    loc = [str(p) for p in err.get("loc", ())]
+    name = ".".join(loc) or "a figure"
+    kind = _KINDS.get(loc[0]) if loc else None
+    if kind is None:
+        return f"{name}: {printable(str(err.get('msg', 'invalid'))[:80])}"
+    lo, hi, unit = RANGES[kind]
+    return (f"{name} is {_shown(err.get('input'))} {unit}; allowed: {lo:g} to {hi:g} {unit} "
+            "(a physical range: is the figure in the unit the tool writes?)")
 
 
 def detect_format(data: dict[str, Any]) -> str | None:
@@ -283,7 +332,8 @@ class _Fields:
             cur = cur[key]
         return cur
 
-    def number(self, *path: str, positive: bool = False, required: bool = False) -> float | None:
+    def number(self, *path: str, positive: bool = False, required: bool = False,
+               kind: str | None = None) -> float | None:
         value = self.at(*path)
         name = ".".join(path)
         if value is None or (isinstance(value, str) and value.strip().lower() in ("inf", "")):
@@ -294,12 +344,20 @@ class _Fields:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{name!r} must be a number (found {_shown(value)})")
         x = float(value)
+        if kind is not None and math.isfinite(x) and x > 0:
+            self.in_range(name, x, kind)
         if not math.isfinite(x) or x < 0 or x > _LIMIT or (positive and x == 0):
             if positive and x == 0 and not required:
                 return None
             raise self.fail(f"{name!r} must be a {'positive ' if positive else ''}number up to "
                             f"{_LIMIT:.0e} (found {_shown(value)})")
         return x
+
+    def in_range(self, name: str, x: float, kind: str) -> None:
+        lo, hi, unit = RANGES[kind]
+        if not lo <= x <= hi:
+            raise self.fail(f"{name!r} is {_shown(x)} {unit}; allowed: {lo:g} to {hi:g} {unit} "
+                            "(a physical range: is the figure in the unit the tool writes?)")
 
     def text(self, *path: str) -> str | None:
         value = self.at(*path)
@@ -331,7 +389,9 @@ class _Fields:
             x = _stat(self, block, name, key)
             if not x:  # 0: not measured (a tool's mean over no streamed responses)
                 return None
-            return _f(evaluate(BENCH_TO_MS, {"value_given": x, "ms_per_unit_given": factor}))
+            ms = _f(evaluate(BENCH_TO_MS, {"value_given": x, "ms_per_unit_given": factor}))
+            self.in_range(f"{name}.{key}", ms, "latency")
+            return ms
 
         return Latency(mean=conv("avg"), median=conv("p50"), p90=conv("p90"), p99=conv("p99"))
 
@@ -388,7 +448,7 @@ def _vllm(f: _Fields) -> dict[str, Any]:
         # 0 means not measured (older versions wrote the mean of nothing as 0 when the
         # backend did not stream): positive=True reads it as absent.
         def get(stat: str) -> float | None:
-            return f.number(f"{stat}_{metric}_ms", positive=True)
+            return f.number(f"{stat}_{metric}_ms", positive=True, kind="latency")
 
         return Latency(mean=get("mean"), median=get("median"), p90=get("p90"), p99=get("p99"))
 
@@ -400,7 +460,8 @@ def _vllm(f: _Fields) -> dict[str, Any]:
         "requests": f.number("completed"),
         "input_tokens": _mean(f, "total_input_tokens", "completed"),
         "output_tokens": _mean(f, "total_output_tokens", "completed"),
-        "output_tokens_per_s": f.number("output_throughput", positive=True, required=True),
+        "output_tokens_per_s": f.number("output_throughput", positive=True, required=True,
+                                        kind="throughput"),
         "ttft_ms": lat("ttft"), "tpot_ms": lat("tpot"), "itl_ms": lat("itl"),
     }
 
@@ -410,6 +471,7 @@ def _profile_export(f: _Fields, aiperf: bool) -> dict[str, Any]:
     if throughput is None or throughput <= 0:
         raise f.fail("lacks a positive 'output_token_throughput.avg', the figure llmsizer sizes "
                      "from; is this the profile export the tool wrote?")
+    f.in_range("output_token_throughput.avg", throughput, "throughput")
     if aiperf:
         model = f.text("input_config", "endpoint", "model_names") or f.text(
             "input_config", "model_names")
@@ -424,6 +486,8 @@ def _profile_export(f: _Fields, aiperf: bool) -> dict[str, Any]:
     requests = f.stats("request_count")
     per_user = f.rate(f.stats("output_token_throughput_per_user"),
                       "output_token_throughput_per_user")
+    if per_user:
+        f.in_range("output_token_throughput_per_user.avg", per_user, "throughput")
     return {
         "model": model, "concurrency": concurrency,
         "request_rate": rate if concurrency is None else None,
@@ -457,28 +521,31 @@ def _telemetry_gpu(f: _Fields) -> str | None:
 
 
 def _trtllm(f: _Fields) -> dict[str, Any]:
-    throughput = f.number("performance", "system_output_throughput_tok_s", positive=True)
+    throughput = f.number("performance", "system_output_throughput_tok_s", positive=True,
+                          kind="throughput")
     if throughput is None:
         throughput = f.number("performance", "output_throughput_tok_s", positive=True,
-                              required=True)
+                              required=True, kind="throughput")
 
     def pct(block: str) -> Latency:
         def get(key: str) -> float | None:
-            return f.number("streaming_metrics", block, key, positive=True)
+            return f.number("streaming_metrics", block, key, positive=True, kind="latency")
 
         return Latency(mean=get("average"), median=get("p50"), p90=get("p90"), p99=get("p99"))
 
     ttft, tpot = pct("ttft_percentiles"), pct("tpot_percentiles")
     if ttft.mean is None:
         ttft = ttft.model_copy(update={"mean": f.number("streaming_metrics", "avg_ttft_ms",
-                                                        positive=True)})
+                                                        positive=True, kind="latency")})
     if tpot.mean is None:
         tpot = tpot.model_copy(update={"mean": f.number("streaming_metrics", "avg_tpot_ms",
-                                                        positive=True)})
-    speed = f.number("streaming_metrics", "token_output_speed_tok_s", positive=True)
+                                                        positive=True, kind="latency")})
+    speed = f.number("streaming_metrics", "token_output_speed_tok_s", positive=True,
+                     kind="throughput")
     note = "per-user output speed as trtllm-bench reports it"
     if speed is None:
-        speed = f.number("performance", "output_throughput_per_user_tok_s", positive=True)
+        speed = f.number("performance", "output_throughput_per_user_tok_s", positive=True,
+                         kind="throughput")
         note = "per-user output throughput including the first token (trtllm-bench, not streamed)"
     return {
         "model": f.text("engine", "model"),

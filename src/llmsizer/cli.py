@@ -181,7 +181,7 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
     from .engine import size
     from .errors import InputError
-    from .report import check_feasible, prepare_out_dir, write_outputs
+    from .report import check_feasible, output_stem, prepare_out_dir, write_outputs
     from .reread import diff_lines, read_workbook
 
     reread = read_workbook(book)
@@ -192,7 +192,8 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
         for line in diff_lines(reread, result):
             click.echo(line)
     check_feasible(result)
-    targets = [out_dir / f"{result.account.slug}.{ext}" for ext in ("json", "xlsx", "pdf")]
+    stem = output_stem(result.account.slug)
+    targets = [out_dir / f"{stem}.{ext}" for ext in ("json", "xlsx", "pdf")]
     if any(t.resolve() == book.resolve() for t in targets):
         raise InputError(f"--out {out_dir} would overwrite the workbook being read "
                          f"({book}); write into another folder")
@@ -212,10 +213,15 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
                  force: bool, quiet: bool, as_json: bool) -> None:
-    from .atomic import write_atomic, write_text_atomic
-    from .batch import Outcome, batch_json, default_jobs, run_batch, terminate_on_sigterm
+    from .batch import (
+        SUMMARY_NAME,
+        Outcome,
+        default_jobs,
+        run_batch,
+        terminate_on_sigterm,
+        write_batch_files,
+    )
     from .report import prepare_out_dir
-    from .summary import write_summary
 
     prepare_out_dir(out_dir)
     njobs = jobs or default_jobs()
@@ -257,14 +263,12 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
         click.echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)
         sys.exit(130)
-    write_atomic(out_dir / "summary.xlsx", lambda p: write_summary(outcomes, p))
-    doc = batch_json(outcomes)
-    write_text_atomic(out_dir / "batch.json", doc)
+    doc = write_batch_files(outcomes, out_dir)
     ok = sum(o.status == "ok" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
     failed = sum(o.failed for o in outcomes)
     click.echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
-               f"summary: {out_dir / 'summary.xlsx'}", err=True)
+               f"summary: {out_dir / SUMMARY_NAME}", err=True)
     if as_json:
         click.echo(doc, nl=False)
     sys.exit(1 if failed else 0)

@@ -33,13 +33,19 @@ compared by value (LibreOffice writes ``1E-9`` as ``0.000000001``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import hashlib
 import importlib
+import io
 import json
 import math
+import os
 import re
+import stat
+import struct
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -47,6 +53,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 from . import __version__
 from .calculations import INPUTS
@@ -58,9 +65,9 @@ FORMAT = 1
 MARKER = "llmsizer"
 CHUNK = 250  # characters per property value (Excel's limit is 255)
 MAX_CHUNKS = 4000  # 1 MB of metadata
-MAX_JSON_BYTES = 50_000_000
-MAX_WORKBOOK_BYTES = 100_000_000
-MAX_UNPACKED_BYTES = 1_000_000_000
+MAX_JSON_BYTES = 5_000_000
+MAX_WORKBOOK_BYTES = 20_000_000
+MAX_UNPACKED_BYTES = 50_000_000
 PREFIX = "llmsizer_data_"
 
 __all__ = [
@@ -214,29 +221,262 @@ def _openpyxl() -> Any:
     return importlib.import_module("openpyxl")
 
 
-def _open(path: Path, filename: str) -> Any:
-    """The workbook, after checks that keep a hostile file from exhausting memory: its size
-    and the total size of what its zip archive unpacks to."""
-    if not path.is_file():
-        raise InputError("workbook not found", file=filename)
+# --- reading a workbook that may be hostile -----------------------------------------------------
+#
+# An edited workbook comes from outside, so it is read in two passes over the same bytes
+# (read once into memory: what was checked is what is parsed). The first pass inflates every
+# part with a running count of the bytes actually produced (a zip header can lie about
+# sizes), parses each with expat configured to refuse a document type declaration (so no
+# entity, external or nested, is ever defined), and counts elements and cells, under a time
+# limit. Only then does openpyxl see the file, read-only, its sheets streamed cell by cell
+# (never padded to the sheet's stated dimension). openpyxl parses with defusedxml, a
+# dependency for this reason, as a second line. The limits are far above what llmsizer
+# writes: the example account's workbook is 77 KB, 23 parts, 446 KB unpacked, 4,100 cells.
+
+MAX_PARTS = 500
+MAX_PART_BYTES = 25_000_000
+MAX_TOTAL_CELLS = 200_000
+MAX_ELEMENTS = 2_000_000
+READ_SECONDS = 10.0
+_XML_SUFFIXES = (".xml", ".rels", ".vml")
+_CHUNK = 1 << 16
+
+
+class _Refused(Exception):
+    """A part the first pass refuses (turned into an InputError naming the part)."""
+
+
+@dataclass
+class _Budget:
+    deadline: float
+    unpacked: int = 0
+    elements: int = 0
+    cells: int = 0
+
+    def tick(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _Refused(f"took longer than {READ_SECONDS:.0f} s to read")
+
+
+def _read_file(path: Path, filename: str) -> bytes:
+    """The file's bytes, refused from its size before reading; a regular file only (a named
+    pipe or a device is refused, not read)."""
     try:
-        if path.stat().st_size > MAX_WORKBOOK_BYTES:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise InputError("workbook not found", file=filename) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("is not a regular file: llmsizer re-reads only .xlsx workbooks",
+                             file=filename)
+        if info.st_size > MAX_WORKBOOK_BYTES:
             raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
                              "llmsizer wrote", file=filename)
-        with zipfile.ZipFile(path) as archive:
-            if sum(i.file_size for i in archive.infolist()) > MAX_UNPACKED_BYTES:
-                raise InputError("unpacks to more than "
-                                 f"{MAX_UNPACKED_BYTES:,} bytes: not a workbook llmsizer wrote",
-                                 file=filename)
-        return _openpyxl().load_workbook(path)
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError) as exc:
-        raise InputError(f"cannot be opened as an .xlsx workbook ({type(exc).__name__}); save "
-                         "it as an Excel workbook (.xlsx)", file=filename) from None
-    except Exception as exc:  # openpyxl's InvalidFileException and friends
-        if type(exc).__name__ in ("InvalidFileException", "ReadOnlyWorkbookException"):
-            raise InputError(f"cannot be opened as an .xlsx workbook: {exc}",
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_WORKBOOK_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_WORKBOOK_BYTES:
+        raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
+                         "llmsizer wrote", file=filename)
+    return data
+
+
+def _vet(data: bytes, filename: str) -> None:
+    """The first pass (comment above): every part inflated, counted and parsed; each
+    refusal one line naming the part."""
+    not_xlsx = ("cannot be opened as an .xlsx workbook (it is not a zip archive); save it as an "
+                "Excel workbook (.xlsx)")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+            IndexError, struct.error):
+        raise InputError(not_xlsx, file=filename) from None
+    if len(infos) > MAX_PARTS:
+        raise InputError(f"holds {len(infos):,} parts (at most {MAX_PARTS} are read): not a "
+                         "workbook llmsizer wrote", file=filename)
+    names = [i.filename for i in infos]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError(f"part {_part(dup)} appears twice in the archive: the file is damaged",
+                         file=filename)
+    declared = 0
+    for info in infos:
+        if info.file_size > MAX_PART_BYTES:
+            raise InputError(f"part {_part(info.filename)} unpacks to {info.file_size:,} "
+                             f"bytes (at most {MAX_PART_BYTES:,}): not a workbook llmsizer "
+                             "wrote", file=filename)
+        declared += info.file_size
+    if declared > MAX_UNPACKED_BYTES:
+        raise InputError(f"unpacks to more than {MAX_UNPACKED_BYTES:,} bytes: not a workbook "
+                         "llmsizer wrote", file=filename)
+    budget = _Budget(deadline=time.monotonic() + READ_SECONDS)
+    for info in infos:
+        try:
+            _vet_part(archive, info, budget)
+        except _Refused as exc:
+            raise InputError(f"part {_part(info.filename)} {exc}", file=filename) from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
+                NotImplementedError, RuntimeError, struct.error) as exc:
+            raise InputError(f"part {_part(info.filename)} is damaged and cannot be unpacked "
+                             f"({_why(exc)}); save the workbook again from Excel or LibreOffice",
                              file=filename) from None
+    if budget.cells > MAX_TOTAL_CELLS:
+        raise InputError(f"holds {budget.cells:,} cells (at most {MAX_TOTAL_CELLS:,} are "
+                         "read): not a workbook llmsizer wrote", file=filename)
+
+
+def _part(name: str) -> str:
+    return repr(printable(name[:100]))
+
+
+def _why(exc: BaseException) -> str:
+    text = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _vet_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> None:
+    if info.flag_bits & 0x1:
+        raise _Refused("is encrypted: llmsizer re-reads only unprotected workbooks")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise _Refused(f"is compressed with method {info.compress_type}, which Excel and "
+                       "LibreOffice never write; save the workbook again")
+    xml = info.filename.lower().endswith(_XML_SUFFIXES)
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def doctype(*_: Any) -> None:
+        raise _Refused("declares a document type (<!DOCTYPE ...>), which can define entities "
+                       "(external files, exponential expansion); Excel never writes one")
+
+    def entity(*_: Any) -> Any:
+        raise _Refused("declares an XML entity; Excel never writes one")
+
+    def element(tag: str, _attrs: Any) -> None:
+        budget.elements += 1
+        if tag == "c" or tag.endswith(":c"):
+            budget.cells += 1
+            if budget.cells > MAX_TOTAL_CELLS:
+                raise _Refused(f"holds more than {MAX_TOTAL_CELLS:,} cells: not a workbook "
+                               "llmsizer wrote")
+        if budget.elements > MAX_ELEMENTS:
+            raise _Refused(f"holds more than {MAX_ELEMENTS:,} XML elements: not a workbook "
+                           "llmsizer wrote")
+        if not budget.elements & 0xFFF:
+            budget.tick()
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = entity
+    parser.UnparsedEntityDeclHandler = entity
+    parser.ExternalEntityRefHandler = entity
+    parser.StartElementHandler = element
+    parsing = True
+    produced = 0
+    with archive.open(info) as handle:
+        while True:
+            chunk = handle.read(_CHUNK)
+            if not chunk:
+                break
+            produced += len(chunk)
+            budget.unpacked += len(chunk)
+            if produced > MAX_PART_BYTES or produced > info.file_size:
+                raise _Refused(f"unpacks to more than {min(MAX_PART_BYTES, info.file_size):,} "
+                               "bytes: not a workbook llmsizer wrote")
+            if budget.unpacked > MAX_UNPACKED_BYTES:
+                raise _Refused(f"takes the workbook past {MAX_UNPACKED_BYTES:,} unpacked "
+                               "bytes: not a workbook llmsizer wrote")
+            budget.tick()
+            if parsing:
+                parsing = _feed(parser, chunk, xml, final=False)
+    if parsing:
+        _feed(parser, b"", xml, final=True)
+
+
+def _feed(parser: Any, chunk: bytes, xml: bool, final: bool) -> bool:
+    """Parse a chunk; False once a part that is not named as XML turns out not to be XML (an
+    image: never parsed as XML by anyone). A part named .xml must be well-formed."""
+    try:
+        parser.Parse(chunk, final)
+    except expat.ExpatError as exc:
+        if xml:
+            raise _Refused(f"is not well-formed XML (line {exc.lineno}, column {exc.offset}: "
+                           f"{expat.ErrorString(exc.code)})") from None
+        return False
+    return True
+
+
+# openpyxl's reading steps, run one by one so that a failure names what was being read.
+_STEPS = (("read_manifest", "'[Content_Types].xml'"),
+          ("read_strings", "the shared strings ('xl/sharedStrings.xml')"),
+          ("read_workbook", "the workbook part ('xl/workbook.xml') or its relationships"),
+          ("read_properties", "'docProps/core.xml'"),
+          ("read_custom", "the custom properties ('docProps/custom.xml')"),
+          ("read_theme", "the theme"),
+          ("apply_stylesheet", "the styles ('xl/styles.xml')"),
+          ("read_worksheets", "the list of worksheets"),
+          ("assign_names", "the defined names ('xl/workbook.xml')"))
+
+
+def _open(path: Path, filename: str) -> Any:
+    """The workbook (openpyxl, read-only), after the first pass has vetted its bytes."""
+    data = _read_file(path, filename)
+    _vet(data, filename)
+    from openpyxl.reader.excel import ExcelReader
+    from openpyxl.styles.stylesheet import apply_stylesheet
+
+    what = "the archive"
+    try:
+        reader = ExcelReader(io.BytesIO(data), read_only=True, keep_vba=False,
+                             data_only=False, keep_links=False)
+        for step, label in _STEPS:
+            what = label
+            if step == "apply_stylesheet":
+                apply_stylesheet(reader.archive, reader.wb)
+            elif step == "assign_names":
+                reader.parser.assign_names()
+            else:
+                getattr(reader, step)()
+    except InputError:
         raise
+    except Exception as exc:  # openpyxl raises many kinds on malformed parts
+        raise InputError(f"cannot be read as an .xlsx workbook: {what} is damaged "
+                         f"({type(exc).__name__}: {_why(exc)}); save it again from Excel or "
+                         "LibreOffice", file=filename) from None
+    return reader.wb
+
+
+Cells = dict[str, tuple[Any, str]]  # 'C5' -> (value, openpyxl data type)
+
+
+def _sheet_cells(wb: Any, sheet: str, filename: str) -> Cells:
+    """Every cell a sheet's XML holds, streamed once (never padded to the stated dimension):
+    coordinate -> (value, data type)."""
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet._reader import WorkSheetParser
+
+    ws = wb[sheet]
+    part = getattr(ws, "_worksheet_path", sheet)
+    cells: Cells = {}
+    try:
+        with ws._get_source() as src:
+            parser = WorkSheetParser(src, ws._shared_strings, data_only=False,
+                                     epoch=wb.epoch, date_formats=wb._date_formats,
+                                     timedelta_formats=wb._timedelta_formats)
+            for _, row in parser.parse():
+                for c in row:
+                    cells[f"{get_column_letter(c['column'])}{c['row']}"] = (c["value"],
+                                                                           c["data_type"])
+    except Exception as exc:
+        raise InputError(f"sheet {sheet!r} (part {_part(str(part))}) cannot be read "
+                         f"({type(exc).__name__}: {_why(exc)}); save the workbook again from "
+                         "Excel or LibreOffice", file=filename) from None
+    return cells
 
 
 def _properties(wb: Any) -> dict[str, str]:
@@ -265,6 +505,8 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
     wb = _open(p, filename)
     try:
         meta = read_metadata(_properties(wb), filename)
+        _check_size(meta, filename)
+        _check_shape(meta, filename)
         if meta.get("catalog_digest") != cat.digest:
             raise InputError("written with another catalog (GPU, model or price data) than this "
                              "llmsizer has; size the requirements file again", file=filename)
@@ -278,11 +520,13 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
             raise InputError("this workbook was written without its requirements (from a "
                              "results document); size the requirements file again",
                              file=filename)
-        original = _original(source, filename, cat)
-        ignored = _compare(wb, original, str(meta.get("structure", "")), filename)
-        changes, loaded = _rebuild(wb, meta, source, filename, cat)
+        sheets = {s: _sheet_cells(wb, s, filename) for s in SHEETS}
+        names = _names(wb)
     finally:
         wb.close()
+    original = _original(source, filename, cat)
+    ignored = _compare(sheets, names, original, str(meta.get("structure", "")), filename)
+    changes, loaded = _rebuild(sheets, names, meta, source, filename, cat)
     warnings = []
     if ignored:
         warnings.append(
@@ -296,6 +540,27 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
                   original=dict(meta.get("outputs") or {}), warnings=warnings)
 
 
+MAX_EMBEDDED_VALUES = 200_000  # the JSON a workbook carries (requirements, models, points)
+
+
+def _check_size(meta: Any, filename: str) -> None:
+    """The embedded data is validated like a requirements file, which holds at most
+    yamlsafe.MAX_NODES values; models and benchmark points add some. Counted before anything
+    walks it (iteratively: deep nesting was already refused by the JSON decoder)."""
+    count, stack = 0, [meta]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > MAX_EMBEDDED_VALUES:
+            raise InputError(f"the llmsizer data in this workbook holds more than "
+                             f"{MAX_EMBEDDED_VALUES:,} values: not data llmsizer wrote",
+                             file=filename)
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
               ) -> tuple[dict[str, Model], dict[int, tuple[Any, ...]]]:
     from .benchfiles import BenchPoint
@@ -304,10 +569,41 @@ def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
         models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}
         bench = {int(k): tuple(BenchPoint.model_validate(p) for p in v)
                  for k, v in (source.get("bench") or {}).items()}
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"the requirements embedded in this workbook are damaged ({exc}); "
-                         "size the requirements file again", file=filename) from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"the requirements embedded in this workbook are damaged "
+                         f"({_first_error(exc)}); size the requirements file again",
+                         file=filename) from None
     return models, bench
+
+
+def _first_error(exc: Exception) -> str:
+    """One line: pydantic's first error (where, what), else the exception's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return _why(ValueError(f"{where}: {first.get('msg', '')}"))
+    return _why(exc)
+
+
+def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
+    """The parts of the embedded data that are read as they are (not validated like a
+    requirements file) must have the shape llmsizer writes."""
+    prices = meta.get("prices") or {}
+    outputs = meta.get("outputs") or {}
+    ok = (isinstance(meta.get("inputs") or {}, dict) and isinstance(prices, dict)
+          and all(isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
+                  for v in prices.values())
+          and isinstance(outputs, dict)
+          and isinstance(outputs.get("workloads", []), list)
+          and all(isinstance(w, dict) for w in outputs.get("workloads", []))
+          and isinstance(outputs.get("totals", {}), dict)
+          and isinstance(meta.get("structure", ""), str))
+    if not ok:
+        raise InputError("the llmsizer data in this workbook's document properties is "
+                         "damaged (a part has the wrong shape); size the requirements file "
+                         "again", file=filename)
 
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
@@ -330,8 +626,9 @@ def _original(source: Mapping[str, Any], filename: str, cat: Catalog) -> Any:
         loaded = _load_requirements(copy.deepcopy(source.get("requirements")), filename, cat,
                                     models, bench)
     except InputError as exc:
+        what = f"{exc.field}: {exc.message}" if exc.field else exc.message
         raise InputError(f"the requirements embedded in this workbook no longer validate "
-                         f"({exc.message}); size the requirements file again",
+                         f"({what}); size the requirements file again",
                          file=filename) from None
     with tempfile.TemporaryDirectory(prefix="llmsizer-reread-") as tmp:
         target = Path(tmp) / "original.xlsx"
@@ -359,7 +656,8 @@ def _shown(v: Any) -> str:
     return printable(text if len(text) <= 60 else text[:57] + "...")
 
 
-def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
+def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, digest: str,
+             filename: str) -> list[Change]:
     """Refuse any difference outside the input cells; return the ignored option-cell edits."""
     from .workbook import SHEETS
 
@@ -372,8 +670,8 @@ def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
                              "requirements file again", file=filename)
         ignored: list[Change] = []
         for sheet in SHEETS:
-            ignored += _compare_sheet(wb[sheet], orig[sheet], filename)
-        theirs = {k: _normal_name_target(v) for k, v in _names(wb).items()}
+            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename)
+        theirs = {k: _normal_name_target(v) for k, v in names.items()}
         for name, target in sorted(_names(orig).items()):
             if theirs.get(name) != _normal_name_target(target):
                 now = (f"now points at {theirs[name]}" if name in theirs else "was deleted")
@@ -386,7 +684,7 @@ def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
         orig.close()
 
 
-def _compare_sheet(ws: Any, orig: Any, filename: str) -> list[Change]:
+def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
     ignored = []
     seen: set[str] = set()
     for row in orig.iter_rows():
@@ -395,36 +693,35 @@ def _compare_sheet(ws: Any, orig: Any, filename: str) -> list[Change]:
                 continue
             ref = f"{orig.title}!{o.coordinate}"
             seen.add(o.coordinate)
-            e = ws[o.coordinate]
+            value, kind = cells.get(o.coordinate, (None, "n"))
             if o.data_type == "f":
-                if e.data_type != "f":
+                if kind != "f":
                     raise InputError(
-                        f"cell {ref} was changed from a formula to a value ({_shown(e.value)}); "
+                        f"cell {ref} was changed from a formula to a value ({_shown(value)}); "
                         "llmsizer re-reads only the yellow input cells: undo the change (the "
                         f"formula was {str(o.value)[:80]})", file=filename)
-                if normalize_formula(str(e.value)) != normalize_formula(str(o.value)):
+                if normalize_formula(str(value)) != normalize_formula(str(o.value)):
                     raise InputError(
                         f"cell {ref}'s formula was changed (was {str(o.value)[:60]}, now "
-                        f"{printable(str(e.value)[:60])}); llmsizer re-reads only the yellow "
+                        f"{printable(str(value)[:60])}); llmsizer re-reads only the yellow "
                         "input cells: undo the change", file=filename)
                 continue
             if o.protection.locked is False:  # an input cell
-                if orig.title != "Inputs" and not _same_value(o.value, e.value):
+                if orig.title != "Inputs" and not _same_value(o.value, value):
                     label = str(orig.cell(row=o.row, column=2).value or orig.title)
                     ignored.append(Change(cell=ref, label=label, field="", old=o.value,
-                                          new=e.value))
+                                          new=value))
                 continue
-            if e.data_type == "f" or not _same_value(o.value, e.value):
+            if kind == "f" or not _same_value(o.value, value):
                 raise InputError(
                     f"cell {ref} was changed (llmsizer wrote {_shown(o.value)}, it now holds "
-                    f"{_shown(e.value)}); only the yellow input cells are re-read: undo the "
+                    f"{_shown(value)}); only the yellow input cells are re-read: undo the "
                     "change", file=filename)
-    for row in ws.iter_rows():
-        for e in row:
-            if e.data_type == "f" and e.coordinate not in seen:
-                raise InputError(f"cell {ws.title}!{e.coordinate} holds a formula llmsizer did "
-                                 "not write; llmsizer re-reads only the yellow input cells: "
-                                 "delete it", file=filename)
+    for coordinate, (_, kind) in cells.items():
+        if kind == "f" and coordinate not in seen:
+            raise InputError(f"cell {orig.title}!{coordinate} holds a formula llmsizer did "
+                             "not write; llmsizer re-reads only the yellow input cells: "
+                             "delete it", file=filename)
     return ignored
 
 
@@ -462,12 +759,16 @@ _LABELS = {i.name: i.label for i in INPUTS}
 _WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
 
 
-def _cell_value(wb: Any, target: str, filename: str, label: str) -> tuple[str, float]:
+def _cell_value(sheets: Mapping[str, Cells], target: str, filename: str, label: str
+                ) -> tuple[str, float]:
     sheet, _, ref = target.lstrip("=").partition("!")
     sheet = sheet.strip("'")
     ref = ref.replace("$", "")
-    where = f"{sheet}!{ref}"
-    value = wb[sheet][ref].value
+    where = printable(f"{sheet}!{ref}"[:60])
+    if sheet not in sheets:
+        raise InputError(f"the cell name for {label} points at {where}, outside the sheets "
+                         "llmsizer wrote; undo the change", file=filename)
+    value = sheets[sheet].get(ref.upper(), (None, "n"))[0]
     if isinstance(value, bool):
         return where, 1.0 if value else 0.0
     if isinstance(value, int | float) and math.isfinite(float(value)):
@@ -486,13 +787,12 @@ def _typed(key: str, value: float) -> float | int:
     return value
 
 
-def _rebuild(wb: Any, meta: Mapping[str, Any], source: Mapping[str, Any], filename: str,
-             cat: Catalog) -> tuple[list[Change], Any]:
+def _rebuild(sheets: Mapping[str, Cells], names: Mapping[str, str], meta: Mapping[str, Any],
+             source: Mapping[str, Any], filename: str, cat: Catalog) -> tuple[list[Change], Any]:
     data: dict[str, Any] = copy.deepcopy(dict(source.get("requirements") or {}))
     workloads: list[dict[str, Any]] = data.get("workloads") or []
     inputs: dict[str, Any] = dict(meta.get("inputs") or {})
     prices: dict[str, Any] = dict(meta.get("prices") or {})
-    names = _names(wb)
     changes: list[Change] = []
     cells: dict[str, str] = {}  # requirement field (dotted) -> 'Inputs!C5 (label)'
     for name in sorted(inputs):
@@ -500,7 +800,7 @@ def _rebuild(wb: Any, meta: Mapping[str, Any], source: Mapping[str, Any], filena
         if not isinstance(old, int | float) or name not in names:
             continue
         label, fieldname, setter = _target(name, workloads, prices)
-        where, new = _cell_value(wb, names[name], filename, label)
+        where, new = _cell_value(sheets, names[name], filename, label)
         if not _changed(float(old), new):
             continue
         if setter is None:

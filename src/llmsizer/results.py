@@ -6,6 +6,7 @@ models and a test checks it did not drift.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
@@ -18,8 +19,8 @@ RESULTS_SCHEMA_VERSION = 1
 
 
 class _M(BaseModel):
-    # Non-finite numbers are written as JSON's usual extension (Infinity, NaN), as Python's
-    # json module writes them.
+    # Non-finite numbers serialise as bare constants (Infinity, NaN) only so that
+    # Result.to_json can find them and refuse the document: they are not JSON.
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
 
@@ -137,8 +138,18 @@ class Result(_M):
     source: SourceInfo | None = None
 
     def to_json(self) -> str:
-        # pydantic's own serialiser: 7x faster than json.dumps with indent (pure Python).
-        return self.model_dump_json(indent=2) + "\n"
+        """The results document. A NaN or an infinity is refused (json.dumps' allow_nan=False
+        semantics): every input is bounded so that none can arise, and a document holding
+        one is not JSON. pydantic's own serialiser is 7x faster than json.dumps with indent;
+        the precise check parses the text only when the words appear at all."""
+        text = self.model_dump_json(indent=2) + "\n"
+        if "NaN" in text or "Infinity" in text:  # maybe only inside a string: parse to know
+            json.loads(text, parse_constant=_refuse_constant)
+        return text
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"the results hold a non-finite number ({name}): not JSON, refused")
 
 
 def results_schema() -> dict[str, Any]:
