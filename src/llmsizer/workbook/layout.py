@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
-from ..expr import Bin, Call, Expr, Lookup, references, render
+from ..expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
 from ..results import Option, Result, WorkloadResult
 from .formats import clean_text
 
@@ -108,10 +108,14 @@ def flag_expr(e: Expr) -> bool:
     return isinstance(e, Call) and e.fn in ("AND", "OR")
 
 
-def cached(value: float | str, flag: bool) -> float | str | bool:
-    """The engine's value as a formula's cached result (logicals as booleans)."""
+def cached(value: float | str, flag: bool) -> float | str:
+    """The engine's value as a formula's cached result. Logicals are cached as 1 or 0, not
+    as booleans: LibreOffice 7.4 discards a cached boolean and recalculates the cell when it
+    is first needed, and a conditional format asking for it during PDF export's fit-to-page
+    layout aborts the export (docs/libreoffice-findings.md). Shown as yes/no by
+    ``number_format("flag")``; a recalculating spreadsheet stores TRUE/FALSE again."""
     if flag and not isinstance(value, str):
-        return bool(value)
+        return 1 if value else 0
     return value
 
 
@@ -296,12 +300,10 @@ class Layout:
             rows = self.catalog_ids.get(lk.table, [])
             if not rows:
                 raise ValueError(f"no {lk.table} rows for {calc.name}")
-            cells = [self.catalog_cells[(lk.table, tid, lk.column)] for tid, _ in rows]
-            out = cells[-1]
-            for (_, id_cell), value_cell in zip(reversed(rows[:-1]), reversed(cells[:-1]),
-                                                strict=True):
-                out = f"IF({key}={id_cell},{value_cell},{out})"
-            return out
+            first = self.catalog_cells[(lk.table, rows[0][0], lk.column)]
+            last = self.catalog_cells[(lk.table, rows[-1][0], lk.column)].removeprefix("Catalog!")
+            return lookup_formula(key, self.catalog_id_ranges[lk.table].removeprefix("="),
+                                  f"{first}:{last}")
 
         return render(calc.expr, name, table)
 

@@ -128,7 +128,7 @@ def write(book: Book) -> None:
         unit = units.get(name)
         if unit is None:
             continue
-        cells: list[tuple[int, str, float | str | bool]] = []
+        cells: list[tuple[int, str, float | str]] = []
         value: float | str
         for k, w in enumerate(r.workloads, start=1):
             c = rec.get(k)
@@ -146,7 +146,7 @@ def write(book: Book) -> None:
                 ref, value = maybe, c.option.values[name]
             cells.append((k, ref, cached(value, name in flags)))
         nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
-        fmt = "" if name in flags else number_format(unit, nums, book.cur)
+        fmt = number_format("flag" if name in flags else unit, nums, book.cur)
         ws.write_string(row, 0, label, f("label"))
         ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
         for k, ref, value in cells:
