@@ -28,6 +28,8 @@ __all__ = [
     "COL_UNIT",
     "FIRST_OPTION_COL",
     "MAX_COLUMNS_PER_WORKLOAD",
+    "OPTIONS_HEADER_ROW",
+    "OPTIONS_LABEL_COL",
     "PRICE_COLUMNS",
     "ROW_OPTION",
     "ROW_SECTION",
@@ -43,6 +45,7 @@ __all__ = [
     "input_name",
     "letter",
     "lookup_keys",
+    "option_statuses",
     "used_names",
 ]
 
@@ -54,6 +57,9 @@ MAX_REJECTED_SHOWN = 3  # rejected options shown when there are many feasible on
 ROW_WORKLOAD, ROW_OPTION, ROW_STATUS = 3, 4, 5
 ROW_SECTION = 6  # first section header; body rows follow
 COL_NAME, COL_LABEL, COL_UNIT, FIRST_OPTION_COL = 0, 1, 2, 3
+
+# The Options sheet: header row, then one row per option; column B is the option's label.
+OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL = 3, 1
 
 SCOPE = {i.name: i.scope for i in INPUTS}  # input name -> "account" | "workload" | "option"
 
@@ -164,15 +170,13 @@ class Column:
     recommended: bool
 
 
-def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
-    """Recommended first, then the best-ranked alternatives, then rejected ones (capped)."""
+def option_statuses(w: WorkloadResult) -> tuple[list[tuple[Option, str]], list[tuple[Option, str]]]:
+    """Every option of ``w`` with its status text: the feasible ones (recommended first, then
+    the engine's ranking) and the rejected ones (with the reason)."""
     feasible = [o for o in w.options if o.feasible]
     feasible.sort(key=lambda o: o.id != w.recommended)  # stable: engine ranking kept
-    rejected = [o for o in w.options if not o.feasible]
-    n_rej = min(len(rejected), max(MAX_REJECTED_SHOWN, MAX_COLUMNS_PER_WORKLOAD - len(feasible)))
-    n_feas = min(len(feasible), MAX_COLUMNS_PER_WORKLOAD - n_rej)
-    out: list[tuple[Option, str]] = []
-    for rank, o in enumerate(feasible[:n_feas], start=1):
+    ranked: list[tuple[Option, str]] = []
+    for rank, o in enumerate(feasible, start=1):
         if w.mode == "measured":
             status = "★ recommended (measured: customer benchmark)" if o.id == w.recommended else (
                 f"alternative #{rank}")
@@ -180,9 +184,17 @@ def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
             status = "★ recommended" if o.id == w.recommended else f"alternative #{rank}"
         if not o.priced:
             status = f"{status}; no GPU price in catalog"
-        out.append((o, status))
-    out += [(o, f"✗ rejected: {clean_text(o.reason)}") for o in rejected[:n_rej]]
-    return out
+        ranked.append((o, status))
+    rejected = [(o, f"✗ rejected: {clean_text(o.reason)}") for o in w.options if not o.feasible]
+    return ranked, rejected
+
+
+def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
+    """Recommended first, then the best-ranked alternatives, then rejected ones (capped)."""
+    feasible, rejected = option_statuses(w)
+    n_rej = min(len(rejected), max(MAX_REJECTED_SHOWN, MAX_COLUMNS_PER_WORKLOAD - len(feasible)))
+    n_feas = min(len(feasible), MAX_COLUMNS_PER_WORKLOAD - n_rej)
+    return feasible[:n_feas] + rejected[:n_rej]
 
 
 def _plan_columns(result: Result) -> tuple[list[Column], list[str]]:
@@ -195,8 +207,8 @@ def _plan_columns(result: Result) -> tuple[list[Column], list[str]]:
             cols.append(Column(col, letter(col), k, w, o, status, o.id == w.recommended))
             col += 1
         if len(shown) < len(w.options):
-            hidden.append(f"{clean_text(w.name)}: {len(shown)} of {len(w.options)} options shown, "
-                          f"the other {len(w.options) - len(shown)} are in {result.account.slug}.json")
+            hidden.append(f"{clean_text(w.name)}: {len(shown)} of {len(w.options)} options shown "
+                          "here, all of them on the Options sheet")
     return cols, hidden
 
 
@@ -217,6 +229,7 @@ class Layout:
     catalog_ids: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id, $A$r
     catalog_id_ranges: dict[str, str] = field(default_factory=dict)
     price_names: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    options_rows: dict[tuple[int, str], int] = field(default_factory=dict)  # (k, id) -> row
 
     @classmethod
     def plan(cls, result: Result, option_inputs: list[str]) -> Layout:
@@ -235,6 +248,12 @@ class Layout:
                     nxt += 1
         lay.calc_section_row = {s: (row if s == "KV" else ROW_SECTION) for s in CALC_SHEETS}
         lay._plan_catalog(result)
+        row = OPTIONS_HEADER_ROW
+        for k, w in enumerate(result.workloads, start=1):
+            feasible, rejected = option_statuses(w)
+            for o, _ in feasible + rejected:
+                row += 1
+                lay.options_rows[(k, o.id)] = row
         return lay
 
     def _plan_catalog(self, result: Result) -> None:
@@ -277,6 +296,18 @@ class Layout:
             sheet, row = self.calc_rows[name]
             return f"{sheet}!{c.letter}{row + 1}"
         return None
+
+    def catalog_name(self, name: str, c: Column) -> str | None:
+        """The display name (Catalog column B) of the GPU or platform that option input
+        ``name`` holds in column ``c``, as a formula operand (exact match: an id typed in
+        that is not in the catalog shows #N/A); None for other inputs."""
+        table = lookup_keys().get(name)
+        ids = self.catalog_id_ranges.get(table or "")
+        cell = self.cell(name, c)
+        if table not in ("gpus", "platforms") or not ids or cell is None:
+            return None
+        ids = ids.removeprefix("=")
+        return lookup_formula(cell, ids, ids.replace("$A$", "$B$"))
 
     def template(self, calc: Calculation) -> str:
         """The calculation's formula with ``\\x00`` for its column and ``\\x01`` for k."""
