@@ -26,8 +26,9 @@ _FIGURES: tuple[tuple[str, str], ...] = (
     ("Capital cost", "capex"), ("On-prem cost per year", "annual_cost_onprem"),
     ("Cloud cost per year", "annual_cost_cloud"),
 )
-_WIDTHS = {"Workload": 20, "Option": 34, "Option id": 24, "Status": 34, "Platform": 30,
+_WIDTHS = {"Workload": 20, "Option": 46, "Option id": 24, "Status": 34, "Platform": 38,
            "Column": 8}
+_FIGURE_WIDTH = 15
 
 
 def label(book: Book, o: Option) -> str:
@@ -47,19 +48,19 @@ def write(book: Book) -> None:
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
                "recalculates there (its column is named in the last column).",
-               span=(4, sum(_WIDTHS[h] for h in ("Workload", "Option", "Option id", "Status",
-               "Platform"))))
+               span=(1, _WIDTHS["Workload"] + _WIDTHS["Option"]))  # the repeated columns
     shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
     heads = ["Workload", "Option", "Option id", "Status", "Platform", *(h for h, _ in _FIGURES),
              "Column"]
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
-        ws.set_column(j, j, _WIDTHS.get(head, 13))
+        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH))
     ws.set_row(row, 30)
     ws.freeze_panes(row + 1, 2)
     ws.repeat_rows(row, row)
-    fit_width(ws, sum(_WIDTHS.get(h, 13) for h in heads), 54)
+    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads),
+              _WIDTHS["Workload"] + _WIDTHS["Option"])
     ws.repeat_columns(0, 1)
     first_figure = heads.index(_FIGURES[0][0])
     for k, w in enumerate(r.workloads, start=1):
