@@ -28,12 +28,12 @@ def write(book: Book) -> None:
     r = book.r
     book.title(ws, "Assumptions, defaults and their sources",
                "Values in formulas follow the Inputs sheet; efficiencies are per option "
-               "(KV sheet, top block).", span=(3, 44 + 16 + 14 + 95))
+               "(KV sheet, top block).", span=(3, 44 + 16 + 19 + 95))
     ws.set_column(0, 0, 44)
     ws.set_column(1, 1, 16)
-    ws.set_column(2, 2, 14)
+    ws.set_column(2, 2, 19)
     ws.set_column(3, 3, 95)
-    fit_width(ws, 44 + 16 + 14 + 95)
+    fit_width(ws, 44 + 16 + 19 + 95)
     row = 3
     for j, text in enumerate(("Assumption", "Value", "Unit", "Source")):
         ws.write_string(row, j, text, f("header"))
@@ -52,7 +52,7 @@ def write(book: Book) -> None:
                 ws.write_formula(row, 1, formula, fmt, value)
             else:
                 ws.write_number(row, 1, value, fmt)
-        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit_apart"))
         ws.write_string(row, 3, clean_text(source), f("wrap_note"))
         ws.set_row(row, wrapped_height(source, 95))
         row += 1

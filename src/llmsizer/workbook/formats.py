@@ -182,6 +182,7 @@ _ROLES: dict[str, dict[str, Any]] = {
     "label_bold": {"bold": True, "valign": "top"},
     "header_top": {"bold": True, "valign": "top"},
     "unit": {"font_color": "#595959", "valign": "top"},
+    "unit_apart": {"font_color": "#595959", "valign": "top", "align": "left", "indent": 1},
     "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
     "text": {"valign": "top"},
     "wrap": {"text_wrap": True, "valign": "top"},
