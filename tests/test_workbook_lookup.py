@@ -106,3 +106,25 @@ def test_unknown_gpu_typed_into_the_workbook_is_an_error_not_the_last_row(tmp_pa
     other = openpyxl.utils.get_column_letter(col + 1)
     assert got[f"{letter}{rows['gpu_memory_gb']}"] == "#N/A"
     assert isinstance(got[f"{other}{rows['gpu_memory_gb']}"], float | int)
+
+
+def test_one_row_table_range_takes_the_blank_row_below(tmp_path: Path) -> None:
+    """Gnumeric 1.12 answers #REF! for INDEX over one cell (measured, kept here so a fixed
+    Gnumeric shows up); the workbook's one-row tables (legal-128k: one precision) therefore
+    look up over the row and the blank row below it, which works in both engines."""
+    path = tmp_path / "one.xlsx"
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet("S")
+    ws.write_string(0, 0, "fp8")
+    ws.write_number(0, 1, 1.0)  # row 2 stays blank, as below every Catalog table
+    ws.write_string(3, 0, "fp8")
+    ws.write_string(4, 0, "int4")
+    ws.write_formula(3, 2, "=" + lookup_formula("A4", "$A$1", "$B$1"), None, -1)
+    ws.write_formula(3, 3, "=" + lookup_formula("A4", "$A$1:$A$2", "$B$1:$B$2"), None, -1)
+    ws.write_formula(4, 3, "=" + lookup_formula("A5", "$A$1:$A$2", "$B$1:$B$2"), None, -1)
+    wb.close()
+    gn = read_values(gnumeric.recalculate(path, tmp_path / "gn.xlsx"))["S"]
+    lo = recalculated_values(path, tmp_path / "lo")["S"]
+    assert gn["C4"] == "#REF!" and lo["C4"] == 1  # the Gnumeric finding
+    assert gn["D4"] == lo["D4"] == 1
+    assert gn["D5"] == lo["D5"] == "#N/A"

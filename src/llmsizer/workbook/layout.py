@@ -108,6 +108,18 @@ def input_name(name: str, k: int = 1) -> str | None:
     return None
 
 
+def _column(first: str, last: str) -> str:
+    """``Catalog!$C$5:$C$9``. A one-row table's range takes the blank row below it as well:
+    Gnumeric 1.12 answers #REF! for INDEX over a single cell (``INDEX(Catalog!$C$15,1)``,
+    measured: docs/libreoffice-findings.md section 7); the blank row never matches a key."""
+    if first == last:
+        m = re.fullmatch(r"(.*\$)(\d+)", last)
+        if m is None:
+            raise ValueError(f"not a cell: {last}")
+        last = f"{m.group(1)}{int(m.group(2)) + 1}"
+    return f"{first}:{last.split('!')[-1]}"
+
+
 def flag_expr(e: Expr) -> bool:
     """True when the spreadsheet value is a logical (comparison, AND, OR)."""
     if isinstance(e, Bin):
@@ -118,9 +130,10 @@ def flag_expr(e: Expr) -> bool:
 def cached(value: float | str, flag: bool) -> float | str:
     """The engine's value as a formula's cached result. Logicals are cached as 1 or 0, not
     as booleans: LibreOffice 7.4 discards a cached boolean and recalculates the cell when it
-    is first needed, and a conditional format asking for it during PDF export's fit-to-page
-    layout aborts the export (docs/libreoffice-findings.md). Shown as yes/no by
-    ``number_format("flag")``; a recalculating spreadsheet stores TRUE/FALSE again."""
+    is first needed; in a General-formatted cell asked for by a conditional format during PDF
+    export's fit-to-page layout, that aborted the export (docs/libreoffice-findings.md
+    section 6). Shown as yes/no by ``number_format("flag")`` (the other half of the fix);
+    a recalculating spreadsheet stores TRUE/FALSE again."""
     if flag and not isinstance(value, str):
         return 1 if value else 0
     return value
@@ -303,12 +316,13 @@ class Layout:
         ``name`` holds in column ``c``, as a formula operand (exact match: an id typed in
         that is not in the catalog shows #N/A); None for other inputs."""
         table = lookup_keys().get(name)
-        ids = self.catalog_id_ranges.get(table or "")
+        rows = self.catalog_ids.get(table or "")
         cell = self.cell(name, c)
-        if table not in ("gpus", "platforms") or not ids or cell is None:
+        if table not in ("gpus", "platforms") or not rows or cell is None:
             return None
-        ids = ids.removeprefix("=")
-        return lookup_formula(cell, ids, ids.replace("$A$", "$B$"))
+        first, last = rows[0][1], rows[-1][1]
+        return lookup_formula(cell, _column(first, last),
+                              _column(first.replace("$A$", "$B$"), last.replace("$A$", "$B$")))
 
     def template(self, calc: Calculation) -> str:
         """The calculation's formula with ``\\x00`` for its column and ``\\x01`` for k."""
@@ -333,9 +347,8 @@ class Layout:
             if not rows:
                 raise ValueError(f"no {lk.table} rows for {calc.name}")
             first = self.catalog_cells[(lk.table, rows[0][0], lk.column)]
-            last = self.catalog_cells[(lk.table, rows[-1][0], lk.column)].removeprefix("Catalog!")
-            return lookup_formula(key, self.catalog_id_ranges[lk.table].removeprefix("="),
-                                  f"{first}:{last}")
+            last = self.catalog_cells[(lk.table, rows[-1][0], lk.column)]
+            return lookup_formula(key, _column(rows[0][1], rows[-1][1]), _column(first, last))
 
         return render(calc.expr, name, table)
 
