@@ -559,6 +559,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
                                               {**env, "replicas_given": float(replicas)})),
         "max_sequences_by_memory": f("max_sequences_by_memory"),
         "weights_gb": f("weights_gb"),
+        "usable_memory_gb": f("usable_memory_gb"),
+        "kv_gb_per_request": f("kv_gb_per_request"),
         "kv_bytes_per_token": f("kv_bytes_per_token"),
         "decode_weights_ms": f("decode_weights_ms"),
         "bound": bound,
