@@ -93,7 +93,7 @@ BenchFile = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_
 
 
 class Measured(_Strict):
-    """The customer's benchmark replaces the modelled throughput (seed 000): either the
+    """The customer's benchmark replaces the modelled throughput (“From Users to GPUs”): either the
     figure itself (``tokens_per_s_per_replica``) or the tool's result file(s) (``file``,
     docs/measured.md)."""
 

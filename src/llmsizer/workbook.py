@@ -702,7 +702,8 @@ class _Book:
             ws.write_string(row + 1, 1 + k, clean_text(w.model_name), f("text"))
             ws.write_string(row + 2, 1 + k, w.mode, f("text"))
         ws.write_string(row + 2, note_col, "modelled = roofline model with calibrated "
-                        "efficiencies; measured = the customer's benchmark replaces it (seed 000).",
+                        "efficiencies; measured = the customer's benchmark replaces it "
+                        "(“From Users to GPUs”).",
                         f("note"))
         row += 3
         for i in self.workload_inputs:
