@@ -256,7 +256,7 @@ def test_many_options_stay_readable(rendered: Callable[[str], Rendered]) -> None
 def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Rendered]) -> None:
     _result, _data, pdf = rendered(str(INPUTS[0]))
     text = text_of(pdf)
-    for label in ("KV in use", "KV spare", "chosen batch", "Tokens/s per replica (right)",
+    for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
                   "On-premises: capex over"):
         assert label in text, label
     assert "<svg" not in text
