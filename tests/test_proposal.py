@@ -208,7 +208,17 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
         ]
     if any(w["recommended"] for w in data["workloads"]):
         t = data["totals"]
-        expected += [f"{fmt.count_of(t['gpus'], 'GPU')} in {fmt.count_of(t['nodes'], 'node')}",
+        chosen = [next(o for o in w["options"] if o["id"] == w["recommended"])
+                  for w in data["workloads"] if w["recommended"]]
+        kinds = {(o["gpu"], o["platform"]) for o in chosen}
+        if len(kinds) == 1:  # the cover names the GPU and platform with the totals
+            gpu, plat = kinds.pop()
+            expected.append(f"Recommendation: {fmt.count(t['gpus'])} × {cat.gpus[gpu].name} in "
+                            f"{fmt.count(t['nodes'])} × {cat.platforms[plat].name.split(' (')[0]}")
+        else:
+            expected.append(f"in all {fmt.count_of(t['gpus'], 'GPU')} in "
+                            f"{fmt.count_of(t['nodes'], 'node')}")
+        expected += [
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),
@@ -576,3 +586,25 @@ def test_chart_canvas_draws_what_matplotlibs_own_svg_canvas_draws(
     monkeypatch.setattr(charts, "_CanvasSVG", FigureCanvasSVG)
     assert svgs() == ours
     charts._CANVASES.clear()  # no stock canvas left for later tests
+
+
+def test_moe_single_user_speed_is_the_charts_batch_1_point(
+        rendered: Callable[[str], Rendered]) -> None:
+    """Mixtral 8x7B routes each token to 2 of 8 experts: alone, one user's step reads the
+    shared weights and those 2 experts per layer, not all 46.7 B parameters. The walk-through
+    quotes the throughput curve's batch-1 point, the left end of the chart beside it."""
+    from llmsizer.engine import curve
+
+    result, _data, pdf = rendered(str(ROOT / "inputs" / "moe-chat.yaml"))
+    w = result.workloads[0]
+    assert w.recommended is not None
+    fmt = Formatter(result.account.currency)
+    alone = curve(result, 0, w.recommended, [1])[0]["tokens_per_s_per_user"]
+    best = w.option(w.recommended)
+    assert best is not None
+    ceiling = float(best.values["bandwidth_ceiling_tokens_per_s"])  # all experts read
+    assert alone > 1.5 * ceiling
+    text = text_of(pdf)
+    assert norm(f"one user would see {fmt.tok_s(alone)}") in text
+    assert "2 of 8 experts" in text
+    assert norm(fmt.tok_s(ceiling)) not in text
