@@ -6,6 +6,7 @@ or line, no marker and no bar."""
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -147,7 +148,7 @@ def collisions(svg: str) -> list[str]:
             if a.overlaps(b):
                 found.append(f"{a.what!r} overlaps {b.what!r}")
         for run in lines:
-            if any(a.hits_segment(p, q) for p, q in zip(run, run[1:], strict=False)):
+            if any(a.hits_segment(p, q) for p, q in itertools.pairwise(run)):
                 found.append(f"{a.what!r} lies on a line or curve")
                 break
         for s in solids:
