@@ -375,29 +375,19 @@ class WorkloadView:
 
 @dataclass(frozen=True)
 class HardwareLine:
-    """One GPU x platform of the recommendation, for the cover (workloads on the same
-    hardware share a line)."""
+    """A recommended workload's hardware, for the cover."""
 
-    gpus: int
+    gpus: float
     gpu_name: str
-    nodes: int
+    nodes: float
     platform_name: str
-    workloads: tuple[str, ...]
+    workload: str
 
 
 def _cover_hardware(views: Sequence[WorkloadView]) -> list[HardwareLine]:
-    lines: dict[tuple[str, str], HardwareLine] = {}
-    for wv in views:
-        if wv.best is None:
-            continue
-        key = (wv.best.gpu_name, wv.best.platform_name)
-        old = lines.get(key)
-        gpus, nodes = round(_num(wv.best.v, "gpus")), round(_num(wv.best.v, "nodes"))
-        if old is not None:
-            gpus, nodes = gpus + old.gpus, nodes + old.nodes
-        lines[key] = HardwareLine(gpus, key[0], nodes, wv.best.platform_short,
-                                  (*(old.workloads if old else ()), wv.w.name))
-    return list(lines.values())
+    return [HardwareLine(_num(wv.best.v, "gpus"), wv.best.gpu_name, _num(wv.best.v, "nodes"),
+                         wv.best.platform_short, wv.w.name)
+            for wv in views if wv.best is not None]
 
 
 @dataclass(frozen=True)
@@ -793,6 +783,8 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
         "cover_hardware": _cover_hardware(views),
+        "cover_same_hardware": len({(h.gpu_name, h.platform_name)
+                                    for h in _cover_hardware(views)}) == 1,
         # measured mode (docs/measured.md): benchmark-sized workloads, and those whose measured
         # throughput is over 25 % from the model's (a risk)
         "measured": [wv for wv in views if wv.w.mode == "measured"],
