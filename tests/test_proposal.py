@@ -608,3 +608,31 @@ def test_moe_single_user_speed_is_the_charts_batch_1_point(
     assert norm(f"one user would see {fmt.tok_s(alone)}") in text
     assert "2 of 8 experts" in text
     assert norm(fmt.tok_s(ceiling)) not in text
+
+
+def _page_fill(pdf: Path) -> list[tuple[float, int]]:
+    """(share of the page's text area used, words) per page: from the top margin to the
+    lowest word above the footer (pdftotext -bbox; charts are text too)."""
+    out = run("pdftotext", "-bbox", pdf, "-")
+    fills = []
+    for page in out.split("<page ")[1:]:
+        height = float(re.search(r'height="([\d.]+)"', page).group(1))  # type: ignore[union-attr]
+        ys = [float(y) for y in re.findall(r'yMax="([\d.]+)"', page)]
+        body = [y for y in ys if 0.09 * height < y < 0.9 * height]  # no running head or footer
+        fill = (max(body) - 0.067 * height) / (0.866 * height) if body else 0.0
+        fills.append((fill, page.count("<word ")))
+    return fills
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Chapters flow on and big figures follow their tables: no page between the cover and
+    the end is two-thirds empty, and the last page holds more than a stray paragraph."""
+    _result, _data, pdf = rendered(str(path))
+    # the formula appendix is a document of its own: its pages are numbered apart
+    main = int(re.search(r"Page \d+ of (\d+)", text_of(pdf)).group(1))  # type: ignore[union-attr]
+    assert main < pages(pdf)
+    fills = _page_fill(pdf)[:main]
+    for number, (fill, _words) in enumerate(fills[1:-1], start=2):
+        assert fill > 0.35, f"page {number} is {fill:.0%} full"
+    assert fills[-1][1] > 120, f"the last page holds only {fills[-1][1]} words"
