@@ -81,11 +81,14 @@ def print_result(result: Result, console: Console | None = None) -> None:
         con.print(_workload_table(w, cur, con.width))
         ruled_out = [o for o in w.options if not o.feasible]
         if ruled_out and not wide:
-            con.print(Text("Ruled out:", style="bold"), highlight=False)
+            # id and reason side by side: a long reason wraps under itself, not under the id
+            why = Table.grid(padding=(0, 1, 0, 0))
+            why.add_column(no_wrap=True)
+            why.add_column(overflow="fold")
             for o in ruled_out:
-                line = Text(f"  {o.id}: ", style="bold")
-                line.append(o.reason)
-                con.print(line, highlight=False)
+                why.add_row(Text(f"  {o.id}", style="bold"), Text(o.reason))
+            con.print(Text("Ruled out:", style="bold"), highlight=False)
+            con.print(why)
         if w.measured_note:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
