@@ -177,3 +177,34 @@ def test_the_checker_sees_a_collision() -> None:
     assert any("overlaps 'same spot'" in f for f in found)
     assert any("lies on a line" in f for f in found)
     assert any("'past the edge' crosses" in f for f in found)
+
+
+LONG_NAMES = """\
+schema_version: 1
+account: {name: Wide Letters Holdings}
+workloads:
+  - name: "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW"
+    model: llama-3.1-70b
+    concurrent_users: 20000
+    prompt_tokens: 1000
+    output_tokens: 200
+    targets: {tokens_per_s_per_user: 20}
+  - name: Second workload with quite a long descriptive name for the chart
+    model: llama-3.1-8b
+    concurrent_users: 50
+    prompt_tokens: 100
+    output_tokens: 2000
+    targets: {tokens_per_s_per_user: 90, ttft_s: 0.5}
+costs: {gpu_prices: {h100-sxm: 9999999}}
+"""
+
+
+def test_long_names_and_large_figures_stay_inside_the_charts(tmp_path: Path) -> None:
+    """A name of wide letters is cut to the room left of the bars; eight-digit costs fit."""
+    path = tmp_path / "wide.yaml"
+    path.write_text(LONG_NAMES, encoding="utf-8")
+    charts = _svgs(path)
+    assert len(charts) == 4
+    problems = [f"{name}: {p}" for name, svg in charts for p in collisions(svg)]
+    assert not problems, "\n".join(problems)
+    assert any("WWW…" in svg for _name, svg in charts)

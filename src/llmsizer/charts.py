@@ -197,11 +197,26 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
     (a quarter of a bar chart's time) for one label."""
     ax.set_yticks([])
     to_axes = ax.get_yaxis_transform()  # x in axes fractions, y in data
+    # Each line is cut (with an ellipsis) to the room left of the axes, measured in the
+    # label's font: a name of wide letters never runs off the chart.
+    box, width_in = ax.get_position(), ax.figure.get_size_inches()[0]
+    room = (box.x0 - 0.012 * box.width) * width_in * 72 - 2
     for i, (y, label) in enumerate(zip(ys, labels, strict=True)):
+        prop = FontProperties(size=fontsize, weight="bold" if bold and bold[i] else "normal")
+        label = "\n".join(_fit(line, prop, room) for line in label.split("\n"))
         ax.text(-0.012, y, label, transform=to_axes, ha="right", va="center",
                 fontsize=fontsize, linespacing=1.15,
                 color=colors[i] if colors else "#4a5563",
                 fontweight="bold" if bold and bold[i] else "normal")
+
+
+def _fit(text: str, prop: FontProperties, room_pt: float) -> str:
+    """``text``, cut to at most ``room_pt`` points wide in ``prop`` (ending in an ellipsis)."""
+    if _text_size(text, prop)[0] <= room_pt:
+        return text
+    while text and _text_size(text + "…", prop)[0] > room_pt:
+        text = text[:-1]
+    return text.rstrip() + "…"
 
 
 def _nice_ticks(top: float, n: int, integer: bool = False) -> list[float]:
