@@ -18,8 +18,11 @@ python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "setup: installing ${need_apt[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  # Wait (up to 10 min) for another apt/dpkg process to release its lock instead of aborting.
+  apt_wait=(-o DPkg::Lock::Timeout=600)
+  $SUDO apt-get "${apt_wait[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${apt_wait[@]}" install -y -qq \
+    --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,97 @@ def test_catalog_lists() -> None:
     for kind, needle in (("gpus", "h200-sxm"), ("models", "deepseek-v3"), ("platforms", "dgx-h100")):
         out = run("catalog", kind)
         assert out.returncode == 0 and needle in out.stdout
+
+
+# --- readable at terminal widths -------------------------------------------------------------
+
+
+def _sized(file: Path, columns: int) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    out = subprocess.run([*LLMSIZER, "size", str(file)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+@pytest.mark.parametrize("name", ["example.yaml", "enterprise-multi.yaml"])
+def test_size_fits_the_terminal_and_shows_every_option_id_whole(name: str, columns: int) -> None:
+    file = ROOT / "inputs" / name
+    text = _sized(file, columns)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= columns, max(lines, key=len)
+    doc = json.loads(run("size", file, "--json").stdout)
+    starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
+    for w in doc["workloads"]:
+        rec = next(o for o in w["options"] if o["id"] == w["recommended"])
+        row = next(r for r in starred if r[1] == w["recommended"])
+        # every figure of the recommended option whole, the yearly cost last
+        assert row[-1] == f"{rec['values']['annual_cost_onprem']:,.0f}", row
+        assert row[6] == f"{rec['values']['gpus']:.0f}", row
+        for o in w["options"]:  # every id on a line of its own, whole (never cut or folded)
+            assert any(o["id"] in ln.split() or f"{o['id']}:" in ln.split() for ln in lines), o
+    # no header squeezed to one letter per line: each table header row is short words
+    assert "…" not in text
+    assert not any(len(ln.strip()) == 1 and ln.strip().isalpha() for ln in lines)
+
+
+def test_size_wide_terminal_keeps_reasons_in_the_table() -> None:
+    text = _sized(EXAMPLE, 200)
+    row = next(ln for ln in text.splitlines() if "l40s/fp8/kv-fp8/tp1" in ln)
+    assert "do not fit" in row
+
+
+# --- estimate --------------------------------------------------------------------------------
+
+
+def test_estimate_70b_on_one_l40s_is_infeasible_and_says_what_fits() -> None:
+    """70.6 GB of FP8 weights (Llama 3.1 70B) against 0.9 x 48 GB - reserve on one L40S."""
+    out = run("estimate", "--model", "llama-3.1-70b", "--gpu", "l40s", "--prompt-tokens", "1000",
+              "--output-tokens", "200", "--concurrency", "8")
+    assert out.returncode == 3, out.stdout
+    assert out.stdout == ""
+    msg = out.stderr.strip()
+    assert len(msg.splitlines()) == 1 and "Traceback" not in msg
+    assert "does not fit on 1 × l40s" in msg and "70.6 GB" in msg
+    assert "--tp 2" in msg and "--weights int4" in msg
+
+
+def test_estimate_json_says_infeasible_too() -> None:
+    out = run("estimate", "--model", "llama-3.1-70b", "--gpu", "l40s", "--weights", "bf16",
+              "--prompt-tokens", "1000", "--output-tokens", "200", "--offline", "--json")
+    assert out.returncode == 3 and "141.2 GB" in out.stderr and "--tp 4" in out.stderr
+
+
+def test_every_option_has_help() -> None:
+    from click import Command, Group
+
+    from llmsizer.cli import main
+
+    assert isinstance(main, Group)
+    for name in ("estimate", "size", "catalog", "report", "validate"):
+        cmd = main.commands[name]
+        assert isinstance(cmd, Command)
+        for p in cmd.params:
+            if p.param_type_name == "option":
+                assert getattr(p, "help", None), f"{name} {p.opts} has no help"
+
+
+# --- catalog -----------------------------------------------------------------------------------
+
+
+def test_catalog_singular_kind_gets_a_suggestion() -> None:
+    out = run("catalog", "gpu")
+    assert out.returncode == 2
+    assert "did you mean gpus?" in out.stderr
+
+
+def test_catalog_prints_parameter_counts_in_billions() -> None:
+    """Llama 2 7B has 6.74 B parameters, Llama 3.1 70B 70.6 B (catalog, from the model cards)."""
+    out = run("catalog", "models")
+    assert out.returncode == 0
+    assert "e+09" not in out.stdout and "e+10" not in out.stdout
+    row = next(ln for ln in out.stdout.splitlines() if ln.split()[:1] == ["llama-2-7b"])
+    assert "6.74 B" in row
+    row = next(ln for ln in out.stdout.splitlines() if ln.split()[:1] == ["llama-3.1-70b"])
+    assert "70.6 B" in row

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from helpers import ROOT
 
 from llmsizer.docgen import generated
@@ -25,3 +27,68 @@ def test_every_cli_command_has_help_and_is_documented() -> None:
         assert result.exit_code == 0, name
         assert len(result.output.strip().splitlines()) > 2
         assert f"llmsizer {name}" in readme, f"README does not show `llmsizer {name}`"
+
+
+def _properties(schema: dict[str, object]) -> list[tuple[str, str, dict[str, object]]]:
+    """(model, key, property) for every key of the input schema, nested models included."""
+    defs = schema.get("$defs", {})
+    assert isinstance(defs, dict)
+    models = [("Requirements", schema), *defs.items()]
+    out = []
+    for name, model in models:
+        assert isinstance(model, dict)
+        for key, prop in model.get("properties", {}).items():
+            out.append((name, key, prop))
+    return out
+
+
+def test_every_input_key_has_a_description_unit_and_example() -> None:
+    """The JSON Schema carries the descriptions (editors show them), from the pydantic models."""
+    from llmsizer.requirements import json_schema
+
+    props = _properties(json_schema())
+    assert len(props) >= 50  # the schema's keys, nested models included
+    missing = [f"{m}.{k}" for m, k, p in props if not str(p.get("description", "")).strip()]
+    assert not missing, f"keys without a description: {missing}"
+    no_example = [f"{m}.{k}" for m, k, p in props if not p.get("example")]
+    assert not no_example, f"keys without an example: {no_example}"
+    # a key measured in something names its unit
+    for model, key, prop in props:
+        if key.endswith(("_s", "_gb", "_tokens", "_kwh")) or key.startswith("tokens_per_s"):
+            assert prop.get("unit"), f"{model}.{key} has no unit"
+
+
+def test_requirements_md_documents_every_key() -> None:
+    from llmsizer.requirements import json_schema
+
+    text = (ROOT / "docs" / "requirements.md").read_text(encoding="utf-8")
+    for model, key, prop in _properties(json_schema()):
+        said = str(prop["description"]).split(";")[0][:40]
+        rows = [ln for ln in text.splitlines() if ln.startswith(f"| `{key}` |") and said in ln]
+        assert rows, f"{model}.{key} is not in docs/requirements.md"
+    for heading in ("## `account`", "## `workloads[]`", "## `workloads[].targets`",
+                    "## `workloads[].measured`", "## `hardware`", "## `policy`", "## `costs`"):
+        assert heading in text
+
+
+def test_reference_yaml_is_valid_and_uses_every_key() -> None:
+    """docs/requirements-reference.yaml loads, validates and sizes; every key appears (the
+    benchmark-file keys commented out: they are the alternative to the measured figure)."""
+    from llmsizer.engine import size
+    from llmsizer.requirements import json_schema, load
+
+    ref = ROOT / "docs" / "requirements-reference.yaml"
+    loaded = load(ref)
+    assert loaded.req.account.currency == "EUR" and loaded.req.costs.usd_exchange_rate == 0.92
+    assert size(loaded).workloads[0].recommended is not None
+    text = ref.read_text(encoding="utf-8")
+    for model, key, _prop in _properties(json_schema()):
+        assert f" {key}:" in text or f"\n{key}:" in text or f"- {key}:" in text, (model, key)
+
+
+def test_example_points_to_docs_that_exist() -> None:
+    example = (ROOT / "inputs" / "example.yaml").read_text(encoding="utf-8")
+    named = re.findall(r"docs/[\w.-]+", example)
+    assert named, "inputs/example.yaml should point to the reference docs"
+    for path in named:
+        assert (ROOT / path).is_file(), path

@@ -208,7 +208,17 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
         ]
     if any(w["recommended"] for w in data["workloads"]):
         t = data["totals"]
-        expected += [f"{fmt.count_of(t['gpus'], 'GPU')} in {fmt.count_of(t['nodes'], 'node')}",
+        chosen = [next(o for o in w["options"] if o["id"] == w["recommended"])
+                  for w in data["workloads"] if w["recommended"]]
+        kinds = {(o["gpu"], o["platform"]) for o in chosen}
+        if len(kinds) == 1:  # the cover names the GPU and platform with the totals
+            gpu, plat = kinds.pop()
+            expected.append(f"Recommendation: {fmt.count(t['gpus'])} × {cat.gpus[gpu].name} in "
+                            f"{fmt.count(t['nodes'])} × {cat.platforms[plat].name.split(' (')[0]}")
+        else:
+            expected.append(f"in all {fmt.count_of(t['gpus'], 'GPU')} in "
+                            f"{fmt.count_of(t['nodes'], 'node')}")
+        expected += [
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),
@@ -256,7 +266,7 @@ def test_many_options_stay_readable(rendered: Callable[[str], Rendered]) -> None
 def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Rendered]) -> None:
     _result, _data, pdf = rendered(str(INPUTS[0]))
     text = text_of(pdf)
-    for label in ("KV in use", "KV spare", "chosen batch", "Tokens/s per replica (right)",
+    for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
                   "On-premises: capex over"):
         assert label in text, label
     assert "<svg" not in text
@@ -576,3 +586,53 @@ def test_chart_canvas_draws_what_matplotlibs_own_svg_canvas_draws(
     monkeypatch.setattr(charts, "_CanvasSVG", FigureCanvasSVG)
     assert svgs() == ours
     charts._CANVASES.clear()  # no stock canvas left for later tests
+
+
+def test_moe_single_user_speed_is_the_charts_batch_1_point(
+        rendered: Callable[[str], Rendered]) -> None:
+    """Mixtral 8x7B routes each token to 2 of 8 experts: alone, one user's step reads the
+    shared weights and those 2 experts per layer, not all 46.7 B parameters. The walk-through
+    quotes the throughput curve's batch-1 point, the left end of the chart beside it."""
+    from llmsizer.engine import curve
+
+    result, _data, pdf = rendered(str(ROOT / "inputs" / "moe-chat.yaml"))
+    w = result.workloads[0]
+    assert w.recommended is not None
+    fmt = Formatter(result.account.currency)
+    alone = curve(result, 0, w.recommended, [1])[0]["tokens_per_s_per_user"]
+    best = w.option(w.recommended)
+    assert best is not None
+    ceiling = float(best.values["bandwidth_ceiling_tokens_per_s"])  # all experts read
+    assert alone > 1.5 * ceiling
+    text = text_of(pdf)
+    assert norm(f"one user would see {fmt.tok_s(alone)}") in text
+    assert "2 of 8 experts" in text
+    assert norm(fmt.tok_s(ceiling)) not in text
+
+
+def _page_fill(pdf: Path) -> list[tuple[float, int]]:
+    """(share of the page's text area used, words) per page: from the top margin to the
+    lowest word above the footer (pdftotext -bbox; charts are text too)."""
+    out = run("pdftotext", "-bbox", pdf, "-")
+    fills = []
+    for page in out.split("<page ")[1:]:
+        height = float(re.search(r'height="([\d.]+)"', page).group(1))  # type: ignore[union-attr]
+        ys = [float(y) for y in re.findall(r'yMax="([\d.]+)"', page)]
+        body = [y for y in ys if 0.09 * height < y < 0.9 * height]  # no running head or footer
+        fill = (max(body) - 0.067 * height) / (0.866 * height) if body else 0.0
+        fills.append((fill, page.count("<word ")))
+    return fills
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Chapters flow on and big figures follow their tables: no page between the cover and
+    the end is two-thirds empty, and the last page holds more than a stray paragraph."""
+    _result, _data, pdf = rendered(str(path))
+    # the formula appendix is a document of its own: its pages are numbered apart
+    main = int(re.search(r"Page \d+ of (\d+)", text_of(pdf)).group(1))  # type: ignore[union-attr]
+    assert main < pages(pdf)
+    fills = _page_fill(pdf)[:main]
+    for number, (fill, _words) in enumerate(fills[1:-1], start=2):
+        assert fill > 0.35, f"page {number} is {fill:.0%} full"
+    assert fills[-1][1] > 120, f"the last page holds only {fills[-1][1]} words"

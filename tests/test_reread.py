@@ -341,11 +341,21 @@ def test_cli_refusals_are_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--diff compares an edited workbook" in done.stderr
     done = run("report", EXAMPLE, book, "--out", tmp_path / "o")
     assert done.returncode == 2 and "one edited .xlsx workbook at a time" in done.stderr
+
+
+def test_a_workbook_re_read_in_place_is_replaced_by_the_new_one(tmp_path: Path) -> None:
+    """``report out/x.xlsx --out out/ --diff``: the outputs replace the very workbook read."""
     out = tmp_path / "same"
     out.mkdir()
-    shutil.copy(book, out / "acme-corp.xlsx")
-    done = run("report", out / "acme-corp.xlsx", "--out", out)
-    assert done.returncode == 2 and "would overwrite the workbook being read" in done.stderr
+    book = _edit(_book(tmp_path), out / "acme-corp.xlsx", {"in_w1_users": 400})
+    done = run("report", book, "--out", out, "--diff")
+    assert done.returncode == 0, done.stderr
+    assert "200 -> 400" in done.stdout, done.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["acme-corp.json", "acme-corp.pdf",
+                                                     "acme-corp.xlsx"]
+    again = read_workbook(book)  # the new workbook: edited value, nothing changed since
+    assert again.loaded.req.workloads[0].concurrent_users == 400
+    assert again.changes == []
 
 
 def test_formula_normalisation_matches_what_spreadsheets_rewrite() -> None:

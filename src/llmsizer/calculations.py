@@ -67,12 +67,14 @@ def _i(name: str, label: str, unit: str, scope: Scope, note: str, **kw: object) 
 INPUTS: tuple[Input, ...] = (
     # account-wide policy and costs
     _i("headroom", "Headroom policy", "fraction", "account",
-       "Extra capacity above peak demand for bursts and growth (seed 000: 20-30 %).", low=0, high=3),
+       "Extra capacity above peak demand for bursts and growth (“From Users to GPUs”: "
+       "20-30 %).", low=0, high=3),
     _i("survive_node_loss", "Survive node loss (N+1)", "flag", "account",
-       "1 = add one node's worth of spare replicas (seed 001, check 5).", kind="flag", low=0,
+       "1 = add one node's worth of spare replicas (“How fast does it serve?”, check 5).", kind="flag", low=0,
        high=1, integer=True),
     _i("gpu_memory_utilization", "GPU memory utilisation", "fraction", "account",
-       "Share of GPU memory the engine may use (vLLM default 0.90, seed 002).", low=0.1, high=1),
+       "Share of GPU memory the engine may use (vLLM default 0.90; “The KV cache is your real "
+       "budget”).", low=0.1, high=1),
     _i("runtime_reserve_gb", "Runtime reserve per GPU", "GB", "account",
        "Memory held back per GPU for activations, CUDA graphs and fragmentation.", low=0,
        high=100),
@@ -92,7 +94,7 @@ INPUTS: tuple[Input, ...] = (
        low=1, high=8784),
     # per workload
     _i("users", "Concurrent users at peak", "users", "workload",
-       "Users generating at the same time (seed 000 Step 1).", low=0, integer=True),
+       "Users generating at the same time (“From Users to GPUs”, step 1).", low=0, integer=True),
     _i("prompt_tokens", "Prompt tokens", "tokens", "workload", "Average input per request.",
        low=1, integer=True),
     _i("output_tokens", "Output tokens", "tokens", "workload", "Average output per request.",
@@ -105,13 +107,13 @@ INPUTS: tuple[Input, ...] = (
     _i("target_tokens_per_s_per_user", "Target tokens/s per user", "tok/s", "workload",
        "Streaming speed each user must see; 0 = none.", low=0),
     _i("target_response_time_s", "Target response time", "s", "workload",
-       "Whole answer within this time (seed 000: output / time = tok/s per user); 0 = none.",
+       "Whole answer within this time (“From Users to GPUs”: output / time = tok/s per user); 0 = none.",
        low=0),
     _i("target_ttft_s", "Target time to first token", "s", "workload", "0 = none.", low=0),
     _i("target_system_tokens_per_s", "Target system throughput", "tok/s", "workload",
        "Total output tokens/s for offline jobs; 0 = none.", low=0),
     _i("measured_tokens_per_s_per_replica", "Measured tokens/s per replica", "tok/s",
-       "workload", "Customer benchmark; > 0 replaces the modelled throughput (seed 000).",
+       "workload", "Customer benchmark; > 0 replaces the modelled throughput (“From Users to GPUs”).",
        low=0),
     _i("params_total", "Parameters (total)", "params", "workload",
        "All weights held in memory (MoE: every expert).", low=1),
@@ -121,8 +123,8 @@ INPUTS: tuple[Input, ...] = (
     _i("hidden_size", "Hidden size", "elements", "workload", "Model width.", low=1, integer=True),
     _i("attention_heads", "Attention heads", "heads", "workload", "Query heads.", low=1,
        integer=True),
-    _i("kv_heads", "KV heads", "heads", "workload", "GQA/MQA key-value heads (seed 002).",
-       low=1, integer=True),
+    _i("kv_heads", "KV heads", "heads", "workload",
+       "GQA/MQA key-value heads (“The KV cache is your real budget”).", low=1, integer=True),
     _i("head_dim", "Head dimension", "elements", "workload", "Per-head width.", low=1,
        integer=True),
     _i("experts", "Routed experts", "experts", "workload", "MoE experts per layer; 0 = dense.",
@@ -197,7 +199,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("weight_bytes_per_param", "Bytes per weight", "B", "KV",
        lookup("precisions", "weight_precision", "bytes_per_param")
        * (1 + lookup("precisions", "weight_precision", "scale_overhead")),
-       "Storage bytes per parameter incl. quantisation scales (seed 002)."),
+       "Storage bytes per parameter incl. quantisation scales (“The KV cache is your real budget”)."),
     _c("kv_bytes_per_element", "Bytes per KV element", "B", "KV",
        lookup("precisions", "kv_precision", "bytes_per_param"), "KV-cache storage format."),
     _c("peak_tflops", "Peak tensor throughput used", "TFLOP/s", "Throughput",
@@ -212,11 +214,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
                    lookup("gpus", "gpu", "int8_tops"), lookup("gpus", "gpu", "bf16_tflops")),
                 lookup("gpus", "gpu", "bf16_tflops")))),
        "Dense peak for the compute path: native FP8/FP4 where the GPU has it, else weights "
-       "are dequantised to BF16 (seed 001)."),
+       "are dequantised to BF16 (“How fast does it serve?”)."),
     _c("ridge_point_flop_per_byte", "Ridge point", "FLOP/B", "Throughput",
        r("peak_tflops") / r("gpu_bandwidth_tb_s"),
        "Peak FLOP/s / bandwidth: below this arithmetic intensity a kernel is memory-bound "
-       "(seed 003: H100 989 / 3.35 = 295)."),
+       "(“GPU Inference vs Training Requirements”: H100 989 / 3.35 = 295)."),
     _c("gpus_per_node", "GPUs per node", "GPUs", "Nodes",
        lookup("platforms", "platform", "gpus_per_node"), "Platform's GPU count."),
     _c("platform_sold_full", "Bought with all GPUs", "1 = yes", "Nodes",
@@ -243,7 +245,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
        IF(gt(r("mla_kv_dim"), 0), r("layers") * r("mla_kv_dim") * r("kv_bytes_per_element"),
           2 * r("layers") * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
-       "2 x layers x KV heads x head dim x bytes (K and V; GQA counts KV heads, seed 002); "
+       "2 x layers x KV heads x head dim x bytes (K and V; GQA counts KV heads; “The KV cache is "
+       "your real budget”); "
        "MLA: layers x latent width x bytes."),
     _c("kv_replication", "KV copies across the TP group", "x", "KV",
        IF(gt(r("mla_kv_dim"), 0), tp, tp / MIN(tp, r("kv_heads"))),
@@ -256,7 +259,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "TP x GPU memory x utilisation - TP x runtime reserve."),
     _c("kv_budget_gb", "KV-cache budget per replica", "GB", "KV",
        (r("usable_memory_gb") - r("weights_gb")) * r("kv_cache_fraction"),
-       "(usable - weights) x KV share (seed 002: 0.9 x 141 - 70 = 57 GB)."),
+       "(usable - weights) x KV share (“The KV cache is your real budget”: 0.9 x 141 - 70 = 57 GB)."),
     _c("replica_memory_gb", "GPU memory of one replica", "GB", "KV", tp * r("gpu_memory_gb"),
        "TP x GPU memory."),
     _c("max_sequences_by_memory", "Max sequences by memory", "sequences", "KV",
@@ -286,7 +289,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Dense: all weights once per step. MoE: shared weights + the experts the batch touches."),
     _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
        r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights")),
-       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (seed 001: 70 GB / 3.35 TB/s "
+       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it serve?”: 70 "
+       "GB / 3.35 TB/s "
        "= 21 ms)."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
@@ -295,14 +299,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
        2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
        / (tp * r("peak_tflops") * 1e12 * r("mfu_decode")) * 1000,
-       "2 x active params / (TP x peak x efficiency) (seed 003 roofline); MoE routing factor."),
+       "2 x active params / (TP x peak x efficiency) (“GPU Inference vs Training Requirements”: "
+       "roofline); MoE routing factor."),
     _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
        IF(_multi, 2 * r("layers") * r("allreduce_latency_us") / 1000, 0),
-       "Two all-reduces per layer under TP; 0 at TP 1 (seed 004)."),
+       "Two all-reduces per layer under TP; 0 at TP 1 (“GenAI Physics”)."),
     _c("allreduce_ms_per_token", "All-reduce transfer per token", "ms", "Throughput",
        IF(_multi, 2 * r("layers") * 2 * (tp - 1) / tp * r("hidden_size") * 2
           / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000, 0),
-       "2(N-1)/N x hidden x 2 bytes over the link, twice per layer (seed 004 TP penalty)."),
+       "2(N-1)/N x hidden x 2 bytes over the link, twice per layer (“GenAI Physics”: TP penalty)."),
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
        (2 * r("params_active") + 2 * r("layers") * r("hidden_size") * r("prefill_tokens"))
        * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
@@ -325,7 +330,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(r("target_tokens_per_s_per_user"),
            IF(gt(r("target_response_time_s"), 0),
               r("output_tokens") / r("target_response_time_s"), 0)),
-       "Stated target, or output / response time (seed 000: 300 in 10 s = 30 tok/s)."),
+       "Stated target, or output / response time (“From Users to GPUs”: 300 in 10 s = 30 tok/s)."),
     _c("target_tpot_ms", "Allowed time per output token", "ms", "Throughput",
        IF(gt(r("required_tokens_per_s_per_user"), 0),
           1000 / r("required_tokens_per_s_per_user"), 0),
@@ -382,7 +387,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",
        IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
           r("batch_per_replica") * 1000 / r("tpot_ms")),
-       "B / TPOT, or the customer's measured figure (calibrated mode, seed 000)."),
+       "B / TPOT, or the customer's measured figure (calibrated mode; “From Users to GPUs”)."),
     _c("modelled_replica_output_tokens_per_s", "Output tokens/s per replica, modelled", "tok/s",
        "Throughput", r("batch_per_replica") * 1000 / r("tpot_ms"),
        "B / TPOT from the model, in measured mode too: the figure a benchmark is compared with."),
@@ -410,7 +415,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     # ---- replicas, nodes, headroom (seed 000) -------------------------------------------
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
        MAX(r("users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
-       "Users x tokens/s per user (seed 000 Step 2), or the stated system target."),
+       "Users x tokens/s per user (“From Users to GPUs”, step 2), or the stated system target."),
     _c("users_per_replica", "Users per replica", "users", "Nodes",
        IF(gt(r("measured_tokens_per_s_per_replica"), 0),
           IF(gt(r("required_tokens_per_s_per_user"), 0),
@@ -426,13 +431,13 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "throughput (offline jobs), whichever is larger."),
     _c("replicas_for_load", "Replicas for peak + headroom", "replicas", "Nodes",
        ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
-       "ROUNDUP(demand x (1 + headroom)) (seed 000: 6 x 1.25 -> 8)."),
+       "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8)."),
     _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
        MAX(1, ROUNDDOWN(r("gpus_per_node") / tp, 0)), "GPUs per node / TP."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
        IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), r("replicas_for_load")), 0),
        "As many replicas as one node holds (at most the load), so peak is met with a node down "
-       "(seed 001, check 5)."),
+       "(“How fast does it serve?”, check 5)."),
     _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
        "Serving copies of the model."),
     _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * tp, "Replicas x TP."),

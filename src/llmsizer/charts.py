@@ -197,11 +197,26 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
     (a quarter of a bar chart's time) for one label."""
     ax.set_yticks([])
     to_axes = ax.get_yaxis_transform()  # x in axes fractions, y in data
+    # Each line is cut (with an ellipsis) to the room left of the axes, measured in the
+    # label's font: a name of wide letters never runs off the chart.
+    box, width_in = ax.get_position(), ax.figure.get_size_inches()[0]
+    room = (box.x0 - 0.012 * box.width) * width_in * 72 - 2
     for i, (y, label) in enumerate(zip(ys, labels, strict=True)):
+        prop = FontProperties(size=fontsize, weight="bold" if bold and bold[i] else "normal")
+        label = "\n".join(_fit(line, prop, room) for line in label.split("\n"))
         ax.text(-0.012, y, label, transform=to_axes, ha="right", va="center",
                 fontsize=fontsize, linespacing=1.15,
                 color=colors[i] if colors else "#4a5563",
                 fontweight="bold" if bold and bold[i] else "normal")
+
+
+def _fit(text: str, prop: FontProperties, room_pt: float) -> str:
+    """``text``, cut to at most ``room_pt`` points wide in ``prop`` (ending in an ellipsis)."""
+    if _text_size(text, prop)[0] <= room_pt:
+        return text
+    while text and _text_size(text + "…", prop)[0] > room_pt:
+        text = text[:-1]
+    return text.rstrip() + "…"
 
 
 def _nice_ticks(top: float, n: int, integer: bool = False) -> list[float]:
@@ -259,16 +274,26 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
     """A one-row legend for the labelled lines and bar collections ``keys``, centred at
     (``centre_in``, ``middle_in``) inches from the figure's bottom left: swatches and texts
     placed directly. Matplotlib's Legend lays itself out through nested boxes at every draw,
-    a quarter of a chart's time."""
-    prop = FontProperties(size=fontsize)
-    widths = [_text_size(k.get_label(), prop)[0] for k in keys]
-    handles = [(1.8 if isinstance(k, Line2D) else 1.2) * fontsize for k in keys]
-    pad, gap = 0.8 * fontsize, 1.6 * fontsize  # points
-    total = sum(handles) + sum(widths) + (pad + gap) * len(keys) - gap
+    a quarter of a chart's time. A row wider than the figure is set in a smaller font, so
+    it never runs off the chart. A line key with a marker and no line style is a dot."""
+    room = fig.get_size_inches()[0] * 72 - 8  # points, a margin each side
+    while True:
+        prop = FontProperties(size=fontsize)
+        widths = [_text_size(k.get_label(), prop)[0] for k in keys]
+        handles = [(1.8 if isinstance(k, Line2D) else 1.2) * fontsize for k in keys]
+        pad, gap = 0.8 * fontsize, 1.6 * fontsize  # points
+        total = sum(handles) + sum(widths) + (pad + gap) * len(keys) - gap
+        if total <= room or fontsize <= 4:
+            break
+        fontsize *= 0.95
     x, y = centre_in * 72 - total / 2, middle_in * 72
     points = Affine2D().scale(1 / 72) + fig.dpi_scale_trans
     for key, handle, width in zip(keys, handles, widths, strict=True):
-        if isinstance(key, Line2D):
+        if isinstance(key, Line2D) and key.get_linestyle() in ("None", "none", ""):
+            fig.add_artist(Line2D([x + handle / 2], [y], color=key.get_color(), linestyle="none",
+                                  marker=key.get_marker(), markersize=key.get_markersize(),
+                                  transform=points))
+        elif isinstance(key, Line2D):
             fig.add_artist(Line2D([x, x + handle], [y, y], color=key.get_color(),
                                   linestyle=key.get_linestyle(),
                                   linewidth=key.get_linewidth(), transform=points))
@@ -334,7 +359,11 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     """Per-user speed (left axis, with the SLO line) and replica throughput (right axis)
     against batch. One panel: the replica series is drawn through a vertical scaling of the
     same axes, so its right-hand axis needs no second set of axes (charts cost ~1 ms per
-    tick and ~5 ms per set of axes to make and draw)."""
+    tick and ~5 ms per set of axes to make and draw).
+
+    No text is drawn inside the plot: the chosen batch's figures and the batch limit are
+    legend entries in a second row above it, so no label can land on a curve, a dot or
+    another label, whatever the curves' shapes."""
     xs = [p["batch_per_replica"] for p in points]
     users = [p["tokens_per_s_per_user"] for p in points]
     replicas = [p["replica_output_tokens_per_s"] for p in points]
@@ -343,7 +372,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     left_top = _axis_top([*users, slo_tok_s, chosen["tokens_per_s_per_user"]])
     right_top = _axis_top([*replicas, chosen["replica_output_tokens_per_s"]])
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("throughput", 2.5, 0.62, top_in=0.3, bottom_in=0.42, right_in=0.62)
+        fig, ax = _canvas("throughput", 2.65, 0.62, top_in=0.45, bottom_in=0.42, right_in=0.62)
         ax.spines["right"].set_visible(True)
         ax.set_xlim(0, x_top)
         ax.set_ylim(0, left_top)
@@ -355,24 +384,19 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
         if slo_tok_s > 0:
             handles.append(ax.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
                                       label=f"Target {tok_s(slo_tok_s)} per user"))
-        right_half = cb > 0.6 * max(xs[-1], 1)
         ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
-        for key, where, dy in (("tokens_per_s_per_user", ax.transData, 5),
-                               ("replica_output_tokens_per_s", on_right, -11)):
+        for key, where in (("tokens_per_s_per_user", ax.transData),
+                           ("replica_output_tokens_per_s", on_right)):
             ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5,
                     transform=where)
-            ax.annotate(tok_s(chosen[key]), (cb, chosen[key]), xycoords=where,
-                        textcoords="offset points", xytext=(-6 if right_half else 6, dy),
-                        fontsize=7, color=INK, fontweight="bold",
-                        ha="right" if right_half else "left")
+        notes = [Line2D([], [], color=ORANGE, marker="o", markersize=5, linestyle="none",
+                        label=f"Chosen batch {count(cb)}: "
+                              f"{tok_s(chosen['tokens_per_s_per_user'])} per user, "
+                              f"{tok_s(chosen['replica_output_tokens_per_s'])} per replica")]
         for x, label in caps:
-            ax.annotate(label, (x, 0.5), xycoords=("data", "axes fraction"),
-                        textcoords="offset points", xytext=(-4, 0), ha="right",
-                        fontsize=6.5, color="#6b7685", va="center")
             ax.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
-        ax.annotate(f"chosen batch {count(cb)}", (cb, 1.0), xycoords=("data", "axes fraction"),
-                    textcoords="offset points", xytext=(-4 if right_half else 4, -2), fontsize=7,
-                    va="top", ha="right" if right_half else "left", color=INK)
+            notes.append(Line2D([], [], color="#9aa4b1", linewidth=0.7, linestyle="-.",
+                                label=f"{label[:1].upper()}{label[1:]} at batch {count(x)}"))
         _y_values(ax, _nice_ticks(left_top, 4), count, "tok/s per user", NAVY)
         _y_values(ax, _nice_ticks(right_top, 4), count, "tok/s per replica", TEAL, right=True,
                   scaled=on_right)
@@ -380,6 +404,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
                   "Batch (sequences per replica)")
         width, height = fig.get_size_inches()
         _legend(fig, handles, width / 2, height - 10.5 / 72)
+        _legend(fig, notes, width / 2, height - 22.5 / 72)
         return _svg(fig)
 
 

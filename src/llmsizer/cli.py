@@ -34,6 +34,21 @@ def _clean_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Choice(click.Choice):  # type: ignore[type-arg]
+    """A choice whose error names the closest allowed value (``gpu`` -> ``gpus``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            from .catalog import suggest
+
+            hint = suggest(str(value), [str(c) for c in self.choices])
+            if not hint:
+                raise
+            raise click.BadParameter(f"{exc.message}{hint}", ctx=ctx, param=param) from None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="llmsizer")
 def main() -> None:
@@ -73,7 +88,7 @@ def size(file: Path, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("kind", type=click.Choice(["gpus", "models", "platforms"]))
+@click.argument("kind", type=_Choice(["gpus", "models", "platforms"]))
 @click.option("--json", "as_json", is_flag=True, help="Print the catalog entries as JSON.")
 @_clean_errors
 def catalog(kind: str, as_json: bool) -> None:
@@ -90,39 +105,98 @@ def catalog(kind: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--model", "model_id", required=True, help="Catalog model id.")
-@click.option("--gpu", required=True, help="Catalog GPU id.")
-@click.option("--tp", type=click.IntRange(1, 72), default=1, show_default=True)
-@click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True)
-@click.option("--weights", "weight_precision", default="fp8", show_default=True)
-@click.option("--kv", "kv_precision", default="fp8", show_default=True)
-@click.option("--prompt-tokens", type=click.IntRange(1, 2_000_000), required=True)
-@click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True)
+@click.option("--model", "model_id", required=True,
+              help="Catalog model id (see `llmsizer catalog models`).")
+@click.option("--gpu", required=True, help="Catalog GPU id (see `llmsizer catalog gpus`).")
+@click.option("--tp", type=click.IntRange(1, 72), default=1, show_default=True,
+              help="Tensor-parallel degree: GPUs that hold one copy of the model.")
+@click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Copies of the model; scales output_tokens_per_s.")
+@click.option("--weights", "weight_precision", default="fp8", show_default=True,
+              help="Weight precision: bf16, fp16, fp8, int8, int4, fp4 or mxfp4.")
+@click.option("--kv", "kv_precision", default="fp8", show_default=True,
+              help="KV-cache precision: bf16, fp16, fp8, int8, int4, fp4 or mxfp4.")
+@click.option("--prompt-tokens", type=click.IntRange(1, 2_000_000), required=True,
+              help="Input tokens per request.")
+@click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True,
+              help="Generated tokens per request.")
 @click.option("--concurrency", type=click.IntRange(1, 10_000_000),
               help="Sequences in flight per replica.")
 @click.option("--offline", is_flag=True, help="Batch limited only by KV memory and engine cap.")
-@click.option("--mbu", type=click.FloatRange(0.05, 1), help="Override bandwidth efficiency.")
-@click.option("--mfu", type=click.FloatRange(0.05, 1), help="Override compute efficiency.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--mbu", type=click.FloatRange(0.05, 1),
+              help="Override bandwidth efficiency (share of peak memory bandwidth, 0.05-1).")
+@click.option("--mfu", type=click.FloatRange(0.05, 1),
+              help="Override compute efficiency (share of peak tensor FLOPS, 0.05-1).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @_clean_errors
 def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
              kv_precision: str, prompt_tokens: int, output_tokens: int,
              concurrency: int | None, offline: bool, mbu: float | None, mfu: float | None,
              as_json: bool) -> None:
-    """Throughput and latency of one configuration (no targets, no cost)."""
+    """Throughput and latency of one configuration (no targets, no cost).
+
+    Exits 3, saying why and what would fit, when the model and one request's KV cache do
+    not fit the GPUs' memory.
+    """
     from .engine import estimate as run
 
     if (concurrency is None) == (not offline):
         raise click.UsageError("give exactly one of --concurrency C or --offline")
-    out = run(model_id=model_id, gpu=gpu, tp=tp, replicas=replicas,
-              weight_precision=weight_precision, kv_precision=kv_precision,
-              prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-              concurrency=concurrency, mbu=mbu, mfu=mfu)
+
+    def fits(gpu_: str, tp_: int, weights: str) -> dict[str, float | str]:
+        return run(model_id=model_id, gpu=gpu_, tp=tp_, replicas=replicas,
+                   weight_precision=weights, kv_precision=kv_precision,
+                   prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                   concurrency=concurrency, mbu=mbu, mfu=mfu)
+
+    out = fits(gpu, tp, weight_precision)
+    if out["max_sequences_by_memory"] == 0:
+        _not_fitting(out, fits, model_id, gpu, tp, weight_precision)
     if as_json:
         click.echo(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
             click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+
+
+def _not_fitting(out: dict[str, float | str],
+                 fits: Callable[[str, int, str], dict[str, float | str]],
+                 model_id: str, gpu: str, tp: int, weights: str) -> None:
+    """Raise the infeasible error for ``estimate``: why, and the nearest settings that fit."""
+    from .catalog import load_catalog
+    from .errors import InfeasibleError
+
+    cat = load_catalog()
+    limit = min(cat.gpu(gpu).max_tp, max(p.gpus_per_node for p in cat.platforms.values()
+                                         if gpu in p.gpus))
+    would: list[str] = []
+    bigger = [t for t in (2, 4, 8, 16, 32, 64, 72) if tp < t <= limit]
+    for t in bigger:
+        if fits(gpu, t, weights)["max_sequences_by_memory"] != 0:
+            would.append(f"--tp {t}")
+            break
+    smaller = ("fp8", "int4") if weights in ("bf16", "fp16") else ("int4",) if weights in (
+        "fp8", "int8") else ()
+    for prec in smaller:
+        if fits(gpu, tp, prec)["max_sequences_by_memory"] != 0:
+            would.append(f"--weights {prec}")
+            break
+    # the smallest catalog GPU with more memory that holds it at the same TP
+    others = sorted((g.memory_gb, key) for key, g in cat.gpus.items()
+                    if g.memory_gb > cat.gpu(gpu).memory_gb and g.max_tp >= tp)
+    for _, key in others:
+        if fits(key, tp, weights)["max_sequences_by_memory"] != 0:
+            would.append(f"--gpu {key}")
+            break
+    weights_gb, usable = float(out["weights_gb"]), float(out["usable_memory_gb"])
+    kv_gb = float(out["kv_gb_per_request"])
+    why = (f"{model_id} does not fit on {tp} × {gpu} with {weights} weights: the weights "
+           f"({weights_gb:,.1f} GB) and one request's KV cache ({kv_gb:,.2f} GB) need more than "
+           f"the {usable:,.1f} GB usable")
+    fix = ("; it would fit with " + " or ".join(would)) if would else (
+        "; no larger tensor-parallel group, lower precision or larger GPU in the catalog fits "
+        "it: shorten the prompt or use a smaller model")
+    raise InfeasibleError(why + fix)
 
 
 @main.command()
@@ -180,8 +254,7 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
     from .engine import size
-    from .errors import InputError
-    from .report import check_feasible, output_stem, prepare_out_dir, write_outputs
+    from .report import check_feasible, prepare_out_dir, write_outputs
     from .reread import diff_lines, read_workbook
 
     reread = read_workbook(book)
@@ -192,11 +265,8 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
         for line in diff_lines(reread, result):
             click.echo(line)
     check_feasible(result)
-    stem = output_stem(result.account.slug)
-    targets = [out_dir / f"{stem}.{ext}" for ext in ("json", "xlsx", "pdf")]
-    if any(t.resolve() == book.resolve() for t in targets):
-        raise InputError(f"--out {out_dir} would overwrite the workbook being read "
-                         f"({book}); write into another folder")
+    # Writing over the workbook being read is safe: read_workbook has read it whole and
+    # closed it, and write_outputs replaces files atomically (all three or none).
     prepare_out_dir(out_dir)
     for w in write_outputs(result, out_dir, templates=templates):
         click.echo(str(w))

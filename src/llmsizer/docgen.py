@@ -1,6 +1,9 @@
 """Docs that cannot rot: generated from the code, checked by tests.
 
-``python -m llmsizer.docgen`` rewrites docs/calculations.md and the two JSON Schemas.
+``python -m llmsizer.docgen`` rewrites docs/calculations.md, the two JSON Schemas, and the
+requirements reference (docs/requirements.md, docs/requirements-reference.yaml), which is
+written from the input schema: the descriptions, units and examples live on the pydantic
+fields in requirements.py.
 """
 
 from __future__ import annotations
@@ -8,10 +11,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .calculations import CALCULATIONS, INPUTS
 from .expr import to_text
-from .requirements import json_schema
+from .requirements import _allowed, json_schema
 from .results import results_schema
 
 
@@ -37,6 +41,183 @@ def calculations_md() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---- the requirements reference ------------------------------------------------------------
+
+Node = dict[str, Any]
+
+
+def _settle(node: Node, defs: dict[str, Node]) -> Node:
+    """The node with ``$ref`` resolved and the ``| None`` branch of an optional key removed."""
+    for _ in range(10):
+        if "$ref" in node:
+            node = defs[str(node["$ref"]).rsplit("/", 1)[-1]]
+        elif "anyOf" in node:
+            options = [o for o in node["anyOf"] if o.get("type") != "null"]
+            node = options[0] if len(options) == 1 else {"anyOf": options}
+        else:
+            break
+    return node
+
+
+def _ref_name(node: Node) -> str | None:
+    """The model a key holds (directly, optionally or as list items), if any."""
+    for cand in (node, *node.get("anyOf", ()), node.get("items") or {}):
+        if "$ref" in cand:
+            return str(cand["$ref"]).rsplit("/", 1)[-1]
+        if cand.get("items", {}).get("$ref"):
+            return str(cand["items"]["$ref"]).rsplit("/", 1)[-1]
+    return None
+
+
+def _type(node: Node) -> str:
+    if "anyOf" in node:
+        return " or ".join(_type(o) for o in node["anyOf"])
+    kind = node.get("type")
+    if "enum" in node or "const" in node:
+        values = node.get("enum", [node.get("const")])
+        if all(isinstance(e, str) for e in values):
+            return "text"
+        return "whole number" if all(isinstance(e, int) for e in values) else "number"
+    if kind == "array":
+        item = _type(node.get("items") or {})
+        return "list of mappings" if item == "mapping" else f"list of {item}"
+    if kind == "object":
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict):
+            return f"mapping of id to {_type(extra)}"
+        return "mapping"
+    return {"string": "text", "number": "number", "integer": "whole number",
+            "boolean": "true/false"}.get(str(kind), "mapping")
+
+
+def _default(prop: Node, required: bool) -> str:
+    if required:
+        return "required"
+    if "default" not in prop or prop["default"] is None:
+        return "—"
+    value = prop["default"]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict) and value:
+        return "each key's own"
+    return f"`{json.dumps(value, ensure_ascii=False)}`".replace('"', "")
+
+
+def _allowed_words(node: Node, defs: dict[str, Node]) -> str:
+    if "anyOf" in node:
+        return "; or ".join(_allowed_words(_settle(o, defs), defs) for o in node["anyOf"])
+    if node.get("type") == "object" and isinstance(node.get("additionalProperties"), dict):
+        return f"catalog ids, each {_allowed(_settle(node['additionalProperties'], defs))}"
+    if node.get("type") == "object" or "properties" in node:
+        return "see its section"
+    if node.get("type") == "array" and "$ref" in (node.get("items") or {}):
+        return "a list of mappings: see its section"
+    return _allowed(node)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _sections(schema: Node) -> list[tuple[str, str, Node]]:
+    """(path, model name, model schema) for the top level and every nested model, in
+    file order."""
+    defs: dict[str, Node] = schema.get("$defs", {})
+    out: list[tuple[str, str, Node]] = []
+
+    def walk(path: str, name: str, node: Node) -> None:
+        out.append((path, name, node))
+        for key, prop in node.get("properties", {}).items():
+            ref = _ref_name(prop)
+            if ref is not None:
+                sep = "[]" if _settle(prop, defs).get("type") == "array" else ""
+                walk(f"{path}.{key}{sep}" if path else f"{key}{sep}", ref, defs[ref])
+
+    walk("", str(schema.get("title", "Requirements")), schema)
+    return out
+
+
+def requirements_md() -> str:
+    schema = json_schema()
+    defs: dict[str, Node] = schema.get("$defs", {})
+    lines = [
+        "# Requirements file reference",
+        "",
+        "Generated from `src/llmsizer/requirements.py` by `python -m llmsizer.docgen` — do not",
+        "edit by hand. One YAML file per account (`inputs/<account>.yaml`); every key below, with",
+        "its type, default, unit, allowed values and an example. `inputs/example.yaml` is a",
+        "commented example, `docs/requirements-reference.yaml` a valid file that uses every key,",
+        "and `docs/requirements.schema.json` the same rules as a JSON Schema (for editors).",
+        "Check a file with `llmsizer validate FILE`.",
+    ]
+    for path, name, node in _sections(schema):
+        title = f"`{path}`" if path else "Top level"
+        lines += ["", f"## {title}", ""]
+        if node.get("description"):
+            lines += [_cell(str(node["description"])).replace("\\|", "|"), ""]
+        lines += ["| key | type | default | unit | allowed | example | meaning |",
+                  "|---|---|---|---|---|---|---|"]
+        required = set(node.get("required", []))
+        for key, prop in node.get("properties", {}).items():
+            settled = _settle(prop, defs)
+            example = prop.get("example", "")
+            lines.append("| " + " | ".join(_cell(c) for c in (
+                f"`{key}`", _type(settled), _default(prop, key in required),
+                str(prop.get("unit", "")), _allowed_words(settled, defs),
+                f"`{example}`" if example else "", str(prop.get("description", "")),
+            )) + " |")
+        del name
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_comment(prop: Node) -> list[str]:
+    unit = f" [{prop['unit']}]" if prop.get("unit") else ""
+    text = f"{prop.get('description', '')}{unit}"
+    import textwrap
+
+    return [f"# {line}" for line in textwrap.wrap(text, 86)]
+
+
+# Keys shown commented out in the reference file: they are alternatives to a key it uses.
+_ALTERNATIVES = {("Measured", "file"), ("Measured", "format"), ("Measured", "gpu_count")}
+
+
+def requirements_reference_yaml() -> str:
+    """A valid requirements file that uses every key, each with its description."""
+    schema = json_schema()
+    defs: dict[str, Node] = schema.get("$defs", {})
+    out = ["# Every key of a requirements file, with what it means (generated from",
+           "# src/llmsizer/requirements.py by `python -m llmsizer.docgen`; docs/requirements.md",
+           "# has the types, defaults and allowed values). A valid file: `llmsizer validate` it."]
+
+    def block(name: str, node: Node, indent: str, item: bool = False) -> None:
+        """The keys of one model at ``indent``; ``item``: the first key opens a list item
+        (``- key: value``, its comments at the dash)."""
+        for n, (key, prop) in enumerate(node.get("properties", {}).items()):
+            ref = _ref_name(prop)
+            settled = _settle(prop, defs)
+            off = (name, key) in _ALTERNATIVES
+            comment = _yaml_comment(prop)
+            if off:
+                comment = ["# Instead of tokens_per_s_per_replica (one or the other):", *comment]
+            dash = item and n == 0
+            at = indent[:-2] if dash else indent
+            out.extend(f"{at}{line}" for line in comment)
+            lead = (at + "- ") if dash else indent
+            hash_ = "# " if off else ""
+            if ref is not None and settled.get("type") == "array":
+                out.append(f"{lead}{hash_}{key}:")
+                block(ref, defs[ref], indent + "    ", item=True)
+            elif ref is not None:
+                out.append(f"{lead}{hash_}{key}:")
+                block(ref, defs[ref], indent + "  ")
+            else:
+                out.append(f"{lead}{hash_}{key}: {prop.get('example', '')}")
+
+    block("Requirements", schema, "")
+    return "\n".join(out) + "\n"
+
+
 def schema_json(schema: dict[str, object]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
@@ -47,6 +228,8 @@ def generated(root: Path) -> dict[Path, str]:
         docs / "calculations.md": calculations_md(),
         docs / "requirements.schema.json": schema_json(json_schema()),
         docs / "results.schema.json": schema_json(results_schema()),
+        docs / "requirements.md": requirements_md(),
+        docs / "requirements-reference.yaml": requirements_reference_yaml(),
     }
 
 

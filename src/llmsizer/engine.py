@@ -281,8 +281,8 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
         return (f"{model.name} does not fit on any single node tried: the smallest weights are "
                 f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
                 "Use a lower precision (fp8, int4, fp4), a GPU with more memory (H200, B200, "
-                "MI300X), or multi-node tensor/pipeline parallelism (seed 001: 'When the model "
-                "is too big').")
+                "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
+                "'When the model is too big').")
     best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
     return (f"No option meets the targets. Best achievable: {best.id} at "
             f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
@@ -566,6 +566,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
                                               {**env, "replicas_given": float(replicas)})),
         "max_sequences_by_memory": f("max_sequences_by_memory"),
         "weights_gb": f("weights_gb"),
+        "usable_memory_gb": f("usable_memory_gb"),
+        "kv_gb_per_request": f("kv_gb_per_request"),
         "kv_bytes_per_token": f("kv_bytes_per_token"),
         "decode_weights_ms": f("decode_weights_ms"),
         "bound": bound,

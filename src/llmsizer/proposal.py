@@ -367,8 +367,27 @@ class WorkloadView:
     rejected: tuple[RejectGroup, ...]
     rejected_count: int
     throughput_chart: Markup | None
+    # the curve at batch 1 (one user alone), as the chart draws it; None when infeasible
+    one_user: Mapping[str, float] | None
     max_context: int | None
     model_source: str
+
+
+@dataclass(frozen=True)
+class HardwareLine:
+    """A recommended workload's hardware, for the cover."""
+
+    gpus: float
+    gpu_name: str
+    nodes: float
+    platform_name: str
+    workload: str
+
+
+def _cover_hardware(views: Sequence[WorkloadView]) -> list[HardwareLine]:
+    return [HardwareLine(_num(wv.best.v, "gpus"), wv.best.gpu_name, _num(wv.best.v, "nodes"),
+                         wv.best.platform_short, wv.w.name)
+            for wv in views if wv.best is not None]
 
 
 @dataclass(frozen=True)
@@ -504,13 +523,21 @@ def _batches(upper: float) -> list[int]:
     return sorted({int(b) for b in np.linspace(1, max(upper, 1), 48).round()} | {1})
 
 
-def _throughput_svg(result: Result, index: int, best: OptionView, fmt: Formatter) -> Markup:
+def _curve_points(result: Result, index: int, best: OptionView) -> list[dict[str, float]]:
+    """The engine's figures over the batch sizes the throughput chart shows (batch 1 first:
+    the single-user speed the walk-through quotes is this curve's first point)."""
+    v = best.v
+    upper = min(_num(v, "max_sequences_by_memory"), _num(v, "max_batch_per_replica"))
+    batches = sorted(set(_batches(upper)) | {int(_num(v, "batch_per_replica"))})
+    return curve(result, index, best.option.id, batches)
+
+
+def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
+                    fmt: Formatter) -> Markup:
     from . import charts
 
     v = best.v
     upper = min(_num(v, "max_sequences_by_memory"), _num(v, "max_batch_per_replica"))
-    batches = sorted(set(_batches(upper)) | {int(_num(v, "batch_per_replica"))})
-    points = curve(result, index, best.option.id, batches)
     caps = []
     if _num(v, "max_batch_per_replica") == upper:
         caps.append((upper, "engine batch cap"))
@@ -610,8 +637,12 @@ def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> 
     source = w.best or (w.options[0] if w.options else None)
     demand: Mapping[str, float | str] = source.values if source else {}
     throughput_chart = None
-    if best is not None and w.mode != "measured":
-        throughput_chart = _throughput_svg(result, index, best, fmt)
+    one_user: Mapping[str, float] | None = None
+    if best is not None:
+        points = _curve_points(result, index, best)
+        one_user = points[0]
+        if w.mode != "measured":
+            throughput_chart = _throughput_svg(points, best, fmt)
     shown_ids = {a.option.id for a in alternatives}
     return WorkloadView(
         index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
@@ -619,7 +650,7 @@ def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> 
         more_feasible=len([o for o in feasible if o.id not in shown_ids]),
         feasible_count=len(feasible), rejected=tuple(rejected),
         rejected_count=len([o for o in w.options if not o.feasible]),
-        throughput_chart=throughput_chart,
+        throughput_chart=throughput_chart, one_user=one_user,
         max_context=model.max_context if model else None,
         model_source=model.source if model else "model config supplied with the requirements")
 
@@ -751,6 +782,9 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "cover_name": _clip(result.account.name, 160),
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
+        "cover_hardware": _cover_hardware(views),
+        "cover_same_hardware": len({(h.gpu_name, h.platform_name)
+                                    for h in _cover_hardware(views)}) == 1,
         # measured mode (docs/measured.md): benchmark-sized workloads, and those whose measured
         # throughput is over 25 % from the model's (a risk)
         "measured": [wv for wv in views if wv.w.mode == "measured"],

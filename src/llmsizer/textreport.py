@@ -2,53 +2,93 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .results import Result
+from .results import Result, WorkloadResult
 
 
 def _console() -> Console:
-    # Pipes and files get a wide, unwrapped table so ids stay greppable.
-    return Console() if sys.stdout.isatty() else Console(width=180)
+    # A terminal, or a COLUMNS the user set, decides the width; other pipes and files get a
+    # wide table so ids stay greppable on one line.
+    columns = os.environ.get("COLUMNS", "")
+    if sys.stdout.isatty() or columns.isdigit():
+        return Console()
+    return Console(width=180)
 
 
 def _money(x: float, cur: str) -> str:
     return f"{cur} {x:,.0f}"
 
 
+# Below this width the reasons an option was ruled out leave the table and are listed under
+# it, one per line: a "why not" column squeezed into what is left is unreadable.
+_WIDE = 150
+_NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "nodes",
+                 "head-\nroom", "on-prem\n{cur}/yr")
+
+
+def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
+    wide = width >= _WIDE
+    # narrow: one space between columns (the box's divider); from 90 columns two
+    t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left",
+              box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
+              padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
+    rows: list[list[str]] = []
+    reasons: list[str] = []
+    for o in w.options:
+        v = o.values
+        # ids are never cut or folded: every column is as wide as its widest cell
+        row = [("★ " if o.id == w.recommended else "  ") + o.id]
+        if o.feasible:
+            row += [f"{float(v['batch_per_replica']):.0f}",
+                    f"{float(v['tokens_per_s_per_user']):.1f}",
+                    f"{float(v['ttft_ms']):,.0f}", f"{float(v['replicas']):.0f}",
+                    f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
+                    f"{float(v['headroom_achieved']):.0%}",
+                    f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price"]
+        elif wide:
+            row += [""] * len(_NUMBER_HEADS)
+        else:
+            continue  # listed under the table
+        rows.append(row)
+        reasons.append(o.reason if not o.feasible else "")
+    heads = ["option", *(h.format(cur=cur) for h in _NUMBER_HEADS)]
+    for i, head in enumerate(heads):
+        width = max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
+        t.add_column(head, justify="left" if i == 0 else "right", no_wrap=True, min_width=width)
+    if wide:
+        t.add_column("why not", overflow="fold", ratio=1)
+    for row, reason in zip(rows, reasons, strict=True):
+        t.add_row(*row, *([Text(reason)] if wide else []))
+    return t
+
+
 def print_result(result: Result, console: Console | None = None) -> None:
     con = console or _console()
     cur = result.account.currency
+    wide = con.width >= _WIDE
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
-        t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left")
-        t.add_column("")
-        t.add_column("option", no_wrap=True)
-        for col in ("batch", "tok/s/user", "TTFT ms", "replicas", "GPUs", "nodes", "headroom",
-                    "on-prem/yr"):
-            t.add_column(col, justify="right", no_wrap=True)
-        t.add_column("why not", overflow="fold")
-        for o in w.options:
-            v = o.values
-            mark = "★" if o.id == w.recommended else ""
-            if o.feasible:
-                t.add_row(mark, o.id, f"{float(v['batch_per_replica']):.0f}",
-                          f"{float(v['tokens_per_s_per_user']):.1f}",
-                          f"{float(v['ttft_ms']):,.0f}", f"{float(v['replicas']):.0f}",
-                          f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
-                          f"{float(v['headroom_achieved']):.0%}",
-                          _money(float(v["annual_cost_onprem"]), cur) if o.priced else "no price",
-                          "")
-            else:
-                t.add_row("", o.id, "", "", "", "", "", "", "", "", escape(o.reason))
-        con.print(t)
+        con.print(_workload_table(w, cur, con.width))
+        ruled_out = [o for o in w.options if not o.feasible]
+        if ruled_out and not wide:
+            # id and reason side by side: a long reason wraps under itself, not under the id
+            why = Table.grid(padding=(0, 1, 0, 0))
+            why.add_column(no_wrap=True)
+            why.add_column(overflow="fold")
+            for o in ruled_out:
+                why.add_row(Text(f"  {o.id}", style="bold"), Text(o.reason))
+            con.print(Text("Ruled out:", style="bold"), highlight=False)
+            con.print(why)
         if w.measured_note:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
@@ -56,29 +96,48 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     tot = result.totals
-    con.print(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
-              f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
-              f"{_money(tot.annual_cost_cloud, cur)}/yr", highlight=False)
+    con.print(Text(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
+                   f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
+                   f"{_money(tot.annual_cost_cloud, cur)}/yr"), highlight=False)
+
+
+def params_text(x: float) -> str:
+    """A parameter count as people say it: 6.74 B, 70.6 B, 671 B (3 significant figures)."""
+    return f"{x / 1e9:.3g} B" if x >= 1e9 else f"{x / 1e6:.3g} M"
+
+
+def _cell(x: Any) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.6g}" if isinstance(x, float) else str(x)
+
+
+# (attribute, header, formatter) per catalog; headers wrap onto two lines so narrow
+# terminals keep every column readable.
+_CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
+    "gpus": [("memory_gb", "memory\nGB", _cell), ("bandwidth_tb_s", "bandwidth\nTB/s", _cell),
+             ("bf16_tflops", "BF16\nTFLOPS", _cell), ("fp8_tflops", "FP8\nTFLOPS", _cell),
+             ("fp4_tflops", "FP4\nTFLOPS", _cell), ("price_usd", "price\nUSD", _cell),
+             ("cloud_usd_per_gpu_hour", "cloud\nUSD/GPU-h", _cell)],
+    "models": [("params_total", "params\ntotal", params_text),
+               ("params_active", "params\nactive", params_text), ("layers", "layers", _cell),
+               ("kv_heads", "KV\nheads", _cell), ("head_dim", "head\ndim", _cell),
+               ("max_context", "max context\ntokens", _cell)],
+    "platforms": [("gpus_per_node", "GPUs per\nnode", _cell),
+                  ("node_power_kw", "node power\nkW", _cell),
+                  ("base_price_usd", "base price\nUSD", _cell)],
+}
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:
     con = console or _console()
-    t = Table(title=kind)
-    if kind == "gpus":
-        cols = ["memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "fp4_tflops",
-                "price_usd", "cloud_usd_per_gpu_hour"]
-    elif kind == "models":
-        cols = ["params_total", "params_active", "layers", "kv_heads", "head_dim", "max_context"]
-    else:
-        cols = ["gpus_per_node", "node_power_kw", "base_price_usd"]
-    t.add_column("id", no_wrap=True)
-    t.add_column("name")
-    for c in cols:
-        t.add_column(c, justify="right")
+    t = Table(title=kind, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
+    cols = _CATALOG_COLUMNS[kind]
+    t.add_column("id", no_wrap=True, min_width=max(map(len, table), default=2))
+    t.add_column("name", ratio=1)
+    for _, head, _ in cols:
+        t.add_column(head, justify="right", no_wrap=True)
     for key, e in table.items():
-        row = [key, e.name]
-        for c in cols:
-            x = getattr(e, c)
-            row.append("—" if x is None else (f"{x:,.6g}" if isinstance(x, float) else str(x)))
-        t.add_row(*row)
+        t.add_row(key, e.name, *(fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
+                                 for attr, _, fmt in cols))
     con.print(t)
