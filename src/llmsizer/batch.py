@@ -507,8 +507,8 @@ def write_batch_files(outcomes: list[Outcome], out: Path) -> str:
 
     doc = batch_json(outcomes)
     try:
-        write_atomic(out / SUMMARY_NAME, lambda p: write_summary(outcomes, p))
-        write_text_atomic(out / BATCH_NAME, doc)
+        write_atomic(out.joinpath(SUMMARY_NAME), lambda p: write_summary(outcomes, p))
+        write_text_atomic(out.joinpath(BATCH_NAME), doc)
     except (OSError, XlsxFileError) as exc:
         cause = exc.args[0] if isinstance(exc, XlsxFileError) and exc.args else exc
         why = getattr(cause, "strerror", None) or str(cause)
