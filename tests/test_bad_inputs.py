@@ -101,7 +101,10 @@ def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProce
 
 
 def files_under(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    """Files written under a folder, less each account's publication lock and manifest
+    (hidden; docs/security.md). Temp files and anything else still count."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()
+            and not (p.name.startswith(".") and p.name.endswith((".lock", ".manifest.json")))}
 
 
 # --- the folder itself --------------------------------------------------------------------
