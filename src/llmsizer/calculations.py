@@ -24,6 +24,7 @@ from .expr import (
     POWER,
     ROUNDDOWN,
     ROUNDUP,
+    SUM,
     Expr,
     eq,
     ge,
@@ -31,6 +32,7 @@ from .expr import (
     le,
     lookup,
     ref,
+    references,
 )
 
 Scope = Literal["account", "workload", "option"]
@@ -610,3 +612,237 @@ BENCH_SHORTFALL = MAX(
     IF(gt(ref("target_ttft_ms"), 0), ref("ttft_ms_given") / ref("target_ttft_ms"), 0))
 BENCH_GROUP_GPUS = ref("tp_given") * ref("pp_given")
 BENCH_LENGTH_RATIO = ref("bench_tokens_given") / ref("workload_tokens_given")
+
+
+# ==== PLAN: one deployment plan per account (DESIGN §3 "Account plan") ======================
+# Workloads sized alone each carry their own rounding and their own N+1. The plan pools
+# workloads that run the same model, precisions, GPU and TP (a *pool* shares replicas) and
+# packs the pools that share a GPU and platform into the same nodes (a *node group*).
+# llmsizer.plan decides which workloads pool; every number below is evaluated by it with the
+# expression machinery and printed by the workbook's Plan sheet as formulas over the workload
+# sheets. The stages run in order: member rows, pool load, group load, pool spares, group
+# size, pool headroom, group headroom and cost.
+#
+# Names a plan stage reads beyond its own: the member's option values (calculations above),
+# the account inputs, and option constants shared by every member of a pool (same model, GPU,
+# precisions and TP): kv_budget_gb, max_batch_per_replica, replicas_per_node, tp, and by
+# every pool of a group (same GPU and platform): gpus_per_node, platform_sold_full.
+@dataclass(frozen=True)
+class Aggregate:
+    """``fn`` (SUM, MIN or MAX) over the rows of a pool's members (or a group's pools) of
+    ``member``, an expression evaluated on each row."""
+
+    name: str
+    label: str
+    unit: str
+    fn: Literal["SUM", "MIN", "MAX"]
+    member: Expr
+    note: str
+
+
+@dataclass(frozen=True)
+class PlanCalculation:
+    name: str
+    label: str
+    unit: str
+    expr: Expr
+    note: str
+
+
+_FNS = {"SUM": SUM, "MIN": MIN, "MAX": MAX}
+
+
+def aggregate_expr(agg: Aggregate, row_names: list[str]) -> Expr:
+    """The aggregate over rows whose values are held under ``row_names`` (one per row)."""
+    return _FNS[agg.fn](*(ref(n) for n in row_names))
+
+
+_n1 = gt(r("survive_node_loss"), 0)
+
+# Over a pool's members, each read from the member workload's option for the pool's choice
+# (a member row may also read the pool aggregates listed before it). A member's weight in the
+# mixed batch is its sequences in flight at peak: its users (or its system target's sequences).
+_seqs = r("demand_replicas") * r("batch_per_replica")
+POOL_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("pool_demand_sequences", "Sequences in flight at peak", "sequences", "SUM", _seqs,
+              "Each member's peak demand x its batch: its users, or its system target's "
+              "sequences at its own speed."),
+    Aggregate("pool_members_demand_replicas", "Members' peak demand, sized alone", "replicas",
+              "SUM", r("demand_replicas"), "Used when the pool batch is 0 (measured mode)."),
+    Aggregate("pool_kv_sequence_gb", "KV reserved by all sequences", "GB", "SUM",
+              _seqs * r("kv_gb_per_request"),
+              "Sequences x KV per request, summed: numerator of the weighted mean."),
+    Aggregate("pool_kv_gb_largest", "Largest member KV per request", "GB", "MAX",
+              r("kv_gb_per_request"), "Used when no member has demand."),
+    Aggregate("pool_step_sequence_ms", "Per-sequence step time of all sequences", "ms", "SUM",
+              _seqs * r("step_ms_per_seq"),
+              "Sequences x step time per sequence (b), summed: a mixed batch's step is "
+              "a + the sum of its sequences' b."),
+    Aggregate("pool_step_ms_largest", "Largest member step time per sequence", "ms", "MAX",
+              r("step_ms_per_seq"), "Used when no member has demand."),
+    Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
+              "The same model, GPU and TP give every member the same a (MoE: the largest)."),
+    Aggregate("pool_target_tpot_largest", "Loosest time per output token", "ms", "MAX",
+              r("target_tpot_ms"), "Stands in for members without a per-token target."),
+    Aggregate("pool_target_tpot_ms", "Allowed time per output token (strictest)", "ms", "MIN",
+              IF(gt(r("target_tpot_ms"), 0), r("target_tpot_ms"), r("pool_target_tpot_largest")),
+              "Every member's tokens/s target must hold: the smallest allowed TPOT; 0 = none."),
+    Aggregate("pool_batch_by_ttft", "Largest batch meeting every TTFT", "sequences", "MIN",
+              r("batch_by_ttft"),
+              "The strictest member's TTFT batch (each at its own prompt and step time)."),
+    Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
+              r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
+)
+
+_has_demand = gt(r("pool_demand_sequences"), 0)
+POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_kv_gb_per_request", "KV cache per request (weighted)", "GB",
+        IF(_has_demand, r("pool_kv_sequence_gb") / r("pool_demand_sequences"),
+           r("pool_kv_gb_largest")),
+        "Mean of the members' KV per request, weighted by their sequences (users)."),
+    PlanCalculation(
+        "pool_step_ms_per_seq", "Step time per sequence, mixed (b)", "ms",
+        IF(_has_demand, r("pool_step_sequence_ms") / r("pool_demand_sequences"),
+           r("pool_step_ms_largest")),
+        "Mean of the members' b, weighted by their sequences: each reads its own KV and "
+        "prefills its own prompts."),
+    PlanCalculation(
+        "pool_batch_by_tpot", "Largest batch meeting every tokens/s target", "sequences",
+        IF(gt(r("pool_target_tpot_ms"), 0),
+           ROUNDDOWN((r("pool_target_tpot_ms") - r("pool_step_fixed_ms"))
+                     / r("pool_step_ms_per_seq"), 0), r("max_batch_per_replica")),
+        "ROUNDDOWN((strictest TPOT - a) / mixed b): the batch's one step time serves all."),
+    PlanCalculation(
+        "pool_max_sequences_by_memory", "Max sequences by memory", "sequences",
+        IF(gt(r("kv_budget_gb"), 0),
+           ROUNDDOWN(r("kv_budget_gb") / r("pool_kv_gb_per_request"), 0), 0),
+        "Requests of the mixed size that fit in one replica's KV budget."),
+    PlanCalculation(
+        "pool_batch_per_replica", "Batch per replica", "sequences",
+        MAX(0, MIN(r("pool_max_sequences_by_memory"), r("pool_batch_by_tpot"),
+                   r("pool_batch_by_ttft"), r("max_batch_per_replica"))),
+        "MIN(memory, tokens/s SLO, TTFT SLO, engine cap) for the mixed batch."),
+    PlanCalculation(
+        "pool_tpot_ms", "Time per output token", "ms",
+        r("pool_step_fixed_ms") + r("pool_step_ms_per_seq") * MAX(1, r("pool_batch_per_replica")),
+        "a + mixed b x B: what every member's users see."),
+    PlanCalculation(
+        "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
+        IF(gt(r("pool_batch_per_replica"), 0),
+           r("pool_demand_sequences") / r("pool_batch_per_replica"),
+           r("pool_members_demand_replicas")),
+        "Sequences in flight / batch: the sum of users / batch (DESIGN §3)."),
+    PlanCalculation(
+        "pool_replicas_for_load", "Replicas for peak + headroom", "replicas",
+        ROUNDUP(r("pool_demand_replicas") * (1 + r("headroom")), 0),
+        "Headroom and rounding once for the pool, not per workload."),
+    PlanCalculation(
+        "pool_load_gpus", "GPUs for peak + headroom", "GPUs",
+        r("pool_replicas_for_load") * tp, "Replicas x TP, before spares."),
+)
+
+GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_load_gpus", "GPUs for peak + headroom", "GPUs", "SUM", r("pool_load_gpus"),
+              "All pools of the group."),
+)
+
+GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
+        IF(_n1, MIN(r("gpus_per_node"), r("group_load_gpus")), 0),
+        "One node's worth for the group (at most its load): N+1 once, not per workload."),
+)
+
+POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_spare_replicas", "Spare replicas (N+1)", "replicas",
+        IF(AND(_n1, gt(r("group_load_gpus"), 0)),
+           MIN(r("replicas_per_node"), r("pool_replicas_for_load"),
+               ROUNDUP(r("pool_replicas_for_load") * r("group_spare_gpus")
+                       / r("group_load_gpus"), 0)), 0),
+        "The pool's share of the group's spare node, by its share of the load, rounded up "
+        "(at most one node's worth of it, at most its load): with replicas spread evenly, "
+        "peak + headroom is still met with any node down. Alone in its group: MIN(replicas "
+        "per node, load), as a workload sized alone."),
+    PlanCalculation(
+        "pool_replicas", "Replicas", "replicas",
+        r("pool_replicas_for_load") + r("pool_spare_replicas"), "Serving copies of the model."),
+    PlanCalculation("pool_gpus", "GPUs", "GPUs", r("pool_replicas") * tp, "Replicas x TP."),
+)
+
+GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_gpus_used", "GPUs used", "GPUs", "SUM", r("pool_gpus"),
+              "All pools' replicas x TP."),
+)
+
+GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_nodes", "Nodes", "nodes",
+        MAX(ROUNDUP(r("group_gpus_used") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
+        "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
+        "no TP group is split across nodes; at least 2 with N+1."),
+    PlanCalculation(
+        "group_gpus_purchased", "GPUs purchased", "GPUs",
+        IF(gt(r("platform_sold_full"), 0), r("group_nodes") * r("gpus_per_node"),
+           r("group_gpus_used")),
+        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
+)
+
+POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_replicas_lost_with_a_node", "Replicas lost with one node", "replicas",
+        MIN(r("replicas_per_node"), ROUNDUP(r("pool_replicas") / r("group_nodes"), 0)),
+        "The pool's replicas on the fullest node, spread evenly over the group's nodes."),
+    PlanCalculation(
+        "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
+        IF(gt(r("pool_demand_replicas"), 0),
+           r("pool_replicas") / r("pool_demand_replicas") - 1, 0),
+        "Capacity / peak demand - 1, all nodes up."),
+    PlanCalculation(
+        "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
+        IF(gt(r("pool_demand_replicas"), 0),
+           (r("pool_replicas") - r("pool_replicas_lost_with_a_node"))
+           / r("pool_demand_replicas") - 1, 0),
+        "Negative means the pool's peak is not met while a node is down."),
+)
+
+GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_achieved", "Headroom achieved at peak (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_achieved"), "The least of the group's pools."),
+    Aggregate("group_headroom_after_node_loss", "Headroom with one node down (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_after_node_loss"),
+              "The least of the group's pools."),
+)
+
+# A group is costed by the calculations above themselves (the TCO lines, whoever edits them),
+# read with the group's nodes and GPUs in place of one option's: the ones that depend on the
+# counts and lead to the group's figures, in list order.
+GROUP_COUNTS: dict[str, str] = {"nodes": "group_nodes", "gpus": "group_gpus_used",
+                                "gpus_purchased": "group_gpus_purchased"}
+GROUP_COST_FIGURES = ("capex", "annual_cost_onprem", "annual_cost_cloud")
+
+
+def _group_cost_calculations() -> tuple[Calculation, ...]:
+    by_name = {c.name: c for c in CALCULATIONS}
+    downstream = set(GROUP_COUNTS)
+    for c in CALCULATIONS:
+        if c.name not in GROUP_COUNTS and references(c.expr) & downstream:
+            downstream.add(c.name)
+    needed: set[str] = set()
+    stack = list(GROUP_COST_FIGURES)
+    while stack:
+        name = stack.pop()
+        if name in needed or name not in by_name or name in GROUP_COUNTS:
+            continue
+        needed.add(name)
+        stack.extend(references(by_name[name].expr))
+    return tuple(c for c in CALCULATIONS if c.name in needed and c.name in downstream)
+
+
+GROUP_COST_CALCULATIONS: tuple[Calculation, ...] = _group_cost_calculations()
+
+# Account totals of the plan: sums over its node groups (cost per million tokens as above).
+PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_purchased",
+               "nodes": "group_nodes", "capex": "capex",
+               "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
