@@ -281,11 +281,13 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult]) -> Plan:
     return Plan(pools=pools, node_groups=groups)
 
 
-_POOL_NAMES = tuple(c.name for c in (*POOL_AGGREGATES, *POOL_CALCULATIONS,
-                                     *POOL_SPARE_CALCULATIONS, *POOL_HEADROOM_CALCULATIONS))
-_GROUP_NAMES = tuple(c.name for c in (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIONS,
-                                      *GROUP_SIZE_AGGREGATES, *GROUP_SIZE_CALCULATIONS,
-                                      *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS))
+_POOL_STAGES: tuple[Sequence[Aggregate | PlanCalculation], ...] = (
+    POOL_AGGREGATES, POOL_CALCULATIONS, POOL_SPARE_CALCULATIONS, POOL_HEADROOM_CALCULATIONS)
+_GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] = (
+    GROUP_LOAD_AGGREGATES, GROUP_SPARE_CALCULATIONS, GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS, GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
+_POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
+_GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
 
 
 _DEDICATED_SUMS = {"gpus_used": "gpus", "gpus_purchased": "gpus_purchased", "nodes": "nodes",
