@@ -815,6 +815,16 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
               "The least of the group's pools."),
 )
 
+# The stages in evaluation order (llmsizer.plan runs them; docs and the Plan sheet list them).
+PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
+    ("pool", POOL_AGGREGATES + POOL_CALCULATIONS),
+    ("group load", GROUP_LOAD_AGGREGATES + GROUP_SPARE_CALCULATIONS),
+    ("pool spares", POOL_SPARE_CALCULATIONS),
+    ("group size", GROUP_SIZE_AGGREGATES + GROUP_SIZE_CALCULATIONS),
+    ("pool headroom", POOL_HEADROOM_CALCULATIONS),
+    ("group headroom", GROUP_HEADROOM_AGGREGATES),
+)
+
 # A group is costed by the calculations above themselves (the TCO lines, whoever edits them),
 # read with the group's nodes and GPUs in place of one option's: the ones that depend on the
 # counts and lead to the group's figures, in list order.
