@@ -660,42 +660,79 @@ def aggregate_expr(agg: Aggregate, row_names: list[str]) -> Expr:
 _n1 = gt(r("survive_node_loss"), 0)
 
 # Over a pool's members, each read from the member workload's option for the pool's choice
-# (a member row may also read the pool aggregates listed before it). A member's weight in the
-# mixed batch is its sequences in flight at peak: its users (or its system target's sequences).
+# (a member row may also read the pool aggregates listed before it). A member's sequences in
+# flight at peak are its users (or its system target's sequences). A replica's capacity is
+# shared: each member's sequences use 1/B of it for every limit B (tokens/s at the pool's
+# strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
+# (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
 _seqs = r("demand_replicas") * r("batch_per_replica")
+_member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
+                        ROUNDDOWN((r("pool_target_tpot_ms") - r("step_fixed_ms"))
+                                  / r("step_ms_per_seq"), 0), r("max_batch_per_replica"))
 POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_demand_sequences", "Sequences in flight at peak", "sequences", "SUM", _seqs,
               "Each member's peak demand x its batch: its users, or its system target's "
               "sequences at its own speed."),
     Aggregate("pool_members_demand_replicas", "Members' peak demand, sized alone", "replicas",
-              "SUM", r("demand_replicas"), "Used when the pool batch is 0 (measured mode)."),
-    Aggregate("pool_kv_sequence_gb", "KV reserved by all sequences", "GB", "SUM",
-              _seqs * r("kv_gb_per_request"),
-              "Sequences x KV per request, summed: numerator of the weighted mean."),
-    Aggregate("pool_kv_gb_largest", "Largest member KV per request", "GB", "MAX",
-              r("kv_gb_per_request"), "Used when no member has demand."),
-    Aggregate("pool_step_sequence_ms", "Per-sequence step time of all sequences", "ms", "SUM",
-              _seqs * r("step_ms_per_seq"),
-              "Sequences x step time per sequence (b), summed: a mixed batch's step is "
-              "a + the sum of its sequences' b."),
-    Aggregate("pool_step_ms_largest", "Largest member step time per sequence", "ms", "MAX",
-              r("step_ms_per_seq"), "Used when no member has demand."),
-    Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
-              "The same model, GPU and TP give every member the same a (MoE: the largest)."),
+              "SUM", r("demand_replicas"), "Used when no member has sequences (measured mode)."),
+    Aggregate("pool_member_batch_smallest", "Smallest member batch, sized alone", "sequences",
+              "MIN", r("batch_per_replica"), "Used when no member has sequences."),
     Aggregate("pool_target_tpot_largest", "Loosest time per output token", "ms", "MAX",
               r("target_tpot_ms"), "Stands in for members without a per-token target."),
     Aggregate("pool_target_tpot_ms", "Allowed time per output token (strictest)", "ms", "MIN",
               IF(gt(r("target_tpot_ms"), 0), r("target_tpot_ms"), r("pool_target_tpot_largest")),
-              "Every member's tokens/s target must hold: the smallest allowed TPOT; 0 = none."),
-    Aggregate("pool_batch_by_ttft", "Largest batch meeting every TTFT", "sequences", "MIN",
-              r("batch_by_ttft"),
-              "The strictest member's TTFT batch (each at its own prompt and step time)."),
+              "Every member's tokens/s target must hold in the shared batch: the smallest "
+              "allowed TPOT; 0 = no per-token target."),
+    Aggregate("pool_batch_by_tpot", "Smallest member batch at the strictest TPOT", "sequences",
+              "MIN", _member_tpot_batch,
+              "ROUNDDOWN((strictest TPOT - a) / b) of each member: below 1 a member cannot "
+              "share the pool's speed."),
+    Aggregate("pool_tpot_replicas", "Replicas the tokens/s targets need", "replicas", "SUM",
+              IF(ge(_member_tpot_batch, 1), _seqs / _member_tpot_batch, 0),
+              "Each member's sequences / its batch at the strictest TPOT: a replica's step "
+              "time shared by the sequences it holds."),
+    Aggregate("pool_memory_replicas", "Replicas the KV cache needs", "replicas", "SUM",
+              IF(gt(r("max_sequences_by_memory"), 0), _seqs / r("max_sequences_by_memory"), 0),
+              "Each member's sequences / the requests of its context that fit in a replica."),
+    Aggregate("pool_ttft_replicas", "Replicas the TTFT targets need", "replicas", "SUM",
+              IF(gt(r("batch_by_ttft"), 0), _seqs / r("batch_by_ttft"), 0),
+              "Each member's sequences / its TTFT batch (at its own prompt and step time)."),
+    Aggregate("pool_kv_sequence_gb", "KV reserved by all sequences", "GB", "SUM",
+              _seqs * r("kv_gb_per_request"), "Sequences x KV per request, summed."),
+    Aggregate("pool_kv_gb_largest", "Largest member KV per request", "GB", "MAX",
+              r("kv_gb_per_request"), "Used when no member has sequences."),
+    Aggregate("pool_step_sequence_ms", "Per-sequence step time of all sequences", "ms", "SUM",
+              _seqs * r("step_ms_per_seq"),
+              "Sequences x step time per sequence (b), summed: a mixed batch's step is a + "
+              "the sum of its sequences' b."),
+    Aggregate("pool_step_ms_largest", "Largest member step time per sequence", "ms", "MAX",
+              r("step_ms_per_seq"), "Used when no member has sequences."),
+    Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
+              "The same model, GPU and TP give every member the same a (MoE: the largest)."),
     Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
               r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
 )
 
 _has_demand = gt(r("pool_demand_sequences"), 0)
 POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_meets_targets", "Every member can share the pool's speed", "1 = yes",
+        IF(ge(r("pool_batch_by_tpot"), 1), 1, 0),
+        "0 when a member's sequence alone is slower than the strictest member's target."),
+    PlanCalculation(
+        "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
+        IF(_has_demand,
+           MAX(r("pool_tpot_replicas"), r("pool_memory_replicas"), r("pool_ttft_replicas"),
+               r("pool_demand_sequences") / r("max_batch_per_replica")),
+           r("pool_members_demand_replicas")),
+        "The largest need: tokens/s, KV memory, TTFT or the engine cap (sequences / cap). "
+        "One member: users / its batch, as sized alone."),
+    PlanCalculation(
+        "pool_batch_per_replica", "Batch per replica (mixed)", "sequences",
+        IF(AND(_has_demand, gt(r("pool_demand_replicas"), 0)),
+           ROUNDDOWN(r("pool_demand_sequences") / r("pool_demand_replicas"), 0),
+           r("pool_member_batch_smallest")),
+        "Sequences in flight / replicas at peak: the mixed batch a replica carries."),
     PlanCalculation(
         "pool_kv_gb_per_request", "KV cache per request (weighted)", "GB",
         IF(_has_demand, r("pool_kv_sequence_gb") / r("pool_demand_sequences"),
@@ -708,31 +745,9 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "Mean of the members' b, weighted by their sequences: each reads its own KV and "
         "prefills its own prompts."),
     PlanCalculation(
-        "pool_batch_by_tpot", "Largest batch meeting every tokens/s target", "sequences",
-        IF(gt(r("pool_target_tpot_ms"), 0),
-           ROUNDDOWN((r("pool_target_tpot_ms") - r("pool_step_fixed_ms"))
-                     / r("pool_step_ms_per_seq"), 0), r("max_batch_per_replica")),
-        "ROUNDDOWN((strictest TPOT - a) / mixed b): the batch's one step time serves all."),
-    PlanCalculation(
-        "pool_max_sequences_by_memory", "Max sequences by memory", "sequences",
-        IF(gt(r("kv_budget_gb"), 0),
-           ROUNDDOWN(r("kv_budget_gb") / r("pool_kv_gb_per_request"), 0), 0),
-        "Requests of the mixed size that fit in one replica's KV budget."),
-    PlanCalculation(
-        "pool_batch_per_replica", "Batch per replica", "sequences",
-        MAX(0, MIN(r("pool_max_sequences_by_memory"), r("pool_batch_by_tpot"),
-                   r("pool_batch_by_ttft"), r("max_batch_per_replica"))),
-        "MIN(memory, tokens/s SLO, TTFT SLO, engine cap) for the mixed batch."),
-    PlanCalculation(
-        "pool_tpot_ms", "Time per output token", "ms",
+        "pool_tpot_ms", "Time per output token (mixed batch)", "ms",
         r("pool_step_fixed_ms") + r("pool_step_ms_per_seq") * MAX(1, r("pool_batch_per_replica")),
-        "a + mixed b x B: what every member's users see."),
-    PlanCalculation(
-        "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
-        IF(gt(r("pool_batch_per_replica"), 0),
-           r("pool_demand_sequences") / r("pool_batch_per_replica"),
-           r("pool_members_demand_replicas")),
-        "Sequences in flight / batch: the sum of users / batch (DESIGN §3)."),
+        "a + mixed b x batch: what every member's users see (within the strictest target)."),
     PlanCalculation(
         "pool_replicas_for_load", "Replicas for peak + headroom", "replicas",
         ROUNDUP(r("pool_demand_replicas") * (1 + r("headroom")), 0),
@@ -751,20 +766,20 @@ GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
         IF(_n1, MIN(r("gpus_per_node"), r("group_load_gpus")), 0),
-        "One node's worth for the group (at most its load): N+1 once, not per workload."),
+        "One node's worth for the group (at most its load): N+1 once, not per workload. "
+        "With a node down the rest still hold every pool's load replicas."),
 )
 
 POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
-        "pool_spare_replicas", "Spare replicas (N+1)", "replicas",
+        "pool_spare_replicas", "Spare replicas (N+1), running", "replicas",
         IF(AND(_n1, gt(r("group_load_gpus"), 0)),
            MIN(r("replicas_per_node"), r("pool_replicas_for_load"),
-               ROUNDUP(r("pool_replicas_for_load") * r("group_spare_gpus")
-                       / r("group_load_gpus"), 0)), 0),
-        "The pool's share of the group's spare node, by its share of the load, rounded up "
-        "(at most one node's worth of it, at most its load): with replicas spread evenly, "
-        "peak + headroom is still met with any node down. Alone in its group: MIN(replicas "
-        "per node, load), as a workload sized alone."),
+               ROUNDDOWN(r("pool_replicas_for_load") * r("group_spare_gpus")
+                         / r("group_load_gpus"), 0)), 0),
+        "The pool's share of the group's spare GPUs by its share of the load, in whole "
+        "replicas (what is left of the spare stays on standby). Alone in its group: MIN("
+        "replicas per node, load), as a workload sized alone."),
     PlanCalculation(
         "pool_replicas", "Replicas", "replicas",
         r("pool_replicas_for_load") + r("pool_spare_replicas"), "Serving copies of the model."),
@@ -772,11 +787,18 @@ POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
 )
 
 GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (
-    Aggregate("group_gpus_used", "GPUs used", "GPUs", "SUM", r("pool_gpus"),
-              "All pools' replicas x TP."),
+    Aggregate("group_pool_gpus", "GPUs running replicas", "GPUs", "SUM", r("pool_gpus"),
+              "All pools' replicas x TP, running spares included."),
 )
 
 GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_gpus_used", "GPUs used", "GPUs", r("group_load_gpus") + r("group_spare_gpus"),
+        "Load + one node's worth of spares (as a workload sized alone counts them)."),
+    PlanCalculation(
+        "group_standby_gpus", "Spare GPUs on standby", "GPUs",
+        r("group_gpus_used") - r("group_pool_gpus"),
+        "Spare GPUs no pool runs a replica on: they take over a failed node's replicas."),
     PlanCalculation(
         "group_nodes", "Nodes", "nodes",
         MAX(ROUNDUP(r("group_gpus_used") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
@@ -802,9 +824,12 @@ POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
         IF(gt(r("pool_demand_replicas"), 0),
-           (r("pool_replicas") - r("pool_replicas_lost_with_a_node"))
+           IF(_n1, MAX(r("pool_replicas") - r("pool_replicas_lost_with_a_node"),
+                       r("pool_replicas_for_load")),
+              r("pool_replicas") - r("pool_replicas_lost_with_a_node"))
            / r("pool_demand_replicas") - 1, 0),
-        "Negative means the pool's peak is not met while a node is down."),
+        "Replicas left on the other nodes; with N+1 at least the load replicas, restarted "
+        "on the group's spare GPUs. Negative: the pool's peak is not met while a node is down."),
 )
 
 GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
@@ -856,3 +881,8 @@ GROUP_COST_CALCULATIONS: tuple[Calculation, ...] = _group_cost_calculations()
 PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_purchased",
                "nodes": "group_nodes", "capex": "capex",
                "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+
+# What the plan saves against sizing each workload alone (``*_dedicated``: totals_dedicated).
+PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")
+PLAN_SAVING_SHARE = IF(gt(ref("annual_cost_onprem_dedicated"), 0),
+                       PLAN_SAVING / ref("annual_cost_onprem_dedicated"), 0)

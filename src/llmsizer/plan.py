@@ -114,12 +114,14 @@ class Evaluated:
     def rank(self) -> tuple[float, ...]:
         """Lowest cost, fewest GPUs bought, most headroom, higher precision; unpriced GPUs
         last (their cost leaves the GPUs out)."""
+        # a pool whose member cannot keep up with the strictest target is not a plan
+        unfit = sum(1 for p in self.pools if not _f(p.env, "pool_meets_targets"))
         unpriced = sum(1 for o in self.choice.options.values() if not o.priced)
         headroom = min((_f(g.env, "group_headroom_achieved") for g in self.groups), default=0.0)
         precision = [float(o.values["weight_bytes_per_param"])
                      for o in self.choice.options.values()]
         kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
-        return (float(unpriced), self.totals["annual_cost_onprem"],
+        return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
                 self.totals["gpus_purchased"], float(len(self.pools)), -headroom,
                 -float(evaluate(SUM(0, *precision), {})), -float(evaluate(SUM(0, *kv), {})))
 
