@@ -208,7 +208,12 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
         ]
     if any(w["recommended"] for w in data["workloads"]):
         t = data["totals"]
-        expected += [f"{fmt.count_of(t['gpus'], 'GPU')} in {fmt.count_of(t['nodes'], 'node')}",
+        # the recommendation is the account plan (issue 15): GPUs bought, each pool's headroom
+        expected += [f"{fmt.count_of(t['gpus_purchased'], 'GPU')} bought in "
+                     f"{fmt.count_of(t['nodes'], 'node')}",
+                     *(fmt.pct(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]),
+                     *(f"{fmt.count(g['nodes'])} × {cat.platforms[g['platform']].name.split(' (')[0]}"
+                       for g in data["plan"]["node_groups"]),
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),
