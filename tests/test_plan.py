@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from llmsizer.catalog import load_catalog
 from llmsizer.engine import size
+from llmsizer.plan import PlanChoice, evaluate_plan
 from llmsizer.requirements import Loaded, Requirements, load
 from llmsizer.results import Result
 
@@ -205,12 +206,44 @@ def test_one_workload_plan_equals_todays_sizing(a: dict[str, Any]) -> None:
     assert (group.nodes, group.gpus_purchased) == (v["nodes"], v["gpus_purchased"])
 
 
+def _more(a: dict[str, Any], which: int, extra: int) -> dict[str, Any]:
+    more = [dict(w) for w in a["workloads"]]
+    more[which % len(more)]["users"] += extra
+    return {**a, "workloads": more}
+
+
 @SETTINGS
 @given(account, st.integers(0, 2), st.integers(1, 2_000))
-def test_more_users_never_fewer_gpus_bought(a: dict[str, Any], which: int, extra: int) -> None:
-    which = which % len(a["workloads"])
-    more = [dict(w) for w in a["workloads"]]
-    more[which]["users"] += extra
-    before, after = _size(a), _size({**a, "workloads": more})
+def test_more_users_never_fewer_gpus_bought_by_the_same_plan(a: dict[str, Any], which: int,
+                                                             extra: int) -> None:
+    """The PLAN formulas: the same pools and options, more users of one workload, never
+    fewer GPUs bought (nor nodes, nor replicas of any pool)."""
+    before, after = _size(a), _size(_more(a, which, extra))
+    if not before.plan.pools:
+        return
+    options = {}
+    for p in before.plan.pools:
+        for i in p.workload_indices:
+            o = after.workloads[i].option(p.option)
+            assert o is not None and o.feasible  # feasibility does not depend on users
+            options[i] = o
+    pools = tuple(tuple(p.workload_indices) for p in before.plan.pools)
+    again = evaluate_plan(PlanChoice(options, pools), after.workloads, after.account_inputs)
+    assert again.totals["gpus_purchased"] >= before.totals.gpus_purchased
+    assert again.totals["nodes"] >= before.totals.nodes
+    for p, q in zip(before.plan.pools, again.pools, strict=True):
+        assert q.env["pool_replicas_for_load"] >= p.replicas_for_load
+
+
+@SETTINGS
+@given(account, st.integers(0, 2), st.integers(1, 2_000), st.sampled_from(["h100-sxm",
+                                                                            "h200-sxm"]))
+def test_more_users_never_fewer_gpus_bought(a: dict[str, Any], which: int, extra: int,
+                                            gpu: str) -> None:
+    """The chosen plan, on one GPU type bought in whole DGX nodes (where the lowest cost is
+    the fewest nodes): more users never fewer GPUs bought. Across GPU types the cheapest plan
+    for more users may well buy fewer, faster GPUs (one DGX H100 instead of 10 L40S)."""
+    a = {**a, "gpus": [gpu]}
+    before, after = _size(a), _size(_more(a, which, extra))
     if all(w.recommended is not None for w in after.workloads):
         assert after.totals.gpus_purchased >= before.totals.gpus_purchased
