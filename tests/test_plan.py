@@ -138,6 +138,7 @@ account = st.fixed_dictionaries({
     "n1": st.booleans(),
     "headroom": st.sampled_from([0.0, 0.25, 0.5]),
 })
+# PLAN_EXAMPLES=400 for a longer search (the suite runs 60)
 SETTINGS = settings(max_examples=int(os.environ.get("PLAN_EXAMPLES", "60")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
