@@ -716,7 +716,7 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
 _has_demand = gt(r("pool_demand_sequences"), 0)
 POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
-        "pool_meets_targets", "Every member can share the pool's speed", "1 = yes",
+        "pool_meets_targets", "Every member can share the pool's speed", "flag",
         IF(ge(r("pool_batch_by_tpot"), 1), 1, 0),
         "0 when a member's sequence alone is slower than the strictest member's target."),
     PlanCalculation(

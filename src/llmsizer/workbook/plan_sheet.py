@@ -189,7 +189,7 @@ def write(book: Book) -> None:
     ws.set_column(FIRST_COL, FIRST_COL + width - 1, 24)
     ws.set_column(FIRST_COL + width, FIRST_COL + width, 50)
     ws.set_column(FIRST_COL + width + 1, FIRST_COL + width + 1, 80)
-    fit_width(ws, 51 + 26 * width, 51)
+    fit_width(ws, 51 + 24 * width, 51)
 
     def pool_own(p_col: int, g_col: int) -> Callable[[str], str | None]:
         def own(n: str) -> str | None:
@@ -223,6 +223,7 @@ def write(book: Book) -> None:
           [plat[g.platform].name if g.platform in plat else g.platform for g in groups], width)
     _head(book, ws, pl.group_head + 2, "GPU", [g.gpu for g in groups], width)
     _head(book, ws, pl.group_head + 3, "Pools", [", ".join(g.pools) for g in groups], width)
+    ws.set_row(pl.group_head + 1, 30)
     group_columns = []
     for g in groups:
         g_col = group_col[g.id]
@@ -266,6 +267,8 @@ def write(book: Book) -> None:
                          ded_value)
     ws.freeze_panes(0, FIRST_COL)
     ws.repeat_columns(1, 2)
+    # Print the labels and the pool/group columns (names, formulas and notes stay on screen).
+    ws.print_area(0, 1, max(pl.total_rows.values()), FIRST_COL + width - 1)
 
 
 def _sum(refs: Sequence[str]) -> str:
