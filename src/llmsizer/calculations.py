@@ -654,7 +654,14 @@ _FNS = {"SUM": SUM, "MIN": MIN, "MAX": MAX}
 
 def aggregate_expr(agg: Aggregate, row_names: list[str]) -> Expr:
     """The aggregate over rows whose values are held under ``row_names`` (one per row)."""
-    return _FNS[agg.fn](*(ref(n) for n in row_names))
+    return fold(agg.fn, [ref(n) for n in row_names])
+
+
+def fold(fn: Literal["SUM", "MIN", "MAX"], items: list[Expr]) -> Expr:
+    """``fn`` over any number of items (nested by 30: the function table's limit)."""
+    while len(items) > 30:
+        items = [_FNS[fn](*items[i:i + 30]) for i in range(0, len(items), 30)]
+    return _FNS[fn](*items) if items else _FNS[fn](0)
 
 
 _n1 = gt(r("survive_node_loss"), 0)

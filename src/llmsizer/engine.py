@@ -5,7 +5,7 @@ workload and picks the recommendation. All sizing arithmetic is in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,7 +23,7 @@ from .calculations import (
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
-from .plan import choose_plan, plan_totals, sum_over, to_plan
+from .plan import choose_plan, option_sums, plan_sums, to_plan
 from .requirements import Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
@@ -464,7 +464,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
                                loaded.bench.get(i, ()))
                  for i, w in enumerate(req.workloads)]
-    dedicated = _totals(sum_over([w.best for w in workloads if w.best is not None]))
+    dedicated = _totals(option_sums([w.best for w in workloads if w.best is not None]))
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
     chosen_plan = choose_plan(workloads, acct)
     workloads = [w.model_copy(update={
@@ -484,7 +484,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
                 for name, t in tables.items()},
         workloads=workloads,
         plan=to_plan(chosen_plan, workloads),
-        totals=_totals(plan_totals(chosen_plan)),
+        totals=_totals(plan_sums(chosen_plan)),
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
@@ -496,14 +496,12 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     )
 
 
-def _totals(sums: Mapping[str, float]) -> Totals:
-    env: dict[str, Value] = dict(sums)
-
-    def total(key: str) -> float:
-        return sums[key]
-
+def _totals(total: Callable[[str], float]) -> Totals:
+    env: dict[str, Value] = {k: total(k) for k in (
+        "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
+        "million_tokens_per_year")}
     return Totals(
-        gpus=int(total("gpus_used")), nodes=int(total("nodes")), capex=total("capex"),
+        gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
         annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
         million_tokens_per_year=total("million_tokens_per_year"),
         cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),

@@ -25,7 +25,7 @@ What it decides, and why:
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .calculations import (
@@ -45,8 +45,9 @@ from .calculations import (
     Calculation,
     PlanCalculation,
     aggregate_expr,
+    fold,
 )
-from .expr import SUM, Value, evaluate
+from .expr import Value, evaluate, lift
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
 __all__ = ["PlanChoice", "choose_plan", "evaluate_plan", "plan_key"]
@@ -123,7 +124,7 @@ class Evaluated:
         kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
         return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
                 self.totals["gpus_purchased"], float(len(self.pools)), -headroom,
-                -float(evaluate(SUM(0, *precision), {})), -float(evaluate(SUM(0, *kv), {})))
+                -_sum(precision), -_sum(kv))
 
 
 def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict[str, Value]:
@@ -162,8 +163,7 @@ def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
         genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
         _run(GROUP_COST_CALCULATIONS, genv)
         groups.append(_Group(members_pools, genv))
-    totals = {key: float(evaluate(SUM(0, *(_f(g.env, name) for g in groups)), {}))
-              for key, name in PLAN_TOTALS.items()}
+    totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
     return Evaluated(choice, tuple(pools), tuple(groups), totals)
 
 
@@ -292,20 +292,27 @@ _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
 
 
-_DEDICATED_SUMS = {"gpus_used": "gpus", "gpus_purchased": "gpus_purchased", "nodes": "nodes",
-                   "capex": "capex", "annual_cost_onprem": "annual_cost_onprem",
-                   "annual_cost_cloud": "annual_cost_cloud",
-                   "million_tokens_per_year": "million_tokens_per_year"}
+def _sum(values: Sequence[float]) -> float:
+    return float(evaluate(fold("SUM", [lift(v) for v in values]), {}))
 
 
-def sum_over(options: Sequence[Option]) -> dict[str, float]:
-    """Totals of options sized alone (the dedicated sizing), keyed as Totals is."""
-    return {key: float(evaluate(SUM(0, *(float(o.values[name]) for o in options)), {}))
-            for key, name in _DEDICATED_SUMS.items()}
+def option_sums(options: Sequence[Option]) -> Callable[[str], float]:
+    """Totals of options each sized alone (the dedicated sizing): ``total(key)`` sums the
+    options' value of ``key`` (``gpus_used`` is their ``gpus``)."""
+    def total(key: str) -> float:
+        name = "gpus" if key == "gpus_used" else key
+        return _sum([float(o.values[name]) for o in options])
+
+    return total
 
 
-def plan_totals(e: Evaluated) -> dict[str, float]:
-    """The plan's totals: its node groups summed, and the tokens its workloads serve."""
-    tokens = [float(o.values["million_tokens_per_year"]) for o in e.choice.options.values()]
-    return {**e.totals,
-            "million_tokens_per_year": float(evaluate(SUM(0, *tokens), {}))}
+def plan_sums(e: Evaluated) -> Callable[[str], float]:
+    """The plan's totals: node groups summed for what is bought and what it costs, the
+    chosen options summed for what the workloads serve (tokens)."""
+    per_option = option_sums(list(e.choice.options.values()))
+
+    def total(key: str) -> float:
+        name = "gpus_used" if key == "gpus" else key
+        return e.totals[name] if name in e.totals else per_option(key)
+
+    return total
