@@ -248,3 +248,19 @@ def test_more_users_never_fewer_gpus_bought(a: dict[str, Any], which: int, extra
     before, after = _size(a), _size(_more(a, which, extra))
     if all(w.recommended is not None for w in after.workloads):
         assert after.totals.gpus_purchased >= before.totals.gpus_purchased
+
+
+def test_aggregates_over_more_than_thirty_rows_nest() -> None:
+    """A pool of 31+ workloads: SUM/MIN/MAX nest by 30 (the function table's limit) and still
+    give the plain sum, minimum and maximum."""
+    from llmsizer.calculations import POOL_AGGREGATES, aggregate_expr
+    from llmsizer.expr import evaluate, to_text
+
+    rows = [f"row{i}" for i in range(65)]
+    env = {n: float(i * 3 % 17) for i, n in enumerate(rows)}
+    by_fn = {a.fn: a for a in POOL_AGGREGATES}
+    for fn, want in (("SUM", sum(env.values())), ("MIN", min(env.values())),
+                     ("MAX", max(env.values()))):
+        e = aggregate_expr(by_fn[fn], rows)
+        assert evaluate(e, env) == want
+        assert to_text(e).startswith(f"{fn}({fn}(")
