@@ -55,11 +55,13 @@ __all__ = ["PlanChoice", "choose_plan", "evaluate_plan", "plan_key"]
 MAX_OPTIONS_PER_WORKLOAD = 16  # feasible options tried per workload, best first
 MAX_PASSES = 4
 
-PoolKey = tuple[str, str, str, str, str, int]  # model, gpu, platform, weights, kv, tp
+PoolKey = tuple[str, str, str]  # model, platform, option id
 
 
 def plan_key(model: str, o: Option) -> PoolKey:
-    return (model, o.gpu, o.platform, o.weight_precision, o.kv_precision, o.tp)
+    """Workloads may pool when this is equal: the same model on the same configuration (the
+    option id names GPU, precisions, TP and any other parallelism)."""
+    return (model, o.platform, o.id)
 
 
 @dataclass(frozen=True)
