@@ -208,17 +208,12 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
         ]
     if any(w["recommended"] for w in data["workloads"]):
         t = data["totals"]
-        chosen = [next(o for o in w["options"] if o["id"] == w["recommended"])
-                  for w in data["workloads"] if w["recommended"]]
-        kinds = {(o["gpu"], o["platform"]) for o in chosen}
-        if len(kinds) == 1:  # the cover names the GPU and platform with the totals
-            gpu, plat = kinds.pop()
-            expected.append(f"Recommendation: {fmt.count(t['gpus'])} × {cat.gpus[gpu].name} in "
-                            f"{fmt.count(t['nodes'])} × {cat.platforms[plat].name.split(' (')[0]}")
-        else:
-            expected.append(f"in all {fmt.count_of(t['gpus'], 'GPU')} in "
-                            f"{fmt.count_of(t['nodes'], 'node')}")
-        expected += [
+        # the recommendation is the account plan (issue 15): each node group named on the
+        # cover (GPUs bought x GPU in nodes x platform), each pool's headroom with a node down
+        expected += [*(f"{fmt.count(g['gpus_purchased'])} × {cat.gpus[g['gpu']].name} in "
+                       f"{fmt.count(g['nodes'])} × {cat.platforms[g['platform']].name.split(' (')[0]}"
+                       for g in data["plan"]["node_groups"]),
+                     *(fmt.pct(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]),
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),

@@ -55,7 +55,7 @@ ALLOWED_FUNCTIONS = frozenset(
 _CATALOG_COLUMN = re.compile(r"^Catalog!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+$")
 # Operators: arithmetic, comparisons and "&" (text join, used only for the Summary's sentence).
 ALLOWED_OPERATORS = frozenset({"+", "-", "*", "/", "^", "=", "<>", "<", "<=", ">", ">=", "&"})
-_CELL = re.compile(r"^(?:(?:Summary|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions)!)?"
+_CELL = re.compile(r"^(?:(?:Summary|Plan|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions)!)?"
                    r"\$?[A-Z]{1,3}\$?[0-9]+$")
 _LOOKS_LIKE_CELL = re.compile(r"^[A-Za-z]{1,3}[0-9]+$|^[Rr][0-9]*[Cc][0-9]*$")
 CALC_BY_NAME = {c.name: c for c in CALCULATIONS}
@@ -300,7 +300,8 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
                          ("Capital cost", totals.capex),
                          ("On-prem cost per year", totals.annual_cost_onprem)):
         ref = f"{letter}{labels[label]}"
-        assert ws[ref].data_type == "f" and ws[ref].value.startswith("=SUM(")
+        # totals are the account plan's (issue 15): a reference to the Plan sheet's total
+        assert ws[ref].data_type == "f" and ws[ref].value.startswith("=Plan!")
         assert cached["Summary"][ref] == value
 
 

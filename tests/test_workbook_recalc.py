@@ -325,6 +325,55 @@ def test_edited_inputs_recalculate_like_a_fresh_engine_run(tmp_path: Path) -> No
     assert differs > checked // 4, "the edits should move most of these numbers"
 
 
+def test_edited_users_move_the_plan(tmp_path: Path) -> None:
+    """Issue 15: finance doubles the users of one pooled workload; after LibreOffice
+    recalculates, the pool's replicas, the group's nodes and the account totals on the Plan
+    sheet equal the engine's evaluation of the same plan (same pools, same options) on the
+    edited requirements, and they moved."""
+    from llmsizer.plan import PlanChoice, evaluate_plan, to_plan
+    from llmsizer.workbook.plan_sheet import FIRST_COL, PlanLayout
+
+    base = size(load(EXAMPLE))
+    (pool,) = base.plan.pools
+    assert pool.workload_indices == [0, 1]  # the example's one pool of both 70B workloads
+    book = tmp_path / "example.xlsx"
+    write_workbook(base, book)
+    users = int(base.workloads[0].inputs["users"]) * 4
+    wb = openpyxl.load_workbook(book)
+    _defined(wb, "in_w1_users").value = users
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    wb.close()
+
+    data = example_dict()
+    data["workloads"][0]["concurrent_users"] = users
+    fresh = size(load(write_yaml(data, tmp_path / "edited.yaml")))
+    options = {}
+    for i in pool.workload_indices:
+        o = fresh.workloads[i].option(pool.option)
+        assert o is not None
+        options[i] = o
+    same_plan = to_plan(evaluate_plan(PlanChoice(options, (tuple(pool.workload_indices),)),
+                                      fresh.workloads, fresh.account_inputs), fresh.workloads)
+    lo = read_values(recalculate([edited], tmp_path / "out")[edited])["Plan"]
+    lay = PlanLayout.of(base)
+    col = openpyxl.utils.get_column_letter(FIRST_COL + 1)
+    (want_pool,) = same_plan.pools
+    (want_group,) = same_plan.node_groups
+    checks = [(lay.pool_rows[name], want_pool.values[name], name) for name in (
+        "pool_batch_per_replica", "pool_demand_replicas", "pool_replicas", "pool_gpus",
+        "pool_headroom_achieved", "pool_headroom_after_node_loss")]
+    checks += [(lay.group_rows[name], want_group.values[name], name) for name in (
+        "group_nodes", "group_gpus_purchased", "capex", "annual_cost_onprem",
+        "annual_cost_cloud")]
+    checks += [(lay.total_rows[key], float(getattr(want_group, key)), key)
+               for key in ("nodes", "gpus_used", "gpus_purchased", "capex",
+                           "annual_cost_onprem", "annual_cost_cloud")]
+    for row, want, name in checks:
+        assert same(want, lo.get(f"{col}{row + 1}"), name, rel=REL), (name, row, want)
+    assert want_pool.replicas > pool.replicas and want_group.nodes > base.totals.nodes
+
+
 def _workload_of(result: Result, values: dict[str, object], letter: str) -> int:
     from test_workbook import column_options
 

@@ -38,7 +38,27 @@ def calculations_md() -> str:
             if c.sheet == sheet:
                 formula = to_text(c.expr).replace("|", "\\|")
                 lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + plan_md()) + "\n"
+
+
+def plan_md() -> list[str]:
+    """The account plan's stages (calculations.py, PLAN section), in evaluation order."""
+    from .calculations import GROUP_COST_CALCULATIONS, PLAN_STAGES, Aggregate
+
+    lines = ["", "## Plan", "",
+             "The account plan (docs/results.md, `plan`): stages evaluated in this order. An",
+             "aggregate is SUM, MIN or MAX over the rows of a pool's members (over a group's",
+             "pools for `group_` names) of the expression shown. The group's cost lines are the",
+             "TCO calculations above, read with the group's counts: "
+             + ", ".join(f"`{c.name}`" for c in GROUP_COST_CALCULATIONS) + ".",
+             "", "| stage | name | unit | formula | note |", "|---|---|---|---|---|"]
+    for stage, items in PLAN_STAGES:
+        for c in items:
+            text = to_text(c.member if isinstance(c, Aggregate) else c.expr)
+            formula = f"{c.fn}({text})" if isinstance(c, Aggregate) else text
+            formula = formula.replace("|", "\\|")
+            lines.append(f"| {stage} | `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
+    return lines
 
 
 # ---- the requirements reference ------------------------------------------------------------

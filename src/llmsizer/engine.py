@@ -23,6 +23,7 @@ from .calculations import (
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
+from .plan import choose_plan, option_sums, plan_sums, to_plan
 from .requirements import Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
@@ -262,10 +263,12 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
     return gaps
 
 
-def _rank_key(o: Option) -> tuple[int, float, float, float]:
+def _rank_key(o: Option) -> tuple[int, float, float, float, float, float]:
+    """Lowest cost, fewest GPUs bought, most headroom, higher precision (issue 15)."""
     v = o.values
-    return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus"]),
-            -float(v["headroom_achieved"]))
+    return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus_purchased"]),
+            -float(v["headroom_achieved"]), -float(v["weight_bytes_per_param"]),
+            -float(v["kv_bytes_per_element"]))
 
 
 def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
@@ -468,11 +471,13 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
                                loaded.bench.get(i, ()))
                  for i, w in enumerate(req.workloads)]
-    chosen = [w.best for w in workloads if w.best is not None]
-
-    def total(key: str) -> float:
-        return sum(float(o.values[key]) for o in chosen)
-
+    dedicated = _totals(option_sums([w.best for w in workloads if w.best is not None]))
+    # The account plan (plan.py) chooses each workload's option: that is the recommendation.
+    chosen_plan = choose_plan(workloads, acct)
+    workloads = [w.model_copy(update={
+        "dedicated": w.recommended,
+        "recommended": chosen_plan.choice.options[i].id if i in chosen_plan.choice.options
+        else None}) for i, w in enumerate(workloads)]
     used = _used_ids(workloads)
     return Result(
         llmsizer_version=__version__,
@@ -485,7 +490,9 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
         workloads=workloads,
-        totals=_totals(total),
+        plan=to_plan(chosen_plan, workloads),
+        totals=_totals(plan_sums(chosen_plan)),
+        totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
         source=SourceInfo(
@@ -505,7 +512,8 @@ def _totals(total: Callable[[str], float]) -> Totals:
         annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
         million_tokens_per_year=total("million_tokens_per_year"),
         cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),
-        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)))
+        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)),
+        gpus_used=int(total("gpus_used")), gpus_purchased=int(total("gpus_purchased")))
 
 
 def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:

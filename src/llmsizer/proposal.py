@@ -52,7 +52,7 @@ from .catalog import Catalog, load_catalog
 from .engine import curve
 from .errors import InputError
 from .expr import to_text
-from .results import Option, Result, WorkloadResult
+from .results import NodeGroup, Option, PlanPool, Result, Totals, WorkloadResult
 
 __all__ = [
     "MAIN_TEMPLATE",
@@ -372,22 +372,6 @@ class WorkloadView:
     max_context: int | None
     model_source: str
 
-
-@dataclass(frozen=True)
-class HardwareLine:
-    """A recommended workload's hardware, for the cover."""
-
-    gpus: float
-    gpu_name: str
-    nodes: float
-    platform_name: str
-    workload: str
-
-
-def _cover_hardware(views: Sequence[WorkloadView]) -> list[HardwareLine]:
-    return [HardwareLine(_num(wv.best.v, "gpus"), wv.best.gpu_name, _num(wv.best.v, "nodes"),
-                         wv.best.platform_short, wv.w.name)
-            for wv in views if wv.best is not None]
 
 
 @dataclass(frozen=True)
@@ -758,6 +742,68 @@ def _formula_context() -> dict[str, Any]:
     return {"formulas": formulas, "inputs": inputs}
 
 
+# ---- the account plan (page 2: what is bought, who shares what, the saving) -------------------
+
+
+@dataclass(frozen=True)
+class PoolView:
+    label: str  # "Pool 1"
+    pool: PlanPool
+    workloads: tuple[str, ...]
+    model_name: str
+    config: str  # "H100 SXM 80GB · fp8 weights · fp8 KV · TP4"
+    shared: bool  # more than one workload
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group: NodeGroup
+    platform_name: str
+    gpu_name: str
+    pools: tuple[PoolView, ...]
+
+
+@dataclass(frozen=True)
+class PlanView:
+    groups: tuple[GroupView, ...]
+    pooled: bool  # some pool serves several workloads
+    shared_nodes: bool  # some group holds several pools
+    pool_of: Mapping[int, PoolView]  # workload index -> its pool
+    dedicated: Totals  # each workload sized alone
+    saving: float  # annual on-prem, against the dedicated sizing
+    saving_share: float
+
+
+def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
+    """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
+    from .calculations import PLAN_SAVING, PLAN_SAVING_SHARE
+    from .expr import evaluate
+
+    names = {i: w.model_name for i, w in enumerate(result.workloads)}
+    pools: dict[str, PoolView] = {}
+    for n, p in enumerate(result.plan.pools, 1):
+        g = cat.gpus.get(p.gpu)
+        pools[p.id] = PoolView(
+            label=f"Pool {n}", pool=p, workloads=tuple(p.workloads),
+            model_name=names[p.workload_indices[0]],
+            config=f"{_chart_name(g.name) if g else p.gpu} · {p.weight_precision} weights · "
+                   f"{p.kv_precision} KV · TP{p.tp}", shared=len(p.workloads) > 1)
+    groups = []
+    for grp in result.plan.node_groups:
+        plat, g = cat.platforms.get(grp.platform), cat.gpus.get(grp.gpu)
+        groups.append(GroupView(group=grp, platform_name=_short(plat.name) if plat else grp.platform,
+                                gpu_name=g.name if g else grp.gpu,
+                                pools=tuple(pools[pid] for pid in grp.pools)))
+    ded = result.totals_dedicated
+    env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
+           "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
+    return {"plan": PlanView(
+        groups=tuple(groups), pooled=any(p.shared for p in pools.values()),
+        shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
+        pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
+        saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)))}
+
+
 def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
     """Everything the templates may use (documented in docs/proposal.md)."""
     cat = catalog or load_catalog()
@@ -782,9 +828,6 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "cover_name": _clip(result.account.name, 160),
         "workloads": views,
         "recommended": [wv for wv in views if wv.best is not None],
-        "cover_hardware": _cover_hardware(views),
-        "cover_same_hardware": len({(h.gpu_name, h.platform_name)
-                                    for h in _cover_hardware(views)}) == 1,
         # measured mode (docs/measured.md): benchmark-sized workloads, and those whose measured
         # throughput is over 25 % from the model's (a risk)
         "measured": [wv for wv in views if wv.w.mode == "measured"],
@@ -804,6 +847,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "catalog_current": result.catalog_digest == cat.digest,
         "memory_chart": _memory_svg(views, fmt),
         "cost_chart": _cost_svg(views, result, fmt),
+        **plan_context(result, cat),
     }
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .benchfiles import BenchPoint
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
 
 
 class _M(BaseModel):
@@ -85,6 +85,8 @@ class WorkloadResult(_M):
     measured_note: str | None = None  # which benchmark figure was used and why
     measured_points: list[MeasuredPoint] = []  # every point of the benchmark files
     measured_warnings: list[str] = []  # the benchmark's shape differs from the workload's
+    # The option this workload would use sized alone (``recommended`` is the plan's choice).
+    dedicated: str | None = None
 
     def option(self, option_id: str | None) -> Option | None:
         return next((o for o in self.options if o.id == option_id), None)
@@ -95,9 +97,10 @@ class WorkloadResult(_M):
 
 
 class Totals(_M):
-    """Sums over each workload's recommended option (workloads without one count 0)."""
+    """The account's totals: ``totals`` over the plan's node groups, ``totals_dedicated``
+    over each workload sized alone (workloads without an option count 0)."""
 
-    gpus: int
+    gpus: int  # GPUs used (= gpus_used)
     nodes: int
     capex: float
     annual_cost_onprem: float
@@ -105,6 +108,55 @@ class Totals(_M):
     million_tokens_per_year: float
     cost_per_million_tokens_onprem: float
     cost_per_million_tokens_cloud: float
+    gpus_used: int  # GPUs that serve replicas (spares included)
+    gpus_purchased: int  # GPUs bought: whole baseboards on fixed platforms
+
+
+class PlanPool(_M):
+    """Workloads that share replicas: same model, precisions, GPU, platform and TP."""
+
+    id: str  # pool-1, pool-2, ...
+    workloads: list[str]  # names
+    workload_indices: list[int]  # positions in ``workloads``
+    option: str  # the option id every member uses
+    model: str
+    gpu: str
+    platform: str
+    weight_precision: str
+    kv_precision: str
+    tp: int
+    batch_per_replica: int
+    demand_replicas: float
+    replicas_for_load: int
+    spare_replicas: int
+    replicas: int
+    gpus: int
+    headroom_achieved: float
+    headroom_after_node_loss: float
+    values: dict[str, float]  # every pool aggregate and calculation, by name
+
+
+class NodeGroup(_M):
+    """Pools on the same GPU and platform, packed into shared nodes."""
+
+    id: str  # group-1, group-2, ...
+    platform: str
+    gpu: str
+    pools: list[str]  # pool ids
+    nodes: int
+    gpus_used: int
+    gpus_purchased: int
+    headroom_achieved: float  # the weakest pool's
+    headroom_after_node_loss: float  # the weakest pool's
+    capex: float
+    annual_cost_onprem: float
+    annual_cost_cloud: float
+    values: dict[str, float]  # every group aggregate and calculation, by name
+
+
+class Plan(_M):
+    pools: list[PlanPool]
+    node_groups: list[NodeGroup]
 
 
 class Assumption(_M):
@@ -132,7 +184,9 @@ class Result(_M):
     account_inputs: dict[str, float]
     tables: dict[str, dict[str, dict[str, float]]]
     workloads: list[WorkloadResult]
-    totals: Totals
+    plan: Plan
+    totals: Totals  # over the plan's node groups
+    totals_dedicated: Totals  # each workload sized alone, summed
     assumptions: list[Assumption]
     units: dict[str, str]
     source: SourceInfo | None = None

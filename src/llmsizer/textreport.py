@@ -95,6 +95,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
             con.print(Text(warning, style="yellow"), highlight=False)
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
+    _print_plan(result, con)
     tot = result.totals
     con.print(Text(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
                    f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
@@ -127,6 +128,25 @@ _CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
                   ("node_power_kw", "node power\nkW", _cell),
                   ("base_price_usd", "base price\nUSD", _cell)],
 }
+
+
+def _print_plan(result: Result, con: Console) -> None:
+    """The account plan: what is bought, which workloads share what, and the saving."""
+    cur = result.account.currency
+    pools = {p.id: p for p in result.plan.pools}
+    for g in result.plan.node_groups:
+        con.print(Text(f"Plan: {g.nodes} × {g.platform} ({g.gpus_purchased} GPUs bought, "
+                       f"{g.gpus_used} used)", style="bold"), highlight=False)
+        for pid in g.pools:
+            p = pools[pid]
+            con.print(Text(f"  {p.id}: {', '.join(p.workloads)} — {p.option}, {p.replicas} "
+                           f"replicas ({p.spare_replicas} spare), batch {p.batch_per_replica}; "
+                           f"headroom {p.headroom_achieved:.0%}, {p.headroom_after_node_loss:.0%} "
+                           "with a node down"), highlight=False)
+    ded = result.totals_dedicated
+    if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
+        con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "
+                  f"nodes, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.", highlight=False)
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results import Result
-from . import assumptions, calc_sheets, catalog_sheet, inputs, options_sheet, summary
+from . import assumptions, calc_sheets, catalog_sheet, inputs, options_sheet, plan_sheet, summary
 from .book import Book
 
 __all__ = ["REGISTRY", "SHEETS", "Sheet", "write_workbook"]
@@ -36,6 +36,7 @@ class Sheet:
 
 REGISTRY: tuple[Sheet, ...] = (
     Sheet("Summary", summary.write, 2),
+    Sheet("Plan", plan_sheet.write, 2),
     Sheet("Inputs", inputs.write, 0),
     Sheet("KV", partial(calc_sheets.write, sheet="KV"), 1),
     Sheet("Throughput", partial(calc_sheets.write, sheet="Throughput"), 1),

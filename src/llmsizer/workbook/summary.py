@@ -12,6 +12,7 @@ from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr
+from .plan_sheet import total_cell
 
 __all__ = ["write"]
 
@@ -101,7 +102,7 @@ def write(book: Book) -> None:
     ws.write_string(row, 1, "Unit", f("header"))
     for k, w in enumerate(r.workloads, start=1):
         ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
-    ws.write_string(row, total_col, "Total (recommended)", f("header"))
+    ws.write_string(row, total_col, "Total (account plan)", f("header"))
     ws.freeze_panes(row + 1, 2)
     row += 1
     ws.write_string(row, 0, "Model", f("label"))
@@ -171,9 +172,9 @@ def write(book: Book) -> None:
             if k not in rec:
                 ws.write_string(row, 1 + k, "—", f("unit"))
         if name in _TOTALS and cells:
-            refs = [ref for _, ref, _ in cells]
-            chunks = [f"SUM({','.join(refs[i:i + 30])})" for i in range(0, len(refs), 30)]
-            ws.write_formula(row, total_col, "=" + "+".join(chunks), f("total", fmt),
+            # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
+            plan_total = total_cell(r, "gpus_used" if name == "gpus" else name)
+            ws.write_formula(row, total_col, f"={plan_total}", f("total", fmt),
                              float(getattr(r.totals, name)))
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)

@@ -1,0 +1,320 @@
+"""The account plan: one deployment for all of an account's workloads (DESIGN §3, "Account
+plan"). The engine sizes each workload alone; this module decides which workloads share what
+and evaluates the plan with the PLAN calculations of :mod:`llmsizer.calculations`. It does no
+arithmetic of its own.
+
+What it decides, and why:
+
+* **pools** — workloads whose chosen options run the same model, weight and KV precisions,
+  GPU, platform and TP may share replicas (one pool: one rounding, one set of spares). A
+  workload sized from the customer's benchmark (measured mode) stays alone: its throughput
+  was measured for that workload's requests, not a mix.
+* **node groups** — every pool on the same GPU and platform shares the group's nodes. That
+  never costs more than separate nodes (one ROUNDUP over the sum, one node's worth of spares),
+  so it is not searched.
+* **the search** — starts from each workload's own best option (today's sizing: the plan
+  never costs more than that), tries the option keys several workloads could share, then
+  moves one workload at a time to another of its feasible options while that ranks better;
+  a key's workloads pool only where pooling ranks better than separate pools.
+* **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest pools (at equal
+  cost one deployment of a model beats two identical ones side by side: that is where pooling
+  saves without saving a node), then most headroom (the weakest pool's), then the higher
+  precision (the engine ranks options by cost, GPUs bought, headroom and precision too).
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .calculations import (
+    GROUP_COST_CALCULATIONS,
+    GROUP_COUNTS,
+    GROUP_HEADROOM_AGGREGATES,
+    GROUP_LOAD_AGGREGATES,
+    GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS,
+    GROUP_SPARE_CALCULATIONS,
+    PLAN_TOTALS,
+    POOL_AGGREGATES,
+    POOL_CALCULATIONS,
+    POOL_HEADROOM_CALCULATIONS,
+    POOL_SPARE_CALCULATIONS,
+    Aggregate,
+    Calculation,
+    PlanCalculation,
+    aggregate_expr,
+    fold,
+)
+from .expr import Value, evaluate, lift
+from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
+
+__all__ = ["PlanChoice", "choose_plan", "evaluate_plan", "plan_key"]
+
+MAX_OPTIONS_PER_WORKLOAD = 16  # feasible options tried per workload, best first
+MAX_PASSES = 4
+
+PoolKey = tuple[str, str, str]  # model, platform, option id
+
+
+def plan_key(model: str, o: Option) -> PoolKey:
+    """Workloads may pool when this is equal: the same model on the same configuration (the
+    option id names GPU, precisions, TP and any other parallelism)."""
+    return (model, o.platform, o.id)
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """Which option each workload uses (by workload index) and which of them pool together
+    (lists of workload indices, in workload order)."""
+
+    options: Mapping[int, Option]
+    pools: tuple[tuple[int, ...], ...]
+
+
+def _f(env: Mapping[str, Value], name: str) -> float:
+    x = env[name]
+    assert isinstance(x, float)
+    return x
+
+
+def _run(calcs: Sequence[PlanCalculation | Calculation], env: dict[str, Value]) -> None:
+    for c in calcs:
+        env[c.name] = evaluate(c.expr, env)
+
+
+def _aggregate(aggs: Sequence[Aggregate], rows: Sequence[Mapping[str, Value]],
+               env: dict[str, Value]) -> None:
+    for a in aggs:
+        names = [f"row{i}" for i in range(len(rows))]
+        # a member row reads its own values first, then the aggregates before this one
+        cells = {n: evaluate(a.member, ChainMap(dict(row), env))
+                 for n, row in zip(names, rows, strict=True)}
+        env[a.name] = evaluate(aggregate_expr(a, names), cells)
+
+
+@dataclass
+class _Pool:
+    members: tuple[int, ...]
+    option: Option
+    env: dict[str, Value]
+
+
+@dataclass
+class _Group:
+    pools: list[_Pool]
+    env: dict[str, Value]
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    choice: PlanChoice
+    pools: tuple[_Pool, ...]
+    groups: tuple[_Group, ...]
+    totals: Mapping[str, float]
+
+    def rank(self) -> tuple[float, ...]:
+        """Lowest cost, fewest GPUs bought, most headroom, higher precision; unpriced GPUs
+        last (their cost leaves the GPUs out)."""
+        # a pool whose member cannot keep up with the strictest target is not a plan
+        unfit = sum(1 for p in self.pools if not _f(p.env, "pool_meets_targets"))
+        unpriced = sum(1 for o in self.choice.options.values() if not o.priced)
+        headroom = min((_f(g.env, "group_headroom_achieved") for g in self.groups), default=0.0)
+        precision = [float(o.values["weight_bytes_per_param"])
+                     for o in self.choice.options.values()]
+        kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
+        return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
+                self.totals["gpus_purchased"], float(len(self.pools)), -headroom,
+                -_sum(precision), -_sum(kv))
+
+
+def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict[str, Value]:
+    return {**acct, **w.inputs, **o.values}
+
+
+def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
+                  acct: Mapping[str, float]) -> Evaluated:
+    """Every PLAN calculation for ``choice``, stage by stage (calculations.py's order)."""
+    pools: list[_Pool] = []
+    for members in choice.pools:
+        first = choice.options[members[0]]
+        rows = [_member_env(acct, workloads[i], choice.options[i]) for i in members]
+        env: dict[str, Value] = {**acct, **first.values}
+        _aggregate(POOL_AGGREGATES, rows, env)
+        _run(POOL_CALCULATIONS, env)
+        pools.append(_Pool(members, first, env))
+    by_hw: dict[tuple[str, str], list[_Pool]] = {}
+    for p in pools:
+        by_hw.setdefault((p.option.gpu, p.option.platform), []).append(p)
+    groups = []
+    for members_pools in by_hw.values():
+        genv: dict[str, Value] = {**acct, **members_pools[0].option.values}
+        _aggregate(GROUP_LOAD_AGGREGATES, [p.env for p in members_pools], genv)
+        _run(GROUP_SPARE_CALCULATIONS, genv)
+        for p in members_pools:
+            p.env.update(group_load_gpus=genv["group_load_gpus"],
+                         group_spare_gpus=genv["group_spare_gpus"])
+            _run(POOL_SPARE_CALCULATIONS, p.env)
+        _aggregate(GROUP_SIZE_AGGREGATES, [p.env for p in members_pools], genv)
+        _run(GROUP_SIZE_CALCULATIONS, genv)
+        for p in members_pools:
+            p.env["group_nodes"] = genv["group_nodes"]
+            _run(POOL_HEADROOM_CALCULATIONS, p.env)
+        _aggregate(GROUP_HEADROOM_AGGREGATES, [p.env for p in members_pools], genv)
+        genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
+        _run(GROUP_COST_CALCULATIONS, genv)
+        groups.append(_Group(members_pools, genv))
+    totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
+    return Evaluated(choice, tuple(pools), tuple(groups), totals)
+
+
+def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
+            split: frozenset[PoolKey] = frozenset()) -> tuple[tuple[int, ...], ...]:
+    """Workloads with the same key in one pool (measured ones and keys in ``split`` alone)."""
+    keyed: dict[PoolKey, list[int]] = {}
+    alone: list[tuple[int, ...]] = []
+    for i in sorted(options):
+        key = plan_key(workloads[i].model, options[i])
+        if workloads[i].mode == "measured" or key in split:
+            alone.append((i,))
+        else:
+            keyed.setdefault(key, []).append(i)
+    return tuple(sorted([tuple(v) for v in keyed.values()] + alone))
+
+
+def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
+                  acct: Mapping[str, float]) -> Evaluated:
+    """``options`` with each shared key pooled, or split where separate pools rank better."""
+    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads)), workloads, acct)
+    shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
+    split: frozenset[PoolKey] = frozenset()
+    for key in shared:
+        trial = split | {key}
+        e = evaluate_plan(PlanChoice(options, _pooled(options, workloads, trial)), workloads,
+                          acct)
+        if e.rank() < best.rank():
+            best, split = e, trial
+    return best
+
+
+def _key_counts(options: Mapping[int, Option],
+                workloads: Sequence[WorkloadResult]) -> dict[PoolKey, int]:
+    counts: dict[PoolKey, int] = {}
+    for i, o in options.items():
+        if workloads[i].mode != "measured":
+            key = plan_key(workloads[i].model, o)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> Evaluated:
+    """The best-ranked plan found for the workloads that have a feasible option (see the
+    module docstring). Each workload's option list is in the engine's rank order."""
+    cands = {i: [o for o in w.options if o.feasible][:MAX_OPTIONS_PER_WORKLOAD]
+             for i, w in enumerate(workloads)}
+    cands = {i: opts for i, opts in cands.items() if opts}
+    dedicated = {i: opts[0] for i, opts in cands.items()}
+    cache: dict[tuple[str, ...], Evaluated] = {}
+
+    def trial(options: Mapping[int, Option]) -> Evaluated:
+        sig = tuple(options[i].id for i in sorted(options))
+        if sig not in cache:
+            cache[sig] = _best_pooling(options, workloads, acct)
+        return cache[sig]
+
+    best = trial(dedicated)
+    # Seeds: every option key that several workloads could share, used by all of them.
+    shared: dict[PoolKey, dict[int, Option]] = {}
+    for i, opts in cands.items():
+        for o in opts:
+            shared.setdefault(plan_key(workloads[i].model, o), {})[i] = o
+    for members in shared.values():
+        if len(members) > 1:
+            e = trial({**dedicated, **members})
+            if e.rank() < best.rank():
+                best = e
+    for _ in range(MAX_PASSES):
+        improved = False
+        for i, opts in cands.items():
+            for o in opts:
+                if o.id == best.choice.options[i].id:
+                    continue
+                e = trial({**best.choice.options, i: o})
+                if e.rank() < best.rank():
+                    best, improved = e, True
+        if not improved:
+            break
+    return best
+
+
+def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult]) -> Plan:
+    """The plan as the results document states it."""
+    pool_ids: dict[int, str] = {}
+    pools = []
+    for n, p in enumerate(e.pools, 1):
+        pool_ids[id(p)] = f"pool-{n}"
+        o, v = p.option, p.env
+        pools.append(PlanPool(
+            id=f"pool-{n}", workloads=[workloads[i].name for i in p.members],
+            workload_indices=list(p.members), option=o.id, model=workloads[p.members[0]].model,
+            gpu=o.gpu, platform=o.platform, weight_precision=o.weight_precision,
+            kv_precision=o.kv_precision, tp=o.tp,
+            batch_per_replica=int(_f(v, "pool_batch_per_replica")),
+            demand_replicas=_f(v, "pool_demand_replicas"),
+            replicas_for_load=int(_f(v, "pool_replicas_for_load")),
+            spare_replicas=int(_f(v, "pool_spare_replicas")),
+            replicas=int(_f(v, "pool_replicas")), gpus=int(_f(v, "pool_gpus")),
+            headroom_achieved=_f(v, "pool_headroom_achieved"),
+            headroom_after_node_loss=_f(v, "pool_headroom_after_node_loss"),
+            values={c: _f(v, c) for c in _POOL_NAMES}))
+    groups = []
+    for n, g in enumerate(e.groups, 1):
+        v = g.env
+        first = g.pools[0].option
+        groups.append(NodeGroup(
+            id=f"group-{n}", platform=first.platform, gpu=first.gpu,
+            pools=[pool_ids[id(p)] for p in g.pools], nodes=int(_f(v, "group_nodes")),
+            gpus_used=int(_f(v, "group_gpus_used")),
+            gpus_purchased=int(_f(v, "group_gpus_purchased")),
+            headroom_achieved=_f(v, "group_headroom_achieved"),
+            headroom_after_node_loss=_f(v, "group_headroom_after_node_loss"),
+            capex=_f(v, "capex"), annual_cost_onprem=_f(v, "annual_cost_onprem"),
+            annual_cost_cloud=_f(v, "annual_cost_cloud"),
+            values={c: _f(v, c) for c in _GROUP_NAMES}))
+    return Plan(pools=pools, node_groups=groups)
+
+
+_POOL_STAGES: tuple[Sequence[Aggregate | PlanCalculation], ...] = (
+    POOL_AGGREGATES, POOL_CALCULATIONS, POOL_SPARE_CALCULATIONS, POOL_HEADROOM_CALCULATIONS)
+_GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] = (
+    GROUP_LOAD_AGGREGATES, GROUP_SPARE_CALCULATIONS, GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS, GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
+_POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
+_GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
+
+
+def _sum(values: Sequence[float]) -> float:
+    return float(evaluate(fold("SUM", [lift(v) for v in values]), {}))
+
+
+def option_sums(options: Sequence[Option]) -> Callable[[str], float]:
+    """Totals of options each sized alone (the dedicated sizing): ``total(key)`` sums the
+    options' value of ``key`` (``gpus_used`` is their ``gpus``)."""
+    def total(key: str) -> float:
+        name = "gpus" if key == "gpus_used" else key
+        return _sum([float(o.values[name]) for o in options])
+
+    return total
+
+
+def plan_sums(e: Evaluated) -> Callable[[str], float]:
+    """The plan's totals: node groups summed for what is bought and what it costs, the
+    chosen options summed for what the workloads serve (tokens)."""
+    per_option = option_sums(list(e.choice.options.values()))
+
+    def total(key: str) -> float:
+        name = "gpus_used" if key == "gpus" else key
+        return e.totals[name] if name in e.totals else per_option(key)
+
+    return total

@@ -1,0 +1,305 @@
+"""Plan sheet: the account's deployment. One column per pool (workloads that share replicas),
+then one column per node group (pools that share nodes), then the account totals beside the
+totals of sizing each workload alone. Every number is a formula over the workload sheets (the
+members' recommended option columns) and over this sheet: double one pooled workload's users
+on Inputs and the pool's replicas, the group's nodes and the totals follow. Which workloads
+pool and which option each uses are the engine's choices (the ★ columns); the formulas are
+the PLAN section of calculations.py, printed with :func:`llmsizer.expr.render`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from ..calculations import (
+    GROUP_COST_CALCULATIONS,
+    GROUP_COUNTS,
+    GROUP_HEADROOM_AGGREGATES,
+    GROUP_LOAD_AGGREGATES,
+    GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS,
+    GROUP_SPARE_CALCULATIONS,
+    INPUTS,
+    PLAN_TOTALS,
+    POOL_AGGREGATES,
+    POOL_CALCULATIONS,
+    POOL_HEADROOM_CALCULATIONS,
+    POOL_SPARE_CALCULATIONS,
+    Aggregate,
+    Calculation,
+    PlanCalculation,
+)
+from ..expr import render, to_text
+from ..results import Result
+from .book import Book
+from .formats import clean_text, fit_width, number_format, unit_text
+from .layout import Column, input_name, letter
+
+__all__ = ["PlanLayout", "total_cell", "write"]
+
+Item = Aggregate | PlanCalculation | Calculation
+POOL_ITEMS: tuple[Item, ...] = (*POOL_AGGREGATES, *POOL_CALCULATIONS, *POOL_SPARE_CALCULATIONS,
+                                *POOL_HEADROOM_CALCULATIONS)
+GROUP_ITEMS: tuple[Item, ...] = (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIONS,
+                                 *GROUP_SIZE_AGGREGATES, *GROUP_SIZE_CALCULATIONS,
+                                 *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS)
+POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
+GROUP_NAMES = frozenset(i.name for i in GROUP_ITEMS)
+TOTAL_LABELS = {"nodes": ("Nodes", "nodes"), "gpus_used": ("GPUs used", "GPUs"),
+                "gpus_purchased": ("GPUs purchased", "GPUs"), "capex": ("Capital cost", "currency"),
+                "annual_cost_onprem": ("On-prem cost per year", "currency/yr"),
+                "annual_cost_cloud": ("Cloud cost per year", "currency/yr")}
+# Each workload sized alone: the per-option calculation behind each total.
+DEDICATED = {"nodes": "nodes", "gpus_used": "gpus", "gpus_purchased": "gpus_purchased",
+             "capex": "capex", "annual_cost_onprem": "annual_cost_onprem",
+             "annual_cost_cloud": "annual_cost_cloud"}
+FIRST_COL = 3
+_SCOPE = {i.name: i.scope for i in INPUTS}
+
+
+@dataclass
+class PlanLayout:
+    """Rows of the Plan sheet (0-based), decided from the Result alone."""
+
+    pool_head: int = 5
+    pool_rows: dict[str, int] = field(default_factory=dict)
+    group_head: int = 0
+    group_rows: dict[str, int] = field(default_factory=dict)
+    total_head: int = 0
+    total_rows: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, r: Result) -> PlanLayout:
+        lay = cls()
+        row = lay.pool_head + 4  # id, workloads, option, node group
+        for item in POOL_ITEMS:
+            lay.pool_rows[item.name] = row
+            row += 1
+        lay.group_head = row + 2
+        row = lay.group_head + 4  # id, platform, GPU, pools
+        for item in GROUP_ITEMS:
+            lay.group_rows[item.name] = row
+            row += 1
+        lay.total_head = row + 2
+        row = lay.total_head + 1
+        for key in PLAN_TOTALS:
+            lay.total_rows[key] = row
+            row += 1
+        return lay
+
+
+def total_cell(r: Result, key: str) -> str | None:
+    """The Plan sheet's cell holding account total ``key`` (a PLAN_TOTALS key)."""
+    row = PlanLayout.of(r).total_rows.get(key)
+    return None if row is None else f"Plan!{letter(FIRST_COL)}{row + 1}"
+
+
+@cache
+def _kind(name: str) -> str:
+    return _SCOPE.get(name, "calc")
+
+
+def _namer(book: Book, own: Callable[[str], str | None], member: Column) -> Callable[[str], str]:
+    """Where a name of a plan formula lives: this sheet (``own``), an account or workload
+    input, else the member's option column on the workload sheets."""
+
+    def name(n: str) -> str:
+        here = own(n)
+        if here is not None:
+            return here
+        kind = _kind(n)
+        if kind in ("account", "workload"):
+            found = input_name(n, member.k)
+            assert found is not None
+            return found
+        cell = book.lay.cell(n, member)
+        if cell is None:
+            raise KeyError(f"the Plan sheet cannot place {n!r}")
+        return cell
+
+    return name
+
+
+def _formula(item: Item, own: Callable[[str], str | None], rows: Sequence[Column],
+             book: Book) -> str:
+    """``item`` printed for one column: an aggregate is its function over the member rows'
+    expression, each printed for its own member."""
+    if isinstance(item, Aggregate):
+        parts = [render(item.member, _namer(book, own, c)) for c in rows]
+        return f"={item.fn}({','.join(parts)})"
+    return "=" + render(item.expr, _namer(book, own, rows[0]))
+
+
+def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int],
+                columns: Sequence[tuple[int, Callable[[str], str | None], Sequence[Column],
+                                        dict[str, float]]], note_col: int) -> None:
+    f = book.f
+    for item in items:
+        row = rows[item.name]
+        values = [vals[item.name] for _, _, _, vals in columns]
+        fmt = number_format(item.unit, values, book.cur)
+        ws.write_string(row, 0, item.name, f("name"))
+        ws.write_string(row, 1, item.label, f("label"))
+        ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
+        for (col, own, members, _vals), value in zip(columns, values, strict=True):
+            ws.write_formula(row, col, _formula(item, own, members, book), f("calc", fmt), value)
+        text = to_text(item.member if isinstance(item, Aggregate) else item.expr)
+        text = f"{item.fn}({text}) over members" if isinstance(item, Aggregate) else text
+        ws.write_string(row, note_col, f"= {text}", f("note"))
+        ws.write_string(row, note_col + 1, item.note, f("note"))
+        if item.name.endswith("headroom_after_node_loss") and columns:
+            ws.conditional_format(row, FIRST_COL, row, FIRST_COL + len(columns) - 1, {
+                "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+
+
+def _head(book: Book, ws: Any, row: int, label: str, texts: Sequence[str], n: int) -> None:
+    ws.write_string(row, 1, label, book.f("header"))
+    ws.write_blank(row, 0, None, book.f("header"))
+    ws.write_blank(row, 2, None, book.f("header"))
+    for j, text in enumerate(texts):
+        ws.write_string(row, FIRST_COL + j, clean_text(text), book.f("header"))
+    for j in range(len(texts), n):
+        ws.write_blank(row, FIRST_COL + j, None, book.f("header"))
+
+
+def write(book: Book) -> None:
+    """Write the Plan sheet: pools, node groups, account totals."""
+    ws = book.ws["Plan"]
+    f = book.f
+    r = book.r
+    pl = PlanLayout.of(r)
+    book.title(ws, "Deployment plan: what is bought and who shares it",
+               "Pools: workloads on the same model, precisions, GPU and TP share replicas "
+               "(one rounding, one set of spares). Node groups: pools on the same GPU and "
+               "platform share nodes, with one node's worth of spare GPUs for N+1. Formulas "
+               "over the ★ option columns of KV, Throughput, Nodes and TCO.", 1)
+    rec = {c.k: c for c in book.lay.columns if c.recommended}
+    pools = r.plan.pools
+    groups = r.plan.node_groups
+    pool_col = {p.id: FIRST_COL + j for j, p in enumerate(pools)}
+    group_of = {pid: g for g in groups for pid in g.pools}
+    group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
+    width = max(len(pools), len(groups), 2)
+    ws.set_column(0, 0, 28)
+    ws.set_column(1, 1, 40)
+    ws.set_column(2, 2, 11)
+    ws.set_column(FIRST_COL, FIRST_COL + width - 1, 24)
+    ws.set_column(FIRST_COL + width, FIRST_COL + width, 50)
+    ws.set_column(FIRST_COL + width + 1, FIRST_COL + width + 1, 80)
+    fit_width(ws, 51 + 24 * width, 51)
+
+    def pool_own(p_col: int, g_col: int) -> Callable[[str], str | None]:
+        def own(n: str) -> str | None:
+            if n in pl.pool_rows:
+                return f"{letter(p_col)}{pl.pool_rows[n] + 1}"
+            if n in pl.group_rows:
+                return f"{letter(g_col)}{pl.group_rows[n] + 1}"
+            return None
+        return own
+
+    # -- pools ----------------------------------------------------------------------------
+    ws.write_string(pl.pool_head - 1, 1, "Pools (workloads sharing replicas)", f("section"))
+    _head(book, ws, pl.pool_head, "Pool", [p.id for p in pools], width)
+    _head(book, ws, pl.pool_head + 1, "Workloads", [", ".join(p.workloads) for p in pools], width)
+    _head(book, ws, pl.pool_head + 2, "Option (the ★ column of each member)",
+          [p.option for p in pools], width)
+    _head(book, ws, pl.pool_head + 3, "Node group", [group_of[p.id].id for p in pools], width)
+    ws.set_row(pl.pool_head + 1, 30)
+    pool_columns = []
+    for p in pools:
+        members = [rec[i + 1] for i in p.workload_indices]
+        g_col = group_col[group_of[p.id].id]
+        pool_columns.append((pool_col[p.id], pool_own(pool_col[p.id], g_col), members, p.values))
+    _write_rows(book, ws, POOL_ITEMS, pl.pool_rows, pool_columns, FIRST_COL + width)
+
+    # -- node groups ------------------------------------------------------------------------
+    ws.write_string(pl.group_head - 1, 1, "Node groups (pools sharing nodes)", f("section"))
+    plat = book.catalog.platforms
+    _head(book, ws, pl.group_head, "Node group", [g.id for g in groups], width)
+    _head(book, ws, pl.group_head + 1, "Platform",
+          [plat[g.platform].name if g.platform in plat else g.platform for g in groups], width)
+    _head(book, ws, pl.group_head + 2, "GPU", [g.gpu for g in groups], width)
+    _head(book, ws, pl.group_head + 3, "Pools", [", ".join(g.pools) for g in groups], width)
+    ws.set_row(pl.group_head + 1, 30)
+    group_columns = []
+    for g in groups:
+        g_col = group_col[g.id]
+        pool_cols = [pool_col[pid] for pid in g.pools]
+        first = rec[next(p for p in pools if p.id == g.pools[0]).workload_indices[0] + 1]
+
+        def own(n: str, g_col: int = g_col) -> str | None:
+            n = GROUP_COUNTS.get(n, n)
+            if n in pl.group_rows:
+                return f"{letter(g_col)}{pl.group_rows[n] + 1}"
+            return None
+
+        # aggregates over the group's pools: each "member row" is a pool column
+        group_columns.append((g_col, own, [first] * len(pool_cols), g.values, pool_cols))
+    for item in GROUP_ITEMS:
+        row = pl.group_rows[item.name]
+        cols4 = [(c, o, m, v) for c, o, m, v, _ in group_columns]
+        if isinstance(item, Aggregate):
+            _write_group_aggregate(book, ws, item, row, group_columns, pl, FIRST_COL + width)
+        else:
+            _write_rows(book, ws, [item], pl.group_rows, cols4, FIRST_COL + width)
+
+    # -- totals -----------------------------------------------------------------------------
+    t = pl.total_head
+    ws.write_string(t - 1, 1, "Account totals", f("section"))
+    _head(book, ws, t, "Total", ["This plan", "Each workload alone"], width)
+    for key, row in pl.total_rows.items():
+        label, unit = TOTAL_LABELS[key]
+        plan_value = float(getattr(r.totals, key))
+        ded_value = float(getattr(r.totals_dedicated, key))
+        fmt = number_format(unit, [plan_value, ded_value], book.cur)
+        ws.write_string(row, 0, key, f("name"))
+        ws.write_string(row, 1, label, f("label"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        name = PLAN_TOTALS[key]
+        refs = [f"{letter(group_col[g.id])}{pl.group_rows[name] + 1}" for g in groups]
+        ws.write_formula(row, FIRST_COL, _sum(refs), f("total", fmt), plan_value)
+        dedicated = [book.lay.cell(DEDICATED[key], c) for c in book.lay.columns
+                     if c.option.id == c.workload.dedicated]
+        ws.write_formula(row, FIRST_COL + 1, _sum([d for d in dedicated if d]), f("total", fmt),
+                         ded_value)
+    ws.freeze_panes(0, FIRST_COL)
+    ws.repeat_columns(1, 2)
+    # Print the labels and the pool/group columns (names, formulas and notes stay on screen).
+    ws.print_area(0, 1, max(pl.total_rows.values()), FIRST_COL + width - 1)
+
+
+def _sum(refs: Sequence[str]) -> str:
+    if not refs:
+        return "=0"
+    return "=" + "+".join(f"SUM({','.join(refs[i:i + 30])})" for i in range(0, len(refs), 30))
+
+
+def _write_group_aggregate(book: Book, ws: Any, item: Aggregate, row: int,
+                           group_columns: Sequence[tuple[int, Callable[[str], str | None],
+                                                         Sequence[Column], dict[str, float],
+                                                         list[int]]],
+                           pl: PlanLayout, note_col: int) -> None:
+    """A group aggregate: its function over the group's pool columns (the member expression
+    names pool rows of this sheet)."""
+    f = book.f
+    values = [vals[item.name] for _, _, _, vals, _ in group_columns]
+    fmt = number_format(item.unit, values, book.cur)
+    ws.write_string(row, 0, item.name, f("name"))
+    ws.write_string(row, 1, item.label, f("label"))
+    ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
+    for (col, _, _members, _, pool_cols), value in zip(group_columns, values, strict=True):
+
+        def at(p_col: int) -> Callable[[str], str]:
+            def name(n: str) -> str:
+                if n in pl.pool_rows:
+                    return f"{letter(p_col)}{pl.pool_rows[n] + 1}"
+                raise KeyError(f"the Plan sheet cannot place {n!r} in a group aggregate")
+            return name
+
+        parts = [render(item.member, at(pc)) for pc in pool_cols]
+        ws.write_formula(row, col, f"={item.fn}({','.join(parts)})", f("calc", fmt), value)
+    ws.write_string(row, note_col, f"= {item.fn}({to_text(item.member)}) over pools", f("note"))
+    ws.write_string(row, note_col + 1, item.note, f("note"))
