@@ -169,7 +169,9 @@ class Hardware(_Strict):
     gpus: Annotated[list[Text], Field(min_length=1, max_length=50)] | None = None
     platform: Text | None = None
     weight_precisions: Annotated[list[PrecisionId], Field(min_length=1)] = ["fp8", "bf16"]
-    kv_precisions: Annotated[list[PrecisionId], Field(min_length=1)] = ["fp8"]
+    # None = not stated: each weight precision takes its catalog default_kv_precision (FP4
+    # weights are served with an FP8 KV cache unless the KV cache is quantised separately).
+    kv_precisions: Annotated[list[PrecisionId], Field(min_length=1)] | None = None
     tensor_parallel: Annotated[list[Literal[1, 2, 4, 8]], Field(min_length=1)] | None = None
 
 
