@@ -117,7 +117,8 @@ def test_rows_it_cannot_interpret_are_listed_with_the_reason(tmp_path: Path) -> 
     assert [r["row"] for r in got["rows"]] == [1]
     assert [(s["row"], s["reason"]) for s in got["skipped"]] == [
         (2, "GPU 'Mystery GPU' is not in the llmsizer catalog"),
-        (3, "model 'Some-Model-9B' is not in the llmsizer catalog"),
+        (3, "model 'Some-Model-9B' is not in the llmsizer catalog "
+            "(closest: gemma-2-9b, llama-3-8b, llama-3-70b)"),
         (4, "unknown metric 'p99_latency'"),
         (5, "isl is not a number of tokens: 'long'"),
         (6, "pipeline (layer-split) parallelism over 2 GPUs is not modelled"),

@@ -5,32 +5,53 @@ The file has one metric per row and the columns::
     source, model, gpu, gpu_count, tp, precision_weights, precision_kv, isl, osl,
     concurrency, scenario, metric, value, unit, notes
 
-Labels in it are free text ("H200-SXM-141GB (doc label ...)", "TP4",
+Labels in it are free text ("H200-SXM-141GB (doc label ...)", "TP8 EP8 ADP",
 "gguf Q4_K_M", "request rate QPS=8 (rate-driven)"). :func:`read_points` maps them to
-llmsizer ids with the explicit tables below and returns every data row either as a
-:class:`BenchPoint` or as a :class:`Skipped` with a plain reason; nothing is dropped
-silently. An unknown model or GPU label is not a reason to skip: the point keeps
-``model``/``gpu`` = ``None`` and its ``raw`` text.
+llmsizer ids and returns every data row either as a :class:`BenchPoint` or as a
+:class:`Skipped` with every reason it could not be read; nothing is dropped silently.
+GPU and model labels resolve through the catalogs' ``aliases`` (:class:`LabelIndex`); an
+unknown label is not a reason to skip here: the point keeps ``model``/``gpu`` = ``None``
+and its ``raw`` text, and ``llmsizer fidelity`` says which catalog names are closest.
 
 Conventions (each one is a choice a reader should know about):
 
 - ``row`` is the 1-based number of the data record after the header (a quoted field
   spanning lines still counts as one record).
-- Regimes: ``offline`` (unbounded queue, saturated throughput), ``concurrency``
-  (closed loop with a fixed number of users), ``batch1`` (single stream), and
-  ``rate`` (open loop at a request rate: ``request_rate`` is the offered rate in
-  requests/s, ``inf`` for "QPS=INF (all at once)", ``achieved_rate`` what the notes say
-  was achieved). ``concurrency`` is ``None`` for offline and rate rows. ``requests`` is the
-  number of requests a run sent when the source or notes say ("500 requests"), else None.
-- Lengths: a batch-1 row whose prompt/output length is not stated ("short
-  (text-completion prompt)", "generation run (length not stated ...)") gets 0 for that
-  length; ``raw`` keeps the text. Any other non-numeric length skips the row.
-- KV precision "not stated" takes the weight precision (TensorRT-LLM FP8 builds keep
-  the KV cache in FP8); GGUF weights take fp16 KV (llama.cpp default).
+- Parallelism (``tp`` column), one model instance = ``tp x pp`` GPUs:
+  ``TP4``, ``4``, ``TP4 PP2``, ``PP2`` (TP1), ``TP8 EP8`` (experts spread over 8 GPUs),
+  ``TP8 EP8 ADP`` (attention data-parallel over the 8 GPUs: ``adp`` = 8), ``DEP4``
+  (= ``TP4 EP4 ADP``), ``TP1 DP8`` / ``TP1 x8 replicas`` / ``TP2 x4 replicas``
+  (independent replicas; ``DPn`` together with ``EPm`` is attention data-parallel inside
+  one instance of ``tp x n`` GPUs, as vLLM counts it), llama.cpp "layer split across N
+  GPUs" (``pp`` N). ``replicas`` = ``gpu_count / (tp x pp)``; a stated replica count
+  must agree with ``gpu_count`` (or fills it when ``gpu_count`` is empty).
+  ``DISAGG P:ax(...) D:bx(...)`` (disaggregated prefill/decode) is read into
+  ``disaggregated`` (the decode side fills tp/ep/adp); ``MTP on`` / speculative decoding
+  sets ``speculative``. The model represents neither; ``llmsizer fidelity`` skips them.
+- Regimes: ``offline`` (``unbounded`` queue, saturated throughput), ``concurrency``
+  (closed loop with a fixed number of users for all ``gpu_count`` GPUs; "N per GPU" is
+  multiplied out), ``batch1`` (single stream), and ``rate`` (open loop at a request rate:
+  ``request_rate`` in requests/s, ``inf`` for "QPS=INF (all at once)", Poisson arrivals
+  with a stated rate; ``achieved_rate`` what the notes say was achieved). ``concurrency``
+  is ``None`` for offline and rate rows. ``requests`` is the number of requests a run
+  sent when the source or notes say ("500 requests"), else None.
+- Metrics: per-GPU throughput (``..._per_gpu`` or unit ``tok/s/gpu``) is multiplied by
+  ``gpu_count``, so ``output_tokens_per_s`` is always the whole row's GPUs. ``statistic``
+  is ``mean`` unless the metric names another (``p90_tpot_ms``, ``ttft_p99``): a p90/p99
+  TPOT is compared as the mean TPOT it implies, ``value`` = measured /
+  ``tpot_p90_over_mean`` or ``tpot_p99_over_mean`` (catalogs/constants.yaml, with their
+  derivation); ``tail_value`` keeps the measured tail. Other tails keep their value and
+  are skipped by ``llmsizer fidelity`` with the reason.
+- Lengths: lengths drawn uniformly from ``[f L, L]`` (InferenceX: "lengths U[0.8*L, L]")
+  are read as their mean ``(1 + f) / 2 x L`` (0.9 L); ``random_lengths`` keeps ``f``.
+  A batch-1 row whose prompt/output length is not stated gets 0 for that length; ``raw``
+  keeps the text. Any other non-numeric length skips the row.
+- KV precision ``auto``/"not stated" takes the weight precision's ``default_kv_precision``
+  (catalogs/precisions.yaml: FP4 weights are served with FP8 KV); GGUF weights take fp16
+  KV (llama.cpp default).
 - GGUF quantisations map to the nearest plain precision by bytes per weight
   (Q4_0 4.5 bits, Q4_K_M ~4.8 bits -> ``int4``; Q8_0 8.5 bits -> ``int8``).
-- llama.cpp "layer split across N GPUs" is pipeline parallelism: tp 1, pp N.
-- ``tier`` is the ``[tier X]`` tag at the start of ``notes`` ('' when absent).
+- ``tier`` is the ``[tier X]`` tag (or a leading ``tier X``) of ``notes`` ('' when absent).
 """
 
 from __future__ import annotations
@@ -38,10 +59,15 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from .catalog import Catalog, LabelIndex, load_catalog
 from .errors import InputError
+
+T = TypeVar("T")
 
 COLUMNS: tuple[str, ...] = (
     "source",
@@ -89,97 +115,46 @@ class BenchPoint:
     request_rate: float | None = None
     achieved_rate: float | None = None
     requests: int | None = None
+    ep: int = 1
+    adp: int = 1
+    statistic: str = "mean"
+    tail_value: float | None = None
+    per_gpu: bool = False
+    with_context: bool = False
+    random_lengths: float | None = None
+    disaggregated: str | None = None
+    speculative: bool = False
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A data row that could not become a :class:`BenchPoint`, and why."""
+    """A data row that could not become a :class:`BenchPoint` (or a prediction), and why."""
 
     row: int
-    reason: str
+    reasons: tuple[str, ...]
     raw: dict[str, str]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """How one row's GPUs are used (see the module docstring)."""
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    adp: int = 1
+    replicas: int | None = None
+    disaggregated: str | None = None
 
 
 # --- label tables -------------------------------------------------------------------
-
-# Whole labels whose meaning needs the page they came from. Checked first, verbatim.
-GPU_LABELS_EXACT: dict[str, str | None] = {
-    # NIM page "2 x H100 80G": the form factor is not printed, but its c=1 ITL of
-    # 18.6 ms for 35 GB of FP8 weights per GPU needs > 1.9 TB/s per GPU even at
-    # perfect efficiency, which only the SXM (3.35 TB/s) delivers; NIM's published
-    # runs use DGX/HGX H100.
-    "H100 80GB (form factor not stated on page)": "h100-sxm",
-    # RunPod "A100 80GB" (Dec 2023) could be either card: leave unmapped.
-    "A100 80GB (form factor not stated)": None,
-}
-
-# Normalised labels (lower case, parenthesised remarks removed, spaces/underscores
-# turned into '-') to llmsizer GPU ids. None = known label, not in the catalog.
-GPU_LABELS: dict[str, str | None] = {
-    "h100-sxm-80gb": "h100-sxm",
-    "h100-sxm": "h100-sxm",
-    "h100-sxm5-80gb": "h100-sxm",
-    "h100-80gb-hbm3": "h100-sxm",
-    "h100-pcie-80gb": "h100-pcie",
-    "h100-pcie": "h100-pcie",
-    "h100-nvl": "h100-nvl",
-    "h100-nvl-94gb": "h100-nvl",
-    # The TRT-LLM online-serving table labels its H200 "H200 131GB HBM3"; it is the
-    # SXM part (same doc, same node type as the 141 GB rows).
-    "h200": "h200-sxm",
-    "h200-sxm": "h200-sxm",
-    "h200-sxm-141gb": "h200-sxm",
-    "h200-141gb-hbm3": "h200-sxm",
-    "h200-nvl": "h200-nvl",
-    # GH200 is not in the product's GPU catalog; FIELD-NOTES: 96 GB HBM3, 4.0 TB/s,
-    # H100-class compute.
-    "gh200": "gh200",
-    "gh200-480gb": "gh200",
-    "l40s": "l40s",
-    "l40s-48gb": "l40s",
-    "l4": "l4",
-    "l4-24gb": "l4",
-    "a10": "a10",
-    "a10-24gb": "a10",
-    "a100-sxm4-80gb": "a100-sxm",
-    "a100-sxm-80gb": "a100-sxm",
-    "a100-sxm": "a100-sxm",
-    "a100-80gb-pcie": "a100-80gb-pcie",
-    "a100-pcie-80gb": "a100-80gb-pcie",
-    "a100-40gb-pcie": "a100-40gb-pcie",
-    "a100-pcie-40gb": "a100-40gb-pcie",
-    "b200": "b200",
-    "b200-180gb": "b200",
-    "b300": "b300",
-    "gb200": "gb200",
-    "rtx-4090": "rtx-4090",
-    "rtx-4090-24gb": "rtx-4090",
-    "rtx-pro-6000": "rtx-pro-6000",
-    "mi300x": "mi300x",
-    "mi300x-192gb": "mi300x",
-    # Known labels with no llmsizer id (consumer/workstation/Apple parts).
-    "rtx-3090-24gb": None,
-    "rtx-4080-16gb": None,
-    "rtx-6000-ada-48gb": None,
-    "rtx-a6000-48gb": None,
-    "apple-m2-ultra-76-core-gpu-192gb": None,
-    "apple-m3-max-40-core-gpu-64gb": None,
-}
-
-# Normalised model labels ("-instruct" and "-instruct-v0.1" suffixes removed).
-MODEL_LABELS: dict[str, str] = {
-    "llama-2-7b": "llama-2-7b",
-    "llama-2-13b": "llama-2-13b",
-    "llama-2-70b": "llama-2-70b",
-    "llama-3-8b": "llama-3-8b",
-    "llama-3-70b": "llama-3-70b",
-    "llama-3.1-8b": "llama-3.1-8b",
-    "llama-3.1-70b": "llama-3.1-70b",
-    "llama-3.1-405b": "llama-3.1-405b",
-    "llama-3.3-70b": "llama-3.3-70b",
-    "mixtral-8x7b": "mixtral-8x7b",
-    "mixtral-8x22b": "mixtral-8x22b",
-}
+# GPU and model labels resolve through the catalogs' ``aliases`` (catalog.LabelIndex):
+# one place for every alias. Precision labels stay here: they name storage formats,
+# not catalog entries.
 
 PRECISIONS: dict[str, str] = {
     "fp8": "fp8",
@@ -204,57 +179,55 @@ PRECISIONS: dict[str, str] = {
     "gguf fp16": "fp16",
 }
 
-# Source metric name -> (llmsizer metric, unit family).
-METRICS: dict[str, tuple[str, str]] = {
-    "output_tokens_per_s_total": ("output_tokens_per_s", "rate"),
-    "output_tokens_per_s": ("output_tokens_per_s", "rate"),
-    "total_tokens_per_s (in+out)": ("total_tokens_per_s", "rate"),
-    "total_tokens_per_s": ("total_tokens_per_s", "rate"),
-    "decode_tokens_per_s_batch1": ("tokens_per_s_per_user", "rate"),
-    "tokens_per_s_per_user": ("tokens_per_s_per_user", "rate"),
-    "ttft_mean": ("ttft_ms", "time"),
-    "ttft": ("ttft_ms", "time"),
-    "itl_mean": ("itl_ms", "time"),
-    "itl": ("itl_ms", "time"),
-    "tpot_mean": ("tpot_ms", "time"),
-    "tpot": ("tpot_ms", "time"),
-}
+# Throughput metric names: [output|total|decode]_tokens_per_s[_total|_per_gpu|_per_user|_batch1]
+_RATE_METRIC = re.compile(
+    r"^(?P<what>output|total|decode)?_?(?:tokens?|tok)_per_s(?:ec)?"
+    r"(?:_(?P<per>total|per_gpu|per_user|batch1))?$")
+# Latency metric names: [mean|median|pNN_]{ttft|tpot|itl|e2el}[_mean|_median|_pNN][_ms|_s]
+_LATENCY_METRIC = re.compile(
+    r"^(?:(?P<pre>mean|avg|median|p\d+(?:\.\d+)?)_)?(?P<what>ttft|tpot|itl|e2el)"
+    r"(?:_(?P<post>mean|avg|median|p\d+(?:\.\d+)?))?(?:_(?P<unit>ms|s))?$")
+METRIC_FORMS = (
+    "output_tokens_per_s[_total]", "output_tokens_per_s_per_gpu", "total_tokens_per_s[_per_gpu]",
+    "output_tokens_per_s_per_user", "decode_tokens_per_s_batch1", "tpot_ms", "ttft_ms",
+    "itl_ms", "with a statistic: ttft_mean, p90_tpot_ms, tpot_p99, median_ttft_ms")
 
-# Unit -> factor to the metric's unit (tokens/s for rates, ms for times).
+# Unit -> factor to the metric's unit (tokens/s for rates, ms for times). A rate unit may
+# say what it is per ("tok/s/gpu", "tok/s/user").
 UNITS: dict[str, dict[str, float]] = {
-    "rate": {"tokens/s": 1.0, "tok/s": 1.0, "tokens/sec": 1.0},
+    "rate": {"tokens/s": 1.0, "tok/s": 1.0, "tokens/sec": 1.0, "tok/s/gpu": 1.0,
+             "tokens/s/gpu": 1.0, "tok/s/user": 1.0, "tokens/s/user": 1.0},
     "time": {"ms": 1.0, "s": 1000.0, "us": 0.001},
 }
 
 _PAREN = re.compile(r"\([^)]*\)")
 _TIER = re.compile(r"\[tier\s+([A-Z][+-]?)\]")
-_TP = re.compile(r"^tp\s*=?\s*(\d+)(?:\s*[x×,]?\s*pp\s*=?\s*(\d+))?$")
+_LEADING_TIER = re.compile(r"^\s*tier\s+([A-Z][+-]?)(?![\w])")
 _LAYER_SPLIT = re.compile(r"layer split across (\d+) gpus?")
+_PAR_PART = re.compile(
+    r"x\s*(?P<rep>\d+)(?:\s*replicas?)?|(?P<rep2>\d+)\s*replicas?"
+    r"|(?P<name>dep|tp|pp|ep|dp)\s*[=:]?\s*(?P<n>\d+)"
+    r"|(?P<adp>\badp\b|attention[-_ ]dp|dp[-_ ]attention)")
+_PAR_FILLER = re.compile(r"^[\s,;+/x×&]*$")
+_DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
 _QPS = re.compile(r"request rate qps\s*=\s*(inf|\d+(?:\.\d+)?)")
+_RATE_TEXT = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:req(?:uests)?\s*/\s*s|qps|rps|requests per second)"
+    r"|(?:qps|rate)\s*[=:]?\s*(\d+(?:\.\d+)?)")
+_PER_GPU_USERS = re.compile(r"^(\d+)\s*(?:/|per)\s*gpu\b")
 _ACHIEVED = re.compile(r"achieved\s+(\d+(?:\.\d+)?)\s*req/s")
 _LEADING_INT = re.compile(r"^(\d+)\b")
 _REQUESTS = re.compile(r"\b(\d[\d,]*)\s+requests\b")
+_RANDOM_LENGTHS = re.compile(r"\[\s*(0?\.\d+)\s*\*?\s*l\s*,\s*l\s*\]")
+_SPECULATIVE = re.compile(r"\bmtp\s*(?:=\s*)?(?:on|enabled)\b|speculative decoding\s*(?:on|enabled)"
+                          r"|\beagle\d*\b|\bdraft model\b")
+_WITH_CONTEXT = re.compile(r"w/\s*ctx|includes? context")
+_OFFLINE_WORDS = ("offline", "max-throughput", "max throughput", "all queries issued at once",
+                  "all requests queued")
 
 
 class _RowError(Exception):
     """A reason to skip one row (internal)."""
-
-
-def _norm_label(text: str) -> str:
-    text = _PAREN.sub(" ", text).strip().lower()
-    return re.sub(r"[\s_]+", "-", text)
-
-
-def _gpu_id(label: str) -> str | None:
-    if label in GPU_LABELS_EXACT:
-        return GPU_LABELS_EXACT[label]
-    return GPU_LABELS.get(_norm_label(label))
-
-
-def _model_id(label: str) -> str | None:
-    key = _norm_label(label)
-    key = re.sub(r"-instruct(-v\d+(\.\d+)*)?$", "", key)
-    return MODEL_LABELS.get(key)
 
 
 def _precision(text: str, what: str) -> str:
@@ -264,10 +237,13 @@ def _precision(text: str, what: str) -> str:
     return PRECISIONS[key]
 
 
-def _kv_precision(text: str, weights_raw: str, weights: str) -> str:
+def _kv_precision(text: str, weights_raw: str, weights: str, catalog: Catalog) -> str:
     key = _PAREN.sub(" ", text).strip().lower()
-    if key in ("", "not stated", "unknown", "auto"):
-        return "fp16" if weights_raw.strip().lower().startswith("gguf") else weights
+    if key in ("", "not stated", "unknown", "auto", "default"):
+        if weights_raw.strip().lower().startswith("gguf"):
+            return "fp16"
+        prec = catalog.precisions.get(weights)
+        return prec.default_kv_precision if prec else weights
     return _precision(text, "KV")
 
 
@@ -281,17 +257,86 @@ def _positive_int(text: str, what: str) -> int:
     return value
 
 
-def _parallelism(text: str) -> tuple[int, int]:
+def _spec(text: str) -> Parallelism:
+    """One serving instance's parallelism ("TP8 EP8 ADP", "DEP4", "TP2 x4 replicas")."""
     key = text.strip().lower()
+    if key.isdigit():
+        return Parallelism(tp=int(key))
     split = _LAYER_SPLIT.search(key)
     if split:
-        return 1, int(split.group(1))
-    if key.isdigit():
-        return int(key), 1
-    match = _TP.match(key)
-    if not match:
+        return Parallelism(tp=1, pp=int(split.group(1)))
+    found: dict[str, int] = {}
+    adp_flag = False
+
+    def take(match: re.Match[str]) -> str:
+        nonlocal adp_flag
+        if match.group("adp"):
+            adp_flag = True
+            return " "
+        name, number = (("replicas", match.group("rep") or match.group("rep2"))
+                        if match.group("name") is None else (match.group("name"), match.group("n")))
+        if name in found:
+            raise _RowError(f"{name.upper()} given twice in {text!r}")
+        found[name] = int(number)
+        return " "
+
+    rest = _PAR_PART.sub(take, key)
+    if not (found or adp_flag) or not _PAR_FILLER.match(rest):
         raise _RowError(f"cannot read tensor/pipeline parallelism from {text!r}")
-    return int(match.group(1)), int(match.group(2) or 1)
+    if any(n < 1 for n in found.values()):
+        raise _RowError(f"parallelism must be at least 1: {text!r}")
+    ep, pp, replicas = found.get("ep", 1), found.get("pp", 1), found.get("replicas")
+    # the instance spans the experts' GPUs ("EP8" alone, or "TP1 EP8 ADP": attention on
+    # one GPU per rank, experts over eight)
+    tp = max(found.get("tp", 1), ep)
+    if tp % found.get("tp", 1):
+        raise _RowError(f"EP{ep} is not a multiple of the TP in {text!r}")
+    adp = 1
+    if "dep" in found:  # DEPn: attention data-parallel and expert-parallel over n GPUs
+        dep = found["dep"]
+        if found.get("tp", dep) != dep or found.get("ep", dep) != dep:
+            raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
+        tp, ep, adp = dep, dep, dep
+    if "dp" in found:
+        if ep > 1:  # with experts: attention data-parallel inside one instance (vLLM)
+            tp, adp = tp * found["dp"], found["dp"]
+        elif replicas is not None:
+            raise _RowError(f"both DP and a replica count in {text!r}")
+        else:
+            replicas = found["dp"]
+    if adp_flag:
+        adp = tp
+    if tp % ep:
+        raise _RowError(f"EP{ep} does not divide the {tp} GPUs of one instance in {text!r}")
+    return Parallelism(tp=tp, pp=pp, ep=ep, adp=adp, replicas=replicas)
+
+
+def _parallelism(text: str, scenario: str) -> tuple[Parallelism, int | None]:
+    """(parallelism, GPUs a disaggregated deployment uses, else None)."""
+    key = text.strip().lower()
+    if key.startswith("disagg") or "disaggregated" in scenario.lower():
+        sides = {m.group("side"): (int(m.group("n")), m.group("spec"))
+                 for m in _DISAGG_SIDE.finditer(key)}
+        if "p" in sides and "d" in sides:
+            (n_p, p_text), (n_d, d_text) = sides["p"], sides["d"]
+            prefill, decode = _spec(p_text), _spec(d_text)
+            gpus = n_p * prefill.tp * prefill.pp + n_d * decode.tp * decode.pp
+            what = f"prefill {n_p}x ({p_text}), decode {n_d}x ({d_text}), {gpus} GPUs"
+            return Parallelism(tp=decode.tp, pp=decode.pp, ep=decode.ep, adp=decode.adp,
+                               replicas=1, disaggregated=what), gpus
+        return Parallelism(replicas=1, disaggregated=text.strip() or "stated in the scenario"), None
+    return _spec(text), None
+
+
+def serving_features(raw: Mapping[str, str]) -> tuple[str | None, bool]:
+    """(disaggregated prefill/decode description or None, speculative decoding on), read
+    from the text alone so that a row skipped for other reasons still says so."""
+    try:
+        disaggregated = _parallelism(raw.get("tp", ""), raw.get("scenario", ""))[0].disaggregated
+    except _RowError:
+        disaggregated = None
+    text = " ".join(raw.get(k, "") for k in ("tp", "scenario", "notes")).lower()
+    return disaggregated, bool(_SPECULATIVE.search(text))
 
 
 def _length(text: str, what: str, regime: str) -> int:
@@ -303,17 +348,30 @@ def _length(text: str, what: str, regime: str) -> int:
     raise _RowError(f"{what} is not a number of tokens: {text!r}")
 
 
-def _regime(concurrency: str, scenario: str, metric: str) -> tuple[str, int | None, float | None]:
-    """(regime, concurrency, offered request rate)."""
+def _regime(concurrency: str, scenario: str, metric: str, gpu_count: int | None
+            ) -> tuple[str, int | None, float | None]:
+    """(regime, concurrency for all the row's GPUs, offered request rate)."""
     key = concurrency.strip().lower()
+    scen = scenario.strip().lower()
     qps = _QPS.search(key)
     if qps:
         rate = math.inf if qps.group(1) == "inf" else float(qps.group(1))
         return "rate", None, rate
-    if key.startswith("unbounded") or (not key and "offline" in scenario.lower()):
+    if "poisson" in key or "poisson" in scen:
+        stated = _RATE_TEXT.search(key) or _RATE_TEXT.search(scen)
+        if not stated:
+            raise _RowError("Poisson arrivals without a stated request rate (requests/s)")
+        return "rate", None, float(stated.group(1) or stated.group(2))
+    if key.startswith("unbounded") or (key in ("", "inf", "infinite", "-1")
+                                       and any(w in scen for w in _OFFLINE_WORDS)):
         return "offline", None, None
-    if "batch 1" in key or metric == "decode_tokens_per_s_batch1":
+    if "batch 1" in key or "batch 1" in scen or metric == "decode_tokens_per_s_batch1":
         return "batch1", 1, None
+    per_gpu = _PER_GPU_USERS.match(key)
+    if per_gpu:
+        if gpu_count is None:
+            raise _RowError(f"concurrency {concurrency!r} is per GPU but the GPU count is unknown")
+        return "concurrency", int(per_gpu.group(1)) * gpu_count, None
     lead = _LEADING_INT.match(key)
     if lead:
         users = int(lead.group(1))
@@ -323,67 +381,168 @@ def _regime(concurrency: str, scenario: str, metric: str) -> tuple[str, int | No
     raise _RowError(f"cannot tell the load regime from concurrency {concurrency!r}")
 
 
-def _value(text: str, unit: str, family: str) -> float:
+@dataclass(frozen=True)
+class _Metric:
+    name: str  # llmsizer metric
+    family: str  # "rate" or "time"
+    statistic: str = "mean"
+    per_gpu: bool = False
+    unit: str = ""  # a unit the metric name carries ("tpot_ms")
+
+
+def _metric(text: str) -> _Metric:
+    key = re.sub(r"\s+", "", _PAREN.sub(" ", text).strip().lower())
+    rate = _RATE_METRIC.match(key)
+    if rate:
+        what, per = rate.group("what"), rate.group("per")
+        if per in ("per_user", "batch1") and what != "total":
+            return _Metric("tokens_per_s_per_user", "rate")
+        if per in (None, "total", "per_gpu"):
+            name = "total_tokens_per_s" if what == "total" else "output_tokens_per_s"
+            return _Metric(name, "rate", per_gpu=per == "per_gpu")
+    latency = _LATENCY_METRIC.match(key)
+    if latency and not (latency.group("pre") and latency.group("post")):
+        stat = latency.group("pre") or latency.group("post") or "mean"
+        stat = {"avg": "mean", "p50": "median"}.get(stat, stat)
+        return _Metric(f"{latency.group('what')}_ms", "time", stat, unit=latency.group("unit") or "")
+    raise _RowError(f"unknown metric {text.strip()!r}")
+
+
+def _value(text: str, unit: str, metric: _Metric) -> tuple[float, bool]:
+    """(value in the metric's unit, whether the unit says it is per GPU)."""
     try:
         number = float(text.replace(",", "").strip())
     except ValueError:
         raise _RowError(f"value is not a number: {text!r}") from None
     if not math.isfinite(number) or number <= 0:
         raise _RowError(f"value must be a positive finite number, got {text!r}")
-    factors = UNITS[family]
-    key = unit.strip().lower()
+    factors = UNITS[metric.family]
+    key = unit.strip().lower() or metric.unit
     if key not in factors:
-        raise _RowError(f"unit {unit!r} does not fit a {family} metric")
-    return number * factors[key]
+        raise _RowError(f"unit {unit!r} does not fit a {metric.family} metric")
+    per_gpu_unit = key.endswith("/gpu")
+    if key.endswith("/user") and metric.name != "tokens_per_s_per_user":
+        raise _RowError(f"unit {unit!r} is per user, the metric is not")
+    if per_gpu_unit and metric.name == "tokens_per_s_per_user":
+        raise _RowError(f"unit {unit!r} is per GPU, the metric is per user")
+    return number * factors[key], per_gpu_unit
 
 
-def _point(row: int, raw: dict[str, str]) -> BenchPoint:
-    metric_raw = raw["metric"].strip()
-    if metric_raw not in METRICS:
-        raise _RowError(f"unknown metric {metric_raw!r}")
-    metric, family = METRICS[metric_raw]
-    value = _value(raw["value"], raw["unit"], family)
+class _Reasons:
+    """Collects every reason a row cannot be read instead of stopping at the first."""
 
-    gpu_count = _positive_int(raw["gpu_count"], "gpu_count")
-    tp, pp = _parallelism(raw["tp"])
-    if tp < 1 or pp < 1:
-        raise _RowError(f"parallelism must be at least 1: {raw['tp']!r}")
-    if gpu_count % (tp * pp):
-        raise _RowError(f"gpu_count {gpu_count} is not a multiple of tp {tp} x pp {pp}")
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
 
-    weights = _precision(raw["precision_weights"], "weight")
-    kv = _kv_precision(raw["precision_kv"], raw["precision_weights"], weights)
-    regime, concurrency, rate = _regime(raw["concurrency"], raw["scenario"], metric_raw)
+    def get(self, fn: Callable[[], T]) -> T | None:
+        try:
+            return fn()
+        except _RowError as exc:
+            self.reasons.append(str(exc))
+            return None
+
+
+def _group(par: Parallelism, gpu_count: int | None, disagg_gpus: int | None,
+           text: str) -> tuple[int, int]:
+    """(gpu_count, replicas) checked against the parallelism."""
+    if par.disaggregated:
+        return gpu_count or disagg_gpus or par.tp * par.pp, 1
+    group = par.tp * par.pp
+    if par.replicas is not None:
+        expected = group * par.replicas
+        if gpu_count is not None and gpu_count != expected:
+            raise _RowError(f"gpu_count {gpu_count} does not match {text.strip()!r} "
+                            f"({group} GPUs per instance x {par.replicas} replicas = {expected})")
+        return expected, par.replicas
+    if gpu_count is None:
+        return group, 1
+    if gpu_count % group:
+        raise _RowError(f"gpu_count {gpu_count} is not a multiple of tp {par.tp} x pp {par.pp}")
+    return gpu_count, gpu_count // group
+
+
+def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
+           ) -> BenchPoint | list[str]:
+    """The row as a point, or every reason it cannot be read."""
+    why = _Reasons()
+    metric = why.get(lambda: _metric(raw["metric"]))
+    value_unit = why.get(lambda: _value(raw["value"], raw["unit"], metric)) if metric else None
+    count_text = raw["gpu_count"].strip()
+    stated_count = why.get(lambda: _positive_int(count_text, "gpu_count")) if count_text else None
+    par_disagg = why.get(lambda: _parallelism(raw["tp"], raw["scenario"]))
+    sizes = None
+    if par_disagg and (stated_count is not None or not count_text):
+        sizes = why.get(lambda: _group(par_disagg[0], stated_count, par_disagg[1], raw["tp"]))
+    weights = why.get(lambda: _precision(raw["precision_weights"], "weight"))
+    kv = (why.get(lambda: _kv_precision(raw["precision_kv"], raw["precision_weights"], weights,
+                                        catalog)) if weights else None)
+    known_count = sizes[0] if sizes else stated_count
+    regime_etc = why.get(lambda: _regime(raw["concurrency"], raw["scenario"],
+                                         raw["metric"].strip(), known_count))
+    regime = regime_etc[0] if regime_etc else ""
+    isl = why.get(lambda: _length(raw["isl"], "isl", regime)) if regime_etc else None
+    osl = why.get(lambda: _length(raw["osl"], "osl", regime)) if regime_etc else None
+    if why.reasons:
+        return why.reasons
+    assert (metric and value_unit and par_disagg and sizes and weights and kv and regime_etc
+            and isl is not None and osl is not None)
+
+    par = par_disagg[0]
+    gpu_count, replicas = sizes
+    regime, concurrency, rate = regime_etc
+    value, per_gpu_unit = value_unit
+    per_gpu = metric.per_gpu or per_gpu_unit
+    if per_gpu:  # the whole row's GPUs, as every other throughput row
+        value = value * gpu_count
+    tail_value = None
+    if metric.name == "tpot_ms" and metric.statistic in ("p90", "p99"):
+        tail_value = value
+        value = value / catalog.constant(f"tpot_{metric.statistic}_over_mean")
+    text = " ".join((raw["scenario"], raw["notes"])).lower()
+    spread = _RANDOM_LENGTHS.search(text)
+    low = float(spread.group(1)) if spread else None
+    if low is not None:  # uniform in [low L, L]: the mean length
+        isl, osl = round(isl * (1 + low) / 2), round(osl * (1 + low) / 2)
     achieved = _ACHIEVED.search(raw["notes"]) if regime == "rate" else None
-    tier = _TIER.search(raw["notes"])
+    tier = _TIER.search(raw["notes"]) or _LEADING_TIER.match(raw["notes"])
     requests = _REQUESTS.search(f"{raw['source']} {raw['notes']}")
-
     return BenchPoint(
         row=row,
         source=raw["source"],
-        model=_model_id(raw["model"]),
-        gpu=_gpu_id(raw["gpu"]),
+        model=labels.model(raw["model"]),
+        gpu=labels.gpu(raw["gpu"]),
         gpu_count=gpu_count,
-        tp=tp,
-        pp=pp,
-        replicas=gpu_count // (tp * pp),
+        tp=par.tp,
+        pp=par.pp,
+        replicas=replicas,
         weight_precision=weights,
         kv_precision=kv,
-        isl=_length(raw["isl"], "isl", regime),
-        osl=_length(raw["osl"], "osl", regime),
+        isl=isl,
+        osl=osl,
         concurrency=concurrency,
         regime=regime,
-        metric=metric,
+        metric=metric.name,
         value=value,
         tier=tier.group(1) if tier else "",
         raw=raw,
         request_rate=rate,
         achieved_rate=float(achieved.group(1)) if achieved else None,
         requests=int(requests.group(1).replace(",", "")) if requests else None,
+        ep=par.ep,
+        adp=par.adp,
+        statistic=metric.statistic,
+        tail_value=tail_value,
+        per_gpu=per_gpu,
+        with_context=(metric.name == "tokens_per_s_per_user"
+                      and bool(_WITH_CONTEXT.search(raw["notes"].lower()))),
+        random_lengths=low,
+        disaggregated=par.disaggregated,
+        speculative=serving_features(raw)[1],
     )
 
 
-def read_points(path: str | Path) -> tuple[list[BenchPoint], list[Skipped]]:
+def read_points(path: str | Path, catalog: Catalog | None = None,
+                ) -> tuple[list[BenchPoint], list[Skipped]]:
     """Read a calibration_points.csv-format file.
 
     Returns ``(points, skipped)``; together they hold every data record exactly once,
@@ -391,6 +550,8 @@ def read_points(path: str | Path) -> tuple[list[BenchPoint], list[Skipped]]:
     header lacks a required column.
     """
     path = Path(path)
+    cat = catalog or load_catalog()
+    labels = LabelIndex(cat)
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             records = list(csv.reader(handle))
@@ -412,14 +573,15 @@ def read_points(path: str | Path) -> tuple[list[BenchPoint], list[Skipped]]:
     for row, record in enumerate(records[1:], start=1):
         raw = dict(zip(header, record, strict=False))
         if not any(cell.strip() for cell in record):
-            skipped.append(Skipped(row, "empty row", raw))
+            skipped.append(Skipped(row, ("empty row",), raw))
             continue
         if len(record) != len(header):
             reason = f"has {len(record)} fields, the header has {len(header)}"
-            skipped.append(Skipped(row, reason, raw))
+            skipped.append(Skipped(row, (reason,), raw))
             continue
-        try:
-            points.append(_point(row, raw))
-        except _RowError as exc:
-            skipped.append(Skipped(row, str(exc), raw))
+        got = _point(row, raw, cat, labels)
+        if isinstance(got, BenchPoint):
+            points.append(got)
+        else:
+            skipped.append(Skipped(row, tuple(got), raw))
     return points, skipped

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, TypeVar
@@ -49,6 +51,8 @@ class Gpu(_Entry):
     default_platform: str
     source: str
     notes: str = ""
+    aliases: list[str] = Field(default_factory=list,
+                               description="labels benchmark tables use for this GPU")
 
 
 class Platform(_Entry):
@@ -80,6 +84,8 @@ class Model(_Entry):
     max_context: int = Field(ge=1)
     source: str
     notes: str = ""
+    aliases: list[str] = Field(default_factory=list,
+                               description="labels benchmark tables use for this model")
 
 
 class Precision(_Entry):
@@ -130,6 +136,104 @@ class Catalog(_Entry):
 
     def constant(self, key: str) -> float:
         return _pick(self.constants, key, "constant").value
+
+
+# --- labels in benchmark tables -> catalog ids -------------------------------------------
+#
+# The aliases themselves live in gpus.yaml / models.yaml (``aliases:``); this is only the
+# normalisation both sides go through before they are compared.
+
+_PARENS = re.compile(r"\([^)]*\)")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+# Words that name the vendor, not the part ("NVIDIA H100", "AMD Instinct MI300X").
+_GPU_VENDOR_WORDS = ("nvidia-", "amd-", "instinct-", "tesla-", "intel-")
+# Trailing words that name a checkpoint's packaging, not the architecture
+# ("Llama-3.3-70B-Instruct-FP4", "Mixtral-8x7B-Instruct-v0.1").
+_MODEL_DECORATION = re.compile(
+    r"-(instruct|chat|it|hf|base|fp8|fp4|nvfp4|mxfp4|bf16|fp16|awq|gptq|int4|int8|w4a16|"
+    r"dynamic|v\d+(-\d+)*)$")
+
+
+def normalise_label(text: str, *, keep_parens: bool = False) -> str:
+    """Lower case, parenthesised remarks removed (unless ``keep_parens``), every run of
+    punctuation or spaces turned into one '-'."""
+    if not keep_parens:
+        text = _PARENS.sub(" ", text)
+    return _NOT_ALNUM.sub("-", text.lower()).strip("-")
+
+
+def _gpu_forms(label: str) -> list[str]:
+    forms = [normalise_label(label, keep_parens=True), normalise_label(label)]
+    for form in list(forms):
+        stripped = form
+        while stripped.startswith(_GPU_VENDOR_WORDS):
+            stripped = stripped.split("-", 1)[1]
+        forms.append(stripped)
+    return [f for f in dict.fromkeys(forms) if f]
+
+
+def _model_forms(label: str) -> list[str]:
+    forms = [normalise_label(label, keep_parens=True), normalise_label(label)]
+    if "/" in label:  # a Hugging Face id: the organisation is not part of the name
+        forms.append(normalise_label(label.rsplit("/", 1)[1]))
+    for form in list(forms):
+        stripped = form
+        while (shorter := _MODEL_DECORATION.sub("", stripped)) != stripped:
+            stripped = shorter
+            forms.append(stripped)
+    return [f for f in dict.fromkeys(forms) if f]
+
+
+class LabelIndex:
+    """Resolves free-text GPU and model labels to catalog ids through the catalog's ids,
+    names, Hugging Face ids and ``aliases`` (one place for every alias)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._gpus = self._index({gid: [gid, g.name, *g.aliases]
+                                  for gid, g in catalog.gpus.items()}, _gpu_forms)
+        self._models = self._index({mid: [mid, m.name, m.hf_id, *m.aliases]
+                                    for mid, m in catalog.models.items()}, _model_forms)
+
+    @staticmethod
+    def _index(names: dict[str, list[str]], forms: Callable[[str], list[str]]
+               ) -> dict[str, str]:
+        index: dict[str, str] = {}
+        derived: list[tuple[str, str]] = []
+        for key, labels in names.items():
+            for label in labels:
+                first, *rest = forms(label)
+                if index.setdefault(first, key) != key:
+                    raise CatalogError(f"label {label!r} names both {index[first]!r} and {key!r}")
+                # a label with a parenthesised remark is specific: only its exact form counts
+                derived.extend((form, key) for form in rest if "(" not in label)
+        for form, key in derived:  # shorter forms never override an exact one
+            index.setdefault(form, key)
+        return index
+
+    @staticmethod
+    def _find(index: dict[str, str], forms: list[str]) -> str | None:
+        return next((index[f] for f in forms if f in index), None)
+
+    def gpu(self, label: str) -> str | None:
+        return self._find(self._gpus, _gpu_forms(label))
+
+    def model(self, label: str) -> str | None:
+        return self._find(self._models, _model_forms(label))
+
+    @staticmethod
+    def _closest(index: dict[str, str], forms: list[str]) -> list[str]:
+        found: list[str] = []
+        for form in forms:
+            for near in difflib.get_close_matches(form, list(index), n=6, cutoff=0.4):
+                if index[near] not in found:
+                    found.append(index[near])
+        return found[:3]
+
+    def closest_gpus(self, label: str) -> list[str]:
+        return self._closest(self._gpus, _gpu_forms(label))
+
+    def closest_models(self, label: str) -> list[str]:
+        return self._closest(self._models, _model_forms(label))
 
 
 def suggest(word: str, choices: list[str]) -> str:

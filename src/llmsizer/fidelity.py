@@ -33,9 +33,9 @@ from pathlib import Path
 
 import click
 
-from .benchdata import BenchPoint, Skipped, read_points
+from .benchdata import BenchPoint, Skipped, read_points, serving_features
 from .calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
-from .catalog import Catalog, load_catalog
+from .catalog import Catalog, LabelIndex, load_catalog
 from .engine import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .expr import Value, evaluate
 from .requirements import Account, Policy, Requirements, Targets, Workload
@@ -65,9 +65,10 @@ class Case:
     engine: str
     prompt_tokens: int
     output_tokens: int
-    choice: Choice
+    choice: Choice  # with the row's pp / ep / adp
     base: dict[str, Value]
     req: Requirements
+    replicas: int = 1  # independent copies of ``choice`` the row's GPUs hold
 
 
 @dataclass(frozen=True)
@@ -113,37 +114,85 @@ def _lengths(point: BenchPoint, engine: str, catalog: Catalog) -> tuple[int, int
     return lengths[0], lengths[1]
 
 
-def interpret(point: BenchPoint, catalog: Catalog) -> Case | Skipped:
-    """The inputs that describe ``point``, or why it cannot be predicted."""
+def _closest(names: list[str]) -> str:
+    return f" (closest: {', '.join(names)})" if names else ""
 
-    def skip(reason: str) -> Skipped:
-        return Skipped(point.row, reason, point.raw)
 
-    if point.model is None or point.model not in catalog.models:
-        return skip(f"model {point.raw.get('model', '')!r} is not in the llmsizer catalog")
-    if point.gpu is None or point.gpu not in catalog.gpus:
-        return skip(f"GPU {point.raw.get('gpu', '')!r} is not in the llmsizer catalog")
-    for prec in (point.weight_precision, point.kv_precision):
+def label_reasons(raw: Mapping[str, str], catalog: Catalog, labels: LabelIndex) -> list[str]:
+    """Why a row's model or GPU label names nothing in the catalog (empty = both known)."""
+    reasons = []
+    model, gpu = raw.get("model", ""), raw.get("gpu", "")
+    if labels.model(model) not in catalog.models:
+        reasons.append(f"model {model!r} is not in the llmsizer catalog"
+                       f"{_closest(labels.closest_models(model))}")
+    if labels.gpu(gpu) not in catalog.gpus:
+        reasons.append(f"GPU {gpu!r} is not in the llmsizer catalog"
+                       f"{_closest(labels.closest_gpus(gpu))}")
+    return reasons
+
+
+def unmodelled_reasons(disaggregated: str | None, speculative: bool) -> list[str]:
+    """Serving features the model does not represent."""
+    reasons = []
+    if disaggregated:
+        reasons.append(f"disaggregated prefill/decode serving is not modelled ({disaggregated})")
+    if speculative:
+        reasons.append("speculative decoding (MTP) is not modelled: its TPOT and throughput "
+                       "count accepted draft tokens")
+    return reasons
+
+
+# Why a latency statistic other than the mean is not predicted (TPOT p90/p99 are: benchdata
+# compares them through tpot_p90_over_mean / tpot_p99_over_mean).
+_TAIL_REASONS = {
+    "ttft_ms": "TTFT tails are queueing, not a fixed multiple of the mean (p99/mean 1.5-7.9 "
+               "across InferenceX runs)",
+    "itl_ms": "ITL tails are steps that carry a prefill chunk (p99/mean 1.1-7 across "
+              "InferenceX runs)",
+}
+
+
+def _statistic_reason(point: BenchPoint) -> str | None:
+    if point.statistic == "mean" or point.tail_value is not None:
+        return None
+    why = _TAIL_REASONS.get(point.metric, "only means (and p90/p99 TPOT) are predicted")
+    return f"{point.statistic} {point.metric} is not predicted: {why}"
+
+
+def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = None
+              ) -> Case | Skipped:
+    """The inputs that describe ``point``, or every reason it cannot be predicted."""
+    reasons = label_reasons(point.raw, catalog, labels or LabelIndex(catalog))
+    for prec in dict.fromkeys((point.weight_precision, point.kv_precision)):
         if prec not in catalog.precisions:
-            return skip(f"precision {prec!r} is not in the llmsizer catalog")
-    if point.pp > 1:
-        return skip(f"pipeline (layer-split) parallelism over {point.pp} GPUs is not modelled")
-    if point.metric not in _PREDICTABLE[point.regime]:
-        return skip(f"metric {point.metric} is not predicted in the {point.regime} regime")
-    if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
-        return skip("TTFT when every request arrives at once is a drain transient, not a steady "
-                    "state the model computes")
-    if point.regime == "rate" and point.request_rate == math.inf and point.requests is None:
-        return skip("burst (QPS=INF) with an unknown number of requests")
+            reasons.append(f"precision {prec!r} is not in the llmsizer catalog")
+    reasons += unmodelled_reasons(point.disaggregated, point.speculative)
     engine = engine_of(point)
+    if point.pp > 1 and (engine == LLAMACPP or "layer split" in point.raw.get("tp", "").lower()):
+        reasons.append(f"pipeline (layer-split) parallelism over {point.pp} GPUs is not modelled")
+    if point.metric not in _PREDICTABLE[point.regime]:
+        reasons.append(f"metric {point.metric} is not predicted in the {point.regime} regime")
+    stat = _statistic_reason(point)
+    if stat:
+        reasons.append(stat)
+    if point.with_context:
+        reasons.append("per-user throughput that includes context and queueing time "
+                       "(trtllm-bench 'w/ ctx') is not the per-user decode speed the model gives")
+    if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
+        reasons.append("TTFT when every request arrives at once is a drain transient, not a "
+                       "steady state the model computes")
+    if point.regime == "rate" and point.request_rate == math.inf and point.requests is None:
+        reasons.append("burst (QPS=INF) with an unknown number of requests")
     lengths = _lengths(point, engine, catalog)
     if isinstance(lengths, str):
-        return skip(lengths)
+        reasons.append(lengths)
+    gpu = catalog.gpus.get(point.gpu or "")
+    if gpu and point.tp > gpu.max_tp:
+        reasons.append(f"TP{point.tp} exceeds the catalog's largest TP group for {point.gpu} "
+                       f"({gpu.max_tp})")
+    if reasons or gpu is None or point.model is None or isinstance(lengths, str):
+        return Skipped(point.row, tuple(reasons), point.raw)
     prompt, output = lengths
-    gpu = catalog.gpus[point.gpu]
-    if point.tp > gpu.max_tp:
-        return skip(f"TP{point.tp} exceeds the catalog's largest TP group for {point.gpu} "
-                    f"({gpu.max_tp})")
     req = Requirements(
         schema_version=1, account=Account(name="fidelity"),
         workloads=[Workload(name="row", model=point.model, concurrent_users=1,
@@ -152,9 +201,9 @@ def interpret(point: BenchPoint, catalog: Catalog) -> Case | Skipped:
         policy=Policy(headroom=0))
     base: dict[str, Value] = {**account_inputs(req, catalog),
                               **workload_inputs(req.workloads[0], catalog.models[point.model])}
-    choice = Choice(point.gpu, gpu.default_platform, point.weight_precision, point.kv_precision,
-                    point.tp)
-    return Case(point, engine, prompt, output, choice, base, req)
+    choice = Choice(point.gpu or "", gpu.default_platform, point.weight_precision,
+                    point.kv_precision, point.tp, pp=point.pp, ep=point.ep, adp=point.adp)
+    return Case(point, engine, prompt, output, choice, base, req, replicas=point.replicas)
 
 
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
@@ -193,7 +242,7 @@ class _Row:
     def __init__(self, case: Case, catalog: Catalog, tables: Tables) -> None:
         self.case, self.catalog, self.tables = case, catalog, tables
         self.profile = _profile(case, catalog)
-        self.replicas = float(case.point.replicas)
+        self.replicas = float(case.replicas)
 
     def env(self, **extra: float) -> dict[str, Value]:
         c = self.case
@@ -277,8 +326,9 @@ def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]
 def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case], list[Skipped]]:
     cases: list[Case] = []
     skipped: list[Skipped] = []
+    labels = LabelIndex(catalog)
     for point in points:
-        got = interpret(point, catalog)
+        got = interpret(point, catalog, labels)
         if isinstance(got, Skipped):
             skipped.append(got)
         else:
@@ -334,10 +384,20 @@ def evaluate_file(path: str | Path, catalog: Catalog | None = None
                   ) -> tuple[list[RowResult], list[Skipped], int]:
     """(scored rows, rows not interpreted with the reason, number of data rows read)."""
     cat = catalog or load_catalog()
-    points, unreadable = read_points(path)
+    points, unreadable = read_points(path, cat)
     cases, skipped = prepare(points, cat)
     results = score(cases, cat)
+    labels = LabelIndex(cat)
+    # a row benchdata could not read also gets the reasons its labels and features give
+    unreadable = [Skipped(u.row, u.reasons + tuple(_raw_reasons(u.raw, cat, labels)), u.raw)
+                  for u in unreadable]
     return results, sorted(unreadable + skipped, key=lambda s: s.row), len(points) + len(unreadable)
+
+
+def _raw_reasons(raw: Mapping[str, str], catalog: Catalog, labels: LabelIndex) -> list[str]:
+    if not any(value.strip() for value in raw.values()):
+        return []
+    return label_reasons(raw, catalog, labels) + unmodelled_reasons(*serving_features(raw))
 
 
 def _row_doc(r: RowResult) -> dict[str, object]:
