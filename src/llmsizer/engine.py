@@ -251,7 +251,8 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
     return out
 
 
-def kv_precisions(stated: list[str] | None, weight_precision: str, catalog: Catalog) -> list[str]:
+def kv_precisions(stated: Sequence[str] | None, weight_precision: str,
+                  catalog: Catalog) -> list[str]:
     """The KV precisions to try with these weights: the account's list, or when it states
     none, the weight precision's default (never FP4 KV unless asked for)."""
     return list(stated) if stated else [catalog.precisions[weight_precision].default_kv_precision]
