@@ -197,3 +197,36 @@ def predicted() -> dict[int, tuple[float, float]]:
     points, _ = read_points(MOE_CSV, cat)
     cases, _ = prepare(points, cat)
     return {r.point.row: (r.point.value, r.predicted) for r in score(cases, cat)}
+
+
+@pytest.mark.parametrize(("row", "measured", "tolerance"), [
+    # TensorRT-LLM v0.19 perf overview: Llama-3.3-70B NVFP4 on 1x B200, 128/128, offline
+    (1, 11_253.28, 0.15),
+    # TensorRT-LLM 1.2 perf overview: DeepSeek-R1-0528 NVFP4 on 4x B200, DEP4 (TP4 EP4 attention
+    # DP), 1024/1024, offline: 5,757 tok/s per GPU
+    (116, 4 * 5_757.0, 0.15),
+    # InferenceX (SemiAnalysis), SGLang on 4x MI355X, DeepSeek-R1-0528 FP4, 1k/1k, concurrency 4, mean TPOT
+    (239, 9.6187, 0.15),
+    # InferenceX, SGLang on 8x H200, DeepSeek-R1-0528 FP8, 1k/1k, concurrency 4, mean TPOT
+    (417, 9.6997, 0.15),
+    # InferenceX, SGLang on 8x MI300X, DeepSeek-R1-0528 FP8, 1k/1k, concurrency 4, mean TPOT
+    (552, 14.8616, 0.15),
+])
+def test_measured_rows_reproduced(predicted: dict[int, tuple[float, float]], row: int,
+                                  measured: float, tolerance: float) -> None:
+    value, model = predicted[row]
+    assert value == pytest.approx(measured, rel=1e-6)
+    assert model == pytest.approx(measured, rel=tolerance)
+
+
+def test_no_expert_parallel_over_pcie() -> None:
+    """An all-to-all per MoE layer over PCIe is neither measured nor how MoE models are served:
+    L40S (32 GB/s per direction) gets no EP options; an NVLink GPU without EP rows gets them
+    with a calibration gap."""
+    l40s = size(_loaded(_account({"gpus": ["l40s"], "weight_precisions": ["fp8"]},
+                                 "mixtral-8x7b")))
+    assert all("/ep" not in o.id for o in l40s.workloads[0].options)
+    mi = size(_loaded(_account({"gpus": ["mi300x"], "weight_precisions": ["fp8"],
+                                "tensor_parallel": [8]}, "deepseek-r1")))
+    ep = next(o for o in mi.workloads[0].options if o.id.endswith("/ep8"))
+    assert any("expert parallelism" in g for g in ep.calibration_gaps)

@@ -37,6 +37,7 @@ from .results import (
 )
 
 TP_DEGREES = (1, 2, 4, 8)
+EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
 Tables = dict[str, dict[str, dict[str, float]]]
 
 
@@ -245,7 +246,9 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
                 for tp in hw.tensor_parallel or TP_DEGREES:
                     if tp <= min(per_node, gpu.max_tp):
                         out.append(Choice(gid, plat, wp, kp, tp))
-                        if moe and tp > 1:  # how MoE models are served (measured rows)
+                        # how MoE models are served on scale-up fabrics (measured rows); an
+                        # all-to-all per layer over PCIe is neither measured nor how it is done
+                        if moe and tp > 1 and gpu.link_gb_s >= EP_MIN_LINK_GB_S:
                             out.append(Choice(gid, plat, wp, kp, tp, ep=tp))
                             out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp))
     return out
@@ -317,6 +320,9 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
         gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
     if choice.weight_precision not in cov.weight_precisions:
         gaps.append(f"no measured reference for {choice.weight_precision} weights")
+    if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
+        gaps.append("no measured reference for expert parallelism on "
+                    f"{catalog.gpus[choice.gpu].name}")
     covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
     if model_id not in cov.models and _model_class(model) not in covered:
         kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),
