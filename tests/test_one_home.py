@@ -14,7 +14,9 @@ HOME = {"calculations.py"}
 ALLOWED = {
     "expr.py": "the evaluator itself (implements + - * / and ROUNDUP...)",
     "modelconfig.py": "counts a model's parameters from its config.json (model metadata)",
-    "benchdata.py": "unit conversion of benchmark files (s -> ms)",
+    "benchdata.py": ("unit conversion of benchmark files (s -> ms, per GPU -> the row's "
+                     "GPUs, random lengths -> their mean, p90/p99 TPOT -> mean by the "
+                     "catalog's ratio)"),
     "yamlsafe.py": "line/column arithmetic for error positions",
     "requirements.py": "cross-field input checks (max_context_tokens >= prompt + output)",
 }

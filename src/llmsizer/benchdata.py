@@ -168,6 +168,9 @@ PRECISIONS: dict[str, str] = {
     "nvfp4": "fp4",
     "mxfp4": "fp4",
     "w4a16": "int4",
+    "w8a8": "int8",
+    "bfloat16": "bf16",
+    "float16": "fp16",
     "awq": "int4",
     "gptq": "int4",
     # GGUF: nearest plain precision by bytes per weight.
@@ -181,7 +184,7 @@ PRECISIONS: dict[str, str] = {
 
 # Throughput metric names: [output|total|decode]_tokens_per_s[_total|_per_gpu|_per_user|_batch1]
 _RATE_METRIC = re.compile(
-    r"^(?P<what>output|total|decode)?_?(?:tokens?|tok)_per_s(?:ec)?"
+    r"^(?P<what>output|total|decode)?_?(?P<core>(?:tokens?|tok)_per_s(?:ec)?|throughput|tps)"
     r"(?:_(?P<per>total|per_gpu|per_user|batch1))?$")
 # Latency metric names: [mean|median|pNN_]{ttft|tpot|itl|e2el}[_mean|_median|_pNN][_ms|_s]
 _LATENCY_METRIC = re.compile(
@@ -201,16 +204,18 @@ UNITS: dict[str, dict[str, float]] = {
 }
 
 _PAREN = re.compile(r"\([^)]*\)")
+_RATE_UNIT_SPELLING = re.compile(r"^(?:output)?(?:tokens?|tok)/s(?:ec)?(?=/|$)")
 _TIER = re.compile(r"\[tier\s+([A-Z][+-]?)\]")
 _LEADING_TIER = re.compile(r"^\s*tier\s+([A-Z][+-]?)(?![\w])")
 _LAYER_SPLIT = re.compile(r"layer split across (\d+) gpus?")
 _PAR_PART = re.compile(
     r"x\s*(?P<rep>\d+)(?:\s*replicas?)?|(?P<rep2>\d+)\s*replicas?"
     r"|(?P<name>dep|tp|pp|ep|dp)\s*[=:]?\s*(?P<n>\d+)"
-    r"|(?P<adp>\badp\b|attention[-_ ]dp|dp[-_ ]attention)")
-_PAR_FILLER = re.compile(r"^[\s,;+/x×&]*$")
+    r"|(?P<adp>\badp(?P<adpn>\d+)?\b|attention[-_ ]dp|dp[-_ ]attention)")
+_PAR_FILLER = re.compile(r"^[\s,;+/x×&()_-]*$")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
-_QPS = re.compile(r"request rate qps\s*=\s*(inf|\d+(?:\.\d+)?)")
+_QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
+_RATE_UNIT = re.compile(r"req(?:uests)?\s*/\s*s\b|\brps\b|requests per second")
 _RATE_TEXT = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:req(?:uests)?\s*/\s*s|qps|rps|requests per second)"
     r"|(?:qps|rate)\s*[=:]?\s*(\d+(?:\.\d+)?)")
@@ -232,9 +237,10 @@ class _RowError(Exception):
 
 def _precision(text: str, what: str) -> str:
     key = re.sub(r"\s+", " ", _PAREN.sub(" ", text).strip().lower())
-    if key not in PRECISIONS:
+    first = re.split(r"[\s_/-]", key, maxsplit=1)[0]  # "fp8_e4m3", "awq int4"
+    if key not in PRECISIONS and first not in PRECISIONS:
         raise _RowError(f"unknown {what} precision {text!r}")
-    return PRECISIONS[key]
+    return PRECISIONS.get(key) or PRECISIONS[first]
 
 
 def _kv_precision(text: str, weights_raw: str, weights: str, catalog: Catalog) -> str:
@@ -272,6 +278,8 @@ def _spec(text: str) -> Parallelism:
         nonlocal adp_flag
         if match.group("adp"):
             adp_flag = True
+            if match.group("adpn"):
+                found["adp"] = int(match.group("adpn"))
             return " "
         name, number = (("replicas", match.group("rep") or match.group("rep2"))
                         if match.group("name") is None else (match.group("name"), match.group("n")))
@@ -286,17 +294,7 @@ def _spec(text: str) -> Parallelism:
     if any(n < 1 for n in found.values()):
         raise _RowError(f"parallelism must be at least 1: {text!r}")
     ep, pp, replicas = found.get("ep", 1), found.get("pp", 1), found.get("replicas")
-    # the instance spans the experts' GPUs ("EP8" alone, or "TP1 EP8 ADP": attention on
-    # one GPU per rank, experts over eight)
-    tp = max(found.get("tp", 1), ep)
-    if tp % found.get("tp", 1):
-        raise _RowError(f"EP{ep} is not a multiple of the TP in {text!r}")
-    adp = 1
-    if "dep" in found:  # DEPn: attention data-parallel and expert-parallel over n GPUs
-        dep = found["dep"]
-        if found.get("tp", dep) != dep or found.get("ep", dep) != dep:
-            raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
-        tp, ep, adp = dep, dep, dep
+    tp, adp = found.get("tp", 1), 1
     if "dp" in found:
         if ep > 1:  # with experts: attention data-parallel inside one instance (vLLM)
             tp, adp = tp * found["dp"], found["dp"]
@@ -304,8 +302,21 @@ def _spec(text: str) -> Parallelism:
             raise _RowError(f"both DP and a replica count in {text!r}")
         else:
             replicas = found["dp"]
+    # the instance spans the experts' GPUs ("EP8" alone, or "TP1 EP8 ADP": attention on
+    # one GPU per rank, experts over eight)
+    if ep > tp:
+        if ep % tp:
+            raise _RowError(f"EP{ep} is not a multiple of the TP in {text!r}")
+        tp = ep
+    if "dep" in found:  # DEPn: attention data-parallel and expert-parallel over n GPUs
+        dep = found["dep"]
+        if found.get("tp", dep) != dep or found.get("ep", dep) != dep:
+            raise _RowError(f"DEP{dep} disagrees with the TP/EP in {text!r}")
+        tp, ep, adp = dep, dep, dep
     if adp_flag:
-        adp = tp
+        adp = found.get("adp", tp)
+        if tp % adp:
+            raise _RowError(f"ADP{adp} does not divide the {tp} GPUs of one instance in {text!r}")
     if tp % ep:
         raise _RowError(f"EP{ep} does not divide the {tp} GPUs of one instance in {text!r}")
     return Parallelism(tp=tp, pp=pp, ep=ep, adp=adp, replicas=replicas)
@@ -357,13 +368,15 @@ def _regime(concurrency: str, scenario: str, metric: str, gpu_count: int | None
     if qps:
         rate = math.inf if qps.group(1) == "inf" else float(qps.group(1))
         return "rate", None, rate
-    if "poisson" in key or "poisson" in scen:
+    if "poisson" in key or "poisson" in scen or _RATE_UNIT.search(key):
         stated = _RATE_TEXT.search(key) or _RATE_TEXT.search(scen)
         if not stated:
             raise _RowError("Poisson arrivals without a stated request rate (requests/s)")
         return "rate", None, float(stated.group(1) or stated.group(2))
-    if key.startswith("unbounded") or (key in ("", "inf", "infinite", "-1")
-                                       and any(w in scen for w in _OFFLINE_WORDS)):
+    # unbounded queue ("-1": trtllm-bench's --concurrency -1), or no number for an
+    # offline scenario
+    if (key.startswith("unbounded") or key in ("inf", "infinite", "unlimited", "-1")
+            or (not key and any(w in scen for w in _OFFLINE_WORDS))):
         return "offline", None, None
     if "batch 1" in key or "batch 1" in scen or metric == "decode_tokens_per_s_batch1":
         return "batch1", 1, None
@@ -392,7 +405,11 @@ class _Metric:
 
 def _metric(text: str) -> _Metric:
     key = re.sub(r"\s+", "", _PAREN.sub(" ", text).strip().lower())
+    if key in ("interactivity", "tokens_per_s_per_user"):  # InferenceX: tok/s per user
+        return _Metric("tokens_per_s_per_user", "rate")
     rate = _RATE_METRIC.match(key)
+    if rate and rate.group("core") in ("throughput", "tps") and not rate.group("what"):
+        raise _RowError(f"metric {text.strip()!r} does not say output or total tokens")
     if rate:
         what, per = rate.group("what"), rate.group("per")
         if per in ("per_user", "batch1") and what != "total":
@@ -417,7 +434,8 @@ def _value(text: str, unit: str, metric: _Metric) -> tuple[float, bool]:
     if not math.isfinite(number) or number <= 0:
         raise _RowError(f"value must be a positive finite number, got {text!r}")
     factors = UNITS[metric.family]
-    key = unit.strip().lower() or metric.unit
+    key = re.sub(r"\s+", "", unit.strip().lower().replace(" per ", "/")) or metric.unit
+    key = _RATE_UNIT_SPELLING.sub("tok/s", key)
     if key not in factors:
         raise _RowError(f"unit {unit!r} does not fit a {metric.family} metric")
     per_gpu_unit = key.endswith("/gpu")

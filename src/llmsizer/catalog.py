@@ -196,6 +196,11 @@ class LabelIndex:
                                   for gid, g in catalog.gpus.items()}, _gpu_forms)
         self._models = self._index({mid: [mid, m.name, m.hf_id, *m.aliases]
                                     for mid, m in catalog.models.items()}, _model_forms)
+        # for "closest to" suggestions: the most reduced form of each id and name
+        self._gpu_names = {_gpu_forms(label)[-1]: gid for gid, g in catalog.gpus.items()
+                           for label in (gid, g.name)}
+        self._model_names = {_model_forms(label)[-1]: mid for mid, m in catalog.models.items()
+                             for label in (mid, m.name)}
 
     @staticmethod
     def _index(names: dict[str, list[str]], forms: Callable[[str], list[str]]
@@ -223,20 +228,20 @@ class LabelIndex:
     def model(self, label: str) -> str | None:
         return self._find(self._models, _model_forms(label))
 
-    @staticmethod
-    def _closest(index: dict[str, str], forms: list[str]) -> list[str]:
+    def _closest(self, names: dict[str, str], forms: list[str]) -> list[str]:
         found: list[str] = []
-        for form in forms:
-            for near in difflib.get_close_matches(form, list(index), n=6, cutoff=0.4):
-                if index[near] not in found:
-                    found.append(index[near])
+        for near in difflib.get_close_matches(forms[-1], list(names), n=6, cutoff=0.5):
+            if names[near] not in found:
+                found.append(names[near])
         return found[:3]
 
     def closest_gpus(self, label: str) -> list[str]:
-        return self._closest(self._gpus, _gpu_forms(label))
+        """Catalog GPUs whose id or name is nearest to an unknown label (up to three)."""
+        return self._closest(self._gpu_names, _gpu_forms(label))
 
     def closest_models(self, label: str) -> list[str]:
-        return self._closest(self._models, _model_forms(label))
+        """Catalog models whose id or name is nearest to an unknown label (up to three)."""
+        return self._closest(self._model_names, _model_forms(label))
 
 
 def suggest(word: str, choices: list[str]) -> str:
@@ -291,4 +296,5 @@ def load_catalog() -> Catalog:
         for gid in plat.gpus:
             if gid not in cat.gpus:
                 raise CatalogError(f"platform {pid}: GPU {gid!r} unknown")
+    LabelIndex(cat)  # an alias that names two entries is a catalog error, found at load
     return cat

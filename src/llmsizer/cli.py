@@ -273,12 +273,42 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
 @main.command()
 @click.argument("points", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a document with summary and rows.")
+@click.option("--summary", "summary_only", is_flag=True,
+              help="Print only the summary (error per metric and regime, rows per reason).")
 @_clean_errors
-def fidelity(points: Path, as_json: bool) -> None:
-    """Predict every interpretable row of a measured-results CSV and report the error."""
+def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
+    """Predict every interpretable row of a measured-results CSV and report the error.
+
+    \b
+    POINTS is a CSV with one measured value per row and the columns
+      source, model, gpu, gpu_count, tp, precision_weights, precision_kv,
+      isl, osl, concurrency, scenario, metric, value, unit, notes
+    \b
+    model, gpu   labels as tables print them ("B200-SXM-180GB (DGX B200)",
+                 "Llama-3.3-70B-Instruct"); matched to the catalogs' aliases
+    gpu_count    all GPUs of the row (may be empty when tp states replicas)
+    tp           TP8 | 8 | TP1 PP4 | PP2 | TP8 EP8 | TP8 EP8 ADP | DEP4 |
+                 TP1 DP8 | TP2 x4 replicas | llama.cpp layer split across N GPUs;
+                 DISAGG P:1x(TP8) D:2x(TP8) is read and skipped (not modelled)
+    precision_*  fp8, fp4/nvfp4/mxfp4, bf16, fp16, int8, int4/awq/gptq, gguf ...;
+                 KV auto / not stated = the weights' default KV (FP4 -> FP8)
+    isl, osl     tokens; "lengths U[0.8*L, L]" in notes = the mean, 0.9 L
+    concurrency  unbounded | N (users for all the GPUs) | N per GPU |
+                 request rate QPS=N | 1 (batch 1)
+    scenario     offline max-throughput [(concurrency-capped)], online serving
+                 (fixed concurrency), all queries issued at once, Poisson
+                 arrivals at N req/s, min-latency (batch 1); MTP on is skipped
+    metric       output_tokens_per_s[_total|_per_gpu|_per_user], total_tokens_per_s,
+                 decode_tokens_per_s_batch1, tpot_ms, ttft_ms, itl_ms, with a
+                 statistic (ttft_mean, p90_tpot_ms, tpot_p99): p90/p99 TPOT through
+                 a documented ratio, other tails skipped with the reason
+    unit         tok/s, tok/s/gpu, tok/s/user, ms, s
+
+    Rows it cannot predict are listed with every reason; the summary comes last.
+    """
     from .fidelity import run as run_fidelity
 
-    run_fidelity(points, as_json=as_json)
+    run_fidelity(points, as_json=as_json, summary_only=summary_only)
 
 
 if __name__ == "__main__":

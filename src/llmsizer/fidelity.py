@@ -19,6 +19,10 @@ How a row becomes inputs (docs/calibration.md explains why):
   the engine cap, no latency targets; ``concurrency`` = C users per replica in a closed loop;
   ``rate`` = an offered request rate, batch by Little's law, or a burst when the rate is at
   or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
+- **Shape** from :mod:`llmsizer.benchdata`: the option gets the row's TP, PP, EP and
+  attention-DP degree (``Choice.pp/ep/adp``), the case its replica count. A row the model
+  does not represent (disaggregated prefill/decode, speculative decoding, tail TTFT, a
+  label the catalog lacks) is skipped with every reason that applies, never silently.
 - The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
   the count, median and 90th percentile of its absolute value and the signed median.
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +142,8 @@ def unmodelled_reasons(disaggregated: str | None, speculative: bool) -> list[str
     if disaggregated:
         reasons.append(f"disaggregated prefill/decode serving is not modelled ({disaggregated})")
     if speculative:
-        reasons.append("speculative decoding (MTP) is not modelled: its TPOT and throughput "
-                       "count accepted draft tokens")
+        reasons.append("speculative decoding is not modelled (MTP on: its TPOT and throughput "
+                       "count accepted draft tokens)")
     return reasons
 
 
@@ -187,9 +192,9 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if isinstance(lengths, str):
         reasons.append(lengths)
     gpu = catalog.gpus.get(point.gpu or "")
-    if gpu and point.tp > gpu.max_tp:
-        reasons.append(f"TP{point.tp} exceeds the catalog's largest TP group for {point.gpu} "
-                       f"({gpu.max_tp})")
+    if gpu and point.tp > gpu.max_tp and not point.disaggregated:
+        reasons.append(f"TP{point.tp} is more than the largest TP group in the catalog for "
+                       f"{point.gpu} ({gpu.max_tp})")
     if reasons or gpu is None or point.model is None or isinstance(lengths, str):
         return Skipped(point.row, tuple(reasons), point.raw)
     prompt, output = lengths
@@ -408,12 +413,15 @@ def _raw_reasons(raw: Mapping[str, str], catalog: Catalog, labels: LabelIndex) -
 def _row_doc(r: RowResult) -> dict[str, object]:
     p = r.point
     return {"row": p.row, "model": p.model, "gpu": p.gpu, "gpu_count": p.gpu_count, "tp": p.tp,
+            "pp": p.pp, "ep": p.ep, "adp": p.adp,
             "replicas": p.replicas, "weight_precision": p.weight_precision,
             "kv_precision": p.kv_precision, "isl": p.isl, "osl": p.osl,
             "concurrency": p.concurrency,
             "request_rate": None if p.request_rate is None or math.isinf(p.request_rate)
             else p.request_rate, "regime": p.regime, "engine": r.engine, "metric": p.metric,
-            "measured": p.value, "predicted": r.predicted, "batch_per_replica": r.batch,
+            "statistic": p.statistic, "measured": p.value, "measured_tail": p.tail_value,
+            "per_gpu": p.per_gpu, "random_lengths_from": p.random_lengths,
+            "predicted": r.predicted, "batch_per_replica": r.batch,
             "error": r.error, "source": p.source}
 
 
@@ -430,7 +438,8 @@ def _document(path: str | Path, results: list[RowResult], skipped: list[Skipped]
         "error_definition": "predicted / measured - 1",
         "summary": [vars(s) for s in summarise(results)],
         "rows": [_row_doc(r) for r in results],
-        "skipped": [{"row": s.row, "reason": s.reason} for s in skipped],
+        "skipped": [{"row": s.row, "reason": s.reason, "reasons": list(s.reasons)}
+                    for s in skipped],
     }
 
 
@@ -438,22 +447,30 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.1f}%"
 
 
-def run(path: str | Path, *, as_json: bool = False) -> None:
-    """The CLI command: print per-row predictions, the summary and the rows not interpreted."""
-    results, skipped, n_rows = evaluate_file(path)
-    if as_json:
-        click.echo(json.dumps(_document(path, results, skipped, n_rows), indent=2))
-        return
-    click.echo(f"{'row':>4} {'model':15} {'gpu':9} {'tp':>2}x{'r':<2} {'w/kv':9} {'isl/osl':>11} "
-               f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
-    for r in results:
-        p = r.point
-        shape = f"{p.isl}/{p.osl}"
-        prec = f"{p.weight_precision}/{p.kv_precision}"
-        click.echo(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} {p.tp:>2}x{p.replicas:<2} "
-                   f"{prec:9} {shape:>11} {p.regime:11} {p.metric:20} {p.value:>10,.2f} "
-                   f"{r.predicted:>10,.2f} {_pct(r.error):>7}")
-    click.echo("\nerror = predicted / measured - 1, per metric and regime "
+def _parallel_text(p: BenchPoint) -> str:
+    """tp8ep8a8x1: TP, then PP/EP/attention-DP where used, x replicas."""
+    parts = [f"tp{p.tp}"] + [f"{name}{n}" for name, n in (("pp", p.pp), ("ep", p.ep), ("a", p.adp))
+                             if n > 1]
+    return "".join(parts) + f"x{p.replicas}"
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its details: labels, a trailing remark, what follows a colon."""
+    kind = re.sub(r" \(.*\)$", "", re.sub(r"'[^']*'", "'...'", reason))
+    return kind.split(": ", 1)[0]
+
+
+def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
+    """How many skipped rows give each kind of reason (its text up to the first detail)."""
+    counts: dict[str, int] = {}
+    for k in skipped:
+        for reason in dict.fromkeys(_reason_kind(r) for r in k.reasons):
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
+    click.echo("error = predicted / measured - 1, per metric and regime "
                "(batch1 rows: single streams, llama.cpp in the reference set; keep them apart)")
     click.echo(f"{'metric':21} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
                f"{'bias':>7}")
@@ -461,6 +478,32 @@ def run(path: str | Path, *, as_json: bool = False) -> None:
         click.echo(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
                    f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
     click.echo(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
-               f"{':' if skipped else '.'}")
-    for k in skipped:
-        click.echo(f"{k.row:>4}  {k.reason}")
+               f"{', rows per reason:' if skipped else '.'}")
+    for reason, count in _reason_kinds(skipped):
+        click.echo(f"{count:>5}  {reason}")
+
+
+def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
+    """The CLI command: per-row predictions, the rows not interpreted with every reason, and
+    the summary last (``summary_only``: the summary alone)."""
+    results, skipped, n_rows = evaluate_file(path)
+    if as_json:
+        click.echo(json.dumps(_document(path, results, skipped, n_rows), indent=2))
+        return
+    if not summary_only:
+        click.echo(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
+                   f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
+        for r in results:
+            p = r.point
+            shape = f"{p.isl}/{p.osl}"
+            prec = f"{p.weight_precision}/{p.kv_precision}"
+            click.echo(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} "
+                       f"{_parallel_text(p)[:12]:12} {prec:9} {shape:>11} {p.regime:11} "
+                       f"{p.metric:20} {p.value:>10,.2f} {r.predicted:>10,.2f} "
+                       f"{_pct(r.error):>7}")
+        if skipped:
+            click.echo(f"\n{len(skipped)} rows not interpreted (every reason):")
+            for k in skipped:
+                click.echo(f"{k.row:>4}  {k.reason}")
+        click.echo("")
+    _echo_summary(results, skipped, n_rows)
