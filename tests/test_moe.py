@@ -230,3 +230,18 @@ def test_no_expert_parallel_over_pcie() -> None:
                                 "tensor_parallel": [8]}, "deepseek-r1")))
     ep = next(o for o in mi.workloads[0].options if o.id.endswith("/ep8"))
     assert any("expert parallelism" in g for g in ep.calibration_gaps)
+
+
+def test_equal_cost_prefers_the_calibrated_option() -> None:
+    """H200 has no FP4 tensor cores: FP4 weights there are dequantised to BF16, a path with no
+    calibration row. At equal cost (two 8-GPU nodes either way) the calibrated FP8 option is
+    recommended, not the extrapolated one."""
+    doc = _account({"gpus": ["h200-sxm"], "weight_precisions": ["fp4", "fp8"],
+                    "tensor_parallel": [8]}, "deepseek-r1")
+    doc["workloads"][0]["concurrent_users"] = 400
+    w = size(_loaded(doc)).workloads[0]
+    fp4 = next(o for o in w.options if o.id == "h200-sxm/fp4/kv-fp8/tp8")
+    assert any("dequantised" in g for g in fp4.calibration_gaps)
+    best = w.best
+    assert best is not None and best.weight_precision == "fp8" and not best.calibration_gaps
+    assert best.values["annual_cost_onprem"] == fp4.values["annual_cost_onprem"]

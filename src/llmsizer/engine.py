@@ -320,6 +320,12 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
         gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
     if choice.weight_precision not in cov.weight_precisions:
         gaps.append(f"no measured reference for {choice.weight_precision} weights")
+    path = catalog.precisions[choice.weight_precision].compute_path
+    if path in ("fp8", "fp4") and compute_bits(catalog, choice.gpu, choice.weight_precision) == (
+            "16bit") and choice.weight_precision in cov.weight_precisions:
+        # measured only on GPUs that compute this format natively
+        gaps.append(f"no measured reference for {choice.weight_precision} weights dequantised "
+                    f"to BF16 on {catalog.gpus[choice.gpu].name}")
     if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
         gaps.append("no measured reference for expert parallelism on "
                     f"{catalog.gpus[choice.gpu].name}")
@@ -337,10 +343,12 @@ def derating(catalog: Catalog, gaps: Sequence[str]) -> float:
     return catalog.constant("uncalibrated_derating") if gaps else 1.0
 
 
-def _rank_key(o: Option) -> tuple[int, float, float, float]:
+def _rank_key(o: Option) -> tuple[int, float, int, float, float]:
+    """Cheapest first; at equal cost a calibrated option before an extrapolated one (the
+    recommendation must not rest on uncalibrated optimism), then fewer GPUs, more headroom."""
     v = o.values
-    return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus"]),
-            -float(v["headroom_achieved"]))
+    return (0 if o.priced else 1, float(v["annual_cost_onprem"]),
+            1 if o.calibration_gaps else 0, float(v["gpus"]), -float(v["headroom_achieved"]))
 
 
 def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
