@@ -36,21 +36,25 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from llmsizer.benchdata import read_points  # noqa: E402
+from llmsizer.benchdata import BenchPoint, read_points  # noqa: E402
 from llmsizer.catalog import Catalog, load_catalog  # noqa: E402
+from llmsizer.engine import error_group  # noqa: E402
 from llmsizer.fidelity import (  # noqa: E402
-    DATACENTER_ENGINES,
     LLAMACPP,
     Case,
     RowResult,
     SummaryRow,
     prepare,
+    quantile,
     score,
     summarise,
     tables_for,
 )
 
 DATA = ROOT / "tests" / "data" / "calibration_points.csv"
+# Blackwell, AMD and MoE results (TensorRT-LLM perf overviews and blog, InferenceX); rows with
+# disaggregated serving or speculative decoding (MTP) are not modelled and not fitted.
+NEW_DATA = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
 CONSTANTS = ROOT / "src" / "llmsizer" / "catalogs" / "constants.yaml"
 DOC = ROOT / "docs" / "calibration.md"
 
@@ -62,11 +66,18 @@ DATACENTER: dict[str, tuple[float, float, float, float]] = {
     "mfu_decode_16bit": (0.50, 0.10, 1.00, 1.0),
     "mfu_prefill_8bit": (0.55, 0.10, 1.00, 1.0),
     "mfu_prefill_16bit": (0.55, 0.10, 1.00, 1.0),
+    "mfu_decode_4bit": (0.40, 0.05, 1.00, 1.0),
+    "mfu_prefill_4bit": (0.40, 0.05, 1.00, 1.0),
+    "mfu_attention": (0.50, 0.05, 1.00, 1.0),
+    "stack_efficiency_cdna3": (1.00, 0.10, 1.50, 1.0),
+    "stack_efficiency_cdna4": (1.00, 0.10, 1.50, 1.0),
+    "alltoall_latency_us": (8.00, 0.00, 200.0, 10.0),
     "moe_compute_factor": (1.00, 1.00, 5.00, 1.0),
     "step_overhead_ms": (1.50, 0.00, 20.0, 1.0),
     "allreduce_latency_us": (8.00, 0.00, 100.0, 10.0),
     "link_efficiency": (0.70, 0.05, 1.00, 1.0),
     "trtllm_runtime_reserve_gb": (3.00, 0.00, 15.0, 1.0),
+    "trtllm_pytorch_runtime_reserve_gb": (3.00, 0.00, 15.0, 1.0),
     "prefill_chunk_tokens": (1000.0, 64.0, 100000.0, 1000.0),
     "ttft_overhead_ms": (5.00, 0.00, 100.0, 1.0),
 }
@@ -79,6 +90,8 @@ LLAMA_CPP: dict[str, tuple[float, float, float, float]] = {
 WEIGHTS: dict[tuple[str, str], float] = {
     ("offline", "output_tokens_per_s"): 4.0,
     ("concurrency", "itl_ms"): 2.0,
+    ("concurrency", "tpot_ms"): 2.0,
+    ("concurrency", "tokens_per_s_per_user"): 0.5,
     ("concurrency", "ttft_ms"): 1.0,
     ("concurrency", "output_tokens_per_s"): 0.5,
     ("rate", "itl_ms"): 1.0,
@@ -86,11 +99,68 @@ WEIGHTS: dict[tuple[str, str], float] = {
     ("rate", "output_tokens_per_s"): 0.25,
     ("batch1", "tokens_per_s_per_user"): 1.0,
 }
+# The second file's TTFT rows (InferenceX, closed loop at fixed concurrency) are reported, not
+# fitted: their TTFT is queueing behind other requests' chunked prefills, which the steady-state
+# formula does not represent (held out, the model is 5x too fast there; docs/calibration.md).
+NOT_FITTED_NEW = frozenset({("concurrency", "ttft_ms")})
 F_SCALE = 0.15
+
+
+# The first file counts three times the second: it is the established reference (tier-A
+# NVIDIA tables on the Hopper installed base); at equal weight the second file's MoE rows pull
+# the shared 8-bit constants and Hopper FP8 leave-one-GPU-out error rose from 5.2 % to 6.8 %
+# median (docs/calibration.md, Method).
+FIRST_FILE_WEIGHT = 3.0
+
+
+def _weight(key: tuple[str, str, str]) -> float:
+    return WEIGHTS[key[1:]] * (FIRST_FILE_WEIGHT if key[0] == "old" else 1.0)
+
+
+def fitted(point: BenchPoint) -> bool:
+    """Rows the objective uses: a weighted (regime, metric), means only (tail latencies are
+    predicted through a stated factor, not fitted)."""
+    key = (point.regime, point.metric)
+    if key not in WEIGHTS or getattr(point, "statistic", "mean") != "mean":
+        return False
+    return not (dataset_of(point) == "new" and key in NOT_FITTED_NEW)
 
 
 def _group_model(model: str | None) -> str:
     return "llama-3.1-70b" if model == "llama-3.3-70b" else str(model)
+
+
+def source_of(point: BenchPoint) -> str:
+    """The publication (and engine release) a row comes from: the unit of leave-one-source-out.
+    InferenceX rows are split by serving framework (SGLang, TensorRT-LLM, ATOM, vLLM): each is
+    a different engine measured by the same harness."""
+    text = point.source
+    if "InferenceX" in text:
+        found = re.search(r"framework=([\w-]+)", point.raw.get("notes", ""))
+        return f"InferenceX {found.group(1) if found else 'other'}"
+    for needle, name in (("Online Serving", "TensorRT-LLM v0.14 online serving"),
+                         ("Best_perf_practice", "TensorRT-LLM DeepSeek-R1 blog"),
+                         ("developer-guide/perf-overview", "TensorRT-LLM 1.2 perf overview"),
+                         ("dominicshanshan", "TensorRT-LLM v0.20 perf overview"),
+                         ("@v0.19", "TensorRT-LLM v0.19 perf overview"),
+                         ("v0.17", "TensorRT-LLM v0.17 perf overview"),
+                         ("perf-overview", "TensorRT-LLM v0.17 perf overview")):
+        if needle in text:
+            return name
+    low = text.lower()
+    if "nim" in low:
+        return "NVIDIA NIM"
+    if "triton" in low or "online" in low or "v0.14" in low:
+        return "TensorRT-LLM v0.14 online serving"
+    return text.split(" ")[0][:60]
+
+
+# rows of the second file (Blackwell/AMD/MoE) are weighted as a dataset of their own
+NEW_SOURCES: set[str] = set()
+
+
+def dataset_of(point: BenchPoint) -> str:
+    return "new" if point.source in NEW_SOURCES else "old"
 
 
 class Problem:
@@ -98,7 +168,7 @@ class Problem:
 
     def __init__(self, cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
                  catalog: Catalog) -> None:
-        self.cases = [c for c in cases if (c.point.regime, c.point.metric) in WEIGHTS]
+        self.cases = [c for c in cases if fitted(c.point)]
         self.names = list(params)
         self.lo = np.array([params[n][1] / params[n][3] for n in self.names])
         self.hi = np.array([params[n][2] / params[n][3] for n in self.names])
@@ -106,12 +176,11 @@ class Problem:
         self.start = np.array([params[n][0] / params[n][3] for n in self.names])
         self.catalog = catalog
         self.tables = tables_for(catalog)
-        counts: dict[tuple[str, str], int] = {}
-        for c in self.cases:
-            key = (c.point.regime, c.point.metric)
+        counts: dict[tuple[str, str, str], int] = {}
+        keys = [(dataset_of(c.point), c.point.regime, c.point.metric) for c in self.cases]
+        for key in keys:
             counts[key] = counts.get(key, 0) + 1
-        self.weights = np.array([math.sqrt(WEIGHTS[k] / counts[k] * 100) for k in
-                                 ((c.point.regime, c.point.metric) for c in self.cases)])
+        self.weights = np.array([math.sqrt(_weight(k) / counts[k] * 100) for k in keys])
         self.measured = np.array([c.point.value for c in self.cases])
 
     def values(self, x: np.ndarray) -> dict[str, float]:
@@ -169,32 +238,62 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
     return x
 
 
-def fit(cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
-        catalog: Catalog) -> dict[str, float]:
+FOLD_ITER = 10  # LM iterations per cross-validation fold (warm-started, see _fold)
+
+Params = dict[str, tuple[float, float, float, float]]
+
+
+def fit(cases: Sequence[Case], params: Params, catalog: Catalog, max_iter: int = 60,
+        start: dict[str, float] | None = None) -> dict[str, float]:
     prob = Problem(cases, params, catalog)
-    return prob.values(levenberg_marquardt(prob.residuals, prob.start, prob.lo, prob.hi))
+    x0 = prob.start if start is None else np.array(
+        [start[n] / params[n][3] for n in prob.names])
+    return prob.values(levenberg_marquardt(prob.residuals, x0, prob.lo, prob.hi, max_iter))
 
 
-def _fold(job: tuple[list[Case], list[Case], dict[str, tuple[float, float, float, float]],
-                     Catalog]) -> list[RowResult]:
-    train, test, params, catalog = job
-    return score(test, with_constants(catalog, fit(train, params, catalog)))
+def _fold(job: tuple[list[Case], list[Case], Params, Catalog, dict[str, float] | None]
+          ) -> list[RowResult]:
+    """Refit on ``train`` and score ``test``. Warm start (the machine is shared, a cold fit per
+    fold costs minutes): from the full fit, except that a constant the training rows do not
+    move at all (e.g. the CDNA 3 stack efficiency when every MI300X/MI325X row is held out)
+    goes back to its fixed start value, so a held-out group never lends its own fitted
+    constant to its prediction."""
+    train, test, params, catalog, warm = job
+    start = None
+    if warm is not None:
+        prob = Problem(train, params, catalog)
+        x = np.array([warm[n] / params[n][3] for n in prob.names])
+        r0 = prob.residuals(x)
+        start = dict(warm)
+        for i, name in enumerate(prob.names):
+            xh = x.copy()
+            xh[i] += 1e-3 * max(abs(x[i]), 0.05) * (1 if x[i] < prob.hi[i] else -1)
+            if float(np.max(np.abs(prob.residuals(xh) - r0))) < 1e-12:
+                start[name] = params[name][0]
+    fitted_values = fit(train, params, catalog, FOLD_ITER if warm is not None else 60, start)
+    return score(test, with_constants(catalog, fitted_values))
 
 
-def cross_validate(cases: Sequence[Case], params: dict[str, tuple[float, float, float, float]],
-                   catalog: Catalog, key: Callable[[Case], str], jobs: int = 1
+def cross_validate(cases: Sequence[Case], params: Params, catalog: Catalog,
+                   key: Callable[[Case], str], jobs: int = 1,
+                   warm: dict[str, float] | None = None
                    ) -> tuple[list[RowResult], dict[str, list[RowResult]]]:
-    """Refit without each group (from the same start) and score the group left out."""
+    """Refit without each group and score the group left out (warm start: see _fold)."""
     folds = {}
     for group in sorted({key(c) for c in cases}):
         train = [c for c in cases if key(c) != group]
-        if any((c.point.regime, c.point.metric) in WEIGHTS for c in train):
-            folds[group] = (train, [c for c in cases if key(c) == group], params, catalog)
+        if any(fitted(c.point) for c in train):
+            folds[group] = (train, [c for c in cases if key(c) == group], params, catalog, warm)
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(_fold, folds.values()))
     else:
-        results = [_fold(job) for job in folds.values()]
+        results = []
+        for name, job in folds.items():
+            t0 = time.perf_counter()
+            results.append(_fold(job))
+            print(f"  fold {name}: {len(job[1])} rows, {time.perf_counter() - t0:.0f} s",
+                  flush=True)
     per_group = dict(zip(folds, results, strict=True))
     return [r for rows in results for r in rows], per_group
 
@@ -221,6 +320,124 @@ def group_table(per_group: dict[str, list[RowResult]], what: str) -> str:
 
 def _find(rows: Sequence[SummaryRow], regime: str, metric: str) -> SummaryRow:
     return next(s for s in rows if s.regime == regime and s.metric == metric)
+
+
+THROUGHPUT = ("output_tokens_per_s", "total_tokens_per_s")
+GROUPS = ("hopper_fp8", "hopper_bf16", "blackwell_fp4", "blackwell_fp8", "amd", "moe", "other")
+
+
+def group_of(case: Case, catalog: Catalog) -> str:
+    model = catalog.models[str(case.point.model)]
+    return error_group(catalog, case.choice, model)
+
+
+def _stats(errors: Sequence[float]) -> tuple[int, float, float, float]:
+    if not errors:
+        return 0, math.nan, math.nan, math.nan
+    absolute = [abs(e) for e in errors]
+    return len(errors), quantile(absolute, 0.5), quantile(absolute, 0.9), quantile(errors, 0.5)
+
+
+def facet_table(results: Sequence[RowResult], cases: dict[int, Case], catalog: Catalog,
+                what: str) -> str:
+    """Held-out error per group, model class and regime (throughput and TPOT/ITL rows)."""
+    out = [f"| {what}: rows | metric | rows | median abs error | p90 abs error | bias |",
+           "|---|---|---:|---:|---:|---:|"]
+    facets: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        case = cases[id(r.point)]
+        metric = ("throughput" if r.point.metric in THROUGHPUT else
+                  "TPOT/ITL" if r.point.metric in ("tpot_ms", "itl_ms") else r.point.metric)
+        if r.point.regime == "batch1":
+            continue
+        regime = "offline" if r.point.regime == "offline" else "fixed concurrency / rate"
+        dense = "MoE" if catalog.models[str(r.point.model)].experts else "dense"
+        for facet in (group_of(case, catalog), dense, regime, f"{dense}, {regime}"):
+            facets.setdefault((facet, metric), []).append(r.error)
+    order = {g: i for i, g in enumerate((*GROUPS, "dense", "MoE", "offline"))}
+    for (facet, metric), errs in sorted(facets.items(),
+                                        key=lambda kv: (order.get(kv[0][0], 99), kv[0])):
+        n, med, p90, bias = _stats(errs)
+        out.append(f"| {facet} | {metric} | {n} | {med * 100:.1f} % | {p90 * 100:.1f} % | "
+                   f"{bias * 100:+.1f} % |")
+    return "\n".join(out)
+
+
+def acceptance(loso: Sequence[RowResult], logo: Sequence[RowResult], cases: dict[int, Case],
+               catalog: Catalog) -> tuple[str, dict[str, float]]:
+    """The issue-13 acceptance figures: leave-one-source-out on the new data, Hopper FP8
+    leave-one-GPU-out on the first file."""
+    def pick(results: Sequence[RowResult], want: Callable[[RowResult, Case], bool]) -> list[float]:
+        return [r.error for r in results if want(r, cases[id(r.point)])]
+
+    def new(r: RowResult) -> bool:
+        return dataset_of(r.point) == "new"
+
+    def moe(r: RowResult) -> bool:
+        return bool(catalog.models[str(r.point.model)].experts)
+
+    fp4_dense = pick(loso, lambda r, c: new(r) and not moe(r) and r.point.regime == "offline"
+                     and r.point.metric in THROUGHPUT and group_of(c, catalog) == "blackwell_fp4")
+    moe_tput = pick(loso, lambda r, c: new(r) and moe(r) and r.point.metric in THROUGHPUT)
+    tpot = pick(loso, lambda r, c: new(r) and r.point.regime == "concurrency"
+                and r.point.metric in ("tpot_ms", "itl_ms")
+                and getattr(r.point, "statistic", "mean") == "mean")
+    hopper = pick(logo, lambda r, c: not new(r) and r.point.regime == "offline"
+                  and r.point.metric in THROUGHPUT and group_of(c, catalog) == "hopper_fp8")
+    first = pick(logo, lambda r, c: not new(r) and r.point.regime == "offline"
+                 and r.point.metric in THROUGHPUT)
+    rows = [("Blackwell FP4 dense, offline throughput (leave-one-source-out)", fp4_dense,
+             "<= 12 % / <= 30 %"),
+            ("MoE throughput, all regimes (leave-one-source-out)", moe_tput, "<= 20 % median"),
+            ("fixed-concurrency TPOT (leave-one-source-out)", tpot, "<= 20 % median"),
+            ("Hopper FP8 dense offline throughput, first file (leave-one-GPU-out)", hopper,
+             "no worse than before"),
+            ("all offline throughput of the first file (leave-one-GPU-out; before: 4.8 % / "
+             "15.5 %)", first, "<= 4.8 % / <= 15.5 %")]
+    out = ["| figure | rows | median abs error | p90 abs error | bias | target (median / p90) |",
+           "|---|---:|---:|---:|---:|---|"]
+    heads: dict[str, float] = {}
+    for title, errs, target in rows:
+        n, med, p90, bias = _stats(errs)
+        out.append(f"| {title} | {n} | {med * 100:.1f} % | {p90 * 100:.1f} % | "
+                   f"{bias * 100:+.1f} % | {target} |")
+    return "\n".join(out), heads
+
+
+POOLED_GROUPS: set[str] = set()  # groups with too few held-out rows: the pooled spread
+
+
+def confidence(results: Sequence[RowResult], cases: dict[int, Case], catalog: Catalog
+               ) -> tuple[dict[str, float], str]:
+    """p10/p90 of the signed held-out error of throughput rows per group (both
+    cross-validations pooled: a new GPU and a new engine release are both ways to be wrong)."""
+    errs: dict[str, list[float]] = {g: [] for g in GROUPS}
+    for r in results:
+        if r.point.metric in THROUGHPUT and r.point.regime != "batch1":
+            errs[group_of(cases[id(r.point)], catalog)].append(r.error)
+    pooled = [e for g in GROUPS for e in errs[g]]
+    values: dict[str, float] = {}
+    out = ["| group | held-out predictions | p10 (predicted / measured - 1) | p90 |",
+           "|---|---:|---:|---:|"]
+    for g in GROUPS:
+        # a group with too few rows takes the pooled spread (stated in the table)
+        data = errs[g] if len(errs[g]) >= 10 else pooled
+        values[f"confidence_{g}_p10"] = quantile(data, 0.1)
+        values[f"confidence_{g}_p90"] = quantile(data, 0.9)
+        note = "" if len(errs[g]) >= 10 else " (too few rows: all groups pooled)"
+        if note:
+            POOLED_GROUPS.add(g)
+        out.append(f"| {g}{note} | {len(errs[g])} | {values[f'confidence_{g}_p10'] * 100:+.1f} % | "
+                   f"{values[f'confidence_{g}_p90'] * 100:+.1f} % |")
+    return values, "\n".join(out)
+
+
+def uncalibrated_derating(logo: Sequence[RowResult]) -> float:
+    """1 / (1 + p75 of the signed throughput error on GPUs the fit did not see): three times
+    in four an unseen GPU is over-predicted by no more than this, so crediting an
+    uncalibrated option with this share of its modelled speed removes most of the optimism."""
+    errs = [r.error for r in logo if r.point.metric in THROUGHPUT and r.point.regime != "batch1"]
+    return 1 / (1 + max(0.0, quantile(errs, 0.75)))
 
 
 def headline(logo: Sequence[SummaryRow], logo_b1: Sequence[SummaryRow]) -> dict[str, float]:
@@ -266,11 +483,21 @@ SOURCES = {
     "mfu_decode_16bit": "{fit}; BF16/FP16-path rows (A100 FP16 offline, H100/H200 BF16 online)",
     "mfu_prefill_8bit": "{fit}; FP8-path rows",
     "mfu_prefill_16bit": "{fit}; BF16/FP16-path rows",
+    "mfu_decode_4bit": "{fit}; FP4-path rows (B200/GB200/RTX PRO 6000/MI355X FP4)",
+    "mfu_prefill_4bit": "{fit}; FP4-path rows",
+    "mfu_attention": "{fit}; decode attention at the KV precision's rate (matters for MLA)",
+    "stack_efficiency_cdna3": "{fit}; MI300X/MI325X rows (InferenceX SGLang): AMD serving "
+                              "stacks vs the NVIDIA-fitted efficiencies",
+    "stack_efficiency_cdna4": "{fit}; MI355X rows (InferenceX SGLang and ATOM)",
+    "alltoall_latency_us": "{fit}: per expert-parallel dispatch or combine, two per MoE layer",
     "moe_compute_factor": "{fit}; only Mixtral-8x7B is MoE there",
     "step_overhead_ms": "{fit}: scheduler, sampling and launch time per decode step",
     "allreduce_latency_us": "{fit}: per all-reduce, two per layer",
     "link_efficiency": "{fit}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",
-    "trtllm_runtime_reserve_gb": "{fit}: activations + runtime outside the KV pool under TensorRT-LLM",
+    "trtllm_runtime_reserve_gb": "{fit}: activations + runtime outside the KV pool under "
+                                 "TensorRT-LLM's TensorRT-engine backend (v0.17 tables)",
+    "trtllm_pytorch_runtime_reserve_gb": "{fit}: the same under TensorRT-LLM's PyTorch backend "
+                                         "(v0.19 on; TensorRT-LLM 1.x releases)",
     "prefill_chunk_tokens": "{fit}; TTFT rows (NIM fixed concurrency, Triton request rate)",
     "ttft_overhead_ms": "{fit}; TTFT rows: request admission, tokenisation, first sampling",
     "llamacpp_mbu": "{fit_b1}: llama.cpp batch-1 bandwidth efficiency (weights and KV)",
@@ -278,11 +505,11 @@ SOURCES = {
 }
 
 
-def write(values: dict[str, float], heads: dict[str, float], sections: dict[str, str],
-          n_dc: int, n_b1: int) -> None:
+def write(values: dict[str, float], heads: dict[str, float], conf: dict[str, float],
+          sections: dict[str, str], n_dc: int, n_b1: int) -> None:
     when = dt.date.today().isoformat()
-    fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {n_dc} TensorRT-LLM/NIM rows of "
-                   "calibration_points.csv",
+    fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {n_dc} TensorRT-LLM/NIM/"
+                   "InferenceX rows of calibration_points.csv and measured_blackwell_moe.csv",
             "fit_b1": f"fitted {when} by benchmarks/calibrate.py on the {n_b1} llama.cpp batch-1 rows "
                       "of calibration_points.csv on catalog GPUs"}
     text = CONSTANTS.read_text(encoding="utf-8")
@@ -294,6 +521,23 @@ def write(values: dict[str, float], heads: dict[str, float], sections: dict[str,
         text = set_constant(text, name, round(value, 3),
                             f"leave-one-GPU-out cross-validation, benchmarks/calibrate.py, {when}",
                             "fraction")
+    for name, value in conf.items():
+        if name == "uncalibrated_derating":
+            text = set_constant(text, name, round(value, 3),
+                                "1 / (1 + p75 of the signed throughput error of leave-one-GPU-out "
+                                f"cross-validation), benchmarks/calibrate.py, {when}: the share "
+                                "of its modelled speed an option without calibration rows is "
+                                "credited with", "fraction")
+            continue
+        group = name.removeprefix("confidence_").rsplit("_", 1)[0]
+        text = set_constant(text, name, round(value, 3),
+                            f"{name.rsplit('_', 1)[1]} of predicted / measured - 1 over the "
+                            "held-out throughput rows of "
+                            + ("all groups pooled (group " + group + " has fewer than 10)"
+                               if group in POOLED_GROUPS else f"group {group}")
+                            + " (leave-one-GPU-out and "
+                            f"leave-one-source-out pooled), benchmarks/calibrate.py, {when}",
+                            "fraction")
     CONSTANTS.write_text(text, encoding="utf-8")
     doc = DOC.read_text(encoding="utf-8")
     for name, body in sections.items():
@@ -302,21 +546,36 @@ def write(values: dict[str, float], heads: dict[str, float], sections: dict[str,
     print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
 
 
+def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
+    """Cases of both files (the second's source texts recorded in NEW_SOURCES), the number of
+    rows read and the number interpreted."""
+    cases: list[Case] = []
+    n_rows = 0
+    for path in (DATA, NEW_DATA):
+        points, unreadable = read_points(path, catalog)
+        if path == NEW_DATA:
+            NEW_SOURCES.update(p.source for p in points)
+        got, _ = prepare(points, catalog)
+        cases += got
+        n_rows += len(points) + len(unreadable)
+    return cases, n_rows, len(cases)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
-    parser.add_argument("--jobs", type=int, default=2, help="processes for the folds (default 2)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes for the folds (default 1: the machine is shared)")
     args = parser.parse_args()
     t0 = time.perf_counter()
 
     catalog = load_catalog()
-    points, unreadable = read_points(DATA)
-    cases, skipped = prepare(points, catalog)
-    dc = [c for c in cases if c.engine in DATACENTER_ENGINES]
+    cases, n_rows, n_cases = load_cases(catalog)
+    dc = [c for c in cases if c.engine != LLAMACPP]
     b1 = [c for c in cases if c.engine == LLAMACPP and c.point.regime == "batch1"]
-    print(f"{len(points) + len(unreadable)} rows: {len(dc)} TensorRT-LLM/NIM, {len(b1)} llama.cpp "
-          f"batch-1, {len(skipped) + len(unreadable)} not interpreted, "
-          f"{len(cases) - len(dc) - len(b1)} other")
+    by_id = {id(c.point): c for c in cases}
+    print(f"{n_rows} rows: {len(dc)} datacenter (TensorRT-LLM, NIM, InferenceX), {len(b1)} "
+          f"llama.cpp batch-1, {n_rows - n_cases} not interpreted", flush=True)
 
     fitted = fit(dc, DATACENTER, catalog)
     datacenter = with_constants(catalog, fitted)  # llama.cpp rows read mfu_* for compute
@@ -326,26 +585,43 @@ def main() -> None:
     for name, value in fitted.items():
         print(f"  {name:28} {_fmt(value):>10}  (was {_fmt(catalog.constant(name))})")
 
-    insample = summarise(score(dc, final)) + summarise(score(b1, final))
+    insample_rows = score(dc, final)
+    insample = summarise(insample_rows) + summarise(score(b1, final))
     by_gpu: Callable[[Case], str] = lambda c: str(c.point.gpu)  # noqa: E731
-    by_model: Callable[[Case], str] = lambda c: _group_model(c.point.model)  # noqa: E731
-    logo_rows, logo_groups = cross_validate(dc, DATACENTER, catalog, by_gpu, args.jobs)
-    lomo_rows, lomo_groups = cross_validate(dc, DATACENTER, catalog, by_model, args.jobs)
+    by_source: Callable[[Case], str] = lambda c: source_of(c.point)  # noqa: E731
+    print("leave one GPU out:", flush=True)
+    warm = {n: v for n, v in fitted.items() if n in DATACENTER}
+    logo_rows, logo_groups = cross_validate(dc, DATACENTER, catalog, by_gpu, args.jobs, warm)
+    print("leave one source out:", flush=True)
+    loso_rows, loso_groups = cross_validate(dc, DATACENTER, catalog, by_source, args.jobs, warm)
     logo_b1_rows, logo_b1_groups = cross_validate(b1, LLAMA_CPP, datacenter, by_gpu, args.jobs)
     logo = summarise(logo_rows)
     logo_b1 = summarise(logo_b1_rows)
-    lomo = summarise(lomo_rows)
+    loso = summarise(loso_rows)
+    accept, _ = acceptance(loso_rows, logo_rows, by_id, catalog)
+    conf, conf_table = confidence(logo_rows + loso_rows, by_id, catalog)
+    conf["uncalibrated_derating"] = uncalibrated_derating(logo_rows)
+    conf_table += (f"\n\nDerating of an option without calibration rows "
+                   f"(`uncalibrated_derating`): {conf['uncalibrated_derating']:.3f} = 1 / (1 + p75 "
+                   "of the signed leave-one-GPU-out throughput error, floored at 0).")
 
     sections = {
         "constants": "\n".join(["| constant | value | was |", "|---|---:|---:|"] + [
             f"| `{n}` | {_fmt(v)} | {_fmt(catalog.constant(n))} |" for n, v in fitted.items()]),
         "insample": table(insample),
+        "insample-facets": facet_table(insample_rows, by_id, catalog, "in-sample"),
         "logo": table(logo + logo_b1),
-        "lomo": table(lomo),
+        "loso": table(loso),
+        "logo-facets": facet_table(logo_rows, by_id, catalog, "GPU left out"),
+        "loso-facets": facet_table(loso_rows, by_id, catalog, "source left out"),
         "logo-groups": group_table(logo_groups | logo_b1_groups, "GPU"),
-        "lomo-groups": group_table(lomo_groups, "model"),
+        "loso-groups": group_table(loso_groups, "source"),
+        "acceptance": accept,
+        "confidence": conf_table,
     }
-    heads = headline(logo, logo_b1)
+    # the register's headline stays the first file's (its TTFT rows are what the formula
+    # models; the second file's closed-loop TTFT is reported above, not fitted)
+    heads = headline(summarise([r for r in logo_rows if dataset_of(r.point) == "old"]), logo_b1)
     sections["headline"] = "\n".join([
         "| figure (leave-one-GPU-out) | value | target |", "|---|---:|---:|",
         f"| offline throughput, median abs error | "
@@ -359,13 +635,16 @@ def main() -> None:
         f"| batch-1 decode (llama.cpp), median abs error | "
         f"{heads['calibration_batch1_median_error'] * 100:.1f} % | <= 20 % |",
     ])
-    for title, key in (("in-sample", "insample"), ("leave-one-GPU-out", "logo"),
-                       ("leave-one-model-out", "lomo"), ("headline", "headline"),
-                       ("per held-out GPU", "logo-groups"), ("per held-out model", "lomo-groups")):
+    for title, key in (("in-sample", "insample"), ("in-sample by group", "insample-facets"),
+                       ("leave-one-GPU-out", "logo"), ("leave-one-source-out", "loso"),
+                       ("acceptance", "acceptance"), ("confidence", "confidence"),
+                       ("headline", "headline"), ("GPU out by group", "logo-facets"),
+                       ("source out by group", "loso-facets"),
+                       ("per held-out GPU", "logo-groups"), ("per held-out source", "loso-groups")):
         print(f"\n{title}\n{sections[key]}")
     print(f"\n{time.perf_counter() - t0:.1f} s")
     if args.write:
-        write(fitted, heads, sections, len(dc), len(b1))
+        write(fitted, heads, conf, sections, len(dc), len(b1))
 
 
 if __name__ == "__main__":

@@ -148,6 +148,25 @@ INPUTS: tuple[Input, ...] = (
        kind="text"),
     _i("tp", "Tensor parallel (GPUs per replica)", "GPUs", "option",
        "GPUs that hold one copy of the model.", low=1, high=72, integer=True),
+    _i("pp", "Pipeline stages", "stages", "option",
+       "Layer groups on successive TP groups (1 = off): each stage re-reads its weights per "
+       "micro-batch, so pipelining adds memory, not speed per token.", low=1, high=16,
+       integer=True),
+    _i("ep", "Expert parallel (MoE)", "GPUs", "option",
+       "Ranks the routed experts are spread over (1 = off; at most TP): an all-to-all per MoE "
+       "layer replaces the experts' all-reduce.", low=1, high=72, integer=True),
+    _i("adp", "Attention data-parallel ranks (MoE)", "ranks", "option",
+       "Ranks that each run attention for their own B / ADP sequences with their own KV cache "
+       "(1 = off; divides TP): attention weights are held once per rank.", low=1, high=72,
+       integer=True),
+    _i("stack_efficiency", "Software-stack efficiency", "fraction", "option",
+       "Share of the calibrated NVIDIA efficiencies this GPU family's serving stacks reach "
+       "(1 = NVIDIA; AMD CDNA fitted on measured results): scales every bandwidth and compute "
+       "efficiency below.", low=0.05, high=2),
+    _i("calibration_derating", "Derating of an uncalibrated option", "fraction", "option",
+       "Share of the modelled speed credited to an option whose GPU, weight precision or model "
+       "class has no calibration rows (1 = calibrated; docs/calibration.md).", low=0.05,
+       high=1),
     _i("mbu_weights", "Bandwidth efficiency, weights", "fraction", "option",
        "Achieved / peak HBM bandwidth streaming weights (calibrated).", low=0.05, high=1),
     _i("mbu_kv", "Bandwidth efficiency, KV cache", "fraction", "option",
@@ -156,6 +175,9 @@ INPUTS: tuple[Input, ...] = (
        "Achieved / peak tensor FLOP/s in decode (calibrated).", low=0.05, high=1),
     _i("mfu_prefill", "Compute efficiency, prefill", "fraction", "option",
        "Achieved / peak tensor FLOP/s in prefill (calibrated).", low=0.05, high=1),
+    _i("mfu_attention", "Compute efficiency, decode attention", "fraction", "option",
+       "Achieved / peak FLOP/s of decode attention over the KV cache, at the KV precision's "
+       "rate (FP8 or BF16, never FP4) (calibrated).", low=0.05, high=1),
     _i("step_overhead_ms", "Per-step overhead", "ms", "option",
        "Scheduler, sampling and kernel-launch time per decode step (calibrated).", low=0,
        high=100),
@@ -164,6 +186,8 @@ INPUTS: tuple[Input, ...] = (
     _i("link_efficiency", "All-reduce link efficiency", "fraction", "option",
        "Achieved / peak one-direction link bandwidth in TP all-reduce (calibrated).", low=0.05,
        high=1),
+    _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
+       "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("moe_compute_factor", "MoE compute factor", "x", "option",
        "Extra compute time of routed-expert GEMMs vs dense (calibrated).", low=1, high=5),
     _i("prefill_chunk_tokens", "Prefill chunk", "tokens", "option",
@@ -188,7 +212,13 @@ def _c(name: str, label: str, unit: str, sheet: Sheet, expr: Expr, note: str) ->
 
 r = ref
 tp = r("tp")
-_multi = gt(tp, 1)
+_gpus = r("gpus_per_replica")
+
+
+def _allreduce_bytes(n: Expr) -> Expr:
+    """Bytes each GPU moves in one ring all-reduce of a token's hidden vector (2-byte
+    activations) over n GPUs: 2(n-1)/n x hidden x 2 (“GenAI Physics”); 0 when n = 1."""
+    return 2 * (n - 1) / n * r("hidden_size") * 2
 
 CALCULATIONS: tuple[Calculation, ...] = (
     # ---- catalog values for this option (live lookups into the Catalog sheet) ----------
@@ -204,6 +234,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Storage bytes per parameter incl. quantisation scales (“The KV cache is your real budget”)."),
     _c("kv_bytes_per_element", "Bytes per KV element", "B", "KV",
        lookup("precisions", "kv_precision", "bytes_per_param"), "KV-cache storage format."),
+    _c("gpus_per_replica", "GPUs per replica", "GPUs", "KV", tp * r("pp"),
+       "TP x pipeline stages: the GPUs that hold one copy of the model."),
+    _c("attention_tp", "Attention tensor-parallel degree", "GPUs", "KV", tp / r("adp"),
+       "TP / attention data-parallel ranks: with ADP each rank runs attention for its own "
+       "sequences on TP / ADP GPUs."),
+    _c("expert_tp", "Expert tensor-parallel degree", "GPUs", "KV", tp / r("ep"),
+       "TP / expert-parallel ranks: GPUs that split one expert (or a dense MLP) by tensor "
+       "parallelism."),
     _c("peak_tflops", "Peak tensor throughput used", "TFLOP/s", "Throughput",
        IF(eq(lookup("precisions", "weight_precision", "compute_code"), 4),
           IF(gt(lookup("gpus", "gpu", "fp4_tflops"), 0), lookup("gpus", "gpu", "fp4_tflops"),
@@ -217,6 +255,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
                 lookup("gpus", "gpu", "bf16_tflops")))),
        "Dense peak for the compute path: native FP8/FP4 where the GPU has it, else weights "
        "are dequantised to BF16 (“How fast does it serve?”)."),
+    _c("efficiency_scale", "Efficiency scale", "fraction", "Throughput",
+       r("stack_efficiency") * r("calibration_derating"),
+       "Software-stack efficiency x derating of an uncalibrated option: scales every step-time "
+       "term, so t(B) stays linear in B."),
+    _c("attention_peak_tflops", "Peak throughput of attention", "TFLOP/s", "Throughput",
+       IF(AND(eq(lookup("precisions", "kv_precision", "compute_code"), 2),
+              gt(lookup("gpus", "gpu", "fp8_tflops"), 0)),
+          lookup("gpus", "gpu", "fp8_tflops"), lookup("gpus", "gpu", "bf16_tflops")),
+       "Attention runs at the KV cache's precision: FP8 where the KV is FP8 and the GPU has "
+       "FP8, else BF16 (FP4 weights do not make attention FP4)."),
     _c("ridge_point_flop_per_byte", "Ridge point", "FLOP/B", "Throughput",
        r("peak_tflops") / r("gpu_bandwidth_tb_s"),
        "Peak FLOP/s / bandwidth: below this arithmetic intensity a kernel is memory-bound "
@@ -242,8 +290,18 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("kv_lora_rank"), 0), r("kv_lora_rank") + r("qk_rope_head_dim"), 0),
        "kv_lora_rank + qk_rope_head_dim for MLA models; 0 = standard attention."),
     # ---- memory (seed 002) ------------------------------------------------------------
-    _c("weights_gb", "Weights", "GB", "KV", r("params_total") * r("weight_bytes_per_param") / 1e9,
-       "params_total x bytes per weight; the whole model sits in memory (MoE: all experts)."),
+    _c("routed_expert_params", "Parameters in routed experts", "params", "KV",
+       IF(gt(r("experts"), r("experts_per_token")), (r("params_total") - r("params_active"))
+          / (1 - r("experts_per_token") / r("experts")), 0),
+       "From total = shared + experts and active = shared + experts x k/E."),
+    _c("shared_params", "Parameters outside routed experts", "params", "KV",
+       r("params_total") - r("routed_expert_params"),
+       "Attention, shared experts, dense layers and embeddings (dense model: all)."),
+    _c("weights_gb", "Weights", "GB", "KV",
+       (r("params_total") + r("shared_params") * (r("adp") - 1))
+       * r("weight_bytes_per_param") / 1e9,
+       "params_total x bytes per weight; the whole model sits in memory (MoE: all experts); "
+       "with attention data-parallel each rank holds its own copy of the non-expert weights."),
     _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
        IF(gt(r("mla_kv_dim"), 0), r("layers") * r("mla_kv_dim") * r("kv_bytes_per_element"),
           2 * r("layers") * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
@@ -251,80 +309,122 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "your real budget”); "
        "MLA: layers x latent width x bytes."),
     _c("kv_replication", "KV copies across the TP group", "x", "KV",
-       IF(gt(r("mla_kv_dim"), 0), tp, tp / MIN(tp, r("kv_heads"))),
-       "TP splits KV heads; when TP > KV heads (or MLA) each GPU keeps a copy."),
+       IF(gt(r("mla_kv_dim"), 0), r("attention_tp"),
+          r("attention_tp") / MIN(r("attention_tp"), r("kv_heads"))),
+       "TP splits KV heads; when TP > KV heads (or MLA) each GPU keeps a copy. With attention "
+       "data-parallel only the rank's TP / ADP GPUs hold a sequence's KV."),
     _c("kv_gb_per_request", "KV cache per request", "GB", "KV",
        r("kv_bytes_per_token") * r("kv_replication") * r("context_tokens") / 1e9,
        "KV per token x reserved context, all TP copies included."),
     _c("usable_memory_gb", "Usable memory per replica", "GB", "KV",
-       tp * r("gpu_memory_gb") * r("gpu_memory_utilization") - tp * r("runtime_reserve_gb"),
-       "TP x GPU memory x utilisation - TP x runtime reserve."),
+       _gpus * r("gpu_memory_gb") * r("gpu_memory_utilization")
+       - _gpus * r("runtime_reserve_gb"),
+       "GPUs per replica x (GPU memory x utilisation - runtime reserve)."),
     _c("kv_budget_gb", "KV-cache budget per replica", "GB", "KV",
        (r("usable_memory_gb") - r("weights_gb")) * r("kv_cache_fraction"),
        "(usable - weights) x KV share (“The KV cache is your real budget”: 0.9 x 141 - 70 = 57 GB)."),
-    _c("replica_memory_gb", "GPU memory of one replica", "GB", "KV", tp * r("gpu_memory_gb"),
-       "TP x GPU memory."),
+    _c("replica_memory_gb", "GPU memory of one replica", "GB", "KV",
+       _gpus * r("gpu_memory_gb"), "GPUs per replica x GPU memory."),
     _c("max_sequences_by_memory", "Max sequences by memory", "sequences", "KV",
        IF(gt(r("kv_budget_gb"), 0), ROUNDDOWN(r("kv_budget_gb") / r("kv_gb_per_request"), 0), 0),
        "Whole requests that fit in the KV budget at full reserved context."),
     # ---- decode step time t(B) = a + b x B (seeds 001, 003, 004; fitted: docs/calibration.md) --
     _c("avg_context_tokens", "Average context during decode", "tokens", "Throughput",
        r("prompt_tokens") + r("output_tokens") / 2, "Prompt + half the output."),
+    _c("attention_width", "Attention width", "elements", "Throughput",
+       IF(gt(r("mla_kv_dim"), 0),
+          r("attention_heads") * (r("head_dim") + r("qk_rope_head_dim") / 2),
+          r("attention_heads") * r("head_dim")),
+       "Heads x head dim (MLA: mean of the 192-wide query/key and 128-wide value heads): "
+       "prefill attention FLOPs per token per cached token = 2 x layers x width."),
     _c("prefill_tokens", "Prompt tokens to prefill", "tokens", "Throughput",
        r("prompt_tokens") * (1 - r("prefix_cache_hit")),
        "Prefix-cache hits skip prefill."),
     _c("batch_upper_bound", "Largest batch memory and engine allow", "sequences", "Throughput",
        MAX(1, MIN(r("max_sequences_by_memory"), r("max_batch_per_replica"))),
        "Upper bound used for the MoE expert-read fraction (conservative below it)."),
-    _c("routed_expert_params", "Parameters in routed experts", "params", "Throughput",
-       IF(gt(r("experts"), r("experts_per_token")), (r("params_total") - r("params_active"))
-          / (1 - r("experts_per_token") / r("experts")), 0),
-       "From total = shared + experts and active = shared + experts x k/E."),
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
        IF(gt(r("experts"), 0),
-          1 - POWER(1 - r("experts_per_token") / r("experts"), r("batch_upper_bound")), 0),
-       "1 - (1 - k/E)^B: expected experts touched by a batch of B tokens (MoE)."),
+          1 - POWER(1 - r("experts_per_token") / r("experts"),
+                    MAX(1, r("batch_upper_bound") / r("pp"))), 0),
+       "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): near k/E at "
+       "B = 1, all at large B. B is the step's batch (a micro-batch under pipelining); every "
+       "rank's tokens reach the experts, so attention data-parallel does not divide it."),
     _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
-       IF(gt(r("experts"), 0),
-          r("params_total") - r("routed_expert_params") * (1 - r("experts_read_fraction")),
-          r("params_active")) * r("weight_bytes_per_param") / 1e9,
-       "Dense: all weights once per step. MoE: shared weights + the experts the batch touches."),
+       (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
+       * r("weight_bytes_per_param") / 1e9,
+       "Dense: all weights once per step. MoE: the non-expert weights (each attention "
+       "data-parallel rank reads its own copy) + the experts the batch touches."),
     _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
-       r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights")),
-       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it serve?”: 70 "
-       "GB / 3.35 TB/s "
-       "= 21 ms)."),
+       r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
+       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
+       "serve?”: 70 GB / 3.35 TB/s = 21 ms). Pipeline stages each re-read their weights per micro-batch, so PP does not "
+       "divide it."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
-       / (tp * r("gpu_bandwidth_tb_s") * r("mbu_kv")),
+       / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
        "Each sequence reads its KV cache at the average context."),
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
        2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
-       / (tp * r("peak_tflops") * 1e12 * r("mfu_decode")) * 1000,
-       "2 x active params / (TP x peak x efficiency) (“GPU Inference vs Training Requirements”: "
-       "roofline); MoE routing factor."),
+       / (_gpus * r("peak_tflops") * 1e12 * r("mfu_decode") * r("efficiency_scale")) * 1000,
+       "2 x active params / (GPUs x peak x efficiency) (“GPU Inference vs Training "
+       "Requirements”: roofline); MoE routing factor."),
+    _c("attention_flops_per_context_token", "Decode attention FLOPs per context token",
+       "FLOP", "Throughput",
+       r("layers") * IF(gt(r("mla_kv_dim"), 0),
+                        2 * r("attention_heads") * (2 * r("kv_lora_rank") + r("qk_rope_head_dim")),
+                        4 * r("attention_heads") * r("head_dim")),
+       "Scores and weighted sum over each cached token: 4 x heads x head dim per layer; MLA "
+       "(absorbed) 2 x heads x (2 x latent rank + RoPE width)."),
+    _c("decode_attention_ms_per_seq", "Attention compute per sequence per step", "ms",
+       "Throughput",
+       r("attention_flops_per_context_token") * r("avg_context_tokens")
+       / (_gpus * r("attention_peak_tflops") * 1e12 * r("mfu_attention")
+          * r("efficiency_scale")) * 1000,
+       "Attention over the average context at the KV precision's rate: matters for MLA, whose "
+       "small KV cache is read with many FLOPs per byte."),
     _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
-       IF(_multi, 2 * r("layers") * r("allreduce_latency_us") / 1000, 0),
-       "Two all-reduces per layer under TP; 0 at TP 1 (“GenAI Physics”)."),
+       r("layers") * (IF(gt(r("attention_tp"), 1), 1, 0) + IF(gt(r("expert_tp"), 1), 1, 0))
+       * r("allreduce_latency_us") / 1000,
+       "One all-reduce per layer after attention (when attention is split over GPUs) and one "
+       "after the MLP or experts (when they are); 0 at TP 1 (“GenAI Physics”)."),
+    _c("alltoall_fixed_ms", "All-to-all latency per step", "ms", "Throughput",
+       IF(gt(r("ep"), 1), 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
+       "Dispatch and combine per MoE layer under expert parallelism."),
+    _c("comm_fixed_ms", "Communication latency per step", "ms", "Throughput",
+       r("allreduce_fixed_ms") + r("alltoall_fixed_ms"), "All-reduce + all-to-all latency."),
     _c("allreduce_ms_per_token", "All-reduce transfer per token", "ms", "Throughput",
-       IF(_multi, 2 * r("layers") * 2 * (tp - 1) / tp * r("hidden_size") * 2
-          / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000, 0),
-       "2(N-1)/N x hidden x 2 bytes over the link, twice per layer (“GenAI Physics”: TP penalty)."),
+       r("layers") * (_allreduce_bytes(r("attention_tp")) + _allreduce_bytes(r("expert_tp")))
+       / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000 / r("pp"),
+       "2(N-1)/N x hidden x 2 bytes over the link per all-reduce (“GenAI Physics”: TP penalty); "
+       "pipeline stages run theirs at the same time."),
+    _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
+       IF(gt(r("ep"), 1),
+          2 * r("layers") * MIN(r("experts_per_token"), r("ep")) * (r("ep") - 1) / r("ep")
+          * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
+          * 1000, 0),
+       "Dispatch + combine: a token's hidden vector (2 bytes a value) goes to the ranks of its "
+       "top-k experts and back, spread over the EP ranks' links."),
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
-       (2 * r("params_active") + 2 * r("layers") * r("hidden_size") * r("prefill_tokens"))
-       * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
-       / (tp * r("peak_tflops") * 1e12 * r("mfu_prefill")) * 1000 + r("allreduce_ms_per_token"),
-       "Compute-bound prefill (2 x active params + causal attention) + its all-reduce."),
+       (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+        / r("peak_tflops")
+        + 2 * r("layers") * r("attention_width") * r("prefill_tokens") / r("attention_peak_tflops"))
+       / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000
+       + r("allreduce_ms_per_token") + r("alltoall_ms_per_token"),
+       "Compute-bound prefill (2 x active params at the weights' rate + causal attention at the "
+       "KV precision's rate) + its all-reduce and all-to-all."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
        "Each request's prefill spread over its output tokens: prefill takes time from decode."),
     _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
-       r("decode_weights_ms") + r("allreduce_fixed_ms") + r("step_overhead_ms"),
-       "a of t(B) = a + b x B: weights, all-reduce latency, scheduler overhead."),
+       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
+       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
     _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
-       r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq") + r("allreduce_ms_per_token")
-       + r("prefill_ms_per_seq_step"),
-       "b of t(B) = a + b x B: KV read, compute, all-reduce, amortised prefill (fitted additive)."),
+       r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
+       + r("decode_attention_ms_per_seq") + r("allreduce_ms_per_token")
+       + r("alltoall_ms_per_token") + r("prefill_ms_per_seq_step"),
+       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all, amortised "
+       "prefill (fitted additive)."),
     _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
        1000 / (r("step_fixed_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")),
        "Tokens/s of one user alone (batch 1): the ceiling no batch size can beat."),
@@ -339,13 +439,13 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "1000 / required tokens/s; 0 = no per-token target."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
        MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
-       + r("allreduce_fixed_ms") + r("step_overhead_ms"),
+       + r("comm_fixed_ms") + r("step_overhead_ms"),
        "Compute-bound prefill (at least one weight read) + all-reduce latency + overhead."),
     _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
        0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
        "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
     _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * (r("allreduce_fixed_ms") + r("step_overhead_ms")
+       r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
                                                   + r("step_ms_per_seq"))
        + r("ttft_overhead_ms"),
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
@@ -359,7 +459,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
        IF(gt(r("target_ttft_s"), 0),
           ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
-                     / r("ttft_queue_steps") - r("allreduce_fixed_ms") - r("step_overhead_ms"))
+                     / r("ttft_queue_steps") - r("comm_fixed_ms") - r("step_overhead_ms"))
                     / r("step_ms_per_seq"), 0),
           r("max_batch_per_replica")),
        "ttft_ms solved for B (it is linear in B)."),
@@ -435,14 +535,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
        "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8)."),
     _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
-       MAX(1, ROUNDDOWN(r("gpus_per_node") / tp, 0)), "GPUs per node / TP."),
+       MAX(1, ROUNDDOWN(r("gpus_per_node") / _gpus, 0)), "GPUs per node / GPUs per replica."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
        IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), r("replicas_for_load")), 0),
        "As many replicas as one node holds (at most the load), so peak is met with a node down "
        "(“How fast does it serve?”, check 5)."),
     _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
        "Serving copies of the model."),
-    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * tp, "Replicas x TP."),
+    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus, "Replicas x GPUs per replica."),
     _c("nodes", "Nodes", "nodes", "Nodes",
        MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1)),
        "ROUNDUP(GPUs / GPUs per node); at least 2 when the service must survive a node loss "
@@ -536,7 +636,7 @@ _occupied = MAX(1, r("batch_per_replica"))
 # Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms).
 _steps = r("ttft_queue_steps") + r("output_tokens") - 1
 _c0 = (r("prefill_ms") + r("ttft_overhead_ms")
-       + r("ttft_queue_steps") * (r("allreduce_fixed_ms") + r("step_overhead_ms"))
+       + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
        + (r("output_tokens") - 1) * r("step_fixed_ms"))
 _rate_ms = r("request_rate_given") / 1000
 

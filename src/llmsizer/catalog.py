@@ -110,6 +110,9 @@ class Coverage(_Entry):
     gpus: list[str]
     weight_precisions: list[str]
     models: list[str]
+    # GPUs with measured expert-parallel / attention data-parallel rows (an EP option elsewhere,
+    # e.g. over PCIe, is an extrapolation)
+    expert_parallel_gpus: list[str] = []
     source: str
 
 

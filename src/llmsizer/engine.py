@@ -38,6 +38,7 @@ from .results import (
 )
 
 TP_DEGREES = (1, 2, 4, 8)
+EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
 Tables = dict[str, dict[str, dict[str, float]]]
 
 
@@ -131,6 +132,24 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
     }
 
 
+def compute_bits(catalog: Catalog, gpu: str, weight_precision: str) -> str:
+    """The efficiency family of the option's GEMMs: '4bit' on native FP4 tensor cores, '8bit'
+    on native FP8/INT8, else '16bit' (weights dequantised to BF16)."""
+    if not eight_bit_path(catalog, gpu, weight_precision):
+        return "16bit"
+    return "4bit" if catalog.precisions[weight_precision].compute_path == "fp4" else "8bit"
+
+
+def stack_constant(catalog: Catalog, gpu: str) -> str:
+    """The constant holding this GPU family's software-stack efficiency: fitted for AMD CDNA
+    generations, 1 for NVIDIA (the reference the efficiencies were fitted on) and others."""
+    arch = catalog.gpus[gpu].architecture.lower().replace(" ", "")
+    for gen in ("cdna3", "cdna4"):
+        if arch.startswith(gen):
+            return f"stack_efficiency_{gen}"
+    return "stack_efficiency_nvidia"
+
+
 def eight_bit_path(catalog: Catalog, gpu: str, weight_precision: str) -> bool:
     """True when the weights run on the GPU's native 8-bit (or 4-bit) tensor cores."""
     g = catalog.gpus[gpu]
@@ -139,20 +158,45 @@ def eight_bit_path(catalog: Catalog, gpu: str, weight_precision: str) -> bool:
         path == "int8" and g.int8_tops is not None) or (path == "fp4" and g.fp4_tflops is not None)
 
 
+ERROR_GROUPS = ("hopper_fp8", "hopper_bf16", "blackwell_fp4", "blackwell_fp8", "amd", "moe",
+                "other")
+
+
+def error_group(catalog: Catalog, choice: Choice, model: Model) -> str:
+    """The cross-validation group whose measured error (constants ``confidence_<group>_p10``
+    / ``_p90``) applies to this option: MoE models first, then GPU family and compute path."""
+    if model.experts:
+        return "moe"
+    gpu = catalog.gpus[choice.gpu]
+    if gpu.vendor.strip().upper() == "AMD":
+        return "amd"
+    arch = gpu.architecture.lower()
+    bits = compute_bits(catalog, choice.gpu, choice.weight_precision)
+    if arch.startswith("hopper"):
+        return {"8bit": "hopper_fp8", "16bit": "hopper_bf16"}.get(bits, "other")
+    if arch.startswith("blackwell"):
+        return {"4bit": "blackwell_fp4", "8bit": "blackwell_fp8"}.get(bits, "other")
+    return "other"
+
+
 def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
                       weight_precision: str) -> dict[str, float]:
     """Calibrated constants for this option's compute path, with the account's overrides
     (policy.mbu / mfu / max batch)."""
     p = req.policy
     k = catalog.constant
-    bits = "8bit" if eight_bit_path(catalog, gpu, weight_precision) else "16bit"
+    bits = compute_bits(catalog, gpu, weight_precision)
     return {
         "mbu_weights": p.mbu or k("mbu_weights"),
         "mbu_kv": p.mbu or k("mbu_kv"),
         "mfu_decode": p.mfu or k(f"mfu_decode_{bits}"),
         "mfu_prefill": p.mfu or k(f"mfu_prefill_{bits}"),
+        "mfu_attention": k("mfu_attention"),
+        "stack_efficiency": k(stack_constant(catalog, gpu)),
+        "calibration_derating": 1.0,  # size_workload sets it from the option's calibration gaps
         "step_overhead_ms": k("step_overhead_ms"),
         "allreduce_latency_us": k("allreduce_latency_us"),
+        "alltoall_latency_us": k("alltoall_latency_us"),
         "link_efficiency": k("link_efficiency"),
         "moe_compute_factor": k("moe_compute_factor"),
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),
@@ -182,25 +226,40 @@ class Choice:
         return base + extra
 
 
-def choices(req: Requirements, w: Workload, catalog: Catalog) -> list[Choice]:
+def choices(req: Requirements, w: Workload, catalog: Catalog,
+            model: Model | None = None) -> list[Choice]:
     hw = req.hardware
     if w.measured:  # calibrated mode: the customer's benchmark fixes GPU and TP
         gid = w.measured.gpu
         plat = hw.platform if hw.platform and gid in catalog.platforms[hw.platform].gpus else (
             catalog.gpus[gid].default_platform)
-        return [Choice(gid, plat, hw.weight_precisions[0], hw.kv_precisions[0],
+        wp = hw.weight_precisions[0]
+        return [Choice(gid, plat, wp, kv_precisions(hw.kv_precisions, wp, catalog)[0],
                        w.measured.gpus_per_replica)]
+    moe = model is not None and model.experts > 0
     out = []
     for gid in hw.gpus or sorted(catalog.gpus):
         gpu = catalog.gpus[gid]
         plat = hw.platform or gpu.default_platform
         per_node = catalog.platforms[plat].gpus_per_node
         for wp in hw.weight_precisions:
-            for kp in hw.kv_precisions:
+            for kp in kv_precisions(hw.kv_precisions, wp, catalog):
                 for tp in hw.tensor_parallel or TP_DEGREES:
                     if tp <= min(per_node, gpu.max_tp):
                         out.append(Choice(gid, plat, wp, kp, tp))
+                        # how MoE models are served on scale-up fabrics (measured rows); an
+                        # all-to-all per layer over PCIe is neither measured nor how it is done
+                        if moe and tp > 1 and gpu.link_gb_s >= EP_MIN_LINK_GB_S:
+                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp))
+                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp))
     return out
+
+
+def kv_precisions(stated: Sequence[str] | None, weight_precision: str,
+                  catalog: Catalog) -> list[str]:
+    """The KV precisions to try with these weights: the account's list, or when it states
+    none, the weight precision's default (never FP4 KV unless asked for)."""
+    return list(stated) if stated else [catalog.precisions[weight_precision].default_kv_precision]
 
 
 def _fmt(x: float, digits: int = 0) -> str:
@@ -240,14 +299,20 @@ def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
     env.update(efficiency_inputs(req, catalog, choice.gpu, choice.weight_precision))
     env.update(overrides or {})
     env.update(gpu=choice.gpu, platform=choice.platform, weight_precision=choice.weight_precision,
-               kv_precision=choice.kv_precision, tp=float(choice.tp))
+               kv_precision=choice.kv_precision, tp=float(choice.tp), pp=float(choice.pp),
+               ep=float(choice.ep), adp=float(choice.adp))
     program()(env, tables)
     return env
 
 
+def _model_class(model: Model) -> str:
+    return "mla" if model.kv_lora_rank else "moe" if model.experts else "dense"
+
+
 def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Model,
                      measured: bool) -> list[str]:
-    """Plain reasons why an option's modelled figures are extrapolated (empty = covered)."""
+    """Plain reasons why an option's modelled figures are extrapolated (empty = covered): a
+    GPU, weight precision or model class (dense, MoE, MLA) with no calibration rows."""
     if measured:
         return []
     cov = catalog.coverage
@@ -256,17 +321,36 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
         gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
     if choice.weight_precision not in cov.weight_precisions:
         gaps.append(f"no measured reference for {choice.weight_precision} weights")
-    if model_id not in cov.models:
-        kind = ("an MLA model" if model.kv_lora_rank else
-                "an MoE model other than Mixtral" if model.experts else "this model")
+    path = catalog.precisions[choice.weight_precision].compute_path
+    if path in ("fp8", "fp4") and compute_bits(catalog, choice.gpu, choice.weight_precision) == (
+            "16bit") and choice.weight_precision in cov.weight_precisions:
+        # measured only on GPUs that compute this format natively
+        gaps.append(f"no measured reference for {choice.weight_precision} weights dequantised "
+                    f"to BF16 on {catalog.gpus[choice.gpu].name}")
+    if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
+        gaps.append("no measured reference for expert parallelism on "
+                    f"{catalog.gpus[choice.gpu].name}")
+    covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
+    if model_id not in cov.models and _model_class(model) not in covered:
+        kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),
+                                                                  "this model")
         gaps.append(f"no measured reference for {kind} ({model.name})")
     return gaps
 
 
-def _rank_key(o: Option) -> tuple[int, float, float, float, float, float]:
-    """Lowest cost, fewest GPUs bought, most headroom, higher precision (issue 15)."""
+def derating(catalog: Catalog, gaps: Sequence[str]) -> float:
+    """Share of its modelled throughput an uncalibrated option is credited with (constant
+    ``uncalibrated_derating``, from cross-validation); 1 for a calibrated option."""
+    return catalog.constant("uncalibrated_derating") if gaps else 1.0
+
+
+def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float]:
+    """Lowest cost; at equal cost a calibrated option before an extrapolated one (the
+    recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, most
+    headroom, higher precision (issue 15)."""
     v = o.values
-    return (0 if o.priced else 1, float(v["annual_cost_onprem"]), float(v["gpus_purchased"]),
+    return (0 if o.priced else 1, float(v["annual_cost_onprem"]),
+            1 if o.calibration_gaps else 0, float(v["gpus_purchased"]),
             -float(v["headroom_achieved"]), -float(v["weight_bytes_per_param"]),
             -float(v["kv_bytes_per_element"]))
 
@@ -300,7 +384,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     winputs = workload_inputs(w, model)
     base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
-    candidates = choices(req, w, catalog)
+    candidates = choices(req, w, catalog, model)
     pick: _Pick | None = None
     if w.measured is not None and w.measured.file is not None:
         env0 = evaluate_choice(base, candidates[0], tables, req, catalog)
@@ -309,7 +393,9 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
         base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
     for ch in candidates:
-        env = evaluate_choice(base, ch, tables, req, catalog)
+        gaps = calibration_gaps(catalog, ch, w.model, model, w.measured is not None)
+        env = evaluate_choice(base, ch, tables, req, catalog,
+                              {"calibration_derating": derating(catalog, gaps)})
         code, reason = reason_for(env)
         if not reason and pick is not None and pick.failure:
             code, reason = "measured", pick.failure
@@ -319,8 +405,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                               weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
                               tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
                               priced=priced,
-                              calibration_gaps=calibration_gaps(catalog, ch, w.model, model,
-                                                                w.measured is not None),
+                              calibration_gaps=gaps,
                               values=values))
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
@@ -448,6 +533,7 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
     overridden = {
         "mbu_weights": pol.mbu, "mbu_kv": pol.mbu, "mfu_decode_8bit": pol.mfu,
         "mfu_decode_16bit": pol.mfu, "mfu_prefill_8bit": pol.mfu, "mfu_prefill_16bit": pol.mfu,
+        "mfu_decode_4bit": pol.mfu, "mfu_prefill_4bit": pol.mfu,
         "max_batch_per_replica": pol.max_batch_per_replica,
         "runtime_reserve_gb": pol.runtime_reserve_gb,
     }

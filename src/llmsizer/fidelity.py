@@ -217,8 +217,13 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     if case.engine in DATACENTER_ENGINES:
         fraction = "trtllm_kv_cache_fraction" if case.engine == TRTLLM_BENCH else (
             "trtllm_serving_kv_cache_fraction")
+        notes = case.point.raw.get("notes", "").lower()
+        # the PyTorch backend (v0.19 on; the default from 1.0) keeps a different runtime
+        # reserve outside its KV pool than the TensorRT-engine backend of the v0.17 tables
+        reserve = ("trtllm_pytorch_runtime_reserve_gb" if "pytorch backend" in notes
+                   or "tensorrt-llm/release:1." in notes else "trtllm_runtime_reserve_gb")
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
-                "runtime_reserve_gb": k("trtllm_runtime_reserve_gb"),
+                "runtime_reserve_gb": k(reserve),
                 "kv_cache_fraction": k(fraction),
                 "max_batch_per_replica": k("trtllm_max_batch")}
     if case.engine == LLAMACPP:

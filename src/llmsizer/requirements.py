@@ -263,9 +263,12 @@ class Hardware(_Strict):
         default=["fp8", "bf16"],
         description="Weight storage formats to try.",
         json_schema_extra={"example": "[fp8, bf16]"})
-    kv_precisions: Annotated[list[PrecisionId], Field(min_length=1)] = Field(
-        default=["fp8"],
-        description="KV-cache storage formats to try.",
+    # None = not stated: each weight precision takes its catalog default_kv_precision (FP4
+    # weights are served with an FP8 KV cache unless the KV cache is quantised separately).
+    kv_precisions: Annotated[list[PrecisionId], Field(min_length=1)] | None = Field(
+        default=None,
+        description="KV-cache storage formats to try; left out, each weight precision's usual "
+                    "KV format (fp4 and fp8 weights: fp8 KV; 16-bit weights: bf16 KV).",
         json_schema_extra={"example": "[fp8]"})
     tensor_parallel: Annotated[list[Literal[1, 2, 4, 8]], Field(min_length=1)] | None = Field(
         default=None,
