@@ -358,8 +358,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
        r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
        "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
-       "serve?”: 70 GB / 3.35 TB/s = 21 ms). Pipeline stages each re-read their weights per micro-batch, so PP does not "
-       "divide it."),
+       "serve?”: 70 GB / 3.35 TB/s = 21 ms). Pipeline stages each re-read their weights per "
+       "micro-batch, so PP does not divide it."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
        / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
