@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from . import __version__
+from . import __version__, costs
 from .benchfiles import BenchPoint, PointView, choose, length_ratio, view
 from .calculations import (
     CALCULATIONS,
@@ -19,6 +19,9 @@ from .calculations import (
     PRICE_IN_ACCOUNT_CURRENCY,
     TOTAL_COST_PER_MILLION_CLOUD,
     TOTAL_COST_PER_MILLION_ONPREM,
+    TOTAL_COST_PER_MILLION_TOTAL_API,
+    TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+    TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
     UNITS,
 )
 from .catalog import Catalog, Model, load_catalog
@@ -67,7 +70,7 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
             "fp4_tflops": g.fp4_tflops or 0.0,
             "link_gb_s": g.link_gb_s,
             "price": req.costs.gpu_prices.get(gid, usd(g.price_usd)),
-            "cloud_gpu_hour": req.costs.cloud_gpu_hour.get(gid, usd(g.cloud_usd_per_gpu_hour)),
+            **costs.cloud_columns(req, catalog, gid),
         }
     platforms = {
         pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
@@ -96,8 +99,8 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
         "amortization_years": c.amortization_years,
         "support_rate": c.support_rate,
         "average_load": c.average_load,
-        "network_per_node": c.network_per_node,
         "hours_per_year": c.hours_per_year,
+        **costs.account_cost_inputs(req, catalog),
     }
 
 
@@ -127,6 +130,9 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "experts_per_token": float(m.experts_per_token),
         "kv_lora_rank": float(m.kv_lora_rank),
         "qk_rope_head_dim": float(m.qk_rope_head_dim),
+        # a hosted API's price for the model, set by size_workload where the catalog has one
+        "api_input_per_million": 0.0,
+        "api_output_per_million": 0.0,
     }
 
 
@@ -158,7 +164,42 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "ttft_overhead_ms": k("ttft_overhead_ms"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
+        # the model's error band; size_workload sets the option's group (confidence_inputs)
+        "confidence_p10": 0.0,
+        "confidence_p90": 0.0,
     }
+
+
+def error_group(catalog: Catalog, choice: Choice, model: Model) -> str:
+    """The calibration group whose cross-validated error applies to an option (constants
+    ``confidence_<group>_p10`` / ``_p90``): MoE models, then AMD, then Hopper / Blackwell by
+    compute path, else other."""
+    g = catalog.gpus[choice.gpu]
+    path = catalog.precisions[choice.weight_precision].compute_path
+    arch = g.architecture.lower()
+    if model.experts > 0:
+        return "moe"
+    if g.vendor.upper() == "AMD":
+        return "amd"
+    if "hopper" in arch:
+        return "hopper_fp8" if path == "fp8" and g.fp8_tflops else "hopper_bf16"
+    if "blackwell" in arch:
+        if path == "fp4" and g.fp4_tflops:
+            return "blackwell_fp4"
+        if path == "fp8" and g.fp8_tflops:
+            return "blackwell_fp8"
+    return "other"
+
+
+def confidence_inputs(catalog: Catalog, choice: Choice, model: Model,
+                      measured: bool) -> dict[str, float]:
+    """The option's error band: its group's p10 / p90, or none when the throughput is the
+    customer's measurement."""
+    if measured:
+        return {"confidence_p10": 0.0, "confidence_p90": 0.0}
+    group = error_group(catalog, choice, model)
+    return {"confidence_p10": catalog.constant(f"confidence_{group}_p10"),
+            "confidence_p90": catalog.constant(f"confidence_{group}_p90")}
 
 
 @dataclass(frozen=True)
@@ -288,6 +329,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                   tables: Tables, acct: dict[str, float],
                   points: Sequence[BenchPoint] = ()) -> WorkloadResult:
     winputs = workload_inputs(w, model)
+    winputs.update(costs.api_inputs(req, catalog, w.model))
     base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
     candidates = choices(req, w, catalog)
@@ -299,7 +341,8 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
         base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
     for ch in candidates:
-        env = evaluate_choice(base, ch, tables, req, catalog)
+        env = evaluate_choice(base, ch, tables, req, catalog,
+                              confidence_inputs(catalog, ch, model, w.measured is not None))
         code, reason = reason_for(env)
         if not reason and pick is not None and pick.failure:
             code, reason = "measured", pick.failure
@@ -324,7 +367,14 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
                 f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
                 "(requirements, measured block).")
+    best = next((o for o in feasible[:1]), None)
+    conf = None
+    if best is not None:
+        ch = next(c for c in candidates if c.id == best.id)
+        conf = costs.confidence(best, "measured" if w.measured is not None
+                                else error_group(catalog, ch, model))
     return WorkloadResult(
+        confidence=conf,
         name=w.name, model=w.model, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
         recommended=recommended, advice=advice, options=feasible + rejected,
@@ -467,7 +517,12 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         return sum(float(o.values[key]) for o in chosen)
 
     used = _used_ids(workloads)
+    rec_gpus = sorted({o.gpu for o in chosen})
+    rec_models = sorted({w.model for w in workloads if w.best is not None})
     return Result(
+        cloud_tier=req.costs.cloud_tier,
+        prices=costs.prices_used(req, cat, rec_gpus, rec_models),
+        sensitivity=costs.sensitivity(workloads, acct, tables),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
@@ -478,7 +533,8 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
         workloads=workloads,
-        totals=_totals(total),
+        totals=_totals(total, bool(chosen) and all(
+            float(o.values["annual_cost_api"]) > 0 for o in chosen)),
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
         source=SourceInfo(
@@ -489,16 +545,24 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     )
 
 
-def _totals(total: Callable[[str], float]) -> Totals:
+def _totals(total: Callable[[str], float], api_known: bool) -> Totals:
     env: dict[str, Value] = {k: total(k) for k in (
         "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
-        "million_tokens_per_year")}
+        "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api")}
     return Totals(
         gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
         annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
         million_tokens_per_year=total("million_tokens_per_year"),
         cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),
-        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)))
+        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)),
+        million_total_tokens_per_year=total("million_total_tokens_per_year"),
+        cost_per_million_total_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+                                                            env)),
+        cost_per_million_total_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+                                                           env)),
+        annual_cost_api=total("annual_cost_api") if api_known else None,
+        cost_per_million_total_tokens_api=(
+            float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None))
 
 
 def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:

@@ -672,9 +672,9 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
             src = "no purchase price known: on-premises figures leave the GPUs out"
         rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
                         src))
-        csrc = _price_source(result, cloud, g.cloud_usd_per_gpu_hour if g else None,
-                             g.cloud_source if g else None, g.cloud_date if g else None,
-                             "costs.cloud_gpu_hour")
+        used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
+        csrc = (f"{used_row.source} (dated {used_row.date or 'undated'})"
+                + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
         rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
                         csrc))
     for pid in platforms:

@@ -25,7 +25,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from .benchfiles import BenchPoint
-from .catalog import Catalog, Model, load_catalog, suggest
+from .catalog import Catalog, CloudTier, Model, load_catalog, suggest
 from .errors import InputError
 from .yamlsafe import Located, load_file
 
@@ -189,12 +189,35 @@ class Costs(_Strict):
     amortization_years: Annotated[float, Field(ge=1, le=10)] = 3
     support_rate: Annotated[float, Field(ge=0, le=1)] = 0.10
     average_load: Annotated[float, Field(ge=0.01, le=1)] = 0.6
-    network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] = 0.0
+    network_per_node: Annotated[float, Field(
+        ge=0, le=10_000_000,
+        description="Scale-out network (switch ports, optics, cables) per node, once; default: "
+                    "the catalog's dated estimate (prices.yaml extras)")] | None = None
     usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = None
     hours_per_year: Annotated[float, Field(ge=1, le=8784)] = 8760.0
     gpu_prices: dict[str, Annotated[float, Field(gt=0, le=10_000_000)]] = {}
     cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0, le=1000)]] = {}
     node_prices: dict[str, Annotated[float, Field(gt=0, le=100_000_000)]] = {}
+    cloud_tier: CloudTier = Field(
+        default="committed_1yr",
+        description="Which cloud offer the comparison rents: hyperscaler_on_demand, "
+                    "committed_1yr, committed_3yr or gpu_cloud. Default committed_1yr: a buyer "
+                    "weighing a multi-year purchase for an always-on service would rent under "
+                    "contract, not by the hour")
+    storage_tb_per_node: Annotated[float, Field(
+        ge=0, le=100_000,
+        description="Shared storage per node (model versions, logs), TB")] = 10.0
+    storage_per_tb_month: Annotated[float, Field(
+        ge=0, le=100_000,
+        description="Storage price per TB-month; default: the catalog's dated price")] | None = None
+    software_per_gpu_year: Annotated[float, Field(
+        ge=0, le=1_000_000,
+        description="Software licence per GPU per year (NVIDIA AI Enterprise lists 4,500 USD); "
+                    "0 = open-source serving")] = 0.0
+    colocation_per_kw_month: Annotated[float, Field(
+        ge=0, le=100_000,
+        description="Rack space and power capacity per kW of node power per month (0 = own data "
+                    "centre); default: the catalog's dated colocation price")] | None = None
 
 
 class Requirements(_Strict):

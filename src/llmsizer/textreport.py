@@ -66,7 +66,7 @@ def print_catalog(kind: str, table: dict[str, Any], console: Console | None = No
     t = Table(title=kind)
     if kind == "gpus":
         cols = ["memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "fp4_tflops",
-                "price_usd", "cloud_usd_per_gpu_hour"]
+                "price_usd"]
     elif kind == "models":
         cols = ["params_total", "params_active", "layers", "kv_heads", "head_dim", "max_context"]
     else:

@@ -742,7 +742,9 @@ class _Book:
         if colname == "price":
             base, date, src = g.price_usd, g.price_date, g.price_source
         else:
-            base, date, src = g.cloud_usd_per_gpu_hour, g.cloud_date, g.cloud_source
+            row = next((p for p in self.r.prices if p.item == f"cloud:{tid}"), None)
+            base, date, src = ((row.value, row.date or "undated", row.source) if row
+                               else (None, None, None))
         if value == 0:
             return "No price found in the catalog: enter one to cost this GPU."
         if base is None or value != base:
@@ -804,7 +806,8 @@ class _Book:
             g = cat.gpus[tid]
             return [g.name, g.source,
                     f"{g.price_source} ({g.price_date})" if g.price_source else "no price found",
-                    f"{g.cloud_source} ({g.cloud_date})" if g.cloud_source else "no price found"]
+                    "dated cloud offers by tier: catalogs/prices.yaml (see the cloud price's "
+                    "note on Inputs)"]
         if table == "platforms" and tid in cat.platforms:
             p = cat.platforms[tid]
             return [p.name, p.source, p.notes]
