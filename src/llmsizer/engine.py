@@ -517,11 +517,11 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         return sum(float(o.values[key]) for o in chosen)
 
     used = _used_ids(workloads)
-    rec_gpus = sorted({o.gpu for o in chosen})
+    option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
     return Result(
         cloud_tier=req.costs.cloud_tier,
-        prices=costs.prices_used(req, cat, rec_gpus, rec_models),
+        prices=costs.prices_used(req, cat, option_gpus, rec_models),
         sensitivity=costs.sensitivity(workloads, acct, tables),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,

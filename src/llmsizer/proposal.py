@@ -716,7 +716,11 @@ def _price_list(result: Result, cat: Catalog, fmt: Formatter, day: dt.date) -> l
 
     limit = cat.constant("price_max_age_days")
     rows = []
+    recommended = {w.best.gpu for w in result.workloads if w.best is not None}
     for p in result.prices:
+        kind, _, rest = p.item.partition(":")
+        if kind in ("cloud", "gpu") and rest not in recommended:
+            continue  # the price list covers the recommendation; the workbook lists all
         age = price_age_days(p.date, day)
         overridden = p.source.startswith("account")
         stale = "" if overridden else ("undated" if age is None else (

@@ -32,36 +32,35 @@ compared by value (LibreOffice writes ``1E-9`` as ``0.000000001``).
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
 import importlib
-import json
 import math
 import re
 import tempfile
 import zipfile
-import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .calculations import INPUTS
 from .catalog import Catalog, Model, load_catalog
 from .errors import InputError
+from .marker import (
+    KEY_OUTPUTS,
+    key_outputs,
+    metadata_properties,
+    normal_name_target,
+    normalize_formula,
+    num_text,
+    read_metadata,
+    structure_digest,
+)
 from .textsafe import printable
+from .workbook import SHEETS, write_workbook
 
-FORMAT = 1
-MARKER = "llmsizer"
-CHUNK = 250  # characters per property value (Excel's limit is 255)
-MAX_CHUNKS = 4000  # 1 MB of metadata
-MAX_JSON_BYTES = 50_000_000
 MAX_WORKBOOK_BYTES = 100_000_000
 MAX_UNPACKED_BYTES = 1_000_000_000
-PREFIX = "llmsizer_data_"
 
 __all__ = [
     "Change",
@@ -73,117 +72,6 @@ __all__ = [
     "read_workbook",
     "structure_digest",
 ]
-
-# --- the marker: written by workbook.py, read here -------------------------------------------
-
-_STRING = re.compile(r'"(?:[^"]|"")*"')
-_SHEET_QUOTES = re.compile(r"'((?:[^']|'')+)'!")
-_NUMBER = re.compile(r"(?<![A-Z0-9_.!])(\d+\.?\d*|\.\d+)(E[+-]?\d+)?(?![A-Z0-9_(.])")
-
-
-def normalize_formula(text: str) -> str:
-    """A formula as a spreadsheet may re-write it, reduced to what it means: no leading
-    ``=``, upper case and no spaces or ``$`` outside strings, sheet names unquoted, numbers
-    by value (12 significant digits)."""
-    body = text[1:] if text.startswith("=") else text
-    if '"' not in body:  # no string literal: most formulas
-        return _normal_code(body)
-    out: list[str] = []
-    pos = 0
-    for m in _STRING.finditer(body):
-        out.append(_normal_code(body[pos:m.start()]))
-        out.append(m.group())
-        pos = m.end()
-    out.append(_normal_code(body[pos:]))
-    return "".join(out)
-
-
-_SPACE_OR_DOLLAR = re.compile(r"[\s$]")
-
-
-def _normal_code(code: str) -> str:
-    if "'" in code:
-        code = _SHEET_QUOTES.sub(lambda m: m.group(1).replace("''", "'") + "!", code)
-    code = _SPACE_OR_DOLLAR.sub("", code).upper()
-    return _NUMBER.sub(_number_by_value, code)
-
-
-def _number_by_value(m: re.Match[str]) -> str:
-    return _canonical_number(m.group(0))
-
-
-@lru_cache(maxsize=4096)  # formulas repeat the same few constants
-def _canonical_number(token: str) -> str:
-    return _num_text(float(token))
-
-
-def _num_text(x: float) -> str:
-    return f"{x:.12g}"
-
-
-def _normal_name_target(text: str) -> str:
-    return _normal_code(text.lstrip("="))
-
-
-def structure_digest(formulas: Iterable[tuple[str, str, str]],
-                     names: Iterable[tuple[str, str]]) -> str:
-    """sha256 of every (sheet, cell, formula) and (defined name, target), normalised."""
-    lines = sorted(f"{sheet}!{cell}={normalize_formula(f)}" for sheet, cell, f in formulas)
-    lines += sorted(f"name:{n}={_normal_name_target(t)}" for n, t in names)
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
-
-
-def metadata_properties(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The custom document properties that carry ``meta`` (all text)."""
-    blob = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    packed = base64.b64encode(zlib.compress(blob.encode("utf-8"), 9)).decode("ascii")
-    chunks = [packed[i:i + CHUNK] for i in range(0, len(packed), CHUNK)]
-    props = [(MARKER, f"llmsizer workbook, format {FORMAT}: re-read with `llmsizer report "
-                      "FILE.xlsx --out DIR`"),
-             ("llmsizer_version", __version__), ("llmsizer_format", str(FORMAT)),
-             ("llmsizer_chunks", str(len(chunks))),
-             ("llmsizer_sha256", hashlib.sha256(packed.encode("ascii")).hexdigest())]
-    props += [(f"{PREFIX}{i:03d}", c) for i, c in enumerate(chunks)]
-    return props
-
-
-def read_metadata(props: Mapping[str, str], filename: str) -> dict[str, Any]:
-    """The metadata a workbook's custom properties carry; InputError when there is none."""
-    if MARKER not in props:
-        raise InputError("not a workbook llmsizer wrote (it carries no llmsizer marker in its "
-                         "document properties); llmsizer re-reads only the .xlsx files `llmsizer "
-                         "report` writes, saved from Excel or LibreOffice (Google Sheets drops the "
-                         "marker)", file=filename)
-    version = props.get("llmsizer_version", "?")
-    if version != __version__:
-        raise InputError(f"written by llmsizer {printable(version[:40])}, this is llmsizer "
-                         f"{__version__}: formulas may differ between versions; size the "
-                         "requirements file again with this version", file=filename)
-    try:
-        fmt = int(float(props.get("llmsizer_format", "0")))
-        n = int(float(props.get("llmsizer_chunks", "0")))
-        if fmt != FORMAT or not 0 < n <= MAX_CHUNKS:
-            raise ValueError
-        packed = "".join(props[f"{PREFIX}{i:03d}"] for i in range(n))
-        if hashlib.sha256(packed.encode("ascii")).hexdigest() != props.get("llmsizer_sha256"):
-            raise ValueError
-        inflate = zlib.decompressobj()
-        blob = inflate.decompress(base64.b64decode(packed, validate=True), MAX_JSON_BYTES)
-        if inflate.unconsumed_tail or not inflate.eof:
-            raise ValueError
-        meta = json.loads(blob.decode("utf-8"), parse_constant=_no_constant)
-        if not isinstance(meta, dict):
-            raise ValueError
-    except (KeyError, ValueError, UnicodeError, zlib.error, RecursionError):
-        raise InputError("the llmsizer data in this workbook's document properties is "
-                         "damaged or incomplete; size the requirements file again",
-                         file=filename) from None
-    return meta
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number llmsizer writes")
-
 
 # --- reading ----------------------------------------------------------------------------------
 
@@ -257,8 +145,6 @@ def _names(wb: Any) -> dict[str, str]:
 def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
     """Check ``path`` is an unchanged-but-for-inputs llmsizer workbook and rebuild the
     requirements from its Inputs sheet (module docstring)."""
-    from .workbook import SHEETS
-
     p = Path(path)
     filename = printable(str(path))
     cat = catalog or load_catalog()
@@ -323,7 +209,6 @@ def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str,
 def _original(source: Mapping[str, Any], filename: str, cat: Catalog) -> Any:
     """The workbook as llmsizer wrote it, rebuilt from the embedded requirements."""
     from .engine import size
-    from .workbook import write_workbook
 
     models, bench = _embedded(source, filename, cat)
     try:
@@ -345,7 +230,7 @@ def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return bool(a) == bool(b) and type(a) is type(b)
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return _num_text(float(a)) == _num_text(float(b))
+        return num_text(float(a)) == num_text(float(b))
     if isinstance(a, str) and isinstance(b, str):
         return a.replace("\r\n", "\n") == b.replace("\r\n", "\n")
     same: bool = a == b
@@ -361,8 +246,6 @@ def _shown(v: Any) -> str:
 
 def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
     """Refuse any difference outside the input cells; return the ignored option-cell edits."""
-    from .workbook import SHEETS
-
     try:
         formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
                     for row in ws.iter_rows() for c in row if c.data_type == "f"]
@@ -373,9 +256,9 @@ def _compare(wb: Any, orig: Any, digest: str, filename: str) -> list[Change]:
         ignored: list[Change] = []
         for sheet in SHEETS:
             ignored += _compare_sheet(wb[sheet], orig[sheet], filename)
-        theirs = {k: _normal_name_target(v) for k, v in _names(wb).items()}
+        theirs = {k: normal_name_target(v) for k, v in _names(wb).items()}
         for name, target in sorted(_names(orig).items()):
-            if theirs.get(name) != _normal_name_target(target):
+            if theirs.get(name) != normal_name_target(target):
                 now = (f"now points at {theirs[name]}" if name in theirs else "was deleted")
                 raise InputError(f"the cell name {name} {now} (llmsizer wrote "
                                  f"{target.lstrip('=')}); rows or columns were inserted, deleted "
@@ -616,22 +499,8 @@ def _measured_setter(k: int) -> Any:
 
 # --- --diff ------------------------------------------------------------------------------------
 
-KEY_OUTPUTS = ("gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
 _OUTPUT_LABELS = {"gpus": "GPUs", "nodes": "nodes", "capex": "capex",
                   "annual_cost_onprem": "on-prem per year", "annual_cost_cloud": "cloud per year"}
-
-
-def key_outputs(result: Any) -> dict[str, Any]:
-    """The figures ``--diff`` compares: per workload and in total."""
-    workloads = []
-    for w in result.workloads:
-        best = w.best
-        row: dict[str, Any] = {"name": w.name, "recommended": w.recommended}
-        for k in KEY_OUTPUTS:
-            row[k] = float(best.values[k]) if best is not None else None
-        workloads.append(row)
-    totals = {k: float(getattr(result.totals, k)) for k in KEY_OUTPUTS}
-    return {"currency": result.account.currency, "workloads": workloads, "totals": totals}
 
 
 def _fmt(value: Any, key: str, currency: str) -> str:

@@ -1,0 +1,96 @@
+"""Assumptions sheet: every default and assumption with its source, prices with their dates,
+and the modelling conventions (units, currency, what the columns show)."""
+
+from __future__ import annotations
+
+from ..calculations import INPUTS
+from .book import Book
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO
+
+__all__ = ["write"]
+
+
+def _assumption_label(book: Book, name: str) -> str:
+    """``mfu_decode_8bit`` -> 'Compute efficiency, decode (8bit)'."""
+    if name in book.inputs:
+        return book.inputs[name].label
+    for i in INPUTS:
+        if name.startswith(f"{i.name}_"):
+            return f"{i.label} ({name.removeprefix(i.name + '_').replace('_', ' ')})"
+    return name.replace("_", " ").capitalize()
+
+
+def write(book: Book) -> None:
+    """Write the Assumptions sheet."""
+    ws = book.ws["Assumptions"]
+    f = book.f
+    r = book.r
+    book.title(ws, "Assumptions, defaults and their sources",
+                "Values in formulas follow the Inputs sheet; efficiencies are per option "
+                "(KV sheet, top block).")
+    ws.set_column(0, 0, 44)
+    ws.set_column(1, 1, 16)
+    ws.set_column(2, 2, 14)
+    ws.set_column(3, 3, 95)
+    fit_width(ws, 44 + 16 + 14 + 95)
+    row = 3
+    for j, text in enumerate(("Assumption", "Value", "Unit", "Source")):
+        ws.write_string(row, j, text, f("header"))
+    ws.freeze_panes(row + 1, 1)
+    row += 1
+
+    def line(label: str, value: float | str | None, unit: str, source: str,
+             formula: str | None = None) -> None:
+        nonlocal row
+        ws.write_string(row, 0, clean_text(label), f("label"))
+        if isinstance(value, str):
+            ws.write_string(row, 1, clean_text(value), f("text"))
+        elif value is not None:
+            fmt = f("calc", number_format(unit, [value], book.cur))
+            if formula:
+                ws.write_formula(row, 1, formula, fmt, value)
+            else:
+                ws.write_number(row, 1, value, fmt)
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        ws.write_string(row, 3, clean_text(source), f("wrap_note"))
+        ws.set_row(row, wrapped_height(source, 95))
+        row += 1
+
+    def section(text: str) -> None:
+        nonlocal row
+        row += 1
+        ws.write_string(row, 0, text, f("section"))
+        for j in range(1, 4):
+            ws.write_blank(row, j, None, f("section"))
+        row += 1
+
+    section("Policy and costs (account inputs; edit them on the Inputs sheet)")
+    for i in book.account_inputs:
+        line(i.label, float(r.account_inputs[i.name]), i.unit,
+             f"{i.note} Value from the account's requirements file or llmsizer's default.",
+             f"=in_{i.name}")
+    section("Efficiencies and engine defaults (per option on the KV sheet)")
+    for a in r.assumptions:
+        if SCOPE.get(a.name) != "account":  # those are listed above
+            line(_assumption_label(book, a.name), a.value, a.unit, a.source)
+    section("Prices and their dates (edit them on the Inputs sheet)")
+    for (table, tid, colname), name in book.lay.price_names.items():
+        label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
+        line(f"{label}: {tid}", float(r.tables[table][tid][colname]), unit,
+             book.price_source(table, tid, colname), f"={name}")
+    section("Modelling conventions")
+    for label, text in (
+        ("Units", "GB = 1e9 bytes (as GPU memory is marketed); TB/s = 1e12 B/s; tokens/s."),
+        ("Currency", f"Money is in {r.account.currency}; catalog prices are USD estimates "
+                     "(not quotes) unless the account overrides them."),
+        ("One definition, two renderings", "Every derived number here is printed from "
+         "llmsizer's calculation list (docs/calculations.md); the engine evaluates the same "
+         "list in Python."),
+        ("Option columns", "Each workload shows at most "
+         f"{MAX_COLUMNS_PER_WORKLOAD} options; all of them are in the results JSON."),
+        ("Engine status", "The Status row (feasible / rejected and why) is the engine's at "
+         "generation time; the formulas recompute, the status text does not."),
+        ("Version", f"llmsizer {r.llmsizer_version}, catalog digest {r.catalog_digest}."),
+    ):
+        line(label, None, "", text)

@@ -1,0 +1,202 @@
+"""The state every sheet writer shares (:class:`Book`) and the helpers more than one uses.
+
+A sheet writer is ``write(book)``: it reads ``book.r`` (the engine's Result), ``book.lay``
+(where every cell is), writes into ``book.ws[<sheet>]`` with formats ``book.f(role, fmt)``
+and records what re-reading needs (``book.named_values``; formulas and defined names are
+recorded by the hooks installed in :meth:`Book.open`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..calculations import INPUTS, Input
+from ..catalog import Catalog, load_catalog
+from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
+from ..results import Result
+from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
+from .layout import Layout, letter, used_names
+
+__all__ = ["Book"]
+
+
+def _strip_equals(formula: str, expand_future_functions: bool = False) -> str:
+    return formula[1:] if formula.startswith("=") else formula
+
+
+def _fast_formulas(ws: Any) -> None:
+    """Skip XlsxWriter's ~30 regex substitutions per formula (they add ``_xlfn.`` prefixes
+    to functions this workbook never uses: the lint test keeps it that way). Two thirds of
+    the write time otherwise. If XlsxWriter renames the hook, this does nothing."""
+    if hasattr(ws, "_prepare_formula"):
+        ws._prepare_formula = _strip_equals
+
+
+@dataclass
+class Book:
+    """One workbook being written."""
+
+    r: Result
+    catalog: Catalog = field(default_factory=load_catalog)
+
+    def __post_init__(self) -> None:
+        self.cur = self.r.account.currency
+        self.inputs = {i.name: i for i in INPUTS}
+        used = used_names()
+        self.account_inputs = [i for i in INPUTS if i.scope == "account" and i.name in used]
+        self.workload_inputs = [i for i in INPUTS if i.scope == "workload" and i.name in used]
+        self.option_inputs = [i for i in INPUTS if i.scope == "option" and i.name in used]
+        self.lay = Layout.plan(self.r, [i.name for i in self.option_inputs])
+        self.n_wl = max(1, len(self.r.workloads))
+        self.tail = self.lay.tail
+        self.ws: dict[str, Any] = {}
+        self.wb: Any = None
+        self.f: Formats
+        # What llmsizer.reread needs to check and re-read the workbook (the marker).
+        self.formulas: list[tuple[str, str, str]] = []  # (sheet, cell, formula)
+        self.names: list[tuple[str, str]] = []  # (defined name, target)
+        self.named_values: dict[str, float] = {}  # defined name -> the value written there
+
+    # -- opening and closing --------------------------------------------------------------
+
+    def open(self, wb: Any, sheets: tuple[str, ...]) -> None:
+        """Add the sheets (in tab order) to XlsxWriter workbook ``wb``, with recording hooks."""
+        self.wb = wb
+        self.f = Formats(wb)
+        wb.set_properties({"title": f"LLM serving sizing: {clean_text(self.r.account.name)}",
+                           "subject": "GPU sizing workbook",
+                           "comments": f"llmsizer {self.r.llmsizer_version}, catalog "
+                                       f"{self.r.catalog_digest}"})
+        self.ws = {name: wb.add_worksheet(name) for name in sheets}
+        for name, ws in self.ws.items():
+            _fast_formulas(ws)
+            self._record_formulas(name, ws)
+        self._record_names(wb)
+
+    def _record_formulas(self, sheet: str, ws: Any) -> None:
+        """Note every formula as it is written (for the marker's structure digest)."""
+        write = ws.write_formula
+
+        def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                          value: Any = 0) -> Any:
+            self.formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
+            return write(row, col, formula, cell_format, value)
+
+        ws.write_formula = write_formula
+
+    def _record_names(self, wb: Any) -> None:
+        define = wb.define_name
+
+        def define_name(name: str, formula: str) -> Any:
+            self.names.append((name, formula))
+            return define(name, formula)
+
+        wb.define_name = define_name
+
+    def finish(self) -> None:
+        """Print setup and protection of every sheet, then the marker."""
+        for ws in self.ws.values():
+            ws.protect("", {"format_columns": True, "format_rows": True})
+            ws.set_landscape()
+            ws.set_paper(9)  # A4
+            ws.set_margins(left=0.4, right=0.4, top=0.6, bottom=0.6)
+            ws.set_header("&L&A&R&D")  # sheet name and date: no user text in & codes
+            ws.set_footer("&CPage &P of &N")
+        self.ws["Summary"].activate()
+        self._write_marker()
+
+    def _write_marker(self) -> None:
+        """Custom document properties that let ``llmsizer report edited.xlsx`` check and
+        re-read this workbook (llmsizer.reread)."""
+        r = self.r
+        meta = {
+            "format": FORMAT,
+            "llmsizer_version": r.llmsizer_version,
+            "catalog_digest": r.catalog_digest,
+            "structure": structure_digest(self.formulas, self.names),
+            "source": r.source.model_dump(mode="json") if r.source is not None else None,
+            "inputs": self.named_values,
+            "prices": {name: [table, tid, col]
+                       for (table, tid, col), name in self.lay.price_names.items()},
+            "outputs": key_outputs(r),
+        }
+        for name, value in metadata_properties(meta):
+            self.wb.set_custom_property(name, value, "text")
+
+    # -- helpers shared by sheet writers ----------------------------------------------------
+
+    def title(self, ws: Any, title: str, subtitle: str, col: int = 0) -> None:
+        ws.write_string(0, col, clean_text(title), self.f("title"))
+        ws.write_string(1, col, clean_text(subtitle), self.f("subtitle"))
+
+    def note(self, ws: Any, row: int, col: int, text: str) -> None:
+        """A wrapped note in a 70-character column, its row made tall enough."""
+        ws.write_string(row, col, clean_text(text), self.f("wrap_note"))
+        height = wrapped_height(text, 70)
+        if height > 15:
+            ws.set_row(row, height)
+
+    def risk(self, ws: Any, r1: int, c1: int, r2: int, c2: int) -> None:
+        """Red when TRUE (a risk flag)."""
+        ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==", "value": "TRUE",
+                                               "format": self.f("bad")})
+
+    def pass_fail(self, ws: Any, r1: int, c1: int, r2: int, c2: int) -> None:
+        """Green when TRUE, red when FALSE (a target met or not)."""
+        ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==", "value": "TRUE",
+                                               "format": self.f("good")})
+        ws.conditional_format(r1, c1, r2, c2, {"type": "cell", "criteria": "==",
+                                               "value": "FALSE", "format": self.f("bad")})
+
+    def validation(self, i: Input) -> dict[str, Any]:
+        """The data validation (bounds, input message) of input ``i``."""
+        shown = {"fraction": "% (type 25% or 0.25)", "flag": "1 = yes, 0 = no"}.get(
+            i.unit, unit_text(i.unit, self.cur))
+        message = f"{i.note} Unit: {shown}."
+        v: dict[str, Any] = {"input_title": i.label[:32], "input_message": message[:255],
+                             "error_title": "Value out of range"[:32]}
+        kind = "integer" if i.integer else "decimal"
+
+        def shown_bound(x: float) -> str:
+            return f"{x:.0%}" if i.unit in PERCENT_UNITS else f"{x:g}"
+
+        if i.low is not None and i.high is not None:
+            v |= {"validate": kind, "criteria": "between", "minimum": i.low, "maximum": i.high}
+            bounds = f"between {shown_bound(i.low)} and {shown_bound(i.high)}"
+        elif i.low is not None:
+            v |= {"validate": kind, "criteria": ">=", "value": i.low}
+            bounds = f"at least {shown_bound(i.low)}"
+        elif i.high is not None:
+            v |= {"validate": kind, "criteria": "<=", "value": i.high}
+            bounds = f"at most {shown_bound(i.high)}"
+        else:
+            return v | {"validate": "any"}
+        whole = "a whole number " if i.integer else ""
+        v["error_message"] = f"{i.label}: {whole}{bounds}."[:255]
+        return v
+
+    def price_source(self, table: str, tid: str, colname: str) -> str:
+        """Where a price cell's value comes from, with its date."""
+        value = float(self.r.tables[table][tid][colname])
+        if table == "platforms":
+            p = self.catalog.platforms.get(tid)
+            asked = self.r.source.requirements if self.r.source is not None else {}
+            if tid in ((asked.get("costs") or {}).get("node_prices") or {}):
+                return "Account override (requirements file, costs.node_prices)."
+            return f"Estimate, not a quote. {p.notes}" if p else "account data"
+        g = self.catalog.gpus.get(tid)
+        if g is None:
+            return "account data"
+        if colname == "price":
+            base, date, src = g.price_usd, g.price_date, g.price_source
+        else:
+            row = next((p for p in self.r.prices if p.item == f"cloud:{tid}"), None)
+            base, date, src = ((row.value, row.date or "undated", f"{row.source} {row.note}")
+                               if row and not row.source.startswith("account")
+                               else (None, None, None))
+        if value == 0:
+            return "No price found in the catalog: enter one to cost this GPU."
+        if base is None or value != base:
+            return "Account override (requirements file, costs section)."
+        return f"{src} ({date}); catalog prices are USD."

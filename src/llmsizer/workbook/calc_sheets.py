@@ -1,0 +1,168 @@
+"""KV, Throughput, Nodes and TCO: the calculation list, one row per calculation, one column
+per option (the same column on all four). KV starts with the engine's choices for each option
+(GPU, platform, precisions, TP, efficiencies) as input cells with catalog dropdowns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..calculations import CALCULATIONS, Input
+from ..expr import to_text
+from .book import Book
+from .formats import clean_text, fit_width, number_format, shown_width, unit_text
+from .layout import (
+    COL_LABEL,
+    COL_NAME,
+    COL_UNIT,
+    FIRST_OPTION_COL,
+    ROW_OPTION,
+    ROW_SECTION,
+    ROW_STATUS,
+    ROW_WORKLOAD,
+    TABLE_TITLES,
+    cached,
+    flag_expr,
+    lookup_keys,
+)
+
+__all__ = ["SHEET_TITLES", "write"]
+
+SHEET_TITLES = {
+    "KV": "KV cache and memory per replica",
+    "Throughput": "Throughput and latency: decode step time, prefill, batch, SLOs",
+    "Nodes": "Replicas, GPUs, nodes and headroom",
+    "TCO": "Cost of ownership: on-prem vs cloud",
+}
+RISK_FLAGS = frozenset({"measured_gap_risk"})  # flags shown red when TRUE
+
+
+def _headers(book: Book, ws: Any, sheet: str) -> None:
+    f = book.f
+    lay = book.lay
+    sub = ("Each column is one option the engine evaluated (the same column on KV, "
+           "Throughput, Nodes and TCO); the recommended option of each workload comes "
+           "first. Yellow cells on KV are the engine's choices: change them and all four "
+           "sheets follow.")
+    if lay.hidden:
+        sub += "  " + "; ".join(lay.hidden) + "."
+    book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL)
+    for row, text in ((ROW_WORKLOAD, "Workload"), (ROW_OPTION, "Option"),
+                      (ROW_STATUS, "Status (engine)")):
+        ws.write_string(row, COL_NAME, "Name" if row == ROW_WORKLOAD else "", f("header"))
+        ws.write_string(row, COL_LABEL, text, f("header"))
+        ws.write_string(row, COL_UNIT, "Unit" if row == ROW_WORKLOAD else "", f("header"))
+    for c in lay.columns:
+        head = f("header_rec") if c.recommended else f("header")
+        ws.write_string(ROW_WORKLOAD, c.col, clean_text(c.workload.name), head)
+        ws.write_string(ROW_OPTION, c.col, c.option.id, head)
+        status = ("status_rec" if c.recommended else
+                  "status_bad" if not c.option.feasible else "status")
+        ws.write_string(ROW_STATUS, c.col, c.status, f(status))
+    ws.write_string(ROW_WORKLOAD, book.tail, "Formula (by name)", f("header"))
+    ws.write_string(ROW_WORKLOAD, book.tail + 1, "Note", f("header"))
+    for row in (ROW_OPTION, ROW_STATUS):
+        ws.write_blank(row, book.tail, None, f("header"))
+        ws.write_blank(row, book.tail + 1, None, f("header"))
+    ws.set_row(ROW_WORKLOAD, 30)
+    ws.set_row(ROW_OPTION, 30)
+    ws.set_row(ROW_STATUS, 66)
+    ws.set_column(COL_NAME, COL_NAME, 24)
+    ws.set_column(COL_LABEL, COL_LABEL, 36)
+    ws.set_column(COL_UNIT, COL_UNIT, 11)
+    ws.set_column(book.tail, book.tail, 60)
+    ws.set_column(book.tail + 1, book.tail + 1, 100)
+    ws.freeze_panes(ROW_STATUS + 1, FIRST_OPTION_COL)
+    ws.repeat_rows(ROW_WORKLOAD, ROW_STATUS)
+    ws.repeat_columns(COL_LABEL, COL_UNIT)
+
+
+def _section(book: Book, ws: Any, row: int, text: str) -> None:
+    ws.write_string(row, COL_LABEL, text, book.f("section"))
+    for j in range(book.tail + 2):
+        if j != COL_LABEL:
+            ws.write_blank(row, j, None, book.f("section"))
+
+
+def write(book: Book, sheet: str) -> None:
+    """Write calculation sheet ``sheet``: one row per calculation, one column per option."""
+    ws = book.ws[sheet]
+    f = book.f
+    lay = book.lay
+    _headers(book, ws, sheet)
+    widths = dict.fromkeys((c.col for c in lay.columns), 12)
+    if sheet == "KV":
+        _section(book, ws, ROW_SECTION, "The engine's choices and calibrated efficiencies "
+                 "for each option (inputs)")
+        for i in book.option_inputs:
+            _write_option_inputs(book, ws, i, lay.option_rows[i.name], widths)
+    _section(book, ws, book.lay.calc_section_row[sheet], "Calculations (formulas)")
+    last_row = ROW_STATUS
+    for calc in CALCULATIONS:
+        if calc.sheet != sheet:
+            continue
+        row = lay.calc_rows[calc.name][1]
+        last_row = row
+        flag = flag_expr(calc.expr)
+        values = [c.option.values[calc.name] for c in lay.columns]
+        nums = [float(v) for v in values if not isinstance(v, str)]
+        fmt = "" if flag else number_format(calc.unit, nums, book.cur)
+        plain, rec = f("calc", fmt), f("calc_rec", fmt)
+        ws.write_string(row, COL_NAME, calc.name, f("name"))
+        ws.write_string(row, COL_LABEL, calc.label, f("label"))
+        ws.write_string(row, COL_UNIT, unit_text(calc.unit, book.cur), f("unit"))
+        template = book.lay.template(calc) if lay.columns else ""  # no option at all: no rows
+        for c, value in zip(lay.columns, values, strict=True):
+            ws.write_formula(row, c.col, lay.fill(template, c), rec if c.recommended else plain,
+                             cached(value, flag))
+            if fmt and not isinstance(value, str):
+                widths[c.col] = max(widths[c.col], shown_width(float(value), fmt))
+        ws.write_string(row, book.tail, f"= {to_text(calc.expr)}", f("note"))
+        ws.write_string(row, book.tail + 1, calc.note, f("note"))
+        if flag and calc.name.endswith("_met") and lay.columns:
+            book.pass_fail(ws, row, FIRST_OPTION_COL, row, book.tail - 1)
+        if calc.name.startswith("headroom") and lay.columns:
+            ws.conditional_format(row, FIRST_OPTION_COL, row, book.tail - 1, {
+                "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+        if calc.name in RISK_FLAGS and lay.columns:
+            book.risk(ws, row, FIRST_OPTION_COL, row, book.tail - 1)
+    for col, chars in widths.items():
+        ws.set_column(col, col, min(chars + 2, 28))
+    # Print the labels and the option columns (names, formulas and notes stay on screen).
+    ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, book.tail - 1))
+    fit_width(ws, 47 + sum(min(w + 2, 28) for w in widths.values()), 47)
+
+
+def _write_option_inputs(book: Book, ws: Any, i: Input, row: int, widths: dict[int, int]) -> None:
+    f = book.f
+    lay = book.lay
+    ws.write_string(row, COL_NAME, i.name, f("name"))
+    ws.write_string(row, COL_LABEL, i.label, f("label"))
+    ws.write_string(row, COL_UNIT, unit_text(i.unit, book.cur), f("unit"))
+    values = [c.option.values.get(i.name, getattr(c.option, i.name, "")) for c in lay.columns]
+    if i.kind == "text":
+        fmt = f("input", "@")
+        for c, value in zip(lay.columns, values, strict=True):
+            ws.write_string(row, c.col, str(value), fmt)
+            widths[c.col] = max(widths[c.col], len(str(value)))
+        table = lookup_keys().get(i.name)
+        source = lay.catalog_id_ranges.get(table or "")
+        if source and lay.columns:
+            ws.data_validation(row, FIRST_OPTION_COL, row, book.tail - 1, {
+                "validate": "list", "source": source, "input_title": i.label[:32],
+                "input_message": f"{i.note} Choose a {TABLE_TITLES.get(table or '', '')} "
+                                 "id from the Catalog sheet."[:255],
+                "error_message": "Pick an id from the list (rows of the Catalog sheet)."})
+    else:
+        nums = [float(v) for v in values]
+        num_format = number_format(i.unit, nums, book.cur)
+        fmt = f("input", num_format)
+        for c, value in zip(lay.columns, nums, strict=True):
+            ws.write_number(row, c.col, value, fmt)
+            widths[c.col] = max(widths[c.col], shown_width(value, num_format))
+        if lay.columns:
+            ws.data_validation(row, FIRST_OPTION_COL, row, book.tail - 1,
+                               book.validation(i))
+    ws.write_string(row, book.tail, "input: the engine's choice or calibrated default",
+                    f("note"))
+    ws.write_string(row, book.tail + 1, i.note, f("note"))

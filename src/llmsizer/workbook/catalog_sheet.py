@@ -1,0 +1,79 @@
+"""Catalog sheet: the GPU, platform and precision rows the formulas look up, with sources.
+
+Prices here are formulas over the Inputs sheet's named price cells (one place to edit).
+"""
+
+from __future__ import annotations
+
+from ..calculations import TABLE_COLUMNS
+from ..catalog import Catalog
+from .book import Book
+from .formats import clean_text, fit_width, number_format, wrapped_height
+from .layout import TABLE_COLUMN_INFO, TABLE_TITLES
+
+__all__ = ["write"]
+
+
+def write(book: Book) -> None:
+    """Write the Catalog sheet (its rows are planned in Layout)."""
+    ws = book.ws["Catalog"]
+    f = book.f
+    lay = book.lay
+    book.title(ws, "Catalog rows this workbook uses",
+               "The formulas look these cells up (nested IF on the id in column A). Prices "
+                "are formulas over the Inputs sheet: change them there.")
+    ws.set_column(0, 0, 20)
+    ws.set_column(1, 1, 34)
+    width = max(len(c) for c in TABLE_COLUMNS.values())
+    ws.set_column(2, 1 + width, 14)
+    ws.set_column(2 + width, 4 + width, 40, book.f("wrap_note"))
+    fit_width(ws, 54 + 14 * width + 120, 20)
+    ws.repeat_columns(0, 0)
+    cat = book.catalog
+    for table, hrow in book.lay.catalog_blocks:
+        cols = TABLE_COLUMNS[table]
+        heads = [TABLE_TITLES.get(table, table), "Name" if table != "precisions" else
+                 "Compute path"]
+        heads += [TABLE_COLUMN_INFO.get(c, (c, ""))[0] for c in cols]
+        sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
+                   "platforms": ["Source", "Notes"], "precisions": ["Source"]}.get(table, [])
+        ws.set_row(hrow, 30)
+        for j, text in enumerate(heads):
+            ws.write_string(hrow, j, text, f("header"))
+        for j, text in enumerate(sources):
+            ws.write_string(hrow, 2 + width + j, text, f("header"))
+        for n, (tid, _) in enumerate(lay.catalog_ids[table]):
+            row = hrow + 1 + n
+            data = book.r.tables[table][tid]
+            ws.write_string(row, 0, tid, f("label_bold"))
+            texts = _catalog_texts(cat, table, tid)
+            ws.write_string(row, 1, texts[0], f("text"))
+            for j, colname in enumerate(cols):
+                value = float(data[colname])
+                unit = TABLE_COLUMN_INFO.get(colname, (colname, ""))[1]
+                fmt = f("calc", number_format(unit, [value], book.cur, dash_zero=True))
+                price = lay.price_names.get((table, tid, colname))
+                if price:
+                    ws.write_formula(row, 2 + j, f"={price}", fmt, value)
+                else:
+                    ws.write_number(row, 2 + j, value, fmt)
+            for j, text in enumerate(texts[1:]):
+                ws.write_string(row, 2 + width + j, clean_text(text), f("wrap_note"))
+            ws.set_row(row, max(wrapped_height(t, 40) for t in texts[1:]))
+    ws.freeze_panes(3, 1)
+
+
+def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
+    if table == "gpus" and tid in cat.gpus:
+        g = cat.gpus[tid]
+        return [g.name, g.source,
+                f"{g.price_source} ({g.price_date})" if g.price_source else "no price found",
+                "dated cloud offers by tier (catalogs/prices.yaml): see the cloud price's "
+                "note on Inputs"]
+    if table == "platforms" and tid in cat.platforms:
+        p = cat.platforms[tid]
+        return [p.name, p.source, p.notes]
+    if table == "precisions" and tid in cat.precisions:
+        q = cat.precisions[tid]
+        return [q.compute_path, q.source]
+    return ["", ""]

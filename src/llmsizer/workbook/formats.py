@@ -1,0 +1,205 @@
+"""How cells look: number formats with units, the cell styles (roles), widths and heights.
+
+Every number carries its unit in its format ("1 GPU", "12.5 GB", "$1,200/yr"), so a
+printed sheet reads without the Unit column. Nothing here knows about sheets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
+
+__all__ = [
+    "PERCENT_UNITS",
+    "Formats",
+    "clean_text",
+    "fit_width",
+    "number_format",
+    "shown_width",
+    "unit_text",
+    "wrapped_height",
+]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_MAX_TEXT = 32_000
+
+
+def clean_text(text: str) -> str:
+    """Untrusted text as it is written: control characters removed, length bounded."""
+    return _CONTROL.sub("", text)[:_MAX_TEXT]
+
+
+# --- number formats ---------------------------------------------------------------------
+
+_CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
+_PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
+            "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
+            "experts": "expert", "steps": "step", "years": "year", "months": "month"}
+PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
+_FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
+                   "TOPS": 1, "tok/s": 1, "GB/s": 0, "FLOP/B": 0}
+_UNIT_SUFFIX = {"M tokens": "M tok", "x": "×", "ratio": "", "code": ""}
+
+
+def unit_text(unit: str, currency: str) -> str:
+    """The unit as the Unit column shows it (fractions are displayed as percentages)."""
+    if unit in PERCENT_UNITS:
+        return unit.replace("fraction", "%")
+    if unit == "us":
+        return "µs"
+    return unit.replace("currency", currency)
+
+
+def _decimals(values: Iterable[float]) -> int:
+    """Decimals that show about three significant digits of the row's largest value."""
+    big = max((abs(v) for v in values), default=0.0)
+    if big == 0 or not math.isfinite(big):
+        return 2
+    return max(0, min(4, 2 - math.floor(math.log10(big))))
+
+
+def _body(decimals: int) -> str:
+    return "#,##0" if decimals == 0 else "#,##0." + "0" * decimals
+
+
+def _money(currency: str, decimals: int, per: str = "") -> str:
+    symbol = _CURRENCY_SYMBOLS.get(currency)
+    body = _body(decimals)
+    if symbol:
+        return f'"{symbol}"{body}' + (f'"{per}"' if per else "")
+    return f'{body}" {currency}{per}"'
+
+
+def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zero: bool = False
+                  ) -> str:
+    """The display format of a row of ``values`` in ``unit`` (units on every number)."""
+    if unit == "flag":
+        return '"yes";"yes";"no"'
+    if unit == "id":
+        return "@"
+    if unit.startswith("currency"):
+        per = unit.removeprefix("currency")
+        per = {"/yr": "/yr", "/h": "/h", "/kWh": "/kWh", "/M tok": "/M tok"}.get(per, per)
+        decimals = {"/h": 2, "/kWh": 3, "/M tok": 2}.get(per, 0)
+        fmt = _money(currency, decimals, per)
+    elif unit in PERCENT_UNITS:
+        fmt = "0.0%"
+    elif unit == "params":
+        fmt = '#,##0.0,,," bn"'
+    elif unit == "FLOP":
+        fmt = '0.00E+00" FLOP"'
+    else:
+        integral = all(float(v).is_integer() for v in values)
+        if unit in _FIXED_DECIMALS:
+            decimals = _FIXED_DECIMALS[unit]
+        elif integral and values:
+            decimals = 0
+        else:
+            decimals = _decimals(values)
+        suffix = _UNIT_SUFFIX.get(unit, unit)
+        fmt = _body(decimals) + (f'" {suffix}"' if suffix else "")
+        if decimals == 0 and unit in _PLURALS and not dash_zero:
+            return f'[=1]0" {_PLURALS[unit]}";{fmt}'  # "1 GPU", "2 GPUs"
+    if dash_zero:
+        fmt = f'{fmt};-{fmt};"—"'
+    return fmt
+
+
+# --- widths and heights -----------------------------------------------------------------
+
+_PAGE_CHARS = 200  # column-width characters that print legibly across a landscape A4 page
+
+
+def fit_width(ws: Any, width: float, repeated: float = 0.0) -> None:
+    """Fit to the page width: one page when it stays legible, else as many pages wide as
+    needed, the ``repeated`` (label) columns printed again on each."""
+    pages = max(1, math.ceil((width - repeated) / (_PAGE_CHARS - repeated)))
+    ws.fit_to_pages(pages, 0)
+
+
+def wrapped_height(text: str, width: float, font_pt: float = 9) -> float:
+    """Row height (points) that shows ``text`` wrapped in a column ``width`` characters wide.
+    Spreadsheets do not grow rows for wrapped text on their own when opening a file."""
+    per_line = max(1.0, width * 11 / font_pt * 1.15)
+    lines = sum(max(1, math.ceil(len(part) / per_line)) for part in text.split("\n"))
+    return max(15.0, lines * font_pt * 1.25 + 3)
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def shown_width(value: float, fmt: str) -> int:
+    """About how many characters ``value`` takes when shown with ``fmt`` (column widths)."""
+    literal, scientific, scale, decimals, percents = _format_shape(fmt)
+    if scientific:
+        return 9 + literal
+    return len(f"{value * scale:,.{decimals}f}") + literal + percents
+
+
+@cache
+def _format_shape(fmt: str) -> tuple[int, bool, float, int, int]:
+    """What :func:`shown_width` needs of a number format (parsed once per format: the
+    workbook measures every cell): literal text length, scientific, value scale, decimals,
+    percent signs."""
+    section = fmt.split(";")[0]
+    literal = len("".join(_QUOTED.findall(section)))
+    body = _QUOTED.sub("", section)
+    scale = (100.0 if "%" in body else 1.0) / (1e9 if body.endswith(",,,") else 1.0)
+    decimals = len(body.split(".")[1].rstrip(",%")) if "." in body else 0
+    return literal, "E+" in body, scale, decimals, body.count("%")
+
+
+# --- cell styles --------------------------------------------------------------------------
+
+_ROLES: dict[str, dict[str, Any]] = {
+    "title": {"bold": True, "font_size": 14, "font_color": "#1F3864"},
+    "subtitle": {"italic": True, "font_color": "#595959"},
+    "header": {"bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864", "text_wrap": True,
+               "valign": "top", "border": 1, "border_color": "#BFBFBF"},
+    "header_rec": {"bold": True, "font_color": "#000000", "bg_color": "#FFD966",
+                   "text_wrap": True, "valign": "top", "border": 1, "border_color": "#BFBFBF"},
+    "status": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
+               "border": 1, "border_color": "#BFBFBF"},
+    "status_rec": {"font_size": 8, "bold": True, "text_wrap": True, "valign": "top",
+                   "bg_color": "#FFF2CC", "border": 1, "border_color": "#BFBFBF"},
+    "status_bad": {"font_size": 8, "text_wrap": True, "valign": "top", "bg_color": "#F2F2F2",
+                   "font_color": "#9C0006", "border": 1, "border_color": "#BFBFBF"},
+    "section": {"bold": True, "bg_color": "#D9E1F2", "bottom": 1},
+    "name": {"font_size": 9, "font_color": "#7F7F7F", "valign": "top"},
+    "label": {"valign": "top"},
+    "label_bold": {"bold": True, "valign": "top"},
+    "header_top": {"bold": True, "valign": "top"},
+    "unit": {"font_color": "#595959", "valign": "top"},
+    "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
+    "text": {"valign": "top"},
+    "wrap": {"text_wrap": True, "valign": "top"},
+    "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
+    "input": {"locked": False, "valign": "top", "bg_color": "#FFF2CC", "font_color": "#0033CC",
+              "border": 1, "border_color": "#BFBFBF"},
+    "calc": {"valign": "top"},
+    "calc_rec": {"bg_color": "#EEF5E6", "valign": "top"},
+    "total": {"bold": True, "top": 1, "valign": "top"},
+    "good": {"bg_color": "#C6EFCE", "font_color": "#006100"},
+    "bad": {"bg_color": "#FFC7CE", "font_color": "#9C0006"},
+}
+
+
+class Formats:
+    """XlsxWriter formats, created once per (role, number format): ``f("calc", fmt)``."""
+
+    def __init__(self, wb: Any) -> None:
+        self._wb = wb
+        self._cache: dict[tuple[str, str], Any] = {}
+
+    def __call__(self, role: str, num_format: str = "") -> Any:
+        key = (role, num_format)
+        fmt = self._cache.get(key)
+        if fmt is None:
+            props = dict(_ROLES[role])
+            if num_format:
+                props["num_format"] = num_format
+            fmt = self._cache[key] = self._wb.add_format(props)
+        return fmt

@@ -1,0 +1,110 @@
+"""Inputs sheet: every lever a user may change, as named, unlocked, validated cells.
+
+Account inputs are ``in_<name>``; prices ``in_price_<gpu>``, ``in_cloud_<gpu>``,
+``in_node_price_<platform>``; workload inputs one column per workload, ``in_w<k>_<name>``.
+"""
+
+from __future__ import annotations
+
+from .book import Book
+from .formats import clean_text, fit_width, number_format, unit_text
+from .layout import TABLE_COLUMN_INFO, letter
+
+__all__ = ["write"]
+
+
+def write(book: Book) -> None:
+    """Write the Inputs sheet; define the input names and record their values."""
+    wb = book.wb
+    ws = book.ws["Inputs"]
+    f = book.f
+    r = book.r
+    note_col = 2 + book.n_wl
+    name_col = note_col + 1
+    book.title(ws, f"Inputs: {r.account.name}",
+                "Yellow cells with blue numbers are inputs: change them and every other sheet "
+                "recalculates. Each has a name (last column) that the formulas use.")
+    ws.set_column(0, 0, 38)
+    ws.set_column(1, 1, 13)
+    ws.set_column(2, 1 + book.n_wl, 24)
+    ws.set_column(note_col, note_col, 70)
+    ws.set_column(name_col, name_col, 34)
+    fit_width(ws, 51 + 24 * book.n_wl + 70, 51)
+    ws.repeat_columns(0, 1)
+    row = 3
+    header = ("Input", "Unit", "Value")
+    for j, text in enumerate(header):
+        ws.write_string(row, j, text, f("header"))
+    for j in range(3, note_col):
+        ws.write_blank(row, j, None, f("header"))
+    ws.write_string(row, note_col, "What it means", f("header"))
+    ws.write_string(row, name_col, "Cell name", f("header"))
+    ws.freeze_panes(row + 1, 2)
+    row += 1
+    ws.write_string(row, 0, "Account-wide policy and costs", f("section"))
+    row += 1
+    for i in book.account_inputs:
+        value = float(r.account_inputs[i.name])
+        fmt = number_format(i.unit, [value], book.cur)
+        ws.write_string(row, 0, i.label, f("label"))
+        ws.write_string(row, 1, unit_text(i.unit, book.cur), f("unit"))
+        ws.write_number(row, 2, value, f("input", fmt))
+        ws.data_validation(row, 2, row, 2, book.validation(i))
+        book.note(ws, row, note_col, i.note)
+        ws.write_string(row, name_col, f"in_{i.name}", f("name"))
+        wb.define_name(f"in_{i.name}", f"=Inputs!$C${row + 1}")
+        book.named_values[f"in_{i.name}"] = value
+        row += 1
+    row += 1
+    ws.write_string(row, 0, "Prices (catalog estimates or the account's overrides)", f("section"))
+    row += 1
+    for (table, tid, colname), name in book.lay.price_names.items():
+        value = float(r.tables[table][tid][colname])
+        label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
+        ws.write_string(row, 0, f"{label}: {tid}", f("label"))
+        ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
+        ws.write_number(row, 2, value, f("input", number_format(unit, [value], book.cur,
+                                                                 dash_zero=True)))
+        ws.data_validation(row, 2, row, 2, {
+            "validate": "decimal", "criteria": ">=", "value": 0,
+            "input_title": label[:32],
+            "input_message": f"{label} of {tid} in {book.cur}; 0 = no price known "
+                             "(the option is then ranked after priced ones).",
+            "error_message": f"{label}: a number of at least 0."})
+        book.note(ws, row, note_col, book.price_source(table, tid, colname))
+        ws.write_string(row, name_col, name, f("name"))
+        wb.define_name(name, f"=Inputs!$C${row + 1}")
+        book.named_values[name] = value
+        row += 1
+    row += 1
+    ws.write_string(row, 0, "Workloads (one column each)", f("section"))
+    row += 1
+    ws.write_string(row, 0, "Workload", f("label_bold"))
+    ws.write_string(row + 1, 0, "Model", f("label"))
+    ws.write_string(row + 2, 0, "Sizing mode", f("label"))
+    for k, w in enumerate(r.workloads, start=1):
+        ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
+        ws.write_string(row + 1, 1 + k, clean_text(w.model_name), f("text"))
+        ws.write_string(row + 2, 1 + k, w.mode, f("text"))
+    ws.write_string(row + 2, note_col, "modelled = roofline model with calibrated "
+                    "efficiencies; measured = the customer's benchmark replaces it (seed 000).",
+                    f("note"))
+    row += 3
+    for i in book.workload_inputs:
+        vals = [float(w.inputs[i.name]) for w in r.workloads]
+        fmt = number_format(i.unit, vals, book.cur)
+        ws.write_string(row, 0, i.label, f("label"))
+        ws.write_string(row, 1, unit_text(i.unit, book.cur), f("unit"))
+        for k, value in enumerate(vals, start=1):
+            ws.write_number(row, 1 + k, value, f("input", fmt))
+            wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${letter(1 + k)}${row + 1}")
+            book.named_values[f"in_w{k}_{i.name}"] = value
+        if vals:
+            ws.data_validation(row, 2, row, 1 + len(vals), book.validation(i))
+        book.note(ws, row, note_col, i.note)
+        ws.write_string(row, name_col, f"in_w1_{i.name} … in_w{len(vals)}_{i.name}"
+                        if len(vals) > 1 else f"in_w1_{i.name}", f("name"))
+        row += 1
+    ws.print_area(0, 0, row, note_col)
+
+

@@ -1,0 +1,311 @@
+"""Where everything is: option columns, calculation rows, catalog cells, input names.
+
+The whole layout is decided (:meth:`Layout.plan`) before any cell is written, so a sheet
+can reference a cell of a sheet written later. This is also the cell map: ask it where a
+calculation, an option input or an account/workload input lives (:meth:`Layout.cell`,
+:func:`input_name`), and print a calculation as a formula (:meth:`Layout.template`).
+
+Names of input cells (defined names, never cell-like: DESIGN §2): ``in_<name>`` for account
+inputs, ``in_w<k>_<name>`` for workload ``k`` (1-based), ``in_price_<gpu>``,
+``in_cloud_<gpu>``, ``in_node_price_<platform>`` for prices.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from ..calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
+from ..expr import Bin, Call, Expr, Lookup, references, render
+from ..results import Option, Result, WorkloadResult
+from .formats import clean_text
+
+__all__ = [
+    "CALC_SHEETS",
+    "COL_LABEL",
+    "COL_NAME",
+    "COL_UNIT",
+    "FIRST_OPTION_COL",
+    "MAX_COLUMNS_PER_WORKLOAD",
+    "PRICE_COLUMNS",
+    "ROW_OPTION",
+    "ROW_SECTION",
+    "ROW_STATUS",
+    "ROW_WORKLOAD",
+    "SCOPE",
+    "TABLE_COLUMN_INFO",
+    "TABLE_TITLES",
+    "Column",
+    "Layout",
+    "cached",
+    "flag_expr",
+    "input_name",
+    "letter",
+    "lookup_keys",
+    "used_names",
+]
+
+CALC_SHEETS = ("KV", "Throughput", "Nodes", "TCO")
+MAX_COLUMNS_PER_WORKLOAD = 12
+MAX_REJECTED_SHOWN = 3  # rejected options shown when there are many feasible ones
+
+# Layout of the four calculation sheets (0-based; the tests read cells through these).
+ROW_WORKLOAD, ROW_OPTION, ROW_STATUS = 3, 4, 5
+ROW_SECTION = 6  # first section header; body rows follow
+COL_NAME, COL_LABEL, COL_UNIT, FIRST_OPTION_COL = 0, 1, 2, 3
+
+SCOPE = {i.name: i.scope for i in INPUTS}  # input name -> "account" | "workload" | "option"
+
+TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
+    "memory_gb": ("Memory", "GB"),
+    "bandwidth_tb_s": ("Memory bandwidth", "TB/s"),
+    "bf16_tflops": ("BF16 dense", "TFLOP/s"),
+    "fp8_tflops": ("FP8 dense", "TFLOP/s"),
+    "int8_tops": ("INT8 dense", "TOPS"),
+    "fp4_tflops": ("FP4 dense", "TFLOP/s"),
+    "link_gb_s": ("Scale-up link, one way", "GB/s"),
+    "price": ("Purchase price", "currency"),
+    "cloud_gpu_hour": ("Cloud price per GPU-hour", "currency/h"),
+    "gpus_per_node": ("GPUs per node", "GPUs"),
+    "node_power_kw": ("Node power", "kW"),
+    "base_price": ("Node price without GPUs", "currency"),
+    "bytes_per_param": ("Bytes per value", "B"),
+    "scale_overhead": ("Scale overhead", "fraction"),
+    "compute_code": ("Compute path code", "code"),
+}
+# Catalog cells the account may change (costs): they live on Inputs as named cells.
+PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in_cloud_",
+                 ("platforms", "base_price"): "in_node_price_"}
+TABLE_TITLES = {"gpus": "GPU", "platforms": "Platform", "precisions": "Precision"}
+
+
+def letter(col: int) -> str:
+    """Column letters of 0-based column ``col`` (0 -> A, 26 -> AA)."""
+    name = ""
+    col += 1
+    while col:
+        col, rem = divmod(col - 1, 26)
+        name = chr(65 + rem) + name
+    return name
+
+
+def input_name(name: str, k: int = 1) -> str | None:
+    """The defined name of account or workload input ``name`` (workload ``k``); None for
+    option inputs and calculations (those are per column: :meth:`Layout.cell`)."""
+    scope = SCOPE.get(name)
+    if scope == "account":
+        return f"in_{name}"
+    if scope == "workload":
+        return f"in_w{k}_{name}"
+    return None
+
+
+def flag_expr(e: Expr) -> bool:
+    """True when the spreadsheet value is a logical (comparison, AND, OR)."""
+    if isinstance(e, Bin):
+        return e.op in ("=", "<>", "<", "<=", ">", ">=")
+    return isinstance(e, Call) and e.fn in ("AND", "OR")
+
+
+def cached(value: float | str, flag: bool) -> float | str | bool:
+    """The engine's value as a formula's cached result (logicals as booleans)."""
+    if flag and not isinstance(value, str):
+        return bool(value)
+    return value
+
+
+def _name_id(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "x"
+
+
+@cache
+def lookup_keys() -> dict[str, str]:
+    """Option input -> the catalog table it selects a row of (from the Lookup nodes)."""
+    out: dict[str, str] = {}
+    stack: list[Expr] = [c.expr for c in CALCULATIONS]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Lookup):
+            out[e.key.name] = e.table
+        elif isinstance(e, Bin):
+            stack += [e.left, e.right]
+        elif isinstance(e, Call):
+            stack += list(e.args)
+    return out
+
+
+@cache
+def used_names() -> frozenset[str]:
+    """Every input name some calculation reads."""
+    used: set[str] = set()
+    for c in CALCULATIONS:
+        used |= references(c.expr)
+    return frozenset(used)
+
+
+# --- columns: one per option shown --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    """One option's column, the same on KV, Throughput, Nodes and TCO."""
+
+    col: int
+    letter: str
+    k: int  # 1-based workload index
+    workload: WorkloadResult
+    option: Option
+    status: str
+    recommended: bool
+
+
+def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
+    """Recommended first, then the best-ranked alternatives, then rejected ones (capped)."""
+    feasible = [o for o in w.options if o.feasible]
+    feasible.sort(key=lambda o: o.id != w.recommended)  # stable: engine ranking kept
+    rejected = [o for o in w.options if not o.feasible]
+    n_rej = min(len(rejected), max(MAX_REJECTED_SHOWN, MAX_COLUMNS_PER_WORKLOAD - len(feasible)))
+    n_feas = min(len(feasible), MAX_COLUMNS_PER_WORKLOAD - n_rej)
+    out: list[tuple[Option, str]] = []
+    for rank, o in enumerate(feasible[:n_feas], start=1):
+        if w.mode == "measured":
+            status = "★ recommended (measured: customer benchmark)" if o.id == w.recommended else (
+                f"alternative #{rank}")
+        else:
+            status = "★ recommended" if o.id == w.recommended else f"alternative #{rank}"
+        if not o.priced:
+            status = f"{status}; no GPU price in catalog"
+        out.append((o, status))
+    out += [(o, f"✗ rejected: {clean_text(o.reason)}") for o in rejected[:n_rej]]
+    return out
+
+
+def _plan_columns(result: Result) -> tuple[list[Column], list[str]]:
+    cols: list[Column] = []
+    hidden: list[str] = []
+    col = FIRST_OPTION_COL
+    for k, w in enumerate(result.workloads, start=1):
+        shown = _shown_options(w)
+        for o, status in shown:
+            cols.append(Column(col, letter(col), k, w, o, status, o.id == w.recommended))
+            col += 1
+        if len(shown) < len(w.options):
+            hidden.append(f"{clean_text(w.name)}: {len(shown)} of {len(w.options)} options shown, "
+                          f"the other {len(w.options) - len(shown)} are in {result.account.slug}.json")
+    return cols, hidden
+
+
+# --- the layout ---------------------------------------------------------------------------
+
+
+@dataclass
+class Layout:
+    """Where everything is, decided before any formula is printed."""
+
+    columns: list[Column]
+    hidden: list[str]
+    option_rows: dict[str, int] = field(default_factory=dict)  # option input -> KV row
+    calc_rows: dict[str, tuple[str, int]] = field(default_factory=dict)  # calc -> (sheet, row)
+    calc_section_row: dict[str, int] = field(default_factory=dict)  # calc sheet -> header row
+    catalog_blocks: list[tuple[str, int]] = field(default_factory=list)  # table, header row
+    catalog_cells: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    catalog_ids: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id, $A$r
+    catalog_id_ranges: dict[str, str] = field(default_factory=dict)
+    price_names: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    @classmethod
+    def plan(cls, result: Result, option_inputs: list[str]) -> Layout:
+        cols, hidden = _plan_columns(result)
+        lay = cls(cols, hidden)
+        row = ROW_SECTION + 1
+        for name in option_inputs:
+            lay.option_rows[name] = row
+            row += 1
+        first_calc_row = {"KV": row + 1}  # a blank-free section header row before the calcs
+        for sheet in CALC_SHEETS:
+            nxt = first_calc_row.get(sheet, ROW_SECTION + 1)
+            for c in CALCULATIONS:
+                if c.sheet == sheet:
+                    lay.calc_rows[c.name] = (sheet, nxt)
+                    nxt += 1
+        lay.calc_section_row = {s: (row if s == "KV" else ROW_SECTION) for s in CALC_SHEETS}
+        lay._plan_catalog(result)
+        return lay
+
+    def _plan_catalog(self, result: Result) -> None:
+        row = 3
+        for table, cols in TABLE_COLUMNS.items():
+            ids = sorted(result.tables.get(table, {}))
+            self.catalog_blocks.append((table, row))
+            row += 1
+            first = row
+            self.catalog_ids[table] = []
+            for tid in ids:
+                self.catalog_ids[table].append((tid, f"Catalog!$A${row + 1}"))
+                for j, colname in enumerate(cols):
+                    self.catalog_cells[(table, tid, colname)] = (
+                        f"Catalog!${letter(2 + j)}${row + 1}")
+                row += 1
+            if ids:
+                self.catalog_id_ranges[table] = f"=Catalog!$A${first + 1}:$A${row}"
+            row += 1
+        seen: set[str] = set()
+        for (table, colname), prefix in PRICE_COLUMNS.items():
+            for tid in sorted(result.tables.get(table, {})):
+                name = f"{prefix}{_name_id(tid)}"
+                while name in seen:
+                    name += "_"
+                seen.add(name)
+                self.price_names[(table, tid, colname)] = name
+
+    @property
+    def tail(self) -> int:
+        """The first column after the option columns (formula text, then the note)."""
+        return FIRST_OPTION_COL + max(1, len(self.columns))
+
+    def cell(self, name: str, c: Column) -> str | None:
+        """A reference to option input or calculation ``name`` in column ``c``
+        (``KV!D8``); None when ``name`` is neither."""
+        if name in self.option_rows:
+            return f"KV!{c.letter}{self.option_rows[name] + 1}"
+        if name in self.calc_rows:
+            sheet, row = self.calc_rows[name]
+            return f"{sheet}!{c.letter}{row + 1}"
+        return None
+
+    def template(self, calc: Calculation) -> str:
+        """The calculation's formula with ``\\x00`` for its column and ``\\x01`` for k."""
+        sheet = calc.sheet
+
+        def where(target: str) -> str:
+            return "" if target == sheet else f"{target}!"
+
+        def name(n: str) -> str:
+            scope = SCOPE.get(n)
+            if scope == "account":
+                return f"in_{n}"
+            if scope == "workload":
+                return f"in_w\x01_{n}"
+            if scope == "option":
+                return f"{where('KV')}\x00{self.option_rows[n] + 1}"
+            target, row = self.calc_rows[n]
+            return f"{where(target)}\x00{row + 1}"
+
+        def table(lk: Lookup, key: str) -> str:
+            rows = self.catalog_ids.get(lk.table, [])
+            if not rows:
+                raise ValueError(f"no {lk.table} rows for {calc.name}")
+            cells = [self.catalog_cells[(lk.table, tid, lk.column)] for tid, _ in rows]
+            out = cells[-1]
+            for (_, id_cell), value_cell in zip(reversed(rows[:-1]), reversed(cells[:-1]),
+                                                strict=True):
+                out = f"IF({key}={id_cell},{value_cell},{out})"
+            return out
+
+        return render(calc.expr, name, table)
+
+    @staticmethod
+    def fill(template: str, c: Column) -> str:
+        """A :meth:`template` printed for column ``c``."""
+        return "=" + template.replace("\x00", c.letter).replace("\x01", str(c.k))

@@ -1,0 +1,239 @@
+"""Summary sheet: per workload the recommendation in words and numbers, totals, headroom,
+cost per million tokens, and a native chart per workload. Every number is a formula over the
+other sheets (``=KV!D12``, ``=in_w1_users``), cached with the engine's value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..calculations import CALCULATIONS, INPUTS
+from .book import Book
+from .calc_sheets import RISK_FLAGS
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .layout import ROW_OPTION, SCOPE, Column, cached, flag_expr
+
+__all__ = ["write"]
+
+MAX_CHARTS = 12
+
+
+def _words(book: Book, c: Column) -> tuple[str, str] | None:
+    """The recommendation in one sentence: a formula joining cells with ``&``."""
+    parts: list[tuple[str, str | None]] = [
+        ("", "nodes"), (" × ", "platform"), (" nodes: ", "gpus"), (" × ", "gpu"),
+        (" GPUs as ", "replicas"), (" replicas of TP", "tp"), (" (", "weight_precision"),
+        (" weights, ", "kv_precision"), (" KV cache)", None)]
+    formula: list[str] = []
+    text: list[str] = []
+    for lead, name in parts:
+        if lead:
+            formula.append('"' + lead.replace('"', '""') + '"')
+            text.append(lead)
+        if name is None:
+            continue
+        ref = book.lay.cell(name, c)
+        if ref is None:
+            return None
+        value = c.option.values[name]
+        if isinstance(value, float):
+            if not value.is_integer():
+                return None
+            value = str(int(value))
+        formula.append(ref)
+        text.append(str(value))
+    return "=" + "&".join(formula), "".join(text)
+
+
+_SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
+    ("gpu", "GPU"), ("platform", "Platform"), ("weight_precision", "Weight precision"),
+    ("kv_precision", "KV-cache precision"), ("tp", "Tensor parallel (GPUs per replica)"),
+    ("nodes", "Nodes"), ("gpus", "GPUs"), ("replicas", "Replicas"),
+    ("users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
+    ("required_tokens_per_s_per_user", "Required tokens/s per user"),
+    ("tokens_per_s_per_user", "Tokens/s per user at peak"),
+    ("ttft_ms", "Time to first token at peak"), ("slo_met", "Meets latency targets"),
+    ("headroom", "Headroom policy"),
+    ("headroom_achieved", "Headroom achieved at peak"),
+    ("headroom_after_node_loss", "Headroom with one node down"),
+    ("capex", "Capital cost"), ("annual_cost_onprem", "On-prem cost per year"),
+    ("annual_cost_cloud", "Cloud cost per year (same GPUs, on demand)"),
+    ("cost_per_million_tokens_onprem", "On-prem cost per million output tokens"),
+    ("cost_per_million_tokens_cloud", "Cloud cost per million output tokens"),
+    ("breakeven_months", "Buy-vs-rent break-even"),
+)
+_TOTALS = ("gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+
+
+def write(book: Book) -> None:
+    """Write the Summary sheet: the recommendation per workload, totals and charts."""
+    wb = book.wb
+    ws = book.ws["Summary"]
+    f = book.f
+    r = book.r
+    acct = r.account
+    who = ", ".join(x for x in (
+        f"account id {acct.id}" if acct.id else "",
+        f"prepared by {acct.prepared_by}" if acct.prepared_by else "",
+        f"currency {acct.currency}") if x)
+    book.title(ws, f"LLM serving sizing: {acct.name}",
+                f"{who}. Every number below is a formula over the other sheets: change the "
+                "yellow cells on Inputs (or the engine's choices on KV) and it follows.")
+    ws.write_string(2, 0, clean_text(f"llmsizer {r.llmsizer_version}, catalog {r.catalog_digest}. "
+                                     "Units: GB = 1e9 bytes; money in the account currency."),
+                    f("note"))
+    rec: dict[int, Column] = {c.k: c for c in book.lay.columns if c.recommended}
+    total_col = 2 + book.n_wl
+    ws.set_column(0, 0, 44)
+    ws.set_column(1, 1, 12)
+    ws.set_column(2, 1 + book.n_wl, 30)
+    ws.set_column(total_col, total_col, 22)
+    fit_width(ws, 74 + 30 * book.n_wl, 56)
+    ws.repeat_columns(0, 1)
+    row = 4
+    ws.write_string(row, 0, "Per workload", f("header"))
+    ws.write_string(row, 1, "Unit", f("header"))
+    for k, w in enumerate(r.workloads, start=1):
+        ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
+    ws.write_string(row, total_col, "Total (recommended)", f("header"))
+    ws.freeze_panes(row + 1, 2)
+    row += 1
+    ws.write_string(row, 0, "Model", f("label"))
+    for k, w in enumerate(r.workloads, start=1):
+        ws.write_string(row, 1 + k, clean_text(w.model_name), f("wrap"))
+    row += 1
+    ws.write_string(row, 0, "Recommendation", f("header_top"))
+    height = 15.0
+    for k, w in enumerate(r.workloads, start=1):
+        c = rec.get(k)
+        words = _words(book, c) if c else None
+        if c is None:
+            text = clean_text(f"No feasible option. {w.advice or ''}")
+            ws.write_string(row, 1 + k, text, f("wrap"))
+        elif words is None:
+            text = c.option.id
+            ws.write_string(row, 1 + k, text, f("wrap"))
+        else:
+            text = words[1]
+            ws.write_formula(row, 1 + k, words[0], f("wrap"), text)
+        height = max(height, wrapped_height(text, 30, 11))
+    ws.set_row(row, min(height, 400))
+    row += 1
+    measured = any(w.mode == "measured" for w in r.workloads)
+    if measured:
+        row = _basis_row(book, ws, row)
+    units = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
+    flags = {c.name for c in CALCULATIONS if flag_expr(c.expr)}
+    for name, label in _summary_rows(measured):
+        unit = units.get(name)
+        if unit is None:
+            continue
+        cells: list[tuple[int, str, float | str | bool]] = []
+        value: float | str
+        for k, w in enumerate(r.workloads, start=1):
+            c = rec.get(k)
+            if c is None:
+                continue
+            scope = SCOPE.get(name)
+            if scope == "account":
+                ref, value = f"in_{name}", r.account_inputs[name]
+            elif scope == "workload":
+                ref, value = f"in_w{k}_{name}", w.inputs[name]
+            else:
+                maybe = book.lay.cell(name, c)
+                if maybe is None:
+                    continue
+                ref, value = maybe, c.option.values[name]
+            cells.append((k, ref, cached(value, name in flags)))
+        nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
+        fmt = "" if name in flags else number_format(unit, nums, book.cur)
+        ws.write_string(row, 0, label, f("label"))
+        ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
+        for k, ref, value in cells:
+            ws.write_formula(row, 1 + k, f"={ref}", f("calc", fmt), value)
+        for k in range(1, len(r.workloads) + 1):
+            if k not in rec:
+                ws.write_string(row, 1 + k, "—", f("unit"))
+        if name in _TOTALS and cells:
+            refs = [ref for _, ref, _ in cells]
+            chunks = [f"SUM({','.join(refs[i:i + 30])})" for i in range(0, len(refs), 30)]
+            ws.write_formula(row, total_col, "=" + "+".join(chunks), f("total", fmt),
+                             float(getattr(r.totals, name)))
+        if name in flags:
+            book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
+        if name.startswith("headroom_"):
+            ws.conditional_format(row, 2, row, 1 + book.n_wl, {
+                "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
+        if name in RISK_FLAGS:
+            book.risk(ws, row, 2, row, 1 + book.n_wl)
+        row += 1
+    _charts(book, wb, ws, row + 1)
+
+
+_MEASURED_ROWS: tuple[tuple[str, str], ...] = (
+    ("measured_tokens_per_s_per_replica", "Measured output tokens/s per replica"),
+    ("modelled_replica_output_tokens_per_s", "Modelled output tokens/s per replica"),
+    ("measured_vs_modelled", "Measured vs modelled"),
+    ("measured_gap_risk", "Measured and modelled differ by over 25 % (risk)"),
+)
+
+
+def _summary_rows(measured: bool) -> list[tuple[str, str]]:
+    """The Summary's rows; measured vs modelled throughput side by side when any
+    workload is sized from a benchmark."""
+    rows = list(_SUMMARY_ROWS)
+    if measured:
+        at = next(i for i, (n, _) in enumerate(rows) if n == "slo_met") + 1
+        rows[at:at] = _MEASURED_ROWS
+    return rows
+
+
+def _basis_row(book: Book, ws: Any, row: int) -> int:
+    """'Sizing basis': modelled, or which benchmark figure was used and why."""
+    ws.write_string(row, 0, "Sizing basis", book.f("header_top"))
+    height = 15.0
+    for k, w in enumerate(book.r.workloads, start=1):
+        if w.mode == "measured":
+            text = clean_text(w.measured_note or "measured (the customer's benchmark)")
+        else:
+            text = "modelled: roofline model with calibrated efficiencies"
+        ws.write_string(row, 1 + k, text, book.f("wrap"))
+        height = max(height, wrapped_height(text, 30, 11))
+    ws.set_row(row, min(height, 400))
+    return row + 1
+
+
+def _charts(book: Book, wb: Any, ws: Any, row: int) -> None:
+    lay = book.lay
+    if "annual_cost_onprem" not in lay.calc_rows or "annual_cost_cloud" not in lay.calc_rows:
+        return
+    onprem = lay.calc_rows["annual_cost_onprem"]
+    cloud = lay.calc_rows["annual_cost_cloud"]
+    money = number_format("currency", [], book.cur)
+    n = 0
+    for k, w in enumerate(book.r.workloads, start=1):
+        cols = [c for c in lay.columns if c.k == k and c.option.feasible]
+        if not cols or n >= MAX_CHARTS:
+            continue
+        first, last = cols[0].col, cols[-1].col
+        chart = wb.add_chart({"type": "column"})
+        for (sheet, crow), name, color in ((onprem, "On-prem cost per year", "#1F3864"),
+                                          (cloud, "Cloud cost per year", "#C55A11")):
+            chart.add_series({
+                "name": name,
+                "categories": ["KV", ROW_OPTION, first, ROW_OPTION, last],
+                "values": [sheet, crow, first, crow, last],
+                "fill": {"color": color},
+            })
+        # The title is a reference to a text cell: XlsxWriter reads a title string that
+        # contains "<x>!A1" as a cell reference, so untrusted text never goes in directly.
+        title_row = row + 18 * n
+        ws.write_string(title_row, 0, f"Annual cost by option: {clean_text(w.name)}"[:250],
+                        book.f("label_bold"))
+        chart.set_title({"name": ["Summary", title_row, 0], "name_font": {"size": 11}})
+        chart.set_y_axis({"num_format": money, "major_gridlines": {"visible": True}})
+        chart.set_x_axis({"num_font": {"size": 8}})
+        chart.set_legend({"position": "bottom"})
+        chart.set_size({"width": 760, "height": 320})
+        ws.insert_chart(title_row + 1, 0, chart, {"x_offset": 2, "y_offset": 4})
+        n += 1
