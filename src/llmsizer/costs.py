@@ -19,6 +19,7 @@ from .calculations import (
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIO_OUTPUTS,
     SCENARIOS,
+    Scenario,
 )
 from .catalog import CLOUD_TIERS, Catalog, CloudTier
 from .expr import Value, evaluate
@@ -215,24 +216,34 @@ def _base_env(acct: dict[str, float], w: WorkloadResult, o: Option) -> dict[str,
     return {**acct, **w.inputs, **{k: o.values[k] for k in _OPTION_INPUTS}}
 
 
-def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
-                tables: Tables) -> list[ScenarioResult]:
-    """Each scenario of calculations.SCENARIOS over every recommended option (the option is
-    kept: the scenario asks what the same configuration would need), summed per account."""
+def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                  tables: Tables) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
+    """Each scenario of calculations.SCENARIOS evaluated for every recommended option (the
+    option is kept: the scenario asks what the same configuration would need): the whole
+    calculation list per (1-based workload index, environment). The workbook's Scenarios
+    sheet prints the same calculations as formulas and caches these values."""
     from .engine import program
 
-    rows = []
+    out = []
     for sc in SCENARIOS:
-        per: dict[str, list[float]] = {k: [] for k in SCENARIO_OUTPUTS}
-        for w in workloads:
+        envs: list[tuple[int, dict[str, Value]]] = []
+        for k, w in enumerate(workloads, start=1):
             if w.best is None:
                 continue
             env = _base_env(acct, w, w.best)
             env[sc.input] = evaluate(sc.value, env)
             program()(env, tables)
-            for k in SCENARIO_OUTPUTS:
-                per[k].append(float(env[k]))
-        sums = {k: sum(xs) for k, xs in per.items()}
+            envs.append((k, env))
+        out.append((sc, envs))
+    return out
+
+
+def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                tables: Tables) -> list[ScenarioResult]:
+    """The scenarios summed over the account's recommended options."""
+    rows = []
+    for sc, envs in scenario_envs(workloads, acct, tables):
+        sums = {k: sum(float(env[k]) for _, env in envs) for k in SCENARIO_OUTPUTS}
         rows.append(ScenarioResult(
             name=sc.name, label=sc.label, change=sc.change, input=sc.input,
             gpus_purchased=int(sums["gpus_purchased"]), nodes=int(sums["nodes"]),
