@@ -499,6 +499,17 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
         out.append(Assumption(
             name=name, value=float(value) if value is not None else const.value, unit=const.unit,
             source="account policy override" if value is not None else const.source))
+    tier = req.costs.cloud_tier
+    asked = "cloud_tier" in req.costs.model_fields_set
+    out.append(Assumption(
+        name="cloud_tier", value=f"{costs.tier_words(tier)} ({tier})", unit="tier",
+        source=("account requirements (costs.cloud_tier)" if asked else
+                "default: an always-on service weighed against a multi-year purchase is rented "
+                "under a one-year contract, the commonest term with current price evidence "
+                "(SemiAnalysis H100 index); on-demand list prices are 2-3x higher and shown in "
+                "the scenarios")
+        + "; the cloud is priced as each offer sells: whole instances (e.g. 8 GPUs) or single "
+          "GPUs where the provider rents them (prices.yaml gpus_per_instance)"))
     return out
 
 

@@ -421,6 +421,8 @@ ASSUMPTION_LABELS = {
     "kv_cache_fraction": "KV share of free memory",
     "max_batch_per_replica": "Serving engine batch cap",
     "runtime_reserve_gb": "Runtime reserve per GPU",
+    "cloud_tier": "Cloud price tier",
+    "price_max_age_days": "Prices flagged when older than",
     "calibration_offline_median_error": "Throughput error, median (offline benchmarks)",
     "calibration_offline_p90_error": "Throughput error, 90th percentile (offline benchmarks)",
     "calibration_itl_median_error": "Inter-token latency error, median",
