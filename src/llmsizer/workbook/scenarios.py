@@ -96,10 +96,10 @@ def write(book: Book) -> None:
     row = ROW_HEAD + 1
     ws.write_string(row, 0, "As proposed", f("label_bold"))
     for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
-        refs = [book.lay.cell(k, c) for c in recommended.values()]
+        cells = [x for x in (book.lay.cell(k, c) for c in recommended.values()) if x]
         value = sum(float(c.option.values[k]) for c in recommended.values())
-        ws.write_formula(row, j, "=" + (f"SUM({','.join(x for x in refs if x)})" if refs
-                                         else "0"), f("total", fmts[k]), value)
+        ws.write_formula(row, j, "=" + (f"SUM({','.join(cells)})" if cells else "0"),
+                         f("total", fmts[k]), value)
     col = FIRST_BLOCK_COL
     for sc, envs in runs:
         row += 1
@@ -107,16 +107,16 @@ def write(book: Book) -> None:
         ws.write_string(row, 1, sc.change, f("text"))
         ws.write_string(row, 2, sc.input, f("name"))
         cols: list[str] = []
-        for k, env in envs:
-            c = recommended[k]
+        for wk, env in envs:
+            c = recommended[wk]
             cols.append(letter(col))
             _write_block(book, ws, col, sc, c, env)
             col += 1
-        for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
-            refs = [f"{x}{_CALC_ROW[k] + 1}" for x in cols]
-            value = sum(float(env[k]) for _, env in envs)
-            ws.write_formula(row, j, "=" + (f"SUM({','.join(refs)})" if refs else "0"),
-                             f("calc", fmts[k]), value)
+        for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
+            sums = [f"{x}{_CALC_ROW[out] + 1}" for x in cols]
+            total = sum(float(env[out]) for _, env in envs)
+            ws.write_formula(row, j, "=" + (f"SUM({','.join(sums)})" if sums else "0"),
+                             f("calc", fmts[out]), total)
     last_table_row = row
     if col > FIRST_BLOCK_COL:
         # The calculation block: labels in the column before it, grouped and collapsed.
