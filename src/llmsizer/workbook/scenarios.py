@@ -18,7 +18,7 @@ from ..calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
 from ..costs import scenario_envs
 from ..expr import Lookup, Value, render
 from .book import Book
-from .formats import clean_text, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 
 __all__ = ["write"]
@@ -137,6 +137,7 @@ def write(book: Book) -> None:
                     "calculations, one column per workload.", f("note"))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
+    fit_width(ws, 18 + 20 + 24 + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
 
 
 def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
