@@ -11,6 +11,7 @@ Update the snapshot after an intended formula change with
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -23,8 +24,9 @@ import yaml
 from helpers import EXAMPLE, ROOT, example_dict
 
 from llmsizer.calculations import CALCULATIONS, INPUTS
+from llmsizer.catalog import load_catalog
 from llmsizer.engine import size
-from llmsizer.expr import FUNCTIONS
+from llmsizer.expr import FUNCTIONS, LOOKUP_FUNCTIONS
 from llmsizer.requirements import load
 from llmsizer.results import Result
 from llmsizer.workbook import (
@@ -47,7 +49,10 @@ Tokenizer: Any = importlib.import_module("openpyxl.formula.tokenizer").Tokenizer
 SNAPSHOT = ROOT / "tests" / "snapshots" / "example_formulas.txt"
 # DESIGN §2: the only functions an emitted formula may call.
 ALLOWED_FUNCTIONS = frozenset(
-    {"ROUNDUP", "ROUNDDOWN", "MAX", "MIN", "IF", "AND", "OR", "LOG", "POWER", "SUM"})
+    {"ROUNDUP", "ROUNDDOWN", "MAX", "MIN", "IF", "AND", "OR", "LOG", "POWER", "SUM",
+     *LOOKUP_FUNCTIONS})  # INDEX/MATCH: catalog lookups only (expr.lookup_formula)
+# The only ranges a formula may use: one Catalog column (a lookup's ids or values).
+_CATALOG_COLUMN = re.compile(r"^Catalog!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+$")
 # Operators: arithmetic, comparisons and "&" (text join, used only for the Summary's sentence).
 ALLOWED_OPERATORS = frozenset({"+", "-", "*", "/", "^", "=", "<>", "<", "<=", ">", ">=", "&"})
 _CELL = re.compile(r"^(?:(?:Summary|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions)!)?"
@@ -232,6 +237,29 @@ def test_columns_capped_and_the_rest_announced(book: Any) -> None:
     assert any(str(s).startswith("✗ rejected: ") for s in statuses), "rejected options shown"
 
 
+def test_options_sheet_lists_every_option_of_the_results_json(book: Any) -> None:
+    """The proposal says the other configurations are listed in the workbook: every option
+    of the results JSON (feasible and rejected, with the reason) is a row of Options."""
+    result = example_result()
+    doc = json.loads(result.to_json())
+    in_json = [(w["name"], o["id"], o["feasible"], o["reason"])
+               for w in doc["workloads"] for o in w["options"]]
+    assert len(in_json) == 48  # inputs/example.yaml: 2 workloads x 24 options
+    ws = book["Options"]
+    heads = [c.value for c in ws[4]]
+    ids, st = heads.index("Option id"), heads.index("Status")
+    listed = [(r[0], r[ids], r[st]) for r in ws.iter_rows(min_row=5, values_only=True) if r[ids]]
+    assert len(listed) == len(in_json)
+    assert {(w, i) for w, i, _, _ in in_json} == {(w, i) for w, i, _ in listed}
+    status = {(w, i): s for w, i, s in listed}
+    for w, i, feasible, reason in in_json:
+        if feasible:
+            assert str(status[(w, i)]).startswith(("★ recommended", "alternative #")), (w, i)
+        else:
+            assert status[(w, i)] == f"✗ rejected: {reason}", (w, i)
+    assert any(not f for *_, f, _ in in_json) and any(f for *_, f, _ in in_json)
+
+
 # --- cached values ---------------------------------------------------------------------------
 
 
@@ -243,7 +271,9 @@ def test_cached_values_are_the_engines(cached: dict[str, dict[str, object]]) -> 
     for (sheet, ref), (value, name) in expected.items():
         got = cached[sheet].get(ref)
         if CALC_BY_NAME[name].unit == "flag":
-            assert got is bool(value), (sheet, ref, name)
+            # 1 / 0, not booleans: LibreOffice 7.4 discards cached booleans (its PDF export
+            # then aborted; docs/libreoffice-findings.md section 6)
+            assert type(got) is int and got == int(bool(value)), (sheet, ref, name, got)
         else:
             assert got == value, (sheet, ref, name, got, value)
 
@@ -280,8 +310,11 @@ def test_summary_states_the_recommendation_in_words(cached: dict[str, dict[str, 
     assert len(words) == len(result.workloads)
     best = result.workloads[0].best
     assert best is not None
-    assert words[0].startswith(f"{int(float(best.values['nodes']))} × {best.platform} nodes: "
-                               f"{int(float(best.values['gpus']))} × {best.gpu} GPUs")
+    cat = load_catalog()  # names, not ids (issue 14): catalogs/gpus.yaml, platforms.yaml
+    assert words[0].startswith(
+        f"{int(float(best.values['nodes']))} × {cat.platforms[best.platform].name} nodes: "
+        f"{int(float(best.values['gpus']))} × {cat.gpus[best.gpu].name} GPUs")
+    assert best.gpu not in words[0] and best.platform not in words[0]
 
 
 # --- formula lint -------------------------------------------------------------------------------
@@ -301,7 +334,8 @@ def lint(formula: str, names: set[str]) -> list[str]:
         elif tok.type == "FUNC":
             depth -= 1
         elif tok.type == "OPERAND" and tok.subtype == "RANGE":
-            if not (_CELL.match(tok.value) or tok.value in names):
+            if not (_CELL.match(tok.value) or tok.value in names
+                    or _CATALOG_COLUMN.match(tok.value)):
                 problems.append(f"reference {tok.value}")
         elif tok.type == "OPERAND":
             if tok.subtype not in ("NUMBER", "TEXT", "LOGICAL"):
@@ -330,6 +364,9 @@ def test_lint_catches_what_it_must() -> None:
     assert lint("=in_unknown*2", names) == ["reference in_unknown"]
     assert lint("=-in_users", names) != []  # unary minus: -2^2 = 4 in Excel
     assert lint("=A1:B2", names) != []  # ranges never appear in computed cells
+    assert lint("=INDEX(Catalog!$C$5:$C$7,MATCH(D8,Catalog!$A$5:$A$7,0))", names) == []
+    assert lint("=INDEX(Catalog!$C$5:$D$7,MATCH(D8,Catalog!$A$5:$A$7,0))", names) != []
+    assert lint("=SUM(KV!$C$5:$C$7)", names) != []
     assert lint("=INDIRECT(\"A1\")", names) != []
 
 
@@ -474,8 +511,10 @@ def test_summary_chart_follows_the_tco_cells(example_book: Path) -> None:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
         assert charts
         xml = z.read(charts[0]).decode()
-    assert "<c:f>TCO!$" in xml and "<c:f>KV!$" in xml
+    assert "<c:f>TCO!$" in xml and "<c:f>Options!$B$" in xml
     assert "<c:numCache>" in xml  # previews show the bars without recalculating
+    # axis labels are names (the Options sheet's labels), not option ids
+    assert "<c:v>NVIDIA H100 SXM 80GB, fp8 weights, fp8 KV, TP2</c:v>" in xml, xml[:3000]
 
 
 # --- untrusted text ---------------------------------------------------------------------------

@@ -346,7 +346,8 @@ def test_printed_sheets_show_formatted_numbers(tmp_path: Path) -> None:
     assert "###" not in text
     assert not re.search(r"\d\.\d{7,}", text), re.search(r".{30}\d\.\d{7,}.{10}", text)
     for title in ("LLM serving sizing", "Inputs:", "KV cache and memory", "Throughput and latency",
-                  "Replicas, GPUs, nodes", "Cost of ownership", "Catalog rows", "Assumptions"):
+                  "Replicas, GPUs, nodes", "Cost of ownership", "Every option evaluated",
+                  "Catalog rows", "Assumptions"):
         assert title in text, title
     for unit in (" GB", " ms", " tok/s", "$", "%", " GPUs", " nodes"):
         assert unit in text, unit

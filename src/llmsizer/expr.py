@@ -94,8 +94,9 @@ class Call(Expr):
 class Lookup(Expr):
     """``table[key][column]``: a catalog value chosen by an input (GPU, precision).
 
-    In Excel it becomes nested IFs over the Catalog sheet's rows (no lookup functions:
-    they are not on the allowed list)."""
+    In a spreadsheet it becomes :func:`lookup_formula`: ``INDEX`` of the column's cells at
+    the exact ``MATCH`` of the key among the table's ids, so an id that is not in the table
+    is ``#N/A`` there, as it is :class:`EvalError` here (never another row's value)."""
 
     table: str
     key: Ref
@@ -116,6 +117,18 @@ def ref(name: str) -> Ref:
 
 def lookup(table: str, key: str, column: str) -> Lookup:
     return Lookup(table, Ref(key), column)
+
+
+# The spreadsheet spelling of a Lookup: the only place INDEX and MATCH appear. Both exist in
+# every Excel and in LibreOffice 7.4 (no _xlfn. prefix); match type 0 = exact, first match,
+# case-insensitive like the Python side (ids are lower-case).
+LOOKUP_FUNCTIONS = ("INDEX", "MATCH")
+
+
+def lookup_formula(key: str, ids: str, values: str) -> str:
+    """``INDEX(values,MATCH(key,ids,0))``: ``ids`` and ``values`` are same-sized column
+    ranges (``Catalog!$A$5:$A$9``, ``Catalog!$C$5:$C$9``); ``key`` a rendered operand."""
+    return f"INDEX({values},MATCH({key},{ids},0))"
 
 
 def _cmp(op: str) -> Callable[[Operand, Operand], Expr]:

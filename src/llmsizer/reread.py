@@ -13,7 +13,7 @@ Reading, in order, each refusal one clear line (:class:`~llmsizer.errors.InputEr
 1. it opens as .xlsx and carries the marker (a workbook llmsizer did not write is refused,
    so is one whose properties a converter dropped - Google Sheets does);
 2. the same llmsizer version and catalog wrote it (else re-run from the YAML);
-3. all eight sheets exist;
+3. all its sheets exist (``llmsizer.workbook.SHEETS``);
 4. the workbook is rebuilt from the embedded requirements and compared cell by cell: every
    formula (compared after the normalisation below), every locked constant and every defined
    name must be as written. Only the unlocked (yellow) input cells may differ. Edits of the

@@ -244,11 +244,15 @@ def recalculated_values(
     return read_values(out)
 
 
-def to_pdf(path: Path, outdir: Path, *, timeout: float = DEFAULT_TIMEOUT_S) -> Path:
-    """Render all sheets of a workbook to ``outdir/<stem>.pdf`` (recalculated first)."""
-    return _convert([Path(path)], Path(outdir), _PDF_FILTER, ".pdf", timeout=timeout, force_recalc=True)[
-        Path(path)
-    ]
+def to_pdf(path: Path, outdir: Path, *, timeout: float = DEFAULT_TIMEOUT_S,
+           force_recalc: bool = True) -> Path:
+    """Render all sheets of a workbook to ``outdir/<stem>.pdf`` (recalculated first).
+
+    ``force_recalc=False`` exports with a fresh default profile, as a user's LibreOffice
+    does (cached values kept): tests/test_workbook_consumers.py checks that path, which
+    once aborted with "Unspecified Application Error" (docs/libreoffice-findings.md)."""
+    return _convert([Path(path)], Path(outdir), _PDF_FILTER, ".pdf", timeout=timeout,
+                    force_recalc=force_recalc)[Path(path)]
 
 
 # --------------------------------------------------------------------------------------

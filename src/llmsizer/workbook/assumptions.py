@@ -27,13 +27,13 @@ def write(book: Book) -> None:
     f = book.f
     r = book.r
     book.title(ws, "Assumptions, defaults and their sources",
-                "Values in formulas follow the Inputs sheet; efficiencies are per option "
-                "(KV sheet, top block).")
+               "Values in formulas follow the Inputs sheet; efficiencies are per option "
+               "(KV sheet, top block).", span=(3, 44 + 16 + 19 + 95))
     ws.set_column(0, 0, 44)
     ws.set_column(1, 1, 16)
-    ws.set_column(2, 2, 14)
+    ws.set_column(2, 2, 19)
     ws.set_column(3, 3, 95)
-    fit_width(ws, 44 + 16 + 14 + 95)
+    fit_width(ws, 44 + 16 + 19 + 95)
     row = 3
     for j, text in enumerate(("Assumption", "Value", "Unit", "Source")):
         ws.write_string(row, j, text, f("header"))
@@ -52,7 +52,7 @@ def write(book: Book) -> None:
                 ws.write_formula(row, 1, formula, fmt, value)
             else:
                 ws.write_number(row, 1, value, fmt)
-        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit_apart"))
         ws.write_string(row, 3, clean_text(source), f("wrap_note"))
         ws.set_row(row, wrapped_height(source, 95))
         row += 1
@@ -87,8 +87,9 @@ def write(book: Book) -> None:
         ("One definition, two renderings", "Every derived number here is printed from "
          "llmsizer's calculation list (docs/calculations.md); the engine evaluates the same "
          "list in Python."),
-        ("Option columns", "Each workload shows at most "
-         f"{MAX_COLUMNS_PER_WORKLOAD} options; all of them are in the results JSON."),
+        ("Option columns", "The calculation sheets show at most "
+         f"{MAX_COLUMNS_PER_WORKLOAD} options per workload; the Options sheet lists every "
+         "option the engine evaluated, feasible and rejected."),
         ("Engine status", "The Status row (feasible / rejected and why) is the engine's at "
          "generation time; the formulas recompute, the status text does not."),
         ("Version", f"llmsizer {r.llmsizer_version}, catalog digest {r.catalog_digest}."),

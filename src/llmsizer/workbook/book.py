@@ -16,7 +16,7 @@ from ..catalog import Catalog, load_catalog
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..results import Result
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
-from .layout import Layout, letter, used_names
+from .layout import Column, Layout, letter, used_names
 
 __all__ = ["Book"]
 
@@ -126,9 +126,35 @@ class Book:
 
     # -- helpers shared by sheet writers ----------------------------------------------------
 
-    def title(self, ws: Any, title: str, subtitle: str, col: int = 0) -> None:
+    def display_name(self, table: str, tid: str) -> str:
+        """The catalog's name of GPU or platform ``tid`` (the id when it has none)."""
+        entry = (self.catalog.gpus if table == "gpus" else self.catalog.platforms).get(tid)
+        return entry.name if entry is not None and entry.name else tid
+
+    def named_cell(self, name: str, c: Column) -> tuple[str, str] | None:
+        """``(formula operand, cached text)`` showing the catalog name of the GPU or platform
+        in option column ``c`` (``name`` is ``gpu`` or ``platform``); None otherwise."""
+        operand = self.lay.catalog_name(name, c)
+        if operand is None:
+            return None
+        table = "gpus" if name == "gpu" else "platforms"
+        return operand, self.display_name(table, str(c.option.values[name]))
+
+    def title(self, ws: Any, title: str, subtitle: str, col: int = 0, *,
+              span: tuple[int, float] | None = None) -> None:
+        """Title and subtitle at the top left. ``span`` = (last column, width in characters of
+        ``col``..last column): the subtitle is merged over those columns and wrapped, its
+        row made tall enough, so a long one is not cut off at the page edge."""
         ws.write_string(0, col, clean_text(title), self.f("title"))
-        ws.write_string(1, col, clean_text(subtitle), self.f("subtitle"))
+        if span is None:
+            ws.write_string(1, col, clean_text(subtitle), self.f("subtitle"))
+            return
+        last, width = span
+        fmt = self.f("subtitle_wrap")
+        if last > col:
+            ws.merge_range(1, col, 1, last, "", fmt)
+        ws.write_string(1, col, clean_text(subtitle), fmt)  # write_string: never a formula
+        ws.set_row(1, wrapped_height(subtitle, width, 10))
 
     def note(self, ws: Any, row: int, col: int, text: str) -> None:
         """A wrapped note in a 70-character column, its row made tall enough."""

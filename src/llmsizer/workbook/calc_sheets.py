@@ -46,7 +46,9 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
            "sheets follow.")
     if lay.hidden:
         sub += "  " + "; ".join(lay.hidden) + "."
-    book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL)
+    last = min(book.tail - 1, FIRST_OPTION_COL + 5)  # the first printed page's columns
+    book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL,
+               span=(last, 36 + 11 + 14 * (last - COL_UNIT)))
     for row, text in ((ROW_WORKLOAD, "Workload"), (ROW_OPTION, "Option"),
                       (ROW_STATUS, "Status (engine)")):
         ws.write_string(row, COL_NAME, "Name" if row == ROW_WORKLOAD else "", f("header"))
@@ -106,7 +108,7 @@ def write(book: Book, sheet: str) -> None:
         flag = flag_expr(calc.expr)
         values = [c.option.values[calc.name] for c in lay.columns]
         nums = [float(v) for v in values if not isinstance(v, str)]
-        fmt = "" if flag else number_format(calc.unit, nums, book.cur)
+        fmt = number_format("flag" if flag else calc.unit, nums, book.cur)
         plain, rec = f("calc", fmt), f("calc_rec", fmt)
         ws.write_string(row, COL_NAME, calc.name, f("name"))
         ws.write_string(row, COL_LABEL, calc.label, f("label"))

@@ -20,8 +20,8 @@ def write(book: Book) -> None:
     f = book.f
     lay = book.lay
     book.title(ws, "Catalog rows this workbook uses",
-               "The formulas look these cells up (nested IF on the id in column A). Prices "
-                "are formulas over the Inputs sheet: change them there.")
+               "The formulas look these cells up (INDEX/MATCH on the id in column A). Prices "
+               "are formulas over the Inputs sheet: change them there.", span=(4, 20 + 34 + 14 * 3))
     ws.set_column(0, 0, 20)
     ws.set_column(1, 1, 34)
     width = max(len(c) for c in TABLE_COLUMNS.values())

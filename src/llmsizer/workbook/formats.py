@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 __all__ = [
+    "FLAG_UNITS",
     "PERCENT_UNITS",
     "Formats",
     "clean_text",
@@ -39,6 +40,7 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month"}
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
+FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
                    "TOPS": 1, "tok/s": 1, "GB/s": 0, "FLOP/B": 0}
 _UNIT_SUFFIX = {"M tokens": "M tok", "x": "×", "ratio": "", "code": ""}
@@ -46,6 +48,8 @@ _UNIT_SUFFIX = {"M tokens": "M tok", "x": "×", "ratio": "", "code": ""}
 
 def unit_text(unit: str, currency: str) -> str:
     """The unit as the Unit column shows it (fractions are displayed as percentages)."""
+    if unit in FLAG_UNITS:
+        return "yes/no"
     if unit in PERCENT_UNITS:
         return unit.replace("fraction", "%")
     if unit == "us":
@@ -73,10 +77,12 @@ def _money(currency: str, decimals: int, per: str = "") -> str:
     return f'{body}" {currency}{per}"'
 
 
-def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zero: bool = False
-                  ) -> str:
-    """The display format of a row of ``values`` in ``unit`` (units on every number)."""
-    if unit == "flag":
+def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zero: bool = False,
+                  zero_text: str = "") -> str:
+    """The display format of a row of ``values`` in ``unit`` (units on every number).
+    ``dash_zero`` shows 0 as a dash, ``zero_text`` as that word ("none" for targets where
+    0 means no target)."""
+    if unit in FLAG_UNITS:
         return '"yes";"yes";"no"'
     if unit == "id":
         return "@"
@@ -101,10 +107,11 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
             decimals = _decimals(values)
         suffix = _UNIT_SUFFIX.get(unit, unit)
         fmt = _body(decimals) + (f'" {suffix}"' if suffix else "")
-        if decimals == 0 and unit in _PLURALS and not dash_zero:
+        if decimals == 0 and unit in _PLURALS and not (dash_zero or zero_text):
             return f'[=1]0" {_PLURALS[unit]}";{fmt}'  # "1 GPU", "2 GPUs"
-    if dash_zero:
-        fmt = f'{fmt};-{fmt};"—"'
+    if dash_zero or zero_text:
+        shown = zero_text.replace('"', "") or "—"
+        fmt = f'{fmt};-{fmt};"{shown}"'
     return fmt
 
 
@@ -157,6 +164,8 @@ def _format_shape(fmt: str) -> tuple[int, bool, float, int, int]:
 _ROLES: dict[str, dict[str, Any]] = {
     "title": {"bold": True, "font_size": 14, "font_color": "#1F3864"},
     "subtitle": {"italic": True, "font_color": "#595959"},
+    "subtitle_wrap": {"italic": True, "font_color": "#595959", "text_wrap": True,
+                      "valign": "top"},
     "header": {"bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864", "text_wrap": True,
                "valign": "top", "border": 1, "border_color": "#BFBFBF"},
     "header_rec": {"bold": True, "font_color": "#000000", "bg_color": "#FFD966",
@@ -173,6 +182,7 @@ _ROLES: dict[str, dict[str, Any]] = {
     "label_bold": {"bold": True, "valign": "top"},
     "header_top": {"bold": True, "valign": "top"},
     "unit": {"font_color": "#595959", "valign": "top"},
+    "unit_apart": {"font_color": "#595959", "valign": "top", "align": "left", "indent": 1},
     "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
     "text": {"valign": "top"},
     "wrap": {"text_wrap": True, "valign": "top"},

@@ -6,11 +6,19 @@ Account inputs are ``in_<name>``; prices ``in_price_<gpu>``, ``in_cloud_<gpu>``,
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..calculations import Input
+from ..catalog import Model
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import TABLE_COLUMN_INFO, letter
 
 __all__ = ["write"]
+
+# Workload inputs that describe the model (fields of a catalog model), not the business.
+MODEL_FIELDS = frozenset(Model.model_fields)
+ZERO_IS_NONE = "0 = none"  # an input's note says so: 0 is shown as "none", not "0 s"
 
 
 def write(book: Book) -> None:
@@ -22,8 +30,9 @@ def write(book: Book) -> None:
     note_col = 2 + book.n_wl
     name_col = note_col + 1
     book.title(ws, f"Inputs: {r.account.name}",
-                "Yellow cells with blue numbers are inputs: change them and every other sheet "
-                "recalculates. Each has a name (last column) that the formulas use.")
+               "Yellow cells with blue numbers are inputs: change them and every other sheet "
+               "recalculates. Each has a name (last column) that the formulas use.",
+               span=(note_col, 38 + 13 + 24 * book.n_wl + 70))
     ws.set_column(0, 0, 38)
     ws.set_column(1, 1, 13)
     ws.set_column(2, 1 + book.n_wl, 24)
@@ -87,24 +96,43 @@ def write(book: Book) -> None:
         ws.write_string(row + 1, 1 + k, clean_text(w.model_name), f("text"))
         ws.write_string(row + 2, 1 + k, w.mode, f("text"))
     ws.write_string(row + 2, note_col, "modelled = roofline model with calibrated "
-                    "efficiencies; measured = the customer's benchmark replaces it (seed 000).",
+                    "efficiencies; measured = the customer's benchmark replaces it.",
                     f("note"))
     row += 3
-    for i in book.workload_inputs:
-        vals = [float(w.inputs[i.name]) for w in r.workloads]
-        fmt = number_format(i.unit, vals, book.cur)
-        ws.write_string(row, 0, i.label, f("label"))
-        ws.write_string(row, 1, unit_text(i.unit, book.cur), f("unit"))
-        for k, value in enumerate(vals, start=1):
-            ws.write_number(row, 1 + k, value, f("input", fmt))
-            wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${letter(1 + k)}${row + 1}")
-            book.named_values[f"in_w{k}_{i.name}"] = value
-        if vals:
-            ws.data_validation(row, 2, row, 1 + len(vals), book.validation(i))
-        book.note(ws, row, note_col, i.note)
-        ws.write_string(row, name_col, f"in_w1_{i.name} … in_w{len(vals)}_{i.name}"
-                        if len(vals) > 1 else f"in_w1_{i.name}", f("name"))
+    business = [i for i in book.workload_inputs if i.name not in MODEL_FIELDS]
+    model = [i for i in book.workload_inputs if i.name in MODEL_FIELDS]
+    for i in business:
+        _workload_row(book, ws, row, i)
         row += 1
+    if model:
+        row += 1
+        ws.write_string(row, 0, "Model architecture (one column per workload)", f("section"))
+        book.note(ws, row, note_col, "Read from each model's config.json or the model catalog; "
+                  "not requirements. Change them only to size a different model.")
+        row += 1
+        for i in model:
+            _workload_row(book, ws, row, i)
+            row += 1
     ws.print_area(0, 0, row, note_col)
+
+
+def _workload_row(book: Book, ws: Any, row: int, i: Input) -> None:
+    """One workload input: a named, validated cell per workload (``in_w<k>_<name>``)."""
+    f = book.f
+    vals = [float(w.inputs[i.name]) for w in book.r.workloads]
+    note_col = 2 + book.n_wl
+    fmt = number_format(i.unit, vals, book.cur,
+                        zero_text="none" if ZERO_IS_NONE in i.note else "")
+    ws.write_string(row, 0, i.label, f("label"))
+    ws.write_string(row, 1, unit_text(i.unit, book.cur), f("unit"))
+    for k, value in enumerate(vals, start=1):
+        ws.write_number(row, 1 + k, value, f("input", fmt))
+        book.wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${letter(1 + k)}${row + 1}")
+        book.named_values[f"in_w{k}_{i.name}"] = value
+    if vals:
+        ws.data_validation(row, 2, row, 1 + len(vals), book.validation(i))
+    book.note(ws, row, note_col, i.note)
+    ws.write_string(row, note_col + 1, f"in_w1_{i.name} … in_w{len(vals)}_{i.name}"
+                    if len(vals) > 1 else f"in_w1_{i.name}", f("name"))
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
-from ..expr import Bin, Call, Expr, Lookup, references, render
+from ..expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
 from ..results import Option, Result, WorkloadResult
 from .formats import clean_text
 
@@ -28,6 +28,8 @@ __all__ = [
     "COL_UNIT",
     "FIRST_OPTION_COL",
     "MAX_COLUMNS_PER_WORKLOAD",
+    "OPTIONS_HEADER_ROW",
+    "OPTIONS_LABEL_COL",
     "PRICE_COLUMNS",
     "ROW_OPTION",
     "ROW_SECTION",
@@ -43,6 +45,7 @@ __all__ = [
     "input_name",
     "letter",
     "lookup_keys",
+    "option_statuses",
     "used_names",
 ]
 
@@ -54,6 +57,9 @@ MAX_REJECTED_SHOWN = 3  # rejected options shown when there are many feasible on
 ROW_WORKLOAD, ROW_OPTION, ROW_STATUS = 3, 4, 5
 ROW_SECTION = 6  # first section header; body rows follow
 COL_NAME, COL_LABEL, COL_UNIT, FIRST_OPTION_COL = 0, 1, 2, 3
+
+# The Options sheet: header row, then one row per option; column B is the option's label.
+OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL = 3, 1
 
 SCOPE = {i.name: i.scope for i in INPUTS}  # input name -> "account" | "workload" | "option"
 
@@ -70,6 +76,7 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
     "gpus_per_node": ("GPUs per node", "GPUs"),
     "node_power_kw": ("Node power", "kW"),
     "base_price": ("Node price without GPUs", "currency"),
+    "sold_full": ("Sold only with all GPUs", "1 = yes"),
     "bytes_per_param": ("Bytes per value", "B"),
     "scale_overhead": ("Scale overhead", "fraction"),
     "compute_code": ("Compute path code", "code"),
@@ -101,6 +108,18 @@ def input_name(name: str, k: int = 1) -> str | None:
     return None
 
 
+def _column(first: str, last: str) -> str:
+    """``Catalog!$C$5:$C$9``. A one-row table's range takes the blank row below it as well:
+    Gnumeric 1.12 answers #REF! for INDEX over a single cell (``INDEX(Catalog!$C$15,1)``,
+    measured: docs/libreoffice-findings.md section 7); the blank row never matches a key."""
+    if first == last:
+        m = re.fullmatch(r"(.*\$)(\d+)", last)
+        if m is None:
+            raise ValueError(f"not a cell: {last}")
+        last = f"{m.group(1)}{int(m.group(2)) + 1}"
+    return f"{first}:{last.split('!')[-1]}"
+
+
 def flag_expr(e: Expr) -> bool:
     """True when the spreadsheet value is a logical (comparison, AND, OR)."""
     if isinstance(e, Bin):
@@ -108,10 +127,15 @@ def flag_expr(e: Expr) -> bool:
     return isinstance(e, Call) and e.fn in ("AND", "OR")
 
 
-def cached(value: float | str, flag: bool) -> float | str | bool:
-    """The engine's value as a formula's cached result (logicals as booleans)."""
+def cached(value: float | str, flag: bool) -> float | str:
+    """The engine's value as a formula's cached result. Logicals are cached as 1 or 0, not
+    as booleans: LibreOffice 7.4 discards a cached boolean and recalculates the cell when it
+    is first needed; in a General-formatted cell asked for by a conditional format during PDF
+    export's fit-to-page layout, that aborted the export (docs/libreoffice-findings.md
+    section 6). Shown as yes/no by ``number_format("flag")`` (the other half of the fix);
+    a recalculating spreadsheet stores TRUE/FALSE again."""
     if flag and not isinstance(value, str):
-        return bool(value)
+        return 1 if value else 0
     return value
 
 
@@ -160,15 +184,13 @@ class Column:
     recommended: bool
 
 
-def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
-    """Recommended first, then the best-ranked alternatives, then rejected ones (capped)."""
+def option_statuses(w: WorkloadResult) -> tuple[list[tuple[Option, str]], list[tuple[Option, str]]]:
+    """Every option of ``w`` with its status text: the feasible ones (recommended first, then
+    the engine's ranking) and the rejected ones (with the reason)."""
     feasible = [o for o in w.options if o.feasible]
     feasible.sort(key=lambda o: o.id != w.recommended)  # stable: engine ranking kept
-    rejected = [o for o in w.options if not o.feasible]
-    n_rej = min(len(rejected), max(MAX_REJECTED_SHOWN, MAX_COLUMNS_PER_WORKLOAD - len(feasible)))
-    n_feas = min(len(feasible), MAX_COLUMNS_PER_WORKLOAD - n_rej)
-    out: list[tuple[Option, str]] = []
-    for rank, o in enumerate(feasible[:n_feas], start=1):
+    ranked: list[tuple[Option, str]] = []
+    for rank, o in enumerate(feasible, start=1):
         if w.mode == "measured":
             status = "★ recommended (measured: customer benchmark)" if o.id == w.recommended else (
                 f"alternative #{rank}")
@@ -176,9 +198,17 @@ def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
             status = "★ recommended" if o.id == w.recommended else f"alternative #{rank}"
         if not o.priced:
             status = f"{status}; no GPU price in catalog"
-        out.append((o, status))
-    out += [(o, f"✗ rejected: {clean_text(o.reason)}") for o in rejected[:n_rej]]
-    return out
+        ranked.append((o, status))
+    rejected = [(o, f"✗ rejected: {clean_text(o.reason)}") for o in w.options if not o.feasible]
+    return ranked, rejected
+
+
+def _shown_options(w: WorkloadResult) -> list[tuple[Option, str]]:
+    """Recommended first, then the best-ranked alternatives, then rejected ones (capped)."""
+    feasible, rejected = option_statuses(w)
+    n_rej = min(len(rejected), max(MAX_REJECTED_SHOWN, MAX_COLUMNS_PER_WORKLOAD - len(feasible)))
+    n_feas = min(len(feasible), MAX_COLUMNS_PER_WORKLOAD - n_rej)
+    return feasible[:n_feas] + rejected[:n_rej]
 
 
 def _plan_columns(result: Result) -> tuple[list[Column], list[str]]:
@@ -191,8 +221,8 @@ def _plan_columns(result: Result) -> tuple[list[Column], list[str]]:
             cols.append(Column(col, letter(col), k, w, o, status, o.id == w.recommended))
             col += 1
         if len(shown) < len(w.options):
-            hidden.append(f"{clean_text(w.name)}: {len(shown)} of {len(w.options)} options shown, "
-                          f"the other {len(w.options) - len(shown)} are in {result.account.slug}.json")
+            hidden.append(f"{clean_text(w.name)}: {len(shown)} of {len(w.options)} options shown "
+                          "here, all of them on the Options sheet")
     return cols, hidden
 
 
@@ -213,6 +243,7 @@ class Layout:
     catalog_ids: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # id, $A$r
     catalog_id_ranges: dict[str, str] = field(default_factory=dict)
     price_names: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    options_rows: dict[tuple[int, str], int] = field(default_factory=dict)  # (k, id) -> row
 
     @classmethod
     def plan(cls, result: Result, option_inputs: list[str]) -> Layout:
@@ -231,6 +262,12 @@ class Layout:
                     nxt += 1
         lay.calc_section_row = {s: (row if s == "KV" else ROW_SECTION) for s in CALC_SHEETS}
         lay._plan_catalog(result)
+        row = OPTIONS_HEADER_ROW
+        for k, w in enumerate(result.workloads, start=1):
+            feasible, rejected = option_statuses(w)
+            for o, _ in feasible + rejected:
+                row += 1
+                lay.options_rows[(k, o.id)] = row
         return lay
 
     def _plan_catalog(self, result: Result) -> None:
@@ -274,6 +311,19 @@ class Layout:
             return f"{sheet}!{c.letter}{row + 1}"
         return None
 
+    def catalog_name(self, name: str, c: Column) -> str | None:
+        """The display name (Catalog column B) of the GPU or platform that option input
+        ``name`` holds in column ``c``, as a formula operand (exact match: an id typed in
+        that is not in the catalog shows #N/A); None for other inputs."""
+        table = lookup_keys().get(name)
+        rows = self.catalog_ids.get(table or "")
+        cell = self.cell(name, c)
+        if table not in ("gpus", "platforms") or not rows or cell is None:
+            return None
+        first, last = rows[0][1], rows[-1][1]
+        return lookup_formula(cell, _column(first, last),
+                              _column(first.replace("$A$", "$B$"), last.replace("$A$", "$B$")))
+
     def template(self, calc: Calculation) -> str:
         """The calculation's formula with ``\\x00`` for its column and ``\\x01`` for k."""
         sheet = calc.sheet
@@ -296,12 +346,9 @@ class Layout:
             rows = self.catalog_ids.get(lk.table, [])
             if not rows:
                 raise ValueError(f"no {lk.table} rows for {calc.name}")
-            cells = [self.catalog_cells[(lk.table, tid, lk.column)] for tid, _ in rows]
-            out = cells[-1]
-            for (_, id_cell), value_cell in zip(reversed(rows[:-1]), reversed(cells[:-1]),
-                                                strict=True):
-                out = f"IF({key}={id_cell},{value_cell},{out})"
-            return out
+            first = self.catalog_cells[(lk.table, rows[0][0], lk.column)]
+            last = self.catalog_cells[(lk.table, rows[-1][0], lk.column)]
+            return lookup_formula(key, _column(rows[0][1], rows[-1][1]), _column(first, last))
 
         return render(calc.expr, name, table)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results import Result
-from . import assumptions, calc_sheets, catalog_sheet, inputs, scenarios, summary
+from . import assumptions, calc_sheets, catalog_sheet, inputs, options_sheet, scenarios, summary
 from .book import Book
 
 __all__ = ["REGISTRY", "SHEETS", "Sheet", "write_workbook"]
@@ -41,6 +41,7 @@ REGISTRY: tuple[Sheet, ...] = (
     Sheet("Throughput", partial(calc_sheets.write, sheet="Throughput"), 1),
     Sheet("Nodes", partial(calc_sheets.write, sheet="Nodes"), 1),
     Sheet("TCO", partial(calc_sheets.write, sheet="TCO"), 1),
+    Sheet("Options", options_sheet.write, 2),
     Sheet("Scenarios", scenarios.write, 2),
     Sheet("Catalog", catalog_sheet.write, 0),
     Sheet("Assumptions", assumptions.write, 2),

@@ -16,10 +16,11 @@ from typing import Any
 
 from ..calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
 from ..costs import scenario_envs
-from ..expr import Lookup, Value, render
+from ..expr import Lookup, Value, lookup_formula, render
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
+from .layout import _column as catalog_column
 
 __all__ = ["write"]
 
@@ -35,14 +36,13 @@ _CALC_ROW = {c.name: BLOCK_FIRST_CALC + i for i, c in enumerate(CALCULATIONS)}
 
 
 def _lookup(book: Book, lk: Lookup, key: str) -> str:
-    """A catalog lookup as the calculation sheets print it (nested IF on the id)."""
+    """A catalog lookup as the calculation sheets print it (INDEX/MATCH on the id)."""
     lay = book.lay
     rows = lay.catalog_ids.get(lk.table, [])
-    cells = [lay.catalog_cells[(lk.table, tid, lk.column)] for tid, _ in rows]
-    out = cells[-1]
-    for (_, id_cell), value_cell in zip(reversed(rows[:-1]), reversed(cells[:-1]), strict=True):
-        out = f"IF({key}={id_cell},{value_cell},{out})"
-    return out
+    first = lay.catalog_cells[(lk.table, rows[0][0], lk.column)]
+    last = lay.catalog_cells[(lk.table, rows[-1][0], lk.column)]
+    return lookup_formula(key, catalog_column(rows[0][1], rows[-1][1]),
+                          catalog_column(first, last))
 
 
 def _base_name(book: Book, c: Column, n: str) -> str:
@@ -151,8 +151,11 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
                      f("calc"), _number(env[sc.input]))
     for calc in CALCULATIONS:
         flag = flag_expr(calc.expr)
+        value = _number(env[calc.name])
+        fmt = number_format("flag" if flag else calc.unit,
+                            [value] if isinstance(value, float) else [], book.cur)
         ws.write_formula(_CALC_ROW[calc.name], col, _formula(book, calc.expr, c, x, sc),
-                         f("calc"), cached(_number(env[calc.name]), flag))
+                         f("calc", fmt), cached(value, flag))
 
 
 def _number(v: Value) -> float | str:

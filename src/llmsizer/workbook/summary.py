@@ -11,7 +11,7 @@ from ..calculations import CALCULATIONS, INPUTS
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
-from .layout import ROW_OPTION, SCOPE, Column, cached, flag_expr
+from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr
 
 __all__ = ["write"]
 
@@ -31,6 +31,11 @@ def _words(book: Book, c: Column) -> tuple[str, str] | None:
             formula.append('"' + lead.replace('"', '""') + '"')
             text.append(lead)
         if name is None:
+            continue
+        named = book.named_cell(name, c)
+        if named is not None:  # catalog names, not ids
+            formula.append(named[0])
+            text.append(named[1])
             continue
         ref = book.lay.cell(name, c)
         if ref is None:
@@ -77,8 +82,9 @@ def write(book: Book) -> None:
         f"prepared by {acct.prepared_by}" if acct.prepared_by else "",
         f"currency {acct.currency}") if x)
     book.title(ws, f"LLM serving sizing: {acct.name}",
-                f"{who}. Every number below is a formula over the other sheets: change the "
-                "yellow cells on Inputs (or the engine's choices on KV) and it follows.")
+               f"{who}. Every number below is a formula over the other sheets: change the "
+               "yellow cells on Inputs (or the engine's choices on KV) and it follows.",
+               span=(2 + book.n_wl, 44 + 12 + 30 * book.n_wl + 22))
     ws.write_string(2, 0, clean_text(f"llmsizer {r.llmsizer_version}, catalog {r.catalog_digest}. "
                                      "Units: GB = 1e9 bytes; money in the account currency."),
                     f("note"))
@@ -128,7 +134,7 @@ def write(book: Book) -> None:
         unit = units.get(name)
         if unit is None:
             continue
-        cells: list[tuple[int, str, float | str | bool]] = []
+        cells: list[tuple[int, str, float | str]] = []
         value: float | str
         for k, w in enumerate(r.workloads, start=1):
             c = rec.get(k)
@@ -140,17 +146,27 @@ def write(book: Book) -> None:
             elif scope == "workload":
                 ref, value = f"in_w{k}_{name}", w.inputs[name]
             else:
+                named = book.named_cell(name, c)
                 maybe = book.lay.cell(name, c)
-                if maybe is None:
+                if named is not None:
+                    ref, value = named
+                elif maybe is not None:
+                    ref, value = maybe, c.option.values[name]
+                else:
                     continue
-                ref, value = maybe, c.option.values[name]
             cells.append((k, ref, cached(value, name in flags)))
         nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
-        fmt = "" if name in flags else number_format(unit, nums, book.cur)
+        fmt = number_format("flag" if name in flags else unit, nums, book.cur)
         ws.write_string(row, 0, label, f("label"))
-        ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
+        ws.write_string(row, 1, "" if unit == "id" else unit_text(unit, book.cur), f("unit"))
         for k, ref, value in cells:
-            ws.write_formula(row, 1 + k, f"={ref}", f("calc", fmt), value)
+            if isinstance(value, str):  # names: wrapped in the 30-character column
+                ws.write_formula(row, 1 + k, f"={ref}", f("wrap"), value)
+            else:
+                ws.write_formula(row, 1 + k, f"={ref}", f("calc", fmt), value)
+        texts = [v for _, _, v in cells if isinstance(v, str)]
+        if texts:
+            ws.set_row(row, max(wrapped_height(v, 30, 11) for v in texts))
         for k in range(1, len(r.workloads) + 1):
             if k not in rec:
                 ws.write_string(row, 1 + k, "—", f("unit"))
@@ -216,12 +232,18 @@ def _charts(book: Book, wb: Any, ws: Any, row: int) -> None:
         if not cols or n >= MAX_CHARTS:
             continue
         first, last = cols[0].col, cols[-1].col
+        # Axis labels are the Options sheet's names (GPU, precision, TP), not option ids:
+        # its rows list a workload's feasible options in the same order as the columns.
+        labels = [lay.options_rows[(k, c.option.id)] for c in cols]
+        if labels != list(range(labels[0], labels[0] + len(labels))):
+            raise AssertionError("Options rows out of step with the option columns")
         chart = wb.add_chart({"type": "column"})
         for (sheet, crow), name, color in ((onprem, "On-prem cost per year", "#1F3864"),
                                           (cloud, "Cloud cost per year", "#C55A11")):
             chart.add_series({
                 "name": name,
-                "categories": ["KV", ROW_OPTION, first, ROW_OPTION, last],
+                "categories": ["Options", labels[0], OPTIONS_LABEL_COL, labels[-1],
+                               OPTIONS_LABEL_COL],
                 "values": [sheet, crow, first, crow, last],
                 "fill": {"color": color},
             })

@@ -1,0 +1,87 @@
+"""Options sheet: every option the engine evaluated, feasible and rejected, one row each.
+
+The calculation sheets show at most 12 options per workload as live formula columns; this
+sheet lists all of them (the proposal says the other configurations are in the workbook), with
+the engine's status, the reason a rejected one fails, and its headline figures. The figures
+are the engine's results at generation time, written as values: an option without a column
+has no formulas to point at. Where the option has a column, the sheet names it.
+"""
+
+from __future__ import annotations
+
+from ..calculations import CALCULATIONS
+from ..results import Option
+from .book import Book
+from .formats import clean_text, fit_width, number_format, wrapped_height
+from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
+
+__all__ = ["write"]
+
+_UNITS = {c.name: c.unit for c in CALCULATIONS}
+# (header, option value, unit): the figures a reader compares options by.
+_FIGURES: tuple[tuple[str, str], ...] = (
+    ("GPUs", "gpus"), ("Nodes", "nodes"), ("Replicas", "replicas"),
+    ("Tokens/s per user at peak", "tokens_per_s_per_user"),
+    ("Time to first token at peak", "ttft_ms"), ("Meets latency targets", "slo_met"),
+    ("Capital cost", "capex"), ("On-prem cost per year", "annual_cost_onprem"),
+    ("Cloud cost per year", "annual_cost_cloud"),
+)
+_WIDTHS = {"Workload": 20, "Option": 46, "Option id": 24, "Status": 34, "Platform": 38,
+           "Column": 8}
+_FIGURE_WIDTH = 15
+
+
+def label(book: Book, o: Option) -> str:
+    """An option in words for tables and chart axes: GPU name, precisions, TP."""
+    return (f"{book.display_name('gpus', o.gpu)}, {o.weight_precision} weights, "
+            f"{o.kv_precision} KV, TP{o.tp}")
+
+
+def write(book: Book) -> None:
+    """Write the Options sheet (its rows are planned in Layout: the Summary's charts take
+    their axis labels from column B)."""
+    ws = book.ws["Options"]
+    f = book.f
+    r = book.r
+    total = sum(len(w.options) for w in r.workloads)
+    book.title(ws, "Every option evaluated, feasible and rejected",
+               f"{total} options. Figures are the engine's at generation time (values, not "
+               "formulas); an option with a column on KV, Throughput, Nodes and TCO "
+               "recalculates there (its column is named in the last column).",
+               span=(1, _WIDTHS["Workload"] + _WIDTHS["Option"]))  # the repeated columns
+    shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
+    heads = ["Workload", "Option", "Option id", "Status", "Platform", *(h for h, _ in _FIGURES),
+             "Column"]
+    row = OPTIONS_HEADER_ROW
+    for j, head in enumerate(heads):
+        ws.write_string(row, j, head, f("header"))
+        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH))
+    ws.set_row(row, 30)
+    ws.freeze_panes(row + 1, 2)
+    ws.repeat_rows(row, row)
+    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads),
+              _WIDTHS["Workload"] + _WIDTHS["Option"])
+    ws.repeat_columns(0, 1)
+    first_figure = heads.index(_FIGURES[0][0])
+    for k, w in enumerate(r.workloads, start=1):
+        feasible, rejected = option_statuses(w)
+        for o, status in feasible + rejected:
+            row = book.lay.options_rows[(k, o.id)]
+            rec = o.id == w.recommended
+            ws.write_string(row, 0, clean_text(w.name), f("label"))
+            ws.write_string(row, OPTIONS_LABEL_COL, clean_text(label(book, o)),
+                            f("label_bold" if rec else "label"))
+            ws.write_string(row, 2, o.id, f("name"))
+            ws.write_string(row, 3, status, f("status_rec" if rec else (
+                "status" if o.feasible else "status_bad")))
+            ws.write_string(row, 4, clean_text(book.display_name("platforms", o.platform)),
+                            f("text"))
+            for j, (_, name) in enumerate(_FIGURES, start=first_figure):
+                value = o.values.get(name)
+                if not o.feasible or not isinstance(value, int | float):
+                    ws.write_string(row, j, "—", f("unit"))
+                    continue
+                fmt = number_format(_UNITS[name], [float(value)], book.cur)
+                ws.write_number(row, j, float(value), f("calc", fmt))
+            ws.write_string(row, len(heads) - 1, shown.get((k, o.id), "—"), f("unit"))
+            ws.set_row(row, wrapped_height(status, _WIDTHS["Status"], 8))
