@@ -26,7 +26,7 @@ from .calculations import (
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
-from .requirements import Loaded, Measured, Requirements, Workload
+from .requirements import Costs, Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
     Assumption,
@@ -500,11 +500,12 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
             name=name, value=float(value) if value is not None else const.value, unit=const.unit,
             source="account policy override" if value is not None else const.source))
     tier = req.costs.cloud_tier
-    asked = "cloud_tier" in req.costs.model_fields_set
+    # From the value alone (not whether it was given): a re-read workbook restates defaults.
+    asked = tier != Costs.model_fields["cloud_tier"].default
     out.append(Assumption(
         name="cloud_tier", value=f"{costs.tier_words(tier)} ({tier})", unit="tier",
         source=("account requirements (costs.cloud_tier)" if asked else
-                "default: an always-on service weighed against a multi-year purchase is rented "
+                "the default tier: an always-on service weighed against a multi-year purchase is rented "
                 "under a one-year contract, the commonest term with current price evidence "
                 "(SemiAnalysis H100 index); on-demand list prices are 2-3x higher and shown in "
                 "the scenarios")
