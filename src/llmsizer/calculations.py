@@ -30,6 +30,7 @@ from .expr import (
     ge,
     gt,
     le,
+    lift,
     lookup,
     ref,
     references,
@@ -91,7 +92,24 @@ INPUTS: tuple[Input, ...] = (
        "Mean demand as a share of peak: scales power and tokens served per year.", low=0.01,
        high=1),
     _i("network_per_node", "Network per node", "currency", "account",
-       "Switch ports, NICs and cables per node.", low=0),
+       "Scale-out fabric per node: switch ports, optics and cables (NICs are in the node price).",
+       low=0),
+    _i("storage_tb_per_node", "Storage per node", "TB", "account",
+       "Shared storage for model versions, logs and caches, per node.", low=0),
+    _i("storage_per_tb_month", "Storage price", "currency/TB-month", "account",
+       "Shared storage per TB and month.", low=0),
+    _i("software_per_gpu_year", "Software licence per GPU", "currency/GPU-year", "account",
+       "Serving software licence per GPU and year (0 = open-source serving).", low=0),
+    _i("colocation_per_kw_month", "Colocation per kW", "currency/kW-month", "account",
+       "Rack space, cooling and power capacity per kW of node power and month (0 = own data "
+       "centre).", low=0),
+    _i("gpu_price_factor", "GPU price multiplier", "x", "account",
+       "1 = the GPU prices above; the Scenarios sheet varies it (what-if on a negotiated price).",
+       low=0.01, high=10),
+    _i("cloud_tier_what_if", "Cloud tier for a what-if", "code", "account",
+       "0 = the cloud price above; 1 hyperscaler on-demand, 2 committed 1 year, 3 committed "
+       "3 years, 4 GPU cloud (catalog prices; the Scenarios sheet uses it).", low=0, high=4,
+       integer=True),
     _i("hours_per_year", "Hours per year", "h", "account", "8,760 h: always-on service.",
        low=1, high=8784),
     # per workload
@@ -139,6 +157,11 @@ INPUTS: tuple[Input, ...] = (
     _i("qk_rope_head_dim", "MLA RoPE key width", "elements", "workload",
        "Decoupled RoPE key stored beside the MLA latent; 0 = standard attention.", low=0,
        integer=True),
+    _i("api_input_per_million", "Hosted API, input tokens", "currency/M tok", "workload",
+       "A hosted API's price for this model per million input tokens (0 = none listed).", low=0),
+    _i("api_output_per_million", "Hosted API, output tokens", "currency/M tok", "workload",
+       "A hosted API's price for this model per million output tokens (0 = none listed).",
+       low=0),
     # per option: the engine's search choices, then efficiencies (calibrated constants)
     _i("gpu", "GPU", "id", "option", "Accelerator (catalog id).", kind="text"),
     _i("platform", "Platform", "id", "option", "Server platform (catalog id).", kind="text"),
@@ -201,6 +224,12 @@ INPUTS: tuple[Input, ...] = (
     _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
        "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
        integer=True),
+    _i("confidence_p10", "Model error, 10th percentile", "fraction", "option",
+       "Cross-validated predicted / measured throughput - 1 of this option's group "
+       "(docs/calibration.md): the model's low end.", low=-0.9, high=5),
+    _i("confidence_p90", "Model error, 90th percentile", "fraction", "option",
+       "Cross-validated predicted / measured throughput - 1 of this option's group: the "
+       "model's high end (throughput over-predicted).", low=-0.9, high=5),
 )
 
 INPUT_NAMES = frozenset(i.name for i in INPUTS)
@@ -219,6 +248,28 @@ def _allreduce_bytes(n: Expr) -> Expr:
     """Bytes each GPU moves in one ring all-reduce of a token's hidden vector (2-byte
     activations) over n GPUs: 2(n-1)/n x hidden x 2 (“GenAI Physics”); 0 when n = 1."""
     return 2 * (n - 1) / n * r("hidden_size") * 2
+
+
+def _tier_column(prefix: str) -> Expr:
+    """The catalog column of the what-if cloud tier (1-4): ``<prefix>_on_demand`` etc."""
+    return IF(eq(r("cloud_tier_what_if"), 1), lookup("gpus", "gpu", f"{prefix}_on_demand"),
+              IF(eq(r("cloud_tier_what_if"), 2), lookup("gpus", "gpu", f"{prefix}_1yr"),
+                 IF(eq(r("cloud_tier_what_if"), 3), lookup("gpus", "gpu", f"{prefix}_3yr"),
+                    lookup("gpus", "gpu", f"{prefix}_gpu_cloud"))))
+
+
+def _replicas_at(factor: Expr) -> Expr:
+    """Replicas (load + N+1 spares) when each replica serves 1/factor of the modelled users."""
+    load = ROUNDUP(r("demand_replicas") * factor * (1 + r("headroom")), 0)
+    return load + IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), load), 0)
+
+
+def _nodes_for(gpus: Expr) -> Expr:
+    return MAX(ROUNDUP(gpus / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1))
+
+
+def _purchased(gpus: Expr, nodes: Expr) -> Expr:
+    return IF(gt(r("platform_sold_full"), 0), nodes * r("gpus_per_node"), gpus)
 
 CALCULATIONS: tuple[Calculation, ...] = (
     # ---- catalog values for this option (live lookups into the Catalog sheet) ----------
@@ -278,10 +329,18 @@ CALCULATIONS: tuple[Calculation, ...] = (
        lookup("platforms", "platform", "node_power_kw"), "Whole node at full GPU load."),
     _c("node_base_price", "Node price without GPUs", "currency", "TCO",
        lookup("platforms", "platform", "base_price"), "Chassis, CPUs, memory, NICs."),
-    _c("gpu_price", "GPU price", "currency", "TCO", lookup("gpus", "gpu", "price"),
-       "Catalog estimate or the account's override."),
+    _c("gpu_price", "GPU price", "currency", "TCO",
+       lookup("gpus", "gpu", "price") * r("gpu_price_factor"),
+       "Catalog estimate or the account's override, x the what-if multiplier (1 normally)."),
     _c("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h", "TCO",
-       lookup("gpus", "gpu", "cloud_gpu_hour"), "On-demand list price or the override."),
+       IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud"),
+          lookup("gpus", "gpu", "cloud_gpu_hour")),
+       "The account's cloud tier (prices.yaml, dated) or its override; a what-if tier code "
+       "picks that tier's catalog price."),
+    _c("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs", "TCO",
+       IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud_gpus"),
+          lookup("gpus", "gpu", "cloud_gpus_per_instance")),
+       "How the offer is sold: whole instances of this many GPUs (1 = single GPUs)."),
     _c("context_tokens", "KV reserved per request", "tokens", "KV",
        IF(gt(r("max_context_tokens"), 0), r("max_context_tokens"),
           r("prompt_tokens") + r("output_tokens")),
@@ -563,41 +622,143 @@ CALCULATIONS: tuple[Calculation, ...] = (
           (r("replicas") - r("replicas_lost_with_a_node")) / r("demand_replicas") - 1,
           0),
        "Negative means peak demand is not met while a node is down."),
-    # ---- cost (seeds 003, 004) ----------------------------------------------------------
+    # ---- cost (seeds 003, 004): bill of materials per node, on-prem vs cloud vs API ------
+    _c("capex_platforms", "Capex: platforms without GPUs", "currency", "TCO",
+       r("nodes") * r("node_base_price"), "Nodes x node price without GPUs."),
+    _c("capex_gpus", "Capex: GPUs", "currency", "TCO", r("gpus_purchased") * r("gpu_price"),
+       "GPUs purchased x GPU price."),
+    _c("capex_network", "Capex: scale-out network", "currency", "TCO",
+       r("nodes") * r("network_per_node"), "Nodes x network per node."),
     _c("capex", "Capital cost", "currency", "TCO",
-       r("nodes") * (r("node_base_price") + r("network_per_node"))
-       + r("gpus_purchased") * r("gpu_price"),
-       "Nodes x (chassis + network) + GPUs purchased x GPU price."),
+       r("capex_platforms") + r("capex_gpus") + r("capex_network"),
+       "Platforms + GPUs + network (the bill of materials per node)."),
     _c("annual_capex", "Capex per year", "currency/yr", "TCO",
        r("capex") / r("amortization_years"), "Straight-line amortisation."),
-    _c("annual_power_cost", "Power per year", "currency/yr", "TCO",
+    _c("annual_power_full_load", "Power per year at full load", "currency/yr", "TCO",
        r("nodes") * r("node_power_kw") * r("pue") * r("hours_per_year")
-       * r("electricity_per_kwh") * r("average_load"),
+       * r("electricity_per_kwh"),
+       "Node kW x PUE x hours x tariff, every node at full load."),
+    _c("annual_power_cost", "Power per year", "currency/yr", "TCO",
+       r("annual_power_full_load") * r("average_load"),
        "Node kW x PUE x hours x tariff x average load."),
+    _c("annual_colocation", "Colocation per year", "currency/yr", "TCO",
+       r("nodes") * r("node_power_kw") * r("colocation_per_kw_month") * 12,
+       "Nodes x node kW x price per kW-month x 12: rack space and power capacity are contracted "
+       "for the full load."),
+    _c("annual_storage", "Storage per year", "currency/yr", "TCO",
+       r("nodes") * r("storage_tb_per_node") * r("storage_per_tb_month") * 12,
+       "Nodes x TB per node x price per TB-month x 12 (the same on-prem and in the cloud)."),
+    _c("annual_software", "Software licences per year", "currency/yr", "TCO",
+       r("gpus_purchased") * r("software_per_gpu_year"), "GPUs purchased x licence per GPU-year."),
     _c("annual_support", "Support per year", "currency/yr", "TCO",
        r("capex") * r("support_rate"), "Support rate x capex."),
+    _c("annual_fixed_onprem", "On-prem cost per year, load-independent", "currency/yr", "TCO",
+       r("annual_capex") + r("annual_colocation") + r("annual_support") + r("annual_storage")
+       + r("annual_software"),
+       "Everything but power: amortised capex, colocation, support, storage, licences."),
+    _c("annual_facility", "Power and colocation per year", "currency/yr", "TCO",
+       r("annual_power_cost") + r("annual_colocation"), "Power + colocation."),
+    _c("annual_services", "Support, storage and licences per year", "currency/yr", "TCO",
+       r("annual_support") + r("annual_storage") + r("annual_software"),
+       "Support + storage + licences."),
     _c("annual_cost_onprem", "On-prem cost per year", "currency/yr", "TCO",
-       r("annual_capex") + r("annual_power_cost") + r("annual_support"),
-       "Amortised capex + power + support."),
+       r("annual_capex") + r("annual_facility") + r("annual_services"),
+       "Amortised capex + power and colocation + support, storage and licences."),
+    _c("cloud_instances", "Cloud instances", "instances", "TCO",
+       ROUNDUP(r("gpus") / r("cloud_gpus_per_instance"), 0),
+       "Whole instances for the GPUs in use (spares included): the cloud sells instances."),
+    _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
+       r("cloud_instances") * r("cloud_gpus_per_instance"),
+       "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold."),
+    _c("annual_cloud_rent", "Cloud rent per year", "currency/yr", "TCO",
+       r("cloud_gpus_rented") * r("cloud_gpu_hour") * r("hours_per_year"),
+       "GPUs rented x price per GPU-hour x hours, always on."),
+    _c("annual_cloud_extras", "Cloud storage and licences per year", "currency/yr", "TCO",
+       r("annual_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
+       "The same storage and per-GPU licences as on-prem."),
     _c("annual_cost_cloud", "Cloud cost per year", "currency/yr", "TCO",
-       r("gpus") * r("cloud_gpu_hour") * r("hours_per_year"),
-       "Same GPUs rented on demand, always on."),
+       r("annual_cloud_rent") + r("annual_cloud_extras"),
+       "Rent + storage + licences."),
     _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
        r("required_system_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year") / 1e6,
        "Peak demand x average load x seconds per year."),
-    _c("cost_per_million_tokens_onprem", "On-prem cost per million tokens", "currency/M tok",
-       "TCO", IF(gt(r("million_tokens_per_year"), 0),
-                 r("annual_cost_onprem") / r("million_tokens_per_year"), 0),
-       "Annual on-prem cost / tokens served."),
-    _c("cost_per_million_tokens_cloud", "Cloud cost per million tokens", "currency/M tok",
-       "TCO", IF(gt(r("million_tokens_per_year"), 0),
-                 r("annual_cost_cloud") / r("million_tokens_per_year"), 0),
-       "Annual cloud cost / tokens served."),
+    _c("million_input_tokens_per_year", "Input tokens served per year", "M tokens", "TCO",
+       r("million_tokens_per_year") * r("prompt_tokens") / r("output_tokens"),
+       "Output tokens x prompt / output length: each request carries its prompt."),
+    _c("million_total_tokens_per_year", "Input + output tokens per year", "M tokens", "TCO",
+       r("million_tokens_per_year") + r("million_input_tokens_per_year"), "Input + output."),
+    _c("cost_per_million_tokens_onprem", "On-prem cost per million output tokens",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("million_tokens_per_year"), 0),
+       "Annual on-prem cost / output tokens served."),
+    _c("cost_per_million_tokens_cloud", "Cloud cost per million output tokens",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_tokens_per_year"), 0),
+          r("annual_cost_cloud") / r("million_tokens_per_year"), 0),
+       "Annual cloud cost / output tokens served."),
+    _c("cost_per_million_total_tokens_onprem", "On-prem cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("million_total_tokens_per_year"), 0),
+       "Annual on-prem cost / input + output tokens: comparable with an API's blended price."),
+    _c("cost_per_million_total_tokens_cloud", "Cloud cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_cloud") / r("million_total_tokens_per_year"), 0),
+       "Annual cloud cost / input + output tokens."),
+    _c("annual_cost_api", "Hosted API cost per year", "currency/yr", "TCO",
+       r("million_input_tokens_per_year") * r("api_input_per_million")
+       + r("million_tokens_per_year") * r("api_output_per_million"),
+       "The same tokens bought from a hosted API at its list price (0 = no price listed)."),
+    _c("cost_per_million_total_tokens_api", "Hosted API cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_api") / r("million_total_tokens_per_year"), 0),
+       "The API's blended price for this workload's prompt / output mix."),
     _c("breakeven_months", "Buy-vs-rent break-even", "months", "TCO",
-       IF(gt(r("annual_cost_cloud"), r("annual_power_cost") + r("annual_support")),
-          r("capex") / ((r("annual_cost_cloud") - r("annual_power_cost") - r("annual_support"))
+       IF(gt(r("annual_cost_cloud"), r("annual_cost_onprem") - r("annual_capex")),
+          r("capex") / ((r("annual_cost_cloud") - r("annual_cost_onprem") + r("annual_capex"))
                         / 12), 0),
-       "Months until buying beats renting; 0 = renting stays cheaper."),
+       "Capex / monthly saving of owning over renting (running costs without amortisation); "
+       "0 = renting stays cheaper."),
+    _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",
+       "fraction", "TCO",
+       IF(gt(r("annual_cloud_rent"), r("annual_power_full_load")),
+          (r("annual_fixed_onprem") - r("annual_cloud_extras"))
+          / (r("annual_cloud_rent") - r("annual_power_full_load")), 0),
+       "Owning costs fixed + power x load; renting only the GPU-hours used costs rent x load + "
+       "extras: equal at this load (above 1 or 0 = renting stays cheaper)."),
+    _c("breakeven_load_vs_api", "Average load above which buying beats the hosted API",
+       "fraction", "TCO",
+       IF(gt(r("annual_cost_api") / r("average_load"), r("annual_power_full_load")),
+          r("annual_fixed_onprem")
+          / (r("annual_cost_api") / r("average_load") - r("annual_power_full_load")), 0),
+       "The API's cost grows with tokens (with load); owning costs fixed + power x load: equal "
+       "at this load (above 1 or 0 = the API stays cheaper)."),
+    # ---- confidence: the model's cross-validated error turned into a GPU range ------------
+    _c("confidence_throughput_low", "Throughput per replica, model's low end", "tok/s", "Nodes",
+       r("replica_output_tokens_per_s") / (1 + r("confidence_p90")),
+       "Modelled throughput / (1 + p90 error): the model over-predicts by its p90."),
+    _c("confidence_throughput_high", "Throughput per replica, model's high end", "tok/s",
+       "Nodes", r("replica_output_tokens_per_s") / (1 + r("confidence_p10")),
+       "Modelled throughput / (1 + p10 error)."),
+    _c("confidence_replicas_low_throughput", "Replicas if throughput is at the low end",
+       "replicas", "Nodes", _replicas_at(1 + r("confidence_p90")),
+       "Demand x (1 + p90) with headroom and N+1 as above: replicas serve fewer users each."),
+    _c("confidence_gpus_purchased_low_throughput", "GPUs purchased if throughput is at the low "
+       "end", "GPUs", "Nodes",
+       _purchased(r("confidence_replicas_low_throughput") * tp,
+                  _nodes_for(r("confidence_replicas_low_throughput") * tp)),
+       "Replicas x TP in whole nodes, as for the recommendation."),
+    _c("confidence_replicas_high_throughput", "Replicas if throughput is at the high end",
+       "replicas", "Nodes", _replicas_at(1 + r("confidence_p10")),
+       "Demand x (1 + p10) with headroom and N+1 as above."),
+    _c("confidence_gpus_purchased_high_throughput", "GPUs purchased if throughput is at the "
+       "high end", "GPUs", "Nodes",
+       _purchased(r("confidence_replicas_high_throughput") * tp,
+                  _nodes_for(r("confidence_replicas_high_throughput") * tp)),
+       "Replicas x TP in whole nodes, as for the recommendation."),
 )
 
 CALCULATION_NAMES = tuple(c.name for c in CALCULATIONS)
@@ -607,7 +768,9 @@ UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c
 # sheet provide exactly these).
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "gpus": ("memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "int8_tops",
-             "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour"),
+             "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour", "cloud_gpus_per_instance",
+             "cloud_on_demand", "cloud_gpus_on_demand", "cloud_1yr", "cloud_gpus_1yr",
+             "cloud_3yr", "cloud_gpus_3yr", "cloud_gpu_cloud", "cloud_gpus_gpu_cloud"),
     "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price"),
     "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
 }
@@ -694,6 +857,71 @@ TOTAL_COST_PER_MILLION_ONPREM = IF(gt(ref("million_tokens_per_year"), 0),
                                    ref("annual_cost_onprem") / ref("million_tokens_per_year"), 0)
 TOTAL_COST_PER_MILLION_CLOUD = IF(gt(ref("million_tokens_per_year"), 0),
                                   ref("annual_cost_cloud") / ref("million_tokens_per_year"), 0)
+
+TOTAL_COST_PER_MILLION_TOTAL_ONPREM = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_onprem") / ref("million_total_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_TOTAL_CLOUD = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_cloud") / ref("million_total_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_TOTAL_API = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_api") / ref("million_total_tokens_per_year"), 0)
+
+
+# ---- sensitivity (the Scenarios sheet, results ``sensitivity[]``) ----------------------------
+# Each scenario changes ONE input to the value of ``value`` (an expression over the base
+# inputs) and recomputes the whole calculation list for each workload's recommended option.
+@dataclass(frozen=True)
+class Scenario:
+    name: str  # stable id (results JSON)
+    label: str  # what changes, in words
+    change: str  # by how much, in words
+    input: str  # the input it changes
+    value: Expr  # that input's value in the scenario
+
+
+def _scaled_tokens(name: str, factor: float) -> Expr:
+    return MAX(1, ROUNDUP(r(name) * factor, 0))
+
+
+# Cloud tier codes of ``cloud_tier_what_if`` (the order of catalog.CLOUD_TIERS).
+CLOUD_TIER_CODES = {"hyperscaler_on_demand": 1, "committed_1yr": 2, "committed_3yr": 3,
+                    "gpu_cloud": 4}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0)),
+    Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0)),
+    Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2),
+    Scenario("prompt_-50%", "Prompt length", "-50 %", "prompt_tokens",
+             _scaled_tokens("prompt_tokens", 0.5)),
+    Scenario("prompt_+50%", "Prompt length", "+50 %", "prompt_tokens",
+             _scaled_tokens("prompt_tokens", 1.5)),
+    Scenario("output_-50%", "Output length", "-50 %", "output_tokens",
+             _scaled_tokens("output_tokens", 0.5)),
+    Scenario("output_+50%", "Output length", "+50 %", "output_tokens",
+             _scaled_tokens("output_tokens", 1.5)),
+    Scenario("gpu_price_-30%", "GPU price", "-30 %", "gpu_price_factor",
+             r("gpu_price_factor") * 0.7),
+    Scenario("gpu_price_+30%", "GPU price", "+30 %", "gpu_price_factor",
+             r("gpu_price_factor") * 1.3),
+    Scenario("cloud_hyperscaler_on_demand", "Cloud price", "hyperscaler on-demand",
+             "cloud_tier_what_if", lift(1)),
+    Scenario("cloud_committed_1yr", "Cloud price", "committed 1 year", "cloud_tier_what_if",
+             lift(2)),
+    Scenario("cloud_committed_3yr", "Cloud price", "committed 3 years", "cloud_tier_what_if",
+             lift(3)),
+    Scenario("cloud_gpu_cloud", "Cloud price", "GPU cloud on-demand", "cloud_tier_what_if",
+             lift(4)),
+    Scenario("load_0.3", "Average load", "30 %", "average_load", lift(0.3)),
+    Scenario("load_0.9", "Average load", "90 %", "average_load", lift(0.9)),
+    Scenario("headroom_0", "Headroom", "0 %", "headroom", lift(0)),
+    Scenario("headroom_0.5", "Headroom", "50 %", "headroom", lift(0.5)),
+)
+SCENARIO_OUTPUTS = ("gpus_purchased", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+
+# Loads at which the break-even table and chart evaluate the cost per million tokens.
+BREAKEVEN_LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 # Catalog prices are in US dollars; accounts in another currency give an exchange rate.
 PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")

@@ -45,9 +45,6 @@ class Gpu(_Entry):
     price_usd: float | None = Field(default=None, gt=0)
     price_date: str | None = None
     price_source: str | None = None
-    cloud_usd_per_gpu_hour: float | None = Field(default=None, gt=0)
-    cloud_date: str | None = None
-    cloud_source: str | None = None
     default_platform: str
     source: str
     notes: str = ""
@@ -104,6 +101,57 @@ class Constant(_Entry):
     source: str
 
 
+CloudTier = Literal["hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud"]
+CLOUD_TIERS: tuple[CloudTier, ...] = ("hyperscaler_on_demand", "committed_1yr", "committed_3yr",
+                                      "gpu_cloud")
+_DATE = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
+              description="when the source observed the price (YYYY, YYYY-MM or YYYY-MM-DD); "
+                          "null = undated")
+
+
+class CloudOffer(_Entry):
+    """One named cloud offer: how the cloud sells the GPU and at what price."""
+
+    usd_per_gpu_hour: float = Field(gt=0)
+    gpus_per_instance: int = Field(ge=1, le=72, description="1 = single GPUs are rented")
+    offer: str
+    date: str | None = _DATE
+    source: str
+
+
+class PricedItem(_Entry):
+    value: float = Field(ge=0)
+    unit: str
+    date: str | None = _DATE
+    source: str
+
+
+class ApiPrice(_Entry):
+    input_usd_per_million: float = Field(gt=0)
+    output_usd_per_million: float = Field(gt=0)
+    provider: str
+    date: str | None = _DATE
+    source: str
+
+
+class Prices(_Entry):
+    """prices.yaml: dated cloud offers by tier, bill-of-materials extras, hosted-API prices."""
+
+    fallback: dict[CloudTier, list[CloudTier]]
+    cloud: dict[str, dict[CloudTier, CloudOffer]]
+    extras: dict[Literal["network_per_node", "storage_per_tb_month", "software_per_gpu_year",
+                         "colocation_per_kw_month"], PricedItem]
+    api: dict[str, ApiPrice]
+
+    def cloud_offer(self, gpu: str, tier: CloudTier) -> tuple[CloudTier, CloudOffer] | None:
+        """The offer for ``gpu`` in ``tier``, else in the tier's fallbacks (in order)."""
+        offers = self.cloud.get(gpu, {})
+        for t in (tier, *self.fallback.get(tier, [])):
+            if t in offers:
+                return t, offers[t]
+        return None
+
+
 class Coverage(_Entry):
     """What the calibration data covers; anything else is an uncalibrated path."""
 
@@ -123,6 +171,7 @@ class Catalog(_Entry):
     precisions: dict[str, Precision]
     constants: dict[str, Constant]
     coverage: Coverage
+    prices: Prices
     digest: str
 
     def gpu(self, key: str) -> Gpu:
@@ -263,7 +312,7 @@ def _pick(table: dict[str, T], key: str, kind: str) -> T:
         ) from None
 
 
-_FILES = ("gpus", "platforms", "models", "precisions", "constants", "coverage")
+_FILES = ("gpus", "platforms", "models", "precisions", "constants", "coverage", "prices")
 
 
 @cache
@@ -276,9 +325,9 @@ def load_catalog() -> Catalog:
         text = (base / f"{name}.yaml").read_text(encoding="utf-8")
         digest.update(text.encode())
         doc = yaml.safe_load(text)
-        if not isinstance(doc, dict) or name not in doc:
+        if not isinstance(doc, dict) or (name not in doc and name != "prices"):
             raise CatalogError(f"catalogs/{name}.yaml: top-level key {name!r} missing")
-        raw[name] = doc[name]
+        raw[name] = doc[name] if name != "prices" else doc
     try:
         cat = Catalog(**raw, digest=digest.hexdigest()[:16])
     except ValidationError as exc:
@@ -296,5 +345,11 @@ def load_catalog() -> Catalog:
         for gid in plat.gpus:
             if gid not in cat.gpus:
                 raise CatalogError(f"platform {pid}: GPU {gid!r} unknown")
+    for gid in cat.prices.cloud:
+        if gid not in cat.gpus:
+            raise CatalogError(f"prices.yaml: cloud prices for unknown GPU {gid!r}")
+    for mid in cat.prices.api:
+        if mid not in cat.models:
+            raise CatalogError(f"prices.yaml: API price for unknown model {mid!r}")
     LabelIndex(cat)  # an alias that names two entries is a catalog error, found at load
     return cat

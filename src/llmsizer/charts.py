@@ -41,10 +41,13 @@ __all__ = [
     "MEMORY_SEGMENTS",
     "CostBar",
     "MemoryBar",
+    "TornadoRow",
+    "breakeven_chart",
     "cost_chart",
     "memory_chart",
     "memory_segments",
     "throughput_chart",
+    "tornado_chart",
 ]
 
 RC: dict[Any, Any] = {
@@ -448,9 +451,10 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
-        styles = {"capex": (NAVY, f"On-premises: capex over {years_label}"),
-                  "power": (SAND, "Power"), "support": (GREY, "Support"),
-                  "total": (NAVY, None), "cloud": (TEAL, "Cloud, on demand")}
+        styles = {"capex": (NAVY, f"Capex over {years_label}"),
+                  "power": (SAND, "Power, colocation"),
+                  "support": (GREY, "Support, storage, licences"),
+                  "total": (NAVY, None), "cloud": (TEAL, "Cloud")}
         for key, rows in series.items():
             if rows:
                 color, label = styles[key]
@@ -464,4 +468,84 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         _row_labels(ax, ys, labels)
         _x_values(ax, _nice_ticks(top, 5), money_short, "Cost per year")
         _bar_legend(ax)
+        return _svg(fig)
+
+
+# ---- sensitivity and break-even (costs) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TornadoRow:
+    label: str  # what changes, e.g. "Concurrent users"
+    low: float  # the scenario value of the lower change (e.g. users x0.5)
+    high: float  # of the higher change (e.g. users x2)
+    low_label: str  # "x0.5"
+    high_label: str  # "x2"
+
+
+def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_short: Fmt) -> str:
+    """One bar per input from the base to each of its scenarios' values (annual on-prem
+    cost), widest swing first: which estimate moves the cost most."""
+    n = max(len(rows), 1)
+    values = [base, *(r.low for r in rows), *(r.high for r in rows)]
+    lo, hi = min(values), max(values)
+    span = max(hi - lo, 1e-9 + 0.02 * abs(base))
+    left, right = lo - 0.3 * span, hi + 0.3 * span
+    with matplotlib.rc_context(RC):
+        fig, ax = _canvas("tornado", 0.75 + 0.42 * n, 1.3, top_in=0.34, bottom_in=0.42)
+        ys = [float(n - 1 - i) for i in range(n)]
+        # The lower change's bar above the higher's: both sides of the base, or one side.
+        for key, dy, color, legend in (("low", 0.17, TEAL, "Lower change"),
+                                       ("high", -0.17, ORANGE, "Higher change")):
+            starts, widths = [], []
+            for r in rows:
+                v = r.low if key == "low" else r.high
+                starts.append(min(base, v))
+                widths.append(abs(v - base))
+            _hbars(ax, [y + dy for y in ys], starts, widths, 0.3, color, legend)
+            for y, r in zip(ys, rows, strict=True):
+                v, text = (r.low, r.low_label) if key == "low" else (r.high, r.high_label)
+                side = "left" if v >= base else "right"
+                ax.text(v, y + dy, ("  " if side == "left" else "") + f"{text}: {money(v)}"
+                        + ("  " if side == "right" else ""), va="center", ha=side,
+                        fontsize=6.2, color=INK)
+        ax.axvline(base, color=INK, linewidth=0.8)
+        ax.set_xlim(left, right)
+        ax.set_ylim(-0.6, n - 0.4)
+        _row_labels(ax, ys, [r.label for r in rows])
+        ticks = [t for t in MaxNLocator(5).tick_values(left, right) if left <= t <= right]
+        _x_values(ax, ticks, money_short,
+                  f"On-premises cost per year (vertical line: as proposed, {money(base)})")
+        _bar_legend(ax)
+        return _svg(fig)
+
+
+def breakeven_chart(points: Sequence[Mapping[str, float]], load: float, money: Fmt,
+                    pct: Fmt, api: bool) -> str:
+    """Cost per million tokens (input + output) against average load: owning, renting
+    always on, and (where known) the hosted API's price; the account's load marked."""
+    xs = [p["load"] for p in points]
+    series = [("cost_per_million_total_tokens_onprem", NAVY, "On-premises"),
+              ("cost_per_million_total_tokens_cloud", TEAL, "Cloud, rented always on")]
+    if api:
+        series.append(("cost_per_million_total_tokens_api", ORANGE, "Hosted API"))
+    # Costs at the lowest loads dwarf the rest: the axis fits the loads from 30 % up.
+    top = _axis_top([p[k] for p in points if p["load"] >= 0.3 for k, _c, _l in series])
+    with matplotlib.rc_context(RC):
+        fig, ax = _canvas("breakeven", 2.3, 0.7, top_in=0.3, bottom_in=0.42)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, top)
+        handles = []
+        for key, color, label in series:
+            ys = [min(p[key], top) for p in points]
+            handles += ax.plot(xs, ys, color=color, label=label,
+                               linestyle="--" if key.endswith("api") else "-")
+        ax.axvline(load, color=INK, linewidth=0.8, linestyle=":")
+        ax.annotate(f"account's load {pct(load)}", (load, 1.0),
+                    xycoords=("data", "axes fraction"), textcoords="offset points",
+                    xytext=(4, -2), fontsize=7, va="top", color=INK)
+        _y_values(ax, _nice_ticks(top, 4), money, "per million tokens", INK)
+        _x_values(ax, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0], pct, "Average load (share of peak)")
+        width, height = fig.get_size_inches()
+        _legend(fig, handles, width / 2, height - 10.5 / 72)
         return _svg(fig)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from . import __version__
+from . import __version__, costs
 from .benchfiles import BenchPoint, PointView, choose, length_ratio, view
 from .calculations import (
     CALCULATIONS,
@@ -19,12 +19,15 @@ from .calculations import (
     PRICE_IN_ACCOUNT_CURRENCY,
     TOTAL_COST_PER_MILLION_CLOUD,
     TOTAL_COST_PER_MILLION_ONPREM,
+    TOTAL_COST_PER_MILLION_TOTAL_API,
+    TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+    TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
     UNITS,
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
 from .plan import choose_plan, option_sums, plan_sums, to_plan
-from .requirements import Loaded, Measured, Requirements, Workload
+from .requirements import Costs, Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
     Assumption,
@@ -69,7 +72,7 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
             "fp4_tflops": g.fp4_tflops or 0.0,
             "link_gb_s": g.link_gb_s,
             "price": req.costs.gpu_prices.get(gid, usd(g.price_usd)),
-            "cloud_gpu_hour": req.costs.cloud_gpu_hour.get(gid, usd(g.cloud_usd_per_gpu_hour)),
+            **costs.cloud_columns(req, catalog, gid),
         }
     platforms = {
         pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
@@ -98,8 +101,8 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
         "amortization_years": c.amortization_years,
         "support_rate": c.support_rate,
         "average_load": c.average_load,
-        "network_per_node": c.network_per_node,
         "hours_per_year": c.hours_per_year,
+        **costs.account_cost_inputs(req, catalog),
     }
 
 
@@ -129,6 +132,9 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "experts_per_token": float(m.experts_per_token),
         "kv_lora_rank": float(m.kv_lora_rank),
         "qk_rope_head_dim": float(m.qk_rope_head_dim),
+        # a hosted API's price for the model, set by size_workload where the catalog has one
+        "api_input_per_million": 0.0,
+        "api_output_per_million": 0.0,
     }
 
 
@@ -203,7 +209,21 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "ttft_overhead_ms": k("ttft_overhead_ms"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
+        # the model's error band; size_workload sets the option's group (confidence_inputs)
+        "confidence_p10": 0.0,
+        "confidence_p90": 0.0,
     }
+
+
+def confidence_inputs(catalog: Catalog, choice: Choice, model: Model,
+                      measured: bool) -> dict[str, float]:
+    """The option's error band: its group's p10 / p90, or none when the throughput is the
+    customer's measurement."""
+    if measured:
+        return {"confidence_p10": 0.0, "confidence_p90": 0.0}
+    group = error_group(catalog, choice, model)
+    return {"confidence_p10": catalog.constant(f"confidence_{group}_p10"),
+            "confidence_p90": catalog.constant(f"confidence_{group}_p90")}
 
 
 @dataclass(frozen=True)
@@ -382,6 +402,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                   tables: Tables, acct: dict[str, float],
                   points: Sequence[BenchPoint] = ()) -> WorkloadResult:
     winputs = workload_inputs(w, model)
+    winputs.update(costs.api_inputs(req, catalog, w.model))
     base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
     candidates = choices(req, w, catalog, model)
@@ -395,7 +416,8 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     for ch in candidates:
         gaps = calibration_gaps(catalog, ch, w.model, model, w.measured is not None)
         env = evaluate_choice(base, ch, tables, req, catalog,
-                              {"calibration_derating": derating(catalog, gaps)})
+                              {"calibration_derating": derating(catalog, gaps),
+                               **confidence_inputs(catalog, ch, model, w.measured is not None)})
         code, reason = reason_for(env)
         if not reason and pick is not None and pick.failure:
             code, reason = "measured", pick.failure
@@ -419,7 +441,14 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
                 f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
                 "(requirements, measured block).")
+    best = next((o for o in feasible[:1]), None)
+    conf = None
+    if best is not None:
+        ch = next(c for c in candidates if c.id == best.id)
+        conf = costs.confidence(best, "measured" if w.measured is not None
+                                else error_group(catalog, ch, model))
     return WorkloadResult(
+        confidence=conf,
         name=w.name, model=w.model, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
         recommended=recommended, advice=advice, options=feasible + rejected,
@@ -545,6 +574,18 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
         out.append(Assumption(
             name=name, value=float(value) if value is not None else const.value, unit=const.unit,
             source="account policy override" if value is not None else const.source))
+    tier = req.costs.cloud_tier
+    # From the value alone (not whether it was given): a re-read workbook restates defaults.
+    asked = tier != Costs.model_fields["cloud_tier"].default
+    out.append(Assumption(
+        name="cloud_tier", value=f"{costs.tier_words(tier)} ({tier})", unit="tier",
+        source=("account requirements (costs.cloud_tier)" if asked else
+                "the default tier: an always-on service weighed against a multi-year purchase is rented "
+                "under a one-year contract, the commonest term with current price evidence "
+                "(SemiAnalysis H100 index); on-demand list prices are 2-3x higher and shown in "
+                "the scenarios")
+        + "; the cloud is priced as each offer sells: whole instances (e.g. 8 GPUs) or single "
+          "GPUs where the provider rents them (prices.yaml gpus_per_instance)"))
     return out
 
 
@@ -557,7 +598,10 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
                                loaded.bench.get(i, ()))
                  for i, w in enumerate(req.workloads)]
-    dedicated = _totals(option_sums([w.best for w in workloads if w.best is not None]))
+    chosen = [w.best for w in workloads if w.best is not None]
+    # the API comparison holds only when every recommended workload's model has an API price
+    api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
+    dedicated = _totals(option_sums(chosen), api_known)
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
     chosen_plan = choose_plan(workloads, acct)
     workloads = [w.model_copy(update={
@@ -565,7 +609,12 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         "recommended": chosen_plan.choice.options[i].id if i in chosen_plan.choice.options
         else None}) for i, w in enumerate(workloads)]
     used = _used_ids(workloads)
+    option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
+    rec_models = sorted({w.model for w in workloads if w.best is not None})
     return Result(
+        cloud_tier=req.costs.cloud_tier,
+        prices=costs.prices_used(req, cat, option_gpus, rec_models),
+        sensitivity=costs.sensitivity(workloads, acct, tables),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
@@ -577,7 +626,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
                 for name, t in tables.items()},
         workloads=workloads,
         plan=to_plan(chosen_plan, workloads),
-        totals=_totals(plan_sums(chosen_plan)),
+        totals=_totals(plan_sums(chosen_plan), api_known),
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct),
         units=dict(UNITS),
@@ -589,16 +638,24 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     )
 
 
-def _totals(total: Callable[[str], float]) -> Totals:
+def _totals(total: Callable[[str], float], api_known: bool) -> Totals:
     env: dict[str, Value] = {k: total(k) for k in (
         "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
-        "million_tokens_per_year")}
+        "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api")}
     return Totals(
         gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
         annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
         million_tokens_per_year=total("million_tokens_per_year"),
         cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),
         cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)),
+        million_total_tokens_per_year=total("million_total_tokens_per_year"),
+        cost_per_million_total_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+                                                            env)),
+        cost_per_million_total_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+                                                           env)),
+        annual_cost_api=total("annual_cost_api") if api_known else None,
+        cost_per_million_total_tokens_api=(
+            float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None),
         gpus_used=int(total("gpus_used")), gpus_purchased=int(total("gpus_purchased")))
 
 

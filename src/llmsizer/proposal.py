@@ -49,6 +49,7 @@ from weasyprint.urls import (
 
 from .calculations import CALCULATIONS, INPUTS
 from .catalog import Catalog, load_catalog
+from .costs import tier_words
 from .engine import curve
 from .errors import InputError
 from .expr import to_text
@@ -98,7 +99,16 @@ class Formatter:
         return f"{self.count(x)} {noun if x == 1 else plural or noun + 's'}"
 
     def money(self, x: float) -> str:
-        return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+        """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
+        significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
+        cents below. The workbook keeps the exact figures."""
+        if abs(x) < 1000:
+            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+        shown = float(f"{float(x):.3g}")
+        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
+            if abs(shown) >= limit:
+                return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
+        return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
 
     def money_short(self, x: float) -> str:
         """Chart axes: USD 1.5M, USD 250k."""
@@ -418,6 +428,8 @@ ASSUMPTION_LABELS = {
     "kv_cache_fraction": "KV share of free memory",
     "max_batch_per_replica": "Serving engine batch cap",
     "runtime_reserve_gb": "Runtime reserve per GPU",
+    "cloud_tier": "Cloud price tier",
+    "price_max_age_days": "Prices flagged when older than",
     "calibration_offline_median_error": "Throughput error, median (offline benchmarks)",
     "calibration_offline_p90_error": "Throughput error, 90th percentile (offline benchmarks)",
     "calibration_itl_median_error": "Inter-token latency error, median",
@@ -570,7 +582,7 @@ def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> 
         v = wv.best.v
         bars.append(charts.CostBar(
             label=_clip(_CONTROL.sub("", wv.w.name), 28), annual_capex=_num(v, "annual_capex"),
-            annual_power=_num(v, "annual_power_cost"), annual_support=_num(v, "annual_support"),
+            annual_power=_num(v, "annual_facility"), annual_support=_num(v, "annual_services"),
             onprem_total=_num(v, "annual_cost_onprem"), cloud=_num(v, "annual_cost_cloud"),
             priced=wv.best.option.priced))
     if not bars:
@@ -691,9 +703,9 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
             src = "no purchase price known: on-premises figures leave the GPUs out"
         rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
                         src))
-        csrc = _price_source(result, cloud, g.cloud_usd_per_gpu_hour if g else None,
-                             g.cloud_source if g else None, g.cloud_date if g else None,
-                             "costs.cloud_gpu_hour")
+        used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
+        csrc = (f"{used_row.source} (dated {used_row.date or 'undated'})"
+                + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
         rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
                         csrc))
     for pid in platforms:
@@ -706,6 +718,140 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                         fmt.unit(row.get("node_power_kw", 0.0), "kW"),
                         p.source if p else "catalog"))
     return rows
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    label: str
+    value: str
+    date: str
+    source: str
+    note: str
+    stale: str  # '' | 'undated' | 'over N months old'
+
+
+def _price_list(result: Result, cat: Catalog, fmt: Formatter, day: dt.date) -> list[PriceRow]:
+    """The dated prices behind the costs, each flagged when older than the catalog's
+    ``price_max_age_days`` (or undated)."""
+    from .costs import price_age_days
+
+    limit = cat.constant("price_max_age_days")
+    rows = []
+    recommended = {w.best.gpu for w in result.workloads if w.best is not None}
+    for p in result.prices:
+        kind, _, rest = p.item.partition(":")
+        if kind in ("cloud", "gpu") and rest not in recommended:
+            continue  # the price list covers the recommendation; the workbook lists all
+        age = price_age_days(p.date, day)
+        overridden = p.source.startswith("account")
+        stale = "" if overridden else ("undated" if age is None else (
+            f"about {fmt.count(age / 30.4)} months old" if age > limit else ""))
+        per = p.unit.split("/", 1)[1] if "/" in p.unit else (
+            p.unit.split(" per ", 1)[1] if " per " in p.unit else "")
+        value = fmt.money(p.value) + (f" per {per}" if per else "")
+        rows.append(PriceRow(label=p.label, value=value, date=p.date or "undated",
+                             source=p.source, note=p.note, stale=stale))
+    return rows
+
+
+@dataclass(frozen=True)
+class LoadRow:
+    load: float
+    onprem: float
+    cloud: float
+    api: float
+    account: bool  # the account's own load
+
+
+@dataclass(frozen=True)
+class BreakEvenView:
+    wv: WorkloadView
+    rows: tuple[LoadRow, ...]
+    chart: Markup
+    api_known: bool
+    api_source: str
+
+
+def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
+               fmt: Formatter) -> list[BreakEvenView]:
+    """Cost per million tokens by average load for each recommendation (costs.by_load)."""
+    from . import charts
+    from .costs import by_load
+
+    out = []
+    load = result.account_inputs["average_load"]
+    for wv in views:
+        if wv.best is None:
+            continue
+        points = by_load(result.account_inputs, wv.w, result.tables)
+        api = wv.w.inputs.get("api_output_per_million", 0.0) > 0
+        price = cat.prices.api.get(wv.w.model)
+        rows = tuple(LoadRow(p["load"], p["cost_per_million_total_tokens_onprem"],
+                             p["cost_per_million_total_tokens_cloud"],
+                             p["cost_per_million_total_tokens_api"],
+                             abs(p["load"] - load) < 1e-9) for p in points)
+        chart = _img(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api),
+                     "Cost per million tokens against average load")
+        out.append(BreakEvenView(wv=wv, rows=rows, chart=chart, api_known=api,
+                                 api_source=f"{price.provider}, {price.date}" if price else ""))
+    return out
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    label: str
+    change: str
+    gpus: int
+    nodes: int
+    capex: float
+    onprem: float
+    cloud: float
+    moved: bool  # differs from the proposal
+
+
+def _sensitivity(result: Result, views: Sequence[WorkloadView],
+                 fmt: Formatter) -> dict[str, Any]:
+    """The sensitivity section: the scenarios of the results and a tornado of the annual
+    on-premises cost (the cloud tiers move only the cloud figure: table only)."""
+    from . import charts
+
+    shown = [wv for wv in views if wv.best is not None]
+    if not shown or not result.sensitivity:
+        return {"scenarios": [], "tornado_chart": None, "base": None}
+    t = result.totals
+    gpus = sum(int(_num(wv.best.v, "gpus_purchased")) for wv in shown if wv.best is not None)
+    base = ScenarioRow("As proposed", "", gpus, t.nodes, t.capex, t.annual_cost_onprem,
+                       t.annual_cost_cloud, False)
+    rows = [ScenarioRow(s.label, s.change.replace("x", "×", 1) if s.change.startswith("x")
+                        else s.change, s.gpus_purchased, s.nodes, s.capex,
+                        s.annual_cost_onprem, s.annual_cost_cloud,
+                        (s.gpus_purchased, s.nodes, s.capex, s.annual_cost_onprem,
+                         s.annual_cost_cloud) != (base.gpus, base.nodes, base.capex,
+                                                  base.onprem, base.cloud)) for s in
+            result.sensitivity]
+    groups: dict[str, list[ScenarioRow]] = {}
+    for r in rows:
+        if r.label != "Cloud price":
+            groups.setdefault(r.label, []).append(r)
+    bars = [charts.TornadoRow(label, min(g, key=lambda r: r.onprem).onprem,
+                              max(g, key=lambda r: r.onprem).onprem,
+                              min(g, key=lambda r: r.onprem).change,
+                              max(g, key=lambda r: r.onprem).change)
+            for label, g in groups.items()]
+    bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
+    chart = _img(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
+                 "Annual on-premises cost under each scenario")
+    return {"scenarios": rows, "tornado_chart": chart, "base": base}
+
+
+def _confidence_total(views: Sequence[WorkloadView]) -> dict[str, int] | None:
+    """The account's GPUs at both ends of the model's error (sums of the workloads')."""
+    confs = [wv.w.confidence for wv in views if wv.best is not None and wv.w.confidence]
+    if not confs or any(c.group == "measured" for c in confs):
+        return None
+    return {"gpus": sum(c.gpus_purchased for c in confs),
+            "low": sum(c.gpus_purchased_if_high for c in confs),
+            "high": sum(c.gpus_purchased_if_low for c in confs)}
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
@@ -852,6 +998,13 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "memory_chart": _memory_svg(views, fmt),
         "cost_chart": _cost_svg(views, result, fmt),
         **plan_context(result, cat),
+        # costs: dated prices (stale ones flagged), break-even by load, sensitivity, confidence
+        "cloud_tier": tier_words(result.cloud_tier),
+        "prices": _price_list(result, cat, fmt, day),
+        "price_max_age_days": cat.constant("price_max_age_days"),
+        "breakeven": _breakeven(result, views, cat, fmt),
+        **_sensitivity(result, views, fmt),
+        "confidence_total": _confidence_total(views),
     }
 
 

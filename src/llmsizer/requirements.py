@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from .benchfiles import BenchPoint
-from .catalog import Catalog, Model, load_catalog, suggest
+from .catalog import Catalog, CloudTier, Model, load_catalog, suggest
 from .errors import InputError
 from .yamlsafe import Located, load_file
 
@@ -339,10 +339,11 @@ class Costs(_Strict):
         default=0.6,
         description="Mean demand as a share of peak: scales power and the tokens served per year.",
         json_schema_extra={"example": "0.6", "unit": "fraction"})
-    network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] = Field(
-        default=0.0,
-        description="Network cost per node (switch ports, NICs, cables), in the account's currency.",
-        json_schema_extra={"example": "15000", "unit": "currency"})
+    network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
+        default=None,
+        description="Scale-out network (switch ports, optics, cables) per node, once; left out, the "
+                    "catalog's dated estimate (prices.yaml extras).",
+        json_schema_extra={"example": "15000", "unit": "currency per node"})
     usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
         default=None,
         description="Units of the account's currency per US dollar; required when account.currency is not"
@@ -367,6 +368,31 @@ class Costs(_Strict):
         description="Price of a node without its GPUs by catalog platform id, in the account's currency; "
                     "replaces the catalog price.",
         json_schema_extra={"example": "{dell-xe9680: 45000}", "unit": "currency per node"})
+    cloud_tier: CloudTier = Field(
+        default="committed_1yr",
+        description="Which cloud offer the comparison rents: hyperscaler_on_demand, committed_1yr, "
+                    "committed_3yr or gpu_cloud. Default committed_1yr: a buyer weighing a "
+                    "multi-year purchase for an always-on service would rent under contract, not "
+                    "by the hour.",
+        json_schema_extra={"example": "gpu_cloud"})
+    storage_tb_per_node: Annotated[float, Field(ge=0, le=100_000)] = Field(
+        default=10.0,
+        description="Shared storage per node (model versions, logs).",
+        json_schema_extra={"example": "10", "unit": "TB"})
+    storage_per_tb_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+        default=None,
+        description="Storage price per TB-month; left out, the catalog's dated price.",
+        json_schema_extra={"example": "20", "unit": "currency per TB-month"})
+    software_per_gpu_year: Annotated[float, Field(ge=0, le=1_000_000)] = Field(
+        default=0.0,
+        description="Software licence per GPU per year (NVIDIA AI Enterprise lists 4,500 USD); "
+                    "0 = open-source serving.",
+        json_schema_extra={"example": "4500", "unit": "currency per GPU-year"})
+    colocation_per_kw_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+        default=None,
+        description="Rack space and power capacity per kW of node power per month (0 = own data "
+                    "centre); left out, the catalog's dated colocation price.",
+        json_schema_extra={"example": "184", "unit": "currency per kW-month"})
 
 
 class Requirements(_Strict):

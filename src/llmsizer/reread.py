@@ -623,6 +623,10 @@ _ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
     "average_load": ("costs", "average_load"),
     "network_per_node": ("costs", "network_per_node"),
     "hours_per_year": ("costs", "hours_per_year"),
+    "storage_tb_per_node": ("costs", "storage_tb_per_node"),
+    "storage_per_tb_month": ("costs", "storage_per_tb_month"),
+    "software_per_gpu_year": ("costs", "software_per_gpu_year"),
+    "colocation_per_kw_month": ("costs", "colocation_per_kw_month"),
 }
 # workload input -> (path inside the workload, 0 means "not set")
 _WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {

@@ -73,6 +73,20 @@ class MeasuredPoint(_M):
     problems: list[str]  # why it does not meet the targets
 
 
+class Confidence(_M):
+    """The recommendation's range from the model's cross-validated error (docs/results.md)."""
+
+    group: str  # error group (engine.error_group): hopper_fp8, moe, ...
+    error_p10: float  # signed predicted / measured - 1
+    error_p90: float
+    replica_output_tokens_per_s: float  # as sized
+    replica_output_tokens_per_s_low: float  # if the model over-predicts by its p90
+    replica_output_tokens_per_s_high: float  # if it under-predicts by its p10
+    gpus_purchased: int
+    gpus_purchased_if_low: int  # GPUs needed at the low throughput (more)
+    gpus_purchased_if_high: int  # at the high throughput (fewer or the same)
+
+
 class WorkloadResult(_M):
     name: str
     model: str
@@ -87,6 +101,7 @@ class WorkloadResult(_M):
     measured_warnings: list[str] = []  # the benchmark's shape differs from the workload's
     # The option this workload would use sized alone (``recommended`` is the plan's choice).
     dedicated: str | None = None
+    confidence: Confidence | None = None  # None without a recommendation
 
     def option(self, option_id: str | None) -> Option | None:
         return next((o for o in self.options if o.id == option_id), None)
@@ -110,6 +125,15 @@ class Totals(_M):
     cost_per_million_tokens_cloud: float
     gpus_used: int  # GPUs that serve replicas (spares included)
     gpus_purchased: int  # GPUs bought: whole baseboards on fixed platforms
+
+    # input + output tokens (cost_per_million_tokens_* above count output tokens only)
+    million_total_tokens_per_year: float = 0.0
+    cost_per_million_total_tokens_onprem: float = 0.0
+    cost_per_million_total_tokens_cloud: float = 0.0
+    # the same tokens from a hosted API at list price; None unless every recommended
+    # workload's model has an API price in the catalog
+    annual_cost_api: float | None = None
+    cost_per_million_total_tokens_api: float | None = None
 
 
 class PlanPool(_M):
@@ -159,6 +183,32 @@ class Plan(_M):
     node_groups: list[NodeGroup]
 
 
+class ScenarioResult(_M):
+    """One sensitivity scenario: one input changed, every recommended option recomputed."""
+
+    name: str  # stable id, e.g. users_x2
+    label: str  # what changes, e.g. Concurrent users
+    change: str  # by how much, e.g. x2
+    input: str  # the calculation input it changes
+    gpus_purchased: int
+    nodes: int
+    capex: float
+    annual_cost_onprem: float
+    annual_cost_cloud: float
+
+
+class PriceUsed(_M):
+    """A dated price the costs rest on (catalog or the account's override)."""
+
+    item: str  # cloud:<gpu> | gpu:<gpu> | extra:<name> | api:<model>
+    label: str
+    value: float  # in the unit below (account currency)
+    unit: str
+    date: str | None  # YYYY, YYYY-MM or YYYY-MM-DD as the source gives it; None = undated
+    source: str
+    note: str = ""  # e.g. the tier asked for had no offer: which tier was used
+
+
 class Assumption(_M):
     name: str
     value: float | str
@@ -189,6 +239,9 @@ class Result(_M):
     totals_dedicated: Totals  # each workload sized alone, summed
     assumptions: list[Assumption]
     units: dict[str, str]
+    cloud_tier: str = "committed_1yr"  # costs.cloud_tier the cloud comparison rents at
+    prices: list[PriceUsed] = []  # every dated price the costs use
+    sensitivity: list[ScenarioResult] = []
     source: SourceInfo | None = None
 
     def to_json(self) -> str:

@@ -217,7 +217,10 @@ class Book:
         if colname == "price":
             base, date, src = g.price_usd, g.price_date, g.price_source
         else:
-            base, date, src = g.cloud_usd_per_gpu_hour, g.cloud_date, g.cloud_source
+            row = next((p for p in self.r.prices if p.item == f"cloud:{tid}"), None)
+            base, date, src = ((row.value, row.date or "undated", f"{row.source} {row.note}")
+                               if row and not row.source.startswith("account")
+                               else (None, None, None))
         if value == 0:
             return "No price found in the catalog: enter one to cost this GPU."
         if base is None or value != base:

@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from ..results import Result
-from . import assumptions, calc_sheets, catalog_sheet, inputs, options_sheet, plan_sheet, summary
+from . import (
+    assumptions,
+    calc_sheets,
+    catalog_sheet,
+    inputs,
+    options_sheet,
+    plan_sheet,
+    scenarios,
+    summary,
+)
 from .book import Book
 
 __all__ = ["REGISTRY", "SHEETS", "Sheet", "write_workbook"]
@@ -43,6 +52,7 @@ REGISTRY: tuple[Sheet, ...] = (
     Sheet("Nodes", partial(calc_sheets.write, sheet="Nodes"), 1),
     Sheet("TCO", partial(calc_sheets.write, sheet="TCO"), 1),
     Sheet("Options", options_sheet.write, 2),
+    Sheet("Scenarios", scenarios.write, 2),
     Sheet("Catalog", catalog_sheet.write, 0),
     Sheet("Assumptions", assumptions.write, 2),
 )

@@ -63,7 +63,7 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("headroom_achieved", "Headroom achieved at peak"),
     ("headroom_after_node_loss", "Headroom with one node down"),
     ("capex", "Capital cost"), ("annual_cost_onprem", "On-prem cost per year"),
-    ("annual_cost_cloud", "Cloud cost per year (same GPUs, on demand)"),
+    ("annual_cost_cloud", "Cloud cost per year (same capacity, rented at the cloud tier)"),
     ("cost_per_million_tokens_onprem", "On-prem cost per million output tokens"),
     ("cost_per_million_tokens_cloud", "Cloud cost per million output tokens"),
     ("breakeven_months", "Buy-vs-rent break-even"),

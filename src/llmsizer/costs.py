@@ -1,0 +1,272 @@
+"""Prices the costs rest on, and the ranges around the recommendation.
+
+Selects dated prices from the catalog (``catalogs/prices.yaml``) by the account's cloud tier,
+with its overrides; runs the sensitivity scenarios and the model-confidence range. Every
+figure comes from :mod:`llmsizer.calculations` (the scenarios re-evaluate the same
+calculation list with one input changed); this module only picks inputs and collects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+
+from .calculations import (
+    BREAKEVEN_LOADS,
+    CLOUD_TIER_CODES,
+    INPUTS,
+    PRICE_IN_ACCOUNT_CURRENCY,
+    SCENARIO_OUTPUTS,
+    SCENARIOS,
+    Scenario,
+)
+from .catalog import CLOUD_TIERS, Catalog, CloudTier
+from .expr import Value, evaluate
+from .requirements import Requirements
+from .results import Confidence, Option, PriceUsed, ScenarioResult, WorkloadResult
+
+_TIER_WORDS: dict[str, str] = {
+    "hyperscaler_on_demand": "hyperscaler on-demand",
+    "committed_1yr": "committed one-year contract",
+    "committed_3yr": "committed three-year contract",
+    "gpu_cloud": "GPU cloud on-demand",
+}
+# Column suffix of each tier in the gpus table (calculations.TABLE_COLUMNS).
+_TIER_COLUMN = {"hyperscaler_on_demand": "on_demand", "committed_1yr": "1yr",
+                "committed_3yr": "3yr", "gpu_cloud": "gpu_cloud"}
+assert tuple(CLOUD_TIER_CODES) == CLOUD_TIERS
+
+
+def tier_words(tier: str) -> str:
+    return _TIER_WORDS.get(tier, tier)
+
+
+def in_account_currency(req: Requirements, usd_price: float | None) -> float:
+    """A catalog USD price in the account's currency; 0 when unknown."""
+    if not usd_price:
+        return 0.0
+    rate = req.costs.usd_exchange_rate or 1.0
+    return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY,
+                          {"usd_price": usd_price, "usd_exchange_rate": rate}))
+
+
+def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
+    """The gpus-table cloud columns of one GPU: the account's tier (or override) and every
+    tier's catalog offer for the what-if scenarios (0 price, 1 GPU when there is none)."""
+    out: dict[str, float] = {}
+    for tier in CLOUD_TIERS:
+        found = catalog.prices.cloud_offer(gid, tier)
+        col = _TIER_COLUMN[tier]
+        out[f"cloud_{col}"] = in_account_currency(req, found[1].usd_per_gpu_hour if found else None)
+        out[f"cloud_gpus_{col}"] = float(found[1].gpus_per_instance) if found else 1.0
+    chosen = _TIER_COLUMN[req.costs.cloud_tier]
+    out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
+    out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
+    return out
+
+
+def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
+    """Bill-of-materials inputs: the account's figure, else the catalog's dated price."""
+    c, extras = req.costs, catalog.prices.extras
+
+    def pick(given: float | None, name: str) -> float:
+        if given is not None:
+            return given
+        return in_account_currency(req, extras[name].value)  # type: ignore[index]
+
+    return {
+        "network_per_node": pick(c.network_per_node, "network_per_node"),
+        "storage_tb_per_node": c.storage_tb_per_node,
+        "storage_per_tb_month": pick(c.storage_per_tb_month, "storage_per_tb_month"),
+        "software_per_gpu_year": c.software_per_gpu_year,
+        "colocation_per_kw_month": pick(c.colocation_per_kw_month, "colocation_per_kw_month"),
+        "gpu_price_factor": 1.0,
+        "cloud_tier_what_if": 0.0,
+    }
+
+
+def api_inputs(req: Requirements, catalog: Catalog, model_id: str) -> dict[str, float]:
+    api = catalog.prices.api.get(model_id)
+    return {
+        "api_input_per_million": in_account_currency(req, api.input_usd_per_million if api else None),
+        "api_output_per_million": in_account_currency(
+            req, api.output_usd_per_million if api else None),
+    }
+
+
+def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
+                models: Sequence[str]) -> list[PriceUsed]:
+    """The dated prices behind the recommended options' costs, in the order a reader needs
+    them: cloud offers, GPU purchase prices, bill-of-materials extras, API prices."""
+    cur = req.account.currency
+    tier: CloudTier = req.costs.cloud_tier
+    rows: list[PriceUsed] = []
+    for gid in gpus:
+        g = catalog.gpus[gid]
+        override = req.costs.cloud_gpu_hour.get(gid)
+        found = catalog.prices.cloud_offer(gid, tier)
+        if override is not None:
+            rows.append(PriceUsed(item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour",
+                                  value=override, unit=f"{cur}/GPU-hour", date=None,
+                                  source="account override (costs.cloud_gpu_hour)"))
+        elif found is not None:
+            used, offer = found
+            note = "" if used == tier else (
+                f"no dated {tier_words(tier)} price found for this GPU: "
+                f"{tier_words(used)} price used")
+            sold = ("single GPUs" if offer.gpus_per_instance == 1
+                    else f"whole {offer.gpus_per_instance}-GPU instances")
+            rows.append(PriceUsed(
+                item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour ({tier_words(used)})",
+                value=in_account_currency(req, offer.usd_per_gpu_hour), unit=f"{cur}/GPU-hour",
+                date=offer.date, source=f"{offer.offer}; sold as {sold}. {offer.source}",
+                note=note))
+        price = req.costs.gpu_prices.get(gid)
+        if price is not None:
+            rows.append(PriceUsed(item=f"gpu:{gid}", label=f"{g.name}, purchase per GPU",
+                                  value=price, unit=cur, date=None,
+                                  source="account override (costs.gpu_prices)"))
+        elif g.price_usd:
+            rows.append(PriceUsed(item=f"gpu:{gid}", label=f"{g.name}, purchase per GPU",
+                                  value=in_account_currency(req, g.price_usd), unit=cur,
+                                  date=g.price_date, source=g.price_source or ""))
+    given = {"network_per_node": req.costs.network_per_node,
+             "storage_per_tb_month": req.costs.storage_per_tb_month,
+             "software_per_gpu_year": None,
+             "colocation_per_kw_month": req.costs.colocation_per_kw_month}
+    labels = {"network_per_node": "Scale-out network per node",
+              "storage_per_tb_month": "Storage per TB-month",
+              "software_per_gpu_year": "Software licence per GPU-year (reference)",
+              "colocation_per_kw_month": "Colocation per kW-month"}
+    for name, item in catalog.prices.extras.items():
+        value = given[name]
+        rows.append(PriceUsed(
+            item=f"extra:{name}", label=labels[name],
+            value=value if value is not None else in_account_currency(req, item.value),
+            unit=item.unit.replace("USD", cur),
+            date=None if value is not None else item.date,
+            source="account requirements (costs)" if value is not None else item.source))
+    for mid in models:
+        api = catalog.prices.api.get(mid)
+        if api is None:
+            continue
+        model_name = catalog.models[mid].name
+        for kind, usd in (("input", api.input_usd_per_million),
+                          ("output", api.output_usd_per_million)):
+            rows.append(PriceUsed(
+                item=f"api:{mid}:{kind}", label=f"{model_name} hosted API, {kind} tokens",
+                value=in_account_currency(req, usd), unit=f"{cur} per million tokens",
+                date=api.date, source=f"{api.provider}. {api.source}"))
+    return rows
+
+
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
+
+
+def price_age_days(date: str | None, today: dt.date) -> int | None:
+    """Days between a price's date and ``today`` (a month or year counts from its end, so a
+    price is never older than it can be); None when undated."""
+    m = _DATE.match(date or "")
+    if not m:
+        return None
+    year = int(m.group(1))
+    month = int(m.group(2) or 12)
+    if m.group(3):
+        day = dt.date(year, month, int(m.group(3)))
+    else:  # the last day of that month
+        nxt = dt.date(year + (month == 12), month % 12 + 1, 1)
+        day = nxt - dt.timedelta(days=1)
+    return (today - day).days
+
+
+def is_stale(date: str | None, today: dt.date, max_age_days: float) -> bool:
+    age = price_age_days(date, today)
+    return age is None or age > max_age_days
+
+
+# ---- confidence ----------------------------------------------------------------------------
+
+
+def confidence(option: Option, group: str) -> Confidence:
+    v = option.values
+
+    def f(name: str) -> float:
+        x = v[name]
+        assert isinstance(x, float)
+        return x
+
+    return Confidence(
+        group=group, error_p10=f("confidence_p10"), error_p90=f("confidence_p90"),
+        replica_output_tokens_per_s=f("replica_output_tokens_per_s"),
+        replica_output_tokens_per_s_low=f("confidence_throughput_low"),
+        replica_output_tokens_per_s_high=f("confidence_throughput_high"),
+        gpus_purchased=int(f("gpus_purchased")),
+        gpus_purchased_if_low=int(f("confidence_gpus_purchased_low_throughput")),
+        gpus_purchased_if_high=int(f("confidence_gpus_purchased_high_throughput")))
+
+
+# ---- sensitivity and break-even by load ----------------------------------------------------
+
+_OPTION_INPUTS = tuple(i.name for i in INPUTS if i.scope == "option")
+Tables = dict[str, dict[str, dict[str, float]]]
+
+
+def _base_env(acct: dict[str, float], w: WorkloadResult, o: Option) -> dict[str, Value]:
+    return {**acct, **w.inputs, **{k: o.values[k] for k in _OPTION_INPUTS}}
+
+
+def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                  tables: Tables) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
+    """Each scenario of calculations.SCENARIOS evaluated for every recommended option (the
+    option is kept: the scenario asks what the same configuration would need): the whole
+    calculation list per (1-based workload index, environment). The workbook's Scenarios
+    sheet prints the same calculations as formulas and caches these values."""
+    from .engine import program
+
+    out = []
+    for sc in SCENARIOS:
+        envs: list[tuple[int, dict[str, Value]]] = []
+        for k, w in enumerate(workloads, start=1):
+            if w.best is None:
+                continue
+            env = _base_env(acct, w, w.best)
+            env[sc.input] = evaluate(sc.value, env)
+            program()(env, tables)
+            envs.append((k, env))
+        out.append((sc, envs))
+    return out
+
+
+def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                tables: Tables) -> list[ScenarioResult]:
+    """The scenarios summed over the account's recommended options."""
+    rows = []
+    for sc, envs in scenario_envs(workloads, acct, tables):
+        sums = {k: sum(float(env[k]) for _, env in envs) for k in SCENARIO_OUTPUTS}
+        rows.append(ScenarioResult(
+            name=sc.name, label=sc.label, change=sc.change, input=sc.input,
+            gpus_purchased=int(sums["gpus_purchased"]), nodes=int(sums["nodes"]),
+            capex=sums["capex"], annual_cost_onprem=sums["annual_cost_onprem"],
+            annual_cost_cloud=sums["annual_cost_cloud"]))
+    return rows
+
+
+def by_load(acct: dict[str, float], w: WorkloadResult,
+            tables: Tables) -> list[dict[str, float]]:
+    """Cost per million tokens (input + output) at each load of calculations.BREAKEVEN_LOADS
+    for the recommended option: on-prem, cloud (rented always on) and the hosted API."""
+    from .engine import program
+
+    if w.best is None:
+        return []
+    rows = []
+    for load in BREAKEVEN_LOADS:
+        env = _base_env(acct, w, w.best)
+        env["average_load"] = load
+        program()(env, tables)
+        rows.append({"load": load} | {k: float(env[k]) for k in (
+            "cost_per_million_total_tokens_onprem", "cost_per_million_total_tokens_cloud",
+            "cost_per_million_total_tokens_api", "annual_cost_onprem", "annual_cost_cloud",
+            "annual_cost_api")})
+    return rows

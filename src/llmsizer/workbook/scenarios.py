@@ -1,0 +1,162 @@
+"""Scenarios sheet: what the recommendation needs and costs if one estimate changes (users
+x0.5 / x1.5 / x2, prompt and output length +/-50 %, GPU price +/-30 %, each cloud tier,
+average load 30 % / 90 %, headroom 0 / 50 %).
+
+Live: each scenario recomputes the whole calculation list for each workload's recommended
+option in grouped (collapsed) columns to the right of the table, built from the same
+calculation trees as KV/Throughput/Nodes/TCO with one input replaced by the scenario's value
+(itself a formula over the input cell, e.g. ``=ROUNDUP(in_w1_users*0.5,0)``). The table sums
+those columns over the workloads. Change a price or a requirement on Inputs and every
+scenario follows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
+from ..costs import scenario_envs
+from ..expr import Lookup, Value, lookup_formula, render
+from .book import Book
+from .formats import clean_text, fit_width, number_format, unit_text
+from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
+from .layout import _column as catalog_column
+
+__all__ = ["write"]
+
+ROW_HEAD = 3  # the table's header row
+FIRST_BLOCK_COL = 9  # the hidden calculation columns start here (after the table and a gap)
+BLOCK_ROW_HEAD = 3  # header rows of the calculation block: scenario, workload, option
+BLOCK_ROW_VALUE = 6  # the changed input's value
+BLOCK_FIRST_CALC = 7  # then one row per calculation, in CALCULATIONS order
+_LABELS = {"gpus_purchased": "GPUs bought", "nodes": "Nodes", "capex": "Capital cost",
+           "annual_cost_onprem": "On-prem cost per year",
+           "annual_cost_cloud": "Cloud cost per year"}
+_CALC_ROW = {c.name: BLOCK_FIRST_CALC + i for i, c in enumerate(CALCULATIONS)}
+
+
+def _lookup(book: Book, lk: Lookup, key: str) -> str:
+    """A catalog lookup as the calculation sheets print it (INDEX/MATCH on the id)."""
+    lay = book.lay
+    rows = lay.catalog_ids.get(lk.table, [])
+    first = lay.catalog_cells[(lk.table, rows[0][0], lk.column)]
+    last = lay.catalog_cells[(lk.table, rows[-1][0], lk.column)]
+    return lookup_formula(key, catalog_column(rows[0][1], rows[-1][1]),
+                          catalog_column(first, last))
+
+
+def _base_name(book: Book, c: Column, n: str) -> str:
+    """A reference to input ``n`` as the proposal has it (Inputs sheet or the option's KV
+    column)."""
+    scope = SCOPE.get(n)
+    if scope in ("account", "workload"):
+        found = input_name(n, c.k)
+        assert found is not None, n
+        return found
+    ref = book.lay.cell(n, c)
+    assert ref is not None, n
+    return ref
+
+
+def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) -> str:
+    """``expr`` for column ``col`` of the block: calculations refer to this column, the
+    scenario's input to its value cell, every other input to the proposal's cell."""
+
+    def name(n: str) -> str:
+        if sc is not None and n == sc.input:
+            return f"{col}{BLOCK_ROW_VALUE + 1}"
+        if n in _CALC_ROW and n not in SCOPE:
+            return f"{col}{_CALC_ROW[n] + 1}"
+        return _base_name(book, c, n)
+
+    return "=" + render(expr, name, lambda lk, key: _lookup(book, lk, key))
+
+
+def write(book: Book) -> None:
+    ws = book.ws["Scenarios"]
+    f = book.f
+    r = book.r
+    book.title(ws, "Scenarios: what if an estimate is off",
+               "Each row changes one input and recomputes the recommended configuration of every "
+               "workload (GPU, precision and TP kept) with the same formulas as the calculation "
+               "sheets; the grouped columns to the right hold those calculations. Change an input "
+               "on Inputs (a price, users, load) and the rows follow.")
+    recommended = {c.k: c for c in book.lay.columns if c.recommended}
+    runs = scenario_envs(r.workloads, r.account_inputs, r.tables)
+    heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
+    for j, text in enumerate(heads):
+        ws.write_string(ROW_HEAD, j, text, f("header"))
+    ws.set_row(ROW_HEAD, 30)
+    ws.set_column(0, 0, 18)
+    ws.set_column(1, 1, 20)
+    ws.set_column(2, 2, 24)
+    ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
+    fmts = {k: number_format(UNITS[k], [0.0], book.cur) for k in SCENARIO_OUTPUTS}
+    # the proposal itself: sums over the recommended columns of the calculation sheets
+    row = ROW_HEAD + 1
+    ws.write_string(row, 0, "As proposed", f("label_bold"))
+    for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
+        cells = [x for x in (book.lay.cell(k, c) for c in recommended.values()) if x]
+        value = sum(float(c.option.values[k]) for c in recommended.values())
+        ws.write_formula(row, j, "=" + (f"SUM({','.join(cells)})" if cells else "0"),
+                         f("total", fmts[k]), value)
+    col = FIRST_BLOCK_COL
+    for sc, envs in runs:
+        row += 1
+        ws.write_string(row, 0, sc.label, f("label"))
+        ws.write_string(row, 1, sc.change, f("text"))
+        ws.write_string(row, 2, sc.input, f("name"))
+        cols: list[str] = []
+        for wk, env in envs:
+            c = recommended[wk]
+            cols.append(letter(col))
+            _write_block(book, ws, col, sc, c, env)
+            col += 1
+        for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
+            sums = [f"{x}{_CALC_ROW[out] + 1}" for x in cols]
+            total = sum(float(env[out]) for _, env in envs)
+            ws.write_formula(row, j, "=" + (f"SUM({','.join(sums)})" if sums else "0"),
+                             f("calc", fmts[out]), total)
+    last_table_row = row
+    if col > FIRST_BLOCK_COL:
+        # The calculation block: labels in the column before it, grouped and collapsed.
+        ws.write_string(BLOCK_ROW_HEAD, FIRST_BLOCK_COL - 1, "Scenario", f("header"))
+        ws.write_string(BLOCK_ROW_HEAD + 1, FIRST_BLOCK_COL - 1, "Workload", f("header"))
+        ws.write_string(BLOCK_ROW_HEAD + 2, FIRST_BLOCK_COL - 1, "Option", f("header"))
+        ws.write_string(BLOCK_ROW_VALUE, FIRST_BLOCK_COL - 1, "Value of the input changed",
+                        f("label_bold"))
+        for calc in CALCULATIONS:
+            ws.write_string(_CALC_ROW[calc.name], FIRST_BLOCK_COL - 1,
+                            f"{calc.label} ({unit_text(calc.unit, book.cur)})", f("label"))
+        ws.set_column(FIRST_BLOCK_COL - 1, FIRST_BLOCK_COL - 1, 40, None,
+                      {"level": 1, "hidden": True})
+        ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})
+        ws.set_column(col, col, None, None, {"collapsed": True})
+    ws.write_string(last_table_row + 2, 0,
+                    "The grouped columns (+ above the column letters) hold each scenario's "
+                    "calculations, one column per workload.", f("note"))
+    ws.freeze_panes(ROW_HEAD + 1, 1)
+    ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
+    fit_width(ws, 18 + 20 + 24 + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
+
+
+def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
+                 env: dict[str, Value]) -> None:
+    f = book.f
+    x = letter(col)
+    ws.write_string(BLOCK_ROW_HEAD, col, f"{sc.label} {sc.change}", f("header"))
+    ws.write_string(BLOCK_ROW_HEAD + 1, col, clean_text(c.workload.name), f("header"))
+    ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
+    ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
+                     f("calc"), _number(env[sc.input]))
+    for calc in CALCULATIONS:
+        flag = flag_expr(calc.expr)
+        value = _number(env[calc.name])
+        fmt = number_format("flag" if flag else calc.unit,
+                            [value] if isinstance(value, float) else [], book.cur)
+        ws.write_formula(_CALC_ROW[calc.name], col, _formula(book, calc.expr, c, x, sc),
+                         f("calc", fmt), cached(value, flag))
+
+
+def _number(v: Value) -> float | str:
+    return v if isinstance(v, str) else float(v)
