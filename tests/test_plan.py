@@ -10,7 +10,7 @@ import math
 import os
 from typing import Any
 
-from helpers import DATA, EXAMPLE
+from helpers import DATA, EXAMPLE, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -264,3 +264,24 @@ def test_aggregates_over_more_than_thirty_rows_nest() -> None:
         e = aggregate_expr(by_fn[fn], rows)
         assert evaluate(e, env) == want
         assert to_text(e).startswith(f"{fn}({fn}(")
+
+
+def test_plan_confidence_range_brackets_the_plan_and_matches_one_workload_alone() -> None:
+    """Issue 16's range for the account plan: the same plan with every option's throughput at
+    its error group's p90 / p10 (constants confidence_<group>_p10/_p90, cross-validated on the
+    measured tables). It brackets the plan's GPUs bought, and for a one-workload account it is
+    exactly the workload's own range (calculations confidence_gpus_purchased_*), two
+    computations of the same figure (one through the PLAN formulas, one per option)."""
+    for path in (EXAMPLE, THREE, ROOT / "inputs" / "moe-chat.yaml"):
+        r = size(load(path))
+        p = r.plan
+        assert p.gpus_purchased_if_throughput_low is not None
+        assert p.gpus_purchased_if_throughput_high is not None
+        assert (p.gpus_purchased_if_throughput_high <= r.totals.gpus_purchased
+                <= p.gpus_purchased_if_throughput_low), path.name
+    one = size(load(ROOT / "inputs" / "moe-chat.yaml"))
+    assert len(one.workloads) == 1
+    c = one.workloads[0].confidence
+    assert c is not None and c.error_p90 > 0 > c.error_p10
+    assert one.plan.gpus_purchased_if_throughput_low == c.gpus_purchased_if_low
+    assert one.plan.gpus_purchased_if_throughput_high == c.gpus_purchased_if_high

@@ -762,6 +762,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
 )
 
 CALCULATION_NAMES = tuple(c.name for c in CALCULATIONS)
+
+# The account plan's GPU range (plan.confidence_range): each member's peak demand in replica
+# units at the model's low or high throughput end, scaled as ``_replicas_at`` scales it above
+# (throughput / (1 + error) means demand x (1 + error)); the plan is then evaluated as usual.
+CONFIDENCE_DEMAND_REPLICAS = ref("demand_replicas") * (1 + ref("confidence_error"))
 UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
 
 # Columns of the lookup tables the formulas read (the engine and the workbook's Catalog

@@ -26,13 +26,14 @@ from .calculations import (
 )
 from .catalog import Catalog, Model, load_catalog
 from .expr import Program, Value, compile_program, evaluate
-from .plan import choose_plan, option_sums, plan_sums, to_plan
+from .plan import choose_plan, confidence_range, option_sums, plan_sums, to_plan
 from .requirements import Costs, Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
     Assumption,
     MeasuredPoint,
     Option,
+    Plan,
     Result,
     SourceInfo,
     Totals,
@@ -625,7 +626,8 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
         workloads=workloads,
-        plan=to_plan(chosen_plan, workloads),
+        plan=_with_range(to_plan(chosen_plan, workloads),
+                         confidence_range(chosen_plan, workloads, acct)),
         totals=_totals(plan_sums(chosen_plan), api_known),
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct),
@@ -636,6 +638,13 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
     )
+
+
+def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:
+    if gpus is None:
+        return plan
+    return plan.model_copy(update={"gpus_purchased_if_throughput_low": gpus[0],
+                                   "gpus_purchased_if_throughput_high": gpus[1]})
 
 
 def _totals(total: Callable[[str], float], api_known: bool) -> Totals:

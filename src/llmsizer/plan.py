@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .calculations import (
+    CONFIDENCE_DEMAND_REPLICAS,
     GROUP_COST_CALCULATIONS,
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
@@ -50,7 +51,7 @@ from .calculations import (
 from .expr import Value, evaluate, lift
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
-__all__ = ["PlanChoice", "choose_plan", "evaluate_plan", "plan_key"]
+__all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
 
 MAX_OPTIONS_PER_WORKLOAD = 16  # feasible options tried per workload, best first
 MAX_PASSES = 4
@@ -115,8 +116,8 @@ class Evaluated:
     totals: Mapping[str, float]
 
     def rank(self) -> tuple[float, ...]:
-        """Lowest cost, fewest GPUs bought, most headroom, higher precision; unpriced GPUs
-        last (their cost leaves the GPUs out)."""
+        """Lowest cost, calibrated before extrapolated, fewest GPUs bought, fewest pools, most
+        headroom, higher precision; unpriced GPUs last (their cost leaves the GPUs out)."""
         # a pool whose member cannot keep up with the strictest target is not a plan
         unfit = sum(1 for p in self.pools if not _f(p.env, "pool_meets_targets"))
         unpriced = sum(1 for o in self.choice.options.values() if not o.priced)
@@ -124,9 +125,11 @@ class Evaluated:
         precision = [float(o.values["weight_bytes_per_param"])
                      for o in self.choice.options.values()]
         kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
+        # at equal cost, options outside the calibration data last (as engine._rank_key)
+        uncalibrated = sum(1 for o in self.choice.options.values() if o.calibration_gaps)
         return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
-                self.totals["gpus_purchased"], float(len(self.pools)), -headroom,
-                -_sum(precision), -_sum(kv))
+                float(uncalibrated), self.totals["gpus_purchased"], float(len(self.pools)),
+                -headroom, -_sum(precision), -_sum(kv))
 
 
 def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict[str, Value]:
@@ -292,6 +295,26 @@ _GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] =
     GROUP_SIZE_CALCULATIONS, GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
 _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
+
+
+def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
+                     acct: Mapping[str, float]) -> tuple[int, int] | None:
+    """GPUs the same plan buys when every option's throughput is at the model's low end (its
+    error group's p90) and at its high end (p10); None when every figure is measured."""
+    options = e.choice.options.values()
+    if all(float(o.values["confidence_p90"]) == 0 == float(o.values["confidence_p10"])
+           for o in options):
+        return None
+
+    def bought(error: str) -> int:
+        scaled = {i: o.model_copy(update={"values": {**o.values, "demand_replicas": float(evaluate(
+            CONFIDENCE_DEMAND_REPLICAS, {"demand_replicas": o.values["demand_replicas"],
+                                         "confidence_error": o.values[error]}))}})
+            for i, o in e.choice.options.items()}
+        return int(evaluate_plan(PlanChoice(scaled, e.choice.pools), workloads, acct)
+                   .totals["gpus_purchased"])
+
+    return bought("confidence_p90"), bought("confidence_p10")
 
 
 def _sum(values: Sequence[float]) -> float:

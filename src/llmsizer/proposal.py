@@ -844,14 +844,14 @@ def _sensitivity(result: Result, views: Sequence[WorkloadView],
     return {"scenarios": rows, "tornado_chart": chart, "base": base}
 
 
-def _confidence_total(views: Sequence[WorkloadView]) -> dict[str, int] | None:
-    """The account's GPUs at both ends of the model's error (sums of the workloads')."""
-    confs = [wv.w.confidence for wv in views if wv.best is not None and wv.w.confidence]
-    if not confs or any(c.group == "measured" for c in confs):
+def _confidence_total(result: Result) -> dict[str, int] | None:
+    """The account's GPUs bought at both ends of the model's error: the same plan evaluated
+    with every option's throughput at its group's p10 / p90 (plan.confidence_range)."""
+    p = result.plan
+    if p.gpus_purchased_if_throughput_low is None or p.gpus_purchased_if_throughput_high is None:
         return None
-    return {"gpus": sum(c.gpus_purchased for c in confs),
-            "low": sum(c.gpus_purchased_if_high for c in confs),
-            "high": sum(c.gpus_purchased_if_low for c in confs)}
+    return {"gpus": result.totals.gpus_purchased, "low": p.gpus_purchased_if_throughput_high,
+            "high": p.gpus_purchased_if_throughput_low}
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
@@ -1004,7 +1004,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "price_max_age_days": cat.constant("price_max_age_days"),
         "breakeven": _breakeven(result, views, cat, fmt),
         **_sensitivity(result, views, fmt),
-        "confidence_total": _confidence_total(views),
+        "confidence_total": _confidence_total(result),
     }
 
 

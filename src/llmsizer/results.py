@@ -181,6 +181,10 @@ class NodeGroup(_M):
 class Plan(_M):
     pools: list[PlanPool]
     node_groups: list[NodeGroup]
+    # GPUs the same plan buys if every option's throughput is at the model's low end (its
+    # group's p90 error) or high end (p10); None when the figures are measured
+    gpus_purchased_if_throughput_low: int | None = None
+    gpus_purchased_if_throughput_high: int | None = None
 
 
 class ScenarioResult(_M):
