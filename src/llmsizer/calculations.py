@@ -335,7 +335,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h", "TCO",
        IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud"),
           lookup("gpus", "gpu", "cloud_gpu_hour")),
-       "The account's cloud tier (prices.yaml, dated) or its override; a what-if tier code "
+       "The account's cloud tier (the dated price list) or its override; a what-if tier code "
        "picks that tier's catalog price."),
     _c("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs", "TCO",
        IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud_gpus"),

@@ -353,3 +353,24 @@ def load_catalog() -> Catalog:
             raise CatalogError(f"prices.yaml: API price for unknown model {mid!r}")
     LabelIndex(cat)  # an alias that names two entries is a catalog error, found at load
     return cat
+
+
+# How the catalog's sources name the fit (script, data files) -> how a customer reads them.
+_FITTED = re.compile(r"fitted (\S+) by benchmarks/calibrate\.py on the (\d+) [^;]*?rows of "
+                     r"calibration_points\.csv and measured_blackwell_moe\.csv")
+_HELD_OUT = re.compile(r"(p\d0) of predicted / measured - 1 over the held-out throughput rows of "
+                       r"(?:group \w+|all groups pooled \(group \w+ has fewer than 10\)) \(leave-one-GPU-out "
+                       r"and leave-one-source-out pooled\), benchmarks/calibrate\.py, (\S+)")
+
+
+_SCRIPT = re.compile(r",? (?:by )?benchmarks/calibrate\.py")
+
+
+def customer_source(text: str) -> str:
+    """A constant's source in the proposal's words: the published results it was fitted on,
+    not the script and data files that reproduce the fit (docs/calibration.md names those)."""
+    text = _FITTED.sub(r"fitted \1 on \2 published benchmark results (TensorRT-LLM performance "
+                       r"overview tables, NVIDIA NIM benchmarks, SemiAnalysis InferenceX)", text)
+    text = _HELD_OUT.sub(r"\1 of the model's error (predicted / measured - 1) on published "
+                         r"benchmark results it was not fitted on (cross-validation, \2)", text)
+    return _SCRIPT.sub("", text)

@@ -557,8 +557,19 @@ _OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
     c.name for c in CALCULATIONS)
 
 
-def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> list[Assumption]:
-    """Every constant and default the sizing used, with its source."""
+def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
+                workloads: Sequence[WorkloadResult] = ()) -> list[Assumption]:
+    """Every constant and default the sizing used, with its source: per-family constants
+    (software-stack efficiency, model-error band) only for the families the recommended
+    options use."""
+    used = set()
+    for w in workloads:
+        o = w.best
+        if o is not None:
+            used.add(stack_constant(catalog, o.gpu))
+        if w.confidence is not None and w.confidence.group != "measured":
+            used.update({f"confidence_{w.confidence.group}_p10",
+                         f"confidence_{w.confidence.group}_p90"})
     pol = req.policy
     overridden = {
         "mbu_weights": pol.mbu, "mbu_kv": pol.mbu, "mfu_decode_8bit": pol.mfu,
@@ -569,8 +580,10 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
     }
     out = []
     for name, const in catalog.constants.items():
-        if name.startswith(("trtllm_", "driver_", "llamacpp_")):
+        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p")):
             continue  # fidelity-only (benchmark reproduction)
+        if name.startswith(("stack_efficiency_", "confidence_")) and name not in used:
+            continue  # another GPU family's or error group's
         value = overridden.get(name)
         out.append(Assumption(
             name=name, value=float(value) if value is not None else const.value, unit=const.unit,
@@ -586,7 +599,7 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float]) -> 
                 "(SemiAnalysis H100 index); on-demand list prices are 2-3x higher and shown in "
                 "the scenarios")
         + "; the cloud is priced as each offer sells: whole instances (e.g. 8 GPUs) or single "
-          "GPUs where the provider rents them (prices.yaml gpus_per_instance)"))
+          "GPUs where the provider rents them (GPUs per instance in the price list)"))
     return out
 
 
@@ -630,7 +643,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
                          confidence_range(chosen_plan, workloads, acct)),
         totals=_totals(plan_sums(chosen_plan), api_known),
         totals_dedicated=dedicated,
-        assumptions=assumptions(req, cat, acct),
+        assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
         source=SourceInfo(
             requirements=req.model_dump(mode="json"),

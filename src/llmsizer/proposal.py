@@ -48,7 +48,7 @@ from weasyprint.urls import (
 )
 
 from .calculations import CALCULATIONS, INPUTS
-from .catalog import Catalog, load_catalog
+from .catalog import Catalog, customer_source, load_catalog
 from .costs import tier_words
 from .engine import curve
 from .errors import InputError
@@ -960,12 +960,12 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
     fmt = Formatter(result.account.currency)
     views = [_workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
     day = _report_date()
-    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), a.source)
+    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), customer_source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   "account requirements (policy / costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
-    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), c.source)
+    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     return {
         "result": result,

@@ -342,7 +342,7 @@ class Costs(_Strict):
     network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
         default=None,
         description="Scale-out network (switch ports, optics, cables) per node, once; left out, the "
-                    "catalog's dated estimate (prices.yaml extras).",
+                    "catalog's dated estimate (price list extras).",
         json_schema_extra={"example": "15000", "unit": "currency per node"})
     usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
         default=None,

@@ -4,6 +4,7 @@ and the modelling conventions (units, currency, what the columns show)."""
 from __future__ import annotations
 
 from ..calculations import INPUTS
+from ..catalog import customer_source
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO
@@ -73,7 +74,7 @@ def write(book: Book) -> None:
     section("Efficiencies and engine defaults (per option on the KV sheet)")
     for a in r.assumptions:
         if SCOPE.get(a.name) != "account":  # those are listed above
-            line(_assumption_label(book, a.name), a.value, a.unit, a.source)
+            line(_assumption_label(book, a.name), a.value, a.unit, customer_source(a.source))
     section("Prices and their dates (edit them on the Inputs sheet)")
     for (table, tid, colname), name in book.lay.price_names.items():
         label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))

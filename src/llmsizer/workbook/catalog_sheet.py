@@ -68,7 +68,7 @@ def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
         g = cat.gpus[tid]
         return [g.name, g.source,
                 f"{g.price_source} ({g.price_date})" if g.price_source else "no price found",
-                "dated cloud offers by tier (catalogs/prices.yaml): see the cloud price's "
+                "dated cloud offers by tier (the dated price list): see the cloud price's "
                 "note on Inputs"]
     if table == "platforms" and tid in cat.platforms:
         p = cat.platforms[tid]
