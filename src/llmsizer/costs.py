@@ -17,7 +17,6 @@ from .calculations import (
     CLOUD_TIER_CODES,
     INPUTS,
     PRICE_IN_ACCOUNT_CURRENCY,
-    SCENARIO_OUTPUTS,
     SCENARIOS,
     Scenario,
 )
@@ -239,16 +238,32 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
 
 def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
-                tables: Tables) -> list[ScenarioResult]:
-    """The scenarios summed over the account's recommended options."""
+                tables: Tables, pools: Sequence[Sequence[int]]) -> list[ScenarioResult]:
+    """The scenarios of the account plan: each workload keeps its recommended option, the
+    pools keep their members (``pools``: 0-based workload indices), and the plan's formulas
+    (plan.evaluate_plan) turn each scenario's option values into what is bought."""
+    from .plan import PlanChoice, evaluate_plan
+
     rows = []
     for sc, envs in scenario_envs(workloads, acct, tables):
-        sums = {k: sum(float(env[k]) for _, env in envs) for k in SCENARIO_OUTPUTS}
+        scen_acct = {**acct, sc.input: float(envs[0][1][sc.input])} if sc.input in acct else acct
+        options: dict[int, Option] = {}
+        members = list(workloads)
+        for k, env in envs:
+            w = workloads[k - 1]
+            assert w.best is not None
+            options[k - 1] = w.best.model_copy(update={"values": {
+                name: env[name] for name in w.best.values}})
+            if sc.input in w.inputs:
+                members[k - 1] = w.model_copy(update={"inputs": {**w.inputs,
+                                                                 sc.input: env[sc.input]}})
+        kept = tuple(tuple(i for i in pool if i in options) for pool in pools)
+        e = evaluate_plan(PlanChoice(options, tuple(p for p in kept if p)), members, scen_acct)
         rows.append(ScenarioResult(
             name=sc.name, label=sc.label, change=sc.change, input=sc.input,
-            gpus_purchased=int(sums["gpus_purchased"]), nodes=int(sums["nodes"]),
-            capex=sums["capex"], annual_cost_onprem=sums["annual_cost_onprem"],
-            annual_cost_cloud=sums["annual_cost_cloud"]))
+            gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
+            capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
+            annual_cost_cloud=e.totals["annual_cost_cloud"]))
     return rows
 
 

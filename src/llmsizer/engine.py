@@ -628,7 +628,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     return Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
-        sensitivity=costs.sensitivity(workloads, acct, tables),
+        sensitivity=costs.sensitivity(workloads, acct, tables, chosen_plan.choice.pools),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),

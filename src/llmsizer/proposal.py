@@ -819,9 +819,8 @@ def _sensitivity(result: Result, views: Sequence[WorkloadView],
     if not shown or not result.sensitivity:
         return {"scenarios": [], "tornado_chart": None, "base": None}
     t = result.totals
-    gpus = sum(int(_num(wv.best.v, "gpus_purchased")) for wv in shown if wv.best is not None)
-    base = ScenarioRow("As proposed", "", gpus, t.nodes, t.capex, t.annual_cost_onprem,
-                       t.annual_cost_cloud, False)
+    base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,
+                       t.annual_cost_onprem, t.annual_cost_cloud, False)
     rows = [ScenarioRow(s.label, s.change.replace("x", "×", 1) if s.change.startswith("x")
                         else s.change, s.gpus_purchased, s.nodes, s.capex,
                         s.annual_cost_onprem, s.annual_cost_cloud,

@@ -76,11 +76,14 @@ def write(book: Book) -> None:
     ws = book.ws["Scenarios"]
     f = book.f
     r = book.r
-    book.title(ws, "Scenarios: what if an estimate is off",
+    book.title(ws, "Scenarios: what if an estimate is off (each workload sized alone)",
                "Each row changes one input and recomputes the recommended configuration of every "
                "workload (GPU, precision and TP kept) with the same formulas as the calculation "
-               "sheets; the grouped columns to the right hold those calculations. Change an input "
-               "on Inputs (a price, users, load) and the rows follow.")
+               "sheets; the grouped columns to the right hold those calculations. Rows add up "
+               "each workload on its own nodes with its own spares; the proposal's sensitivity "
+               "table applies the same changes to the shared plan (Plan sheet), which needs "
+               "fewer nodes. Change an input on Inputs (a price, users, load) and the rows "
+               "follow.")
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
     runs = scenario_envs(r.workloads, r.account_inputs, r.tables)
     heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
@@ -94,7 +97,7 @@ def write(book: Book) -> None:
     fmts = {k: number_format(UNITS[k], [0.0], book.cur) for k in SCENARIO_OUTPUTS}
     # the proposal itself: sums over the recommended columns of the calculation sheets
     row = ROW_HEAD + 1
-    ws.write_string(row, 0, "As proposed", f("label_bold"))
+    ws.write_string(row, 0, "Each workload alone, as configured", f("label_bold"))
     for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
         cells = [x for x in (book.lay.cell(k, c) for c in recommended.values()) if x]
         value = sum(float(c.option.values[k]) for c in recommended.values())
