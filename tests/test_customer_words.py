@@ -17,7 +17,8 @@ from llmsizer.requirements import load
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
 # internal names: the seed articles' numbers, the calibration script and its data files
-INTERNAL = re.compile(r"\bseeds?\b|calibrate\.py|calibration_points|measured_blackwell_moe"
+INTERNAL = re.compile(r"\bseeds?\b|calibrate\.py|docs/calibration\.md|calibration_points"
+                      r"|measured_blackwell_moe"
                       r"|\b(?:prices|constants|gpus|models|platforms|precisions|coverage)\.yaml\b",
                       re.IGNORECASE)
 

@@ -363,7 +363,7 @@ _HELD_OUT = re.compile(r"(p\d0) of predicted / measured - 1 over the held-out th
                        r"and leave-one-source-out pooled\), benchmarks/calibrate\.py, (\S+)")
 
 
-_SCRIPT = re.compile(r",? (?:by )?benchmarks/calibrate\.py")
+_SCRIPT = re.compile(r",? (?:by )?benchmarks/calibrate\.py|,? \(docs/calibration\.md\)")
 
 
 def customer_source(text: str) -> str:
