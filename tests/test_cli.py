@@ -162,7 +162,8 @@ def test_size_fits_the_terminal_and_shows_every_option_id_whole(name: str, colum
         row = next(r for r in starred if r[1] == w["recommended"])
         # every figure of the recommended option whole, the yearly cost last
         assert row[-1] == f"{rec['values']['annual_cost_onprem']:,.0f}", row
-        assert row[6] == f"{rec['values']['gpus']:.0f}", row
+        # narrow terminals drop headroom, TTFT, batch (in that order), never GPUs or cost
+        assert f"{rec['values']['gpus']:.0f}" in row[2:-1], row
         for o in w["options"]:  # every id on a line of its own, whole (never cut or folded)
             assert any(o["id"] in ln.split() or f"{o['id']}:" in ln.split() for ln in lines), o
     # no header squeezed to one letter per line: each table header row is short words

@@ -35,6 +35,11 @@ _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "no
                  "head-\nroom", "on-prem\n{cur}/yr")
 
 
+# Columns (indices of option + _NUMBER_HEADS) a narrow terminal drops, in this order:
+# headroom, TTFT, then the batch; ids, speed, replicas, GPUs, nodes and the cost stay.
+_DROP_WHEN_NARROW = (7, 3, 1)
+
+
 def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
     wide = width >= _WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
@@ -61,9 +66,19 @@ def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
         rows.append(row)
         reasons.append(o.reason if not o.feasible else "")
     heads = ["option", *(h.format(cur=cur) for h in _NUMBER_HEADS)]
+    widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
+              for i, head in enumerate(heads)]
+    keep = list(range(len(heads)))
+    if not wide:  # long ids (expert / attention data-parallel) leave less room: drop the
+        for i in _DROP_WHEN_NARROW:  # least needed figures rather than cut the cost column
+            if sum(widths[k] + 1 for k in keep) + 2 <= width:
+                break
+            keep.remove(i)
+    heads = [heads[k] for k in keep]
+    rows = [[r[k] for k in keep] for r in rows]
     for i, head in enumerate(heads):
-        width = max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
-        t.add_column(head, justify="left" if i == 0 else "right", no_wrap=True, min_width=width)
+        t.add_column(head, justify="left" if i == 0 else "right", no_wrap=True,
+                     min_width=widths[keep[i]])
     if wide:
         t.add_column("why not", overflow="fold", ratio=1)
     for row, reason in zip(rows, reasons, strict=True):
@@ -118,8 +133,7 @@ def _cell(x: Any) -> str:
 _CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
     "gpus": [("memory_gb", "memory\nGB", _cell), ("bandwidth_tb_s", "bandwidth\nTB/s", _cell),
              ("bf16_tflops", "BF16\nTFLOPS", _cell), ("fp8_tflops", "FP8\nTFLOPS", _cell),
-             ("fp4_tflops", "FP4\nTFLOPS", _cell), ("price_usd", "price\nUSD", _cell),
-             ("cloud_usd_per_gpu_hour", "cloud\nUSD/GPU-h", _cell)],
+             ("fp4_tflops", "FP4\nTFLOPS", _cell), ("price_usd", "price\nUSD", _cell)],
     "models": [("params_total", "params\ntotal", params_text),
                ("params_active", "params\nactive", params_text), ("layers", "layers", _cell),
                ("kv_heads", "KV\nheads", _cell), ("head_dim", "head\ndim", _cell),
