@@ -246,6 +246,8 @@ def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
     rows = []
     for sc, envs in scenario_envs(workloads, acct, tables):
+        if not envs:  # no workload has a recommendation: nothing to vary
+            continue
         scen_acct = {**acct, sc.input: float(envs[0][1][sc.input])} if sc.input in acct else acct
         options: dict[int, Option] = {}
         members = list(workloads)
