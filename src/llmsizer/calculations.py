@@ -188,7 +188,7 @@ INPUTS: tuple[Input, ...] = (
        "efficiency below.", low=0.05, high=2),
     _i("calibration_derating", "Derating of an uncalibrated option", "fraction", "option",
        "Share of the modelled speed credited to an option whose GPU, weight precision or model "
-       "class has no calibration rows (1 = calibrated; docs/calibration.md).", low=0.05,
+       "class has no calibration rows (1 = calibrated; from cross-validation).", low=0.05,
        high=1),
     _i("mbu_weights", "Bandwidth efficiency, weights", "fraction", "option",
        "Achieved / peak HBM bandwidth streaming weights (calibrated).", low=0.05, high=1),
@@ -226,7 +226,7 @@ INPUTS: tuple[Input, ...] = (
        integer=True),
     _i("confidence_p10", "Model error, 10th percentile", "fraction", "option",
        "Cross-validated predicted / measured throughput - 1 of this option's group "
-       "(docs/calibration.md): the model's low end.", low=-0.9, high=5),
+       "on published benchmarks: the model's low end.", low=-0.9, high=5),
     _i("confidence_p90", "Model error, 90th percentile", "fraction", "option",
        "Cross-validated predicted / measured throughput - 1 of this option's group: the "
        "model's high end (throughput over-predicted).", low=-0.9, high=5),
@@ -540,7 +540,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        + r("ttft_overhead_ms"),
        "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
        "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
-       "all-reduce latency or overhead (chosen by cross-validation, docs/calibration.md)."),
+       "all-reduce latency or overhead (chosen by cross-validation on published benchmarks)."),
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
            IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1)),
@@ -557,7 +557,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
               gt(r("modelled_replica_output_tokens_per_s"), 0)),
           r("measured_tokens_per_s_per_replica") / r("modelled_replica_output_tokens_per_s") - 1, 0),
        "Measured / modelled - 1 per replica (0 when nothing is measured): how far the customer's "
-       "benchmark is from the model (docs/measured.md)."),
+       "benchmark is from the model."),
     _c("measured_gap_risk", "Measured and modelled differ by over 25 %", "flag", "Throughput",
        AND(gt(r("measured_tokens_per_s_per_replica"), 0),
            OR(le(r("modelled_replica_output_tokens_per_s"), 0),
