@@ -77,7 +77,7 @@ def run(files: list[Path], jobs: int) -> dict[str, float]:
     import os
 
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
-    from llmsizer.batch import run_batch
+    from llmsizer.runs.batch import run_batch
 
     out = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
     samples: list[tuple[float, float]] = []
@@ -129,22 +129,22 @@ def weasyprint_floor(files: list[Path]) -> float:
     """CPU seconds per account that WeasyPrint alone needs to lay out and write the same
     proposals' HTML (warm, with the same cached stylesheet, fonts and formula appendix as a
     worker)."""
-    from llmsizer import heap
-    from llmsizer.engine import size
-    from llmsizer.proposal import (
+    from llmsizer.base import heap
+    from llmsizer.documents.proposal import (
         _fast_font_subsetting,
         render_document,
         render_html,
         shipped_templates,
         with_appendix,
     )
-    from llmsizer.requirements import load
+    from llmsizer.inputs.requirements import load
+    from llmsizer.sizing.engine import size
 
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
     full_fonts = not _fast_font_subsetting()  # as render_pdf writes them
     with_appendix(render_document(htmls[0], roots), roots).write_pdf(full_fonts=full_fonts)
-    # The workers' regime (llmsizer.heap): frozen warm heap, no garbage collection.
+    # The workers' regime (llmsizer.base.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()

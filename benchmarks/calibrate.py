@@ -4,7 +4,7 @@
     python benchmarks/calibrate.py --write    # ... and update catalogs/constants.yaml + docs
 
 Data: tests/data/calibration_points.csv (the project's copy of the reference set).
-Every prediction goes through the product itself (llmsizer.fidelity -> the engine's
+Every prediction goes through the product itself (llmsizer.sizing.fidelity -> the engine's
 compiled calculation list), so the fitted constants are the ones the product uses.
 
 Method (deterministic; no random restarts): residual = log(predicted / measured) per row,
@@ -36,10 +36,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from llmsizer.benchdata import BenchPoint, read_points  # noqa: E402
-from llmsizer.catalog import Catalog, load_catalog  # noqa: E402
-from llmsizer.engine import error_group  # noqa: E402
-from llmsizer.fidelity import (  # noqa: E402
+from llmsizer.inputs.benchdata import BenchPoint, read_points  # noqa: E402
+from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
+from llmsizer.sizing.engine import error_group  # noqa: E402
+from llmsizer.sizing.fidelity import (  # noqa: E402
     LLAMACPP,
     Case,
     RowResult,
@@ -55,7 +55,7 @@ DATA = ROOT / "tests" / "data" / "calibration_points.csv"
 # Blackwell, AMD and MoE results (TensorRT-LLM perf overviews and blog, InferenceX); rows with
 # disaggregated serving or speculative decoding (MTP) are not modelled and not fitted.
 NEW_DATA = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
-CONSTANTS = ROOT / "src" / "llmsizer" / "catalogs" / "constants.yaml"
+CONSTANTS = ROOT / "src" / "llmsizer" / "model" / "catalogs" / "constants.yaml"
 DOC = ROOT / "docs" / "calibration.md"
 
 # name: (start, low, high, scale) -- scale puts every parameter near 1 for the solver

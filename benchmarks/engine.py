@@ -26,9 +26,9 @@ def best_of(fn: object, n: int) -> tuple[float, float]:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT / "src"))
-    from llmsizer.catalog import load_catalog
-    from llmsizer.engine import size
-    from llmsizer.requirements import Requirements, load
+    from llmsizer.inputs.requirements import Requirements, load
+    from llmsizer.model.catalog import load_catalog
+    from llmsizer.sizing.engine import size
 
     cat = load_catalog()
     loaded = load(ROOT / "inputs" / "example.yaml")

@@ -30,16 +30,16 @@ def times(fn: Callable[[], object], n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    from llmsizer import heap
-    from llmsizer.engine import size
-    from llmsizer.proposal import build_context, render_pdf
-    from llmsizer.requirements import load
-    from llmsizer.workbook import write_workbook
+    from llmsizer.base import heap
+    from llmsizer.documents.proposal import build_context, render_pdf
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.inputs.requirements import load
+    from llmsizer.sizing.engine import size
 
     tmp = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
     result = size(load(EXAMPLE))
     render_pdf(result, tmp / "warm.pdf")  # warm-up: imports, fonts, matplotlib
-    # A long-running process: warm heap frozen (llmsizer.heap), automatic collection off,
+    # A long-running process: warm heap frozen (llmsizer.base.heap), automatic collection off,
     # and one collection per proposal, timed as part of it (a batch worker skips that
     # collection and is replaced instead; see docs/benchmarks.md).
     heap.settle()

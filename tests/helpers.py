@@ -7,16 +7,16 @@ from typing import Any
 
 import yaml
 
-from llmsizer.catalog import Model, load_catalog
-from llmsizer.engine import (
+from llmsizer.inputs.modelconfig import model_from_config
+from llmsizer.inputs.requirements import Requirements
+from llmsizer.model.catalog import Model, load_catalog
+from llmsizer.sizing.engine import (
     Choice,
     account_inputs,
     build_tables,
     evaluate_choice,
     workload_inputs,
 )
-from llmsizer.modelconfig import model_from_config
-from llmsizer.requirements import Requirements
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -29,11 +29,11 @@ import pytest
 import yaml
 from helpers import ROOT
 
-from llmsizer.engine import size
-from llmsizer.errors import LlmsizerError
-from llmsizer.requirements import Loaded, load
-from llmsizer.results import Result
-from llmsizer.yamlsafe import MAX_BYTES
+from llmsizer.base.errors import LlmsizerError
+from llmsizer.inputs.requirements import Loaded, load
+from llmsizer.inputs.yamlsafe import MAX_BYTES
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 HERE = ROOT / "tests" / "bad_inputs"
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "expected.yaml").read_text("utf-8"))

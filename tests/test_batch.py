@@ -18,8 +18,9 @@ import yaml
 from helpers import example_dict
 from support.libreoffice import recalculated_values
 
-from llmsizer import batch
-from llmsizer.atomic import TMP_PREFIX
+from llmsizer.base.atomic import TMP_PREFIX
+from llmsizer.runs import batch
+from llmsizer.runs.outcome import Outcome
 
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
 
@@ -100,7 +101,7 @@ def test_summary_recalculated_by_libreoffice_equals_batch_json(tmp_path: Path) -
     make_accounts(src, 3)
     out = tmp_path / "out"
     outcomes = batch.run_batch(batch.collect([src]), out, jobs=2, force=False, templates=None)
-    from llmsizer.summary import write_summary
+    from llmsizer.runs.summary import write_summary
 
     write_summary(outcomes, out / "summary.xlsx")
     got = recalculated_values(out / "summary.xlsx", tmp_path / "lo")["Accounts"]
@@ -115,7 +116,7 @@ def test_summary_recalculated_by_libreoffice_equals_batch_json(tmp_path: Path) -
 def _crash_on(target: str):  # type: ignore[no-untyped-def]
     real = batch.process
 
-    def process(path: Path, out: Path, stem: str, templates: Path | None) -> batch.Outcome:
+    def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
         if path.name == target:
             os._exit(137)  # what the OOM killer leaves behind
         return real(path, out, stem, templates)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from llmsizer.benchdata import COLUMNS, BenchPoint, Skipped, read_points
-from llmsizer.errors import InputError
+from llmsizer.base.errors import InputError
+from llmsizer.inputs.benchdata import COLUMNS, BenchPoint, Skipped, read_points
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "data" / "calibration_points.csv"

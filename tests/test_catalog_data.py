@@ -12,7 +12,7 @@ from importlib import resources
 import pytest
 import yaml
 
-from llmsizer.catalog import load_catalog
+from llmsizer.model.catalog import load_catalog
 
 MAIN_GPU_IDS = [
     "a10", "a10g", "l4", "l40s", "a100-40gb-pcie", "a100-80gb-pcie", "a100-sxm",
@@ -33,7 +33,7 @@ def cat():
 
 
 def _raw(name: str) -> dict:
-    text = (resources.files("llmsizer") / "catalogs" / f"{name}.yaml").read_text("utf-8")
+    text = (resources.files("llmsizer.model") / "catalogs" / f"{name}.yaml").read_text("utf-8")
     return yaml.safe_load(text)[name]
 
 

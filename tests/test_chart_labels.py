@@ -16,9 +16,9 @@ import pytest
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import text_to_path
 
-from llmsizer.engine import size
-from llmsizer.proposal import build_context
-from llmsizer.requirements import load
+from llmsizer.documents.proposal import build_context
+from llmsizer.inputs.requirements import load
+from llmsizer.sizing.engine import size
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))

@@ -22,14 +22,14 @@ import pytest
 from helpers import DATA, EXAMPLE, ROOT, example_dict
 from test_workbook import write_yaml
 
-from llmsizer.calculations import SCENARIOS
-from llmsizer.catalog import CLOUD_TIERS, load_catalog
-from llmsizer.costs import is_stale, price_age_days, scenario_envs
-from llmsizer.engine import Choice, error_group, size
-from llmsizer.proposal import Formatter, render_pdf
-from llmsizer.requirements import Costs, load
-from llmsizer.results import Result
-from llmsizer.workbook import write_workbook
+from llmsizer.documents.proposal import Formatter, render_pdf
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.requirements import Costs, load
+from llmsizer.model.calculations import SCENARIOS
+from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
+from llmsizer.sizing.costs import is_stale, price_age_days, scenario_envs
+from llmsizer.sizing.engine import Choice, error_group, size
+from llmsizer.sizing.results import Result
 
 openpyxl: Any = importlib.import_module("openpyxl")
 

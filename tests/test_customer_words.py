@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from llmsizer.engine import size
-from llmsizer.report import write_outputs
-from llmsizer.requirements import load
+from llmsizer.inputs.requirements import load
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))

@@ -10,8 +10,8 @@ import pytest
 import xlsxwriter
 from support.libreoffice import recalculated_values
 
-from llmsizer.calculations import CALCULATIONS, INPUT_NAMES
-from llmsizer.expr import (
+from llmsizer.model.calculations import CALCULATIONS, INPUT_NAMES
+from llmsizer.model.expr import (
     AND,
     FUNCTIONS,
     IF,
@@ -121,7 +121,7 @@ def test_readable_formula_text() -> None:
 def test_expr_module_has_no_unsafe_eval_of_user_data() -> None:
     """compile_program only ever compiles code generated from the calculation trees: the
     only names it emits are repr()-quoted."""
-    src = Path(__file__).resolve().parents[1] / "src" / "llmsizer" / "expr.py"
+    src = Path(__file__).resolve().parents[1] / "src" / "llmsizer" / "model" / "expr.py"
     tree = ast.parse(src.read_text())
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Name) and n.func.id in ("eval", "exec")]

@@ -22,12 +22,12 @@ import yaml
 from click.testing import CliRunner
 from helpers import ROOT, option_values
 
-from llmsizer.benchdata import COLUMNS, read_points
-from llmsizer.calculations import FIGURE_EXPRS
-from llmsizer.catalog import load_catalog
 from llmsizer.cli import main
-from llmsizer.expr import evaluate
-from llmsizer.fidelity import (
+from llmsizer.inputs.benchdata import COLUMNS, read_points
+from llmsizer.model.calculations import FIGURE_EXPRS
+from llmsizer.model.catalog import load_catalog
+from llmsizer.model.expr import evaluate
+from llmsizer.sizing.fidelity import (
     LLAMACPP,
     TRTLLM_BENCH,
     TRTLLM_SERVING,
@@ -283,7 +283,7 @@ def test_the_project_reads_its_own_copy_of_the_reference_data() -> None:
 
 
 def test_constants_yaml_is_plain_data() -> None:
-    raw = yaml.safe_load((ROOT / "src" / "llmsizer" / "catalogs" / "constants.yaml").read_text())
+    raw = yaml.safe_load((ROOT / "src" / "llmsizer" / "model" / "catalogs" / "constants.yaml").read_text())
     for name, entry in raw["constants"].items():
         assert set(entry) == {"value", "unit", "source"}, name
         assert isinstance(entry["value"], int | float) and math.isfinite(entry["value"]), name

@@ -19,12 +19,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import ROOT
 
-from llmsizer.benchdata import COLUMNS, BenchPoint, Skipped, read_points
-from llmsizer.catalog import LabelIndex, load_catalog
+from llmsizer.base.errors import CatalogError
 from llmsizer.cli import main
-from llmsizer.engine import Choice
-from llmsizer.errors import CatalogError
-from llmsizer.fidelity import Case, evaluate_file, interpret
+from llmsizer.inputs.benchdata import COLUMNS, BenchPoint, Skipped, read_points
+from llmsizer.model.catalog import LabelIndex, load_catalog
+from llmsizer.sizing.engine import Choice
+from llmsizer.sizing.fidelity import Case, evaluate_file, interpret
 
 MOE = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
 CALIBRATION = ROOT / "tests" / "data" / "calibration_points.csv"
@@ -282,7 +282,7 @@ def test_no_alias_tables_left_in_python() -> None:
     # through the catalogs' aliases
     cat = load_catalog()
     ids = set(cat.gpus) | set(cat.models)
-    for name in ("benchdata.py", "fidelity.py"):
+    for name in ("inputs/benchdata.py", "sizing/fidelity.py"):
         tree = ast.parse((ROOT / "src" / "llmsizer" / name).read_text(encoding="utf-8"))
         strings = {n.value.lower() for n in ast.walk(tree)
                    if isinstance(n, ast.Constant) and isinstance(n.value, str)}

@@ -3,7 +3,7 @@ types swapped, hostile strings inserted, numbers pushed to and past their bounds
 text itself cut and spliced, the fields of a model's config.json replaced -- and loaded and
 sized in-process. The only outcomes allowed
 are a valid result (whose JSON holds only finite numbers and whose file stem is a safe
-slug) or an :class:`~llmsizer.errors.LlmsizerError` whose message is one line naming the
+slug) or an :class:`~llmsizer.base.errors.LlmsizerError` whose message is one line naming the
 file. Anything else -- a traceback -- fails the test (Hypothesis shrinks it to a small case).
 
 Deterministic (``derandomize=True``): the same 2,000+ cases run in CI every time.
@@ -26,10 +26,10 @@ from helpers import EXAMPLE, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmsizer.engine import size
-from llmsizer.errors import LlmsizerError
-from llmsizer.requirements import json_schema, load
-from llmsizer.yamlsafe import load_file
+from llmsizer.base.errors import LlmsizerError
+from llmsizer.inputs.requirements import json_schema, load
+from llmsizer.inputs.yamlsafe import load_file
+from llmsizer.sizing.engine import size
 
 BAD = ROOT / "tests" / "bad_inputs"
 EXAMPLES = 2000

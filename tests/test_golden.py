@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from helpers import option_values, seed_70b
 
-from llmsizer.engine import size
-from llmsizer.requirements import Loaded, Requirements
+from llmsizer.inputs.requirements import Loaded, Requirements
+from llmsizer.sizing.engine import size
 
 MBU1 = {"mbu_weights": 1.0, "mbu_kv": 1.0, "step_overhead_ms": 0.0}
 
 
 def _loaded(doc: dict) -> Loaded:
-    from llmsizer.catalog import load_catalog
+    from llmsizer.model.catalog import load_catalog
 
     req = Requirements.model_validate(doc)
     cat = load_catalog()

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from test_batch import make_accounts
 
-from llmsizer import batch
-from llmsizer.atomic import TMP_PREFIX
-from llmsizer.errors import InputError
+from llmsizer.base.atomic import TMP_PREFIX
+from llmsizer.base.errors import InputError
+from llmsizer.runs import batch
+from llmsizer.runs.outcome import Outcome
 
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
 
@@ -106,7 +107,7 @@ def test_a_full_disk_while_writing_the_summary_is_one_clean_error(
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", full)
-    outcomes = [batch.Outcome(file="a.yaml", stem="a", status="ok", gpus=8, capex=1.0)]
+    outcomes = [Outcome(file="a.yaml", stem="a", status="ok", gpus=8, capex=1.0)]
     with pytest.raises(InputError) as info:
         batch.write_batch_files(outcomes, tmp_path)
     msg = str(info.value)

@@ -19,13 +19,14 @@ import yaml
 from helpers import DATA
 from test_batch import small_account
 
-from llmsizer import batch
-from llmsizer.benchfiles import RANGES, BenchPoint
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.report import write_outputs
-from llmsizer.requirements import load
-from llmsizer.reread import MAX_PART_BYTES, MAX_UNPACKED_BYTES, read_workbook
+from llmsizer.base.errors import InputError
+from llmsizer.documents.reread import MAX_PART_BYTES, MAX_UNPACKED_BYTES, read_workbook
+from llmsizer.inputs.benchfiles import RANGES, BenchPoint
+from llmsizer.inputs.requirements import load
+from llmsizer.runs import batch
+from llmsizer.runs.outcome import Outcome
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
 
 BENCH = DATA / "bench"
 
@@ -143,7 +144,7 @@ def test_results_json_refuses_nan_and_infinity() -> None:
         update={"name": "Infinity NaN"})})
     assert '"Infinity NaN"' in named.to_json()  # the words inside a string are fine
     with pytest.raises(ValueError):
-        batch.batch_json([batch.Outcome(file="a", stem="a", capex=math.inf)])
+        batch.batch_json([Outcome(file="a", stem="a", capex=math.inf)])
 
 
 # --- hostile workbooks ------------------------------------------------------------------------

@@ -14,10 +14,10 @@ import pytest
 import yaml
 from test_batch import make_accounts, small_account, valid_outputs
 
-from llmsizer import batch
-from llmsizer.atomic import TMP_PREFIX, atomic_group, clean_temp_files, write_text_atomic
-from llmsizer.errors import InputError
-from llmsizer.report import RESERVED_STEMS, complete_set, manifest_path, output_stem
+from llmsizer.base.atomic import TMP_PREFIX, atomic_group, clean_temp_files, write_text_atomic
+from llmsizer.base.errors import InputError
+from llmsizer.runs import batch
+from llmsizer.runs.report import RESERVED_STEMS, complete_set, manifest_path, output_stem
 
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
 
@@ -108,7 +108,7 @@ def test_two_runs_on_one_account_leave_one_runs_whole_set(tmp_path: Path) -> Non
     JSON, the workbook and the PDF always come from one run (the manifest, written last
     under the account's lock, agrees with all three; the workbook's embedded requirements
     and the JSON name the same users)."""
-    from llmsizer.reread import _open, _properties, read_metadata
+    from llmsizer.documents.reread import _open, _properties, read_metadata
 
     a, b = _named(tmp_path / "a", "Acme", 20), _named(tmp_path / "b", "Acme", 90)
     out = tmp_path / "out"

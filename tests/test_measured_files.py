@@ -19,17 +19,17 @@ import pytest
 import yaml
 from helpers import DATA
 
-from llmsizer.benchfiles import (
+from llmsizer.base.errors import InputError
+from llmsizer.inputs.benchfiles import (
     BenchPoint,
     detect_format,
     gpu_names_conflict,
     parse_bench,
     read_bench_files,
 )
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.requirements import load
-from llmsizer.results import Result
+from llmsizer.inputs.requirements import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 openpyxl: Any = importlib.import_module("openpyxl")
 
@@ -251,7 +251,7 @@ def test_json_lines_of_several_runs_are_a_curve(tmp_path: Path) -> None:
 
 
 def test_missing_ttft_or_tpot_cannot_meet_a_target() -> None:
-    from llmsizer.benchfiles import view
+    from llmsizer.inputs.benchfiles import view
 
     p = BenchPoint(file="x.json", format="vllm", output_tokens_per_s=900.0)
     v = view(p, 4, None, 30.0, 2000.0)
@@ -299,7 +299,7 @@ def test_a_measurement_close_to_the_model_is_no_risk(tmp_path: Path) -> None:
 
 
 def test_workbook_shows_measured_and_modelled_and_flags_the_gap(tmp_path: Path) -> None:
-    from llmsizer.workbook import write_workbook
+    from llmsizer.documents.workbook import write_workbook
 
     res = _sized(BENCH / "seed000.yaml")
     book = tmp_path / "seed.xlsx"
@@ -322,7 +322,7 @@ def test_workbook_shows_measured_and_modelled_and_flags_the_gap(tmp_path: Path) 
 
 
 def test_proposal_says_measured_shows_both_and_lists_the_risk(tmp_path: Path) -> None:
-    from llmsizer.proposal import render_html
+    from llmsizer.documents.proposal import render_html
 
     for name in CURVE:
         shutil.copy(BENCH / name, tmp_path / name)
@@ -439,7 +439,7 @@ def test_libreoffice_recalculates_the_measured_workbook(tmp_path: Path) -> None:
     from support.libreoffice import read_values, recalculate
     from test_workbook import expected_values, same
 
-    from llmsizer.workbook import write_workbook
+    from llmsizer.documents.workbook import write_workbook
 
     res = _sized(BENCH / "seed000.yaml")
     book = tmp_path / "seed.xlsx"

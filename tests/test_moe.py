@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from helpers import DATA
 
-from llmsizer.benchdata import read_points
-from llmsizer.catalog import load_catalog
-from llmsizer.engine import (
+from llmsizer.inputs.benchdata import read_points
+from llmsizer.inputs.requirements import Loaded, Requirements
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import (
     Choice,
     account_inputs,
     build_tables,
@@ -20,8 +21,7 @@ from llmsizer.engine import (
     size,
     workload_inputs,
 )
-from llmsizer.fidelity import prepare, score
-from llmsizer.requirements import Loaded, Requirements
+from llmsizer.sizing.fidelity import prepare, score
 
 MOE_CSV = DATA / "measured_blackwell_moe.csv"
 

@@ -14,11 +14,11 @@ from helpers import DATA, EXAMPLE, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmsizer.catalog import load_catalog
-from llmsizer.engine import size
-from llmsizer.plan import PlanChoice, evaluate_plan
-from llmsizer.requirements import Loaded, Requirements, load
-from llmsizer.results import Result
+from llmsizer.inputs.requirements import Loaded, Requirements, load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.plan import PlanChoice, evaluate_plan
+from llmsizer.sizing.results import Result
 
 CAT = load_catalog()
 THREE = DATA / "three-workloads.yaml"
@@ -253,8 +253,8 @@ def test_more_users_never_fewer_gpus_bought(a: dict[str, Any], which: int, extra
 def test_aggregates_over_more_than_thirty_rows_nest() -> None:
     """A pool of 31+ workloads: SUM/MIN/MAX nest by 30 (the function table's limit) and still
     give the plain sum, minimum and maximum."""
-    from llmsizer.calculations import POOL_AGGREGATES, aggregate_expr
-    from llmsizer.expr import evaluate, to_text
+    from llmsizer.model.calculations import POOL_AGGREGATES, aggregate_expr
+    from llmsizer.model.expr import evaluate, to_text
 
     rows = [f"row{i}" for i in range(65)]
     env = {n: float(i * 3 % 17) for i, n in enumerate(rows)}

@@ -8,7 +8,7 @@ from helpers import option_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmsizer.catalog import load_catalog
+from llmsizer.model.catalog import load_catalog
 
 CAT = load_catalog()
 MODELS = ["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "qwen2.5-72b", "deepseek-v3",

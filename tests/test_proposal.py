@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from llmsizer.catalog import load_catalog
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
-from llmsizer.report import write_outputs
-from llmsizer.requirements import load
-from llmsizer.results import Result
+from llmsizer.base.errors import InputError
+from llmsizer.documents.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
+from llmsizer.inputs.requirements import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
@@ -229,8 +229,8 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
 
 
 def test_appendix_lists_every_formula(rendered: Callable[[str], Rendered]) -> None:
-    from llmsizer.calculations import CALCULATIONS
-    from llmsizer.expr import to_text
+    from llmsizer.model.calculations import CALCULATIONS
+    from llmsizer.model.expr import to_text
 
     _result, _data, pdf = rendered(str(INPUTS[0]))
     flat = squashed(pdf)
@@ -427,7 +427,7 @@ def test_user_appendix_is_used_and_may_not_depend_on_the_account(tmp_path: Path)
     result = size(load(ROOT / "inputs" / "example.yaml"))
     render_pdf(result, tmp_path / "a.pdf", templates=user)
     text = text_of(tmp_path / "a.pdf")
-    from llmsizer.calculations import CALCULATIONS
+    from llmsizer.model.calculations import CALCULATIONS
 
     assert f"Our formula list {len(CALCULATIONS)} formulas" in text
     assert "Appendix, page 1 of 1" in text
@@ -510,7 +510,7 @@ def test_formatter_counts_and_currency() -> None:
 
 
 def test_curve_reproduces_the_engine_at_the_chosen_batch() -> None:
-    from llmsizer.engine import curve
+    from llmsizer.sizing.engine import curve
 
     result = size(load(ROOT / "inputs" / "example.yaml"))
     for i, w in enumerate(result.workloads):
@@ -525,7 +525,7 @@ def test_curve_reproduces_the_engine_at_the_chosen_batch() -> None:
 
 
 def test_memory_segments_add_up_to_the_replica_memory() -> None:
-    from llmsizer.charts import memory_segments
+    from llmsizer.documents.charts import memory_segments
 
     result = size(load(ROOT / "inputs" / "example.yaml"))
     for w in result.workloads:
@@ -540,11 +540,11 @@ def test_memory_segments_add_up_to_the_replica_memory() -> None:
 
 
 def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
-    """Charts reuse one figure per kind (llmsizer.charts._canvas): drawing the shipped
+    """Charts reuse one figure per kind (llmsizer.documents.charts._canvas): drawing the shipped
     accounts in one order and then in the other, and again on new figures, gives the same
     SVG bytes, so nothing of one account's chart survives into the next."""
-    from llmsizer import charts
-    from llmsizer.proposal import build_context
+    from llmsizer.documents import charts
+    from llmsizer.documents.proposal import build_context
 
     results = [size(load(p)) for p in INPUTS]
 
@@ -563,12 +563,12 @@ def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
 
 def test_chart_canvas_draws_what_matplotlibs_own_svg_canvas_draws(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """llmsizer.charts._CanvasSVG re-implements FigureCanvasSVG.print_svg with cached text
+    """llmsizer.documents.charts._CanvasSVG re-implements FigureCanvasSVG.print_svg with cached text
     measurements; for every shipped account its charts are byte-identical to matplotlib's."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
-    from llmsizer import charts
-    from llmsizer.proposal import build_context
+    from llmsizer.documents import charts
+    from llmsizer.documents.proposal import build_context
 
     results = [size(load(p)) for p in INPUTS]
 
@@ -588,7 +588,7 @@ def test_moe_single_user_speed_is_the_charts_batch_1_point(
     """Mixtral 8x7B routes each token to 2 of 8 experts: alone, one user's step reads the
     shared weights and those 2 experts per layer, not all 46.7 B parameters. The walk-through
     quotes the throughput curve's batch-1 point, the left end of the chart beside it."""
-    from llmsizer.engine import curve
+    from llmsizer.sizing.engine import curve
 
     result, _data, pdf = rendered(str(ROOT / "inputs" / "moe-chat.yaml"))
     w = result.workloads[0]

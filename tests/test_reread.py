@@ -21,11 +21,11 @@ import yaml
 from helpers import DATA, EXAMPLE, example_dict
 from test_workbook import write_yaml
 
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.requirements import load
-from llmsizer.reread import diff_lines, normalize_formula, read_workbook
-from llmsizer.workbook import write_workbook
+from llmsizer.base.errors import InputError
+from llmsizer.documents.reread import diff_lines, normalize_formula, read_workbook
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.requirements import load
+from llmsizer.sizing.engine import size
 
 openpyxl: Any = importlib.import_module("openpyxl")
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]

@@ -23,13 +23,7 @@ import pytest
 import yaml
 from helpers import EXAMPLE, ROOT, example_dict
 
-from llmsizer.calculations import CALCULATIONS, INPUTS
-from llmsizer.catalog import load_catalog
-from llmsizer.engine import size
-from llmsizer.expr import FUNCTIONS, LOOKUP_FUNCTIONS
-from llmsizer.requirements import load
-from llmsizer.results import Result
-from llmsizer.workbook import (
+from llmsizer.documents.workbook import (
     CALC_SHEETS,
     COL_NAME,
     FIRST_OPTION_COL,
@@ -41,6 +35,12 @@ from llmsizer.workbook import (
     clean_text,
     write_workbook,
 )
+from llmsizer.inputs.requirements import load
+from llmsizer.model.calculations import CALCULATIONS, INPUTS
+from llmsizer.model.catalog import load_catalog
+from llmsizer.model.expr import FUNCTIONS, LOOKUP_FUNCTIONS
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 # openpyxl ships no type information: imported untyped so mypy --strict passes either way.
 openpyxl: Any = importlib.import_module("openpyxl")
@@ -403,7 +403,7 @@ def _cell_of(book: Any, name: str) -> Any:
 
 
 def test_every_input_the_calculations_use_is_a_named_unlocked_validated_cell(book: Any) -> None:
-    from llmsizer.expr import references
+    from llmsizer.model.expr import references
 
     used: set[str] = set()
     for c in CALCULATIONS:
@@ -592,7 +592,7 @@ def test_formula_snapshot(example_book: Path) -> None:
 
 
 def test_report_writes_the_workbook_atomically(tmp_path: Path) -> None:
-    from llmsizer.report import write_outputs
+    from llmsizer.runs.report import write_outputs
 
     written = write_outputs(example_result(), tmp_path, formats=("xlsx",))
     assert [p.name for p in written] == ["acme-corp.xlsx"]

@@ -30,10 +30,10 @@ from support import gnumeric
 from support.libreoffice import LibreOfficeError, read_values, to_pdf
 from test_workbook import expected_values, formula_cells, same
 
-from llmsizer.engine import size
-from llmsizer.requirements import load
-from llmsizer.results import Result
-from llmsizer.workbook import write_workbook
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.requirements import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 openpyxl: Any = importlib.import_module("openpyxl")
 
@@ -129,9 +129,9 @@ def test_control_the_old_writing_still_aborts_libreoffice(monkeypatch: pytest.Mo
     General format) and LibreOffice 7.4 with a default profile aborts on the example again:
     the export test above can fail, and the finding (docs/libreoffice-findings.md section 6)
     still holds. If a newer LibreOffice exports it, update the findings."""
-    import llmsizer.workbook.calc_sheets as calc_sheets
-    import llmsizer.workbook.summary as summary
-    from llmsizer.workbook.formats import number_format
+    import llmsizer.documents.workbook.calc_sheets as calc_sheets
+    import llmsizer.documents.workbook.summary as summary
+    from llmsizer.documents.workbook.formats import number_format
 
     def as_booleans(value: float | str, flag: bool) -> float | str | bool:
         return bool(value) if flag and not isinstance(value, str) else value

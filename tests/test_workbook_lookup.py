@@ -19,10 +19,10 @@ from helpers import EXAMPLE
 from support import gnumeric
 from support.libreoffice import read_values, recalculated_values
 
-from llmsizer.engine import size
-from llmsizer.expr import EvalError, evaluate, lookup, lookup_formula, render
-from llmsizer.requirements import load
-from llmsizer.workbook import COL_NAME, FIRST_OPTION_COL, write_workbook
+from llmsizer.documents.workbook import COL_NAME, FIRST_OPTION_COL, write_workbook
+from llmsizer.inputs.requirements import load
+from llmsizer.model.expr import EvalError, evaluate, lookup, lookup_formula, render
+from llmsizer.sizing.engine import size
 
 openpyxl: Any = importlib.import_module("openpyxl")
 xlsxwriter: Any = importlib.import_module("xlsxwriter")

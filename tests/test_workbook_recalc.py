@@ -29,12 +29,12 @@ from hypothesis import strategies as st
 from support.libreoffice import read_values, recalculate, to_pdf
 from test_workbook import expected_values, formula_cells, same, write_yaml
 
-from llmsizer.catalog import load_catalog
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.requirements import load
-from llmsizer.results import Result
-from llmsizer.workbook import CALC_SHEETS, FIRST_OPTION_COL, ROW_OPTION, write_workbook
+from llmsizer.base.errors import InputError
+from llmsizer.documents.workbook import CALC_SHEETS, FIRST_OPTION_COL, ROW_OPTION, write_workbook
+from llmsizer.inputs.requirements import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
 
 openpyxl: Any = importlib.import_module("openpyxl")
 
@@ -330,8 +330,8 @@ def test_edited_users_move_the_plan(tmp_path: Path) -> None:
     recalculates, the pool's replicas, the group's nodes and the account totals on the Plan
     sheet equal the engine's evaluation of the same plan (same pools, same options) on the
     edited requirements, and they moved."""
-    from llmsizer.plan import PlanChoice, evaluate_plan, to_plan
-    from llmsizer.workbook.plan_sheet import FIRST_COL, PlanLayout
+    from llmsizer.documents.workbook.plan_sheet import FIRST_COL, PlanLayout
+    from llmsizer.sizing.plan import PlanChoice, evaluate_plan, to_plan
 
     base = size(load(EXAMPLE))
     (pool,) = base.plan.pools

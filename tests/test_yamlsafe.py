@@ -1,4 +1,4 @@
-"""Tests for llmsizer.yamlsafe: the strict, position-keeping YAML loader."""
+"""Tests for llmsizer.inputs.yamlsafe: the strict, position-keeping YAML loader."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pydantic
 import pytest
 import yaml
 
-from llmsizer.errors import InputError
-from llmsizer.yamlsafe import MAX_BYTES, MAX_DEPTH, Located, load_file, load_text
+from llmsizer.base.errors import InputError
+from llmsizer.inputs.yamlsafe import MAX_BYTES, MAX_DEPTH, Located, load_file, load_text
 
 VALID = """\
 # Acme sizing requirements

@@ -23,7 +23,7 @@ def _clean_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from .errors import LlmsizerError
+        from .base.errors import LlmsizerError
 
         try:
             return fn(*args, **kwargs)
@@ -41,7 +41,7 @@ class _Choice(click.Choice):  # type: ignore[type-arg]
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as exc:
-            from .catalog import suggest
+            from .model.catalog import suggest
 
             hint = suggest(str(value), [str(c) for c in self.choices])
             if not hint:
@@ -60,7 +60,7 @@ def main() -> None:
 @_clean_errors
 def validate(file: Path) -> None:
     """Check a requirements FILE without sizing it."""
-    from .requirements import load
+    from .inputs.requirements import load
 
     loaded = load(file)
     n = len(loaded.req.workloads)
@@ -73,14 +73,14 @@ def validate(file: Path) -> None:
 @_clean_errors
 def size(file: Path, as_json: bool) -> None:
     """Size the workloads in FILE and print the options and the recommendation."""
-    from .engine import size as run
-    from .requirements import load
+    from .inputs.requirements import load
+    from .sizing.engine import size as run
 
     result = run(load(file))
     if as_json:
         click.echo(result.to_json(), nl=False)
     else:
-        from .textreport import print_result
+        from .documents.textreport import print_result
 
         print_result(result)
     if any(w.recommended is None for w in result.workloads):
@@ -93,8 +93,8 @@ def size(file: Path, as_json: bool) -> None:
 @_clean_errors
 def catalog(kind: str, as_json: bool) -> None:
     """List the GPUs, models or platforms in the catalog."""
-    from .catalog import load_catalog
-    from .textreport import print_catalog
+    from .documents.textreport import print_catalog
+    from .model.catalog import load_catalog
 
     cat = load_catalog()
     table = getattr(cat, kind)
@@ -138,7 +138,7 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
     Exits 3, saying why and what would fit, when the model and one request's KV cache do
     not fit the GPUs' memory.
     """
-    from .engine import estimate as run
+    from .sizing.engine import estimate as run
 
     if (concurrency is None) == (not offline):
         raise click.UsageError("give exactly one of --concurrency C or --offline")
@@ -163,8 +163,8 @@ def _not_fitting(out: dict[str, float | str],
                  fits: Callable[[str, int, str], dict[str, float | str]],
                  model_id: str, gpu: str, tp: int, weights: str) -> None:
     """Raise the infeasible error for ``estimate``: why, and the nearest settings that fit."""
-    from .catalog import load_catalog
-    from .errors import InfeasibleError
+    from .base.errors import InfeasibleError
+    from .model.catalog import load_catalog
 
     cat = load_catalog()
     limit = min(cat.gpu(gpu).max_tp, max(p.gpus_per_node for p in cat.platforms.values()
@@ -225,7 +225,7 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     the requirements are rebuilt from its input cells and the three outputs written afresh;
     --diff prints what changed. A workbook whose formulas or layout were changed is refused.
     """
-    from .batch import collect
+    from .runs.batch import collect
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -253,9 +253,9 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
 
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
-    from .engine import size
-    from .report import check_feasible, prepare_out_dir, write_outputs
-    from .reread import diff_lines, read_workbook
+    from .documents.reread import diff_lines, read_workbook
+    from .runs.report import check_feasible, prepare_out_dir, write_outputs
+    from .sizing.engine import size
 
     reread = read_workbook(book)
     result = size(reread.loaded)
@@ -273,8 +273,8 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
-    from .report import report as run
-    from .requirements import load
+    from .inputs.requirements import load
+    from .runs.report import report as run
 
     _, written = run(load(file), out_dir, templates=templates)
     for w in written:
@@ -283,15 +283,15 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
                  force: bool, quiet: bool, as_json: bool) -> None:
-    from .batch import (
+    from .runs.batch import (
         SUMMARY_NAME,
-        Outcome,
         default_jobs,
         run_batch,
         terminate_on_sigterm,
         write_batch_files,
     )
-    from .report import prepare_out_dir
+    from .runs.outcome import Outcome
+    from .runs.report import prepare_out_dir
 
     prepare_out_dir(out_dir)
     njobs = jobs or default_jobs()
@@ -380,7 +380,7 @@ def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
 
     Rows it cannot predict are listed with every reason; the summary comes last.
     """
-    from .fidelity import run as run_fidelity
+    from .sizing.fidelity import run as run_fidelity
 
     run_fidelity(points, as_json=as_json, summary_only=summary_only)
 

@@ -36,11 +36,11 @@ from typing import Any
 
 import yaml
 
-from llmsizer import reread
-from llmsizer.engine import size
-from llmsizer.errors import InputError
-from llmsizer.report import write_outputs
-from llmsizer.requirements import load
+from llmsizer.base.errors import InputError
+from llmsizer.documents import reread
+from llmsizer.inputs.requirements import load
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
 
 CASE_SECONDS = 10
 CASE_MEGABYTES = 500

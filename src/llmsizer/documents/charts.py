@@ -1,7 +1,7 @@
 """Charts for the proposal: matplotlib figures rendered to SVG text for inline use.
 
 Every number drawn comes from the engine: an option's values (the memory segments) or
-:func:`llmsizer.engine.curve` (the throughput curve over batch sizes); nothing is
+:func:`llmsizer.sizing.engine.curve` (the throughput curve over batch sizes); nothing is
 computed here.
 
 Speed: a chart costs 13-15 ms to make and about as much for WeasyPrint to draw, so the
@@ -35,7 +35,7 @@ from matplotlib.textpath import text_to_path
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Affine2D, ScaledTranslation, Transform, blended_transform_factory
 
-from .results import Option
+from ..sizing.results import Option
 
 __all__ = [
     "MEMORY_SEGMENTS",

@@ -1,6 +1,6 @@
 """Docs that cannot rot: generated from the code, checked by tests.
 
-``python -m llmsizer.docgen`` rewrites docs/calculations.md, the two JSON Schemas, and the
+``python -m llmsizer.documents.docgen`` rewrites docs/calculations.md, the two JSON Schemas, and the
 requirements reference (docs/requirements.md, docs/requirements-reference.yaml), which is
 written from the input schema: the descriptions, units and examples live on the pydantic
 fields in requirements.py.
@@ -13,17 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .calculations import CALCULATIONS, INPUTS
-from .expr import to_text
-from .requirements import _allowed, json_schema
-from .results import results_schema
+from ..inputs.requirements import _allowed, json_schema
+from ..model.calculations import CALCULATIONS, INPUTS
+from ..model.expr import to_text
+from ..sizing.results import results_schema
 
 
 def calculations_md() -> str:
     lines = [
         "# Calculations",
         "",
-        "Generated from `src/llmsizer/calculations.py` by `python -m llmsizer.docgen` — do not",
+        "Generated from `src/llmsizer/calculations.py` by `python -m llmsizer.documents.docgen` — do not",
         "edit by hand. The workbook shows the same formulas over named cells.",
         "",
         "## Inputs",
@@ -43,7 +43,7 @@ def calculations_md() -> str:
 
 def plan_md() -> list[str]:
     """The account plan's stages (calculations.py, PLAN section), in evaluation order."""
-    from .calculations import GROUP_COST_CALCULATIONS, PLAN_STAGES, Aggregate
+    from ..model.calculations import GROUP_COST_CALCULATIONS, PLAN_STAGES, Aggregate
 
     lines = ["", "## Plan", "",
              "The account plan (docs/results.md, `plan`): stages evaluated in this order. An",
@@ -163,7 +163,7 @@ def requirements_md() -> str:
     lines = [
         "# Requirements file reference",
         "",
-        "Generated from `src/llmsizer/requirements.py` by `python -m llmsizer.docgen` — do not",
+        "Generated from `src/llmsizer/requirements.py` by `python -m llmsizer.documents.docgen` — do not",
         "edit by hand. One YAML file per account (`inputs/<account>.yaml`); every key below, with",
         "its type, default, unit, allowed values and an example. `inputs/example.yaml` is a",
         "commented example, `docs/requirements-reference.yaml` a valid file that uses every key,",
@@ -207,7 +207,7 @@ def requirements_reference_yaml() -> str:
     schema = json_schema()
     defs: dict[str, Node] = schema.get("$defs", {})
     out = ["# Every key of a requirements file, with what it means (generated from",
-           "# src/llmsizer/requirements.py by `python -m llmsizer.docgen`; docs/requirements.md",
+           "# src/llmsizer/requirements.py by `python -m llmsizer.documents.docgen`; docs/requirements.md",
            "# has the types, defaults and allowed values). A valid file: `llmsizer validate` it."]
 
     def block(name: str, node: Node, indent: str, item: bool = False) -> None:

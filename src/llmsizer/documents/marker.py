@@ -1,5 +1,5 @@
 """The marker a workbook carries so llmsizer can re-read it: written by
-:mod:`llmsizer.workbook`, read by :mod:`llmsizer.reread` (both import this module; neither
+:mod:`llmsizer.documents.workbook`, read by :mod:`llmsizer.documents.reread` (both import this module; neither
 imports the other's internals).
 
 Custom document properties ``llmsizer`` (a marker), ``llmsizer_version`` and
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from . import __version__
-from .errors import InputError
-from .textsafe import printable
+from ..base.errors import InputError
+from ..base.textsafe import printable
+from ..base.version import __version__
 
 FORMAT = 1
 MARKER = "llmsizer"

@@ -1,12 +1,12 @@
 """The customer proposal: Result -> HTML (Jinja2 templates) -> PDF (WeasyPrint).
 
-Numbers come only from the :class:`~llmsizer.results.Result`; this module selects,
+Numbers come only from the :class:`~llmsizer.sizing.results.Result`; this module selects,
 labels and formats them (one :class:`Formatter`, also used by the tests), and the
-templates only lay them out. Charts are SVG from :mod:`llmsizer.charts`, inlined as
+templates only lay them out. Charts are SVG from :mod:`llmsizer.documents.charts`, inlined as
 ``data:`` images (text stays text, and nothing in a chart can reach the HTML).
 
 Safety (DESIGN §5): Jinja runs sandboxed with ``autoescape=True`` and
-``StrictUndefined`` (a missing variable is an :class:`~llmsizer.errors.InputError`
+``StrictUndefined`` (a missing variable is an :class:`~llmsizer.base.errors.InputError`
 naming the template, line and variable, never a blank); WeasyPrint gets a
 :class:`ClosedFetcher` that serves ``data:`` URLs and files inside the templates
 folder(s) and refuses everything else, which stops the render. Output is
@@ -47,13 +47,13 @@ from weasyprint.urls import (
     URLFetcherResponse,
 )
 
-from .calculations import CALCULATIONS, INPUTS
-from .catalog import Catalog, customer_source, load_catalog
-from .costs import tier_words
-from .engine import curve
-from .errors import InputError
-from .expr import to_text
-from .results import NodeGroup, Option, PlanPool, Result, Totals, WorkloadResult
+from ..base.errors import InputError
+from ..model.calculations import CALCULATIONS, INPUTS
+from ..model.catalog import Catalog, customer_source, load_catalog
+from ..model.expr import to_text
+from ..sizing.costs import tier_words
+from ..sizing.engine import curve
+from ..sizing.results import NodeGroup, Option, PlanPool, Result, Totals, WorkloadResult
 
 __all__ = [
     "MAIN_TEMPLATE",
@@ -665,8 +665,8 @@ def _catalog_price(result: Result, usd: float | None) -> float | None:
     rate = result.account_inputs.get("usd_exchange_rate")
     if rate is None:
         return None
-    from .calculations import PRICE_IN_ACCOUNT_CURRENCY
-    from .expr import evaluate
+    from ..model.calculations import PRICE_IN_ACCOUNT_CURRENCY
+    from ..model.expr import evaluate
 
     return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
 
@@ -733,7 +733,7 @@ class PriceRow:
 def _price_list(result: Result, cat: Catalog, fmt: Formatter, day: dt.date) -> list[PriceRow]:
     """The dated prices behind the costs, each flagged when older than the catalog's
     ``price_max_age_days`` (or undated)."""
-    from .costs import price_age_days
+    from ..sizing.costs import price_age_days
 
     limit = cat.constant("price_max_age_days")
     rows = []
@@ -775,8 +775,8 @@ class BreakEvenView:
 def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                fmt: Formatter) -> list[BreakEvenView]:
     """Cost per million tokens by average load for each recommendation (costs.by_load)."""
+    from ..sizing.costs import by_load
     from . import charts
-    from .costs import by_load
 
     out = []
     load = result.account_inputs["average_load"]
@@ -925,8 +925,8 @@ class PlanView:
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
     """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
-    from .calculations import PLAN_SAVING, PLAN_SAVING_SHARE
-    from .expr import evaluate
+    from ..model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
+    from ..model.expr import evaluate
 
     names = {i: w.model_name for i, w in enumerate(result.workloads)}
     pools: dict[str, PoolView] = {}

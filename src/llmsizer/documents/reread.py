@@ -1,6 +1,6 @@
 """Re-read a workbook llmsizer wrote, after finance edited it (``llmsizer report edited.xlsx``).
 
-What the workbook carries (written by :mod:`llmsizer.workbook`): custom document properties
+What the workbook carries (written by :mod:`llmsizer.documents.workbook`): custom document properties
 ``llmsizer`` (a marker), ``llmsizer_version`` and ``llmsizer_data_000``… (zlib-compressed,
 base64 JSON cut into 250-character pieces, the limit of a property value in Excel), with:
 the requirements it was sized from (every default filled in), the models read from
@@ -8,12 +8,12 @@ config.json files and the points read from benchmark files (so nothing beside th
 is needed), the value and meaning of every named input cell, the digest of every formula
 and defined name, and the key outputs (for ``--diff``).
 
-Reading, in order, each refusal one clear line (:class:`~llmsizer.errors.InputError`):
+Reading, in order, each refusal one clear line (:class:`~llmsizer.base.errors.InputError`):
 
 1. it opens as .xlsx and carries the marker (a workbook llmsizer did not write is refused,
    so is one whose properties a converter dropped - Google Sheets does);
 2. the same llmsizer version and catalog wrote it (else re-run from the YAML);
-3. all its sheets exist (``llmsizer.workbook.SHEETS``);
+3. all its sheets exist (``llmsizer.documents.workbook.SHEETS``);
 4. the workbook is rebuilt from the embedded requirements and compared cell by cell: every
    formula (compared after the normalisation below), every locked constant and every defined
    name must be as written. Only the unlocked (yellow) input cells may differ. Edits of the
@@ -51,9 +51,10 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from .calculations import INPUTS
-from .catalog import Catalog, Model, load_catalog
-from .errors import InputError
+from ..base.errors import InputError
+from ..base.textsafe import printable
+from ..model.calculations import INPUTS
+from ..model.catalog import Catalog, Model, load_catalog
 from .marker import (
     KEY_OUTPUTS,
     key_outputs,
@@ -64,7 +65,6 @@ from .marker import (
     read_metadata,
     structure_digest,
 )
-from .textsafe import printable
 from .workbook import SHEETS, write_workbook
 
 MAX_WORKBOOK_BYTES = 20_000_000
@@ -450,7 +450,7 @@ def _check_size(meta: Any, filename: str) -> None:
 
 def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
               ) -> tuple[dict[str, Model], dict[int, tuple[Any, ...]]]:
-    from .benchfiles import BenchPoint
+    from ..inputs.benchfiles import BenchPoint
 
     try:
         models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}
@@ -495,8 +495,8 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
                        bench: dict[int, tuple[Any, ...]]) -> Any:
-    from .requirements import parse, resolve
-    from .yamlsafe import Located
+    from ..inputs.requirements import parse, resolve
+    from ..inputs.yamlsafe import Located
 
     located = Located(data, {}, filename)
     req = parse(located, filename)
@@ -505,7 +505,7 @@ def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str,
 
 def _original(source: Mapping[str, Any], filename: str, cat: Catalog) -> Any:
     """The workbook as llmsizer wrote it, rebuilt from the embedded requirements."""
-    from .engine import size
+    from ..sizing.engine import size
 
     models, bench = _embedded(source, filename, cat)
     try:

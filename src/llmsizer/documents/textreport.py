@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .results import Result, WorkloadResult
+from ..sizing.results import Result, WorkloadResult
 
 
 def _console() -> Console:

@@ -64,8 +64,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from .catalog import Catalog, LabelIndex, load_catalog
-from .errors import InputError
+from ..base.errors import InputError
+from ..model.catalog import Catalog, LabelIndex, load_catalog
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ file, as ``vllm bench serve --append-result`` writes, gives one point per record
 
 The format is detected from the keys unless the block names it (``format:``). What a
 file lacks (the GPU, the GPU count) comes from the block. Every problem is an
-:class:`~llmsizer.errors.InputError` naming the file and what is missing.
+:class:`~llmsizer.base.errors.InputError` naming the file and what is missing.
 
 Conventions (docs/measured.md explains each):
 
@@ -35,7 +35,7 @@ Conventions (docs/measured.md explains each):
   reading of "first token within T";
 * throughput per replica = the server's output tokens/s / (GPUs / GPUs per replica).
 
-Arithmetic on these figures is written once in :mod:`llmsizer.calculations` (``BENCH_*``).
+Arithmetic on these figures is written once in :mod:`llmsizer.model.calculations` (``BENCH_*``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .calculations import (
+from ..base.errors import InputError
+from ..base.textsafe import clean_text, printable
+from ..model.calculations import (
     BENCH_GROUP_GPUS,
     BENCH_LENGTH_RATIO,
     BENCH_MEAN,
@@ -60,9 +62,7 @@ from .calculations import (
     BENCH_TOKENS_PER_S_PER_REPLICA,
     BENCH_TOKENS_PER_S_PER_USER,
 )
-from .errors import InputError
-from .expr import Expr, evaluate
-from .textsafe import clean_text, printable
+from ..model.expr import Expr, evaluate
 
 __all__ = [
     "FORMATS",

@@ -9,7 +9,7 @@ A config.json is untrusted input like the YAML: it is read only if it is a regul
 at most :data:`MAX_CONFIG_BYTES`; ``NaN``/``Infinity``, numbers with thousands of digits and
 deeply nested JSON are refused; every architecture number must be a positive integer within
 a generous bound; the model name is stripped of control and bidirectional-override
-characters. Every problem is an :class:`~llmsizer.errors.InputError`.
+characters. Every problem is an :class:`~llmsizer.base.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .catalog import Model
-from .errors import InputError
-from .textsafe import clean_text
+from ..base.errors import InputError
+from ..base.textsafe import clean_text
+from ..model.catalog import Model
 
 MAX_CONFIG_BYTES = 1_000_000
 

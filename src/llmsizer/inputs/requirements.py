@@ -1,6 +1,6 @@
 """Customer requirements: the strict schema of ``inputs/<account>.yaml`` and its loader.
 
-Every field carries its description, unit and example: ``python -m llmsizer.docgen`` writes
+Every field carries its description, unit and example: ``python -m llmsizer.documents.docgen`` writes
 docs/requirements.md, docs/requirements-reference.yaml and docs/requirements.schema.json from
 these models (a test checks they did not drift); ``inputs/example.yaml`` is a commented example.
 """
@@ -25,9 +25,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from ..base.errors import InputError
+from ..model.catalog import Catalog, CloudTier, Model, load_catalog, suggest
 from .benchfiles import BenchPoint
-from .catalog import Catalog, CloudTier, Model, load_catalog, suggest
-from .errors import InputError
 from .yamlsafe import Located, load_file
 
 SCHEMA_VERSION = 1
@@ -936,7 +936,7 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
 
     ``models`` (config.json models by workload model string) and ``bench`` (points by
     workload index) are given when the requirements come from a workbook that embeds them
-    (:mod:`llmsizer.reread`): then no file beside the requirements is read."""
+    (:mod:`llmsizer.documents.reread`): then no file beside the requirements is read."""
     fname = located.filename
 
     def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:

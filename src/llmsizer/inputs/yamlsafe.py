@@ -4,7 +4,7 @@
     located.data                             # plain dict / list / str / int / float / bool / None
     located.position(("workloads", 1, "output_tokens"))   # -> (12, 5), 1-based line, column
 
-Everything a user can get wrong raises :class:`~llmsizer.errors.InputError` with the file,
+Everything a user can get wrong raises :class:`~llmsizer.base.errors.InputError` with the file,
 the 1-based line and column, and a one-line message that says how to fix it.
 
 What is refused, and why:
@@ -64,8 +64,8 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from llmsizer.errors import InputError
-from llmsizer.textsafe import printable
+from ..base.errors import InputError
+from ..base.textsafe import printable
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Located", "load_file", "load_text"]
 

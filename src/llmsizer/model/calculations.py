@@ -1,7 +1,7 @@
 """THE one home of every sizing formula (DESIGN §3).
 
 ``INPUTS`` declares every value the formulas read; ``CALCULATIONS`` is the ordered list
-of named calculations built from :mod:`llmsizer.expr`. The engine evaluates them in
+of named calculations built from :mod:`llmsizer.model.expr`. The engine evaluates them in
 Python; the workbook prints the same trees as Excel formulas. Nothing else in the
 package may do sizing arithmetic (``tests/test_one_home.py`` scans for it).
 
@@ -13,6 +13,7 @@ which is why memory-time terms below need no conversion factor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from .expr import (
@@ -26,6 +27,8 @@ from .expr import (
     ROUNDUP,
     SUM,
     Expr,
+    Program,
+    compile_program,
     eq,
     ge,
     gt,
@@ -933,7 +936,7 @@ PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")
 
 
 # ---- benchmark result files (``measured: {file: ...}``, docs/measured.md) -----------------
-# What llmsizer.benchfiles derives from a benchmark's recorded figures. A ``*_given`` name is a
+# What llmsizer.inputs.benchfiles derives from a benchmark's recorded figures. A ``*_given`` name is a
 # figure read from the file (or the measured block); each expression is evaluated once per
 # benchmark point, never printed into the workbook (the chosen point's throughput per replica
 # is the workload input ``measured_tokens_per_s_per_replica``).
@@ -956,7 +959,7 @@ BENCH_LENGTH_RATIO = ref("bench_tokens_given") / ref("workload_tokens_given")
 # Workloads sized alone each carry their own rounding and their own N+1. The plan pools
 # workloads that run the same model, precisions, GPU and TP (a *pool* shares replicas) and
 # packs the pools that share a GPU and platform into the same nodes (a *node group*).
-# llmsizer.plan decides which workloads pool; every number below is evaluated by it with the
+# llmsizer.sizing.plan decides which workloads pool; every number below is evaluated by it with the
 # expression machinery and printed by the workbook's Plan sheet as formulas over the workload
 # sheets. The stages run in order: member rows, pool load, group load, pool spares, group
 # size, pool headroom, group headroom and cost.
@@ -1185,7 +1188,7 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
               "The least of the group's pools."),
 )
 
-# The stages in evaluation order (llmsizer.plan runs them; docs and the Plan sheet list them).
+# The stages in evaluation order (llmsizer.sizing.plan runs them; docs and the Plan sheet list them).
 PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
     ("pool", POOL_AGGREGATES + POOL_CALCULATIONS),
     ("group load", GROUP_LOAD_AGGREGATES + GROUP_SPARE_CALCULATIONS),
@@ -1231,3 +1234,9 @@ PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_pur
 PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")
 PLAN_SAVING_SHARE = IF(gt(ref("annual_cost_onprem_dedicated"), 0),
                        PLAN_SAVING / ref("annual_cost_onprem_dedicated"), 0)
+
+
+@cache
+def program() -> Program:
+    """The whole list compiled once: what the engine, costs and fidelity evaluate."""
+    return compile_program([(c.name, c.expr) for c in CALCULATIONS])

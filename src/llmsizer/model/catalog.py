@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import CatalogError
+from ..base.errors import CatalogError
 
 T = TypeVar("T")
 
@@ -320,7 +320,7 @@ def load_catalog() -> Catalog:
     """Load and cross-check the shipped catalogs (cached: they are immutable)."""
     raw: dict[str, Any] = {}
     digest = hashlib.sha256()
-    base = resources.files("llmsizer") / "catalogs"
+    base = resources.files("llmsizer.model") / "catalogs"
     for name in _FILES:
         text = (base / f"{name}.yaml").read_text(encoding="utf-8")
         digest.update(text.encode())

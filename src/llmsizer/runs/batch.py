@@ -10,7 +10,7 @@ Workers die with the batch: each asks the kernel for SIGTERM when its parent die
 (``prctl(PR_SET_PDEATHSIG)`` on Linux; elsewhere a thread watches the parent's id), and
 SIGTERM makes a worker remove its temp files and exit. Several batches may write into one
 folder at once: temp files are unique per process, only dead processes' temp files are
-swept, and each account's set is published under its lock (:mod:`llmsizer.report`).
+swept, and each account's set is published under its lock (:mod:`llmsizer.runs.report`).
 """
 
 from __future__ import annotations
@@ -26,19 +26,21 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from importlib import resources
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from . import __version__, heap
-from .atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
-from .errors import InputError
-from .results import slugify
+from ..base import heap
+from ..base.atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
+from ..base.errors import InputError
+from ..base.version import __version__
+from ..sizing.results import slugify
+from .outcome import Outcome
 
 OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
-# Workers never collect garbage (llmsizer.heap): one account leaves ~20 MB of it, and
+# Workers never collect garbage (llmsizer.base.heap): one account leaves ~20 MB of it, and
 # collecting it costs more CPU than starting a fresh worker, forked from the warm parent,
 # once a worker's memory has grown by RETIRE_GROWTH_MB since it started (measured:
 # docs/benchmarks.md). A worker is also replaced after ACCOUNTS_PER_WORKER accounts.
@@ -54,32 +56,6 @@ def _rss_mb() -> float:
         return 0.0
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 BATCH_SCHEMA_VERSION = 1
-
-
-@dataclass
-class Outcome:
-    """What happened to one account (also a row of summary.xlsx / batch.json)."""
-
-    file: str
-    stem: str
-    status: str = "pending"  # ok | skipped | invalid input | infeasible | error
-    message: str = ""
-    account: str = ""
-    recommendations: list[str] = field(default_factory=list)
-    gpus: int = 0
-    nodes: int = 0
-    capex: float = 0.0
-    annual_cost_onprem: float = 0.0
-    annual_cost_cloud: float = 0.0
-    cost_per_million_tokens_onprem: float = 0.0
-    cost_per_million_tokens_cloud: float = 0.0
-    currency: str = ""
-    outputs: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def failed(self) -> bool:
-        return self.status not in ("ok", "skipped")
 
 
 def collect(paths: list[Path]) -> list[Path]:
@@ -103,7 +79,7 @@ def collect(paths: list[Path]) -> list[Path]:
 def _account_name(path: Path) -> str:
     """The account name if the file is readable enough, else the file stem (never raises)."""
     try:
-        from .yamlsafe import load_file
+        from ..inputs.yamlsafe import load_file
 
         data = load_file(path).data
         name = data.get("account", {}).get("name") if isinstance(data, dict) else None
@@ -139,12 +115,12 @@ def _referenced_files(path: Path) -> list[tuple[str, int]]:
     config.json, benchmark results), with the loader's size limit for each, so a change to
     any of them re-runs the account. A model named like a catalog id is a catalog id,
     whatever lies beside the file under that name."""
-    from .benchfiles import MAX_BENCH_BYTES
-    from .modelconfig import MAX_CONFIG_BYTES
+    from ..inputs.benchfiles import MAX_BENCH_BYTES
+    from ..inputs.modelconfig import MAX_CONFIG_BYTES
 
     refs: set[tuple[str, int]] = set()
     with contextlib.suppress(Exception):
-        from .yamlsafe import load_file
+        from ..inputs.yamlsafe import load_file
 
         data = load_file(path).data
         for w in data.get("workloads", []) if isinstance(data, dict) else []:
@@ -183,8 +159,8 @@ def _reference_bytes(base: Path, rel: str, limit: int) -> bytes | None:
 
 
 def fingerprint(path: Path, templates: Path | None) -> str:
-    from .catalog import load_catalog
-    from .yamlsafe import MAX_BYTES
+    from ..inputs.yamlsafe import MAX_BYTES
+    from ..model.catalog import load_catalog
 
     h = hashlib.sha256()
     own = _reference_bytes(path.parent, path.name, MAX_BYTES)
@@ -221,10 +197,10 @@ def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
 
 def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
     """Size one account and write its three outputs; never raises for user errors."""
-    from .engine import size
-    from .errors import InfeasibleError, InputError, LlmsizerError
+    from ..base.errors import InfeasibleError, InputError, LlmsizerError
+    from ..inputs.requirements import load
+    from ..sizing.engine import size
     from .report import check_feasible, write_outputs
-    from .requirements import load
 
     t0 = time.perf_counter()
     o = Outcome(file=str(path), stem=stem)
@@ -281,9 +257,9 @@ def _warm_up(templates: Path | None) -> None:
     import tempfile
 
     with contextlib.suppress(Exception), tempfile.TemporaryDirectory() as tmp:
-        from .engine import size
+        from ..inputs.requirements import load
+        from ..sizing.engine import size
         from .report import write_outputs
-        from .requirements import load
 
         source = Path(tmp) / "warm-up.yaml"
         source.write_text(_WARM_UP_ACCOUNT, encoding="utf-8")

@@ -18,12 +18,12 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import __version__
-from .atomic import atomic_group, clean_temp_files, release_quietly, write_text_atomic
-from .engine import size
-from .errors import InfeasibleError, InputError
-from .requirements import Loaded
-from .results import Result
+from ..base.atomic import atomic_group, clean_temp_files, release_quietly, write_text_atomic
+from ..base.errors import InfeasibleError, InputError
+from ..base.version import __version__
+from ..inputs.requirements import Loaded
+from ..sizing.engine import size
+from ..sizing.results import Result
 
 FORMATS = ("json", "xlsx", "pdf")
 # A batch writes summary.xlsx and batch.json beside the accounts' files: an account whose
@@ -133,11 +133,11 @@ def write_outputs(result: Result, out: Path, stem: str | None = None,
                 if fmt == "json":
                     tmp.write_text(result.to_json(), encoding="utf-8")
                 elif fmt == "xlsx":
-                    from .workbook import write_workbook
+                    from ..documents.workbook import write_workbook
 
                     write_workbook(result, tmp)
                 else:
-                    from .proposal import render_pdf
+                    from ..documents.proposal import render_pdf
 
                     render_pdf(result, tmp, templates=templates)
     except (OSError, XlsxFileError) as exc:

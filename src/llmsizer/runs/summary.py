@@ -6,8 +6,8 @@ from pathlib import Path
 
 import xlsxwriter
 
-from .batch import Outcome
-from .textsafe import clean_text
+from ..base.textsafe import clean_text
+from .outcome import Outcome
 
 COLUMNS = (  # header, Outcome attribute, format, width
     ("File", "file", "text", 28),

@@ -2,7 +2,7 @@
 
 Selects dated prices from the catalog (``catalogs/prices.yaml``) by the account's cloud tier,
 with its overrides; runs the sensitivity scenarios and the model-confidence range. Every
-figure comes from :mod:`llmsizer.calculations` (the scenarios re-evaluate the same
+figure comes from :mod:`llmsizer.model.calculations` (the scenarios re-evaluate the same
 calculation list with one input changed); this module only picks inputs and collects.
 """
 
@@ -12,17 +12,18 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from .calculations import (
+from ..inputs.requirements import Requirements
+from ..model.calculations import (
     BREAKEVEN_LOADS,
     CLOUD_TIER_CODES,
     INPUTS,
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIOS,
     Scenario,
+    program,
 )
-from .catalog import CLOUD_TIERS, Catalog, CloudTier
-from .expr import Value, evaluate
-from .requirements import Requirements
+from ..model.catalog import CLOUD_TIERS, Catalog, CloudTier
+from ..model.expr import Value, evaluate
 from .results import Confidence, Option, PriceUsed, ScenarioResult, WorkloadResult
 
 _TIER_WORDS: dict[str, str] = {
@@ -221,7 +222,6 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
     option is kept: the scenario asks what the same configuration would need): the whole
     calculation list per (1-based workload index, environment). The workbook's Scenarios
     sheet prints the same calculations as formulas and caches these values."""
-    from .engine import program
 
     out = []
     for sc in SCENARIOS:
@@ -273,7 +273,6 @@ def by_load(acct: dict[str, float], w: WorkloadResult,
             tables: Tables) -> list[dict[str, float]]:
     """Cost per million tokens (input + output) at each load of calculations.BREAKEVEN_LOADS
     for the recommended option: on-prem, cloud (rented always on) and the hosted API."""
-    from .engine import program
 
     if w.best is None:
         return []

@@ -1,17 +1,17 @@
 """The engine: evaluates the calculation list for every candidate option of every
 workload and picks the recommendation. All sizing arithmetic is in
-:mod:`llmsizer.calculations`; this module only assembles inputs, searches and ranks.
+:mod:`llmsizer.model.calculations`; this module only assembles inputs, searches and ranks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from . import __version__, costs
-from .benchfiles import BenchPoint, PointView, choose, length_ratio, view
-from .calculations import (
+from ..base.version import __version__
+from ..inputs.benchfiles import BenchPoint, PointView, choose, length_ratio, view
+from ..inputs.requirements import Costs, Loaded, Measured, Requirements, Workload
+from ..model.calculations import (
     CALCULATIONS,
     COMPUTE_CODES,
     GROUP_OUTPUT_TOKENS_PER_S,
@@ -23,11 +23,12 @@ from .calculations import (
     TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
     UNITS,
+    program,
 )
-from .catalog import Catalog, Model, load_catalog
-from .expr import Program, Value, compile_program, evaluate
+from ..model.catalog import Catalog, Model, load_catalog
+from ..model.expr import Value, evaluate
+from . import costs
 from .plan import choose_plan, confidence_range, option_sums, plan_sums, to_plan
-from .requirements import Costs, Loaded, Measured, Requirements, Workload
 from .results import (
     AccountInfo,
     Assumption,
@@ -44,11 +45,6 @@ from .results import (
 TP_DEGREES = (1, 2, 4, 8)
 EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
 Tables = dict[str, dict[str, dict[str, float]]]
-
-
-@cache
-def program() -> Program:
-    return compile_program([(c.name, c.expr) for c in CALCULATIONS])
 
 
 def build_tables(req: Requirements, catalog: Catalog) -> Tables:
@@ -697,8 +693,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
              catalog: Catalog | None = None) -> dict[str, float | str]:
     """One configuration, no targets: ``concurrency`` sequences per replica, or offline
     (``None``: batch limited only by KV memory and the engine cap)."""
-    from .requirements import Account, Policy, Requirements, Targets
-    from .requirements import Workload as W
+    from ..inputs.requirements import Account, Policy, Requirements, Targets
+    from ..inputs.requirements import Workload as W
 
     cat = catalog or load_catalog()
     model = cat.model(model_id)

@@ -1,8 +1,8 @@
 """``llmsizer fidelity``: predict measured benchmark rows and report the error.
 
 Every prediction goes through the engine's own calculation list
-(:func:`llmsizer.engine.evaluate_choice`) and the benchmark figures named in
-:mod:`llmsizer.calculations` (``FIGURES``); this module only decides which inputs
+(:func:`llmsizer.sizing.engine.evaluate_choice`) and the benchmark figures named in
+:mod:`llmsizer.model.calculations` (``FIGURES``); this module only decides which inputs
 describe a benchmark row and does no sizing arithmetic of its own.
 
 How a row becomes inputs (docs/calibration.md explains why):
@@ -15,11 +15,11 @@ How a row becomes inputs (docs/calibration.md explains why):
   NIM: ``trtllm_serving_kv_cache_fraction``).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
-- **Regime** (from :mod:`llmsizer.benchdata`): ``offline`` = batch limited by KV memory and
+- **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and
   the engine cap, no latency targets; ``concurrency`` = C users per replica in a closed loop;
   ``rate`` = an offered request rate, batch by Little's law, or a burst when the rate is at
   or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
-- **Shape** from :mod:`llmsizer.benchdata`: the option gets the row's TP, PP, EP and
+- **Shape** from :mod:`llmsizer.inputs.benchdata`: the option gets the row's TP, PP, EP and
   attention-DP degree (``Choice.pp/ep/adp``), the case its replica count. A row the model
   does not represent (disaggregated prefill/decode, speculative decoding, tail TTFT, a
   label the catalog lacks) is skipped with every reason that applies, never silently.
@@ -38,12 +38,12 @@ from pathlib import Path
 
 import click
 
-from .benchdata import BenchPoint, Skipped, read_points, serving_features
-from .calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
-from .catalog import Catalog, LabelIndex, load_catalog
+from ..inputs.benchdata import BenchPoint, Skipped, read_points, serving_features
+from ..inputs.requirements import Account, Policy, Requirements, Targets, Workload
+from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
+from ..model.catalog import Catalog, LabelIndex, load_catalog
+from ..model.expr import Value, evaluate
 from .engine import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
-from .expr import Value, evaluate
-from .requirements import Account, Policy, Requirements, Targets, Workload
 
 TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
 TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)

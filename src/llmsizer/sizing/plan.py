@@ -1,6 +1,6 @@
 """The account plan: one deployment for all of an account's workloads (DESIGN §3, "Account
 plan"). The engine sizes each workload alone; this module decides which workloads share what
-and evaluates the plan with the PLAN calculations of :mod:`llmsizer.calculations`. It does no
+and evaluates the plan with the PLAN calculations of :mod:`llmsizer.model.calculations`. It does no
 arithmetic of its own.
 
 What it decides, and why:
@@ -28,7 +28,7 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .calculations import (
+from ..model.calculations import (
     CONFIDENCE_DEMAND_REPLICAS,
     GROUP_COST_CALCULATIONS,
     GROUP_COUNTS,
@@ -48,7 +48,7 @@ from .calculations import (
     aggregate_expr,
     fold,
 )
-from .expr import Value, evaluate, lift
+from ..model.expr import Value, evaluate, lift
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
 __all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]

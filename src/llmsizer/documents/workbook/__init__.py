@@ -1,7 +1,7 @@
 """The editable workbook (``<slug>.xlsx``): the engine's calculation list printed as formulas.
 
 This package computes nothing. It lays out cells and prints every calculation of
-:data:`llmsizer.calculations.CALCULATIONS` with :func:`llmsizer.expr.render`, once per
+:data:`llmsizer.model.calculations.CALCULATIONS` with :func:`llmsizer.model.expr.render`, once per
 option column; each formula carries the engine's value (from the :class:`Result`) as
 its cached result, so previews and ``openpyxl data_only=True`` see numbers, and a
 spreadsheet that recalculates reproduces them (tests/test_workbook_recalc.py checks

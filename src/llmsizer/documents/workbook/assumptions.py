@@ -3,8 +3,8 @@ and the modelling conventions (units, currency, what the columns show)."""
 
 from __future__ import annotations
 
-from ..calculations import INPUTS
-from ..catalog import customer_source
+from ...model.calculations import INPUTS
+from ...model.catalog import customer_source
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO

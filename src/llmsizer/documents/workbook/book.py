@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..calculations import INPUTS, Input
-from ..catalog import Catalog, load_catalog
+from ...model.calculations import INPUTS, Input
+from ...model.catalog import Catalog, load_catalog
+from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
-from ..results import Result
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
 
@@ -53,7 +53,7 @@ class Book:
         self.ws: dict[str, Any] = {}
         self.wb: Any = None
         self.f: Formats
-        # What llmsizer.reread needs to check and re-read the workbook (the marker).
+        # What llmsizer.documents.reread needs to check and re-read the workbook (the marker).
         self.formulas: list[tuple[str, str, str]] = []  # (sheet, cell, formula)
         self.names: list[tuple[str, str]] = []  # (defined name, target)
         self.named_values: dict[str, float] = {}  # defined name -> the value written there
@@ -108,7 +108,7 @@ class Book:
 
     def _write_marker(self) -> None:
         """Custom document properties that let ``llmsizer report edited.xlsx`` check and
-        re-read this workbook (llmsizer.reread)."""
+        re-read this workbook (llmsizer.documents.reread)."""
         r = self.r
         meta = {
             "format": FORMAT,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calculations import CALCULATIONS, Input
-from ..expr import to_text
+from ...model.calculations import CALCULATIONS, Input
+from ...model.expr import to_text
 from .book import Book
 from .formats import clean_text, fit_width, number_format, shown_width, unit_text
 from .layout import (

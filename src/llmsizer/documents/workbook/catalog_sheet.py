@@ -5,8 +5,8 @@ Prices here are formulas over the Inputs sheet's named price cells (one place to
 
 from __future__ import annotations
 
-from ..calculations import TABLE_COLUMNS
-from ..catalog import Catalog
+from ...model.calculations import TABLE_COLUMNS
+from ...model.catalog import Catalog
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import TABLE_COLUMN_INFO, TABLE_TITLES

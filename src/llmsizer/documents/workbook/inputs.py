@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calculations import Input
-from ..catalog import Model
+from ...model.calculations import Input
+from ...model.catalog import Model
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import TABLE_COLUMN_INFO, letter

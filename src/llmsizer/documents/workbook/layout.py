@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from ..calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
-from ..expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
-from ..results import Option, Result, WorkloadResult
+from ...model.calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
+from ...model.expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
+from ...sizing.results import Option, Result, WorkloadResult
 from .formats import clean_text
 
 __all__ = [

@@ -9,8 +9,8 @@ has no formulas to point at. Where the option has a column, the sheet names it.
 
 from __future__ import annotations
 
-from ..calculations import CALCULATIONS
-from ..results import Option
+from ...model.calculations import CALCULATIONS
+from ...sizing.results import Option
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses

@@ -4,7 +4,7 @@ totals of sizing each workload alone. Every number is a formula over the workloa
 members' recommended option columns) and over this sheet: double one pooled workload's users
 on Inputs and the pool's replicas, the group's nodes and the totals follow. Which workloads
 pool and which option each uses are the engine's choices (the ★ columns); the formulas are
-the PLAN section of calculations.py, printed with :func:`llmsizer.expr.render`.
+the PLAN section of calculations.py, printed with :func:`llmsizer.model.expr.render`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ..calculations import (
+from ...model.calculations import (
     GROUP_COST_CALCULATIONS,
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
@@ -32,8 +32,8 @@ from ..calculations import (
     Calculation,
     PlanCalculation,
 )
-from ..expr import render, to_text
-from ..results import Result
+from ...model.expr import render, to_text
+from ...sizing.results import Result
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import Column, input_name, letter

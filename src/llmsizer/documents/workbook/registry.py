@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..results import Result
+from ...sizing.results import Result
 from . import (
     assumptions,
     calc_sheets,

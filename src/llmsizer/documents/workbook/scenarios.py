@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
-from ..costs import scenario_envs
-from ..expr import Lookup, Value, lookup_formula, render
+from ...model.calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
+from ...model.expr import Lookup, Value, lookup_formula, render
+from ...sizing.costs import scenario_envs
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calculations import CALCULATIONS, INPUTS
+from ...model.calculations import CALCULATIONS, INPUTS
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
