@@ -7,12 +7,33 @@ package may do sizing arithmetic (``tests/test_one_home.py`` scans for it).
 
 Units: the unit is in each name (``_gb`` = 1e9 bytes, ``_ms``, ``_tb_s`` = 1e12 B/s,
 ``_tflops`` = 1e12 FLOP/s, ``_gb_s``) and in ``unit``. GB / (TB/s) is a millisecond,
-which is why memory-time terms below need no conversion factor.
+which is why memory-time terms need no conversion factor.
+
+The formulas live in topic modules; this module alone assembles the list, in the order a
+calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
+:mod:`.memory`, :mod:`.decode`, :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
+Beside the list: :mod:`.plan` (the account plan, for now with the fidelity figures,
+benchmark-file figures and what-ifs); :mod:`.core` holds the
+building blocks, :mod:`.inputs` the inputs.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
+from ..expr import Program, compile_program
+from . import catalog_values, confidence, costs, decode, memory, replicas
+from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
+from .confidence import CONFIDENCE_DEMAND_REPLICAS
 from .core import Calculation, Input, Scope, Sheet
+from .costs import (
+    PRICE_IN_ACCOUNT_CURRENCY,
+    TOTAL_COST_PER_MILLION_CLOUD,
+    TOTAL_COST_PER_MILLION_ONPREM,
+    TOTAL_COST_PER_MILLION_TOTAL_API,
+    TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+    TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+)
 from .inputs import INPUTS
 from .plan import (
     BENCH_GROUP_GPUS,
@@ -24,19 +45,13 @@ from .plan import (
     BENCH_TOKENS_PER_S_PER_REPLICA,
     BENCH_TOKENS_PER_S_PER_USER,
     BREAKEVEN_LOADS,
-    CALCULATION_NAMES,
-    CALCULATIONS,
     CLOUD_TIER_CODES,
-    COMPUTE_CODES,
-    CONFIDENCE_DEMAND_REPLICAS,
     FIGURE_EXPRS,
     FIGURES,
-    GROUP_COST_CALCULATIONS,
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
     GROUP_LOAD_AGGREGATES,
-    GROUP_OUTPUT_TOKENS_PER_S,
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
@@ -48,24 +63,17 @@ from .plan import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
-    PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIO_OUTPUTS,
     SCENARIOS,
-    TABLE_COLUMNS,
-    TOTAL_COST_PER_MILLION_CLOUD,
-    TOTAL_COST_PER_MILLION_ONPREM,
-    TOTAL_COST_PER_MILLION_TOTAL_API,
-    TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
-    TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
-    UNITS,
     Aggregate,
     Figure,
     PlanCalculation,
     Scenario,
     aggregate_expr,
     fold,
-    program,
+    group_cost_calculations,
 )
+from .replicas import GROUP_OUTPUT_TOKENS_PER_S
 
 __all__ = [
     "BENCH_GROUP_GPUS",
@@ -127,3 +135,25 @@ __all__ = [
 ]
 
 INPUT_NAMES = frozenset(i.name for i in INPUTS)
+
+# The one ordered list: each calculation reads only inputs and the calculations before it.
+CALCULATIONS: tuple[Calculation, ...] = (
+    catalog_values.CALCULATIONS
+    + memory.CALCULATIONS
+    + decode.CALCULATIONS
+    + replicas.CALCULATIONS
+    + costs.CALCULATIONS
+    + confidence.CALCULATIONS
+)
+
+CALCULATION_NAMES = tuple(c.name for c in CALCULATIONS)
+UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
+
+# A node group of the account plan is costed by the list's own TCO lines (plan.py says which).
+GROUP_COST_CALCULATIONS: tuple[Calculation, ...] = group_cost_calculations(CALCULATIONS)
+
+
+@cache
+def program() -> Program:
+    """The whole list compiled once: what the engine, costs and fidelity evaluate."""
+    return compile_program([(c.name, c.expr) for c in CALCULATIONS])
