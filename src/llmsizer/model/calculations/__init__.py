@@ -12,8 +12,8 @@ which is why memory-time terms need no conversion factor.
 The formulas live in topic modules; this module alone assembles the list, in the order a
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
 :mod:`.memory`, :mod:`.decode`, :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
-Beside the list: :mod:`.plan` (the account plan, for now with the fidelity figures,
-benchmark-file figures and what-ifs); :mod:`.core` holds the
+Beside the list: :mod:`.benchmarks` (fidelity figures, benchmark files),
+:mod:`.scenarios` (what-ifs) and :mod:`.plan` (the account plan); :mod:`.core` holds the
 building blocks, :mod:`.inputs` the inputs.
 """
 
@@ -23,6 +23,19 @@ from functools import cache
 
 from ..expr import Program, compile_program
 from . import catalog_values, confidence, costs, decode, memory, replicas
+from .benchmarks import (
+    BENCH_GROUP_GPUS,
+    BENCH_LENGTH_RATIO,
+    BENCH_MEAN,
+    BENCH_REPLICAS,
+    BENCH_SHORTFALL,
+    BENCH_TO_MS,
+    BENCH_TOKENS_PER_S_PER_REPLICA,
+    BENCH_TOKENS_PER_S_PER_USER,
+    FIGURE_EXPRS,
+    FIGURES,
+    Figure,
+)
 from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
 from .confidence import CONFIDENCE_DEMAND_REPLICAS
 from .core import Calculation, Input, Scope, Sheet
@@ -36,18 +49,6 @@ from .costs import (
 )
 from .inputs import INPUTS
 from .plan import (
-    BENCH_GROUP_GPUS,
-    BENCH_LENGTH_RATIO,
-    BENCH_MEAN,
-    BENCH_REPLICAS,
-    BENCH_SHORTFALL,
-    BENCH_TO_MS,
-    BENCH_TOKENS_PER_S_PER_REPLICA,
-    BENCH_TOKENS_PER_S_PER_USER,
-    BREAKEVEN_LOADS,
-    CLOUD_TIER_CODES,
-    FIGURE_EXPRS,
-    FIGURES,
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
@@ -63,17 +64,14 @@ from .plan import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
-    SCENARIO_OUTPUTS,
-    SCENARIOS,
     Aggregate,
-    Figure,
     PlanCalculation,
-    Scenario,
     aggregate_expr,
     fold,
     group_cost_calculations,
 )
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S
+from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
 
 __all__ = [
     "BENCH_GROUP_GPUS",
