@@ -23,7 +23,7 @@ def calculations_md() -> str:
     lines = [
         "# Calculations",
         "",
-        "Generated from `src/llmsizer/calculations.py` by `python -m llmsizer.documents.docgen` — do not",
+        "Generated from `src/llmsizer/model/calculations/` by `python -m llmsizer.documents.docgen` — do not",
         "edit by hand. The workbook shows the same formulas over named cells.",
         "",
         "## Inputs",
@@ -42,7 +42,7 @@ def calculations_md() -> str:
 
 
 def plan_md() -> list[str]:
-    """The account plan's stages (calculations.py, PLAN section), in evaluation order."""
+    """The account plan's stages (calculations/plan.py), in evaluation order."""
     from ..model.calculations import GROUP_COST_CALCULATIONS, PLAN_STAGES, Aggregate
 
     lines = ["", "## Plan", "",

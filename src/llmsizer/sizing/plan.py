@@ -138,7 +138,7 @@ def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float]) -> Evaluated:
-    """Every PLAN calculation for ``choice``, stage by stage (calculations.py's order)."""
+    """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order)."""
     pools: list[_Pool] = []
     for members in choice.pools:
         first = choice.options[members[0]]

@@ -4,7 +4,7 @@ totals of sizing each workload alone. Every number is a formula over the workloa
 members' recommended option columns) and over this sheet: double one pooled workload's users
 on Inputs and the pool's replicas, the group's nodes and the totals follow. Which workloads
 pool and which option each uses are the engine's choices (the ★ columns); the formulas are
-the PLAN section of calculations.py, printed with :func:`llmsizer.model.expr.render`.
+:mod:`llmsizer.model.calculations.plan`, printed with :func:`llmsizer.model.expr.render`.
 """
 
 from __future__ import annotations

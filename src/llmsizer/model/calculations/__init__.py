@@ -1,0 +1,157 @@
+"""THE one home of every sizing formula (DESIGN §3).
+
+``INPUTS`` declares every value the formulas read; ``CALCULATIONS`` is the ordered list
+of named calculations built from :mod:`llmsizer.model.expr`. The engine evaluates them in
+Python; the workbook prints the same trees as Excel formulas. Nothing else in the
+package may do sizing arithmetic (``tests/test_one_home.py`` scans for it).
+
+Units: the unit is in each name (``_gb`` = 1e9 bytes, ``_ms``, ``_tb_s`` = 1e12 B/s,
+``_tflops`` = 1e12 FLOP/s, ``_gb_s``) and in ``unit``. GB / (TB/s) is a millisecond,
+which is why memory-time terms need no conversion factor.
+
+The formulas live in topic modules; this module alone assembles the list, in the order a
+calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
+:mod:`.memory`, :mod:`.decode`, :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
+Beside the list: :mod:`.benchmarks` (fidelity figures, benchmark files),
+:mod:`.scenarios` (what-ifs) and :mod:`.plan` (the account plan); :mod:`.core` holds the
+building blocks, :mod:`.inputs` the inputs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ..expr import Program, compile_program
+from . import catalog_values, confidence, costs, decode, memory, replicas
+from .benchmarks import (
+    BENCH_GROUP_GPUS,
+    BENCH_LENGTH_RATIO,
+    BENCH_MEAN,
+    BENCH_REPLICAS,
+    BENCH_SHORTFALL,
+    BENCH_TO_MS,
+    BENCH_TOKENS_PER_S_PER_REPLICA,
+    BENCH_TOKENS_PER_S_PER_USER,
+    FIGURE_EXPRS,
+    FIGURES,
+    Figure,
+)
+from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
+from .confidence import CONFIDENCE_DEMAND_REPLICAS
+from .core import Calculation, Input, Scope, Sheet
+from .costs import (
+    PRICE_IN_ACCOUNT_CURRENCY,
+    TOTAL_COST_PER_MILLION_CLOUD,
+    TOTAL_COST_PER_MILLION_ONPREM,
+    TOTAL_COST_PER_MILLION_TOTAL_API,
+    TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
+    TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+)
+from .inputs import INPUTS
+from .plan import (
+    GROUP_COST_FIGURES,
+    GROUP_COUNTS,
+    GROUP_HEADROOM_AGGREGATES,
+    GROUP_LOAD_AGGREGATES,
+    GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS,
+    GROUP_SPARE_CALCULATIONS,
+    PLAN_SAVING,
+    PLAN_SAVING_SHARE,
+    PLAN_STAGES,
+    PLAN_TOTALS,
+    POOL_AGGREGATES,
+    POOL_CALCULATIONS,
+    POOL_HEADROOM_CALCULATIONS,
+    POOL_SPARE_CALCULATIONS,
+    Aggregate,
+    PlanCalculation,
+    aggregate_expr,
+    fold,
+    group_cost_calculations,
+)
+from .replicas import GROUP_OUTPUT_TOKENS_PER_S
+from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
+
+__all__ = [
+    "BENCH_GROUP_GPUS",
+    "BENCH_LENGTH_RATIO",
+    "BENCH_MEAN",
+    "BENCH_REPLICAS",
+    "BENCH_SHORTFALL",
+    "BENCH_TOKENS_PER_S_PER_REPLICA",
+    "BENCH_TOKENS_PER_S_PER_USER",
+    "BENCH_TO_MS",
+    "BREAKEVEN_LOADS",
+    "CALCULATIONS",
+    "CALCULATION_NAMES",
+    "CLOUD_TIER_CODES",
+    "COMPUTE_CODES",
+    "CONFIDENCE_DEMAND_REPLICAS",
+    "FIGURES",
+    "FIGURE_EXPRS",
+    "GROUP_COST_CALCULATIONS",
+    "GROUP_COST_FIGURES",
+    "GROUP_COUNTS",
+    "GROUP_HEADROOM_AGGREGATES",
+    "GROUP_LOAD_AGGREGATES",
+    "GROUP_OUTPUT_TOKENS_PER_S",
+    "GROUP_SIZE_AGGREGATES",
+    "GROUP_SIZE_CALCULATIONS",
+    "GROUP_SPARE_CALCULATIONS",
+    "INPUTS",
+    "INPUT_NAMES",
+    "PLAN_SAVING",
+    "PLAN_SAVING_SHARE",
+    "PLAN_STAGES",
+    "PLAN_TOTALS",
+    "POOL_AGGREGATES",
+    "POOL_CALCULATIONS",
+    "POOL_HEADROOM_CALCULATIONS",
+    "POOL_SPARE_CALCULATIONS",
+    "PRICE_IN_ACCOUNT_CURRENCY",
+    "SCENARIOS",
+    "SCENARIO_OUTPUTS",
+    "TABLE_COLUMNS",
+    "TOTAL_COST_PER_MILLION_CLOUD",
+    "TOTAL_COST_PER_MILLION_ONPREM",
+    "TOTAL_COST_PER_MILLION_TOTAL_API",
+    "TOTAL_COST_PER_MILLION_TOTAL_CLOUD",
+    "TOTAL_COST_PER_MILLION_TOTAL_ONPREM",
+    "UNITS",
+    "Aggregate",
+    "Calculation",
+    "Figure",
+    "Input",
+    "PlanCalculation",
+    "Scenario",
+    "Scope",
+    "Sheet",
+    "aggregate_expr",
+    "fold",
+    "program",
+]
+
+INPUT_NAMES = frozenset(i.name for i in INPUTS)
+
+# The one ordered list: each calculation reads only inputs and the calculations before it.
+CALCULATIONS: tuple[Calculation, ...] = (
+    catalog_values.CALCULATIONS
+    + memory.CALCULATIONS
+    + decode.CALCULATIONS
+    + replicas.CALCULATIONS
+    + costs.CALCULATIONS
+    + confidence.CALCULATIONS
+)
+
+CALCULATION_NAMES = tuple(c.name for c in CALCULATIONS)
+UNITS: dict[str, str] = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
+
+# A node group of the account plan is costed by the list's own TCO lines (plan.py says which).
+GROUP_COST_CALCULATIONS: tuple[Calculation, ...] = group_cost_calculations(CALCULATIONS)
+
+
+@cache
+def program() -> Program:
+    """The whole list compiled once: what the engine, costs and fidelity evaluate."""
+    return compile_program([(c.name, c.expr) for c in CALCULATIONS])

@@ -1,0 +1,145 @@
+"""Cost (seeds 003, 004): the bill of materials per node, on-prem cost per year against
+renting the same GPUs in the cloud or buying the tokens from a hosted API, cost per million
+tokens and the break-even points; the account totals' cost per million tokens.
+"""
+
+from __future__ import annotations
+
+from ..expr import IF, ROUNDUP, gt, ref
+from .core import Calculation, _c, r
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    _c("capex_platforms", "Capex: platforms without GPUs", "currency", "TCO",
+       r("nodes") * r("node_base_price"), "Nodes x node price without GPUs."),
+    _c("capex_gpus", "Capex: GPUs", "currency", "TCO", r("gpus_purchased") * r("gpu_price"),
+       "GPUs purchased x GPU price."),
+    _c("capex_network", "Capex: scale-out network", "currency", "TCO",
+       r("nodes") * r("network_per_node"), "Nodes x network per node."),
+    _c("capex", "Capital cost", "currency", "TCO",
+       r("capex_platforms") + r("capex_gpus") + r("capex_network"),
+       "Platforms + GPUs + network (the bill of materials per node)."),
+    _c("annual_capex", "Capex per year", "currency/yr", "TCO",
+       r("capex") / r("amortization_years"), "Straight-line amortisation."),
+    _c("annual_power_full_load", "Power per year at full load", "currency/yr", "TCO",
+       r("nodes") * r("node_power_kw") * r("pue") * r("hours_per_year")
+       * r("electricity_per_kwh"),
+       "Node kW x PUE x hours x tariff, every node at full load."),
+    _c("annual_power_cost", "Power per year", "currency/yr", "TCO",
+       r("annual_power_full_load") * r("average_load"),
+       "Node kW x PUE x hours x tariff x average load."),
+    _c("annual_colocation", "Colocation per year", "currency/yr", "TCO",
+       r("nodes") * r("node_power_kw") * r("colocation_per_kw_month") * 12,
+       "Nodes x node kW x price per kW-month x 12: rack space and power capacity are contracted "
+       "for the full load."),
+    _c("annual_storage", "Storage per year", "currency/yr", "TCO",
+       r("nodes") * r("storage_tb_per_node") * r("storage_per_tb_month") * 12,
+       "Nodes x TB per node x price per TB-month x 12 (the same on-prem and in the cloud)."),
+    _c("annual_software", "Software licences per year", "currency/yr", "TCO",
+       r("gpus_purchased") * r("software_per_gpu_year"), "GPUs purchased x licence per GPU-year."),
+    _c("annual_support", "Support per year", "currency/yr", "TCO",
+       r("capex") * r("support_rate"), "Support rate x capex."),
+    _c("annual_fixed_onprem", "On-prem cost per year, load-independent", "currency/yr", "TCO",
+       r("annual_capex") + r("annual_colocation") + r("annual_support") + r("annual_storage")
+       + r("annual_software"),
+       "Everything but power: amortised capex, colocation, support, storage, licences."),
+    _c("annual_facility", "Power and colocation per year", "currency/yr", "TCO",
+       r("annual_power_cost") + r("annual_colocation"), "Power + colocation."),
+    _c("annual_services", "Support, storage and licences per year", "currency/yr", "TCO",
+       r("annual_support") + r("annual_storage") + r("annual_software"),
+       "Support + storage + licences."),
+    _c("annual_cost_onprem", "On-prem cost per year", "currency/yr", "TCO",
+       r("annual_capex") + r("annual_facility") + r("annual_services"),
+       "Amortised capex + power and colocation + support, storage and licences."),
+    _c("cloud_instances", "Cloud instances", "instances", "TCO",
+       ROUNDUP(r("gpus") / r("cloud_gpus_per_instance"), 0),
+       "Whole instances for the GPUs in use (spares included): the cloud sells instances."),
+    _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
+       r("cloud_instances") * r("cloud_gpus_per_instance"),
+       "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold."),
+    _c("annual_cloud_rent", "Cloud rent per year", "currency/yr", "TCO",
+       r("cloud_gpus_rented") * r("cloud_gpu_hour") * r("hours_per_year"),
+       "GPUs rented x price per GPU-hour x hours, always on."),
+    _c("annual_cloud_extras", "Cloud storage and licences per year", "currency/yr", "TCO",
+       r("annual_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
+       "The same storage and per-GPU licences as on-prem."),
+    _c("annual_cost_cloud", "Cloud cost per year", "currency/yr", "TCO",
+       r("annual_cloud_rent") + r("annual_cloud_extras"),
+       "Rent + storage + licences."),
+    _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
+       r("required_system_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year") / 1e6,
+       "Peak demand x average load x seconds per year."),
+    _c("million_input_tokens_per_year", "Input tokens served per year", "M tokens", "TCO",
+       r("million_tokens_per_year") * r("prompt_tokens") / r("output_tokens"),
+       "Output tokens x prompt / output length: each request carries its prompt."),
+    _c("million_total_tokens_per_year", "Input + output tokens per year", "M tokens", "TCO",
+       r("million_tokens_per_year") + r("million_input_tokens_per_year"), "Input + output."),
+    _c("cost_per_million_tokens_onprem", "On-prem cost per million output tokens",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("million_tokens_per_year"), 0),
+       "Annual on-prem cost / output tokens served."),
+    _c("cost_per_million_tokens_cloud", "Cloud cost per million output tokens",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_tokens_per_year"), 0),
+          r("annual_cost_cloud") / r("million_tokens_per_year"), 0),
+       "Annual cloud cost / output tokens served."),
+    _c("cost_per_million_total_tokens_onprem", "On-prem cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("million_total_tokens_per_year"), 0),
+       "Annual on-prem cost / input + output tokens: comparable with an API's blended price."),
+    _c("cost_per_million_total_tokens_cloud", "Cloud cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_cloud") / r("million_total_tokens_per_year"), 0),
+       "Annual cloud cost / input + output tokens."),
+    _c("annual_cost_api", "Hosted API cost per year", "currency/yr", "TCO",
+       r("million_input_tokens_per_year") * r("api_input_per_million")
+       + r("million_tokens_per_year") * r("api_output_per_million"),
+       "The same tokens bought from a hosted API at its list price (0 = no price listed)."),
+    _c("cost_per_million_total_tokens_api", "Hosted API cost per million tokens (in + out)",
+       "currency/M tok", "TCO",
+       IF(gt(r("million_total_tokens_per_year"), 0),
+          r("annual_cost_api") / r("million_total_tokens_per_year"), 0),
+       "The API's blended price for this workload's prompt / output mix."),
+    _c("breakeven_months", "Buy-vs-rent break-even", "months", "TCO",
+       IF(gt(r("annual_cost_cloud"), r("annual_cost_onprem") - r("annual_capex")),
+          r("capex") / ((r("annual_cost_cloud") - r("annual_cost_onprem") + r("annual_capex"))
+                        / 12), 0),
+       "Capex / monthly saving of owning over renting (running costs without amortisation); "
+       "0 = renting stays cheaper."),
+    _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",
+       "fraction", "TCO",
+       IF(gt(r("annual_cloud_rent"), r("annual_power_full_load")),
+          (r("annual_fixed_onprem") - r("annual_cloud_extras"))
+          / (r("annual_cloud_rent") - r("annual_power_full_load")), 0),
+       "Owning costs fixed + power x load; renting only the GPU-hours used costs rent x load + "
+       "extras: equal at this load (above 1 or 0 = renting stays cheaper)."),
+    _c("breakeven_load_vs_api", "Average load above which buying beats the hosted API",
+       "fraction", "TCO",
+       IF(gt(r("annual_cost_api") / r("average_load"), r("annual_power_full_load")),
+          r("annual_fixed_onprem")
+          / (r("annual_cost_api") / r("average_load") - r("annual_power_full_load")), 0),
+       "The API's cost grows with tokens (with load); owning costs fixed + power x load: equal "
+       "at this load (above 1 or 0 = the API stays cheaper)."),
+)
+
+# Account totals across workloads (each workload's recommended option, summed by the
+# engine): cost per million tokens of the whole account.
+TOTAL_COST_PER_MILLION_ONPREM = IF(gt(ref("million_tokens_per_year"), 0),
+                                   ref("annual_cost_onprem") / ref("million_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_CLOUD = IF(gt(ref("million_tokens_per_year"), 0),
+                                  ref("annual_cost_cloud") / ref("million_tokens_per_year"), 0)
+
+TOTAL_COST_PER_MILLION_TOTAL_ONPREM = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_onprem") / ref("million_total_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_TOTAL_CLOUD = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_cloud") / ref("million_total_tokens_per_year"), 0)
+TOTAL_COST_PER_MILLION_TOTAL_API = IF(
+    gt(ref("million_total_tokens_per_year"), 0),
+    ref("annual_cost_api") / ref("million_total_tokens_per_year"), 0)
+
+# Catalog prices are in US dollars; accounts in another currency give an exchange rate.
+PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")

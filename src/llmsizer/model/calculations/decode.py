@@ -1,0 +1,206 @@
+"""Decode step time t(B) = a + b x B (seeds 001, 003, 004; fitted: docs/calibration.md), and
+what it decides: the largest batch meeting the tokens/s, TTFT, memory and engine limits,
+TPOT, TTFT and throughput per replica (modelled or the customer's measured figure).
+
+GB / (TB/s) is a millisecond, which is why memory-time terms need no conversion factor.
+"""
+
+from __future__ import annotations
+
+from ..expr import AND, IF, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
+from .core import Calculation, _c, _gpus, r, tp
+
+
+def _allreduce_bytes(n: Expr) -> Expr:
+    """Bytes each GPU moves in one ring all-reduce of a token's hidden vector (2-byte
+    activations) over n GPUs: 2(n-1)/n x hidden x 2 (“GenAI Physics”); 0 when n = 1."""
+    return 2 * (n - 1) / n * r("hidden_size") * 2
+
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    _c("avg_context_tokens", "Average context during decode", "tokens", "Throughput",
+       r("prompt_tokens") + r("output_tokens") / 2, "Prompt + half the output."),
+    _c("attention_width", "Attention width", "elements", "Throughput",
+       IF(gt(r("mla_kv_dim"), 0),
+          r("attention_heads") * (r("head_dim") + r("qk_rope_head_dim") / 2),
+          r("attention_heads") * r("head_dim")),
+       "Heads x head dim (MLA: mean of the 192-wide query/key and 128-wide value heads): "
+       "prefill attention FLOPs per token per cached token = 2 x layers x width."),
+    _c("prefill_tokens", "Prompt tokens to prefill", "tokens", "Throughput",
+       r("prompt_tokens") * (1 - r("prefix_cache_hit")),
+       "Prefix-cache hits skip prefill."),
+    _c("batch_upper_bound", "Largest batch memory and engine allow", "sequences", "Throughput",
+       MAX(1, MIN(r("max_sequences_by_memory"), r("max_batch_per_replica"))),
+       "Upper bound used for the MoE expert-read fraction (conservative below it)."),
+    _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
+       IF(gt(r("experts"), 0),
+          1 - POWER(1 - r("experts_per_token") / r("experts"),
+                    MAX(1, r("batch_upper_bound") / r("pp"))), 0),
+       "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): near k/E at "
+       "B = 1, all at large B. B is the step's batch (a micro-batch under pipelining); every "
+       "rank's tokens reach the experts, so attention data-parallel does not divide it."),
+    _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
+       (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
+       * r("weight_bytes_per_param") / 1e9,
+       "Dense: all weights once per step. MoE: the non-expert weights (each attention "
+       "data-parallel rank reads its own copy) + the experts the batch touches."),
+    _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
+       r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
+       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
+       "serve?”: 70 GB / 3.35 TB/s = 21 ms). Pipeline stages each re-read their weights per "
+       "micro-batch, so PP does not divide it."),
+    _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
+       r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
+       / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
+       "Each sequence reads its KV cache at the average context."),
+    _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
+       2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+       / (_gpus * r("peak_tflops") * 1e12 * r("mfu_decode") * r("efficiency_scale")) * 1000,
+       "2 x active params / (GPUs x peak x efficiency) (“GPU Inference vs Training "
+       "Requirements”: roofline); MoE routing factor."),
+    _c("attention_flops_per_context_token", "Decode attention FLOPs per context token",
+       "FLOP", "Throughput",
+       r("layers") * IF(gt(r("mla_kv_dim"), 0),
+                        2 * r("attention_heads") * (2 * r("kv_lora_rank") + r("qk_rope_head_dim")),
+                        4 * r("attention_heads") * r("head_dim")),
+       "Scores and weighted sum over each cached token: 4 x heads x head dim per layer; MLA "
+       "(absorbed) 2 x heads x (2 x latent rank + RoPE width)."),
+    _c("decode_attention_ms_per_seq", "Attention compute per sequence per step", "ms",
+       "Throughput",
+       r("attention_flops_per_context_token") * r("avg_context_tokens")
+       / (_gpus * r("attention_peak_tflops") * 1e12 * r("mfu_attention")
+          * r("efficiency_scale")) * 1000,
+       "Attention over the average context at the KV precision's rate: matters for MLA, whose "
+       "small KV cache is read with many FLOPs per byte."),
+    _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
+       r("layers") * (IF(gt(r("attention_tp"), 1), 1, 0) + IF(gt(r("expert_tp"), 1), 1, 0))
+       * r("allreduce_latency_us") / 1000,
+       "One all-reduce per layer after attention (when attention is split over GPUs) and one "
+       "after the MLP or experts (when they are); 0 at TP 1 (“GenAI Physics”)."),
+    _c("alltoall_fixed_ms", "All-to-all latency per step", "ms", "Throughput",
+       IF(gt(r("ep"), 1), 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
+       "Dispatch and combine per MoE layer under expert parallelism."),
+    _c("comm_fixed_ms", "Communication latency per step", "ms", "Throughput",
+       r("allreduce_fixed_ms") + r("alltoall_fixed_ms"), "All-reduce + all-to-all latency."),
+    _c("allreduce_ms_per_token", "All-reduce transfer per token", "ms", "Throughput",
+       r("layers") * (_allreduce_bytes(r("attention_tp")) + _allreduce_bytes(r("expert_tp")))
+       / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000 / r("pp"),
+       "2(N-1)/N x hidden x 2 bytes over the link per all-reduce (“GenAI Physics”: TP penalty); "
+       "pipeline stages run theirs at the same time."),
+    _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
+       IF(gt(r("ep"), 1),
+          2 * r("layers") * MIN(r("experts_per_token"), r("ep")) * (r("ep") - 1) / r("ep")
+          * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
+          * 1000, 0),
+       "Dispatch + combine: a token's hidden vector (2 bytes a value) goes to the ranks of its "
+       "top-k experts and back, spread over the EP ranks' links."),
+    _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
+       (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+        / r("peak_tflops")
+        + 2 * r("layers") * r("attention_width") * r("prefill_tokens") / r("attention_peak_tflops"))
+       / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000
+       + r("allreduce_ms_per_token") + r("alltoall_ms_per_token"),
+       "Compute-bound prefill (2 x active params at the weights' rate + causal attention at the "
+       "KV precision's rate) + its all-reduce and all-to-all."),
+    _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
+       r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
+       "Each request's prefill spread over its output tokens: prefill takes time from decode."),
+    _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
+       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
+       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
+    _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
+       r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
+       + r("decode_attention_ms_per_seq") + r("allreduce_ms_per_token")
+       + r("alltoall_ms_per_token") + r("prefill_ms_per_seq_step"),
+       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all, amortised "
+       "prefill (fitted additive)."),
+    _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
+       1000 / (r("step_fixed_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")),
+       "Tokens/s of one user alone (batch 1): the ceiling no batch size can beat."),
+    _c("required_tokens_per_s_per_user", "Required tokens/s per user", "tok/s", "Throughput",
+       MAX(r("target_tokens_per_s_per_user"),
+           IF(gt(r("target_response_time_s"), 0),
+              r("output_tokens") / r("target_response_time_s"), 0)),
+       "Stated target, or output / response time (“From Users to GPUs”: 300 in 10 s = 30 tok/s)."),
+    _c("target_tpot_ms", "Allowed time per output token", "ms", "Throughput",
+       IF(gt(r("required_tokens_per_s_per_user"), 0),
+          1000 / r("required_tokens_per_s_per_user"), 0),
+       "1000 / required tokens/s; 0 = no per-token target."),
+    _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
+       MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
+       + r("comm_fixed_ms") + r("step_overhead_ms"),
+       "Compute-bound prefill (at least one weight read) + all-reduce latency + overhead."),
+    _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
+       0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
+       "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
+    _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
+       r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
+                                                  + r("step_ms_per_seq"))
+       + r("ttft_overhead_ms"),
+       "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
+    _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
+       r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
+    _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
+       IF(gt(r("target_tpot_ms"), 0),
+          ROUNDDOWN((r("target_tpot_ms") - r("step_fixed_ms")) / r("step_ms_per_seq"), 0),
+          r("max_batch_per_replica")),
+       "B_slo = ROUNDDOWN((T - a) / b): closed form because t(B) is linear in B (DESIGN §3)."),
+    _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
+       IF(gt(r("target_ttft_s"), 0),
+          ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
+                     / r("ttft_queue_steps") - r("comm_fixed_ms") - r("step_overhead_ms"))
+                    / r("step_ms_per_seq"), 0),
+          r("max_batch_per_replica")),
+       "ttft_ms solved for B (it is linear in B)."),
+    _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
+       MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
+                  r("max_batch_per_replica"))),
+       "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
+    _c("tpot_ms", "Time per output token", "ms", "Throughput",
+       r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
+       "t(B) = a + b x B at the chosen batch (at least 1)."),
+    _c("memory_bound", "Decode is memory-bound", "flag", "Throughput",
+       ge(r("decode_weights_ms") + r("decode_kv_ms_per_seq") * MAX(1, r("batch_per_replica")),
+          r("decode_compute_ms_per_seq") * MAX(1, r("batch_per_replica"))),
+       "1 when reading weights and KV takes longer than the arithmetic."),
+    _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
+       1000 / r("tpot_ms"), "1000 / TPOT."),
+    _c("ttft_ms", "Time to first token", "ms", "Throughput",
+       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") - r("decode_weights_ms"))
+       + r("ttft_overhead_ms"),
+       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
+       "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
+       "all-reduce latency or overhead (chosen by cross-validation on published benchmarks)."),
+    _c("slo_met", "Meets latency targets", "flag", "Throughput",
+       AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
+           IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1)),
+       "1 when TPOT and TTFT meet their targets."),
+    _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",
+       IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
+          r("batch_per_replica") * 1000 / r("tpot_ms")),
+       "B / TPOT, or the customer's measured figure (calibrated mode; “From Users to GPUs”)."),
+    _c("modelled_replica_output_tokens_per_s", "Output tokens/s per replica, modelled", "tok/s",
+       "Throughput", r("batch_per_replica") * 1000 / r("tpot_ms"),
+       "B / TPOT from the model, in measured mode too: the figure a benchmark is compared with."),
+    _c("measured_vs_modelled", "Measured vs modelled throughput", "fraction", "Throughput",
+       IF(AND(gt(r("measured_tokens_per_s_per_replica"), 0),
+              gt(r("modelled_replica_output_tokens_per_s"), 0)),
+          r("measured_tokens_per_s_per_replica") / r("modelled_replica_output_tokens_per_s") - 1, 0),
+       "Measured / modelled - 1 per replica (0 when nothing is measured): how far the customer's "
+       "benchmark is from the model."),
+    _c("measured_gap_risk", "Measured and modelled differ by over 25 %", "flag", "Throughput",
+       AND(gt(r("measured_tokens_per_s_per_replica"), 0),
+           OR(le(r("modelled_replica_output_tokens_per_s"), 0),
+              gt(MAX(r("measured_vs_modelled"), 0 - r("measured_vs_modelled")), 0.25))),
+       "1 when a measured throughput is more than 25 % above or below the model's (or the model "
+       "finds the target unreachable): check the benchmark's setup and the model's assumptions."),
+    _c("kv_in_use_gb", "KV cache the chosen batch reserves", "GB", "KV",
+       MIN(r("batch_per_replica"), r("max_sequences_by_memory")) * r("kv_gb_per_request"),
+       "Batch x KV per request at full reserved context."),
+    _c("kv_spare_gb", "KV budget left at the chosen batch", "GB", "KV",
+       MAX(0, r("kv_budget_gb") - r("kv_in_use_gb")),
+       "Room for longer contexts or bursts before the memory limit."),
+    _c("memory_reserved_gb", "Memory held back", "GB", "KV",
+       MAX(0, r("replica_memory_gb") - r("weights_gb") - MAX(0, r("kv_budget_gb"))),
+       "(1 - utilisation) x memory + runtime reserve (+ the share the engine keeps from KV)."),
+)

@@ -1,0 +1,50 @@
+"""Memory of one replica (seed 002): weights (MoE: every expert; attention data-parallel:
+a copy of the non-expert weights per rank), KV cache per token and per request, the KV
+budget left after weights, and how many requests fit in it at full reserved context.
+"""
+
+from __future__ import annotations
+
+from ..expr import IF, MIN, ROUNDDOWN, gt
+from .core import Calculation, _c, _gpus, r
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    _c("routed_expert_params", "Parameters in routed experts", "params", "KV",
+       IF(gt(r("experts"), r("experts_per_token")), (r("params_total") - r("params_active"))
+          / (1 - r("experts_per_token") / r("experts")), 0),
+       "From total = shared + experts and active = shared + experts x k/E."),
+    _c("shared_params", "Parameters outside routed experts", "params", "KV",
+       r("params_total") - r("routed_expert_params"),
+       "Attention, shared experts, dense layers and embeddings (dense model: all)."),
+    _c("weights_gb", "Weights", "GB", "KV",
+       (r("params_total") + r("shared_params") * (r("adp") - 1))
+       * r("weight_bytes_per_param") / 1e9,
+       "params_total x bytes per weight; the whole model sits in memory (MoE: all experts); "
+       "with attention data-parallel each rank holds its own copy of the non-expert weights."),
+    _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
+       IF(gt(r("mla_kv_dim"), 0), r("layers") * r("mla_kv_dim") * r("kv_bytes_per_element"),
+          2 * r("layers") * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
+       "2 x layers x KV heads x head dim x bytes (K and V; GQA counts KV heads; “The KV cache is "
+       "your real budget”); "
+       "MLA: layers x latent width x bytes."),
+    _c("kv_replication", "KV copies across the TP group", "x", "KV",
+       IF(gt(r("mla_kv_dim"), 0), r("attention_tp"),
+          r("attention_tp") / MIN(r("attention_tp"), r("kv_heads"))),
+       "TP splits KV heads; when TP > KV heads (or MLA) each GPU keeps a copy. With attention "
+       "data-parallel only the rank's TP / ADP GPUs hold a sequence's KV."),
+    _c("kv_gb_per_request", "KV cache per request", "GB", "KV",
+       r("kv_bytes_per_token") * r("kv_replication") * r("context_tokens") / 1e9,
+       "KV per token x reserved context, all TP copies included."),
+    _c("usable_memory_gb", "Usable memory per replica", "GB", "KV",
+       _gpus * r("gpu_memory_gb") * r("gpu_memory_utilization")
+       - _gpus * r("runtime_reserve_gb"),
+       "GPUs per replica x (GPU memory x utilisation - runtime reserve)."),
+    _c("kv_budget_gb", "KV-cache budget per replica", "GB", "KV",
+       (r("usable_memory_gb") - r("weights_gb")) * r("kv_cache_fraction"),
+       "(usable - weights) x KV share (“The KV cache is your real budget”: 0.9 x 141 - 70 = 57 GB)."),
+    _c("replica_memory_gb", "GPU memory of one replica", "GB", "KV",
+       _gpus * r("gpu_memory_gb"), "GPUs per replica x GPU memory."),
+    _c("max_sequences_by_memory", "Max sequences by memory", "sequences", "KV",
+       IF(gt(r("kv_budget_gb"), 0), ROUNDDOWN(r("kv_budget_gb") / r("kv_gb_per_request"), 0), 0),
+       "Whole requests that fit in the KV budget at full reserved context."),
+)

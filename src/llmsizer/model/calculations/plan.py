@@ -1,0 +1,290 @@
+"""PLAN: one deployment plan per account (DESIGN §3 "Account plan").
+
+Workloads sized alone each carry their own rounding and their own N+1. The plan pools
+workloads that run the same model, precisions, GPU and TP (a *pool* shares replicas) and
+packs the pools that share a GPU and platform into the same nodes (a *node group*).
+llmsizer.sizing.plan decides which workloads pool; every number here is evaluated by it with the
+expression machinery and printed by the workbook's Plan sheet as formulas over the workload
+sheets. The stages run in order: member rows, pool load, group load, pool spares, group
+size, pool headroom, group headroom and cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, SUM, Expr, ge, gt, ref, references
+from .core import Calculation, r, tp
+
+
+# Names a plan stage reads beyond its own: the member's option values (the calculation list),
+# the account inputs, and option constants shared by every member of a pool (same model, GPU,
+# precisions and TP): kv_budget_gb, max_batch_per_replica, replicas_per_node, tp, and by
+# every pool of a group (same GPU and platform): gpus_per_node, platform_sold_full.
+@dataclass(frozen=True)
+class Aggregate:
+    """``fn`` (SUM, MIN or MAX) over the rows of a pool's members (or a group's pools) of
+    ``member``, an expression evaluated on each row."""
+
+    name: str
+    label: str
+    unit: str
+    fn: Literal["SUM", "MIN", "MAX"]
+    member: Expr
+    note: str
+
+
+@dataclass(frozen=True)
+class PlanCalculation:
+    name: str
+    label: str
+    unit: str
+    expr: Expr
+    note: str
+
+
+_FNS = {"SUM": SUM, "MIN": MIN, "MAX": MAX}
+
+
+def aggregate_expr(agg: Aggregate, row_names: list[str]) -> Expr:
+    """The aggregate over rows whose values are held under ``row_names`` (one per row)."""
+    return fold(agg.fn, [ref(n) for n in row_names])
+
+
+def fold(fn: Literal["SUM", "MIN", "MAX"], items: list[Expr]) -> Expr:
+    """``fn`` over any number of items (nested by 30: the function table's limit)."""
+    while len(items) > 30:
+        items = [_FNS[fn](*items[i:i + 30]) for i in range(0, len(items), 30)]
+    return _FNS[fn](*items) if items else _FNS[fn](0)
+
+
+_n1 = gt(r("survive_node_loss"), 0)
+
+# Over a pool's members, each read from the member workload's option for the pool's choice
+# (a member row may also read the pool aggregates listed before it). A member's sequences in
+# flight at peak are its users (or its system target's sequences). A replica's capacity is
+# shared: each member's sequences use 1/B of it for every limit B (tokens/s at the pool's
+# strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
+# (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
+_seqs = r("demand_replicas") * r("batch_per_replica")
+_member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
+                        ROUNDDOWN((r("pool_target_tpot_ms") - r("step_fixed_ms"))
+                                  / r("step_ms_per_seq"), 0), r("max_batch_per_replica"))
+POOL_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("pool_demand_sequences", "Sequences in flight at peak", "sequences", "SUM", _seqs,
+              "Each member's peak demand x its batch: its users, or its system target's "
+              "sequences at its own speed."),
+    Aggregate("pool_members_demand_replicas", "Members' peak demand, sized alone", "replicas",
+              "SUM", r("demand_replicas"), "Used when no member has sequences (measured mode)."),
+    Aggregate("pool_member_batch_smallest", "Smallest member batch, sized alone", "sequences",
+              "MIN", r("batch_per_replica"), "Used when no member has sequences."),
+    Aggregate("pool_target_tpot_largest", "Loosest time per output token", "ms", "MAX",
+              r("target_tpot_ms"), "Stands in for members without a per-token target."),
+    Aggregate("pool_target_tpot_ms", "Allowed time per output token (strictest)", "ms", "MIN",
+              IF(gt(r("target_tpot_ms"), 0), r("target_tpot_ms"), r("pool_target_tpot_largest")),
+              "Every member's tokens/s target must hold in the shared batch: the smallest "
+              "allowed TPOT; 0 = no per-token target."),
+    Aggregate("pool_batch_by_tpot", "Smallest member batch at the strictest TPOT", "sequences",
+              "MIN", _member_tpot_batch,
+              "ROUNDDOWN((strictest TPOT - a) / b) of each member: below 1 a member cannot "
+              "share the pool's speed."),
+    Aggregate("pool_tpot_replicas", "Replicas the tokens/s targets need", "replicas", "SUM",
+              IF(ge(_member_tpot_batch, 1), _seqs / _member_tpot_batch, 0),
+              "Each member's sequences / its batch at the strictest TPOT: a replica's step "
+              "time shared by the sequences it holds."),
+    Aggregate("pool_memory_replicas", "Replicas the KV cache needs", "replicas", "SUM",
+              IF(gt(r("max_sequences_by_memory"), 0), _seqs / r("max_sequences_by_memory"), 0),
+              "Each member's sequences / the requests of its context that fit in a replica."),
+    Aggregate("pool_ttft_replicas", "Replicas the TTFT targets need", "replicas", "SUM",
+              IF(gt(r("batch_by_ttft"), 0), _seqs / r("batch_by_ttft"), 0),
+              "Each member's sequences / its TTFT batch (at its own prompt and step time)."),
+    Aggregate("pool_kv_sequence_gb", "KV reserved by all sequences", "GB", "SUM",
+              _seqs * r("kv_gb_per_request"), "Sequences x KV per request, summed."),
+    Aggregate("pool_kv_gb_largest", "Largest member KV per request", "GB", "MAX",
+              r("kv_gb_per_request"), "Used when no member has sequences."),
+    Aggregate("pool_step_sequence_ms", "Per-sequence step time of all sequences", "ms", "SUM",
+              _seqs * r("step_ms_per_seq"),
+              "Sequences x step time per sequence (b), summed: a mixed batch's step is a + "
+              "the sum of its sequences' b."),
+    Aggregate("pool_step_ms_largest", "Largest member step time per sequence", "ms", "MAX",
+              r("step_ms_per_seq"), "Used when no member has sequences."),
+    Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
+              "The same model, GPU and TP give every member the same a (MoE: the largest)."),
+    Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
+              r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
+)
+
+_has_demand = gt(r("pool_demand_sequences"), 0)
+POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_meets_targets", "Every member can share the pool's speed", "flag",
+        IF(ge(r("pool_batch_by_tpot"), 1), 1, 0),
+        "0 when a member's sequence alone is slower than the strictest member's target."),
+    PlanCalculation(
+        "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
+        IF(_has_demand,
+           MAX(r("pool_tpot_replicas"), r("pool_memory_replicas"), r("pool_ttft_replicas"),
+               r("pool_demand_sequences") / r("max_batch_per_replica")),
+           r("pool_members_demand_replicas")),
+        "The largest need: tokens/s, KV memory, TTFT or the engine cap (sequences / cap). "
+        "One member: users / its batch, as sized alone."),
+    PlanCalculation(
+        "pool_batch_per_replica", "Batch per replica (mixed)", "sequences",
+        IF(AND(_has_demand, gt(r("pool_demand_replicas"), 0)),
+           ROUNDDOWN(r("pool_demand_sequences") / r("pool_demand_replicas"), 0),
+           r("pool_member_batch_smallest")),
+        "Sequences in flight / replicas at peak: the mixed batch a replica carries."),
+    PlanCalculation(
+        "pool_kv_gb_per_request", "KV cache per request (weighted)", "GB",
+        IF(_has_demand, r("pool_kv_sequence_gb") / r("pool_demand_sequences"),
+           r("pool_kv_gb_largest")),
+        "Mean of the members' KV per request, weighted by their sequences (users)."),
+    PlanCalculation(
+        "pool_step_ms_per_seq", "Step time per sequence, mixed (b)", "ms",
+        IF(_has_demand, r("pool_step_sequence_ms") / r("pool_demand_sequences"),
+           r("pool_step_ms_largest")),
+        "Mean of the members' b, weighted by their sequences: each reads its own KV and "
+        "prefills its own prompts."),
+    PlanCalculation(
+        "pool_tpot_ms", "Time per output token (mixed batch)", "ms",
+        r("pool_step_fixed_ms") + r("pool_step_ms_per_seq") * MAX(1, r("pool_batch_per_replica")),
+        "a + mixed b x batch: what every member's users see (within the strictest target)."),
+    PlanCalculation(
+        "pool_replicas_for_load", "Replicas for peak + headroom", "replicas",
+        ROUNDUP(r("pool_demand_replicas") * (1 + r("headroom")), 0),
+        "Headroom and rounding once for the pool, not per workload."),
+    PlanCalculation(
+        "pool_load_gpus", "GPUs for peak + headroom", "GPUs",
+        r("pool_replicas_for_load") * tp, "Replicas x TP, before spares."),
+)
+
+GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_load_gpus", "GPUs for peak + headroom", "GPUs", "SUM", r("pool_load_gpus"),
+              "All pools of the group."),
+)
+
+GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
+        IF(_n1, MIN(r("gpus_per_node"), r("group_load_gpus")), 0),
+        "One node's worth for the group (at most its load): N+1 once, not per workload. "
+        "With a node down the rest still hold every pool's load replicas."),
+)
+
+POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_spare_replicas", "Spare replicas (N+1), running", "replicas",
+        IF(AND(_n1, gt(r("group_load_gpus"), 0)),
+           MIN(r("replicas_per_node"), r("pool_replicas_for_load"),
+               ROUNDDOWN(r("pool_replicas_for_load") * r("group_spare_gpus")
+                         / r("group_load_gpus"), 0)), 0),
+        "The pool's share of the group's spare GPUs by its share of the load, in whole "
+        "replicas (what is left of the spare stays on standby). Alone in its group: MIN("
+        "replicas per node, load), as a workload sized alone."),
+    PlanCalculation(
+        "pool_replicas", "Replicas", "replicas",
+        r("pool_replicas_for_load") + r("pool_spare_replicas"), "Serving copies of the model."),
+    PlanCalculation("pool_gpus", "GPUs", "GPUs", r("pool_replicas") * tp, "Replicas x TP."),
+)
+
+GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_pool_gpus", "GPUs running replicas", "GPUs", "SUM", r("pool_gpus"),
+              "All pools' replicas x TP, running spares included."),
+)
+
+GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_gpus_used", "GPUs used", "GPUs", r("group_load_gpus") + r("group_spare_gpus"),
+        "Load + one node's worth of spares (as a workload sized alone counts them)."),
+    PlanCalculation(
+        "group_standby_gpus", "Spare GPUs on standby", "GPUs",
+        r("group_gpus_used") - r("group_pool_gpus"),
+        "Spare GPUs no pool runs a replica on: they take over a failed node's replicas."),
+    PlanCalculation(
+        "group_nodes", "Nodes", "nodes",
+        MAX(ROUNDUP(r("group_gpus_used") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
+        "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
+        "no TP group is split across nodes; at least 2 with N+1."),
+    PlanCalculation(
+        "group_gpus_purchased", "GPUs purchased", "GPUs",
+        IF(gt(r("platform_sold_full"), 0), r("group_nodes") * r("gpus_per_node"),
+           r("group_gpus_used")),
+        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
+)
+
+POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_replicas_lost_with_a_node", "Replicas lost with one node", "replicas",
+        MIN(r("replicas_per_node"), ROUNDUP(r("pool_replicas") / r("group_nodes"), 0)),
+        "The pool's replicas on the fullest node, spread evenly over the group's nodes."),
+    PlanCalculation(
+        "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
+        IF(gt(r("pool_demand_replicas"), 0),
+           r("pool_replicas") / r("pool_demand_replicas") - 1, 0),
+        "Capacity / peak demand - 1, all nodes up."),
+    PlanCalculation(
+        "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
+        IF(gt(r("pool_demand_replicas"), 0),
+           IF(_n1, MAX(r("pool_replicas") - r("pool_replicas_lost_with_a_node"),
+                       r("pool_replicas_for_load")),
+              r("pool_replicas") - r("pool_replicas_lost_with_a_node"))
+           / r("pool_demand_replicas") - 1, 0),
+        "Replicas left on the other nodes; with N+1 at least the load replicas, restarted "
+        "on the group's spare GPUs. Negative: the pool's peak is not met while a node is down."),
+)
+
+GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_achieved", "Headroom achieved at peak (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_achieved"), "The least of the group's pools."),
+    Aggregate("group_headroom_after_node_loss", "Headroom with one node down (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_after_node_loss"),
+              "The least of the group's pools."),
+)
+
+# The stages in evaluation order (llmsizer.sizing.plan runs them; docs and the Plan sheet list them).
+PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
+    ("pool", POOL_AGGREGATES + POOL_CALCULATIONS),
+    ("group load", GROUP_LOAD_AGGREGATES + GROUP_SPARE_CALCULATIONS),
+    ("pool spares", POOL_SPARE_CALCULATIONS),
+    ("group size", GROUP_SIZE_AGGREGATES + GROUP_SIZE_CALCULATIONS),
+    ("pool headroom", POOL_HEADROOM_CALCULATIONS),
+    ("group headroom", GROUP_HEADROOM_AGGREGATES),
+)
+
+# A group is costed by the list's own calculations (the TCO lines, whoever edits them),
+# read with the group's nodes and GPUs in place of one option's: the ones that depend on the
+# counts and lead to the group's figures, in list order.
+GROUP_COUNTS: dict[str, str] = {"nodes": "group_nodes", "gpus": "group_gpus_used",
+                                "gpus_purchased": "group_gpus_purchased"}
+GROUP_COST_FIGURES = ("capex", "annual_cost_onprem", "annual_cost_cloud")
+
+
+def group_cost_calculations(calculations: tuple[Calculation, ...]) -> tuple[Calculation, ...]:
+    """The calculations of the whole list (``calculations``) that cost a group."""
+    by_name = {c.name: c for c in calculations}
+    downstream = set(GROUP_COUNTS)
+    for c in calculations:
+        if c.name not in GROUP_COUNTS and references(c.expr) & downstream:
+            downstream.add(c.name)
+    needed: set[str] = set()
+    stack = list(GROUP_COST_FIGURES)
+    while stack:
+        name = stack.pop()
+        if name in needed or name not in by_name or name in GROUP_COUNTS:
+            continue
+        needed.add(name)
+        stack.extend(references(by_name[name].expr))
+    return tuple(c for c in calculations if c.name in needed and c.name in downstream)
+
+
+# Account totals of the plan: sums over its node groups (cost per million tokens as for the
+# account totals in costs.py).
+PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_purchased",
+               "nodes": "group_nodes", "capex": "capex",
+               "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+
+# What the plan saves against sizing each workload alone (``*_dedicated``: totals_dedicated).
+PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")
+PLAN_SAVING_SHARE = IF(gt(ref("annual_cost_onprem_dedicated"), 0),
+                       PLAN_SAVING / ref("annual_cost_onprem_dedicated"), 0)

@@ -1,0 +1,65 @@
+"""Replicas, nodes and headroom (seed 000): peak demand in replica units, headroom and N+1
+spares in whole replicas, replicas packed into whole nodes, the GPUs bought, and the
+headroom left at peak with all nodes up and with one node down.
+"""
+
+from __future__ import annotations
+
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, gt, ref
+from .core import Calculation, _c, _gpus, r
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
+       MAX(r("users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
+       "Users x tokens/s per user (“From Users to GPUs”, step 2), or the stated system target."),
+    _c("users_per_replica", "Users per replica", "users", "Nodes",
+       IF(gt(r("measured_tokens_per_s_per_replica"), 0),
+          IF(gt(r("required_tokens_per_s_per_user"), 0),
+             r("measured_tokens_per_s_per_replica") / r("required_tokens_per_s_per_user"), 0),
+          r("batch_per_replica")),
+       "Concurrent users one replica serves at the target speed."),
+    _c("demand_replicas", "Replicas at peak, no headroom", "replicas", "Nodes",
+       MAX(IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
+              r("users") / r("users_per_replica"), 0),
+           IF(gt(r("replica_output_tokens_per_s"), 0),
+              r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0)),
+       "Peak demand in replica units: users / users per replica, or system target / replica "
+       "throughput (offline jobs), whichever is larger."),
+    _c("replicas_for_load", "Replicas for peak + headroom", "replicas", "Nodes",
+       ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
+       "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8)."),
+    _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
+       MAX(1, ROUNDDOWN(r("gpus_per_node") / _gpus, 0)), "GPUs per node / GPUs per replica."),
+    _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
+       IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), r("replicas_for_load")), 0),
+       "As many replicas as one node holds (at most the load), so peak is met with a node down "
+       "(“How fast does it serve?”, check 5)."),
+    _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
+       "Serving copies of the model."),
+    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus, "Replicas x GPUs per replica."),
+    _c("nodes", "Nodes", "nodes", "Nodes",
+       MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1)),
+       "ROUNDUP(GPUs / GPUs per node); at least 2 when the service must survive a node loss "
+       "(replicas spread evenly)."),
+    _c("replicas_lost_with_a_node", "Replicas lost with one node", "replicas", "Nodes",
+       MIN(r("replicas_per_node"), ROUNDUP(r("replicas") / r("nodes"), 0)),
+       "Replicas on the fullest node when spread evenly."),
+    _c("gpus_purchased", "GPUs purchased", "GPUs", "Nodes",
+       IF(gt(r("platform_sold_full"), 0), r("nodes") * r("gpus_per_node"), r("gpus")),
+       "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
+    _c("capacity_output_tokens_per_s", "Installed throughput", "tok/s", "Nodes",
+       r("replicas") * r("replica_output_tokens_per_s"), "All replicas at their batch."),
+    _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
+       IF(gt(r("demand_replicas"), 0), r("replicas") / r("demand_replicas") - 1, 0),
+       "Capacity / peak demand - 1, all nodes up (after rounding and N+1)."),
+    _c("headroom_after_node_loss", "Headroom with one node down", "fraction", "Nodes",
+       IF(gt(r("demand_replicas"), 0),
+          (r("replicas") - r("replicas_lost_with_a_node")) / r("demand_replicas") - 1,
+          0),
+       "Negative means peak demand is not met while a node is down."),
+)
+
+
+# Figures for reports that combine a calculation with a count the user gave on the command
+# line (``llmsizer estimate --replicas R``); still written once, here.
+GROUP_OUTPUT_TOKENS_PER_S = ref("replica_output_tokens_per_s") * ref("replicas_given")

@@ -1,0 +1,66 @@
+"""What-ifs: the sensitivity scenarios (the Scenarios sheet, results ``sensitivity[]``), each
+changing one input and recomputing the whole calculation list, and the loads at which the
+break-even table and chart evaluate the cost per million tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..expr import MAX, ROUNDUP, Expr, lift
+from .core import r
+
+
+# ---- sensitivity (the Scenarios sheet, results ``sensitivity[]``) ----------------------------
+# Each scenario changes ONE input to the value of ``value`` (an expression over the base
+# inputs) and recomputes the whole calculation list for each workload's recommended option.
+@dataclass(frozen=True)
+class Scenario:
+    name: str  # stable id (results JSON)
+    label: str  # what changes, in words
+    change: str  # by how much, in words
+    input: str  # the input it changes
+    value: Expr  # that input's value in the scenario
+
+
+def _scaled_tokens(name: str, factor: float) -> Expr:
+    return MAX(1, ROUNDUP(r(name) * factor, 0))
+
+
+# Cloud tier codes of ``cloud_tier_what_if`` (the order of catalog.CLOUD_TIERS).
+CLOUD_TIER_CODES = {"hyperscaler_on_demand": 1, "committed_1yr": 2, "committed_3yr": 3,
+                    "gpu_cloud": 4}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0)),
+    Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0)),
+    Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2),
+    Scenario("prompt_-50%", "Prompt length", "-50 %", "prompt_tokens",
+             _scaled_tokens("prompt_tokens", 0.5)),
+    Scenario("prompt_+50%", "Prompt length", "+50 %", "prompt_tokens",
+             _scaled_tokens("prompt_tokens", 1.5)),
+    Scenario("output_-50%", "Output length", "-50 %", "output_tokens",
+             _scaled_tokens("output_tokens", 0.5)),
+    Scenario("output_+50%", "Output length", "+50 %", "output_tokens",
+             _scaled_tokens("output_tokens", 1.5)),
+    Scenario("gpu_price_-30%", "GPU price", "-30 %", "gpu_price_factor",
+             r("gpu_price_factor") * 0.7),
+    Scenario("gpu_price_+30%", "GPU price", "+30 %", "gpu_price_factor",
+             r("gpu_price_factor") * 1.3),
+    Scenario("cloud_hyperscaler_on_demand", "Cloud price", "hyperscaler on-demand",
+             "cloud_tier_what_if", lift(1)),
+    Scenario("cloud_committed_1yr", "Cloud price", "committed 1 year", "cloud_tier_what_if",
+             lift(2)),
+    Scenario("cloud_committed_3yr", "Cloud price", "committed 3 years", "cloud_tier_what_if",
+             lift(3)),
+    Scenario("cloud_gpu_cloud", "Cloud price", "GPU cloud on-demand", "cloud_tier_what_if",
+             lift(4)),
+    Scenario("load_0.3", "Average load", "30 %", "average_load", lift(0.3)),
+    Scenario("load_0.9", "Average load", "90 %", "average_load", lift(0.9)),
+    Scenario("headroom_0", "Headroom", "0 %", "headroom", lift(0)),
+    Scenario("headroom_0.5", "Headroom", "50 %", "headroom", lift(0.5)),
+)
+SCENARIO_OUTPUTS = ("gpus_purchased", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+
+# Loads at which the break-even table and chart evaluate the cost per million tokens.
+BREAKEVEN_LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
