@@ -47,13 +47,22 @@ from weasyprint.urls import (
     URLFetcherResponse,
 )
 
-from ..base.errors import InputError
-from ..model.calculations import CALCULATIONS, INPUTS
-from ..model.catalog import Catalog, customer_source, load_catalog
-from ..model.expr import to_text
-from ..sizing.costs import tier_words
-from ..sizing.engine import curve
-from ..sizing.results import NodeGroup, Option, PlanPool, Result, Totals, WorkloadResult
+from ...base.errors import InputError
+from ...model.calculations import CALCULATIONS, INPUTS
+from ...model.catalog import Catalog, customer_source, load_catalog
+from ...model.expr import to_text
+from ...sizing.costs import tier_words
+from ...sizing.engine import curve
+from ...sizing.results import NodeGroup, Option, PlanPool, Result, Totals, WorkloadResult
+from .format import CONTROL_CHARS as _CONTROL
+from .format import NBSP, Formatter
+from .format import chart_name as _chart_name
+from .format import clip as _clip
+from .format import short_name as _short
+from .format import svg_image as _img
+from .views import OptionView, RejectGroup, RejectRow, WorkloadView
+from .views import as_number as _num
+from .views import option_view as _option_view
 
 __all__ = [
     "MAIN_TEMPLATE",
@@ -70,103 +79,6 @@ __all__ = [
 MAIN_TEMPLATE = "proposal.html.j2"
 APPENDIX_TEMPLATE = "appendix.html.j2"
 STYLESHEET = "print.css"
-NBSP = "\u00a0"
-
-# ---- formatting: the one helper for every number in the PDF --------------------------------
-
-
-class Formatter:
-    """Formats numbers the same way everywhere (templates, chart labels, tests).
-
-    Thousands separators; a no-break space between a number and its unit so the
-    pair never wraps; currency as ``USD 1,234,567`` (cents below 100)."""
-
-    def __init__(self, currency: str) -> None:
-        self.currency = currency
-
-    @staticmethod
-    def number(x: float, digits: int = 0) -> str:
-        s = f"{float(x):,.{digits}f}"
-        if s.startswith("-") and not s.strip("-0.,"):
-            s = s[1:]  # no "-0"
-        return s
-
-    def count(self, x: float) -> str:
-        return self.number(x, 0)
-
-    def count_of(self, x: float, noun: str, plural: str | None = None) -> str:
-        """'1 GPU', '12 GPUs' (``plural`` for irregular nouns)."""
-        return f"{self.count(x)} {noun if x == 1 else plural or noun + 's'}"
-
-    def money(self, x: float) -> str:
-        """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
-        significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
-        cents below. The workbook keeps the exact figures."""
-        if abs(x) < 1000:
-            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
-        shown = float(f"{float(x):.3g}")
-        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
-            if abs(shown) >= limit:
-                return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
-        return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
-
-    def money_short(self, x: float) -> str:
-        """Chart axes: USD 1.5M, USD 250k."""
-        if x == 0:
-            return "0"
-        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
-            if abs(x) >= limit:
-                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
-        return self.money(x)
-
-    def pct(self, x: float) -> str:
-        coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
-        s = coarse if fine.replace(".0%", "%") == coarse else fine
-        if s.startswith("-") and not s.strip("-0.,%"):
-            s = s[1:]
-        return s.replace("%", f"{NBSP}%")
-
-    def ms(self, x: float) -> str:
-        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
-
-    def tok_s(self, x: float) -> str:
-        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
-
-    def gb(self, x: float) -> str:
-        digits = 2 if abs(x) < 10 else 1 if abs(x) < 1000 else 0
-        return f"{self.number(x, digits)}{NBSP}GB"
-
-    def bytes(self, x: float) -> str:
-        return f"{self.number(x, 0)}{NBSP}bytes"
-
-    def seconds(self, x: float) -> str:
-        return f"{float(x):,.3g}{NBSP}s" if abs(x) < 1000 else f"{self.number(x)}{NBSP}s"
-
-    def decimal(self, x: float, digits: int = 2) -> str:
-        return self.number(x, digits)
-
-    def params(self, x: float) -> str:
-        """Parameter counts as 70.6 billion."""
-        if abs(x) >= 1e9:
-            return f"{float(x) / 1e9:,.1f}{NBSP}billion"
-        return f"{float(x) / 1e6:,.0f}{NBSP}million"
-
-    def unit(self, x: float | str, unit: str) -> str:
-        """A value with the unit the catalog or the Result states for it."""
-        if isinstance(x, str):
-            return x
-        if unit in ("fraction", "share"):
-            return self.pct(x)
-        if unit == "ms":
-            return self.ms(x)
-        if unit == "GB":
-            return self.gb(x)
-        if unit in ("us", "µs"):
-            return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}µs"
-        if unit in ("x", "ratio"):
-            return f"{float(x):,.3g}"
-        digits = 0 if float(x).is_integer() else 2
-        return f"{self.number(x, digits)}{NBSP}{unit}"
 
 
 def _filter(method: str) -> Callable[..., str]:
@@ -206,11 +118,6 @@ def _roots(templates: Path | None) -> tuple[Path, ...]:
     if not user.is_dir():
         raise InputError(f"templates folder {str(user)!r} does not exist or is not a folder")
     return (user.resolve(), shipped)
-
-
-# C0/C1 control characters (tab and newline excepted) and bidirectional overrides: they
-# are never meant to be printed and can hide or reorder text ("trojan source").
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _printable(value: Any) -> Any:
@@ -339,52 +246,6 @@ class ClosedFetcher(URLFetcher):  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
-class OptionView:
-    option: Option
-    v: Mapping[str, float | str]
-    gpu_name: str
-    platform_name: str
-    platform_short: str
-    recommended: bool
-    binding: str
-
-
-@dataclass(frozen=True)
-class RejectRow:
-    gpu_name: str
-    precision: str
-    tps: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class RejectGroup:
-    title: str
-    count: int
-    rows: tuple[RejectRow, ...]
-
-
-@dataclass(frozen=True)
-class WorkloadView:
-    index: int
-    anchor: str
-    w: WorkloadResult
-    best: OptionView | None
-    demand: Mapping[str, float | str]  # workload-level values (same in every option)
-    alternatives: tuple[OptionView, ...]
-    more_feasible: int
-    feasible_count: int
-    rejected: tuple[RejectGroup, ...]
-    rejected_count: int
-    throughput_chart: Markup | None
-    # the curve at batch 1 (one user alone), as the chart draws it; None when infeasible
-    one_user: Mapping[str, float] | None
-    max_context: int | None
-    model_source: str
-
-
-
-@dataclass(frozen=True)
 class Row:
     label: str
     value: str
@@ -399,12 +260,6 @@ _REASONS = {
     "measured": "No benchmark point meets the targets",
 }
 
-_BINDING = (
-    ("batch_by_tpot", "the per-user speed target"),
-    ("batch_by_ttft", "the time-to-first-token target"),
-    ("max_sequences_by_memory", "KV-cache memory"),
-    ("max_batch_per_replica", "the serving engine's batch cap"),
-)
 
 ASSUMPTION_LABELS = {
     "mbu_weights": "Bandwidth efficiency, weights",
@@ -448,37 +303,6 @@ def _label(name: str) -> str:
         return found
     text = name.removeprefix("calibration_").replace("_", " ")
     return text[:1].upper() + text[1:]
-
-
-def _short(name: str) -> str:
-    return name.split(" (", 1)[0]
-
-
-def _num(v: Mapping[str, float | str], name: str) -> float:
-    x = v[name]
-    if isinstance(x, str):
-        raise TypeError(f"{name} is text, not a number")
-    return x
-
-
-def _binding(v: Mapping[str, float | str], measured: bool) -> str:
-    if measured:
-        return "the customer's measured throughput"
-    batch = _num(v, "batch_per_replica")
-    for name, label in _BINDING:
-        if _num(v, name) == batch:
-            return label
-    return "the tightest limit"
-
-
-def _option_view(o: Option, w: WorkloadResult, cat: Catalog) -> OptionView:
-    gpu = cat.gpus.get(o.gpu)
-    plat = cat.platforms.get(o.platform)
-    return OptionView(
-        option=o, v=o.values, gpu_name=gpu.name if gpu else o.gpu,
-        platform_name=plat.name if plat else o.platform,
-        platform_short=_short(plat.name) if plat else o.platform,
-        recommended=o.id == w.recommended, binding=_binding(o.values, w.mode == "measured"))
 
 
 def _alternatives(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
@@ -534,7 +358,7 @@ def _curve_points(result: Result, index: int, best: OptionView) -> list[dict[str
 
 def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
                     fmt: Formatter) -> Markup:
-    from . import charts
+    from .. import charts
 
     v = best.v
     upper = min(_num(v, "max_sequences_by_memory"), _num(v, "max_batch_per_replica"))
@@ -553,7 +377,7 @@ def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
 def _memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
     """One chart for the account: each recommended workload's options, the recommendation
     first, under the workload's name when there are several."""
-    from . import charts
+    from .. import charts
 
     shown = [wv for wv in views if wv.best is not None]
     bars: list[charts.MemoryBar] = []
@@ -573,7 +397,7 @@ def _memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
 
 
 def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> Markup | None:
-    from . import charts
+    from .. import charts
 
     bars = []
     for wv in views:
@@ -598,21 +422,6 @@ def _cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> 
                 "Annual cost, on-premises against cloud")
 
 
-def _img(svg: str, alt: str) -> Markup:
-    """An SVG chart as an inline ``data:`` image: parsed as its own document (nothing in it
-    can reach the HTML), drawn as vectors with its text kept as text."""
-    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
-    return Markup('<img class="chart" alt="{}" src="data:image/svg+xml;base64,{}">').format(alt, data)
-
-
-def _chart_name(gpu_name: str) -> str:
-    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels."""
-    name = _short(gpu_name)
-    for vendor in ("NVIDIA ", "AMD ", "Intel "):
-        name = name.removeprefix(vendor)
-    return _clip(name, 26)
-
-
 _ZWSP = "\u200b"
 _BREAK_AFTER = re.compile(r"([,+*/=<>-])")
 
@@ -621,10 +430,6 @@ def _breakable(formula: str) -> str:
     """A formula with invisible break opportunities after commas and operators, so a long
     one wraps at a sensible place rather than mid-name."""
     return _BREAK_AFTER.sub(lambda m: m.group(1) + _ZWSP, formula)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> WorkloadView:
@@ -665,8 +470,8 @@ def _catalog_price(result: Result, usd: float | None) -> float | None:
     rate = result.account_inputs.get("usd_exchange_rate")
     if rate is None:
         return None
-    from ..model.calculations import PRICE_IN_ACCOUNT_CURRENCY
-    from ..model.expr import evaluate
+    from ...model.calculations import PRICE_IN_ACCOUNT_CURRENCY
+    from ...model.expr import evaluate
 
     return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
 
@@ -733,7 +538,7 @@ class PriceRow:
 def _price_list(result: Result, cat: Catalog, fmt: Formatter, day: dt.date) -> list[PriceRow]:
     """The dated prices behind the costs, each flagged when older than the catalog's
     ``price_max_age_days`` (or undated)."""
-    from ..sizing.costs import price_age_days
+    from ...sizing.costs import price_age_days
 
     limit = cat.constant("price_max_age_days")
     rows = []
@@ -775,8 +580,8 @@ class BreakEvenView:
 def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                fmt: Formatter) -> list[BreakEvenView]:
     """Cost per million tokens by average load for each recommendation (costs.by_load)."""
-    from ..sizing.costs import by_load
-    from . import charts
+    from ...sizing.costs import by_load
+    from .. import charts
 
     out = []
     load = result.account_inputs["average_load"]
@@ -813,7 +618,7 @@ def _sensitivity(result: Result, views: Sequence[WorkloadView],
                  fmt: Formatter) -> dict[str, Any]:
     """The sensitivity section: the scenarios of the results and a tornado of the annual
     on-premises cost (the cloud tiers move only the cloud figure: table only)."""
-    from . import charts
+    from .. import charts
 
     shown = [wv for wv in views if wv.best is not None]
     if not shown or not result.sensitivity:
@@ -925,8 +730,8 @@ class PlanView:
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
     """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
-    from ..model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
-    from ..model.expr import evaluate
+    from ...model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
+    from ...model.expr import evaluate
 
     names = {i: w.model_name for i, w in enumerate(result.workloads)}
     pools: dict[str, PoolView] = {}
