@@ -1,16 +1,18 @@
 """The customer proposal: Result -> HTML (Jinja2 templates) -> PDF (WeasyPrint).
 
-format.py holds the Formatter and the text helpers, views.py the per-workload view;
-render.py the rest (split further in the following commits). See docs/proposal.md.
+context.py assembles what the templates may use from one module per section of the
+proposal (each names the partial of templates/partials/ it serves; format.py and views.py
+hold what they share); render.py turns it into HTML and PDF, sandboxed, with nothing
+fetched from outside the templates folder(s). See docs/proposal.md.
 """
 
+from .context import build_context
 from .format import Formatter
+from .plan import plan_context
 from .render import (
     MAIN_TEMPLATE,
     ClosedFetcher,
     RefusedURLError,
-    build_context,
-    plan_context,
     render_document,
     render_html,
     render_pdf,
