@@ -131,12 +131,12 @@ def weasyprint_floor(files: list[Path]) -> float:
     worker)."""
     from llmsizer.base import heap
     from llmsizer.documents.proposal import (
-        _fast_font_subsetting,
         render_document,
         render_html,
         shipped_templates,
         with_appendix,
     )
+    from llmsizer.documents.proposal.render import _fast_font_subsetting
     from llmsizer.inputs.requirements import load
     from llmsizer.sizing.engine import size
 

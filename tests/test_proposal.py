@@ -1,4 +1,4 @@
-"""The PDF proposal (src/llmsizer/proposal.py, charts.py, templates/).
+"""The PDF proposal (src/llmsizer/documents/proposal/, documents/charts.py, templates/).
 
 Checked the way a reader would: pdftotext for the words and numbers (formatted with the
 proposal's own Formatter, compared with the results JSON), pdfinfo for the page count,

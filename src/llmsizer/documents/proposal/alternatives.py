@@ -1,0 +1,80 @@
+"""The alternatives section (templates/partials/alternatives.html.j2): the best feasible
+option per GPU and precision, the rejected options grouped by reason, and the account's
+memory-budget chart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from markupsafe import Markup
+
+from ...model.catalog import Catalog
+from ...sizing.results import Option, WorkloadResult
+from .format import CONTROL_CHARS, Formatter, chart_name, clip, svg_image
+from .views import OptionView, RejectGroup, RejectRow, WorkloadView, option_view
+
+_REASONS = {
+    "weights": "Model weights do not fit in the GPU memory of the TP group",
+    "kv": "No room for one full-context request's KV cache",
+    "speed": "Too slow even for a single user (bandwidth ceiling below the target)",
+    "ttft": "Time to first token above the target even for a single request",
+    "measured": "No benchmark point meets the targets",
+}
+
+
+def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
+    """The best feasible option per GPU x weight precision x KV precision, in rank order."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for o in w.options:  # the engine lists feasible options first, best first
+        key = (o.gpu, o.weight_precision, o.kv_precision)
+        if o.feasible and (key not in seen or o.id == w.recommended):
+            seen.add(key)
+            out.append(option_view(o, w, cat))
+    return out
+
+
+def _reason_title(o: Option) -> str:
+    return _REASONS.get(o.reason_code, o.reason)
+
+
+def rejected_groups(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
+    groups: dict[str, dict[tuple[str, str, str], list[Option]]] = {}
+    for o in w.options:
+        if not o.feasible:
+            groups.setdefault(_reason_title(o), {}).setdefault(
+                (o.gpu, o.weight_precision, o.kv_precision), []).append(o)
+    out = []
+    for title, by_config in groups.items():
+        rows = []
+        for (gid, wp, kp), opts in by_config.items():
+            opts = sorted(opts, key=lambda o: o.tp)
+            gpu = cat.gpus.get(gid)
+            rows.append(RejectRow(
+                gpu_name=gpu.name if gpu else gid, precision=f"{wp} weights, {kp} KV",
+                tps=", ".join(f"TP{o.tp}" for o in opts), reason=opts[-1].reason))
+        out.append(RejectGroup(title=title, count=sum(len(v) for v in by_config.values()),
+                               rows=tuple(rows)))
+    return out
+
+
+def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
+    """One chart for the account: each recommended workload's options, the recommendation
+    first, under the workload's name when there are several."""
+    from .. import charts
+
+    shown = [wv for wv in views if wv.best is not None]
+    bars: list[charts.MemoryBar] = []
+    for wv in shown:
+        if len(shown) > 1:
+            bars.append(charts.MemoryBar(label=clip(CONTROL_CHARS.sub("", wv.w.name), 28),
+                                         segments={}, chosen=False))
+        options = ([o for o in wv.alternatives if o.recommended]
+                   + [o for o in wv.alternatives if not o.recommended])
+        bars += [charts.MemoryBar(
+            label=f"{chart_name(o.gpu_name)}\n{o.option.weight_precision} · TP{o.option.tp}",
+            segments=charts.memory_segments(o.option), chosen=o.recommended)
+            for o in options[:8 if len(shown) == 1 else 5]]
+    if not bars:
+        return None
+    return svg_image(charts.memory_chart(bars, fmt.gb), "Memory budget of one replica per option")

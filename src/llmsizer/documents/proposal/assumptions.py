@@ -1,0 +1,159 @@
+"""The assumptions section (templates/partials/assumptions.html.j2): the model's
+assumptions, the account's policy and the prices behind the costs, each with its source in
+the customer's words, and the calibration figures; the labels of every named input."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.calculations import INPUTS
+from ...model.catalog import Catalog, customer_source
+from ...sizing.results import Result
+from .format import NBSP, Formatter, short_name
+from .views import WorkloadView
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    value: str
+    source: str
+
+
+ASSUMPTION_LABELS = {
+    "mbu_weights": "Bandwidth efficiency, weights",
+    "mbu_kv": "Bandwidth efficiency, KV cache",
+    "mfu_decode": "Compute efficiency, decode",
+    "mfu_decode_8bit": "Compute efficiency, decode (8-bit path)",
+    "mfu_decode_16bit": "Compute efficiency, decode (16-bit path)",
+    "mfu_prefill": "Compute efficiency, prefill",
+    "mfu_prefill_8bit": "Compute efficiency, prefill (8-bit path)",
+    "mfu_prefill_16bit": "Compute efficiency, prefill (16-bit path)",
+    "mfu_decode_4bit": "Compute efficiency, decode (4-bit path)",
+    "mfu_prefill_4bit": "Compute efficiency, prefill (4-bit path)",
+    "mfu_attention": "Compute efficiency, decode attention",
+    "alltoall_latency_us": "All-to-all latency (expert parallel)",
+    "moe_compute_factor": "MoE compute factor",
+    "step_overhead_ms": "Per-step overhead",
+    "allreduce_latency_us": "All-reduce latency",
+    "link_efficiency": "All-reduce link efficiency",
+    "prefill_chunk_tokens": "Prefill chunk",
+    "ttft_overhead_ms": "Time-to-first-token overhead",
+    "kv_cache_fraction": "KV share of free memory",
+    "max_batch_per_replica": "Serving engine batch cap",
+    "runtime_reserve_gb": "Runtime reserve per GPU",
+    "cloud_tier": "Cloud price tier",
+    "price_max_age_days": "Prices flagged when older than",
+    "calibration_offline_median_error": "Throughput error, median (offline benchmarks)",
+    "calibration_offline_p90_error": "Throughput error, 90th percentile (offline benchmarks)",
+    "calibration_itl_median_error": "Inter-token latency error, median",
+    "calibration_ttft_median_error": "Time-to-first-token error, median",
+    "calibration_batch1_median_error": "Single-user speed error, median",
+}
+_INPUT_LABELS = {i.name: i.label for i in INPUTS}
+_POLICY_KEYS = ("gpu_memory_utilization", "electricity_per_kwh", "pue", "amortization_years",
+                "support_rate", "average_load", "network_per_node", "hours_per_year")
+_UNITS = {i.name: i.unit for i in INPUTS}
+
+
+def _label(name: str) -> str:
+    found = ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name)
+    if found:
+        return found
+    text = name.removeprefix("calibration_").replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def _policy_value(fmt: Formatter, name: str, x: float) -> str:
+    money = {"electricity_per_kwh": " per kWh", "network_per_node": " per node"}
+    if name in money:
+        return fmt.money(x) + money[name]
+    if name == "support_rate":
+        return f"{fmt.pct(x)} of capex a year"
+    if name == "hours_per_year":
+        return f"{fmt.count(x)}{NBSP}h"
+    if name == "pue":
+        return fmt.decimal(x, 2)
+    return fmt.unit(x, _UNITS.get(name, ""))
+
+
+def _catalog_price(result: Result, usd: float | None) -> float | None:
+    """A catalog USD price as the engine would have used it in the account's currency
+    (through calculations.PRICE_IN_ACCOUNT_CURRENCY), or None when that is unknown."""
+    if not usd:
+        return None
+    if result.account.currency == "USD":
+        return usd
+    rate = result.account_inputs.get("usd_exchange_rate")
+    if rate is None:
+        return None
+    from ...model.calculations import PRICE_IN_ACCOUNT_CURRENCY
+    from ...model.expr import evaluate
+
+    return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
+
+
+def _price_source(result: Result, used: float, usd: float | None, source: str | None,
+                  date: str | None, override_key: str) -> str:
+    if not used:
+        return "no price known"
+    cur = result.account.currency
+    catalog = f"{source} (dated {date})"
+    expected = _catalog_price(result, usd)
+    if expected is not None and expected == used:
+        return catalog if cur == "USD" else f"{catalog}; converted from USD at the account's rate"
+    if expected is None and usd and cur != "USD":
+        return (f"{catalog}; converted from USD at the account's rate, unless overridden in "
+                f"{override_key}")
+    return f"account override ({override_key})"
+
+
+def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
+                fmt: Formatter) -> list[Row]:
+    rows: list[Row] = []
+    gpus = sorted({wv.best.option.gpu for wv in views if wv.best is not None})
+    platforms = sorted({wv.best.option.platform for wv in views if wv.best is not None})
+    for gid in gpus:
+        used = result.tables["gpus"].get(gid, {})
+        g = cat.gpus.get(gid)
+        name = g.name if g else gid
+        price, cloud = used.get("price", 0.0), used.get("cloud_gpu_hour", 0.0)
+        src = _price_source(result, price, g.price_usd if g else None,
+                            g.price_source if g else None, g.price_date if g else None,
+                            "costs.gpu_prices")
+        if not price:
+            src = "no purchase price known: on-premises figures leave the GPUs out"
+        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
+                        src))
+        used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
+        csrc = (f"{used_row.source} (dated {used_row.date or 'undated'})"
+                + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
+        rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
+                        csrc))
+    for pid in platforms:
+        p = cat.platforms.get(pid)
+        row = result.tables["platforms"].get(pid, {})
+        label = short_name(p.name) if p else pid
+        rows.append(Row(f"{label}: node without GPUs", fmt.money(row.get("base_price", 0.0)),
+                        (p.notes or p.source) if p else "catalog"))
+        rows.append(Row(f"{label}: node power at full load",
+                        fmt.unit(row.get("node_power_kw", 0.0), "kW"),
+                        p.source if p else "catalog"))
+    return rows
+
+
+def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Catalog,
+                        fmt: Formatter) -> dict[str, Any]:
+    """``assumptions``, ``policy_rows``, ``price_rows`` and ``calibration``: label, value and
+    source of each figure the sizing assumed."""
+    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), customer_source(a.source))
+                   for a in result.assumptions if not a.name.startswith("calibration_")]
+    policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
+                  "account requirements (policy / costs)")
+              for k in _POLICY_KEYS if k in result.account_inputs]
+    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
+                   for name, c in cat.constants.items() if name.startswith("calibration_")]
+    return {"assumptions": assumptions, "policy_rows": policy,
+            "price_rows": _price_rows(result, views, cat, fmt), "calibration": calibration}

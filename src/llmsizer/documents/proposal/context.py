@@ -1,0 +1,48 @@
+"""The proposal's context: everything the templates may use (documented in docs/proposal.md),
+assembled from one module per section of the proposal.
+
+Numbers come only from the :class:`~llmsizer.sizing.results.Result`; the section modules
+select, label and format them (one :class:`~.format.Formatter`, also used by the tests), and
+the templates only lay them out. Charts are SVG from :mod:`llmsizer.documents.charts`,
+inlined as ``data:`` images (text stays text, and nothing in a chart can reach the HTML).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model.catalog import Catalog, load_catalog
+from ...sizing.results import Result
+from .alternatives import memory_svg
+from .appendix import formula_context
+from .assumptions import assumptions_context
+from .format import Formatter
+from .plan import plan_context
+from .sensitivity import sensitivity_context
+from .summary import confidence_total, cover_context, report_date, summary_context
+from .tco import cost_svg, tco_context
+from .walkthrough import workload_view
+
+
+def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Everything the templates may use (documented in docs/proposal.md); each section's
+    module says which partial reads what."""
+    cat = catalog or load_catalog()
+    fmt = Formatter(result.account.currency)
+    views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+    day = report_date()
+    return {
+        **cover_context(result, fmt, day),
+        "workloads": views,
+        **summary_context(result, views),
+        **assumptions_context(result, views, cat, fmt),
+        **formula_context(),
+        "catalog_current": result.catalog_digest == cat.digest,
+        "memory_chart": memory_svg(views, fmt),
+        "cost_chart": cost_svg(views, result, fmt),
+        **plan_context(result, cat),
+        # costs: dated prices (stale ones flagged), break-even by load, sensitivity, confidence
+        **tco_context(result, views, cat, fmt, day),
+        **sensitivity_context(result, views, fmt),
+        "confidence_total": confidence_total(result),
+    }

@@ -1,0 +1,137 @@
+"""Formatting for the PDF proposal: the one :class:`Formatter` for every number (templates,
+chart labels, tests), and the few text helpers the sections share: clipping, short names,
+control characters, an SVG chart as an inline image. No arithmetic on sizing quantities."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from markupsafe import Markup
+
+NBSP = "\u00a0"
+
+
+# ---- formatting: the one helper for every number in the PDF --------------------------------
+
+
+class Formatter:
+    """Formats numbers the same way everywhere (templates, chart labels, tests).
+
+    Thousands separators; a no-break space between a number and its unit so the
+    pair never wraps; currency as ``USD 1,234,567`` (cents below 100)."""
+
+    def __init__(self, currency: str) -> None:
+        self.currency = currency
+
+    @staticmethod
+    def number(x: float, digits: int = 0) -> str:
+        s = f"{float(x):,.{digits}f}"
+        if s.startswith("-") and not s.strip("-0.,"):
+            s = s[1:]  # no "-0"
+        return s
+
+    def count(self, x: float) -> str:
+        return self.number(x, 0)
+
+    def count_of(self, x: float, noun: str, plural: str | None = None) -> str:
+        """'1 GPU', '12 GPUs' (``plural`` for irregular nouns)."""
+        return f"{self.count(x)} {noun if x == 1 else plural or noun + 's'}"
+
+    def money(self, x: float) -> str:
+        """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
+        significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
+        cents below. The workbook keeps the exact figures."""
+        if abs(x) < 1000:
+            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+        shown = float(f"{float(x):.3g}")
+        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
+            if abs(shown) >= limit:
+                return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
+        return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
+
+    def money_short(self, x: float) -> str:
+        """Chart axes: USD 1.5M, USD 250k."""
+        if x == 0:
+            return "0"
+        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
+            if abs(x) >= limit:
+                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
+        return self.money(x)
+
+    def pct(self, x: float) -> str:
+        coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
+        s = coarse if fine.replace(".0%", "%") == coarse else fine
+        if s.startswith("-") and not s.strip("-0.,%"):
+            s = s[1:]
+        return s.replace("%", f"{NBSP}%")
+
+    def ms(self, x: float) -> str:
+        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
+
+    def tok_s(self, x: float) -> str:
+        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
+
+    def gb(self, x: float) -> str:
+        digits = 2 if abs(x) < 10 else 1 if abs(x) < 1000 else 0
+        return f"{self.number(x, digits)}{NBSP}GB"
+
+    def bytes(self, x: float) -> str:
+        return f"{self.number(x, 0)}{NBSP}bytes"
+
+    def seconds(self, x: float) -> str:
+        return f"{float(x):,.3g}{NBSP}s" if abs(x) < 1000 else f"{self.number(x)}{NBSP}s"
+
+    def decimal(self, x: float, digits: int = 2) -> str:
+        return self.number(x, digits)
+
+    def params(self, x: float) -> str:
+        """Parameter counts as 70.6 billion."""
+        if abs(x) >= 1e9:
+            return f"{float(x) / 1e9:,.1f}{NBSP}billion"
+        return f"{float(x) / 1e6:,.0f}{NBSP}million"
+
+    def unit(self, x: float | str, unit: str) -> str:
+        """A value with the unit the catalog or the Result states for it."""
+        if isinstance(x, str):
+            return x
+        if unit in ("fraction", "share"):
+            return self.pct(x)
+        if unit == "ms":
+            return self.ms(x)
+        if unit == "GB":
+            return self.gb(x)
+        if unit in ("us", "µs"):
+            return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}µs"
+        if unit in ("x", "ratio"):
+            return f"{float(x):,.3g}"
+        digits = 0 if float(x).is_integer() else 2
+        return f"{self.number(x, digits)}{NBSP}{unit}"
+
+
+# C0/C1 control characters (tab and newline excepted) and bidirectional overrides: they
+# are never meant to be printed and can hide or reorder text ("trojan source").
+CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def short_name(name: str) -> str:
+    return name.split(" (", 1)[0]
+
+
+def chart_name(gpu_name: str) -> str:
+    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels."""
+    name = short_name(gpu_name)
+    for vendor in ("NVIDIA ", "AMD ", "Intel "):
+        name = name.removeprefix(vendor)
+    return clip(name, 26)
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def svg_image(svg: str, alt: str) -> Markup:
+    """An SVG chart as an inline ``data:`` image: parsed as its own document (nothing in it
+    can reach the HTML), drawn as vectors with its text kept as text."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return Markup('<img class="chart" alt="{}" src="data:image/svg+xml;base64,{}">').format(alt, data)

@@ -1,0 +1,72 @@
+"""The account plan (templates/partials/plan.html.j2; headroom.html.j2 reads it too): what
+is bought, which workloads share a pool and which pools share nodes, and the saving against
+sizing each workload alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.catalog import Catalog
+from ...sizing.results import NodeGroup, PlanPool, Result, Totals
+from .format import chart_name, short_name
+
+
+@dataclass(frozen=True)
+class PoolView:
+    label: str  # "Pool 1"
+    pool: PlanPool
+    workloads: tuple[str, ...]
+    model_name: str
+    config: str  # "H100 SXM 80GB · fp8 weights · fp8 KV · TP4"
+    shared: bool  # more than one workload
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group: NodeGroup
+    platform_name: str
+    gpu_name: str
+    pools: tuple[PoolView, ...]
+
+
+@dataclass(frozen=True)
+class PlanView:
+    groups: tuple[GroupView, ...]
+    pooled: bool  # some pool serves several workloads
+    shared_nodes: bool  # some group holds several pools
+    pool_of: Mapping[int, PoolView]  # workload index -> its pool
+    dedicated: Totals  # each workload sized alone
+    saving: float  # annual on-prem, against the dedicated sizing
+    saving_share: float
+
+
+def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
+    """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
+    from ...model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
+    from ...model.expr import evaluate
+
+    names = {i: w.model_name for i, w in enumerate(result.workloads)}
+    pools: dict[str, PoolView] = {}
+    for n, p in enumerate(result.plan.pools, 1):
+        g = cat.gpus.get(p.gpu)
+        pools[p.id] = PoolView(
+            label=f"Pool {n}", pool=p, workloads=tuple(p.workloads),
+            model_name=names[p.workload_indices[0]],
+            config=f"{chart_name(g.name) if g else p.gpu} · {p.weight_precision} weights · "
+                   f"{p.kv_precision} KV · TP{p.tp}", shared=len(p.workloads) > 1)
+    groups = []
+    for grp in result.plan.node_groups:
+        plat, g = cat.platforms.get(grp.platform), cat.gpus.get(grp.gpu)
+        groups.append(GroupView(group=grp, platform_name=short_name(plat.name) if plat else grp.platform,
+                                gpu_name=g.name if g else grp.gpu,
+                                pools=tuple(pools[pid] for pid in grp.pools)))
+    ded = result.totals_dedicated
+    env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
+           "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
+    return {"plan": PlanView(
+        groups=tuple(groups), pooled=any(p.shared for p in pools.values()),
+        shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
+        pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
+        saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)))}

@@ -1,0 +1,298 @@
+"""Rendering the customer proposal: context -> HTML (Jinja2 templates) -> PDF (WeasyPrint).
+
+Safety (DESIGN §5): Jinja runs sandboxed with ``autoescape=True`` and
+``StrictUndefined`` (a missing variable is an :class:`~llmsizer.base.errors.InputError`
+naming the template, line and variable, never a blank); WeasyPrint gets a
+:class:`ClosedFetcher` that serves ``data:`` URLs and files inside the templates
+folder(s) and refuses everything else, which stops the render. Output is
+deterministic: the date comes from ``SOURCE_DATE_EPOCH`` when it is set.
+
+Templates: ``templates/`` at the top of the repository, shipped as the package
+``llmsizer.templates``. ``templates=DIR`` overlays a user's folder: a file there
+(``proposal.html.j2``, ``print.css``, ``partials/…``, ``assets/…``) replaces the
+shipped one of the same name.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import jinja2
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
+from weasyprint import CSS, HTML
+from weasyprint.text.fonts import FontConfiguration
+from weasyprint.urls import (
+    FatalURLFetchingError,
+    URLFetcher,
+    URLFetcherResponse,
+)
+
+from ...base.errors import InputError
+from ...model.catalog import Catalog
+from ...sizing.results import Result
+from .appendix import formula_context
+from .context import build_context
+from .format import CONTROL_CHARS, Formatter
+
+MAIN_TEMPLATE = "proposal.html.j2"
+APPENDIX_TEMPLATE = "appendix.html.j2"
+STYLESHEET = "print.css"
+
+
+def _filter(method: str) -> Callable[..., str]:
+    @jinja2.pass_context
+    def apply(ctx: Any, x: Any, *args: Any) -> str:
+        fmt = ctx.get("fmt")
+        if not isinstance(fmt, Formatter):
+            raise jinja2.UndefinedError(
+                "'fmt' is undefined (import macros that format numbers 'with context')")
+        return str(getattr(fmt, method)(x, *args))
+
+    return apply
+
+
+FILTERS = {
+    "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
+    "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
+    "params": "params", "unit": "unit",
+}
+
+
+# ---- templates ----------------------------------------------------------------------------
+
+
+def shipped_templates() -> Path:
+    """The shipped templates folder (``templates/``, the package ``llmsizer.templates``)."""
+    root = resources.files("llmsizer.templates")
+    if not isinstance(root, Path):  # pragma: no cover - zipped installs are not supported
+        raise RuntimeError("llmsizer.templates must be installed as a folder, not a zip")
+    return root
+
+
+def _roots(templates: Path | None) -> tuple[Path, ...]:
+    shipped = shipped_templates().resolve()
+    if templates is None:
+        return (shipped,)
+    user = Path(templates)
+    if not user.is_dir():
+        raise InputError(f"templates folder {str(user)!r} does not exist or is not a folder")
+    return (user.resolve(), shipped)
+
+
+def _printable(value: Any) -> Any:
+    """Jinja ``finalize``: every printed value loses control characters (markup we built,
+    such as the chart images, is left alone)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return CONTROL_CHARS.sub("", value)
+    return value
+
+
+@lru_cache(maxsize=8)
+def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(r)) for r in roots]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=True,
+        finalize=_printable,
+    )
+    env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
+    return env
+
+
+def _template_position(tb: TracebackType | None) -> tuple[str | None, int | None]:
+    """File and line of the innermost template frame of a Jinja runtime error."""
+    found: tuple[str | None, int | None] = (None, None)
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".j2", ".html", ".jinja", ".css")):
+            found = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _render_template(roots: tuple[Path, ...], context: Mapping[str, Any],
+                     name: str = MAIN_TEMPLATE) -> str:
+    env = _environment(roots)
+    try:
+        return env.get_template(name).render(context)
+    except jinja2.TemplateNotFound as exc:
+        where = " or ".join(str(r) for r in roots)
+        raise InputError(f"proposal template {exc.name!r} not found in {where}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"template syntax error: {exc.message}",
+                         file=exc.filename or exc.name, line=exc.lineno) from None
+    except jinja2.UndefinedError as exc:
+        file, line = _template_position(exc.__traceback__)
+        raise InputError(f"undefined template variable: {exc.message}", file=file,
+                         line=line) from None
+    except SecurityError as exc:
+        file, line = _template_position(exc.__traceback__)
+        raise InputError(f"template not allowed to do this: {exc}", file=file,
+                         line=line) from None
+
+
+# ---- the URL fetcher: closed by default ------------------------------------------------------
+
+
+class RefusedURLError(ValueError):
+    """A URL the proposal renderer does not fetch."""
+
+
+class ClosedFetcher(URLFetcher):  # type: ignore[misc]
+    """Serves ``data:`` URLs and files inside the templates folder(s); refuses the rest.
+
+    Every refusal stops the render (``fail_on_errors``), and ``refused`` lists the
+    URLs. A file under the user's folder that is missing there is looked up under the
+    shipped folder (the overlay rule). Paths are resolved (symlinks, ``..``) before the
+    containment check, and any error while checking refuses."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        super().__init__(timeout=1, allowed_protocols=("data", "file"), allow_redirects=False,
+                         fail_on_errors=True)
+        self.roots = tuple(Path(r).resolve() for r in roots)
+        self.refused: list[str] = []
+
+    def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:
+        try:
+            scheme = url.split(":", 1)[0].lower()
+            if scheme == "data":
+                return self._data(url)
+            if scheme == "file":
+                path = self._asset(url)
+                if path is not None:
+                    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                    return URLFetcherResponse(url, path.read_bytes(), {"Content-Type": mime})
+        except Exception:
+            pass
+        self.refused.append(url)
+        raise RefusedURLError(
+            f"the proposal renderer fetches only data: URLs and files inside the templates "
+            f"folder; refused {url[:200]!r}")
+
+    @staticmethod
+    def _data(url: str) -> URLFetcherResponse:
+        header, sep, payload = url[len("data:"):].partition(",")
+        if not sep:
+            raise RefusedURLError("malformed data: URL")
+        params = header.split(";")
+        mime = params[0] or "text/plain"
+        if params[-1].lower() == "base64":
+            body = base64.b64decode(urllib.parse.unquote(payload), validate=False)
+        else:
+            body = urllib.parse.unquote_to_bytes(payload)
+        return URLFetcherResponse(url, body, {"Content-Type": mime})
+
+    def _asset(self, url: str) -> Path | None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            return None
+        raw = Path(os.path.normpath(urllib.request.url2pathname(parts.path)))
+        for root in self.roots:
+            if not raw.is_relative_to(root):
+                continue
+            rel = raw.relative_to(root)
+            for candidate_root in self.roots:
+                candidate = (candidate_root / rel).resolve()
+                if candidate.is_relative_to(candidate_root) and candidate.is_file():
+                    return candidate
+        return None
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+
+def render_html(result: Result, templates: Path | None = None,
+                catalog: Catalog | None = None) -> str:
+    """The proposal as HTML (what WeasyPrint lays out)."""
+    return _render_template(_roots(templates), build_context(result, catalog))
+
+
+def _fast_font_subsetting() -> bool:
+    """Whether WeasyPrint can subset fonts with HarfBuzz (libharfbuzz-subset0). Without it,
+    it falls back to fontTools, which takes ~0.1 s per font face per render and logs a
+    warning each time; embedding the whole fonts instead is faster (the PDF grows by
+    about 1 MB) and just as deterministic."""
+    from weasyprint.text import ffi
+
+    return getattr(ffi, "harfbuzz_subset", None) is not None
+
+
+@lru_cache(maxsize=1)
+def _font_config() -> FontConfiguration:
+    """One font configuration per process: font look-ups are then cached across renders."""
+    return FontConfiguration()
+
+
+def _stylesheet(roots: tuple[Path, ...]) -> CSS:
+    """``print.css`` from the templates (the user's folder first), parsed once per process
+    and file version: parsing and indexing it is about 5 % of a render."""
+    for root in roots:
+        path = (root / STYLESHEET).resolve()
+        if path.is_relative_to(root) and path.is_file():
+            stat = path.stat()
+            return _parsed_stylesheet(roots, path, stat.st_mtime_ns, stat.st_size)
+    raise InputError(f"proposal stylesheet {STYLESHEET!r} not found in "
+                     + " or ".join(str(r) for r in roots))
+
+
+@lru_cache(maxsize=8)
+def _parsed_stylesheet(roots: tuple[Path, ...], path: Path, _mtime_ns: int, _size: int) -> CSS:
+    return CSS(string=path.read_text(encoding="utf-8"), base_url=path.parent.as_uri() + "/",
+               url_fetcher=ClosedFetcher(roots), font_config=_font_config())
+
+
+def render_pdf(result: Result, path: Path, templates: Path | None = None,
+               catalog: Catalog | None = None) -> None:
+    """Write the proposal PDF for ``result`` to ``path``.
+
+    Raises :class:`InputError` for a template problem (missing file, syntax error,
+    undefined variable) or a URL the templates refer to that the renderer refuses."""
+    roots = _roots(templates)
+    html_text = _render_template(roots, build_context(result, catalog))
+    fetcher = ClosedFetcher(roots)
+    try:
+        document = with_appendix(render_document(html_text, roots, fetcher), roots)
+        document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
+    except FatalURLFetchingError:
+        refused = fetcher.refused[0] if fetcher.refused else "a resource"
+        raise InputError(
+            f"the proposal templates refer to {refused[:200]!r}; the renderer fetches only "
+            "data: URLs and files inside the templates folder") from None
+
+
+def with_appendix(document: Any, roots: tuple[Path, ...]) -> Any:
+    """``document`` followed by the formula appendix (``appendix.html.j2``). The appendix is
+    the same for every account, so it is laid out once per process and templates version
+    and its pages reused: a tenth of a proposal's rendering time (docs/benchmarks.md)."""
+    html_text = _render_template(roots, formula_context(), APPENDIX_TEMPLATE)
+    appendix = _laid_out(html_text, roots, _stylesheet(roots))
+    return document.copy([*document.pages, *appendix.pages])
+
+
+@lru_cache(maxsize=4)
+def _laid_out(html_text: str, roots: tuple[Path, ...], _stylesheet_version: CSS) -> Any:
+    return render_document(html_text, roots)
+
+
+def render_document(html_text: str, roots: tuple[Path, ...],
+                    fetcher: ClosedFetcher | None = None) -> Any:
+    """Lay out proposal HTML with the templates' stylesheet (WeasyPrint's part of a render;
+    the batch benchmark times this alone as its floor)."""
+    return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
+                url_fetcher=fetcher or ClosedFetcher(roots)).render(
+        stylesheets=[_stylesheet(roots)], font_config=_font_config())

@@ -1,0 +1,59 @@
+"""The sensitivity section (templates/partials/sensitivity.html.j2): the results'
+scenarios against the proposal, as a table, and a tornado chart of the annual on-premises
+cost (the cloud tiers move only the cloud figure: table only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...sizing.results import Result
+from .format import Formatter, svg_image
+from .views import WorkloadView
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    label: str
+    change: str
+    gpus: int
+    nodes: int
+    capex: float
+    onprem: float
+    cloud: float
+    moved: bool  # differs from the proposal
+
+
+def sensitivity_context(result: Result, views: Sequence[WorkloadView],
+                        fmt: Formatter) -> dict[str, Any]:
+    """The sensitivity section: the scenarios of the results and a tornado of the annual
+    on-premises cost (the cloud tiers move only the cloud figure: table only)."""
+    from .. import charts
+
+    shown = [wv for wv in views if wv.best is not None]
+    if not shown or not result.sensitivity:
+        return {"scenarios": [], "tornado_chart": None, "base": None}
+    t = result.totals
+    base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,
+                       t.annual_cost_onprem, t.annual_cost_cloud, False)
+    rows = [ScenarioRow(s.label, s.change.replace("x", "×", 1) if s.change.startswith("x")
+                        else s.change, s.gpus_purchased, s.nodes, s.capex,
+                        s.annual_cost_onprem, s.annual_cost_cloud,
+                        (s.gpus_purchased, s.nodes, s.capex, s.annual_cost_onprem,
+                         s.annual_cost_cloud) != (base.gpus, base.nodes, base.capex,
+                                                  base.onprem, base.cloud)) for s in
+            result.sensitivity]
+    groups: dict[str, list[ScenarioRow]] = {}
+    for r in rows:
+        if r.label != "Cloud price":
+            groups.setdefault(r.label, []).append(r)
+    bars = [charts.TornadoRow(label, min(g, key=lambda r: r.onprem).onprem,
+                              max(g, key=lambda r: r.onprem).onprem,
+                              min(g, key=lambda r: r.onprem).change,
+                              max(g, key=lambda r: r.onprem).change)
+            for label, g in groups.items()]
+    bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
+    chart = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
+                      "Annual on-premises cost under each scenario")
+    return {"scenarios": rows, "tornado_chart": chart, "base": base}

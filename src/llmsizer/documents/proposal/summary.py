@@ -1,0 +1,74 @@
+"""The opening pages, cover.html.j2 and summary.html.j2 (templates/partials/), the running
+head of every page, and the account-level facts that requirements.html.j2, headroom.html.j2
+and risks.html.j2 read too: the date (from ``SOURCE_DATE_EPOCH`` when it is set, so that
+renders are deterministic), which workloads are recommended, measured, at risk or infeasible,
+the account's policy and totals, and the GPU count at both ends of the model's error."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ...sizing.results import Result
+from .format import Formatter, clip
+from .views import WorkloadView
+
+
+def report_date() -> dt.date:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).date()
+    return dt.date.today()
+
+
+def _first_per_model(views: Sequence[WorkloadView]) -> list[WorkloadView]:
+    first: dict[str, WorkloadView] = {}
+    for wv in views:
+        first.setdefault(wv.w.model, wv)
+    return list(first.values())
+
+
+def confidence_total(result: Result) -> dict[str, int] | None:
+    """The account's GPUs bought at both ends of the model's error: the same plan evaluated
+    with every option's throughput at its group's p10 / p90 (plan.confidence_range)."""
+    p = result.plan
+    if p.gpus_purchased_if_throughput_low is None or p.gpus_purchased_if_throughput_high is None:
+        return None
+    return {"gpus": result.totals.gpus_purchased, "low": p.gpus_purchased_if_throughput_high,
+            "high": p.gpus_purchased_if_throughput_low}
+
+
+def cover_context(result: Result, fmt: Formatter, day: dt.date) -> dict[str, Any]:
+    """``result``, ``account``, ``fmt`` and ``currency`` (every partial may read them), the
+    date, and the account's name for the cover and for the running head."""
+    return {
+        "result": result,
+        "account": result.account,
+        "fmt": fmt,
+        "currency": result.account.currency,
+        "date": f"{day.day} {day:%B %Y}",
+        "iso_date": day.isoformat(),
+        "footer_name": clip(result.account.name, 70),
+        "cover_name": clip(result.account.name, 160),
+    }
+
+
+def summary_context(result: Result, views: Sequence[WorkloadView]) -> dict[str, Any]:
+    """The workload lists and the account-level policy (``models``, one view per model, is
+    the model table of the assumptions)."""
+    return {
+        "recommended": [wv for wv in views if wv.best is not None],
+        # measured mode (docs/measured.md): benchmark-sized workloads, and those whose measured
+        # throughput is over 25 % from the model's (a risk)
+        "measured": [wv for wv in views if wv.w.mode == "measured"],
+        "gap_risks": [wv for wv in views if wv.best is not None
+                      and bool(wv.best.v.get("measured_gap_risk"))],
+        "shape_risks": [wv for wv in views if wv.w.measured_warnings],
+        "models": _first_per_model(views),
+        "infeasible": [wv for wv in views if wv.best is None],
+        "totals": result.totals,
+        "policy": result.account_inputs,
+        "n_plus_one": bool(result.account_inputs.get("survive_node_loss")),
+    }

@@ -1,0 +1,132 @@
+"""The costs section (templates/partials/tco.html.j2): the annual cost chart, the dated
+prices behind the costs (stale ones flagged), and the cost per million tokens by average
+load for each recommendation."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from ...model.catalog import Catalog
+from ...sizing.costs import tier_words
+from ...sizing.results import Result
+from .format import CONTROL_CHARS, Formatter, clip, svg_image
+from .views import WorkloadView, as_number
+
+
+def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> Markup | None:
+    from .. import charts
+
+    bars = []
+    for wv in views:
+        if wv.best is None:
+            continue
+        v = wv.best.v
+        bars.append(charts.CostBar(
+            label=clip(CONTROL_CHARS.sub("", wv.w.name), 28), annual_capex=as_number(v, "annual_capex"),
+            annual_power=as_number(v, "annual_facility"), annual_support=as_number(v, "annual_services"),
+            onprem_total=as_number(v, "annual_cost_onprem"), cloud=as_number(v, "annual_cost_cloud"),
+            priced=wv.best.option.priced))
+    if not bars:
+        return None
+    if len(bars) > 1:
+        t = result.totals
+        bars.append(charts.CostBar(
+            label="Account total", annual_capex=None, annual_power=None, annual_support=None,
+            onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
+            priced=all(wv.best.option.priced for wv in views if wv.best is not None)))
+    years = fmt.unit(result.account_inputs["amortization_years"], "years")
+    return svg_image(charts.cost_chart(bars[:9], years, fmt.money, fmt.money_short),
+                     "Annual cost, on-premises against cloud")
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    label: str
+    value: str
+    date: str
+    source: str
+    note: str
+    stale: str  # '' | 'undated' | 'over N months old'
+
+
+def _price_list(result: Result, cat: Catalog, fmt: Formatter, day: dt.date) -> list[PriceRow]:
+    """The dated prices behind the costs, each flagged when older than the catalog's
+    ``price_max_age_days`` (or undated)."""
+    from ...sizing.costs import price_age_days
+
+    limit = cat.constant("price_max_age_days")
+    rows = []
+    recommended = {w.best.gpu for w in result.workloads if w.best is not None}
+    for p in result.prices:
+        kind, _, rest = p.item.partition(":")
+        if kind in ("cloud", "gpu") and rest not in recommended:
+            continue  # the price list covers the recommendation; the workbook lists all
+        age = price_age_days(p.date, day)
+        overridden = p.source.startswith("account")
+        stale = "" if overridden else ("undated" if age is None else (
+            f"about {fmt.count(age / 30.4)} months old" if age > limit else ""))
+        per = p.unit.split("/", 1)[1] if "/" in p.unit else (
+            p.unit.split(" per ", 1)[1] if " per " in p.unit else "")
+        value = fmt.money(p.value) + (f" per {per}" if per else "")
+        rows.append(PriceRow(label=p.label, value=value, date=p.date or "undated",
+                             source=p.source, note=p.note, stale=stale))
+    return rows
+
+
+@dataclass(frozen=True)
+class LoadRow:
+    load: float
+    onprem: float
+    cloud: float
+    api: float
+    account: bool  # the account's own load
+
+
+@dataclass(frozen=True)
+class BreakEvenView:
+    wv: WorkloadView
+    rows: tuple[LoadRow, ...]
+    chart: Markup
+    api_known: bool
+    api_source: str
+
+
+def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
+               fmt: Formatter) -> list[BreakEvenView]:
+    """Cost per million tokens by average load for each recommendation (costs.by_load)."""
+    from ...sizing.costs import by_load
+    from .. import charts
+
+    out = []
+    load = result.account_inputs["average_load"]
+    for wv in views:
+        if wv.best is None:
+            continue
+        points = by_load(result.account_inputs, wv.w, result.tables)
+        api = wv.w.inputs.get("api_output_per_million", 0.0) > 0
+        price = cat.prices.api.get(wv.w.model)
+        rows = tuple(LoadRow(p["load"], p["cost_per_million_total_tokens_onprem"],
+                             p["cost_per_million_total_tokens_cloud"],
+                             p["cost_per_million_total_tokens_api"],
+                             abs(p["load"] - load) < 1e-9) for p in points)
+        chart = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api),
+                          "Cost per million tokens against average load")
+        out.append(BreakEvenView(wv=wv, rows=rows, chart=chart, api_known=api,
+                                 api_source=f"{price.provider}, {price.date}" if price else ""))
+    return out
+
+
+def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt: Formatter,
+                day: dt.date) -> dict[str, Any]:
+    """``cloud_tier`` (in words), ``prices``, ``price_max_age_days`` and ``breakeven``."""
+    return {
+        "cloud_tier": tier_words(result.cloud_tier),
+        "prices": _price_list(result, cat, fmt, day),
+        "price_max_age_days": cat.constant("price_max_age_days"),
+        "breakeven": _breakeven(result, views, cat, fmt),
+    }

@@ -1,0 +1,96 @@
+"""The per-workload view of the PDF proposal: selections and labels, no arithmetic.
+
+:class:`WorkloadView` (one per workload; nearly every section reads it) and the
+:class:`OptionView` of an option with the limit that binds it. walkthrough.py assembles the
+workload views; alternatives.py picks the options shown and groups the rejected ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from ...model.catalog import Catalog
+from ...sizing.results import Option, WorkloadResult
+from .format import short_name
+
+
+@dataclass(frozen=True)
+class OptionView:
+    option: Option
+    v: Mapping[str, float | str]
+    gpu_name: str
+    platform_name: str
+    platform_short: str
+    recommended: bool
+    binding: str
+
+
+@dataclass(frozen=True)
+class RejectRow:
+    gpu_name: str
+    precision: str
+    tps: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RejectGroup:
+    title: str
+    count: int
+    rows: tuple[RejectRow, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    index: int
+    anchor: str
+    w: WorkloadResult
+    best: OptionView | None
+    demand: Mapping[str, float | str]  # workload-level values (same in every option)
+    alternatives: tuple[OptionView, ...]
+    more_feasible: int
+    feasible_count: int
+    rejected: tuple[RejectGroup, ...]
+    rejected_count: int
+    throughput_chart: Markup | None
+    # the curve at batch 1 (one user alone), as the chart draws it; None when infeasible
+    one_user: Mapping[str, float] | None
+    max_context: int | None
+    model_source: str
+
+
+_BINDING = (
+    ("batch_by_tpot", "the per-user speed target"),
+    ("batch_by_ttft", "the time-to-first-token target"),
+    ("max_sequences_by_memory", "KV-cache memory"),
+    ("max_batch_per_replica", "the serving engine's batch cap"),
+)
+
+
+def as_number(v: Mapping[str, float | str], name: str) -> float:
+    x = v[name]
+    if isinstance(x, str):
+        raise TypeError(f"{name} is text, not a number")
+    return x
+
+
+def _binding(v: Mapping[str, float | str], measured: bool) -> str:
+    if measured:
+        return "the customer's measured throughput"
+    batch = as_number(v, "batch_per_replica")
+    for name, label in _BINDING:
+        if as_number(v, name) == batch:
+            return label
+    return "the tightest limit"
+
+
+def option_view(o: Option, w: WorkloadResult, cat: Catalog) -> OptionView:
+    gpu = cat.gpus.get(o.gpu)
+    plat = cat.platforms.get(o.platform)
+    return OptionView(
+        option=o, v=o.values, gpu_name=gpu.name if gpu else o.gpu,
+        platform_name=plat.name if plat else o.platform,
+        platform_short=short_name(plat.name) if plat else o.platform,
+        recommended=o.id == w.recommended, binding=_binding(o.values, w.mode == "measured"))

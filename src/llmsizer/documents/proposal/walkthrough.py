@@ -1,0 +1,78 @@
+"""The walk-through (templates/partials/walkthrough.html.j2, and measured_points.html.j2
+that it includes): each workload's :class:`~.views.WorkloadView`, assembled here because the
+walk-through reads the most of it (the engine's curve over batch sizes and the throughput
+chart, the single-user speed, the model's context limit); the other sections read it too."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from markupsafe import Markup
+
+from ...model.catalog import Catalog
+from ...sizing.engine import curve
+from ...sizing.results import Result
+from .alternatives import alternative_views, rejected_groups
+from .format import Formatter, svg_image
+from .views import OptionView, WorkloadView, as_number, option_view
+
+
+def _batches(upper: float) -> list[int]:
+    import numpy as np
+
+    return sorted({int(b) for b in np.linspace(1, max(upper, 1), 48).round()} | {1})
+
+
+def _curve_points(result: Result, index: int, best: OptionView) -> list[dict[str, float]]:
+    """The engine's figures over the batch sizes the throughput chart shows (batch 1 first:
+    the single-user speed the walk-through quotes is this curve's first point)."""
+    v = best.v
+    upper = min(as_number(v, "max_sequences_by_memory"), as_number(v, "max_batch_per_replica"))
+    batches = sorted(set(_batches(upper)) | {int(as_number(v, "batch_per_replica"))})
+    return curve(result, index, best.option.id, batches)
+
+
+def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
+                    fmt: Formatter) -> Markup:
+    from .. import charts
+
+    v = best.v
+    upper = min(as_number(v, "max_sequences_by_memory"), as_number(v, "max_batch_per_replica"))
+    caps = []
+    if as_number(v, "max_batch_per_replica") == upper:
+        caps.append((upper, "engine batch cap"))
+    elif as_number(v, "max_sequences_by_memory") == upper:
+        caps.append((upper, "KV cache full"))
+    chosen = {k: as_number(v, k) for k in ("batch_per_replica", "tokens_per_s_per_user",
+                                           "replica_output_tokens_per_s")}
+    svg = charts.throughput_chart(points, chosen, as_number(v, "required_tokens_per_s_per_user"),
+                                  caps, fmt.tok_s, fmt.count)
+    return svg_image(svg, "Throughput and per-user speed against batch")
+
+
+def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> WorkloadView:
+    w = result.workloads[index]
+    best = option_view(w.best, w, cat) if w.best is not None else None
+    alternatives = alternative_views(w, cat)
+    feasible = [o for o in w.options if o.feasible]
+    rejected = rejected_groups(w, cat)
+    model = cat.models.get(w.model)
+    source = w.best or (w.options[0] if w.options else None)
+    demand: Mapping[str, float | str] = source.values if source else {}
+    throughput_chart = None
+    one_user: Mapping[str, float] | None = None
+    if best is not None:
+        points = _curve_points(result, index, best)
+        one_user = points[0]
+        if w.mode != "measured":
+            throughput_chart = _throughput_svg(points, best, fmt)
+    shown_ids = {a.option.id for a in alternatives}
+    return WorkloadView(
+        index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
+        alternatives=tuple(alternatives),
+        more_feasible=len([o for o in feasible if o.id not in shown_ids]),
+        feasible_count=len(feasible), rejected=tuple(rejected),
+        rejected_count=len([o for o in w.options if not o.feasible]),
+        throughput_chart=throughput_chart, one_user=one_user,
+        max_context=model.max_context if model else None,
+        model_source=model.source if model else "model config supplied with the requirements")
