@@ -27,7 +27,7 @@ from llmsizer.inputs.benchfiles import (
     parse_bench,
     read_bench_files,
 )
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 

@@ -495,7 +495,7 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
                        bench: dict[int, tuple[Any, ...]]) -> Any:
-    from ..inputs.requirements import parse, resolve
+    from ..inputs.loader import parse, resolve
     from ..inputs.yamlsafe import Located
 
     located = Located(data, {}, filename)

@@ -198,7 +198,7 @@ def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
 def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
     """Size one account and write its three outputs; never raises for user errors."""
     from ..base.errors import InfeasibleError, InputError, LlmsizerError
-    from ..inputs.requirements import load
+    from ..inputs.loader import load
     from ..sizing.engine import size
     from .report import check_feasible, write_outputs
 
@@ -257,7 +257,7 @@ def _warm_up(templates: Path | None) -> None:
     import tempfile
 
     with contextlib.suppress(Exception), tempfile.TemporaryDirectory() as tmp:
-        from ..inputs.requirements import load
+        from ..inputs.loader import load
         from ..sizing.engine import size
         from .report import write_outputs
 
