@@ -496,7 +496,7 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
                        bench: dict[int, tuple[Any, ...]]) -> Any:
     from ..inputs.loader import parse, resolve
-    from ..inputs.yamlsafe import Located
+    from ..inputs.yamlpositions import Located
 
     located = Located(data, {}, filename)
     req = parse(located, filename)

@@ -16,7 +16,8 @@ from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchfiles import BenchPoint
 from .schema import SCHEMA_VERSION, Measured, Requirements
 from .schema_messages import _dotted, _format, _plain, _short
-from .yamlsafe import Located, load_file
+from .yamlpositions import Located
+from .yamlsafe import load_file
 
 
 class Loaded(BaseModel):

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..base.errors import InputError
 from ..model.catalog import load_catalog, suggest
 from .schema import Requirements
-from .yamlsafe import Located
+from .yamlpositions import Located
 
 
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:

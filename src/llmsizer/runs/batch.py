@@ -159,7 +159,7 @@ def _reference_bytes(base: Path, rel: str, limit: int) -> bytes | None:
 
 
 def fingerprint(path: Path, templates: Path | None) -> str:
-    from ..inputs.yamlsafe import MAX_BYTES
+    from ..inputs.yamlfile import MAX_BYTES
     from ..model.catalog import load_catalog
 
     h = hashlib.sha256()
