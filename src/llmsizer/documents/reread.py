@@ -450,7 +450,7 @@ def _check_size(meta: Any, filename: str) -> None:
 
 def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
               ) -> tuple[dict[str, Model], dict[int, tuple[Any, ...]]]:
-    from ..inputs.benchfiles import BenchPoint
+    from ..inputs.benchpoints import BenchPoint
 
     try:
         models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}

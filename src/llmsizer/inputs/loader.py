@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..base.errors import InputError
 from ..model.catalog import Catalog, Model, load_catalog, suggest
-from .benchfiles import BenchPoint
+from .benchpoints import BenchPoint
 from .schema import SCHEMA_VERSION, Measured, Requirements
 from .schema_messages import _dotted, _format, _plain, _short
 from .yamlpositions import Located
@@ -132,7 +132,8 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
 def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,
                   i: int) -> tuple[BenchPoint, ...]:
     """The points of a workload's benchmark files, checked against its measured block."""
-    from .benchfiles import gpu_names_conflict, group_gpus, read_bench_files
+    from .benchfiles import read_bench_files
+    from .benchpoints import gpu_names_conflict, group_gpus
 
     fname = located.filename
     loc: tuple[str | int, ...] = ("workloads", i, "measured", "file")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..base.version import __version__
-from ..inputs.benchfiles import BenchPoint, PointView, choose, length_ratio, view
+from ..inputs.benchpoints import BenchPoint, PointView, choose, length_ratio, view
 from ..inputs.loader import Loaded
 from ..inputs.schema import Costs, Measured, Requirements, Workload
 from ..model.calculations import (
