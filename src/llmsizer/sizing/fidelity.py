@@ -38,7 +38,8 @@ from pathlib import Path
 
 import click
 
-from ..inputs.benchdata import BenchPoint, Skipped, read_points, serving_features
+from ..inputs.benchdata import BenchPoint, Skipped, read_points
+from ..inputs.benchlabels import serving_features
 from ..inputs.schema import Account, Policy, Requirements, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog

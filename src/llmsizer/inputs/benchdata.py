@@ -1,0 +1,300 @@
+"""Measured inference results (calibration_points.csv format) as typed records.
+
+The file has one metric per row and the columns::
+
+    source, model, gpu, gpu_count, tp, precision_weights, precision_kv, isl, osl,
+    concurrency, scenario, metric, value, unit, notes
+
+Labels in it are free text ("H200-SXM-141GB (doc label ...)", "TP8 EP8 ADP",
+"gguf Q4_K_M", "request rate QPS=8 (rate-driven)"). :func:`read_points` maps them to
+llmsizer ids and returns every data row either as a :class:`BenchPoint` or as a
+:class:`Skipped` with every reason it could not be read; nothing is dropped silently.
+GPU and model labels resolve through the catalogs' ``aliases`` (:class:`LabelIndex`); an
+unknown label is not a reason to skip here: the point keeps ``model``/``gpu`` = ``None``
+and its ``raw`` text, and ``llmsizer fidelity`` says which catalog names are closest.
+
+The text of each cell is read by :mod:`.benchlabels` (parallelism, precisions, regime,
+metric and unit), which also lists the conventions for those labels.
+
+Conventions (each one is a choice a reader should know about):
+
+- ``row`` is the 1-based number of the data record after the header (a quoted field
+  spanning lines still counts as one record).
+- ``replicas`` = ``gpu_count / (tp x pp)``; a stated replica count must agree with
+  ``gpu_count`` (or fills it when ``gpu_count`` is empty).
+- ``achieved_rate`` is the request rate the notes say was achieved (rate rows); ``requests``
+  the number of requests a run sent when the source or notes say ("500 requests"), else None.
+- Metrics: per-GPU throughput (``..._per_gpu`` or unit ``tok/s/gpu``) is multiplied by
+  ``gpu_count``, so ``output_tokens_per_s`` is always the whole row's GPUs. ``statistic``
+  is ``mean`` unless the metric names another (``p90_tpot_ms``, ``ttft_p99``): a p90/p99
+  TPOT is compared as the mean TPOT it implies, ``value`` = measured /
+  ``tpot_p90_over_mean`` or ``tpot_p99_over_mean`` (catalogs/constants.yaml, with their
+  derivation); ``tail_value`` keeps the measured tail. Other tails keep their value and
+  are skipped by ``llmsizer fidelity`` with the reason.
+- Lengths: lengths drawn uniformly from ``[f L, L]`` (InferenceX: "lengths U[0.8*L, L]")
+  are read as their mean ``(1 + f) / 2 x L`` (0.9 L); ``random_lengths`` keeps ``f``.
+  A batch-1 row whose prompt/output length is not stated gets 0 for that length; ``raw``
+  keeps the text. Any other non-numeric length skips the row.
+- ``tier`` is the ``[tier X]`` tag (or a leading ``tier X``) of ``notes`` ('' when absent).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from ..base.errors import InputError
+from ..model.catalog import Catalog, LabelIndex, load_catalog
+from .benchlabels import (
+    Parallelism,
+    _kv_precision,
+    _length,
+    _metric,
+    _parallelism,
+    _positive_int,
+    _precision,
+    _regime,
+    _RowError,
+    _value,
+    serving_features,
+)
+
+T = TypeVar("T")
+
+COLUMNS: tuple[str, ...] = (
+    "source",
+    "model",
+    "gpu",
+    "gpu_count",
+    "tp",
+    "precision_weights",
+    "precision_kv",
+    "isl",
+    "osl",
+    "concurrency",
+    "scenario",
+    "metric",
+    "value",
+    "unit",
+    "notes",
+)
+
+
+@dataclass(frozen=True)
+class BenchPoint:
+    """One measured value with its configuration, in llmsizer ids and SI-ish units."""
+
+    row: int
+    source: str
+    model: str | None
+    gpu: str | None
+    gpu_count: int
+    tp: int
+    pp: int
+    replicas: int
+    weight_precision: str
+    kv_precision: str
+    isl: int
+    osl: int
+    concurrency: int | None
+    regime: str
+    metric: str
+    value: float
+    tier: str
+    raw: dict[str, str]
+    request_rate: float | None = None
+    achieved_rate: float | None = None
+    requests: int | None = None
+    ep: int = 1
+    adp: int = 1
+    statistic: str = "mean"
+    tail_value: float | None = None
+    per_gpu: bool = False
+    with_context: bool = False
+    random_lengths: float | None = None
+    disaggregated: str | None = None
+    speculative: bool = False
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A data row that could not become a :class:`BenchPoint` (or a prediction), and why."""
+
+    row: int
+    reasons: tuple[str, ...]
+    raw: dict[str, str]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+
+_TIER = re.compile(r"\[tier\s+([A-Z][+-]?)\]")
+_LEADING_TIER = re.compile(r"^\s*tier\s+([A-Z][+-]?)(?![\w])")
+_ACHIEVED = re.compile(r"achieved\s+(\d+(?:\.\d+)?)\s*req/s")
+_REQUESTS = re.compile(r"\b(\d[\d,]*)\s+requests\b")
+_RANDOM_LENGTHS = re.compile(r"\[\s*(0?\.\d+)\s*\*?\s*l\s*,\s*l\s*\]")
+_WITH_CONTEXT = re.compile(r"w/\s*ctx|includes? context")
+
+
+class _Reasons:
+    """Collects every reason a row cannot be read instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def get(self, fn: Callable[[], T]) -> T | None:
+        try:
+            return fn()
+        except _RowError as exc:
+            self.reasons.append(str(exc))
+            return None
+
+
+def _group(par: Parallelism, gpu_count: int | None, disagg_gpus: int | None,
+           text: str) -> tuple[int, int]:
+    """(gpu_count, replicas) checked against the parallelism."""
+    if par.disaggregated:
+        return gpu_count or disagg_gpus or par.tp * par.pp, 1
+    group = par.tp * par.pp
+    if par.replicas is not None:
+        expected = group * par.replicas
+        if gpu_count is not None and gpu_count != expected:
+            raise _RowError(f"gpu_count {gpu_count} does not match {text.strip()!r} "
+                            f"({group} GPUs per instance x {par.replicas} replicas = {expected})")
+        return expected, par.replicas
+    if gpu_count is None:
+        return group, 1
+    if gpu_count % group:
+        raise _RowError(f"gpu_count {gpu_count} is not a multiple of tp {par.tp} x pp {par.pp}")
+    return gpu_count, gpu_count // group
+
+
+def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
+           ) -> BenchPoint | list[str]:
+    """The row as a point, or every reason it cannot be read."""
+    why = _Reasons()
+    metric = why.get(lambda: _metric(raw["metric"]))
+    value_unit = why.get(lambda: _value(raw["value"], raw["unit"], metric)) if metric else None
+    count_text = raw["gpu_count"].strip()
+    stated_count = why.get(lambda: _positive_int(count_text, "gpu_count")) if count_text else None
+    par_disagg = why.get(lambda: _parallelism(raw["tp"], raw["scenario"]))
+    sizes = None
+    if par_disagg and (stated_count is not None or not count_text):
+        sizes = why.get(lambda: _group(par_disagg[0], stated_count, par_disagg[1], raw["tp"]))
+    weights = why.get(lambda: _precision(raw["precision_weights"], "weight"))
+    kv = (why.get(lambda: _kv_precision(raw["precision_kv"], raw["precision_weights"], weights,
+                                        catalog)) if weights else None)
+    known_count = sizes[0] if sizes else stated_count
+    regime_etc = why.get(lambda: _regime(raw["concurrency"], raw["scenario"],
+                                         raw["metric"].strip(), known_count))
+    regime = regime_etc[0] if regime_etc else ""
+    isl = why.get(lambda: _length(raw["isl"], "isl", regime)) if regime_etc else None
+    osl = why.get(lambda: _length(raw["osl"], "osl", regime)) if regime_etc else None
+    if why.reasons:
+        return why.reasons
+    assert (metric and value_unit and par_disagg and sizes and weights and kv and regime_etc
+            and isl is not None and osl is not None)
+
+    par = par_disagg[0]
+    gpu_count, replicas = sizes
+    regime, concurrency, rate = regime_etc
+    value, per_gpu_unit = value_unit
+    per_gpu = metric.per_gpu or per_gpu_unit
+    if per_gpu:  # the whole row's GPUs, as every other throughput row
+        value = value * gpu_count
+    tail_value = None
+    if metric.name == "tpot_ms" and metric.statistic in ("p90", "p99"):
+        tail_value = value
+        value = value / catalog.constant(f"tpot_{metric.statistic}_over_mean")
+    text = " ".join((raw["scenario"], raw["notes"])).lower()
+    spread = _RANDOM_LENGTHS.search(text)
+    low = float(spread.group(1)) if spread else None
+    if low is not None:  # uniform in [low L, L]: the mean length
+        isl, osl = round(isl * (1 + low) / 2), round(osl * (1 + low) / 2)
+    achieved = _ACHIEVED.search(raw["notes"]) if regime == "rate" else None
+    tier = _TIER.search(raw["notes"]) or _LEADING_TIER.match(raw["notes"])
+    requests = _REQUESTS.search(f"{raw['source']} {raw['notes']}")
+    return BenchPoint(
+        row=row,
+        source=raw["source"],
+        model=labels.model(raw["model"]),
+        gpu=labels.gpu(raw["gpu"]),
+        gpu_count=gpu_count,
+        tp=par.tp,
+        pp=par.pp,
+        replicas=replicas,
+        weight_precision=weights,
+        kv_precision=kv,
+        isl=isl,
+        osl=osl,
+        concurrency=concurrency,
+        regime=regime,
+        metric=metric.name,
+        value=value,
+        tier=tier.group(1) if tier else "",
+        raw=raw,
+        request_rate=rate,
+        achieved_rate=float(achieved.group(1)) if achieved else None,
+        requests=int(requests.group(1).replace(",", "")) if requests else None,
+        ep=par.ep,
+        adp=par.adp,
+        statistic=metric.statistic,
+        tail_value=tail_value,
+        per_gpu=per_gpu,
+        with_context=(metric.name == "tokens_per_s_per_user"
+                      and bool(_WITH_CONTEXT.search(raw["notes"].lower()))),
+        random_lengths=low,
+        disaggregated=par.disaggregated,
+        speculative=serving_features(raw)[1],
+    )
+
+
+def read_points(path: str | Path, catalog: Catalog | None = None,
+                ) -> tuple[list[BenchPoint], list[Skipped]]:
+    """Read a calibration_points.csv-format file.
+
+    Returns ``(points, skipped)``; together they hold every data record exactly once,
+    in file order. Raises :class:`InputError` when the file cannot be read or its
+    header lacks a required column.
+    """
+    path = Path(path)
+    cat = catalog or load_catalog()
+    labels = LabelIndex(cat)
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            records = list(csv.reader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"cannot read benchmark file: {exc}", file=str(path)) from None
+    if not records:
+        raise InputError("benchmark file is empty (no header row)", file=str(path))
+    header = [name.strip() for name in records[0]]
+    missing = [name for name in COLUMNS if name not in header]
+    if missing:
+        raise InputError(
+            f"header lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}",
+            file=str(path),
+            line=1,
+        )
+
+    points: list[BenchPoint] = []
+    skipped: list[Skipped] = []
+    for row, record in enumerate(records[1:], start=1):
+        raw = dict(zip(header, record, strict=False))
+        if not any(cell.strip() for cell in record):
+            skipped.append(Skipped(row, ("empty row",), raw))
+            continue
+        if len(record) != len(header):
+            reason = f"has {len(record)} fields, the header has {len(header)}"
+            skipped.append(Skipped(row, (reason,), raw))
+            continue
+        got = _point(row, raw, cat, labels)
+        if isinstance(got, BenchPoint):
+            points.append(got)
+        else:
+            skipped.append(Skipped(row, tuple(got), raw))
+    return points, skipped
