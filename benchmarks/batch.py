@@ -137,7 +137,7 @@ def weasyprint_floor(files: list[Path]) -> float:
         with_appendix,
     )
     from llmsizer.documents.proposal.render import _fast_font_subsetting
-    from llmsizer.inputs.requirements import load
+    from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
     htmls = [render_html(size(load(f))) for f in files]

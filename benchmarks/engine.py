@@ -26,7 +26,8 @@ def best_of(fn: object, n: int) -> tuple[float, float]:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT / "src"))
-    from llmsizer.inputs.requirements import Requirements, load
+    from llmsizer.inputs.loader import load
+    from llmsizer.inputs.schema import Requirements
     from llmsizer.model.catalog import load_catalog
     from llmsizer.sizing.engine import size
 

@@ -33,7 +33,7 @@ def main() -> None:
     from llmsizer.base import heap
     from llmsizer.documents.proposal import build_context, render_pdf
     from llmsizer.documents.workbook import write_workbook
-    from llmsizer.inputs.requirements import load
+    from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
     tmp = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from llmsizer.inputs.modelconfig import model_from_config
-from llmsizer.inputs.requirements import Requirements
+from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import Model, load_catalog
 from llmsizer.sizing.engine import (
     Choice,

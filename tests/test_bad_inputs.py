@@ -30,8 +30,8 @@ import yaml
 from helpers import ROOT
 
 from llmsizer.base.errors import LlmsizerError
-from llmsizer.inputs.requirements import Loaded, load
-from llmsizer.inputs.yamlsafe import MAX_BYTES
+from llmsizer.inputs.loader import Loaded, load
+from llmsizer.inputs.yamlfile import MAX_BYTES
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 

@@ -17,7 +17,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import text_to_path
 
 from llmsizer.documents.proposal import build_context
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,8 @@ from test_workbook import write_yaml
 
 from llmsizer.documents.proposal import Formatter, render_pdf
 from llmsizer.documents.workbook import write_workbook
-from llmsizer.inputs.requirements import Costs, load
+from llmsizer.inputs.loader import load
+from llmsizer.inputs.schema import Costs
 from llmsizer.model.calculations import SCENARIOS
 from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
 from llmsizer.sizing.costs import is_stale, price_age_days, scenario_envs

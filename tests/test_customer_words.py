@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size
 

@@ -44,7 +44,7 @@ def _properties(schema: dict[str, object]) -> list[tuple[str, str, dict[str, obj
 
 def test_every_input_key_has_a_description_unit_and_example() -> None:
     """The JSON Schema carries the descriptions (editors show them), from the pydantic models."""
-    from llmsizer.inputs.requirements import json_schema
+    from llmsizer.inputs.schema import json_schema
 
     props = _properties(json_schema())
     assert len(props) >= 50  # the schema's keys, nested models included
@@ -59,7 +59,7 @@ def test_every_input_key_has_a_description_unit_and_example() -> None:
 
 
 def test_requirements_md_documents_every_key() -> None:
-    from llmsizer.inputs.requirements import json_schema
+    from llmsizer.inputs.schema import json_schema
 
     text = (ROOT / "docs" / "requirements.md").read_text(encoding="utf-8")
     for model, key, prop in _properties(json_schema()):
@@ -74,7 +74,8 @@ def test_requirements_md_documents_every_key() -> None:
 def test_reference_yaml_is_valid_and_uses_every_key() -> None:
     """docs/requirements-reference.yaml loads, validates and sizes; every key appears (the
     benchmark-file keys commented out: they are the alternative to the measured figure)."""
-    from llmsizer.inputs.requirements import json_schema, load
+    from llmsizer.inputs.loader import load
+    from llmsizer.inputs.schema import json_schema
     from llmsizer.sizing.engine import size
 
     ref = ROOT / "docs" / "requirements-reference.yaml"

@@ -282,7 +282,7 @@ def test_no_alias_tables_left_in_python() -> None:
     # through the catalogs' aliases
     cat = load_catalog()
     ids = set(cat.gpus) | set(cat.models)
-    for name in ("inputs/benchdata.py", "sizing/fidelity.py"):
+    for name in ("inputs/benchdata.py", "inputs/benchlabels.py", "sizing/fidelity.py"):
         tree = ast.parse((ROOT / "src" / "llmsizer" / name).read_text(encoding="utf-8"))
         strings = {n.value.lower() for n in ast.walk(tree)
                    if isinstance(n, ast.Constant) and isinstance(n.value, str)}

@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmsizer.base.errors import LlmsizerError
-from llmsizer.inputs.requirements import json_schema, load
+from llmsizer.inputs.loader import load
+from llmsizer.inputs.schema import json_schema
 from llmsizer.inputs.yamlsafe import load_file
 from llmsizer.sizing.engine import size
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import option_values, seed_70b
 
-from llmsizer.inputs.requirements import Loaded, Requirements
+from llmsizer.inputs.loader import Loaded
+from llmsizer.inputs.schema import Requirements
 from llmsizer.sizing.engine import size
 
 MBU1 = {"mbu_weights": 1.0, "mbu_kv": 1.0, "step_overhead_ms": 0.0}

@@ -21,8 +21,8 @@ from test_batch import small_account
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.reread import MAX_PART_BYTES, MAX_UNPACKED_BYTES, read_workbook
-from llmsizer.inputs.benchfiles import RANGES, BenchPoint
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.benchpoints import RANGES, BenchPoint
+from llmsizer.inputs.loader import load
 from llmsizer.runs import batch
 from llmsizer.runs.outcome import Outcome
 from llmsizer.runs.report import write_outputs

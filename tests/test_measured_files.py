@@ -20,14 +20,10 @@ import yaml
 from helpers import DATA
 
 from llmsizer.base.errors import InputError
-from llmsizer.inputs.benchfiles import (
-    BenchPoint,
-    detect_format,
-    gpu_names_conflict,
-    parse_bench,
-    read_bench_files,
-)
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.benchfiles import read_bench_files
+from llmsizer.inputs.benchformats import detect_format, parse_bench
+from llmsizer.inputs.benchpoints import BenchPoint, gpu_names_conflict
+from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
@@ -251,7 +247,7 @@ def test_json_lines_of_several_runs_are_a_curve(tmp_path: Path) -> None:
 
 
 def test_missing_ttft_or_tpot_cannot_meet_a_target() -> None:
-    from llmsizer.inputs.benchfiles import view
+    from llmsizer.inputs.benchpoints import view
 
     p = BenchPoint(file="x.json", format="vllm", output_tokens_per_s=900.0)
     v = view(p, 4, None, 30.0, 2000.0)

@@ -10,7 +10,8 @@ import pytest
 from helpers import DATA
 
 from llmsizer.inputs.benchdata import read_points
-from llmsizer.inputs.requirements import Loaded, Requirements
+from llmsizer.inputs.loader import Loaded
+from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import (
     Choice,

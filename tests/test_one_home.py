@@ -19,7 +19,7 @@ ALLOWED = {
                      "GPUs, random lengths -> their mean, p90/p99 TPOT -> mean by the "
                      "catalog's ratio)"),
     "inputs/yamlsafe.py": "line/column arithmetic for error positions",
-    "inputs/requirements.py": "cross-field input checks (max_context_tokens >= prompt + output)",
+    "inputs/schema.py": "cross-field input checks (max_context_tokens >= prompt + output)",
 }
 SIZING_WORDS = (
     "bandwidth", "tflops", "flops", "kv", "weight", "param", "gpus", "node", "replica",

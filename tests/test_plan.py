@@ -14,7 +14,8 @@ from helpers import DATA, EXAMPLE, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmsizer.inputs.requirements import Loaded, Requirements, load
+from llmsizer.inputs.loader import Loaded, load
+from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.plan import PlanChoice, evaluate_plan

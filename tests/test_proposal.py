@@ -20,7 +20,7 @@ import pytest
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
 from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size

@@ -24,7 +24,7 @@ from test_workbook import write_yaml
 from llmsizer.base.errors import InputError
 from llmsizer.documents.reread import diff_lines, normalize_formula, read_workbook
 from llmsizer.documents.workbook import write_workbook
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
 openpyxl: Any = importlib.import_module("openpyxl")

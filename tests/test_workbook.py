@@ -35,7 +35,7 @@ from llmsizer.documents.workbook import (
     clean_text,
     write_workbook,
 )
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.model.calculations import CALCULATIONS, INPUTS
 from llmsizer.model.catalog import load_catalog
 from llmsizer.model.expr import FUNCTIONS, LOOKUP_FUNCTIONS

@@ -31,7 +31,7 @@ from support.libreoffice import LibreOfficeError, read_values, to_pdf
 from test_workbook import expected_values, formula_cells, same
 
 from llmsizer.documents.workbook import write_workbook
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 

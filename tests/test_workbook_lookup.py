@@ -20,7 +20,7 @@ from support import gnumeric
 from support.libreoffice import read_values, recalculated_values
 
 from llmsizer.documents.workbook import COL_NAME, FIRST_OPTION_COL, write_workbook
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.model.expr import EvalError, evaluate, lookup, lookup_formula, render
 from llmsizer.sizing.engine import size
 

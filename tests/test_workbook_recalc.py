@@ -31,7 +31,7 @@ from test_workbook import expected_values, formula_cells, same, write_yaml
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.workbook import CALC_SHEETS, FIRST_OPTION_COL, ROW_OPTION, write_workbook
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result

@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from llmsizer.base.errors import InputError
-from llmsizer.inputs.yamlsafe import MAX_BYTES, MAX_DEPTH, Located, load_file, load_text
+from llmsizer.inputs.yamlfile import MAX_BYTES
+from llmsizer.inputs.yamlpositions import Located
+from llmsizer.inputs.yamlsafe import MAX_DEPTH, load_file, load_text
 
 VALID = """\
 # Acme sizing requirements

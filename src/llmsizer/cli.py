@@ -60,7 +60,7 @@ def main() -> None:
 @_clean_errors
 def validate(file: Path) -> None:
     """Check a requirements FILE without sizing it."""
-    from .inputs.requirements import load
+    from .inputs.loader import load
 
     loaded = load(file)
     n = len(loaded.req.workloads)
@@ -73,7 +73,7 @@ def validate(file: Path) -> None:
 @_clean_errors
 def size(file: Path, as_json: bool) -> None:
     """Size the workloads in FILE and print the options and the recommendation."""
-    from .inputs.requirements import load
+    from .inputs.loader import load
     from .sizing.engine import size as run
 
     result = run(load(file))
@@ -273,7 +273,7 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
-    from .inputs.requirements import load
+    from .inputs.loader import load
     from .runs.report import report as run
 
     _, written = run(load(file), out_dir, templates=templates)

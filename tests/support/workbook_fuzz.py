@@ -38,7 +38,7 @@ import yaml
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents import reread
-from llmsizer.inputs.requirements import load
+from llmsizer.inputs.loader import load
 from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size
 

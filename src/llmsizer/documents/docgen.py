@@ -3,7 +3,7 @@
 ``python -m llmsizer.documents.docgen`` rewrites docs/calculations.md, the two JSON Schemas, and the
 requirements reference (docs/requirements.md, docs/requirements-reference.yaml), which is
 written from the input schema: the descriptions, units and examples live on the pydantic
-fields in requirements.py.
+fields in inputs/schema.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..inputs.requirements import _allowed, json_schema
+from ..inputs.schema import json_schema
+from ..inputs.schema_messages import _allowed
 from ..model.calculations import CALCULATIONS, INPUTS
 from ..model.expr import to_text
 from ..sizing.results import results_schema
@@ -163,7 +164,7 @@ def requirements_md() -> str:
     lines = [
         "# Requirements file reference",
         "",
-        "Generated from `src/llmsizer/requirements.py` by `python -m llmsizer.documents.docgen` — do not",
+        "Generated from `src/llmsizer/inputs/schema.py` by `python -m llmsizer.documents.docgen` — do not",
         "edit by hand. One YAML file per account (`inputs/<account>.yaml`); every key below, with",
         "its type, default, unit, allowed values and an example. `inputs/example.yaml` is a",
         "commented example, `docs/requirements-reference.yaml` a valid file that uses every key,",
@@ -207,7 +208,7 @@ def requirements_reference_yaml() -> str:
     schema = json_schema()
     defs: dict[str, Node] = schema.get("$defs", {})
     out = ["# Every key of a requirements file, with what it means (generated from",
-           "# src/llmsizer/requirements.py by `python -m llmsizer.documents.docgen`; docs/requirements.md",
+           "# src/llmsizer/inputs/schema.py by `python -m llmsizer.documents.docgen`; docs/requirements.md",
            "# has the types, defaults and allowed values). A valid file: `llmsizer validate` it."]
 
     def block(name: str, node: Node, indent: str, item: bool = False) -> None:

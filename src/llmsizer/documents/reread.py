@@ -450,7 +450,7 @@ def _check_size(meta: Any, filename: str) -> None:
 
 def _embedded(source: Mapping[str, Any], filename: str, cat: Catalog
               ) -> tuple[dict[str, Model], dict[int, tuple[Any, ...]]]:
-    from ..inputs.benchfiles import BenchPoint
+    from ..inputs.benchpoints import BenchPoint
 
     try:
         models = {str(k): Model.model_validate(v) for k, v in (source.get("models") or {}).items()}
@@ -495,8 +495,8 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
                        bench: dict[int, tuple[Any, ...]]) -> Any:
-    from ..inputs.requirements import parse, resolve
-    from ..inputs.yamlsafe import Located
+    from ..inputs.loader import parse, resolve
+    from ..inputs.yamlpositions import Located
 
     located = Located(data, {}, filename)
     req = parse(located, filename)

@@ -5,12 +5,12 @@
     located.position(("workloads", 1, "output_tokens"))   # -> (12, 5), 1-based line, column
 
 Everything a user can get wrong raises :class:`~llmsizer.base.errors.InputError` with the file,
-the 1-based line and column, and a one-line message that says how to fix it.
+the 1-based line and column, and a one-line message that says how to fix it. The bytes are
+checked first (:mod:`.yamlfile`: size, encoding, control characters); :mod:`.yamlpositions`
+holds :class:`Located` and words what PyYAML cannot parse.
 
-What is refused, and why:
+What is refused here, and why:
 
-* files over :data:`MAX_BYTES` (checked before any parsing), empty files, bytes that are not
-  UTF-8, NUL and other binary control characters;
 * anything PyYAML cannot parse (with a hint for the usual culprits, tabs above all), several
   documents in one file, and a top level that is not a ``key: value`` mapping;
 * anchors, aliases and merge keys (``&a``, ``*a``, ``<<:``): aliases share objects, so a
@@ -41,16 +41,16 @@ surprises (only *plain*, i.e. unquoted, scalars are resolved; quoted ones are al
 * everything else, timestamps included (``2024-01-31``), is text.
 
 Positions: the node tree is composed once and the data and a position index are built from
-it; :meth:`Located.position` maps a pydantic error ``loc`` back to a line and column.
+it; :meth:`~.yamlpositions.Located.position` maps a pydantic error ``loc`` back to a
+line and column.
 """
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar, Final, NoReturn, TypedDict
+from typing import Any, ClassVar, Final, NoReturn
 
 import yaml
 from yaml.error import Mark, MarkedYAMLError, YAMLError
@@ -66,11 +66,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
+from .yamlfile import _EXAMPLE, checked_text, read_file
+from .yamlpositions import Loc, Located, Pos, _pos, _where, _yaml_error
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Located", "load_file", "load_text"]
-
-MAX_BYTES: Final = 1_000_000
-"""Refuse requirement files larger than this many bytes (checked before parsing)."""
+__all__ = ["MAX_DEPTH", "MAX_NODES", "load_file", "load_text"]
 
 MAX_DEPTH: Final = 40
 """Refuse nesting deeper than this many mappings/lists (the top-level mapping is level 1)."""
@@ -80,23 +79,11 @@ MAX_NODES: Final = 20_000
 requirements file with 50 workloads has about 1,000; the cap stops a dense 1 MB file early,
 which pure-Python PyYAML would otherwise take ~10 s to parse."""
 
-Loc = tuple[str | int, ...]
-Pos = tuple[int, int]
-
-_EXAMPLE = "`schema_version: 1`"
-
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _INT_TAG: Final = "tag:yaml.org,2002:int"
 _FLOAT_TAG: Final = "tag:yaml.org,2002:float"
 _BOOL_TAG: Final = "tag:yaml.org,2002:bool"
 _NULL_TAG: Final = "tag:yaml.org,2002:null"
-
-# The characters PyYAML's reader accepts (YAML 1.1 "printable"); everything else -- NUL, the
-# other C0/C1 control characters, DEL, lone surrogates, U+FFFE/U+FFFF -- is refused up front
-# with a position instead of PyYAML's less friendly ReaderError.
-_NOT_PRINTABLE = re.compile(
-    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
 
 _INT_RE = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
 _FLOAT_RE = re.compile(
@@ -252,137 +239,20 @@ for _tag, _constructor in _CONSTRUCTORS.items():
     _StrictLoader.add_constructor(_tag, _constructor)
 
 
-# --------------------------------------------------------------------------- the result
-
-
-class Located:
-    """The loaded data plus where each node came from.
-
-    ``data`` is plain Python (dict / list / str / int / float / bool / None).
-    """
-
-    __slots__ = ("_index", "_raw", "data", "filename")
-
-    def __init__(
-        self,
-        data: Any,
-        index: dict[Loc, tuple[Pos, Pos | None]],
-        filename: str,
-        raw: dict[Loc, str] | None = None,
-    ):
-        self.data: Any = data
-        self.filename = filename
-        # path -> (position of the node itself, position of its key when it is a mapping value)
-        self._index = index
-        # path -> the scalar as written, for plain scalars read as a number, boolean or null
-        self._raw = raw or {}
-
-    def source_text(self, loc: tuple[str | int, ...]) -> str | None:
-        """The text of the plain scalar at ``loc`` as written in the file, when it was read as
-        a number, boolean or null (``version: 1.10`` -> ``"1.10"`` although the data holds
-        ``1.1``); ``None`` for text, collections and paths that do not exist."""
-        return self._raw.get(tuple(loc))
-
-    def position(self, loc: tuple[str | int, ...]) -> tuple[int, int] | None:
-        """1-based ``(line, column)`` for a path such as ``("workloads", 1, "output_tokens")``
-        (a pydantic error's ``loc``).
-
-        * a mapping entry -> the position of its key (so an extra/unknown key points at
-          itself, and a nested block points at its ``key:`` line, not the line below);
-        * a list item -> the position of the item itself;
-        * a path that does not exist (a missing key, or a pydantic-internal loc element) ->
-          the position of the deepest existing parent, as above; ``()`` is the whole file.
-
-        Returns ``None`` only when nothing at all is known (never for a loaded file).
-        """
-        path = tuple(loc)
-        for n in range(len(path), -1, -1):
-            prefix = path[:n]
-            if any(isinstance(part, bool) for part in prefix):  # True == 1 would match index 1
-                continue
-            entry = self._index.get(prefix)
-            if entry is not None:
-                node_pos, key_pos = entry
-                return key_pos if key_pos is not None else node_pos
-        return None
-
-    def __repr__(self) -> str:
-        return f"Located({self.filename!r}, data={self.data!r})"
-
-
 # --------------------------------------------------------------------------- loading
 
 
 def load_file(path: pathlib.Path | str) -> Located:
-    """Read ``path`` as bytes (refusing it before reading if it is over :data:`MAX_BYTES`)
+    """Read ``path`` as bytes (refusing it before reading if it is over :data:`~.yamlfile.MAX_BYTES`)
     and load it with :func:`load_text`."""
-    p = pathlib.Path(path)
-    filename = printable(str(path))
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise _too_large(size, filename)
-        # O_NONBLOCK: opening a named pipe that nobody writes to would otherwise hang for
-        # ever (a hostile folder can hold a FIFO called acme.yaml); once open, reads block
-        # as usual, and a pipe without a writer reads as empty.
-        nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX only; Windows has no FIFOs here
-        fd = os.open(p, os.O_RDONLY | nonblocking)
-        with os.fdopen(fd, "rb") as handle:
-            if nonblocking:
-                os.set_blocking(fd, True)
-            data = handle.read(MAX_BYTES + 1)  # special files can report size 0
-    except FileNotFoundError:
-        raise InputError(
-            "file not found: check the path and the file name", file=filename
-        ) from None
-    except IsADirectoryError:
-        raise InputError(
-            "this is a folder, not a file: give the path of the requirements file", file=filename
-        ) from None
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the file ({exc.strerror or exc}): check that it exists and that you "
-            "may read it",
-            file=filename,
-        ) from None
+    data, filename = read_file(path)
     return load_text(data, filename)
 
 
 def load_text(text: str | bytes, filename: str) -> Located:
     """Load one requirement document from ``text`` (``bytes`` must be UTF-8)."""
     filename = printable(filename)
-    if isinstance(text, bytes | bytearray):
-        if len(text) > MAX_BYTES:
-            raise _too_large(len(text), filename)
-        text = _decode(bytes(text), filename)
-    else:
-        # characters <= bytes, so this cheap test catches most oversized strings unencoded
-        if len(text) > MAX_BYTES:
-            raise _too_large(len(text.encode("utf-8", "surrogatepass")), filename)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > MAX_BYTES:
-            raise _too_large(size, filename)
-    if text.startswith("\ufeff"):  # a byte-order mark; PyYAML would skip it, but columns shift
-        text = text[1:]
-
-    if not text.strip():
-        raise InputError(
-            f"file is empty: expected a mapping such as {_EXAMPLE} followed by the other "
-            "requirements, one `key: value` per line",
-            file=filename,
-        )
-    bad = _NOT_PRINTABLE.search(text)
-    if bad is not None:
-        line, column = _line_col(text, bad.start())
-        char = bad.group()
-        what = "a NUL byte" if char == "\x00" else f"the control character U+{ord(char):04X}"
-        raise InputError(
-            f"file contains {what}, so it is not a plain text file (binary data or a bad "
-            "copy-paste); save it as plain UTF-8 text or delete the character",
-            file=filename,
-            line=line,
-            column=column,
-        )
+    text = checked_text(text, filename)
 
     loader = _StrictLoader(text, filename)
     try:
@@ -514,230 +384,3 @@ def _describe(loader: _StrictLoader, node: Node) -> str:
         return f"the number {node.value}"
     text = str(value)
     return f"the text {text[:40]!r}" + ("…" if len(text) > 40 else "")
-
-
-def _pos(mark: Mark | Any) -> Pos:
-    return (int(mark.line) + 1, int(mark.column) + 1)
-
-
-class _Where(TypedDict, total=False):
-    line: int
-    column: int
-
-
-def _where(mark: Mark | Any) -> _Where:
-    """``line=``/``column=`` keyword arguments for InputError from a 0-based PyYAML mark."""
-    if mark is None:  # pragma: no cover - the pure-Python parser always sets marks
-        return {}
-    line, column = _pos(mark)
-    return {"line": line, "column": column}
-
-
-def _line_col(text: str, index: int) -> Pos:
-    line_start = text.rfind("\n", 0, index) + 1
-    return text.count("\n", 0, index) + 1, index - line_start + 1
-
-
-def _too_large(size: int, filename: str) -> InputError:
-    return InputError(
-        f"file is too large ({size:,} bytes; the limit is {MAX_BYTES:,}): a requirements file "
-        "is normally a few kilobytes, so check that this is the right file",
-        file=filename,
-    )
-
-
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"PK\x03\x04", "a ZIP archive (an .xlsx, .docx or .zip file?)"),
-    (b"%PDF", "a PDF document"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"\xd0\xcf\x11\xe0", "an old Office document (.xls or .doc?)"),
-    (b"\x7fELF", "a program (ELF executable)"),
-    (b"\x1f\x8b", "a gzip archive"),
-)
-
-
-def _decode(data: bytes, filename: str) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError(
-            "file is saved as UTF-16, not UTF-8: save it again choosing the UTF-8 encoding",
-            file=filename,
-            line=1,
-            column=1,
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        kind = next((what for magic, what in _MAGIC if data.startswith(magic)), None)
-        if kind is not None or b"\x00" in data[:8192]:
-            raise InputError(
-                f"this is {kind or 'binary data'}, not a YAML text file: give the path of the "
-                "requirements .yaml file (written as in inputs/example.yaml)",
-                file=filename,
-            ) from None
-        offset = exc.start
-        line_start = data.rfind(b"\n", 0, offset) + 1
-        line = data.count(b"\n", 0, offset) + 1
-        column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
-        raise InputError(
-            f"file is not valid UTF-8 text: byte 0x{data[offset]:02X} at byte offset {offset} "
-            f"(line {line}) cannot be read; save the file with the UTF-8 encoding "
-            "(e.g. 'Save as… → Encoding: UTF-8')",
-            file=filename,
-            line=line,
-            column=column,
-        ) from None
-
-
-_TAB_HINT = (
-    "YAML does not allow tabs for indentation; use spaces (replace each tab with spaces so the "
-    "key lines up with the keys it belongs with)"
-)
-
-_PROBLEM_HINTS: tuple[tuple[str, str], ...] = (
-    (
-        "mapping values are not allowed here",
-        "a value contains `: ` or the line is indented too far: put the value in quotes, "
-        "or line the key up with the keys above it",
-    ),
-    (
-        "could not find expected ':'",
-        "every line needs the form `key: value`: add the missing `:` or close the quote",
-    ),
-    (
-        "found unexpected end of stream",
-        "a quote or bracket opened here is never closed",
-    ),
-    (
-        "expected <block end>",
-        "check the indentation: entries at the same level must start in the same column",
-    ),
-    (
-        "expected ',' or ']'",
-        "a `[` list is not closed with `]`, or its items are not separated by commas",
-    ),
-    (
-        "expected ',' or '}'",
-        "a `{` mapping is not closed with `}`, or its entries are not separated by commas",
-    ),
-    (
-        "did not find expected '-' indicator",
-        "list items (`- `) at the same level must start in the same column",
-    ),
-    (
-        "did not find expected key",
-        "check the indentation: keys at the same level must start in the same column",
-    ),
-)
-
-_TOKEN_NAMES = {
-    "<block end>": "the end of the indented block",
-    "<block mapping start>": "a more indented key",
-    "<block sequence start>": "a more indented list",
-    "<stream end>": "the end of the file",
-    "<document start>": "`---`",
-    "<document end>": "`...`",
-    "<scalar>": "a value",
-}
-
-
-def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
-    mark = exc.problem_mark or exc.context_mark
-    problem = (exc.problem or exc.context or "unreadable YAML").strip()
-    for token, name in _TOKEN_NAMES.items():
-        problem = problem.replace(f"'{token}'", name).replace(token, name)
-    problem = problem.replace("'\\t'", "'tab'")
-
-    hint = "check this line for a typo in the indentation, quotes or brackets"
-    if "\\t" in (exc.problem or "") or _tab_in_indentation(text, mark):
-        hint = _TAB_HINT
-    else:
-        for fragment, candidate in _PROBLEM_HINTS:
-            if fragment in (exc.problem or ""):
-                hint = candidate
-                break
-        indent = (
-            _indent_hint(text, mark)
-            if any(fragment in (exc.problem or "") for fragment in _INDENT_PROBLEMS)
-            else None
-        )
-        if indent is not None:
-            where = _where(mark)
-            if "mapping values" in (exc.problem or ""):
-                indent += " (if the line is meant as one value containing `: `, put it in quotes)"
-            return InputError(f"not valid YAML: inconsistent indentation: {indent}",
-                              file=filename, **where)
-
-    context = ""
-    if (
-        exc.context
-        and exc.context_mark is not None
-        and mark is not None
-        and exc.context_mark.line != mark.line
-    ):
-        context = f" ({exc.context.strip()} that starts on line {exc.context_mark.line + 1})"
-    return InputError(
-        f"not valid YAML: {problem}{context}; {hint}",
-        file=filename,
-        **_where(mark),
-    )
-
-
-_INDENT_PROBLEMS = (
-    "mapping values are not allowed here",
-    "expected <block end>",
-    "did not find expected key",
-    "did not find expected '-' indicator",
-)
-
-
-def _indent_hint(text: str, mark: Mark | None) -> str | None:
-    """When the problem line is indented differently from the line above it (and that line
-    does not open a block), say so with both lines and their indentation in spaces."""
-    if mark is None:
-        return None
-    lines = text.splitlines()
-    n = mark.line
-    # the problem may be reported at the start of the next line: use the last content line
-    while n >= 0 and (n >= len(lines) or not lines[n].strip() or lines[n].lstrip().startswith("#")):
-        n -= 1
-    prev = n - 1
-    while prev >= 0 and (not lines[prev].strip() or lines[prev].lstrip().startswith("#")):
-        prev -= 1
-    if n < 0 or prev < 0:
-        return None
-    here, above = lines[n], lines[prev]
-    indent = len(here) - len(here.lstrip(" "))
-    above_indent = len(above) - len(above.lstrip(" "))
-    body = above.lstrip(" ")
-    levels = {above_indent}
-    while body.startswith("- "):  # list items: the item's keys start after the dash
-        stripped = body[2:].lstrip(" ")
-        above_indent += len(body) - len(stripped)
-        levels.add(above_indent)
-        body = stripped
-    if indent in levels or body.split("#", 1)[0].rstrip().endswith(":"):
-        return None
-    return (
-        f"line {n + 1} is indented {_spaces(indent)}, line {prev + 1} above it "
-        f"{_spaces(max(levels))}; keys at the same level must start in the same column, so "
-        f"indent line {n + 1} like the keys it belongs with (spaces only)"
-    )
-
-
-def _spaces(n: int) -> str:
-    return f"{n} space" + ("" if n == 1 else "s")
-
-
-def _tab_in_indentation(text: str, mark: Mark | None) -> bool:
-    """True when the problem line (or the line before it) is indented with a tab."""
-    if mark is None:
-        return False
-    lines = text.splitlines()
-    for n in (mark.line, mark.line - 1):
-        if 0 <= n < len(lines):
-            line = lines[n]
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            if "\t" in indent:
-                return True
-    return False

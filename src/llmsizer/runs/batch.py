@@ -159,7 +159,7 @@ def _reference_bytes(base: Path, rel: str, limit: int) -> bytes | None:
 
 
 def fingerprint(path: Path, templates: Path | None) -> str:
-    from ..inputs.yamlsafe import MAX_BYTES
+    from ..inputs.yamlfile import MAX_BYTES
     from ..model.catalog import load_catalog
 
     h = hashlib.sha256()
@@ -198,7 +198,7 @@ def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
 def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
     """Size one account and write its three outputs; never raises for user errors."""
     from ..base.errors import InfeasibleError, InputError, LlmsizerError
-    from ..inputs.requirements import load
+    from ..inputs.loader import load
     from ..sizing.engine import size
     from .report import check_feasible, write_outputs
 
@@ -257,7 +257,7 @@ def _warm_up(templates: Path | None) -> None:
     import tempfile
 
     with contextlib.suppress(Exception), tempfile.TemporaryDirectory() as tmp:
-        from ..inputs.requirements import load
+        from ..inputs.loader import load
         from ..sizing.engine import size
         from .report import write_outputs
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..base.atomic import atomic_group, clean_temp_files, release_quietly, write_text_atomic
 from ..base.errors import InfeasibleError, InputError
 from ..base.version import __version__
-from ..inputs.requirements import Loaded
+from ..inputs.loader import Loaded
 from ..sizing.engine import size
 from ..sizing.results import Result
 

@@ -12,7 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from ..inputs.requirements import Requirements
+from ..inputs.schema import Requirements
 from ..model.calculations import (
     BREAKEVEN_LOADS,
     CLOUD_TIER_CODES,

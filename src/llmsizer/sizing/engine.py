@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..base.version import __version__
-from ..inputs.benchfiles import BenchPoint, PointView, choose, length_ratio, view
-from ..inputs.requirements import Costs, Loaded, Measured, Requirements, Workload
+from ..inputs.benchpoints import BenchPoint, PointView, choose, length_ratio, view
+from ..inputs.loader import Loaded
+from ..inputs.schema import Costs, Measured, Requirements, Workload
 from ..model.calculations import (
     CALCULATIONS,
     COMPUTE_CODES,
@@ -693,8 +694,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
              catalog: Catalog | None = None) -> dict[str, float | str]:
     """One configuration, no targets: ``concurrency`` sequences per replica, or offline
     (``None``: batch limited only by KV memory and the engine cap)."""
-    from ..inputs.requirements import Account, Policy, Requirements, Targets
-    from ..inputs.requirements import Workload as W
+    from ..inputs.schema import Account, Policy, Requirements, Targets
+    from ..inputs.schema import Workload as W
 
     cat = catalog or load_catalog()
     model = cat.model(model_id)

@@ -38,8 +38,9 @@ from pathlib import Path
 
 import click
 
-from ..inputs.benchdata import BenchPoint, Skipped, read_points, serving_features
-from ..inputs.requirements import Account, Policy, Requirements, Targets, Workload
+from ..inputs.benchdata import BenchPoint, Skipped, read_points
+from ..inputs.benchlabels import serving_features
+from ..inputs.schema import Account, Policy, Requirements, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate

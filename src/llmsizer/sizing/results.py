@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..inputs.benchfiles import BenchPoint
+from ..inputs.benchpoints import BenchPoint
 
 RESULTS_SCHEMA_VERSION = 2
 

@@ -1,0 +1,172 @@
+"""Loading one requirements file: safe YAML, the schema (:mod:`.schema`), then every catalog
+id, Hugging Face config.json and benchmark file it names, resolved into :class:`Loaded`.
+
+Every problem is an :class:`InputError` with the file, line and column (:mod:`.schema_messages`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..base.errors import InputError
+from ..model.catalog import Catalog, Model, load_catalog, suggest
+from .benchpoints import BenchPoint
+from .schema import SCHEMA_VERSION, Measured, Requirements
+from .schema_messages import _dotted, _format, _plain, _short
+from .yamlpositions import Located
+from .yamlsafe import load_file
+
+
+class Loaded(BaseModel):
+    """Validated requirements plus what the engine needs to know about where they came from."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    req: Requirements
+    models: dict[str, Model]  # workload model string -> resolved model (catalog or config.json)
+    source: str  # file name for messages
+    bench: dict[int, tuple[BenchPoint, ...]] = {}  # workload index -> its benchmark points
+
+
+def parse(located: Located, filename: str) -> Requirements:
+    data = located.data
+    if not isinstance(data, dict):
+        raise InputError("the top level must be a mapping (key: value lines)", file=filename,
+                         line=1, column=1)
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if type(version) is not int or version != SCHEMA_VERSION:
+        pos = located.position(("schema_version",))
+        if isinstance(version, str) and version.strip() == str(SCHEMA_VERSION):
+            msg = f"write the version as a number without quotes: `schema_version: {SCHEMA_VERSION}`"
+        elif isinstance(version, int | float) and not isinstance(version, bool):
+            msg = (f"schema_version {_plain(version)} is not supported; this llmsizer reads "
+                   f"`schema_version: {SCHEMA_VERSION}`")
+        else:
+            shown = _short(version) if isinstance(version, str) else (
+                "nothing" if version is None else type(version).__name__)
+            msg = (f"must be the number {SCHEMA_VERSION} (found {shown}); write "
+                   f"`schema_version: {SCHEMA_VERSION}`")
+        raise InputError(msg, file=filename, line=pos[0] if pos else None,
+                         column=pos[1] if pos else None, field="schema_version")
+    try:
+        return Requirements.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_input=False, include_url=False)
+        # A misspelt key shows up as 'unknown key' AND 'missing key': the first explains both.
+        errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+        raise _format(dict(errors[0]), data, located, filename) from None
+
+
+def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: str) -> InputError:
+    pos = located.position(loc)
+    return InputError(msg, file=filename, line=pos[0] if pos else None,
+                      column=pos[1] if pos else None, field=_dotted(loc))
+
+
+def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *,
+            models: dict[str, Model] | None = None,
+            bench: dict[int, tuple[BenchPoint, ...]] | None = None) -> Loaded:
+    """Check every catalog id the requirements name; resolve models (catalog or config.json)
+    and read the benchmark files of measured workloads.
+
+    ``models`` (config.json models by workload model string) and ``bench`` (points by
+    workload index) are given when the requirements come from a workbook that embeds them
+    (:mod:`llmsizer.documents.reread`): then no file beside the requirements is read."""
+    fname = located.filename
+
+    def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:
+        if value not in table:
+            names = sorted(table)
+            hint = ""
+            if kind == "model":
+                hint = " (or the path of a Hugging Face config.json next to this file)"
+            raise _err_at(located, fname, loc,
+                          f"unknown {kind} {_short(value)}{suggest(value, names)}; "
+                          f"valid: {', '.join(names)}{hint}")
+
+    for i, gid in enumerate(req.hardware.gpus or []):
+        known(gid, catalog.gpus, "GPU", ("hardware", "gpus", i))
+    if req.hardware.platform:
+        known(req.hardware.platform, catalog.platforms, "platform", ("hardware", "platform"))
+        plat = catalog.platforms[req.hardware.platform]
+        for i, gid in enumerate(req.hardware.gpus or []):
+            if gid not in plat.gpus:
+                raise _err_at(located, fname, ("hardware", "gpus", i),
+                              f"GPU {gid!r} does not fit platform {req.hardware.platform!r}, "
+                              f"which takes {', '.join(plat.gpus)}")
+    for section in ("gpu_prices", "cloud_gpu_hour"):
+        for gid in getattr(req.costs, section):
+            known(gid, catalog.gpus, "GPU", ("costs", section, gid))
+    for pid in req.costs.node_prices:
+        known(pid, catalog.platforms, "platform", ("costs", "node_prices", pid))
+    resolved: dict[str, Model] = {}
+    points: dict[int, tuple[BenchPoint, ...]] = {}
+    for i, w in enumerate(req.workloads):
+        if w.measured:
+            known(w.measured.gpu, catalog.gpus, "GPU", ("workloads", i, "measured", "gpu"))
+            if w.measured.file is not None:
+                if bench is not None:
+                    points[i] = bench.get(i, ())
+                else:
+                    points[i] = _bench_points(w.measured, located, path, catalog, i)
+        if w.model in resolved:
+            continue
+        if w.model.endswith(".json"):
+            from .modelconfig import model_from_config
+
+            if models is not None and w.model in models:
+                resolved[w.model] = models[w.model]
+                continue
+            try:
+                resolved[w.model] = model_from_config(path.parent, w.model)
+            except InputError as exc:
+                raise _err_at(located, fname, ("workloads", i, "model"), exc.message) from None
+        else:
+            known(w.model, catalog.models, "model", ("workloads", i, "model"))
+            resolved[w.model] = catalog.models[w.model]
+    return Loaded(req=req, models=resolved, source=fname, bench=points)
+
+
+def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,
+                  i: int) -> tuple[BenchPoint, ...]:
+    """The points of a workload's benchmark files, checked against its measured block."""
+    from .benchfiles import read_bench_files
+    from .benchpoints import gpu_names_conflict, group_gpus
+
+    fname = located.filename
+    loc: tuple[str | int, ...] = ("workloads", i, "measured", "file")
+    try:
+        found = read_bench_files(path.parent, m.files, m.format)
+    except InputError as exc:
+        raise _err_at(located, fname, loc, exc.message) from None
+    gpu = catalog.gpus[m.gpu]
+    for p in found:
+        where = f"benchmark file {p.file!r}"
+        if gpu_names_conflict(p.gpu_name, gpu.name):
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpu"),
+                          f"{where} ran on {p.gpu_name!r}, but the block says gpu: {m.gpu} "
+                          f"({gpu.name}); state the GPU the benchmark ran on")
+        group = group_gpus(p)
+        if group is not None and group != m.gpus_per_replica:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpus_per_replica"),
+                          f"{where} ran {group} GPUs per model copy (tp {p.tp}, pp {p.pp or 1}), "
+                          f"but the block says gpus_per_replica: {m.gpus_per_replica}")
+        if p.gpu_count is not None and m.gpu_count is not None and p.gpu_count != m.gpu_count:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpu_count"),
+                          f"{where} ran on {p.gpu_count} GPUs, but the block says gpu_count: "
+                          f"{m.gpu_count}; delete gpu_count (the file states it)")
+        if p.gpu_count is not None and p.gpu_count % m.gpus_per_replica:
+            raise _err_at(located, fname, ("workloads", i, "measured", "gpus_per_replica"),
+                          f"{where} ran on {p.gpu_count} GPUs, not a whole number of replicas of "
+                          f"gpus_per_replica: {m.gpus_per_replica}")
+    return tuple(found)
+
+
+def load(path: Path | str, catalog: Catalog | None = None) -> Loaded:
+    """Read, validate and resolve one requirements file; raises InputError."""
+    p = Path(path)
+    located = load_file(p)
+    req = parse(located, located.filename)
+    return resolve(req, located, p, catalog or load_catalog())

@@ -1,0 +1,449 @@
+"""What the requirements schema refuses, told as one :class:`InputError` a person can act on.
+
+A pydantic error becomes a message with the YAML line and column, what the field allows (in
+words, from the JSON schema of :mod:`.schema`) and a concrete fix where the value shows one:
+'did you mean' for a misspelt key, ``ttft_s: 2`` for ``'2s'``, quotes for an id read as a number.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..base.errors import InputError
+from ..model.catalog import load_catalog, suggest
+from .schema import Requirements
+from .yamlpositions import Located
+
+
+def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The pydantic model class that owns the field at ``loc`` (for 'did you mean')."""
+    cls: Any = Requirements
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = cls.model_fields.get(part)
+        if field is None:
+            return None
+        ann = field.annotation
+        nxt = None
+        for cand in (ann, *getattr(ann, "__args__", ())):
+            for inner in (cand, *getattr(cand, "__args__", ())):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    nxt = inner
+        if nxt is None:
+            return None
+        cls = nxt
+    return cls if isinstance(cls, type) else None
+
+
+def _dotted(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            text = str(part) if len(str(part)) <= 40 else str(part)[:37] + "..."
+            out += f".{text}" if out else text
+    return out
+
+
+_ABSENT = object()
+
+
+def _value_at(data: Any, loc: tuple[str | int, ...]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return _ABSENT
+    return data
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``repr`` of untrusted text, bounded (a 1 MB key must not make a 1 MB message)."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+def _num(x: float) -> str:
+    """A bound or a suggested value as a person writes it: 10,000,000 / 0.99 / 1e-05."""
+    if isinstance(x, int) or (math.isfinite(x) and x == int(x) and abs(x) < 1e15):
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def _plain(x: float) -> str:
+    """A number as it should be typed into the YAML file (no thousands separators)."""
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return Requirements.model_json_schema()
+
+
+def _schema_at(loc: tuple[str | int, ...]) -> dict[str, Any] | None:
+    """The JSON-schema node of the field at ``loc`` (refs resolved, ``| None`` removed)."""
+    root = _schema()
+    defs: dict[str, Any] = root.get("$defs", {})
+
+    def settle(node: dict[str, Any]) -> dict[str, Any]:
+        for _ in range(10):
+            if "$ref" in node:
+                node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+            elif "anyOf" in node:
+                options = [o for o in node["anyOf"] if o.get("type") != "null"]
+                node = options[0] if options else {}
+            else:
+                break
+        return node
+
+    node: dict[str, Any] | None = root
+    for part in loc:
+        if node is None:
+            return None
+        node = settle(node)
+        if isinstance(part, int):
+            node = node.get("items")
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        else:
+            return None
+    return settle(node) if node is not None else None
+
+
+def _allowed(schema: dict[str, Any] | None) -> str:
+    """What a field accepts, in words: 'a number more than 0 and at most 600'."""
+    if not schema:
+        return ""
+    if "const" in schema:
+        return str(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(str(e) for e in schema["enum"])
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        what = "a whole number" if kind == "integer" else "a number"
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        xlo = schema.get("exclusiveMinimum")
+        if lo is not None and hi is not None:
+            return f"{what} from {_num(lo)} to {_num(hi)}"
+        if xlo is not None and hi is not None:
+            return f"{what} more than {_num(xlo)} and at most {_num(hi)}"
+        if lo is not None:
+            return f"{what} of at least {_num(lo)}"
+        return what
+    if kind == "string":
+        if schema.get("pattern") == "^[A-Z]{3}$":
+            return "a three-letter currency code in capitals, such as USD, EUR or GBP"
+        lo, hi = schema.get("minLength"), schema.get("maxLength")
+        if hi is not None and lo:
+            return f"one line of text, {lo} to {_num(hi)} characters"
+        if hi is not None:
+            return f"text of at most {_num(hi)} characters"
+        return "text"
+    if kind == "boolean":
+        return "true or false"
+    if kind == "array":
+        items = _allowed(schema.get("items"))
+        size = ""
+        if schema.get("maxItems") is not None:
+            size = f" of {schema.get('minItems', 0)} to {schema['maxItems']} items"
+        elif schema.get("minItems"):
+            size = f" of at least {schema['minItems']} item" + ("s" if schema["minItems"] > 1 else "")
+        return f"a list{size}" + (f", each {items}" if items else "")
+    if kind == "object":
+        return "a mapping of `key: value` lines indented under this key"
+    return ""
+
+
+_MISSING_EXAMPLES = {
+    "schema_version": "`schema_version: 1` as the first line",
+    "account": "`account: {name: Acme Corp}`",
+    "workloads": "`workloads:` followed by one `- name: ...` item per workload (see inputs/example.yaml)",
+    "model": "`model: llama-3.1-70b` (`llmsizer catalog models` lists the ids; a path to a "
+             "config.json works too)",
+    "concurrent_users": "`concurrent_users: 200`",
+    "prompt_tokens": "`prompt_tokens: 500`",
+    "output_tokens": "`output_tokens: 300`",
+    "targets": "`targets: {tokens_per_s_per_user: 30}`",
+    "gpu": "`gpu: h100-sxm`",
+    "gpus_per_replica": "`gpus_per_replica: 8`",
+    "tokens_per_s_per_replica": "`tokens_per_s_per_replica: 2500`",
+}
+
+# A number written with its unit: '2s', '500 ms', '10%', '$0.12', '10k', '1,000 tok/s'.
+_NUMBER_WITH_UNIT = re.compile(
+    r"^\s*(?P<cur>[$€£¥])?\s*(?P<num>[-+]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+    r"(?P<unit>[A-Za-z%µ]+(?:\s*/\s*[A-Za-z]+)?)?\s*$"
+)
+_TIME_UNITS = {"ms": 0.001, "msec": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1.0,
+               "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
+               "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0,
+               "hours": 3600.0}
+_MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "bn": 1e9}
+_NOISE_UNITS = {"tok/s", "tokens/s", "t/s", "tps", "tok", "tokens", "token", "users", "user",
+                "gb", "kwh", "usd", "eur", "gbp", "years", "year", "yrs", "y", "x", "gpus", "gpu"}
+
+
+def _number_fix(key: str, text: str) -> str | None:
+    """``'ttft_s: 2'`` for ``ttft_s`` written as ``'2s'`` (or ``'2000 ms'``); None if ``text``
+    is not a number with a unit this can read."""
+    m = _NUMBER_WITH_UNIT.match(text)
+    if m is None:
+        return None
+    num_text = m["num"].replace("_", "")
+    if re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", num_text):
+        num_text = num_text.replace(",", "")  # 10,000 -> 10000
+    elif "," in num_text:
+        num_text = num_text.replace(",", ".", 1) if num_text.count(",") == 1 else ""
+    try:
+        value = float(num_text)
+    except ValueError:
+        return None
+    unit = re.sub(r"\s+", "", m["unit"] or "")
+    if unit == "" and not m["cur"] and num_text == m["num"]:
+        return None  # nothing to strip: not this helper's case
+    if unit == "%":
+        value /= 100
+    elif unit in _TIME_UNITS and key.endswith("_s"):
+        value *= _TIME_UNITS[unit]
+    elif unit in _MULTIPLIERS:
+        value *= _MULTIPLIERS[unit]
+    elif unit and unit.lower() not in _NOISE_UNITS:
+        return None
+    if not math.isfinite(value):
+        return None
+    return f"{key}: {_plain(value)}"
+
+
+def _leading_zero_fix(key: str, text: str) -> str | None:
+    if re.fullmatch(r"[-+]?0\d+(?:\.\d*)?", text):
+        return f"{key}: {_plain(float(text))}"
+    return None
+
+
+def _quoted(key: str, raw: str) -> str:
+    return f'{key}: "{raw}"'
+
+
+def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Located,
+               schema: dict[str, Any] | None) -> str:
+    """How to fix a value of the wrong type, as concretely as the value allows."""
+    key = next((str(p) for p in reversed(loc) if isinstance(p, str)), "value")
+    numeric = (schema or {}).get("type") in ("integer", "number")
+    if numeric and isinstance(found, str):
+        fix = _leading_zero_fix(key, found.strip())
+        if fix:
+            return f"write `{fix}` (with a leading zero the value is read as text)"
+        if re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", found.strip()):
+            return f"write the number without quotes: `{key}: {found.strip()}`"
+        fix = _number_fix(key, found)
+        if fix:
+            unit = " (seconds: the unit is in the key name)" if key.endswith("_s") else ""
+            return f"write a plain number without units: `{fix}`{unit}"
+        return ("write a plain number without units or quotes, e.g. "
+                f"`{key}: {'300' if schema and schema.get('type') == 'integer' else '2'}`")
+    if numeric and isinstance(found, bool):
+        return f"write a number, e.g. `{key}: 2`, not true/false"
+    if numeric and isinstance(found, float) and (schema or {}).get("type") == "integer":
+        return "write a whole number, e.g. 300"
+    if kind == "string_type" and isinstance(found, bool | int | float):
+        raw = located.source_text(loc) or str(found).lower()
+        if _inline(raw) and isinstance(loc[-1], int):
+            return f'put it in quotes so it is read as text: "{raw}"'
+        if _inline(raw):
+            return f"put it in quotes so it is read as text: `{_quoted(key, raw)}`"
+        return "put the text in quotes"
+    if kind == "bool_type" and isinstance(found, str):
+        return (f"write `{key}: true` or `{key}: false` (yes/no/on/off are read as text, "
+                "not as a boolean)")
+    if kind == "list_type" and isinstance(found, str) and loc[-1:] in _ID_LISTS:
+        items = [x.strip() for x in found.split(",") if x.strip()] or [found]
+        if not all(_inline(x) for x in items) or len(items) > 10:
+            return "write a list: [a, b] or one `- item` per line"
+        extra = ""
+        if loc[-1:] == ("gpus",):
+            gpus = load_catalog().gpus
+            unknown = [x for x in items if x not in gpus]
+            if unknown:
+                close = suggest(unknown[0], sorted(gpus))
+                fixed = [x if x in gpus else (_best(x, sorted(gpus)) or x) for x in items]
+                extra = f"; {_short(unknown[0], 40)} is not a catalog GPU id{close}"
+                items = fixed
+        return f"write a list, e.g. `{key}: [{', '.join(items)}]`{extra}"
+    if kind == "list_type" and isinstance(found, dict):
+        return "write a list: start each item with `- ` (e.g. `- name: ...`), as in inputs/example.yaml"
+    if kind in ("model_type", "dict_type"):
+        example = _MISSING_EXAMPLES.get(key, "")
+        return (f"write `{key}:` followed by `key: value` lines indented under it"
+                + (f", or e.g. {example}" if example.startswith(f"`{key}: {{") else ""))
+    hint = _HINTS.get(kind)
+    return hint or ""
+
+
+_ID_LISTS = frozenset({("gpus",), ("weight_precisions",), ("kv_precisions",), ("tensor_parallel",)})
+
+
+def _inline(text: str) -> bool:
+    """True when untrusted text is short and plain enough to quote inside a suggestion."""
+    return 0 < len(text) <= 40 and text.isprintable() and "`" not in text
+
+
+def _best(word: str, names: list[str]) -> str | None:
+    close = difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
+    if not close:
+        return None
+    return next(n for n in names if n.lower() == close[0])
+
+
+_HINTS = {
+    "list_type": "write a list, e.g. [h100-sxm] or one '- item' per line",
+    "float_parsing": "write a plain number without units, e.g. 2 or 0.5",
+    "int_parsing": "write a whole number without units, e.g. 300",
+    "float_type": "write a plain number without units, e.g. 2 or 0.5",
+    "int_type": "write a whole number without units, e.g. 300",
+    "int_from_float": "write a whole number, e.g. 300",
+    "string_type": "put the text in quotes",
+    "bool_type": "write true or false",
+    "finite_number": "use a finite number",
+    "dict_type": "write a mapping of 'key: value' lines indented under this key",
+    "model_type": "write a mapping of 'key: value' lines indented under this key",
+}
+
+_RANGE_KINDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+_LENGTH_KINDS = frozenset({"string_too_short", "string_too_long", "too_short", "too_long"})
+
+
+def _clean_loc(loc: tuple[str | int, ...], data: Any) -> tuple[str | int, ...]:
+    """The error's path without pydantic's union/validator branch markers (such as
+    ``function-after[...]``), which it inserts between field names. A part that exists in the
+    data is a field, whatever it looks like (a user's key may well contain ``[``)."""
+    out: list[str | int] = []
+    cur: Any = data
+    for part in loc:
+        in_dict = isinstance(cur, dict) and part in cur
+        in_list = (isinstance(cur, list) and isinstance(part, int) and not isinstance(part, bool)
+                   and -len(cur) <= part < len(cur))
+        if in_dict or in_list:
+            cur = cur[part]
+        elif isinstance(part, str) and ("[" in part or part.startswith("function")):
+            continue
+        else:
+            cur = None
+        out.append(part)
+    return tuple(out)
+
+
+def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> InputError:
+    loc = _clean_loc(tuple(err["loc"]), data)
+    kind = err["type"]
+    pos = located.position(loc)
+    line, col = pos if pos else (None, None)
+    field = _dotted(loc) or None
+    schema = _schema_at(loc)
+    allowed = _allowed(schema)
+    found = _value_at(data, loc)
+    shown = _short(found) if isinstance(found, str) else (
+        "nothing" if found is _ABSENT else repr(found))
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if kind == "extra_forbidden":
+        owner = _model_at(loc)
+        names = sorted(owner.model_fields) if owner else []
+        key = str(loc[-1]) if loc else "?"
+        msg = f"unknown key {_short(key)}{suggest(key, names)}"
+        best = _best(key, names)
+        if best is not None and not isinstance(found, dict | list):
+            value = found if found is not _ABSENT else None
+            fix = _number_fix(best, value) if isinstance(value, str) else None
+            if fix is None and value is not None:
+                text = located.source_text(loc) or str(value)
+                fix = f"{best}: {text}" if _inline(text) else None
+            msg += f"; write it as `{fix}`" if fix else f"; rename it to `{best}:`"
+        elif best is not None:
+            msg += f"; rename it to `{best}:`"
+        msg += f"; allowed here: {', '.join(names)}"
+        field = _dotted(loc[:-1]) or None
+    elif kind == "missing":
+        name = str(loc[-1]) if loc else "?"
+        msg = f"required key {name!r} is missing"
+        example = _MISSING_EXAMPLES.get(name)
+        if name == "name":
+            example = "`name: Acme Corp`" if loc[:1] == ("account",) else "`name: Internal assistant`"
+        if example:
+            msg += f"; add it, e.g. {example}"
+        field = _dotted(loc[:-1]) or None
+    elif kind == "value_error":
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        # a cross-field rule names the field it is about first: point at that line
+        named = re.match(r"[a-z_]+(?:\.[a-z_]+)*", msg)
+        if named is not None:
+            sub = (*loc, *named.group().split("."))
+            if _value_at(data, sub) is not _ABSENT and (pos := located.position(sub)):
+                line, col = pos
+        if loc == () and msg.startswith("two workloads are named") and isinstance(data, dict):
+            seen: set[str] = set()
+            for i, w in enumerate(data.get("workloads") or []):
+                wname = w.get("name") if isinstance(w, dict) else None
+                if isinstance(wname, str) and wname.lower() in seen:
+                    pos = located.position(("workloads", i, "name"))
+                    line, col = pos if pos else (line, col)
+                    field = f"workloads[{i}].name"
+                    break
+                if isinstance(wname, str):
+                    seen.add(wname.lower())
+    elif found is None and kind not in _RANGE_KINDS:
+        msg = "has no value (nothing after the colon)"
+        if allowed:
+            msg += f"; write {allowed}"
+        msg += ", or delete the line if the key is optional"
+    elif isinstance(found, float) and not math.isfinite(found):
+        msg = f"must be a finite number (found {shown})"
+        if allowed:
+            msg += f"; allowed: {allowed}"
+    elif kind in _RANGE_KINDS:
+        msg = f"{err['msg']} (found {shown})"
+        if allowed:
+            msg += f"; allowed: {allowed}"
+        maximum = (schema or {}).get("maximum")
+        if (isinstance(found, int | float) and maximum is not None and maximum <= 1
+                and 1 < found <= 100):
+            msg += f"; this is a fraction: write {_plain(found / 100)} for {_plain(found)} %"
+    elif kind in _LENGTH_KINDS:
+        size = f", {len(found):,} characters" if isinstance(found, str) else (
+            f", {len(found):,} items" if isinstance(found, list | dict) else "")
+        msg = f"{err['msg']} (found {shown}{size})"
+        if allowed:
+            msg += f"; allowed: {allowed}"
+    elif kind == "literal_error":
+        choices = [str(e) for e in (schema or {}).get("enum", [])]
+        msg = f"{err['msg']} (found {shown})"
+        if isinstance(found, str) and choices:
+            msg += suggest(found, choices)
+    elif kind == "string_pattern_mismatch":
+        msg = f"must be {allowed or 'text in the documented format'} (found {shown})"
+        if isinstance(found, str) and re.fullmatch(r"[A-Za-z]{3}", found.strip()):
+            msg += f"; write `{loc[-1]}: {found.strip().upper()}`"
+    elif kind in ("single_line", "unsafe_text"):
+        msg = f"{err['msg']} (found {shown})"
+    else:
+        problem = str(err["msg"])
+        if kind in ("model_type", "dict_type"):
+            problem = "must be a mapping of `key: value` lines"
+        msg = f"{problem} (found {shown})"
+        hint = _type_hint(kind, loc, found, located, schema)
+        if hint:
+            msg += f"; {hint}"
+        if allowed and (schema or {}).get("type") in ("integer", "number"):
+            msg += f" (allowed: {allowed})"
+    return InputError(msg, file=filename, line=line, column=col, field=field)
