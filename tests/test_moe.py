@@ -12,13 +12,13 @@ from helpers import DATA
 from llmsizer.inputs.benchdata import read_points
 from llmsizer.inputs.requirements import Loaded, Requirements
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.engine import (
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.evaluate import (
     Choice,
     account_inputs,
     build_tables,
     error_group,
     evaluate_choice,
-    size,
     workload_inputs,
 )
 from llmsizer.sizing.fidelity import prepare, score
