@@ -1,7 +1,7 @@
 """Evaluating one option: what the calculation list of :mod:`llmsizer.model.calculations`
 reads (the catalog tables with the account's prices, the account's and the workload's inputs,
 the option's calibrated efficiencies and error band) and :func:`evaluate_choice`, which runs it.
-Shared by the option search and :func:`~.engine.estimate` (:mod:`.engine`) and the fidelity check.
+Shared by the option search (:mod:`.search`), :func:`~.engine.estimate` and the fidelity check.
 """
 
 from __future__ import annotations

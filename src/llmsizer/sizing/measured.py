@@ -1,6 +1,6 @@
 """Sizing from the customer's benchmark files: which measured point sizes the workload (the
 highest throughput per replica among the points that meet its targets), and the note, refusal,
-advice and warnings that explain the choice (docs/measured.md). Used by the option search.
+advice and warnings that explain the choice (docs/measured.md). Used by :mod:`.search`.
 """
 
 from __future__ import annotations
