@@ -10,8 +10,9 @@ and defined name, and the key outputs (for ``--diff``).
 
 Reading, in order, each refusal one clear line (:class:`~llmsizer.base.errors.InputError`):
 
-1. it opens as .xlsx and carries the marker (a workbook llmsizer did not write is refused,
-   so is one whose properties a converter dropped - Google Sheets does);
+1. it opens as .xlsx, within the limits of :mod:`.xlsxsafe`, and carries the marker (a
+   workbook llmsizer did not write is refused, so is one whose properties a converter
+   dropped - Google Sheets does);
 2. the same llmsizer version and catalog wrote it (else re-run from the YAML);
 3. all its sheets exist (``llmsizer.documents.workbook.SHEETS``);
 4. the workbook is rebuilt from the embedded requirements and compared cell by cell: every
@@ -35,21 +36,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
-import io
 import math
-import os
 import re
-import stat
-import struct
 import tempfile
-import time
-import zipfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.parsers import expat
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
@@ -66,9 +59,14 @@ from .marker import (
     structure_digest,
 )
 from .workbook import SHEETS, write_workbook
-
-MAX_WORKBOOK_BYTES = 20_000_000
-MAX_UNPACKED_BYTES = 50_000_000
+from .xlsxsafe import (
+    Cells,
+    custom_properties,
+    defined_names,
+    open_workbook,
+    sheet_cells,
+    short_reason,
+)
 
 __all__ = [
     "Change",
@@ -110,288 +108,15 @@ def _openpyxl() -> Any:
     return importlib.import_module("openpyxl")
 
 
-# --- reading a workbook that may be hostile -----------------------------------------------------
-#
-# An edited workbook comes from outside, so it is read in two passes over the same bytes
-# (read once into memory: what was checked is what is parsed). The first pass inflates every
-# part with a running count of the bytes actually produced (a zip header can lie about
-# sizes), parses each with expat configured to refuse a document type declaration (so no
-# entity, external or nested, is ever defined), and counts elements and cells, under a time
-# limit. Only then does openpyxl see the file, read-only, its sheets streamed cell by cell
-# (never padded to the sheet's stated dimension). openpyxl parses with defusedxml, a
-# dependency for this reason, as a second line. The limits are far above what llmsizer
-# writes: the example account's workbook is 77 KB, 23 parts, 446 KB unpacked, 4,100 cells.
-
-MAX_PARTS = 500
-MAX_PART_BYTES = 25_000_000
-MAX_TOTAL_CELLS = 200_000
-MAX_ELEMENTS = 2_000_000
-READ_SECONDS = 10.0
-_XML_SUFFIXES = (".xml", ".rels", ".vml")
-_CHUNK = 1 << 16
-
-
-class _Refused(Exception):
-    """A part the first pass refuses (turned into an InputError naming the part)."""
-
-
-@dataclass
-class _Budget:
-    deadline: float
-    unpacked: int = 0
-    elements: int = 0
-    cells: int = 0
-
-    def tick(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise _Refused(f"took longer than {READ_SECONDS:.0f} s to read")
-
-
-def _read_file(path: Path, filename: str) -> bytes:
-    """The file's bytes, refused from its size before reading; a regular file only (a named
-    pipe or a device is refused, not read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise InputError("workbook not found", file=filename) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("is not a regular file: llmsizer re-reads only .xlsx workbooks",
-                             file=filename)
-        if info.st_size > MAX_WORKBOOK_BYTES:
-            raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
-                             "llmsizer wrote", file=filename)
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(MAX_WORKBOOK_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_WORKBOOK_BYTES:
-        raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
-                         "llmsizer wrote", file=filename)
-    return data
-
-
-def _vet(data: bytes, filename: str) -> None:
-    """The first pass (comment above): every part inflated, counted and parsed; each
-    refusal one line naming the part."""
-    not_xlsx = ("cannot be opened as an .xlsx workbook (it is not a zip archive); save it as an "
-                "Excel workbook (.xlsx)")
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
-            IndexError, struct.error):
-        raise InputError(not_xlsx, file=filename) from None
-    if len(infos) > MAX_PARTS:
-        raise InputError(f"holds {len(infos):,} parts (at most {MAX_PARTS} are read): not a "
-                         "workbook llmsizer wrote", file=filename)
-    names = [i.filename for i in infos]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise InputError(f"part {_part(dup)} appears twice in the archive: the file is damaged",
-                         file=filename)
-    declared = 0
-    for info in infos:
-        if info.file_size > MAX_PART_BYTES:
-            raise InputError(f"part {_part(info.filename)} unpacks to {info.file_size:,} "
-                             f"bytes (at most {MAX_PART_BYTES:,}): not a workbook llmsizer "
-                             "wrote", file=filename)
-        declared += info.file_size
-    if declared > MAX_UNPACKED_BYTES:
-        raise InputError(f"unpacks to more than {MAX_UNPACKED_BYTES:,} bytes: not a workbook "
-                         "llmsizer wrote", file=filename)
-    budget = _Budget(deadline=time.monotonic() + READ_SECONDS)
-    for info in infos:
-        try:
-            _vet_part(archive, info, budget)
-        except _Refused as exc:
-            raise InputError(f"part {_part(info.filename)} {exc}", file=filename) from None
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-                NotImplementedError, RuntimeError, struct.error) as exc:
-            raise InputError(f"part {_part(info.filename)} is damaged and cannot be unpacked "
-                             f"({_why(exc)}); save the workbook again from Excel or LibreOffice",
-                             file=filename) from None
-    if budget.cells > MAX_TOTAL_CELLS:
-        raise InputError(f"holds {budget.cells:,} cells (at most {MAX_TOTAL_CELLS:,} are "
-                         "read): not a workbook llmsizer wrote", file=filename)
-
-
-def _part(name: str) -> str:
-    return repr(printable(name[:100]))
-
-
-def _why(exc: BaseException) -> str:
-    text = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _vet_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> None:
-    if info.flag_bits & 0x1:
-        raise _Refused("is encrypted: llmsizer re-reads only unprotected workbooks")
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        raise _Refused(f"is compressed with method {info.compress_type}, which Excel and "
-                       "LibreOffice never write; save the workbook again")
-    xml = info.filename.lower().endswith(_XML_SUFFIXES)
-    parser = expat.ParserCreate()
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-
-    def doctype(*_: Any) -> None:
-        raise _Refused("declares a document type (<!DOCTYPE ...>), which can define entities "
-                       "(external files, exponential expansion); Excel never writes one")
-
-    def entity(*_: Any) -> Any:
-        raise _Refused("declares an XML entity; Excel never writes one")
-
-    def element(tag: str, _attrs: Any) -> None:
-        budget.elements += 1
-        if tag == "c" or tag.endswith(":c"):
-            budget.cells += 1
-            if budget.cells > MAX_TOTAL_CELLS:
-                raise _Refused(f"holds more than {MAX_TOTAL_CELLS:,} cells: not a workbook "
-                               "llmsizer wrote")
-        if budget.elements > MAX_ELEMENTS:
-            raise _Refused(f"holds more than {MAX_ELEMENTS:,} XML elements: not a workbook "
-                           "llmsizer wrote")
-        if not budget.elements & 0xFFF:
-            budget.tick()
-
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = entity
-    parser.UnparsedEntityDeclHandler = entity
-    parser.ExternalEntityRefHandler = entity
-    parser.StartElementHandler = element
-    parsing = True
-    produced = 0
-    with archive.open(info) as handle:
-        while True:
-            chunk = handle.read(_CHUNK)
-            if not chunk:
-                break
-            produced += len(chunk)
-            budget.unpacked += len(chunk)
-            if produced > MAX_PART_BYTES or produced > info.file_size:
-                raise _Refused(f"unpacks to more than {min(MAX_PART_BYTES, info.file_size):,} "
-                               "bytes: not a workbook llmsizer wrote")
-            if budget.unpacked > MAX_UNPACKED_BYTES:
-                raise _Refused(f"takes the workbook past {MAX_UNPACKED_BYTES:,} unpacked "
-                               "bytes: not a workbook llmsizer wrote")
-            budget.tick()
-            if parsing:
-                parsing = _feed(parser, chunk, xml, final=False)
-    if parsing:
-        _feed(parser, b"", xml, final=True)
-
-
-def _feed(parser: Any, chunk: bytes, xml: bool, final: bool) -> bool:
-    """Parse a chunk; False once a part that is not named as XML turns out not to be XML (an
-    image: never parsed as XML by anyone). A part named .xml must be well-formed."""
-    try:
-        parser.Parse(chunk, final)
-    except expat.ExpatError as exc:
-        if xml:
-            raise _Refused(f"is not well-formed XML (line {exc.lineno}, column {exc.offset}: "
-                           f"{expat.ErrorString(exc.code)})") from None
-        return False
-    return True
-
-
-# openpyxl's reading steps, run one by one so that a failure names what was being read.
-_STEPS = (("read_manifest", "'[Content_Types].xml'"),
-          ("read_strings", "the shared strings ('xl/sharedStrings.xml')"),
-          ("read_workbook", "the workbook part ('xl/workbook.xml') or its relationships"),
-          ("read_properties", "'docProps/core.xml'"),
-          ("read_custom", "the custom properties ('docProps/custom.xml')"),
-          ("read_theme", "the theme"),
-          ("apply_stylesheet", "the styles ('xl/styles.xml')"),
-          ("read_worksheets", "the list of worksheets"),
-          ("assign_names", "the defined names ('xl/workbook.xml')"))
-
-
-def _open(path: Path, filename: str) -> Any:
-    """The workbook (openpyxl, read-only), after the first pass has vetted its bytes."""
-    data = _read_file(path, filename)
-    _vet(data, filename)
-    from openpyxl.reader.excel import ExcelReader
-    from openpyxl.styles.stylesheet import apply_stylesheet
-
-    what = "the archive"
-    try:
-        reader = ExcelReader(io.BytesIO(data), read_only=True, keep_vba=False,
-                             data_only=False, keep_links=False)
-        for step, label in _STEPS:
-            what = label
-            if step == "apply_stylesheet":
-                apply_stylesheet(reader.archive, reader.wb)
-            elif step == "assign_names":
-                reader.parser.assign_names()
-            else:
-                getattr(reader, step)()
-    except InputError:
-        raise
-    except Exception as exc:  # openpyxl raises many kinds on malformed parts
-        raise InputError(f"cannot be read as an .xlsx workbook: {what} is damaged "
-                         f"({type(exc).__name__}: {_why(exc)}); save it again from Excel or "
-                         "LibreOffice", file=filename) from None
-    return reader.wb
-
-
-Cells = dict[str, tuple[Any, str]]  # 'C5' -> (value, openpyxl data type)
-
-
-def _sheet_cells(wb: Any, sheet: str, filename: str) -> Cells:
-    """Every cell a sheet's XML holds, streamed once (never padded to the stated dimension):
-    coordinate -> (value, data type)."""
-    from openpyxl.utils import get_column_letter
-    from openpyxl.worksheet._reader import WorkSheetParser
-
-    ws = wb[sheet]
-    part = getattr(ws, "_worksheet_path", sheet)
-    cells: Cells = {}
-    try:
-        with ws._get_source() as src:
-            parser = WorkSheetParser(src, ws._shared_strings, data_only=False,
-                                     epoch=wb.epoch, date_formats=wb._date_formats,
-                                     timedelta_formats=wb._timedelta_formats)
-            for _, row in parser.parse():
-                for c in row:
-                    cells[f"{get_column_letter(c['column'])}{c['row']}"] = (c["value"],
-                                                                           c["data_type"])
-    except Exception as exc:
-        raise InputError(f"sheet {sheet!r} (part {_part(str(part))}) cannot be read "
-                         f"({type(exc).__name__}: {_why(exc)}); save the workbook again from "
-                         "Excel or LibreOffice", file=filename) from None
-    return cells
-
-
-def _properties(wb: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for prop in getattr(wb.custom_doc_props, "props", []):
-        if isinstance(prop.name, str) and prop.value is not None:
-            out[prop.name] = str(prop.value)
-    return out
-
-
-def _names(wb: Any) -> dict[str, str]:
-    out = {}
-    for name, defn in wb.defined_names.items():
-        out[str(name)] = str(defn.attr_text)
-    return out
-
-
 def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
     """Check ``path`` is an unchanged-but-for-inputs llmsizer workbook and rebuild the
     requirements from its Inputs sheet (module docstring)."""
     p = Path(path)
     filename = printable(str(path))
     cat = catalog or load_catalog()
-    wb = _open(p, filename)
+    wb = open_workbook(p, filename)
     try:
-        meta = read_metadata(_properties(wb), filename)
+        meta = read_metadata(custom_properties(wb), filename)
         _check_size(meta, filename)
         _check_shape(meta, filename)
         if meta.get("catalog_digest") != cat.digest:
@@ -407,8 +132,8 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
             raise InputError("this workbook was written without its requirements (from a "
                              "results document); size the requirements file again",
                              file=filename)
-        sheets = {s: _sheet_cells(wb, s, filename) for s in SHEETS}
-        names = _names(wb)
+        sheets = {s: sheet_cells(wb, s, filename) for s in SHEETS}
+        names = defined_names(wb)
     finally:
         wb.close()
     original = _original(source, filename, cat)
@@ -470,8 +195,8 @@ def _first_error(exc: Exception) -> str:
         with contextlib.suppress(Exception):
             first = errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            return _why(ValueError(f"{where}: {first.get('msg', '')}"))
-    return _why(exc)
+            return short_reason(ValueError(f"{where}: {first.get('msg', '')}"))
+    return short_reason(exc)
 
 
 def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
@@ -548,7 +273,7 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
     try:
         formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
                     for row in ws.iter_rows() for c in row if c.data_type == "f"]
-        if structure_digest(formulas, _names(orig).items()) != digest:
+        if structure_digest(formulas, defined_names(orig).items()) != digest:
             raise InputError("this workbook's formulas do not match the llmsizer data it carries "
                              "(was the data copied from another workbook?); size the "
                              "requirements file again", file=filename)
@@ -556,7 +281,7 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
         for sheet in SHEETS:
             ignored += _compare_sheet(sheets[sheet], orig[sheet], filename)
         theirs = {k: normal_name_target(v) for k, v in names.items()}
-        for name, target in sorted(_names(orig).items()):
+        for name, target in sorted(defined_names(orig).items()):
             if theirs.get(name) != normal_name_target(target):
                 now = (f"now points at {theirs[name]}" if name in theirs else "was deleted")
                 raise InputError(f"the cell name {name} {now} (llmsizer wrote "
