@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from llmsizer.inputs.benchdata import BenchPoint, read_points  # noqa: E402
 from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
-from llmsizer.sizing.engine import error_group  # noqa: E402
+from llmsizer.sizing.evaluate import error_group  # noqa: E402
 from llmsizer.sizing.fidelity import (  # noqa: E402
     LLAMACPP,
     Case,

@@ -10,7 +10,7 @@ import yaml
 from llmsizer.inputs.modelconfig import model_from_config
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import Model, load_catalog
-from llmsizer.sizing.engine import (
+from llmsizer.sizing.evaluate import (
     Choice,
     account_inputs,
     build_tables,

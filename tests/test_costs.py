@@ -29,7 +29,8 @@ from llmsizer.inputs.schema import Costs
 from llmsizer.model.calculations import SCENARIOS
 from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
 from llmsizer.sizing.costs import is_stale, price_age_days, scenario_envs
-from llmsizer.sizing.engine import Choice, error_group, size
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.evaluate import Choice, error_group
 from llmsizer.sizing.results import Result
 
 openpyxl: Any = importlib.import_module("openpyxl")

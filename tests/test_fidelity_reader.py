@@ -23,7 +23,7 @@ from llmsizer.base.errors import CatalogError
 from llmsizer.cli import main
 from llmsizer.inputs.benchdata import COLUMNS, BenchPoint, Skipped, read_points
 from llmsizer.model.catalog import LabelIndex, load_catalog
-from llmsizer.sizing.engine import Choice
+from llmsizer.sizing.evaluate import Choice
 from llmsizer.sizing.fidelity import Case, evaluate_file, interpret
 
 MOE = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"

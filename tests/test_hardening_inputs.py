@@ -20,7 +20,8 @@ from helpers import DATA
 from test_batch import small_account
 
 from llmsizer.base.errors import InputError
-from llmsizer.documents.reread import MAX_PART_BYTES, MAX_UNPACKED_BYTES, read_workbook
+from llmsizer.documents.reread import read_workbook
+from llmsizer.documents.xlsxsafe import MAX_PART_BYTES, MAX_UNPACKED_BYTES
 from llmsizer.inputs.benchpoints import RANGES, BenchPoint
 from llmsizer.inputs.loader import load
 from llmsizer.runs import batch

@@ -108,7 +108,8 @@ def test_two_runs_on_one_account_leave_one_runs_whole_set(tmp_path: Path) -> Non
     JSON, the workbook and the PDF always come from one run (the manifest, written last
     under the account's lock, agrees with all three; the workbook's embedded requirements
     and the JSON name the same users)."""
-    from llmsizer.documents.reread import _open, _properties, read_metadata
+    from llmsizer.documents.marker import read_metadata
+    from llmsizer.documents.xlsxsafe import custom_properties, open_workbook
 
     a, b = _named(tmp_path / "a", "Acme", 20), _named(tmp_path / "b", "Acme", 90)
     out = tmp_path / "out"
@@ -121,8 +122,8 @@ def test_two_runs_on_one_account_leave_one_runs_whole_set(tmp_path: Path) -> Non
             assert p.returncode == 0, err
         assert complete_set(out, "acme", ["acme.json", "acme.xlsx", "acme.pdf"])
         users = json.loads((out / "acme.json").read_text())["workloads"][0]["inputs"]["users"]
-        wb = _open(out / "acme.xlsx", "acme.xlsx")
-        meta = read_metadata(_properties(wb), "acme.xlsx")
+        wb = open_workbook(out / "acme.xlsx", "acme.xlsx")
+        meta = read_metadata(custom_properties(wb), "acme.xlsx")
         wb.close()
         assert meta["source"]["requirements"]["workloads"][0]["concurrent_users"] == users
         manifest = json.loads(manifest_path(out, "acme").read_text())

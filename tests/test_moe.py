@@ -13,13 +13,13 @@ from llmsizer.inputs.benchdata import read_points
 from llmsizer.inputs.loader import Loaded
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.engine import (
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.evaluate import (
     Choice,
     account_inputs,
     build_tables,
     error_group,
     evaluate_choice,
-    size,
     workload_inputs,
 )
 from llmsizer.sizing.fidelity import prepare, score

@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from llmsizer.base.errors import InputError
-from llmsizer.documents import reread
+from llmsizer.documents import reread, xlsxsafe
 from llmsizer.inputs.loader import load
 from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size
@@ -242,8 +242,8 @@ def main() -> None:
     base = build_base(workdir)
     base_digest = hashlib.sha256(base.read_bytes()).hexdigest()
     parts = parts_of(base)
-    wb = reread._open(base, "base")
-    meta = reread.read_metadata(reread._properties(wb), "base")
+    wb = xlsxsafe.open_workbook(base, "base")
+    meta = reread.read_metadata(xlsxsafe.custom_properties(wb), "base")
     wb.close()
     big = b'<?xml version="1.0"?><x><!--' + b"x" * 30_000_000 + b"--></x>"
     # The original workbook is rebuilt from the embedded requirements (trusted code, not

@@ -10,8 +10,9 @@ and defined name, and the key outputs (for ``--diff``).
 
 Reading, in order, each refusal one clear line (:class:`~llmsizer.base.errors.InputError`):
 
-1. it opens as .xlsx and carries the marker (a workbook llmsizer did not write is refused,
-   so is one whose properties a converter dropped - Google Sheets does);
+1. it opens as .xlsx, within the limits of :mod:`.xlsxsafe`, and carries the marker (a
+   workbook llmsizer did not write is refused, so is one whose properties a converter
+   dropped - Google Sheets does);
 2. the same llmsizer version and catalog wrote it (else re-run from the YAML);
 3. all its sheets exist (``llmsizer.documents.workbook.SHEETS``);
 4. the workbook is rebuilt from the embedded requirements and compared cell by cell: every
@@ -19,11 +20,11 @@ Reading, in order, each refusal one clear line (:class:`~llmsizer.base.errors.In
    name must be as written. Only the unlocked (yellow) input cells may differ. Edits of the
    option cells at the top of the KV sheet (GPU, precision, TP, efficiencies) are NOT re-read:
    the engine chooses options itself; they are reported, and ignored;
-5. the Inputs sheet's named cells are mapped back to requirement fields and validated like
-   YAML (errors name the sheet and cell): users, lengths, targets, headroom, N+1, memory
-   utilisation, runtime reserve, costs, GPU/cloud/node prices. Cells that are not requirement
-   fields (a model's architecture, a throughput that comes from benchmark files) must keep
-   their value.
+5. the Inputs sheet's named cells are mapped back to requirement fields (:mod:`.inputcells`)
+   and validated like YAML (errors name the sheet and cell): users, lengths, targets,
+   headroom, N+1, memory utilisation, runtime reserve, costs, GPU/cloud/node prices. Cells
+   that are not requirement fields (a model's architecture, a throughput that comes from
+   benchmark files) must keep their value.
 
 Formula text is compared after normalisation, because Excel and LibreOffice re-write the
 formulas they save: case, whitespace, ``$`` and sheet-name quotes are dropped and numbers are
@@ -35,26 +36,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
-import io
-import math
-import os
-import re
-import stat
-import struct
 import tempfile
-import time
-import zipfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.parsers import expat
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
-from ..model.calculations import INPUTS
 from ..model.catalog import Catalog, Model, load_catalog
+from .inputcells import Change, at_cells, edited_requirements, shown
 from .marker import (
     KEY_OUTPUTS,
     key_outputs,
@@ -66,9 +57,14 @@ from .marker import (
     structure_digest,
 )
 from .workbook import SHEETS, write_workbook
-
-MAX_WORKBOOK_BYTES = 20_000_000
-MAX_UNPACKED_BYTES = 50_000_000
+from .xlsxsafe import (
+    Cells,
+    custom_properties,
+    defined_names,
+    open_workbook,
+    sheet_cells,
+    short_reason,
+)
 
 __all__ = [
     "Change",
@@ -82,17 +78,6 @@ __all__ = [
 ]
 
 # --- reading ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """An input cell whose value differs from what llmsizer wrote."""
-
-    cell: str  # 'Inputs!C5'
-    label: str  # 'Headroom policy' / 'Concurrent users at peak (Internal assistant)'
-    field: str  # requirement field it maps to ('policy.headroom'), '' when not re-read
-    old: float | str
-    new: float | str | None
 
 
 @dataclass(frozen=True)
@@ -110,288 +95,15 @@ def _openpyxl() -> Any:
     return importlib.import_module("openpyxl")
 
 
-# --- reading a workbook that may be hostile -----------------------------------------------------
-#
-# An edited workbook comes from outside, so it is read in two passes over the same bytes
-# (read once into memory: what was checked is what is parsed). The first pass inflates every
-# part with a running count of the bytes actually produced (a zip header can lie about
-# sizes), parses each with expat configured to refuse a document type declaration (so no
-# entity, external or nested, is ever defined), and counts elements and cells, under a time
-# limit. Only then does openpyxl see the file, read-only, its sheets streamed cell by cell
-# (never padded to the sheet's stated dimension). openpyxl parses with defusedxml, a
-# dependency for this reason, as a second line. The limits are far above what llmsizer
-# writes: the example account's workbook is 77 KB, 23 parts, 446 KB unpacked, 4,100 cells.
-
-MAX_PARTS = 500
-MAX_PART_BYTES = 25_000_000
-MAX_TOTAL_CELLS = 200_000
-MAX_ELEMENTS = 2_000_000
-READ_SECONDS = 10.0
-_XML_SUFFIXES = (".xml", ".rels", ".vml")
-_CHUNK = 1 << 16
-
-
-class _Refused(Exception):
-    """A part the first pass refuses (turned into an InputError naming the part)."""
-
-
-@dataclass
-class _Budget:
-    deadline: float
-    unpacked: int = 0
-    elements: int = 0
-    cells: int = 0
-
-    def tick(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise _Refused(f"took longer than {READ_SECONDS:.0f} s to read")
-
-
-def _read_file(path: Path, filename: str) -> bytes:
-    """The file's bytes, refused from its size before reading; a regular file only (a named
-    pipe or a device is refused, not read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise InputError("workbook not found", file=filename) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("is not a regular file: llmsizer re-reads only .xlsx workbooks",
-                             file=filename)
-        if info.st_size > MAX_WORKBOOK_BYTES:
-            raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
-                             "llmsizer wrote", file=filename)
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(MAX_WORKBOOK_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", file=filename) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_WORKBOOK_BYTES:
-        raise InputError(f"is larger than {MAX_WORKBOOK_BYTES:,} bytes: not a workbook "
-                         "llmsizer wrote", file=filename)
-    return data
-
-
-def _vet(data: bytes, filename: str) -> None:
-    """The first pass (comment above): every part inflated, counted and parsed; each
-    refusal one line naming the part."""
-    not_xlsx = ("cannot be opened as an .xlsx workbook (it is not a zip archive); save it as an "
-                "Excel workbook (.xlsx)")
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
-            IndexError, struct.error):
-        raise InputError(not_xlsx, file=filename) from None
-    if len(infos) > MAX_PARTS:
-        raise InputError(f"holds {len(infos):,} parts (at most {MAX_PARTS} are read): not a "
-                         "workbook llmsizer wrote", file=filename)
-    names = [i.filename for i in infos]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise InputError(f"part {_part(dup)} appears twice in the archive: the file is damaged",
-                         file=filename)
-    declared = 0
-    for info in infos:
-        if info.file_size > MAX_PART_BYTES:
-            raise InputError(f"part {_part(info.filename)} unpacks to {info.file_size:,} "
-                             f"bytes (at most {MAX_PART_BYTES:,}): not a workbook llmsizer "
-                             "wrote", file=filename)
-        declared += info.file_size
-    if declared > MAX_UNPACKED_BYTES:
-        raise InputError(f"unpacks to more than {MAX_UNPACKED_BYTES:,} bytes: not a workbook "
-                         "llmsizer wrote", file=filename)
-    budget = _Budget(deadline=time.monotonic() + READ_SECONDS)
-    for info in infos:
-        try:
-            _vet_part(archive, info, budget)
-        except _Refused as exc:
-            raise InputError(f"part {_part(info.filename)} {exc}", file=filename) from None
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-                NotImplementedError, RuntimeError, struct.error) as exc:
-            raise InputError(f"part {_part(info.filename)} is damaged and cannot be unpacked "
-                             f"({_why(exc)}); save the workbook again from Excel or LibreOffice",
-                             file=filename) from None
-    if budget.cells > MAX_TOTAL_CELLS:
-        raise InputError(f"holds {budget.cells:,} cells (at most {MAX_TOTAL_CELLS:,} are "
-                         "read): not a workbook llmsizer wrote", file=filename)
-
-
-def _part(name: str) -> str:
-    return repr(printable(name[:100]))
-
-
-def _why(exc: BaseException) -> str:
-    text = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _vet_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> None:
-    if info.flag_bits & 0x1:
-        raise _Refused("is encrypted: llmsizer re-reads only unprotected workbooks")
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        raise _Refused(f"is compressed with method {info.compress_type}, which Excel and "
-                       "LibreOffice never write; save the workbook again")
-    xml = info.filename.lower().endswith(_XML_SUFFIXES)
-    parser = expat.ParserCreate()
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-
-    def doctype(*_: Any) -> None:
-        raise _Refused("declares a document type (<!DOCTYPE ...>), which can define entities "
-                       "(external files, exponential expansion); Excel never writes one")
-
-    def entity(*_: Any) -> Any:
-        raise _Refused("declares an XML entity; Excel never writes one")
-
-    def element(tag: str, _attrs: Any) -> None:
-        budget.elements += 1
-        if tag == "c" or tag.endswith(":c"):
-            budget.cells += 1
-            if budget.cells > MAX_TOTAL_CELLS:
-                raise _Refused(f"holds more than {MAX_TOTAL_CELLS:,} cells: not a workbook "
-                               "llmsizer wrote")
-        if budget.elements > MAX_ELEMENTS:
-            raise _Refused(f"holds more than {MAX_ELEMENTS:,} XML elements: not a workbook "
-                           "llmsizer wrote")
-        if not budget.elements & 0xFFF:
-            budget.tick()
-
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = entity
-    parser.UnparsedEntityDeclHandler = entity
-    parser.ExternalEntityRefHandler = entity
-    parser.StartElementHandler = element
-    parsing = True
-    produced = 0
-    with archive.open(info) as handle:
-        while True:
-            chunk = handle.read(_CHUNK)
-            if not chunk:
-                break
-            produced += len(chunk)
-            budget.unpacked += len(chunk)
-            if produced > MAX_PART_BYTES or produced > info.file_size:
-                raise _Refused(f"unpacks to more than {min(MAX_PART_BYTES, info.file_size):,} "
-                               "bytes: not a workbook llmsizer wrote")
-            if budget.unpacked > MAX_UNPACKED_BYTES:
-                raise _Refused(f"takes the workbook past {MAX_UNPACKED_BYTES:,} unpacked "
-                               "bytes: not a workbook llmsizer wrote")
-            budget.tick()
-            if parsing:
-                parsing = _feed(parser, chunk, xml, final=False)
-    if parsing:
-        _feed(parser, b"", xml, final=True)
-
-
-def _feed(parser: Any, chunk: bytes, xml: bool, final: bool) -> bool:
-    """Parse a chunk; False once a part that is not named as XML turns out not to be XML (an
-    image: never parsed as XML by anyone). A part named .xml must be well-formed."""
-    try:
-        parser.Parse(chunk, final)
-    except expat.ExpatError as exc:
-        if xml:
-            raise _Refused(f"is not well-formed XML (line {exc.lineno}, column {exc.offset}: "
-                           f"{expat.ErrorString(exc.code)})") from None
-        return False
-    return True
-
-
-# openpyxl's reading steps, run one by one so that a failure names what was being read.
-_STEPS = (("read_manifest", "'[Content_Types].xml'"),
-          ("read_strings", "the shared strings ('xl/sharedStrings.xml')"),
-          ("read_workbook", "the workbook part ('xl/workbook.xml') or its relationships"),
-          ("read_properties", "'docProps/core.xml'"),
-          ("read_custom", "the custom properties ('docProps/custom.xml')"),
-          ("read_theme", "the theme"),
-          ("apply_stylesheet", "the styles ('xl/styles.xml')"),
-          ("read_worksheets", "the list of worksheets"),
-          ("assign_names", "the defined names ('xl/workbook.xml')"))
-
-
-def _open(path: Path, filename: str) -> Any:
-    """The workbook (openpyxl, read-only), after the first pass has vetted its bytes."""
-    data = _read_file(path, filename)
-    _vet(data, filename)
-    from openpyxl.reader.excel import ExcelReader
-    from openpyxl.styles.stylesheet import apply_stylesheet
-
-    what = "the archive"
-    try:
-        reader = ExcelReader(io.BytesIO(data), read_only=True, keep_vba=False,
-                             data_only=False, keep_links=False)
-        for step, label in _STEPS:
-            what = label
-            if step == "apply_stylesheet":
-                apply_stylesheet(reader.archive, reader.wb)
-            elif step == "assign_names":
-                reader.parser.assign_names()
-            else:
-                getattr(reader, step)()
-    except InputError:
-        raise
-    except Exception as exc:  # openpyxl raises many kinds on malformed parts
-        raise InputError(f"cannot be read as an .xlsx workbook: {what} is damaged "
-                         f"({type(exc).__name__}: {_why(exc)}); save it again from Excel or "
-                         "LibreOffice", file=filename) from None
-    return reader.wb
-
-
-Cells = dict[str, tuple[Any, str]]  # 'C5' -> (value, openpyxl data type)
-
-
-def _sheet_cells(wb: Any, sheet: str, filename: str) -> Cells:
-    """Every cell a sheet's XML holds, streamed once (never padded to the stated dimension):
-    coordinate -> (value, data type)."""
-    from openpyxl.utils import get_column_letter
-    from openpyxl.worksheet._reader import WorkSheetParser
-
-    ws = wb[sheet]
-    part = getattr(ws, "_worksheet_path", sheet)
-    cells: Cells = {}
-    try:
-        with ws._get_source() as src:
-            parser = WorkSheetParser(src, ws._shared_strings, data_only=False,
-                                     epoch=wb.epoch, date_formats=wb._date_formats,
-                                     timedelta_formats=wb._timedelta_formats)
-            for _, row in parser.parse():
-                for c in row:
-                    cells[f"{get_column_letter(c['column'])}{c['row']}"] = (c["value"],
-                                                                           c["data_type"])
-    except Exception as exc:
-        raise InputError(f"sheet {sheet!r} (part {_part(str(part))}) cannot be read "
-                         f"({type(exc).__name__}: {_why(exc)}); save the workbook again from "
-                         "Excel or LibreOffice", file=filename) from None
-    return cells
-
-
-def _properties(wb: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for prop in getattr(wb.custom_doc_props, "props", []):
-        if isinstance(prop.name, str) and prop.value is not None:
-            out[prop.name] = str(prop.value)
-    return out
-
-
-def _names(wb: Any) -> dict[str, str]:
-    out = {}
-    for name, defn in wb.defined_names.items():
-        out[str(name)] = str(defn.attr_text)
-    return out
-
-
 def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
     """Check ``path`` is an unchanged-but-for-inputs llmsizer workbook and rebuild the
     requirements from its Inputs sheet (module docstring)."""
     p = Path(path)
     filename = printable(str(path))
     cat = catalog or load_catalog()
-    wb = _open(p, filename)
+    wb = open_workbook(p, filename)
     try:
-        meta = read_metadata(_properties(wb), filename)
+        meta = read_metadata(custom_properties(wb), filename)
         _check_size(meta, filename)
         _check_shape(meta, filename)
         if meta.get("catalog_digest") != cat.digest:
@@ -407,8 +119,8 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
             raise InputError("this workbook was written without its requirements (from a "
                              "results document); size the requirements file again",
                              file=filename)
-        sheets = {s: _sheet_cells(wb, s, filename) for s in SHEETS}
-        names = _names(wb)
+        sheets = {s: sheet_cells(wb, s, filename) for s in SHEETS}
+        names = defined_names(wb)
     finally:
         wb.close()
     original = _original(source, filename, cat)
@@ -470,8 +182,8 @@ def _first_error(exc: Exception) -> str:
         with contextlib.suppress(Exception):
             first = errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            return _why(ValueError(f"{where}: {first.get('msg', '')}"))
-    return _why(exc)
+            return short_reason(ValueError(f"{where}: {first.get('msg', '')}"))
+    return short_reason(exc)
 
 
 def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
@@ -535,20 +247,13 @@ def _same_value(a: Any, b: Any) -> bool:
     return same
 
 
-def _shown(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    text = repr(v) if isinstance(v, str) else str(v)
-    return printable(text if len(text) <= 60 else text[:57] + "...")
-
-
 def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, digest: str,
              filename: str) -> list[Change]:
     """Refuse any difference outside the input cells; return the ignored option-cell edits."""
     try:
         formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
                     for row in ws.iter_rows() for c in row if c.data_type == "f"]
-        if structure_digest(formulas, _names(orig).items()) != digest:
+        if structure_digest(formulas, defined_names(orig).items()) != digest:
             raise InputError("this workbook's formulas do not match the llmsizer data it carries "
                              "(was the data copied from another workbook?); size the "
                              "requirements file again", file=filename)
@@ -556,7 +261,7 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
         for sheet in SHEETS:
             ignored += _compare_sheet(sheets[sheet], orig[sheet], filename)
         theirs = {k: normal_name_target(v) for k, v in names.items()}
-        for name, target in sorted(_names(orig).items()):
+        for name, target in sorted(defined_names(orig).items()):
             if theirs.get(name) != normal_name_target(target):
                 now = (f"now points at {theirs[name]}" if name in theirs else "was deleted")
                 raise InputError(f"the cell name {name} {now} (llmsizer wrote "
@@ -581,7 +286,7 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
             if o.data_type == "f":
                 if kind != "f":
                     raise InputError(
-                        f"cell {ref} was changed from a formula to a value ({_shown(value)}); "
+                        f"cell {ref} was changed from a formula to a value ({shown(value)}); "
                         "llmsizer re-reads only the yellow input cells: undo the change (the "
                         f"formula was {str(o.value)[:80]})", file=filename)
                 if normalize_formula(str(value)) != normalize_formula(str(o.value)):
@@ -598,8 +303,8 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
                 continue
             if kind == "f" or not _same_value(o.value, value):
                 raise InputError(
-                    f"cell {ref} was changed (llmsizer wrote {_shown(o.value)}, it now holds "
-                    f"{_shown(value)}); only the yellow input cells are re-read: undo the "
+                    f"cell {ref} was changed (llmsizer wrote {shown(o.value)}, it now holds "
+                    f"{shown(value)}); only the yellow input cells are re-read: undo the "
                     "change", file=filename)
     for coordinate, (_, kind) in cells.items():
         if kind == "f" and coordinate not in seen:
@@ -609,197 +314,17 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
     return ignored
 
 
-# --- the Inputs sheet back to requirement fields ------------------------------------------------
-
-_ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
-    "headroom": ("policy", "headroom"),
-    "survive_node_loss": ("policy", "survive_node_loss"),
-    "gpu_memory_utilization": ("policy", "gpu_memory_utilization"),
-    "runtime_reserve_gb": ("policy", "runtime_reserve_gb"),
-    "electricity_per_kwh": ("costs", "electricity_per_kwh"),
-    "pue": ("costs", "pue"),
-    "amortization_years": ("costs", "amortization_years"),
-    "support_rate": ("costs", "support_rate"),
-    "average_load": ("costs", "average_load"),
-    "network_per_node": ("costs", "network_per_node"),
-    "hours_per_year": ("costs", "hours_per_year"),
-    "storage_tb_per_node": ("costs", "storage_tb_per_node"),
-    "storage_per_tb_month": ("costs", "storage_per_tb_month"),
-    "software_per_gpu_year": ("costs", "software_per_gpu_year"),
-    "colocation_per_kw_month": ("costs", "colocation_per_kw_month"),
-}
-# workload input -> (path inside the workload, 0 means "not set")
-_WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
-    "users": (("concurrent_users",), False),
-    "prompt_tokens": (("prompt_tokens",), False),
-    "output_tokens": (("output_tokens",), False),
-    "max_context_tokens": (("max_context_tokens",), True),
-    "prefix_cache_hit": (("prefix_cache_hit",), False),
-    "target_tokens_per_s_per_user": (("targets", "tokens_per_s_per_user"), True),
-    "target_response_time_s": (("targets", "response_time_s"), True),
-    "target_ttft_s": (("targets", "ttft_s"), True),
-    "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
-}
-_INTEGER = frozenset({"concurrent_users", "prompt_tokens", "output_tokens", "max_context_tokens"})
-_PRICE_FIELDS = {("gpus", "price"): "gpu_prices", ("gpus", "cloud_gpu_hour"): "cloud_gpu_hour",
-                 ("platforms", "base_price"): "node_prices"}
-_LABELS = {i.name: i.label for i in INPUTS}
-_WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
-
-
-def _cell_value(sheets: Mapping[str, Cells], target: str, filename: str, label: str
-                ) -> tuple[str, float]:
-    sheet, _, ref = target.lstrip("=").partition("!")
-    sheet = sheet.strip("'")
-    ref = ref.replace("$", "")
-    where = printable(f"{sheet}!{ref}"[:60])
-    if sheet not in sheets:
-        raise InputError(f"the cell name for {label} points at {where}, outside the sheets "
-                         "llmsizer wrote; undo the change", file=filename)
-    value = sheets[sheet].get(ref.upper(), (None, "n"))[0]
-    if isinstance(value, bool):
-        return where, 1.0 if value else 0.0
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return where, float(value)
-    found = "nothing (the cell is empty)" if value is None else _shown(value)
-    raise InputError(f"{where} ({label}): must be a number, found {found}", file=filename)
-
-
-def _changed(old: float, new: float) -> bool:
-    return abs(new - old) > 1e-12 * max(abs(old), abs(new), 1e-300)
-
-
-def _typed(key: str, value: float) -> float | int:
-    if key in _INTEGER and value.is_integer():
-        return int(value)
-    return value
-
-
 def _rebuild(sheets: Mapping[str, Cells], names: Mapping[str, str], meta: Mapping[str, Any],
              source: Mapping[str, Any], filename: str, cat: Catalog) -> tuple[list[Change], Any]:
-    data: dict[str, Any] = copy.deepcopy(dict(source.get("requirements") or {}))
-    workloads: list[dict[str, Any]] = data.get("workloads") or []
-    inputs: dict[str, Any] = dict(meta.get("inputs") or {})
-    prices: dict[str, Any] = dict(meta.get("prices") or {})
-    changes: list[Change] = []
-    cells: dict[str, str] = {}  # requirement field (dotted) -> 'Inputs!C5 (label)'
-    for name in sorted(inputs):
-        old = inputs[name]
-        if not isinstance(old, int | float) or name not in names:
-            continue
-        label, fieldname, setter = _target(name, workloads, prices)
-        where, new = _cell_value(sheets, names[name], filename, label)
-        if not _changed(float(old), new):
-            continue
-        if setter is None:
-            raise InputError(f"{where} ({label}) was changed from {_shown(old)} to "
-                             f"{_shown(new)}; {fieldname}", file=filename)
-        setter(data, new)
-        changes.append(Change(cell=where, label=label, field=fieldname, old=float(old), new=new))
-        cells[fieldname] = f"{where} ({label})"
+    """The requirements with the Inputs sheet's edits (:mod:`.inputcells`), validated like
+    YAML; a validation error names the cell(s) that caused it."""
+    changes, data, cells = edited_requirements(sheets, names, meta, source, filename)
     models, bench = _embedded(source, filename, cat)
     try:
         loaded = _load_requirements(data, filename, cat, models, bench)
     except InputError as exc:
-        raise _at_cells(exc, cells, filename) from None
+        raise at_cells(exc, cells, filename) from None
     return changes, loaded
-
-
-def _at_cells(exc: InputError, cells: Mapping[str, str], filename: str) -> InputError:
-    """A validation error of the rebuilt requirements, named by the cell(s) that caused it."""
-    fieldname = exc.field or ""
-    hits = [c for f, c in cells.items() if f == fieldname or f.startswith(fieldname + ".")
-            or fieldname.startswith(f + ".") or (fieldname and f.startswith(fieldname + "["))]
-    if not hits:
-        hits = [c for f, c in cells.items() if fieldname and f.startswith(fieldname)]
-    where = "; ".join(hits) if hits else "the Inputs sheet"
-    return InputError(f"{where}: {exc.message}", file=filename, field=exc.field)
-
-
-def _set(path: tuple[str | int, ...], zero_is_none: bool = False,
-         integer_key: str | None = None) -> Any:
-    def setter(data: dict[str, Any], value: float) -> None:
-        cur: Any = data
-        for part in path[:-1]:
-            if isinstance(part, str) and isinstance(cur, dict) and cur.get(part) is None:
-                cur[part] = {}
-            cur = cur[part]
-        key = path[-1]
-        cur[key] = None if zero_is_none and value == 0 else _typed(str(integer_key or key), value)
-    return setter
-
-
-def _dotted(path: tuple[str | int, ...]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any]
-            ) -> tuple[str, str, Any]:
-    """(label, requirement field or why it is not re-read, setter or None) of a named cell."""
-    if name in prices:
-        table, tid, column = prices[name]
-        section = _PRICE_FIELDS.get((table, column))
-        label = {"price": "Purchase price", "cloud_gpu_hour": "Cloud price per GPU-hour",
-                 "base_price": "Node price without GPUs"}.get(column, column) + f": {tid}"
-        if section is None:
-            return label, "it is not an account price", None
-        path: tuple[str | int, ...] = ("costs", section, str(tid))
-        return label, _dotted(path), _set(path)
-    m = _WORKLOAD_NAME.match(name)
-    if m is None:
-        key = name.removeprefix("in_")
-        label = _LABELS.get(key, key)
-        if key not in _ACCOUNT_FIELDS:
-            return label, "it is not a requirements field; set it in the requirements", None
-        section, fieldname = _ACCOUNT_FIELDS[key]
-        path = (section, fieldname)
-        if key == "survive_node_loss":
-            return label, _dotted(path), _flag_setter(path)
-        return label, _dotted(path), _set(path)
-    k, key = int(m.group(1)) - 1, m.group(2)
-    if not 0 <= k < len(workloads):
-        return name, "it names a workload the requirements do not have", None
-    w = workloads[k]
-    label = f"{_LABELS.get(key, key)}, workload {w.get('name')!r}"
-    if key in _WORKLOAD_FIELDS:
-        rel, zero_none = _WORKLOAD_FIELDS[key]
-        path = ("workloads", k, *rel)
-        return label, _dotted(path), _set(path, zero_none, rel[-1])
-    if key == "measured_tokens_per_s_per_replica":
-        measured = w.get("measured")
-        if measured is None:
-            return label, ("the workload is modelled: a measured throughput also needs the GPU "
-                           "and GPUs per replica it was measured on; add a measured block to the "
-                           "requirements"), None
-        if measured.get("file") is not None:
-            return label, ("it comes from the benchmark file(s) "
-                           f"{measured.get('file')!r}: change the files (or state "
-                           "tokens_per_s_per_replica instead) in the requirements"), None
-        path = ("workloads", k, "measured", "tokens_per_s_per_replica")
-        return label, _dotted(path), _measured_setter(k)
-    return label, (f"it describes the model ({w.get('model')}), which llmsizer reads from the "
-                   "catalog or its config.json, not from the workbook: undo the change, or name "
-                   "another model in the requirements"), None
-
-
-def _flag_setter(path: tuple[str, str]) -> Any:
-    def setter(data: dict[str, Any], value: float) -> None:
-        section = data.setdefault(path[0], {})
-        section[path[1]] = (value == 1) if value in (0, 1) else value
-    return setter
-
-
-def _measured_setter(k: int) -> Any:
-    def setter(data: dict[str, Any], value: float) -> None:
-        w = data["workloads"][k]
-        if value == 0:  # 0 = no measured figure: the model sizes the workload again
-            w["measured"] = None
-        else:
-            w["measured"]["tokens_per_s_per_replica"] = value
-    return setter
 
 
 # --- --diff ------------------------------------------------------------------------------------
@@ -819,7 +344,7 @@ def _fmt(value: Any, key: str, currency: str) -> str:
 def _fmt_input(v: float | str | None) -> str:
     if isinstance(v, float):
         return f"{v:,.6g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    return _shown(v)
+    return shown(v)
 
 
 def diff_lines(reread: Reread, result: Any) -> list[str]:
@@ -833,7 +358,7 @@ def diff_lines(reread: Reread, result: Any) -> list[str]:
     if reread.ignored:
         lines.append("Not re-read (option cells on KV; the engine chooses options itself):")
         for c in reread.ignored:
-            lines.append(f"  {c.cell:<12} {c.label}: {_shown(c.old)} -> {_shown(c.new)}")
+            lines.append(f"  {c.cell:<12} {c.label}: {shown(c.old)} -> {shown(c.new)}")
     now = key_outputs(result)
     before = reread.original
     cur = str(now["currency"])

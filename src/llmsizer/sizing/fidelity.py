@@ -1,7 +1,7 @@
 """``llmsizer fidelity``: predict measured benchmark rows and report the error.
 
 Every prediction goes through the engine's own calculation list
-(:func:`llmsizer.sizing.engine.evaluate_choice`) and the benchmark figures named in
+(:func:`llmsizer.sizing.evaluate.evaluate_choice`) and the benchmark figures named in
 :mod:`llmsizer.model.calculations` (``FIGURES``); this module only decides which inputs
 describe a benchmark row and does no sizing arithmetic of its own.
 
@@ -44,7 +44,7 @@ from ..inputs.schema import Account, Policy, Requirements, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate
-from .engine import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
+from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 
 TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
 TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)

@@ -125,7 +125,7 @@ class Evaluated:
         precision = [float(o.values["weight_bytes_per_param"])
                      for o in self.choice.options.values()]
         kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
-        # at equal cost, options outside the calibration data last (as engine._rank_key)
+        # at equal cost, options outside the calibration data last (as search._rank_key)
         uncalibrated = sum(1 for o in self.choice.options.values() if o.calibration_gaps)
         return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
                 float(uncalibrated), self.totals["gpus_purchased"], float(len(self.pools)),

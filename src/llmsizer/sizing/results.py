@@ -76,7 +76,7 @@ class MeasuredPoint(_M):
 class Confidence(_M):
     """The recommendation's range from the model's cross-validated error (docs/results.md)."""
 
-    group: str  # error group (engine.error_group): hopper_fp8, moe, ...
+    group: str  # error group (evaluate.error_group): hopper_fp8, moe, ...
     error_p10: float  # signed predicted / measured - 1
     error_p90: float
     replica_output_tokens_per_s: float  # as sized

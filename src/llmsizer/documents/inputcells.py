@@ -1,0 +1,228 @@
+"""The Inputs sheet of a returned workbook back to requirement fields: each named input cell
+llmsizer wrote is read, and a changed one is mapped to the requirement field it came from
+(users, lengths, targets, policy, costs, GPU/cloud/node prices) or refused with why it is
+not re-read. Validating the edited requirements is :mod:`.reread`'s (errors name the cells).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.errors import InputError
+from ..base.textsafe import printable
+from ..model.calculations import INPUTS
+from .xlsxsafe import Cells
+
+
+@dataclass(frozen=True)
+class Change:
+    """An input cell whose value differs from what llmsizer wrote."""
+
+    cell: str  # 'Inputs!C5'
+    label: str  # 'Headroom policy' / 'Concurrent users at peak (Internal assistant)'
+    field: str  # requirement field it maps to ('policy.headroom'), '' when not re-read
+    old: float | str
+    new: float | str | None
+
+
+def shown(v: Any) -> str:
+    """A value for a one-line message: printable, at most 60 characters, text quoted."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    text = repr(v) if isinstance(v, str) else str(v)
+    return printable(text if len(text) <= 60 else text[:57] + "...")
+
+
+_ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
+    "headroom": ("policy", "headroom"),
+    "survive_node_loss": ("policy", "survive_node_loss"),
+    "gpu_memory_utilization": ("policy", "gpu_memory_utilization"),
+    "runtime_reserve_gb": ("policy", "runtime_reserve_gb"),
+    "electricity_per_kwh": ("costs", "electricity_per_kwh"),
+    "pue": ("costs", "pue"),
+    "amortization_years": ("costs", "amortization_years"),
+    "support_rate": ("costs", "support_rate"),
+    "average_load": ("costs", "average_load"),
+    "network_per_node": ("costs", "network_per_node"),
+    "hours_per_year": ("costs", "hours_per_year"),
+    "storage_tb_per_node": ("costs", "storage_tb_per_node"),
+    "storage_per_tb_month": ("costs", "storage_per_tb_month"),
+    "software_per_gpu_year": ("costs", "software_per_gpu_year"),
+    "colocation_per_kw_month": ("costs", "colocation_per_kw_month"),
+}
+# workload input -> (path inside the workload, 0 means "not set")
+_WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "users": (("concurrent_users",), False),
+    "prompt_tokens": (("prompt_tokens",), False),
+    "output_tokens": (("output_tokens",), False),
+    "max_context_tokens": (("max_context_tokens",), True),
+    "prefix_cache_hit": (("prefix_cache_hit",), False),
+    "target_tokens_per_s_per_user": (("targets", "tokens_per_s_per_user"), True),
+    "target_response_time_s": (("targets", "response_time_s"), True),
+    "target_ttft_s": (("targets", "ttft_s"), True),
+    "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
+}
+_INTEGER = frozenset({"concurrent_users", "prompt_tokens", "output_tokens", "max_context_tokens"})
+_PRICE_FIELDS = {("gpus", "price"): "gpu_prices", ("gpus", "cloud_gpu_hour"): "cloud_gpu_hour",
+                 ("platforms", "base_price"): "node_prices"}
+_LABELS = {i.name: i.label for i in INPUTS}
+_WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
+
+
+def _cell_value(sheets: Mapping[str, Cells], target: str, filename: str, label: str
+                ) -> tuple[str, float]:
+    sheet, _, ref = target.lstrip("=").partition("!")
+    sheet = sheet.strip("'")
+    ref = ref.replace("$", "")
+    where = printable(f"{sheet}!{ref}"[:60])
+    if sheet not in sheets:
+        raise InputError(f"the cell name for {label} points at {where}, outside the sheets "
+                         "llmsizer wrote; undo the change", file=filename)
+    value = sheets[sheet].get(ref.upper(), (None, "n"))[0]
+    if isinstance(value, bool):
+        return where, 1.0 if value else 0.0
+    if isinstance(value, int | float) and math.isfinite(float(value)):
+        return where, float(value)
+    found = "nothing (the cell is empty)" if value is None else shown(value)
+    raise InputError(f"{where} ({label}): must be a number, found {found}", file=filename)
+
+
+def _changed(old: float, new: float) -> bool:
+    return abs(new - old) > 1e-12 * max(abs(old), abs(new), 1e-300)
+
+
+def _typed(key: str, value: float) -> float | int:
+    if key in _INTEGER and value.is_integer():
+        return int(value)
+    return value
+
+
+def edited_requirements(sheets: Mapping[str, Cells], names: Mapping[str, str],
+                        meta: Mapping[str, Any], source: Mapping[str, Any], filename: str
+                        ) -> tuple[list[Change], dict[str, Any], dict[str, str]]:
+    """The embedded requirements with the Inputs sheet's edits applied: (the changes, the
+    requirements data, each changed field -> 'Inputs!C5 (label)' for :func:`at_cells`)."""
+    data: dict[str, Any] = copy.deepcopy(dict(source.get("requirements") or {}))
+    workloads: list[dict[str, Any]] = data.get("workloads") or []
+    inputs: dict[str, Any] = dict(meta.get("inputs") or {})
+    prices: dict[str, Any] = dict(meta.get("prices") or {})
+    changes: list[Change] = []
+    cells: dict[str, str] = {}  # requirement field (dotted) -> 'Inputs!C5 (label)'
+    for name in sorted(inputs):
+        old = inputs[name]
+        if not isinstance(old, int | float) or name not in names:
+            continue
+        label, fieldname, setter = _target(name, workloads, prices)
+        where, new = _cell_value(sheets, names[name], filename, label)
+        if not _changed(float(old), new):
+            continue
+        if setter is None:
+            raise InputError(f"{where} ({label}) was changed from {shown(old)} to "
+                             f"{shown(new)}; {fieldname}", file=filename)
+        setter(data, new)
+        changes.append(Change(cell=where, label=label, field=fieldname, old=float(old), new=new))
+        cells[fieldname] = f"{where} ({label})"
+    return changes, data, cells
+
+
+def at_cells(exc: InputError, cells: Mapping[str, str], filename: str) -> InputError:
+    """A validation error of the rebuilt requirements, named by the cell(s) that caused it."""
+    fieldname = exc.field or ""
+    hits = [c for f, c in cells.items() if f == fieldname or f.startswith(fieldname + ".")
+            or fieldname.startswith(f + ".") or (fieldname and f.startswith(fieldname + "["))]
+    if not hits:
+        hits = [c for f, c in cells.items() if fieldname and f.startswith(fieldname)]
+    where = "; ".join(hits) if hits else "the Inputs sheet"
+    return InputError(f"{where}: {exc.message}", file=filename, field=exc.field)
+
+
+def _set(path: tuple[str | int, ...], zero_is_none: bool = False,
+         integer_key: str | None = None) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        cur: Any = data
+        for part in path[:-1]:
+            if isinstance(part, str) and isinstance(cur, dict) and cur.get(part) is None:
+                cur[part] = {}
+            cur = cur[part]
+        key = path[-1]
+        cur[key] = None if zero_is_none and value == 0 else _typed(str(integer_key or key), value)
+    return setter
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any]
+            ) -> tuple[str, str, Any]:
+    """(label, requirement field or why it is not re-read, setter or None) of a named cell."""
+    if name in prices:
+        table, tid, column = prices[name]
+        section = _PRICE_FIELDS.get((table, column))
+        label = {"price": "Purchase price", "cloud_gpu_hour": "Cloud price per GPU-hour",
+                 "base_price": "Node price without GPUs"}.get(column, column) + f": {tid}"
+        if section is None:
+            return label, "it is not an account price", None
+        path: tuple[str | int, ...] = ("costs", section, str(tid))
+        return label, _dotted(path), _set(path)
+    m = _WORKLOAD_NAME.match(name)
+    if m is None:
+        key = name.removeprefix("in_")
+        label = _LABELS.get(key, key)
+        if key not in _ACCOUNT_FIELDS:
+            return label, "it is not a requirements field; set it in the requirements", None
+        section, fieldname = _ACCOUNT_FIELDS[key]
+        path = (section, fieldname)
+        if key == "survive_node_loss":
+            return label, _dotted(path), _flag_setter(path)
+        return label, _dotted(path), _set(path)
+    k, key = int(m.group(1)) - 1, m.group(2)
+    if not 0 <= k < len(workloads):
+        return name, "it names a workload the requirements do not have", None
+    w = workloads[k]
+    label = f"{_LABELS.get(key, key)}, workload {w.get('name')!r}"
+    if key in _WORKLOAD_FIELDS:
+        rel, zero_none = _WORKLOAD_FIELDS[key]
+        path = ("workloads", k, *rel)
+        return label, _dotted(path), _set(path, zero_none, rel[-1])
+    if key == "measured_tokens_per_s_per_replica":
+        measured = w.get("measured")
+        if measured is None:
+            return label, ("the workload is modelled: a measured throughput also needs the GPU "
+                           "and GPUs per replica it was measured on; add a measured block to the "
+                           "requirements"), None
+        if measured.get("file") is not None:
+            return label, ("it comes from the benchmark file(s) "
+                           f"{measured.get('file')!r}: change the files (or state "
+                           "tokens_per_s_per_replica instead) in the requirements"), None
+        path = ("workloads", k, "measured", "tokens_per_s_per_replica")
+        return label, _dotted(path), _measured_setter(k)
+    return label, (f"it describes the model ({w.get('model')}), which llmsizer reads from the "
+                   "catalog or its config.json, not from the workbook: undo the change, or name "
+                   "another model in the requirements"), None
+
+
+def _flag_setter(path: tuple[str, str]) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        section = data.setdefault(path[0], {})
+        section[path[1]] = (value == 1) if value in (0, 1) else value
+    return setter
+
+
+def _measured_setter(k: int) -> Any:
+    def setter(data: dict[str, Any], value: float) -> None:
+        w = data["workloads"][k]
+        if value == 0:  # 0 = no measured figure: the model sizes the workload again
+            w["measured"] = None
+        else:
+            w["measured"]["tokens_per_s_per_replica"] = value
+    return setter
+

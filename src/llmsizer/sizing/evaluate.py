@@ -1,0 +1,225 @@
+"""Evaluating one option: what the calculation list of :mod:`llmsizer.model.calculations`
+reads (the catalog tables with the account's prices, the account's and the workload's inputs,
+the option's calibrated efficiencies and error band) and :func:`evaluate_choice`, which runs it.
+Shared by the option search (:mod:`.search`), :func:`~.engine.estimate` and the fidelity check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..inputs.schema import Requirements, Workload
+from ..model.calculations import COMPUTE_CODES, PRICE_IN_ACCOUNT_CURRENCY, program
+from ..model.catalog import Catalog, Model
+from ..model.expr import Value, evaluate
+from . import costs
+
+Tables = dict[str, dict[str, dict[str, float]]]
+
+
+def build_tables(req: Requirements, catalog: Catalog) -> Tables:
+    """The catalog rows the formulas look up, with the account's price overrides applied."""
+    rate = req.costs.usd_exchange_rate or 1.0
+
+    def usd(price: float | None) -> float:
+        """A catalog price (USD) in the account's currency; 0 when unknown."""
+        if not price:
+            return 0.0
+        return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY,
+                              {"usd_price": price, "usd_exchange_rate": rate}))
+
+    gpus: dict[str, dict[str, float]] = {}
+    for gid, g in catalog.gpus.items():
+        gpus[gid] = {
+            "memory_gb": g.memory_gb,
+            "bandwidth_tb_s": g.bandwidth_tb_s,
+            "bf16_tflops": g.bf16_tflops,
+            "fp8_tflops": g.fp8_tflops or 0.0,
+            "int8_tops": g.int8_tops or 0.0,
+            "fp4_tflops": g.fp4_tflops or 0.0,
+            "link_gb_s": g.link_gb_s,
+            "price": req.costs.gpu_prices.get(gid, usd(g.price_usd)),
+            **costs.cloud_columns(req, catalog, gid),
+        }
+    platforms = {
+        pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
+              "node_power_kw": p.node_power_kw,
+              "base_price": req.costs.node_prices.get(pid, usd(p.base_price_usd))}
+        for pid, p in catalog.platforms.items()
+    }
+    precisions = {
+        pid: {"bytes_per_param": p.bytes_per_param, "scale_overhead": p.scale_overhead,
+              "compute_code": float(COMPUTE_CODES[p.compute_path])}
+        for pid, p in catalog.precisions.items()
+    }
+    return {"gpus": gpus, "platforms": platforms, "precisions": precisions}
+
+
+def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
+    p, c = req.policy, req.costs
+    reserve = p.runtime_reserve_gb
+    return {
+        "headroom": p.headroom,
+        "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
+        "gpu_memory_utilization": p.gpu_memory_utilization,
+        "runtime_reserve_gb": catalog.constant("runtime_reserve_gb") if reserve is None else reserve,
+        "electricity_per_kwh": c.electricity_per_kwh,
+        "pue": c.pue,
+        "amortization_years": c.amortization_years,
+        "support_rate": c.support_rate,
+        "average_load": c.average_load,
+        "hours_per_year": c.hours_per_year,
+        **costs.account_cost_inputs(req, catalog),
+    }
+
+
+def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
+    t = w.targets
+    return {
+        "users": float(w.concurrent_users),
+        "prompt_tokens": float(w.prompt_tokens),
+        "output_tokens": float(w.output_tokens),
+        "max_context_tokens": float(w.max_context_tokens or 0),
+        "prefix_cache_hit": w.prefix_cache_hit,
+        "target_tokens_per_s_per_user": t.tokens_per_s_per_user or 0.0,
+        "target_response_time_s": t.response_time_s or 0.0,
+        "target_ttft_s": t.ttft_s or 0.0,
+        "target_system_tokens_per_s": t.system_tokens_per_s or 0.0,
+        # file form: the chosen benchmark point's figure, set by size_workload
+        "measured_tokens_per_s_per_replica": (
+            w.measured.tokens_per_s_per_replica or 0.0) if w.measured else 0.0,
+        "params_total": m.params_total,
+        "params_active": m.params_active,
+        "layers": float(m.layers),
+        "hidden_size": float(m.hidden_size),
+        "attention_heads": float(m.attention_heads),
+        "kv_heads": float(m.kv_heads),
+        "head_dim": float(m.head_dim),
+        "experts": float(m.experts),
+        "experts_per_token": float(m.experts_per_token),
+        "kv_lora_rank": float(m.kv_lora_rank),
+        "qk_rope_head_dim": float(m.qk_rope_head_dim),
+        # a hosted API's price for the model, set by size_workload where the catalog has one
+        "api_input_per_million": 0.0,
+        "api_output_per_million": 0.0,
+    }
+
+
+def compute_bits(catalog: Catalog, gpu: str, weight_precision: str) -> str:
+    """The efficiency family of the option's GEMMs: '4bit' on native FP4 tensor cores, '8bit'
+    on native FP8/INT8, else '16bit' (weights dequantised to BF16)."""
+    if not eight_bit_path(catalog, gpu, weight_precision):
+        return "16bit"
+    return "4bit" if catalog.precisions[weight_precision].compute_path == "fp4" else "8bit"
+
+
+def stack_constant(catalog: Catalog, gpu: str) -> str:
+    """The constant holding this GPU family's software-stack efficiency: fitted for AMD CDNA
+    generations, 1 for NVIDIA (the reference the efficiencies were fitted on) and others."""
+    arch = catalog.gpus[gpu].architecture.lower().replace(" ", "")
+    for gen in ("cdna3", "cdna4"):
+        if arch.startswith(gen):
+            return f"stack_efficiency_{gen}"
+    return "stack_efficiency_nvidia"
+
+
+def eight_bit_path(catalog: Catalog, gpu: str, weight_precision: str) -> bool:
+    """True when the weights run on the GPU's native 8-bit (or 4-bit) tensor cores."""
+    g = catalog.gpus[gpu]
+    path = catalog.precisions[weight_precision].compute_path
+    return (path == "fp8" and g.fp8_tflops is not None) or (
+        path == "int8" and g.int8_tops is not None) or (path == "fp4" and g.fp4_tflops is not None)
+
+
+ERROR_GROUPS = ("hopper_fp8", "hopper_bf16", "blackwell_fp4", "blackwell_fp8", "amd", "moe",
+                "other")
+
+
+def error_group(catalog: Catalog, choice: Choice, model: Model) -> str:
+    """The cross-validation group whose measured error (constants ``confidence_<group>_p10``
+    / ``_p90``) applies to this option: MoE models first, then GPU family and compute path."""
+    if model.experts:
+        return "moe"
+    gpu = catalog.gpus[choice.gpu]
+    if gpu.vendor.strip().upper() == "AMD":
+        return "amd"
+    arch = gpu.architecture.lower()
+    bits = compute_bits(catalog, choice.gpu, choice.weight_precision)
+    if arch.startswith("hopper"):
+        return {"8bit": "hopper_fp8", "16bit": "hopper_bf16"}.get(bits, "other")
+    if arch.startswith("blackwell"):
+        return {"4bit": "blackwell_fp4", "8bit": "blackwell_fp8"}.get(bits, "other")
+    return "other"
+
+
+def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
+                      weight_precision: str) -> dict[str, float]:
+    """Calibrated constants for this option's compute path, with the account's overrides
+    (policy.mbu / mfu / max batch)."""
+    p = req.policy
+    k = catalog.constant
+    bits = compute_bits(catalog, gpu, weight_precision)
+    return {
+        "mbu_weights": p.mbu or k("mbu_weights"),
+        "mbu_kv": p.mbu or k("mbu_kv"),
+        "mfu_decode": p.mfu or k(f"mfu_decode_{bits}"),
+        "mfu_prefill": p.mfu or k(f"mfu_prefill_{bits}"),
+        "mfu_attention": k("mfu_attention"),
+        "stack_efficiency": k(stack_constant(catalog, gpu)),
+        "calibration_derating": 1.0,  # size_workload sets it from the option's calibration gaps
+        "step_overhead_ms": k("step_overhead_ms"),
+        "allreduce_latency_us": k("allreduce_latency_us"),
+        "alltoall_latency_us": k("alltoall_latency_us"),
+        "link_efficiency": k("link_efficiency"),
+        "moe_compute_factor": k("moe_compute_factor"),
+        "prefill_chunk_tokens": k("prefill_chunk_tokens"),
+        "ttft_overhead_ms": k("ttft_overhead_ms"),
+        "kv_cache_fraction": k("kv_cache_fraction"),
+        "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
+        # the model's error band; size_workload sets the option's group (confidence_inputs)
+        "confidence_p10": 0.0,
+        "confidence_p90": 0.0,
+    }
+
+
+def confidence_inputs(catalog: Catalog, choice: Choice, model: Model,
+                      measured: bool) -> dict[str, float]:
+    """The option's error band: its group's p10 / p90, or none when the throughput is the
+    customer's measurement."""
+    if measured:
+        return {"confidence_p10": 0.0, "confidence_p90": 0.0}
+    group = error_group(catalog, choice, model)
+    return {"confidence_p10": catalog.constant(f"confidence_{group}_p10"),
+            "confidence_p90": catalog.constant(f"confidence_{group}_p90")}
+
+@dataclass(frozen=True)
+class Choice:
+    gpu: str
+    platform: str
+    weight_precision: str
+    kv_precision: str
+    tp: int
+    pp: int = 1  # pipeline-parallel stages (1 = off)
+    ep: int = 1  # expert-parallel degree (1 = off)
+    adp: int = 1  # attention data-parallel degree (1 = off)
+
+    @property
+    def id(self) -> str:
+        # Unchanged when pp/ep/adp are off, so existing option ids and snapshots stay put.
+        base = f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
+        extra = "".join(f"/{name}{n}" for name, n in
+                        (("pp", self.pp), ("ep", self.ep), ("adp", self.adp)) if n > 1)
+        return base + extra
+
+
+def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
+                    req: Requirements, catalog: Catalog,
+                    overrides: dict[str, float] | None = None) -> dict[str, Value]:
+    env = dict(base)
+    env.update(efficiency_inputs(req, catalog, choice.gpu, choice.weight_precision))
+    env.update(overrides or {})
+    env.update(gpu=choice.gpu, platform=choice.platform, weight_precision=choice.weight_precision,
+               kv_precision=choice.kv_precision, tp=float(choice.tp), pp=float(choice.pp),
+               ep=float(choice.ep), adp=float(choice.adp))
+    program()(env, tables)
+    return env

@@ -1,0 +1,231 @@
+"""The option search: every candidate option (GPU, precision, parallelism) of one workload,
+evaluated through the calculation list (:mod:`.evaluate`), rejected with a plain reason or
+ranked, with how far each option's figures lie outside the calibration data. Arithmetic is
+in :mod:`llmsizer.model.calculations`; this module only searches and ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..inputs.benchpoints import BenchPoint
+from ..inputs.schema import Requirements, Workload
+from ..model.calculations import CALCULATIONS, INPUTS
+from ..model.catalog import Catalog, Model
+from ..model.expr import Value
+from . import costs
+from .evaluate import (
+    Choice,
+    Tables,
+    compute_bits,
+    confidence_inputs,
+    error_group,
+    evaluate_choice,
+    workload_inputs,
+)
+from .measured import Pick, pick_point
+from .results import Option, WorkloadResult
+
+TP_DEGREES = (1, 2, 4, 8)
+EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
+_OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
+    c.name for c in CALCULATIONS)
+
+
+def choices(req: Requirements, w: Workload, catalog: Catalog,
+            model: Model | None = None) -> list[Choice]:
+    hw = req.hardware
+    if w.measured:  # calibrated mode: the customer's benchmark fixes GPU and TP
+        gid = w.measured.gpu
+        plat = hw.platform if hw.platform and gid in catalog.platforms[hw.platform].gpus else (
+            catalog.gpus[gid].default_platform)
+        wp = hw.weight_precisions[0]
+        return [Choice(gid, plat, wp, kv_precisions(hw.kv_precisions, wp, catalog)[0],
+                       w.measured.gpus_per_replica)]
+    moe = model is not None and model.experts > 0
+    out = []
+    for gid in hw.gpus or sorted(catalog.gpus):
+        gpu = catalog.gpus[gid]
+        plat = hw.platform or gpu.default_platform
+        per_node = catalog.platforms[plat].gpus_per_node
+        for wp in hw.weight_precisions:
+            for kp in kv_precisions(hw.kv_precisions, wp, catalog):
+                for tp in hw.tensor_parallel or TP_DEGREES:
+                    if tp <= min(per_node, gpu.max_tp):
+                        out.append(Choice(gid, plat, wp, kp, tp))
+                        # how MoE models are served on scale-up fabrics (measured rows); an
+                        # all-to-all per layer over PCIe is neither measured nor how it is done
+                        if moe and tp > 1 and gpu.link_gb_s >= EP_MIN_LINK_GB_S:
+                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp))
+                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp))
+    return out
+
+
+def kv_precisions(stated: Sequence[str] | None, weight_precision: str,
+                  catalog: Catalog) -> list[str]:
+    """The KV precisions to try with these weights: the account's list, or when it states
+    none, the weight precision's default (never FP4 KV unless asked for)."""
+    return list(stated) if stated else [catalog.precisions[weight_precision].default_kv_precision]
+
+
+def _fmt(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def reason_for(v: dict[str, Value]) -> tuple[str, str]:
+    """(code, why) an option is rejected (('', '') when feasible). Reads computed values only."""
+
+    def f(name: str) -> float:
+        x = v[name]
+        assert isinstance(x, float)
+        return x
+
+    if f("weights_gb") > f("usable_memory_gb"):
+        return "weights", (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
+                f"{_fmt(f('usable_memory_gb'), 1)} GB usable on TP{int(f('tp'))}")
+    if f("max_sequences_by_memory") < 1:
+        return "kv", (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
+                f"{_fmt(f('kv_budget_gb'), 2)} GB left beside the weights")
+    if f("measured_tokens_per_s_per_replica") > 0:
+        return "", ""  # calibrated mode: the customer's benchmark replaces the latency model
+    if f("batch_by_tpot") < 1:
+        return "speed", (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
+                f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "
+                "tok/s")
+    if f("batch_by_ttft") < 1:
+        return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
+                f"{_fmt(f('target_ttft_ms'))} ms")
+    return "", ""
+
+
+def _model_class(model: Model) -> str:
+    return "mla" if model.kv_lora_rank else "moe" if model.experts else "dense"
+
+
+def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Model,
+                     measured: bool) -> list[str]:
+    """Plain reasons why an option's modelled figures are extrapolated (empty = covered): a
+    GPU, weight precision or model class (dense, MoE, MLA) with no calibration rows."""
+    if measured:
+        return []
+    cov = catalog.coverage
+    gaps = []
+    if choice.gpu not in cov.gpus:
+        gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
+    if choice.weight_precision not in cov.weight_precisions:
+        gaps.append(f"no measured reference for {choice.weight_precision} weights")
+    path = catalog.precisions[choice.weight_precision].compute_path
+    if path in ("fp8", "fp4") and compute_bits(catalog, choice.gpu, choice.weight_precision) == (
+            "16bit") and choice.weight_precision in cov.weight_precisions:
+        # measured only on GPUs that compute this format natively
+        gaps.append(f"no measured reference for {choice.weight_precision} weights dequantised "
+                    f"to BF16 on {catalog.gpus[choice.gpu].name}")
+    if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
+        gaps.append("no measured reference for expert parallelism on "
+                    f"{catalog.gpus[choice.gpu].name}")
+    covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
+    if model_id not in cov.models and _model_class(model) not in covered:
+        kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),
+                                                                  "this model")
+        gaps.append(f"no measured reference for {kind} ({model.name})")
+    return gaps
+
+
+def derating(catalog: Catalog, gaps: Sequence[str]) -> float:
+    """Share of its modelled throughput an uncalibrated option is credited with (constant
+    ``uncalibrated_derating``, from cross-validation); 1 for a calibrated option."""
+    return catalog.constant("uncalibrated_derating") if gaps else 1.0
+
+
+def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float]:
+    """Lowest cost; at equal cost a calibrated option before an extrapolated one (the
+    recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, most
+    headroom, higher precision (issue 15)."""
+    v = o.values
+    return (0 if o.priced else 1, float(v["annual_cost_onprem"]),
+            1 if o.calibration_gaps else 0, float(v["gpus_purchased"]),
+            -float(v["headroom_achieved"]), -float(v["weight_bytes_per_param"]),
+            -float(v["kv_bytes_per_element"]))
+
+
+def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
+    if not options:
+        return ("No configuration to try: the tensor-parallel degrees listed in "
+                "hardware.tensor_parallel exceed what every listed GPU's platform allows (GPUs per "
+                "node and the GPU's own limit). Allow a smaller tensor-parallel degree or another "
+                "GPU.")
+    fitting = [o for o in options if float(o.values["max_sequences_by_memory"]) >= 1]
+    if not fitting:
+        smallest = min(float(o.values["weights_gb"]) for o in options)
+        biggest = max(float(o.values["usable_memory_gb"]) for o in options)
+        return (f"{model.name} does not fit on any single node tried: the smallest weights are "
+                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
+                "Use a lower precision (fp8, int4, fp4), a GPU with more memory (H200, B200, "
+                "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
+                "'When the model is too big').")
+    best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
+    return (f"No option meets the targets. Best achievable: {best.id} at "
+            f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
+            f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. "
+            "Relax the latency target, use a faster GPU, a lower "
+            "precision or a smaller model.")
+
+
+def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
+                  tables: Tables, acct: dict[str, float],
+                  points: Sequence[BenchPoint] = ()) -> WorkloadResult:
+    """One workload: every candidate option evaluated and either rejected (with its reason)
+    or ranked; the cheapest is the workload's own recommendation."""
+    winputs = workload_inputs(w, model)
+    winputs.update(costs.api_inputs(req, catalog, w.model))
+    base: dict[str, Value] = {**acct, **winputs}
+    options: list[Option] = []
+    candidates = choices(req, w, catalog, model)
+    pick: Pick | None = None
+    if w.measured is not None and w.measured.file is not None:
+        env0 = evaluate_choice(base, candidates[0], tables, req, catalog)
+        pick = pick_point(w, w.measured, points, float(env0["required_tokens_per_s_per_user"]),
+                          float(env0["target_ttft_ms"]))
+        winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
+        base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
+    for ch in candidates:
+        gaps = calibration_gaps(catalog, ch, w.model, model, w.measured is not None)
+        env = evaluate_choice(base, ch, tables, req, catalog,
+                              {"calibration_derating": derating(catalog, gaps),
+                               **confidence_inputs(catalog, ch, model, w.measured is not None)})
+        code, reason = reason_for(env)
+        if not reason and pick is not None and pick.failure:
+            code, reason = "measured", pick.failure
+        priced = tables["gpus"][ch.gpu]["price"] > 0
+        values = {k: env[k] for k in _OPTION_KEYS}
+        options.append(Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
+                              weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
+                              tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
+                              priced=priced,
+                              calibration_gaps=gaps,
+                              values=values))
+    feasible = sorted((o for o in options if o.feasible), key=_rank_key)
+    rejected = [o for o in options if not o.feasible]
+    recommended = feasible[0].id if feasible else None
+    advice = None
+    if not feasible:
+        advice = pick.advice if pick is not None and pick.failure else _advice(
+            w, model, options, catalog)
+    note = pick.note if pick is not None else None
+    if w.measured is not None and w.measured.tokens_per_s_per_replica is not None:
+        note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
+                f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
+                "(requirements, measured block).")
+    best = next((o for o in feasible[:1]), None)
+    conf = None
+    if best is not None:
+        ch = next(c for c in candidates if c.id == best.id)
+        conf = costs.confidence(best, "measured" if w.measured is not None
+                                else error_group(catalog, ch, model))
+    return WorkloadResult(
+        confidence=conf,
+        name=w.name, model=w.model, model_name=model.name,
+        mode="measured" if w.measured else "modelled", inputs=winputs,
+        recommended=recommended, advice=advice, options=feasible + rejected,
+        measured_note=note, measured_points=pick.points if pick is not None else [],
+        measured_warnings=pick.warnings if pick is not None else [])
