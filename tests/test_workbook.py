@@ -1,4 +1,4 @@
-"""The workbook (src/llmsizer/workbook/): structure, cached values, formula lint,
+"""The workbook (src/llmsizer/documents/workbook/): structure, cached values, formula lint,
 untrusted text, input cells, and a text snapshot of every formula of the example.
 
 No LibreOffice here; tests/test_workbook_recalc.py recalculates with it. The helpers

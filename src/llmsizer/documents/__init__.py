@@ -1,2 +1,17 @@
-"""Layer 5 — what a person reads: the workbook (one module per sheet), the PDF proposal,
-charts, terminal tables, the workbook marker and re-read, and the generated docs."""
+"""Layer 5 — what a person reads: the workbook (``workbook``, one module per sheet), the PDF
+proposal (``proposal``, one module per section), ``charts``, terminal tables
+(``textreport``), an edited workbook read back (``marker``, ``xlsxsafe``, ``inputcells``,
+``reread``), and the generated docs (``docgen``)."""
+
+# the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
+__all__ = [
+    "charts",
+    "docgen",
+    "inputcells",
+    "marker",
+    "proposal",
+    "reread",
+    "textreport",
+    "workbook",
+    "xlsxsafe",
+]

@@ -1,2 +1,21 @@
-"""Layer 3 — what comes in: the requirements schema and its loader, the safe YAML reader,
-Hugging Face config.json models, and benchmark result files."""
+"""Layer 3 — what comes in: the requirements schema (``schema``, its error lines in
+``schema_messages``) and ``loader``; the safe YAML reader (``yamlfile`` → ``yamlsafe``, with
+``yamlpositions``); Hugging Face config.json models (``modelconfig``); the customer's
+benchmark files (``benchfiles``, ``benchformats``, ``benchpoints``) and published result
+tables (``benchlabels``, ``benchdata``)."""
+
+# the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
+__all__ = [
+    "benchdata",
+    "benchfiles",
+    "benchformats",
+    "benchlabels",
+    "benchpoints",
+    "loader",
+    "modelconfig",
+    "schema",
+    "schema_messages",
+    "yamlfile",
+    "yamlpositions",
+    "yamlsafe",
+]

@@ -1,3 +1,10 @@
 """Layer 2 — the sizing model as data: the expression language (``expr``), the catalog and
 its YAML files (``catalog``, ``catalogs/``), and ``calculations``, the one home of every
 formula."""
+
+# the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
+__all__ = [
+    "calculations",
+    "catalog",
+    "expr",
+]
