@@ -1,5 +1,6 @@
 """`llmsizer report edited.xlsx`: a workbook llmsizer wrote, edited on its Inputs sheet, is
-read back into requirements (src/llmsizer/documents/reread.py, xlsxsafe.py, inputcells.py), and anything else refused clearly.
+read back into requirements (src/llmsizer/documents/reread.py, xlsxsafe.py, inputcells.py),
+and anything else refused clearly.
 
 The acceptance round trip: report -> edit users, a GPU price and the headroom with openpyxl
 -> report edited.xlsx -> the results equal a run on the equally edited YAML.
