@@ -267,6 +267,38 @@ def test_aggregates_over_more_than_thirty_rows_nest() -> None:
         assert to_text(e).startswith(f"{fn}({fn}(")
 
 
+def test_fold_values_is_the_folded_expression_evaluated() -> None:
+    """The plan search folds values directly (issue #25's big accounts); it must give exactly
+    the float the nested expression gives, for every length around the nesting limit of 30."""
+    from llmsizer.model.calculations import fold, fold_values
+    from llmsizer.model.expr import evaluate, lift
+
+    for n in (0, 1, 29, 30, 31, 60, 61, 95, 901):
+        values = [(i * 0.1 + 1 / 3) * (-1) ** i for i in range(n)]
+        for fn in ("SUM", "MIN", "MAX"):
+            want = evaluate(fold(fn, [lift(v) for v in values]), {})
+            assert fold_values(fn, values) == want, (fn, n)
+
+
+def test_memoised_search_stages_equal_a_fresh_evaluation() -> None:
+    """choose_plan reuses pool and node-group stages across its trials (a Memo); the plan it
+    returns must carry the same figures as evaluating that choice from scratch."""
+    from llmsizer.model.calculations import PLAN_TOTALS
+    from llmsizer.sizing.evaluate import account_inputs
+    from llmsizer.sizing.plan import choose_plan
+
+    loaded = load(THREE)
+    r = size(loaded)
+    acct = account_inputs(loaded.req, load_catalog())
+    best = choose_plan(r.workloads, acct)
+    fresh = evaluate_plan(best.choice, r.workloads, acct)
+    assert set(best.totals) == set(PLAN_TOTALS)
+    assert fresh.totals == best.totals
+    assert [p.env for p in fresh.pools] == [p.env for p in best.pools]
+    assert [g.env for g in fresh.groups] == [g.env for g in best.groups]
+    assert best.totals["gpus_purchased"] == r.totals.gpus_purchased
+
+
 def test_plan_confidence_range_brackets_the_plan_and_matches_one_workload_alone() -> None:
     """Issue 16's range for the account plan: the same plan with every option's throughput at
     its error group's p90 / p10 (constants confidence_<group>_p10/_p90, cross-validated on the

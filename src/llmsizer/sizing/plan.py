@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..model.calculations import (
     CONFIDENCE_DEMAND_REPLICAS,
@@ -45,10 +46,9 @@ from ..model.calculations import (
     Aggregate,
     Calculation,
     PlanCalculation,
-    aggregate_expr,
-    fold,
+    fold_values,
 )
-from ..model.expr import Value, evaluate, lift
+from ..model.expr import Value, evaluate
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
 __all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
@@ -75,7 +75,10 @@ class PlanChoice:
 
 
 def _f(env: Mapping[str, Value], name: str) -> float:
-    x = env[name]
+    return _number(env[name])
+
+
+def _number(x: Value) -> float:
     assert isinstance(x, float)
     return x
 
@@ -88,11 +91,9 @@ def _run(calcs: Sequence[PlanCalculation | Calculation], env: dict[str, Value]) 
 def _aggregate(aggs: Sequence[Aggregate], rows: Sequence[Mapping[str, Value]],
                env: dict[str, Value]) -> None:
     for a in aggs:
-        names = [f"row{i}" for i in range(len(rows))]
         # a member row reads its own values first, then the aggregates before this one
-        cells = {n: evaluate(a.member, ChainMap(dict(row), env))
-                 for n, row in zip(names, rows, strict=True)}
-        env[a.name] = evaluate(aggregate_expr(a, names), cells)
+        cells = [_number(evaluate(a.member, ChainMap(dict(row), env))) for row in rows]
+        env[a.name] = fold_values(a.fn, cells)  # = aggregate_expr(a, ...) over the cells
 
 
 @dataclass
@@ -115,6 +116,7 @@ class Evaluated:
     groups: tuple[_Group, ...]
     totals: Mapping[str, float]
 
+    @cached_property
     def rank(self) -> tuple[float, ...]:
         """Lowest cost, calibrated before extrapolated, fewest GPUs bought, fewest pools, most
         headroom, higher precision; unpriced GPUs last (their cost leaves the GPUs out)."""
@@ -136,40 +138,81 @@ def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict
     return {**acct, **w.inputs, **o.values}
 
 
+PoolSig = tuple[tuple[int, ...], tuple[str, ...]]
+
+
+@dataclass
+class Memo:
+    """Stage results already computed during one plan search, keyed by what they depend on.
+
+    A pool's own stage depends only on its members and their options; a node group's stages
+    only on its pools, in order. The search (coordinate descent) changes one workload's
+    option at a time, so almost every pool and group of a trial was seen before: without
+    this the search was quadratic in workloads (issue #25, docs/benchmarks.md). Only valid
+    while an option id stands for one set of values (a plan search, not the scaled options
+    of :func:`confidence_range`)."""
+
+    pools: dict[PoolSig, dict[str, Value]] = field(default_factory=dict)
+    groups: dict[tuple[PoolSig, ...], tuple[list[dict[str, Value]], dict[str, Value]]] = field(
+        default_factory=dict)
+
+
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
-                  acct: Mapping[str, float]) -> Evaluated:
+                  acct: Mapping[str, float], memo: Memo | None = None) -> Evaluated:
     """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order)."""
+    memo = memo if memo is not None else Memo()
     pools: list[_Pool] = []
+    sigs: dict[int, PoolSig] = {}
     for members in choice.pools:
         first = choice.options[members[0]]
-        rows = [_member_env(acct, workloads[i], choice.options[i]) for i in members]
-        env: dict[str, Value] = {**acct, **first.values}
-        _aggregate(POOL_AGGREGATES, rows, env)
-        _run(POOL_CALCULATIONS, env)
-        pools.append(_Pool(members, first, env))
+        sig = (members, tuple(choice.options[i].id for i in members))
+        if sig not in memo.pools:
+            rows = [_member_env(acct, workloads[i], choice.options[i]) for i in members]
+            env: dict[str, Value] = {**acct, **first.values}
+            _aggregate(POOL_AGGREGATES, rows, env)
+            _run(POOL_CALCULATIONS, env)
+            memo.pools[sig] = env
+        pool = _Pool(members, first, memo.pools[sig])
+        sigs[id(pool)] = sig
+        pools.append(pool)
     by_hw: dict[tuple[str, str], list[_Pool]] = {}
     for p in pools:
         by_hw.setdefault((p.option.gpu, p.option.platform), []).append(p)
     groups = []
     for members_pools in by_hw.values():
-        genv: dict[str, Value] = {**acct, **members_pools[0].option.values}
-        _aggregate(GROUP_LOAD_AGGREGATES, [p.env for p in members_pools], genv)
-        _run(GROUP_SPARE_CALCULATIONS, genv)
-        for p in members_pools:
-            p.env.update(group_load_gpus=genv["group_load_gpus"],
-                         group_spare_gpus=genv["group_spare_gpus"])
-            _run(POOL_SPARE_CALCULATIONS, p.env)
-        _aggregate(GROUP_SIZE_AGGREGATES, [p.env for p in members_pools], genv)
-        _run(GROUP_SIZE_CALCULATIONS, genv)
-        for p in members_pools:
-            p.env["group_nodes"] = genv["group_nodes"]
-            _run(POOL_HEADROOM_CALCULATIONS, p.env)
-        _aggregate(GROUP_HEADROOM_AGGREGATES, [p.env for p in members_pools], genv)
-        genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
-        _run(GROUP_COST_CALCULATIONS, genv)
+        key = tuple(sigs[id(p)] for p in members_pools)
+        if key not in memo.groups:
+            memo.groups[key] = _group_stages(members_pools, acct)
+        # shared, not copied: nothing changes a stage's values once it is done
+        pool_envs, genv = memo.groups[key]
+        for p, env in zip(members_pools, pool_envs, strict=True):
+            p.env = env
         groups.append(_Group(members_pools, genv))
     totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
     return Evaluated(choice, tuple(pools), tuple(groups), totals)
+
+
+def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
+                  ) -> tuple[list[dict[str, Value]], dict[str, Value]]:
+    """A node group's stages over copies of its pools' own values; returns the pools'
+    finished values and the group's."""
+    envs = [dict(p.env) for p in members_pools]
+    genv: dict[str, Value] = {**acct, **members_pools[0].option.values}
+    _aggregate(GROUP_LOAD_AGGREGATES, envs, genv)
+    _run(GROUP_SPARE_CALCULATIONS, genv)
+    for env in envs:
+        env.update(group_load_gpus=genv["group_load_gpus"],
+                   group_spare_gpus=genv["group_spare_gpus"])
+        _run(POOL_SPARE_CALCULATIONS, env)
+    _aggregate(GROUP_SIZE_AGGREGATES, envs, genv)
+    _run(GROUP_SIZE_CALCULATIONS, genv)
+    for env in envs:
+        env["group_nodes"] = genv["group_nodes"]
+        _run(POOL_HEADROOM_CALCULATIONS, env)
+    _aggregate(GROUP_HEADROOM_AGGREGATES, envs, genv)
+    genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
+    _run(GROUP_COST_CALCULATIONS, genv)
+    return envs, genv
 
 
 def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
@@ -187,16 +230,16 @@ def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
 
 
 def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
-                  acct: Mapping[str, float]) -> Evaluated:
+                  acct: Mapping[str, float], memo: Memo) -> Evaluated:
     """``options`` with each shared key pooled, or split where separate pools rank better."""
-    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads)), workloads, acct)
+    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads)), workloads, acct, memo)
     shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
     split: frozenset[PoolKey] = frozenset()
     for key in shared:
         trial = split | {key}
         e = evaluate_plan(PlanChoice(options, _pooled(options, workloads, trial)), workloads,
-                          acct)
-        if e.rank() < best.rank():
+                          acct, memo)
+        if e.rank < best.rank:
             best, split = e, trial
     return best
 
@@ -219,11 +262,12 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) 
     cands = {i: opts for i, opts in cands.items() if opts}
     dedicated = {i: opts[0] for i, opts in cands.items()}
     cache: dict[tuple[str, ...], Evaluated] = {}
+    memo = Memo()
 
     def trial(options: Mapping[int, Option]) -> Evaluated:
         sig = tuple(options[i].id for i in sorted(options))
         if sig not in cache:
-            cache[sig] = _best_pooling(options, workloads, acct)
+            cache[sig] = _best_pooling(options, workloads, acct, memo)
         return cache[sig]
 
     best = trial(dedicated)
@@ -235,7 +279,7 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) 
     for members in shared.values():
         if len(members) > 1:
             e = trial({**dedicated, **members})
-            if e.rank() < best.rank():
+            if e.rank < best.rank:
                 best = e
     for _ in range(MAX_PASSES):
         improved = False
@@ -244,7 +288,7 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) 
                 if o.id == best.choice.options[i].id:
                     continue
                 e = trial({**best.choice.options, i: o})
-                if e.rank() < best.rank():
+                if e.rank < best.rank:
                     best, improved = e, True
         if not improved:
             break
@@ -318,7 +362,7 @@ def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
 
 
 def _sum(values: Sequence[float]) -> float:
-    return float(evaluate(fold("SUM", [lift(v) for v in values]), {}))
+    return fold_values("SUM", list(values))
 
 
 def option_sums(options: Sequence[Option]) -> Callable[[str], float]:

@@ -68,6 +68,7 @@ from .plan import (
     PlanCalculation,
     aggregate_expr,
     fold,
+    fold_values,
     group_cost_calculations,
 )
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S
@@ -129,6 +130,7 @@ __all__ = [
     "Sheet",
     "aggregate_expr",
     "fold",
+    "fold_values",
     "program",
 ]
 

@@ -14,7 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, SUM, Expr, ge, gt, ref, references
+from ..expr import (
+    AND,
+    FUNCTIONS,
+    IF,
+    MAX,
+    MIN,
+    ROUNDDOWN,
+    ROUNDUP,
+    SUM,
+    Expr,
+    ge,
+    gt,
+    ref,
+    references,
+)
 from .core import Calculation, r, tp
 
 
@@ -57,6 +71,17 @@ def fold(fn: Literal["SUM", "MIN", "MAX"], items: list[Expr]) -> Expr:
     while len(items) > 30:
         items = [_FNS[fn](*items[i:i + 30]) for i in range(0, len(items), 30)]
     return _FNS[fn](*items) if items else _FNS[fn](0)
+
+
+def fold_values(fn: Literal["SUM", "MIN", "MAX"], values: list[float]) -> float:
+    """What ``evaluate(fold(fn, [lift(v) ...]), {})`` gives, without building the tree: the
+    same nesting by 30 and the function table's own Python meaning, so the same float.
+    The plan search folds several hundred thousand times on a 50-workload account."""
+    python = FUNCTIONS[fn].python
+    assert python is not None
+    while len(values) > 30:
+        values = [float(python(*values[i:i + 30])) for i in range(0, len(values), 30)]
+    return float(python(*values)) if values else float(python(0.0))
 
 
 _n1 = gt(r("survive_node_loss"), 0)
