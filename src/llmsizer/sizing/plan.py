@@ -25,7 +25,7 @@ What it decides, and why:
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -74,6 +74,11 @@ class PlanChoice:
     pools: tuple[tuple[int, ...], ...]
 
 
+# A stage's values: its own results over the option's and the account's (ChainMaps, so the
+# search shares what it does not change instead of copying hundreds of values per trial).
+Env = MutableMapping[str, Value]
+
+
 def _f(env: Mapping[str, Value], name: str) -> float:
     return _number(env[name])
 
@@ -83,30 +88,36 @@ def _number(x: Value) -> float:
     return x
 
 
-def _run(calcs: Sequence[PlanCalculation | Calculation], env: dict[str, Value]) -> None:
+def _run(calcs: Sequence[PlanCalculation | Calculation], env: Env) -> None:
     for c in calcs:
         env[c.name] = evaluate(c.expr, env)
 
 
 def _aggregate(aggs: Sequence[Aggregate], rows: Sequence[Mapping[str, Value]],
-               env: dict[str, Value]) -> None:
+               env: Env) -> None:
     for a in aggs:
         # a member row reads its own values first, then the aggregates before this one
-        cells = [_number(evaluate(a.member, ChainMap(dict(row), env))) for row in rows]
+        # read-only: a ChainMap is typed mutable, the rows are never written
+        cells = [_number(evaluate(a.member, ChainMap(row, env))) for row in rows]  # type: ignore[arg-type]
         env[a.name] = fold_values(a.fn, cells)  # = aggregate_expr(a, ...) over the cells
+
+
+PoolSig = tuple[tuple[int, ...], tuple[str, ...]]  # a pool's members and their option ids
 
 
 @dataclass
 class _Pool:
     members: tuple[int, ...]
     option: Option
-    env: dict[str, Value]
+    env: Env
 
 
 @dataclass
 class _Group:
     pools: list[_Pool]
-    env: dict[str, Value]
+    env: Env
+    sigs: tuple[PoolSig, ...] = ()
+    unfit: int = 0  # pools whose member cannot keep up with the strictest target
 
 
 @dataclass(frozen=True)
@@ -115,30 +126,42 @@ class Evaluated:
     pools: tuple[_Pool, ...]
     groups: tuple[_Group, ...]
     totals: Mapping[str, float]
+    options_rank: OptionsRank
 
     @cached_property
     def rank(self) -> tuple[float, ...]:
         """Lowest cost, calibrated before extrapolated, fewest GPUs bought, fewest pools, most
         headroom, higher precision; unpriced GPUs last (their cost leaves the GPUs out)."""
         # a pool whose member cannot keep up with the strictest target is not a plan
-        unfit = sum(1 for p in self.pools if not _f(p.env, "pool_meets_targets"))
-        unpriced = sum(1 for o in self.choice.options.values() if not o.priced)
+        unfit = sum(g.unfit for g in self.groups)
         headroom = min((_f(g.env, "group_headroom_achieved") for g in self.groups), default=0.0)
-        precision = [float(o.values["weight_bytes_per_param"])
-                     for o in self.choice.options.values()]
-        kv = [float(o.values["kv_bytes_per_element"]) for o in self.choice.options.values()]
-        # at equal cost, options outside the calibration data last (as search._rank_key)
-        uncalibrated = sum(1 for o in self.choice.options.values() if o.calibration_gaps)
-        return (float(unfit), float(unpriced), self.totals["annual_cost_onprem"],
-                float(uncalibrated), self.totals["gpus_purchased"], float(len(self.pools)),
-                -headroom, -_sum(precision), -_sum(kv))
+        o = self.options_rank
+        return (float(unfit), o.unpriced, self.totals["annual_cost_onprem"],
+                o.uncalibrated, self.totals["gpus_purchased"], float(len(self.pools)),
+                -headroom, o.precision, o.kv)
 
 
-def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> dict[str, Value]:
-    return {**acct, **w.inputs, **o.values}
+@dataclass(frozen=True)
+class OptionsRank:
+    """The parts of a plan's rank that depend on its options alone, not on how they pool."""
+
+    unpriced: float
+    uncalibrated: float  # at equal cost, outside the calibration data last (search._rank_key)
+    precision: float  # minus the summed bytes per weight: higher precision first
+    kv: float
+
+    @staticmethod
+    def of(options: Mapping[int, Option]) -> OptionsRank:
+        opts = options.values()
+        return OptionsRank(
+            unpriced=float(sum(1 for o in opts if not o.priced)),
+            uncalibrated=float(sum(1 for o in opts if o.calibration_gaps)),
+            precision=-_sum([float(o.values["weight_bytes_per_param"]) for o in opts]),
+            kv=-_sum([float(o.values["kv_bytes_per_element"]) for o in opts]))
 
 
-PoolSig = tuple[tuple[int, ...], tuple[str, ...]]
+def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> Mapping[str, Value]:
+    return ChainMap(o.values, w.inputs, acct)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -152,52 +175,75 @@ class Memo:
     while an option id stands for one set of values (a plan search, not the scaled options
     of :func:`confidence_range`)."""
 
-    pools: dict[PoolSig, dict[str, Value]] = field(default_factory=dict)
-    groups: dict[tuple[PoolSig, ...], tuple[list[dict[str, Value]], dict[str, Value]]] = field(
-        default_factory=dict)
+    pools: dict[PoolSig, Env] = field(default_factory=dict)
+    groups: dict[tuple[PoolSig, ...], _Group] = field(default_factory=dict)
+    ranks: dict[tuple[tuple[int, str], ...], OptionsRank] = field(default_factory=dict)
+    keys: dict[tuple[int, str], PoolKey] = field(default_factory=dict)
+
+    def options_rank(self, options: Mapping[int, Option]) -> OptionsRank:
+        sig = tuple((i, o.id) for i, o in options.items())
+        if sig not in self.ranks:
+            self.ranks[sig] = OptionsRank.of(options)
+        return self.ranks[sig]
+
+    def key(self, workloads: Sequence[WorkloadResult], i: int, o: Option) -> PoolKey:
+        if (i, o.id) not in self.keys:
+            self.keys[i, o.id] = plan_key(workloads[i].model, o)
+        return self.keys[i, o.id]
 
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo | None = None) -> Evaluated:
     """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order)."""
     memo = memo if memo is not None else Memo()
-    pools: list[_Pool] = []
-    sigs: dict[int, PoolSig] = {}
+    opts = choice.options
+    order: list[PoolSig] = []
+    by_hw: dict[tuple[str, str], list[PoolSig]] = {}
     for members in choice.pools:
-        first = choice.options[members[0]]
-        sig = (members, tuple(choice.options[i].id for i in members))
+        sig = (members, tuple(opts[i].id for i in members))
+        first = opts[members[0]]
+        order.append(sig)
+        by_hw.setdefault((first.gpu, first.platform), []).append(sig)
+    groups = []
+    for sigs in by_hw.values():
+        key = tuple(sigs)
+        if key not in memo.groups:
+            memo.groups[key] = _group(sigs, opts, workloads, acct, memo)
+        groups.append(memo.groups[key])
+    pool_of = {sig: pool for g in groups for sig, pool in zip(g.sigs, g.pools, strict=True)}
+    pools = tuple(pool_of[sig] for sig in order)
+    totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
+    return Evaluated(choice, pools, tuple(groups), totals, memo.options_rank(opts))
+
+
+def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
+           workloads: Sequence[WorkloadResult], acct: Mapping[str, float], memo: Memo) -> _Group:
+    """A node group: its pools' own stage (memoised per pool), then the group's stages."""
+    pools = []
+    for sig in sigs:
+        members = sig[0]
+        first = opts[members[0]]
         if sig not in memo.pools:
-            rows = [_member_env(acct, workloads[i], choice.options[i]) for i in members]
-            env: dict[str, Value] = {**acct, **first.values}
+            rows = [_member_env(acct, workloads[i], opts[i]) for i in members]
+            env: Env = ChainMap({}, first.values, acct)  # type: ignore[arg-type]
             _aggregate(POOL_AGGREGATES, rows, env)
             _run(POOL_CALCULATIONS, env)
             memo.pools[sig] = env
-        pool = _Pool(members, first, memo.pools[sig])
-        sigs[id(pool)] = sig
-        pools.append(pool)
-    by_hw: dict[tuple[str, str], list[_Pool]] = {}
-    for p in pools:
-        by_hw.setdefault((p.option.gpu, p.option.platform), []).append(p)
-    groups = []
-    for members_pools in by_hw.values():
-        key = tuple(sigs[id(p)] for p in members_pools)
-        if key not in memo.groups:
-            memo.groups[key] = _group_stages(members_pools, acct)
-        # shared, not copied: nothing changes a stage's values once it is done
-        pool_envs, genv = memo.groups[key]
-        for p, env in zip(members_pools, pool_envs, strict=True):
-            p.env = env
-        groups.append(_Group(members_pools, genv))
-    totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
-    return Evaluated(choice, tuple(pools), tuple(groups), totals)
+        pools.append(_Pool(members, first, memo.pools[sig]))
+    pool_envs, genv = _group_stages(pools, acct)
+    for p, penv in zip(pools, pool_envs, strict=True):
+        p.env = penv
+    unfit = sum(1 for p in pools if not _f(p.env, "pool_meets_targets"))
+    return _Group(pools, genv, tuple(sigs), unfit)
 
 
 def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
-                  ) -> tuple[list[dict[str, Value]], dict[str, Value]]:
+                  ) -> tuple[list[Env], Env]:
     """A node group's stages over copies of its pools' own values; returns the pools'
     finished values and the group's."""
-    envs = [dict(p.env) for p in members_pools]
-    genv: dict[str, Value] = {**acct, **members_pools[0].option.values}
+    # new children: the stages write over the memoised pool values, never into them
+    envs: list[Env] = [ChainMap({}, p.env) for p in members_pools]
+    genv: Env = ChainMap({}, members_pools[0].option.values, acct)  # type: ignore[arg-type]
     _aggregate(GROUP_LOAD_AGGREGATES, envs, genv)
     _run(GROUP_SPARE_CALCULATIONS, genv)
     for env in envs:
@@ -215,13 +261,13 @@ def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
     return envs, genv
 
 
-def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
+def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult], memo: Memo,
             split: frozenset[PoolKey] = frozenset()) -> tuple[tuple[int, ...], ...]:
     """Workloads with the same key in one pool (measured ones and keys in ``split`` alone)."""
     keyed: dict[PoolKey, list[int]] = {}
     alone: list[tuple[int, ...]] = []
     for i in sorted(options):
-        key = plan_key(workloads[i].model, options[i])
+        key = memo.key(workloads, i, options[i])
         if workloads[i].mode == "measured" or key in split:
             alone.append((i,))
         else:
@@ -232,12 +278,13 @@ def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
 def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo) -> Evaluated:
     """``options`` with each shared key pooled, or split where separate pools rank better."""
-    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads)), workloads, acct, memo)
+    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads, memo)), workloads, acct,
+                         memo)
     shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
     split: frozenset[PoolKey] = frozenset()
     for key in shared:
         trial = split | {key}
-        e = evaluate_plan(PlanChoice(options, _pooled(options, workloads, trial)), workloads,
+        e = evaluate_plan(PlanChoice(options, _pooled(options, workloads, memo, trial)), workloads,
                           acct, memo)
         if e.rank < best.rank:
             best, split = e, trial
