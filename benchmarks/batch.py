@@ -131,7 +131,6 @@ def weasyprint_floor(files: list[Path]) -> float:
     worker)."""
     from llmsizer.base import heap
     from llmsizer.documents.proposal import (
-        render_document,
         render_html,
         shipped_templates,
         with_appendix,
@@ -143,13 +142,13 @@ def weasyprint_floor(files: list[Path]) -> float:
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
     full_fonts = not _fast_font_subsetting()  # as render_pdf writes them
-    with_appendix(render_document(htmls[0], roots), roots).write_pdf(full_fonts=full_fonts)
+    with_appendix(htmls[0], roots).write_pdf(full_fonts=full_fonts)
     # The workers' regime (llmsizer.base.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()
         for h in htmls:
-            with_appendix(render_document(h, roots), roots).write_pdf(full_fonts=full_fonts)
+            with_appendix(h, roots).write_pdf(full_fonts=full_fonts)
         return (time.process_time() - t0) / len(htmls)
     finally:
         gc.enable()

@@ -208,3 +208,35 @@ def test_long_names_and_large_figures_stay_inside_the_charts(tmp_path: Path) -> 
     problems = [f"{name}: {p}" for name, svg in charts for p in collisions(svg)]
     assert not problems, "\n".join(problems)
     assert any("WWW…" in svg for _name, svg in charts)
+
+
+def test_tornado_labels_sit_on_their_own_bars() -> None:
+    """Each estimate's lower change labels the upper (teal) bar and its higher change the
+    lower (orange) bar, with the cost the results give for that change. The example's output
+    length -50 % and +50 % cost the same (USD 690 k a year, results JSON): picking the bars by
+    cost once labelled both "-50 %"."""
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    ctx = build_context(result)
+    fmt = ctx["fmt"]
+    data = re.search(r"base64,([^\"]+)", str(ctx["tornado_chart"]))
+    assert data is not None
+    root = ET.fromstring(base64.b64decode(data.group(1)).decode("utf-8"))
+    boxes = [_text_box(el) for el in root.iter(f"{SVG}text")]
+    by_text = {" ".join(b.what.split()): b for b in boxes}
+    groups: dict[str, list[tuple[str, float]]] = {}
+    for s in result.sensitivity:
+        if s.label != "Cloud price":
+            groups.setdefault(s.label, []).append((s.change, s.annual_cost_onprem))
+    output = groups["Output length"]
+    assert [c for c, _ in output] == ["-50 %", "+50 %"] and output[0][1] == output[1][1]
+    for label, changes in groups.items():
+        (low, low_cost), (high, high_cost) = changes[0], changes[-1]
+        low = low.replace("x", "×", 1) if low.startswith("x") else low
+        high = high.replace("x", "×", 1) if high.startswith("x") else high
+        row = by_text[label]
+        lower = by_text[" ".join(f"{low}: {fmt.money(low_cost)}".split())]
+        higher = by_text[" ".join(f"{high}: {fmt.money(high_cost)}".split())]
+        # SVG y grows downwards: the lower change's label above the row's middle, the
+        # higher's below it
+        middle = (row.y0 + row.y1) / 2
+        assert (lower.y0 + lower.y1) / 2 < middle < (higher.y0 + higher.y1) / 2, label

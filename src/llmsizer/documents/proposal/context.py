@@ -17,6 +17,7 @@ from .alternatives import memory_svg
 from .appendix import formula_context
 from .assumptions import assumptions_context
 from .format import Formatter
+from .glossary import glossary_context
 from .plan import plan_context
 from .sensitivity import sensitivity_context
 from .summary import confidence_total, cover_context, report_date, summary_context
@@ -45,4 +46,5 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **tco_context(result, views, cat, fmt, day),
         **sensitivity_context(result, views, fmt),
         "confidence_total": confidence_total(result),
+        **glossary_context(),
     }

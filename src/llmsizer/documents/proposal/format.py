@@ -9,6 +9,8 @@ import re
 
 from markupsafe import Markup
 
+from ...model.catalog import CLOUD_TIERS
+
 NBSP = "\u00a0"
 
 
@@ -33,6 +35,10 @@ class Formatter:
 
     def count(self, x: float) -> str:
         return self.number(x, 0)
+
+    @staticmethod
+    def precision(p: str) -> str:
+        return precision_name(p)
 
     def count_of(self, x: float, noun: str, plural: str | None = None) -> str:
         """'1 GPU', '12 GPUs' (``plural`` for irregular nouns)."""
@@ -112,6 +118,32 @@ class Formatter:
 # C0/C1 control characters (tab and newline excepted) and bidirectional overrides: they
 # are never meant to be printed and can hide or reorder text ("trojan source").
 CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+# Requirement keys that the sizing layers name in sources and notes (the workbook and the
+# CLI speak to the person who wrote the YAML): the proposal reader never saw that file, so
+# the PDF says what each one is instead.
+KEY_WORDS = {
+    "costs.gpu_prices": "the GPU prices in the requirements",
+    "costs.cloud_gpu_hour": "the cloud prices in the requirements",
+    "costs.usd_exchange_rate": "the exchange rate in the requirements",
+    "costs.cloud_tier": "the cloud price tier in the requirements",
+    "policy.survive_node_loss": "the requirement to survive the loss of a node",
+}
+_KEYS = re.compile("|".join(re.escape(k) for k in KEY_WORDS))
+# A tier id restated in brackets after its words: "committed one-year contract (committed_1yr)".
+_TIER_IDS = re.compile(r"\s*\((?:" + "|".join(CLOUD_TIERS) + r")\)")
+
+
+def customer_words(text: str) -> str:
+    """``text`` with requirement keys in words and bracketed tier ids dropped."""
+    return _KEYS.sub(lambda m: KEY_WORDS[m.group(0)], _TIER_IDS.sub("", text))
+
+
+def precision_name(precision: str) -> str:
+    """'fp8' -> 'FP8', 'mxfp4' -> 'MXFP4': the catalog's ids are the formats' usual names
+    in lower case."""
+    return precision.upper()
 
 
 def short_name(name: str) -> str:

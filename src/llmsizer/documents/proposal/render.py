@@ -44,7 +44,7 @@ from ...model.catalog import Catalog
 from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
-from .format import CONTROL_CHARS, Formatter
+from .format import CONTROL_CHARS, Formatter, customer_words
 
 MAIN_TEMPLATE = "proposal.html.j2"
 APPENDIX_TEMPLATE = "appendix.html.j2"
@@ -66,7 +66,7 @@ def _filter(method: str) -> Callable[..., str]:
 FILTERS = {
     "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
-    "params": "params", "unit": "unit",
+    "params": "params", "unit": "unit", "prec": "precision",
 }
 
 
@@ -92,10 +92,10 @@ def _roots(templates: Path | None) -> tuple[Path, ...]:
 
 
 def _printable(value: Any) -> Any:
-    """Jinja ``finalize``: every printed value loses control characters (markup we built,
-    such as the chart images, is left alone)."""
+    """Jinja ``finalize``: every printed value loses control characters and says requirement
+    keys in words (markup we built, such as the chart images, is left alone)."""
     if isinstance(value, str) and not isinstance(value, Markup):
-        return CONTROL_CHARS.sub("", value)
+        return customer_words(CONTROL_CHARS.sub("", value))
     return value
 
 
@@ -266,7 +266,7 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     html_text = _render_template(roots, build_context(result, catalog))
     fetcher = ClosedFetcher(roots)
     try:
-        document = with_appendix(render_document(html_text, roots, fetcher), roots)
+        document = with_appendix(html_text, roots, fetcher)
         document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
     except FatalURLFetchingError:
         refused = fetcher.refused[0] if fetcher.refused else "a resource"
@@ -275,18 +275,43 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
             "data: URLs and files inside the templates folder") from None
 
 
-def with_appendix(document: Any, roots: tuple[Path, ...]) -> Any:
-    """``document`` followed by the formula appendix (``appendix.html.j2``). The appendix is
-    the same for every account, so it is laid out once per process and templates version
-    and its pages reused: a tenth of a proposal's rendering time (docs/benchmarks.md)."""
-    html_text = _render_template(roots, formula_context(), APPENDIX_TEMPLATE)
-    appendix = _laid_out(html_text, roots, _stylesheet(roots))
-    return document.copy([*document.pages, *appendix.pages])
+# Stand-in pages at the end of the proposal, one per appendix page, so that its footers'
+# ``counter(pages)`` counts the appendix too; they are dropped for the appendix's own pages.
+_STAND_IN = '<div style="break-before: page; page-break-before: always">&#160;</div>'
 
 
-@lru_cache(maxsize=4)
-def _laid_out(html_text: str, roots: tuple[Path, ...], _stylesheet_version: CSS) -> Any:
-    return render_document(html_text, roots)
+def with_appendix(html_text: str, roots: tuple[Path, ...],
+                  fetcher: ClosedFetcher | None = None) -> Any:
+    """The proposal ``html_text`` laid out and followed by the formula appendix
+    (``appendix.html.j2``), its pages numbered on from the proposal's ("Page 15 of 17").
+
+    The appendix is the same for every account, so it is laid out once per process,
+    templates version and first page number and its pages reused: a tenth of a proposal's
+    rendering time (docs/benchmarks.md). Its page count does not depend on the numbers in
+    its footers (margin boxes do not move the text), so the proposal is laid out with that
+    many stand-in pages at its end and the footers of both count every page."""
+    appendix_html = _render_template(roots, formula_context(), APPENDIX_TEMPLATE)
+    stylesheet = _stylesheet(roots)
+    extra = len(_laid_out(appendix_html, roots, stylesheet, 0, 0).pages)
+    at = html_text.rfind("</body>")
+    at = len(html_text) if at < 0 else at
+    document = render_document(html_text[:at] + _STAND_IN * extra + html_text[at:], roots,
+                               fetcher)
+    own = len(document.pages) - extra
+    appendix = _laid_out(appendix_html, roots, stylesheet, own, own + extra)
+    return document.copy([*document.pages[:own], *appendix.pages])
+
+
+@lru_cache(maxsize=16)
+def _laid_out(html_text: str, roots: tuple[Path, ...], stylesheet: CSS, before: int,
+              total: int) -> Any:
+    """The appendix laid out after ``before`` proposal pages, ``total`` pages in all
+    (print.css shows ``counter(total-pages)`` in the appendix's footers)."""
+    numbering = CSS(string=f"@page appendix:first {{ counter-set: page {before + 1}; "
+                           f"counter-reset: total-pages {total}; }}")
+    return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
+                url_fetcher=ClosedFetcher(roots)).render(
+        stylesheets=[stylesheet, numbering], font_config=_font_config())
 
 
 def render_document(html_text: str, roots: tuple[Path, ...],

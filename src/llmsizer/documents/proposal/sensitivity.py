@@ -48,10 +48,10 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     for r in rows:
         if r.label != "Cloud price":
             groups.setdefault(r.label, []).append(r)
-    bars = [charts.TornadoRow(label, min(g, key=lambda r: r.onprem).onprem,
-                              max(g, key=lambda r: r.onprem).onprem,
-                              min(g, key=lambda r: r.onprem).change,
-                              max(g, key=lambda r: r.onprem).change)
+    # The lower change's bar and the higher change's (the scenarios list each estimate's
+    # changes from lower to higher), each with its own label: picking them by cost labelled
+    # both bars with the first row when the two cost the same.
+    bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
             for label, g in groups.items()]
     bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
     chart = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),

@@ -1,0 +1,71 @@
+"""The glossary (templates/partials/glossary.html.j2): one plain sentence for each term the
+proposal uses, for a reader who has never sized a GPU cluster. tests/test_glossary.py keeps a
+list of the jargon that may reach the PDF and checks every term it finds there against this
+one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Term:
+    term: str
+    meaning: str
+
+
+GLOSSARY: tuple[Term, ...] = (
+    Term("Batch", "The number of users' requests one replica works on at the same time; larger "
+         "batches serve more users per GPU but give each user fewer tokens per second."),
+    Term("BF16, FP16, FP8, FP4, INT8, INT4, MXFP4", "Number formats for the model's weights or "
+         "its KV cache, 16, 8 or 4 bits a value: fewer bits need less memory and run faster, "
+         "at some risk to answer quality."),
+    Term("Break-even", "The load or the month at which buying the hardware costs the same as "
+         "renting the same capacity in the cloud."),
+    Term("Calibration", "Fitting the model's efficiency factors to published benchmark results, "
+         "so that its estimates match what real servers achieved."),
+    Term("Cross-validation", "Checking the calibrated model on benchmarks it was not fitted "
+         "on; the errors it shows there are the error ranges quoted in this proposal."),
+    Term("Decode", "The phase in which the model writes its answer, one token per step for "
+         "every request in the batch."),
+    Term("Expert parallelism (EP)", "Spreading a mixture-of-experts model's experts over "
+         "several GPUs, so each GPU holds and computes only some of them."),
+    Term("GPU", "The accelerator card that holds the model in its memory and does the "
+         "arithmetic; servers (nodes) carry several."),
+    Term("Headroom", "Capacity bought above the expected peak demand, as a share of that peak, "
+         "to absorb bursts and growth."),
+    Term("KV cache", "The memory in which the model keeps each conversation's context while it "
+         "answers; it grows with the length of prompt and answer and limits the batch."),
+    Term("LLM", "Large language model: the AI model that reads the prompt and writes the "
+         "answer."),
+    Term("Mixture of experts (MoE)", "A model design in which each token uses only a few of "
+         "many expert sub-networks, so it computes less than its size suggests but must still "
+         "hold every expert in memory."),
+    Term("N+1", "Buying one node more than peak demand needs, so that peak demand is still "
+         "served while any one node is down."),
+    Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
+    Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
+         "p10 to p90 is the range that holds eight cases in ten."),
+    Term("Prefill", "The phase in which the model reads the whole prompt before it writes the "
+         "first token of the answer."),
+    Term("PUE", "Power usage effectiveness: the data centre's total power divided by the power "
+         "of the IT equipment in it (cooling and losses on top)."),
+    Term("Replica", "One complete copy of the model serving users, on one GPU or on a group of "
+         "GPUs that work as one."),
+    Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
+         "power, space, support and network each year."),
+    Term("Token", "A piece of text of about three quarters of a word; models read and write "
+         "text as tokens, and speed is counted in tokens per second (tok/s)."),
+    Term("Tensor parallelism (TP)", "Splitting each layer of the model across several GPUs "
+         "that work on every token together; TP4 means one replica spans four GPUs."),
+    Term("TTFT", "Time to first token: how long a user waits from sending a prompt until the "
+         "first word of the answer appears."),
+    Term("TPOT", "Time per output token: the time between two tokens of an answer once it "
+         "has started; its inverse is the per-user speed in tokens per second."),
+)
+
+
+def glossary_context() -> dict[str, Any]:
+    """``glossary``: the terms in alphabetical order."""
+    return {"glossary": tuple(sorted(GLOSSARY, key=lambda t: t.term.lower()))}

@@ -1,0 +1,107 @@
+"""The shipped proposals as a customer reads them (pdftotext of every shipped account, each
+rendered once): no workbook option id, requirement key or "(s)" plural; every footer counts
+all pages; every piece of jargon used has a glossary entry."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from llmsizer.documents.proposal.glossary import GLOSSARY
+from llmsizer.inputs.loader import load
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
+
+ROOT = Path(__file__).resolve().parents[1]
+INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
+
+# Jargon that may reach the PDF -> the glossary entry that must explain it. One list, kept
+# apart from the glossary so that a term the templates start using without an entry fails.
+JARGON = {
+    r"\bTP\d": "Tensor parallelism (TP)", r"tensor-parallel": "Tensor parallelism (TP)",
+    r"\bKV\b": "KV cache", r"\breplicas?\b": "Replica", r"\bN\+1\b": "N+1",
+    r"\bp(?:10|90|95)\b": "p10, p90, p95", r"\bprefill\b": "Prefill", r"\bdecode\b": "Decode",
+    r"\bTTFT\b": "TTFT", r"\bTPOT\b": "TPOT", r"\bMoE\b": "Mixture of experts (MoE)",
+    r"\bexperts?\b": "Mixture of experts (MoE)",
+    r"\b(?:FP8|FP4|BF16|FP16|INT8|INT4|MXFP4)\b": "BF16, FP16, FP8, FP4, INT8, INT4, MXFP4",
+    r"\bheadroom\b": "Headroom", r"\bnodes?\b": "Node", r"\bbatch\b": "Batch",
+    r"\bPUE\b": "PUE", r"\bTCO\b": "TCO", r"\bLLM\b": "LLM", r"\btokens?\b": "Token",
+    r"\bbreak-even\b": "Break-even", r"\bcross-validat": "Cross-validation",
+    r"\bcalibrat": "Calibration",
+}
+# Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
+KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"
+                  r"|\bhyperscaler_on_demand\b|\bgpu_cloud\b")
+
+
+def _run(*cmd: str | Path) -> str:
+    return subprocess.run([str(c) for c in cmd], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], tuple[dict, Path]]:
+    done: dict[Path, tuple[dict, Path]] = {}
+
+    def get(path: Path) -> tuple[dict, Path]:
+        if path not in done:
+            out = tmp_path_factory.mktemp(path.stem)
+            data, pdf = write_outputs(size(load(path)), out, formats=("json", "pdf"))
+            done[path] = (json.loads(data.read_text(encoding="utf-8")), pdf)
+        return done[path]
+
+    return get
+
+
+def _pages(pdf: Path) -> list[str]:
+    return _run("pdftotext", pdf, "-").split("\f")[:-1]
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_option_id_key_or_placeholder_plural(path: Path, rendered: Callable) -> None:
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    ids = {o["id"] for w in data["workloads"] for o in w["options"]}
+    assert len(ids) > 3 and all("/" in i for i in ids)  # ids such as h100-sxm/fp8/kv-fp8/tp4
+    assert [i for i in ids if i in text] == []
+    assert "(s)" not in text
+    body = text.split("Appendix: formulas")[0]  # the formula register names its variables
+    assert KEYS.findall(body) == []
+    # the configuration is named in words instead: "4 × NVIDIA H100 SXM 80GB, FP8 weights"
+    assert re.search(r"\d+ × [^,]+, (?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) weights, "
+                     r"(?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) KV cache", text)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_every_footer_counts_every_page(path: Path, rendered: Callable) -> None:
+    """Page n (after the cover) says "Page n of N", N being pdfinfo's page count, the formula
+    appendix's pages included."""
+    _data, pdf = rendered(path)
+    total = int(re.search(r"Pages:\s+(\d+)", _run("pdfinfo", pdf)).group(1))  # type: ignore[union-attr]
+    pages = _pages(pdf)
+    assert len(pages) == total > 12
+    for number, page in enumerate(pages[1:], start=2):
+        assert re.findall(r"Page \d+ of \d+", page) == [f"Page {number} of {total}"], number
+    assert "Appendix: formulas" in pages[-1]
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_every_term_used_is_in_the_glossary(path: Path, rendered: Callable) -> None:
+    _data, pdf = rendered(path)
+    pages = _pages(pdf)
+    start = next(i for i, p in enumerate(pages) if re.search(r"\b9 ?Glossary\b", p))
+    end = next(i for i, p in enumerate(pages) if "Appendix: formulas" in p)
+    glossary = re.sub(r"\s+", " ", "\n".join(pages[start:end]).split("Glossary", 1)[1])
+    body = re.sub(r"\s+", " ", "\n".join(pages[:start]))
+    terms = {t.term for t in GLOSSARY}
+    used = {entry for pattern, entry in JARGON.items() if re.search(pattern, body)}
+    assert {"Tensor parallelism (TP)", "KV cache", "Replica", "Node"} <= used
+    for entry in sorted(used):
+        assert entry in terms, f"{entry!r} is used but has no glossary entry"
+        meaning = next(t.meaning for t in GLOSSARY if t.term == entry)
+        assert " ".join(f"{entry} {meaning}".split()) in glossary, entry
