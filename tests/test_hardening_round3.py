@@ -138,3 +138,42 @@ def test_ctrl_c_on_a_single_report_exits_130(tmp_path: Path) -> None:
     assert err.strip() == "interrupted" and "Traceback" not in err
     out = tmp_path / "o"
     assert not out.exists() or not any(out.iterdir())
+
+
+# --- the input folder: links, loops, upper-case names (F4, F5) --------------------------------
+
+
+def test_folder_links_loops_and_upper_case_names(tmp_path: Path) -> None:
+    """F4: a link loop raised RuntimeError while collecting, and no account ran. F5: a link
+    to /etc/passwd was read and its first characters echoed to stderr, batch.json and
+    summary.xlsx. UP.YAML was skipped silently. Now the loop and the link out are each an
+    invalid entry named by its file, never read; the two valid accounts run."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(EXAMPLE.read_text())
+    (folder / "UP.YAML").write_text(EXAMPLE.read_text().replace("Acme Corp", "Upper Corp"))
+    (folder / "loop.yaml").symlink_to("loop.yaml")
+    secret = tmp_path / "token"
+    secret.write_text("schema_version: SECRET-TOKEN-1234\n")
+    (folder / "secret.yaml").symlink_to(secret)
+    (folder / "same.yml").symlink_to("a.yaml")  # inside the folder: read once, as a.yaml
+    out = run("report", folder, "--out", tmp_path / "out", "--jobs", "2", "--quiet")
+    assert out.returncode == 1, out.stderr  # some accounts failed
+    assert "Traceback" not in out.stderr and "SECRET" not in out.stderr
+    doc = json.loads((tmp_path / "out" / "batch.json").read_text())
+    rows = {Path(a["file"]).name: a for a in doc["accounts"]}
+    assert sorted(rows) == ["UP.YAML", "a.yaml", "loop.yaml", "secret.yaml"]
+    assert rows["a.yaml"]["status"] == rows["UP.YAML"]["status"] == "ok"
+    assert "this link is a loop" in rows["loop.yaml"]["message"]
+    assert "points outside the folder" in rows["secret.yaml"]["message"]
+    assert rows["secret.yaml"]["status"] == "invalid input"
+    for name in ("batch.json", "summary.xlsx"):
+        assert b"SECRET" not in (tmp_path / "out" / name).read_bytes()
+    assert {p.name for p in (tmp_path / "out").glob("*.pdf")} == {"acme-corp.pdf",
+                                                                  "upper-corp.pdf"}
+    # A folder holding only the link out: one line, nothing written.
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "p.yaml").symlink_to(secret)
+    line = one_clean_line(run("report", tmp_path / "one", "--out", tmp_path / "o2"))
+    assert "p.yaml: this link points outside the folder" in line and "SECRET" not in line
+    assert not (tmp_path / "o2").exists()

@@ -300,14 +300,15 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     the requirements are rebuilt from its input cells and the three outputs written afresh;
     --diff prints what changed. A workbook whose formulas or layout were changed is refused.
     """
-    from .runs.batch import collect
+    from .base.errors import InputError
+    from .runs.batch import scan
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
     if templates is not None and not templates.is_dir():
         raise click.UsageError(f"--templates {templates}: not a folder")
-    files = collect(list(paths))
+    files, refused = scan(list(paths))
     if not files:
         raise click.UsageError("no *.yaml or *.yml files in the given paths")
     books = [f for f in files if f.suffix.lower() == ".xlsx"]
@@ -321,9 +322,11 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
                                "wrote into it: give one .xlsx file")
     if len(files) == 1:
+        if files[0] in refused:
+            raise InputError(refused[files[0]])
         _report_one(files[0], out_dir, templates)
         return
-    _report_many(files, out_dir, templates, jobs, force, quiet, as_json)
+    _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused)
 
 
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
@@ -357,7 +360,7 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
-                 force: bool, quiet: bool, as_json: bool) -> None:
+                 force: bool, quiet: bool, as_json: bool, refused: dict[Path, str]) -> None:
     from .runs.batch import (
         SUMMARY_NAME,
         default_jobs,
@@ -400,10 +403,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                               TimeRemainingColumn(), transient=True) as progress:
                     task = progress.add_task("starting", total=len(files))
                     outcomes = run_batch(files, out_dir, jobs=njobs, force=force,
-                                         templates=templates, on_done=line)
+                                         templates=templates, on_done=line, refused=refused)
             else:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
-                                     on_done=line)
+                                     on_done=line, refused=refused)
     except KeyboardInterrupt:
         click.echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)
