@@ -177,3 +177,39 @@ def test_folder_links_loops_and_upper_case_names(tmp_path: Path) -> None:
     line = one_clean_line(run("report", tmp_path / "one", "--out", tmp_path / "o2"))
     assert "p.yaml: this link points outside the folder" in line and "SECRET" not in line
     assert not (tmp_path / "o2").exists()
+
+
+# --- silent acceptance: booleans as numbers, impossible architectures -------------------------
+
+
+def test_booleans_are_refused_where_numbers_are_expected(tmp_path: Path) -> None:
+    """`tensor_parallel: [1, true]` was accepted (True == 1 satisfies Literal[1, 2, 4, 8]
+    even in pydantic's strict mode); integer and float fields already refused booleans."""
+    text = EXAMPLE.read_text()
+    assert "  kv_precisions: [fp8]\n" in text
+    path = tmp_path / "tp.yaml"
+    for value, found in (("[1, true]", "True"), ("[false]", "False")):
+        path.write_text(text.replace("  kv_precisions: [fp8]\n",
+                                     f"  kv_precisions: [fp8]\n  tensor_parallel: {value}\n"))
+        line = one_clean_line(run("validate", path))
+        assert re.search(r"tp\.yaml:\d+:\d+: hardware\.tensor_parallel\[\d\]: Input should be "
+                         rf"1, 2, 4 or 8, not true/false \(found {found}\)", line), line
+    path.write_text(text.replace("  kv_precisions: [fp8]\n",
+                                 "  kv_precisions: [fp8]\n  tensor_parallel: [1, 2]\n"))
+    assert load(path).req.hardware.tensor_parallel == [1, 2]
+
+
+def test_more_kv_heads_than_attention_heads_is_refused(tmp_path: Path) -> None:
+    """A config.json with 64 attention heads and 128 KV heads was accepted (and sized with
+    16 times the Llama-3-70B KV cache). The real one (64 and 8) loads."""
+    config = json.loads((DATA / "llama-70b-class" / "config.json").read_text())
+    assert (config["num_attention_heads"], config["num_key_value_heads"]) == (64, 8)
+    (tmp_path / "m").mkdir()
+    path = tmp_path / "a.yaml"
+    path.write_text(EXAMPLE.read_text().replace("model: llama-3.1-70b", "model: m/config.json"))
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    assert load(path).models["m/config.json"].kv_heads == 8
+    (tmp_path / "m" / "config.json").write_text(json.dumps({**config, "num_key_value_heads": 128}))
+    line = one_clean_line(run("validate", path))
+    assert ("'m/config.json': num_key_value_heads (128) is larger than num_attention_heads (64)"
+            in line)
