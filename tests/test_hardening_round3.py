@@ -213,3 +213,36 @@ def test_more_kv_heads_than_attention_heads_is_refused(tmp_path: Path) -> None:
     line = one_clean_line(run("validate", path))
     assert ("'m/config.json': num_key_value_heads (128) is larger than num_attention_heads (64)"
             in line)
+
+
+# --- fidelity rows (F19) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("column", "value", "reason"), [
+    ("model", "()", "model '()' is not in the llmsizer catalog"),  # was IndexError
+    ("isl", "9" * 400, "isl holds a number of 400 digits; no benchmark figure has more than 15"),
+    ("osl", "9" * 400, "osl holds a number of 400 digits"),  # was a ValidationError
+    ("concurrency", "9" * 400, "concurrency holds a number of 400 digits"),  # OverflowError
+    ("gpu_count", "9" * 400, "gpu_count holds a number of 400 digits"),  # OverflowError
+    ("isl", "3000000", "isl should be less than or equal to 2000000"),  # the schema's range
+])
+def test_fidelity_rows_out_of_bounds_are_skipped_with_a_reason(
+        tmp_path: Path, column: str, value: str, reason: str) -> None:
+    """A broken row is skipped with its reason; the valid row beside it is still predicted
+    (TensorRT-LLM v0.17's Llama-3.1-8B on one H200 at FP8, 128/128: 29,526 tok/s)."""
+    import csv
+
+    with (DATA / "calibration_points.csv").open(newline="") as fh:
+        header, good = list(csv.reader(fh))[:2]
+    assert (good[header.index("value")], good[header.index("isl")]) == ("29526.04", "128")
+    bad = list(good)
+    bad[header.index(column)] = value
+    points = tmp_path / "points.csv"
+    with points.open("w", newline="") as fh:
+        csv.writer(fh).writerows([header, good, bad])
+    out = run("fidelity", points, "--json")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    doc = json.loads(out.stdout)
+    assert [r["measured"] for r in doc["rows"]] == [29526.04]
+    assert [s["row"] for s in doc["skipped"]] == [2]
+    assert any(reason in r for r in doc["skipped"][0]["reasons"]), doc["skipped"]
