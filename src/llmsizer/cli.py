@@ -292,7 +292,8 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
            force: bool, quiet: bool, as_json: bool, show_diff: bool) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
-    PATHS may be files or folders (every *.yaml / *.yml inside). Several accounts run as a
+    PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
+    the folder or a link loop is refused for its entry, unread). Several accounts run as a
     batch: in parallel, one bad file never stops the rest, and DIR/summary.xlsx and
     DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran.
 
