@@ -1,13 +1,14 @@
 """Command line. Heavy libraries are imported inside commands so ``--help`` starts fast.
 
 Exit codes: 0 ok; 1 some accounts of a batch failed; 2 bad input or arguments;
-3 infeasible (nothing fits / meets the target).
+3 infeasible (nothing fits / meets the target); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -49,14 +50,67 @@ class _Choice(click.Choice):  # type: ignore[type-arg]
             raise click.BadParameter(f"{exc.message}{hint}", ctx=ctx, param=param) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _FiniteRange(click.FloatRange):
+    """A float range that refuses NaN: NaN compares false with both bounds, so click's own
+    range check lets it through (issue 25, F17)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x = super().convert(value, param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a number; give a value in {self._describe_range()}",
+                      param, ctx)
+        return x
+
+
+class _Path(click.Path):
+    """A path that is not empty: ``Path("")`` is ``.``, so `--out ""` (an unset shell
+    variable) would write into the current folder, and `report ""` would read it
+    (issue 25, F9). ``.`` written out stays allowed."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty (an unset variable?); name a folder or file, or write . for "
+                      "the current folder", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_HELP_ERRORS: tuple[type[click.UsageError], ...] = tuple(
+    e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e is not None)
+
+
+class _Main(click.Group):
+    """Usage errors as one line (``error: …``, exit 2) like every other bad input, and Ctrl-C
+    as exit 130: click's standalone mode prints usage around the error and exits 1 on an
+    interrupt, and the README reserves 1 for "some accounts of a batch failed"."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except _HELP_ERRORS as exc:  # a bare `llmsizer`: the help, as click shows it
+            click.echo(exc.format_message(), err=True)
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="llmsizer")
 def main() -> None:
     """Size GPU deployments for LLM serving from a requirements YAML file."""
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=_Path(dir_okay=False, path_type=Path))
 @_clean_errors
 def validate(file: Path) -> None:
     """Check a requirements FILE without sizing it."""
@@ -68,7 +122,7 @@ def validate(file: Path) -> None:
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results JSON.")
 @_clean_errors
 def size(file: Path, as_json: bool) -> None:
@@ -108,8 +162,9 @@ def catalog(kind: str, as_json: bool) -> None:
 @click.option("--model", "model_id", required=True,
               help="Catalog model id (see `llmsizer catalog models`).")
 @click.option("--gpu", required=True, help="Catalog GPU id (see `llmsizer catalog gpus`).")
-@click.option("--tp", type=click.IntRange(1, 72), default=1, show_default=True,
-              help="Tensor-parallel degree: GPUs that hold one copy of the model.")
+@click.option("--tp", "tp_text", type=click.Choice(["1", "2", "4", "8"]), default="1", show_default=True,
+              help="Tensor-parallel degree: GPUs that hold one copy of the model (as "
+                   "hardware.tensor_parallel allows: 1, 2, 4 or 8, up to the GPU's max_tp).")
 @click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Copies of the model; scales output_tokens_per_s.")
 @click.option("--weights", "weight_precision", default="fp8", show_default=True,
@@ -120,16 +175,18 @@ def catalog(kind: str, as_json: bool) -> None:
               help="Input tokens per request.")
 @click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True,
               help="Generated tokens per request.")
-@click.option("--concurrency", type=click.IntRange(1, 10_000_000),
-              help="Sequences in flight per replica.")
+@click.option("--concurrency", type=click.IntRange(1, 100_000),
+              help="Sequences in flight per replica (1-100,000, as policy.max_batch_per_replica).")
 @click.option("--offline", is_flag=True, help="Batch limited only by KV memory and engine cap.")
-@click.option("--mbu", type=click.FloatRange(0.05, 1),
-              help="Override bandwidth efficiency (share of peak memory bandwidth, 0.05-1).")
-@click.option("--mfu", type=click.FloatRange(0.05, 1),
-              help="Override compute efficiency (share of peak tensor FLOPS, 0.05-1).")
+@click.option("--mbu", type=_FiniteRange(0.05, 1, min_open=True),
+              help="Override bandwidth efficiency (share of peak memory bandwidth, over 0.05, "
+                   "at most 1; as policy.mbu).")
+@click.option("--mfu", type=_FiniteRange(0.05, 1, min_open=True),
+              help="Override compute efficiency (share of peak tensor FLOPS, over 0.05, at most 1; "
+                   "as policy.mfu).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @_clean_errors
-def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
+def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precision: str,
              kv_precision: str, prompt_tokens: int, output_tokens: int,
              concurrency: int | None, offline: bool, mbu: float | None, mfu: float | None,
              as_json: bool) -> None:
@@ -142,6 +199,8 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
 
     if (concurrency is None) == (not offline):
         raise click.UsageError("give exactly one of --concurrency C or --offline")
+    tp = int(tp_text)
+    _check_tp(gpu, tp)
 
     def fits(gpu_: str, tp_: int, weights: str) -> dict[str, float | str]:
         return run(model_id=model_id, gpu=gpu_, tp=tp_, replicas=replicas,
@@ -157,6 +216,22 @@ def estimate(model_id: str, gpu: str, tp: int, replicas: int, weight_precision: 
     else:
         for k, v in out.items():
             click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+
+
+def _check_tp(gpu: str, tp: int) -> None:
+    """The sizing search tries a degree only up to the GPU's fast-link group (max_tp) and
+    its platforms' GPUs per node; ``estimate`` refuses what the search would never try."""
+    from .model.catalog import load_catalog
+
+    cat = load_catalog()
+    spec = cat.gpu(gpu)
+    per_node = max((p.gpus_per_node for p in cat.platforms.values() if gpu in p.gpus),
+                   default=spec.max_tp)
+    limit = min(spec.max_tp, per_node)
+    if tp > limit:
+        raise click.BadParameter(f"{tp} is more than {gpu} allows (tensor parallelism up to "
+                                 f"{limit} GPUs on its fast link); use --tp {limit} or less",
+                                 param_hint="'--tp'")
 
 
 def _not_fitting(out: dict[str, float | str],
@@ -200,10 +275,10 @@ def _not_fitting(out: dict[str, float | str],
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+@click.argument("paths", nargs=-1, required=True, type=_Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=_Path(path_type=Path),
               help="Output folder (created if missing).")
-@click.option("--templates", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--templates", type=_Path(file_okay=False, path_type=Path),
               help="Folder with your own proposal templates (replaces the shipped ones).")
 @click.option("--jobs", type=click.IntRange(1, 256), help="Worker processes (default: CPU count).")
 @click.option("--force", is_flag=True, help="Redo accounts whose outputs are up to date.")
@@ -217,7 +292,8 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
            force: bool, quiet: bool, as_json: bool, show_diff: bool) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
-    PATHS may be files or folders (every *.yaml / *.yml inside). Several accounts run as a
+    PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
+    the folder or a link loop is refused for its entry, unread). Several accounts run as a
     batch: in parallel, one bad file never stops the rest, and DIR/summary.xlsx and
     DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran.
 
@@ -225,14 +301,15 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     the requirements are rebuilt from its input cells and the three outputs written afresh;
     --diff prints what changed. A workbook whose formulas or layout were changed is refused.
     """
-    from .runs.batch import collect
+    from .base.errors import InputError
+    from .runs.batch import scan
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
     if templates is not None and not templates.is_dir():
         raise click.UsageError(f"--templates {templates}: not a folder")
-    files = collect(list(paths))
+    files, refused = scan(list(paths))
     if not files:
         raise click.UsageError("no *.yaml or *.yml files in the given paths")
     books = [f for f in files if f.suffix.lower() == ".xlsx"]
@@ -246,9 +323,11 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
                                "wrote into it: give one .xlsx file")
     if len(files) == 1:
+        if files[0] in refused:
+            raise InputError(refused[files[0]])
         _report_one(files[0], out_dir, templates)
         return
-    _report_many(files, out_dir, templates, jobs, force, quiet, as_json)
+    _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused)
 
 
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
@@ -282,7 +361,7 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
-                 force: bool, quiet: bool, as_json: bool) -> None:
+                 force: bool, quiet: bool, as_json: bool, refused: dict[Path, str]) -> None:
     from .runs.batch import (
         SUMMARY_NAME,
         default_jobs,
@@ -325,10 +404,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                               TimeRemainingColumn(), transient=True) as progress:
                     task = progress.add_task("starting", total=len(files))
                     outcomes = run_batch(files, out_dir, jobs=njobs, force=force,
-                                         templates=templates, on_done=line)
+                                         templates=templates, on_done=line, refused=refused)
             else:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
-                                     on_done=line)
+                                     on_done=line, refused=refused)
     except KeyboardInterrupt:
         click.echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)
@@ -345,7 +424,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
 
 
 @main.command()
-@click.argument("points", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("points", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a document with summary and rows.")
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print only the summary (error per metric and regime, rows per reason).")

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 from ..base.errors import InputError
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from .benchlabels import (
@@ -139,6 +141,11 @@ _ACHIEVED = re.compile(r"achieved\s+(\d+(?:\.\d+)?)\s*req/s")
 _REQUESTS = re.compile(r"\b(\d[\d,]*)\s+requests\b")
 _RANDOM_LENGTHS = re.compile(r"\[\s*(0?\.\d+)\s*\*?\s*l\s*,\s*l\s*\]")
 _WITH_CONTEXT = re.compile(r"w/\s*ctx|includes? context")
+# A figure of a row has at most this many digits in a run: every count, length and rate of a
+# real benchmark is far smaller, and longer runs overflow a float on the way (issue 25, F19).
+MAX_ROW_DIGITS = 15
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_ROW_DIGITS + 1},}}")
+
 
 
 class _Reasons:
@@ -254,6 +261,24 @@ def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
     )
 
 
+def _bounded(raw: dict[str, str]) -> list[str]:
+    """Why a row's figures are too long to read (source and notes hold commit ids, and are
+    read only for a tier, a rate or a request count, which the point's ranges bound)."""
+    return [f"{name} holds a number of {len(m.group()):,} digits; no benchmark figure has more "
+            f"than {MAX_ROW_DIGITS}" for name, text in raw.items()
+            if name not in ("source", "notes") and (m := _LONG_NUMBER.search(text))]
+
+
+def _valid_point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
+                 ) -> BenchPoint | list[str]:
+    """:func:`_point`, with a figure out of the point's range as the row's reason."""
+    try:
+        return _point(row, raw, catalog, labels)
+    except ValidationError as exc:
+        return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                for e in exc.errors(include_input=False, include_url=False)]
+
+
 def read_points(path: str | Path, catalog: Catalog | None = None,
                 ) -> tuple[list[BenchPoint], list[Skipped]]:
     """Read a calibration_points.csv-format file.
@@ -292,7 +317,7 @@ def read_points(path: str | Path, catalog: Catalog | None = None,
             reason = f"has {len(record)} fields, the header has {len(header)}"
             skipped.append(Skipped(row, (reason,), raw))
             continue
-        got = _point(row, raw, cat, labels)
+        got = _bounded(raw) or _valid_point(row, raw, cat, labels)
         if isinstance(got, BenchPoint):
             points.append(got)
         else:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.textsafe import printable
 from .benchformats import _problem, parse_bench
 from .benchpoints import MAX_RECORDS, BenchPoint
 
@@ -19,8 +20,41 @@ __all__ = ["MAX_BENCH_BYTES", "read_bench_files"]
 MAX_BENCH_BYTES = 50_000_000  # vllm --save-detailed files carry per-request lists
 
 
+MAX_JSON_DIGITS = 100
+"""Integers with more digits are refused while decoding: every figure's range ends far below
+10**100, and turning such an integer into a float overflows (issue 25, F12)."""
+
+
+class _Refused(Exception):
+    """A decoding hook's refusal: carries the message, raised past ``json.loads``."""
+
+
 def _none_for_nan(_name: str) -> None:
     return None  # NaN / Infinity (a tool's mean over no data): "not recorded"
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise _Refused(f"holds a number with {len(text.lstrip('-')):,} digits (starting "
+                       f"{text[:12]}…); no benchmark figure is that large")
+    return int(text)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key given twice: JSON would silently keep the last value, so a
+    second ``output_throughput`` would decide the sizing unseen (issue 25, F15)."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Refused(f"gives the key {printable(key)[:60]!r} twice; a result file holds "
+                           "each figure once: remove one of them")
+        result[key] = value
+    return result
+
+
+def _decode(text: str) -> Any:
+    return json.loads(text, parse_constant=_none_for_nan, parse_int=_bounded_int,
+                      object_pairs_hook=_no_duplicates)
 
 
 def _load(target: Path, rel: str) -> list[dict[str, Any]]:
@@ -40,14 +74,18 @@ def _load(target: Path, rel: str) -> list[dict[str, Any]]:
     except UnicodeDecodeError:
         raise _problem(rel, None, "is not UTF-8 text (is it really a result JSON?)") from None
     try:
-        data = json.loads(text, parse_constant=_none_for_nan)
+        data = _decode(text)
+    except _Refused as exc:
+        raise _problem(rel, None, str(exc)) from None
     except json.JSONDecodeError as exc:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines):
             data = []  # JSON lines (vllm --append-result): one record per line
             for n, line in enumerate(lines, start=1):
                 try:
-                    data.append(json.loads(line, parse_constant=_none_for_nan))
+                    data.append(_decode(line))
+                except _Refused as bad:
+                    raise _problem(rel, None, f"line {n} {bad}") from None
                 except (json.JSONDecodeError, RecursionError, ValueError):
                     raise _problem(rel, None, f"line {n} is not valid JSON") from None
         else:

@@ -151,7 +151,10 @@ class _Fields:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{name!r} must be a number (found {_shown(value)})")
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:  # an integer past float range (records not from benchfiles)
+            x = math.inf
         if kind is not None and math.isfinite(x) and x > 0:
             self.in_range(name, x, kind)
         if not math.isfinite(x) or x < 0 or x > _LIMIT or (positive and x == 0):

@@ -127,6 +127,10 @@ def model_from_config(base: Path, rel: str) -> Model:
     layers = _int(cfg, rel, "num_hidden_layers", "n_layer", "num_layers", limit=_LIMITS["layers"])
     heads = _int(cfg, rel, "num_attention_heads", "n_head", limit=_LIMITS["heads"])
     kv_heads = _int(cfg, rel, "num_key_value_heads", limit=_LIMITS["heads"], default=heads)
+    if kv_heads > heads:  # grouped-query attention shares KV heads; it never adds any
+        raise InputError(f"config file {rel!r}: num_key_value_heads ({kv_heads}) is larger than "
+                         f"num_attention_heads ({heads}); a model has at most one KV head per "
+                         "attention head: check that this is the model's config.json")
     if hidden // heads < 1 and "head_dim" not in cfg:
         raise InputError(f"config file {rel!r}: num_attention_heads ({heads}) is larger than "
                          f"hidden_size ({hidden}); check that this is a model's config.json")

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     model_validator,
@@ -59,6 +60,18 @@ def _one_line(text: str) -> str:
 
 
 Text = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_one_line)]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """``true`` equals 1 in Python, so a Literal[1, 2, 4, 8] takes it even in strict mode
+    (issue 25: `tensor_parallel: [1, true]` was accepted)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                  {"expected": "1, 2, 4 or 8, not true/false"})
+    return value
+
+
+TpDegree = Annotated[Literal[1, 2, 4, 8], BeforeValidator(_not_a_boolean)]
 
 
 class _Strict(BaseModel):
@@ -263,7 +276,7 @@ class Hardware(_Strict):
         description="KV-cache storage formats to try; left out, each weight precision's usual "
                     "KV format (fp4 and fp8 weights: fp8 KV; 16-bit weights: bf16 KV).",
         json_schema_extra={"example": "[fp8]"})
-    tensor_parallel: Annotated[list[Literal[1, 2, 4, 8]], Field(min_length=1)] | None = Field(
+    tensor_parallel: Annotated[list[TpDegree], Field(min_length=1)] | None = Field(
         default=None,
         description="Tensor-parallel degrees (GPUs per model copy) to try; left out, every degree the "
                     "platform allows.",

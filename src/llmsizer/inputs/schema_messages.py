@@ -80,6 +80,9 @@ def _num(x: float) -> str:
 
 def _plain(x: float) -> str:
     """A number as it should be typed into the YAML file (no thousands separators)."""
+    if isinstance(x, int) and not isinstance(x, bool):  # exact, and never overflows a float
+        text = str(x)
+        return text if len(text) <= 20 else f"{text[:12]}… ({len(text)} digits)"
     if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
         return str(int(x))
     return f"{x:.6g}"

@@ -69,7 +69,7 @@ from ..base.textsafe import printable
 from .yamlfile import _EXAMPLE, checked_text, read_file
 from .yamlpositions import Loc, Located, Pos, _pos, _where, _yaml_error
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "load_file", "load_text"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "load_file", "load_text"]
 
 MAX_DEPTH: Final = 40
 """Refuse nesting deeper than this many mappings/lists (the top-level mapping is level 1)."""
@@ -78,6 +78,11 @@ MAX_NODES: Final = 20_000
 """Refuse files with more values than this (keys, values and list items all count). A full
 requirements file with 50 workloads has about 1,000; the cap stops a dense 1 MB file early,
 which pure-Python PyYAML would otherwise take ~10 s to parse."""
+
+MAX_INT_DIGITS: Final = 100
+"""Refuse plain integers with more digits than this. Every numeric field's range ends far
+below 10**100, so the schema would refuse them anyway, but only after Python has had to turn
+them into floats (which overflows past 309 digits: issue 25, F3)."""
 
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _INT_TAG: Final = "tag:yaml.org,2002:int"
@@ -115,8 +120,10 @@ def _construct_bool(loader: _StrictLoader, node: ScalarNode) -> bool:
 
 def _construct_int(loader: _StrictLoader, node: ScalarNode) -> int:
     try:
+        if len(node.value.lstrip("+-")) > MAX_INT_DIGITS:
+            raise ValueError  # bounded before conversion, like Python's own 4,300 digits
         return int(node.value)
-    except ValueError:  # more digits than Python's int-from-text limit (4300)
+    except ValueError:
         raise InputError(
             f"the number starting {node.value[:20]}… has too many digits; "
             "write a realistic number, or put it in quotes if it is an id",

@@ -279,6 +279,8 @@ class LabelIndex:
 
     def _closest(self, names: dict[str, str], forms: list[str]) -> list[str]:
         found: list[str] = []
+        if not forms:  # a label with no letters or digits, such as "()"
+            return found
         for near in difflib.get_close_matches(forms[-1], list(names), n=6, cutoff=0.5):
             if names[near] not in found:
                 found.append(names[near])

@@ -16,6 +16,7 @@ swept, and each account's set is published under its lock (:mod:`llmsizer.runs.r
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import hashlib
 import json
@@ -35,6 +36,7 @@ from typing import Any
 from ..base import heap
 from ..base.atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
 from ..base.errors import InputError
+from ..base.textsafe import printable
 from ..base.version import __version__
 from ..sizing.results import slugify
 from .outcome import Outcome
@@ -58,22 +60,63 @@ def _rss_mb() -> float:
 BATCH_SCHEMA_VERSION = 1
 
 
-def collect(paths: list[Path]) -> list[Path]:
-    """Files as given; folders expand to their *.yaml / *.yml files, sorted."""
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _confined(entry: Path, root: Path) -> str | None:
+    """Why a folder entry is refused unread, or None. A link is resolved and must stay
+    inside the folder, as config.json and benchmark links must: a link to /etc/passwd or a
+    token file would otherwise be read, and its first characters echoed in a parse error
+    and in batch.json (issue 25, F5). A link loop is reported for its entry alone: resolving
+    it raised and stopped the whole batch (F4)."""
+    if not entry.is_symlink():
+        return None
+    shown = printable(str(entry))
+    try:
+        target = entry.resolve(strict=True)
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+            return (f"{shown}: this link is a loop (it points back at itself through links); "
+                    "remove it, or point it at a requirements file")
+        return f"{shown}: this link points at nothing; remove it or point it at a file"
+    if not target.is_relative_to(root):
+        return (f"{shown}: this link points outside the folder {printable(str(entry.parent))!r}"
+                " and is not read; copy the requirements file into the folder instead")
+    return None
+
+
+def scan(paths: list[Path]) -> tuple[list[Path], dict[Path, str]]:
+    """Files as given, folders expanded to their .yaml / .yml files (any case: UP.YAML too),
+    sorted; and, for folder entries refused unread (links out of the folder, loops), why."""
     files: list[Path] = []
+    refused: dict[Path, str] = {}
     for p in paths:
         if p.is_dir():
-            files += sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            root = p.resolve()
+            entries = sorted(e for e in p.iterdir() if e.suffix.lower() in YAML_SUFFIXES)
+            for e in entries:
+                why = _confined(e, root)
+                if why is not None:
+                    refused[e] = why
+            files += entries
         else:
             files.append(p)
     seen: set[Path] = set()
     unique = []
     for f in files:
-        key = f.resolve()
+        try:
+            key = f.absolute() if f in refused else f.resolve()
+        except (RuntimeError, OSError):  # a link loop given by name
+            key = f.absolute()
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return unique
+    return unique, refused
+
+
+def collect(paths: list[Path]) -> list[Path]:
+    """Files as given; folders expand to their .yaml / .yml files, sorted (see :func:`scan`)."""
+    return scan(paths)[0]
 
 
 def _account_name(path: Path) -> str:
@@ -88,12 +131,13 @@ def _account_name(path: Path) -> str:
         return path.stem
 
 
-def stems(files: list[Path]) -> list[str]:
+def stems(files: list[Path], unread: frozenset[Path] = frozenset()) -> list[str]:
     """Safe, distinct output stems: the account's slug; accounts sharing a slug get the
-    input file's name appended (and a counter if that is not enough)."""
+    input file's name appended (and a counter if that is not enough). Files in ``unread``
+    (refused links) are named by their file name, never opened."""
     from .report import output_stem
 
-    base = [output_stem(slugify(_account_name(f))) for f in files]
+    base = [output_stem(slugify(f.stem if f in unread else _account_name(f))) for f in files]
     out: list[str] = []
     used: set[str] = set()
     for f, b in zip(files, base, strict=True):
@@ -325,16 +369,24 @@ class _Slot:
 
 
 def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates: Path | None,
-              on_done: Callable[[Outcome, int, int], None] | None = None) -> list[Outcome]:
-    """Process every file; return one Outcome per file, in input order."""
+              on_done: Callable[[Outcome, int, int], None] | None = None,
+              refused: dict[Path, str] | None = None) -> list[Outcome]:
+    """Process every file; return one Outcome per file, in input order. Files in
+    ``refused`` (from :func:`scan`) are never read: each is an invalid input with its reason."""
     out.mkdir(parents=True, exist_ok=True)
     clean_temp_files(out)  # only those of runs that are gone: other batches may be writing
-    names = stems(files)
+    refused = refused or {}
+    names = stems(files, frozenset(refused))
     outcomes = [Outcome(file=str(f), stem=s) for f, s in zip(files, names, strict=True)]
     todo: list[int] = []
     done = 0
     for i, (f, stem) in enumerate(zip(files, names, strict=True)):
-        if not force and is_fresh(f, out, stem, templates):
+        if f in refused:
+            outcomes[i].status, outcomes[i].message = "invalid input", refused[f]
+            done += 1
+            if on_done:
+                on_done(outcomes[i], done, len(files))
+        elif not force and is_fresh(f, out, stem, templates):
             outcomes[i].status = "skipped"
             outcomes[i].message = "unchanged since its outputs were written"
             _fill_from_json(outcomes[i], out)

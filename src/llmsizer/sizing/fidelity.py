@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
@@ -199,12 +200,19 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if reasons or gpu is None or point.model is None or isinstance(lengths, str):
         return Skipped(point.row, tuple(reasons), point.raw)
     prompt, output = lengths
-    req = Requirements(
-        schema_version=1, account=Account(name="fidelity"),
-        workloads=[Workload(name="row", model=point.model, concurrent_users=1,
-                            prompt_tokens=prompt, output_tokens=output,
-                            targets=Targets(system_tokens_per_s=1.0))],
-        policy=Policy(headroom=0))
+    try:  # lengths past the schema's ranges skip the row with the schema's words (F19)
+        req = Requirements(
+            schema_version=1, account=Account(name="fidelity"),
+            workloads=[Workload(name="row", model=point.model, concurrent_users=1,
+                                prompt_tokens=prompt, output_tokens=output,
+                                targets=Targets(system_tokens_per_s=1.0))],
+            policy=Policy(headroom=0))
+    except ValidationError as exc:
+        named = {"prompt_tokens": "isl", "output_tokens": "osl"}
+        return Skipped(point.row, tuple(
+            f"{named.get(str(e['loc'][-1]), str(e['loc'][-1]))} "
+            f"{e['msg'].replace('Input should', 'should')}"
+            for e in exc.errors(include_input=False, include_url=False)), point.raw)
     base: dict[str, Value] = {**account_inputs(req, catalog),
                               **workload_inputs(req.workloads[0], catalog.models[point.model])}
     choice = Choice(point.gpu or "", gpu.default_platform, point.weight_precision,
