@@ -143,6 +143,37 @@ def test_engine_profiles_come_from_the_row_text() -> None:
     assert engine_of(by_row[617]) == LLAMACPP
 
 
+def test_engine_release_is_read_from_every_text_column() -> None:
+    """measured_blackwell_moe.csv row 2 (TensorRT-LLM v0.19 perf-overview, Llama-3.3-70B FP4
+    TP1 on B200, trtllm-bench offline) says "TensorRT-LLM v0.19 PyTorch backend" in ``notes``;
+    the same words in ``scenario`` (where other tables put the backend) must give the
+    PyTorch backend's runtime reserve too, not the v0.17 engine backend's (issue 21)."""
+    from dataclasses import replace
+
+    from llmsizer.sizing.fidelity import _profile, prepare
+
+    cat = load_catalog()
+    points, _ = read_points(ROOT / "tests" / "data" / "measured_blackwell_moe.csv")
+    row = next(p for p in points if p.row == 2)
+    assert "pytorch backend" in row.raw["notes"].lower()
+    notes = re.sub("pytorch backend", "", row.raw["notes"], flags=re.IGNORECASE)
+    moved = replace(row, raw={**row.raw, "notes": notes,
+                              "scenario": row.raw["scenario"] + " (PyTorch backend)"})
+    neither = replace(row, raw={**row.raw, "notes": notes})
+
+    def reserve(point: Any) -> float:
+        cases, skipped = prepare([point], cat)
+        assert not skipped
+        return _profile(cases[0], cat)["runtime_reserve_gb"]
+
+    pytorch, engine = (cat.constant("trtllm_pytorch_runtime_reserve_gb"),
+                       cat.constant("trtllm_runtime_reserve_gb"))
+    assert pytorch != engine
+    assert reserve(row) == pytorch
+    assert reserve(moved) == pytorch
+    assert reserve(neither) == engine
+
+
 # --- pinned measured rows -------------------------------------------------------------
 
 PINNED = [

@@ -602,12 +602,18 @@ def test_moe_single_user_speed_is_the_charts_batch_1_point(
     alone = curve(result, 0, w.recommended, [1])[0]["tokens_per_s_per_user"]
     best = w.option(w.recommended)
     assert best is not None
-    ceiling = float(best.values["bandwidth_ceiling_tokens_per_s"])  # all experts read
-    assert alone > 1.5 * ceiling
+    v = {k: float(x) for k, x in best.values.items() if isinstance(x, float | int)}
+    # every expert read, as if a full batch: the figure one user must not be quoted
+    all_experts = 1000 / (v["step_fixed_base_ms"] + v["all_experts_ms"] + v["step_ms_per_seq"]
+                          - v["prefill_ms_per_seq_step"])
+    assert alone > 1.5 * all_experts
+    # the single-user ceiling reads the same 2 of 8 experts (issue 21); it leaves out the
+    # prefill share the curve's decode step carries, so it is a little faster
+    assert v["bandwidth_ceiling_tokens_per_s"] >= alone > 0.9 * v["bandwidth_ceiling_tokens_per_s"]
     text = text_of(pdf)
     assert norm(f"one user would see {fmt.tok_s(alone)}") in text
     assert "2 of 8 experts" in text
-    assert norm(fmt.tok_s(ceiling)) not in text
+    assert norm(fmt.tok_s(all_experts)) not in text
 
 
 def _page_fill(pdf: Path) -> list[tuple[float, int]]:

@@ -256,6 +256,7 @@ def curve(result: Result, workload_index: int, option_id: str,
     for b in batches:
         env = dict(base)
         env["max_batch_per_replica"] = float(b)
+        env["users"] = float(b)  # B users on the replica: the batch served and the experts read
         program()(env, result.tables)
         rows.append({"batch": float(b)} | {k: float(env[k]) for k in (
             "batch_per_replica", "tpot_ms", "tokens_per_s_per_user",

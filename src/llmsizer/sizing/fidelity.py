@@ -97,8 +97,14 @@ class SummaryRow:
     median_signed_error: float
 
 
+def row_text(point: BenchPoint) -> str:
+    """Every text column of a measured row, lower-cased: a table states its engine and release
+    wherever its authors put it (``scenario``, ``notes``, the source), not in one column."""
+    return " ".join((point.source, *point.raw.values())).lower()
+
+
 def engine_of(point: BenchPoint) -> str:
-    text = " ".join((point.source, point.raw.get("scenario", ""), point.raw.get("notes", ""))).lower()
+    text = row_text(point)
     if "llama.cpp" in text:
         return LLAMACPP
     if "trtllm-bench" in text or "gptmanagerbenchmark" in text:
@@ -226,11 +232,11 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     if case.engine in DATACENTER_ENGINES:
         fraction = "trtllm_kv_cache_fraction" if case.engine == TRTLLM_BENCH else (
             "trtllm_serving_kv_cache_fraction")
-        notes = case.point.raw.get("notes", "").lower()
+        text = row_text(case.point)
         # the PyTorch backend (v0.19 on; the default from 1.0) keeps a different runtime
         # reserve outside its KV pool than the TensorRT-engine backend of the v0.17 tables
-        reserve = ("trtllm_pytorch_runtime_reserve_gb" if "pytorch backend" in notes
-                   or "tensorrt-llm/release:1." in notes else "trtllm_runtime_reserve_gb")
+        reserve = ("trtllm_pytorch_runtime_reserve_gb" if "pytorch backend" in text
+                   or "tensorrt-llm/release:1." in text else "trtllm_runtime_reserve_gb")
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
                 "runtime_reserve_gb": k(reserve),
                 "kv_cache_fraction": k(fraction),

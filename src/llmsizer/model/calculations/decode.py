@@ -29,26 +29,19 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_tokens", "Prompt tokens to prefill", "tokens", "Throughput",
        r("prompt_tokens") * (1 - r("prefix_cache_hit")),
        "Prefix-cache hits skip prefill."),
-    _c("batch_upper_bound", "Largest batch memory and engine allow", "sequences", "Throughput",
-       MAX(1, MIN(r("max_sequences_by_memory"), r("max_batch_per_replica"))),
-       "Upper bound used for the MoE expert-read fraction (conservative below it)."),
-    _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
-       IF(gt(r("experts"), 0),
-          1 - POWER(1 - r("experts_per_token") / r("experts"),
-                    MAX(1, r("batch_upper_bound") / r("pp"))), 0),
-       "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): near k/E at "
-       "B = 1, all at large B. B is the step's batch (a micro-batch under pipelining); every "
-       "rank's tokens reach the experts, so attention data-parallel does not divide it."),
-    _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
-       (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
-       * r("weight_bytes_per_param") / 1e9,
-       "Dense: all weights once per step. MoE: the non-expert weights (each attention "
-       "data-parallel rank reads its own copy) + the experts the batch touches."),
-    _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
-       r("weights_read_gb") / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
-       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
-       "serve?”: 70 GB / 3.35 TB/s = 21 ms). Pipeline stages each re-read their weights per "
-       "micro-batch, so PP does not divide it."),
+    _c("shared_weights_ms", "Non-expert weight streaming per step", "ms", "Throughput",
+       r("shared_params") * r("adp") * r("weight_bytes_per_param") / 1e9
+       / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
+       "Weights every step reads whatever the batch (dense: all; MoE: attention, embeddings "
+       "and shared experts, one copy per attention data-parallel rank) / (TP x bandwidth x "
+       "efficiency)."),
+    _c("all_experts_ms", "Streaming every routed expert", "ms", "Throughput",
+       r("routed_expert_params") * r("weight_bytes_per_param") / 1e9
+       / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
+       "What a step pays when its batch touches every routed expert (0 for a dense model)."),
+    _c("expert_share_per_token", "Share of experts one token reads", "fraction", "Throughput",
+       IF(gt(r("experts"), 0), r("experts_per_token") / r("experts"), 0),
+       "k/E: the top-k routed experts of E (0 for a dense model)."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
        / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
@@ -105,18 +98,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
        "Each request's prefill spread over its output tokens: prefill takes time from decode."),
-    _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
-       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
-       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
+    _c("step_fixed_base_ms", "Step time at batch 0 without the experts (a0)", "ms",
+       "Throughput",
+       r("shared_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
+       "Non-expert weights, all-reduce and all-to-all latency, scheduler overhead."),
     _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
        r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
        + r("decode_attention_ms_per_seq") + r("allreduce_ms_per_token")
        + r("alltoall_ms_per_token") + r("prefill_ms_per_seq_step"),
        "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all, amortised "
        "prefill (fitted additive)."),
-    _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
-       1000 / (r("step_fixed_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")),
-       "Tokens/s of one user alone (batch 1): the ceiling no batch size can beat."),
     _c("required_tokens_per_s_per_user", "Required tokens/s per user", "tok/s", "Throughput",
        MAX(r("target_tokens_per_s_per_user"),
            IF(gt(r("target_response_time_s"), 0),
@@ -126,6 +117,51 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("required_tokens_per_s_per_user"), 0),
           1000 / r("required_tokens_per_s_per_user"), 0),
        "1000 / required tokens/s; 0 = no per-token target."),
+    _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
+       IF(gt(r("target_tpot_ms"), 0),
+          ROUNDDOWN(MAX((r("target_tpot_ms") - r("step_fixed_base_ms"))
+                        / (r("step_ms_per_seq") + r("all_experts_ms") * r("expert_share_per_token")),
+                        (r("target_tpot_ms") - r("step_fixed_base_ms") - r("all_experts_ms"))
+                        / r("step_ms_per_seq")), 0),
+          r("max_batch_per_replica")),
+       "B_slo = ROUNDDOWN((T - a) / b), closed form because t(B) is linear in B (DESIGN §3). "
+       "MoE: the experts a batch reads are bounded by MIN(1, B x k/E) (exact at B = 1), so "
+       "t(B) <= the smaller of a0 + (b + all experts x k/E) x B and a0 + all experts + b x B, "
+       "each solved for B: conservative, and it does not depend on the step time it limits."),
+    _c("batch_upper_bound", "Batch the experts are read at", "sequences", "Throughput",
+       MAX(1, MIN(IF(gt(r("target_system_tokens_per_s"), 0), r("max_batch_per_replica"),
+                     r("users")),
+                  r("max_sequences_by_memory"), r("max_batch_per_replica"),
+                  MAX(1, r("batch_by_tpot")))),
+       "The most sequences a replica runs at this load: the users present (a throughput "
+       "target: the engine cap) within memory, the engine cap and the tokens/s batch (which "
+       "does not depend on it: no circular reference). At or above the batch served, so the "
+       "expert-read share is exact or conservative; the TTFT batch is left out because it "
+       "reads the step time."),
+    _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
+       1 - POWER(1 - r("expert_share_per_token"), MAX(1, r("batch_upper_bound") / r("pp"))),
+       "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): k/E at "
+       "B = 1, all at large B. B is the step's batch at this load (a micro-batch under "
+       "pipelining); every rank's tokens reach the experts, so attention data-parallel does "
+       "not divide it."),
+    _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
+       (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
+       * r("weight_bytes_per_param") / 1e9,
+       "Dense: all weights once per step. MoE: the non-expert weights (each attention "
+       "data-parallel rank reads its own copy) + the experts the batch touches."),
+    _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
+       r("shared_weights_ms") + r("all_experts_ms") * r("experts_read_fraction"),
+       "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
+       "serve?”: 70 GB / 3.35 TB/s = 21 ms); MoE: the experts the batch touches. Pipeline "
+       "stages each re-read their weights per micro-batch, so PP does not divide it."),
+    _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
+       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
+       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
+    _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
+       1000 / (r("step_fixed_base_ms") + r("all_experts_ms") * r("expert_share_per_token")
+               + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")),
+       "Tokens/s of one user alone (batch 1, k of E experts read): the ceiling no batch size "
+       "can beat."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
        MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
        + r("comm_fixed_ms") + r("step_overhead_ms"),
@@ -140,11 +176,6 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
-    _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
-       IF(gt(r("target_tpot_ms"), 0),
-          ROUNDDOWN((r("target_tpot_ms") - r("step_fixed_ms")) / r("step_ms_per_seq"), 0),
-          r("max_batch_per_replica")),
-       "B_slo = ROUNDDOWN((T - a) / b): closed form because t(B) is linear in B (DESIGN §3)."),
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
        IF(gt(r("target_ttft_s"), 0),
           ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
@@ -156,9 +187,17 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("max_batch_per_replica"))),
        "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
+    _c("batch_served", "Batch at the stated load", "sequences", "Throughput",
+       MAX(1, IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
+                 MIN(r("users"), r("batch_per_replica")))),
+       "The sequences a replica runs at peak: the users present, up to the batch per replica "
+       "(a throughput target: the batch per replica); at least 1."),
     _c("tpot_ms", "Time per output token", "ms", "Throughput",
+       r("step_fixed_ms") + r("step_ms_per_seq") * r("batch_served"),
+       "t(B) = a + b x B at the batch served: what users see at the stated load."),
+    _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
        r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
-       "t(B) = a + b x B at the chosen batch (at least 1)."),
+       "t(B) at the batch per replica (at least 1): the step time its throughput rests on."),
     _c("memory_bound", "Decode is memory-bound", "flag", "Throughput",
        ge(r("decode_weights_ms") + r("decode_kv_ms_per_seq") * MAX(1, r("batch_per_replica")),
           r("decode_compute_ms_per_seq") * MAX(1, r("batch_per_replica"))),
@@ -177,10 +216,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "1 when TPOT and TTFT meet their targets."),
     _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",
        IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
-          r("batch_per_replica") * 1000 / r("tpot_ms")),
-       "B / TPOT, or the customer's measured figure (calibrated mode; “From Users to GPUs”)."),
+          r("batch_per_replica") * 1000 / r("tpot_full_ms")),
+       "B / TPOT with the replica full, or the customer's measured figure (calibrated mode; "
+       "“From Users to GPUs”)."),
     _c("modelled_replica_output_tokens_per_s", "Output tokens/s per replica, modelled", "tok/s",
-       "Throughput", r("batch_per_replica") * 1000 / r("tpot_ms"),
+       "Throughput", r("batch_per_replica") * 1000 / r("tpot_full_ms"),
        "B / TPOT from the model, in measured mode too: the figure a benchmark is compared with."),
     _c("measured_vs_modelled", "Measured vs modelled throughput", "fraction", "Throughput",
        IF(AND(gt(r("measured_tokens_per_s_per_replica"), 0),
