@@ -1,7 +1,8 @@
-"""The production debugger for a sized account: per recommended option, each symptom of the
-source article's Production Debugger ("GenAI Physics, Capacity Planning, and Throughput
-Estimation") with its likely cause, the action, and this deployment's number from the
-calculation list (:mod:`llmsizer.model.calculations.debugger`).
+"""The production debugger's numbers for a sized account: per recommended option, where
+this deployment meets each symptom of the source article's Production Debugger ("GenAI
+Physics, Capacity Planning, and Throughput Estimation"), from the calculation list
+(:mod:`llmsizer.model.calculations.debugger`); the words are
+:mod:`llmsizer.documents.proposal.debugger`'s. Also the roofline point of one configuration.
 
 The option's values are re-evaluated with the first-token target the account states (or the
 article's 2 s when it states none), so the TTFT limit exists for every workload.
@@ -40,33 +41,6 @@ class Figures:
     low_utilisation_share: float
 
 
-@dataclass(frozen=True)
-class Row:
-    """One symptom: what is seen, why, what to do, and this deployment's figure (words)."""
-
-    symptom: str
-    cause: str
-    action: str
-
-
-SYMPTOMS: tuple[Row, ...] = (
-    Row("Out of memory (OOM) crash or requests preempted",
-        "Batch × context exceeds the KV-cache budget",
-        "Cap the context (vLLM --max-model-len) or the batch (--max-num-seqs); store the KV "
-        "cache in FP8 (half the memory of 16-bit)"),
-    Row("First token too slow",
-        "Prefill waits behind decode steps: too many sequences per replica",
-        "Lower the batch per replica or add replicas; enable prefix caching for shared prompts"),
-    Row(f"Low GPU utilisation (under {LOW_UTILISATION:.0%})",
-        "Too few sequences per replica to amortise reading the weights",
-        "Raise the batch (more users per replica, fewer replicas); check the engine batches "
-        "continuously, not statically"),
-    Row("Good throughput but bad latency",
-        "The scheduler favours batching over fairness",
-        "Lower the engine's batch cap (max_num_seqs) towards the planned batch"),
-)
-
-
 def figures(result: Result) -> list[Figures]:
     """The debugger's figures for each workload's recommended option."""
     run = program()
@@ -103,13 +77,26 @@ class Roofline:
     peak_tflops: float
     bandwidth_tb_s: float
     ridge_flop_per_byte: float
+    roof: tuple[tuple[float, float], ...]  # (FLOP/B, TFLOP/s) along the ceilings
+
+
+# intensities the roof is drawn at: 0.1 to 10,000 FLOP/B, four points a decade
+_ROOF_X = tuple(10 ** (k / 4) for k in range(-4, 17))
 
 
 def roofline(env: dict[str, Value]) -> Roofline:
     """The roofline point of an evaluated configuration (``estimate(..., with_env=env)``)."""
-    from ..model.calculations import ROOFLINE_ACHIEVED_TFLOPS, ROOFLINE_INTENSITY
+    from ..model.calculations import (
+        ROOFLINE_ACHIEVED_TFLOPS,
+        ROOFLINE_CEILING_TFLOPS,
+        ROOFLINE_INTENSITY,
+    )
 
-    return Roofline(
+    ridge = float(env["ridge_point_flop_per_byte"])
+    xs = sorted({*_ROOF_X, ridge})
+    roof = tuple((x, float(evaluate(ROOFLINE_CEILING_TFLOPS, {**env, "roofline_x": x})))
+                 for x in xs)
+    return Roofline(roof=roof,
         intensity_flop_per_byte=float(evaluate(ROOFLINE_INTENSITY, env)),
         achieved_tflops=float(evaluate(ROOFLINE_ACHIEVED_TFLOPS, env)),
         peak_tflops=float(env["peak_tflops"]), bandwidth_tb_s=float(env["gpu_bandwidth_tb_s"]),

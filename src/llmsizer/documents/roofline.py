@@ -1,0 +1,35 @@
+"""The roofline chart (the web app's estimate page): attained TFLOP/s per GPU against
+arithmetic intensity on log axes, the roof (bandwidth slope, then the compute ceiling), the
+ridge point and the operating point. Every number comes from
+:func:`llmsizer.sizing.debugger.roofline`; this module only draws."""
+
+from __future__ import annotations
+
+import matplotlib
+
+from ..sizing.debugger import Roofline
+from .charts import INK, NAVY, ORANGE, RC, TEAL, _canvas, _svg
+
+
+def roofline_chart(r: Roofline, label: str) -> str:
+    """SVG: the roof and the operating point ``label`` (e.g. "batch 16")."""
+    xs = [p[0] for p in r.roof]
+    ys = [p[1] for p in r.roof]
+    with matplotlib.rc_context(RC):
+        fig, ax = _canvas("roofline", 3.0, 0.7, top_in=0.3, bottom_in=0.5, width_in=6.0)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(xs[0], xs[-1])
+        ax.set_ylim(min(ys[0], r.achieved_tflops) / 2, r.peak_tflops * 2)
+        ax.plot(xs, ys, color=NAVY, label="Roof: bandwidth, then compute ceiling")
+        ax.axvline(r.ridge_flop_per_byte, color=TEAL, linestyle="--", linewidth=0.9,
+                   label=f"Ridge point {r.ridge_flop_per_byte:,.0f} FLOP/B")
+        ax.plot([r.intensity_flop_per_byte], [r.achieved_tflops], marker="o", color=ORANGE,
+                linestyle="none", markersize=6,
+                label=f"Operating point ({label}): {r.intensity_flop_per_byte:,.1f} FLOP/B, "
+                      f"{r.achieved_tflops:,.1f} TFLOP/s")
+        ax.set_xlabel("Arithmetic intensity (FLOP per byte read)", color=INK)
+        ax.set_ylabel("TFLOP/s per GPU", color=INK)
+        ax.grid(True, which="major", color="#e3e7ec", linewidth=0.5)
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+        return _svg(fig)
