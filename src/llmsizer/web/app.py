@@ -4,6 +4,8 @@ pool (:mod:`.jobs`) and the pages (:mod:`.account`, :mod:`.reference`)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
@@ -44,15 +46,19 @@ def create_app(*, token: str | None = None, loopback_only: bool = True,
     server bound beyond loopback must have one: :func:`.server.check_bind`)."""
     from . import account, reference
 
-    app = FastAPI(title="llmsizer", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.pool = Pool(workers) if workers else Pool()
+    pool = Pool(workers) if workers else Pool()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.shutdown()
+
+    app = FastAPI(title="llmsizer", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    app.state.pool = pool
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.include_router(account.router)
     app.include_router(reference.router)
-
-    @app.on_event("shutdown")
-    def _stop() -> None:
-        app.state.pool.shutdown()
 
     guarded = Guard(app, token, loopback_only)
     guarded.fastapi = app  # type: ignore[attr-defined]  # tests reach the pool through it
