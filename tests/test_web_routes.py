@@ -132,6 +132,8 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient) -> Non
                          capture_output=True, text=True, check=False)
     assert cli.returncode == 2
     assert slot.group(2).replace("&#39;", "'") in cli.stderr
+    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    assert shown and f"workloads[0].concurrent_users: {slot.group(2)}" == shown.group(1)
 
 
 @pytest.mark.parametrize("account", ACCOUNTS, ids=lambda p: p.stem)

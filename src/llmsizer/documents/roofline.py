@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import matplotlib
 
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter
+
 from ..sizing.debugger import Roofline
 from .charts import INK, NAVY, ORANGE, RC, TEAL, _canvas, _svg
+
+
+_DECADES = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0)
 
 
 def roofline_chart(r: Roofline, label: str) -> str:
@@ -28,6 +33,13 @@ def roofline_chart(r: Roofline, label: str) -> str:
                 linestyle="none", markersize=6,
                 label=f"Operating point ({label}): {r.intensity_flop_per_byte:,.1f} FLOP/B, "
                       f"{r.achieved_tflops:,.1f} TFLOP/s")
+        # plain tick labels: the charts' settings turn mathtext off, so matplotlib's
+        # log labels (10^k in mathtext) would print as source
+        for axis, top in ((ax.xaxis, xs[-1]), (ax.yaxis, r.peak_tflops * 2)):
+            decades = [d for d in _DECADES if d <= top]
+            axis.set_major_locator(FixedLocator(decades))
+            axis.set_major_formatter(FixedFormatter([f"{d:,g}" for d in decades]))
+            axis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("Arithmetic intensity (FLOP per byte read)", color=INK)
         ax.set_ylabel("TFLOP/s per GPU", color=INK)
         ax.grid(True, which="major", color="#e3e7ec", linewidth=0.5)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from pydantic_core import PydanticUndefined
 
 from ..inputs.schema import Account, Costs, Hardware, Measured, Policy, Targets, Workload
 
@@ -34,15 +35,28 @@ class Field:
     kind: str  # text | number | choice | bool | list
     help: str = ""
     choices: tuple[str, ...] = ()
+    default: str = ""  # the schema's default, shown as the placeholder
+
+
+def _shown(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "" if v is None else str(v)
 
 
 def _help(model: Any, name: str) -> str:
     return str(model.model_fields[name].description or "")
 
 
+def _default(model: Any, name: str) -> str:
+    d = model.model_fields[name].default
+    return "" if d is None or d is PydanticUndefined or isinstance(d, dict | list) else _shown(d)
+
+
 def _f(model: Any, key: str, label: str, kind: str = "number",
        choices: Iterable[str] = ()) -> Field:
-    return Field(key, label, kind, _help(model, key.rpartition(".")[2]), tuple(choices))
+    name = key.rpartition(".")[2]
+    return Field(key, label, kind, _help(model, name), tuple(choices), _default(model, name))
 
 
 ACCOUNT_FIELDS = (
@@ -208,12 +222,6 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
 
     walk("", data)
     return out
-
-
-def _shown(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return "" if v is None else str(v)
 
 
 def workload_count(values: Mapping[str, Any]) -> int:

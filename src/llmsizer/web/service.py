@@ -87,7 +87,9 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE) -> Sized:
     try:
         result = size(load_from_text(yaml_text, source, cat), cat)
     except InputError as exc:
-        out.error, out.error_field, out.error_message = str(exc), exc.field, exc.message
+        # the form has no lines: the CLI's words without the position in generated YAML
+        out.error = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        out.error_field, out.error_message = exc.field, exc.message
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:
