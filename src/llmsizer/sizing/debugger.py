@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..model.calculations import (
     DEBUG_LOW_UTILISATION_BATCH,
+    DEBUG_MEMORY_LIMIT_USERS,
     DEBUG_OOM_CONTEXT_TOKENS,
     DEBUG_TTFT_LIMIT_USERS,
     LOW_UTILISATION,
@@ -33,6 +34,7 @@ class Figures:
     oom_context_tokens: float  # reserved context per request at which KV memory runs out
     planned_context_tokens: float
     ttft_limit_users: float  # concurrent users beyond which the first token is too slow
+    memory_limit_users: float  # concurrent users whose KV cache fills the replicas
     ttft_target_s: float
     ttft_target_stated: bool
     planned_users: float
@@ -60,6 +62,7 @@ def figures(result: Result) -> list[Figures]:
             oom_context_tokens=float(evaluate(DEBUG_OOM_CONTEXT_TOKENS, env)),
             planned_context_tokens=float(env["context_tokens"]),
             ttft_limit_users=float(evaluate(DEBUG_TTFT_LIMIT_USERS, env)),
+            memory_limit_users=float(evaluate(DEBUG_MEMORY_LIMIT_USERS, env)),
             ttft_target_s=float(env["target_ttft_s"]), ttft_target_stated=stated,
             planned_users=float(env["users"]),
             low_utilisation_batch=float(evaluate(DEBUG_LOW_UTILISATION_BATCH, env)),

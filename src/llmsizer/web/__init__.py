@@ -3,7 +3,7 @@ the documents to download, edited workbooks back in, the catalog and estimate pa
 the same loader, engine and documents as the CLI (``service``, ``jobs``) and does no sizing
 arithmetic of its own. ``app`` builds the application, ``security`` guards every request,
 ``forms`` maps the form to requirements, ``archetypes`` holds the quick start, ``account``
-and ``reference`` the pages, ``server`` the bind checks."""
+and ``reference`` the pages (``render`` their templates), ``server`` the bind checks."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "forms",
     "jobs",
     "reference",
+    "render",
     "security",
     "server",
     "service",

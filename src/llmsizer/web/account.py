@@ -17,8 +17,8 @@ from ..inputs.loader import load_from_text
 from ..inputs.yamlfile import MAX_BYTES as MAX_YAML_BYTES
 from ..sizing.results import slugify
 from . import archetypes, forms
-from .app import page
 from .jobs import MEDIA, Busy, render_document, reread_workbook
+from .render import page
 from .service import FORM_SOURCE, Sized, catalog, size_text
 
 router = APIRouter()

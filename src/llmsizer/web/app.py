@@ -1,6 +1,6 @@
-"""The FastAPI application: the Jinja2 environment (autoescaped; the templates and static
-files ship inside this package), the security middleware (:mod:`.security`), the worker
-pool (:mod:`.jobs`) and the pages (:mod:`.account`, :mod:`.reference`)."""
+"""The FastAPI application: the static files (shipped inside this package), the security
+middleware (:mod:`.security`), the worker pool (:mod:`.jobs`) and the pages
+(:mod:`.account`, :mod:`.reference`, rendered by :mod:`.render`)."""
 
 from __future__ import annotations
 
@@ -9,35 +9,13 @@ from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
-import jinja2
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from ..base.version import __version__
 from .jobs import Pool
 from .security import Guard
 
 _HERE = resources.files("llmsizer.web")
-ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
-        autoescape=True,  # account names and notes never become HTML
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(version=__version__, article=ARTICLE)
-    return env
-
-
-ENV = _environment()
-
-
-def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """A template rendered for this request (``request.state`` holds nothing of other users)."""
-    html = ENV.get_template(template).render(request=request, **context)
-    return HTMLResponse(html, status_code=status)
 
 
 def create_app(*, token: str | None = None, loopback_only: bool = True,

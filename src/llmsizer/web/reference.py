@@ -16,7 +16,7 @@ from ..documents.roofline import roofline_chart
 from ..model.expr import Value
 from ..sizing.debugger import roofline
 from ..sizing.engine import estimate
-from .app import page
+from .render import page
 from .service import catalog
 
 router = APIRouter()

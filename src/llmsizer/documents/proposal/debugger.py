@@ -46,8 +46,11 @@ def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
                  "Prefill waits behind decode steps: too many sequences per replica",
                  "Lower the batch per replica or add replicas; enable prefix caching for "
                  "shared prompts",
-                 f"Beyond {fmt.count(d.ttft_limit_users)} concurrent users the first token "
-                 f"takes longer than {target} (planned: {fmt.count(d.planned_users)} users)"),
+                 (f"Beyond {fmt.count(d.ttft_limit_users)} concurrent users the first token "
+                  f"takes longer than {target}" if d.ttft_limit_users < d.memory_limit_users
+                  else f"The first token stays within {target} until memory is full, at "
+                       f"{fmt.count(d.memory_limit_users)} concurrent users")
+                 + f" (planned: {fmt.count(d.planned_users)} users)"),
         DebugRow(f"Low GPU utilisation (under {share})",
                  "Too few sequences per replica to amortise reading the weights",
                  "Raise the batch (fewer, fuller replicas); check the engine batches "

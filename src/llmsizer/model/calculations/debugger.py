@@ -25,9 +25,10 @@ DEBUG_OOM_CONTEXT_TOKENS = IF(
     0)
 
 # First token too slow: the concurrent users all replicas carry while each replica's batch
-# still meets the first-token target (batch_by_ttft, within what memory and the engine allow).
-DEBUG_TTFT_LIMIT_USERS = MAX(0, MIN(ref("batch_by_ttft"), ref("max_sequences_by_memory"),
-                                    ref("max_batch_per_replica"))) * ref("replicas")
+# still meets the first-token target (batch_by_ttft); and the users whose KV cache fills the
+# replicas' memory (beyond it requests queue or are preempted, whatever the first token).
+DEBUG_TTFT_LIMIT_USERS = MAX(0, ref("batch_by_ttft")) * ref("replicas")
+DEBUG_MEMORY_LIMIT_USERS = ref("max_sequences_by_memory") * ref("replicas")
 
 # Low utilisation: throughput at batch B is B / (a + b B) (t(B) = a + b B, decode.py); the
 # batch below which a replica delivers under LOW_UTILISATION of its throughput at the
