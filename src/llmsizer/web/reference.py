@@ -75,8 +75,12 @@ def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None,
         return out, None, (f"{s.model} and one request's KV cache do not fit {s.tp} × {s.gpu} "
                            f"with {s.weights} weights: raise the TP, lower the precision or "
                            "shorten the context")
-    chart = svg_image(roofline_chart(roofline(env), f"batch {s.batch}"),
-                      "Roofline: arithmetic intensity against the compute and bandwidth ceilings")
+    from .service import CHARTS
+
+    with CHARTS:  # one matplotlib figure per chart kind and process (documents/charts.py)
+        svg = roofline_chart(roofline(env), f"batch {s.batch}")
+    chart = svg_image(svg, "Roofline: arithmetic intensity against the compute and bandwidth "
+                           "ceilings")
     return out, chart, None
 
 

@@ -70,6 +70,7 @@ class _Cache:
 
 
 CACHE = _Cache(CACHE_ENTRIES)
+CHARTS = threading.Lock()
 
 
 def catalog() -> Catalog:
@@ -95,8 +96,11 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE) -> Sized:
     else:
         fmt = Formatter(result.account.currency)
         out.result, out.fmt = result, fmt
-        out.views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
-        out.memory_chart = memory_svg(out.views, fmt)
+        # the charts reuse one matplotlib figure per kind and process (documents/charts.py):
+        # the server's request threads draw one at a time
+        with CHARTS:
+            out.views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+            out.memory_chart = memory_svg(out.views, fmt)
         out.debugger = debugger_tables(result, fmt)
     CACHE.put(key, out)
     return out
