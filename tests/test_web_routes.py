@@ -265,7 +265,7 @@ def test_a_path_in_the_form_is_never_read(client: TestClient) -> None:
              for k, v in fields(client.get("/").text)]
     r = post(client, "/size", items)
     assert 'data-field="workloads[0].model"' in r.text
-    assert "was not uploaded" in r.text and "root:" not in r.text
+    assert "is not read here" in r.text and "root:" not in r.text
 
 
 def test_token_is_required_on_every_request_off_loopback() -> None:

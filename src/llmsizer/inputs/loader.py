@@ -189,8 +189,9 @@ def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = Non
                           "tokens_per_s_per_replica instead")
         if w.model.endswith(".json") and w.model not in given:
             raise _err_at(located, located.filename, ("workloads", i, "model"),
-                          f"config file {_short(w.model)} was not uploaded; upload the "
-                          "model's config.json with the requirements, or choose a catalog model")
+                          f"config file {_short(w.model)} is not read here (no file beside "
+                          "the requirements is); choose a catalog model, or size a "
+                          "config.json model with `llmsizer size FILE`")
     # every file the requirements could name was refused or given above: the path is unused
     return resolve(req, located, Path(located.filename), catalog or load_catalog(),
                    models=given, bench={})
