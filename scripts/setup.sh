@@ -10,6 +10,9 @@ need_apt=()
 command -v soffice >/dev/null 2>&1 || need_apt+=(libreoffice-calc-nogui)
 command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
 command -v ssconvert >/dev/null 2>&1 || need_apt+=(gnumeric)  # second spreadsheet engine (tests)
+# the browser test drives Debian's Chromium through Playwright (`playwright install` needs
+# a download the test machines may not have); tests/test_web_browser.py fails without it
+{ [ -x /usr/bin/chromium ] || [ -x /usr/bin/chromium-browser ]; } || need_apt+=(chromium)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 ldconfig -p 2>/dev/null | grep -q libpango-1.0 || need_apt+=(libpango-1.0-0 libpangoft2-1.0-0)
 # HarfBuzz subsetting: WeasyPrint embeds font subsets fast (else it falls back to fontTools)

@@ -424,6 +424,25 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
 
 
 @main.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; other than loopback needs --token.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--token", envvar="LLMSIZER_TOKEN",
+              help="Shared secret every request must carry (required off loopback; "
+                   "or LLMSIZER_TOKEN).")
+@_clean_errors
+def serve(host: str, port: int, token: str | None) -> None:
+    """Run the presales web app: the account form sized live, documents one click away.
+
+    It listens on this machine only (127.0.0.1) unless --host says otherwise; then
+    --token is required and checked on every request.
+    """
+    from .web.server import serve as run
+
+    run(host, port, token)
+
+
+@main.command()
 @click.argument("points", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a document with summary and rows.")
 @click.option("--summary", "summary_only", is_flag=True,

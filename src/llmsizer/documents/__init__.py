@@ -1,5 +1,5 @@
 """Layer 5 — what a person reads: the workbook (``workbook``, one module per sheet), the PDF
-proposal (``proposal``, one module per section), ``charts``, terminal tables
+proposal (``proposal``, one module per section), ``charts`` and ``roofline``, terminal tables
 (``textreport``), an edited workbook read back (``marker``, ``xlsxsafe``, ``inputcells``,
 ``reread``), and the generated docs (``docgen``)."""
 
@@ -11,6 +11,7 @@ __all__ = [
     "marker",
     "proposal",
     "reread",
+    "roofline",
     "textreport",
     "workbook",
     "xlsxsafe",

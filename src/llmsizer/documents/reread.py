@@ -95,11 +95,13 @@ def _openpyxl() -> Any:
     return importlib.import_module("openpyxl")
 
 
-def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
+def read_workbook(path: Path | str, catalog: Catalog | None = None, *,
+                  name: str | None = None) -> Reread:
     """Check ``path`` is an unchanged-but-for-inputs llmsizer workbook and rebuild the
-    requirements from its Inputs sheet (module docstring)."""
+    requirements from its Inputs sheet (module docstring). ``name`` names it in messages
+    when the path is not what the user knows it by (an upload to the web app)."""
     p = Path(path)
-    filename = printable(str(path))
+    filename = printable(name or str(path))
     cat = catalog or load_catalog()
     wb = open_workbook(p, filename)
     try:

@@ -17,7 +17,7 @@ from .benchpoints import BenchPoint
 from .schema import SCHEMA_VERSION, Measured, Requirements
 from .schema_messages import _dotted, _format, _plain, _short
 from .yamlpositions import Located
-from .yamlsafe import load_file
+from .yamlsafe import load_file, load_text
 
 
 class Loaded(BaseModel):
@@ -170,3 +170,28 @@ def load(path: Path | str, catalog: Catalog | None = None) -> Loaded:
     located = load_file(p)
     req = parse(located, located.filename)
     return resolve(req, located, p, catalog or load_catalog())
+
+
+def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = None, *,
+                   models: dict[str, Model] | None = None) -> Loaded:
+    """Read, validate and resolve requirements given as text (the web app's form and
+    uploads); ``source`` names them in messages. Nothing beside the text is read: a
+    config.json model must come in ``models`` (its content, read by the caller), and a
+    benchmark file, which the CLI reads next to the YAML, is refused."""
+    located = load_text(text, source)
+    req = parse(located, located.filename)
+    given = models or {}
+    for i, w in enumerate(req.workloads):
+        if w.measured is not None and w.measured.file is not None:
+            raise _err_at(located, located.filename, ("workloads", i, "measured", "file"),
+                          "benchmark files are read only by the command line (`llmsizer "
+                          "report FILE`, next to the YAML); here give "
+                          "tokens_per_s_per_replica instead")
+        if w.model.endswith(".json") and w.model not in given:
+            raise _err_at(located, located.filename, ("workloads", i, "model"),
+                          f"config file {_short(w.model)} is not read here (no file beside "
+                          "the requirements is); choose a catalog model, or size a "
+                          "config.json model with `llmsizer size FILE`")
+    # every file the requirements could name was refused or given above: the path is unused
+    return resolve(req, located, Path(located.filename), catalog or load_catalog(),
+                   models=given, bench={})

@@ -1,12 +1,14 @@
 """Layer 4 — sizing: ``engine`` (size, estimate, curve) over the option search per workload
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), prices, sensitivity and confidence (``costs``),
-model-vs-measured checks (``fidelity``), and the results document they produce
+model-vs-measured checks (``fidelity``), the production debugger's edges and the roofline
+(``debugger``), and the results document they produce
 (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
     "costs",
+    "debugger",
     "engine",
     "evaluate",
     "fidelity",

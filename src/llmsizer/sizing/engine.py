@@ -183,9 +183,11 @@ def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:
 def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
              kv_precision: str, prompt_tokens: int, output_tokens: int,
              concurrency: int | None, mbu: float | None = None, mfu: float | None = None,
-             catalog: Catalog | None = None) -> dict[str, float | str]:
+             catalog: Catalog | None = None,
+             with_env: dict[str, Value] | None = None) -> dict[str, float | str]:
     """One configuration, no targets: ``concurrency`` sequences per replica, or offline
-    (``None``: batch limited only by KV memory and the engine cap)."""
+    (``None``: batch limited only by KV memory and the engine cap). ``with_env``, when
+    given, receives every calculated value (the web app's roofline reads them)."""
     from ..inputs.schema import Account, Policy, Requirements, Targets
     from ..inputs.schema import Workload as W
 
@@ -206,6 +208,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
                               **workload_inputs(req.workloads[0], model)}
     env = evaluate_choice(base, Choice(gpu, g.default_platform, weight_precision, kv_precision,
                                        tp), tables, req, cat)
+    if with_env is not None:
+        with_env.update(env)
 
     def f(name: str) -> float:
         x = env[name]

@@ -16,6 +16,7 @@ from ...sizing.results import Result
 from .alternatives import memory_svg
 from .appendix import formula_context
 from .assumptions import assumptions_context
+from .debugger import debugger_context
 from .format import Formatter
 from .glossary import glossary_context
 from .plan import plan_context
@@ -46,5 +47,6 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **tco_context(result, views, cat, fmt, day),
         **sensitivity_context(result, views, fmt),
         "confidence_total": confidence_total(result),
+        **debugger_context(result, fmt),  # partials/debugger.html.j2
         **glossary_context(),
     }

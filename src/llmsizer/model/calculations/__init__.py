@@ -12,8 +12,9 @@ which is why memory-time terms need no conversion factor.
 The formulas live in topic modules; this module alone assembles the list, in the order a
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
 :mod:`.memory`, :mod:`.decode`, :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
-Beside the list: :mod:`.benchmarks` (fidelity figures, benchmark files),
-:mod:`.scenarios` (what-ifs) and :mod:`.plan` (the account plan); :mod:`.core` holds the
+Beside the list: :mod:`.debugger` (the production debugger's and the roofline's figures),
+:mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
+and :mod:`.plan` (the account plan); :mod:`.core` holds the
 building blocks, :mod:`.inputs` the inputs.
 """
 
@@ -46,6 +47,17 @@ from .costs import (
     TOTAL_COST_PER_MILLION_TOTAL_API,
     TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+)
+from .debugger import (
+    DEBUG_LOW_UTILISATION_BATCH,
+    DEBUG_MEMORY_LIMIT_USERS,
+    DEBUG_OOM_CONTEXT_TOKENS,
+    DEBUG_TTFT_LIMIT_USERS,
+    LOW_UTILISATION,
+    ROOFLINE_ACHIEVED_TFLOPS,
+    ROOFLINE_CEILING_TFLOPS,
+    ROOFLINE_INTENSITY,
+    TTFT_WHEN_NO_TARGET_S,
 )
 from .inputs import INPUTS
 from .plan import (
@@ -89,6 +101,10 @@ __all__ = [
     "CLOUD_TIER_CODES",
     "COMPUTE_CODES",
     "CONFIDENCE_DEMAND_REPLICAS",
+    "DEBUG_LOW_UTILISATION_BATCH",
+    "DEBUG_MEMORY_LIMIT_USERS",
+    "DEBUG_OOM_CONTEXT_TOKENS",
+    "DEBUG_TTFT_LIMIT_USERS",
     "FIGURES",
     "FIGURE_EXPRS",
     "GROUP_COST_CALCULATIONS",
@@ -102,6 +118,7 @@ __all__ = [
     "GROUP_SPARE_CALCULATIONS",
     "INPUTS",
     "INPUT_NAMES",
+    "LOW_UTILISATION",
     "PLAN_SAVING",
     "PLAN_SAVING_SHARE",
     "PLAN_STAGES",
@@ -111,6 +128,9 @@ __all__ = [
     "POOL_HEADROOM_CALCULATIONS",
     "POOL_SPARE_CALCULATIONS",
     "PRICE_IN_ACCOUNT_CURRENCY",
+    "ROOFLINE_ACHIEVED_TFLOPS",
+    "ROOFLINE_CEILING_TFLOPS",
+    "ROOFLINE_INTENSITY",
     "SCENARIOS",
     "SCENARIO_OUTPUTS",
     "TABLE_COLUMNS",
@@ -119,6 +139,7 @@ __all__ = [
     "TOTAL_COST_PER_MILLION_TOTAL_API",
     "TOTAL_COST_PER_MILLION_TOTAL_CLOUD",
     "TOTAL_COST_PER_MILLION_TOTAL_ONPREM",
+    "TTFT_WHEN_NO_TARGET_S",
     "UNITS",
     "Aggregate",
     "Calculation",

@@ -1,0 +1,75 @@
+"""The production debugger table (partial ``debugger.html.j2`` of the proposal, and the web
+app's debugger): each symptom of the Production Debugger in "GenAI Physics, Capacity
+Planning, and Throughput Estimation", its likely cause and action, and this deployment's
+figure from :func:`llmsizer.sizing.debugger.figures`. Words only; no arithmetic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...sizing.debugger import Figures, figures
+from ...sizing.results import Result
+from .format import Formatter
+
+ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
+
+
+@dataclass(frozen=True)
+class DebugRow:
+    symptom: str
+    cause: str
+    action: str
+    here: str  # this deployment's figure, in words
+
+
+@dataclass(frozen=True)
+class DebugTable:
+    workload: str
+    option: str
+    rows: tuple[DebugRow, ...]
+
+
+def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
+    share = fmt.pct(d.low_utilisation_share)
+    target = (f"{fmt.seconds(d.ttft_target_s)} (the target)" if d.ttft_target_stated
+              else f"{fmt.seconds(d.ttft_target_s)} (the article's threshold; no target stated)")
+    return (
+        DebugRow("Out of memory (OOM) crash, requests preempted",
+                 "Batch × context exceeds the KV-cache budget",
+                 "Cap the context (vLLM --max-model-len) or the batch (--max-num-seqs); an "
+                 "FP8 KV cache takes half the memory of 16-bit",
+                 f"Memory runs out at {fmt.count(d.oom_context_tokens)} tokens per request "
+                 f"with {fmt.count(d.planned_batch)} requests per replica (planned: "
+                 f"{fmt.count(d.planned_context_tokens)} tokens)"),
+        DebugRow("First token too slow",
+                 "Prefill waits behind decode steps: too many sequences per replica",
+                 "Lower the batch per replica or add replicas; enable prefix caching for "
+                 "shared prompts",
+                 (f"Beyond {fmt.count(d.ttft_limit_users)} concurrent users the first token "
+                  f"takes longer than {target}" if d.ttft_limit_users < d.memory_limit_users
+                  else f"The first token stays within {target} until memory is full, at "
+                       f"{fmt.count(d.memory_limit_users)} concurrent users")
+                 + f" (planned: {fmt.count(d.planned_users)} users)"),
+        DebugRow(f"Low GPU utilisation (under {share})",
+                 "Too few sequences per replica to amortise reading the weights",
+                 "Raise the batch (fewer, fuller replicas); check the engine batches "
+                 "continuously, not statically",
+                 f"Below {fmt.count(d.low_utilisation_batch)} sequences per replica a replica "
+                 f"gives under {share} of its throughput at full batch (planned: "
+                 f"{fmt.count(d.planned_batch)})"),
+        DebugRow("Good throughput but bad latency",
+                 "The scheduler favours batching over fairness",
+                 "Lower the engine's batch cap (max_num_seqs) towards the planned batch",
+                 f"Planned batch: {fmt.count(d.planned_batch)} sequences per replica"),
+    )
+
+
+def debugger_tables(result: Result, fmt: Formatter) -> list[DebugTable]:
+    return [DebugTable(d.workload, d.option, _rows(d, fmt)) for d in figures(result)]
+
+
+def debugger_context(result: Result, fmt: Formatter) -> dict[str, Any]:
+    """What ``partials/debugger.html.j2`` reads: ``debugger`` (one table per recommended
+    workload) and ``debugger_article`` (the source's title)."""
+    return {"debugger": debugger_tables(result, fmt), "debugger_article": ARTICLE}

@@ -1,0 +1,198 @@
+"""The account page: the form, its live sizing (htmx posts the form; the results panel is
+swapped), downloads (YAML, JSON, workbook, PDF with progress) and uploads (a YAML, or a
+workbook finance edited, with the ``--diff`` lines). Every request carries the whole form:
+the server keeps no account between requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, UploadFile
+from fastapi.responses import HTMLResponse, Response
+
+from ..base.errors import InputError, LlmsizerError
+from ..base.textsafe import printable
+from ..documents.xlsxsafe import MAX_WORKBOOK_BYTES
+from ..inputs.loader import load_from_text
+from ..inputs.yamlfile import MAX_BYTES as MAX_YAML_BYTES
+from ..sizing.results import slugify
+from . import archetypes, forms
+from .jobs import MEDIA, Busy, render_document, reread_workbook
+from .render import page
+from .service import FORM_SOURCE, Sized, catalog, size_text
+
+router = APIRouter()
+
+
+async def _form_data(request: Request) -> dict[str, Any]:
+    form = await request.form()
+    items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    return forms.form_to_data(items)
+
+
+def _context(data: dict[str, Any], sized: Sized, **extra: Any) -> dict[str, Any]:
+    values = forms.form_values(data)
+    return {"values": values, "workloads": max(1, forms.workload_count(values)), "sized": sized,
+            "forms": forms, "catalog": catalog(), "archetypes": archetypes.ARCHETYPES,
+            "upload_error": None, "diff": None, "warnings": (), **extra}
+
+
+def _account_page(request: Request, data: dict[str, Any], status: int = 200,
+                  **extra: Any) -> HTMLResponse:
+    sized = size_text(forms.to_yaml(data))
+    return page(request, "account.html.j2", status, **_context(data, sized, **extra))
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, start: str = "chat") -> HTMLResponse:
+    key = start if start in archetypes.BY_KEY else "chat"
+    return _account_page(request, archetypes.requirements(key))
+
+
+@router.post("/size", response_class=HTMLResponse)
+async def live(request: Request) -> HTMLResponse:
+    data = await _form_data(request)
+    sized = size_text(forms.to_yaml(data))
+    return page(request, "_results.html.j2", sized=sized, forms=forms)
+
+
+@router.get("/workload", response_class=HTMLResponse)
+def new_workload(request: Request, index: int = 0, start: str = "chat") -> HTMLResponse:
+    key = start if start in archetypes.BY_KEY else "chat"
+    index = max(0, min(index, forms.MAX_WORKLOADS * 4 - 1))
+    values = forms.form_values({"workloads": [{}] * index + [archetypes.workload(key)]})
+    return page(request, "_workload.html.j2", i=index, values=values, forms=forms,
+                catalog=catalog())
+
+
+def _attachment(body: bytes | str, name: str, media: str) -> Response:
+    return Response(body, media_type=media,
+                    headers={"content-disposition": f'attachment; filename="{name}"'})
+
+
+def _stem(data: dict[str, Any]) -> str:
+    account = data.get("account")
+    name = account.get("name") if isinstance(account, dict) else None
+    return slugify(name) if isinstance(name, str) and name.strip() else "account"
+
+
+@router.post("/download/yaml")
+async def download_yaml(request: Request) -> Response:
+    data = await _form_data(request)
+    return _attachment(forms.to_yaml(data), f"{_stem(data)}.yaml", "application/yaml")
+
+
+@router.post("/download/json")
+async def download_json(request: Request) -> Response:
+    data = await _form_data(request)
+    sized = size_text(forms.to_yaml(data))
+    if sized.result is None:
+        return _problem(request, sized.error or "")
+    return _attachment(sized.result.to_json(), f"{_stem(data)}.json", MEDIA["json"])
+
+
+def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
+    return page(request, "problem.html.j2", status, message=message)
+
+
+@router.post("/download/xlsx")
+async def download_xlsx(request: Request) -> Response:
+    data = await _form_data(request)
+    pool = request.app.state.pool
+    from starlette.concurrency import run_in_threadpool
+
+    try:
+        stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
+                                             forms.to_yaml(data), FORM_SOURCE, "xlsx")
+    except Busy as exc:
+        return _problem(request, str(exc), 503)
+    except LlmsizerError as exc:
+        return _problem(request, str(exc))
+    except TimeoutError:
+        return _problem(request, "writing the workbook took too long; try again", 503)
+    return _attachment(body, f"{stem}.xlsx", MEDIA["xlsx"])
+
+
+@router.post("/download/pdf", response_class=HTMLResponse)
+async def start_pdf(request: Request) -> HTMLResponse:
+    data = await _form_data(request)
+    try:
+        job = request.app.state.pool.submit("pdf", render_document, forms.to_yaml(data),
+                                            FORM_SOURCE, "pdf")
+    except Busy as exc:
+        return page(request, "_job.html.j2", job=None, message=str(exc))
+    return page(request, "_job.html.j2", job=job, message=None)
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+def job_state(request: Request, job_id: str) -> HTMLResponse:
+    job = request.app.state.pool.get(job_id)
+    if job is None:
+        return page(request, "_job.html.j2", job=None, message="no such document (it expired); "
+                    "press the button again")
+    return page(request, "_job.html.j2", job=job, message=None)
+
+
+@router.get("/jobs/{job_id}/file")
+def job_file(request: Request, job_id: str) -> Response:
+    job = request.app.state.pool.get(job_id)
+    if job is None or job.state() != "done":
+        return _problem(request, "no such document (it expired or failed)", 404)
+    stem, body = job.future.result()
+    return _attachment(body, f"{stem}.{job.kind}", MEDIA[job.kind])
+
+
+async def _read_upload(file: UploadFile, limit: int) -> bytes:
+    body = await file.read(limit + 1)
+    if len(body) > limit:
+        raise InputError(f"larger than {limit:,} bytes", file=printable(file.filename or "upload"))
+    return body
+
+
+@router.post("/upload/yaml", response_class=HTMLResponse)
+async def upload_yaml(request: Request, file: UploadFile) -> HTMLResponse:
+    name = printable((file.filename or "upload.yaml").rsplit("/", 1)[-1])[:100]
+    try:
+        text = await _read_upload(file, MAX_YAML_BYTES)
+        from ..inputs.yamlsafe import load_text
+
+        located = load_text(text, name)
+        load_from_text(text, name, catalog())  # the CLI's checks, every one
+    except InputError as exc:
+        data = archetypes.requirements("chat")
+        if "located" in locals() and isinstance(located.data, dict):
+            data = {"schema_version": 1, **forms.form_to_data(
+                _flat(forms.form_values(located.data)))}
+        return _account_page(request, data, 400, upload_error=str(exc))
+    return _account_page(request, located.data)
+
+
+def _flat(values: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for k, v in values.items():
+        out += [(k, x) for x in v] if isinstance(v, list) else [(k, v)]
+    return out
+
+
+@router.post("/upload/workbook", response_class=HTMLResponse)
+async def upload_workbook(request: Request, file: UploadFile) -> HTMLResponse:
+    from starlette.concurrency import run_in_threadpool
+
+    name = printable((file.filename or "upload.xlsx").rsplit("/", 1)[-1])[:100]
+    try:
+        body = await _read_upload(file, MAX_WORKBOOK_BYTES)
+        out = await run_in_threadpool(request.app.state.pool.run, "reread", reread_workbook,
+                                      body, name)
+    except (LlmsizerError, Busy, TimeoutError) as exc:
+        message = str(exc) if not isinstance(exc, TimeoutError) else "re-reading took too long"
+        return _account_page(request, archetypes.requirements("chat"), 400,
+                             upload_error=message)
+    return _account_page(request, out["requirements"], diff=out["diff"],
+                         warnings=out["warnings"])
+
+
+@router.post("/debugger", response_class=HTMLResponse)
+async def debugger(request: Request) -> HTMLResponse:
+    data = await _form_data(request)
+    sized = size_text(forms.to_yaml(data))
+    return page(request, "debugger.html.j2", sized=sized)

@@ -1,0 +1,247 @@
+"""The account form and the requirements, both ways: form fields named by the field paths
+the loader's messages use (``workloads[1].targets.ttft_s``), so an error lands beside its
+field; form → requirements data → YAML text (what the loader reads, what the user
+downloads); requirements data → form values. No number is computed here.
+
+A field left empty is left out of the YAML, so the schema's default applies, exactly as
+in a hand-written file. The load of a workload is stated as concurrent users today; the
+``LOAD_FIELDS`` table is where issue #21's request rate or population fields go.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic_core import PydanticUndefined
+
+from ..inputs.schema import Account, Costs, Hardware, Measured, Policy, Targets, Workload
+
+MAX_WORKLOADS = 50  # the schema's limit
+_INDEX = re.compile(r"^workloads\[(\d{1,3})\]\.(.+)$")
+_INT = re.compile(r"^[+-]?\d{1,18}$")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One form field: its path below its section, the words shown, how it is typed."""
+
+    key: str
+    label: str
+    kind: str  # text | number | choice | bool | list
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    default: str = ""  # the schema's default, shown as the placeholder
+
+
+def _shown(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "" if v is None else str(v)
+
+
+def _help(model: Any, name: str) -> str:
+    return str(model.model_fields[name].description or "")
+
+
+def _default(model: Any, name: str) -> str:
+    d = model.model_fields[name].default
+    return "" if d is None or d is PydanticUndefined or isinstance(d, dict | list) else _shown(d)
+
+
+def _f(model: Any, key: str, label: str, kind: str = "number",
+       choices: Iterable[str] = ()) -> Field:
+    name = key.rpartition(".")[2]
+    return Field(key, label, kind, _help(model, name), tuple(choices), _default(model, name))
+
+
+ACCOUNT_FIELDS = (
+    _f(Account, "name", "Customer name", "text"),
+    _f(Account, "id", "Your reference", "text"),
+    _f(Account, "prepared_by", "Prepared by", "text"),
+    _f(Account, "currency", "Currency", "text"),
+    _f(Account, "notes", "Notes", "text"),
+)
+WORKLOAD_FIELDS = (
+    _f(Workload, "name", "Workload name", "text"),
+    _f(Workload, "model", "Model", "choice"),
+)
+# How the load is stated (issue #21 adds request rate and population here).
+LOAD_FIELDS = (
+    _f(Workload, "concurrent_users", "Concurrent users at peak"),
+)
+SHAPE_FIELDS = (
+    _f(Workload, "prompt_tokens", "Prompt tokens"),
+    _f(Workload, "output_tokens", "Output tokens"),
+    _f(Workload, "max_context_tokens", "KV reserved per request (tokens)"),
+    _f(Workload, "prefix_cache_hit", "Prefix-cache hit share"),
+)
+TARGET_FIELDS = (
+    _f(Targets, "targets.tokens_per_s_per_user", "Tokens/s per user"),
+    _f(Targets, "targets.response_time_s", "Whole answer within (s)"),
+    _f(Targets, "targets.ttft_s", "First token within (s)"),
+    _f(Targets, "targets.system_tokens_per_s", "System tokens/s"),
+)
+MEASURED_FIELDS = (
+    _f(Measured, "measured.gpu", "Benchmark GPU", "choice"),
+    _f(Measured, "measured.gpus_per_replica", "GPUs per model copy"),
+    _f(Measured, "measured.tokens_per_s_per_replica", "Measured tokens/s per copy"),
+    _f(Measured, "measured.gpu_count", "GPUs in the benchmark"),
+)
+HARDWARE_LISTS = (
+    _f(Hardware, "gpus", "GPUs to consider", "list"),
+    _f(Hardware, "weight_precisions", "Weight precisions", "list",
+       ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4")),
+    _f(Hardware, "kv_precisions", "KV-cache precisions", "list",
+       ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4")),
+    _f(Hardware, "tensor_parallel", "Tensor-parallel degrees", "list", ("1", "2", "4", "8")),
+)
+POLICY_FIELDS = (
+    _f(Policy, "headroom", "Headroom"),
+    _f(Policy, "survive_node_loss", "Survive a node loss (N+1)", "bool"),
+    _f(Policy, "gpu_memory_utilization", "GPU memory utilisation"),
+    _f(Policy, "runtime_reserve_gb", "Runtime reserve per GPU (GB)"),
+    _f(Policy, "max_batch_per_replica", "Engine batch cap"),
+    _f(Policy, "mbu", "Bandwidth efficiency override"),
+    _f(Policy, "mfu", "Compute efficiency override"),
+)
+COST_FIELDS = (
+    _f(Costs, "electricity_per_kwh", "Electricity per kWh"),
+    _f(Costs, "pue", "PUE"),
+    _f(Costs, "amortization_years", "Amortisation (years)"),
+    _f(Costs, "support_rate", "Support (share of capex per year)"),
+    _f(Costs, "average_load", "Average load (share of peak)"),
+    _f(Costs, "network_per_node", "Network per node"),
+    _f(Costs, "usd_exchange_rate", "Units per US dollar"),
+    _f(Costs, "hours_per_year", "Hours of service per year"),
+    _f(Costs, "cloud_tier", "Cloud offer", "choice",
+       ("hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud")),
+    _f(Costs, "storage_tb_per_node", "Storage per node (TB)"),
+    _f(Costs, "storage_per_tb_month", "Storage per TB-month"),
+    _f(Costs, "software_per_gpu_year", "Software per GPU-year"),
+    _f(Costs, "colocation_per_kw_month", "Colocation per kW-month"),
+)
+PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>
+
+_TEXT = {f"account.{f.key}" for f in ACCOUNT_FIELDS} | {"hardware.platform", "costs.cloud_tier"} | {
+    f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, MEASURED_FIELDS[0])}
+_LISTS = {f"hardware.{f.key}" for f in HARDWARE_LISTS}
+_BOOLS = {"policy.survive_node_loss"}
+
+
+def _generic(name: str) -> str:
+    m = _INDEX.match(name)
+    return f"workloads[].{m.group(2)}" if m else name
+
+
+def _typed(generic: str, value: str) -> Any:
+    """A form string as the YAML loader would have typed it for this field."""
+    if generic in _TEXT:
+        return value
+    if generic in _BOOLS:
+        return {"true": True, "false": False}.get(value, value)
+    if _INT.match(value):
+        return int(value)
+    try:
+        x = float(value)
+    except ValueError:
+        return value  # the schema says what is wrong with it, beside the field
+    return x if math.isfinite(x) else value
+
+
+def _put(data: dict[str, Any], path: list[str], value: Any) -> None:
+    for part in path[:-1]:
+        data = data.setdefault(part, {})
+    data[path[-1]] = value
+
+
+def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The requirements data of a submitted form (repeated names: list fields). Names that
+    are no field of the form are ignored; workloads keep the form's order."""
+    data: dict[str, Any] = {"schema_version": 1}
+    workloads: dict[int, dict[str, Any]] = {}
+    lists: dict[str, list[Any]] = {}
+    for name, raw in items:
+        value = raw.strip() if "notes" not in name else raw
+        generic = _generic(name)
+        if generic not in KNOWN and not is_price_field(name):
+            continue
+        if generic in _LISTS:
+            if value:
+                lists.setdefault(name, []).append(_typed(generic, value))
+            continue
+        if value == "":
+            continue
+        typed = _typed(generic, value)
+        m = _INDEX.match(name)
+        if m:
+            index = int(m.group(1))
+            if index < MAX_WORKLOADS * 4:
+                _put(workloads.setdefault(index, {}), m.group(2).split("."), typed)
+        else:
+            _put(data, name.split("."), typed)
+    for name, values in lists.items():
+        _put(data, name.split("."), values)
+    data["workloads"] = [workloads[i] for i in sorted(workloads)]
+    return _ordered(data)
+
+
+_ORDER = ("schema_version", "account", "workloads", "hardware", "policy", "costs")
+
+
+def _ordered(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: data[k] for k in _ORDER if k in data} | {
+        k: v for k, v in data.items() if k not in _ORDER}
+
+
+def to_yaml(data: Mapping[str, Any]) -> str:
+    """YAML text the loader reads back to the same requirements."""
+    head = "# Requirements written by llmsizer serve; size them with `llmsizer size FILE`.\n"
+    return head + yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Requirements data (as a file holds it) → form field values by field name."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(node, list) and prefix == "workloads":
+            for i, v in enumerate(node):
+                walk(f"workloads[{i}]", v)
+        elif isinstance(node, list):
+            out[prefix] = [_shown(v) for v in node]
+        else:
+            out[prefix] = _shown(node)
+
+    walk("", data)
+    return out
+
+
+def workload_count(values: Mapping[str, Any]) -> int:
+    found = [int(m.group(1)) for k in values if (m := _INDEX.match(k))]
+    return max(found) + 1 if found else 0
+
+
+KNOWN = frozenset(
+    {f"account.{f.key}" for f in ACCOUNT_FIELDS}
+    | {f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, *LOAD_FIELDS, *SHAPE_FIELDS,
+                                         *TARGET_FIELDS, *MEASURED_FIELDS)}
+    | _LISTS | {"hardware.platform"}
+    | {f"policy.{f.key}" for f in POLICY_FIELDS} | {f"costs.{f.key}" for f in COST_FIELDS})
+
+
+def is_price_field(name: str) -> bool:
+    parts = name.split(".")
+    return len(parts) == 3 and parts[0] == "costs" and parts[1] in PRICE_MAPS
+
+
+def platform_field(ids: Iterable[str]) -> Field:
+    return Field("platform", "Platform (server or node)", "choice", _help(Hardware, "platform"),
+                 tuple(ids))

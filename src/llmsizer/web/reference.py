@@ -1,0 +1,92 @@
+"""Reference pages: the catalog's GPUs, models, platforms and dated prices with their
+sources, and the estimate page (one configuration: batch and context sliders, TTFT, ITL,
+throughput and the roofline chart), all from the catalog and the engine the CLI uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from ..base.errors import LlmsizerError
+from ..documents.proposal.format import svg_image
+from ..documents.roofline import roofline_chart
+from ..model.expr import Value
+from ..sizing.debugger import roofline
+from ..sizing.engine import estimate
+from .render import page
+from .service import catalog
+
+router = APIRouter()
+
+KINDS = ("gpus", "models", "platforms", "prices")
+
+
+@router.get("/catalog/{kind}", response_class=HTMLResponse)
+def catalog_page(request: Request, kind: str) -> HTMLResponse:
+    if kind not in KINDS:
+        return page(request, "problem.html.j2", 404,
+                    message=f"no catalog page {kind!r}; there are {', '.join(KINDS)}")
+    return page(request, "catalog.html.j2", kind=kind, catalog=catalog(), kinds=KINDS)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimate form's settings (the CLI's ``estimate`` options)."""
+
+    model: str = "llama-3.1-70b"
+    gpu: str = "h200-sxm"
+    tp: int = 1
+    weights: str = "fp8"
+    kv: str = "fp8"
+    prompt: int = 1024
+    output: int = 128
+    batch: int = 16
+
+
+def _settings(request: Request) -> Estimate:
+    q = request.query_params
+    d = Estimate()
+
+    def num(key: str, default: int, lo: int, hi: int) -> int:
+        try:
+            return max(lo, min(hi, int(q.get(key, default))))
+        except ValueError:
+            return default
+
+    return Estimate(model=q.get("model", d.model), gpu=q.get("gpu", d.gpu),
+                    tp=num("tp", d.tp, 1, 72), weights=q.get("weights", d.weights),
+                    kv=q.get("kv", d.kv), prompt=num("prompt", d.prompt, 1, 2_000_000),
+                    output=num("output", d.output, 1, 1_000_000),
+                    batch=num("batch", d.batch, 1, 100_000))
+
+
+def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None, str | None]:
+    env: dict[str, Value] = {}
+    try:
+        out = estimate(model_id=s.model, gpu=s.gpu, tp=s.tp, replicas=1,
+                       weight_precision=s.weights, kv_precision=s.kv, prompt_tokens=s.prompt,
+                       output_tokens=s.output, concurrency=s.batch, with_env=env)
+    except LlmsizerError as exc:
+        return None, None, str(exc)
+    if out["max_sequences_by_memory"] == 0:
+        return out, None, (f"{s.model} and one request's KV cache do not fit {s.tp} × {s.gpu} "
+                           f"with {s.weights} weights: raise the TP, lower the precision or "
+                           "shorten the context")
+    from .service import CHARTS
+
+    with CHARTS:  # one matplotlib figure per chart kind and process (documents/charts.py)
+        svg = roofline_chart(roofline(env), f"batch {s.batch}")
+    chart = svg_image(svg, "Roofline: arithmetic intensity against the compute and bandwidth "
+                           "ceilings")
+    return out, chart, None
+
+
+@router.get("/estimate", response_class=HTMLResponse)
+def estimate_page(request: Request) -> HTMLResponse:
+    s = _settings(request)
+    out, chart, error = _figures(s)
+    template = "_estimate.html.j2" if request.headers.get("hx-request") else "estimate.html.j2"
+    return page(request, template, s=s, out=out, chart=chart, error=error, catalog=catalog())

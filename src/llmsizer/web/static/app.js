@@ -1,0 +1,70 @@
+// llmsizer serve: the little the pages do in the browser (no inline script: the
+// Content-Security-Policy allows scripts from this server only).
+(function () {
+  "use strict";
+  // Put the sizing error beside its field: the results panel carries it as data.
+  function placeError() {
+    document.querySelectorAll(".field-error").forEach(function (e) { e.remove(); });
+    document.querySelectorAll(".has-error").forEach(function (e) { e.classList.remove("has-error"); });
+    var slot = document.getElementById("error-slot");
+    if (!slot || !slot.dataset.field) { return; }
+    var name = slot.dataset.field;
+    var box = null;
+    document.querySelectorAll("[data-field]").forEach(function (el) {
+      if (!box && (el.dataset.field === name || name.indexOf(el.dataset.field + ".") === 0)) { box = el; }
+    });
+    if (!box) {
+      // a field of a workload with no input of its own (targets): its workload's box
+      document.querySelectorAll("[data-group]").forEach(function (el) {
+        if (!box && name.indexOf(el.dataset.group) === 0) { box = el; }
+      });
+    }
+    if (!box) { return; }
+    var msg = document.createElement("div");
+    msg.className = "field-error";
+    msg.setAttribute("role", "alert");
+    msg.textContent = slot.dataset.message;
+    box.classList.add("has-error");
+    box.appendChild(msg);
+  }
+  document.addEventListener("htmx:afterSettle", placeError);
+  document.addEventListener("DOMContentLoaded", placeError);
+
+  // Remove a workload, then size again.
+  document.addEventListener("click", function (ev) {
+    var t = ev.target;
+    if (t && t.classList && t.classList.contains("remove-workload")) {
+      ev.preventDefault();
+      var all = document.querySelectorAll(".workload");
+      if (all.length <= 1) { return; }
+      var form = t.closest("form");
+      t.closest(".workload").remove();
+      if (window.htmx && form) { window.htmx.trigger(form, "change"); }
+    }
+  });
+  // The next free workload index for "Add workload".
+  document.addEventListener("htmx:configRequest", function (ev) {
+    var el = ev.detail.elt;
+    if (el && el.id === "add-workload") {
+      var max = -1;
+      document.querySelectorAll(".workload").forEach(function (w) {
+        max = Math.max(max, parseInt(w.dataset.index, 10));
+      });
+      ev.detail.parameters.index = String(max + 1);
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (ev) {
+    if (ev.detail.target && ev.detail.target.id === "workloads") {
+      var form = ev.detail.target.closest("form");
+      if (window.htmx && form) { window.htmx.trigger(form, "change"); }
+    }
+  });
+  // Slider values shown beside the sliders.
+  document.addEventListener("input", function (ev) {
+    var t = ev.target;
+    if (t && t.type === "range") {
+      var out = document.getElementById(t.id + "-value");
+      if (out) { out.textContent = t.value; }
+    }
+  });
+})();

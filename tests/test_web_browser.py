@@ -1,0 +1,159 @@
+"""The web app in a real browser (Playwright driving Debian's Chromium): start the server on
+a free loopback port, size from the quick start, change the users and see the
+recommendation change, download the PDF and the workbook and check them with pdftotext and
+openpyxl, upload an edited workbook and see the diff. A screenshot of each page goes to
+out/test_web_browser/ (look at them after a change of the pages).
+
+Chromium comes from the distribution (scripts/setup.sh installs ``chromium``); `playwright
+install` cannot download here. Without it this test FAILS: CI must run it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "out" / "test_web_browser"
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
+                             shutil.which("chromium") or "") if p and Path(p).exists()), None)
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llmsizer.cli", "serve", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "static/app.css", timeout=1).read()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise AssertionError(proc.stdout.read().decode() if proc.stdout else "") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    assert CHROMIUM is not None, ("Chromium is missing: `apt-get install chromium` "
+                                  "(scripts/setup.sh does it); this test must run, not skip")
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _shot(page: object, name: str) -> None:
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
+                                                  tmp_path: Path) -> None:
+    page = browser.new_page(accept_downloads=True, viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server)
+    page.click("#start-rag")
+    page.click("#start-chat")
+    headline = page.locator("#headline")
+    before = headline.inner_text()
+    _shot(page, "account")
+    # the users go from 200 to 2,000: more GPUs (typed as a user types, debounced)
+    users = page.locator('[name="workloads[0].concurrent_users"]')
+    users.fill("2000")
+    page.wait_for_function(
+        "b => document.querySelector('#headline') && document.querySelector('#headline').innerText !== b",
+        arg=before, timeout=15000)
+    after = headline.inner_text()
+    assert int(after.split()[0]) > int(before.split()[0]), (before, after)
+    page.fill('[name="account.name"]', "Acme Corp")
+    page.wait_for_timeout(1200)
+    _shot(page, "account-2000-users")
+
+    # an error lands beside its field, in the CLI's words
+    users.fill("0")
+    page.wait_for_selector('[data-field="workloads[0].concurrent_users"] .field-error', timeout=15000)
+    _shot(page, "account-error")
+    users.fill("2000")
+    page.wait_for_selector("#headline", timeout=15000)
+
+    # the PDF: progress, then the file
+    page.click("#dl-pdf")
+    page.wait_for_selector("#pdf-ready", timeout=180000)
+    with page.expect_download() as dl:
+        page.click("#pdf-ready")
+    pdf = tmp_path / "acme.pdf"
+    dl.value.save_as(pdf)
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "Acme Corp" in text and "Production debugger" in text
+
+    # the workbook: 2,000 users on its Inputs sheet
+    with page.expect_download() as dl:
+        page.click("#dl-xlsx")
+    book_path = tmp_path / "acme.xlsx"
+    dl.value.save_as(book_path)
+    wb = openpyxl.load_workbook(book_path)
+    cells = [c for row in wb["Inputs"].iter_rows() for c in row if c.value == 2000]
+    assert cells, "the users are not on the Inputs sheet"
+    # finance halves the users; the app re-reads it and shows the --diff lines
+    cells[0].value = 1000
+    wb.save(book_path)
+    page.set_input_files("#workbook-file", str(book_path))
+    page.click("#upload-workbook button")
+    page.wait_for_selector("#diff", timeout=120000)
+    diff = page.locator("#diff").inner_text()
+    assert "2,000" in diff and "1,000" in diff, diff
+    assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1000"
+    _shot(page, "account-after-workbook")
+
+    # the debugger page for this account
+    page.click("#open-debugger")
+    page.wait_for_selector("#debugger")
+    _shot(page, "debugger")
+    assert errors == [], errors  # no CSP violation or script error
+
+
+@pytest.mark.parametrize("path", ["catalog/gpus", "catalog/models", "catalog/platforms",
+                                  "catalog/prices", "estimate"])
+def test_reference_pages(server: str, browser: object, path: str) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server + path)
+    if path == "estimate":
+        ttft = page.locator("#ttft").inner_text()
+        page.fill("#batch", "128")
+        page.dispatch_event("#batch", "input")
+        page.wait_for_function("t => document.querySelector('#ttft').innerText !== t", arg=ttft,
+                               timeout=15000)
+        assert page.locator("img.chart").count() == 1
+    _shot(page, path.replace("/", "-"))
+    assert errors == [], errors

@@ -1,0 +1,312 @@
+"""The web app's routes (FastAPI's TestClient): the account page sizes as the CLI does,
+errors land on their field with the CLI's words, every shipped account survives upload and
+download with a JSON identical to the CLI's, and hostile input gets a clear refusal while
+the server keeps serving (docs/security.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import openpyxl
+import pytest
+from fastapi.testclient import TestClient
+
+from llmsizer.base.errors import InputError
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.web.app import create_app
+from llmsizer.web.server import check_bind
+
+ROOT = Path(__file__).resolve().parents[1]
+ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    with TestClient(create_app()) as c:
+        yield c
+
+
+class FormFields(HTMLParser):
+    """The fields a browser would submit for the form with id ``account``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list[tuple[str, str]] = []
+        self.inside = False
+        self.select: str | None = None
+        self.depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self.inside = a.get("id") == "account"
+        if not self.inside:
+            return
+        if tag == "input" and a.get("name") and a.get("type") != "file":
+            if a.get("type") == "checkbox" and "checked" not in a:
+                return
+            self.items.append((a["name"] or "", a.get("value") or ""))
+        elif tag == "select":
+            self.select = a.get("name")
+        elif tag == "option" and self.select and "selected" in a:
+            self.items.append((self.select, a.get("value") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self.select = None
+        if tag == "form":
+            self.inside = False
+
+
+def fields(html: str) -> list[tuple[str, str]]:
+    p = FormFields()
+    p.feed(html)
+    return p.items
+
+
+def post(client: TestClient, url: str, items: list[tuple[str, str]]) -> Any:
+    """Submit form fields as a browser does (repeated names kept)."""
+    return client.post(url, content=urlencode(items),
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+
+
+def cli_json(path: Path) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(path), "--json"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode in (0, 3), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_home_sizes_the_chat_archetype_as_the_engine_does(client: TestClient) -> None:
+    r = client.get("/")
+    assert r.status_code == 200
+    # the page's headline is the engine's plan for the same requirements
+    items = fields(r.text)
+    y = post(client, "/download/yaml", items)
+    assert y.status_code == 200 and "attachment" in y.headers["content-disposition"]
+    tmp = ROOT / "out" / "test_web_routes"
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "chat.yaml").write_text(y.text, encoding="utf-8")
+    result = size(load(tmp / "chat.yaml"))
+    head = re.search(r'id="headline">([^<]*)<', r.text)
+    assert head is not None
+    assert head.group(1).startswith(f"{result.totals.gpus_purchased} GPUs in {result.totals.nodes} node")
+    # the golden defaults of the source article: chat batch 8-16 (cap 16), 4K context, FP8 KV
+    assert ("policy.max_batch_per_replica", "16") in items
+    assert ("workloads[0].max_context_tokens", "4096") in items
+    assert ("hardware.kv_precisions", "fp8") in items
+    assert "seed" not in r.text.lower()
+
+
+def test_changing_the_users_changes_the_recommendation(client: TestClient) -> None:
+    items = fields(client.get("/").text)
+    def headline(users: str) -> str:
+        changed = [(k, users if k == "workloads[0].concurrent_users" else v) for k, v in items]
+        r = post(client, "/size", changed)
+        m = re.search(r'id="headline">([^<]*)<', r.text)
+        assert m, r.text[:500]
+        return m.group(1)
+    assert headline("200") != headline("2000")
+
+
+def test_error_is_beside_its_field_with_the_cli_words(client: TestClient) -> None:
+    items = [(k, "0" if k == "workloads[0].concurrent_users" else v)
+             for k, v in fields(client.get("/").text)]
+    r = post(client, "/size", items)
+    slot = re.search(r'id="error-slot" data-field="([^"]*)" data-message="([^"]*)"', r.text)
+    assert slot and slot.group(1) == "workloads[0].concurrent_users"
+    # the same message the CLI prints for the same value in a file
+    y = post(client, "/download/yaml", items).text
+    path = ROOT / "out" / "test_web_routes" / "zero-users.yaml"
+    path.write_text(y, encoding="utf-8")
+    cli = subprocess.run([sys.executable, "-m", "llmsizer.cli", "validate", str(path)],
+                         capture_output=True, text=True, check=False)
+    assert cli.returncode == 2
+    assert slot.group(2).replace("&#39;", "'") in cli.stderr
+    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    assert shown and f"workloads[0].concurrent_users: {slot.group(2)}" == shown.group(1)
+
+
+@pytest.mark.parametrize("account", ACCOUNTS, ids=lambda p: p.stem)
+def test_every_shipped_account_round_trips_to_the_cli_json(client: TestClient, account: Path,
+                                                           tmp_path: Path) -> None:
+    """Upload the YAML, take the form as the browser submits it, download the YAML: the CLI
+    on the downloaded file prints the same JSON as on the shipped one."""
+    up = client.post("/upload/yaml", files={"file": (account.name, account.read_bytes())})
+    assert up.status_code == 200, re.findall(r'id="upload-error">([^<]*)', up.text)
+    down = post(client, "/download/yaml", fields(up.text))
+    again = tmp_path / account.name
+    again.write_text(down.text, encoding="utf-8")
+    want, got = cli_json(account), cli_json(again)
+    for doc in (want, got):
+        doc.pop("llmsizer_version", None)
+    assert got == want
+    # and the JSON download is that JSON too
+    j = post(client, "/download/json", fields(up.text))
+    web = json.loads(j.text)
+    web.pop("llmsizer_version", None)
+    assert web == want
+
+
+def test_workbook_download_and_edited_upload_shows_the_diff(client: TestClient, tmp_path: Path) -> None:
+    items = fields(client.get("/").text)
+    r = post(client, "/download/xlsx", items)
+    assert r.status_code == 200 and r.content[:2] == b"PK"
+    book = openpyxl.load_workbook(io.BytesIO(r.content))
+    assert "Inputs" in book.sheetnames
+    # finance doubles the users of the first workload on the Inputs sheet
+    edited = _edit_users(r.content, tmp_path)
+    up = client.post("/upload/workbook", files={"file": ("edited.xlsx", edited)})
+    assert up.status_code == 200, re.findall(r'id="upload-error">([^<]*)', up.text)
+    diff = re.search(r'id="diff">(.*?)</div>', up.text, re.S)
+    assert diff and "concurrent" in diff.group(1).lower() and "400" in diff.group(1)
+    assert ("workloads[0].concurrent_users", "400") in fields(up.text)
+
+
+def _edit_users(data: bytes, tmp_path: Path) -> bytes:
+    """Change the first workload's users the way a spreadsheet would (openpyxl keeps the
+    custom properties llmsizer writes)."""
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(data)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value == 200 and "concurrent" in str(ws.cell(cell.row, 1).value).lower():
+                cell.value = 400
+                wb.save(path)
+                return path.read_bytes()
+    raise AssertionError("no users cell found on the Inputs sheet")
+
+
+def test_pdf_is_written_in_the_pool_with_progress(client: TestClient) -> None:
+    import time
+
+    items = fields(client.get("/").text)
+    r = post(client, "/download/pdf", items)
+    job = re.search(r'/jobs/([A-Za-z0-9_-]+)', r.text)
+    assert job, r.text
+    for _ in range(240):
+        s = client.get(f"/jobs/{job.group(1)}")
+        if "pdf-ready" in s.text:
+            break
+        assert "Writing the PDF" in s.text, s.text
+        time.sleep(0.5)
+    f = client.get(f"/jobs/{job.group(1)}/file")
+    assert f.status_code == 200 and f.content[:5] == b"%PDF-"
+
+
+# ---- hostile input ------------------------------------------------------------------------
+
+def test_html_in_names_is_text_never_markup(client: TestClient) -> None:
+    items = [(k, "<script>alert(1)</script><img src=x onerror=alert(2)>" if k in (
+        "account.name", "workloads[0].name") else v) for k, v in fields(client.get("/").text)]
+    r = post(client, "/size", items)
+    assert r.status_code == 200
+    assert "<script>alert" not in r.text and "<img src=x" not in r.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    page = client.get("/").text
+    assert re.search(r"<script(?![^>]*\bsrc=)", page) is None  # no inline script
+
+
+def test_oversize_bodies_are_refused_and_the_server_serves_on(client: TestClient) -> None:
+    big = b"a: " + b"x" * 1_200_000
+    r = client.post("/upload/yaml", files={"file": ("big.yaml", big)})
+    assert r.status_code == 413 and "1,000,000" in r.text
+    r = client.post("/size", content=b"x" * 1_100_000,
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413
+    r = client.post("/upload/workbook", files={"file": ("big.xlsx", b"PK" + b"\0" * 20_100_000)})
+    assert r.status_code == 413 and "20,000,000" in r.text
+    assert client.get("/").status_code == 200
+
+
+def test_hostile_workbook_gets_one_clear_line(client: TestClient) -> None:
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # a zip bomb's first step: a huge, compressible part
+        z.writestr("xl/workbook.xml", b"<" + b"A" * 5_000_000)
+    r = client.post("/upload/workbook", files={"file": ("bomb.xlsx", buf.getvalue())})
+    assert r.status_code == 400
+    err = re.search(r'id="upload-error">([^<]*)<', r.text)
+    assert err and err.group(1).startswith("bomb.xlsx: ")
+    r = client.post("/upload/workbook", files={"file": ("not.xlsx", b"hello")})
+    assert r.status_code == 400 and "not.xlsx: " in r.text
+    assert client.get("/").status_code == 200
+
+
+def test_yaml_upload_errors_name_the_file_line_and_field(client: TestClient) -> None:
+    text = (ROOT / "inputs" / "example.yaml").read_text().replace("concurrent_users: 200",
+                                                                   "concurrent_users: lots")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
+    assert r.status_code == 400
+    err = re.search(r'id="upload-error">([^<]*)<', r.text)
+    assert err and re.match(r"acme\.yaml:\d+:\d+: workloads\[0\]\.concurrent_users: ", err.group(1))
+    # an alias bomb is refused by the same loader as the CLI's
+    bomb = b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"
+    r = client.post("/upload/yaml", files={"file": ("bomb.yaml", bomb)})
+    assert r.status_code == 400 and "alias" in r.text.lower()
+
+
+def test_a_path_in_the_form_is_never_read(client: TestClient) -> None:
+    items = [(k, "../../etc/passwd.json" if k == "workloads[0].model" else v)
+             for k, v in fields(client.get("/").text)]
+    r = post(client, "/size", items)
+    assert 'data-field="workloads[0].model"' in r.text
+    assert "is not read here" in r.text and "root:" not in r.text
+
+
+def test_token_is_required_on_every_request_off_loopback() -> None:
+    with pytest.raises(InputError, match="--token"):
+        check_bind("0.0.0.0", None)
+    check_bind("127.0.0.1", None)
+    check_bind("0.0.0.0", "a" * 24)
+    with TestClient(create_app(token="t0ken-t0ken-t0ken-1", loopback_only=False)) as c:
+        assert c.get("/").status_code == 401
+        assert c.get("/static/app.css").status_code == 401
+        assert c.post("/size", data={}).status_code == 401
+        assert c.get("/", headers={"x-llmsizer-token": "wrong-wrong-wrong-1"}).status_code == 401
+        ok = c.get("/?token=t0ken-t0ken-t0ken-1")
+        assert ok.status_code == 200 and "llmsizer_token=" in ok.headers["set-cookie"]
+        assert c.get("/catalog/gpus").status_code == 200  # the cookie carries it
+        assert c.get("/", headers={"x-llmsizer-token": "t0ken-t0ken-t0ken-1"}).status_code == 200
+
+
+def test_loopback_server_refuses_other_host_names() -> None:
+    with TestClient(create_app(), base_url="http://evil.example") as c:
+        assert c.get("/").status_code == 421
+
+
+def test_reference_pages_show_catalog_data_with_sources(client: TestClient) -> None:
+    r = client.get("/catalog/gpus")
+    # NVIDIA's H100 SXM datasheet: 80 GB, 3.35 TB/s, 989.5 dense BF16 TFLOP/s (catalog)
+    row = re.search(r"<td>h100-sxm</td>(.*?)</tr>", r.text, re.S)
+    assert row and "80 GB" in row.group(1) and "3.35 TB/s" in row.group(1) and "989.5" in row.group(1)
+    assert "datasheet" in row.group(1)
+    assert "2026-" in client.get("/catalog/prices").text  # dated prices
+    assert client.get("/catalog/nothing").status_code == 404
+
+
+def test_estimate_page_is_the_cli_estimate_with_a_roofline(client: TestClient) -> None:
+    r = client.get("/estimate?model=llama-3.1-70b&gpu=h200-sxm&tp=1&weights=fp8&kv=fp8"
+                   "&prompt=1024&output=128&batch=16")
+    cli = subprocess.run([sys.executable, "-m", "llmsizer.cli", "estimate", "--model",
+                          "llama-3.1-70b", "--gpu", "h200-sxm", "--tp", "1", "--weights", "fp8",
+                          "--kv", "fp8", "--prompt-tokens", "1024", "--output-tokens", "128",
+                          "--concurrency", "16", "--json"], capture_output=True, text=True,
+                         check=True)
+    want = json.loads(cli.stdout)
+    assert f'{want["ttft_ms"]:,.1f} ms' in r.text and f'{want["tpot_ms"]:,.1f} ms' in r.text
+    assert 'alt="Roofline' in r.text
