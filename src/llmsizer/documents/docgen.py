@@ -200,7 +200,14 @@ def _yaml_comment(prop: Node) -> list[str]:
 
 
 # Keys shown commented out in the reference file: they are alternatives to a key it uses.
-_ALTERNATIVES = {("Measured", "file"), ("Measured", "format"), ("Measured", "gpu_count")}
+_MEASURED_ALT = "# Instead of tokens_per_s_per_replica (one or the other):"
+_LOAD_ALT = "# Instead of concurrent_users (state the load exactly one way):"
+_ALTERNATIVES = {("Measured", "file"): _MEASURED_ALT, ("Measured", "format"): _MEASURED_ALT,
+                 ("Measured", "gpu_count"): _MEASURED_ALT,
+                 ("Workload", "requests_per_s"): _LOAD_ALT, ("Workload", "burstiness"): _LOAD_ALT,
+                 ("Workload", "named_users"): _LOAD_ALT,
+                 ("Workload", "requests_per_user_per_hour"): _LOAD_ALT,
+                 ("Workload", "peak_to_average"): _LOAD_ALT}
 
 
 def requirements_reference_yaml() -> str:
@@ -220,7 +227,7 @@ def requirements_reference_yaml() -> str:
             off = (name, key) in _ALTERNATIVES
             comment = _yaml_comment(prop)
             if off:
-                comment = ["# Instead of tokens_per_s_per_replica (one or the other):", *comment]
+                comment = [_ALTERNATIVES[(name, key)], *comment]
             dash = item and n == 0
             at = indent[:-2] if dash else indent
             out.extend(f"{at}{line}" for line in comment)

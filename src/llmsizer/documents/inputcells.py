@@ -57,7 +57,12 @@ _ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
 }
 # workload input -> (path inside the workload, 0 means "not set")
 _WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
-    "users": (("concurrent_users",), False),
+    "users": (("concurrent_users",), True),
+    "requests_per_s": (("requests_per_s",), True),
+    "named_users": (("named_users",), True),
+    "requests_per_user_per_hour": (("requests_per_user_per_hour",), True),
+    "peak_to_average": (("peak_to_average",), False),
+    "burstiness": (("burstiness",), False),
     "prompt_tokens": (("prompt_tokens",), False),
     "output_tokens": (("output_tokens",), False),
     "max_context_tokens": (("max_context_tokens",), True),
@@ -67,7 +72,8 @@ _WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "target_ttft_s": (("targets", "ttft_s"), True),
     "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
 }
-_INTEGER = frozenset({"concurrent_users", "prompt_tokens", "output_tokens", "max_context_tokens"})
+_INTEGER = frozenset({"concurrent_users", "named_users", "prompt_tokens", "output_tokens",
+                      "max_context_tokens"})
 _PRICE_FIELDS = {("gpus", "price"): "gpu_prices", ("gpus", "cloud_gpu_hour"): "cloud_gpu_hour",
                  ("platforms", "base_price"): "node_prices"}
 _LABELS = {i.name: i.label for i in INPUTS}

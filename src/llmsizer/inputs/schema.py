@@ -188,6 +188,15 @@ class Measured(_Strict):
         return [self.file] if isinstance(self.file, str) else list(self.file)
 
 
+# The load keys and what each takes (for the message when one is left without a value).
+_LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
+              "requests_per_s": "a number above 0 (requests per second)",
+              "burstiness": "a number from 0 to 10 (1 = random arrivals)",
+              "named_users": "a whole number from 1 to 100,000,000",
+              "requests_per_user_per_hour": "a number above 0",
+              "peak_to_average": "a number from 1 to 100"}
+
+
 class Workload(_Strict):
     """One workload: a model, its users at peak, the request shape and the targets."""
 
@@ -198,9 +207,34 @@ class Workload(_Strict):
         description="Catalog model id (`llmsizer catalog models`), or the path of a Hugging Face "
                     "config.json next to this file.",
         json_schema_extra={"example": "llama-3.1-70b"})
-    concurrent_users: Annotated[int, Field(ge=1, le=10_000_000)] = Field(
-        description="Users generating at the same time at peak (not registered users).",
+    concurrent_users: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
+        default=None,
+        description="Load, first form: users generating at the same time at peak (not registered "
+                    "users). State exactly one of concurrent_users, requests_per_s or named_users.",
         json_schema_extra={"example": "200", "unit": "users"})
+    requests_per_s: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
+        default=None,
+        description="Load, second form: requests arriving per second at the busiest moment; the "
+                    "concurrency follows by Little's law.",
+        json_schema_extra={"example": "40", "unit": "requests/s"})
+    burstiness: Annotated[float, Field(ge=0, le=10)] | None = Field(
+        default=None,
+        description="Coefficient of variation of the times between arrivals (requests_per_s or "
+                    "named_users): 1 = random (Poisson) arrivals, the default; above 1 = bursts.",
+        json_schema_extra={"example": "1.5", "unit": "CV"})
+    named_users: Annotated[int, Field(ge=1, le=100_000_000)] | None = Field(
+        default=None,
+        description="Load, third form: people who may use the service, with "
+                    "requests_per_user_per_hour and peak_to_average.",
+        json_schema_extra={"example": "2000", "unit": "users"})
+    requests_per_user_per_hour: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        default=None,
+        description="Average requests one user sends per hour (with named_users).",
+        json_schema_extra={"example": "6", "unit": "requests/h"})
+    peak_to_average: Annotated[float, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description="Busiest hour's request rate / the average hour's (with named_users).",
+        json_schema_extra={"example": "3", "unit": "x"})
     prompt_tokens: Annotated[int, Field(ge=1, le=2_000_000)] = Field(
         description="Average input per request: system prompt, history and retrieved context included.",
         json_schema_extra={"example": "500", "unit": "tokens"})
@@ -227,8 +261,20 @@ class Workload(_Strict):
                     "throughput for that GPU.",
         json_schema_extra={"example": "{gpu: h100-sxm, gpus_per_replica: 4, tokens_per_s_per_replica: 1000}"})
 
+    @model_validator(mode="before")
+    @classmethod
+    def _load_key_without_value(cls, data: Any) -> Any:
+        """A load key with nothing after the colon is a mistake, not "the other form"."""
+        if isinstance(data, dict):
+            for key, allowed in _LOAD_KEYS.items():
+                if key in data and data[key] is None:
+                    raise ValueError(f"{key}: has no value (nothing after the colon); write "
+                                     f"{allowed}, or delete the line")
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
+        self._one_load()
         t = self.targets
         if t.tokens_per_s_per_user is None and t.response_time_s is None and (
             t.system_tokens_per_s is None
@@ -251,6 +297,41 @@ class Workload(_Strict):
                 f"output_tokens ({self.prompt_tokens + self.output_tokens})"
             )
         return self
+
+
+    def _one_load(self) -> None:
+        """Exactly one load form: each alone is a complete statement of the peak."""
+        forms = [name for name, given in (
+            ("concurrent_users", self.concurrent_users is not None),
+            ("requests_per_s", self.requests_per_s is not None),
+            ("named_users", self.named_users is not None)) if given]
+        if len(forms) != 1:
+            found = " and ".join(forms) if forms else "none of them"
+            raise ValueError(
+                "state the load exactly one way: concurrent_users (users at the same time), "
+                "requests_per_s (peak arrivals per second) or named_users with "
+                f"requests_per_user_per_hour and peak_to_average; found {found}")
+        population = ("requests_per_user_per_hour", "peak_to_average")
+        if self.named_users is not None:
+            missing = [n for n in population if getattr(self, n) is None]
+            if missing:
+                raise ValueError(f"named_users needs {' and '.join(missing)} too (e.g. "
+                                 "requests_per_user_per_hour: 6, peak_to_average: 3)")
+        else:
+            extra = [n for n in population if getattr(self, n) is not None]
+            if extra:
+                raise ValueError(f"{' and '.join(extra)} describe a user population: use them "
+                                 "with named_users (or delete them)")
+        if self.burstiness is not None and self.concurrent_users is not None:
+            raise ValueError("burstiness describes arrivals: use it with requests_per_s or "
+                             "named_users (or delete it)")
+
+    @property
+    def load_form(self) -> str:
+        """'users', 'rate' or 'population': how the load was stated."""
+        if self.named_users is not None:
+            return "population"
+        return "rate" if self.requests_per_s is not None else "users"
 
 
 class Hardware(_Strict):

@@ -76,7 +76,12 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
 def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
     t = w.targets
     return {
-        "users": float(w.concurrent_users),
+        "users": float(w.concurrent_users or 0),
+        "requests_per_s": w.requests_per_s or 0.0,
+        "burstiness": 1.0 if w.burstiness is None else w.burstiness,
+        "named_users": float(w.named_users or 0),
+        "requests_per_user_per_hour": w.requests_per_user_per_hour or 0.0,
+        "peak_to_average": w.peak_to_average or 1.0,
         "prompt_tokens": float(w.prompt_tokens),
         "output_tokens": float(w.output_tokens),
         "max_context_tokens": float(w.max_context_tokens or 0),

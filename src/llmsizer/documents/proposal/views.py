@@ -6,7 +6,7 @@ workload views; alternatives.py picks the options shown and groups the rejected 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -59,6 +59,25 @@ class WorkloadView:
     one_user: Mapping[str, float] | None
     max_context: int | None
     model_source: str
+    load_sentence: str  # how the stated load became a concurrency, one sentence
+
+
+def load_sentence(w: WorkloadResult, demand: Mapping[str, float | str], count: Callable[[float], str],
+                  decimal: Callable[[float, int], str]) -> str:
+    """How the stated load became the concurrency the sizing used, in one sentence."""
+    users = count(as_number(demand, "concurrent_users")) if demand else "—"
+    if not demand or as_number(demand, "peak_request_rate_per_s") <= 0:
+        return f"The load is stated as {users} users generating at the same time at peak."
+    i = w.inputs
+    rate = decimal(as_number(demand, "peak_request_rate_per_s"), 1)
+    stated = (f"{count(i['named_users'])} users × {i['requests_per_user_per_hour']:g} "
+              f"requests an hour × {i['peak_to_average']:g} in the busiest hour = "
+              f"{rate} requests/s at peak" if i.get("named_users", 0) > 0 else
+              f"{rate} requests/s arrive at peak")
+    last = decimal(as_number(demand, "request_time_at_load_s"), 1)
+    return (f"{stated}; each request lasts about {last} s (first token plus the answer at the "
+            f"speed this load leaves), so by Little's law (users at the same time = arrivals "
+            f"per second × seconds each) {users} users are served at the same time.")
 
 
 _BINDING = (

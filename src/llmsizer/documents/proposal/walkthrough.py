@@ -14,7 +14,7 @@ from ...sizing.engine import curve
 from ...sizing.results import Result
 from .alternatives import alternative_views, rejected_groups
 from .format import Formatter, svg_image
-from .views import OptionView, WorkloadView, as_number, option_view
+from .views import OptionView, WorkloadView, as_number, load_sentence, option_view
 
 
 def _batches(upper: float) -> list[int]:
@@ -75,4 +75,5 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> W
         rejected_count=len([o for o in w.options if not o.feasible]),
         throughput_chart=throughput_chart, one_user=one_user,
         max_context=model.max_context if model else None,
-        model_source=model.source if model else "model config supplied with the requirements")
+        model_source=model.source if model else "model config supplied with the requirements",
+        load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal))

@@ -55,7 +55,7 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("gpu", "GPU"), ("platform", "Platform"), ("weight_precision", "Weight precision"),
     ("kv_precision", "KV-cache precision"), ("tp", "Tensor parallel (GPUs per replica)"),
     ("nodes", "Nodes"), ("gpus", "GPUs"), ("replicas", "Replicas"),
-    ("users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
+    ("concurrent_users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
     ("required_tokens_per_s_per_user", "Required tokens/s per user"),
     ("tokens_per_s_per_user", "Tokens/s per user at peak"),
     ("ttft_ms", "Time to first token at peak"), ("slo_met", "Meets latency targets"),

@@ -11,7 +11,9 @@ which is why memory-time terms need no conversion factor.
 
 The formulas live in topic modules; this module alone assembles the list, in the order a
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
-:mod:`.memory`, :mod:`.decode`, :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
+:mod:`.memory`, :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
+concurrency after the full replica's step time, before the batch served), :mod:`.replicas`,
+:mod:`.costs`, :mod:`.confidence`.
 Beside the list: :mod:`.debugger` (the production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
 and :mod:`.plan` (the account plan); :mod:`.core` holds the
@@ -23,7 +25,7 @@ from __future__ import annotations
 from functools import cache
 
 from ..expr import Program, compile_program
-from . import catalog_values, confidence, costs, decode, memory, replicas
+from . import catalog_values, confidence, costs, decode, memory, queueing, replicas
 from .benchmarks import (
     BENCH_GROUP_GPUS,
     BENCH_LENGTH_RATIO,
@@ -161,7 +163,10 @@ INPUT_NAMES = frozenset(i.name for i in INPUTS)
 CALCULATIONS: tuple[Calculation, ...] = (
     catalog_values.CALCULATIONS
     + memory.CALCULATIONS
+    + queueing.RATE_CALCULATIONS
     + decode.CALCULATIONS
+    + queueing.LOAD_CALCULATIONS
+    + decode.SERVED_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS
     + confidence.CALCULATIONS

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, Expr, gt, ref
 from .core import r
+from .queueing import SLOT_FIXED_MS, SLOT_STEPS
 
 
 # ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
@@ -26,11 +27,10 @@ class Figure:
 
 _cycle = r("ttft_ms") + (r("output_tokens") - 1) * r("tpot_ms")
 _occupied = MAX(1, r("batch_per_replica"))
-# Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms).
-_steps = r("ttft_queue_steps") + r("output_tokens") - 1
-_c0 = (r("prefill_ms") + r("ttft_overhead_ms")
-       + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-       + (r("output_tokens") - 1) * r("step_fixed_ms"))
+# Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms),
+# the same slot time the sizing solves for a stated arrival rate (queueing.py).
+_steps = SLOT_STEPS
+_c0 = SLOT_FIXED_MS
 _rate_ms = r("request_rate_given") / 1000
 
 FIGURES: tuple[Figure, ...] = (

@@ -129,12 +129,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "t(B) <= the smaller of a0 + (b + all experts x k/E) x B and a0 + all experts + b x B, "
        "each solved for B: conservative, and it does not depend on the step time it limits."),
     _c("batch_upper_bound", "Batch the experts are read at", "sequences", "Throughput",
-       MAX(1, MIN(IF(gt(r("target_system_tokens_per_s"), 0), r("max_batch_per_replica"),
+       MAX(1, MIN(IF(OR(gt(r("target_system_tokens_per_s"), 0),
+                        gt(r("peak_request_rate_per_s"), 0)), r("max_batch_per_replica"),
                      r("users")),
                   r("max_sequences_by_memory"), r("max_batch_per_replica"),
                   MAX(1, r("batch_by_tpot")))),
        "The most sequences a replica runs at this load: the users present (a throughput "
-       "target: the engine cap) within memory, the engine cap and the tokens/s batch (which "
+       "target or an arrival rate: the engine cap, as such replicas are sized full) within "
+       "memory, the engine cap and the tokens/s batch (which "
        "does not depend on it: no circular reference). At or above the batch served, so the "
        "expert-read share is exact or conservative; the TTFT batch is left out because it "
        "reads the step time."),
@@ -187,17 +189,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("max_batch_per_replica"))),
        "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
+    _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
+       r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
+       "t(B) at the batch per replica (at least 1): the step time its throughput rests on."),
+)
+
+# After the load (queueing.LOAD_CALCULATIONS): what users see at the batch served.
+SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_served", "Batch at the stated load", "sequences", "Throughput",
        MAX(1, IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
-                 MIN(r("users"), r("batch_per_replica")))),
+                 MIN(r("concurrent_users"), r("batch_per_replica")))),
        "The sequences a replica runs at peak: the users present, up to the batch per replica "
        "(a throughput target: the batch per replica); at least 1."),
     _c("tpot_ms", "Time per output token", "ms", "Throughput",
        r("step_fixed_ms") + r("step_ms_per_seq") * r("batch_served"),
        "t(B) = a + b x B at the batch served: what users see at the stated load."),
-    _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
-       r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
-       "t(B) at the batch per replica (at least 1): the step time its throughput rests on."),
     _c("memory_bound", "Decode is memory-bound", "flag", "Throughput",
        ge(r("decode_weights_ms") + r("decode_kv_ms_per_seq") * MAX(1, r("batch_per_replica")),
           r("decode_compute_ms_per_seq") * MAX(1, r("batch_per_replica"))),

@@ -59,8 +59,21 @@ INPUTS: tuple[Input, ...] = (
     _i("hours_per_year", "Hours per year", "h", "account", "8,760 h: always-on service.",
        low=1, high=8784),
     # per workload
-    _i("users", "Concurrent users at peak", "users", "workload",
-       "Users generating at the same time (“From Users to GPUs”, step 1).", low=0, integer=True),
+    _i("users", "Concurrent users at peak (stated)", "users", "workload",
+       "Users generating at the same time (“From Users to GPUs”, step 1); 0 when the load is "
+       "a request rate or a user population.", low=0, integer=True),
+    _i("requests_per_s", "Peak arrival rate (stated)", "requests/s", "workload",
+       "Requests arriving per second at peak; 0 = the load is stated another way.", low=0),
+    _i("burstiness", "Burstiness of arrivals", "CV", "workload",
+       "Coefficient of variation of the times between arrivals: 1 = random (Poisson) "
+       "arrivals, above 1 = bursts.", low=0, high=10),
+    _i("named_users", "Users in the population", "users", "workload",
+       "People who may use the service; 0 = the load is stated another way.", low=0,
+       integer=True),
+    _i("requests_per_user_per_hour", "Requests per user per hour", "requests/h", "workload",
+       "Average requests one user sends in an hour (population form).", low=0),
+    _i("peak_to_average", "Peak-to-average ratio", "x", "workload",
+       "Busiest hour's rate / the average hour's (population form).", low=1, high=100),
     _i("prompt_tokens", "Prompt tokens", "tokens", "workload", "Average input per request.",
        low=1, integer=True),
     _i("output_tokens", "Output tokens", "tokens", "workload", "Average output per request.",

@@ -10,7 +10,7 @@ from .core import Calculation, _c, _gpus, r
 
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
-       MAX(r("users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
+       MAX(r("concurrent_users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
        "Users x tokens/s per user (“From Users to GPUs”, step 2), or the stated system target."),
     _c("users_per_replica", "Users per replica", "users", "Nodes",
        IF(gt(r("measured_tokens_per_s_per_replica"), 0),
@@ -20,7 +20,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Concurrent users one replica serves at the target speed."),
     _c("demand_replicas", "Replicas at peak, no headroom", "replicas", "Nodes",
        MAX(IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
-              r("users") / r("users_per_replica"), 0),
+              r("concurrent_users") / r("users_per_replica"), 0),
            IF(gt(r("replica_output_tokens_per_s"), 0),
               r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0)),
        "Peak demand in replica units: users / users per replica, or system target / replica "

@@ -1,0 +1,62 @@
+"""Load and queueing (DESIGN §3 "Load and queueing", docs/queueing.md): how a stated load
+becomes the concurrency the sizing needs.
+
+A workload states its load one of three ways: concurrent users, a peak arrival rate
+(requests/s) or a user population (users x requests per user-hour x peak-to-average). A rate
+becomes a concurrency by Little's law, L = lambda x W, where W is the time a request holds a
+batch slot: its first token plus (output - 1) steps. W itself grows with the batch the load
+causes (t(B) = a + b x B), so L appears on both sides; the closed form below solves it for
+one replica and bounds it by the time at a full replica, so the workbook has no circular
+reference and the concurrency is never under-stated.
+"""
+
+from __future__ import annotations
+
+from ..expr import IF, MAX, MIN, ROUNDUP, gt
+from .core import Calculation, _c, r
+
+# The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_STEPS x b x B:
+# ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
+# benchmark figures (benchmarks.py) solve the same relation for an offered rate.
+SLOT_STEPS = r("ttft_queue_steps") + r("output_tokens") - 1
+SLOT_FIXED_MS = (r("prefill_ms") + r("ttft_overhead_ms")
+                 + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
+                 + (r("output_tokens") - 1) * r("step_fixed_ms"))
+
+# Read before the step time: the rate depends on inputs alone.
+RATE_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("peak_request_rate_per_s", "Peak arrival rate", "requests/s", "Throughput",
+       IF(gt(r("named_users"), 0),
+          r("named_users") * r("requests_per_user_per_hour") * r("peak_to_average") / 3600,
+          r("requests_per_s")),
+       "A user population: users x requests per user-hour x peak-to-average / 3600; or the "
+       "stated rate; 0 when the load is stated as concurrent users."),
+)
+
+_rate_ms = r("peak_request_rate_per_s") / 1000
+_solo_denominator = 1 - _rate_ms * SLOT_STEPS * r("step_ms_per_seq")
+
+# Read after the full replica's step time and before the batch served.
+LOAD_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("request_slot_full_ms", "Time a request holds a slot, replica full", "ms", "Throughput",
+       SLOT_FIXED_MS + SLOT_STEPS * r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
+       "First token + (output - 1) steps at the batch per replica: the longest a request "
+       "holds its slot on a replica sized for this load (t(B) grows with B)."),
+    _c("concurrent_users", "Concurrent users at peak", "users", "Throughput",
+       IF(gt(r("peak_request_rate_per_s"), 0),
+          ROUNDUP(IF(gt(_solo_denominator, 0),
+                     MIN(_rate_ms * r("request_slot_full_ms"),
+                         _rate_ms * SLOT_FIXED_MS / _solo_denominator),
+                     _rate_ms * r("request_slot_full_ms")), 0),
+          r("users")),
+       "Stated, or from the arrival rate by Little's law L = rate x W, W = the time a request "
+       "holds a slot at the batch the load causes (a + b x B, so L = rate x c0 / (1 - rate x "
+       "steps x b) on one replica), at most rate x the slot time with the replica full; "
+       "rounded up. Both are at or above the true concurrency: conservative, and no "
+       "circular reference."),
+    _c("request_time_at_load_s", "Time a request lasts at this load", "s", "Throughput",
+       IF(gt(r("peak_request_rate_per_s"), 0),
+          r("concurrent_users") / r("peak_request_rate_per_s"), 0),
+       "Concurrent users / arrival rate: Little's law read backwards (0 when the load is "
+       "stated as concurrent users)."),
+)
