@@ -51,7 +51,7 @@ ROOFLINE_INTENSITY = (
        + MAX(1, ref("batch_per_replica")) * ref("kv_bytes_per_token") * ref("kv_replication")
        * ref("avg_context_tokens")))
 ROOFLINE_ACHIEVED_TFLOPS = (MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
-                            / (ref("tpot_ms") / 1000) / ref("gpus_per_replica") / 1e12)
+                            / (ref("tpot_full_ms") / 1000) / ref("gpus_per_replica") / 1e12)
 # The roof at an arithmetic intensity ``roofline_x`` (FLOP/B): the lower of the compute and
 # the bandwidth ceiling, per GPU.
 ROOFLINE_CEILING_TFLOPS = MIN(ref("peak_tflops"), ref("gpu_bandwidth_tb_s") * ref("roofline_x"))
