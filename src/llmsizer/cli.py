@@ -19,6 +19,15 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _echo(message: str, err: bool = False, nl: bool = True) -> None:
+    """Every line the command line prints, escape-safe (issue 25, F2): a name read from a
+    file (a workbook's embedded data, a CSV label) could otherwise clear the screen or ring
+    the bell. JSON output is unchanged by it: ``json.dumps`` escapes control characters."""
+    from .base.textsafe import terminal_text
+
+    click.echo(terminal_text(message), err=err, nl=nl)
+
+
 def _clean_errors(fn: F) -> F:
     """Turn the user-fixable errors into one line and an exit code; bugs keep tracebacks."""
 
@@ -29,7 +38,7 @@ def _clean_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except LlmsizerError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
@@ -88,17 +97,17 @@ class _Main(click.Group):
         try:
             code = super().main(*args, **kwargs)
         except _HELP_ERRORS as exc:  # a bare `llmsizer`: the help, as click shows it
-            click.echo(exc.format_message(), err=True)
+            _echo(exc.format_message(), err=True)
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{where}", err=True)
+            _echo(f"error: {exc.format_message()}{where}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
+            _echo(f"error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
-            click.echo("interrupted", err=True)
+            _echo("interrupted", err=True)
             sys.exit(130)
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -118,7 +127,7 @@ def validate(file: Path) -> None:
 
     loaded = load(file)
     n = len(loaded.req.workloads)
-    click.echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
+    _echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
 
 
 @main.command()
@@ -132,7 +141,7 @@ def size(file: Path, as_json: bool) -> None:
 
     result = run(load(file))
     if as_json:
-        click.echo(result.to_json(), nl=False)
+        _echo(result.to_json(), nl=False)
     else:
         from .documents.textreport import print_result
 
@@ -153,7 +162,7 @@ def catalog(kind: str, as_json: bool) -> None:
     cat = load_catalog()
     table = getattr(cat, kind)
     if as_json:
-        click.echo(json.dumps({k: v.model_dump() for k, v in table.items()}, indent=2))
+        _echo(json.dumps({k: v.model_dump() for k, v in table.items()}, indent=2))
     else:
         print_catalog(kind, table)
 
@@ -212,10 +221,10 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
     if out["max_sequences_by_memory"] == 0:
         _not_fitting(out, fits, model_id, gpu, tp, weight_precision)
     if as_json:
-        click.echo(json.dumps(out, indent=2))
+        _echo(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
-            click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+            _echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
 
 
 def _check_tp(gpu: str, tp: int) -> None:
@@ -339,16 +348,16 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
     reread = read_workbook(book)
     result = size(reread.loaded)
     for warning in reread.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
     if show_diff:
         for line in diff_lines(reread, result):
-            click.echo(line)
+            _echo(line)
     check_feasible(result)
     # Writing over the workbook being read is safe: read_workbook has read it whole and
     # closed it, and write_outputs replaces files atomically (all three or none).
     prepare_out_dir(out_dir)
     for w in write_outputs(result, out_dir, templates=templates):
-        click.echo(str(w))
+        _echo(str(w))
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
@@ -357,11 +366,12 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
     _, written = run(load(file), out_dir, templates=templates)
     for w in written:
-        click.echo(str(w))
+        _echo(str(w))
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
                  force: bool, quiet: bool, as_json: bool, refused: dict[Path, str]) -> None:
+    from .base.textsafe import terminal_text
     from .runs.batch import (
         SUMMARY_NAME,
         default_jobs,
@@ -384,10 +394,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
         if o.failed:
             msg += f": {o.message}"
         if fancy:
-            progress.console.print(msg, markup=False, highlight=False)
+            progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")
         else:
-            click.echo(msg, err=True)
+            _echo(msg, err=True)
 
     try:
         with terminate_on_sigterm():
@@ -409,17 +419,17 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
                                      on_done=line, refused=refused)
     except KeyboardInterrupt:
-        click.echo("interrupted: finished accounts are kept; run again to complete the rest",
+        _echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)
         sys.exit(130)
     doc = write_batch_files(outcomes, out_dir)
     ok = sum(o.status == "ok" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
     failed = sum(o.failed for o in outcomes)
-    click.echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
+    _echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
                f"summary: {out_dir / SUMMARY_NAME}", err=True)
     if as_json:
-        click.echo(doc, nl=False)
+        _echo(doc, nl=False)
     sys.exit(1 if failed else 0)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import math
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -194,15 +195,30 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
     ok = (isinstance(meta.get("inputs") or {}, dict) and isinstance(prices, dict)
           and all(isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
                   for v in prices.values())
-          and isinstance(outputs, dict)
-          and isinstance(outputs.get("workloads", []), list)
-          and all(isinstance(w, dict) for w in outputs.get("workloads", []))
-          and isinstance(outputs.get("totals", {}), dict)
+          and isinstance(outputs, dict) and _outputs_ok(outputs)
           and isinstance(meta.get("structure", ""), str))
     if not ok:
         raise InputError("the llmsizer data in this workbook's document properties is "
                          "damaged (a part has the wrong shape); size the requirements file "
                          "again", file=filename)
+
+
+def _figure(x: Any) -> bool:
+    return x is None or (isinstance(x, int | float) and not isinstance(x, bool)
+                         and math.isfinite(x))
+
+
+def _outputs_ok(outputs: Mapping[str, Any]) -> bool:
+    """The key outputs ``--diff`` prints as written: per workload a text name, an option id
+    or none, and a finite number or none per figure; the totals likewise. Anything else
+    (``capex: "abc"``) was not written by llmsizer and would fail formatting (issue 25, F1)."""
+    workloads, totals = outputs.get("workloads", []), outputs.get("totals", {})
+    if not isinstance(workloads, list) or not isinstance(totals, dict):
+        return False
+    rows_ok = all(isinstance(w, dict) and isinstance(w.get("name"), str)
+                  and isinstance(w.get("recommended"), str | type(None))
+                  and all(_figure(w.get(k)) for k in KEY_OUTPUTS) for w in workloads)
+    return rows_ok and all(_figure(totals.get(k)) for k in KEY_OUTPUTS)
 
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
@@ -368,7 +384,7 @@ def diff_lines(reread: Reread, result: Any) -> list[str]:
         old = old_rows.get(str(row["name"]), {})
         parts = []
         if old.get("recommended") != row["recommended"]:
-            parts.append(f"option {old.get('recommended')} -> {row['recommended']}")
+            parts.append(f"option {printable(str(old.get('recommended')))} -> {row['recommended']}")
         for k in KEY_OUTPUTS:
             a, b = old.get(k), row[k]
             mark = "" if a == b else " *"

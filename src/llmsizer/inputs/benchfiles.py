@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..base.textsafe import printable
+from ..base.jsonsafe import DuplicateKeyError, no_duplicates
 from .benchformats import _problem, parse_bench
 from .benchpoints import MAX_RECORDS, BenchPoint
 
@@ -40,21 +40,13 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object, refusing a key given twice: JSON would silently keep the last value, so a
-    second ``output_throughput`` would decide the sizing unseen (issue 25, F15)."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Refused(f"gives the key {printable(key)[:60]!r} twice; a result file holds "
-                           "each figure once: remove one of them")
-        result[key] = value
-    return result
-
-
 def _decode(text: str) -> Any:
-    return json.loads(text, parse_constant=_none_for_nan, parse_int=_bounded_int,
-                      object_pairs_hook=_no_duplicates)
+    try:
+        return json.loads(text, parse_constant=_none_for_nan, parse_int=_bounded_int,
+                          object_pairs_hook=no_duplicates)
+    except DuplicateKeyError as exc:  # issue 25, F15
+        raise _Refused(f"{exc}; a result file holds each figure once: remove one of "
+                       "them") from None
 
 
 def _load(target: Path, rel: str) -> list[dict[str, Any]]:

@@ -1,0 +1,162 @@
+"""Issue 25, third hardening round, second slice: each failure class found by probing,
+reproduced and shown to end as a clean outcome. docs/security.md lists each with its test."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import EXAMPLE
+
+from llmsizer.base.errors import InputError
+from llmsizer.documents.marker import metadata_properties, read_metadata
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.documents.xlsxsafe import custom_properties, open_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+
+openpyxl: Any = importlib.import_module("openpyxl")
+LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
+
+
+def run(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LLMSIZER, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def one_clean_line(out: subprocess.CompletedProcess[str]) -> str:
+    """Exit 2 and exactly one line on stderr, no traceback."""
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped example's workbook, as `report` writes it."""
+    path = tmp_path_factory.mktemp("book") / "acme-corp.xlsx"
+    write_workbook(size(load(EXAMPLE)), path)
+    return path
+
+
+def _metadata(path: Path) -> dict[str, Any]:
+    wb = open_workbook(path, path.name)
+    try:
+        return read_metadata(custom_properties(wb), path.name)
+    finally:
+        wb.close()
+
+
+def _with_properties(book: Path, out: Path, props: list[tuple[str, str]]) -> Path:
+    """``book`` saved as ``out`` with its llmsizer properties replaced by ``props``: what
+    anyone who knows the format (it is documented) can write, digest included."""
+    from openpyxl.packaging.custom import CustomPropertyList, StringProperty
+
+    wb = openpyxl.load_workbook(book)
+    kept = [p for p in wb.custom_doc_props.props if not p.name.startswith("llmsizer")]
+    wb.custom_doc_props = CustomPropertyList()
+    for p in kept:
+        wb.custom_doc_props.append(p)
+    for name, value in props:
+        wb.custom_doc_props.append(StringProperty(name=name, value=value))
+    wb.save(out)
+    wb.close()
+    return out
+
+
+# --- F1, F2: the embedded key outputs ------------------------------------------------------
+
+
+def test_embedded_outputs_of_the_wrong_type_are_one_line(book: Path, tmp_path: Path) -> None:
+    """F1: `capex: "abc"` in the embedded outputs, then `--diff`: "ValueError: Unknown
+    format code 'f'". The embedded figures are checked when the workbook is read."""
+    meta = _metadata(book)
+    assert meta["outputs"]["workloads"][0]["capex"] > 0  # llmsizer wrote a number
+    for where, bad in (("workloads", "abc"), ("totals", "abc"), ("workloads", True),
+                       ("workloads", [1])):
+        meta = _metadata(book)
+        if where == "workloads":
+            meta["outputs"]["workloads"][0]["capex"] = bad
+        else:
+            meta["outputs"]["totals"]["capex"] = bad
+        bad_book = _with_properties(book, tmp_path / "f1.xlsx", metadata_properties(meta))
+        line = one_clean_line(run("report", bad_book, "--out", tmp_path / "o", "--diff"))
+        assert "f1.xlsx: the llmsizer data in this workbook's document properties is damaged" \
+            in line, line
+        assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
+
+
+def test_diff_prints_embedded_names_escape_safe(book: Path, tmp_path: Path) -> None:
+    """F2: an embedded option id and workload name holding ESC sequences (clear the screen,
+    move the cursor) and BEL reached the terminal raw; every printed line is now
+    escape-safe: ``\\x1b`` and ``\\x07`` are written out as text."""
+    meta = _metadata(book)
+    row = meta["outputs"]["workloads"][0]
+    row["recommended"] = "\x1b[2J\x1b[H\x07pwned"
+    bad_book = _with_properties(book, tmp_path / "f2.xlsx", metadata_properties(meta))
+    done = run("report", bad_book, "--out", tmp_path / "o", "--diff")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+    assert "option \\x1b[2J\\x1b[H\\x07pwned -> " in done.stdout, done.stdout
+
+
+def test_terminal_text_escapes_controls_and_keeps_lines() -> None:
+    from llmsizer.base.textsafe import terminal_text
+
+    assert terminal_text("Acme 株式会社\nnext") == "Acme 株式会社\nnext"
+    assert terminal_text("a\x1b[31mb\x07\nc\u202e") == "a\\x1b[31mb\\x07\nc\\u202e"
+    assert terminal_text("forged\rline") == "forged\\rline"
+
+
+# --- duplicate JSON keys --------------------------------------------------------------------
+
+
+def test_duplicate_keys_in_config_json_and_embedded_data_are_refused(book: Path,
+                                                                      tmp_path: Path) -> None:
+    """A config.json giving `num_key_value_heads` twice (JSON keeps the last: 8 -> 64 KV
+    heads, eight times the KV cache) and a workbook whose embedded JSON gives a key twice
+    are refused, as benchmark files and YAML already are."""
+    cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 8192,
+           "intermediate_size": 28672, "num_attention_heads": 64, "num_hidden_layers": 80,
+           "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+           "torch_dtype": "bfloat16"}  # Llama-3.1-70B's config.json (Hugging Face)
+    text = json.dumps(cfg, indent=1)
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(text.replace('"num_key_value_heads": 8',
+                                                     '"num_key_value_heads": 8,\n'
+                                                     ' "num_key_value_heads": 64'))
+    yaml_text = EXAMPLE.read_text()
+    first_model = next(line for line in yaml_text.splitlines() if "model:" in line)
+    account = tmp_path / "acct.yaml"
+    account.write_text(yaml_text.replace(first_model, "    model: m/config.json", 1))
+    line = one_clean_line(run("validate", account))
+    assert "config file 'm/config.json' gives the key 'num_key_value_heads' twice" in line
+    (folder / "config.json").write_text(text)
+    assert run("validate", account).returncode == 0  # the same file, once each: valid
+
+    # the embedded data: the packed JSON with "outputs" given twice (the second replacing
+    # the figures --diff compares), its digest recomputed
+    import base64
+    import hashlib
+    import zlib
+
+    meta = _metadata(book)
+    blob = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+    twice = blob[:-1] + ',"outputs":{"workloads":[],"totals":{}}}'
+    packed = base64.b64encode(zlib.compress(twice.encode())).decode()
+    props = [p for p in metadata_properties(meta) if not p[0].startswith("llmsizer_data_")
+             and p[0] not in ("llmsizer_chunks", "llmsizer_sha256")]
+    chunks = [packed[i:i + 250] for i in range(0, len(packed), 250)]
+    props += [("llmsizer_chunks", str(len(chunks))),
+              ("llmsizer_sha256", hashlib.sha256(packed.encode()).hexdigest())]
+    props += [(f"llmsizer_data_{i:03d}", c) for i, c in enumerate(chunks)]
+    with pytest.raises(InputError, match="damaged or incomplete"):
+        _metadata(_with_properties(book, tmp_path / "dup.xlsx", props))
