@@ -160,3 +160,42 @@ def test_duplicate_keys_in_config_json_and_embedded_data_are_refused(book: Path,
     props += [(f"llmsizer_data_{i:03d}", c) for i, c in enumerate(chunks)]
     with pytest.raises(InputError, match="damaged or incomplete"):
         _metadata(_with_properties(book, tmp_path / "dup.xlsx", props))
+
+
+# --- F18: the fidelity CSV -------------------------------------------------------------------
+
+
+def test_fidelity_refuses_devices_pipes_and_oversized_csvs(tmp_path: Path) -> None:
+    """F18: `fidelity /dev/zero` read until a MemoryError (20 s, 6 GB), a FIFO hung, a
+    137 MB CSV took 51 s and 2 GB. A regular file is required (checked by name, before it is
+    opened), of at most 20 MB and 50,000 rows, read one row at a time."""
+    import os
+    import time
+
+    from llmsizer.inputs.benchdata import MAX_POINT_BYTES, MAX_POINT_ROWS, read_points
+
+    line = one_clean_line(run("fidelity", "/dev/zero", timeout=30))
+    assert line == ("error: /dev/zero: is a device, not a file; give a CSV file of measured "
+                    "results")
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    line = one_clean_line(run("fidelity", fifo, timeout=30))  # no writer: it used to hang
+    assert "pipe.csv: is a named pipe, not a file" in line
+    header = ("source,model,gpu,gpu_count,tp,precision_weights,precision_kv,isl,osl,"
+              "concurrency,scenario,metric,value,unit,notes\n")
+    big = tmp_path / "big.csv"
+    with big.open("w") as f:  # sparse: 137 MB on paper, nothing on disk
+        f.write(header)
+        f.truncate(137_000_000)
+    start = time.monotonic()
+    line = one_clean_line(run("fidelity", big, timeout=30))
+    assert f"big.csv: is 137,000,000 bytes; a measured-results CSV holds at most " \
+           f"{MAX_POINT_BYTES:,} bytes" in line
+    many = tmp_path / "many.csv"
+    many.write_text(header + ",,,,,,,,,,,,,,\n" * (MAX_POINT_ROWS + 1))  # 0.8 MB, blank rows
+    with pytest.raises(InputError, match="holds more than 50,000 rows"):
+        read_points(many)
+    assert time.monotonic() - start < 20
+    many.write_text(header + ",,,,,,,,,,,,,,\n" * MAX_POINT_ROWS)
+    points, skipped = read_points(many)
+    assert not points and len(skipped) == MAX_POINT_ROWS  # at the cap: read, each row kept
