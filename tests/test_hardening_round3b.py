@@ -199,3 +199,85 @@ def test_fidelity_refuses_devices_pipes_and_oversized_csvs(tmp_path: Path) -> No
     many.write_text(header + ",,,,,,,,,,,,,,\n" * MAX_POINT_ROWS)
     points, skipped = read_points(many)
     assert not points and len(skipped) == MAX_POINT_ROWS  # at the cap: read, each row kept
+
+
+# --- F13, F14: benchmark files bounded in parse memory and in total --------------------------
+
+BENCH = EXAMPLE.parent.parent / "tests" / "data" / "bench"
+
+
+def _bench_account(tmp_path: Path, files: list[str]) -> Path:
+    """seed000.yaml (32 H100s from a vLLM result of 1,000 tok/s) naming ``files``."""
+    text = (BENCH / "seed000.yaml").read_text()
+    assert "      file: vllm-llama70b-4xh100-c32.json\n" in text
+    listed = "".join(f"\n        - {f}" for f in files)
+    path = tmp_path / "seed000.yaml"
+    path.write_text(text.replace(" vllm-llama70b-4xh100-c32.json\n", listed + "\n"))
+    return path
+
+
+def _peak_mb(*args: str | Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run the CLI under a resource probe: (result, peak RSS in MB, seconds)."""
+    probe = ("import resource, runpy, sys, time\n"
+             "sys.argv = ['llmsizer'] + sys.argv[1:]\n"
+             "start = time.monotonic()\n"
+             "try:\n    runpy.run_module('llmsizer.cli', run_name='__main__')\n"
+             "finally:\n"
+             "    print(f'PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} '\n"
+             "          f'{time.monotonic() - start:.2f}', file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+    peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
+    stderr = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("PEAK "))
+    mb, seconds = map(float, peak.split()[1:])
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout, stderr), mb, seconds
+
+
+def test_a_benchmark_file_is_bounded_in_parse_memory(tmp_path: Path) -> None:
+    """F13: 49 MB of 16 M `{}` decoded to 1.23 GB. The values are counted before decoding
+    (objects and lists at most 100,000, values at most 5,000,000): refused in well under a
+    second, under 300 MB."""
+    (tmp_path / "empty-objects.json").write_bytes(b"[" + b"{}," * 16_000_000 + b"{}]")
+    assert (tmp_path / "empty-objects.json").stat().st_size < 50_000_000
+    account = _bench_account(tmp_path, ["empty-objects.json"])
+    done, mb, seconds = _peak_mb("size", account)
+    line = one_clean_line(done)
+    assert ("benchmark file 'empty-objects.json': holds 16,000,002 JSON objects and lists; a "
+            "benchmark result holds at most 100,000") in line, line
+    print(f"F13: 16 M {{}} in 49 MB refused in {seconds:.2f} s, peak {mb:.0f} MB")
+    assert mb < 300 and seconds < 10, (mb, seconds)
+    numbers = b"[" + b"0," * 6_000_000 + b"0]"  # 12 MB of figures: too many values
+    (tmp_path / "numbers.json").write_bytes(numbers)
+    line = one_clean_line(run("size", _bench_account(tmp_path, ["numbers.json"])))
+    assert "holds 6,000,001 JSON values; a benchmark result holds at most 5,000,000" in line
+
+
+def test_a_file_list_is_bounded_in_total(tmp_path: Path) -> None:
+    """F14: one 49 MB file listed 50 times took 76 s and 2.3 GB; 50 files of 200 records,
+    87 s and 1.7 GB. A file named twice is read once; the list holds at most 100 MB (checked
+    before reading) and 1,000 records in all."""
+    import shutil
+
+    result = (BENCH / "vllm-llama70b-4xh100-c32.json").read_text()
+    big = json.loads(result)
+    big["itls"] = [0.01] * 4_000_000  # a --save-detailed list: 24 MB, under every per-file cap
+    (tmp_path / "detailed.json").write_text(json.dumps(big))
+    account = _bench_account(tmp_path, ["detailed.json"] * 50)
+    done, mb, seconds = _peak_mb("size", account)
+    assert done.returncode == 0, done.stderr  # read once, sized: 8 replicas as from one file
+    print(f"F14: a 24 MB file listed 50 times sized in {seconds:.2f} s, peak {mb:.0f} MB")
+    assert "32" in done.stdout and seconds < 30 and mb < 700, (mb, seconds)
+    for i in range(5):  # five distinct 24 MB files: 120 MB listed
+        shutil.copy(tmp_path / "detailed.json", tmp_path / f"d{i}.json")
+    line = one_clean_line(run("size", _bench_account(tmp_path, [f"d{i}.json" for i in range(5)])))
+    assert "the benchmark files listed hold 1" in line and "at most 100,000,000 bytes" in line
+    assert "seed000.yaml:18:7: workloads[0].measured.file" in line
+    record = json.loads(result)
+    for i in range(50):
+        (tmp_path / f"r{i}.json").write_text("\n".join([json.dumps(record)] * 200))
+    done, mb, seconds = _peak_mb("size", _bench_account(tmp_path, [f"r{i}.json" for i in range(50)]))
+    line = one_clean_line(done)
+    assert ("the benchmark files listed hold more than 1,000 records together (at 'r5.json'); "
+            "a file: list takes at most 1,000") in line, line
+    print(f"F14: 50 files x 200 records refused in {seconds:.2f} s, peak {mb:.0f} MB")
+    assert seconds < 15 and mb < 500, (mb, seconds)
