@@ -41,8 +41,8 @@ Conventions (each one is a choice a reader should know about):
 from __future__ import annotations
 
 import csv
-import stat
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
