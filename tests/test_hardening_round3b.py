@@ -281,3 +281,44 @@ def test_a_file_list_is_bounded_in_total(tmp_path: Path) -> None:
             "a file: list takes at most 1,000") in line, line
     print(f"F14: 50 files x 200 records refused in {seconds:.2f} s, peak {mb:.0f} MB")
     assert seconds < 15 and mb < 500, (mb, seconds)
+
+
+# --- F21: an edited workbook carrying content llmsizer did not write ------------------------
+
+
+def test_an_edited_workbook_with_added_content_is_not_overwritten(book: Path,
+                                                                  tmp_path: Path) -> None:
+    """F21: finance adds a sheet, then `report book.xlsx --out <its own folder>`: the sheet
+    was silently destroyed. It is now refused (one line, exit 2, nothing written) unless
+    --overwrite-edited says so; written elsewhere it is kept, and an edit of the input cells
+    alone is written over as before (tests/test_reread.py)."""
+    out = tmp_path / "same"
+    out.mkdir()
+    wb = openpyxl.load_workbook(book)
+    wb.create_sheet("Finance notes")["A1"] = "approved by CFO, 3 May"
+    wb.save(out / "acme-corp.xlsx")
+    wb.close()
+    edited = out / "acme-corp.xlsx"
+    before = edited.read_bytes()
+    line = one_clean_line(run("report", edited, "--out", out))
+    assert line.endswith("acme-corp.xlsx: carries content llmsizer did not write (sheet "
+                         "'Finance notes'); writing the new workbook over it would destroy "
+                         "that: give another --out folder, or --overwrite-edited to replace "
+                         "it anyway"), line
+    assert edited.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["acme-corp.xlsx"]  # nothing written
+
+    # a note typed into a cell llmsizer left empty counts too
+    wb = openpyxl.load_workbook(book)
+    wb["Summary"]["Z99"] = "check with procurement"
+    wb.save(edited)
+    wb.close()
+    line = one_clean_line(run("report", edited, "--out", out))
+    assert "(cell Summary!Z99)" in line, line
+
+    done = run("report", edited, "--out", tmp_path / "elsewhere")  # not over itself: fine
+    assert done.returncode == 0, done.stderr
+    done = run("report", edited, "--out", out, "--overwrite-edited")
+    assert done.returncode == 0, done.stderr
+    assert edited.read_bytes() != before
+    assert "Finance notes" not in openpyxl.load_workbook(edited, read_only=True).sheetnames

@@ -296,9 +296,13 @@ def _not_fitting(out: dict[str, float | str],
 @click.option("--diff", "show_diff", is_flag=True,
               help="With an edited .xlsx: print the changed inputs and key outputs against "
                    "the workbook as llmsizer wrote it.")
+@click.option("--overwrite-edited", is_flag=True,
+              help="With an edited .xlsx written back over itself: replace it even though it "
+                   "carries sheets or cells llmsizer did not write (they are lost).")
 @_clean_errors
 def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs: int | None,
-           force: bool, quiet: bool, as_json: bool, show_diff: bool) -> None:
+           force: bool, quiet: bool, as_json: bool, show_diff: bool,
+           overwrite_edited: bool) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
     PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
@@ -326,7 +330,7 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         if len(files) != 1:
             raise click.UsageError("give one edited .xlsx workbook at a time (workbooks are not "
                                    "re-read as part of a batch)")
-        _report_workbook(books[0], out_dir, templates, show_diff)
+        _report_workbook(books[0], out_dir, templates, show_diff, overwrite_edited)
         return
     if show_diff:
         raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
@@ -339,10 +343,12 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused)
 
 
-def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
+def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool,
+                     overwrite_edited: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
+    from .base.errors import InputError
     from .documents.reread import diff_lines, read_workbook
-    from .runs.report import check_feasible, prepare_out_dir, write_outputs
+    from .runs.report import check_feasible, output_stem, prepare_out_dir, write_outputs
     from .sizing.engine import size
 
     reread = read_workbook(book)
@@ -353,11 +359,26 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
         for line in diff_lines(reread, result):
             _echo(line)
     check_feasible(result)
+    target = out_dir / f"{output_stem(result.account.slug)}.xlsx"
+    if reread.foreign and not overwrite_edited and _same_file(target, book):
+        # finance's added sheet or notes would be lost without a word (issue 25, F21)
+        more = f" and {len(reread.foreign) - 1} more" if len(reread.foreign) > 1 else ""
+        raise InputError(f"carries content llmsizer did not write ({reread.foreign[0]}{more}); "
+                         "writing the new workbook over it would destroy that: give another "
+                         "--out folder, or --overwrite-edited to replace it anyway",
+                         file=str(book))
     # Writing over the workbook being read is safe: read_workbook has read it whole and
     # closed it, and write_outputs replaces files atomically (all three or none).
     prepare_out_dir(out_dir)
     for w in write_outputs(result, out_dir, templates=templates):
         _echo(str(w))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:

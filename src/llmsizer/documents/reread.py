@@ -90,6 +90,9 @@ class Reread:
     ignored: list[Change]  # edits that are not re-read (option cells on KV)
     original: dict[str, Any]  # key outputs as written (for --diff)
     warnings: list[str] = field(default_factory=list)
+    # what llmsizer did not write and writing the workbook again would drop: sheets added,
+    # values in cells llmsizer left empty (issue 25, F21)
+    foreign: list[str] = field(default_factory=list)
 
 
 def _openpyxl() -> Any:
@@ -122,10 +125,12 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
                              file=filename)
         sheets = {s: sheet_cells(wb, s, filename) for s in SHEETS}
         names = defined_names(wb)
+        foreign = [f"sheet {printable(s[:40])!r}" for s in wb.sheetnames if s not in SHEETS]
     finally:
         wb.close()
     original = _original(source, filename, cat)
-    ignored = _compare(sheets, names, original, str(meta.get("structure", "")), filename)
+    ignored = _compare(sheets, names, original, str(meta.get("structure", "")), filename,
+                       foreign)
     changes, loaded = _rebuild(sheets, names, meta, source, filename, cat)
     warnings = []
     if ignored:
@@ -137,7 +142,8 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None) -> Reread:
             "choice with hardware.gpus / weight_precisions / tensor_parallel in the "
             "requirements)")
     return Reread(loaded=loaded, changes=changes, ignored=ignored,
-                  original=dict(meta.get("outputs") or {}), warnings=warnings)
+                  original=dict(meta.get("outputs") or {}), warnings=warnings,
+                  foreign=foreign)
 
 
 MAX_EMBEDDED_VALUES = 200_000  # the JSON a workbook carries (requirements, models, points)
@@ -264,8 +270,9 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, digest: str,
-             filename: str) -> list[Change]:
-    """Refuse any difference outside the input cells; return the ignored option-cell edits."""
+             filename: str, foreign: list[str]) -> list[Change]:
+    """Refuse any difference outside the input cells; return the ignored option-cell edits
+    (and add the values in cells llmsizer left empty to ``foreign``)."""
     try:
         formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
                     for row in ws.iter_rows() for c in row if c.data_type == "f"]
@@ -275,7 +282,7 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
                              "requirements file again", file=filename)
         ignored: list[Change] = []
         for sheet in SHEETS:
-            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename)
+            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename, foreign)
         theirs = {k: normal_name_target(v) for k, v in names.items()}
         for name, target in sorted(defined_names(orig).items()):
             if theirs.get(name) != normal_name_target(target):
@@ -289,12 +296,14 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
         orig.close()
 
 
-def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
+def _compare_sheet(cells: Cells, orig: Any, filename: str, foreign: list[str]) -> list[Change]:
     ignored = []
     seen: set[str] = set()
     for row in orig.iter_rows():
         for o in row:
             if o.value is None:
+                if o.protection.locked is False:  # an empty input cell: filling it is an edit
+                    seen.add(o.coordinate)
                 continue
             ref = f"{orig.title}!{o.coordinate}"
             seen.add(o.coordinate)
@@ -322,11 +331,13 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
                     f"cell {ref} was changed (llmsizer wrote {shown(o.value)}, it now holds "
                     f"{shown(value)}); only the yellow input cells are re-read: undo the "
                     "change", file=filename)
-    for coordinate, (_, kind) in cells.items():
+    for coordinate, (value, kind) in cells.items():
         if kind == "f" and coordinate not in seen:
             raise InputError(f"cell {orig.title}!{coordinate} holds a formula llmsizer did "
                              "not write; llmsizer re-reads only the yellow input cells: "
                              "delete it", file=filename)
+        if coordinate not in seen and value not in (None, ""):
+            foreign.append(f"cell {orig.title}!{coordinate}")  # a note finance added
     return ignored
 
 
