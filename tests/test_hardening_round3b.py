@@ -322,3 +322,54 @@ def test_an_edited_workbook_with_added_content_is_not_overwritten(book: Path,
     assert done.returncode == 0, done.stderr
     assert edited.read_bytes() != before
     assert "Finance notes" not in openpyxl.load_workbook(edited, read_only=True).sheetnames
+
+
+# --- suggestions that are valid fixes ---------------------------------------------------------
+
+
+def _costs_line(tmp_path: Path, lines: str) -> str:
+    text = EXAMPLE.read_text()
+    assert "\ncosts:\n" in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("\ncosts:\n", "\ncosts:\n" + lines, 1))
+    with pytest.raises(InputError) as exc:
+        load(path)
+    return str(exc.value)
+
+
+def test_unknown_key_suggestions_are_valid_fixes(tmp_path: Path) -> None:
+    """`power_price: 0.15` was told "write it as `node_prices: 0.15`" (a mapping of node
+    prices: the fix fails too). Now: the word's meaning (electricity_per_kwh), and a key of
+    another shape is named with its shape, never as a one-line fix. Every scalar costs field
+    misspelt (an extra s) is offered a fix naming it, at the right place."""
+    from llmsizer.inputs.schema import Costs
+
+    msg = _costs_line(tmp_path, "  power_price: 0.15\n")
+    assert "unknown key 'power_price' (did you mean electricity_per_kwh?); write it as " \
+           "`electricity_per_kwh: 0.15`" in msg, msg
+    msg = _costs_line(tmp_path, "  gpu_price: 30000\n")
+    assert "`gpu_prices:` takes a mapping (`key: value` lines indented under it), not a " \
+           "single value" in msg and "write it as" not in msg, msg
+    msg = _costs_line(tmp_path, "  gpu_price:\n    h100-sxm: 30000\n")
+    assert "rename it to `gpu_prices:`" in msg, msg
+    text = EXAMPLE.read_text()
+    checked = 0
+    for name, f in Costs.model_fields.items():
+        example = (f.json_schema_extra or {}).get("example") if isinstance(
+            f.json_schema_extra, dict) else None
+        if example is None or f"\n  {name}:" in text:
+            continue
+        msg = _costs_line(tmp_path, f"  {name}s: {example}\n")
+        if str(example).startswith("{"):  # a mapping: renamed, its lines kept
+            assert f"rename it to `{name}:`" in msg, msg
+            continue
+        fix = msg.split("write it as `", 1)[1].split("`", 1)[0]
+        assert fix == f"{name}: {example}", msg
+        fixed = tmp_path / "fixed.yaml"
+        fixed.write_text(text.replace("\ncosts:\n", f"\ncosts:\n  {fix}\n", 1))
+        try:
+            load(fixed)  # the fix as given is a known key of the right shape
+        except InputError as exc:  # only a cross-field rule may still object
+            assert "unknown key" not in str(exc) and "Input should be" not in str(exc), exc
+        checked += 1
+    assert checked >= 6
