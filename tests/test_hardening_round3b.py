@@ -373,3 +373,25 @@ def test_unknown_key_suggestions_are_valid_fixes(tmp_path: Path) -> None:
             assert "unknown key" not in str(exc) and "Input should be" not in str(exc), exc
         checked += 1
     assert checked >= 6
+
+
+# --- reserved device names ----------------------------------------------------------------
+
+
+def test_windows_device_names_are_stemmed_safely(tmp_path: Path) -> None:
+    """Accounts named CON, NUL, AUX, COM1, LPT9 wrote `con.pdf`, `nul.json`: names Windows
+    reserves for devices (with any extension), which a Windows share cannot hold."""
+    from llmsizer.sizing.results import slugify
+
+    for name, stem in (("CON", "con-account"), ("Nul", "nul-account"), ("aux", "aux-account"),
+                       ("PRN", "prn-account"), ("COM1", "com1-account"),
+                       ("LPT9", "lpt9-account"), ("COM¹", "com1-account"),
+                       ("Con Edison", "con-edison"), ("COM10", "com10"), ("nullify", "nullify")):
+        assert slugify(name) == stem, name
+    text = EXAMPLE.read_text()
+    assert "  name: Acme Corp\n" in text
+    (tmp_path / "con.yaml").write_text(text.replace("  name: Acme Corp\n", "  name: CON\n", 1))
+    done = run("report", tmp_path / "con.yaml", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) \
+        == ["con-account.json", "con-account.pdf", "con-account.xlsx"]
