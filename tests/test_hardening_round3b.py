@@ -395,3 +395,25 @@ def test_windows_device_names_are_stemmed_safely(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) \
         == ["con-account.json", "con-account.pdf", "con-account.xlsx"]
+
+
+# --- CJK names in the PDF ---------------------------------------------------------------------
+
+
+def test_cjk_account_names_embed_a_cjk_font(tmp_path: Path) -> None:
+    """CJK names rendered as empty boxes: DejaVu Sans has no CJK glyphs. Noto Sans CJK
+    (Debian's fonts-noto-cjk, installed by scripts/setup.sh) is next in the PDF's font stack:
+    the PDF embeds it, and its text holds the name."""
+    name = "株式会社アクメ 東京"
+    text = EXAMPLE.read_text()
+    (tmp_path / "cjk.yaml").write_text(text.replace("  name: Acme Corp\n", f"  name: {name}\n", 1),
+                                       encoding="utf-8")
+    done = run("report", tmp_path / "cjk.yaml", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    pdf = next((tmp_path / "out").glob("*.pdf"))
+    fonts = subprocess.run(["pdffonts", pdf], capture_output=True, text=True, check=True).stdout
+    cjk = [line for line in fonts.splitlines() if "Noto-Sans-CJK" in line]
+    assert cjk and all(" yes " in line for line in cjk), fonts  # embedded (subset)
+    words = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True,
+                           check=True).stdout
+    assert name in words
