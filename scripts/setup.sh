@@ -14,6 +14,8 @@ command -v ssconvert >/dev/null 2>&1 || need_apt+=(gnumeric)  # second spreadshe
 # a download the test machines may not have); tests/test_web_browser.py fails without it
 { [ -x /usr/bin/chromium ] || [ -x /usr/bin/chromium-browser ]; } || need_apt+=(chromium)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+# Chinese, Japanese and Korean account and workload names (DejaVu has no CJK glyphs)
+[ -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || need_apt+=(fonts-noto-cjk)
 ldconfig -p 2>/dev/null | grep -q libpango-1.0 || need_apt+=(libpango-1.0-0 libpangoft2-1.0-0)
 # HarfBuzz subsetting: WeasyPrint embeds font subsets fast (else it falls back to fontTools)
 ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset || need_apt+=(libharfbuzz-subset0)

@@ -19,6 +19,15 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _echo(message: str, err: bool = False, nl: bool = True) -> None:
+    """Every line the command line prints, escape-safe (issue 25, F2): a name read from a
+    file (a workbook's embedded data, a CSV label) could otherwise clear the screen or ring
+    the bell. JSON output is unchanged by it: ``json.dumps`` escapes control characters."""
+    from .base.textsafe import terminal_text
+
+    click.echo(terminal_text(message), err=err, nl=nl)
+
+
 def _clean_errors(fn: F) -> F:
     """Turn the user-fixable errors into one line and an exit code; bugs keep tracebacks."""
 
@@ -29,7 +38,7 @@ def _clean_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except LlmsizerError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
@@ -88,17 +97,17 @@ class _Main(click.Group):
         try:
             code = super().main(*args, **kwargs)
         except _HELP_ERRORS as exc:  # a bare `llmsizer`: the help, as click shows it
-            click.echo(exc.format_message(), err=True)
+            _echo(exc.format_message(), err=True)
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{where}", err=True)
+            _echo(f"error: {exc.format_message()}{where}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
+            _echo(f"error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
-            click.echo("interrupted", err=True)
+            _echo("interrupted", err=True)
             sys.exit(130)
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -118,7 +127,7 @@ def validate(file: Path) -> None:
 
     loaded = load(file)
     n = len(loaded.req.workloads)
-    click.echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
+    _echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
 
 
 @main.command()
@@ -132,7 +141,7 @@ def size(file: Path, as_json: bool) -> None:
 
     result = run(load(file))
     if as_json:
-        click.echo(result.to_json(), nl=False)
+        _echo(result.to_json(), nl=False)
     else:
         from .documents.textreport import print_result
 
@@ -153,7 +162,7 @@ def catalog(kind: str, as_json: bool) -> None:
     cat = load_catalog()
     table = getattr(cat, kind)
     if as_json:
-        click.echo(json.dumps({k: v.model_dump() for k, v in table.items()}, indent=2))
+        _echo(json.dumps({k: v.model_dump() for k, v in table.items()}, indent=2))
     else:
         print_catalog(kind, table)
 
@@ -212,10 +221,10 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
     if out["max_sequences_by_memory"] == 0:
         _not_fitting(out, fits, model_id, gpu, tp, weight_precision)
     if as_json:
-        click.echo(json.dumps(out, indent=2))
+        _echo(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
-            click.echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+            _echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
 
 
 def _check_tp(gpu: str, tp: int) -> None:
@@ -287,9 +296,13 @@ def _not_fitting(out: dict[str, float | str],
 @click.option("--diff", "show_diff", is_flag=True,
               help="With an edited .xlsx: print the changed inputs and key outputs against "
                    "the workbook as llmsizer wrote it.")
+@click.option("--overwrite-edited", is_flag=True,
+              help="With an edited .xlsx written back over itself: replace it even though it "
+                   "carries sheets or cells llmsizer did not write (they are lost).")
 @_clean_errors
 def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs: int | None,
-           force: bool, quiet: bool, as_json: bool, show_diff: bool) -> None:
+           force: bool, quiet: bool, as_json: bool, show_diff: bool,
+           overwrite_edited: bool) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
     PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
@@ -317,7 +330,7 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         if len(files) != 1:
             raise click.UsageError("give one edited .xlsx workbook at a time (workbooks are not "
                                    "re-read as part of a batch)")
-        _report_workbook(books[0], out_dir, templates, show_diff)
+        _report_workbook(books[0], out_dir, templates, show_diff, overwrite_edited)
         return
     if show_diff:
         raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
@@ -330,25 +343,42 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused)
 
 
-def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool) -> None:
+def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool,
+                     overwrite_edited: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
+    from .base.errors import InputError
     from .documents.reread import diff_lines, read_workbook
-    from .runs.report import check_feasible, prepare_out_dir, write_outputs
+    from .runs.report import check_feasible, output_stem, prepare_out_dir, write_outputs
     from .sizing.engine import size
 
     reread = read_workbook(book)
     result = size(reread.loaded)
     for warning in reread.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
     if show_diff:
         for line in diff_lines(reread, result):
-            click.echo(line)
+            _echo(line)
     check_feasible(result)
+    target = out_dir / f"{output_stem(result.account.slug)}.xlsx"
+    if reread.foreign and not overwrite_edited and _same_file(target, book):
+        # finance's added sheet or notes would be lost without a word (issue 25, F21)
+        more = f" and {len(reread.foreign) - 1} more" if len(reread.foreign) > 1 else ""
+        raise InputError(f"carries content llmsizer did not write ({reread.foreign[0]}{more}); "
+                         "writing the new workbook over it would destroy that: give another "
+                         "--out folder, or --overwrite-edited to replace it anyway",
+                         file=str(book))
     # Writing over the workbook being read is safe: read_workbook has read it whole and
     # closed it, and write_outputs replaces files atomically (all three or none).
     prepare_out_dir(out_dir)
     for w in write_outputs(result, out_dir, templates=templates):
-        click.echo(str(w))
+        _echo(str(w))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
@@ -357,11 +387,12 @@ def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
 
     _, written = run(load(file), out_dir, templates=templates)
     for w in written:
-        click.echo(str(w))
+        _echo(str(w))
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
                  force: bool, quiet: bool, as_json: bool, refused: dict[Path, str]) -> None:
+    from .base.textsafe import terminal_text
     from .runs.batch import (
         SUMMARY_NAME,
         default_jobs,
@@ -384,10 +415,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
         if o.failed:
             msg += f": {o.message}"
         if fancy:
-            progress.console.print(msg, markup=False, highlight=False)
+            progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")
         else:
-            click.echo(msg, err=True)
+            _echo(msg, err=True)
 
     try:
         with terminate_on_sigterm():
@@ -409,17 +440,17 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
                                      on_done=line, refused=refused)
     except KeyboardInterrupt:
-        click.echo("interrupted: finished accounts are kept; run again to complete the rest",
+        _echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)
         sys.exit(130)
     doc = write_batch_files(outcomes, out_dir)
     ok = sum(o.status == "ok" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
     failed = sum(o.failed for o in outcomes)
-    click.echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
+    _echo(f"{ok} written, {skipped} skipped (unchanged), {failed} failed; "
                f"summary: {out_dir / SUMMARY_NAME}", err=True)
     if as_json:
-        click.echo(doc, nl=False)
+        _echo(doc, nl=False)
     sys.exit(1 if failed else 0)
 
 

@@ -1,4 +1,5 @@
-"""Layer 1 — what every other layer uses: errors, atomic writes, text safety, the heap cap.
+"""Layer 1 — what every other layer uses: errors, atomic writes, text safety, JSON without
+duplicate keys, the heap cap.
 
 Nothing here knows about GPUs, models or documents."""
 
@@ -7,6 +8,7 @@ __all__ = [
     "atomic",
     "errors",
     "heap",
+    "jsonsafe",
     "textsafe",
     "version",
 ]

@@ -23,3 +23,13 @@ def printable(text: str) -> str:
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
                    for c in text)
+
+
+def terminal_text(text: str) -> str:
+    """``text`` for a terminal or a log: each line through :func:`printable`, the line
+    breaks kept. Every line the command line prints goes through this, so text read from a
+    file (a workbook's embedded names, a CSV label) can neither clear the screen, ring the
+    bell nor forge a line (issue 25, F2): an ESC or BEL is written as ``\\x1b``/``\\x07``."""
+    if text.isprintable():
+        return text
+    return "\n".join(printable(line) for line in text.split("\n"))

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..base.errors import InputError
+from ..base.jsonsafe import no_duplicates
 from ..base.textsafe import printable
 from ..base.version import __version__
 
@@ -139,7 +140,10 @@ def read_metadata(props: Mapping[str, str], filename: str) -> dict[str, Any]:
         blob = inflate.decompress(base64.b64decode(packed, validate=True), MAX_JSON_BYTES)
         if inflate.unconsumed_tail or not inflate.eof:
             raise ValueError
-        meta = json.loads(blob.decode("utf-8"), parse_constant=_no_constant)
+        # a key given twice is refused, as in every JSON llmsizer reads: llmsizer writes
+        # each once, so a second one was put there to be read in place of the first
+        meta = json.loads(blob.decode("utf-8"), parse_constant=_no_constant,
+                          object_pairs_hook=no_duplicates)
         if not isinstance(meta, dict):
             raise ValueError
     except (KeyError, ValueError, UnicodeError, zlib.error, RecursionError):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import math
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -89,6 +90,9 @@ class Reread:
     ignored: list[Change]  # edits that are not re-read (option cells on KV)
     original: dict[str, Any]  # key outputs as written (for --diff)
     warnings: list[str] = field(default_factory=list)
+    # what llmsizer did not write and writing the workbook again would drop: sheets added,
+    # values in cells llmsizer left empty (issue 25, F21)
+    foreign: list[str] = field(default_factory=list)
 
 
 def _openpyxl() -> Any:
@@ -123,10 +127,12 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None, *,
                              file=filename)
         sheets = {s: sheet_cells(wb, s, filename) for s in SHEETS}
         names = defined_names(wb)
+        foreign = [f"sheet {printable(s[:40])!r}" for s in wb.sheetnames if s not in SHEETS]
     finally:
         wb.close()
     original = _original(source, filename, cat)
-    ignored = _compare(sheets, names, original, str(meta.get("structure", "")), filename)
+    ignored = _compare(sheets, names, original, str(meta.get("structure", "")), filename,
+                       foreign)
     changes, loaded = _rebuild(sheets, names, meta, source, filename, cat)
     warnings = []
     if ignored:
@@ -138,7 +144,8 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None, *,
             "choice with hardware.gpus / weight_precisions / tensor_parallel in the "
             "requirements)")
     return Reread(loaded=loaded, changes=changes, ignored=ignored,
-                  original=dict(meta.get("outputs") or {}), warnings=warnings)
+                  original=dict(meta.get("outputs") or {}), warnings=warnings,
+                  foreign=foreign)
 
 
 MAX_EMBEDDED_VALUES = 200_000  # the JSON a workbook carries (requirements, models, points)
@@ -196,15 +203,30 @@ def _check_shape(meta: Mapping[str, Any], filename: str) -> None:
     ok = (isinstance(meta.get("inputs") or {}, dict) and isinstance(prices, dict)
           and all(isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
                   for v in prices.values())
-          and isinstance(outputs, dict)
-          and isinstance(outputs.get("workloads", []), list)
-          and all(isinstance(w, dict) for w in outputs.get("workloads", []))
-          and isinstance(outputs.get("totals", {}), dict)
+          and isinstance(outputs, dict) and _outputs_ok(outputs)
           and isinstance(meta.get("structure", ""), str))
     if not ok:
         raise InputError("the llmsizer data in this workbook's document properties is "
                          "damaged (a part has the wrong shape); size the requirements file "
                          "again", file=filename)
+
+
+def _figure(x: Any) -> bool:
+    return x is None or (isinstance(x, int | float) and not isinstance(x, bool)
+                         and math.isfinite(x))
+
+
+def _outputs_ok(outputs: Mapping[str, Any]) -> bool:
+    """The key outputs ``--diff`` prints as written: per workload a text name, an option id
+    or none, and a finite number or none per figure; the totals likewise. Anything else
+    (``capex: "abc"``) was not written by llmsizer and would fail formatting (issue 25, F1)."""
+    workloads, totals = outputs.get("workloads", []), outputs.get("totals", {})
+    if not isinstance(workloads, list) or not isinstance(totals, dict):
+        return False
+    rows_ok = all(isinstance(w, dict) and isinstance(w.get("name"), str)
+                  and isinstance(w.get("recommended"), str | type(None))
+                  and all(_figure(w.get(k)) for k in KEY_OUTPUTS) for w in workloads)
+    return rows_ok and all(_figure(totals.get(k)) for k in KEY_OUTPUTS)
 
 
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
@@ -250,8 +272,9 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, digest: str,
-             filename: str) -> list[Change]:
-    """Refuse any difference outside the input cells; return the ignored option-cell edits."""
+             filename: str, foreign: list[str]) -> list[Change]:
+    """Refuse any difference outside the input cells; return the ignored option-cell edits
+    (and add the values in cells llmsizer left empty to ``foreign``)."""
     try:
         formulas = [(ws.title, c.coordinate, str(c.value)) for ws in orig.worksheets
                     for row in ws.iter_rows() for c in row if c.data_type == "f"]
@@ -261,7 +284,7 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
                              "requirements file again", file=filename)
         ignored: list[Change] = []
         for sheet in SHEETS:
-            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename)
+            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename, foreign)
         theirs = {k: normal_name_target(v) for k, v in names.items()}
         for name, target in sorted(defined_names(orig).items()):
             if theirs.get(name) != normal_name_target(target):
@@ -275,12 +298,14 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
         orig.close()
 
 
-def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
+def _compare_sheet(cells: Cells, orig: Any, filename: str, foreign: list[str]) -> list[Change]:
     ignored = []
     seen: set[str] = set()
     for row in orig.iter_rows():
         for o in row:
             if o.value is None:
+                if o.protection.locked is False:  # an empty input cell: filling it is an edit
+                    seen.add(o.coordinate)
                 continue
             ref = f"{orig.title}!{o.coordinate}"
             seen.add(o.coordinate)
@@ -308,11 +333,13 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str) -> list[Change]:
                     f"cell {ref} was changed (llmsizer wrote {shown(o.value)}, it now holds "
                     f"{shown(value)}); only the yellow input cells are re-read: undo the "
                     "change", file=filename)
-    for coordinate, (_, kind) in cells.items():
+    for coordinate, (value, kind) in cells.items():
         if kind == "f" and coordinate not in seen:
             raise InputError(f"cell {orig.title}!{coordinate} holds a formula llmsizer did "
                              "not write; llmsizer re-reads only the yellow input cells: "
                              "delete it", file=filename)
+        if coordinate not in seen and value not in (None, ""):
+            foreign.append(f"cell {orig.title}!{coordinate}")  # a note finance added
     return ignored
 
 
@@ -370,7 +397,7 @@ def diff_lines(reread: Reread, result: Any) -> list[str]:
         old = old_rows.get(str(row["name"]), {})
         parts = []
         if old.get("recommended") != row["recommended"]:
-            parts.append(f"option {old.get('recommended')} -> {row['recommended']}")
+            parts.append(f"option {printable(str(old.get('recommended')))} -> {row['recommended']}")
         for k in KEY_OUTPUTS:
             a, b = old.get(k), row[k]
             mark = "" if a == b else " *"

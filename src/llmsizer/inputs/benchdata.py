@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import csv
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from ..base.errors import InputError
+from ..base.textsafe import printable
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from .benchlabels import (
     Parallelism,
@@ -288,38 +290,72 @@ def read_points(path: str | Path, catalog: Catalog | None = None,
     header lacks a required column.
     """
     path = Path(path)
+    shown = printable(str(path))
     cat = catalog or load_catalog()
     labels = LabelIndex(cat)
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            records = list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"cannot read benchmark file: {exc}", file=str(path)) from None
-    if not records:
-        raise InputError("benchmark file is empty (no header row)", file=str(path))
-    header = [name.strip() for name in records[0]]
-    missing = [name for name in COLUMNS if name not in header]
-    if missing:
-        raise InputError(
-            f"header lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}",
-            file=str(path),
-            line=1,
-        )
-
+    _check_regular(path, shown)
     points: list[BenchPoint] = []
     skipped: list[Skipped] = []
-    for row, record in enumerate(records[1:], start=1):
-        raw = dict(zip(header, record, strict=False))
-        if not any(cell.strip() for cell in record):
-            skipped.append(Skipped(row, ("empty row",), raw))
-            continue
-        if len(record) != len(header):
-            reason = f"has {len(record)} fields, the header has {len(header)}"
-            skipped.append(Skipped(row, (reason,), raw))
-            continue
-        got = _bounded(raw) or _valid_point(row, raw, cat, labels)
-        if isinstance(got, BenchPoint):
-            points.append(got)
-        else:
-            skipped.append(Skipped(row, tuple(got), raw))
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            # streamed: one row at a time, never the whole file as a list (issue 25, F18)
+            records = csv.reader(handle)
+            header = [name.strip() for name in next(records, [])]
+            if not header:
+                raise InputError("benchmark file is empty (no header row)", file=shown)
+            missing = [name for name in COLUMNS if name not in header]
+            if missing:
+                raise InputError(f"header lacks column(s) {', '.join(missing)}; expected "
+                                 f"{', '.join(COLUMNS)}", file=shown, line=1)
+            for row, record in enumerate(records, start=1):
+                if row > MAX_POINT_ROWS:
+                    raise InputError(f"holds more than {MAX_POINT_ROWS:,} rows; split it into "
+                                     "files of at most that many", file=shown)
+                _row(row, record, header, cat, labels, points, skipped)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"cannot read benchmark file: {printable(str(exc))[:200]}",
+                         file=shown) from None
     return points, skipped
+
+
+MAX_POINT_BYTES = 20_000_000
+"""A measured-results CSV holds at most this many bytes: the largest shipped one
+(tests/data/measured_blackwell_moe.csv, 1,090 rows) is 1 MB (issue 25, F18)."""
+MAX_POINT_ROWS = 50_000
+
+
+def _check_regular(path: Path, shown: str) -> None:
+    """A regular file of at most :data:`MAX_POINT_BYTES`, checked before it is opened: opening
+    a FIFO waits for a writer, and /dev/zero never ends (issue 25, F18)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise InputError(f"cannot read benchmark file: {exc.strerror or exc}",
+                         file=shown) from None
+    if not stat.S_ISREG(st.st_mode):
+        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a named pipe"
+                if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise InputError(f"is {what}, not a file; give a CSV file of measured results",
+                         file=shown)
+    if st.st_size > MAX_POINT_BYTES:
+        raise InputError(f"is {st.st_size:,} bytes; a measured-results CSV holds at most "
+                         f"{MAX_POINT_BYTES:,} bytes ({MAX_POINT_ROWS:,} rows): split it",
+                         file=shown)
+
+
+def _row(row: int, record: list[str], header: list[str], cat: Catalog, labels: LabelIndex,
+         points: list[BenchPoint], skipped: list[Skipped]) -> None:
+    raw = dict(zip(header, record, strict=False))
+    if not any(cell.strip() for cell in record):
+        skipped.append(Skipped(row, ("empty row",), raw))
+        return
+    if len(record) != len(header):
+        reason = f"has {len(record)} fields, the header has {len(header)}"
+        skipped.append(Skipped(row, (reason,), raw))
+        return
+    got = _bounded(raw) or _valid_point(row, raw, cat, labels)
+    if isinstance(got, BenchPoint):
+        points.append(got)
+    else:
+        skipped.append(Skipped(row, tuple(got), raw))

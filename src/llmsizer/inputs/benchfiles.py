@@ -7,15 +7,18 @@ most :data:`MAX_BENCH_BYTES` and one JSON object, a JSON array or JSON lines (as
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import InputError
+from ..base.jsonsafe import DuplicateKeyError, no_duplicates
 from ..base.textsafe import printable
 from .benchformats import _problem, parse_bench
 from .benchpoints import MAX_RECORDS, BenchPoint
 
-__all__ = ["MAX_BENCH_BYTES", "read_bench_files"]
+__all__ = ["MAX_BENCH_BYTES", "MAX_LIST_BYTES", "MAX_LIST_RECORDS", "read_bench_files"]
 
 MAX_BENCH_BYTES = 50_000_000  # vllm --save-detailed files carry per-request lists
 
@@ -40,21 +43,40 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object, refusing a key given twice: JSON would silently keep the last value, so a
-    second ``output_throughput`` would decide the sizing unseen (issue 25, F15)."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Refused(f"gives the key {printable(key)[:60]!r} twice; a result file holds "
-                           "each figure once: remove one of them")
-        result[key] = value
-    return result
-
-
 def _decode(text: str) -> Any:
-    return json.loads(text, parse_constant=_none_for_nan, parse_int=_bounded_int,
-                      object_pairs_hook=_no_duplicates)
+    try:
+        return json.loads(text, parse_constant=_none_for_nan, parse_int=_bounded_int,
+                          object_pairs_hook=no_duplicates)
+    except DuplicateKeyError as exc:  # issue 25, F15
+        raise _Refused(f"{exc}; a result file holds each figure once: remove one of "
+                       "them") from None
+
+
+MAX_JSON_CONTAINERS = 100_000
+"""Objects and arrays in one file: a vllm ``--save-detailed`` result of 10,000 requests holds
+about 10,000 (one per-token list per request). Each costs 56 to 64 bytes decoded from 2
+characters of text, so 16 M ``{}`` in 49 MB took 1.23 GB (issue 25, F13)."""
+MAX_JSON_VALUES = 5_000_000
+"""Values in one file (about 160 MB decoded at most): the per-token latencies of 5,000
+requests of 1,000 output tokens."""
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: no per-character branch
+
+
+def _count_values(raw: bytes) -> str:
+    """What is wrong with decoding ``raw`` at all, by counting before decoding: the strings'
+    contents blanked, each ``{``/``[`` opens a container and each ``,`` adds a value. An
+    upper bound of what decoding builds, counted at C speed (0.3 s for 50 MB)."""
+    bare = _JSON_STRING.sub(b'""', raw)
+    containers = bare.count(b"{") + bare.count(b"[")
+    if containers > MAX_JSON_CONTAINERS:
+        return (f"holds {containers:,} JSON objects and lists; a benchmark result holds at most "
+                f"{MAX_JSON_CONTAINERS:,}: save the summary without per-request details")
+    values = containers + bare.count(b",")
+    if values > MAX_JSON_VALUES:
+        return (f"holds {values:,} JSON values; a benchmark result holds at most "
+                f"{MAX_JSON_VALUES:,}: save the summary without per-request details")
+    return ""
 
 
 def _load(target: Path, rel: str) -> list[dict[str, Any]]:
@@ -73,6 +95,9 @@ def _load(target: Path, rel: str) -> list[dict[str, Any]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise _problem(rel, None, "is not UTF-8 text (is it really a result JSON?)") from None
+    counted = _count_values(raw)
+    if counted:
+        raise _problem(rel, None, counted)
     try:
         data = _decode(text)
     except _Refused as exc:
@@ -124,10 +149,38 @@ def _resolve(base: Path, rel: str) -> Path:
     return target
 
 
+MAX_LIST_BYTES = 100_000_000
+"""A ``file:`` list reads at most this many bytes in all (each file once): 50 files of 49 MB
+took 76 s and 2.3 GB (issue 25, F14)."""
+MAX_LIST_RECORDS = 1_000
+"""...and at most this many records in all: 50 files of 200 records took 87 s and 1.7 GB."""
+
+
 def read_bench_files(base: Path, files: Sequence[str], fmt: str | None = None) -> list[BenchPoint]:
-    """Every point of every file (in the order given), each file parsed in its format."""
-    points: list[BenchPoint] = []
+    """Every point of every file (in the order given), each file parsed in its format. A file
+    named twice (or through two paths) is read once; the list is bounded in bytes (checked
+    before any file is read) and in records."""
+    targets: dict[Path, str] = {}
     for rel in files:
-        records = _load(_resolve(base, rel), rel)
+        targets.setdefault(_resolve(base, rel), rel)
+    total = 0
+    for target, rel in targets.items():
+        try:
+            total += target.stat().st_size
+        except OSError as exc:
+            raise _problem(rel, None, f"cannot be read ({exc.strerror or exc})") from None
+    if total > MAX_LIST_BYTES:
+        raise InputError(f"the benchmark files listed hold {total:,} bytes together; a file: "
+                         f"list reads at most {MAX_LIST_BYTES:,} bytes in all: save the "
+                         "summaries without per-request details, or list fewer files")
+    points: list[BenchPoint] = []
+    records_seen = 0
+    for target, rel in targets.items():
+        records = _load(target, rel)
+        records_seen += len(records)
+        if records_seen > MAX_LIST_RECORDS:
+            raise InputError(f"the benchmark files listed hold more than {MAX_LIST_RECORDS:,} "
+                             f"records together (at {printable(rel)!r}); a file: list takes at "
+                             f"most {MAX_LIST_RECORDS:,}: list the runs the curve needs")
         points += parse_bench(records, rel, fmt)
     return points

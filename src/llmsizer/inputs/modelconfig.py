@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..base.errors import InputError
+from ..base.jsonsafe import DuplicateKeyError, no_duplicates
 from ..base.textsafe import clean_text
 from ..model.catalog import Model
 
@@ -85,7 +86,11 @@ def _read(target: Path, rel: str) -> dict[str, Any]:
     if len(raw) > MAX_CONFIG_BYTES:
         raise InputError(f"config file {rel!r} is larger than {MAX_CONFIG_BYTES:,} bytes")
     try:
-        cfg = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+        cfg = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant,
+                         object_pairs_hook=no_duplicates)
+    except DuplicateKeyError as exc:
+        raise InputError(f"config file {rel!r} {exc}; a config.json states each setting "
+                         "once: download the model's config.json again") from None
     except UnicodeDecodeError:
         raise InputError(
             f"config file {rel!r} is not UTF-8 text: save it as UTF-8 (is it really a config.json?)"

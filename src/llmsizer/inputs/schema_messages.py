@@ -294,6 +294,24 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
     return hint or ""
 
 
+# Keys people write for a field under another word, that no spelling distance finds
+# (`power_price` is closest to `node_prices`, a mapping of node prices).
+_SYNONYMS = {w: "electricity_per_kwh" for w in (
+    "power_price", "power_cost", "power_per_kwh", "electricity_price", "electricity_cost",
+    "electricity", "energy_price", "energy_cost", "price_per_kwh", "kwh_price", "cost_per_kwh")}
+
+
+def _takes(loc: tuple[str | int, ...]) -> str:
+    """The shape the field at ``loc`` holds, in words ("" when the schema does not say)."""
+    node = _schema_at(loc) or {}
+    kind = node.get("type")
+    if kind == "object":
+        return "a mapping"
+    if kind == "array":
+        return "a list"
+    return "a single value" if kind in ("number", "integer", "string", "boolean") else ""
+
+
 _ID_LISTS = frozenset({("gpus",), ("weight_precisions",), ("kv_precisions",), ("tensor_parallel",)})
 
 
@@ -364,9 +382,20 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         owner = _model_at(loc)
         names = sorted(owner.model_fields) if owner else []
         key = str(loc[-1]) if loc else "?"
-        msg = f"unknown key {_short(key)}{suggest(key, names)}"
-        best = _best(key, names)
-        if best is not None and not isinstance(found, dict | list):
+        best = _SYNONYMS.get(key.lower())
+        if best in names:  # a word for the same thing: no spelling is close to it
+            msg = f"unknown key {_short(key)} (did you mean {best}?)"
+        else:
+            msg = f"unknown key {_short(key)}{suggest(key, names)}"
+            best = _best(key, names)
+        takes = _takes((*loc[:-1], best)) if best is not None else ""
+        gives = ("a mapping" if isinstance(found, dict) else "a list"
+                 if isinstance(found, list) else "a single value")
+        if best is not None and found is not _ABSENT and takes and takes != gives:
+            # `node_prices: 0.15` is no fix: the key it names holds another shape
+            under = " (`key: value` lines indented under it)" if takes == "a mapping" else ""
+            msg += f"; `{best}:` takes {takes}{under}, not {gives}"
+        elif best is not None and not isinstance(found, dict | list):
             value = found if found is not _ABSENT else None
             fix = _number_fix(best, value) if isinstance(value, str) else None
             if fix is None and value is not None:

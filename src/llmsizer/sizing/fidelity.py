@@ -39,6 +39,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from ..base.textsafe import terminal_text
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
 from ..inputs.schema import Account, Policy, Requirements, Targets, Workload
@@ -485,17 +486,22 @@ def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
 
 
 def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
-    click.echo("error = predicted / measured - 1, per metric and regime "
+    _say("error = predicted / measured - 1, per metric and regime "
                "(batch1 rows: single streams, llama.cpp in the reference set; keep them apart)")
-    click.echo(f"{'metric':21} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
+    _say(f"{'metric':21} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
                f"{'bias':>7}")
     for s in summarise(results):
-        click.echo(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
+        _say(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
                    f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
-    click.echo(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
+    _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
                f"{', rows per reason:' if skipped else '.'}")
     for reason, count in _reason_kinds(skipped):
-        click.echo(f"{count:>5}  {reason}")
+        _say(f"{count:>5}  {reason}")
+
+
+def _say(text: str) -> None:
+    """A line out, escape-safe: labels and reasons quote the CSV's own text (issue 25, F2)."""
+    click.echo(terminal_text(text))
 
 
 def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
@@ -503,22 +509,22 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
     the summary last (``summary_only``: the summary alone)."""
     results, skipped, n_rows = evaluate_file(path)
     if as_json:
-        click.echo(json.dumps(_document(path, results, skipped, n_rows), indent=2))
+        _say(json.dumps(_document(path, results, skipped, n_rows), indent=2))
         return
     if not summary_only:
-        click.echo(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
+        _say(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
                    f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
         for r in results:
             p = r.point
             shape = f"{p.isl}/{p.osl}"
             prec = f"{p.weight_precision}/{p.kv_precision}"
-            click.echo(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} "
+            _say(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} "
                        f"{_parallel_text(p)[:12]:12} {prec:9} {shape:>11} {p.regime:11} "
                        f"{p.metric:20} {p.value:>10,.2f} {r.predicted:>10,.2f} "
                        f"{_pct(r.error):>7}")
         if skipped:
-            click.echo(f"\n{len(skipped)} rows not interpreted (every reason):")
+            _say(f"\n{len(skipped)} rows not interpreted (every reason):")
             for k in skipped:
-                click.echo(f"{k.row:>4}  {k.reason}")
-        click.echo("")
+                _say(f"{k.row:>4}  {k.reason}")
+        _say("")
     _echo_summary(results, skipped, n_rows)

@@ -268,6 +268,11 @@ def results_schema() -> dict[str, Any]:
 
 
 _UNSAFE = re.compile(r"[^a-z0-9]+")
+# Windows reserves these device names, with any extension: an account named "CON" or "Nul"
+# would write files a Windows share cannot hold (issue 25). A slug has no dots, so the
+# whole slug is the name Windows checks.
+_WINDOWS_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+                              *(f"lpt{i}" for i in range(10))})
 
 
 def slugify(name: str, max_len: int = 60) -> str:
@@ -277,4 +282,6 @@ def slugify(name: str, max_len: int = 60) -> str:
     result becomes ``account``."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     slug = _UNSAFE.sub("-", ascii_name.lower()).strip("-")[:max_len].strip("-")
+    if slug in _WINDOWS_DEVICES:  # `con.pdf` cannot be created on a Windows share
+        slug += "-account"
     return slug or "account"
