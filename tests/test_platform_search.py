@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers import EXAMPLE, ROOT
 
-from llmsizer.documents.proposal.alternatives import alternative_views, not_chosen
+from llmsizer.documents.proposal.alternatives import alternative_views, impractical, not_chosen
 from llmsizer.inputs.loader import Loaded, load
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
@@ -141,3 +141,19 @@ def test_alternatives_show_the_best_per_gpu_and_platform_and_say_why() -> None:
     assert nc.row.option.id == w.dedicated != w.recommended
     assert nc.equal_cost and nc.shared_with == ("Contract RAG",)
     assert not_chosen(r.workloads[1], 1, r.plan, CAT) is None  # its own best is the plan's
+
+
+def test_impractical_options_are_one_line_not_alternatives() -> None:
+    """Issue 22, item 9: in inputs/example.yaml the L40S meets the Internal assistant's targets
+    only with 144 GPUs bought (18 XE7745 nodes of 8) against the recommendation's 12: more
+    than 3 x, so it is summarised, not tabled. The results JSON still lists every option."""
+    r = _sized(str(EXAMPLE))
+    w = r.workloads[0]
+    best = w.best
+    assert best is not None and best.values["gpus_purchased"] == 12
+    rows = alternative_views(w, CAT)
+    assert all(float(a.option.values["gpus_purchased"]) <= 3 * 12 for a in rows)
+    assert "l40s" not in {a.option.gpu for a in rows}
+    l40s = [float(o.values["gpus_purchased"]) for o in w.options if o.feasible and o.gpu == "l40s"]
+    assert min(l40s) == 144 > 3 * 12
+    assert impractical(w, CAT) == (("NVIDIA L40S", 144),)

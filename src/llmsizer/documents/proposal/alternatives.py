@@ -22,17 +22,41 @@ _REASONS = {
 }
 
 
+# Issue 22: an option needing more than this many times the GPUs the recommendation buys is
+# no alternative a customer weighs; it is summarised in one line, not tabled (the workbook's
+# Options sheet and the results JSON still list every option).
+IMPRACTICAL_FACTOR = 3
+
+
+def _practical(o: Option, w: WorkloadResult) -> bool:
+    best = w.best
+    return best is None or o.id == best.id or float(o.values["gpus_purchased"]) <= (
+        IMPRACTICAL_FACTOR * float(best.values["gpus_purchased"]))
+
+
 def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
     """The best feasible option per GPU and server platform, in rank order, and the
-    recommendation wherever it ranks."""
+    recommendation wherever it ranks; impractical options (:func:`impractical`) left out."""
     seen: set[tuple[str, str]] = set()
     out = []
     for o in w.options:  # the engine lists feasible options first, best first
         key = (o.gpu, o.platform)
-        if o.feasible and (key not in seen or o.id == w.recommended):
+        if o.feasible and _practical(o, w) and (key not in seen or o.id == w.recommended):
             seen.add(key)
             out.append(option_view(o, w, cat))
     return out
+
+
+def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:
+    """(GPU name, fewest GPUs bought) for each GPU that meets the targets only with more than
+    IMPRACTICAL_FACTOR x the recommendation's GPUs: "L40S would need 608 GPUs"."""
+    shown = {o.gpu for o in w.options if o.feasible and _practical(o, w)}
+    fewest: dict[str, int] = {}
+    for o in w.options:
+        if o.feasible and o.gpu not in shown:
+            n = int(float(o.values["gpus_purchased"]))
+            fewest[o.gpu] = min(fewest.get(o.gpu, n), n)
+    return tuple((cat.gpus[g].name if g in cat.gpus else g, n) for g, n in fewest.items())
 
 
 def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog) -> NotChosen | None:

@@ -64,6 +64,8 @@ class WorkloadView:
     alternatives: tuple[OptionView, ...]
     # why the cheapest row alone is not the recommendation (alternatives.not_chosen)
     not_chosen: NotChosen | None
+    # GPUs left out of the table as impractical: (name, fewest GPUs bought)
+    impractical: tuple[tuple[str, int], ...]
     more_feasible: int
     feasible_count: int
     rejected: tuple[RejectGroup, ...]
