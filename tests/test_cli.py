@@ -157,9 +157,10 @@ def test_size_fits_the_terminal_and_shows_every_option_id_whole(name: str, colum
     assert max(map(len, lines)) <= columns, max(lines, key=len)
     doc = json.loads(run("size", file, "--json").stdout)
     starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
-    for w in doc["workloads"]:
+    rows = iter(starred)  # one starred row per workload, in workload order (two workloads
+    for w in doc["workloads"]:  # may recommend the same option id)
         rec = next(o for o in w["options"] if o["id"] == w["recommended"])
-        row = next(r for r in starred if r[1] == w["recommended"])
+        row = next(r for r in rows if r[1] == w["recommended"])
         # every figure of the recommended option whole, the yearly cost last
         assert row[-1] == f"{rec['values']['annual_cost_onprem']:,.0f}", row
         # narrow terminals drop headroom, TTFT, batch (in that order), never GPUs or cost

@@ -142,10 +142,13 @@ def test_prices_older_than_the_limit_are_stale() -> None:
 
 
 def test_bill_of_materials_of_the_example(example: Result) -> None:
-    """Internal assistant: 2 DGX H100 nodes, 16 GPUs bought. Node without GPUs 50,000 (derived
-    from SemiAnalysis' 270,000 DGX H100 estimate), network 17,578 per node (yobitel NDR fabric,
-    2026), H100 30,000 (aiinframap mid-2026): capex 2 x 50,000 + 16 x 30,000 + 2 x 17,578."""
-    v = _best(example)
+    """Internal assistant on TP4 DGX H100 alone: 2 nodes, 16 GPUs bought. Node without GPUs
+    50,000 (derived from SemiAnalysis' 270,000 DGX H100 estimate), network 17,578 per node
+    (yobitel NDR fabric, 2026), H100 30,000 (aiinframap mid-2026): capex 2 x 50,000 + 16 x
+    30,000 + 2 x 17,578. (The plan now buys 4-GPU XE8640 nodes: tests/test_platform_search.)"""
+    dgx = example.workloads[0].option("h100-sxm/fp8/kv-fp8/tp4")
+    assert dgx is not None and dgx.platform == "dgx-h100"
+    v = dgx.values
     assert (_f(v, "nodes"), _f(v, "gpus_purchased")) == (2, 16)
     assert _f(v, "capex_platforms") == 100_000
     assert _f(v, "capex_gpus") == 480_000
@@ -296,7 +299,9 @@ def test_proposal_cost_pages(example: Result, tmp_path: Path) -> None:
                           text=True, check=True).stdout
     flat = " ".join(text.split())
     assert "if throughput is off by the model's p90 error" in flat
-    assert "USD 1.23 M" in flat and "USD 1,230,312" not in flat
+    # sized alone: 6 XE8640 nodes x 35,000 + 24 H100 x 30,000 + 6 x 17,578 network
+    assert example.totals_dedicated.capex == 6 * 35_000 + 24 * 30_000 + 6 * 17_578 == 1_035_468
+    assert "USD 1.04 M" in flat and "USD 1,035,468" not in flat
     for words in ("Scale-out network", "Colocation", "Hosted API", "AWS Bedrock",
                   "break-even by load", "Prices used", "What if: sensitivity",
                   "committed one-year contract"):

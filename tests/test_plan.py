@@ -33,12 +33,15 @@ def _v(result: Result, workload: int, option: str, name: str) -> float:
 
 def test_example_is_one_pool_on_at_most_three_nodes() -> None:
     """Issue 15 acceptance: both Llama-3.1-70B workloads of inputs/example.yaml share one pool,
-    at most 3 nodes with N+1 (4 when each is sized alone), headroom per pool stated."""
+    at most 3 DGX nodes' worth of GPUs (24) with N+1, fewer than each sized alone, headroom
+    per pool stated. Since issue 22 the nodes are the catalog's 4-GPU XE8640 (cheaper)."""
     r = size(load(EXAMPLE))
     assert [p.workloads for p in r.plan.pools] == [["Internal assistant", "Contract RAG"]]
     (group,) = r.plan.node_groups
-    assert group.nodes <= 3 and r.totals.nodes == group.nodes
-    assert r.totals_dedicated.nodes == 4  # 2 + 2: each workload its own spare node
+    assert group.gpus_purchased <= 24 and r.totals.nodes == group.nodes
+    # each workload its own spare node when sized alone: 3 + 3 four-GPU nodes
+    assert r.totals_dedicated.nodes == 6 and r.totals_dedicated.gpus_purchased == 24
+    assert group.gpus_purchased < r.totals_dedicated.gpus_purchased
     (pool,) = r.plan.pools
     assert pool.headroom_achieved >= 0.25  # the policy
     assert pool.headroom_after_node_loss >= 0.25  # N+1: policy still met with a node down
@@ -69,12 +72,12 @@ def test_example_pool_by_hand() -> None:
     assert _v(r, 0, o, "step_fixed_ms") + b * pool.batch_per_replica <= tpot
     load_replicas = math.ceil(demand * 1.25)
     assert pool.replicas_for_load == load_replicas
-    per_node = 8 // pool.tp  # DGX H100
-    # alone in its group: spare = one node's worth of it, at most its load
-    assert pool.spare_replicas == min(per_node, load_replicas)
     (group,) = r.plan.node_groups
-    assert group.nodes == max(math.ceil(pool.gpus / 8), 2)
-    assert group.gpus_purchased == group.nodes * 8
+    gpus_per_node = CAT.platforms[group.platform].gpus_per_node
+    # alone in its group: spare = one node's worth of it, at most its load
+    assert pool.spare_replicas == min(gpus_per_node // pool.tp, load_replicas)
+    assert group.nodes == max(math.ceil(pool.gpus / gpus_per_node), 2)
+    assert group.gpus_purchased == group.nodes * gpus_per_node
 
 
 def test_three_workloads_share_nodes() -> None:
@@ -104,22 +107,27 @@ def test_recommended_is_the_plans_option() -> None:
     (pool,) = r.plan.pools
     assert [w.recommended for w in r.workloads] == [pool.option, pool.option]
     # sized alone the Internal assistant would use TP2 (cheapest, then GPUs, then headroom)
-    assert r.workloads[0].dedicated == "h100-sxm/fp8/kv-fp8/tp2"
+    assert r.workloads[0].dedicated == "h100-sxm/fp8/kv-fp8/tp2/dell-xe8640"
 
 
-def test_ties_prefer_fewer_gpus_bought_then_headroom_then_precision() -> None:
-    """Issue 15: at equal annual cost the option with fewer GPUs bought wins, then the one
-    with more headroom, then the higher precision (never GPUs used)."""
+def test_ties_prefer_fewer_gpus_bought_then_used_then_lower_precision() -> None:
+    """Issue 22 (replacing issue 15's higher-precision rule): at equal annual cost the option
+    with fewer GPUs bought wins, then fewer GPUs used, then the lower precision that meets the
+    targets, then more headroom."""
     r = size(load(THREE))
     chat = r.workloads[2]
-    feasible = [o for o in chat.options if o.feasible]
+    feasible = [o for o in chat.options if o.feasible and not o.calibration_gaps]
     best = feasible[0]
     same = [o for o in feasible if o.values["annual_cost_onprem"] == best.values["annual_cost_onprem"]]
-    assert len(same) > 1  # the 8B chat: every TP1-TP4 option costs the same two nodes
-    key = [(float(o.values["gpus_purchased"]), -float(o.values["headroom_achieved"]),
-            -float(o.values["weight_bytes_per_param"])) for o in same]
+    assert len(same) > 1  # the 8B chat: several TPs and precisions cost the same nodes
+    key = [(float(o.values["gpus_purchased"]), float(o.values["gpus"]),
+            float(o.values["weight_bytes_per_param"]), -float(o.values["headroom_achieved"]))
+           for o in same]
     assert key == sorted(key)
-    assert best.weight_precision == "bf16"  # same cost, GPUs and headroom as fp8: precision
+    # fp8 and bf16 at TP1 buy and use the same GPUs here: the lower precision wins the tie
+    assert {o.weight_precision for o in same if o.values["gpus"] == best.values["gpus"]} == {
+        "fp8", "bf16"}
+    assert best.weight_precision == "fp8"
 
 
 # ---- properties --------------------------------------------------------------------------

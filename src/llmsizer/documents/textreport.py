@@ -69,11 +69,15 @@ def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
     widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
               for i, head in enumerate(heads)]
     keep = list(range(len(heads)))
-    if not wide:  # long ids (expert / attention data-parallel) leave less room: drop the
-        for i in _DROP_WHEN_NARROW:  # least needed figures rather than cut the cost column
-            if sum(widths[k] + 1 for k in keep) + 2 <= width:
-                break
-            keep.remove(i)
+    # long ids (expert / attention data-parallel, a platform other than the GPU's default)
+    # leave less room: drop the least needed figures rather than cut the cost column; wide
+    # tables pay a border and two spaces per column and keep room for "why not"; narrow ones
+    # the divider, and from 90 columns a space
+    per_column, rest = (3, 12) if wide else (2 if width >= 90 else 1, 2)
+    for i in _DROP_WHEN_NARROW:
+        if sum(widths[k] + per_column for k in keep) + rest <= width:
+            break
+        keep.remove(i)
     heads = [heads[k] for k in keep]
     rows = [[r[k] for k in keep] for r in rows]
     for i, head in enumerate(heads):

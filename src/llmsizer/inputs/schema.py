@@ -343,8 +343,8 @@ class Hardware(_Strict):
         json_schema_extra={"example": "[h100-sxm, h200-sxm]"})
     platform: Text | None = Field(
         default=None,
-        description="Catalog platform id (server or node) to use for every GPU; left out, each GPU's "
-                    "default platform.",
+        description="Catalog platform id (server or node) to use for every GPU; left out, every "
+                    "catalog platform that carries the GPU is tried and the cheapest kept.",
         json_schema_extra={"example": "dell-xe9680"})
     weight_precisions: Annotated[list[PrecisionId], Field(min_length=1)] = Field(
         default=["fp8", "bf16"],
@@ -496,7 +496,8 @@ class Requirements(_Strict):
         json_schema_extra={"example": "[{name: Internal assistant, model: llama-3.1-70b, ...}]"})
     hardware: Hardware = Field(
         default=Hardware(),
-        description="The configurations to try; left out, every catalog GPU on its default platform.",
+        description="The configurations to try; left out, every catalog GPU on every platform "
+                    "that carries it.",
         json_schema_extra={"example": "{gpus: [h100-sxm, h200-sxm]}"})
     policy: Policy = Field(
         default=Policy(),

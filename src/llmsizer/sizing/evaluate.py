@@ -207,6 +207,9 @@ class Choice:
     pp: int = 1  # pipeline-parallel stages (1 = off)
     ep: int = 1  # expert-parallel degree (1 = off)
     adp: int = 1  # attention data-parallel degree (1 = off)
+    # the platform is named in the id when it is not the GPU's default (the search tries
+    # every platform that carries the GPU; ids must stay unique within a workload)
+    platform_in_id: bool = False
 
     @property
     def id(self) -> str:
@@ -214,7 +217,7 @@ class Choice:
         base = f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
         extra = "".join(f"/{name}{n}" for name, n in
                         (("pp", self.pp), ("ep", self.ep), ("adp", self.adp)) if n > 1)
-        return base + extra
+        return base + extra + (f"/{self.platform}" if self.platform_in_id else "")
 
 
 def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,

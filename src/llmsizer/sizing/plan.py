@@ -16,10 +16,11 @@ What it decides, and why:
   never costs more than that), tries the option keys several workloads could share, then
   moves one workload at a time to another of its feasible options while that ranks better;
   a key's workloads pool only where pooling ranks better than separate pools.
-* **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest pools (at equal
-  cost one deployment of a model beats two identical ones side by side: that is where pooling
-  saves without saving a node), then most headroom (the weakest pool's), then the higher
-  precision (the engine ranks options by cost, GPUs bought, headroom and precision too).
+* **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest GPUs used, then
+  fewest pools (at equal cost one deployment of a model beats two identical ones side by side:
+  that is where pooling saves without saving a node), then the lower precision that meets the
+  targets, then most headroom (the weakest pool's); the engine ranks options the same way
+  (issue 22).
 """
 
 from __future__ import annotations
@@ -130,15 +131,16 @@ class Evaluated:
 
     @cached_property
     def rank(self) -> tuple[float, ...]:
-        """Lowest cost, calibrated before extrapolated, fewest GPUs bought, fewest pools, most
-        headroom, higher precision; unpriced GPUs last (their cost leaves the GPUs out)."""
+        """Lowest cost, calibrated before extrapolated, fewest GPUs bought, fewest GPUs used,
+        fewest pools, lower precision, most headroom; unpriced GPUs last (their cost leaves the
+        GPUs out)."""
         # a pool whose member cannot keep up with the strictest target is not a plan
         unfit = sum(g.unfit for g in self.groups)
         headroom = min((_f(g.env, "group_headroom_achieved") for g in self.groups), default=0.0)
         o = self.options_rank
         return (float(unfit), o.unpriced, self.totals["annual_cost_onprem"],
-                o.uncalibrated, self.totals["gpus_purchased"], float(len(self.pools)),
-                -headroom, o.precision, o.kv)
+                o.uncalibrated, self.totals["gpus_purchased"], self.totals["gpus_used"],
+                float(len(self.pools)), o.precision, o.kv, -headroom)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ class OptionsRank:
 
     unpriced: float
     uncalibrated: float  # at equal cost, outside the calibration data last (search._rank_key)
-    precision: float  # minus the summed bytes per weight: higher precision first
+    precision: float  # the summed bytes per weight: lower precision first (issue 22)
     kv: float
 
     @staticmethod
@@ -156,8 +158,8 @@ class OptionsRank:
         return OptionsRank(
             unpriced=float(sum(1 for o in opts if not o.priced)),
             uncalibrated=float(sum(1 for o in opts if o.calibration_gaps)),
-            precision=-_sum([float(o.values["weight_bytes_per_param"]) for o in opts]),
-            kv=-_sum([float(o.values["kv_bytes_per_element"]) for o in opts]))
+            precision=_sum([float(o.values["weight_bytes_per_param"]) for o in opts]),
+            kv=_sum([float(o.values["kv_bytes_per_element"]) for o in opts]))
 
 
 def _member_env(acct: Mapping[str, float], w: WorkloadResult, o: Option) -> Mapping[str, Value]:

@@ -46,19 +46,35 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
     out = []
     for gid in hw.gpus or sorted(catalog.gpus):
         gpu = catalog.gpus[gid]
-        plat = hw.platform or gpu.default_platform
-        per_node = catalog.platforms[plat].gpus_per_node
-        for wp in hw.weight_precisions:
-            for kp in kv_precisions(hw.kv_precisions, wp, catalog):
-                for tp in hw.tensor_parallel or TP_DEGREES:
-                    if tp <= min(per_node, gpu.max_tp):
-                        out.append(Choice(gid, plat, wp, kp, tp))
-                        # how MoE models are served on scale-up fabrics (measured rows); an
-                        # all-to-all per layer over PCIe is neither measured nor how it is done
-                        if moe and tp > 1 and gpu.link_gb_s >= EP_MIN_LINK_GB_S:
-                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp))
-                            out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp))
+        for plat in platforms_for(catalog, gid, hw.platform):
+            named = plat != gpu.default_platform
+            per_node = catalog.platforms[plat].gpus_per_node
+            for wp in hw.weight_precisions:
+                for kp in kv_precisions(hw.kv_precisions, wp, catalog):
+                    for tp in hw.tensor_parallel or TP_DEGREES:
+                        if tp <= min(per_node, gpu.max_tp):
+                            out.append(Choice(gid, plat, wp, kp, tp, platform_in_id=named))
+                            # how MoE models are served on scale-up fabrics (measured rows);
+                            # an all-to-all per layer over PCIe is neither measured nor how
+                            # it is done
+                            if moe and tp > 1 and gpu.link_gb_s >= EP_MIN_LINK_GB_S:
+                                out.append(Choice(gid, plat, wp, kp, tp, ep=tp,
+                                                  platform_in_id=named))
+                                out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp,
+                                                  platform_in_id=named))
     return out
+
+
+def platforms_for(catalog: Catalog, gpu: str, stated: str | None) -> list[str]:
+    """The platforms tried for a GPU: the account's platform when it names one, else every
+    catalog platform that carries the GPU (4- and 8-GPU boards, PCIe servers, rack-scale),
+    its default first. A smaller node can buy fewer GPUs for the same load (issue 22:
+    Mixtral on 4-GPU HGX nodes, 8 GPUs bought instead of 16)."""
+    if stated:
+        return [stated]
+    default = catalog.gpus[gpu].default_platform
+    return [default, *sorted(p for p, plat in catalog.platforms.items()
+                             if gpu in plat.gpus and p != default)]
 
 
 def kv_precisions(stated: Sequence[str] | None, weight_precision: str,
@@ -137,15 +153,16 @@ def derating(catalog: Catalog, gaps: Sequence[str]) -> float:
     return catalog.constant("uncalibrated_derating") if gaps else 1.0
 
 
-def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float]:
+def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float, float]:
     """Lowest cost; at equal cost a calibrated option before an extrapolated one (the
-    recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, most
-    headroom, higher precision (issue 15)."""
+    recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, fewest
+    GPUs used (a TP1 replica beats TP8 in the same sold-full node), the lower precision that
+    meets the targets, most headroom (issue 22)."""
     v = o.values
     return (0 if o.priced else 1, float(v["annual_cost_onprem"]),
-            1 if o.calibration_gaps else 0, float(v["gpus_purchased"]),
-            -float(v["headroom_achieved"]), -float(v["weight_bytes_per_param"]),
-            -float(v["kv_bytes_per_element"]))
+            1 if o.calibration_gaps else 0, float(v["gpus_purchased"]), float(v["gpus"]),
+            float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
+            -float(v["headroom_achieved"]))
 
 
 def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:

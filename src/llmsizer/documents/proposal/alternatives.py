@@ -1,6 +1,6 @@
 """The alternatives section (templates/partials/alternatives.html.j2): the best feasible
-option per GPU and precision, the rejected options grouped by reason, and the account's
-memory-budget chart."""
+option per GPU and server platform, why a cheaper-looking row is not the recommendation,
+the rejected options grouped by reason, and the account's memory-budget chart."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from markupsafe import Markup
 
 from ...model.catalog import Catalog
-from ...sizing.results import Option, WorkloadResult
+from ...sizing.results import Option, Plan, WorkloadResult
 from .format import CONTROL_CHARS, Formatter, chart_name, clip, svg_image
-from .views import OptionView, RejectGroup, RejectRow, WorkloadView, option_view
+from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
 
 _REASONS = {
     "weights": "Model weights do not fit in the GPU memory of the TP group",
@@ -22,16 +22,56 @@ _REASONS = {
 }
 
 
+# Issue 22: an option needing more than this many times the GPUs the recommendation buys is
+# no alternative a customer weighs; it is summarised in one line, not tabled (the workbook's
+# Options sheet and the results JSON still list every option).
+IMPRACTICAL_FACTOR = 3
+
+
+def _practical(o: Option, w: WorkloadResult) -> bool:
+    best = w.best
+    return best is None or o.id == best.id or float(o.values["gpus_purchased"]) <= (
+        IMPRACTICAL_FACTOR * float(best.values["gpus_purchased"]))
+
+
 def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
-    """The best feasible option per GPU x weight precision x KV precision, in rank order."""
-    seen: set[tuple[str, str, str]] = set()
+    """The best feasible option per GPU and server platform, in rank order, and the
+    recommendation wherever it ranks; impractical options (:func:`impractical`) left out."""
+    seen: set[tuple[str, str]] = set()
     out = []
     for o in w.options:  # the engine lists feasible options first, best first
-        key = (o.gpu, o.weight_precision, o.kv_precision)
-        if o.feasible and (key not in seen or o.id == w.recommended):
+        key = (o.gpu, o.platform)
+        if o.feasible and _practical(o, w) and (key not in seen or o.id == w.recommended):
             seen.add(key)
             out.append(option_view(o, w, cat))
     return out
+
+
+def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:
+    """(GPU name, fewest GPUs bought) for each GPU that meets the targets only with more than
+    IMPRACTICAL_FACTOR x the recommendation's GPUs: "L40S would need 608 GPUs"."""
+    shown = {o.gpu for o in w.options if o.feasible and _practical(o, w)}
+    fewest: dict[str, int] = {}
+    for o in w.options:
+        if o.feasible and o.gpu not in shown:
+            n = int(float(o.values["gpus_purchased"]))
+            fewest[o.gpu] = min(fewest.get(o.gpu, n), n)
+    return tuple((cat.gpus[g].name if g in cat.gpus else g, n) for g, n in fewest.items())
+
+
+def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog) -> NotChosen | None:
+    """Set when the cheapest row for the workload alone is not the plan's choice."""
+    rec, alone = w.best, w.option(w.dedicated)
+    if rec is None or alone is None or rec.id == alone.id:
+        return None
+    pool_ids = {p.id for p in plan.pools if index in p.workload_indices}
+    group = next((g for g in plan.node_groups if pool_ids & set(g.pools)), None)
+    names = [n for p in plan.pools if group is not None and p.id in group.pools
+             for i, n in zip(p.workload_indices, p.workloads, strict=True) if i != index]
+    return NotChosen(row=option_view(alone, w, cat), recommended=option_view(rec, w, cat),
+                     shared_with=tuple(dict.fromkeys(names)),
+                     equal_cost=alone.values["annual_cost_onprem"]
+                     == rec.values["annual_cost_onprem"])
 
 
 def _reason_title(o: Option) -> str:
@@ -50,9 +90,11 @@ def rejected_groups(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
         for (gid, wp, kp), opts in by_config.items():
             opts = sorted(opts, key=lambda o: o.tp)
             gpu = cat.gpus.get(gid)
+            # every platform carrying the GPU is tried: one TP list for them all
             rows.append(RejectRow(
                 gpu_name=gpu.name if gpu else gid, precision=f"{wp} weights, {kp} KV",
-                tps=", ".join(f"TP{o.tp}" for o in opts), reason=opts[-1].reason))
+                tps=", ".join(f"TP{tp}" for tp in sorted({o.tp for o in opts})),
+                reason=opts[-1].reason))
         out.append(RejectGroup(title=title, count=sum(len(v) for v in by_config.values()),
                                rows=tuple(rows)))
     return out
@@ -69,8 +111,14 @@ def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
         if len(shown) > 1:
             bars.append(charts.MemoryBar(label=clip(CONTROL_CHARS.sub("", wv.w.name), 28),
                                          segments={}, chosen=False))
-        options = ([o for o in wv.alternatives if o.recommended]
-                   + [o for o in wv.alternatives if not o.recommended])
+        ranked = ([o for o in wv.alternatives if o.recommended]
+                  + [o for o in wv.alternatives if not o.recommended])
+        # one bar per GPU and configuration: a replica's memory does not depend on the server
+        firsts: dict[tuple[str, str, str, int], OptionView] = {}
+        for o in ranked:
+            firsts.setdefault((o.option.gpu, o.option.weight_precision, o.option.kv_precision,
+                               o.option.tp), o)
+        options = list(firsts.values())
         bars += [charts.MemoryBar(
             label=f"{chart_name(o.gpu_name)}\n{o.option.weight_precision} · TP{o.option.tp}",
             segments=charts.memory_segments(o.option), chosen=o.recommended)

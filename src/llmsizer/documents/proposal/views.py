@@ -43,6 +43,18 @@ class RejectGroup:
 
 
 @dataclass(frozen=True)
+class NotChosen:
+    """Why the table's first row (the cheapest configuration for this workload alone) is
+    not the recommendation: the plan puts the workload on nodes it shares with others
+    (``shared_with``), or the row costs the same and a tie rule decides (``equal_cost``)."""
+
+    row: OptionView
+    recommended: OptionView
+    shared_with: tuple[str, ...]
+    equal_cost: bool
+
+
+@dataclass(frozen=True)
 class WorkloadView:
     index: int
     anchor: str
@@ -50,6 +62,10 @@ class WorkloadView:
     best: OptionView | None
     demand: Mapping[str, float | str]  # workload-level values (same in every option)
     alternatives: tuple[OptionView, ...]
+    # why the cheapest row alone is not the recommendation (alternatives.not_chosen)
+    not_chosen: NotChosen | None
+    # GPUs left out of the table as impractical: (name, fewest GPUs bought)
+    impractical: tuple[tuple[str, int], ...]
     more_feasible: int
     feasible_count: int
     rejected: tuple[RejectGroup, ...]

@@ -12,7 +12,7 @@ from markupsafe import Markup
 from ...model.catalog import Catalog
 from ...sizing.engine import curve
 from ...sizing.results import Result
-from .alternatives import alternative_views, rejected_groups
+from .alternatives import alternative_views, impractical, not_chosen, rejected_groups
 from .format import Formatter, svg_image
 from .views import OptionView, WorkloadView, as_number, load_sentence, option_view
 
@@ -70,6 +70,8 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> W
     return WorkloadView(
         index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
         alternatives=tuple(alternatives),
+        not_chosen=not_chosen(w, index, result.plan, cat),
+        impractical=impractical(w, cat),
         more_feasible=len([o for o in feasible if o.id not in shown_ids]),
         feasible_count=len(feasible), rejected=tuple(rejected),
         rejected_count=len([o for o in w.options if not o.feasible]),
