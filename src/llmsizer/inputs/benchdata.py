@@ -64,6 +64,7 @@ from .benchlabels import (
     _regime,
     _RowError,
     _value,
+    kv_assumed,
     serving_features,
 )
 
@@ -122,6 +123,7 @@ class BenchPoint:
     random_lengths: float | None = None
     disaggregated: str | None = None
     speculative: bool = False
+    kv_assumption: str | None = None  # which default a KV cell left to the engine took
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,9 @@ def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
         random_lengths=low,
         disaggregated=par.disaggregated,
         speculative=serving_features(raw)[1],
+        kv_assumption=(f"KV precision not stated ({raw['precision_kv'].strip() or 'empty'}): "
+                       f"{kv} assumed, the engine default for {weights} weights"
+                       if kv_assumed(raw["precision_kv"]) else None),
     )
 
 

@@ -124,6 +124,9 @@ _PER_GPU_USERS = re.compile(r"^(\d+)\s*(?:/|per)\s*gpu\b")
 _LEADING_INT = re.compile(r"^(\d+)\b")
 _SPECULATIVE = re.compile(r"\bmtp\s*(?:=\s*)?(?:on|enabled)\b|speculative decoding\s*(?:on|enabled)"
                           r"|\beagle\d*\b|\bdraft model\b")
+# MLPerf Inference scenarios as its results print them: Server and Interactive send Poisson
+# arrivals and hold p99 TTFT/TPOT limits; Offline issues every query at once.
+MLPERF_LATENCY_SCENARIOS = ("server", "interactive")
 _OFFLINE_WORDS = ("offline", "max-throughput", "max throughput", "all queries issued at once",
                   "all requests queued")
 
@@ -140,9 +143,17 @@ def _precision(text: str, what: str) -> str:
     return PRECISIONS.get(key) or PRECISIONS[first]
 
 
+KV_NOT_STATED = ("", "not stated", "unknown", "auto", "default", "engine default")
+
+
+def kv_assumed(text: str) -> bool:
+    """Whether a KV precision cell leaves the choice to the engine ("auto", "engine default
+    (not stated)"): the reading then assumes the weights' default (see :func:`_kv_precision`)."""
+    return _PAREN.sub(" ", text).strip().lower() in KV_NOT_STATED
+
+
 def _kv_precision(text: str, weights_raw: str, weights: str, catalog: Catalog) -> str:
-    key = _PAREN.sub(" ", text).strip().lower()
-    if key in ("", "not stated", "unknown", "auto", "default"):
+    if kv_assumed(text):
         if weights_raw.strip().lower().startswith("gguf"):
             return "fp16"
         prec = catalog.precisions.get(weights)
@@ -161,8 +172,20 @@ def _positive_int(text: str, what: str) -> int:
 
 
 def _spec(text: str) -> Parallelism:
-    """One serving instance's parallelism ("TP8 EP8 ADP", "DEP4", "TP2 x4 replicas")."""
-    key = text.strip().lower()
+    """One serving instance's parallelism ("TP8 EP8 ADP", "DEP4", "TP2 x4 replicas").
+    A remark in parentheses is the table's gloss, not a figure: "DEP4 (attention-DP +
+    expert-parallel)" reads as DEP4, "TP1 (one die)" as TP1. Parentheses that hold a figure
+    ("TP8-EP8 (ADP)") are read first."""
+    try:
+        return _spec_key(text.strip().lower(), text)
+    except _RowError:
+        glossless = re.sub(r"\s+", " ", _PAREN.sub(" ", text)).strip().lower()
+        if glossless == text.strip().lower():
+            raise
+        return _spec_key(glossless, text)
+
+
+def _spec_key(key: str, text: str) -> Parallelism:
     if key.isdigit():
         return Parallelism(tp=int(key))
     split = _LAYER_SPLIT.search(key)
@@ -253,6 +276,9 @@ def _length(text: str, what: str, regime: str) -> int:
         return int(key)
     if regime == "batch1":
         return 0
+    if key.lower() == "dataset":
+        raise _RowError(f"{what} is a dataset's length distribution (MLPerf); its mean "
+                        "length per benchmark is not in the catalog yet")
     raise _RowError(f"{what} is not a number of tokens: {text!r}")
 
 
@@ -267,12 +293,17 @@ def _regime(concurrency: str, scenario: str, metric: str, gpu_count: int | None
         return "rate", None, rate
     if "poisson" in key or "poisson" in scen or _RATE_UNIT.search(key):
         stated = _RATE_TEXT.search(key) or _RATE_TEXT.search(scen)
+        if not stated and scen in MLPERF_LATENCY_SCENARIOS:
+            # MLPerf Server / Interactive: the result is the largest rate that met the
+            # scenario's p99 limits; the rate itself is the prediction (rate None)
+            return "rate", None, None
         if not stated:
             raise _RowError("Poisson arrivals without a stated request rate (requests/s)")
         return "rate", None, float(stated.group(1) or stated.group(2))
     # unbounded queue ("-1": trtllm-bench's --concurrency -1), or no number for an
     # offline scenario
     if (key.startswith("unbounded") or key in ("inf", "infinite", "unlimited", "-1")
+            or any(key.startswith(w) for w in _OFFLINE_WORDS)
             or (not key and any(w in scen for w in _OFFLINE_WORDS))):
         return "offline", None, None
     if "batch 1" in key or "batch 1" in scen or metric == "decode_tokens_per_s_batch1":

@@ -195,6 +195,10 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
         reasons.append("TTFT when every request arrives at once is a drain transient, not a "
                        "steady state the model computes")
+    if point.regime == "rate" and point.request_rate is None:
+        reasons.append(f"MLPerf {point.raw.get('scenario', '').strip()} row: the prediction is the "
+                       "largest request rate that meets the scenario's p99 TTFT/TPOT limits, "
+                       "which the reader does not search yet")
     if point.regime == "rate" and point.request_rate == math.inf and point.requests is None:
         reasons.append("burst (QPS=INF) with an unknown number of requests")
     lengths = _lengths(point, engine, catalog)
@@ -437,6 +441,7 @@ def _row_doc(r: RowResult) -> dict[str, object]:
             else p.request_rate, "regime": p.regime, "engine": r.engine, "metric": p.metric,
             "statistic": p.statistic, "measured": p.value, "measured_tail": p.tail_value,
             "per_gpu": p.per_gpu, "random_lengths_from": p.random_lengths,
+            "kv_assumption": p.kv_assumption,
             "predicted": r.predicted, "batch_per_replica": r.batch,
             "error": r.error, "source": p.source}
 
@@ -493,10 +498,32 @@ def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int)
     for s in summarise(results):
         _say(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
                    f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
+    _say("\ncoverage (rows read / rows in file) per scenario:")
+    for group, (read, total) in coverage(results, skipped).items():
+        _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}%")
     _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
                f"{', rows per reason:' if skipped else '.'}")
     for reason, count in _reason_kinds(skipped):
         _say(f"{count:>5}  {reason}")
+
+
+def _group_of(raw: Mapping[str, str]) -> str:
+    """A row's group for coverage: its scenario as the table prints it (first 40 characters)."""
+    return " ".join(raw.get("scenario", "").split())[:40] or "(no scenario)"
+
+
+def coverage(results: Iterable[RowResult], skipped: Iterable[Skipped]
+             ) -> dict[str, tuple[int, int]]:
+    """(rows predicted, rows in the file) per scenario group; a skipped row counts in its
+    group's total with its reasons listed below the table."""
+    counts: dict[str, list[int]] = {}
+    for r in results:
+        entry = counts.setdefault(_group_of(r.point.raw), [0, 0])
+        entry[0] += 1
+        entry[1] += 1
+    for k in skipped:
+        counts.setdefault(_group_of(k.raw), [0, 0])[1] += 1
+    return {group: (read, total) for group, (read, total) in sorted(counts.items())}
 
 
 def _say(text: str) -> None:
