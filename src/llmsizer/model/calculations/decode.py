@@ -44,16 +44,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "k/E: the top-k routed experts of E (0 for a dense model)."),
     _c("decode_attended_layer_tokens", "Cached tokens attended per sequence per step",
        "layer-tokens", "Throughput",
-       r("full_attention_layers") * r("avg_context_tokens")
-       + r("window_layers") * MIN(r("avg_context_tokens"), r("sliding_window")),
-       "Full-attention layers read the average context; sliding-window layers at most their "
-       "window; linear-attention layers no cache at all."),
+       (r("full_attention_layers") + r("window_layers")) * r("avg_context_tokens"),
+       "Full-attention and sliding-window layers both read the average context (measured: "
+       "gpt-oss throughput is over-predicted when window layers read only their window, "
+       "docs/calibration.md); linear-attention layers no cache at all."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        (r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
         + r("linear_state_bytes")) * r("kv_replication") / 1e9
        / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
-       "Each sequence reads its KV cache at the average context, by layer kind, and its "
-       "linear-attention state."),
+       "Each sequence reads its KV cache at the average context, and its linear-attention "
+       "state."),
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
        2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
        / (_gpus * r("peak_tflops") * 1e12 * r("mfu_decode") * r("efficiency_scale")) * 1000,
@@ -98,15 +98,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
        (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
         / r("peak_tflops")
-        + 2 * r("attention_width") * (r("full_attention_layers") * r("prefill_tokens")
-                                      + r("window_layers")
-                                      * MIN(r("prefill_tokens"), 2 * r("sliding_window")))
+        + 2 * r("attention_width") * (r("full_attention_layers") + r("window_layers"))
+        * r("prefill_tokens")
         / r("attention_peak_tflops"))
        / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000
        + r("allreduce_ms_per_token") + r("alltoall_ms_per_token"),
        "Compute-bound prefill (2 x active params at the weights' rate + causal attention at the "
-       "KV precision's rate: a sliding-window layer attends at most its window) + its "
-       "all-reduce and all-to-all."),
+       "KV precision's rate, every attention layer over the whole prompt, as measured "
+       "gpt-oss throughput says) + its all-reduce and all-to-all."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
        "Each request's prefill spread over its output tokens: prefill takes time from decode."),
