@@ -277,3 +277,64 @@ def test_moe_fields_consistent(cat):
 def test_mla_fields_only_on_mla_models(cat):
     for mid, m in cat.models.items():
         assert (m.kv_lora_rank == 0) == (m.qk_rope_head_dim == 0), mid
+
+
+# (layers, hidden, heads, KV heads, head_dim, experts, top-k, window, window layers, vocab)
+# from each model's Hugging Face config.json, as each entry's source cites it (issue 23).
+NEW_MODEL_CONFIGS = {
+    "qwen2.5-coder-32b": (64, 5120, 40, 8, 128, 0, 0, 0, 0, 152064),
+    "qwen3-coder-30b-a3b": (48, 2048, 32, 4, 128, 128, 8, 0, 0, 151936),
+    "qwen3-coder-480b-a35b": (62, 6144, 96, 8, 128, 160, 8, 0, 0, 151936),
+    "qwen3-8b": (36, 4096, 32, 8, 128, 0, 0, 0, 0, 151936),
+    "qwen3-14b": (40, 5120, 40, 8, 128, 0, 0, 0, 0, 151936),
+    "llama-3.2-1b": (16, 2048, 32, 8, 64, 0, 0, 0, 0, 128256),
+    "llama-3.2-3b": (28, 3072, 24, 8, 128, 0, 0, 0, 0, 128256),
+    "llama-4-scout": (48, 5120, 40, 8, 128, 16, 1, 8192, 36, 202048),
+    "llama-4-maverick": (48, 5120, 40, 8, 128, 128, 1, 8192, 36, 202048),
+    "gemma-3-27b": (62, 5376, 32, 16, 128, 0, 0, 1024, 52, 262208),
+    "kimi-k2": (61, 7168, 64, 64, 128, 384, 8, 0, 0, 163840),
+    "glm-4.5": (92, 5120, 96, 8, 128, 160, 8, 0, 0, 151552),
+    "glm-4.6": (92, 5120, 96, 8, 128, 160, 8, 0, 0, 151552),
+    "qwen3-next-80b-a3b": (48, 2048, 16, 2, 256, 512, 10, 0, 0, 151936),
+}
+
+
+@pytest.mark.parametrize("mid", sorted(NEW_MODEL_CONFIGS))
+def test_new_models_match_their_config(cat, mid):
+    m = cat.model(mid)
+    assert (m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim, m.experts,
+            m.experts_per_token, m.sliding_window, m.window_layers,
+            m.vocab_size) == NEW_MODEL_CONFIGS[mid]
+    assert f"https://huggingface.co/{m.hf_id}/blob/main/config.json" in m.source.replace(
+        "\n", " ") or "config.json" in m.source, mid
+    assert "model card" in m.source, mid
+
+
+def test_new_model_parameter_counts(cat):
+    """Model cards: Qwen3-Coder-480B-A35B 480B / 35B; Llama 4 Maverick 400B / 17B; Kimi K2
+    1T / 32B; GLM-4.5 355B / 32B; Qwen2.5-Coder-32B 32.5B; Qwen3-Next 80B / 3B."""
+    pairs = {"qwen3-coder-480b-a35b": (480e9, 35e9), "llama-4-maverick": (400e9, 17e9),
+             "kimi-k2": (1.04e12, 32e9), "glm-4.5": (355e9, 32e9),
+             "qwen2.5-coder-32b": (32.5e9, 32.5e9), "qwen3-next-80b-a3b": (80e9, 3e9)}
+    for mid, (total, active) in pairs.items():
+        m = cat.model(mid)
+        assert (m.params_total, m.params_active) == (pytest.approx(total), pytest.approx(active))
+
+
+def test_kimi_k2_is_mla_and_qwen3_next_hybrid(cat):
+    """Kimi K2 config.json: kv_lora_rank 512, qk_rope_head_dim 64, 1 shared expert. Qwen3-Next
+    config.json: full_attention_interval 4 (36 of 48 layers linear), state 32 x 128 x 128 +
+    3 x (2 x 16 x 128 + 32 x 128)."""
+    k2 = cat.model("kimi-k2")
+    assert (k2.kv_lora_rank, k2.qk_rope_head_dim, k2.shared_experts) == (512, 64, 1)
+    nx = cat.model("qwen3-next-80b-a3b")
+    assert nx.linear_attention_layers == 48 - 48 // 4
+    assert nx.linear_state_elements == 32 * 128 * 128 + 3 * (2 * 16 * 128 + 32 * 128)
+
+
+def test_window_fields_go_together(cat):
+    for mid, m in cat.models.items():
+        assert (m.sliding_window == 0) == (m.window_layers == 0), mid
+        assert m.window_layers + m.linear_attention_layers <= m.layers, mid
+    assert (cat.model("gpt-oss-120b").sliding_window, cat.model("gpt-oss-120b").window_layers) \
+        == (128, 18)

@@ -112,6 +112,52 @@ def _read(target: Path, rel: str) -> dict[str, Any]:
     return cfg
 
 
+def _layer_kinds(cfg: dict[str, Any], rel: str, layers: int) -> tuple[int, int, int, int]:
+    """(sliding window, sliding-window layers, linear-attention layers, state values per
+    linear layer) from the fields the model families use: ``layer_types`` (gpt-oss, Gemma 3,
+    Qwen3-Next in newer configs), ``sliding_window_pattern`` (Gemma 3: every n-th layer is
+    global), Gemma 2's alternation, ``full_attention_interval`` (Qwen3-Next: every n-th layer
+    is full attention, the rest linear), or one window on every layer (Mistral 7B v0.1)."""
+    types = cfg.get("layer_types")
+    if types is not None and not (isinstance(types, list) and len(types) == layers
+                                  and all(isinstance(t, str) for t in types)):
+        raise InputError(f"config file {rel!r}: 'layer_types' must list one attention kind per "
+                         f"layer ({layers} names such as \"full_attention\"); check the config")
+    use_window = cfg.get("use_sliding_window", True) is not False
+    window = (_int(cfg, rel, "sliding_window", limit=_LIMITS["context"], default=0)
+              if use_window and cfg.get("sliding_window") is not None else 0)
+    interval = (_int(cfg, rel, "full_attention_interval", limit=_LIMITS["layers"], default=0)
+                if cfg.get("full_attention_interval") is not None else 0)
+    linear = 0
+    if types is not None:
+        sliding = sum(t == "sliding_attention" for t in types)
+        linear = sum(t == "linear_attention" for t in types)
+    elif cfg.get("sliding_window_pattern") is not None:
+        pattern = _int(cfg, rel, "sliding_window_pattern", limit=_LIMITS["layers"])
+        sliding = layers - layers // pattern
+    elif cfg.get("model_type") == "gemma2":  # even layers local, odd layers global
+        sliding = (layers + 1) // 2
+    else:
+        sliding = layers if window else 0
+        if interval and "linear_num_value_heads" in cfg:
+            linear = layers - layers // interval
+    if not window:
+        sliding = 0
+    if not sliding:
+        window = 0
+    state = 0
+    if linear:
+        k_heads = _int(cfg, rel, "linear_num_key_heads", limit=_LIMITS["heads"])
+        v_heads = _int(cfg, rel, "linear_num_value_heads", limit=_LIMITS["heads"])
+        k_dim = _int(cfg, rel, "linear_key_head_dim", limit=_LIMITS["head_dim"])
+        v_dim = _int(cfg, rel, "linear_value_head_dim", limit=_LIMITS["head_dim"])
+        kernel = _int(cfg, rel, "linear_conv_kernel_dim", limit=_LIMITS["head_dim"], default=4)
+        # the delta-rule state (value heads x key dim x value dim) and the short convolution's
+        # last kernel-1 inputs of the query, key and value projections
+        state = v_heads * k_dim * v_dim + (2 * k_heads * k_dim + v_heads * v_dim) * (kernel - 1)
+    return window, sliding, linear, state
+
+
 def model_from_config(base: Path, rel: str) -> Model:
     try:
         base = base.resolve()
@@ -174,6 +220,7 @@ def model_from_config(base: Path, rel: str) -> Model:
     if not 0 < total <= MAX_PARAMS:
         raise InputError(f"config file {rel!r} describes a model of {total:.3g} parameters; "
                          "check that this is a real model's config.json")
+    window, window_layers, linear_layers, state = _layer_kinds(cfg, rel, layers)
     raw_name = cfg.get("_name_or_path")
     name = clean_text(raw_name).strip()[:200] if isinstance(raw_name, str) else ""
     try:
@@ -191,6 +238,10 @@ def model_from_config(base: Path, rel: str) -> Model:
             qk_rope_head_dim=rope,
             experts=experts if experts > 1 else 0,
             experts_per_token=per_tok if experts > 1 else 0,
+            sliding_window=window,
+            window_layers=window_layers,
+            linear_attention_layers=linear_layers,
+            linear_state_elements=state,
             max_context=_int(cfg, rel, "max_position_embeddings", limit=_LIMITS["context"],
                              default=8192),
             source=f"config.json at {clean_text(rel)[:200]}",

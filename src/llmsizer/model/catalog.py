@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..base.errors import CatalogError
 
@@ -78,11 +78,32 @@ class Model(_Entry):
     qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA only")
     experts: int = Field(default=0, ge=0)
     experts_per_token: int = Field(default=0, ge=0)
+    shared_experts: int = Field(default=0, ge=0, description="always-on experts per MoE layer")
+    vocab_size: int | None = Field(default=None, ge=1)
+    intermediate_size: int | None = Field(default=None, ge=1, description="dense MLP width")
+    moe_intermediate_size: int | None = Field(default=None, ge=1, description="one expert's width")
+    # Attention kinds by layer: the KV cache of a sliding-window layer stops growing at its
+    # window, a linear-attention layer keeps a fixed recurrent state instead of a cache.
+    sliding_window: int = Field(default=0, ge=0, description="tokens; 0 = no window")
+    window_layers: int = Field(default=0, ge=0, description="layers that attend only the window")
+    linear_attention_layers: int = Field(default=0, ge=0)
+    linear_state_elements: int = Field(
+        default=0, ge=0, description="recurrent state values per linear-attention layer")
     max_context: int = Field(ge=1)
     source: str
     notes: str = ""
     aliases: list[str] = Field(default_factory=list,
                                description="labels benchmark tables use for this model")
+
+    @model_validator(mode="after")
+    def _layer_kinds(self) -> Model:
+        if (self.window_layers > 0) != (self.sliding_window > 0):
+            raise ValueError("sliding_window and window_layers go together (both 0 or both > 0)")
+        if (self.linear_attention_layers > 0) != (self.linear_state_elements > 0):
+            raise ValueError("linear_attention_layers and linear_state_elements go together")
+        if self.window_layers + self.linear_attention_layers > self.layers:
+            raise ValueError("window_layers + linear_attention_layers exceed layers")
+        return self
 
 
 class Precision(_Entry):

@@ -104,6 +104,10 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "experts_per_token": float(m.experts_per_token),
         "kv_lora_rank": float(m.kv_lora_rank),
         "qk_rope_head_dim": float(m.qk_rope_head_dim),
+        "sliding_window": float(m.sliding_window),
+        "window_layers": float(m.window_layers),
+        "linear_attention_layers": float(m.linear_attention_layers),
+        "linear_state_elements": float(m.linear_state_elements),
         # a hosted API's price for the model, set by size_workload where the catalog has one
         "api_input_per_million": 0.0,
         "api_output_per_million": 0.0,

@@ -16,12 +16,14 @@ LOW_UTILISATION = 0.4
 TTFT_WHEN_NO_TARGET_S = 2.0
 
 # Out of memory: the reserved context per request at which the KV budget holds only the
-# planned batch (beyond it the engine preempts or refuses requests).
+# planned batch (beyond it the engine preempts or refuses requests); the sliding-window
+# layers' full window and the linear-attention state come off first, as they stop growing.
 DEBUG_OOM_CONTEXT_TOKENS = IF(
     gt(ref("kv_bytes_per_token"), 0),
-    ROUNDDOWN(ref("kv_budget_gb") * 1e9
-              / (MAX(1, ref("batch_per_replica")) * ref("kv_bytes_per_token")
-                 * ref("kv_replication")), 0),
+    MAX(0, ROUNDDOWN((ref("kv_budget_gb") * 1e9
+                      / (MAX(1, ref("batch_per_replica")) * ref("kv_replication"))
+                      - ref("window_kv_bytes_per_token") * ref("sliding_window")
+                      - ref("linear_state_bytes")) / ref("kv_bytes_per_token"), 0)),
     0)
 
 # First token too slow: the concurrent users all replicas carry while each replica's batch
@@ -48,8 +50,9 @@ _FLOP_PER_SEQ = 2 * ref("params_active") * IF(gt(ref("experts"), 0), ref("moe_co
 ROOFLINE_INTENSITY = (
     MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
     / (ref("weights_read_gb") * 1e9
-       + MAX(1, ref("batch_per_replica")) * ref("kv_bytes_per_token") * ref("kv_replication")
-       * ref("avg_context_tokens")))
+       + MAX(1, ref("batch_per_replica")) * ref("kv_replication")
+       * (ref("kv_bytes_per_layer_token") * ref("decode_attended_layer_tokens")
+          + ref("linear_state_bytes"))))
 ROOFLINE_ACHIEVED_TFLOPS = (MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
                             / (ref("tpot_full_ms") / 1000) / ref("gpus_per_replica") / 1e12)
 # The roof at an arithmetic intensity ``roofline_x`` (FLOP/B): the lower of the compute and

@@ -42,25 +42,33 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("expert_share_per_token", "Share of experts one token reads", "fraction", "Throughput",
        IF(gt(r("experts"), 0), r("experts_per_token") / r("experts"), 0),
        "k/E: the top-k routed experts of E (0 for a dense model)."),
+    _c("decode_attended_layer_tokens", "Cached tokens attended per sequence per step",
+       "layer-tokens", "Throughput",
+       (r("full_attention_layers") + r("window_layers")) * r("avg_context_tokens"),
+       "Full-attention and sliding-window layers both read the average context (measured: "
+       "gpt-oss throughput is over-predicted when window layers read only their window, "
+       "docs/calibration.md); linear-attention layers no cache at all."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
-       r("kv_bytes_per_token") * r("kv_replication") * r("avg_context_tokens") / 1e9
+       (r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
+        + r("linear_state_bytes")) * r("kv_replication") / 1e9
        / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
-       "Each sequence reads its KV cache at the average context."),
+       "Each sequence reads its KV cache at the average context, and its linear-attention "
+       "state."),
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
        2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
        / (_gpus * r("peak_tflops") * 1e12 * r("mfu_decode") * r("efficiency_scale")) * 1000,
        "2 x active params / (GPUs x peak x efficiency) (“GPU Inference vs Training "
        "Requirements”: roofline); MoE routing factor."),
-    _c("attention_flops_per_context_token", "Decode attention FLOPs per context token",
+    _c("attention_flops_per_layer_token", "Decode attention FLOPs per cached token per layer",
        "FLOP", "Throughput",
-       r("layers") * IF(gt(r("mla_kv_dim"), 0),
-                        2 * r("attention_heads") * (2 * r("kv_lora_rank") + r("qk_rope_head_dim")),
-                        4 * r("attention_heads") * r("head_dim")),
-       "Scores and weighted sum over each cached token: 4 x heads x head dim per layer; MLA "
+       IF(gt(r("mla_kv_dim"), 0),
+          2 * r("attention_heads") * (2 * r("kv_lora_rank") + r("qk_rope_head_dim")),
+          4 * r("attention_heads") * r("head_dim")),
+       "Scores and weighted sum over each cached token: 4 x heads x head dim; MLA "
        "(absorbed) 2 x heads x (2 x latent rank + RoPE width)."),
     _c("decode_attention_ms_per_seq", "Attention compute per sequence per step", "ms",
        "Throughput",
-       r("attention_flops_per_context_token") * r("avg_context_tokens")
+       r("attention_flops_per_layer_token") * r("decode_attended_layer_tokens")
        / (_gpus * r("attention_peak_tflops") * 1e12 * r("mfu_attention")
           * r("efficiency_scale")) * 1000,
        "Attention over the average context at the KV precision's rate: matters for MLA, whose "
@@ -90,11 +98,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
        (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
         / r("peak_tflops")
-        + 2 * r("layers") * r("attention_width") * r("prefill_tokens") / r("attention_peak_tflops"))
+        + 2 * r("attention_width") * (r("full_attention_layers") + r("window_layers"))
+        * r("prefill_tokens")
+        / r("attention_peak_tflops"))
        / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000
        + r("allreduce_ms_per_token") + r("alltoall_ms_per_token"),
        "Compute-bound prefill (2 x active params at the weights' rate + causal attention at the "
-       "KV precision's rate) + its all-reduce and all-to-all."),
+       "KV precision's rate, every attention layer over the whole prompt, as measured "
+       "gpt-oss throughput says) + its all-reduce and all-to-all."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
        "Each request's prefill spread over its output tokens: prefill takes time from decode."),

@@ -116,6 +116,18 @@ INPUTS: tuple[Input, ...] = (
     _i("qk_rope_head_dim", "MLA RoPE key width", "elements", "workload",
        "Decoupled RoPE key stored beside the MLA latent; 0 = standard attention.", low=0,
        integer=True),
+    _i("sliding_window", "Sliding window", "tokens", "workload",
+       "Tokens a sliding-window layer attends to and keeps in KV (config.json sliding_window); "
+       "0 = none.", low=0, integer=True),
+    _i("window_layers", "Sliding-window layers", "layers", "workload",
+       "Layers that attend only the window (config.json layer_types or "
+       "sliding_window_pattern); the rest keep every token.", low=0, integer=True),
+    _i("linear_attention_layers", "Linear-attention layers", "layers", "workload",
+       "Layers with a fixed recurrent state instead of a KV cache (hybrid models such as "
+       "Qwen3-Next); 0 = none.", low=0, integer=True),
+    _i("linear_state_elements", "Linear-attention state", "elements", "workload",
+       "Recurrent state values per linear-attention layer per request (heads x key dim x "
+       "value dim, plus the convolution window).", low=0, integer=True),
     _i("api_input_per_million", "Hosted API, input tokens", "currency/M tok", "workload",
        "A hosted API's price for this model per million input tokens (0 = none listed).", low=0),
     _i("api_output_per_million", "Hosted API, output tokens", "currency/M tok", "workload",

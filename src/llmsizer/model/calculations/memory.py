@@ -1,5 +1,7 @@
 """Memory of one replica (seed 002): weights (MoE: every expert; attention data-parallel:
-a copy of the non-expert weights per rank), KV cache per token and per request, the KV
+a copy of the non-expert weights per rank), KV cache per token and per request by layer kind
+(full attention grows with the context, sliding-window layers stop at their window,
+linear-attention layers hold a fixed state), the KV
 budget left after weights, and how many requests fit in it at full reserved context.
 """
 
@@ -21,20 +23,37 @@ CALCULATIONS: tuple[Calculation, ...] = (
        * r("weight_bytes_per_param") / 1e9,
        "params_total x bytes per weight; the whole model sits in memory (MoE: all experts); "
        "with attention data-parallel each rank holds its own copy of the non-expert weights."),
+    _c("full_attention_layers", "Layers that keep every token", "layers", "KV",
+       r("layers") - r("window_layers") - r("linear_attention_layers"),
+       "All layers but the sliding-window and linear-attention ones (config.json layer_types)."),
+    _c("kv_bytes_per_layer_token", "KV cache per token per layer", "B", "KV",
+       IF(gt(r("mla_kv_dim"), 0), r("mla_kv_dim") * r("kv_bytes_per_element"),
+          2 * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
+       "2 x KV heads x head dim x bytes (K and V; GQA counts KV heads; “The KV cache is "
+       "your real budget”); MLA: latent width x bytes."),
     _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
-       IF(gt(r("mla_kv_dim"), 0), r("layers") * r("mla_kv_dim") * r("kv_bytes_per_element"),
-          2 * r("layers") * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
-       "2 x layers x KV heads x head dim x bytes (K and V; GQA counts KV heads; “The KV cache is "
-       "your real budget”); "
-       "MLA: layers x latent width x bytes."),
+       r("full_attention_layers") * r("kv_bytes_per_layer_token"),
+       "Full-attention layers x KV per token per layer: what grows with every token of "
+       "context."),
+    _c("window_kv_bytes_per_token", "KV per token of the sliding-window layers", "B", "KV",
+       r("window_layers") * r("kv_bytes_per_layer_token"),
+       "Sliding-window layers x KV per token per layer: held only for the last window tokens "
+       "(gpt-oss 128, Gemma 2 4,096, Gemma 3 1,024)."),
+    _c("linear_state_bytes", "Linear-attention state per request", "B", "KV",
+       r("linear_attention_layers") * r("linear_state_elements") * 2,
+       "Linear-attention layers x state values x 2 bytes: a fixed state whatever the context "
+       "(kept in BF16, not at the KV cache's precision)."),
     _c("kv_replication", "KV copies across the TP group", "x", "KV",
        IF(gt(r("mla_kv_dim"), 0), r("attention_tp"),
           r("attention_tp") / MIN(r("attention_tp"), r("kv_heads"))),
        "TP splits KV heads; when TP > KV heads (or MLA) each GPU keeps a copy. With attention "
        "data-parallel only the rank's TP / ADP GPUs hold a sequence's KV."),
     _c("kv_gb_per_request", "KV cache per request", "GB", "KV",
-       r("kv_bytes_per_token") * r("kv_replication") * r("context_tokens") / 1e9,
-       "KV per token x reserved context, all TP copies included."),
+       (r("kv_bytes_per_token") * r("context_tokens")
+        + r("window_kv_bytes_per_token") * MIN(r("context_tokens"), r("sliding_window"))
+        + r("linear_state_bytes")) * r("kv_replication") / 1e9,
+       "(KV per token x reserved context + window layers' KV x the window + linear state), "
+       "all TP copies included."),
     _c("usable_memory_gb", "Usable memory per replica", "GB", "KV",
        _gpus * r("gpu_memory_gb") * r("gpu_memory_utilization")
        - _gpus * r("runtime_reserve_gb"),
