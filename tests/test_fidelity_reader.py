@@ -96,18 +96,16 @@ def test_disaggregated_and_mtp_rows_are_read_far_enough_to_say_why(
     assert skipped[998].reasons == (
         "disaggregated prefill/decode serving is not modelled (prefill 3x (tp8 adp), decode 1x "
         "(tp8 ep8 adp), 32 GPUs)",)
-    mtp = ("speculative decoding is not modelled (MTP on: its TPOT and throughput count "
-           "accepted draft tokens)")
-    # GB200 Dynamo-TRT with MTP: both reasons, not only the first
+    # GB200 Dynamo-TRT with MTP: MTP is modelled now (issue 23), disaggregation is not
     assert skipped[916].reasons == (
         "disaggregated prefill/decode serving is not modelled (prefill 5x (tp8 ep8 adp), "
-        "decode 1x (tp16 ep16 adp), 56 GPUs)", mtp)
-    # DeepSeek-R1 blog min-latency run (TP8 EP2, batch 1, MTP): every reason
+        "decode 1x (tp16 ep16 adp), 56 GPUs)",)
+    # DeepSeek-R1 blog min-latency run (TP8 EP2, batch 1, MTP 3): only its metric is not predicted
     assert skipped[234].reasons == (
-        mtp, "metric output_tokens_per_s is not predicted in the batch1 regime")
+        "metric output_tokens_per_s is not predicted in the batch1 regime",)
     n_disagg = sum("disaggregated" in s.reason for s in skipped.values())
-    n_mtp = sum(mtp in s.reasons for s in skipped.values())
-    assert (n_disagg, n_mtp) == (314, 328)
+    n_mtp = sum("speculative" in s.reason for s in skipped.values())
+    assert (n_disagg, n_mtp) == (314, 0)
 
 
 # --- parallelism, metric, labels from real rows ---------------------------------------
@@ -442,10 +440,10 @@ def test_summary_is_printed_last_after_every_skipped_row() -> None:
     header = next(i for i, line in enumerate(lines) if line.startswith("metric ") and "bias" in line)
     skipped_rows = [i for i, line in enumerate(lines) if line.startswith(" 998  disaggregated")]
     assert skipped_rows and skipped_rows[0] < header
-    assert "507 rows not interpreted (every reason):" in result.output
+    assert "319 rows not interpreted (every reason):" in result.output
     tail = "\n".join(lines[header:])
-    assert "582 of 1089 rows predicted; 507 not interpreted, rows per reason:" in tail
-    assert "  328  speculative decoding is not modelled" in tail
+    assert "770 of 1089 rows predicted; 319 not interpreted, rows per reason:" in tail
+    assert "speculative decoding is not modelled" not in tail  # MTP rows predicted (issue 23)
     assert "  314  disaggregated prefill/decode serving is not modelled" in tail
     assert not any(line[:5].strip().isdigit() and "not modelled (" in line
                    for line in lines[header:])  # no row after the summary
@@ -456,7 +454,7 @@ def test_summary_option_prints_only_the_summary() -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert out.startswith("error = predicted / measured - 1")
-    assert "582 of 1089 rows predicted; 507 not interpreted" in out
+    assert "770 of 1089 rows predicted; 319 not interpreted" in out
     assert " 116 deepseek-r1" not in out and " 998  disaggregated" not in out
     # the summary table, the coverage per scenario group, the reasons: no per-row lines
     assert len(out.splitlines()) < 30
@@ -482,7 +480,7 @@ def test_json_rows_carry_the_parallelism_and_every_reason() -> None:
     row = next(r for r in doc["rows"] if r["row"] == 116)
     assert (row["tp"], row["ep"], row["adp"], row["pp"], row["per_gpu"]) == (4, 4, 4, 1, True)
     skipped = {s["row"]: s for s in doc["skipped"]}
-    assert len(skipped[916]["reasons"]) == 2
+    assert len(skipped[916]["reasons"]) == 1  # MTP modelled; disaggregation not
     assert skipped[916]["reason"] == "; ".join(skipped[916]["reasons"])
 
 

@@ -500,7 +500,8 @@ def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
                  request rate QPS=N | 1 (batch 1)
     scenario     offline max-throughput [(concurrency-capped)], online serving
                  (fixed concurrency), all queries issued at once, Poisson
-                 arrivals at N req/s, min-latency (batch 1); MTP on is skipped
+                 arrivals at N req/s, min-latency (batch 1); MTP on: the model's
+                 published acceptance length, 3 drafts unless stated
     metric       output_tokens_per_s[_total|_per_gpu|_per_user], total_tokens_per_s,
                  decode_tokens_per_s_batch1, tpot_ms, ttft_ms, itl_ms, with a
                  statistic (ttft_mean, p90_tpot_ms, tpot_p99): p90/p99 TPOT through

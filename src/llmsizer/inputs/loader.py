@@ -126,6 +126,16 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
         else:
             known(w.model, catalog.models, "model", ("workloads", i, "model"))
             resolved[w.model] = catalog.models[w.model]
+    for i, w in enumerate(req.workloads):
+        spec = w.speculative
+        if spec and spec.acceptance_length is None and (
+                resolved[w.model].mtp_acceptance_length(spec.draft_tokens) is None):
+            published = resolved[w.model].mtp_acceptance
+            raise _err_at(located, fname, ("workloads", i, "speculative"),
+                          f"no published MTP acceptance length for {w.model} with "
+                          f"{spec.draft_tokens} drafted tokens"
+                          + (f" (published for 1 to {len(published)})" if published else "")
+                          + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)")
     return Loaded(req=req, models=resolved, source=fname, bench=points)
 
 

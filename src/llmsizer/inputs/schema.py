@@ -188,6 +188,47 @@ class Measured(_Strict):
         return [self.file] if isinstance(self.file, str) else list(self.file)
 
 
+SpecMethod = Literal["mtp", "eagle", "draft_model", "ngram"]
+
+
+class Speculative(_Strict):
+    """Speculative decoding or multi-token prediction: a draft proposes tokens that the model
+    verifies in one step. How many are accepted depends on the content (code and reasoning
+    accept more than free chat): state your own measured figure where you have one."""
+
+    method: SpecMethod = Field(
+        description="mtp (the model's multi-token-prediction module, DeepSeek-V3/R1), eagle (an "
+                    "EAGLE draft head), draft_model (a smaller model) or ngram (prompt lookup).",
+        json_schema_extra={"example": "mtp"})
+    draft_tokens: Annotated[int, Field(ge=1, le=16)] = Field(
+        description="Tokens the draft proposes per sequence per step.",
+        json_schema_extra={"example": "3", "unit": "tokens"})
+    acceptance_length: Annotated[float, Field(ge=1, le=17)] | None = Field(
+        default=None,
+        description="Mean tokens a step yields, the model's own included (1 to draft_tokens + 1); "
+                    "default for mtp: the model's published figure (`llmsizer catalog models`).",
+        json_schema_extra={"example": "2.8", "unit": "tokens/step"})
+    draft_cost: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        default=None,
+        description="One draft forward as a share of a model step; default mtp and eagle: one "
+                    "layer of the model's (1 / layers), ngram: 0; required for draft_model.",
+        json_schema_extra={"example": "0.05", "unit": "x step"})
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Speculative:
+        if self.acceptance_length is not None and self.acceptance_length > self.draft_tokens + 1:
+            raise ValueError(f"acceptance_length ({self.acceptance_length:g}) cannot exceed "
+                             f"draft_tokens + 1 ({self.draft_tokens + 1}): a step yields at most "
+                             "the drafted tokens and the model's own")
+        if self.method == "draft_model" and self.draft_cost is None:
+            raise ValueError("a draft_model needs draft_cost: its forward as a share of the "
+                             "model's step (about its active parameters / the model's)")
+        if self.method != "mtp" and self.acceptance_length is None:
+            raise ValueError(f"{self.method} needs acceptance_length: the mean tokens a step "
+                             "yields on your content (only mtp has a published default)")
+        return self
+
+
 # The load keys and what each takes (for the message when one is left without a value).
 _LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
               "requests_per_s": "a number above 0 (requests per second)",
@@ -255,6 +296,11 @@ class Workload(_Strict):
         description="What each user or the whole workload must get at peak; at least one of "
                     "tokens_per_s_per_user, response_time_s or system_tokens_per_s.",
         json_schema_extra={"example": "{tokens_per_s_per_user: 30, ttft_s: 2}"})
+    speculative: Speculative | None = Field(
+        default=None,
+        description="Speculative decoding or MTP as served: the draft method, the tokens drafted "
+                    "per step and the mean acceptance length; TPOT and per-user speed follow.",
+        json_schema_extra={"example": "{method: mtp, draft_tokens: 3}"})
     measured: Measured | None = Field(
         default=None,
         description="The customer's own benchmark on one configuration: it replaces the modelled "

@@ -94,6 +94,16 @@ class Model(_Entry):
     notes: str = ""
     aliases: list[str] = Field(default_factory=list,
                                description="labels benchmark tables use for this model")
+    mtp_acceptance: list[float] = Field(
+        default_factory=list,
+        description="published mean acceptance length (tokens a step yields) with 1, 2, ... "
+                    "multi-token-prediction drafts per step; empty = none published")
+    mtp_acceptance_source: str = ""
+
+    def mtp_acceptance_length(self, draft_tokens: int) -> float | None:
+        """The published acceptance length with ``draft_tokens`` MTP drafts, or None where
+        none is published (the user states it)."""
+        return dict(enumerate(self.mtp_acceptance, start=1)).get(draft_tokens)
 
     @model_validator(mode="after")
     def _layer_kinds(self) -> Model:

@@ -111,7 +111,23 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         # a hosted API's price for the model, set by size_workload where the catalog has one
         "api_input_per_million": 0.0,
         "api_output_per_million": 0.0,
+        **speculative_inputs(w, m),
     }
+
+
+def speculative_inputs(w: Workload, m: Model) -> dict[str, float]:
+    """Drafted tokens, acceptance length and draft cost (off: 0, 1, 0). An MTP acceptance left
+    out is the model's published one (the loader refuses a model without one)."""
+    s = w.speculative
+    if s is None:
+        return {"spec_draft_tokens": 0.0, "spec_acceptance_length": 1.0,
+                "spec_draft_layers": 0.0, "spec_draft_cost": 0.0}
+    accept = s.acceptance_length or m.mtp_acceptance_length(s.draft_tokens) or 1.0
+    # an MTP module or an EAGLE head is one layer run per drafted token, unless a cost is
+    # stated; n-gram lookup is free
+    layers = 1.0 if s.draft_cost is None and s.method in ("mtp", "eagle") else 0.0
+    return {"spec_draft_tokens": float(s.draft_tokens), "spec_acceptance_length": float(accept),
+            "spec_draft_layers": layers, "spec_draft_cost": s.draft_cost or 0.0}
 
 
 def compute_bits(catalog: Catalog, gpu: str, weight_precision: str) -> str:

@@ -21,7 +21,7 @@ How a row becomes inputs (docs/calibration.md explains why):
   or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
 - **Shape** from :mod:`llmsizer.inputs.benchdata`: the option gets the row's TP, PP, EP and
   attention-DP degree (``Choice.pp/ep/adp``), the case its replica count. A row the model
-  does not represent (disaggregated prefill/decode, speculative decoding, tail TTFT, a
+  does not represent (disaggregated prefill/decode, tail TTFT, a
   label the catalog lacks) is skipped with every reason that applies, never silently.
 - The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
   the count, median and 90th percentile of its absolute value and the signed median.
@@ -42,7 +42,7 @@ from pydantic import ValidationError
 from ..base.textsafe import terminal_text
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
-from ..inputs.schema import Account, Policy, Requirements, Targets, Workload
+from ..inputs.schema import Account, Policy, Requirements, Speculative, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate
@@ -150,9 +150,7 @@ def unmodelled_reasons(disaggregated: str | None, speculative: bool) -> list[str
     reasons = []
     if disaggregated:
         reasons.append(f"disaggregated prefill/decode serving is not modelled ({disaggregated})")
-    if speculative:
-        reasons.append("speculative decoding is not modelled (MTP on: its TPOT and throughput "
-                       "count accepted draft tokens)")
+    del speculative  # MTP rows are predicted with the model's published acceptance length
     return reasons
 
 
@@ -211,11 +209,14 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if reasons or gpu is None or point.model is None or isinstance(lengths, str):
         return Skipped(point.row, tuple(reasons), point.raw)
     prompt, output = lengths
+    spec = _speculative(point, catalog)
+    if isinstance(spec, str):
+        return Skipped(point.row, (spec,), point.raw)
     try:  # lengths past the schema's ranges skip the row with the schema's words (F19)
         req = Requirements(
             schema_version=1, account=Account(name="fidelity"),
             workloads=[Workload(name="row", model=point.model, concurrent_users=1,
-                                prompt_tokens=prompt, output_tokens=output,
+                                prompt_tokens=prompt, output_tokens=output, speculative=spec,
                                 targets=Targets(system_tokens_per_s=1.0))],
             policy=Policy(headroom=0))
     except ValidationError as exc:
@@ -229,6 +230,24 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     choice = Choice(point.gpu or "", gpu.default_platform, point.weight_precision,
                     point.kv_precision, point.tp, pp=point.pp, ep=point.ep, adp=point.adp)
     return Case(point, engine, prompt, output, choice, base, req, replicas=point.replicas)
+
+
+_NEXTN = re.compile(r"\b(\d+)\s*(?:nextn|mtp)\s*layers?\b|\bmtp\s*(\d+)\b|nextn\s*=\s*(\d+)")
+
+
+def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | None:
+    """An MTP row's drafted tokens (stated, '3 nextn layers', or the documented default) with
+    the model's published acceptance length; None when the row does not speculate; the reason
+    when the model has no published figure."""
+    if not point.speculative or point.model is None:
+        return None
+    found = _NEXTN.search(row_text(point))
+    drafts = (int(next(g for g in found.groups() if g)) if found
+              else int(catalog.constant("mtp_unstated_draft_tokens")))
+    if catalog.models[point.model].mtp_acceptance_length(drafts) is None:
+        return (f"speculative decoding (MTP, {drafts} drafted tokens) on a model without a "
+                "published acceptance length")
+    return Speculative(method="mtp", draft_tokens=drafts)
 
 
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:

@@ -11,7 +11,8 @@ which is why memory-time terms need no conversion factor.
 
 The formulas live in topic modules; this module alone assembles the list, in the order a
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
-:mod:`.memory`, :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
+:mod:`.memory`, :mod:`.speculative` (what a step costs and yields under speculative
+decoding), :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
 concurrency after the full replica's step time, before the batch served), :mod:`.replicas`,
 :mod:`.costs`, :mod:`.confidence`.
 Beside the list: :mod:`.debugger` (the production debugger's and the roofline's figures),
@@ -25,7 +26,7 @@ from __future__ import annotations
 from functools import cache
 
 from ..expr import Program, compile_program
-from . import catalog_values, confidence, costs, decode, memory, queueing, replicas
+from . import catalog_values, confidence, costs, decode, memory, queueing, replicas, speculative
 from .benchmarks import (
     BENCH_GROUP_GPUS,
     BENCH_LENGTH_RATIO,
@@ -164,6 +165,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     catalog_values.CALCULATIONS
     + memory.CALCULATIONS
     + queueing.RATE_CALCULATIONS
+    + speculative.CALCULATIONS
     + decode.CALCULATIONS
     + queueing.LOAD_CALCULATIONS
     + decode.SERVED_CALCULATIONS

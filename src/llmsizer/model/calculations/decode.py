@@ -107,18 +107,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "KV precision's rate, every attention layer over the whole prompt, as measured "
        "gpt-oss throughput says) + its all-reduce and all-to-all."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
-       r("prefill_ms_per_token") * r("prefill_tokens") / r("output_tokens"),
-       "Each request's prefill spread over its output tokens: prefill takes time from decode."),
+       r("prefill_ms_per_token") * r("prefill_tokens") * r("spec_acceptance_length")
+       / r("output_tokens"),
+       "Each request's prefill spread over its decode steps (output / accepted tokens per "
+       "step): prefill takes time from decode."),
     _c("step_fixed_base_ms", "Step time at batch 0 without the experts (a0)", "ms",
        "Throughput",
        r("shared_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
        "Non-expert weights, all-reduce and all-to-all latency, scheduler overhead."),
     _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
-       r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
-       + r("decode_attention_ms_per_seq") + r("allreduce_ms_per_token")
-       + r("alltoall_ms_per_token") + r("prefill_ms_per_seq_step"),
-       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all, amortised "
-       "prefill (fitted additive)."),
+       r("decode_kv_ms_per_seq")
+       + (r("decode_compute_ms_per_seq") + r("decode_attention_ms_per_seq")
+          + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")) * r("spec_tokens_per_step")
+       + r("prefill_ms_per_seq_step"),
+       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all (per token "
+       "verified: x (1 + drafted) under speculation), amortised prefill (fitted additive)."),
     _c("required_tokens_per_s_per_user", "Required tokens/s per user", "tok/s", "Throughput",
        MAX(r("target_tokens_per_s_per_user"),
            IF(gt(r("target_response_time_s"), 0),
@@ -130,15 +133,18 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "1000 / required tokens/s; 0 = no per-token target."),
     _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
        IF(gt(r("target_tpot_ms"), 0),
-          ROUNDDOWN(MAX((r("target_tpot_ms") - r("step_fixed_base_ms"))
-                        / (r("step_ms_per_seq") + r("all_experts_ms") * r("expert_share_per_token")),
-                        (r("target_tpot_ms") - r("step_fixed_base_ms") - r("all_experts_ms"))
-                        / r("step_ms_per_seq")), 0),
+          ROUNDDOWN(MAX((r("target_tpot_ms") / r("spec_tpot_factor") - r("step_fixed_base_ms"))
+                        / (r("step_ms_per_seq") + r("all_experts_ms") * r("expert_share_per_token")
+                           * r("spec_tokens_per_step")),
+                        (r("target_tpot_ms") / r("spec_tpot_factor") - r("step_fixed_base_ms")
+                         - r("all_experts_ms")) / r("step_ms_per_seq")), 0),
           r("max_batch_per_replica")),
        "B_slo = ROUNDDOWN((T - a) / b), closed form because t(B) is linear in B (DESIGN §3). "
        "MoE: the experts a batch reads are bounded by MIN(1, B x k/E) (exact at B = 1), so "
        "t(B) <= the smaller of a0 + (b + all experts x k/E) x B and a0 + all experts + b x B, "
-       "each solved for B: conservative, and it does not depend on the step time it limits."),
+       "each solved for B: conservative, and it does not depend on the step time it limits. "
+       "Speculation: the step may take the allowed time / its TPOT factor, and each sequence "
+       "puts 1 + drafted tokens through the experts."),
     _c("batch_upper_bound", "Batch the experts are read at", "sequences", "Throughput",
        MAX(1, MIN(IF(OR(gt(r("target_system_tokens_per_s"), 0),
                         gt(r("peak_request_rate_per_s"), 0)), r("max_batch_per_replica"),
@@ -152,11 +158,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "expert-read share is exact or conservative; the TTFT batch is left out because it "
        "reads the step time."),
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
-       1 - POWER(1 - r("expert_share_per_token"), MAX(1, r("batch_upper_bound") / r("pp"))),
+       1 - POWER(1 - r("expert_share_per_token"),
+                 MAX(1, r("batch_upper_bound") / r("pp")) * r("spec_tokens_per_step")),
        "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): k/E at "
-       "B = 1, all at large B. B is the step's batch at this load (a micro-batch under "
-       "pipelining); every rank's tokens reach the experts, so attention data-parallel does "
-       "not divide it."),
+       "B = 1, all at large B. B is the step's tokens at this load (a micro-batch under "
+       "pipelining; x (1 + drafted) under speculation); every rank's tokens reach the "
+       "experts, so attention data-parallel does not divide it."),
     _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
        (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
        * r("weight_bytes_per_param") / 1e9,
@@ -171,10 +178,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
        "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
     _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
-       1000 / (r("step_fixed_base_ms") + r("all_experts_ms") * r("expert_share_per_token")
-               + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")),
-       "Tokens/s of one user alone (batch 1, k of E experts read): the ceiling no batch size "
-       "can beat."),
+       1000 / ((r("step_fixed_base_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+                + r("all_experts_ms")
+                * (1 - POWER(1 - r("expert_share_per_token"), r("spec_tokens_per_step"))))
+               * r("spec_tpot_factor")),
+       "Tokens/s of one user alone (batch 1, k of E experts read per token verified; x the "
+       "speculative TPOT factor): the ceiling no batch size can beat."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
        MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
        + r("comm_fixed_ms") + r("step_overhead_ms"),
@@ -201,8 +210,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
                   r("max_batch_per_replica"))),
        "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
     _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
-       r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
-       "t(B) at the batch per replica (at least 1): the step time its throughput rests on."),
+       (r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")))
+       * r("spec_tpot_factor"),
+       "t(B) at the batch per replica (at least 1), x the speculative TPOT factor: the time "
+       "per token its throughput rests on."),
 )
 
 # After the load (queueing.LOAD_CALCULATIONS): what users see at the batch served.
@@ -213,8 +224,9 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
        "The sequences a replica runs at peak: the users present, up to the batch per replica "
        "(a throughput target: the batch per replica); at least 1."),
     _c("tpot_ms", "Time per output token", "ms", "Throughput",
-       r("step_fixed_ms") + r("step_ms_per_seq") * r("batch_served"),
-       "t(B) = a + b x B at the batch served: what users see at the stated load."),
+       (r("step_fixed_ms") + r("step_ms_per_seq") * r("batch_served")) * r("spec_tpot_factor"),
+       "t(B) = a + b x B at the batch served (x the speculative TPOT factor): what users see "
+       "at the stated load."),
     _c("memory_bound", "Decode is memory-bound", "flag", "Throughput",
        ge(r("decode_weights_ms") + r("decode_kv_ms_per_seq") * MAX(1, r("batch_per_replica")),
           r("decode_compute_ms_per_seq") * MAX(1, r("batch_per_replica"))),
@@ -222,7 +234,8 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
        1000 / r("tpot_ms"), "1000 / TPOT."),
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") - r("decode_weights_ms"))
+       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor")
+                                                  - r("decode_weights_ms"))
        + r("ttft_overhead_ms"),
        "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
        "weight read (its GEMMs read the weights anyway), not the other sequences' work, "

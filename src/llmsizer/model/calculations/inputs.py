@@ -128,6 +128,19 @@ INPUTS: tuple[Input, ...] = (
     _i("linear_state_elements", "Linear-attention state", "elements", "workload",
        "Recurrent state values per linear-attention layer per request (heads x key dim x "
        "value dim, plus the convolution window).", low=0, integer=True),
+    _i("spec_draft_tokens", "Drafted tokens per step", "tokens", "workload",
+       "Speculative decoding or MTP: tokens the draft proposes per sequence per step "
+       "(0 = off).", low=0, high=16, integer=True),
+    _i("spec_acceptance_length", "Mean acceptance length", "tokens/step", "workload",
+       "Tokens a step yields on average, the target's own included (1 = off; at most drafted "
+       "+ 1). It depends on the content: the user's figure or the model's published one.",
+       low=1, high=17),
+    _i("spec_draft_layers", "Draft forward in model layers", "layers", "workload",
+       "Layers one draft forward runs (an MTP module or EAGLE head: 1; otherwise 0).", low=0,
+       high=8),
+    _i("spec_draft_cost", "Draft cost per drafted token, stated", "x step", "workload",
+       "One draft forward as a share of a target step where stated (a draft model: about its "
+       "active parameters / the model's; n-gram lookup: 0).", low=0, high=1),
     _i("api_input_per_million", "Hosted API, input tokens", "currency/M tok", "workload",
        "A hosted API's price for this model per million input tokens (0 = none listed).", low=0),
     _i("api_output_per_million", "Hosted API, output tokens", "currency/M tok", "workload",

@@ -94,7 +94,8 @@ _n1 = gt(r("survive_node_loss"), 0)
 # (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
 _seqs = r("demand_replicas") * r("batch_per_replica")
 _member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
-                        ROUNDDOWN((r("pool_target_tpot_ms") - r("step_fixed_ms"))
+                        ROUNDDOWN((r("pool_target_tpot_ms") / r("spec_tpot_factor")
+                                   - r("step_fixed_ms"))
                                   / r("step_ms_per_seq"), 0), r("max_batch_per_replica"))
 POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_demand_sequences", "Sequences in flight at peak", "sequences", "SUM", _seqs,
