@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
+from ...model.calculations import IMPRACTICAL
 from ...model.catalog import Catalog
+from ...model.expr import evaluate
 from ...sizing.results import Option, Plan, WorkloadResult
 from .format import CONTROL_CHARS, Formatter, chart_name, clip, svg_image
 from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
@@ -22,16 +24,12 @@ _REASONS = {
 }
 
 
-# Issue 22: an option needing more than this many times the GPUs the recommendation buys is
-# no alternative a customer weighs; it is summarised in one line, not tabled (the workbook's
-# Options sheet and the results JSON still list every option).
-IMPRACTICAL_FACTOR = 3
-
-
 def _practical(o: Option, w: WorkloadResult) -> bool:
+    """Not impractical (calculations' IMPRACTICAL: more than 3x the recommendation's GPUs)."""
     best = w.best
-    return best is None or o.id == best.id or float(o.values["gpus_purchased"]) <= (
-        IMPRACTICAL_FACTOR * float(best.values["gpus_purchased"]))
+    return best is None or o.id == best.id or not evaluate(IMPRACTICAL, {
+        "gpus_purchased": o.values["gpus_purchased"],
+        "best_gpus_purchased": best.values["gpus_purchased"]})
 
 
 def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
@@ -49,7 +47,7 @@ def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
 
 def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:
     """(GPU name, fewest GPUs bought) for each GPU that meets the targets only with more than
-    IMPRACTICAL_FACTOR x the recommendation's GPUs: "L40S would need 608 GPUs"."""
+    calculations' IMPRACTICAL_FACTOR x the recommendation's GPUs: "L40S would need 608 GPUs"."""
     shown = {o.gpu for o in w.options if o.feasible and _practical(o, w)}
     fewest: dict[str, int] = {}
     for o in w.options:

@@ -86,7 +86,7 @@ from .plan import (
     fold_values,
     group_cost_calculations,
 )
-from .replicas import GROUP_OUTPUT_TOKENS_PER_S
+from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
 from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
 
 __all__ = [
@@ -119,6 +119,8 @@ __all__ = [
     "GROUP_SIZE_AGGREGATES",
     "GROUP_SIZE_CALCULATIONS",
     "GROUP_SPARE_CALCULATIONS",
+    "IMPRACTICAL",
+    "IMPRACTICAL_FACTOR",
     "INPUTS",
     "INPUT_NAMES",
     "LOW_UTILISATION",

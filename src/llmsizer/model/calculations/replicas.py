@@ -63,3 +63,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
 # Figures for reports that combine a calculation with a count the user gave on the command
 # line (``llmsizer estimate --replicas R``); still written once, here.
 GROUP_OUTPUT_TOKENS_PER_S = ref("replica_output_tokens_per_s") * ref("replicas_given")
+
+# Issue 22: an option needing more than this many times the GPUs the recommendation buys is
+# no alternative a customer weighs; the proposal names it in one line instead of a table row
+# (the workbook's Options sheet and the results JSON still list every option).
+IMPRACTICAL_FACTOR = 3
+IMPRACTICAL = gt(ref("gpus_purchased"), IMPRACTICAL_FACTOR * ref("best_gpus_purchased"))
