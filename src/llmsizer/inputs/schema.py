@@ -574,6 +574,17 @@ class Requirements(_Strict):
             seen.add(w.name.lower())
         return self
 
+    def recorded(self) -> dict[str, Any]:
+        """The requirements as results and workbooks record them: every field, except the
+        load forms a workload does not state (a null there would read back as the empty key
+        that `_load_key_without_value` refuses)."""
+        data = self.model_dump(mode="json")
+        for w in data["workloads"]:
+            for key in _LOAD_KEYS:
+                if w.get(key) is None:
+                    w.pop(key, None)
+        return data
+
 
 def json_schema() -> dict[str, Any]:
     return Requirements.model_json_schema()

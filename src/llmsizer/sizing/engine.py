@@ -135,7 +135,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
         source=SourceInfo(
-            requirements=req.model_dump(mode="json"),
+            requirements=req.recorded(),
             models={k: m.model_dump(mode="json") for k, m in loaded.models.items()
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
