@@ -460,8 +460,10 @@ class Costs(_Strict):
         description="Which cloud offer the comparison rents: hyperscaler_on_demand, committed_1yr, "
                     "committed_3yr or gpu_cloud. Default committed_1yr: a buyer weighing a "
                     "multi-year purchase for an always-on service would rent under contract, not "
-                    "by the hour.",
-        json_schema_extra={"example": "gpu_cloud"})
+                    "by the hour. Every GPU is priced in this one tier; a GPU without a dated "
+                    "price in it gets one derived by the catalog's ratio between tiers, flagged "
+                    "'derived'.",
+        json_schema_extra={"example": "gpu_cloud", "unit": "tier"})
     storage_tb_per_node: Annotated[float, Field(ge=0, le=100_000)] = Field(
         default=10.0,
         description="Shared storage per node (model versions, logs).",

@@ -210,7 +210,14 @@ class PriceUsed(_M):
     unit: str
     date: str | None  # YYYY, YYYY-MM or YYYY-MM-DD as the source gives it; None = undated
     source: str
-    note: str = ""  # e.g. the tier asked for had no offer: which tier was used
+    note: str = ""  # e.g. how a derived price was derived, in words
+    # A cloud price derived for the account's tier from another tier's offer by the catalog's
+    # tier ratios (prices.yaml tier_ratios): never a silent mix of tiers.
+    derived: bool = False
+    flag: str = ""  # 'derived' when derived, else ''
+    derived_from_tier: str | None = None  # the tier of the offer the price rests on
+    derived_from_value: float | None = None  # that offer's price (account currency)
+    ratios: list[float] = []  # the tier ratios applied, in order
 
 
 class Assumption(_M):
