@@ -101,6 +101,14 @@ class Account(_Strict):
         default=None,
         description="Free text kept with the requirements (not printed in the proposal).",
         json_schema_extra={"example": "Pilot in Q3; production in Q1"})
+    reasons: Annotated[list[Text], Field(max_length=8)] = Field(
+        default_factory=list,
+        description="Why the customer chooses its way of deploying (buy, rent or hosted API): up "
+                    "to 8 short lines, each up to 200 characters, printed in the executive "
+                    "summary beside the cost of each way. Free text, e.g. data residency, "
+                    "model control, rate limits.",
+        json_schema_extra={"example": "[data residency, model control]",
+                           "unit": "lines of text"})
 
 
 class Targets(_Strict):
@@ -413,6 +421,15 @@ class Hardware(_Strict):
 class Policy(_Strict):
     """Headroom, resilience and serving-engine settings."""
 
+    deployment: Literal["on_prem", "cloud", "cheapest"] = Field(
+        default="on_prem",
+        description="How the proposal recommends running the service: on_prem (buy the servers, "
+                    "the default), cloud (rent the same GPUs at costs.cloud_tier) or cheapest "
+                    "(whichever of buying, renting and the hosted API costs least per year). "
+                    "Whenever another way costs less than the one recommended, the executive "
+                    "summary says so with both figures and the customer's account.reasons.",
+        json_schema_extra={"example": "cheapest", "unit": "mode"})
+
     headroom: Annotated[float, Field(ge=0, le=3)] = Field(
         default=0.25,
         description="Extra capacity above peak demand for bursts and growth (0.25 = 25 %).",
@@ -506,8 +523,10 @@ class Costs(_Strict):
         description="Which cloud offer the comparison rents: hyperscaler_on_demand, committed_1yr, "
                     "committed_3yr or gpu_cloud. Default committed_1yr: a buyer weighing a "
                     "multi-year purchase for an always-on service would rent under contract, not "
-                    "by the hour.",
-        json_schema_extra={"example": "gpu_cloud"})
+                    "by the hour. Every GPU is priced in this one tier; a GPU without a dated "
+                    "price in it gets one derived by the catalog's ratio between tiers, flagged "
+                    "'derived'.",
+        json_schema_extra={"example": "gpu_cloud", "unit": "tier"})
     storage_tb_per_node: Annotated[float, Field(ge=0, le=100_000)] = Field(
         default=10.0,
         description="Shared storage per node (model versions, logs).",

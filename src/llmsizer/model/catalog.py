@@ -165,22 +165,34 @@ class ApiPrice(_Entry):
     source: str
 
 
-class Prices(_Entry):
-    """prices.yaml: dated cloud offers by tier, bill-of-materials extras, hosted-API prices."""
+class TierRatio(_Entry):
+    """How one cloud tier's price relates to another's: a GPU without a dated offer in
+    ``to_tier`` is priced at its ``from_tier`` price times ``ratio`` (and flagged derived)."""
 
-    fallback: dict[CloudTier, list[CloudTier]]
+    to_tier: CloudTier
+    from_tier: CloudTier
+    ratio: float = Field(gt=0, le=10)
+    # the catalog GPUs whose dated offers in both tiers give the ratio (tests recompute it);
+    # empty when the pair lies outside the catalog's offers (then ``basis`` gives its prices)
+    pairs: list[str] = []
+    basis: str = Field(min_length=1, description="the arithmetic, in words, from cited prices")
+    source: str
+
+
+class Prices(_Entry):
+    """prices.yaml: dated cloud offers by tier, the ratios between tiers, bill-of-materials
+    extras, hosted-API prices."""
+
+    tier_ratios: list[TierRatio]
     cloud: dict[str, dict[CloudTier, CloudOffer]]
     extras: dict[Literal["network_per_node", "storage_per_tb_month", "software_per_gpu_year",
                          "colocation_per_kw_month"], PricedItem]
     api: dict[str, ApiPrice]
 
-    def cloud_offer(self, gpu: str, tier: CloudTier) -> tuple[CloudTier, CloudOffer] | None:
-        """The offer for ``gpu`` in ``tier``, else in the tier's fallbacks (in order)."""
-        offers = self.cloud.get(gpu, {})
-        for t in (tier, *self.fallback.get(tier, [])):
-            if t in offers:
-                return t, offers[t]
-        return None
+    def cloud_offer(self, gpu: str, tier: CloudTier) -> CloudOffer | None:
+        """The dated offer for ``gpu`` in exactly ``tier`` (none from another tier: a missing
+        tier is derived by a ratio, sizing.costs.cloud_price)."""
+        return self.cloud.get(gpu, {}).get(tier)
 
 
 class Coverage(_Entry):
@@ -381,6 +393,14 @@ def load_catalog() -> Catalog:
     for gid in cat.prices.cloud:
         if gid not in cat.gpus:
             raise CatalogError(f"prices.yaml: cloud prices for unknown GPU {gid!r}")
+    for rule in cat.prices.tier_ratios:
+        if rule.to_tier == rule.from_tier:
+            raise CatalogError(f"prices.yaml: tier ratio from {rule.from_tier} to itself")
+        for gid in rule.pairs:
+            offers = cat.prices.cloud.get(gid, {})
+            if rule.to_tier not in offers or rule.from_tier not in offers:
+                raise CatalogError(f"prices.yaml: tier ratio {rule.from_tier} -> "
+                                   f"{rule.to_tier} cites {gid!r}, which lacks an offer in both")
     for mid in cat.prices.api:
         if mid not in cat.models:
             raise CatalogError(f"prices.yaml: API price for unknown model {mid!r}")

@@ -1,6 +1,7 @@
 """Layer 4 — sizing: ``engine`` (size, estimate, curve) over the option search per workload
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
-``measured``), the account plan (``plan``), prices, sensitivity and confidence (``costs``),
+``measured``), the account plan (``plan``), buy, rent or hosted API compared
+(``deployment``), prices, sensitivity and confidence (``costs``),
 model-vs-measured checks (``fidelity``), the production debugger's edges and the roofline
 (``debugger``), and the results document they produce
 (``results``)."""
@@ -9,6 +10,7 @@ model-vs-measured checks (``fidelity``), the production debugger's edges and the
 __all__ = [
     "costs",
     "debugger",
+    "deployment",
     "engine",
     "evaluate",
     "fidelity",

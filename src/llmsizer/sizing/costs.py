@@ -11,18 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
 from ..model.calculations import (
     BREAKEVEN_LOADS,
     CLOUD_TIER_CODES,
+    DERIVED_TIER_PRICE,
     INPUTS,
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIOS,
     Scenario,
     program,
 )
-from ..model.catalog import CLOUD_TIERS, Catalog, CloudTier
+from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
 from ..model.expr import Value, evaluate
 from .results import Confidence, Option, PriceUsed, ScenarioResult, WorkloadResult
 
@@ -51,15 +53,64 @@ def in_account_currency(req: Requirements, usd_price: float | None) -> float:
                           {"usd_price": usd_price, "usd_exchange_rate": rate}))
 
 
+@dataclass(frozen=True)
+class TierPrice:
+    """A GPU's cloud price in one tier: its own dated offer there, or one derived from its
+    offer in another tier by the catalog's tier ratios (``steps``, in the order applied)."""
+
+    usd_per_gpu_hour: float
+    offer: CloudOffer  # the dated offer the price rests on
+    offer_tier: CloudTier  # that offer's tier
+    steps: tuple[TierRatio, ...] = ()  # () = the tier's own offer
+
+    @property
+    def derived(self) -> bool:
+        return bool(self.steps)
+
+
+def cloud_price(catalog: Catalog, gid: str, tier: CloudTier,
+                _seen: tuple[CloudTier, ...] = ()) -> TierPrice | None:
+    """``gid``'s price in ``tier``: its dated offer there, else derived by the first tier
+    ratio (in catalog order) whose source tier has an offer for it, else by a chain of
+    ratios (3-year from a derived 1-year); no tier is ever used as it stands for another.
+    None when no tier prices the GPU."""
+    offer = catalog.prices.cloud_offer(gid, tier)
+    if offer is not None:
+        return TierPrice(offer.usd_per_gpu_hour, offer, tier)
+    rules = [r for r in catalog.prices.tier_ratios
+             if r.to_tier == tier and r.from_tier not in (*_seen, tier)]
+    # one ratio from an offer before a chain of ratios
+    direct = [r for r in rules if catalog.prices.cloud_offer(gid, r.from_tier) is not None]
+    for rule in direct + [r for r in rules if r not in direct]:
+        base = cloud_price(catalog, gid, rule.from_tier, (*_seen, tier))
+        if base is not None:
+            value = float(evaluate(DERIVED_TIER_PRICE, {
+                "other_tier_price": base.usd_per_gpu_hour, "tier_ratio": rule.ratio}))
+            return TierPrice(value, base.offer, base.offer_tier, (*base.steps, rule))
+    return None
+
+
+def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float) -> str:
+    """How a derived price was derived (``base_value``: the offer's price in the account's
+    currency), for the price list and the Assumptions sheet."""
+    money = f"{cur} {base_value:.4g}"
+    chain = " × ".join(f"{s.ratio:g}" for s in tp.steps)
+    why = "; ".join(s.basis for s in tp.steps)
+    return (f"Derived: no dated {tier_words(tier)} price for this GPU, so its "
+            f"{tier_words(tp.offer_tier)} price ({money} per GPU-hour) × {chain}, the ratio "
+            f"between the tiers ({why}).")
+
+
 def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
     """The gpus-table cloud columns of one GPU: the account's tier (or override) and every
-    tier's catalog offer for the what-if scenarios (0 price, 1 GPU when there is none)."""
+    tier's price for the what-if scenarios, each in that tier (derived by the catalog's tier
+    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it)."""
     out: dict[str, float] = {}
     for tier in CLOUD_TIERS:
-        found = catalog.prices.cloud_offer(gid, tier)
+        found = cloud_price(catalog, gid, tier)
         col = _TIER_COLUMN[tier]
-        out[f"cloud_{col}"] = in_account_currency(req, found[1].usd_per_gpu_hour if found else None)
-        out[f"cloud_gpus_{col}"] = float(found[1].gpus_per_instance) if found else 1.0
+        out[f"cloud_{col}"] = in_account_currency(req, found.usd_per_gpu_hour if found else None)
+        out[f"cloud_gpus_{col}"] = float(found.offer.gpus_per_instance) if found else 1.0
     chosen = _TIER_COLUMN[req.costs.cloud_tier]
     out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
     out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
@@ -105,23 +156,26 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
     for gid in gpus:
         g = catalog.gpus[gid]
         override = req.costs.cloud_gpu_hour.get(gid)
-        found = catalog.prices.cloud_offer(gid, tier)
+        found = cloud_price(catalog, gid, tier)
         if override is not None:
             rows.append(PriceUsed(item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour",
                                   value=override, unit=f"{cur}/GPU-hour", date=None,
                                   source="account override (costs.cloud_gpu_hour)"))
         elif found is not None:
-            used, offer = found
-            note = "" if used == tier else (
-                f"no dated {tier_words(tier)} price found for this GPU: "
-                f"{tier_words(used)} price used")
+            offer = found.offer
             sold = ("single GPUs" if offer.gpus_per_instance == 1
                     else f"whole {offer.gpus_per_instance}-GPU instances")
+            base = in_account_currency(req, offer.usd_per_gpu_hour)
             rows.append(PriceUsed(
-                item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour ({tier_words(used)})",
-                value=in_account_currency(req, offer.usd_per_gpu_hour), unit=f"{cur}/GPU-hour",
+                item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour ({tier_words(tier)}"
+                + (", derived)" if found.derived else ")"),
+                value=in_account_currency(req, found.usd_per_gpu_hour), unit=f"{cur}/GPU-hour",
                 date=offer.date, source=f"{offer.offer}; sold as {sold}. {offer.source}",
-                note=note))
+                note=derivation_words(found, tier, cur, base) if found.derived else "",
+                derived=found.derived, flag="derived" if found.derived else "",
+                derived_from_tier=found.offer_tier if found.derived else None,
+                derived_from_value=base if found.derived else None,
+                ratios=[st.ratio for st in found.steps]))
         price = req.costs.gpu_prices.get(gid)
         if price is not None:
             rows.append(PriceUsed(item=f"gpu:{gid}", label=f"{g.name}, purchase per GPU",

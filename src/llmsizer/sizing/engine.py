@@ -24,6 +24,7 @@ from ..model.calculations import (
 from ..model.catalog import Catalog, load_catalog
 from ..model.expr import Value, evaluate
 from . import costs
+from .deployment import decide
 from .evaluate import (
     Choice,
     account_inputs,
@@ -114,6 +115,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
+    totals = _totals(plan_sums(chosen_plan), api_known)
     return Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
@@ -130,7 +132,8 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         workloads=workloads,
         plan=_with_range(to_plan(chosen_plan, workloads),
                          confidence_range(chosen_plan, workloads, acct)),
-        totals=_totals(plan_sums(chosen_plan), api_known),
+        totals=totals,
+        deployment=decide(req, totals),
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),

@@ -111,6 +111,19 @@ class WorkloadResult(_M):
         return self.option(self.recommended)
 
 
+class Deployment(_M):
+    """Buy, rent or hosted API, decided in the open (issue 22, item 2): what the requirements
+    asked (``policy.deployment``), what is recommended, every way's cost per year and the
+    customer's reasons (``account.reasons``)."""
+
+    asked: str = "on_prem"  # policy.deployment: on_prem | cloud | cheapest
+    recommended: str = "on_prem"  # on_prem | cloud | api
+    cheapest: str = "on_prem"  # the way that costs least per year (of those priced)
+    annual_cost: dict[str, float] = {}  # per way priced: on_prem, cloud, api (when known)
+    cheaper: list[str] = []  # the ways that cost less than the recommended one, cheapest first
+    reasons: list[str] = []  # account.reasons, as given
+
+
 class Totals(_M):
     """The account's totals: ``totals`` over the plan's node groups, ``totals_dedicated``
     over each workload sized alone (workloads without an option count 0)."""
@@ -210,7 +223,14 @@ class PriceUsed(_M):
     unit: str
     date: str | None  # YYYY, YYYY-MM or YYYY-MM-DD as the source gives it; None = undated
     source: str
-    note: str = ""  # e.g. the tier asked for had no offer: which tier was used
+    note: str = ""  # e.g. how a derived price was derived, in words
+    # A cloud price derived for the account's tier from another tier's offer by the catalog's
+    # tier ratios (prices.yaml tier_ratios): never a silent mix of tiers.
+    derived: bool = False
+    flag: str = ""  # 'derived' when derived, else ''
+    derived_from_tier: str | None = None  # the tier of the offer the price rests on
+    derived_from_value: float | None = None  # that offer's price (account currency)
+    ratios: list[float] = []  # the tier ratios applied, in order
 
 
 class Assumption(_M):
@@ -244,6 +264,7 @@ class Result(_M):
     assumptions: list[Assumption]
     units: dict[str, str]
     cloud_tier: str = "committed_1yr"  # costs.cloud_tier the cloud comparison rents at
+    deployment: Deployment = Deployment()  # buy, rent or hosted API
     prices: list[PriceUsed] = []  # every dated price the costs use
     sensitivity: list[ScenarioResult] = []
     source: SourceInfo | None = None

@@ -17,6 +17,7 @@ from .alternatives import memory_svg
 from .appendix import formula_context
 from .assumptions import assumptions_context
 from .debugger import debugger_context
+from .deployment import deployment_context
 from .format import Formatter
 from .glossary import glossary_context
 from .plan import plan_context
@@ -37,6 +38,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **cover_context(result, fmt, day),
         "workloads": views,
         **summary_context(result, views),
+        **deployment_context(result, fmt),  # partials/deployment.html.j2
         **assumptions_context(result, views, cat, fmt),
         **formula_context(),
         "catalog_current": result.catalog_digest == cat.digest,

@@ -123,9 +123,14 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
 
 def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt: Formatter,
                 day: dt.date) -> dict[str, Any]:
-    """``cloud_tier`` (in words), ``prices``, ``price_max_age_days`` and ``breakeven``."""
+    """``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days`` and
+    ``breakeven``."""
     return {
         "cloud_tier": tier_words(result.cloud_tier),
+        # GPU ids whose cloud price in the account's tier is derived by a tier ratio: every
+        # table that shows a cloud figure for them marks it
+        "derived_cloud": sorted(p.item.partition(":")[2] for p in result.prices
+                                if p.item.startswith("cloud:") and p.derived),
         "prices": _price_list(result, cat, fmt, day),
         "price_max_age_days": cat.constant("price_max_age_days"),
         "breakeven": _breakeven(result, views, cat, fmt),

@@ -76,8 +76,12 @@ def write(book: Book) -> None:
         if SCOPE.get(a.name) != "account":  # those are listed above
             line(_assumption_label(book, a.name), a.value, a.unit, customer_source(a.source))
     section("Prices and their dates (edit them on the Inputs sheet)")
+    derived = {p.item.partition(":")[2] for p in r.prices
+               if p.item.startswith("cloud:") and p.derived}
     for (table, tid, colname), name in book.lay.price_names.items():
         label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
+        if colname == "cloud_gpu_hour" and tid in derived:  # never a silent mix of tiers
+            label = f"{label} (DERIVED for the tier)"
         line(f"{label}: {tid}", float(r.tables[table][tid][colname]), unit,
              book.price_source(table, tid, colname), f"={name}")
     section("Modelling conventions")

@@ -44,6 +44,7 @@ from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
 from .confidence import CONFIDENCE_DEMAND_REPLICAS
 from .core import Calculation, Input, Scope, Sheet
 from .costs import (
+    DERIVED_TIER_PRICE,
     PRICE_IN_ACCOUNT_CURRENCY,
     TOTAL_COST_PER_MILLION_CLOUD,
     TOTAL_COST_PER_MILLION_ONPREM,
@@ -108,6 +109,7 @@ __all__ = [
     "DEBUG_MEMORY_LIMIT_USERS",
     "DEBUG_OOM_CONTEXT_TOKENS",
     "DEBUG_TTFT_LIMIT_USERS",
+    "DERIVED_TIER_PRICE",
     "FIGURES",
     "FIGURE_EXPRS",
     "GROUP_COST_CALCULATIONS",

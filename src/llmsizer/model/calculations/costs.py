@@ -143,3 +143,7 @@ TOTAL_COST_PER_MILLION_TOTAL_API = IF(
 
 # Catalog prices are in US dollars; accounts in another currency give an exchange rate.
 PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")
+# A GPU without a dated offer in the account's cloud tier is priced from another tier's offer
+# by the catalog's documented ratio between the two tiers (prices.yaml, tier_ratios), so that
+# every option of a comparison is rented in one tier.
+DERIVED_TIER_PRICE = ref("other_tier_price") * ref("tier_ratio")

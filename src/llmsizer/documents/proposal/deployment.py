@@ -1,0 +1,61 @@
+"""Buy, rent or hosted API in the executive summary (templates/partials/deployment.html.j2):
+the way recommended, in one sentence the ways that would cost less with both figures, and the
+customer's reasons (``account.reasons``) or that none was given. The figures are the plan's
+totals (sizing.deployment compares them); this module only words them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...sizing.costs import tier_words
+from ...sizing.results import Result
+from .format import Formatter
+
+
+def _ways(result: Result) -> dict[str, str]:
+    """Each way in words, as the subject of a sentence."""
+    return {"on_prem": "buying and running the servers (on-premises)",
+            "cloud": f"renting the same GPUs in the cloud ({tier_words(result.cloud_tier)})",
+            "api": "a hosted API (paid per token)"}
+
+
+SHORT = {"on_prem": "on-premises", "cloud": "the cloud", "api": "the hosted API"}
+
+
+def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
+    """``deployment``: ``recommended`` (on_prem | cloud | api), ``lead`` (the way recommended,
+    with its cost a year), ``cheaper`` (one sentence, or ''), ``reasons_intro`` and
+    ``reasons`` (the customer's, as given; escaped by the template)."""
+    d = result.deployment
+    ways = _ways(result)
+    cost = d.annual_cost
+    if not cost:
+        return {"deployment": None}
+    rec = d.recommended
+    rec_cost = fmt.money(cost[rec]) if rec in cost else "no price known"
+    if d.asked == "cheapest":
+        others = "; ".join(f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items() if w != rec)
+        lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
+                f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
+    else:
+        lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
+    cheaper = ""
+    if d.cheaper:
+        parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year" for w in d.cheaper]
+        cheaper = ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
+                   + f", against {rec_cost} for {SHORT[rec]}.")
+    if d.reasons:
+        intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper
+                 else "What the customer asked us to weigh:")
+    else:
+        intro = (f"The requirements give no reason for choosing {SHORT[rec]} over the cheaper way."
+                 if d.cheaper else "")
+    derived = {p.item.partition(":")[2] for p in result.prices
+               if p.item.startswith("cloud:") and p.derived}
+    if ("cloud" in (rec, *d.cheaper)
+            and any(w.best is not None and w.best.gpu in derived for w in result.workloads)):
+        lead += (" The cloud figure rests on a price derived for that tier from another tier's "
+                 "dated price (section 6, prices used).")
+    return {"deployment": {"recommended": rec, "asked": d.asked, "lead": lead,
+                           "cheaper": cheaper, "reasons_intro": intro,
+                           "reasons": list(d.reasons)}}
