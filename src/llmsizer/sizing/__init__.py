@@ -15,5 +15,6 @@ __all__ = [
     "measured",
     "plan",
     "results",
+    "retrieval",
     "search",
 ]

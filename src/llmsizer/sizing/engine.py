@@ -100,7 +100,8 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     acct = account_inputs(req, cat)
     workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
                                loaded.bench.get(i, ()))
-                 for i, w in enumerate(req.workloads)]
+                 for i, w in enumerate(req.workloads) if w.kind == "generate"]
+    # embed and rerank workloads are sized by sizing/retrieval.py (their own node groups)
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
