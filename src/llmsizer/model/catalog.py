@@ -190,6 +190,9 @@ class Catalog(_Entry):
     prices: Prices
     digest: str
     embedders: dict[str, Embedder] = {}
+    # the retrieval model's constants (embedders.yaml): apart from ``constants``, which the
+    # LLM workbook's assumptions list in full
+    retrieval_constants: dict[str, Constant] = {}
 
     def gpu(self, key: str) -> Gpu:
         return _pick(self.gpus, key, "GPU")
@@ -347,14 +350,14 @@ def load_catalog() -> Catalog:
         if not isinstance(doc, dict) or (name not in doc and name != "prices"):
             raise CatalogError(f"catalogs/{name}.yaml: top-level key {name!r} missing")
         raw[name] = doc[name] if name != "prices" else doc
-    # embedders.yaml: its models, and the retrieval model's constants beside the others
+    # embedders.yaml: its models and the retrieval model's constants
     text = (base / "embedders.yaml").read_text(encoding="utf-8")
     digest.update(text.encode())
     doc = yaml.safe_load(text)
     if not isinstance(doc, dict) or "embedders" not in doc:
         raise CatalogError("catalogs/embedders.yaml: top-level key 'embedders' missing")
     raw["embedders"] = doc["embedders"]
-    raw["constants"] = {**raw["constants"], **doc.get("retrieval_constants", {})}
+    raw["retrieval_constants"] = doc.get("retrieval_constants", {})
     try:
         cat = Catalog(**raw, digest=digest.hexdigest()[:16])
     except ValidationError as exc:

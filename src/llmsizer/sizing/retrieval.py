@@ -67,7 +67,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog) ->
     account: dict[str, float] = {
         "headroom": p.headroom, "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
         "gpu_memory_utilization": p.gpu_memory_utilization,
-        **{k: cat.constant(k) for k in _ACCOUNT_CONSTANTS}}
+        **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS}}
     if p.mfu is not None:
         account["mfu_encode"] = p.mfu
     ids = req.hardware.gpus or list(cat.gpus)
