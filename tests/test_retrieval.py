@@ -6,6 +6,11 @@ small LLM servers"): NV-Embed-v2 at FP16 is 15.7 GB and fits on one A10 or L4.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +19,9 @@ from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.retrieval import RetrievalSizing, size_retrieval
+from llmsizer.sizing.evaluate import account_inputs, build_tables
+from llmsizer.sizing.results import RetrievalWorkloadResult
+from llmsizer.sizing.retrieval import size_retrieval
 
 CAT = load_catalog()
 
@@ -25,10 +32,11 @@ def _req(workload: dict[str, Any], gpus: list[str]) -> Requirements:
         "workloads": [{"name": "Search", **workload}], "hardware": {"gpus": gpus}})
 
 
-def _size(workload: dict[str, Any], gpus: list[str]) -> RetrievalSizing:
+def _size(workload: dict[str, Any], gpus: list[str]) -> RetrievalWorkloadResult:
     req = _req(workload, gpus)
     w = req.workloads[0]
-    return size_retrieval(req, w, CAT.embedders[w.model], CAT)
+    return size_retrieval(req, w, CAT.embedders[w.model], CAT, build_tables(req, CAT),
+                          account_inputs(req, CAT))
 
 
 EMBED = {"model": "nv-embed-v2", "kind": "embed", "requests_per_s": 50,
@@ -144,5 +152,62 @@ def test_a_valid_rag_account_loads() -> None:
                                     "    tokens_per_request: 64\n"
                                     "    targets: {latency_p95_s: 0.1}"), "acme.yaml", CAT)
     w = loaded.req.workloads[0]
-    o = size_retrieval(loaded.req, w, CAT.embedders[w.model], CAT).options[0]
+    o = size_retrieval(loaded.req, w, CAT.embedders[w.model], CAT, build_tables(loaded.req, CAT),
+                       account_inputs(loaded.req, CAT)).options[0]
     assert float(o.values["request_rate_per_s"]) == pytest.approx(2000 * 6 * 3 / 3600)
+
+
+# --- a mixed account: the retrieval workloads reach the results ---------------------------
+
+MIXED = Path(__file__).parent / "data" / "rag-mixed.yaml"
+
+
+def test_mixed_account_results_hold_the_retrieval_workloads_and_their_costs() -> None:
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(MIXED), CAT)
+    doc = json.loads(result.to_json())
+    assert [w["name"] for w in doc["workloads"]] == ["Chat"]
+    retrieval = {w["name"]: w for w in doc["retrieval"]}
+    assert set(retrieval) == {"Query embedding", "Rerank"}
+    for w in retrieval.values():
+        ids = {o["id"] for o in w["options"]}
+        assert {"l4", "a10", "l40s"} <= ids  # small PCIe servers are candidates
+    # bge-m3 (568M parameters) at 64 tokens, 100 ms p95: an L4 (now priced, USD 2,345 MSRP)
+    # is the cheapest; the reranker's 50 x 320-token batch takes 695 ms on an L4, over 300 ms
+    assert retrieval["Query embedding"]["recommended"] == "l4"
+    l4 = next(o for o in retrieval["Rerank"]["options"] if o["id"] == "l4")
+    assert not l4["feasible"] and "over the 300 ms target" in l4["reason"]
+    groups = doc["plan"]["retrieval_groups"]
+    assert [g["workload"] for g in groups] == ["Query embedding", "Rerank"]
+    # the totals are the LLM node groups plus the retrieval groups, figure by figure
+    llm = doc["plan"]["node_groups"]
+    for key, figure in (("capex", "capex"), ("annual_cost_onprem", "annual_cost_onprem"),
+                        ("annual_cost_cloud", "annual_cost_cloud"), ("nodes", "nodes"),
+                        ("gpus_purchased", "gpus_purchased")):
+        expected = sum(g[figure] for g in llm) + sum(g[figure] for g in groups)
+        assert doc["totals"][key] == pytest.approx(expected), key
+        assert sum(g[figure] for g in groups) > 0
+    # a retrieval group's capex is the TCO lines' with its counts: GPUs x price + nodes x
+    # (node price + network)
+    emb = groups[0]
+    rec = next(o for o in retrieval["Query embedding"]["options"] if o["id"] == "l4")
+    v = rec["values"]
+    assert emb["capex"] == pytest.approx(v["retrieval_gpus"] * 2345 + v["retrieval_nodes"]
+                                         * (v["node_base_price"]
+                                            + doc["account_inputs"]["network_per_node"]))
+
+
+def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
+    env = {**os.environ, "COLUMNS": "100"}
+    out = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(MIXED)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(map(len, lines)) <= 100, max(lines, key=len)
+    assert any("Query embedding — BGE-M3 (embed)" in ln for ln in lines)
+    assert any("Rerank — BGE reranker v2 M3 (rerank)" in ln for ln in lines)
+    starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
+    assert [r[1] for r in starred if r[1] in ("l4", "l40s")] == ["l4", "l40s"]
+    assert any("not shared with the LLM pools" in ln for ln in lines)

@@ -40,8 +40,6 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
     Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
     Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
-    Input("gpu_price", "GPU price", "USD", "option", "Catalog purchase price per GPU."),
-    Input("node_price", "Node price", "USD", "option", "Platform without its GPUs."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -138,10 +136,11 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "Replicas / GPUs per node, plus one node for N+1."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
-       "Nodes x GPUs per node."),
-    _c("retrieval_capex", "Purchase price", "USD", "Retrieval",
-       r("retrieval_gpus") * r("gpu_price") + r("retrieval_nodes") * r("node_price"),
-       "GPUs x GPU price + nodes x node price."),
+       "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
+    _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
+       MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
+           * r("gpus_per_node")),
+       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented)."),
 )
 
 
