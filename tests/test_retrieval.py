@@ -211,3 +211,51 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
     assert [r[1] for r in starred if r[1] in ("l4", "l40s")] == ["l4", "l40s"]
     assert any("not shared with the LLM pools" in ln for ln in lines)
+
+
+def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path) -> None:
+    """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan
+    sheet's account totals, which now include the retrieval node groups."""
+    import openpyxl
+    from support.libreoffice import read_values, recalculated_values
+
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(MIXED), CAT)
+    book = tmp_path / "rag.xlsx"
+    write_workbook(result, book)
+    assert "Retrieval" in openpyxl.load_workbook(book).sheetnames
+    cached = read_values(book)
+    lo = recalculated_values(book, tmp_path / "lo")
+    formulas = openpyxl.load_workbook(book)
+    checked = 0
+    for sheet in ("Retrieval", "Plan"):
+        for row in formulas[sheet].iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    want, got = cached[sheet][cell.coordinate], lo[sheet].get(cell.coordinate)
+                    if isinstance(want, str | bool):
+                        assert got == want, (sheet, cell.coordinate, cell.value)
+                    else:
+                        assert got == pytest.approx(want, rel=1e-9), (sheet, cell.coordinate,
+                                                                      cell.value)
+                    checked += 1
+    assert checked > 60
+    # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
+    plan = cached["Plan"]
+    assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]
+
+
+def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
+    from llmsizer.documents.proposal.plan import plan_context
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(MIXED), CAT)
+    views = plan_context(result, CAT)["plan"].retrieval
+    assert [(v.group.workload, v.kind_text, v.gpu_name) for v in views] == [
+        ("Query embedding", "embedding", "NVIDIA L4"), ("Rerank", "reranking", "NVIDIA L40S")]
+    # the online p95 bound within each target (100 ms, 300 ms)
+    assert views[0].latency_ms <= 100 + 1e-9 and views[1].latency_ms <= 300
