@@ -39,7 +39,22 @@ def calculations_md() -> str:
             if c.sheet == sheet:
                 formula = to_text(c.expr).replace("|", "\\|")
                 lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
-    return "\n".join(lines + plan_md()) + "\n"
+    return "\n".join(lines + plan_md() + retrieval_md()) + "\n"
+
+
+def retrieval_md() -> list[str]:
+    """Embed and rerank workloads (calculations/retrieval.py): their own inputs and list."""
+    from ..model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+
+    lines = ["", "## Retrieval", "",
+             "Embed and rerank workloads: one forward pass per request on one GPU per replica.",
+             "", "| input | scope | unit | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |" for i in RETRIEVAL_INPUTS]
+    lines += ["", "| name | unit | formula | note |", "|---|---|---|---|"]
+    for c in RETRIEVAL_CALCULATIONS:
+        formula = to_text(c.expr).replace("|", "\\|")
+        lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
+    return lines
 
 
 def plan_md() -> list[str]:
@@ -202,12 +217,17 @@ def _yaml_comment(prop: Node) -> list[str]:
 # Keys shown commented out in the reference file: they are alternatives to a key it uses.
 _MEASURED_ALT = "# Instead of tokens_per_s_per_replica (one or the other):"
 _LOAD_ALT = "# Instead of concurrent_users (state the load exactly one way):"
+_RETRIEVAL_ALT = "# kind: embed or kind: rerank workloads only:"
 _ALTERNATIVES = {("Measured", "file"): _MEASURED_ALT, ("Measured", "format"): _MEASURED_ALT,
                  ("Measured", "gpu_count"): _MEASURED_ALT,
                  ("Workload", "requests_per_s"): _LOAD_ALT, ("Workload", "burstiness"): _LOAD_ALT,
                  ("Workload", "named_users"): _LOAD_ALT,
                  ("Workload", "requests_per_user_per_hour"): _LOAD_ALT,
-                 ("Workload", "peak_to_average"): _LOAD_ALT}
+                 ("Workload", "peak_to_average"): _LOAD_ALT,
+                 **{("Workload", k): _RETRIEVAL_ALT for k in (
+                     "tokens_per_request", "corpus_tokens", "reindex_within_hours",
+                     "candidates_per_request", "tokens_per_pair")},
+                 ("Targets", "latency_p95_s"): _RETRIEVAL_ALT}
 
 
 def requirements_reference_yaml() -> str:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..sizing.results import Result, WorkloadResult
+from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
 
 
 def _console() -> Console:
@@ -90,6 +90,51 @@ def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
     return t
 
 
+_RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "rep-\nlicas", "GPUs", "nodes",
+                    "on-prem\n{cur}/yr", "limited by")
+
+
+def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int) -> Table:
+    """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style."""
+    wide = width >= _WIDE
+    t = Table(title=Text(f"{w.name} — {w.model_name} ({w.kind})"), title_justify="left",
+              box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
+              padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
+    t.add_column("option", no_wrap=True)
+    for head in _RETRIEVAL_HEADS:
+        t.add_column(head.format(cur=cur), justify="left" if head == "limited by" else "right",
+                     no_wrap=True)
+    if wide:
+        t.add_column("why not", overflow="fold", ratio=1)
+    for o in w.options:
+        v = o.values
+        mark = "★ " if o.id == w.recommended else "  "
+        if o.feasible:
+            cells = [f"{float(v['batch_tokens']):,.0f}", f"{float(v['latency_p95_s']) * 1000:,.0f}",
+                     f"{float(v['replica_tokens_per_s']):,.0f}",
+                     f"{float(v['retrieval_replicas']):.0f}", f"{float(v['retrieval_gpus']):.0f}",
+                     f"{float(v['retrieval_nodes']):.0f}",
+                     f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price",
+                     str(v["limited_by"])]
+        elif wide:
+            cells = [""] * len(_RETRIEVAL_HEADS)
+        else:
+            continue  # listed under the table
+        t.add_row(mark + o.id, *cells, *([Text(o.reason)] if wide else []))
+    return t
+
+
+def _ruled_out(ids_reasons: list[tuple[str, str]], con: Console) -> None:
+    # id and reason side by side: a long reason wraps under itself, not under the id
+    why = Table.grid(padding=(0, 1, 0, 0))
+    why.add_column(no_wrap=True)
+    why.add_column(overflow="fold")
+    for oid, reason in ids_reasons:
+        why.add_row(Text(f"  {oid}", style="bold"), Text(reason))
+    con.print(Text("Ruled out:", style="bold"), highlight=False)
+    con.print(why)
+
+
 def print_result(result: Result, console: Console | None = None) -> None:
     con = console or _console()
     cur = result.account.currency
@@ -98,22 +143,22 @@ def print_result(result: Result, console: Console | None = None) -> None:
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
         con.print(_workload_table(w, cur, con.width))
-        ruled_out = [o for o in w.options if not o.feasible]
+        ruled_out = [(o.id, o.reason) for o in w.options if not o.feasible]
         if ruled_out and not wide:
-            # id and reason side by side: a long reason wraps under itself, not under the id
-            why = Table.grid(padding=(0, 1, 0, 0))
-            why.add_column(no_wrap=True)
-            why.add_column(overflow="fold")
-            for o in ruled_out:
-                why.add_row(Text(f"  {o.id}", style="bold"), Text(o.reason))
-            con.print(Text("Ruled out:", style="bold"), highlight=False)
-            con.print(why)
+            _ruled_out(ruled_out, con)
         if w.measured_note:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
             con.print(Text(warning, style="yellow"), highlight=False)
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
+    for rw in result.retrieval:
+        con.print(_retrieval_table(rw, cur, con.width))
+        r_out = [(o.id, o.reason) for o in rw.options if not o.feasible]
+        if r_out and not wide:
+            _ruled_out(r_out, con)
+        if rw.advice:
+            con.print(Text(rw.advice, style="red"), highlight=False)
     _print_plan(result, con)
     tot = result.totals
     con.print(Text(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
@@ -161,6 +206,11 @@ def _print_plan(result: Result, con: Console) -> None:
                            f"replicas ({p.spare_replicas} spare), batch {p.batch_per_replica}; "
                            f"headroom {p.headroom_achieved:.0%}, {p.headroom_after_node_loss:.0%} "
                            "with a node down"), highlight=False)
+    for rg in result.plan.retrieval_groups:
+        con.print(Text(f"Plan: {rg.nodes} × {rg.platform} ({rg.gpus_purchased} GPUs bought, "
+                       f"{rg.gpus_used} used) for {rg.workload} ({rg.kind}), {rg.replicas} "
+                       f"replicas on {rg.gpu}, limited by {rg.limited_by}; its own nodes, not "
+                       "shared with the LLM pools", style="bold"), highlight=False)
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
         con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "

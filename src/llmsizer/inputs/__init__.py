@@ -11,6 +11,7 @@ __all__ = [
     "benchformats",
     "benchlabels",
     "benchpoints",
+    "kinds",
     "loader",
     "modelconfig",
     "schema",

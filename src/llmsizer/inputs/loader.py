@@ -104,6 +104,11 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
     resolved: dict[str, Model] = {}
     points: dict[int, tuple[BenchPoint, ...]] = {}
     for i, w in enumerate(req.workloads):
+        if w.kind != "generate":
+            # embed/rerank models: catalogs/embedders.yaml, of the workload's own task
+            pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
+            known(w.model, pool, f"{w.kind} model", ("workloads", i, "model"))
+            continue
         if w.measured:
             known(w.measured.gpu, catalog.gpus, "GPU", ("workloads", i, "measured", "gpu"))
             if w.measured.file is not None:

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..model.catalog import CloudTier
+from .kinds import keys_of_its_kind, population_keys, retrieval_consistent
 
 SCHEMA_VERSION = 1
 PrecisionId = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4"]
@@ -134,6 +135,11 @@ class Targets(_Strict):
         description="Total output tokens per second across all users, for offline or batch work without a"
                     " per-user target.",
         json_schema_extra={"example": "5000", "unit": "tok/s"})
+    latency_p95_s: Annotated[float, Field(ge=0.001, le=600)] | None = Field(
+        default=None,
+        description="Embed and rerank workloads only: 95th-percentile time from a request's arrival "
+                    "to its vectors or scores (batching window + queue + forward pass).",
+        json_schema_extra={"example": "0.1", "unit": "s"})
 
 
 BenchFormat = Literal["vllm", "aiperf", "genai-perf", "trtllm-bench"]
@@ -246,8 +252,11 @@ _LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
               "peak_to_average": "a number from 1 to 100"}
 
 
+WorkloadKind = Literal["generate", "embed", "rerank"]
+
 class Workload(_Strict):
-    """One workload: a model, its users at peak, the request shape and the targets."""
+    """One workload: a model, its users at peak, the request shape and the targets. ``kind``
+    says what it serves: a generating LLM (the default), an embedding model or a reranker."""
 
     name: Text = Field(
         description="Name of the workload, unique within the file; heads its section of the proposal.",
@@ -256,6 +265,13 @@ class Workload(_Strict):
         description="Catalog model id (`llmsizer catalog models`), or the path of a Hugging Face "
                     "config.json next to this file.",
         json_schema_extra={"example": "llama-3.1-70b"})
+    kind: WorkloadKind = Field(
+        default="generate",
+        description="What the workload serves: generate (an LLM answering), embed (text to vectors: "
+                    "queries online and/or a corpus offline) or rerank (scoring query-passage pairs). "
+                    "Embed and rerank models come from the embedding catalog (NV-Embed-v2, bge-m3, "
+                    "Qwen3-Embedding, bge-reranker-v2-m3, ...).",
+        json_schema_extra={"example": "generate"})
     concurrent_users: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
         default=None,
         description="Load, first form: users generating at the same time at peak (not registered "
@@ -284,11 +300,14 @@ class Workload(_Strict):
         default=None,
         description="Busiest hour's request rate / the average hour's (with named_users).",
         json_schema_extra={"example": "3", "unit": "x"})
-    prompt_tokens: Annotated[int, Field(ge=1, le=2_000_000)] = Field(
-        description="Average input per request: system prompt, history and retrieved context included.",
+    prompt_tokens: Annotated[int, Field(ge=1, le=2_000_000)] | None = Field(
+        default=None,
+        description="Average input per request: system prompt, history and retrieved context "
+                    "included. Required for kind: generate.",
         json_schema_extra={"example": "500", "unit": "tokens"})
-    output_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
-        description="Average generated tokens per request.",
+    output_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        default=None,
+        description="Average generated tokens per request. Required for kind: generate.",
         json_schema_extra={"example": "300", "unit": "tokens"})
     max_context_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
         default=None,
@@ -300,9 +319,11 @@ class Workload(_Strict):
         description="Share of prompt tokens served from the prefix cache (a shared system prompt or "
                     "document), which skip prefill.",
         json_schema_extra={"example": "0.3", "unit": "fraction"})
-    targets: Targets = Field(
-        description="What each user or the whole workload must get at peak; at least one of "
-                    "tokens_per_s_per_user, response_time_s or system_tokens_per_s.",
+    targets: Targets | None = Field(
+        default=None,
+        description="What each user or the whole workload must get at peak; generate: at least one "
+                    "of tokens_per_s_per_user, response_time_s or system_tokens_per_s; embed "
+                    "(online) and rerank: latency_p95_s.",
         json_schema_extra={"example": "{tokens_per_s_per_user: 30, ttft_s: 2}"})
     speculative: Speculative | None = Field(
         default=None,
@@ -314,6 +335,28 @@ class Workload(_Strict):
         description="The customer's own benchmark on one configuration: it replaces the modelled "
                     "throughput for that GPU.",
         json_schema_extra={"example": "{gpu: h100-sxm, gpus_per_replica: 4, tokens_per_s_per_replica: 1000}"})
+    tokens_per_request: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        default=None,
+        description="Embed only: average tokens in one online request (a query, or the texts sent "
+                    "together).",
+        json_schema_extra={"example": "64", "unit": "tokens"})
+    corpus_tokens: Annotated[float, Field(ge=1, le=1e15)] | None = Field(
+        default=None,
+        description="Embed only: tokens in the document corpus to embed offline (with "
+                    "reindex_within_hours).",
+        json_schema_extra={"example": "2e9", "unit": "tokens"})
+    reindex_within_hours: Annotated[float, Field(ge=0.01, le=8760)] | None = Field(
+        default=None,
+        description="Embed only: the whole corpus must be embedded again within this time.",
+        json_schema_extra={"example": "8", "unit": "h"})
+    candidates_per_request: Annotated[int, Field(ge=1, le=10_000)] | None = Field(
+        default=None,
+        description="Rerank only: passages scored against the query in one request.",
+        json_schema_extra={"example": "50", "unit": "passages"})
+    tokens_per_pair: Annotated[int, Field(ge=1, le=100_000)] | None = Field(
+        default=None,
+        description="Rerank only: average tokens of one query + passage pair.",
+        json_schema_extra={"example": "320", "unit": "tokens"})
 
     @model_validator(mode="before")
     @classmethod
@@ -326,10 +369,30 @@ class Workload(_Strict):
                                      f"{allowed}, or delete the line")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_its_kind(cls, data: Any) -> Any:
+        """A key of another kind of workload gets a message naming the kind it belongs to."""
+        return keys_of_its_kind(data)
+
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
+        if self.kind != "generate":
+            self._retrieval_consistent()
+            return self
+        examples = {"prompt_tokens": "prompt_tokens: 500", "output_tokens": "output_tokens: 300",
+                    "targets": "targets: {tokens_per_s_per_user: 30}"}
+        for key, example in examples.items():
+            if getattr(self, key) is None:
+                raise ValueError(f"required key '{key}' is missing: a generating workload "
+                                 f"(kind: generate, the default) needs it, e.g. `{example}`")
         self._one_load()
         t = self.targets
+        assert t is not None  # checked above
+        if t.latency_p95_s is not None:
+            raise ValueError("targets.latency_p95_s is for kind: embed or rerank workloads; a "
+                             "generating workload states ttft_s and tokens_per_s_per_user "
+                             "(or response_time_s)")
         if t.tokens_per_s_per_user is None and t.response_time_s is None and (
             t.system_tokens_per_s is None
         ):
@@ -343,6 +406,7 @@ class Workload(_Strict):
                 f"targets.ttft_s ({t.ttft_s:g} s) must be shorter than targets.response_time_s "
                 f"({t.response_time_s:g} s): the first token comes before the whole answer"
             )
+        assert self.prompt_tokens is not None and self.output_tokens is not None
         if self.max_context_tokens is not None and (
             self.max_context_tokens < self.prompt_tokens + self.output_tokens
         ):
@@ -352,6 +416,10 @@ class Workload(_Strict):
             )
         return self
 
+
+    def _retrieval_consistent(self) -> None:
+        retrieval_consistent(self)
+        population_keys(self)
 
     def _one_load(self) -> None:
         """Exactly one load form: each alone is a complete statement of the peak."""
@@ -365,17 +433,7 @@ class Workload(_Strict):
                 "state the load exactly one way: concurrent_users (users at the same time), "
                 "requests_per_s (peak arrivals per second) or named_users with "
                 f"requests_per_user_per_hour and peak_to_average; found {found}")
-        population = ("requests_per_user_per_hour", "peak_to_average")
-        if self.named_users is not None:
-            missing = [n for n in population if getattr(self, n) is None]
-            if missing:
-                raise ValueError(f"named_users needs {' and '.join(missing)} too (e.g. "
-                                 "requests_per_user_per_hour: 6, peak_to_average: 3)")
-        else:
-            extra = [n for n in population if getattr(self, n) is not None]
-            if extra:
-                raise ValueError(f"{' and '.join(extra)} describe a user population: use them "
-                                 "with named_users (or delete them)")
+        population_keys(self)
         if self.burstiness is not None and self.concurrent_users is not None:
             raise ValueError("burstiness describes arrivals: use it with requests_per_s or "
                              "named_users (or delete it)")

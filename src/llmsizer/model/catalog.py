@@ -116,6 +116,22 @@ class Model(_Entry):
         return self
 
 
+class Embedder(_Entry):
+    """An embedding or reranking model (catalogs/embedders.yaml): one forward pass per
+    request, no generation loop, no KV cache."""
+
+    name: str
+    task: Literal["embed", "rerank"]
+    hf_id: str
+    params_total: float = Field(gt=0)
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    attention_heads: int = Field(ge=1)
+    max_sequence: int = Field(ge=1)
+    encoder: bool
+    source: str
+
+
 class Precision(_Entry):
     bytes_per_param: float = Field(gt=0)
     scale_overhead: float = Field(ge=0, description="extra bytes per byte for scales/zeros")
@@ -216,6 +232,10 @@ class Catalog(_Entry):
     coverage: Coverage
     prices: Prices
     digest: str
+    embedders: dict[str, Embedder] = {}
+    # the retrieval model's constants (embedders.yaml): apart from ``constants``, which the
+    # LLM workbook's assumptions list in full
+    retrieval_constants: dict[str, Constant] = {}
 
     def gpu(self, key: str) -> Gpu:
         return _pick(self.gpus, key, "GPU")
@@ -373,6 +393,14 @@ def load_catalog() -> Catalog:
         if not isinstance(doc, dict) or (name not in doc and name != "prices"):
             raise CatalogError(f"catalogs/{name}.yaml: top-level key {name!r} missing")
         raw[name] = doc[name] if name != "prices" else doc
+    # embedders.yaml: its models and the retrieval model's constants
+    text = (base / "embedders.yaml").read_text(encoding="utf-8")
+    digest.update(text.encode())
+    doc = yaml.safe_load(text)
+    if not isinstance(doc, dict) or "embedders" not in doc:
+        raise CatalogError("catalogs/embedders.yaml: top-level key 'embedders' missing")
+    raw["embedders"] = doc["embedders"]
+    raw["retrieval_constants"] = doc.get("retrieval_constants", {})
     try:
         cat = Catalog(**raw, digest=digest.hexdigest()[:16])
     except ValidationError as exc:

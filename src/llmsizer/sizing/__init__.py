@@ -17,5 +17,6 @@ __all__ = [
     "measured",
     "plan",
     "results",
+    "retrieval",
     "search",
 ]

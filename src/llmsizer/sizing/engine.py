@@ -44,6 +44,7 @@ from .results import (
     WorkloadResult,
     slugify,
 )
+from .retrieval import retrieval_groups, size_retrieval, with_retrieval
 from .search import size_workload
 
 
@@ -101,11 +102,15 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     acct = account_inputs(req, cat)
     workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
                                loaded.bench.get(i, ()))
-                 for i, w in enumerate(req.workloads)]
+                 for i, w in enumerate(req.workloads) if w.kind == "generate"]
+    # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
+    retrieval = [size_retrieval(req, w, cat.embedders[w.model], cat, tables, acct)
+                 for w in req.workloads if w.kind != "generate"]
+    rgroups = retrieval_groups(retrieval)
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
-    dedicated = _totals(option_sums(chosen), api_known)
+    dedicated = _totals(with_retrieval(option_sums(chosen), rgroups), api_known)
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
     chosen_plan = choose_plan(workloads, acct)
     workloads = [w.model_copy(update={
@@ -115,7 +120,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
-    totals = _totals(plan_sums(chosen_plan), api_known)
+    totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
     return Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
@@ -130,8 +135,10 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         tables={name: {k: row for k, row in t.items() if k in used[name]}
                 for name, t in tables.items()},
         workloads=workloads,
+        retrieval=retrieval,
         plan=_with_range(to_plan(chosen_plan, workloads),
-                         confidence_range(chosen_plan, workloads, acct)),
+                         confidence_range(chosen_plan, workloads, acct)).model_copy(
+                             update={"retrieval_groups": rgroups}),
         totals=totals,
         deployment=decide(req, totals),
         totals_dedicated=dedicated,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..inputs.schema import Requirements, Workload
+from ..inputs.schema import Requirements, Targets, Workload
 from ..model.calculations import COMPUTE_CODES, PRICE_IN_ACCOUNT_CURRENCY, program
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value, evaluate
@@ -74,7 +74,8 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
 
 
 def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
-    t = w.targets
+    # a generating workload: the schema requires its shape and targets (kind: generate)
+    t = w.targets or Targets()
     return {
         "users": float(w.concurrent_users or 0),
         "requests_per_s": w.requests_per_s or 0.0,
@@ -82,8 +83,8 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "named_users": float(w.named_users or 0),
         "requests_per_user_per_hour": w.requests_per_user_per_hour or 0.0,
         "peak_to_average": w.peak_to_average or 1.0,
-        "prompt_tokens": float(w.prompt_tokens),
-        "output_tokens": float(w.output_tokens),
+        "prompt_tokens": float(w.prompt_tokens or 0),
+        "output_tokens": float(w.output_tokens or 0),
         "max_context_tokens": float(w.max_context_tokens or 0),
         "prefix_cache_hit": w.prefix_cache_hit,
         "target_tokens_per_s_per_user": t.tokens_per_s_per_user or 0.0,

@@ -99,8 +99,8 @@ def pick_point(w: Workload, m: Measured, points: Sequence[BenchPoint], required:
 def _shape_warnings(w: Workload, v: PointView) -> list[str]:
     """The benchmark's request shape against the workload's (beyond 25 % either way)."""
     out = []
-    for what, bench, mine in (("prompts", v.point.input_tokens, w.prompt_tokens),
-                              ("outputs", v.point.output_tokens, w.output_tokens)):
+    for what, bench, mine in (("prompts", v.point.input_tokens, w.prompt_tokens or 0),
+                              ("outputs", v.point.output_tokens, w.output_tokens or 0)):
         ratio = length_ratio(bench, float(mine))
         if ratio is not None and bench is not None and (ratio > 1.25 or ratio < 0.8):
             out.append(f"the benchmark's {what} average {bench:,.0f} tokens, the workload's "

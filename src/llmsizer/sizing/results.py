@@ -124,9 +124,43 @@ class Deployment(_M):
     reasons: list[str] = []  # account.reasons, as given
 
 
+class RetrievalOption(_M):
+    """An embed or rerank workload on one candidate GPU (one GPU per replica)."""
+
+    id: str  # the GPU id: one option per candidate GPU
+    gpu: str
+    platform: str
+    feasible: bool
+    reason: str  # why not, when not feasible
+    priced: bool  # the GPU has a purchase price (catalog or account)
+    values: dict[str, float | str]  # the Retrieval calculations and the TCO lines, by name
+
+
+class RetrievalWorkloadResult(_M):
+    """An embed or rerank workload (``kind: embed | rerank``), sized by the Retrieval
+    calculations on its own node group (docs/results.md)."""
+
+    name: str
+    kind: str  # embed | rerank
+    model: str
+    model_name: str
+    inputs: dict[str, float]  # the workload's Retrieval inputs
+    recommended: str | None  # option id: the cheapest feasible, priced option
+    advice: str | None  # why none is recommended
+    options: list[RetrievalOption]
+
+    def option(self, option_id: str | None) -> RetrievalOption | None:
+        return next((o for o in self.options if o.id == option_id), None)
+
+    @property
+    def best(self) -> RetrievalOption | None:
+        return self.option(self.recommended)
+
+
 class Totals(_M):
     """The account's totals: ``totals`` over the plan's node groups, ``totals_dedicated``
-    over each workload sized alone (workloads without an option count 0)."""
+    over each workload sized alone (workloads without an option count 0). Both include the
+    retrieval node groups' GPUs, nodes and costs; the tokens are the generated ones."""
 
     gpus: int  # GPUs used (= gpus_used)
     nodes: int
@@ -191,9 +225,30 @@ class NodeGroup(_M):
     values: dict[str, float]  # every group aggregate and calculation, by name
 
 
+class RetrievalGroup(_M):
+    """One embed or rerank workload's nodes: a node group of its own (retrieval pools do
+    not share nodes with generating pools)."""
+
+    id: str  # retrieval-1, retrieval-2, ...
+    workload: str  # name
+    kind: str  # embed | rerank
+    model: str
+    gpu: str
+    platform: str
+    replicas: int  # GPUs serving (online + corpus), one replica per GPU
+    nodes: int
+    gpus_used: int
+    gpus_purchased: int
+    limited_by: str  # what limits a replica: GPU compute, latency (batch size), tokenisation CPU
+    capex: float
+    annual_cost_onprem: float
+    annual_cost_cloud: float
+
+
 class Plan(_M):
     pools: list[PlanPool]
     node_groups: list[NodeGroup]
+    retrieval_groups: list[RetrievalGroup] = []  # embed and rerank workloads' own nodes
     # GPUs the same plan buys if every option's throughput is at the model's low end (its
     # group's p90 error) or high end (p10); None when the figures are measured
     gpus_purchased_if_throughput_low: int | None = None
@@ -257,7 +312,8 @@ class Result(_M):
     usd_exchange_rate: float  # account currency per USD applied to catalog prices
     account_inputs: dict[str, float]
     tables: dict[str, dict[str, dict[str, float]]]
-    workloads: list[WorkloadResult]
+    workloads: list[WorkloadResult]  # the generating workloads (kind: generate)
+    retrieval: list[RetrievalWorkloadResult] = []  # embed and rerank workloads
     plan: Plan
     totals: Totals  # over the plan's node groups
     totals_dedicated: Totals  # each workload sized alone, summed

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.catalog import Catalog
-from ...sizing.results import NodeGroup, PlanPool, Result, Totals
+from ...sizing.results import NodeGroup, PlanPool, Result, RetrievalGroup, Totals
 from .format import chart_name, short_name
 
 
@@ -32,6 +32,19 @@ class GroupView:
 
 
 @dataclass(frozen=True)
+class RetrievalView:
+    """An embed or rerank workload's own node group, in the customer's words."""
+
+    group: RetrievalGroup
+    kind_text: str  # "embedding" | "reranking"
+    model_name: str
+    platform_name: str
+    gpu_name: str
+    latency_ms: float  # the p95 bound of an online request (0 = corpus only)
+    tokens_per_s_per_gpu: float  # online, per replica
+
+
+@dataclass(frozen=True)
 class PlanView:
     groups: tuple[GroupView, ...]
     pooled: bool  # some pool serves several workloads
@@ -40,6 +53,7 @@ class PlanView:
     dedicated: Totals  # each workload sized alone
     saving: float  # annual on-prem, against the dedicated sizing
     saving_share: float
+    retrieval: tuple[RetrievalView, ...] = ()  # embed and rerank workloads' own nodes
 
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
@@ -62,6 +76,20 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         groups.append(GroupView(group=grp, platform_name=short_name(plat.name) if plat else grp.platform,
                                 gpu_name=g.name if g else grp.gpu,
                                 pools=tuple(pools[pid] for pid in grp.pools)))
+    rviews = []
+    for rg in result.plan.retrieval_groups:
+        w = next(x for x in result.retrieval if x.name == rg.workload)
+        o = w.best
+        assert o is not None  # a retrieval group is a recommended option
+        plat, g = cat.platforms.get(rg.platform), cat.gpus.get(rg.gpu)
+        online = float(o.values["request_rate_per_s"]) > 0
+        rviews.append(RetrievalView(
+            group=rg, kind_text="embedding" if rg.kind == "embed" else "reranking",
+            model_name=w.model_name,
+            platform_name=short_name(plat.name) if plat else rg.platform,
+            gpu_name=g.name if g else rg.gpu,
+            latency_ms=float(o.values["latency_p95_s"]) * 1000 if online else 0.0,
+            tokens_per_s_per_gpu=float(o.values["replica_tokens_per_s"])))
     ded = result.totals_dedicated
     env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
            "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
@@ -69,4 +97,5 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         groups=tuple(groups), pooled=any(p.shared for p in pools.values()),
         shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
         pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
-        saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)))}
+        saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)),
+        retrieval=tuple(rviews))}

@@ -37,6 +37,7 @@ from ...sizing.results import Result
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import Column, input_name, letter
+from .retrieval_sheet import retrieval_total_refs
 
 __all__ = ["PlanLayout", "total_cell", "write"]
 
@@ -260,10 +261,13 @@ def write(book: Book) -> None:
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
         name = PLAN_TOTALS[key]
         refs = [f"{letter(group_col[g.id])}{pl.group_rows[name] + 1}" for g in groups]
+        refs += retrieval_total_refs(r, key)  # embed and rerank workloads' own node groups
         ws.write_formula(row, FIRST_COL, _sum(refs), f("total", fmt), plan_value)
         dedicated = [book.lay.cell(DEDICATED[key], c) for c in book.lay.columns
                      if c.option.id == c.workload.dedicated]
-        ws.write_formula(row, FIRST_COL + 1, _sum([d for d in dedicated if d]), f("total", fmt),
+        ws.write_formula(row, FIRST_COL + 1, _sum([d for d in dedicated if d]
+                                                  + retrieval_total_refs(r, key)),
+                         f("total", fmt),
                          ded_value)
     ws.freeze_panes(0, FIRST_COL)
     ws.repeat_columns(1, 2)

@@ -25,6 +25,7 @@ from . import (
     inputs,
     options_sheet,
     plan_sheet,
+    retrieval_sheet,
     scenarios,
     summary,
 )
@@ -41,6 +42,8 @@ class Sheet:
     name: str  # the tab's name (no user text: names are part of formulas)
     write: Callable[[Book], None]
     phase: int  # 0 inputs and catalog, 1 calculations, 2 sheets over them
+    # written only for the results it holds (None = always): the tab is absent otherwise
+    when: Callable[[Result], bool] | None = None
 
 
 REGISTRY: tuple[Sheet, ...] = (
@@ -51,12 +54,18 @@ REGISTRY: tuple[Sheet, ...] = (
     Sheet("Throughput", partial(calc_sheets.write, sheet="Throughput"), 1),
     Sheet("Nodes", partial(calc_sheets.write, sheet="Nodes"), 1),
     Sheet("TCO", partial(calc_sheets.write, sheet="TCO"), 1),
+    Sheet("Retrieval", retrieval_sheet.write, 1, lambda r: bool(r.retrieval)),
     Sheet("Options", options_sheet.write, 2),
     Sheet("Scenarios", scenarios.write, 2),
     Sheet("Catalog", catalog_sheet.write, 0),
     Sheet("Assumptions", assumptions.write, 2),
 )
-SHEETS = tuple(s.name for s in REGISTRY)
+SHEETS = tuple(s.name for s in REGISTRY if s.when is None)  # the sheets of every workbook
+
+
+def sheets_for(result: Result) -> tuple[Sheet, ...]:
+    """The sheets of ``result``'s workbook, in tab order."""
+    return tuple(s for s in REGISTRY if s.when is None or s.when(result))
 
 
 def write_workbook(result: Result, path: Path | str) -> None:
@@ -67,8 +76,9 @@ def write_workbook(result: Result, path: Path | str) -> None:
                                           "strings_to_numbers": False,
                                           "strings_to_urls": False})
     try:
-        book.open(wb, SHEETS)
-        for sheet in sorted(REGISTRY, key=lambda s: s.phase):  # stable: tab order within
+        sheets = sheets_for(result)
+        book.open(wb, tuple(s.name for s in sheets))
+        for sheet in sorted(sheets, key=lambda s: s.phase):  # stable: tab order within
             sheet.write(book)
         book.finish()
     finally:

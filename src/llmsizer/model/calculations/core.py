@@ -11,7 +11,7 @@ from typing import Literal
 from ..expr import Expr, ref
 
 Scope = Literal["account", "workload", "option"]
-Sheet = Literal["KV", "Throughput", "Nodes", "TCO"]
+Sheet = Literal["KV", "Throughput", "Nodes", "TCO", "Retrieval"]
 
 
 @dataclass(frozen=True)

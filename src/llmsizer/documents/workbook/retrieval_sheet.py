@@ -1,0 +1,123 @@
+"""Retrieval sheet (issue 24): the embed and rerank workloads, one column per workload on its
+recommended GPU. The Retrieval calculations (model/calculations/retrieval.py) and the TCO
+lines that cost the workload's own node group are live formulas over the inputs listed above
+them; the account's policy and cost inputs are the Inputs sheet's named cells. Written only
+when the account has such a workload (the tab is absent otherwise). The Plan sheet's account
+totals add this sheet's node counts and costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, INPUTS
+from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+from ...model.expr import render, to_text
+from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
+from .book import Book
+from .formats import clean_text, fit_width, number_format, unit_text
+from .layout import input_name, letter
+
+__all__ = ["TOTAL_ROWS", "retrieval_total_refs", "write"]
+
+FIRST_COL = 3
+HEAD_ROW = 4  # workload, model, GPU, platform
+_ACCOUNT = {i.name for i in INPUTS if i.scope == "account"}
+# the catalog values the TCO lines read, as the engine looked them up for the option
+_CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node price without GPUs",
+            "currency"), ("node_power_kw", "Node power", "kW"),
+            ("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h"),
+            ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"))
+_INPUTS = [(i.name, i.label, i.unit) for i in RETRIEVAL_INPUTS if i.name not in _ACCOUNT]
+_ROWS: dict[str, int] = {}
+_row = HEAD_ROW + 5
+for _name, *_ in (*_INPUTS, *_CATALOG):
+    _ROWS[_name] = _row
+    _row += 1
+_row += 1
+for _c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+    _ROWS[_c.name] = _row
+    _row += 1
+# Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
+TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
+              "nodes": "retrieval_nodes", "capex": "capex",
+              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+
+
+def _chosen(r: Result) -> list[tuple[RetrievalWorkloadResult, RetrievalOption]]:
+    return [(w, w.best) for w in r.retrieval if w.best is not None]
+
+
+def retrieval_total_refs(r: Result, key: str) -> list[str]:
+    """The Retrieval sheet's cells the account total ``key`` adds (none without the sheet)."""
+    row = _ROWS[TOTAL_ROWS[key]] + 1
+    return [f"Retrieval!{letter(FIRST_COL + j)}{row}" for j in range(len(_chosen(r)))]
+
+
+def _namer(col: int) -> Callable[[str], str]:
+    def name(n: str) -> str:
+        n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
+             "gpus_purchased": "retrieval_gpus"}.get(n, n) if n in GROUP_COUNTS else n
+        if n in _ROWS:
+            return f"{letter(col)}{_ROWS[n] + 1}"
+        found = input_name(n)
+        if found is None:
+            raise KeyError(f"the Retrieval sheet cannot place {n!r}")
+        return found
+    return name
+
+
+def write(book: Book) -> None:
+    if "Retrieval" not in book.ws:
+        return
+    ws = book.ws["Retrieval"]
+    f = book.f
+    chosen = _chosen(book.r)
+    n = max(1, len(chosen))
+    book.title(ws, "Retrieval serving: embedding and reranking",
+               "One column per embed or rerank workload on its recommended GPU, a node group of "
+               "its own (not shared with the LLM pools). Inputs as sized; the calculations and "
+               "costs below them are formulas. Change the account's requirements to change "
+               "the inputs.", 1)
+    ws.set_column(0, 0, 28)
+    ws.set_column(1, 1, 40)
+    ws.set_column(2, 2, 11)
+    ws.set_column(FIRST_COL, FIRST_COL + n - 1, 22)
+    ws.set_column(FIRST_COL + n, FIRST_COL + n, 50)
+    ws.set_column(FIRST_COL + n + 1, FIRST_COL + n + 1, 80)
+    fit_width(ws, 51 + 22 * n, 51)
+    plat = book.catalog.platforms
+    heads = (("Workload", [w.name for w, _ in chosen]),
+             ("Model", [w.model_name for w, _ in chosen]),
+             ("GPU (one replica each)", [o.gpu for _, o in chosen]),
+             ("Platform", [plat[o.platform].name if o.platform in plat else o.platform
+                           for _, o in chosen]))
+    for k, (label, texts) in enumerate(heads):
+        ws.write_string(HEAD_ROW + k, 1, label, f("header"))
+        ws.write_blank(HEAD_ROW + k, 0, None, f("header"))
+        ws.write_blank(HEAD_ROW + k, 2, None, f("header"))
+        for j, text in enumerate(texts):
+            ws.write_string(HEAD_ROW + k, FIRST_COL + j, clean_text(text), f("header"))
+    for name, label, unit in (*_INPUTS, *_CATALOG):
+        values = [float(o.values[name]) for _, o in chosen]
+        fmt = number_format(unit, values or [0.0], book.cur)
+        row = _ROWS[name]
+        ws.write_string(row, 0, name, f("name"))
+        ws.write_string(row, 1, label, f("label"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        for j, v in enumerate(values):
+            ws.write_number(row, FIRST_COL + j, v, f("calc", fmt))
+    for c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+        row = _ROWS[c.name]
+        cached = [o.values[c.name] for _, o in chosen]
+        numbers = [float(v) for v in cached if not isinstance(v, str)]
+        fmt = number_format(c.unit, numbers or [0.0], book.cur)
+        ws.write_string(row, 0, c.name, f("name"))
+        ws.write_string(row, 1, c.label, f("label"))
+        ws.write_string(row, 2, unit_text(c.unit, book.cur), f("unit"))
+        for j, cv in enumerate(cached):
+            ws.write_formula(row, FIRST_COL + j, "=" + render(c.expr, _namer(FIRST_COL + j)),
+                             f("calc", fmt), cv)
+        ws.write_string(row, FIRST_COL + n, f"= {to_text(c.expr)}", f("note"))
+        ws.write_string(row, FIRST_COL + n + 1, c.note, f("note"))
+    ws.freeze_panes(0, FIRST_COL)

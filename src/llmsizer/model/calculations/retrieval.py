@@ -1,0 +1,150 @@
+"""Embedding and reranking servers (issue 24; the source article "How fast does it serve?",
+"Embedding servers are not small LLM servers"): one forward pass per request, no generation
+loop and no KV cache, so throughput is compute- and batching-bound and the host's tokeniser
+can be the ceiling.
+
+One replica is one GPU (every catalog embedder fits one): it runs batches the batching window
+collects, of at most the engine's max batch tokens, the memory left for activations and the
+batch whose forward time still meets the p95 latency. A request waits the window, at most one
+batch ahead of it (the queue) and its own batch: latency = window + 2 x forward(batch). This
+is a bound, not an average, so it holds at the p95 for any arrival pattern while the replica
+keeps up with its share of the load (the replicas are sized with headroom for that).
+The offline corpus runs at the full batch, as it has no latency target.
+
+Kept apart from ``CALCULATIONS``: these rows have inputs of their own (``RETRIEVAL_INPUTS``)
+and are evaluated per retrieval option by :func:`retrieval_program`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ..expr import IF, MAX, MIN, ROUNDUP, Program, Text, compile_program, ge, gt, lt
+from .core import Calculation, Input, _c, r
+
+RETRIEVAL_INPUTS: tuple[Input, ...] = (
+    Input("params", "Parameters", "parameters", "workload", "Model parameters (catalog)."),
+    Input("layers", "Layers", "layers", "workload", "Transformer layers (config.json)."),
+    Input("hidden", "Hidden size", "units", "workload", "Hidden size (config.json)."),
+    Input("seq_tokens", "Tokens per sequence", "tokens", "workload",
+          "Embed: tokens per request; rerank: tokens of one query + passage pair."),
+    Input("sequences_per_request", "Sequences per request", "sequences", "workload",
+          "Embed: 1; rerank: candidates scored per request."),
+    Input("request_rate_per_s", "Peak requests per second", "requests/s", "workload",
+          "Online load at peak (0 = corpus only)."),
+    Input("target_latency_p95_s", "p95 latency target", "s", "workload",
+          "Online requests (0 = corpus only)."),
+    Input("corpus_tokens", "Corpus tokens", "tokens", "workload", "Offline corpus (0 = none)."),
+    Input("reindex_hours", "Re-index window", "h", "workload", "Corpus re-embedded within."),
+    Input("weight_bytes", "Bytes per weight", "bytes", "option", "2 = FP16/BF16 weights."),
+    Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
+    Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
+    Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
+    Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
+    Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
+    Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
+          "Share of GPU memory the engine may use."),
+    Input("mfu_encode", "Encoder compute efficiency", "fraction", "account", "Catalog."),
+    Input("encode_batch_overhead_ms", "Fixed time per batch", "ms", "account", "Catalog."),
+    Input("encode_batch_window_ms", "Batching window", "ms", "account", "Catalog."),
+    Input("encode_max_batch_tokens", "Max batch tokens", "tokens", "account", "Catalog."),
+    Input("encode_activation_bytes_per_hidden", "Activation bytes", "bytes", "account",
+          "Per token per hidden unit (catalog)."),
+    Input("tokenize_tokens_per_s_per_core", "Tokeniser speed", "tokens/s", "account",
+          "Per CPU core (catalog)."),
+    Input("host_cores_per_gpu", "Host cores per GPU", "cores", "account", "Catalog."),
+)
+
+_compute_per_ms = r("gpu_tflops") * 1e9 * r("mfu_encode")  # FLOP per ms
+_forward_ms = r("encode_batch_overhead_ms") + r("batch_tokens") * r("flops_per_token") / _compute_per_ms
+_budget_ms = (r("target_latency_p95_s") * 1000 - r("encode_batch_window_ms")) / 2
+
+RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("flops_per_token", "Forward FLOPs per token", "FLOP", "Retrieval",
+       2 * r("params") + 4 * r("layers") * r("hidden") * r("seq_tokens"),
+       "2 x parameters (the matrix multiplies) + 4 x layers x hidden x sequence (scores and "
+       "weighted sum over the whole sequence: every token attends to every other)."),
+    _c("encoder_weights_gb", "Weights", "GB", "Retrieval",
+       r("params") * r("weight_bytes") / 1e9,
+       "Parameters x bytes per weight; no KV cache."),
+    _c("encoder_fits", "Fits one GPU", "flag", "Retrieval",
+       IF(lt(r("encoder_weights_gb"), r("gpu_memory_gb") * r("gpu_memory_utilization")), 1, 0),
+       "1 when the weights fit the engine's share of one GPU's memory."),
+    _c("activation_batch_tokens", "Batch tokens the memory holds", "tokens", "Retrieval",
+       MAX(0, (r("gpu_memory_gb") * r("gpu_memory_utilization") - r("encoder_weights_gb")) * 1e9
+           / (r("encode_activation_bytes_per_hidden") * r("hidden"))),
+       "Memory left after the weights / activation bytes per token."),
+    _c("full_batch_tokens", "Largest batch", "tokens", "Retrieval",
+       MAX(r("seq_tokens"), MIN(r("encode_max_batch_tokens"), r("activation_batch_tokens"))),
+       "The engine's max batch tokens or the activation memory, whichever is less (at least "
+       "one sequence)."),
+    _c("latency_batch_tokens", "Largest batch within the latency", "tokens", "Retrieval",
+       IF(gt(r("request_rate_per_s"), 0),
+          MAX(0, (_budget_ms - r("encode_batch_overhead_ms")) * _compute_per_ms
+              / r("flops_per_token")),
+          r("full_batch_tokens")),
+       "The batch whose forward time is half of (p95 target - window): a request waits one "
+       "batch ahead of it and its own."),
+    _c("batch_tokens", "Batch served online", "tokens", "Retrieval",
+       MAX(r("seq_tokens") * r("sequences_per_request"),
+           MIN(r("full_batch_tokens"), r("latency_batch_tokens"))),
+       "The largest batch within the latency and the largest batch, at least one request."),
+    _c("forward_ms", "Forward time of the batch", "ms", "Retrieval", _forward_ms,
+       "Fixed time per batch + batch tokens x FLOPs per token / (peak x MFU)."),
+    _c("latency_p95_s", "p95 latency", "s", "Retrieval",
+       (r("encode_batch_window_ms") + 2 * r("forward_ms")) / 1000,
+       "Batching window + one batch ahead (the queue) + its own batch."),
+    _c("latency_met", "Meets the p95 latency", "flag", "Retrieval",
+       IF(gt(r("request_rate_per_s"), 0),
+          IF(ge(r("target_latency_p95_s"), r("latency_p95_s")), 1, 0), 1),
+       "1 when the latency bound is within the target (always 1 for a corpus alone)."),
+    _c("gpu_tokens_per_s", "GPU tokens per second, online", "tokens/s", "Retrieval",
+       r("batch_tokens") * 1000 / r("forward_ms"),
+       "Batch tokens / forward time: a small batch pays the fixed time per batch."),
+    _c("gpu_tokens_per_s_full", "GPU tokens per second, full batch", "tokens/s", "Retrieval",
+       r("full_batch_tokens") * 1000 / (r("encode_batch_overhead_ms") + r("full_batch_tokens")
+                                        * r("flops_per_token") / _compute_per_ms),
+       "The same at the largest batch: the offline corpus rate."),
+    _c("tokenize_tokens_per_s", "Tokeniser ceiling per GPU", "tokens/s", "Retrieval",
+       r("tokenize_tokens_per_s_per_core") * r("host_cores_per_gpu"),
+       "Tokens per second per core x host cores per GPU: the CPU ceiling."),
+    _c("replica_tokens_per_s", "Tokens per second per replica, online", "tokens/s", "Retrieval",
+       MIN(r("gpu_tokens_per_s"), r("tokenize_tokens_per_s")),
+       "The GPU rate or the tokeniser ceiling, whichever is lower."),
+    _c("replica_tokens_per_s_corpus", "Tokens per second per replica, corpus", "tokens/s",
+       "Retrieval", MIN(r("gpu_tokens_per_s_full"), r("tokenize_tokens_per_s")),
+       "The full-batch GPU rate or the tokeniser ceiling, whichever is lower."),
+    _c("limited_by", "What limits a replica", "text", "Retrieval",
+       IF(lt(r("tokenize_tokens_per_s"), r("gpu_tokens_per_s")), Text("tokenisation CPU"),
+          IF(lt(r("batch_tokens"), r("full_batch_tokens")), Text("latency (batch size)"),
+             Text("GPU compute"))),
+       "Tokenisation when the CPU ceiling is below the GPU rate; else the latency when it keeps "
+       "batches below the largest; else the GPU."),
+    _c("online_tokens_per_s", "Online demand", "tokens/s", "Retrieval",
+       r("request_rate_per_s") * r("sequences_per_request") * r("seq_tokens"),
+       "Requests/s x sequences per request x tokens per sequence."),
+    _c("corpus_tokens_per_s", "Corpus demand", "tokens/s", "Retrieval",
+       IF(gt(r("reindex_hours"), 0), r("corpus_tokens") / (r("reindex_hours") * 3600), 0),
+       "Corpus tokens / re-index window."),
+    _c("retrieval_replicas", "Replicas (GPUs)", "GPUs", "Retrieval",
+       ROUNDUP(r("online_tokens_per_s") * (1 + r("headroom")) / r("replica_tokens_per_s"), 0)
+       + ROUNDUP(r("corpus_tokens_per_s") / r("replica_tokens_per_s_corpus"), 0),
+       "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
+       "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
+    _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
+       ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss"),
+       "Replicas / GPUs per node, plus one node for N+1."),
+    _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
+       r("retrieval_nodes") * r("gpus_per_node"),
+       "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
+    _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
+       MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
+           * r("gpus_per_node")),
+       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented)."),
+)
+
+
+@cache
+def retrieval_program() -> Program:
+    """The retrieval list compiled once (what sizing/retrieval.py evaluates)."""
+    return compile_program([(c.name, c.expr) for c in RETRIEVAL_CALCULATIONS])

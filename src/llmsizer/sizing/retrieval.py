@@ -1,0 +1,166 @@
+"""Embed and rerank workloads (issue 24): one option per candidate GPU, evaluated with the
+retrieval calculations (model/calculations/retrieval.py) and costed by the list's own TCO
+lines (the node group's cost calculations, as for an LLM node group); the cheapest feasible,
+priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
+an embedding server is many small stateless replicas (source article "How fast does it
+serve?"). Each recommendation is a node group of its own: retrieval replicas do not share
+nodes with generating pools.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
+
+from ..inputs.schema import Requirements, Workload
+from ..model.calculations import (
+    CALCULATIONS,
+    GROUP_COST_CALCULATIONS,
+    GROUP_COST_FIGURES,
+    GROUP_COUNTS,
+    fold_values,
+)
+from ..model.calculations.queueing import RATE_CALCULATIONS
+from ..model.calculations.retrieval import RETRIEVAL_INPUTS, retrieval_program
+from ..model.catalog import Catalog, Embedder
+from ..model.expr import Value, evaluate, references
+from .evaluate import Tables
+from .results import RetrievalGroup, RetrievalOption, RetrievalWorkloadResult
+
+_ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
+                      "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
+                      "tokenize_tokens_per_s_per_core", "host_cores_per_gpu")
+
+
+def _catalog_rows() -> tuple[tuple[str, object], ...]:
+    """The catalog-value calculations the TCO lines read (GPU price, node price, power,
+    cloud price): evaluated per option with its GPU and platform."""
+    by_name = {c.name: c for c in CALCULATIONS}
+    cost = {c.name for c in GROUP_COST_CALCULATIONS}
+    needed = {n for c in GROUP_COST_CALCULATIONS for n in references(c.expr)
+              if n in by_name and n not in cost and n not in GROUP_COUNTS}
+    return tuple((c.name, c.expr) for c in CALCULATIONS if c.name in needed)
+
+
+_CATALOG_ROWS = _catalog_rows()
+
+
+def workload_values(w: Workload, m: Embedder) -> dict[str, float]:
+    """The workload's inputs (the schema guarantees each kind's keys)."""
+    # the peak rate by the generating workloads' own formula (queueing.py): stated, or a
+    # population x requests per user-hour x peak-to-average
+    load = {"named_users": float(w.named_users or 0),
+            "requests_per_user_per_hour": w.requests_per_user_per_hour or 0.0,
+            "peak_to_average": w.peak_to_average or 1.0, "requests_per_s": w.requests_per_s or 0.0}
+    rate = float(evaluate(RATE_CALCULATIONS[0].expr, load))
+    rerank = w.kind == "rerank"
+    t = w.targets
+    return {
+        "params": m.params_total, "layers": float(m.layers), "hidden": float(m.hidden_size),
+        "seq_tokens": float((w.tokens_per_pair if rerank else w.tokens_per_request) or 0),
+        "sequences_per_request": float(w.candidates_per_request or 1) if rerank else 1.0,
+        "request_rate_per_s": rate,
+        "target_latency_p95_s": (t.latency_p95_s or 0.0) if t is not None else 0.0,
+        "corpus_tokens": w.corpus_tokens or 0.0,
+        "reindex_hours": w.reindex_within_hours or 0.0,
+    }
+
+
+def _reason(v: Mapping[str, Value], gpu_name: str) -> str:
+    if v["encoder_fits"] != 1:
+        return (f"weights {float(v['encoder_weights_gb']):.1f} GB do not fit the engine's share "
+                f"of one {gpu_name} ({float(v['gpu_memory_gb']):.0f} GB)")
+    if v["latency_met"] != 1:
+        return (f"p95 latency {float(v['latency_p95_s']) * 1000:.0f} ms over the "
+                f"{float(v['target_latency_p95_s']) * 1000:.0f} ms target even at one request "
+                "per batch")
+    return ""
+
+
+def _rank(o: RetrievalOption) -> tuple[float, float, str]:
+    return (float(o.values["annual_cost_onprem"]), float(o.values["retrieval_gpus"]), o.id)
+
+
+def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
+                   acct: Mapping[str, float]) -> RetrievalWorkloadResult:
+    """Every candidate GPU on its platform (the account's platform when stated)."""
+    base = workload_values(w, m)
+    p = req.policy
+    account: dict[str, float] = {
+        "headroom": p.headroom, "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
+        "gpu_memory_utilization": p.gpu_memory_utilization,
+        **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS}}
+    if p.mfu is not None:
+        account["mfu_encode"] = p.mfu
+    options = []
+    for gid in req.hardware.gpus or list(cat.gpus):
+        gpu = cat.gpus[gid]
+        pid = req.hardware.platform or gpu.default_platform
+        values: dict[str, Value] = {
+            **base, **account, "weight_bytes": 2.0, "gpu_tflops": gpu.bf16_tflops,
+            "gpu_memory_gb": gpu.memory_gb,
+            "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
+        assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
+        retrieval_program()(values, {})
+        # the TCO lines with this option's node and GPU counts (as for an LLM node group)
+        env: ChainMap[str, Value] = ChainMap(
+            {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
+             "gpus": values["retrieval_gpus_used"],
+             "gpus_purchased": values["retrieval_gpus"]}, acct)  # type: ignore[arg-type]
+        for name, expr in _CATALOG_ROWS:
+            env[name] = evaluate(expr, env, tables)  # type: ignore[arg-type]
+        for c in GROUP_COST_CALCULATIONS:
+            env[c.name] = evaluate(c.expr, env, tables)
+        values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
+        reason = _reason(values, gpu.name)
+        options.append(RetrievalOption(
+            id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
+            priced=float(values["gpu_price"]) > 0, values=values))
+    viable = [o for o in options if o.feasible and o.priced]
+    best = min(viable, key=_rank, default=None)
+    advice = None
+    if best is None:
+        advice = ("no candidate GPU both fits the model and meets the latency target"
+                  if not any(o.feasible for o in options) else
+                  "no feasible GPU has a purchase price: add one (costs.gpu_prices)")
+    return RetrievalWorkloadResult(
+        name=w.name, kind=w.kind, model=w.model, model_name=m.name,
+        inputs={k: float(v) for k, v in base.items()},
+        recommended=best.id if best else None, advice=advice, options=options)
+
+
+def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[RetrievalGroup]:
+    """One node group per recommended embed or rerank workload."""
+    groups: list[RetrievalGroup] = []
+    for w in workloads:
+        o = w.best
+        if o is None:
+            continue
+        v = o.values
+        groups.append(RetrievalGroup(
+            id=f"retrieval-{len(groups) + 1}", workload=w.name, kind=w.kind, model=w.model,
+            gpu=o.gpu, platform=o.platform, replicas=int(float(v["retrieval_replicas"])),
+            nodes=int(float(v["retrieval_nodes"])),
+            gpus_used=int(float(v["retrieval_gpus_used"])),
+            gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
+            **{k: float(v[k]) for k in GROUP_COST_FIGURES}))
+    return groups
+
+
+# Totals keys (engine._totals) and the retrieval group figure each adds.
+_TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
+                  "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
+                  "annual_cost_onprem": "annual_cost_onprem",
+                  "annual_cost_cloud": "annual_cost_cloud"}
+
+
+def with_retrieval(total: Callable[[str], float],
+                   groups: Sequence[RetrievalGroup]) -> Callable[[str], float]:
+    """The account totals with the retrieval node groups' counts and costs added."""
+    def combined(key: str) -> float:
+        figure = _TOTAL_FIGURES.get(key)
+        if figure is None:
+            return total(key)
+        return fold_values("SUM", [total(key), *(float(getattr(g, figure)) for g in groups)])
+
+    return combined
