@@ -341,14 +341,13 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool,
                      appendix: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
-    from .base.atomic import work_under
     from .documents.reread import diff_lines, read_workbook
-    from .runs.report import check_feasible, prepare_out_dir, write_outputs
+    from .runs.report import check_feasible, prepare_out_dir, working, write_outputs
     from .sizing.engine import size
 
     # The re-read's reference workbook is temp work: under --out, swept after a kill (F22).
     prepare_out_dir(out_dir)
-    with work_under(out_dir):
+    with working(out_dir):
         reread = read_workbook(book)
     result = size(reread.loaded)
     for warning in reread.warnings:
@@ -359,7 +358,7 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
     check_feasible(result)
     # Writing over the workbook being read is safe: read_workbook has read it whole and
     # closed it, and write_outputs replaces files atomically (all three or none).
-    with work_under(out_dir):
+    with working(out_dir):
         written = write_outputs(result, out_dir, templates=templates, appendix=appendix)
     for w in written:
         click.echo(str(w))

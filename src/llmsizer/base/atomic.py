@@ -172,7 +172,8 @@ def _lock_holder(fd: int) -> str:
 @contextlib.contextmanager
 def atomic_group(targets: list[Path], lock: Path | None = None,
                  publish: Callable[[], None] | None = None,
-                 guards: list[Path] | None = None) -> Iterator[list[Path]]:
+                 guards: list[Path] | None = None,
+                 check: Callable[[], None] | None = None) -> Iterator[list[Path]]:
     """Temp paths for several files that belong together: all are renamed into place only
     after every one was written, under ``lock`` when given, then ``publish`` runs (still
     under the lock: a manifest written last). A failure, or a signal turned into an
@@ -181,7 +182,7 @@ def atomic_group(targets: list[Path], lock: Path | None = None,
     ``.tmp``, never in the target's own extension.) ``guards`` are the other names
     ``publish`` writes (a manifest, a stamp): a folder in the way of one of them is refused
     before anything is renamed, so a set that cannot be completed is never published
-    (issue 25, F10)."""
+    (issue 25, F10). ``check`` runs under the lock before the renames and may refuse."""
     check_targets([*targets, *(guards or [])])
     temps: list[_Temp] = []
     try:
@@ -192,6 +193,8 @@ def atomic_group(targets: list[Path], lock: Path | None = None,
             _seal(temp)
         with account_lock(lock) if lock else contextlib.nullcontext():
             check_targets([*targets, *(guards or [])])
+            if check:
+                check()
             done: list[Path] = []
             try:
                 for temp, target in zip(temps, targets, strict=True):

@@ -141,7 +141,7 @@ def _place(root: Path, rel: str, data: bytes) -> None:
 
 def size_remote(task: dict[str, Any], templates: dict[str, bytes] | None) -> dict[str, Any]:
     """On a worker: one account sized from the bytes in ``task``; its outcome and files."""
-    from .batch import size_account
+    from .account import size_account
     from .report import write_outputs
 
     if identity() != tuple(task["identity"]):  # a worker that joined after the check
@@ -236,7 +236,7 @@ def _run(client: Any, items: list[tuple[int, Path, str]], out: Path, templates: 
         own, refs = snapshot(path)
         stamp = fingerprint_of(own, refs, templates, appendix)
         if own is None:  # unreadable here: the local path reports it the same way
-            from .batch import process
+            from .account import process
 
             finish(i, process(path, out, stem, templates, appendix))
             continue

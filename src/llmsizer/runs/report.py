@@ -175,12 +175,14 @@ def publish_set(out: Path, stem: str, account: str, chosen: list[str],
     racing the first for a free stem)."""
     targets = [out / f"{stem}.{f}" for f in chosen]
 
-    def publish() -> None:
+    def check() -> None:
         owner = stem_owner(out, stem)
         if owner not in (None, account):
             raise InputError(f"{str(out)!r} already holds the files of the account "
                              f"{owner!r} under the name {stem!r}; nothing was written: run "
                              "again (another name is then chosen) or write into another folder")
+
+    def publish() -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(manifest_path(out, stem))
         _write_manifest(out, stem, targets, account)
@@ -192,7 +194,8 @@ def publish_set(out: Path, stem: str, account: str, chosen: list[str],
     guards = [manifest_path(out, stem), lock_path(out, stem), *(also_writes or [])]
     try:
         with _sigterm_unwinds(), atomic_group(targets, lock=lock_path(out, stem),
-                                              publish=publish, guards=guards) as tmps:
+                                              publish=publish, guards=guards,
+                                              check=check) as tmps:
             for fmt, tmp in zip(chosen, tmps, strict=True):
                 render(fmt, tmp)
     except (OSError, XlsxFileError) as exc:
@@ -216,6 +219,14 @@ def report(loaded: Loaded, out: Path, templates: Path | None = None,
     result = size(loaded)
     check_feasible(result)
     prepare_out_dir(out)
-    with work_under(out):
+    with working(out):
         return result, write_outputs(result, out, templates=templates, formats=formats,
                                      appendix=appendix)
+
+
+@contextlib.contextmanager
+def working(out: Path) -> Iterator[None]:
+    """This run's temp work under ``out`` (:func:`~llmsizer.base.atomic.work_under`), with
+    SIGTERM unwinding from before the work folder exists, so a terminated run removes it."""
+    with _sigterm_unwinds(), work_under(out):
+        yield
