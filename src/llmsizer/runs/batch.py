@@ -50,6 +50,7 @@ from .stamps import (  # the batch's resume stamps (names re-exported as before)
 )
 from .stamps import _reference_bytes as _reference_bytes
 from .stamps import _referenced_files as _referenced_files
+from .stamps import fingerprint as fingerprint
 from .stamps import fingerprint_of as fingerprint_of
 from .stamps import snapshot as snapshot
 
