@@ -2,6 +2,7 @@
 floor of WeasyPrint alone rendering the same proposals' HTML.
 
     python benchmarks/batch.py --accounts 100        # prints a Markdown block for docs/benchmarks.md
+    python benchmarks/batch.py --accounts 40 --engines   # local pool vs a 2-worker LocalCluster
 
 Reports accounts/s, time per account, the 1 -> 2 job speed-up, peak RSS per worker (sampled
 from /proc while the batch runs) and whether it stays flat (first vs last fifth of the run),
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
 import resource
 import shutil
@@ -71,11 +73,9 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run(files: list[Path], jobs: int) -> dict[str, float]:
+def run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float]:
     """One batch, as `llmsizer report` runs it: call in a new process (see cold_run), so its
     CPU time includes importing the libraries and warming up, once per batch."""
-    import os
-
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     from llmsizer.runs.batch import run_batch
 
@@ -91,7 +91,7 @@ def run(files: list[Path], jobs: int) -> dict[str, float]:
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    outcomes = run_batch(files, out, jobs=jobs, force=True, templates=None)
+    outcomes = run_batch(files, out, jobs=jobs, force=True, templates=None, appendix=appendix)
     wall = time.perf_counter() - t0
     stop.set()
     t.join()
@@ -107,18 +107,18 @@ def run(files: list[Path], jobs: int) -> dict[str, float]:
             "early_mb": statistics.mean(early), "late_mb": statistics.mean(late)}
 
 
-def _run_and_send(files: list[Path], jobs: int, conn: Any) -> None:
-    conn.send(run(files, jobs))
+def _run_and_send(files: list[Path], jobs: int, conn: Any, appendix: bool = False) -> None:
+    conn.send(run(files, jobs, appendix))
 
 
-def cold_run(files: list[Path], jobs: int) -> dict[str, float]:
+def cold_run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float]:
     """:func:`run` in a new Python process (nothing imported yet), like a command line. Not a
     Pool: pool processes may not start the batch's own workers."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_run_and_send, args=(files, jobs, send))
+    proc = ctx.Process(target=_run_and_send, args=(files, jobs, send, appendix))
     proc.start()
     result: dict[str, float] = receive.recv()
     proc.join()
@@ -127,28 +127,24 @@ def cold_run(files: list[Path], jobs: int) -> dict[str, float]:
 
 def weasyprint_floor(files: list[Path]) -> float:
     """CPU seconds per account that WeasyPrint alone needs to lay out and write the same
-    proposals' HTML (warm, with the same cached stylesheet, fonts and formula appendix as a
-    worker)."""
+    proposals' HTML (warm, with the same cached stylesheet and fonts as a worker; no formula
+    appendix, which is opt-in)."""
     from llmsizer.base import heap
-    from llmsizer.documents.proposal import (
-        render_html,
-        shipped_templates,
-        with_appendix,
-    )
-    from llmsizer.documents.proposal.render import _fast_font_subsetting
+    from llmsizer.documents.proposal import render_html, shipped_templates
+    from llmsizer.documents.proposal.render import _fast_font_subsetting, render_document
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
     full_fonts = not _fast_font_subsetting()  # as render_pdf writes them
-    with_appendix(htmls[0], roots).write_pdf(full_fonts=full_fonts)
+    render_document(htmls[0], roots).write_pdf(full_fonts=full_fonts)
     # The workers' regime (llmsizer.base.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()
         for h in htmls:
-            with_appendix(h, roots).write_pdf(full_fonts=full_fonts)
+            render_document(h, roots).write_pdf(full_fonts=full_fonts)
         return (time.process_time() - t0) / len(htmls)
     finally:
         gc.enable()
@@ -165,12 +161,74 @@ def floor_apart(files: list[Path]) -> float:
         return float(pool.apply(weasyprint_floor, (files,)))
 
 
+def _worker_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def cluster_run(files: list[Path], workers: int = 2) -> dict[str, float]:
+    """The batch on a LocalCluster of ``workers`` processes (one thread each), as
+    `report --scheduler` runs it. The cluster is started and warmed (one account) first, as
+    a standing cluster would be; CPU is the workers' (os.times on each, before and after)
+    plus this process's (client and the in-process scheduler)."""
+    from distributed import Client, LocalCluster
+
+    from llmsizer.runs.batch import run_batch
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        warm = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
+        run_batch(files[:workers], warm, jobs=1, force=True, templates=None,
+                  scheduler=cluster.scheduler_address)
+        shutil.rmtree(warm, ignore_errors=True)
+        out = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
+        before = client.run(_worker_cpu)
+        me0, t0 = time.process_time(), time.perf_counter()
+        outcomes = run_batch(files, out, jobs=1, force=True, templates=None,
+                             scheduler=cluster.scheduler_address)
+        wall = time.perf_counter() - t0
+        after = client.run(_worker_cpu)
+        mine = time.process_time() - me0
+        shutil.rmtree(out, ignore_errors=True)
+    assert all(o.status == "ok" for o in outcomes), [o.message for o in outcomes if o.failed][:3]
+    workers_cpu = sum(after[w] - before[w] for w in after if w in before)
+    return {"wall": wall, "rate": len(files) / wall,
+            "cpu_per_account": (workers_cpu + mine) / len(files),
+            "worker_cpu_per_account": workers_cpu / len(files),
+            "client_cpu_per_account": mine / len(files)}
+
+
+def engines(files: list[Path]) -> None:
+    """Local pool (--jobs 2; without and with the formula appendix) against a 2-worker
+    LocalCluster, on the same accounts."""
+    plain = cold_run(files, 2)
+    with_app = cold_run(files, 2, appendix=True)
+    clus = cluster_run(files)
+    n = len(files)
+    print(f"{n} synthetic accounts (2 workloads each; xlsx + PDF + JSON per account)\n")
+    print("| engine | wall | accounts/s | CPU per account |")
+    print("|---|---|---|---|")
+    print(f"| local pool, --jobs 2 | {plain['wall']:.1f} s | {plain['rate']:.2f} | "
+          f"{plain['cpu_per_account']:.2f} s |")
+    print(f"| local pool, --jobs 2, --appendix | {with_app['wall']:.1f} s | "
+          f"{with_app['rate']:.2f} | {with_app['cpu_per_account']:.2f} s |")
+    print(f"| LocalCluster, 2 workers x 1 thread | {clus['wall']:.1f} s | {clus['rate']:.2f} | "
+          f"{clus['cpu_per_account']:.2f} s (workers {clus['worker_cpu_per_account']:.2f}, "
+          f"client + scheduler {clus['client_cpu_per_account']:.2f}) |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--accounts", type=int, default=100)
+    ap.add_argument("--engines", action="store_true",
+                    help="compare the local pool (with and without --appendix) and a LocalCluster")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="llmsizer-accounts-"))
     files = synthetic_accounts(folder, args.accounts)
+    if args.engines:
+        engines(files)
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     # This machine's speed drifts by 10-20 % over minutes: the floor is measured right
     # before and right after each run (on different accounts) and averaged for that run.
     n = min(30, max(1, len(files) // 2))

@@ -116,10 +116,11 @@ def test_summary_recalculated_by_libreoffice_equals_batch_json(tmp_path: Path) -
 def _crash_on(target: str):  # type: ignore[no-untyped-def]
     real = batch.process
 
-    def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
+    def process(path: Path, out: Path, stem: str, templates: Path | None,
+                appendix: bool = False) -> Outcome:
         if path.name == target:
             os._exit(137)  # what the OOM killer leaves behind
-        return real(path, out, stem, templates)
+        return real(path, out, stem, templates, appendix)
 
     return process
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_batch import make_accounts
 
-from llmsizer.base.atomic import TMP_PREFIX
+from llmsizer.base.atomic import TMP_PREFIX, clean_temp_files
 from llmsizer.base.errors import InputError
 from llmsizer.runs import batch
 from llmsizer.runs.outcome import Outcome
@@ -78,7 +78,12 @@ def test_sigkill_of_the_batch_kills_its_workers(tmp_path: Path) -> None:
     for w in orphans:  # do not leave them behind even when the test fails
         os.kill(w, signal.SIGKILL)
     assert not orphans, f"{len(orphans)} worker(s) outlived the batch by 5 s"
-    assert not list(out.glob(f"{TMP_PREFIX}*")), "a dying worker left its temp files"
+    # only the killed batch's own work folder remains (it cannot remove it after kill -9);
+    # the next run sweeps it, its process being gone (issue 25, F22)
+    left = list(out.glob(f"{TMP_PREFIX}*"))
+    assert [p.name.startswith(f"{TMP_PREFIX}{proc.pid}-") and p.is_dir() for p in left] == [
+        True] * len(left), "a dying worker left its temp files"
+    assert clean_temp_files(out) == len(left) and not list(out.glob(f"{TMP_PREFIX}*"))
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")

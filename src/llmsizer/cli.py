@@ -299,10 +299,16 @@ def _not_fitting(out: dict[str, float | str],
 @click.option("--overwrite-edited", is_flag=True,
               help="With an edited .xlsx written back over itself: replace it even though it "
                    "carries sheets or cells llmsizer did not write (they are lost).")
+@click.option("--appendix", is_flag=True,
+              help="Append the formula appendix to the PDF (every formula is in the workbook "
+                   "and docs/calculations.md either way).")
+@click.option("--scheduler", envvar="LLMSIZER_SCHEDULER",
+              help="Size a batch's accounts on this Dask cluster (tcp://HOST:PORT; needs "
+                   "llmsizer[cluster]) instead of local processes. Env: LLMSIZER_SCHEDULER.")
 @_clean_errors
 def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs: int | None,
            force: bool, quiet: bool, as_json: bool, show_diff: bool,
-           overwrite_edited: bool) -> None:
+           overwrite_edited: bool, appendix: bool, scheduler: str | None) -> None:
     """Write the workbook, PDF proposal and results JSON for each account.
 
     PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
@@ -330,28 +336,32 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         if len(files) != 1:
             raise click.UsageError("give one edited .xlsx workbook at a time (workbooks are not "
                                    "re-read as part of a batch)")
-        _report_workbook(books[0], out_dir, templates, show_diff, overwrite_edited)
+        _report_workbook(books[0], out_dir, templates, show_diff, overwrite_edited, appendix)
         return
     if show_diff:
         raise click.UsageError("--diff compares an edited workbook with the figures llmsizer "
                                "wrote into it: give one .xlsx file")
-    if len(files) == 1:
+    if len(files) == 1 and not scheduler:
         if files[0] in refused:
             raise InputError(refused[files[0]])
-        _report_one(files[0], out_dir, templates)
+        _report_one(files[0], out_dir, templates, appendix)
         return
-    _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused)
+    _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused, appendix,
+                 scheduler or None)
 
 
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool,
-                     overwrite_edited: bool) -> None:
+                     overwrite_edited: bool, appendix: bool) -> None:
     """``llmsizer report edited.xlsx --out DIR``: re-read, size again, write all three."""
     from .base.errors import InputError
     from .documents.reread import diff_lines, read_workbook
-    from .runs.report import check_feasible, output_stem, prepare_out_dir, write_outputs
+    from .runs.report import check_feasible, output_stem, prepare_out_dir, working, write_outputs
     from .sizing.engine import size
 
-    reread = read_workbook(book)
+    # The re-read's reference workbook is temp work: under --out, swept after a kill (F22).
+    prepare_out_dir(out_dir)
+    with working(out_dir):
+        reread = read_workbook(book)
     result = size(reread.loaded)
     for warning in reread.warnings:
         _echo(f"warning: {warning}", err=True)
@@ -369,8 +379,9 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
                          file=str(book))
     # Writing over the workbook being read is safe: read_workbook has read it whole and
     # closed it, and write_outputs replaces files atomically (all three or none).
-    prepare_out_dir(out_dir)
-    for w in write_outputs(result, out_dir, templates=templates):
+    with working(out_dir):
+        written = write_outputs(result, out_dir, templates=templates, appendix=appendix)
+    for w in written:
         _echo(str(w))
 
 
@@ -381,18 +392,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _report_one(file: Path, out_dir: Path, templates: Path | None) -> None:
+def _report_one(file: Path, out_dir: Path, templates: Path | None, appendix: bool) -> None:
     from .inputs.loader import load
     from .runs.report import report as run
 
-    _, written = run(load(file), out_dir, templates=templates)
+    _, written = run(load(file), out_dir, templates=templates, appendix=appendix)
     for w in written:
         _echo(str(w))
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,
-                 force: bool, quiet: bool, as_json: bool, refused: dict[Path, str]) -> None:
-    from .base.textsafe import terminal_text
+                 force: bool, quiet: bool, as_json: bool, refused: dict[Path, str],
+                 appendix: bool, scheduler: str | None) -> None:
+    from .base.textsafe import printable, terminal_text
     from .runs.batch import (
         SUMMARY_NAME,
         default_jobs,
@@ -411,9 +423,11 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     def line(o: Outcome, done: int, total: int) -> None:
         nonlocal failures
         failures += o.failed
-        msg = f"[{done}/{total}] {o.status:13} {o.file}"
+        # a file name (or a message quoting one) holding ESC or a line break must not
+        # recolour the terminal or forge a log line (issue 25, F6)
+        msg = f"[{done}/{total}] {o.status:13} {printable(o.file)}"
         if o.failed:
-            msg += f": {o.message}"
+            msg += f": {printable(o.message)}"
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")
@@ -435,10 +449,12 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                               TimeRemainingColumn(), transient=True) as progress:
                     task = progress.add_task("starting", total=len(files))
                     outcomes = run_batch(files, out_dir, jobs=njobs, force=force,
-                                         templates=templates, on_done=line, refused=refused)
+                                         templates=templates, on_done=line, refused=refused,
+                                         appendix=appendix, scheduler=scheduler)
             else:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
-                                     on_done=line, refused=refused)
+                                     on_done=line, refused=refused, appendix=appendix,
+                                     scheduler=scheduler)
     except KeyboardInterrupt:
         _echo("interrupted: finished accounts are kept; run again to complete the rest",
                    err=True)

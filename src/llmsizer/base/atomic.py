@@ -17,17 +17,26 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shutil
 import stat
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .textsafe import printable
 
 TMP_PREFIX = ".llmsizer-tmp-"
+# How long a run waits for another run's lock on an account before it gives up (exit 2):
+# a live run holds it only while it renames three files, so a longer wait means that run
+# is hung (issue 25). LLMSIZER_LOCK_WAIT overrides it (seconds).
+LOCK_WAIT_S = 120.0
+# After this long waiting, say what the run waits for.
+LOCK_NOTICE_S = 2.0
 
 # mkstemp creates files readable by the owner only; outputs get the usual umask instead.
 _UMASK = os.umask(0)
@@ -95,10 +104,22 @@ def check_targets(targets: list[Path]) -> None:
                              "rename or remove it, or write into another folder")
 
 
+def lock_wait_s() -> float:
+    """The lock wait limit: LLMSIZER_LOCK_WAIT seconds if set to a number, else LOCK_WAIT_S."""
+    try:
+        value = float(os.environ.get("LLMSIZER_LOCK_WAIT", ""))
+    except ValueError:
+        return LOCK_WAIT_S
+    return value if 0 <= value < 86_400 else LOCK_WAIT_S
+
+
 @contextlib.contextmanager
 def account_lock(path: Path) -> Iterator[None]:
     """An exclusive lock held on ``path`` (a hidden lock file, created if missing, never
-    followed if it is a symbolic link) for as long as the block runs."""
+    followed if it is a symbolic link) for as long as the block runs. The holder writes its
+    process id into the file; a run that finds the lock taken says (after LOCK_NOTICE_S)
+    whose lock it waits for and gives up after :func:`lock_wait_s` with one clean error:
+    a hung run holding the lock used to make the next one wait silently for ever."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: renames are still atomic one by one
@@ -111,22 +132,58 @@ def account_lock(path: Path) -> Iterator[None]:
         raise InputError(f"cannot create the lock file {str(path)!r}: "
                          f"{exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        limit, start, told = lock_wait_s(), time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - start
+                holder = _lock_holder(fd)
+                if waited >= limit:
+                    raise InputError(
+                        f"gave up after {limit:.0f} s waiting for the lock {printable(str(path))!r}"
+                        f", held by another llmsizer run{holder}: if that run is hung, stop it "
+                        "and run again (LLMSIZER_LOCK_WAIT sets the wait in seconds)") from None
+                if not told and waited >= LOCK_NOTICE_S:
+                    told = True
+                    sys.stderr.write(
+                        f"waiting up to {limit:.0f} s for the lock {printable(str(path))!r}, held "
+                        f"by another llmsizer run{holder} writing the same account\n")
+                    sys.stderr.flush()
+                time.sleep(0.1)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)  # closing releases the lock
 
 
+def _lock_holder(fd: int) -> str:
+    """" (process N)" from the lock file's content, or "" when it says nothing usable."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return f" (process {text})" if text.isdigit() else ""
+
+
 @contextlib.contextmanager
 def atomic_group(targets: list[Path], lock: Path | None = None,
-                 publish: Callable[[], None] | None = None) -> Iterator[list[Path]]:
+                 publish: Callable[[], None] | None = None,
+                 guards: list[Path] | None = None,
+                 check: Callable[[], None] | None = None) -> Iterator[list[Path]]:
     """Temp paths for several files that belong together: all are renamed into place only
     after every one was written, under ``lock`` when given, then ``publish`` runs (still
     under the lock: a manifest written last). A failure, or a signal turned into an
     exception, leaves none of the temp files; a rename that fails half-way removes the
     files of the set it had already renamed, so no mixed set is left. (Temp names end in
-    ``.tmp``, never in the target's own extension.)"""
-    check_targets(targets)
+    ``.tmp``, never in the target's own extension.) ``guards`` are the other names
+    ``publish`` writes (a manifest, a stamp): a folder in the way of one of them is refused
+    before anything is renamed, so a set that cannot be completed is never published
+    (issue 25, F10). ``check`` runs under the lock before the renames and may refuse."""
+    check_targets([*targets, *(guards or [])])
     temps: list[_Temp] = []
     try:
         for target in targets:
@@ -135,7 +192,9 @@ def atomic_group(targets: list[Path], lock: Path | None = None,
         for temp in temps:
             _seal(temp)
         with account_lock(lock) if lock else contextlib.nullcontext():
-            check_targets(targets)
+            check_targets([*targets, *(guards or [])])
+            if check:
+                check()
             done: list[Path] = []
             try:
                 for temp, target in zip(temps, targets, strict=True):
@@ -202,9 +261,30 @@ def clean_temp_files(folder: Path, pids: set[int] | None = None) -> int:
             stale = owner is None or (owner != os.getpid() and not _alive(owner))
         if stale:
             with contextlib.suppress(OSError):
-                p.unlink()
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
                 n += 1
     return n
+
+
+@contextlib.contextmanager
+def work_under(out: Path) -> Iterator[Path]:
+    """Temp work of this run (xlsxwriter's parts, a re-read's reference workbook, the batch
+    warm-up) in a folder under ``out`` named after this process: ``tempfile`` and forked
+    workers use it while the block runs, it is removed on the way out, and after a kill -9
+    the next run's :func:`clean_temp_files` removes it, since its process is gone. Before,
+    such work went to $TMPDIR and a killed run left it there for ever (issue 25, F11, F22)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix="-work",
+                                   dir=out))
+    before = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def release_quietly(exc: BaseException) -> None:

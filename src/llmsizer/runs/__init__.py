@@ -2,8 +2,11 @@
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
+    "account",
     "batch",
+    "cluster",
     "outcome",
     "report",
+    "stamps",
     "summary",
 ]

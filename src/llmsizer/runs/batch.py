@@ -18,30 +18,42 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
-import hashlib
 import json
 import multiprocessing as mp
 import os
 import signal
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from importlib import resources
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 from ..base import heap
-from ..base.atomic import clean_temp_files, release_quietly, write_atomic, write_text_atomic
+from ..base.atomic import (
+    clean_temp_files,
+    release_quietly,
+    work_under,
+    write_atomic,
+    write_text_atomic,
+)
 from ..base.errors import InputError
 from ..base.textsafe import printable
 from ..base.version import __version__
 from ..sizing.results import slugify
+from .account import process as process
 from .outcome import Outcome
+from .stamps import (  # the batch's resume stamps (names re-exported as before)
+    OUTPUT_SUFFIXES,
+    is_fresh,
+)
+from .stamps import _reference_bytes as _reference_bytes
+from .stamps import _referenced_files as _referenced_files
+from .stamps import fingerprint as fingerprint
+from .stamps import fingerprint_of as fingerprint_of
+from .stamps import snapshot as snapshot
 
-OUTPUT_SUFFIXES = (".json", ".xlsx", ".pdf")
 # Workers never collect garbage (llmsizer.base.heap): one account leaves ~20 MB of it, and
 # collecting it costs more CPU than starting a fresh worker, forked from the warm parent,
 # once a worker's memory has grown by RETIRE_GROWTH_MB since it started (measured:
@@ -131,150 +143,29 @@ def _account_name(path: Path) -> str:
         return path.stem
 
 
-def stems(files: list[Path], unread: frozenset[Path] = frozenset()) -> list[str]:
+def stems(files: list[Path], unread: frozenset[Path] = frozenset(),
+          out_dir: Path | None = None) -> list[str]:
     """Safe, distinct output stems: the account's slug; accounts sharing a slug get the
     input file's name appended (and a counter if that is not enough). Files in ``unread``
-    (refused links) are named by their file name, never opened."""
-    from .report import output_stem
+    (refused links) are named by their file name, never opened. A stem under which
+    ``out_dir`` holds another account's files (its manifest says whose) is not reused
+    (:func:`~llmsizer.runs.report.free_stem`, issue 25 F7)."""
+    from .report import free_stem, output_stem
 
-    base = [output_stem(slugify(f.stem if f in unread else _account_name(f))) for f in files]
+    names = [f.stem if f in unread else _account_name(f) for f in files]
+    base = [output_stem(slugify(n)) for n in names]
     out: list[str] = []
     used: set[str] = set()
-    for f, b in zip(files, base, strict=True):
+    for f, b, name in zip(files, base, names, strict=True):
         stem = b if base.count(b) == 1 else f"{b}--{slugify(f.stem, 30)}"
         n, candidate = 2, stem
         while candidate in used:
             candidate, n = f"{stem}-{n}", n + 1
+        if out_dir is not None and f not in unread:
+            candidate = free_stem(out_dir, candidate, name.strip(), used)
         used.add(candidate)
         out.append(candidate)
     return out
-
-
-def _stamp_path(out: Path, stem: str) -> Path:
-    return out / f".{stem}.stamp"
-
-
-def _referenced_files(path: Path) -> list[tuple[str, int]]:
-    """Files a requirements file names that the loader reads (a model given as a path to a
-    config.json, benchmark results), with the loader's size limit for each, so a change to
-    any of them re-runs the account. A model named like a catalog id is a catalog id,
-    whatever lies beside the file under that name."""
-    from ..inputs.benchfiles import MAX_BENCH_BYTES
-    from ..inputs.modelconfig import MAX_CONFIG_BYTES
-
-    refs: set[tuple[str, int]] = set()
-    with contextlib.suppress(Exception):
-        from ..inputs.yamlsafe import load_file
-
-        data = load_file(path).data
-        for w in data.get("workloads", []) if isinstance(data, dict) else []:
-            if not isinstance(w, dict):
-                continue
-            model = w.get("model")
-            if isinstance(model, str) and model.endswith(".json"):  # as requirements.resolve
-                refs.add((model, MAX_CONFIG_BYTES))
-            measured = w.get("measured")
-            if isinstance(measured, dict):
-                f = measured.get("file")
-                for n in f if isinstance(f, list) else [f]:
-                    if isinstance(n, str):
-                        refs.add((n, MAX_BENCH_BYTES))
-    return sorted(refs)
-
-
-def _reference_bytes(base: Path, rel: str, limit: int) -> bytes | None:
-    """A referenced file's bytes through the loader's checks: resolved (symbolic links
-    included) inside the requirements file's folder, a regular file, at most ``limit``
-    bytes. ``None`` for anything else: validation then reports it."""
-    try:
-        root = base.resolve()
-        target = (root / rel).resolve()
-        if Path(rel).is_absolute() or not target.is_relative_to(root):
-            return None
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-                return None
-            data = handle.read(limit + 1)
-    except (OSError, RuntimeError, ValueError):
-        return None
-    return data if len(data) <= limit else None
-
-
-def fingerprint(path: Path, templates: Path | None) -> str:
-    from ..inputs.yamlfile import MAX_BYTES
-    from ..model.catalog import load_catalog
-
-    h = hashlib.sha256()
-    own = _reference_bytes(path.parent, path.name, MAX_BYTES)
-    h.update(own if own is not None else b"\0unreadable")
-    for rel, limit in _referenced_files(path):
-        data = _reference_bytes(path.parent, rel, limit)
-        h.update(f"\0{rel}\0".encode())
-        h.update(data if data is not None else b"\0unreadable")
-    h.update(load_catalog().digest.encode())
-    h.update(__version__.encode())
-    # The shipped templates too: edited in place (an editable install), they change the
-    # proposal without a new version number.
-    shipped = Path(str(resources.files("llmsizer.templates")))
-    for folder in (templates, shipped):
-        if folder:
-            for t in sorted(folder.rglob("*")):
-                if t.is_file() and "__pycache__" not in t.parts:
-                    h.update(str(t.relative_to(folder)).encode())
-                    h.update(t.read_bytes())
-    return h.hexdigest()
-
-
-def is_fresh(path: Path, out: Path, stem: str, templates: Path | None) -> bool:
-    from .report import complete_set
-
-    stamp = _stamp_path(out, stem)
-    if not stamp.is_file() or not complete_set(out, stem, [f"{stem}{s}" for s in OUTPUT_SUFFIXES]):
-        return False
-    try:
-        return stamp.read_text() == fingerprint(path, templates)
-    except OSError:
-        return False
-
-
-def process(path: Path, out: Path, stem: str, templates: Path | None) -> Outcome:
-    """Size one account and write its three outputs; never raises for user errors."""
-    from ..base.errors import InfeasibleError, InputError, LlmsizerError
-    from ..inputs.loader import load
-    from ..sizing.engine import size
-    from .report import check_feasible, write_outputs
-
-    t0 = time.perf_counter()
-    o = Outcome(file=str(path), stem=stem)
-    try:
-        result = size(load(path))
-        o.account = result.account.name
-        o.currency = result.account.currency
-        check_feasible(result)
-        for w in result.workloads:
-            o.recommendations.append(f"{w.name}: {w.recommended}")
-        t = result.totals
-        o.gpus, o.nodes, o.capex = t.gpus, t.nodes, t.capex
-        o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud
-        o.cost_per_million_tokens_onprem = t.cost_per_million_tokens_onprem
-        o.cost_per_million_tokens_cloud = t.cost_per_million_tokens_cloud
-        stamp = fingerprint(path, templates)
-        written = write_outputs(result, out, stem=stem, templates=templates,
-                                also=lambda: write_text_atomic(_stamp_path(out, stem), stamp))
-        o.outputs = [p.name for p in written]
-        o.status = "ok"
-    except InfeasibleError as exc:
-        o.status, o.message = "infeasible", str(exc)
-    except InputError as exc:
-        o.status, o.message = "invalid input", str(exc)
-    except LlmsizerError as exc:
-        o.status, o.message = "invalid input", str(exc)
-    except Exception as exc:  # a bug: record it, keep the batch going
-        o.status, o.message = "error", f"{type(exc).__name__}: {exc}"
-    o.seconds = time.perf_counter() - t0
-    return o
 
 
 # --- worker processes ----------------------------------------------------------------------
@@ -297,7 +188,9 @@ hardware: {gpus: [l40s], weight_precisions: [fp8], kv_precisions: [fp8]}
 def _warm_up(templates: Path | None) -> None:
     """In the parent, before forking: import the heavy libraries and write one throw-away
     account's outputs (any failure only means colder workers); then freeze the warm heap
-    so no worker's garbage collection ever scans it."""
+    so no worker's garbage collection ever scans it. Its folder is made under the run's
+    work folder (:func:`~llmsizer.base.atomic.work_under`): a kill -9 here used to leave
+    it in /tmp for ever (F22)."""
     import tempfile
 
     with contextlib.suppress(Exception), tempfile.TemporaryDirectory() as tmp:
@@ -341,7 +234,8 @@ def _die_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _worker(conn: Connection, out: Path, templates: Path | None, parent: int) -> None:
+def _worker(conn: Connection, out: Path, templates: Path | None, parent: int,
+            appendix: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, _on_sigterm)
     _die_with_parent(parent)
@@ -356,7 +250,7 @@ def _worker(conn: Connection, out: Path, templates: Path | None, parent: int) ->
         if item is None:
             return
         index, path, stem = item
-        outcome = process(Path(path), out, stem, templates)
+        outcome = process(Path(path), out, stem, templates, appendix)
         conn.send(("done", (index, asdict(outcome), _rss_mb() - start_mb)))
 
 
@@ -370,13 +264,23 @@ class _Slot:
 
 def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates: Path | None,
               on_done: Callable[[Outcome, int, int], None] | None = None,
-              refused: dict[Path, str] | None = None) -> list[Outcome]:
+              refused: dict[Path, str] | None = None, appendix: bool = False,
+              scheduler: str | None = None) -> list[Outcome]:
     """Process every file; return one Outcome per file, in input order. Files in
-    ``refused`` (from :func:`scan`) are never read: each is an invalid input with its reason."""
+    ``refused`` (from :func:`scan`) are never read: each is an invalid input with its reason.
+    With ``scheduler`` (a Dask scheduler's address), the accounts are sized on that cluster
+    (:mod:`llmsizer.runs.cluster`) instead of local worker processes."""
     out.mkdir(parents=True, exist_ok=True)
     clean_temp_files(out)  # only those of runs that are gone: other batches may be writing
-    refused = refused or {}
-    names = stems(files, frozenset(refused))
+    with work_under(out):
+        return _run_batch(files, out, jobs, force, templates, on_done, refused or {}, appendix,
+                          scheduler)
+
+
+def _run_batch(files: list[Path], out: Path, jobs: int, force: bool, templates: Path | None,
+               on_done: Callable[[Outcome, int, int], None] | None, refused: dict[Path, str],
+               appendix: bool, scheduler: str | None) -> list[Outcome]:
+    names = stems(files, frozenset(refused), out)
     outcomes = [Outcome(file=str(f), stem=s) for f, s in zip(files, names, strict=True)]
     todo: list[int] = []
     done = 0
@@ -386,7 +290,7 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
             done += 1
             if on_done:
                 on_done(outcomes[i], done, len(files))
-        elif not force and is_fresh(f, out, stem, templates):
+        elif not force and is_fresh(f, out, stem, templates, appendix):
             outcomes[i].status = "skipped"
             outcomes[i].message = "unchanged since its outputs were written"
             _fill_from_json(outcomes[i], out)
@@ -395,6 +299,18 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
                 on_done(outcomes[i], done, len(files))
         else:
             todo.append(i)
+    if scheduler and todo:
+        from .cluster import run_on_cluster
+
+        def finish(i: int, o: Outcome) -> None:
+            nonlocal done
+            outcomes[i], done = o, done + 1
+            if on_done:
+                on_done(o, done, len(files))
+
+        run_on_cluster(scheduler, [(i, files[i], names[i]) for i in todo], out, templates,
+                       appendix, finish)
+        return outcomes
     ctx = mp.get_context("fork")
     slots: list[_Slot] = []
     pids: set[int] = set()
@@ -403,7 +319,7 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
 
     def start() -> _Slot:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(child, out, templates, os.getpid()),
+        proc = ctx.Process(target=_worker, args=(child, out, templates, os.getpid(), appendix),
                            daemon=True)
         proc.start()
         child.close()

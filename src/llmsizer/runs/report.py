@@ -18,7 +18,13 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..base.atomic import atomic_group, clean_temp_files, release_quietly, write_text_atomic
+from ..base.atomic import (
+    atomic_group,
+    clean_temp_files,
+    release_quietly,
+    work_under,
+    write_text_atomic,
+)
 from ..base.errors import InfeasibleError, InputError
 from ..base.version import __version__
 from ..inputs.loader import Loaded
@@ -54,13 +60,36 @@ def _digest(path: Path) -> tuple[int, str]:
     return size, h.hexdigest()
 
 
-def _write_manifest(out: Path, stem: str, targets: list[Path]) -> None:
+def _write_manifest(out: Path, stem: str, targets: list[Path], account: str | None) -> None:
     files = []
     for t in targets:
         size, sha = _digest(t)
         files.append({"name": t.name, "bytes": size, "sha256": sha})
-    doc = {"llmsizer_version": __version__, "stem": stem, "files": files}
+    doc = {"llmsizer_version": __version__, "stem": stem, "account": account, "files": files}
     write_text_atomic(manifest_path(out, stem), json.dumps(doc, indent=2) + "\n")
+
+
+def stem_owner(out: Path, stem: str) -> str | None:
+    """The account whose files the stem's manifest describes; None when there is no
+    manifest, or one written before manifests named their account."""
+    try:
+        doc = json.loads(manifest_path(out, stem).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    owner = doc.get("account") if isinstance(doc, dict) else None
+    return owner if isinstance(owner, str) else None
+
+
+def free_stem(out: Path, stem: str, account: str, taken: set[str] | frozenset[str] = frozenset()
+              ) -> str:
+    """``stem``, unless ``out`` holds another account's files under it: then ``stem-2``,
+    ``stem-3`` … (the first that is free or already this account's). "Acme Corp" and
+    "ACME CORP", two CJK names, or names that differ after character 60 slug alike, and a
+    second run used to replace the first customer's files silently (issue 25, F7)."""
+    n, candidate = 2, stem
+    while candidate in taken or stem_owner(out, candidate) not in (None, account):
+        candidate, n = f"{stem}-{n}", n + 1
+    return candidate
 
 
 def complete_set(out: Path, stem: str, names: list[str]) -> bool:
@@ -110,36 +139,65 @@ def _sigterm_unwinds() -> Iterator[None]:
 def write_outputs(result: Result, out: Path, stem: str | None = None,
                   templates: Path | None = None,
                   formats: tuple[str, ...] = FORMATS,
-                  also: Callable[[], None] | None = None) -> list[Path]:
+                  also: Callable[[], None] | None = None,
+                  also_writes: list[Path] | None = None,
+                  appendix: bool = False) -> list[Path]:
     """Write the chosen outputs as one set (all or none; module docstring); ``also`` runs
-    under the account's lock after the manifest (a batch's stamp). Return their paths."""
-    stem = stem or output_stem(result.account.slug)
+    under the account's lock after the manifest (a batch's stamp, at ``also_writes``).
+    Without ``stem``, the account's own stem, or a free one if another account's files hold
+    it (:func:`free_stem`). Return their paths."""
+    account = result.account.name
+    stem = stem or free_stem(out, output_stem(result.account.slug), account)
     chosen = [f for f in FORMATS if f in formats]
+
+    def render(fmt: str, tmp: Path) -> None:
+        if fmt == "json":
+            tmp.write_text(result.to_json(), encoding="utf-8")
+        elif fmt == "xlsx":
+            from ..documents.workbook import write_workbook
+
+            write_workbook(result, tmp)
+        else:
+            from ..documents.proposal import render_pdf
+
+            render_pdf(result, tmp, templates=templates, appendix=appendix)
+
+    return publish_set(out, stem, account, chosen, render, also, also_writes)
+
+
+def publish_set(out: Path, stem: str, account: str, chosen: list[str],
+                render: Callable[[str, Path], None], also: Callable[[], None] | None = None,
+                also_writes: list[Path] | None = None) -> list[Path]:
+    """Render each format into its temp file, then publish the set under the account's lock
+    with its manifest (module docstring). The manifest, lock and ``also_writes`` are checked
+    first: a folder in the way of any of them refuses the whole set, unpublished (F10). A
+    stem whose manifest names another account is refused under the lock (F7: a second run
+    racing the first for a free stem)."""
     targets = [out / f"{stem}.{f}" for f in chosen]
+
+    def check() -> None:
+        owner = stem_owner(out, stem)
+        if owner not in (None, account):
+            raise InputError(f"{str(out)!r} already holds the files of the account "
+                             f"{owner!r} under the name {stem!r}; nothing was written: run "
+                             "again (another name is then chosen) or write into another folder")
 
     def publish() -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(manifest_path(out, stem))
-        _write_manifest(out, stem, targets)
+        _write_manifest(out, stem, targets, account)
         if also:
             also()
 
     from xlsxwriter.exceptions import XlsxFileError
 
+    guards = [manifest_path(out, stem), lock_path(out, stem), *(also_writes or [])]
     try:
         with _sigterm_unwinds(), atomic_group(targets, lock=lock_path(out, stem),
-                                              publish=publish) as tmps:
+                                              publish=publish, guards=guards,
+                                              check=check) as tmps:
             for fmt, tmp in zip(chosen, tmps, strict=True):
-                if fmt == "json":
-                    tmp.write_text(result.to_json(), encoding="utf-8")
-                elif fmt == "xlsx":
-                    from ..documents.workbook import write_workbook
-
-                    write_workbook(result, tmp)
-                else:
-                    from ..documents.proposal import render_pdf
-
-                    render_pdf(result, tmp, templates=templates)
+                render(fmt, tmp)
     except (OSError, XlsxFileError) as exc:
         cause = exc.args[0] if isinstance(exc, XlsxFileError) and exc.args else exc
         why = getattr(cause, "strerror", None) or str(cause)
@@ -156,8 +214,19 @@ def check_feasible(result: Result) -> None:
 
 
 def report(loaded: Loaded, out: Path, templates: Path | None = None,
-           formats: tuple[str, ...] = FORMATS) -> tuple[Result, list[Path]]:
+           formats: tuple[str, ...] = FORMATS, appendix: bool = False
+           ) -> tuple[Result, list[Path]]:
     result = size(loaded)
     check_feasible(result)
     prepare_out_dir(out)
-    return result, write_outputs(result, out, templates=templates, formats=formats)
+    with working(out):
+        return result, write_outputs(result, out, templates=templates, formats=formats,
+                                     appendix=appendix)
+
+
+@contextlib.contextmanager
+def working(out: Path) -> Iterator[None]:
+    """This run's temp work under ``out`` (:func:`~llmsizer.base.atomic.work_under`), with
+    SIGTERM unwinding from before the work folder exists, so a terminated run removes it."""
+    with _sigterm_unwinds(), work_under(out):
+        yield

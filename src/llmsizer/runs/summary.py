@@ -30,7 +30,9 @@ TOTALLED = {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"}
 
 
 def write_summary(outcomes: list[Outcome], path: Path) -> None:
-    wb = xlsxwriter.Workbook(str(path))
+    # in_memory: xlsxwriter otherwise writes each part to $TMPDIR first, and a full disk left
+    # them there (issue 25, F11)
+    wb = xlsxwriter.Workbook(str(path), {"in_memory": True})
     ws = wb.add_worksheet("Accounts")
     f = {
         "head": wb.add_format({"bold": True, "bg_color": "#1F3864", "font_color": "white",

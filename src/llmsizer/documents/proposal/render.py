@@ -218,8 +218,9 @@ class ClosedFetcher(URLFetcher):  # type: ignore[misc]
 
 def render_html(result: Result, templates: Path | None = None,
                 catalog: Catalog | None = None) -> str:
-    """The proposal as HTML (what WeasyPrint lays out)."""
-    return _render_template(_roots(templates), build_context(result, catalog))
+    """The proposal as HTML (what WeasyPrint lays out), without the formula appendix."""
+    return _render_template(_roots(templates), {**build_context(result, catalog),
+                                                "appendix": False})
 
 
 def _fast_font_subsetting() -> bool:
@@ -257,16 +258,21 @@ def _parsed_stylesheet(roots: tuple[Path, ...], path: Path, _mtime_ns: int, _siz
 
 
 def render_pdf(result: Result, path: Path, templates: Path | None = None,
-               catalog: Catalog | None = None) -> None:
-    """Write the proposal PDF for ``result`` to ``path``.
+               catalog: Catalog | None = None, appendix: bool = False) -> None:
+    """Write the proposal PDF for ``result`` to ``path``; with ``appendix``, followed by the
+    formula appendix. The appendix is opt-in (``report --appendix``): it was three of a
+    proposal's 17-21 pages and a reader finds every formula, live, in the workbook and in
+    docs/calculations.md (issue 25).
 
     Raises :class:`InputError` for a template problem (missing file, syntax error,
     undefined variable) or a URL the templates refer to that the renderer refuses."""
     roots = _roots(templates)
-    html_text = _render_template(roots, build_context(result, catalog))
+    context = {**build_context(result, catalog), "appendix": appendix}
+    html_text = _render_template(roots, context)
     fetcher = ClosedFetcher(roots)
     try:
-        document = with_appendix(html_text, roots, fetcher)
+        document = (with_appendix(html_text, roots, fetcher) if appendix
+                    else render_document(html_text, roots, fetcher))
         document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
     except FatalURLFetchingError:
         refused = fetcher.refused[0] if fetcher.refused else "a resource"
