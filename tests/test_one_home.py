@@ -19,7 +19,8 @@ ALLOWED = {
                      "GPUs, random lengths -> their mean, p90/p99 TPOT -> mean by the "
                      "catalog's ratio)"),
     "inputs/yamlsafe.py": "line/column arithmetic for error positions",
-    "inputs/schema.py": "cross-field input checks (max_context_tokens >= prompt + output)",
+    "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
+                                  "output; acceptance length <= drafted tokens + 1)"),
 }
 SIZING_WORDS = (
     "bandwidth", "tflops", "flops", "kv", "weight", "param", "gpus", "node", "replica",

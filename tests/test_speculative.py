@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import load_from_text
-from llmsizer.inputs.schema import Requirements, Speculative
+from llmsizer.inputs.schema import Requirements
+from llmsizer.inputs.schema_workload import Speculative
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.evaluate import (
     Choice,

@@ -16,6 +16,7 @@ __all__ = [
     "modelconfig",
     "schema",
     "schema_messages",
+    "schema_workload",
     "yamlfile",
     "yamlpositions",
     "yamlsafe",

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..base.errors import InputError
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
-from .schema import SCHEMA_VERSION, Measured, Requirements
+from .schema import Requirements
 from .schema_messages import _dotted, _format, _plain, _short
+from .schema_workload import SCHEMA_VERSION, Measured
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
 

@@ -198,8 +198,9 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
     """One configuration, no targets: ``concurrency`` sequences per replica, or offline
     (``None``: batch limited only by KV memory and the engine cap). ``with_env``, when
     given, receives every calculated value (the web app's roofline reads them)."""
-    from ..inputs.schema import Account, Policy, Requirements, Targets
-    from ..inputs.schema import Workload as W
+    from ..inputs.schema import Policy, Requirements
+    from ..inputs.schema_workload import Account, Targets
+    from ..inputs.schema_workload import Workload as W
 
     cat = catalog or load_catalog()
     model = cat.model(model_id)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..inputs.schema import Requirements, Targets, Workload
+from ..inputs.schema import Requirements
+from ..inputs.schema_workload import Targets, Workload
 from ..model.calculations import COMPUTE_CODES, PRICE_IN_ACCOUNT_CURRENCY, program
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value, evaluate

@@ -42,7 +42,8 @@ from pydantic import ValidationError
 from ..base.textsafe import terminal_text
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
-from ..inputs.schema import Account, Policy, Requirements, Speculative, Targets, Workload
+from ..inputs.schema import Policy, Requirements
+from ..inputs.schema_workload import Account, Speculative, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate

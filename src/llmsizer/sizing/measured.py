@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..inputs.benchpoints import BenchPoint, PointView, choose, length_ratio, view
-from ..inputs.schema import Measured, Workload
+from ..inputs.schema_workload import Measured, Workload
 from .results import MeasuredPoint
 
 _TOOL = {"vllm": "vllm bench serve", "aiperf": "AIPerf", "genai-perf": "GenAI-Perf",

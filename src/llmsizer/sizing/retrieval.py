@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 
-from ..inputs.schema import Requirements, Workload
+from ..inputs.schema import Requirements
+from ..inputs.schema_workload import Workload
 from ..model.calculations import (
     CALCULATIONS,
     GROUP_COST_CALCULATIONS,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..inputs.benchpoints import BenchPoint
-from ..inputs.schema import Requirements, Workload
+from ..inputs.schema import Requirements
+from ..inputs.schema_workload import Workload
 from ..model.calculations import CALCULATIONS, INPUTS
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value

@@ -19,7 +19,8 @@ from typing import Any
 import yaml
 from pydantic_core import PydanticUndefined
 
-from ..inputs.schema import Account, Costs, Hardware, Measured, Policy, Targets, Workload
+from ..inputs.schema import Costs, Hardware, Policy
+from ..inputs.schema_workload import Account, Measured, Targets, Workload
 
 MAX_WORKLOADS = 50  # the schema's limit
 _INDEX = re.compile(r"^workloads\[(\d{1,3})\]\.(.+)$")

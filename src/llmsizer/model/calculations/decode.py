@@ -46,8 +46,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "layer-tokens", "Throughput",
        (r("full_attention_layers") + r("window_layers")) * r("avg_context_tokens"),
        "Full-attention and sliding-window layers both read the average context (measured: "
-       "gpt-oss throughput is over-predicted when window layers read only their window, "
-       "docs/calibration.md); linear-attention layers no cache at all."),
+       "gpt-oss throughput is over-predicted when window layers read only their window; see "
+       "the calibration notes); linear-attention layers no cache at all."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        (r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
         + r("linear_state_bytes")) * r("kv_replication") / 1e9

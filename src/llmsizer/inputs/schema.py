@@ -1,0 +1,253 @@
+"""Customer requirements: the strict schema of ``inputs/<account>.yaml`` as pydantic models.
+
+Every field carries its description, unit and example: ``python -m llmsizer.documents.docgen`` writes
+docs/requirements.md, docs/requirements-reference.yaml and docs/requirements.schema.json from
+these models (a test checks they did not drift); ``inputs/example.yaml`` is a commented example.
+Reading a file is :mod:`.loader`; the messages for what the schema refuses, :mod:`.schema_messages`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    Field,
+    model_validator,
+)
+
+from ..model.catalog import CloudTier
+from .schema_workload import (
+    _LOAD_KEYS,
+    Account,
+    PrecisionId,
+    Text,
+    TpDegree,
+    Workload,
+    _Strict,
+)
+
+
+class Hardware(_Strict):
+    """Which GPUs, platforms, precisions and tensor-parallel degrees to consider."""
+
+    gpus: Annotated[list[Text], Field(min_length=1, max_length=50)] | None = Field(
+        default=None,
+        description="Catalog GPU ids to consider; left out, every catalog GPU.",
+        json_schema_extra={"example": "[h100-sxm, h200-sxm]"})
+    platform: Text | None = Field(
+        default=None,
+        description="Catalog platform id (server or node) to use for every GPU; left out, every "
+                    "catalog platform that carries the GPU is tried and the cheapest kept.",
+        json_schema_extra={"example": "dell-xe9680"})
+    weight_precisions: Annotated[list[PrecisionId], Field(min_length=1)] = Field(
+        default=["fp8", "bf16"],
+        description="Weight storage formats to try.",
+        json_schema_extra={"example": "[fp8, bf16]"})
+    # None = not stated: each weight precision takes its catalog default_kv_precision (FP4
+    # weights are served with an FP8 KV cache unless the KV cache is quantised separately).
+    kv_precisions: Annotated[list[PrecisionId], Field(min_length=1)] | None = Field(
+        default=None,
+        description="KV-cache storage formats to try; left out, each weight precision's usual "
+                    "KV format (fp4 and fp8 weights: fp8 KV; 16-bit weights: bf16 KV).",
+        json_schema_extra={"example": "[fp8]"})
+    tensor_parallel: Annotated[list[TpDegree], Field(min_length=1)] | None = Field(
+        default=None,
+        description="Tensor-parallel degrees (GPUs per model copy) to try; left out, every degree the "
+                    "platform allows.",
+        json_schema_extra={"example": "[1, 2, 4, 8]"})
+
+
+class Policy(_Strict):
+    """Headroom, resilience and serving-engine settings."""
+
+    deployment: Literal["on_prem", "cloud", "cheapest"] = Field(
+        default="on_prem",
+        description="How the proposal recommends running the service: on_prem (buy the servers, "
+                    "the default), cloud (rent the same GPUs at costs.cloud_tier) or cheapest "
+                    "(whichever of buying, renting and the hosted API costs least per year). "
+                    "Whenever another way costs less than the one recommended, the executive "
+                    "summary says so with both figures and the customer's account.reasons.",
+        json_schema_extra={"example": "cheapest", "unit": "mode"})
+
+    headroom: Annotated[float, Field(ge=0, le=3)] = Field(
+        default=0.25,
+        description="Extra capacity above peak demand for bursts and growth (0.25 = 25 %).",
+        json_schema_extra={"example": "0.25", "unit": "fraction"})
+    survive_node_loss: bool = Field(
+        default=False,
+        description="Add one node's worth of spare replicas so peak demand is still met with a node down "
+                    "(N+1).",
+        json_schema_extra={"example": "true"})
+    gpu_memory_utilization: Annotated[float, Field(ge=0.1, le=1)] = Field(
+        default=0.90,
+        description="Share of each GPU's memory the serving engine may use (vLLM's "
+                    "gpu_memory_utilization).",
+        json_schema_extra={"example": "0.9", "unit": "fraction"})
+    runtime_reserve_gb: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        default=None,
+        description="Memory held back per GPU for activations, CUDA graphs and fragmentation; left out, "
+                    "the calibrated catalog constant.",
+        json_schema_extra={"example": "2", "unit": "GB"})
+    max_batch_per_replica: Annotated[int, Field(ge=1, le=100_000)] | None = Field(
+        default=None,
+        description="The serving engine's cap on sequences in flight per model copy (vLLM max_num_seqs); "
+                    "left out, the catalog constant.",
+        json_schema_extra={"example": "256", "unit": "sequences"})
+    mbu: Annotated[float, Field(gt=0.05, le=1)] | None = Field(
+        default=None,
+        description="Override the calibrated memory-bandwidth efficiency (share of peak bandwidth "
+                    "achieved).",
+        json_schema_extra={"example": "0.8", "unit": "fraction"})
+    mfu: Annotated[float, Field(gt=0.05, le=1)] | None = Field(
+        default=None,
+        description="Override the calibrated compute efficiency (share of peak tensor throughput "
+                    "achieved).",
+        json_schema_extra={"example": "0.5", "unit": "fraction"})
+
+
+class Costs(_Strict):
+    """Power, support, amortisation and price overrides for the cost of ownership."""
+
+    electricity_per_kwh: Annotated[float, Field(ge=0, le=10)] = Field(
+        default=0.12,
+        description="Electricity tariff for the data centre, in the account's currency.",
+        json_schema_extra={"example": "0.21", "unit": "currency/kWh"})
+    pue: Annotated[float, Field(ge=1, le=3)] = Field(
+        default=1.3,
+        description="Power usage effectiveness: facility power / IT power.",
+        json_schema_extra={"example": "1.3", "unit": "ratio"})
+    amortization_years: Annotated[float, Field(ge=1, le=10)] = Field(
+        default=3,
+        description="Years over which hardware capital cost is written off.",
+        json_schema_extra={"example": "4", "unit": "years"})
+    support_rate: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.10,
+        description="Annual support and maintenance as a share of capital cost.",
+        json_schema_extra={"example": "0.1", "unit": "fraction of capex per year"})
+    average_load: Annotated[float, Field(ge=0.01, le=1)] = Field(
+        default=0.6,
+        description="Mean demand as a share of peak: scales power and the tokens served per year.",
+        json_schema_extra={"example": "0.6", "unit": "fraction"})
+    network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
+        default=None,
+        description="Scale-out network (switch ports, optics, cables) per node, once; left out, the "
+                    "catalog's dated estimate (price list extras).",
+        json_schema_extra={"example": "15000", "unit": "currency per node"})
+    usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
+        default=None,
+        description="Units of the account's currency per US dollar; required when account.currency is not"
+                    " USD.",
+        json_schema_extra={"example": "0.92", "unit": "currency per USD"})
+    hours_per_year: Annotated[float, Field(ge=1, le=8784)] = Field(
+        default=8760.0,
+        description="Hours of service per year (8,760: always on).",
+        json_schema_extra={"example": "8760", "unit": "h"})
+    gpu_prices: dict[str, Annotated[float, Field(gt=0, le=10_000_000)]] = Field(
+        default={},
+        description="Purchase price per GPU by catalog GPU id, in the account's currency; replaces the "
+                    "catalog price.",
+        json_schema_extra={"example": "{h100-sxm: 27000}", "unit": "currency per GPU"})
+    cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0, le=1000)]] = Field(
+        default={},
+        description="Cloud price per GPU-hour by catalog GPU id, in the account's currency; replaces the "
+                    "catalog price.",
+        json_schema_extra={"example": "{h100-sxm: 2.5}", "unit": "currency per GPU-hour"})
+    node_prices: dict[str, Annotated[float, Field(gt=0, le=100_000_000)]] = Field(
+        default={},
+        description="Price of a node without its GPUs by catalog platform id, in the account's currency; "
+                    "replaces the catalog price.",
+        json_schema_extra={"example": "{dell-xe9680: 45000}", "unit": "currency per node"})
+    cloud_tier: CloudTier = Field(
+        default="committed_1yr",
+        description="Which cloud offer the comparison rents: hyperscaler_on_demand, committed_1yr, "
+                    "committed_3yr or gpu_cloud. Default committed_1yr: a buyer weighing a "
+                    "multi-year purchase for an always-on service would rent under contract, not "
+                    "by the hour. Every GPU is priced in this one tier; a GPU without a dated "
+                    "price in it gets one derived by the catalog's ratio between tiers, flagged "
+                    "'derived'.",
+        json_schema_extra={"example": "gpu_cloud", "unit": "tier"})
+    storage_tb_per_node: Annotated[float, Field(ge=0, le=100_000)] = Field(
+        default=10.0,
+        description="Shared storage per node (model versions, logs).",
+        json_schema_extra={"example": "10", "unit": "TB"})
+    storage_per_tb_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+        default=None,
+        description="Storage price per TB-month; left out, the catalog's dated price.",
+        json_schema_extra={"example": "20", "unit": "currency per TB-month"})
+    software_per_gpu_year: Annotated[float, Field(ge=0, le=1_000_000)] = Field(
+        default=0.0,
+        description="Software licence per GPU per year (NVIDIA AI Enterprise lists 4,500 USD); "
+                    "0 = open-source serving.",
+        json_schema_extra={"example": "4500", "unit": "currency per GPU-year"})
+    colocation_per_kw_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+        default=None,
+        description="Rack space and power capacity per kW of node power per month (0 = own data "
+                    "centre); left out, the catalog's dated colocation price.",
+        json_schema_extra={"example": "184", "unit": "currency per kW-month"})
+
+
+class Requirements(_Strict):
+    """A customer's LLM-serving requirements (inputs/<account>.yaml)."""
+
+    schema_version: Literal[1] = Field(
+        description="Version of this file format; write 1.",
+        json_schema_extra={"example": "1"})
+    account: Account = Field(
+        description="Who the proposal is for: name, your reference, author and currency.",
+        json_schema_extra={"example": "{name: Acme Corp}"})
+    workloads: Annotated[list[Workload], Field(min_length=1, max_length=50)] = Field(
+        description="The workloads to size, each separately (1 to 50).",
+        json_schema_extra={"example": "[{name: Internal assistant, model: llama-3.1-70b, ...}]"})
+    hardware: Hardware = Field(
+        default=Hardware(),
+        description="The configurations to try; left out, every catalog GPU on every platform "
+                    "that carries it.",
+        json_schema_extra={"example": "{gpus: [h100-sxm, h200-sxm]}"})
+    policy: Policy = Field(
+        default=Policy(),
+        description="How much spare capacity to plan and how the serving engine is set up.",
+        json_schema_extra={"example": "{headroom: 0.25, survive_node_loss: true}"})
+    costs: Costs = Field(
+        default=Costs(),
+        description="What the cost of ownership assumes: power, support, amortisation, prices.",
+        json_schema_extra={"example": "{electricity_per_kwh: 0.12}"})
+
+    @model_validator(mode="after")
+    def _currency(self) -> Requirements:
+        if self.account.currency != "USD" and self.costs.usd_exchange_rate is None:
+            raise ValueError(
+                f"account.currency is {self.account.currency}, but catalog prices are in USD: "
+                f"add costs.usd_exchange_rate ({self.account.currency} per US dollar, e.g. 0.92)")
+        if self.account.currency == "USD" and self.costs.usd_exchange_rate not in (None, 1.0):
+            raise ValueError("costs.usd_exchange_rate must be 1 (or left out) when "
+                             "account.currency is USD")
+        return self
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Requirements:
+        seen: set[str] = set()
+        for w in self.workloads:
+            if w.name.lower() in seen:
+                raise ValueError(f"two workloads are named {w.name!r}: names must be unique")
+            seen.add(w.name.lower())
+        return self
+
+    def recorded(self) -> dict[str, Any]:
+        """The requirements as results and workbooks record them: every field, except the
+        load forms a workload does not state (a null there would read back as the empty key
+        that `_load_key_without_value` refuses)."""
+        data = self.model_dump(mode="json")
+        for w in data["workloads"]:
+            for key in _LOAD_KEYS:
+                if w.get(key) is None:
+                    w.pop(key, None)
+        return data
+
+
+def json_schema() -> dict[str, Any]:
+    return Requirements.model_json_schema()
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
