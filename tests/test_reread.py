@@ -109,7 +109,7 @@ def test_edited_users_price_and_headroom_equal_the_equally_edited_yaml(tmp_path:
     assert json.loads(fresh.to_json()) != base  # the edits did change the sizing
     out_lines = done.stdout
     assert "Inputs changed:" in out_lines
-    assert f"Concurrent users at peak, workload 'Internal assistant': 200 -> {users}" in out_lines
+    assert f"Concurrent users at peak (stated), workload 'Internal assistant': 200 -> {users}" in out_lines
     assert "Headroom policy: 0.25 -> 0.4  [policy.headroom]" in out_lines
     assert f"[costs.gpu_prices.{gpu}]" in out_lines
     assert "Key outputs (as written -> now):" in out_lines and "  Total: GPUs " in out_lines
@@ -288,7 +288,7 @@ def test_invalid_input_values_name_the_cell(tmp_path: Path) -> None:
     msg = _refused(_edit(book, tmp_path / "h.xlsx", {"in_headroom": 5}))
     assert re.search(r"Inputs!C\d+ \(Headroom policy\): .*less than or equal to 3", msg), msg
     msg = _refused(_edit(book, tmp_path / "u.xlsx", {"in_w1_users": 200.5}))
-    assert "(Concurrent users at peak, workload 'Internal assistant')" in msg
+    assert "(Concurrent users at peak (stated), workload 'Internal assistant')" in msg
     assert "whole number" in msg
     msg = _refused(_edit(book, tmp_path / "t.xlsx", {"in_w1_users": "lots"}))
     assert "must be a number, found 'lots'" in msg
