@@ -1,8 +1,10 @@
 """Load on `llmsizer serve` over loopback (issue #26): 4 clients send sizing updates (the
-form as the browser posts it, the users changed on every request so the cache never answers)
-while PDF downloads run at the same time (start, poll the progress, fetch). Prints the
-p50/p95 latency of each, the errors, and the server's memory (its process and its document
-workers, resident) before and after.
+form as the browser posts it, the users changed on every request so the cache never answers),
+each followed by the charts request the page then makes, while PDF downloads run at the same
+time (start, poll the progress, fetch). Prints the p50/p95 latency of each (a sizing update:
+the numbers, what the user waits for; the charts arrive after them), the errors, the server's
+memory (its process and its document workers, resident) before and after, and the machine's
+load average (the figures depend on what else runs).
 
     PYTHONPATH=src python benchmarks/web.py [--clients 4] [--updates 50] [--pdfs 4]
 """
@@ -10,6 +12,7 @@ workers, resident) before and after.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import socket
 import statistics
@@ -101,6 +104,7 @@ def main() -> None:
         # warm up: one sizing and one PDF (the worker processes start), then measure memory
         _post(base + "size", form)
         sizing: list[float] = []
+        drawing: list[float] = []
         pdf: list[float] = []
         errors: list[str] = []
         lock = threading.Lock()
@@ -136,8 +140,15 @@ def main() -> None:
                     body = _post(base + "size", items)
                     if b'id="headline"' not in body:
                         raise RuntimeError(body[:200].decode())
+                    took = time.perf_counter() - t
+                    # then the charts, as the page asks for them once the numbers are shown
+                    t = time.perf_counter()
+                    charts = _post(base + "charts", items)
+                    if charts.count(b'<img class="chart"') < 2:
+                        raise RuntimeError(charts[:200].decode())
                     with lock:
-                        sizing.append(time.perf_counter() - t)
+                        sizing.append(took)
+                        drawing.append(time.perf_counter() - t)
                 except Exception as exc:
                     with lock:
                         errors.append(f"size: {exc}")
@@ -154,6 +165,7 @@ def main() -> None:
 
         threads = [threading.Thread(target=sizer, args=(k,)) for k in range(args.clients)]
         threads.append(threading.Thread(target=pdfs))
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         for t in threads:
             t.start()
@@ -168,10 +180,13 @@ def main() -> None:
         print(f"{args.clients} clients x {args.updates} sizing updates, {args.pdfs} PDFs at the "
               f"same time, {wall:.1f} s wall")
         print(f"sizing update: n={len(sizing)} p50 {q(sizing, 50):.0f} ms  p95 {q(sizing, 95):.0f} ms")
+        print(f"its charts:    n={len(drawing)} p50 {q(drawing, 50):.0f} ms  p95 {q(drawing, 95):.0f} ms")
         print(f"PDF download:  n={len(pdf)} p50 {q(pdf, 50):.0f} ms  p95 {q(pdf, 95):.0f} ms")
         print(f"errors: {len(errors)}" + ("".join(f"\n  {e}" for e in errors[:5])))
         print(f"server memory (server + document workers, resident): before {before / 1024:.0f} MB, "
               f"after {after / 1024:.0f} MB")
+        print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cores")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -104,6 +104,24 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     users.fill("2000")
     page.wait_for_selector("#headline", timeout=15000)
 
+    # the load as a population instead (inputs/helpdesk-population.yaml's 2,000 users × 6
+    # requests an hour × 3 at peak): its fields show, the users field hides, the plan follows
+    page.wait_for_function("a => document.querySelector('#headline').innerText === a", arg=after,
+                           timeout=15000)
+    page.select_option('[name="workloads[0].load_as"]', "population")
+    assert not users.is_visible()
+    for name, value in (("named_users", "2000"), ("requests_per_user_per_hour", "6"),
+                        ("peak_to_average", "3")):
+        page.fill(f'[name="workloads[0].{name}"]', value)
+    page.wait_for_function(
+        "a => document.querySelector('#headline') && document.querySelector('#headline').innerText !== a",
+        arg=after, timeout=15000)
+    _shot(page, "account-population")
+    page.select_option('[name="workloads[0].load_as"]', "users")  # back: 2,000 at the same time
+    assert users.is_visible() and not page.locator('[name="workloads[0].named_users"]').is_visible()
+    page.wait_for_function("a => document.querySelector('#headline').innerText === a", arg=after,
+                           timeout=15000)
+
     # the PDF: progress, then the file
     page.click("#dl-pdf")
     page.wait_for_selector("#pdf-ready", timeout=180000)

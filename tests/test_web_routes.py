@@ -17,13 +17,18 @@ from urllib.parse import urlencode
 
 import openpyxl
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 
 from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
+from llmsizer.web import forms
 from llmsizer.web.app import create_app
+from llmsizer.web.render import charts_html
 from llmsizer.web.server import check_bind
+from llmsizer.web.service import size_text
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
@@ -157,6 +162,109 @@ def test_every_shipped_account_round_trips_to_the_cli_json(client: TestClient, a
     assert web == want
 
 
+def visible(html: str) -> str:
+    """The text a reader sees: no tags, attributes or script."""
+    import html as h
+
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", h.unescape(re.sub(r"<[^>]+>", " ", text)))
+
+
+def test_pages_name_options_in_words_never_by_id(client: TestClient) -> None:
+    """No option, pool or node-group id of the results JSON on the account page, its charts
+    or the debugger page: the configurations in the PDF's words instead."""
+    page = client.get("/").text
+    items = fields(page)
+    result = json.loads(post(client, "/download/json", items).text)
+    ids = {o["id"] for w in result["workloads"] for o in w["options"]}
+    assert len(ids) > 50  # the Chat API quick start tries every GPU, TP and its precisions
+    ids |= {p["id"] for p in result["plan"]["pools"]}
+    ids |= {g["id"] for g in result["plan"]["node_groups"]}
+    debug = post(client, "/debugger", items).text
+    for html in (page, post(client, "/charts", items).text, debug):
+        text = visible(html)
+        assert sorted(i for i in ids if i in text) == []
+    # the recommendation as the PDF words it: GPUs of one copy × the catalog's GPU name,
+    # then the precisions
+    w = result["workloads"][0]
+    rec = next(o for o in w["options"] if o["id"] == w["recommended"])
+    words = (f"{rec['tp']} × {load_catalog().gpus[rec['gpu']].name}, "
+             f"{rec['weight_precision'].upper()} weights, {rec['kv_precision'].upper()} KV cache")
+    assert f"Chat API {words}" in visible(page)  # the recommendation table's row
+    pool = result["plan"]["pools"][0]
+    assert f"Pool 1: Chat API runs on {pool['replicas']} replicas of {words}." in visible(page)
+    assert f"Chat API {words}" in visible(debug)  # the debugger's heading
+
+
+def test_an_update_returns_the_numbers_and_the_charts_follow(client: TestClient) -> None:
+    """The live update carries no chart (they take longer to draw than the sizing); the page
+    then asks for them, and a sizing's charts are drawn once and kept with it."""
+    items = [(k, "321" if k == "workloads[0].concurrent_users" else v)
+             for k, v in fields(client.get("/").text)]
+    r = post(client, "/size", items)
+    assert 'id="headline"' in r.text and 'class="chart"' not in r.text
+    assert 'hx-post="/charts" hx-trigger="load"' in r.text
+    first = post(client, "/charts", items)
+    # the memory budget of the options, and the one workload's throughput against batch
+    assert first.status_code == 200 and first.text.count('<img class="chart"') == 2
+    assert post(client, "/charts", items).text == first.text
+    # what the charts worker does (jobs.Drawer), here: the same charts, kept with the
+    # cached sizing and not drawn again
+    text = forms.to_yaml(forms.form_to_data(items))
+    assert charts_html(text) == first.text
+    drawn = size_text(text).charts
+    assert drawn is not None
+    assert charts_html(text) == first.text and size_text(text).charts is drawn
+
+
+LOAD = {"concurrent_users": "200", "requests_per_s": "9", "burstiness": "1.5",
+        "named_users": "500", "requests_per_user_per_hour": "4", "peak_to_average": "2"}
+
+
+@pytest.mark.parametrize("way, given, rate", [
+    ("users", {"concurrent_users": "350"}, None),
+    ("rate", {"requests_per_s": "12.5", "burstiness": "2"}, 12.5),
+    # inputs/helpdesk-population.yaml: 2,000 users × 6 an hour × 3 at peak = 10 requests/s
+    ("population", {"named_users": "2000", "requests_per_user_per_hour": "6",
+                    "peak_to_average": "3", "burstiness": "1"}, 10.0)])
+def test_each_load_way_round_trips_with_only_its_fields(client: TestClient, tmp_path: Path,
+                                                        way: str, given: dict[str, str],
+                                                        rate: float | None) -> None:
+    """Every load field holds a value (a user tried each way): only the chosen way's reach
+    the YAML; the CLI on it gives the web's JSON; uploaded again, the form shows that way."""
+    keep = [(k, v) for k, v in fields(client.get("/").text)
+            if not (k.startswith("workloads[0].") and k.split(".", 1)[1] in {*LOAD, "load_as"})]
+    items = keep + [(f"workloads[0].{k}", given.get(k, v)) for k, v in LOAD.items()]
+    items.append(("workloads[0].load_as", way))
+    down = post(client, "/download/yaml", items).text
+    stated = {k: v for k, v in yaml.safe_load(down)["workloads"][0].items() if k in LOAD}
+    assert stated == {k: yaml.safe_load(v) for k, v in given.items()}
+    path = tmp_path / "load.yaml"
+    path.write_text(down, encoding="utf-8")
+    web = json.loads(post(client, "/download/json", items).text)
+    want = cli_json(path)
+    for doc in (web, want):
+        doc.pop("llmsizer_version", None)
+    assert web == want
+    demand = web["workloads"][0]["options"][0]["values"]
+    if rate is not None:
+        assert demand["peak_request_rate_per_s"] == pytest.approx(rate)
+    up = client.post("/upload/yaml", files={"file": ("load.yaml", down.encode())})
+    back = dict(fields(up.text))
+    assert back["workloads[0].load_as"] == way
+    assert {k: back[f"workloads[0].{k}"] for k in given} == given
+
+
+def test_a_load_error_is_beside_its_field(client: TestClient) -> None:
+    items = [(k, v) for k, v in fields(client.get("/").text) if "load_as" not in k]
+    items += [("workloads[0].load_as", "population"), ("workloads[0].named_users", "2000"),
+              ("workloads[0].requests_per_user_per_hour", "6")]
+    r = post(client, "/size", items)
+    slot = re.search(r'id="error-slot" data-field="([^"]*)" data-message="([^"]*)"', r.text)
+    assert slot and slot.group(1) == "workloads[0].named_users"
+    assert slot.group(2).startswith("named_users needs peak_to_average too")
+
+
 def test_workbook_download_and_edited_upload_shows_the_diff(client: TestClient, tmp_path: Path) -> None:
     items = fields(client.get("/").text)
     r = post(client, "/download/xlsx", items)
@@ -223,12 +331,17 @@ def test_html_in_names_is_text_never_markup(client: TestClient) -> None:
 def test_oversize_bodies_are_refused_and_the_server_serves_on(client: TestClient) -> None:
     big = b"a: " + b"x" * 1_200_000
     r = client.post("/upload/yaml", files={"file": ("big.yaml", big)})
-    assert r.status_code == 413 and "1,000,000" in r.text
+    assert r.status_code == 413 and r.text.startswith(
+        "the requirements YAML is larger than the 1,000,000 bytes allowed")
+    # an ordinary form post has the YAML's limit too (the form becomes the YAML): it says so
     r = client.post("/size", content=b"x" * 1_100_000,
                     headers={"content-type": "application/x-www-form-urlencoded"})
-    assert r.status_code == 413
+    assert r.status_code == 413 and r.text == (
+        "the account form (all its fields together) is larger than the 1,000,000 bytes "
+        "allowed (1,100,000 bytes sent): shorten the notes or the names")
     r = client.post("/upload/workbook", files={"file": ("big.xlsx", b"PK" + b"\0" * 20_100_000)})
-    assert r.status_code == 413 and "20,000,000" in r.text
+    assert r.status_code == 413 and r.text.startswith(
+        "the workbook is larger than the 20,000,000 bytes allowed")
     assert client.get("/").status_code == 200
 
 

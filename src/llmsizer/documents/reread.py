@@ -229,12 +229,24 @@ def _outputs_ok(outputs: Mapping[str, Any]) -> bool:
     return rows_ok and all(_figure(totals.get(k)) for k in KEY_OUTPUTS)
 
 
+def _given(data: Any) -> Any:
+    """The embedded requirements (a dump with every field, ``None`` for one not stated) as a
+    file states them: the loader reads ``key: null`` as a key with nothing after the colon,
+    a typo in a hand-written file, so the fields not stated (a workload's other load ways)
+    are left out, as they were in the file."""
+    if isinstance(data, dict):
+        return {k: _given(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_given(v) for v in data]
+    return data
+
+
 def _load_requirements(data: Any, filename: str, cat: Catalog, models: dict[str, Model],
                        bench: dict[int, tuple[Any, ...]]) -> Any:
     from ..inputs.loader import parse, resolve
     from ..inputs.yamlpositions import Located
 
-    located = Located(data, {}, filename)
+    located = Located(_given(data), {}, filename)
     req = parse(located, filename)
     return resolve(req, located, Path(filename), cat, models=models, bench=bench)
 

@@ -18,7 +18,6 @@ from pydantic import (
 
 from ..model.catalog import CloudTier
 from .schema_workload import (
-    _LOAD_KEYS,
     Account,
     PrecisionId,
     Text,
@@ -232,17 +231,6 @@ class Requirements(_Strict):
                 raise ValueError(f"two workloads are named {w.name!r}: names must be unique")
             seen.add(w.name.lower())
         return self
-
-    def recorded(self) -> dict[str, Any]:
-        """The requirements as results and workbooks record them: every field, except the
-        load forms a workload does not state (a null there would read back as the empty key
-        that `_load_key_without_value` refuses)."""
-        data = self.model_dump(mode="json")
-        for w in data["workloads"]:
-            for key in _LOAD_KEYS:
-                if w.get(key) is None:
-                    w.pop(key, None)
-        return data
 
 
 def json_schema() -> dict[str, Any]:

@@ -145,7 +145,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
         source=SourceInfo(
-            requirements=req.recorded(),
+            requirements=req.model_dump(mode="json"),
             models={k: m.model_dump(mode="json") for k, m in loaded.models.items()
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),

@@ -18,7 +18,7 @@ from ..inputs.yamlfile import MAX_BYTES as MAX_YAML_BYTES
 from ..sizing.results import slugify
 from . import archetypes, forms
 from .jobs import MEDIA, Busy, render_document, reread_workbook
-from .render import page
+from .render import ENV, page
 from .service import FORM_SOURCE, Sized, catalog, size_text
 
 router = APIRouter()
@@ -49,11 +49,26 @@ def home(request: Request, start: str = "chat") -> HTMLResponse:
     return _account_page(request, archetypes.requirements(key))
 
 
+def update_html(yaml_text: str) -> str:
+    """The results panel of a live update: the numbers, without the charts (they follow in
+    the page's second request, drawn by :class:`.jobs.Drawer`)."""
+    return ENV.get_template("_results.html.j2").render(sized=size_text(yaml_text), forms=forms)
+
+
 @router.post("/size", response_class=HTMLResponse)
 async def live(request: Request) -> HTMLResponse:
+    from starlette.concurrency import run_in_threadpool
+
     data = await _form_data(request)
-    sized = size_text(forms.to_yaml(data))
-    return page(request, "_results.html.j2", sized=sized, forms=forms)
+    return HTMLResponse(await run_in_threadpool(update_html, forms.to_yaml(data)))
+
+
+@router.post("/charts", response_class=HTMLResponse)
+async def live_charts(request: Request) -> HTMLResponse:
+    """The charts of the form's sizing: the page asks for them once the numbers are shown;
+    they are drawn in their own process, so drawing never slows another user's numbers."""
+    data = await _form_data(request)
+    return HTMLResponse(await request.app.state.drawer.draw(forms.to_yaml(data)))
 
 
 @router.get("/workload", response_class=HTMLResponse)

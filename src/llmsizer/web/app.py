@@ -1,5 +1,6 @@
 """The FastAPI application: the static files (shipped inside this package), the security
-middleware (:mod:`.security`), the worker pool (:mod:`.jobs`) and the pages
+middleware (:mod:`.security`), the worker processes (:mod:`.jobs`: the documents' pool and
+the live charts' drawer) and the pages
 (:mod:`.account`, :mod:`.reference`, rendered by :mod:`.render`)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from .jobs import Pool
+from .jobs import Drawer, Pool
 from .security import Guard
 
 _HERE = resources.files("llmsizer.web")
@@ -25,15 +26,19 @@ def create_app(*, token: str | None = None, loopback_only: bool = True,
     from . import account, reference
 
     pool = Pool(workers) if workers else Pool()
+    drawer = Drawer()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        drawer.start()  # without a lifespan (a bare test client) the server draws
         yield
+        drawer.shutdown()
         pool.shutdown()
 
     app = FastAPI(title="llmsizer", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=lifespan)
     app.state.pool = pool
+    app.state.drawer = drawer
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.include_router(account.router)
     app.include_router(reference.router)

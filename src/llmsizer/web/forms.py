@@ -4,8 +4,10 @@ field; form → requirements data → YAML text (what the loader reads, what the
 downloads); requirements data → form values. No number is computed here.
 
 A field left empty is left out of the YAML, so the schema's default applies, exactly as
-in a hand-written file. The load of a workload is stated as concurrent users today; the
-``LOAD_FIELDS`` table is where issue #21's request rate or population fields go.
+in a hand-written file. A workload's load is stated one of the schema's three ways
+(``LOAD_FORMS``): the form shows the fields of the way chosen in ``workloads[i].load_as``
+and sends only those to the YAML, so a value left in a hidden field never makes the load
+ambiguous.
 """
 
 from __future__ import annotations
@@ -71,10 +73,24 @@ WORKLOAD_FIELDS = (
     _f(Workload, "name", "Workload name", "text"),
     _f(Workload, "model", "Model", "choice"),
 )
-# How the load is stated (issue #21 adds request rate and population here).
-LOAD_FIELDS = (
-    _f(Workload, "concurrent_users", "Concurrent users at peak"),
+# How the load is stated: the schema's three ways, one chosen per workload (``load_as``).
+LOAD_AS = "load_as"  # the chooser's name below the workload; no requirement of its own
+USERS_FIELDS = (_f(Workload, "concurrent_users", "Concurrent users at peak"),)
+RATE_FIELDS = (_f(Workload, "requests_per_s", "Requests per second at peak"),)
+POPULATION_FIELDS = (
+    _f(Workload, "named_users", "Named users"),
+    _f(Workload, "requests_per_user_per_hour", "Requests per user per hour"),
+    _f(Workload, "peak_to_average", "Busiest hour / average hour"),
 )
+ARRIVAL_FIELDS = (_f(Workload, "burstiness", "Burstiness (1 = random arrivals)"),)
+# (key, words, its fields): the arrival fields belong to the rate and population ways
+LOAD_FORMS = (
+    ("users", "Concurrent users", USERS_FIELDS),
+    ("rate", "Request rate", (*RATE_FIELDS, *ARRIVAL_FIELDS)),
+    ("population", "User population", (*POPULATION_FIELDS, *ARRIVAL_FIELDS)),
+)
+LOAD_FIELDS = (*USERS_FIELDS, *RATE_FIELDS, *POPULATION_FIELDS, *ARRIVAL_FIELDS)
+_LOAD_KEYS = {key: {f.key for f in fields} for key, _, fields in LOAD_FORMS}
 SHAPE_FIELDS = (
     _f(Workload, "prompt_tokens", "Prompt tokens"),
     _f(Workload, "output_tokens", "Output tokens"),
@@ -165,10 +181,16 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     are no field of the form are ignored; workloads keep the form's order."""
     data: dict[str, Any] = {"schema_version": 1}
     workloads: dict[int, dict[str, Any]] = {}
+    load_as: dict[int, str] = {}
     lists: dict[str, list[Any]] = {}
     for name, raw in items:
         value = raw.strip() if "notes" not in name else raw
         generic = _generic(name)
+        chooser = _INDEX.match(name)
+        if chooser and chooser.group(2) == LOAD_AS:
+            if value in _LOAD_KEYS:
+                load_as[int(chooser.group(1))] = value
+            continue
         if generic not in KNOWN and not is_price_field(name):
             continue
         if generic in _LISTS:
@@ -187,6 +209,9 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
             _put(data, name.split("."), typed)
     for name, values in lists.items():
         _put(data, name.split("."), values)
+    for i, way in load_as.items():  # the other ways' fields are hidden: not sent
+        for key in {f.key for f in LOAD_FIELDS} - _LOAD_KEYS[way]:
+            workloads.get(i, {}).pop(key, None)
     data["workloads"] = [workloads[i] for i in sorted(workloads)]
     return _ordered(data)
 
@@ -222,6 +247,10 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
             out[prefix] = _shown(node)
 
     walk("", data)
+    for i in range(workload_count(out)):  # the load's way, from the fields the file states
+        p = f"workloads[{i}]."
+        out[p + LOAD_AS] = ("population" if out.get(p + "named_users") else
+                            "rate" if out.get(p + "requests_per_s") else "users")
     return out
 
 

@@ -10,6 +10,7 @@ never listed or guessable by another. Finished jobs are kept for a short while, 
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import secrets
 import tempfile
@@ -17,6 +18,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,15 @@ def reread_workbook(data: bytes, name: str) -> dict[str, Any]:
             "diff": diff_lines(reread, result), "warnings": list(reread.warnings)}
 
 
+def _lower_priority() -> None:
+    """A document worker yields the CPU to the live updates (seconds of PDF against a user
+    waiting for numbers as they type)."""
+    import os
+
+    if hasattr(os, "nice"):
+        os.nice(4)  # about 40 % of a normal share: it yields, it is not starved
+
+
 @dataclass
 class Job:
     id: str
@@ -105,7 +116,8 @@ class Pool:
             # spawn: the server runs threads, and a forked child of a threaded process can
             # inherit a held lock
             self._executor = ProcessPoolExecutor(
-                self._workers, mp_context=multiprocessing.get_context("spawn"))
+                self._workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority)
         return self._executor
 
     def submit(self, kind: str, fn: Any, *args: Any) -> Job:
@@ -135,5 +147,57 @@ class Pool:
 
     def shutdown(self) -> None:
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            _stop(self._executor)
             self._executor = None
+
+
+class Drawer:
+    """The live update's charts, drawn in one worker process of their own: matplotlib takes
+    longer than the sizing, and in the server's process it would hold the interpreter lock
+    the next user's numbers wait for. The worker gets the requirements text and returns
+    HTML (nothing else crosses); its bounded cache keeps a sizing's charts, so the same text
+    is drawn once. Without a worker (not started, or it died) the server draws them."""
+
+    def __init__(self) -> None:
+        self._executor: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        from .render import warm_charts
+
+        with self._lock:
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    1, mp_context=multiprocessing.get_context("spawn"))
+                self._executor.submit(warm_charts)
+
+    async def draw(self, yaml_text: str) -> str:
+        from starlette.concurrency import run_in_threadpool
+
+        from .render import charts_html
+
+        executor = self._executor
+        if executor is not None:
+            try:
+                return str(await asyncio.wrap_future(executor.submit(charts_html, yaml_text)))
+            except (BrokenProcessPool, RuntimeError):  # the worker was killed, or shut down
+                with self._lock:
+                    self._executor = None
+        return str(await run_in_threadpool(charts_html, yaml_text))
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                _stop(self._executor)
+                self._executor = None
+
+
+def _stop(executor: ProcessPoolExecutor) -> None:
+    """Stop the workers with the server: a job still running is ended, not left behind (a
+    stopped server left its spawned workers running, orphaned)."""
+    # the executor's own table of its worker processes (no public way to reach them)
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()

@@ -12,9 +12,23 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
+from ..documents.proposal.format import customer_words
 
 _HERE = resources.files("llmsizer.web")
 ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
+
+
+def display(catalog_id: str) -> str:
+    """A catalog id (GPU, model, platform) as the form shows it: the catalog's name (the
+    value sent stays the id the YAML holds)."""
+    from ..model.catalog import load_catalog
+
+    cat = load_catalog()
+    for table in (cat.gpus, cat.models, cat.platforms):
+        entry = table.get(catalog_id)
+        if entry is not None:
+            return str(entry.name)
+    return catalog_id
 
 
 def _environment() -> jinja2.Environment:
@@ -23,6 +37,8 @@ def _environment() -> jinja2.Environment:
         autoescape=True,  # account names and notes never become HTML
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(version=__version__, article=ARTICLE)
+    env.filters["words"] = customer_words  # engine text as the PDF words it
+    env.globals["display"] = display
     return env
 
 
@@ -33,3 +49,18 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     """A template rendered for this request (``request.state`` holds nothing of other users)."""
     html = ENV.get_template(template).render(request=request, **context)
     return HTMLResponse(html, status_code=status)
+
+
+def charts_html(yaml_text: str) -> str:
+    """The charts of requirements text (the second request of a live update), drawn once
+    per cached sizing; run in the charts worker (:class:`.jobs.Drawer`)."""
+    from .service import charts, size_text
+
+    return ENV.get_template("_charts.html.j2").render(charts=charts(size_text(yaml_text)))
+
+
+def warm_charts() -> None:
+    """Import, size and draw once, so the first user does not wait for the worker's start."""
+    from . import archetypes, forms
+
+    charts_html(forms.to_yaml(archetypes.requirements("chat")))

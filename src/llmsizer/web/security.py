@@ -33,6 +33,7 @@ TOKEN_HEADER = b"x-llmsizer-token"
 TOKEN_COOKIE = "llmsizer_token"
 MULTIPART_SLACK = 64_000  # the form fields and boundaries around an uploaded file
 WORKBOOK_PATH = "/upload/workbook"
+YAML_PATH = "/upload/yaml"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "testserver"})
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
@@ -43,6 +44,19 @@ HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options
 
 def body_limit(path: str) -> int:
     return (MAX_WORKBOOK_BYTES if path == WORKBOOK_PATH else MAX_YAML_BYTES) + MULTIPART_SLACK
+
+
+def too_large(path: str, sent: int | None) -> str:
+    """What was too large, its limit and what to do: the one line a refused body gets."""
+    if path == WORKBOOK_PATH:
+        what, limit, advice = "the workbook", MAX_WORKBOOK_BYTES, "save it without images"
+    elif path == YAML_PATH:
+        what, limit, advice = "the requirements YAML", MAX_YAML_BYTES, "shorten its notes"
+    else:  # the account form, posted whole by every update and download
+        what, limit, advice = ("the account form (all its fields together)", MAX_YAML_BYTES,
+                               "shorten the notes or the names")
+    size = f" ({sent:,} bytes sent)" if sent is not None else ""
+    return f"{what} is larger than the {limit:,} bytes allowed{size}: {advice}"
 
 
 class TooLarge(Exception):
@@ -76,9 +90,7 @@ class Guard:
         limit = body_limit(scope["path"])
         declared = headers.get(b"content-length", b"0")
         if declared.isdigit() and int(declared) > limit:
-            for m in _plain(413, f"the request is larger than {limit - MULTIPART_SLACK:,} bytes: "
-                                 "a requirements YAML may be 1,000,000 bytes, a workbook "
-                                 "20,000,000"):
+            for m in _plain(413, too_large(scope["path"], int(declared))):
                 await send(m)
             return
         seen = 0
@@ -105,7 +117,7 @@ class Guard:
             await self.app(scope, counted, with_headers)
         except TooLarge:
             if not started:
-                for m in _plain(413, f"the request is larger than {limit:,} bytes"):
+                for m in _plain(413, too_large(scope["path"], None)):
                     await send(m)
 
     def _refuse(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:

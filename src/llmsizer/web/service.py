@@ -2,11 +2,17 @@
 what the pages show. A bounded in-memory cache (keyed by the requirements text's digest,
 so only someone who sends the same text gets the same result) is all that is kept
 between requests.
+
+The numbers and the charts are two steps: :func:`size_text` is what a live update needs
+(the engine, the plan and the debugger, ~50 ms), :func:`charts` draws the memory and
+throughput charts (~70 ms of matplotlib) once per cached sizing, for the page's second
+request. An update therefore returns without waiting for the drawing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -15,7 +21,8 @@ from typing import Any
 from ..base.errors import InputError, LlmsizerError
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
-from ..documents.proposal.format import Formatter
+from ..documents.proposal.format import Formatter, option_words
+from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import load_from_text
@@ -25,6 +32,7 @@ from ..sizing.results import Result
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
 CACHE_ENTRIES = 32
+_WORKLOAD = re.compile(r"^workloads\[\d+\]$")
 
 
 @dataclass
@@ -36,10 +44,21 @@ class Sized:
     error: str | None = None  # the CLI's line
     error_field: str | None = None  # the form field it belongs to
     error_message: str | None = None  # the words beside the field
-    views: list[WorkloadView] = field(default_factory=list)
-    memory_chart: Any = None
     debugger: list[DebugTable] = field(default_factory=list)
     fmt: Formatter | None = None
+    plan: PlanView | None = None
+    names: dict[str, str] = field(default_factory=dict)  # option id -> its words
+    charts: Charts | None = None  # drawn on the charts request, then kept with the sizing
+
+    def name(self, option_id: str | None) -> str:
+        """An option in the customer's words (the pages never show its id)."""
+        return self.names.get(option_id or "", "")
+
+
+@dataclass(frozen=True)
+class Charts:
+    views: list[WorkloadView]
+    memory_chart: Any
 
 
 class _Cache:
@@ -73,6 +92,17 @@ CACHE = _Cache(CACHE_ENTRIES)
 CHARTS = threading.Lock()
 
 
+def _load_field(path: str | None, message: str) -> str | None:
+    """A load error the schema states for the whole workload ("named_users needs …", "state
+    the load exactly one way …") goes beside the load's own field in the form."""
+    if path is None or not _WORKLOAD.match(path):
+        return path
+    for key in ("concurrent_users", "requests_per_s", "named_users", "burstiness"):
+        if message.startswith(key):
+            return f"{path}.{key}"
+    return f"{path}.load_as" if message.startswith("state the load") else path
+
+
 def catalog() -> Catalog:
     return load_catalog()
 
@@ -90,17 +120,31 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE) -> Sized:
     except InputError as exc:
         # the form has no lines: the CLI's words without the position in generated YAML
         out.error = f"{exc.field}: {exc.message}" if exc.field else exc.message
-        out.error_field, out.error_message = exc.field, exc.message
+        out.error_field, out.error_message = _load_field(exc.field, exc.message), exc.message
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:
         fmt = Formatter(result.account.currency)
         out.result, out.fmt = result, fmt
-        # the charts reuse one matplotlib figure per kind and process (documents/charts.py):
-        # the server's request threads draw one at a time
-        with CHARTS:
-            out.views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
-            out.memory_chart = memory_svg(out.views, fmt)
+        out.names = {o.id: option_words(cat.gpus[o.gpu].name if o.gpu in cat.gpus else o.gpu,
+                                        o.tp, o.weight_precision, o.kv_precision)
+                     for w in result.workloads for o in w.options}
+        out.plan = plan_context(result, cat)["plan"]
         out.debugger = debugger_tables(result, fmt)
     CACHE.put(key, out)
     return out
+
+
+def charts(sized: Sized) -> Charts | None:
+    """The memory and throughput charts of a sizing, drawn once and kept with it (so a
+    repeated form, or the charts request right after its update, draws nothing)."""
+    if sized.result is None or sized.fmt is None:
+        return None
+    # the charts reuse one matplotlib figure per kind and process (documents/charts.py):
+    # the server's request threads draw one at a time
+    with CHARTS:
+        if sized.charts is None:
+            result, cat, fmt = sized.result, catalog(), sized.fmt
+            views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+            sized.charts = Charts(views, memory_svg(views, fmt))
+    return sized.charts

@@ -146,6 +146,13 @@ def precision_name(precision: str) -> str:
     return precision.upper()
 
 
+def option_words(gpu_name: str, tp: int, weight_precision: str, kv_precision: str) -> str:
+    """One configuration as a customer reads it: '4 × NVIDIA H100 SXM 80GB, FP8 weights, FP8
+    KV cache' (the GPUs of one model copy, then the precisions), never the option id."""
+    return (f"{tp} × {gpu_name}, {precision_name(weight_precision)} weights, "
+            f"{precision_name(kv_precision)} KV cache")
+
+
 def short_name(name: str) -> str:
     return name.split(" (", 1)[0]
 

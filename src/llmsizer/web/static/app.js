@@ -59,6 +59,27 @@
       if (window.htmx && form) { window.htmx.trigger(form, "change"); }
     }
   });
+  // A workload's load: show the fields of the way chosen (the server sends only those).
+  document.addEventListener("change", function (ev) {
+    var t = ev.target;
+    if (t && t.classList && t.classList.contains("load-as")) {
+      t.closest(".workload").querySelectorAll(".load-way").forEach(function (box) {
+        box.hidden = box.dataset.way.split(" ").indexOf(t.value) < 0;
+      });
+    }
+  });
+  // A refused request (a body over the size limit: 413) says why where the answer would
+  // have gone; htmx swaps no error response by itself. Text, never HTML.
+  document.addEventListener("htmx:responseError", function (ev) {
+    var target = ev.detail.target;
+    var xhr = ev.detail.xhr;
+    if (!target || !xhr) { return; }
+    var msg = document.createElement("div");
+    msg.className = "error";
+    msg.setAttribute("role", "alert");
+    msg.textContent = "error: " + (xhr.responseText || ("the server answered " + xhr.status));
+    target.replaceChildren(msg);
+  });
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
