@@ -48,6 +48,7 @@ class FormFields(HTMLParser):
         self.items: list[tuple[str, str]] = []
         self.inside = False
         self.select: str | None = None
+        self.textarea: tuple[str, list[str]] | None = None
         self.depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -62,10 +63,20 @@ class FormFields(HTMLParser):
             self.items.append((a["name"] or "", a.get("value") or ""))
         elif tag == "select":
             self.select = a.get("name")
+        elif tag == "textarea" and a.get("name"):
+            self.textarea = (a["name"] or "", [])
         elif tag == "option" and self.select and "selected" in a:
             self.items.append((self.select, a.get("value") or ""))
 
+    def handle_data(self, data: str) -> None:
+        if self.textarea is not None:
+            self.textarea[1].append(data)
+
     def handle_endtag(self, tag: str) -> None:
+        if tag == "textarea" and self.textarea is not None:
+            name, text = self.textarea
+            self.items.append((name, "".join(text).removeprefix("\n")))
+            self.textarea = None
         if tag == "select":
             self.select = None
         if tag == "form":
@@ -253,6 +264,70 @@ def test_each_load_way_round_trips_with_only_its_fields(client: TestClient, tmp_
     back = dict(fields(up.text))
     assert back["workloads[0].load_as"] == way
     assert {k: back[f"workloads[0].{k}"] for k in given} == given
+
+
+# every kind's fields hold a value (a user tried each kind); the values of
+# inputs/rag-knowledge-base.yaml
+KINDS = {"prompt_tokens": "2000", "output_tokens": "300", "targets.ttft_s": "2",
+         "targets.tokens_per_s_per_user": "20", "tokens_per_request": "64",
+         "corpus_tokens": "2e10", "reindex_within_hours": "24", "candidates_per_request": "50",
+         "tokens_per_pair": "320", "targets.latency_p95_s": "0.3"}
+
+
+@pytest.mark.parametrize("kind, model, sent", [
+    ("embed", "bge-m3", ("tokens_per_request", "corpus_tokens", "reindex_within_hours",
+                         "targets.latency_p95_s")),
+    ("rerank", "bge-reranker-v2-m3", ("candidates_per_request", "tokens_per_pair",
+                                      "targets.latency_p95_s")),
+    ("generate", "llama-3.1-70b", ("prompt_tokens", "output_tokens", "targets.ttft_s",
+                                   "targets.tokens_per_s_per_user")),
+])
+def test_each_kind_round_trips_with_only_its_fields(client: TestClient, tmp_path: Path,
+                                                    kind: str, model: str,
+                                                    sent: tuple[str, ...]) -> None:
+    """The kind chosen sends only its own fields (a key of another kind is refused by the
+    schema); the CLI on the YAML gives the web's JSON; uploaded again, the form shows the kind,
+    and its model list is the catalog's models of that kind."""
+    drop = {*KINDS, "kind", "model", "load_as", "requests_per_s", "concurrent_users",
+            "targets.response_time_s", "max_context_tokens"}
+    items = [(k, v) for k, v in fields(client.get("/").text)
+             if not (k.startswith("workloads[0].") and k.split(".", 1)[1] in drop)]
+    items += [(f"workloads[0].{k}", v) for k, v in KINDS.items()]
+    items += [("workloads[0].kind", kind), ("workloads[0].model", model),
+              ("workloads[0].load_as", "rate"), ("workloads[0].requests_per_s", "50")]
+    down = post(client, "/download/yaml", items).text
+    w = yaml.safe_load(down)["workloads"][0]
+    flat = {f"targets.{k}": v for k, v in w.pop("targets", {}).items()} | w
+    assert set(flat) == {*sent, "name", "model", "requests_per_s"} | (
+        {"kind"} if kind != "generate" else set())
+    path = tmp_path / "kind.yaml"
+    path.write_text(down, encoding="utf-8")
+    web = json.loads(post(client, "/download/json", items).text)
+    want = cli_json(path)
+    for doc in (web, want):
+        doc.pop("llmsizer_version", None)
+    assert web == want
+    up = client.post("/upload/yaml", files={"file": ("kind.yaml", down.encode())})
+    assert dict(fields(up.text))["workloads[0].kind"] == kind
+    group = re.search(rf'<optgroup[^>]*data-kind="{kind}"\s*>(.*?)</optgroup>', up.text, re.S)
+    cat = load_catalog()
+    ids = (set(cat.models) if kind == "generate" else
+           {k for k, e in cat.embedders.items() if e.task == kind})
+    assert group and set(re.findall(r'value="([^"]*)"', group.group(1))) == ids
+
+
+def test_reasons_one_a_line_and_the_deployment_round_trip(client: TestClient) -> None:
+    """inputs/ref-a-7b-assistant.yaml: two reasons, deployment cheapest; a blank line in the
+    textarea is no reason; the select shows customer words, never the id."""
+    text = (ROOT / "inputs" / "ref-a-7b-assistant.yaml").read_bytes()
+    up = client.post("/upload/yaml", files={"file": ("ref-a.yaml", text)})
+    items = fields(up.text)
+    assert ("policy.deployment", "cheapest") in items
+    assert "Whichever costs least (buy, rent or hosted API)</option>" in up.text
+    items = [(k, v + "\n\n" if k == "account.reasons" else v) for k, v in items]
+    data = yaml.safe_load(post(client, "/download/yaml", items).text)
+    assert data["account"]["reasons"] == yaml.safe_load(text)["account"]["reasons"]
+    assert len(data["account"]["reasons"]) == 2
 
 
 def test_a_load_error_is_beside_its_field(client: TestClient) -> None:

@@ -7,7 +7,8 @@ A field left empty is left out of the YAML, so the schema's default applies, exa
 in a hand-written file. A workload's load is stated one of the schema's three ways
 (``LOAD_FORMS``): the form shows the fields of the way chosen in ``workloads[i].load_as``
 and sends only those to the YAML, so a value left in a hidden field never makes the load
-ambiguous.
+ambiguous. A workload's kind (``KIND_FORMS``: generate, embed, rerank) works the same way:
+only the chosen kind's fields are sent, so no key of another kind reaches the schema.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic_core import PydanticUndefined
 
 from ..inputs.schema import Costs, Hardware, Policy
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
+from ..model.catalog import Catalog
 
 MAX_WORKLOADS = 50  # the schema's limit
 _INDEX = re.compile(r"^workloads\[(\d{1,3})\]\.(.+)$")
@@ -35,10 +37,15 @@ class Field:
 
     key: str
     label: str
-    kind: str  # text | number | choice | bool | list
+    kind: str  # text | number | choice | bool | list | lines (a textarea, one item a line)
     help: str = ""
     choices: tuple[str, ...] = ()
     default: str = ""  # the schema's default, shown as the placeholder
+    words: tuple[str, ...] = ()  # the choices in customer words, when their ids are not
+
+    def word(self, choice: str) -> str:
+        """The words shown for one choice ('' when the choice has none of its own)."""
+        return dict(zip(self.choices, self.words, strict=False)).get(choice, "")
 
 
 def _shown(v: Any) -> str:
@@ -57,9 +64,10 @@ def _default(model: Any, name: str) -> str:
 
 
 def _f(model: Any, key: str, label: str, kind: str = "number",
-       choices: Iterable[str] = ()) -> Field:
+       choices: Iterable[str] = (), words: Iterable[str] = ()) -> Field:
     name = key.rpartition(".")[2]
-    return Field(key, label, kind, _help(model, name), tuple(choices), _default(model, name))
+    return Field(key, label, kind, _help(model, name), tuple(choices), _default(model, name),
+                 tuple(words))
 
 
 ACCOUNT_FIELDS = (
@@ -68,11 +76,26 @@ ACCOUNT_FIELDS = (
     _f(Account, "prepared_by", "Prepared by", "text"),
     _f(Account, "currency", "Currency", "text"),
     _f(Account, "notes", "Notes", "text"),
+    _f(Account, "reasons", "Why this way of running it (one reason a line)", "lines"),
 )
 WORKLOAD_FIELDS = (
     _f(Workload, "name", "Workload name", "text"),
     _f(Workload, "model", "Model", "choice"),
 )
+# What the workload serves: one kind per workload; each kind has fields of its own.
+KIND = _f(Workload, "kind", "Serves", "choice", ("generate", "embed", "rerank"),
+          ("Answers (a language model)", "Embeddings (text to vectors)",
+           "Reranking (query-passage scores)"))
+EMBED_FIELDS = (
+    _f(Workload, "tokens_per_request", "Tokens per query"),
+    _f(Workload, "corpus_tokens", "Corpus tokens (re-indexed offline)"),
+    _f(Workload, "reindex_within_hours", "Re-index the corpus within (hours)"),
+)
+RERANK_FIELDS = (
+    _f(Workload, "candidates_per_request", "Passages scored per query"),
+    _f(Workload, "tokens_per_pair", "Tokens per query-passage pair"),
+)
+LATENCY_FIELDS = (_f(Targets, "targets.latency_p95_s", "95 % of queries within (s)"),)
 # How the load is stated: the schema's three ways, one chosen per workload (``load_as``).
 LOAD_AS = "load_as"  # the chooser's name below the workload; no requirement of its own
 USERS_FIELDS = (_f(Workload, "concurrent_users", "Concurrent users at peak"),)
@@ -118,6 +141,9 @@ HARDWARE_LISTS = (
     _f(Hardware, "tensor_parallel", "Tensor-parallel degrees", "list", ("1", "2", "4", "8")),
 )
 POLICY_FIELDS = (
+    _f(Policy, "deployment", "Recommend", "choice", ("on_prem", "cloud", "cheapest"),
+       ("Buying the servers", "Renting the GPUs in a cloud",
+        "Whichever costs least (buy, rent or hosted API)")),
     _f(Policy, "headroom", "Headroom"),
     _f(Policy, "survive_node_loss", "Survive a node loss (N+1)", "bool"),
     _f(Policy, "gpu_memory_utilization", "GPU memory utilisation"),
@@ -144,8 +170,21 @@ COST_FIELDS = (
 )
 PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>
 
-_TEXT = {f"account.{f.key}" for f in ACCOUNT_FIELDS} | {"hardware.platform", "costs.cloud_tier"} | {
-    f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, MEASURED_FIELDS[0])}
+# (key, words, its fields): embed and rerank share the latency target; the model's list is
+# the kind's own (catalog.models, or catalog.embedders of that task)
+KIND_FORMS = (
+    ("generate", KIND.words[0], (*SHAPE_FIELDS, *TARGET_FIELDS, *MEASURED_FIELDS)),
+    ("embed", KIND.words[1], (*EMBED_FIELDS, *LATENCY_FIELDS)),
+    ("rerank", KIND.words[2], (*RERANK_FIELDS, *LATENCY_FIELDS)),
+)
+KIND_FIELDS = (*SHAPE_FIELDS, *TARGET_FIELDS, *MEASURED_FIELDS, *EMBED_FIELDS, *RERANK_FIELDS,
+               *LATENCY_FIELDS)
+_KIND_KEYS = {key: {f.key for f in fields} for key, _, fields in KIND_FORMS}
+_LINES = {"account.reasons"}
+
+_TEXT = {f"account.{f.key}" for f in ACCOUNT_FIELDS} | {
+    "hardware.platform", "costs.cloud_tier", "policy.deployment"} | {
+    f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, KIND, MEASURED_FIELDS[0])}
 _LISTS = {f"hardware.{f.key}" for f in HARDWARE_LISTS}
 _BOOLS = {"policy.survive_node_loss"}
 
@@ -193,6 +232,11 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
             continue
         if generic not in KNOWN and not is_price_field(name):
             continue
+        if generic in _LINES:  # a textarea: one item a line, blank lines dropped
+            lines = [line.strip() for line in value.splitlines() if line.strip()]
+            if lines:
+                _put(data, name.split("."), lines)
+            continue
         if generic in _LISTS:
             if value:
                 lists.setdefault(name, []).append(_typed(generic, value))
@@ -212,8 +256,26 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     for i, way in load_as.items():  # the other ways' fields are hidden: not sent
         for key in {f.key for f in LOAD_FIELDS} - _LOAD_KEYS[way]:
             workloads.get(i, {}).pop(key, None)
+    for w in workloads.values():  # the other kinds' fields are hidden too: not sent
+        kind = w.get("kind", "generate")
+        if kind in _KIND_KEYS:
+            for key in {f.key for f in KIND_FIELDS} - _KIND_KEYS[kind]:
+                _drop(w, key.split("."))
+            if kind == "generate":
+                w.pop("kind", None)  # the default, as a hand-written file leaves it
     data["workloads"] = [workloads[i] for i in sorted(workloads)]
     return _ordered(data)
+
+
+def _drop(data: dict[str, Any], path: list[str]) -> None:
+    """Remove one key by its path; a section left empty goes too (``targets: {}``)."""
+    node = data.get(path[0])
+    if len(path) == 1:
+        data.pop(path[0], None)
+    elif isinstance(node, dict):
+        _drop(node, path[1:])
+        if not node:
+            del data[path[0]]
 
 
 _ORDER = ("schema_version", "account", "workloads", "hardware", "policy", "costs")
@@ -241,6 +303,8 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
         elif isinstance(node, list) and prefix == "workloads":
             for i, v in enumerate(node):
                 walk(f"workloads[{i}]", v)
+        elif isinstance(node, list) and prefix in _LINES:
+            out[prefix] = "\n".join(_shown(v) for v in node)
         elif isinstance(node, list):
             out[prefix] = [_shown(v) for v in node]
         else:
@@ -251,6 +315,7 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
         p = f"workloads[{i}]."
         out[p + LOAD_AS] = ("population" if out.get(p + "named_users") else
                             "rate" if out.get(p + "requests_per_s") else "users")
+        out.setdefault(p + KIND.key, "generate")
     return out
 
 
@@ -261,8 +326,7 @@ def workload_count(values: Mapping[str, Any]) -> int:
 
 KNOWN = frozenset(
     {f"account.{f.key}" for f in ACCOUNT_FIELDS}
-    | {f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, *LOAD_FIELDS, *SHAPE_FIELDS,
-                                         *TARGET_FIELDS, *MEASURED_FIELDS)}
+    | {f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
     | _LISTS | {"hardware.platform"}
     | {f"policy.{f.key}" for f in POLICY_FIELDS} | {f"costs.{f.key}" for f in COST_FIELDS})
 
@@ -275,3 +339,11 @@ def is_price_field(name: str) -> bool:
 def platform_field(ids: Iterable[str]) -> Field:
     return Field("platform", "Platform (server or node)", "choice", _help(Hardware, "platform"),
                  tuple(ids))
+
+
+def model_choices(cat: Catalog, kind: str) -> tuple[str, ...]:
+    """The models a workload of this kind can name: the language models, or the embedding
+    catalog's models of that task (the loader accepts no other)."""
+    if kind == "generate":
+        return tuple(cat.models)
+    return tuple(k for k, e in cat.embedders.items() if e.task == kind)

@@ -19,12 +19,12 @@ ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
 
 
 def display(catalog_id: str) -> str:
-    """A catalog id (GPU, model, platform) as the form shows it: the catalog's name (the
+    """A catalog id (GPU, model, platform, embedder) as the form shows it: the catalog's name (the
     value sent stays the id the YAML holds)."""
     from ..model.catalog import load_catalog
 
     cat = load_catalog()
-    for table in (cat.gpus, cat.models, cat.platforms):
+    for table in (cat.gpus, cat.models, cat.platforms, cat.embedders):
         entry = table.get(catalog_id)
         if entry is not None:
             return str(entry.name)

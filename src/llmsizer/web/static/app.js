@@ -68,6 +68,21 @@
       });
     }
   });
+  // A workload's kind: show its fields and its models (the server sends only those); a model
+  // of another kind is unchosen, so the loader never gets one the kind cannot serve.
+  document.addEventListener("change", function (ev) {
+    var t = ev.target;
+    if (t && t.classList && t.classList.contains("kind-as")) {
+      var w = t.closest(".workload");
+      w.querySelectorAll(".kind-only, select.model optgroup").forEach(function (box) {
+        box.hidden = box.dataset.kind.split(" ").indexOf(t.value) < 0;
+      });
+      var model = w.querySelector("select.model");
+      var chosen = model && model.selectedOptions[0];
+      var group = chosen && chosen.parentElement;
+      if (group && group.tagName === "OPTGROUP" && group.hidden) { model.value = ""; }
+    }
+  });
   // A refused request (a body over the size limit: 413) says why where the answer would
   // have gone; htmx swaps no error response by itself. Text, never HTML.
   document.addEventListener("htmx:responseError", function (ev) {
