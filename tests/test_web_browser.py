@@ -159,6 +159,27 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     assert errors == [], errors  # no CSP violation or script error
 
 
+def test_a_rag_account_shows_each_kind_with_its_fields(server: str, browser: object) -> None:
+    """inputs/rag-knowledge-base.yaml opened: the embed workload shows its corpus, not the
+    prompt tokens; switched to answers, the prompt tokens show and the embedder is unchosen."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector('[name="workloads[2].candidates_per_request"]')
+    _shot(page, "account-rag")
+    corpus = page.locator('[name="workloads[1].corpus_tokens"]')
+    prompt = page.locator('[name="workloads[1].prompt_tokens"]')
+    assert corpus.is_visible() and corpus.input_value() == "20000000000.0"
+    assert not prompt.is_visible()
+    page.select_option('[name="workloads[1].kind"]', "generate")
+    assert prompt.is_visible() and not corpus.is_visible()
+    assert page.locator('[name="workloads[1].model"]').input_value() == ""
+    assert errors == [], errors
+
+
 @pytest.mark.parametrize("path", ["catalog/gpus", "catalog/models", "catalog/platforms",
                                   "catalog/prices", "estimate"])
 def test_reference_pages(server: str, browser: object, path: str) -> None:

@@ -324,6 +324,7 @@ def test_reasons_one_a_line_and_the_deployment_round_trip(client: TestClient) ->
     items = fields(up.text)
     assert ("policy.deployment", "cheapest") in items
     assert "Whichever costs least (buy, rent or hosted API)</option>" in up.text
+    assert "(default: Buying the servers)" in up.text and "on_prem" not in visible(up.text)
     items = [(k, v + "\n\n" if k == "account.reasons" else v) for k, v in items]
     data = yaml.safe_load(post(client, "/download/yaml", items).text)
     assert data["account"]["reasons"] == yaml.safe_load(text)["account"]["reasons"]
