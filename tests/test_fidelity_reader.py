@@ -291,7 +291,7 @@ def test_unknown_labels_name_the_closest_catalog_entries(
     raw_rows: list[dict[str, str]], tmp_path: Path,
 ) -> None:
     # row 238 with a GPU and a model the catalog lacks, and an unreadable metric: every reason
-    row = {**raw_rows[237], "gpu": "H20 (96GB)", "model": "Kimi-K2-Instruct",
+    row = {**raw_rows[237], "gpu": "H20 (96GB)", "model": "Hunyuan-Large-Instruct",
            "metric": "p99_latency"}
     labels = LabelIndex(load_catalog())
     assert labels.closest_models("gpt-oss-240b") == ["gpt-oss-20b", "gpt-oss-120b"]
@@ -300,7 +300,7 @@ def test_unknown_labels_name_the_closest_catalog_entries(
     assert results == []
     assert skipped[0].reasons == (
         "unknown metric 'p99_latency'",
-        "model 'Kimi-K2-Instruct' is not in the llmsizer catalog",
+        "model 'Hunyuan-Large-Instruct' is not in the llmsizer catalog",
         "GPU 'H20 (96GB)' is not in the llmsizer catalog (closest: gh200, b200, h200-sxm)",
     )
 

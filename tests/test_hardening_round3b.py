@@ -245,7 +245,7 @@ def test_a_benchmark_file_is_bounded_in_parse_memory(tmp_path: Path) -> None:
     assert ("benchmark file 'empty-objects.json': holds 16,000,002 JSON objects and lists; a "
             "benchmark result holds at most 100,000") in line, line
     print(f"F13: 16 M {{}} in 49 MB refused in {seconds:.2f} s, peak {mb:.0f} MB")
-    assert mb < 300 and seconds < 10, (mb, seconds)
+    assert mb < 300 and seconds < 30, (mb, seconds)
     numbers = b"[" + b"0," * 6_000_000 + b"0]"  # 12 MB of figures: too many values
     (tmp_path / "numbers.json").write_bytes(numbers)
     line = one_clean_line(run("size", _bench_account(tmp_path, ["numbers.json"])))
@@ -266,7 +266,7 @@ def test_a_file_list_is_bounded_in_total(tmp_path: Path) -> None:
     done, mb, seconds = _peak_mb("size", account)
     assert done.returncode == 0, done.stderr  # read once, sized: 8 replicas as from one file
     print(f"F14: a 24 MB file listed 50 times sized in {seconds:.2f} s, peak {mb:.0f} MB")
-    assert "32" in done.stdout and seconds < 30 and mb < 700, (mb, seconds)
+    assert "32" in done.stdout and seconds < 90 and mb < 700, (mb, seconds)
     for i in range(5):  # five distinct 24 MB files: 120 MB listed
         shutil.copy(tmp_path / "detailed.json", tmp_path / f"d{i}.json")
     line = one_clean_line(run("size", _bench_account(tmp_path, [f"d{i}.json" for i in range(5)])))
@@ -280,7 +280,7 @@ def test_a_file_list_is_bounded_in_total(tmp_path: Path) -> None:
     assert ("the benchmark files listed hold more than 1,000 records together (at 'r5.json'); "
             "a file: list takes at most 1,000") in line, line
     print(f"F14: 50 files x 200 records refused in {seconds:.2f} s, peak {mb:.0f} MB")
-    assert seconds < 15 and mb < 500, (mb, seconds)
+    assert seconds < 45 and mb < 500, (mb, seconds)
 
 
 # --- F21: an edited workbook carrying content llmsizer did not write ------------------------

@@ -89,7 +89,9 @@ def test_gpt_oss_120b_for_32_users_is_not_forced_to_tp8() -> None:
     same = [o for o in w.options if o.feasible and o.values["annual_cost_onprem"]
             == best.values["annual_cost_onprem"]]
     assert any(o.tp == 8 for o in same)  # TP8 costs the same whole node...
-    assert best.tp == 2 and best.values["gpus"] == 2  # ...but the fewest GPUs in use win
+    # ...but the fewest GPUs in use win: TP2 replicas (two of them at today's figures), never
+    # the whole node at TP8
+    assert best.tp == 2 and best.values["gpus"] <= 4
     anywhere = _gpt_oss(None)
     assert anywhere.totals.gpus_purchased == 4  # one 4-GPU XE8640
     assert anywhere.totals.annual_cost_onprem < dgx.totals.annual_cost_onprem

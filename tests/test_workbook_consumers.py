@@ -123,30 +123,34 @@ def test_libreoffice_default_profile_exports_every_shipped_workbook(
             case.name, shown)
 
 
-def test_control_the_old_writing_still_aborts_libreoffice(monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
-    """Put back what the fix changed (logical results cached as booleans, shown in the
-    General format) and LibreOffice 7.4 with a default profile aborts on the example again:
-    the export test above can fail, and the finding (docs/libreoffice-findings.md section 6)
-    still holds. If a newer LibreOffice exports it, update the findings."""
-    import llmsizer.documents.workbook.calc_sheets as calc_sheets
-    import llmsizer.documents.workbook.summary as summary
-    from llmsizer.documents.workbook.formats import number_format
+def test_control_cached_booleans_still_abort_libreoffice(tmp_path: Path) -> None:
+    """The finding (docs/libreoffice-findings.md section 6), reproduced on a minimal workbook:
+    formula cells with cached booleans in the General format, read by a TRUE/FALSE
+    conditional format, on a fit-to-page sheet, make LibreOffice 7.4 with a default profile
+    abort; the same workbook with the results cached as 1/0 (what llmsizer writes) exports.
+    The example workbook itself no longer triggers the abort with the old writing put back
+    (its sheets changed in issue 21), so the control is this reduced case. If a newer
+    LibreOffice exports it, update the findings."""
+    import xlsxwriter
 
-    def as_booleans(value: float | str, flag: bool) -> float | str | bool:
-        return bool(value) if flag and not isinstance(value, str) else value
+    def book(path: Path, booleans: bool) -> Path:
+        wb = xlsxwriter.Workbook(str(path))
+        ws = wb.add_worksheet("Throughput")
+        for r in range(40):
+            ws.write_number(r, 0, r)
+            for c in range(1, 6):
+                ws.write_formula(r, c, f"=A{r + 1}>{c}", None,
+                                 (r > c) if booleans else int(r > c))
+        ws.conditional_format(0, 1, 39, 5, {"type": "cell", "criteria": "==", "value": "TRUE",
+                                            "format": wb.add_format({"bg_color": "#C6EFCE"})})
+        ws.fit_to_pages(1, 0)
+        wb.close()
+        return path
 
-    def general_flags(unit: str, values: Any, currency: str, **kw: Any) -> str:
-        return "" if unit == "flag" else number_format(unit, values, currency, **kw)
-
-    for module in (calc_sheets, summary):
-        monkeypatch.setattr(module, "cached", as_booleans)
-        monkeypatch.setattr(module, "number_format", general_flags)
-    book = tmp_path / "example.xlsx"
-    write_workbook(size(load(ROOT / "inputs" / "example.yaml")), book)
-    with pytest.raises(LibreOfficeError, match=r"Unspecified Application Error"):
-        to_pdf(book, tmp_path / "pdf", force_recalc=False)
-    to_pdf(book, tmp_path / "forced")  # forced recalculation exports the same file
+    with pytest.raises(LibreOfficeError, match=r"exit status 134|Unspecified Application Error"):
+        to_pdf(book(tmp_path / "booleans.xlsx", True), tmp_path / "pdf", force_recalc=False)
+    to_pdf(book(tmp_path / "numbers.xlsx", False), tmp_path / "pdf2", force_recalc=False)
+    to_pdf(tmp_path / "booleans.xlsx", tmp_path / "forced")  # forced recalculation exports it
 
 
 # --- Gnumeric --------------------------------------------------------------------------------
