@@ -166,6 +166,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + queueing.RATE_CALCULATIONS
     + decode.CALCULATIONS
     + queueing.LOAD_CALCULATIONS
+    + decode.SERVED_STEP_CALCULATIONS
+    + queueing.WAIT_CALCULATIONS
     + decode.SERVED_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..expr import AND, IF, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
 from .core import Calculation, _c, _gpus, r, tp
+from .queueing import TTFT_LIMIT_CALCULATIONS
 
 
 def _allreduce_bytes(n: Expr) -> Expr:
@@ -178,13 +179,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
+    *TTFT_LIMIT_CALCULATIONS,
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
        IF(gt(r("target_ttft_s"), 0),
-          ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
-                     / r("ttft_queue_steps") - r("comm_fixed_ms") - r("step_overhead_ms"))
-                    / r("step_ms_per_seq"), 0),
+          ROUNDDOWN(r("batch_by_ttft_exact"), 0),
           r("max_batch_per_replica")),
-       "ttft_ms solved for B (it is linear in B)."),
+       "ttft_ms, wait for the prompts ahead included, solved for B in closed form "
+       "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
+       "wait and with the (B - 1) x prefill bound."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("max_batch_per_replica"))),
@@ -194,8 +196,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "t(B) at the batch per replica (at least 1): the step time its throughput rests on."),
 )
 
-# After the load (queueing.LOAD_CALCULATIONS): what users see at the batch served.
-SERVED_CALCULATIONS: tuple[Calculation, ...] = (
+# After the load (queueing.LOAD_CALCULATIONS): the step users see at the batch served.
+SERVED_STEP_CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_served", "Batch at the stated load", "sequences", "Throughput",
        MAX(1, IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
                  MIN(r("concurrent_users"), r("batch_per_replica")))),
@@ -210,12 +212,18 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
        "1 when reading weights and KV takes longer than the arithmetic."),
     _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
        1000 / r("tpot_ms"), "1000 / TPOT."),
+)
+
+# After the waiting time (queueing.WAIT_CALCULATIONS): first token, targets, throughput.
+SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") - r("decode_weights_ms"))
+       r("prefill_wait_ms") + r("prefill_ms")
+       + r("ttft_queue_steps") * (r("tpot_ms") - r("decode_weights_ms"))
        + r("ttft_overhead_ms"),
-       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
-       "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
-       "all-reduce latency or overhead (chosen by cross-validation on published benchmarks)."),
+       "Wait for the prefills ahead + prefill + the decode steps it waits for or shares; a "
+       "prefill chunk hides the step's weight read (its GEMMs read the weights anyway), not "
+       "the other sequences' work, all-reduce latency or overhead (chosen by cross-validation "
+       "on published benchmarks)."),
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
            IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1)),
