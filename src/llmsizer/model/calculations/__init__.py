@@ -61,7 +61,7 @@ from .debugger import (
     ROOFLINE_INTENSITY,
     TTFT_WHEN_NO_TARGET_S,
 )
-from .inputs import INPUTS
+from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
@@ -85,6 +85,7 @@ from .plan import (
     fold_values,
     group_cost_calculations,
 )
+from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S
 from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
 
@@ -120,7 +121,10 @@ __all__ = [
     "GROUP_SPARE_CALCULATIONS",
     "INPUTS",
     "INPUT_NAMES",
+    "LATENCY_DEFINITIONS",
     "LOW_UTILISATION",
+    "PERCENTILES",
+    "PERCENTILE_TARGETS",
     "PLAN_SAVING",
     "PLAN_SAVING_SHARE",
     "PLAN_STAGES",
