@@ -15,7 +15,7 @@ from typing import Any
 
 from ..inputs.schema import json_schema
 from ..inputs.schema_messages import _allowed
-from ..model.calculations import CALCULATIONS, INPUTS
+from ..model.calculations import CALCULATIONS, INPUTS, LATENCY_DEFINITIONS
 from ..model.expr import to_text
 from ..sizing.results import results_schema
 
@@ -39,6 +39,10 @@ def calculations_md() -> str:
             if c.sheet == sheet:
                 formula = to_text(c.expr).replace("|", "\\|")
                 lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
+    lines += ["", "## Latency targets", "",
+              "What each latency a target may name means (the Assumptions sheet prints the "
+              "same table).", "", "| target | what it is | definition |", "|---|---|---|"]
+    lines += [f"| `{key}` | {label} | {text} |" for key, label, text in LATENCY_DEFINITIONS]
     return "\n".join(lines + plan_md() + retrieval_md()) + "\n"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
-from ..model.calculations import INPUTS
+from ..model.calculations import INPUTS, PERCENTILE_TARGETS
 from .xlsxsafe import Cells
 
 
@@ -70,6 +70,7 @@ _WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "target_tokens_per_s_per_user": (("targets", "tokens_per_s_per_user"), True),
     "target_response_time_s": (("targets", "response_time_s"), True),
     "target_ttft_s": (("targets", "ttft_s"), True),
+    **{f"target_{k}": (("targets", k), True) for k in PERCENTILE_TARGETS},
     "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
 }
 _INTEGER = frozenset({"concurrent_users", "named_users", "prompt_tokens", "output_tokens",

@@ -127,6 +127,35 @@ class Targets(_Strict):
         default=None,
         description="Time to first token: longest wait before an answer starts.",
         json_schema_extra={"example": "2", "unit": "s"})
+    ttft_p50_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
+        default=None, description="Time to first token that half of the requests meet.",
+        json_schema_extra={"example": "1", "unit": "s"})
+    ttft_p90_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
+        default=None, description="Time to first token that 90 % of the requests meet.",
+        json_schema_extra={"example": "1.5", "unit": "s"})
+    ttft_p95_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
+        default=None, description="Time to first token that 95 % of the requests meet.",
+        json_schema_extra={"example": "1.5", "unit": "s"})
+    ttft_p99_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
+        default=None, description="Time to first token that 99 % of the requests meet.",
+        json_schema_extra={"example": "3", "unit": "s"})
+    itl_p50_ms: Annotated[float, Field(ge=0.1, le=60_000)] | None = Field(
+        default=None, description="Inter-token latency (time between two output tokens after "
+                                  "the first) that half of the tokens meet.",
+        json_schema_extra={"example": "40", "unit": "ms"})
+    itl_p90_ms: Annotated[float, Field(ge=0.1, le=60_000)] | None = Field(
+        default=None, description="Inter-token latency that 90 % of the tokens meet.",
+        json_schema_extra={"example": "60", "unit": "ms"})
+    itl_p95_ms: Annotated[float, Field(ge=0.1, le=60_000)] | None = Field(
+        default=None, description="Inter-token latency that 95 % of the tokens meet.",
+        json_schema_extra={"example": "80", "unit": "ms"})
+    itl_p99_ms: Annotated[float, Field(ge=0.1, le=60_000)] | None = Field(
+        default=None, description="Inter-token latency that 99 % of the tokens meet.",
+        json_schema_extra={"example": "150", "unit": "ms"})
+    e2e_p95_s: Annotated[float, Field(ge=0.01, le=3600)] | None = Field(
+        default=None, description="Whole answer (first token to last) that 95 % of the "
+                                  "requests meet.",
+        json_schema_extra={"example": "20", "unit": "s"})
     system_tokens_per_s: Annotated[float, Field(ge=0.01, le=1e9)] | None = Field(
         default=None,
         description="Total output tokens per second across all users, for offline or batch work without a"

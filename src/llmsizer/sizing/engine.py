@@ -13,6 +13,7 @@ from ..inputs.loader import Loaded
 from ..inputs.schema import Costs, Requirements
 from ..model.calculations import (
     GROUP_OUTPUT_TOKENS_PER_S,
+    PERCENTILE_TARGETS,
     TOTAL_COST_PER_MILLION_CLOUD,
     TOTAL_COST_PER_MILLION_ONPREM,
     TOTAL_COST_PER_MILLION_TOTAL_API,
@@ -252,7 +253,8 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
 
 
 _CLEARED_TARGETS = ("target_tokens_per_s_per_user", "target_response_time_s", "target_ttft_s",
-                    "target_system_tokens_per_s")
+                    "target_system_tokens_per_s",
+                    *(f"target_{k}" for k in PERCENTILE_TARGETS))
 
 
 def curve(result: Result, workload_index: int, option_id: str,

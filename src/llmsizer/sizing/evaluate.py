@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Targets, Workload
-from ..model.calculations import COMPUTE_CODES, PRICE_IN_ACCOUNT_CURRENCY, program
+from ..model.calculations import (
+    COMPUTE_CODES,
+    PERCENTILE_TARGETS,
+    PRICE_IN_ACCOUNT_CURRENCY,
+    program,
+)
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value, evaluate
 from . import costs
@@ -91,6 +96,7 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "target_tokens_per_s_per_user": t.tokens_per_s_per_user or 0.0,
         "target_response_time_s": t.response_time_s or 0.0,
         "target_ttft_s": t.ttft_s or 0.0,
+        **{f"target_{k}": getattr(t, k) or 0.0 for k in PERCENTILE_TARGETS},
         "target_system_tokens_per_s": t.system_tokens_per_s or 0.0,
         # file form: the chosen benchmark point's figure, set by size_workload
         "measured_tokens_per_s_per_replica": (

@@ -322,7 +322,9 @@ def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     """C users per replica, each sending its next request when the last one finished."""
     p = row.case.point
     users = row.per_replica(float(p.concurrency or 1))
-    env = row.env(max_batch_per_replica=users)
+    # each user sends its next prompt when its answer ends: paced, not random, arrivals
+    # (arrival CV 0), so the prompt queue's Allen-Cunneen wait is 0 (queueing.py)
+    env = row.env(max_batch_per_replica=users, burstiness=0.0)
     if p.metric in ("itl_ms", "tpot_ms"):
         return _num(env, "tpot_ms"), env
     if p.metric == "tokens_per_s_per_user":

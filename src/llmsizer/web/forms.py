@@ -125,6 +125,16 @@ TARGET_FIELDS = (
     _f(Targets, "targets.response_time_s", "Whole answer within (s)"),
     _f(Targets, "targets.ttft_s", "First token within (s)"),
     _f(Targets, "targets.system_tokens_per_s", "System tokens/s"),
+    # percentile targets (issue 21): definitions in docs/calculations.md, "Latency targets"
+    _f(Targets, "targets.ttft_p50_s", "First token, median (s)"),
+    _f(Targets, "targets.ttft_p90_s", "First token, 90th percentile (s)"),
+    _f(Targets, "targets.ttft_p95_s", "First token, 95th percentile (s)"),
+    _f(Targets, "targets.ttft_p99_s", "First token, 99th percentile (s)"),
+    _f(Targets, "targets.itl_p50_ms", "Inter-token latency, median (ms)"),
+    _f(Targets, "targets.itl_p90_ms", "Inter-token latency, 90th percentile (ms)"),
+    _f(Targets, "targets.itl_p95_ms", "Inter-token latency, 95th percentile (ms)"),
+    _f(Targets, "targets.itl_p99_ms", "Inter-token latency, 99th percentile (ms)"),
+    _f(Targets, "targets.e2e_p95_s", "Whole answer, 95th percentile (s)"),
 )
 MEASURED_FIELDS = (
     _f(Measured, "measured.gpu", "Benchmark GPU", "choice"),

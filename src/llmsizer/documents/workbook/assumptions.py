@@ -3,7 +3,7 @@ and the modelling conventions (units, currency, what the columns show)."""
 
 from __future__ import annotations
 
-from ...model.calculations import INPUTS
+from ...model.calculations import INPUTS, LATENCY_DEFINITIONS
 from ...model.catalog import customer_source
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
@@ -84,6 +84,9 @@ def write(book: Book) -> None:
             label = f"{label} (DERIVED for the tier)"
         line(f"{label}: {tid}", float(r.tables[table][tid][colname]), unit,
              book.price_source(table, tid, colname), f"={name}")
+    section("Latency targets: what each one means")
+    for _key, label, text in LATENCY_DEFINITIONS:
+        line(label, None, "", text)
     section("Modelling conventions")
     for label, text in (
         ("Units", "GB = 1e9 bytes (as GPU memory is marketed); TB/s = 1e12 B/s; tokens/s."),

@@ -63,7 +63,7 @@ from .debugger import (
     ROOFLINE_INTENSITY,
     TTFT_WHEN_NO_TARGET_S,
 )
-from .inputs import INPUTS
+from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
@@ -87,6 +87,7 @@ from .plan import (
     fold_values,
     group_cost_calculations,
 )
+from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
 from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
 
@@ -125,7 +126,10 @@ __all__ = [
     "IMPRACTICAL_FACTOR",
     "INPUTS",
     "INPUT_NAMES",
+    "LATENCY_DEFINITIONS",
     "LOW_UTILISATION",
+    "PERCENTILES",
+    "PERCENTILE_TARGETS",
     "PLAN_SAVING",
     "PLAN_SAVING_SHARE",
     "PLAN_STAGES",
@@ -172,6 +176,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + speculative.CALCULATIONS
     + decode.CALCULATIONS
     + queueing.LOAD_CALCULATIONS
+    + decode.SERVED_STEP_CALCULATIONS
+    + queueing.WAIT_CALCULATIONS
     + decode.SERVED_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, Expr, gt, ref
 from .core import r
-from .queueing import SLOT_FIXED_MS, SLOT_STEPS
+from .queueing import SLOT_FIXED_MS, SLOT_STEPS, slot_wait_ms
 
 
 # ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
@@ -25,7 +25,8 @@ class Figure:
     note: str
 
 
-_cycle = r("ttft_ms") + (r("output_tokens") - 1) * r("tpot_ms")
+# a prompt waiting for its prefill holds no batch slot yet: the cycle leaves its wait out
+_cycle = r("ttft_ms") - r("prefill_wait_ms") + (r("output_tokens") - 1) * r("tpot_ms")
 _occupied = MAX(1, r("batch_per_replica"))
 # Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms),
 # the same slot time the sizing solves for a stated arrival rate (queueing.py).
@@ -40,16 +41,18 @@ FIGURES: tuple[Figure, ...] = (
     Figure("single_stream_itl_ms", "ms", 1000 / r("bandwidth_ceiling_tokens_per_s"),
            "Time per token of one stream alone (batch 1)."),
     Figure("request_cycle_ms", "ms", _cycle,
-           "Time one request holds a batch slot: TTFT + (output - 1) x TPOT."),
+           "Time one request holds a batch slot: TTFT without the wait for the prompts "
+           "ahead + (output - 1) x TPOT."),
     Figure("closed_loop_output_tokens_per_s", "tok/s",
            ref("replicas_given") * MIN(r("concurrency_given"), _occupied) * r("output_tokens")
            * 1000 / _cycle,
            "Fixed concurrency C per replica (closed loop): MIN(C, batch) requests in flight, "
            "each producing its output once per request cycle."),
     Figure("closed_loop_ttft_ms", "ms",
-           r("ttft_ms") + MAX(0, r("concurrency_given") / _occupied - 1) * _cycle,
+           r("ttft_ms") + slot_wait_ms(r("concurrency_given"), _occupied, _cycle),
            "Beyond the batch the engine can hold, users wait for a free slot: "
-           "(C / batch - 1) request cycles on top of TTFT (Little's law)."),
+           "(C / batch - 1) request cycles on top of TTFT (Little's law; queueing.py). "
+           "Evaluate with burstiness 0: a closed loop's arrivals are paced by its answers."),
     Figure("rate_batch_per_replica", "sequences",
            IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
               MIN(r("max_batch_per_replica"),

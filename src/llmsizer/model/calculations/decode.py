@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from ..expr import AND, IF, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
 from .core import Calculation, _c, _gpus, r, tp
+from .inputs import PERCENTILES
+from .queueing import (
+    PERCENTILE_CALCULATIONS,
+    PERCENTILE_LIMIT_CALCULATIONS,
+    TTFT_LIMIT_CALCULATIONS,
+)
 
 
 def _allreduce_bytes(n: Expr) -> Expr:
@@ -16,6 +22,10 @@ def _allreduce_bytes(n: Expr) -> Expr:
     activations) over n GPUs: 2(n-1)/n x hidden x 2 (“GenAI Physics”); 0 when n = 1."""
     return 2 * (n - 1) / n * r("hidden_size") * 2
 
+
+# The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
+_mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
+                      r("max_batch_per_replica"))
 
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("avg_context_tokens", "Average context during decode", "tokens", "Throughput",
@@ -198,13 +208,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
+    *TTFT_LIMIT_CALCULATIONS,
+    *PERCENTILE_LIMIT_CALCULATIONS,
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
-       IF(gt(r("target_ttft_s"), 0),
-          ROUNDDOWN(((r("target_ttft_ms") - r("prefill_ms") - r("ttft_overhead_ms"))
-                     / r("ttft_queue_steps") - r("comm_fixed_ms") - r("step_overhead_ms"))
-                    / r("step_ms_per_seq"), 0),
-          r("max_batch_per_replica")),
-       "ttft_ms solved for B (it is linear in B)."),
+       IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES)),
+          MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES)),
+          _mean_ttft_batch),
+       "The mean TTFT, wait for the prompts ahead included, solved for B in closed form "
+       "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
+       "wait and with the (B - 1) x prefill bound; and the batch each TTFT percentile "
+       "target allows; the engine cap when no TTFT target is stated."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("max_batch_per_replica"))),
@@ -216,8 +229,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "per token its throughput rests on."),
 )
 
-# After the load (queueing.LOAD_CALCULATIONS): what users see at the batch served.
-SERVED_CALCULATIONS: tuple[Calculation, ...] = (
+# After the load (queueing.LOAD_CALCULATIONS): the step users see at the batch served.
+SERVED_STEP_CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_served", "Batch at the stated load", "sequences", "Throughput",
        MAX(1, IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
                  MIN(r("concurrent_users"), r("batch_per_replica")))),
@@ -233,17 +246,24 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
        "1 when reading weights and KV takes longer than the arithmetic."),
     _c("tokens_per_s_per_user", "Tokens/s per user", "tok/s", "Throughput",
        1000 / r("tpot_ms"), "1000 / TPOT."),
+)
+
+# After the waiting time (queueing.WAIT_CALCULATIONS): first token, targets, throughput.
+SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
-       r("prefill_ms") + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor")
-                                                  - r("decode_weights_ms"))
+       r("prefill_wait_ms") + r("prefill_ms")
+       + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
        + r("ttft_overhead_ms"),
-       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
-       "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
-       "all-reduce latency or overhead (chosen by cross-validation on published benchmarks)."),
+       "Wait for the prefills ahead + prefill + the decode steps it waits for or shares; a "
+       "prefill chunk hides the step's weight read (its GEMMs read the weights anyway), not "
+       "the other sequences' work, all-reduce latency or overhead (chosen by cross-validation "
+       "on published benchmarks)."),
+    *PERCENTILE_CALCULATIONS,
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
-           IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1)),
-       "1 when TPOT and TTFT meet their targets."),
+           IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1),
+           r("percentile_slo_met")),
+       "1 when TPOT, TTFT and every stated percentile meet their targets."),
     _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",
        IF(gt(r("measured_tokens_per_s_per_replica"), 0), r("measured_tokens_per_s_per_replica"),
           r("batch_per_replica") * 1000 / r("tpot_full_ms")),

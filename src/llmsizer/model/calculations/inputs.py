@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from .core import Input, Scope
 
+# The latency percentiles a workload may target (issue #21; docs/queueing.md).
+PERCENTILES = (50, 90, 95, 99)
+# Their names under ``targets`` in the requirements file (the input is ``target_<name>``).
+PERCENTILE_TARGETS = (*(f"ttft_p{q}_s" for q in PERCENTILES),
+                      *(f"itl_p{q}_ms" for q in PERCENTILES), "e2e_p95_s")
+
 
 def _i(name: str, label: str, unit: str, scope: Scope, note: str, **kw: object) -> Input:
     return Input(name, label, unit, scope, note, **kw)  # type: ignore[arg-type]
@@ -89,6 +95,14 @@ INPUTS: tuple[Input, ...] = (
        "Whole answer within this time (“From Users to GPUs”: output / time = tok/s per user); 0 = none.",
        low=0),
     _i("target_ttft_s", "Target time to first token", "s", "workload", "0 = none.", low=0),
+    *(_i(f"target_ttft_p{q}_s", f"Target p{q} time to first token", "s", "workload",
+         f"{q} % of requests get their first token within this time; 0 = none.", low=0)
+      for q in PERCENTILES),
+    *(_i(f"target_itl_p{q}_ms", f"Target p{q} inter-token latency", "ms", "workload",
+         f"{q} % of output tokens after the first come within this time of the previous "
+         "one; 0 = none.", low=0) for q in PERCENTILES),
+    _i("target_e2e_p95_s", "Target p95 whole-answer time", "s", "workload",
+       "95 % of requests get their whole answer within this time; 0 = none.", low=0),
     _i("target_system_tokens_per_s", "Target system throughput", "tok/s", "workload",
        "Total output tokens/s for offline jobs; 0 = none.", low=0),
     _i("measured_tokens_per_s_per_replica", "Measured tokens/s per replica", "tok/s",

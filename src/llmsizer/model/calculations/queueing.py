@@ -8,12 +8,20 @@ batch slot: its first token plus (output - 1) steps. W itself grows with the bat
 causes (t(B) = a + b x B), so L appears on both sides; the closed form below solves it for
 one replica and bounds it by the time at a full replica, so the workbook has no circular
 reference and the concurrency is never under-stated.
+
+The waiting time (``WAIT_CALCULATIONS``) is the part of the first-token time spent queued
+behind other prompts: TTFT = wait + prefill + the steps a prompt shares with decode. Its mean
+is the Allen-Cunneen (Kingman) single-server form at the replica's prefill utilisation, with
+the stated ``burstiness`` as the arrival CV (docs/queueing.md says why these forms).
 """
 
 from __future__ import annotations
 
-from ..expr import IF, MAX, MIN, ROUNDUP, gt
+import math
+
+from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, le, lt
 from .core import Calculation, _c, r
+from .inputs import PERCENTILES
 
 # The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_STEPS x b x B:
 # ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
@@ -26,11 +34,11 @@ SLOT_FIXED_MS = (r("prefill_ms") + r("ttft_overhead_ms")
 # Read before the step time: the rate depends on inputs alone.
 RATE_CALCULATIONS: tuple[Calculation, ...] = (
     _c("peak_request_rate_per_s", "Peak arrival rate", "requests/s", "Throughput",
-       IF(gt(r("named_users"), 0),
-          r("named_users") * r("requests_per_user_per_hour") * r("peak_to_average") / 3600,
-          r("requests_per_s")),
-       "A user population: users x requests per user-hour x peak-to-average / 3600; or the "
-       "stated rate; 0 when the load is stated as concurrent users."),
+       IF(gt(r("requests_per_s"), 0), r("requests_per_s"),
+          r("named_users") * r("requests_per_user_per_hour") * r("peak_to_average") / 3600),
+       "The stated rate; or a user population: users x requests per user-hour x "
+       "peak-to-average / 3600; 0 when the load is stated as concurrent users. (A file "
+       "states one form; the rate is read first so a what-if can set it.)"),
 )
 
 _rate_ms = r("peak_request_rate_per_s") / 1000
@@ -59,4 +67,210 @@ LOAD_CALCULATIONS: tuple[Calculation, ...] = (
           r("concurrent_users") / r("peak_request_rate_per_s"), 0),
        "Concurrent users / arrival rate: Little's law read backwards (0 when the load is "
        "stated as concurrent users)."),
+)
+
+
+def slot_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr) -> Expr:
+    """The wait for a free batch slot when more requests are present than the engine holds
+    (memory or its cap binds): beyond the batch, (C / batch - 1) request cycles (Little's
+    law). 0 in the sizing, whose replicas hold every user present; a closed-loop benchmark
+    above the engine's batch pays it (benchmarks.py)."""
+    return MAX(0, concurrency / MAX(1, batch) - 1) * cycle_ms
+
+
+# The largest batch whose mean first-token time, wait included, meets the target: the
+# forward formula (ttft_ms with prefill_wait_ms) solved for B in closed form. Wait-free TTFT
+# is c + m x B; the wait is the smaller of two terms, so meeting the target with either is
+# enough and the batch is the larger of the two solutions:
+# - the (B - 1) x prefill bound: c + m B + (B - 1) P <= T, B = (D + P) / (m + P), D = T - c;
+# - Allen-Cunneen with rho(B) = B P / (S0 + K B) (S0 + K B = the slot time at B):
+#   c + m B + k P^2 B / (S0 + g B) <= T, g = K - P, k = CV^2 / 2, a quadratic with one root
+#   below saturation, written 2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)), beta = m S0 +
+#   k P^2 - D g, which stays finite when m or g is 0.
+# Exact, not a bound: tests/test_queueing.py checks it against the forward formula.
+_budget = r("ttft_budget_ms")
+_m = r("ttft_ms_per_seq")
+_s0 = r("request_slot_fixed_ms")
+_g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
+_beta = (_m * _s0 + POWER(r("burstiness"), 2) / 2 * r("prefill_ms") * r("prefill_ms")
+         - _budget * _g)
+_linear = (_budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+
+# Read after the prefill (decode.py) and before the TTFT batch limit.
+TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("request_slot_fixed_ms", "Time a request holds a slot, batch 0", "ms", "Throughput",
+       SLOT_FIXED_MS,
+       "First token + (output - 1) steps with no other sequence: the part of the slot time "
+       "that does not grow with the batch."),
+    _c("ttft_fixed_ms", "First token without waiting, batch 0", "ms", "Throughput",
+       r("prefill_ms") + r("ttft_overhead_ms")
+       + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")),
+       "Prefill + overhead + the shared steps' latency: TTFT without wait at batch 0."),
+    _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
+       r("ttft_queue_steps") * r("step_ms_per_seq"),
+       "Each sequence in the batch lengthens the steps a new prompt shares."),
+    _c("ttft_budget_ms", "Room the TTFT target leaves", "ms", "Throughput",
+       r("target_ttft_ms") - r("ttft_fixed_ms"),
+       "Target - TTFT without wait at batch 0: what the batch and the wait may use."),
+    _c("batch_by_ttft_exact", "Batch meeting TTFT, unrounded", "sequences", "Throughput",
+       IF(gt(_budget, 0),
+          MAX(2 * _budget * _s0 / (_beta + POWER(MAX(0, _beta * _beta + 4 * _m * _g * _budget
+                                                          * _s0), 0.5)), _linear),
+          _linear),
+       "TTFT with its wait solved for B: the larger of the Allen-Cunneen root "
+       "2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)) and the (B - 1) x prefill bound "
+       "(D + P) / (m + P) (docs/queueing.md)."),
+)
+
+
+# Read after the step at the batch served (tpot_ms) and before the first-token time.
+WAIT_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("request_slot_ms", "Time a request holds a slot at this load", "ms", "Throughput",
+       r("request_slot_fixed_ms") + SLOT_STEPS * r("step_ms_per_seq") * r("batch_served"),
+       "First token (without its wait) + (output - 1) steps at the batch served."),
+    _c("replica_request_rate_per_s", "Requests a replica starts per second", "requests/s",
+       "Throughput", r("batch_served") * 1000 / r("request_slot_ms"),
+       "Batch served / slot time: Little's law per replica at this load."),
+    _c("prefill_utilisation", "Share of time a replica is prefilling", "fraction",
+       "Throughput", r("replica_request_rate_per_s") * r("prefill_ms") / 1000,
+       "Requests per second x prefill of one prompt: how busy the prefill work keeps the "
+       "replica (the utilisation the queue of prompts sees)."),
+    _c("prefill_wait_ms", "Wait for the prompts ahead", "ms", "Throughput",
+       IF(lt(r("prefill_utilisation"), 1),
+          MIN((r("batch_served") - 1) * r("prefill_ms"),
+              r("prefill_utilisation") / (1 - r("prefill_utilisation"))
+              * POWER(r("burstiness"), 2) / 2 * r("prefill_ms")),
+          (r("batch_served") - 1) * r("prefill_ms")),
+       "Allen-Cunneen mean wait for one server: rho / (1 - rho) x (CVa^2 + CVs^2) / 2 x "
+       "prefill, arrival CV = burstiness, service CV 0 (prompts of one length; exact for "
+       "Poisson arrivals: M/D/1). At most the other requests of the batch, each prefilled "
+       "once ahead: (batch - 1) x prefill, also when rho >= 1."),
+)
+
+
+# ---- percentiles (issue #21 item 2; definitions: LATENCY_DEFINITIONS) ----------------------
+# The wait's tail is taken as exponential (the M/G/1 waiting time is exponential in heavy
+# traffic, Kingman 1962): a prompt waits at all with probability rho, and then W / rho on
+# average, so P(wait > t) = rho x exp(-t rho / W) and the p-th percentile of the wait is
+# W / rho x ln(rho / (1 - p)) when rho > 1 - p, else 0. With W from Allen-Cunneen, W / rho =
+# k P / (1 - rho). No wait exceeds (B - 1) x prefill (the rest of the batch ahead).
+_K = POWER(r("burstiness"), 2) / 2
+_rho = r("prefill_utilisation")
+
+
+def _wait_percentile(p: float) -> Expr:
+    tail = IF(gt(_rho, 1 - p), _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / (1 - p), math.e), 0)
+    cap = (r("batch_served") - 1) * r("prefill_ms")
+    return IF(lt(_rho, 1), MIN(cap, tail), cap)
+
+
+def _batch_meeting(target_ms: Expr, p: float) -> Expr:
+    """The largest batch whose p-th percentile TTFT meets ``target_ms``, in closed form. The
+    percentile has no closed-form inverse (ln of the utilisation), so ln(rho / (1 - p)) is
+    bounded by ln(1 / (1 - p)): a conservative bound, the wait k P L / (1 - rho), solved like
+    the mean (a quadratic, here (D - m B)(S0 + g B) >= k P L (S0 + K B)), or the cap
+    (B - 1) P, whichever allows more. tests/test_queueing.py checks it against the forward
+    percentile."""
+    d = target_ms - r("ttft_fixed_ms")
+    s0 = r("request_slot_fixed_ms")
+    kk = r("request_slot_ms_per_seq")
+    g = kk - r("prefill_ms")
+    # ln(1 / (1 - p)) rounded up to 4 decimals: shorter to print, and still conservative
+    scale = r("prefill_wait_scale_ms") * (math.ceil(math.log(1 / (1 - p)) * 1e4) / 1e4)
+    e = (d - scale) * s0
+    beta = _m * s0 + scale * kk - d * g
+    root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * _m * g * e), 0.5))
+    linear = (d + r("prefill_ms")) / (_m + r("prefill_ms"))
+    return IF(gt(e, 0), MAX(root, linear), linear)
+
+
+def _ttft_target_ms(q: int) -> Expr:
+    return r(f"target_ttft_p{q}_s") * 1000
+
+
+# Read before batch_by_ttft: the batch each stated TTFT percentile allows.
+PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("request_slot_ms_per_seq", "Slot time each sequence adds", "ms", "Throughput",
+       SLOT_STEPS * r("step_ms_per_seq"),
+       "(First token's shared steps + output - 1) x b: the slot time grows by this per "
+       "sequence in the batch."),
+    _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
+       _K * r("prefill_ms"),
+       "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
+    *(_c(f"batch_by_ttft_p{q}", f"Largest batch meeting the p{q} TTFT", "sequences",
+         "Throughput",
+         IF(gt(r(f"target_ttft_p{q}_s"), 0),
+            ROUNDDOWN(_batch_meeting(_ttft_target_ms(q), q / 100), 0),
+            r("max_batch_per_replica")),
+         f"The p{q} wait bounded by k P ln(1 / (1 - p)) / (1 - rho) (conservative: "
+         f"ln(rho / (1 - p)) <= ln(1 / (1 - p))) or by (B - 1) P, solved for B in closed "
+         f"form; the engine cap when no p{q} target is stated.")
+      for q in PERCENTILES),
+)
+
+PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("prefill_wait_p95_ms", "Wait 1 request in 20 exceeds", "ms", "Throughput",
+       _wait_percentile(0.95),
+       "The p95 of the wait for the prompts ahead (exponential tail, at most (B - 1) x "
+       "prefill): the proposal's \"1 request in 20 waits more than ...\"."),
+    *(_c(f"ttft_p{q}_ms", f"Time to first token, p{q}", "ms", "Throughput",
+         r("ttft_ms") - r("prefill_wait_ms")
+         + (r("prefill_wait_p95_ms") if q == 95 else _wait_percentile(q / 100)),
+         f"TTFT without its wait + the wait {q} % of requests stay within (exponential tail: "
+         f"W / rho x ln(rho / (1 - p)), at most (B - 1) x prefill).")
+      for q in PERCENTILES),
+    _c("decode_only_step_ms", "Step without a prefill chunk", "ms", "Throughput",
+       r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served"),
+       "t(B) without the amortised prefill share: the step most tokens see."),
+    _c("chunk_step_ms", "Step carrying a prefill chunk", "ms", "Throughput",
+       r("decode_only_step_ms")
+       + r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens")),
+       "A decode step that also prefills one chunk of a new prompt."),
+    _c("chunk_step_share", "Share of steps carrying a prefill chunk", "fraction", "Throughput",
+       MIN(1, r("replica_request_rate_per_s") * r("tpot_ms") / 1000
+           * MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))),
+       "Prompts started per step x chunks per prompt: the share of output tokens that wait "
+       "for a chunk."),
+    *(_c(f"itl_p{q}_ms", f"Inter-token latency, p{q}", "ms", "Throughput",
+         IF(gt(r("chunk_step_share"), 1 - q / 100), r("chunk_step_ms"),
+            r("decode_only_step_ms")),
+         f"The step {q} % of tokens stay within: a chunk-carrying step when more than "
+         f"{100 - q} % of steps carry one, else a plain decode step.")
+      for q in PERCENTILES),
+    _c("e2e_p95_ms", "Whole answer, p95", "ms", "Throughput",
+       r("ttft_p95_ms") + (r("output_tokens") - 1) * r("tpot_ms"),
+       "p95 first token + (output - 1) mean steps: over hundreds of tokens the steps "
+       "average out, the first token's wait does not."),
+    _c("percentile_slo_met", "Meets latency percentile targets", "flag", "Throughput",
+       AND(*(IF(gt(r(f"target_ttft_p{q}_s"), 0), le(r(f"ttft_p{q}_ms"), _ttft_target_ms(q)), 1)
+             for q in PERCENTILES),
+           *(IF(gt(r(f"target_itl_p{q}_ms"), 0), le(r(f"itl_p{q}_ms"), r(f"target_itl_p{q}_ms")),
+                1) for q in PERCENTILES),
+           IF(gt(r("target_e2e_p95_s"), 0), le(r("e2e_p95_ms"), r("target_e2e_p95_s") * 1000),
+              1)),
+       "1 when every stated percentile target holds."),
+)
+
+# Each latency a target may name, defined once: docs (docgen) and the Assumptions sheet print
+# this table.
+LATENCY_DEFINITIONS: tuple[tuple[str, str, str], ...] = (
+    ("ttft_s", "Time to first token (mean)",
+     "Mean over requests of the time from a request's arrival to its first output token, "
+     "waiting for the prompts ahead included."),
+    ("ttft_p50_s ... ttft_p99_s", "Time to first token (p50, p90, p95, p99)",
+     "The time 50 / 90 / 95 / 99 % of requests get their first token within (a percentile "
+     "over requests, waiting included)."),
+    ("tokens_per_s_per_user", "Tokens/s per user (mean)",
+     "1 / TPOT, where TPOT is the mean time per output token after the first one (the first "
+     "token is not counted)."),
+    ("itl_p50_ms ... itl_p99_ms", "Inter-token latency (p50, p90, p95, p99)",
+     "The time 50 / 90 / 95 / 99 % of output tokens after the first come within of the "
+     "previous token (a percentile over tokens; steps that also prefill a new prompt's chunk "
+     "included)."),
+    ("response_time_s", "Response time (mean)",
+     "The whole answer in this time on average: output tokens / this time is the speed each "
+     "user needs."),
+    ("e2e_p95_s", "Whole answer (p95)",
+     "The time 95 % of requests get their whole answer within, from arrival to the last "
+     "token, waiting included."),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..expr import MAX, ROUNDUP, Expr, lift
+from ..expr import IF, MAX, ROUNDUP, Expr, gt, lift
 from .core import r
 
 
@@ -27,6 +27,13 @@ def _scaled_tokens(name: str, factor: float) -> Expr:
     return MAX(1, ROUNDUP(r(name) * factor, 0))
 
 
+# The peak arrival rate of a load stated as a rate or a population (queueing.py's
+# peak_request_rate_per_s, over the inputs); 0 for concurrent users, whose rows above vary it.
+# The rate rows state it as requests_per_s, which the peak rate reads first.
+_PEAK_RATE = IF(gt(r("requests_per_s"), 0), r("requests_per_s"),
+                r("named_users") * r("requests_per_user_per_hour") * r("peak_to_average") / 3600)
+
+
 # Cloud tier codes of ``cloud_tier_what_if`` (the order of catalog.CLOUD_TIERS).
 CLOUD_TIER_CODES = {"hyperscaler_on_demand": 1, "committed_1yr": 2, "committed_3yr": 3,
                     "gpu_cloud": 4}
@@ -35,6 +42,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0)),
     Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0)),
     Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2),
+    Scenario("rate_-50%", "Requests/s at peak", "-50 %", "requests_per_s",
+             _PEAK_RATE * 0.5),
+    Scenario("rate_+50%", "Requests/s at peak", "+50 %", "requests_per_s",
+             _PEAK_RATE * 1.5),
     Scenario("prompt_-50%", "Prompt length", "-50 %", "prompt_tokens",
              _scaled_tokens("prompt_tokens", 0.5)),
     Scenario("prompt_+50%", "Prompt length", "+50 %", "prompt_tokens",
