@@ -189,6 +189,11 @@ def test_mixed_account_results_hold_the_retrieval_workloads_and_their_costs() ->
         expected = sum(g[figure] for g in llm) + sum(g[figure] for g in groups)
         assert doc["totals"][key] == pytest.approx(expected), key
         assert sum(g[figure] for g in groups) > 0
+    # the hosted API serves the generated tokens only: its way adds the retrieval servers
+    llm_api = sum(float(w["options"][[o["id"] for o in w["options"]].index(w["recommended"])]
+                        ["values"]["annual_cost_api"]) for w in doc["workloads"])
+    assert doc["totals"]["annual_cost_api"] == pytest.approx(
+        llm_api + sum(g["annual_cost_onprem"] for g in groups))
     # a retrieval group's capex is the TCO lines' with its counts: GPUs x price + nodes x
     # (node price + network)
     emb = groups[0]

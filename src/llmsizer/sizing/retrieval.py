@@ -149,10 +149,14 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
 
 
 # Totals keys (engine._totals) and the retrieval group figure each adds.
+# A hosted LLM API serves the generated tokens only: the retrieval servers are still run by
+# the customer, so the API way's annual cost adds their on-premises cost (else a RAG account
+# compared the API for part of the service with on-premises for all of it).
 _TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
                   "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
                   "annual_cost_onprem": "annual_cost_onprem",
-                  "annual_cost_cloud": "annual_cost_cloud"}
+                  "annual_cost_cloud": "annual_cost_cloud",
+                  "annual_cost_api": "annual_cost_onprem"}
 
 
 def with_retrieval(total: Callable[[str], float],
