@@ -245,7 +245,8 @@ def test_a_benchmark_file_is_bounded_in_parse_memory(tmp_path: Path) -> None:
     assert ("benchmark file 'empty-objects.json': holds 16,000,002 JSON objects and lists; a "
             "benchmark result holds at most 100,000") in line, line
     print(f"F13: 16 M {{}} in 49 MB refused in {seconds:.2f} s, peak {mb:.0f} MB")
-    assert mb < 300 and seconds < 30, (mb, seconds)
+    # the whole `llmsizer size` process, imports and sizing included (1.23 GB before)
+    assert mb < 600 and seconds < 30, (mb, seconds)
     numbers = b"[" + b"0," * 6_000_000 + b"0]"  # 12 MB of figures: too many values
     (tmp_path / "numbers.json").write_bytes(numbers)
     line = one_clean_line(run("size", _bench_account(tmp_path, ["numbers.json"])))

@@ -123,9 +123,12 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
 
 def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt: Formatter,
                 day: dt.date) -> dict[str, Any]:
-    """``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days`` and
-    ``breakeven``."""
+    """``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days``,
+    ``breakeven`` and ``account_column`` (the cost table adds the account's totals when they
+    differ from the one column: several workloads, or retrieval servers beside them)."""
+    recommended = [v for v in views if v.best is not None]
     return {
+        "account_column": len(recommended) > 1 or bool(result.plan.retrieval_groups),
         "cloud_tier": tier_words(result.cloud_tier),
         # GPU ids whose cloud price in the account's tier is derived by a tier ratio: every
         # table that shows a cloud figure for them marks it
