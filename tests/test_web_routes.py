@@ -5,11 +5,13 @@ the server keeps serving (docs/security.md)."""
 
 from __future__ import annotations
 
+import html as html_lib
 import io
 import json
 import re
 import subprocess
 import sys
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -143,6 +145,7 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient) -> Non
     # the same message the CLI prints for the same value in a file
     y = post(client, "/download/yaml", items).text
     path = ROOT / "out" / "test_web_routes" / "zero-users.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)  # also when run alone
     path.write_text(y, encoding="utf-8")
     cli = subprocess.run([sys.executable, "-m", "llmsizer.cli", "validate", str(path)],
                          capture_output=True, text=True, check=False)
@@ -499,3 +502,117 @@ def test_estimate_page_is_the_cli_estimate_with_a_roofline(client: TestClient) -
     want = json.loads(cli.stdout)
     assert f'{want["ttft_ms"]:,.1f} ms' in r.text and f'{want["tpot_ms"]:,.1f} ms' in r.text
     assert 'alt="Roofline' in r.text
+
+
+CONFIG = ROOT / "tests" / "data" / "llama-70b-class" / "config.json"
+
+
+def _with_config(client: TestClient, body: bytes, name: str = "config.json") -> Any:
+    """Upload a config.json for the first workload, with the whole form, as the page's
+    "Use it" button does (multipart: the form's fields and the file)."""
+    items = [*fields(client.get("/").text), ("config_for", "0")]
+    return client.post("/upload/config", files=[
+        ("workloads[0].config_file", (name, body, "application/json")),
+        *[(k, (None, v)) for k, v in items]])
+
+
+def test_an_uploaded_config_json_sizes_as_the_cli_does(client: TestClient, tmp_path: Path) -> None:
+    """A config.json comes in as content, is named by its model name (never a path or
+    "config.json"), and the download is a zip whose YAML the CLI sizes to the same JSON."""
+    r = _with_config(client, CONFIG.read_bytes())
+    assert r.status_code == 200, re.findall(r'id="upload-error">([^<]*)', r.text)
+    items = fields(r.text)
+    model = dict(items)["workloads[0].model"]
+    assert model == "models/llama-3-70b-class-seed-001-002-003-round-figures/config.json"
+    # the select shows the config's _name_or_path, the CLI's name for it
+    assert "Llama-3-70B-class (seed 001/002/003 round figures) (your config.json)" in visible(r.text)
+    assert "config.json" not in re.sub(r"\(your config\.json\)|your model's config\.json", "",
+                                       visible(r.text))
+    down = post(client, "/download/yaml", items)
+    assert down.headers["content-type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(down.content)) as z:
+        names = z.namelist()
+        z.extractall(tmp_path)
+    assert names == ["new-account.yaml", model]
+    assert (tmp_path / model).read_bytes() == CONFIG.read_bytes()
+    want = cli_json(tmp_path / "new-account.yaml")
+    web = json.loads(post(client, "/download/json", items).text)
+    for doc in (want, web):
+        doc.pop("llmsizer_version", None)
+    assert web == want
+    assert web["workloads"][0]["model_name"] == "Llama-3-70B-class (seed 001/002/003 round figures)"
+    # the live update carries the config too: the same headline as the page
+    headline = re.search(r'id="headline">([^<]*)<', r.text)
+    assert headline and headline.group(1) in post(client, "/size", items).text
+
+
+def test_a_bad_config_json_gets_the_cli_words_and_the_server_serves_on(client: TestClient) -> None:
+    r = _with_config(client, b'{"hidden_size": 8192, "hidden_size": 4096}')
+    err = re.search(r'id="upload-error">([^<]*)<', r.text)
+    assert r.status_code == 400 and err and "states each setting once" in err.group(1)
+    r = _with_config(client, b'{"num_hidden_layers": 80}', name="x.json")
+    err = re.search(r'id="upload-error">([^<]*)<', r.text)
+    assert r.status_code == 400 and err
+    assert "config file 'x.json' lacks a positive integer 'hidden_size'" in html_lib.unescape(
+        err.group(1))
+    r = _with_config(client, b"x" * 1_200_000)  # over the form's limit: refused before reading
+    assert r.status_code == 413
+    # a forged hidden field is read by the same reader before any sizing: an error, no sizing
+    items = [(k, v) for k, v in fields(client.get("/").text) if k != "workloads[0].model"]
+    items += [("workloads[0].model", "models/x/config.json"),
+              ("workloads[0].model_config", '{"hidden_size": 1e999}')]
+    out = post(client, "/size", items)
+    shown = re.search(r'id="sizing-error">error: ([^<]*)<', out.text)
+    assert shown and html_lib.unescape(shown.group(1)).startswith(
+        "config file 'models/x/config.json': 'hidden_size' must be a whole number")
+    assert client.get("/").status_code == 200
+
+
+def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> None:
+    """The RAG account's embedding and reranking servers, with the JSON's figures."""
+    account = ROOT / "inputs" / "rag-knowledge-base.yaml"
+    up = client.post("/upload/yaml", files={"file": (account.name, account.read_bytes())})
+    assert up.status_code == 200
+    result = json.loads(post(client, "/download/json", fields(up.text)).text)
+    assert result["plan"]["retrieval_groups"]
+    panel = re.search(r'<section id="retrieval">(.*?)</section>', up.text, re.S)
+    assert panel
+    text = visible(panel.group(1))
+    cat = load_catalog()
+    for g in result["plan"]["retrieval_groups"]:
+        rw = next(w for w in result["retrieval"] if w["name"] == g["workload"])
+        best = next(o for o in rw["options"] if o["id"] == rw["recommended"])
+        row = (f"{g['workload']} {rw['model_name']} "
+               f"({'embedding' if g['kind'] == 'embed' else 'reranking'}) on "
+               f"{cat.gpus[g['gpu']].name}")
+        assert row in text
+        tail = text.split(row, 1)[1]
+        # platform, then nodes, replicas and GPUs bought
+        assert f"{g['nodes']} {g['replicas']} {g['gpus_purchased']}" in tail.split("(p95)")[0] or \
+            f" {g['nodes']} {g['replicas']} {g['gpus_purchased']} " in tail
+        assert f"{float(best['values']['replica_tokens_per_s']):,.0f}" in tail
+    # each retrieval workload's candidate GPUs, by name, with why each is not chosen
+    options = visible(re.search(r'<section id="options">(.*?)</section>', up.text, re.S).group(1))
+    for rw in result["retrieval"]:
+        part = options.split(rw["name"], 1)[1]
+        for o in rw["options"]:
+            assert cat.gpus[o["gpu"]].name in part
+        ruled_out = [o for o in rw["options"] if not o["feasible"]]
+        assert all(o["reason"].split(";")[0][:30] in part for o in ruled_out[:3])
+
+
+def test_form_choices_are_words_never_ids(client: TestClient) -> None:
+    """The form and the estimate page show precisions and cloud offers as the PDF words
+    them (FP8, committed one-year contract), never the ids the YAML holds; the values sent
+    stay the ids, so the YAML round-trips."""
+    cat = load_catalog()
+    for url in ("/", "/?start=rag", "/?start=batch", "/estimate"):
+        page = client.get(url).text
+        text = visible(page)
+        for p in cat.precisions:
+            assert not re.search(rf"(?<![\w-]){re.escape(p)}(?![\w])", text), (url, p)
+        for tier in ("hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud"):
+            assert tier not in text, (url, tier)
+    page = client.get("/").text
+    assert 'value="fp8"' in page and "> FP8</label>" in page
+    assert '<option value="committed_3yr" >committed three-year contract</option>' in page

@@ -83,6 +83,10 @@ def _read(target: Path, rel: str) -> dict[str, Any]:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise InputError(f"cannot read config file {rel!r} ({exc.strerror or exc})") from None
+    return _parse(raw, rel)
+
+
+def _parse(raw: bytes, rel: str) -> dict[str, Any]:
     if len(raw) > MAX_CONFIG_BYTES:
         raise InputError(f"config file {rel!r} is larger than {MAX_CONFIG_BYTES:,} bytes")
     try:
@@ -171,7 +175,16 @@ def model_from_config(base: Path, rel: str) -> Model:
         what = "is a folder, not a file" if target.is_dir() else "not found"
         raise InputError(f"config file {rel!r} {what} (looked in {str(target.parent)!r}); "
                          "paths are relative to the requirements file")
-    cfg = _read(target, rel)
+    return _model(_read(target, rel), rel)
+
+
+def model_from_json(raw: bytes, rel: str) -> Model:
+    """A model from a config.json's content (the web app's upload; ``rel`` names it in
+    messages and is where the downloaded requirements put the file)."""
+    return _model(_parse(raw, rel), rel)
+
+
+def _model(cfg: dict[str, Any], rel: str) -> Model:
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers
         cfg = {**cfg, **cfg["text_config"]}
     hidden = _int(cfg, rel, "hidden_size", "d_model", "n_embd", limit=_LIMITS["hidden"])

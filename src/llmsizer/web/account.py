@@ -5,10 +5,14 @@ the server keeps no account between requests."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request, UploadFile
 from fastapi.responses import HTMLResponse, Response
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from ..base.errors import InputError, LlmsizerError
 from ..base.textsafe import printable
@@ -24,23 +28,50 @@ from .service import FORM_SOURCE, Sized, catalog, size_text
 router = APIRouter()
 
 
-async def _form_data(request: Request) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Submitted:
+    """A submitted form: the requirements data and the config.json each workload carries."""
+
+    data: dict[str, Any]
+    found: dict[int, tuple[str, str]]  # workload index -> (model path, config.json text)
+
+    @property
+    def yaml(self) -> str:
+        return forms.to_yaml(self.data)
+
+    @property
+    def configs(self) -> forms.Configs:
+        return forms.configs_of(self.found)
+
+
+async def _submitted(request: Request) -> Submitted:
     form = await request.form()
     items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
-    return forms.form_to_data(items)
+    return Submitted(forms.form_to_data(items), forms.form_configs(items))
 
 
 def _context(data: dict[str, Any], sized: Sized, **extra: Any) -> dict[str, Any]:
     values = forms.form_values(data)
     return {"values": values, "workloads": max(1, forms.workload_count(values)), "sized": sized,
             "forms": forms, "catalog": catalog(), "archetypes": archetypes.ARCHETYPES,
-            "upload_error": None, "diff": None, "warnings": (), **extra}
+            "upload_error": None, "diff": None, "warnings": (), "found": {}, **extra}
 
 
 def _account_page(request: Request, data: dict[str, Any], status: int = 200,
+                  found: dict[int, tuple[str, str]] | None = None,
                   **extra: Any) -> HTMLResponse:
-    sized = size_text(forms.to_yaml(data))
-    return page(request, "account.html.j2", status, **_context(data, sized, **extra))
+    found = found or {}
+    sized = size_text(forms.to_yaml(data), configs=forms.configs_of(found))
+    return page(request, "account.html.j2", status,
+                **_context(data, sized, found=found, names=_config_names(sized, found), **extra))
+
+
+def _config_names(sized: Sized, found: dict[int, tuple[str, str]]) -> dict[str, str]:
+    """An uploaded model by its name (as the PDF names it), never its path."""
+    if sized.result is None:
+        return {}
+    names = {w.model: w.model_name for w in sized.result.workloads}
+    return {path: names.get(path, path) for path, _ in found.values()}
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -49,26 +80,27 @@ def home(request: Request, start: str = "chat") -> HTMLResponse:
     return _account_page(request, archetypes.requirements(key))
 
 
-def update_html(yaml_text: str) -> str:
+def update_html(yaml_text: str, configs: forms.Configs = ()) -> str:
     """The results panel of a live update: the numbers, without the charts (they follow in
     the page's second request, drawn by :class:`.jobs.Drawer`)."""
-    return ENV.get_template("_results.html.j2").render(sized=size_text(yaml_text), forms=forms)
+    return ENV.get_template("_results.html.j2").render(
+        sized=size_text(yaml_text, configs=configs), forms=forms)
 
 
 @router.post("/size", response_class=HTMLResponse)
 async def live(request: Request) -> HTMLResponse:
     from starlette.concurrency import run_in_threadpool
 
-    data = await _form_data(request)
-    return HTMLResponse(await run_in_threadpool(update_html, forms.to_yaml(data)))
+    sub = await _submitted(request)
+    return HTMLResponse(await run_in_threadpool(update_html, sub.yaml, sub.configs))
 
 
 @router.post("/charts", response_class=HTMLResponse)
 async def live_charts(request: Request) -> HTMLResponse:
     """The charts of the form's sizing: the page asks for them once the numbers are shown;
     they are drawn in their own process, so drawing never slows another user's numbers."""
-    data = await _form_data(request)
-    return HTMLResponse(await request.app.state.drawer.draw(forms.to_yaml(data)))
+    sub = await _submitted(request)
+    return HTMLResponse(await request.app.state.drawer.draw(sub.yaml, sub.configs))
 
 
 @router.get("/workload", response_class=HTMLResponse)
@@ -93,14 +125,26 @@ def _stem(data: dict[str, Any]) -> str:
 
 @router.post("/download/yaml")
 async def download_yaml(request: Request) -> Response:
-    data = await _form_data(request)
-    return _attachment(forms.to_yaml(data), f"{_stem(data)}.yaml", "application/yaml")
+    """The requirements YAML; with an uploaded config.json, a zip of the YAML and the
+    config.json where the YAML names it, so `llmsizer size` on the unpacked YAML gives the
+    same JSON."""
+    sub = await _submitted(request)
+    stem = _stem(sub.data)
+    if not sub.configs:
+        return _attachment(sub.yaml, f"{stem}.yaml", "application/yaml")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"{stem}.yaml", sub.yaml)
+        for path, text in sub.configs:
+            z.writestr(path, text)
+    return _attachment(buf.getvalue(), f"{stem}.zip", "application/zip")
 
 
 @router.post("/download/json")
 async def download_json(request: Request) -> Response:
-    data = await _form_data(request)
-    sized = size_text(forms.to_yaml(data))
+    sub = await _submitted(request)
+    data = sub.data
+    sized = size_text(sub.yaml, configs=sub.configs)
     if sized.result is None:
         return _problem(request, sized.error or "")
     return _attachment(sized.result.to_json(), f"{_stem(data)}.json", MEDIA["json"])
@@ -112,13 +156,13 @@ def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
 
 @router.post("/download/xlsx")
 async def download_xlsx(request: Request) -> Response:
-    data = await _form_data(request)
+    sub = await _submitted(request)
     pool = request.app.state.pool
     from starlette.concurrency import run_in_threadpool
 
     try:
         stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
-                                             forms.to_yaml(data), FORM_SOURCE, "xlsx")
+                                             sub.yaml, FORM_SOURCE, "xlsx", sub.configs)
     except Busy as exc:
         return _problem(request, str(exc), 503)
     except LlmsizerError as exc:
@@ -130,10 +174,10 @@ async def download_xlsx(request: Request) -> Response:
 
 @router.post("/download/pdf", response_class=HTMLResponse)
 async def start_pdf(request: Request) -> HTMLResponse:
-    data = await _form_data(request)
+    sub = await _submitted(request)
     try:
-        job = request.app.state.pool.submit("pdf", render_document, forms.to_yaml(data),
-                                            FORM_SOURCE, "pdf")
+        job = request.app.state.pool.submit("pdf", render_document, sub.yaml,
+                                            FORM_SOURCE, "pdf", sub.configs)
     except Busy as exc:
         return page(request, "_job.html.j2", job=None, message=str(exc))
     return page(request, "_job.html.j2", job=job, message=None)
@@ -157,7 +201,7 @@ def job_file(request: Request, job_id: str) -> Response:
     return _attachment(body, f"{stem}.{job.kind}", MEDIA[job.kind])
 
 
-async def _read_upload(file: UploadFile, limit: int) -> bytes:
+async def _read_upload(file: StarletteUpload, limit: int) -> bytes:
     body = await file.read(limit + 1)
     if len(body) > limit:
         raise InputError(f"larger than {limit:,} bytes", file=printable(file.filename or "upload"))
@@ -180,6 +224,45 @@ async def upload_yaml(request: Request, file: UploadFile) -> HTMLResponse:
                 _flat(forms.form_values(located.data)))}
         return _account_page(request, data, 400, upload_error=str(exc))
     return _account_page(request, located.data)
+
+
+@router.post("/upload/config", response_class=HTMLResponse)
+async def upload_config(request: Request) -> HTMLResponse:
+    """A Hugging Face config.json for one workload's model, sent with the whole form: its
+    content is read by the CLI's reader (never a path), kept in the workload's hidden field,
+    and the workload names it models/<model name>/config.json, where the downloaded
+    requirements put it."""
+    from ..inputs.modelconfig import MAX_CONFIG_BYTES, model_from_json
+
+    form = await request.form()
+    items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    which = str(form.get("config_for") or "")
+    index = int(which) if which.isdigit() and int(which) < forms.MAX_WORKLOADS else -1
+    upload = form.get(f"workloads[{index}].config_file")
+    data, found = forms.form_to_data(items), forms.form_configs(items)
+    if index < 0 or not isinstance(upload, StarletteUpload) or not upload.filename:
+        return _account_page(request, data, 400, found=found,
+                             upload_error="choose a config.json file, then press Use it")
+    name = printable(upload.filename.rsplit("/", 1)[-1])[:100]
+    try:
+        raw = await _read_upload(upload, MAX_CONFIG_BYTES)
+        model = model_from_json(raw, name)
+        text = raw.decode("utf-8-sig")
+    except (InputError, UnicodeDecodeError) as exc:
+        message = str(exc) if isinstance(exc, InputError) else f"{name}: not UTF-8 text"
+        return _account_page(request, data, 400, found=found, upload_error=message)
+    workloads = data.get("workloads") or []
+    if index >= len(workloads):
+        return _account_page(request, data, 400, found=found,
+                             upload_error="that workload is no longer in the form")
+    path = forms.config_path(model.name)
+    workloads[index]["model"] = path
+    found = {**found, index: (path, text)}
+    if len(found) > forms.MAX_CONFIGS:
+        return _account_page(request, data, 400, found=forms.form_configs(items),
+                             upload_error=f"at most {forms.MAX_CONFIGS} config.json models "
+                                          "in one account here; use `llmsizer size FILE`")
+    return _account_page(request, data, found=found)
 
 
 def _flat(values: dict[str, Any]) -> list[tuple[str, str]]:
@@ -208,6 +291,6 @@ async def upload_workbook(request: Request, file: UploadFile) -> HTMLResponse:
 
 @router.post("/debugger", response_class=HTMLResponse)
 async def debugger(request: Request) -> HTMLResponse:
-    data = await _form_data(request)
-    sized = size_text(forms.to_yaml(data))
+    sub = await _submitted(request)
+    sized = size_text(sub.yaml, configs=sub.configs)
     return page(request, "debugger.html.j2", sized=sized)

@@ -24,9 +24,15 @@ from pydantic_core import PydanticUndefined
 
 from ..inputs.schema import Costs, Hardware, Policy
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
-from ..model.catalog import Catalog
+from ..model.catalog import CLOUD_TIERS, Catalog
+from ..sizing.costs import tier_words
 
 MAX_WORKLOADS = 50  # the schema's limit
+CONFIG = "model_config"  # a workload's hidden field: the content of its uploaded config.json
+MAX_CONFIGS = 4  # uploaded config.json models one form carries
+# (path the requirements name, config.json text) of each uploaded model: hashable and
+# picklable, so it travels with the requirements text to the document and chart workers
+Configs = tuple[tuple[str, str], ...]
 _INDEX = re.compile(r"^workloads\[(\d{1,3})\]\.(.+)$")
 _INT = re.compile(r"^[+-]?\d{1,18}$")
 
@@ -171,8 +177,8 @@ COST_FIELDS = (
     _f(Costs, "network_per_node", "Network per node"),
     _f(Costs, "usd_exchange_rate", "Units per US dollar"),
     _f(Costs, "hours_per_year", "Hours of service per year"),
-    _f(Costs, "cloud_tier", "Cloud offer", "choice",
-       ("hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud")),
+    _f(Costs, "cloud_tier", "Cloud offer", "choice", CLOUD_TIERS,
+       tuple(tier_words(t) for t in CLOUD_TIERS)),
     _f(Costs, "storage_tb_per_node", "Storage per node (TB)"),
     _f(Costs, "storage_per_tb_month", "Storage per TB-month"),
     _f(Costs, "software_per_gpu_year", "Software per GPU-year"),
@@ -275,6 +281,34 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
                 w.pop("kind", None)  # the default, as a hand-written file leaves it
     data["workloads"] = [workloads[i] for i in sorted(workloads)]
     return _ordered(data)
+
+
+def form_configs(items: Iterable[tuple[str, str]]) -> dict[int, tuple[str, str]]:
+    """The uploaded config.json of each workload that has one: index -> (the model path the
+    requirements name, the file's text). Only a model path ending in config.json counts; the
+    content was checked on upload and is read again by the same reader before any sizing."""
+    models: dict[int, str] = {}
+    texts: dict[int, str] = {}
+    for name, raw in items:
+        m = _INDEX.match(name)
+        if m and m.group(2) == "model":
+            models[int(m.group(1))] = raw.strip()
+        elif m and m.group(2) == CONFIG and raw.strip():
+            texts[int(m.group(1))] = raw
+    out = {i: (models[i], t) for i, t in texts.items()
+           if models.get(i, "").endswith("/config.json")}
+    return dict(sorted(out.items())[:MAX_CONFIGS])
+
+
+def configs_of(found: Mapping[int, tuple[str, str]]) -> Configs:
+    """The distinct (path, text) pairs, in a stable order (the sizing cache's key)."""
+    return tuple(sorted(set(found.values())))
+
+
+def config_path(name: str) -> str:
+    """Where the downloaded requirements put an uploaded config.json: models/<its name>/."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.")[:60] or "model"
+    return f"models/{slug}/config.json"
 
 
 def _drop(data: dict[str, Any], path: list[str]) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import LlmsizerError
+from .forms import Configs
 
 WORKERS = 2
 MAX_PENDING = 6  # jobs queued or running; more is refused ("busy, try again")
@@ -34,13 +35,15 @@ MEDIA = {"pdf": "application/pdf",
          "json": "application/json"}
 
 
-def render_document(yaml_text: str, source: str, fmt: str) -> tuple[str, bytes]:
+def render_document(yaml_text: str, source: str, fmt: str,
+                    configs: Configs = ()) -> tuple[str, bytes]:
     """In a worker: size the requirements and write one document; (file stem, bytes)."""
     from ..inputs.loader import load_from_text
     from ..runs.report import check_feasible, output_stem, write_outputs
     from ..sizing.engine import size
+    from .service import models_of
 
-    result = size(load_from_text(yaml_text, source))
+    result = size(load_from_text(yaml_text, source, models=models_of(configs)))
     check_feasible(result)
     stem = output_stem(result.account.slug)
     with tempfile.TemporaryDirectory(prefix="llmsizer-web-") as tmp:
@@ -171,7 +174,7 @@ class Drawer:
                     1, mp_context=multiprocessing.get_context("spawn"))
                 self._executor.submit(warm_charts)
 
-    async def draw(self, yaml_text: str) -> str:
+    async def draw(self, yaml_text: str, configs: Configs = ()) -> str:
         from starlette.concurrency import run_in_threadpool
 
         from .render import charts_html
@@ -179,11 +182,12 @@ class Drawer:
         executor = self._executor
         if executor is not None:
             try:
-                return str(await asyncio.wrap_future(executor.submit(charts_html, yaml_text)))
+                return str(await asyncio.wrap_future(executor.submit(charts_html, yaml_text,
+                                                                         configs)))
             except (BrokenProcessPool, RuntimeError):  # the worker was killed, or shut down
                 with self._lock:
                     self._executor = None
-        return str(await run_in_threadpool(charts_html, yaml_text))
+        return str(await run_in_threadpool(charts_html, yaml_text, configs))
 
     def shutdown(self) -> None:
         with self._lock:

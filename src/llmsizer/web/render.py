@@ -12,7 +12,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import customer_words
+from ..documents.proposal.format import customer_words, precision_name
+from .forms import Configs
 
 _HERE = resources.files("llmsizer.web")
 ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
@@ -28,7 +29,7 @@ def display(catalog_id: str) -> str:
         entry = table.get(catalog_id)
         if entry is not None:
             return str(entry.name)
-    return catalog_id
+    return precision_name(catalog_id) if catalog_id in cat.precisions else catalog_id
 
 
 def _environment() -> jinja2.Environment:
@@ -51,12 +52,13 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     return HTMLResponse(html, status_code=status)
 
 
-def charts_html(yaml_text: str) -> str:
+def charts_html(yaml_text: str, configs: Configs = ()) -> str:
     """The charts of requirements text (the second request of a live update), drawn once
     per cached sizing; run in the charts worker (:class:`.jobs.Drawer`)."""
     from .service import charts, size_text
 
-    return ENV.get_template("_charts.html.j2").render(charts=charts(size_text(yaml_text)))
+    return ENV.get_template("_charts.html.j2").render(
+        charts=charts(size_text(yaml_text, configs=configs)))
 
 
 def warm_charts() -> None:

@@ -26,9 +26,11 @@ from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import load_from_text
-from ..model.catalog import Catalog, load_catalog
+from ..inputs.modelconfig import model_from_json
+from ..model.catalog import Catalog, Model, load_catalog
 from ..sizing.engine import size
 from ..sizing.results import Result
+from .forms import Configs
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
 CACHE_ENTRIES = 32
@@ -53,6 +55,11 @@ class Sized:
     def name(self, option_id: str | None) -> str:
         """An option in the customer's words (the pages never show its id)."""
         return self.names.get(option_id or "", "")
+
+    def gpu_name(self, gpu_id: str) -> str:
+        """A GPU by its name (a retrieval option is one GPU type)."""
+        g = catalog().gpus.get(gpu_id)
+        return g.name if g else gpu_id
 
 
 @dataclass(frozen=True)
@@ -107,16 +114,23 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-def size_text(yaml_text: str, source: str = FORM_SOURCE) -> Sized:
-    """Load and size requirements text; errors become the CLI's line and its field."""
-    key = hashlib.sha256(f"{source}\0{yaml_text}".encode()).hexdigest()
+def models_of(configs: Configs) -> dict[str, Model]:
+    """The config.json models the form carries (their content, never a path), read by the
+    CLI's own reader."""
+    return {path: model_from_json(text.encode("utf-8"), path) for path, text in configs}
+
+
+def size_text(yaml_text: str, source: str = FORM_SOURCE, configs: Configs = ()) -> Sized:
+    """Load and size requirements text (with the content of any config.json it names);
+    errors become the CLI's line and its field."""
+    key = hashlib.sha256(f"{source}\0{yaml_text}\0{configs!r}".encode()).hexdigest()
     hit = CACHE.get(key)
     if hit is not None:
         return hit
     out = Sized(yaml_text=yaml_text)
     cat = catalog()
     try:
-        result = size(load_from_text(yaml_text, source, cat), cat)
+        result = size(load_from_text(yaml_text, source, cat, models=models_of(configs)), cat)
     except InputError as exc:
         # the form has no lines: the CLI's words without the position in generated YAML
         out.error = f"{exc.field}: {exc.message}" if exc.field else exc.message
