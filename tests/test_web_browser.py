@@ -180,6 +180,30 @@ def test_a_rag_account_shows_each_kind_with_its_fields(server: str, browser: obj
     assert errors == [], errors
 
 
+def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -> None:
+    """The RAG account's results show its embedding and reranking servers; a config.json
+    chosen for the first workload becomes its model, named by the model's name."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#retrieval")
+    panel = page.locator("#retrieval").inner_text()
+    assert "embedding" in panel and "reranking" in panel, panel
+    page.locator("#retrieval").scroll_into_view_if_needed()
+    _shot(page, "account-rag-retrieval")
+    page.set_input_files('[name="workloads[0].config_file"]',
+                         str(ROOT / "tests" / "data" / "llama-70b-class" / "config.json"))
+    page.click('button[name="config_for"][value="0"]')
+    page.wait_for_selector("#headline")
+    chosen = page.locator('[name="workloads[0].model"] option:checked').inner_text()
+    assert chosen == "Llama-3-70B-class (seed 001/002/003 round figures) (your config.json)"
+    _shot(page, "account-config-json")
+    assert errors == [], errors
+
+
 @pytest.mark.parametrize("path", ["catalog/gpus", "catalog/models", "catalog/platforms",
                                   "catalog/prices", "estimate"])
 def test_reference_pages(server: str, browser: object, path: str) -> None:
