@@ -57,6 +57,8 @@ class Field:
 def _shown(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))  # 2e10 tokens shows as 20000000000, not 20000000000.0
     return "" if v is None else str(v)
 
 
