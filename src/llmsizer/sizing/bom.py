@@ -105,7 +105,7 @@ def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
     envs: list[dict[str, Value]] = []
     for line in lines:
         env: dict[str, Value] = dict(line.values)
-        scope = ChainMap(env, params, acct)  # type: ignore[arg-type]
+        scope: ChainMap[str, Value] = ChainMap(env, params, acct)  # type: ignore[arg-type]
         for c in BOM_LINE_CALCULATIONS:
             env[c.name] = evaluate(c.expr, scope)
         line.values.update({k: _num(x) for k, x in env.items()})

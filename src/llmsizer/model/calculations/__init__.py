@@ -15,7 +15,8 @@ calculation may read only inputs and calculations before it: :mod:`.catalog_valu
 decoding), :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
 concurrency after the full replica's step time, before the batch served), :mod:`.replicas`,
 :mod:`.costs`, :mod:`.confidence`.
-Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the production debugger's and the roofline's figures),
+Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
+production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
 and :mod:`.plan` (the account plan); :mod:`.core` holds the
 building blocks, :mod:`.inputs` the inputs.

@@ -135,5 +135,6 @@ BOM_TOTAL_CALCULATIONS: tuple[PlanCalculation, ...] = (
 )
 
 # The totals in the order the BOM sheet and the proposal list them.
-BOM_TOTAL_LABELS = {c.name: (c.label, c.unit)
-                    for c in (*BOM_TOTAL_AGGREGATES, *BOM_TOTAL_CALCULATIONS)}
+_TOTALS: tuple[Aggregate | PlanCalculation, ...] = (*BOM_TOTAL_AGGREGATES,
+                                                    *BOM_TOTAL_CALCULATIONS)
+BOM_TOTAL_LABELS = {c.name: (c.label, c.unit) for c in _TOTALS}
