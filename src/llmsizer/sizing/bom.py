@@ -32,7 +32,9 @@ from .results import (
     WorkloadResult,
 )
 
-__all__ = ["bill_of_materials", "pool_envs"]
+__all__ = ["bill_of_materials", "evaluate_bom", "pool_envs"]
+
+NVAIE = "nvidia_ai_enterprise_per_gpu_year"  # a USD price: shown in the account's currency
 
 
 def _num(v: Value) -> float:
@@ -68,6 +70,25 @@ def _line(cat: Catalog, lid: str, platform: str, gpu: str,
                    estimate=rack.estimate, source=rack.source, values=values)
 
 
+def evaluate_bom(lines: Sequence[dict[str, float]], params: Mapping[str, float],
+                 acct: Mapping[str, float]) -> dict[str, float]:
+    """The BOM calculations: each line's (added to its ``lines`` dict, which holds the line's
+    facts) and the account's totals (returned), over ``params`` (BOM_PARAMETERS) and the
+    account inputs ``acct`` (PUE)."""
+    for line in lines:
+        scope: ChainMap[str, Value] = ChainMap(line, params, acct)  # type: ignore[arg-type]
+        for c in BOM_LINE_CALCULATIONS:
+            line[c.name] = _num(evaluate(c.expr, scope))
+    totals: dict[str, float] = {}
+    scope = ChainMap(totals, params, acct)  # type: ignore[arg-type]
+    for a in BOM_TOTAL_AGGREGATES:
+        totals[a.name] = fold_values(a.fn, [_num(evaluate(a.member, dict(line)))
+                                            for line in lines])
+    for c in BOM_TOTAL_CALCULATIONS:
+        totals[c.name] = _num(evaluate(c.expr, scope))
+    return totals
+
+
 def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
                       retrieval: Sequence[RetrievalWorkloadResult], acct: Mapping[str, float],
                       cat: Catalog, usd_rate: float) -> BillOfMaterials:
@@ -76,7 +97,11 @@ def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
     if cat.infrastructure is None:
         return BillOfMaterials()
     defaults = cat.infrastructure.defaults
+    nvaie = defaults["nvidia_ai_enterprise_per_gpu_year"]
     params = {n: defaults[n].value for n in BOM_PARAMETERS}
+    params[NVAIE] = _num(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {
+        "usd_price": nvaie.value, "usd_exchange_rate": usd_rate}))
+    units = {n: defaults[n].unit for n in BOM_PARAMETERS} | {NVAIE: "currency/GPU-year"}
     lines: list[BomLine] = []
     for g in plan.node_groups:
         pools = pool_envs(g, plan, workloads, acct)
@@ -102,27 +127,10 @@ def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
             "line_weights_gb": float(v["encoder_weights_gb"]),
             "line_capex": rg.capex, "line_annual_software": float(v["annual_software"]),
             "line_annual_support": float(v["annual_support"])}))
-    envs: list[dict[str, Value]] = []
-    for line in lines:
-        env: dict[str, Value] = dict(line.values)
-        scope: ChainMap[str, Value] = ChainMap(env, params, acct)  # type: ignore[arg-type]
-        for c in BOM_LINE_CALCULATIONS:
-            env[c.name] = evaluate(c.expr, scope)
-        line.values.update({k: _num(x) for k, x in env.items()})
-        envs.append(env)
-    totals: dict[str, Value] = {}
-    scope = ChainMap(totals, params, acct)  # type: ignore[arg-type]
-    for a in BOM_TOTAL_AGGREGATES:
-        totals[a.name] = fold_values(a.fn, [_num(evaluate(a.member, e)) for e in envs])
-    for c in BOM_TOTAL_CALCULATIONS:
-        totals[c.name] = evaluate(c.expr, scope)
-    nvaie = defaults["nvidia_ai_enterprise_per_gpu_year"]
+    totals = evaluate_bom([ln.values for ln in lines], params, acct)
     return BillOfMaterials(
         lines=lines,
-        parameters=[BomParameter(name=n, label=defaults[n].label, value=defaults[n].value,
-                                 unit=defaults[n].unit, source=defaults[n].source,
+        parameters=[BomParameter(name=n, label=defaults[n].label, value=params[n],
+                                 unit=units[n], source=defaults[n].source,
                                  estimate=defaults[n].estimate) for n in BOM_PARAMETERS],
-        totals={k: _num(x) for k, x in totals.items()},
-        nvidia_ai_enterprise_per_gpu_year=_num(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {
-            "usd_price": nvaie.value, "usd_exchange_rate": usd_rate})),
-        nvidia_ai_enterprise_source=nvaie.source)
+        totals=totals)

@@ -285,10 +285,6 @@ class BillOfMaterials(_M):
     lines: list[BomLine] = []
     parameters: list[BomParameter] = []
     totals: dict[str, float] = {}  # the BOM totals (bom_*), by name
-    # NVIDIA AI Enterprise's published price (account currency per GPU-year), for the
-    # licence line's wording; counted only when the software licence input is set
-    nvidia_ai_enterprise_per_gpu_year: float = 0.0
-    nvidia_ai_enterprise_source: str = ""
 
 
 class ScenarioResult(_M):

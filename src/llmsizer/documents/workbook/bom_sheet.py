@@ -126,7 +126,7 @@ def write(book: Book) -> None:
         own[p.name] = f"${letter(FIRST_COL)}${row + 1}"
         ws.write_string(row, 0, p.name, f("name"))
         ws.write_string(row, 1, p.label, f("label"))
-        ws.write_string(row, 2, p.unit, f("unit"))
+        ws.write_string(row, 2, unit_text(p.unit, book.cur), f("unit"))
         ws.write_number(row, FIRST_COL, p.value, f("input", number_format(p.unit, [p.value],
                                                                            book.cur)))
         ws.write_string(row, src_col, clean_text(("Estimate. " if p.estimate else "")

@@ -31,8 +31,10 @@ r = ref
 
 # Account-wide figures the lines read: infrastructure.yaml ``defaults`` (an input cell each on
 # the BOM sheet). ``pue`` is the account's cost input.
+# NVIDIA AI Enterprise's published price is in the account's currency (catalog USD x rate).
 BOM_PARAMETERS = ("kw_per_rack", "rack_units_per_rack", "pdus_per_rack", "fabric_switch_ports",
-                  "frontend_switch_ports", "model_versions_kept", "logs_tb")
+                  "frontend_switch_ports", "model_versions_kept", "logs_tb",
+                  "nvidia_ai_enterprise_per_gpu_year")
 
 # What each line states, from the plan (counts, costs) and the platform's facts: name, label,
 # unit. Every one is a value cell on the BOM sheet (a formula over the Plan sheet for counts
@@ -132,6 +134,10 @@ BOM_TOTAL_CALCULATIONS: tuple[PlanCalculation, ...] = (
                     "Weights of every model loaded x versions kept (1 TB = 1,000 GB)."),
     PlanCalculation("bom_storage_tb", "Storage needed", "TB",
                     r("bom_model_repository_tb") + r("logs_tb"), "Model repository + logs."),
+    PlanCalculation("bom_nvidia_ai_enterprise_per_year", "NVIDIA AI Enterprise, if added",
+                    "currency/yr", r("bom_gpus") * r("nvidia_ai_enterprise_per_gpu_year"),
+                    "GPUs x the published price per GPU-year: not in the costs unless the "
+                    "software licence per GPU-year is set."),
 )
 
 # The totals in the order the BOM sheet and the proposal list them.
