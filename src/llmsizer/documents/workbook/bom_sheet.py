@@ -34,7 +34,7 @@ from .retrieval_sheet import retrieval_cell
 __all__ = ["BomLayout", "write"]
 
 FIRST_COL = 3
-PARAM_HEAD = 4
+FIGURE_HEAD = 4
 _SCOPE = {i.name: i.scope for i in INPUTS}
 # line facts read from the Plan sheet's node-group rows / the Retrieval sheet's rows
 _PLAN_ROWS = {"line_nodes": "group_nodes", "line_gpus": "group_gpus_purchased",
@@ -53,12 +53,11 @@ _CATALOG_FACTS = frozenset({"line_rack_units_per_node", "line_frontend_nics_per_
 class BomLayout:
     """Rows of the BOM sheet (0-based), from the number of parameters alone."""
 
-    def __init__(self, n_params: int) -> None:
-        self.param_rows: dict[str, int] = {}
-        row = PARAM_HEAD + 1
-        self.first_param = row
-        self.n_params = n_params
-        row += n_params + 2
+    def __init__(self, n_figures: int) -> None:
+        row = FIGURE_HEAD + 1
+        self.first_figure = row
+        self.n_figures = n_figures
+        row += n_figures + 2
         self.line_head = row
         row += 3  # line, platform, GPU
         self.line_rows: dict[str, int] = {}
@@ -74,11 +73,6 @@ class BomLayout:
         for name in BOM_TOTAL_LABELS:
             self.total_rows[name] = row
             row += 1
-
-
-def total_cell(n_params: int, name: str) -> str:
-    """The BOM sheet's cell holding total ``name`` (a ``bom_*`` name)."""
-    return f"BOM!{letter(FIRST_COL)}{BomLayout(n_params).total_rows[name] + 1}"
 
 
 def _member_namer(book: Book, member: Column) -> Callable[[str], str]:
@@ -116,13 +110,13 @@ def write(book: Book) -> None:
                "sheet only.", 1)
 
     # -- account-wide figures ---------------------------------------------------------------
-    ws.write_string(PARAM_HEAD - 1, 1, "Figures for the whole account", f("section"))
-    _head(book, ws, PARAM_HEAD, "Figure", ["Value"], 1)
-    ws.write_string(PARAM_HEAD, note_col, "Source", f("header"))
+    ws.write_string(FIGURE_HEAD - 1, 1, "Figures for the whole account", f("section"))
+    _head(book, ws, FIGURE_HEAD, "Figure", ["Value"], 1)
+    ws.write_string(FIGURE_HEAD, note_col, "Source", f("header"))
     src_col = note_col
     own: dict[str, str] = {}
     for i, p in enumerate(bom.parameters):
-        row = lay.first_param + i
+        row = lay.first_figure + i
         own[p.name] = f"${letter(FIRST_COL)}${row + 1}"
         ws.write_string(row, 0, p.name, f("name"))
         ws.write_string(row, 1, p.label, f("label"))

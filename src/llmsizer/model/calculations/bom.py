@@ -9,7 +9,10 @@ sheet, so a finance analyst can change any count or figure and the totals follow
 
 Racks: a node never straddles two racks, so each line fits as many whole nodes in a rack as
 both its power budget and its usable height allow (at least one: a rack-scale system is its
-own rack), and the account's racks are the lines' racks summed.
+own rack); each node then takes 1 / that share of a rack, and the account's racks are the
+lines' shares summed and rounded up (small servers of several lines share a rack). With one
+kind of server this is MAX(ROUNDUP(kW / kW per rack), ROUNDUP(RU / RU per rack)) in whole
+servers.
 
 Switches: a standard two-tier fat tree, non-blocking. Up to one switch's ports, one leaf
 switch and no spine; beyond, each leaf gives half its ports to nodes and half to the spines,
@@ -71,9 +74,9 @@ BOM_LINE_CALCULATIONS: tuple[PlanCalculation, ...] = (
         MAX(1, MIN(ROUNDDOWN(r("kw_per_rack") / r("line_node_power_kw"), 0),
                    ROUNDDOWN(r("rack_units_per_rack") / r("line_rack_units_per_node"), 0))),
         "Whole servers within the rack's power budget and usable height (at least 1)."),
-    PlanCalculation("line_racks", "Racks", "racks",
-                    ROUNDUP(_nodes / r("line_nodes_per_rack"), 0),
-                    "Servers / servers per rack, rounded up."),
+    PlanCalculation("line_rack_share", "Racks taken", "racks",
+                    _nodes / r("line_nodes_per_rack"),
+                    "Servers / servers per rack (the account rounds the sum up)."),
     PlanCalculation("line_frontend_ports", "Front-end ports", "ports",
                     _nodes * r("line_frontend_nics_per_node"),
                     "Servers x front-end ports per server."),
@@ -88,8 +91,8 @@ BOM_TOTAL_AGGREGATES: tuple[Aggregate, ...] = tuple(
     for name, label, unit in (
         ("nodes", "Servers", "nodes"), ("gpus", "GPUs", "GPUs"),
         ("power_kw", "IT power", "kW"), ("rack_units", "Rack units", "RU"),
-        ("racks", "Racks", "racks"), ("frontend_ports", "Front-end ports", "ports"),
-        ("fabric_ports", "GPU-fabric ports", "ports"),
+        ("rack_share", "Racks taken, before rounding", "racks"),
+        ("frontend_ports", "Front-end ports", "ports"), ("fabric_ports", "GPU-fabric ports", "ports"),
         ("weights_gb", "Model weights loaded", "GB"), ("capex", "Capital cost", "currency"),
         ("annual_software", "Software licences per year", "currency/yr"),
         ("annual_support", "Support per year", "currency/yr")))
@@ -108,6 +111,8 @@ def spine_switches(leaves: Expr, switch_ports: Expr) -> Expr:
 
 _FE, _FAB = r("frontend_switch_ports"), r("fabric_switch_ports")
 BOM_TOTAL_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation("bom_racks", "Racks", "racks", ROUNDUP(r("bom_rack_share"), 0),
+                    "The lines' racks taken, summed, rounded up to whole racks."),
     PlanCalculation("bom_facility_power_kw", "Facility power", "kW",
                     r("bom_power_kw") * r("pue"), "IT power x PUE (cooling and losses)."),
     PlanCalculation("bom_kw_per_rack_used", "Power per rack (average)", "kW",
