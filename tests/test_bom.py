@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, example_dict
 from support.libreoffice import read_values, recalculate
 
 from llmsizer.documents.proposal import Formatter
@@ -38,7 +38,10 @@ PLATFORMS = yaml.safe_load((CATALOGS / "platforms.yaml").read_text())["platforms
 INFRA = yaml.safe_load((CATALOGS / "infrastructure.yaml").read_text())
 RACK = INFRA["platforms"]
 DEFAULTS = {k: v["value"] for k, v in INFRA["defaults"].items()}
-PARAMS = {k: float(v) for k, v in DEFAULTS.items()}
+NVAIE = yaml.safe_load((CATALOGS / "prices.yaml").read_text())["extras"][
+    "software_per_gpu_year"]["value"]
+PARAMS = {k: float(v) for k, v in DEFAULTS.items()} | {
+    "nvidia_ai_enterprise_per_gpu_year": float(NVAIE)}
 ACCOUNTS = ("example", "enterprise-multi", "rag-knowledge-base")
 
 
@@ -55,7 +58,7 @@ def test_catalog_cites_a_source_for_every_entry() -> None:
         if "ESTIMATE" in facts["source"]:
             assert facts["estimate"], pid
     assert DEFAULTS["fabric_switch_ports"] == 64  # QM9700: 64 x NDR 400 Gb/s
-    assert DEFAULTS["nvidia_ai_enterprise_per_gpu_year"] == 4500  # NVIDIA, Q3 FY2024 call
+    assert NVAIE == 4500  # NVIDIA AI Enterprise, NVIDIA's Q3 FY2024 earnings call
 
 
 def test_acme_power_racks_and_switches_by_hand(results: dict[str, Result]) -> None:
@@ -195,3 +198,27 @@ def test_pdf_bill_of_materials_rows(results: dict[str, Result], tmp_path: Path) 
         quantity = row.quantity.replace("\u00a0", " ")
         assert any(ln.startswith(item) and f" {quantity} " in f"{ln} " for ln in lines), row
         assert " ".join(row.detail.replace("\u00a0", " ").split()) in flow, row.detail
+
+
+def test_rack_budget_and_nvidia_ai_enterprise_from_the_requirements(tmp_path: Path) -> None:
+    """costs.kw_per_rack: 17 fits floor(17 / 4.2) = 4 XE8640 in a rack; costs.
+    nvidia_ai_enterprise: true licenses every GPU bought at the published 4,500 USD a year."""
+    data = example_dict()
+    data["costs"] |= {"kw_per_rack": 17, "nvidia_ai_enterprise": True}
+    path = tmp_path / "acme.yaml"
+    path.write_text(yaml.safe_dump(data))
+    r = size(load(path))
+    t = r.bom.totals
+    share = sum(g.nodes / max(1, min(math.floor(17 / PLATFORMS[g.platform]["node_power_kw"]),
+                                     math.floor(38 / RACK[g.platform]["rack_units"])))
+                for g in r.plan.node_groups)
+    assert t["bom_racks"] == math.ceil(share)
+    figures = {f.name: f for f in r.bom.parameters}
+    assert figures["kw_per_rack"].value == 17 and not figures["kw_per_rack"].estimate
+    bought = sum(g.gpus_purchased for g in r.plan.node_groups)
+    assert t["bom_annual_software"] == pytest.approx(bought * 4500)
+    assert t["bom_annual_software"] == pytest.approx(t["bom_nvidia_ai_enterprise_per_year"])
+    if [(g.platform, g.nodes) for g in r.plan.node_groups] == [("dell-xe8640", 5)]:
+        assert t["bom_racks"] == 2  # ceil(5 / 4)
+    rows = {row.item: row for row in bom_rows(r, Formatter(r.account.currency))}
+    assert rows["Software licences"].detail.startswith("NVIDIA AI Enterprise at USD")

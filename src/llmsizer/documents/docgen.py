@@ -61,8 +61,9 @@ def bom_md() -> list[str]:
     lines = ["", "## Bill of materials", "",
              "One line per node group of the plan and per retrieval workload's nodes "
              "(docs/results.md, `bom`).",
-             "Account-wide figures (catalogs/infrastructure.yaml `defaults`, input cells on the "
-             "BOM sheet): " + ", ".join(f"`{n}`" for n in BOM_PARAMETERS) + ". A line's facts: "
+             "Account-wide figures (catalogs/infrastructure.yaml `defaults`; the last is "
+             "prices.yaml's software licence price; input cells on the BOM sheet): "
+             + ", ".join(f"`{n}`" for n in BOM_PARAMETERS) + ". A line's facts: "
              + ", ".join(f"`{n}`" for n, *_ in BOM_LINE_FACTS) + "; `line_weights_gb` is the "
              f"SUM over its pools of `{to_text(POOL_WEIGHTS_STORED_GB)}`, "
              f"`line_replica_spans_nodes` the MAX of `{to_text(POOL_REPLICA_SPANS_NODES)}`.",

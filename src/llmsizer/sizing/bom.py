@@ -91,17 +91,28 @@ def evaluate_bom(lines: Sequence[dict[str, float]], params: Mapping[str, float],
 
 def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
                       retrieval: Sequence[RetrievalWorkloadResult], acct: Mapping[str, float],
-                      cat: Catalog, usd_rate: float) -> BillOfMaterials:
+                      cat: Catalog, usd_rate: float,
+                      kw_per_rack: float | None = None) -> BillOfMaterials:
     """The BOM of ``plan`` (its node groups, then its retrieval groups); ``usd_rate``: the
-    account's currency per US dollar."""
+    account's currency per US dollar; ``kw_per_rack``: the account's rack power budget
+    (None: the catalog's)."""
     if cat.infrastructure is None:
         return BillOfMaterials()
     defaults = cat.infrastructure.defaults
-    nvaie = defaults["nvidia_ai_enterprise_per_gpu_year"]
-    params = {n: defaults[n].value for n in BOM_PARAMETERS}
-    params[NVAIE] = _num(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {
-        "usd_price": nvaie.value, "usd_exchange_rate": usd_rate}))
-    units = {n: defaults[n].unit for n in BOM_PARAMETERS} | {NVAIE: "currency/GPU-year"}
+    nvaie = cat.prices.extras["software_per_gpu_year"]  # NVIDIA AI Enterprise's list price
+    figures = [BomParameter(name=n, label=d.label, value=d.value, unit=d.unit,
+                            source=d.source, estimate=d.estimate)
+               for n in BOM_PARAMETERS if n != NVAIE for d in (defaults[n],)]
+    if kw_per_rack is not None:  # the account's own data-centre figure
+        figures = [f.model_copy(update={"value": kw_per_rack, "estimate": False,
+                                        "source": "the customer's data centre (requirements)"})
+                   if f.name == "kw_per_rack" else f for f in figures]
+    figures.append(BomParameter(
+        name=NVAIE, label="NVIDIA AI Enterprise, per GPU-year", unit="currency/GPU-year",
+        value=_num(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": nvaie.value,
+                                                         "usd_exchange_rate": usd_rate})),
+        source=f"{nvaie.source} ({nvaie.date})", estimate=False))
+    params = {f.name: f.value for f in figures}
     lines: list[BomLine] = []
     for g in plan.node_groups:
         pools = pool_envs(g, plan, workloads, acct)
@@ -130,7 +141,5 @@ def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
     totals = evaluate_bom([ln.values for ln in lines], params, acct)
     return BillOfMaterials(
         lines=lines,
-        parameters=[BomParameter(name=n, label=defaults[n].label, value=params[n],
-                                 unit=units[n], source=defaults[n].source,
-                                 estimate=defaults[n].estimate) for n in BOM_PARAMETERS],
+        parameters=figures,
         totals=totals)

@@ -143,7 +143,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         retrieval=retrieval,
         plan=plan,
         bom=bill_of_materials(plan, workloads, retrieval, acct, cat,
-                              req.costs.usd_exchange_rate or 1.0),
+                              req.costs.usd_exchange_rate or 1.0, req.costs.kw_per_rack),
         totals=totals,
         deployment=decide(req, totals),
         totals_dedicated=dedicated,

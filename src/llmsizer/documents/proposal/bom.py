@@ -91,10 +91,11 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         f"{_kw(fmt, t['bom_facility_power_kw'])} at the facility "
         f"(IT × PUE {result.account_inputs['pue']:g}), every server at full load"))
     nvaie = p["nvidia_ai_enterprise_per_gpu_year"].value
+    licence = result.account_inputs["software_per_gpu_year"]
     if t["bom_annual_software"] > 0:
+        name = "NVIDIA AI Enterprise at " if licence == nvaie else ""
         rows.append(BomRow("Software licences", f"{fmt.money(t['bom_annual_software'])} per year",
-                           f"{fmt.money(result.account_inputs['software_per_gpu_year'])} per "
-                           "GPU-year"))
+                           f"{name}{fmt.money(licence)} per GPU-year"))
     else:
         rows.append(BomRow(
             "Software licences", "none",
