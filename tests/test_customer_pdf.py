@@ -33,9 +33,7 @@ JARGON = {
     r"\bPUE\b": "PUE", r"\bTCO\b": "TCO", r"\bLLM\b": "LLM", r"\btokens?\b": "Token",
     r"\bbreak-even\b": "Break-even", r"\bcross-validat": "Cross-validation",
     r"\bcalibrat": "Calibration",
-    r"\b[Bb]ill of materials\b": "Bill of materials", r"\bPDUs?\b": "PDU",
-    r"\b(?:leaf|spine) switch": "Leaf and spine switches", r"\bRU\b": "Rack unit (RU)",
-    r"\bNICs?\b": "NIC",
+    r"\bPDUs?\b": "PDU", r"\b(?:leaf|spine) switch": "Leaf and spine switches",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"

@@ -48,7 +48,7 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         rows.append(BomRow(
             f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
             f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name} in all; "
-            f"{fmt.unit(v['line_rack_units_per_node'], 'RU')} and "
+            f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
             f"{_kw(fmt, v['line_node_power_kw'])} each", ln.estimate))
     rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))
     fe = bom.lines[0].values
@@ -65,7 +65,7 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
                         p["fabric_switch_ports"].value)
         rows.append(BomRow(
             "GPU fabric", fmt.count_of(t["bom_fabric_ports"], "port"),
-            f"A model copy spans servers: one fabric NIC per GPU; {fab} (two-tier, "
+            f"A model copy spans servers: one fabric network card per GPU; {fab} (two-tier, "
             "non-blocking)"))
     else:
         rows.append(BomRow("GPU fabric", "none",
@@ -78,9 +78,9 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}", True))
     rows.append(BomRow(
         "Racks", fmt.count_of(t["bom_racks"], "rack"),
-        f"{fmt.unit(t['bom_rack_units'], 'RU')} of servers; at most "
+        f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; at most "
         f"{fmt.unit(p['kw_per_rack'].value, 'kW')} and "
-        f"{fmt.unit(p['rack_units_per_rack'].value, 'RU')} per rack, "
+        f"{fmt.count_of(p['rack_units_per_rack'].value, 'rack unit')} per rack, "
         f"{_kw(fmt, t['bom_kw_per_rack_used'])} per rack on average",
         p["kw_per_rack"].estimate))
     rows.append(BomRow("PDUs", fmt.count(t["bom_pdus"]),

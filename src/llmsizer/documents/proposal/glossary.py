@@ -21,8 +21,6 @@ GLOSSARY: tuple[Term, ...] = (
     Term("BF16, FP16, FP8, FP4, INT8, INT4, MXFP4", "Number formats for the model's weights or "
          "its KV cache, 16, 8 or 4 bits a value: fewer bits need less memory and run faster, "
          "at some risk to answer quality."),
-    Term("Bill of materials", "The list of everything the deployment buys or needs around the "
-         "servers: network, storage, racks, power, licences and support, with quantities."),
     Term("Break-even", "The load or the month at which buying the hardware costs the same as "
          "renting the same capacity in the cloud."),
     Term("Calibration", "Fitting the model's efficiency factors to published benchmark results, "
@@ -39,9 +37,8 @@ GLOSSARY: tuple[Term, ...] = (
          "to absorb bursts and growth."),
     Term("KV cache", "The memory in which the model keeps each conversation's context while it "
          "answers; it grows with the length of prompt and answer and limits the batch."),
-    Term("Leaf and spine switches", "The two layers of a data-centre network: servers plug "
-         "into leaf switches, and spine switches connect the leaves when there is more than "
-         "one."),
+    Term("Leaf and spine switches", "Network switches: servers plug into leaves; "
+         "spines link the leaves."),
     Term("LLM", "Large language model: the AI model that reads the prompt and writes the "
          "answer."),
     Term("Mixture of experts (MoE)", "A model design in which each token uses only a few of "
@@ -49,19 +46,14 @@ GLOSSARY: tuple[Term, ...] = (
          "hold every expert in memory."),
     Term("N+1", "Buying one node more than peak demand needs, so that peak demand is still "
          "served while any one node is down."),
-    Term("NIC", "Network interface card: a server's port to a network (front-end for users "
-         "and storage, or the GPU fabric between servers)."),
     Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),
-    Term("PDU", "Power distribution unit: the power strip of a rack that feeds its servers; "
-         "racks usually have two, on separate feeds."),
+    Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack."),
     Term("Prefill", "The phase in which the model reads the whole prompt before it writes the "
          "first token of the answer."),
     Term("PUE", "Power usage effectiveness: the data centre's total power divided by the power "
          "of the IT equipment in it (cooling and losses on top)."),
-    Term("Rack unit (RU)", "The height unit of equipment in a data-centre rack, 44.45 mm; a "
-         "standard rack holds 42."),
     Term("Replica", "One complete copy of the model serving users, on one GPU or on a group of "
          "GPUs that work as one."),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
