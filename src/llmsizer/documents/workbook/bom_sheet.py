@@ -107,7 +107,7 @@ def write(book: Book) -> None:
                "Servers, GPUs, racks, power, network and storage of the plan. Counts and costs "
                "are formulas over the Plan sheet; the yellow cells are figures you may change "
                "(the customer's own quote replaces an estimate). These figures change this "
-               "sheet only.", 1)
+               "sheet only.", 1, span=(FIRST_COL + n - 1, 51 + 24 * n))
 
     # -- account-wide figures ---------------------------------------------------------------
     ws.write_string(FIGURE_HEAD - 1, 1, "Figures for the whole account", f("section"))
@@ -132,7 +132,7 @@ def write(book: Book) -> None:
     _head(book, ws, lay.line_head + 1, "Server (vendor model)",
           [ln.platform_name for ln in bom.lines], n)
     _head(book, ws, lay.line_head + 2, "GPU", [ln.gpu_name for ln in bom.lines], n)
-    ws.set_row(lay.line_head + 1, 30)
+    ws.set_row(lay.line_head + 1, 45)  # vendor model names run to three lines
     pl = PlanLayout.of(r)
     rec = {c.k: c for c in book.lay.columns if c.recommended}
     group_j = {g.id: j for j, g in enumerate(r.plan.node_groups)}
