@@ -42,6 +42,7 @@ NVAIE = yaml.safe_load((CATALOGS / "prices.yaml").read_text())["extras"][
     "software_per_gpu_year"]["value"]
 PARAMS = {k: float(v) for k, v in DEFAULTS.items()} | {
     "nvidia_ai_enterprise_per_gpu_year": float(NVAIE)}
+ACCT = {"pue": 1.3, "storage_tb_per_node": 10.0}  # the schema's defaults
 ACCOUNTS = ("example", "enterprise-multi", "rag-knowledge-base")
 
 
@@ -90,6 +91,9 @@ def test_acme_power_racks_and_switches_by_hand(results: dict[str, Result]) -> No
     assert t["bom_fabric_ports"] == t["bom_fabric_leaf_switches"] == 0
     assert t["bom_fabric_spine_switches"] == 0
     assert t["bom_nodes"] == r.totals.nodes
+    # storage: the checkpoints x 3 versions kept + 5 TB of logs; the costs price 10 TB a server
+    assert t["bom_storage_tb"] == pytest.approx(t["bom_weights_gb"] * 3 / 1000 + 5)
+    assert t["bom_storage_tb_costed"] == 10 * r.totals.nodes
     assert t["bom_capex"] == pytest.approx(r.totals.capex, rel=1e-12)
     # the plan at this commit: 5 x Dell XE8640, 4.2 kW and 4U each
     if [(g.platform, g.nodes) for g in groups] == [("dell-xe8640", 5)]:
@@ -113,7 +117,7 @@ def test_fabric_leaf_and_spine_by_hand() -> None:
     a non-blocking two-tier tree: ceil(160 / 32) = 5 leaves, ceil(5 x 32 / 64) = 3 spines.
     Racks: min(floor(40 / 10.2), floor(38 / 8)) = 3 per rack, ceil(20 / 3) = 7; 14 PDUs;
     204 kW IT, 265.2 kW at PUE 1.3; 40 front-end ports, one leaf."""
-    t = evaluate_bom([_line("dgx-h100", 20, 1)], PARAMS, {"pue": 1.3})
+    t = evaluate_bom([_line("dgx-h100", 20, 1)], PARAMS, ACCT)
     assert (t["bom_fabric_ports"], t["bom_fabric_leaf_switches"],
             t["bom_fabric_spine_switches"]) == (160, 5, 3)
     assert (t["bom_racks"], t["bom_pdus"]) == (7, 14)
@@ -122,12 +126,12 @@ def test_fabric_leaf_and_spine_by_hand() -> None:
     assert (t["bom_frontend_ports"], t["bom_frontend_leaf_switches"],
             t["bom_frontend_spine_switches"]) == (40, 1, 0)
     # 8 servers: 64 ports fill one switch; 9 servers: 72 ports, ceil(72 / 32) = 3 leaves, 2 spines
-    t8 = evaluate_bom([_line("dgx-h100", 8, 1)], PARAMS, {"pue": 1.3})
+    t8 = evaluate_bom([_line("dgx-h100", 8, 1)], PARAMS, ACCT)
     assert (t8["bom_fabric_leaf_switches"], t8["bom_fabric_spine_switches"]) == (1, 0)
-    t9 = evaluate_bom([_line("dgx-h100", 9, 1)], PARAMS, {"pue": 1.3})
+    t9 = evaluate_bom([_line("dgx-h100", 9, 1)], PARAMS, ACCT)
     assert (t9["bom_fabric_leaf_switches"], t9["bom_fabric_spine_switches"]) == (3, 2)
     # the same servers with every replica inside one server: no fabric
-    t0 = evaluate_bom([_line("dgx-h100", 20, 0)], PARAMS, {"pue": 1.3})
+    t0 = evaluate_bom([_line("dgx-h100", 20, 0)], PARAMS, ACCT)
     assert t0["bom_fabric_ports"] == t0["bom_fabric_leaf_switches"] == 0
 
 
@@ -135,9 +139,9 @@ def test_small_servers_of_several_lines_share_a_rack() -> None:
     """A rack-scale system is a rack of its own; small servers of two kinds share one rack:
     2 x 2U at 1.4 kW (1/19 each) + 1 x 4U at 4.4 kW (1/9): ceil(0.216) = 1 rack."""
     t = evaluate_bom([_line("pcie-4gpu-gen4-low", 2, 0), _line("dell-xe7745-400w", 1, 0)],
-                     PARAMS, {"pue": 1.3})
+                     PARAMS, ACCT)
     assert t["bom_racks"] == 1
-    t = evaluate_bom([_line("gb200-nvl72", 2, 0)], PARAMS, {"pue": 1.3})
+    t = evaluate_bom([_line("gb200-nvl72", 2, 0)], PARAMS, ACCT)
     assert t["bom_racks"] == 2  # 120 kW each, above the 40 kW budget: one rack per system
 
 

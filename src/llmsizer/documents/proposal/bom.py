@@ -75,7 +75,9 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         "Storage", _tb(fmt, t["bom_storage_tb"], 1),
         f"Model repository {_tb(fmt, t['bom_model_repository_tb'], 2)} (weights "
         f"{fmt.gb(t['bom_weights_gb'])} × {fmt.count(p['model_versions_kept'].value)} "
-        f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}", True))
+        f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}; the costs provide "
+        f"{_tb(fmt, t['bom_storage_tb_costed'], 0)} "
+        f"({_tb(fmt, result.account_inputs['storage_tb_per_node'], 0)} per server)", True))
     rows.append(BomRow(
         "Racks", fmt.count_of(t["bom_racks"], "rack"),
         f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; at most "

@@ -139,6 +139,10 @@ BOM_TOTAL_CALCULATIONS: tuple[PlanCalculation, ...] = (
                     "Weights of every model loaded x versions kept (1 TB = 1,000 GB)."),
     PlanCalculation("bom_storage_tb", "Storage needed", "TB",
                     r("bom_model_repository_tb") + r("logs_tb"), "Model repository + logs."),
+    PlanCalculation("bom_storage_tb_costed", "Storage in the costs", "TB",
+                    r("bom_nodes") * r("storage_tb_per_node"),
+                    "Servers x storage per server: what the cost table prices (it should hold "
+                    "the storage needed)."),
     PlanCalculation("bom_nvidia_ai_enterprise_per_year", "NVIDIA AI Enterprise, if added",
                     "currency/yr", r("bom_gpus") * r("nvidia_ai_enterprise_per_gpu_year"),
                     "GPUs x the published price per GPU-year: not in the costs unless the "
