@@ -43,7 +43,39 @@ def calculations_md() -> str:
               "What each latency a target may name means (the Assumptions sheet prints the "
               "same table).", "", "| target | what it is | definition |", "|---|---|---|"]
     lines += [f"| `{key}` | {label} | {text} |" for key, label, text in LATENCY_DEFINITIONS]
-    return "\n".join(lines + plan_md() + retrieval_md()) + "\n"
+    return "\n".join(lines + plan_md() + bom_md() + retrieval_md()) + "\n"
+
+
+def bom_md() -> list[str]:
+    """The bill of materials (calculations/bom.py): per line, then the account's totals."""
+    from ..model.calculations import (
+        BOM_LINE_CALCULATIONS,
+        BOM_LINE_FACTS,
+        BOM_PARAMETERS,
+        BOM_TOTAL_AGGREGATES,
+        BOM_TOTAL_CALCULATIONS,
+        POOL_REPLICA_SPANS_NODES,
+        POOL_WEIGHTS_STORED_GB,
+    )
+
+    lines = ["", "## Bill of materials", "",
+             "One line per node group of the plan and per retrieval workload's nodes "
+             "(docs/results.md, `bom`).",
+             "Account-wide figures (catalogs/infrastructure.yaml `defaults`; the last is "
+             "prices.yaml's software licence price; input cells on the BOM sheet): "
+             + ", ".join(f"`{n}`" for n in BOM_PARAMETERS) + ". A line's facts: "
+             + ", ".join(f"`{n}`" for n, *_ in BOM_LINE_FACTS) + "; `line_weights_gb` is the "
+             f"SUM over its pools of `{to_text(POOL_WEIGHTS_STORED_GB)}`, "
+             f"`line_replica_spans_nodes` the MAX of `{to_text(POOL_REPLICA_SPANS_NODES)}`.",
+             "", "| scope | name | unit | formula | note |", "|---|---|---|---|---|"]
+    for c in BOM_LINE_CALCULATIONS:
+        lines.append(f"| line | `{c.name}` | {c.unit} | `{to_text(c.expr)}` | {c.note} |")
+    for a in BOM_TOTAL_AGGREGATES:
+        lines.append(f"| account | `{a.name}` | {a.unit} | `SUM({to_text(a.member)})` | "
+                     f"{a.note} |")
+    for c in BOM_TOTAL_CALCULATIONS:
+        lines.append(f"| account | `{c.name}` | {c.unit} | `{to_text(c.expr)}` | {c.note} |")
+    return lines
 
 
 def retrieval_md() -> list[str]:

@@ -179,6 +179,17 @@ class Costs(_Strict):
         description="Software licence per GPU per year (NVIDIA AI Enterprise lists 4,500 USD); "
                     "0 = open-source serving.",
         json_schema_extra={"example": "4500", "unit": "currency per GPU-year"})
+    nvidia_ai_enterprise: bool = Field(
+        default=False,
+        description="true: license NVIDIA AI Enterprise for every GPU bought, at its published "
+                    "price per GPU-year (the catalog's dated price), when software_per_gpu_year "
+                    "is not given. Default false: open-source serving needs no licence.",
+        json_schema_extra={"example": "true", "unit": "yes/no"})
+    kw_per_rack: Annotated[float, Field(gt=0, le=1000)] | None = Field(
+        default=None,
+        description="Power budget of one rack in the data centre, for the bill of materials' "
+                    "rack count; left out, the catalog's estimate (40 kW).",
+        json_schema_extra={"example": "17", "unit": "kW"})
     colocation_per_kw_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
         default=None,
         description="Rack space and power capacity per kW of node power per month (0 = own data "

@@ -223,6 +223,33 @@ class Coverage(_Entry):
     source: str
 
 
+class RackFacts(_Entry):
+    """A platform's rack and network facts for the bill of materials (infrastructure.yaml)."""
+
+    rack_units: float = Field(gt=0, le=60)
+    frontend_nics: int = Field(ge=0, le=100)
+    frontend_gbps: float = Field(ge=0)
+    fabric_nics: int = Field(ge=0, le=200)
+    fabric_gbps: float = Field(ge=0)
+    source: str
+    estimate: bool
+
+
+class InfraDefault(_Entry):
+    """An account-wide bill-of-materials figure (infrastructure.yaml ``defaults``)."""
+
+    value: float = Field(ge=0)
+    unit: str
+    label: str
+    source: str
+    estimate: bool
+
+
+class Infrastructure(_Entry):
+    platforms: dict[str, RackFacts]
+    defaults: dict[str, InfraDefault]
+
+
 class Catalog(_Entry):
     gpus: dict[str, Gpu]
     platforms: dict[str, Platform]
@@ -236,6 +263,7 @@ class Catalog(_Entry):
     # the retrieval model's constants (embedders.yaml): apart from ``constants``, which the
     # LLM workbook's assumptions list in full
     retrieval_constants: dict[str, Constant] = {}
+    infrastructure: Infrastructure | None = None  # the bill of materials' facts
 
     def gpu(self, key: str) -> Gpu:
         return _pick(self.gpus, key, "GPU")
@@ -401,6 +429,9 @@ def load_catalog() -> Catalog:
         raise CatalogError("catalogs/embedders.yaml: top-level key 'embedders' missing")
     raw["embedders"] = doc["embedders"]
     raw["retrieval_constants"] = doc.get("retrieval_constants", {})
+    text = (base / "infrastructure.yaml").read_text(encoding="utf-8")
+    digest.update(text.encode())
+    raw["infrastructure"] = yaml.safe_load(text)
     try:
         cat = Catalog(**raw, digest=digest.hexdigest()[:16])
     except ValidationError as exc:
@@ -418,6 +449,10 @@ def load_catalog() -> Catalog:
         for gid in plat.gpus:
             if gid not in cat.gpus:
                 raise CatalogError(f"platform {pid}: GPU {gid!r} unknown")
+    infra = cat.infrastructure
+    if infra is not None and set(infra.platforms) != set(cat.platforms):
+        raise CatalogError("infrastructure.yaml: platforms differ from platforms.yaml: "
+                           f"{sorted(set(infra.platforms) ^ set(cat.platforms))}")
     for gid in cat.prices.cloud:
         if gid not in cat.gpus:
             raise CatalogError(f"prices.yaml: cloud prices for unknown GPU {gid!r}")

@@ -1,13 +1,15 @@
 """Layer 4 — sizing: ``engine`` (size, estimate, curve) over the option search per workload
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
-(``deployment``), prices, sensitivity and confidence (``costs``),
+(``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
+materials (``bom``),
 model-vs-measured checks (``fidelity``), the production debugger's edges and the roofline
 (``debugger``), and the results document they produce
 (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
+    "bom",
     "costs",
     "debugger",
     "deployment",

@@ -130,7 +130,11 @@ def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]
         "network_per_node": pick(c.network_per_node, "network_per_node"),
         "storage_tb_per_node": c.storage_tb_per_node,
         "storage_per_tb_month": pick(c.storage_per_tb_month, "storage_per_tb_month"),
-        "software_per_gpu_year": c.software_per_gpu_year,
+        # NVIDIA AI Enterprise, when asked for, at the catalog's published price (a stated
+        # licence price wins)
+        "software_per_gpu_year": (pick(None, "software_per_gpu_year")
+                                  if c.nvidia_ai_enterprise and c.software_per_gpu_year == 0
+                                  else c.software_per_gpu_year),
         "colocation_per_kw_month": pick(c.colocation_per_kw_month, "colocation_per_kw_month"),
         "gpu_price_factor": 1.0,
         "cloud_tier_what_if": 0.0,

@@ -25,6 +25,7 @@ from ..model.calculations import (
 from ..model.catalog import Catalog, load_catalog
 from ..model.expr import Value, evaluate
 from . import costs
+from .bom import bill_of_materials
 from .deployment import decide
 from .evaluate import (
     Choice,
@@ -122,6 +123,9 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
     totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
+    plan = _with_range(to_plan(chosen_plan, workloads),
+                       confidence_range(chosen_plan, workloads, acct)).model_copy(
+                           update={"retrieval_groups": rgroups})
     return Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
@@ -137,9 +141,9 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
                 for name, t in tables.items()},
         workloads=workloads,
         retrieval=retrieval,
-        plan=_with_range(to_plan(chosen_plan, workloads),
-                         confidence_range(chosen_plan, workloads, acct)).model_copy(
-                             update={"retrieval_groups": rgroups}),
+        plan=plan,
+        bom=bill_of_materials(plan, workloads, retrieval, acct, cat,
+                              req.costs.usd_exchange_rate or 1.0, req.costs.kw_per_rack),
         totals=totals,
         deployment=decide(req, totals),
         totals_dedicated=dedicated,

@@ -255,6 +255,38 @@ class Plan(_M):
     gpus_purchased_if_throughput_high: int | None = None
 
 
+class BomLine(_M):
+    """One line of the bill of materials: a node group of the plan, or a retrieval workload's
+    own nodes (calculations/bom.py)."""
+
+    id: str  # the node group's or retrieval group's id
+    platform: str  # catalog id
+    platform_name: str  # the vendor's model, as the proposal names it
+    vendor: str
+    gpu: str  # catalog id
+    gpu_name: str
+    estimate: bool  # the platform's rack and network facts are estimates (infrastructure.yaml)
+    source: str  # where those facts come from
+    values: dict[str, float]  # the line's facts and calculations, by name
+
+
+class BomParameter(_M):
+    """An account-wide figure of the bill of materials (an input cell on the BOM sheet)."""
+
+    name: str
+    label: str
+    value: float
+    unit: str
+    source: str
+    estimate: bool
+
+
+class BillOfMaterials(_M):
+    lines: list[BomLine] = []
+    parameters: list[BomParameter] = []
+    totals: dict[str, float] = {}  # the BOM totals (bom_*), by name
+
+
 class ScenarioResult(_M):
     """One sensitivity scenario: one input changed, every recommended option recomputed."""
 
@@ -323,6 +355,7 @@ class Result(_M):
     deployment: Deployment = Deployment()  # buy, rent or hosted API
     prices: list[PriceUsed] = []  # every dated price the costs use
     sensitivity: list[ScenarioResult] = []
+    bom: BillOfMaterials = BillOfMaterials()  # the plan's bill of materials
     source: SourceInfo | None = None
 
     def to_json(self) -> str:

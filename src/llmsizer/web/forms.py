@@ -184,6 +184,8 @@ COST_FIELDS = (
     _f(Costs, "storage_tb_per_node", "Storage per node (TB)"),
     _f(Costs, "storage_per_tb_month", "Storage per TB-month"),
     _f(Costs, "software_per_gpu_year", "Software per GPU-year"),
+    _f(Costs, "nvidia_ai_enterprise", "NVIDIA AI Enterprise licences", "bool"),
+    _f(Costs, "kw_per_rack", "Power budget per rack (kW)"),
     _f(Costs, "colocation_per_kw_month", "Colocation per kW-month"),
 )
 PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>

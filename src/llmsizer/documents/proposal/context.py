@@ -16,6 +16,7 @@ from ...sizing.results import Result
 from .alternatives import memory_svg
 from .appendix import formula_context
 from .assumptions import assumptions_context
+from .bom import bom_context
 from .debugger import debugger_context
 from .deployment import deployment_context
 from .format import Formatter
@@ -47,6 +48,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **plan_context(result, cat),
         # costs: dated prices (stale ones flagged), break-even by load, sensitivity, confidence
         **tco_context(result, views, cat, fmt, day),
+        **bom_context(result, fmt),  # partials/bom.html.j2
         **sensitivity_context(result, views, fmt),
         "confidence_total": confidence_total(result),
         **debugger_context(result, fmt),  # partials/debugger.html.j2

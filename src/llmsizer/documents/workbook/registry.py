@@ -20,6 +20,7 @@ from typing import Any
 from ...sizing.results import Result
 from . import (
     assumptions,
+    bom_sheet,
     calc_sheets,
     catalog_sheet,
     inputs,
@@ -49,6 +50,7 @@ class Sheet:
 REGISTRY: tuple[Sheet, ...] = (
     Sheet("Summary", summary.write, 2),
     Sheet("Plan", plan_sheet.write, 2),
+    Sheet("BOM", bom_sheet.write, 2),
     Sheet("Inputs", inputs.write, 0),
     Sheet("KV", partial(calc_sheets.write, sheet="KV"), 1),
     Sheet("Throughput", partial(calc_sheets.write, sheet="Throughput"), 1),

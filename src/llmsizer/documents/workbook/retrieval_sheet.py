@@ -18,7 +18,7 @@ from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "retrieval_total_refs", "write"]
+__all__ = ["TOTAL_ROWS", "retrieval_cell", "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform
@@ -52,6 +52,12 @@ def retrieval_total_refs(r: Result, key: str) -> list[str]:
     """The Retrieval sheet's cells the account total ``key`` adds (none without the sheet)."""
     row = _ROWS[TOTAL_ROWS[key]] + 1
     return [f"Retrieval!{letter(FIRST_COL + j)}{row}" for j in range(len(_chosen(r)))]
+
+
+def retrieval_cell(j: int, name: str) -> str:
+    """The Retrieval sheet's cell of row ``name`` for its ``j``-th workload column (the
+    workloads with a recommendation, in order: the plan's retrieval groups)."""
+    return f"Retrieval!{letter(FIRST_COL + j)}{_ROWS[name] + 1}"
 
 
 def _namer(col: int) -> Callable[[str], str]:

@@ -15,7 +15,8 @@ calculation may read only inputs and calculations before it: :mod:`.catalog_valu
 decoding), :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
 concurrency after the full replica's step time, before the batch served), :mod:`.replicas`,
 :mod:`.costs`, :mod:`.confidence`.
-Beside the list: :mod:`.debugger` (the production debugger's and the roofline's figures),
+Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
+production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
 and :mod:`.plan` (the account plan); :mod:`.core` holds the
 building blocks, :mod:`.inputs` the inputs.
@@ -39,6 +40,16 @@ from .benchmarks import (
     FIGURE_EXPRS,
     FIGURES,
     Figure,
+)
+from .bom import (
+    BOM_LINE_CALCULATIONS,
+    BOM_LINE_FACTS,
+    BOM_PARAMETERS,
+    BOM_TOTAL_AGGREGATES,
+    BOM_TOTAL_CALCULATIONS,
+    BOM_TOTAL_LABELS,
+    POOL_REPLICA_SPANS_NODES,
+    POOL_WEIGHTS_STORED_GB,
 )
 from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
 from .confidence import CONFIDENCE_DEMAND_REPLICAS
@@ -100,6 +111,12 @@ __all__ = [
     "BENCH_TOKENS_PER_S_PER_REPLICA",
     "BENCH_TOKENS_PER_S_PER_USER",
     "BENCH_TO_MS",
+    "BOM_LINE_CALCULATIONS",
+    "BOM_LINE_FACTS",
+    "BOM_PARAMETERS",
+    "BOM_TOTAL_AGGREGATES",
+    "BOM_TOTAL_CALCULATIONS",
+    "BOM_TOTAL_LABELS",
     "BREAKEVEN_LOADS",
     "CALCULATIONS",
     "CALCULATION_NAMES",
@@ -137,7 +154,9 @@ __all__ = [
     "POOL_AGGREGATES",
     "POOL_CALCULATIONS",
     "POOL_HEADROOM_CALCULATIONS",
+    "POOL_REPLICA_SPANS_NODES",
     "POOL_SPARE_CALCULATIONS",
+    "POOL_WEIGHTS_STORED_GB",
     "PRICE_IN_ACCOUNT_CURRENCY",
     "ROOFLINE_ACHIEVED_TFLOPS",
     "ROOFLINE_CEILING_TFLOPS",

@@ -1,0 +1,117 @@
+"""The bill of materials (templates/partials/bom.html.j2): the plan's servers, GPUs, network,
+storage, racks, power, licences and support, one row each, in plain words. Every figure is the
+Result's ``bom`` (llmsizer.sizing.bom) formatted once here; the workbook's BOM sheet holds the
+same figures as formulas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...sizing.results import Result
+from .format import NBSP, Formatter, short_name
+
+
+@dataclass(frozen=True)
+class BomRow:
+    item: str
+    quantity: str
+    detail: str
+    estimate: bool = False  # rests on a figure flagged as an estimate
+
+
+def _kw(fmt: Formatter, x: float) -> str:
+    return f"{fmt.number(x, 1)}{NBSP}kW"
+
+
+def _tb(fmt: Formatter, x: float, digits: int) -> str:
+    return f"{fmt.number(x, digits)}{NBSP}TB"
+
+
+def _switches(fmt: Formatter, leaves: float, spines: float, ports: float) -> str:
+    text = f"{fmt.count_of(leaves, 'leaf switch', 'leaf switches')}"
+    if spines > 0:
+        text += f" and {fmt.count_of(spines, 'spine switch', 'spine switches')}"
+    return f"{text} of {fmt.count(ports)} ports"
+
+
+def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
+    """The rows of the proposal's bill of materials, in order."""
+    bom = result.bom
+    if not bom.lines:
+        return []
+    t = bom.totals
+    p = {x.name: x for x in bom.parameters}
+    rows: list[BomRow] = []
+    for ln in bom.lines:
+        v = ln.values
+        rows.append(BomRow(
+            f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
+            f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name} in all; "
+            f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
+            f"{_kw(fmt, v['line_node_power_kw'])} each", ln.estimate))
+    rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))
+    fe = bom.lines[0].values
+    speeds = sorted({ln.values["line_frontend_gbps"] for ln in bom.lines})
+    fe_switches = _switches(fmt, t["bom_frontend_leaf_switches"],
+                            t["bom_frontend_spine_switches"], p["frontend_switch_ports"].value)
+    speed = " or ".join(fmt.unit(s, "Gb/s") for s in speeds)
+    rows.append(BomRow(
+        "Front-end network", fmt.count_of(t["bom_frontend_ports"], "port"),
+        f"{fmt.count(fe['line_frontend_nics_per_node'])} ports per server at {speed} for "
+        f"users, storage and management; {fe_switches}", p["frontend_switch_ports"].estimate))
+    if t["bom_fabric_ports"] > 0:
+        fab = _switches(fmt, t["bom_fabric_leaf_switches"], t["bom_fabric_spine_switches"],
+                        p["fabric_switch_ports"].value)
+        rows.append(BomRow(
+            "GPU fabric", fmt.count_of(t["bom_fabric_ports"], "port"),
+            f"A model copy spans servers: one fabric network card per GPU; {fab} (two-tier, "
+            "non-blocking)"))
+    else:
+        rows.append(BomRow("GPU fabric", "none",
+                           "Not needed: every model copy fits within one server, whose GPUs "
+                           "talk over their own links."))
+    rows.append(BomRow(
+        "Storage", _tb(fmt, t["bom_storage_tb"], 1),
+        f"Model repository {_tb(fmt, t['bom_model_repository_tb'], 2)} (weights "
+        f"{fmt.gb(t['bom_weights_gb'])} × {fmt.count(p['model_versions_kept'].value)} "
+        f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}; the costs provide "
+        f"{_tb(fmt, t['bom_storage_tb_costed'], 0)} "
+        f"({_tb(fmt, result.account_inputs['storage_tb_per_node'], 0)} per server)", True))
+    rows.append(BomRow(
+        "Racks", fmt.count_of(t["bom_racks"], "rack"),
+        f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; at most "
+        f"{fmt.unit(p['kw_per_rack'].value, 'kW')} and "
+        f"{fmt.count_of(p['rack_units_per_rack'].value, 'rack unit')} per rack, "
+        f"{_kw(fmt, t['bom_kw_per_rack_used'])} per rack on average",
+        p["kw_per_rack"].estimate))
+    rows.append(BomRow("PDUs", fmt.count(t["bom_pdus"]),
+                       f"{fmt.count(p['pdus_per_rack'].value)} per rack (two power feeds)",
+                       p["pdus_per_rack"].estimate))
+    rows.append(BomRow(
+        "Power", f"{_kw(fmt, t['bom_power_kw'])} IT",
+        f"{_kw(fmt, t['bom_facility_power_kw'])} at the facility "
+        f"(IT × PUE {result.account_inputs['pue']:g}), every server at full load"))
+    nvaie = p["nvidia_ai_enterprise_per_gpu_year"].value
+    licence = result.account_inputs["software_per_gpu_year"]
+    if t["bom_annual_software"] > 0:
+        name = "NVIDIA AI Enterprise at " if licence == nvaie else ""
+        rows.append(BomRow("Software licences", f"{fmt.money(t['bom_annual_software'])} per year",
+                           f"{name}{fmt.money(licence)} per GPU-year"))
+    else:
+        rows.append(BomRow(
+            "Software licences", "none",
+            f"Open-source serving. NVIDIA AI Enterprise lists {fmt.money(nvaie)} per GPU-year "
+            f"(NVIDIA, November 2023): {fmt.money(t['bom_nvidia_ai_enterprise_per_year'])} "
+            "per year for these GPUs, if wanted"))
+    rows.append(BomRow("Support", f"{fmt.money(t['bom_annual_support'])} per year",
+                       f"{fmt.pct(result.account_inputs['support_rate'])} of the capital cost "
+                       "per year"))
+    rows.append(BomRow("Capital cost", fmt.money(t["bom_capex"]),
+                       "Servers, GPUs and scale-out network, as in the cost table"))
+    return rows
+
+
+def bom_context(result: Result, fmt: Formatter) -> dict[str, Any]:
+    """``bom``: the rows of partials/bom.html.j2."""
+    return {"bom": bom_rows(result, fmt)}
