@@ -123,3 +123,20 @@ def test_stated_degree_past_the_domain_is_not_tried(cat):
     """tensor_parallel: [16] is tried on a rack, not on an 8-GPU board."""
     assert {c.tp for c in _choices(cat, "gb300", "llama-3.3-70b", tensor_parallel="[16]")} == {16}
     assert not _choices(cat, "b200", "llama-3.3-70b", tensor_parallel="[16]")
+
+
+def test_catalog_command_shows_the_nvlink_domain():
+    """`llmsizer catalog platforms` lists each platform's NVLink domain (72 on the racks)."""
+    import io
+
+    from rich.console import Console
+
+    from llmsizer.documents.textreport import print_catalog
+
+    out = io.StringIO()
+    cat = load_catalog()
+    print_catalog("platforms", cat.platforms, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "NVLink" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("gb300-nvl72"))
+    assert row.split()[-4:-2] == ["72", "72"]  # GPUs per node, NVLink domain
