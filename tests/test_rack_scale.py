@@ -110,12 +110,17 @@ hardware:
 
 def test_wide_expert_parallel_when_stated_on_a_rack(cat):
     """MoE on an NVL72 rack with tensor_parallel [16, 32, 72]: each group is tried plain, with
-    expert parallelism and with attention data-parallel; an 8-GPU HGX board tries none; the
-    default list stays 1-8 (the engine batch cap is per replica)."""
+    expert parallelism and with attention data-parallel; an 8-GPU board only as expert
+    parallelism across whole nodes; the default list stays 1-8 (the engine batch cap is per
+    replica)."""
     rack = _choices(cat, "gb300", "deepseek-r1", tensor_parallel="[16, 32, 72]")
     assert {(c.tp, c.ep, c.adp) for c in rack} == {
         (n, ep, adp) for n in (16, 32, 72) for ep, adp in ((1, 1), (n, 1), (n, n))}
-    assert not _choices(cat, "b200", "deepseek-r1", tensor_parallel="[16, 32, 72]")
+    # B200 boards: 8 GPUs of NVLink; past that only whole nodes of expert parallelism over the
+    # network, on the platform whose network per GPU is stated (DGX B200)
+    hgx = _choices(cat, "b200", "deepseek-r1", tensor_parallel="[16, 32, 72]")
+    assert {(c.platform, c.tp, c.ep, c.adp) for c in hgx} == {
+        ("dgx-b200", n, n, n) for n in (16, 32, 72)}
     assert max(c.tp for c in _choices(cat, "gb300", "deepseek-r1")) == max(TP_DEGREES)
 
 

@@ -55,7 +55,11 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
             for wp in hw.weight_precisions:
                 for kp in kv_precisions(hw.kv_precisions, wp, catalog):
                     for tp in hw.tensor_parallel or TP_DEGREES:
-                        if tp <= fast_group(catalog, gid, plat):
+                        if tp > fast_group(catalog, gid, plat):
+                            if moe and _across_nodes(catalog, gid, plat, tp):
+                                out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp,
+                                                  platform_in_id=named))
+                        else:
                             out.append(Choice(gid, plat, wp, kp, tp, platform_in_id=named))
                             # how MoE models are served on scale-up fabrics (measured rows);
                             # an all-to-all per layer over PCIe is neither measured nor how
@@ -66,6 +70,15 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
                                 out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp,
                                                   platform_in_id=named))
     return out
+
+
+def _across_nodes(catalog: Catalog, gpu: str, platform: str, n: int) -> bool:
+    """Whether a stated group of ``n`` GPUs may span whole nodes as wide expert parallelism
+    (each GPU an attention and expert rank, the all-to-all over the network): only where the
+    platform's network per GPU is stated and the GPUs have a scale-up fabric in the node."""
+    plat = catalog.platforms[platform]
+    return (plat.scaleout_gb_s is not None and n % plat.gpus_per_node == 0
+            and catalog.gpus[gpu].link_gb_s >= EP_MIN_LINK_GB_S)
 
 
 def fast_group(catalog: Catalog, gpu: str, platform: str) -> int:
@@ -150,6 +163,8 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
     if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
         gaps.append("no measured reference for expert parallelism on "
                     f"{catalog.gpus[choice.gpu].name}")
+    if choice.ep > catalog.platforms[choice.platform].gpus_per_node:
+        gaps.append("no measured reference for expert parallelism across nodes")
     covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
     if model_id not in cov.models and _model_class(model) not in covered:
         kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),
