@@ -139,3 +139,54 @@ def test_ep_across_nodes_is_flagged_as_uncalibrated():
     assert "no measured reference for expert parallelism across nodes" in calibration_gaps(
         CAT, wide, "deepseek-v3", model, False)
     assert not calibration_gaps(CAT, one_node, "deepseek-v3", model, False)
+
+
+def test_libreoffice_reproduces_the_network_all_to_all(tmp_path):
+    """The workbook of an account served by EP72 over 9 DGX H100 nodes: every formula cell,
+    the network all-to-all and its overlap included, recalculates in LibreOffice to the
+    engine's value (the generated sets of test_workbook_recalc.py never state a group past a
+    node)."""
+    import re
+
+    from support.libreoffice import read_values, recalculate
+    from test_workbook import expected_values, formula_cells, same
+
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    path = tmp_path / "ep72.yaml"
+    path.write_text("""schema_version: 1
+account: {name: EP test, currency: USD}
+workloads:
+  - name: Reasoning chat
+    model: deepseek-v3
+    concurrent_users: 20000
+    prompt_tokens: 2000
+    output_tokens: 1000
+    targets: {tokens_per_s_per_user: 10}
+hardware:
+  gpus: [h100-sxm]
+  weight_precisions: [fp8]
+  tensor_parallel: [8, 72]
+policy:
+  max_batch_per_replica: 4096
+""")
+    result = size(load(path))
+    chosen = result.workloads[0].option(result.workloads[0].recommended or "")
+    assert chosen is not None and chosen.values["ep"] == 72
+    assert chosen.values["alltoall_scaleout_ms_per_token"] > 0
+    book = tmp_path / "ep72.xlsx"
+    write_workbook(result, book)
+    done = recalculate([book], tmp_path / "lo", timeout=300)
+    cached, lo = read_values(book), read_values(done[book])
+    engine = expected_values(result, cached)
+    errors = re.compile(r"^(#[A-Z/0!?]+[!?]?|#N/A|Err:\d+)$")
+    bad = []
+    for sheet, ref, _formula in formula_cells(book):
+        got = lo.get(sheet, {}).get(ref)
+        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+        if got is None or (isinstance(got, str) and errors.match(got)) or not same(
+                expected, got, name, rel=1e-9):
+            bad.append((sheet, ref, name, expected, got))
+    assert not bad, bad[:10]
