@@ -32,6 +32,14 @@ def test_gb300_datasheet(cat):
     assert 72 * g.bandwidth_tb_s == pytest.approx(576)
 
 
+def test_gb300_price_is_a_flagged_estimate(cat):
+    """No list price exists and the reference prices have none: the catalog carries a derived
+    estimate (3.5M USD rack midpoint less the 580k base, over 72 GPUs) and says so."""
+    g, rack = cat.gpu("gb300"), cat.platform("gb300-nvl72")
+    assert g.price_usd == pytest.approx((3_500_000 - rack.base_price_usd) / 72, rel=0.02)
+    assert g.price_source and g.price_source.startswith("ESTIMATE")
+
+
 def test_gb300_is_not_b300(cat):
     """Same silicon, different bin: HGX B300 is 270 GB at 7.7 TB/s, 14 PF FP4, 1,100 W."""
     b, gb = cat.gpu("b300"), cat.gpu("gb300")
