@@ -556,7 +556,9 @@ def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
         if path == NEW_DATA:
             NEW_SOURCES.update(p.source for p in points)
         got, _ = prepare(points, catalog)
-        cases += got
+        # disaggregated prefill/decode rows have their own factor (disagg_prefill_time_factor,
+        # fitted on them alone): the shared constants stay fitted on aggregated serving
+        cases += [c for c in got if not c.point.disaggregated]
         n_rows += len(points) + len(unreadable)
     return cases, n_rows, len(cases)
 

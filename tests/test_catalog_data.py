@@ -145,7 +145,7 @@ def test_fp8_fp4_native_flags(cat):
     for gid in ("a10", "a10g", "a100-40gb-pcie", "a100-80gb-pcie", "a100-sxm"):
         assert cat.gpu(gid).fp8_tflops is None, gid
     fp4 = {gid for gid, g in cat.gpus.items() if g.fp4_tflops is not None}
-    assert fp4 == {"b200", "b300", "gb200", "rtx-pro-6000", "mi355x"}
+    assert fp4 == {"b200", "b300", "gb200", "gb300", "rtx-pro-6000", "mi355x"}
 
 
 def test_link_is_one_direction(cat):

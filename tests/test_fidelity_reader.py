@@ -88,24 +88,27 @@ def test_interprets_at_least_90_percent_of_rows_not_disaggregated_or_mtp(
         "is not the per-user decode speed the model gives",)
 
 
-def test_disaggregated_and_mtp_rows_are_read_far_enough_to_say_why(
-    evaluated: tuple[set[int], dict[int, Skipped], int],
+def test_disaggregated_rows_are_predicted_or_say_why(
+    raw_rows: list[dict[str, str]], evaluated: tuple[set[int], dict[int, Skipped], int],
 ) -> None:
-    _, skipped, _ = evaluated
-    # InferenceX, B200 Dynamo-SGLang, 8k/1k: 3 prefill workers of TP8 + 1 decode of TP8 EP8
-    assert skipped[998].reasons == (
-        "disaggregated prefill/decode serving is not modelled (prefill 3x (tp8 adp), decode 1x "
-        "(tp8 ep8 adp), 32 GPUs)",)
-    # GB200 Dynamo-TRT with MTP: MTP is modelled now (issue 23), disaggregation is not
-    assert skipped[916].reasons == (
-        "disaggregated prefill/decode serving is not modelled (prefill 5x (tp8 ep8 adp), "
-        "decode 1x (tp16 ep16 adp), 56 GPUs)",)
+    predicted, skipped, _ = evaluated
+    # InferenceX, B200 Dynamo-SGLang, 8k/1k: 3 prefill workers of TP8 + 1 decode of TP8 EP8;
+    # GB200 Dynamo-TRT with MTP, 5 prefill workers + 1 decode of TP16 EP16: both pools read
+    assert {998, 916} <= predicted
+    # H100 prefill TP16 over two 8-GPU nodes without expert parallelism: not modelled
+    assert skipped[1060].reasons == (
+        "prefill tensor parallelism across nodes (TP16 on 8-GPU nodes, no expert parallelism) "
+        "is not modelled",)
+    # "P:1x(TP1 ADP) D:1x(TP1 ADP)" on 8 GB200 GPUs: the label lost the pools' sizes
+    assert skipped[696].reasons == (
+        "the label's pools (1 prefill + 1 decode GPUs) disagree with the stated 4 prefill + 4 "
+        "decode GPUs",)
     # DeepSeek-R1 blog min-latency run (TP8 EP2, batch 1, MTP 3): only its metric is not predicted
     assert skipped[234].reasons == (
         "metric output_tokens_per_s is not predicted in the batch1 regime",)
-    n_disagg = sum("disaggregated" in s.reason for s in skipped.values())
-    n_mtp = sum("speculative" in s.reason for s in skipped.values())
-    assert (n_disagg, n_mtp) == (314, 0)
+    disagg = [i for i, r in enumerate(raw_rows, 1) if "DISAGG" in r["tp"]]
+    assert (len(disagg), len(set(disagg) & predicted)) == (314, 256)
+    assert sum("speculative" in s.reason for s in skipped.values()) == 0
 
 
 # --- parallelism, metric, labels from real rows ---------------------------------------
@@ -438,15 +441,15 @@ def test_summary_is_printed_last_after_every_skipped_row() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("metric ") and "bias" in line)
-    skipped_rows = [i for i, line in enumerate(lines) if line.startswith(" 998  disaggregated")]
+    skipped_rows = [i for i, line in enumerate(lines) if line.startswith(" 696  the label's")]
     assert skipped_rows and skipped_rows[0] < header
-    assert "319 rows not interpreted (every reason):" in result.output
+    assert "63 rows not interpreted (every reason):" in result.output
     tail = "\n".join(lines[header:])
-    assert "770 of 1089 rows predicted; 319 not interpreted, rows per reason:" in tail
+    assert "1026 of 1089 rows predicted; 63 not interpreted, rows per reason:" in tail
     assert "speculative decoding is not modelled" not in tail  # MTP rows predicted (issue 23)
-    assert "  314  disaggregated prefill/decode serving is not modelled" in tail
-    assert not any(line[:5].strip().isdigit() and "not modelled (" in line
-                   for line in lines[header:])  # no row after the summary
+    assert "   30  prefill tensor parallelism across nodes" in tail  # disaggregated: issue 23
+    assert not any(line[:5].strip().isdigit() and "the label's pools" in line
+                   for line in lines[header:] if not line.startswith("    "))
 
 
 def test_summary_option_prints_only_the_summary() -> None:
@@ -454,10 +457,10 @@ def test_summary_option_prints_only_the_summary() -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert out.startswith("error = predicted / measured - 1")
-    assert "770 of 1089 rows predicted; 319 not interpreted" in out
-    assert " 116 deepseek-r1" not in out and " 998  disaggregated" not in out
+    assert "1026 of 1089 rows predicted; 63 not interpreted" in out
+    assert " 116 deepseek-r1" not in out and " 696  the label's" not in out
     # the summary table, the coverage per scenario group, the reasons: no per-row lines
-    assert len(out.splitlines()) < 30
+    assert len(out.splitlines()) < 40
     assert "  online serving (fixed concurrency)         352 / 352   100.0%" in out
     calibration = CliRunner().invoke(main, ["fidelity", str(CALIBRATION), "--summary"])
     assert "611 of 655 rows predicted; 44 not interpreted" in calibration.output
@@ -480,8 +483,10 @@ def test_json_rows_carry_the_parallelism_and_every_reason() -> None:
     row = next(r for r in doc["rows"] if r["row"] == 116)
     assert (row["tp"], row["ep"], row["adp"], row["pp"], row["per_gpu"]) == (4, 4, 4, 1, True)
     skipped = {s["row"]: s for s in doc["skipped"]}
-    assert len(skipped[916]["reasons"]) == 1  # MTP modelled; disaggregation not
-    assert skipped[916]["reason"] == "; ".join(skipped[916]["reasons"])
+    assert 916 not in skipped  # MTP and disaggregation both modelled (issue 23)
+    # H100 "P:1x(TP16) D:2x(TP16)": both pools' TP16 spans two nodes, one reason each
+    assert [r.split(" tensor")[0] for r in skipped[1064]["reasons"]] == ["prefill", "decode"]
+    assert skipped[1064]["reason"] == "; ".join(skipped[1064]["reasons"])
 
 
 # --- catalog fields this reader relies on -------------------------------------------------

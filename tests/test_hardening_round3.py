@@ -193,7 +193,7 @@ def test_booleans_are_refused_where_numbers_are_expected(tmp_path: Path) -> None
                                      f"  kv_precisions: [fp8]\n  tensor_parallel: {value}\n"))
         line = one_clean_line(run("validate", path))
         assert re.search(r"tp\.yaml:\d+:\d+: hardware\.tensor_parallel\[\d\]: Input should be "
-                         rf"1, 2, 4 or 8, not true/false \(found {found}\)", line), line
+                         rf"1, 2, 4, 8, 16, 32, 64 or 72, not true/false \(found {found}\)", line), line
     path.write_text(text.replace("  kv_precisions: [fp8]\n",
                                  "  kv_precisions: [fp8]\n  tensor_parallel: [1, 2]\n"))
     assert load(path).req.hardware.tensor_parallel == [1, 2]

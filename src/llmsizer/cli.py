@@ -171,9 +171,11 @@ def catalog(kind: str, as_json: bool) -> None:
 @click.option("--model", "model_id", required=True,
               help="Catalog model id (see `llmsizer catalog models`).")
 @click.option("--gpu", required=True, help="Catalog GPU id (see `llmsizer catalog gpus`).")
-@click.option("--tp", "tp_text", type=click.Choice(["1", "2", "4", "8"]), default="1", show_default=True,
+@click.option("--tp", "tp_text", type=click.Choice(["1", "2", "4", "8", "16", "32", "64", "72"]), default="1",
+              show_default=True,
               help="Tensor-parallel degree: GPUs that hold one copy of the model (as "
-                   "hardware.tensor_parallel allows: 1, 2, 4 or 8, up to the GPU's max_tp).")
+                   "hardware.tensor_parallel allows: 1, 2, 4 or 8; 16 to 72 inside an NVL72 "
+                   "rack's NVLink domain; up to the GPU's max_tp).")
 @click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Copies of the model; scales output_tokens_per_s.")
 @click.option("--weights", "weight_precision", default="fp8", show_default=True,

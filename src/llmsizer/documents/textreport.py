@@ -188,6 +188,7 @@ _CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
                ("kv_heads", "KV\nheads", _cell), ("head_dim", "head\ndim", _cell),
                ("max_context", "max context\ntokens", _cell)],
     "platforms": [("gpus_per_node", "GPUs per\nnode", _cell),
+                  ("nvlink_domain", "NVLink\ndomain", _cell),
                   ("node_power_kw", "node power\nkW", _cell),
                   ("base_price_usd", "base price\nUSD", _cell)],
 }

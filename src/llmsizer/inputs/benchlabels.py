@@ -259,6 +259,19 @@ def _parallelism(text: str, scenario: str) -> tuple[Parallelism, int | None]:
     return _spec(text), None
 
 
+def disagg_pools(text: str) -> tuple[int, Parallelism, int, Parallelism] | None:
+    """(prefill replicas, their layout, decode replicas, their layout) of a
+    ``DISAGG P:ax(...) D:bx(...)`` label; None when it does not state both pools."""
+    sides = {m.group("side"): (int(m.group("n")), m.group("spec"))
+             for m in _DISAGG_SIDE.finditer(text.strip().lower())}
+    if "p" not in sides or "d" not in sides:
+        return None
+    try:
+        return sides["p"][0], _spec(sides["p"][1]), sides["d"][0], _spec(sides["d"][1])
+    except _RowError:
+        return None
+
+
 def serving_features(raw: Mapping[str, str]) -> tuple[str | None, bool]:
     """(disaggregated prefill/decode description or None, speculative decoding on), read
     from the text alone so that a row skipped for other reasons still says so."""

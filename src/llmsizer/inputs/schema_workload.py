@@ -65,11 +65,12 @@ def _not_a_boolean(value: Any) -> Any:
     (issue 25: `tensor_parallel: [1, true]` was accepted)."""
     if isinstance(value, bool):
         raise PydanticCustomError("literal_error", "Input should be {expected}",
-                                  {"expected": "1, 2, 4 or 8, not true/false"})
+                                  {"expected": "1, 2, 4, 8, 16, 32, 64 or 72, not true/false"})
     return value
 
 
-TpDegree = Annotated[Literal[1, 2, 4, 8], BeforeValidator(_not_a_boolean)]
+# Past 8: groups inside a rack-scale NVLink domain (NVL72), allowed where the platform has one.
+TpDegree = Annotated[Literal[1, 2, 4, 8, 16, 32, 64, 72], BeforeValidator(_not_a_boolean)]
 
 
 class _Strict(BaseModel):

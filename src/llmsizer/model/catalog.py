@@ -57,6 +57,12 @@ class Platform(_Entry):
     vendor: str
     gpus: list[str] = Field(min_length=1)
     gpus_per_node: int = Field(ge=1, le=72)
+    nvlink_domain: int = Field(ge=1, le=72, description="GPUs on one scale-up fabric; 1 = PCIe")
+    scaleout_gb_s: float | None = Field(
+        default=None, gt=0,
+        description="RDMA network per GPU between nodes, one direction, GB/s; null = not stated "
+                    "(expert parallelism is then not offered across nodes)")
+    scaleout_source: str = ""
     sold_full: bool = Field(description="fixed baseboard: every node is bought with all its GPUs")
     node_power_kw: float = Field(gt=0, description="whole node at full GPU load")
     base_price_usd: float = Field(ge=0, description="node without its GPUs")

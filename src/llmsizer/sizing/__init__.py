@@ -2,9 +2,9 @@
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
-materials (``bom``),
-model-vs-measured checks (``fidelity``), the production debugger's edges and the roofline
-(``debugger``), and the results document they produce
+materials (``bom``), model-vs-measured checks (``fidelity``, disaggregated rows in
+``fidelity_disagg``), the production debugger's edges and the roofline (``debugger``), and
+the results document they produce
 (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
@@ -16,6 +16,7 @@ __all__ = [
     "engine",
     "evaluate",
     "fidelity",
+    "fidelity_disagg",
     "measured",
     "plan",
     "results",

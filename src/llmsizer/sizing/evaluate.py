@@ -50,7 +50,8 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
     platforms = {
         pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
               "node_power_kw": p.node_power_kw,
-              "base_price": req.costs.node_prices.get(pid, usd(p.base_price_usd))}
+              "base_price": req.costs.node_prices.get(pid, usd(p.base_price_usd)),
+              "scaleout_gb_s": p.scaleout_gb_s or 0.0}
         for pid, p in catalog.platforms.items()
     }
     precisions = {
@@ -204,6 +205,7 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "allreduce_latency_us": k("allreduce_latency_us"),
         "alltoall_latency_us": k("alltoall_latency_us"),
         "link_efficiency": k("link_efficiency"),
+        "scaleout_efficiency": k("scaleout_efficiency"),
         "moe_compute_factor": k("moe_compute_factor"),
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),
         "ttft_overhead_ms": k("ttft_overhead_ms"),

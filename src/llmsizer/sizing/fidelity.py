@@ -20,9 +20,11 @@ How a row becomes inputs (docs/calibration.md explains why):
   ``rate`` = an offered request rate, batch by Little's law, or a burst when the rate is at
   or above capacity ("QPS=INF": every request at once); ``batch1`` = one stream.
 - **Shape** from :mod:`llmsizer.inputs.benchdata`: the option gets the row's TP, PP, EP and
-  attention-DP degree (``Choice.pp/ep/adp``), the case its replica count. A row the model
-  does not represent (disaggregated prefill/decode, tail TTFT, a
-  label the catalog lacks) is skipped with every reason that applies, never silently.
+  attention-DP degree (``Choice.pp/ep/adp``), the case its replica count; a disaggregated
+  row (``DISAGG P:.. D:..``) its decode pool, the prefill pool evaluated beside it
+  (:mod:`.fidelity_disagg`). A row the model does not represent (tail TTFT, a label the
+  catalog lacks, a pool's tensor parallelism across nodes) is skipped with every reason
+  that applies, never silently.
 - The error of a row is ``predicted / measured - 1``; the summary gives per (metric, regime)
   the count, median and 90th percentile of its absolute value and the signed median.
 """
@@ -48,6 +50,7 @@ from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
+from .fidelity_disagg import disagg_reasons, predict_disagg
 
 TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
 TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)
@@ -179,7 +182,9 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     for prec in dict.fromkeys((point.weight_precision, point.kv_precision)):
         if prec not in catalog.precisions:
             reasons.append(f"precision {prec!r} is not in the llmsizer catalog")
-    reasons += unmodelled_reasons(point.disaggregated, point.speculative)
+    # disaggregated rows: predicted with both pools' layouts where the label states them
+    reasons += (disagg_reasons(point, catalog) if point.disaggregated
+                else unmodelled_reasons(None, point.speculative))
     engine = engine_of(point)
     if point.pp > 1 and (engine == LLAMACPP or "layer split" in point.raw.get("tp", "").lower()):
         reasons.append(f"pipeline (layer-split) parallelism over {point.pp} GPUs is not modelled")
@@ -369,6 +374,9 @@ _REGIMES = {"offline": _offline, "batch1": _batch1, "concurrency": _closed_loop,
 
 def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]:
     """(predicted value of the row's metric, batch per replica) with ``catalog``'s constants."""
+    if case.point.disaggregated:
+        return predict_disagg(case.point, case.choice, case.base, case.req, catalog, tables,
+                              _profile(case, catalog))
     value, env = _REGIMES[case.point.regime](_Row(case, catalog, tables))
     if case.point.metric == "total_tokens_per_s":  # requests carry prompt + output tokens
         value = _figure("total_tokens_per_s", env, output_tokens_per_s_given=value)
@@ -421,9 +429,11 @@ def quantile(values: Sequence[float], q: float) -> float:
 
 def summarise(results: Iterable[RowResult]) -> list[SummaryRow]:
     groups: dict[tuple[str, str], list[float]] = {}
-    for r in results:
-        groups.setdefault((r.point.metric, r.point.regime), []).append(r.error)
-    order = {name: i for i, name in enumerate(("offline", "concurrency", "rate", "batch1"))}
+    for r in results:  # disaggregated rows apart: a different serving model
+        regime = "disaggregated" if r.point.disaggregated else r.point.regime
+        groups.setdefault((r.point.metric, regime), []).append(r.error)
+    order = {name: i for i, name in enumerate(("offline", "concurrency", "rate", "batch1",
+                                               "disaggregated"))}
     rows = []
     for (metric, regime), errs in sorted(groups.items(), key=lambda kv: (order[kv[0][1]], kv[0][0])):
         absolute = [abs(e) for e in errs]
@@ -515,10 +525,10 @@ def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
 def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
     _say("error = predicted / measured - 1, per metric and regime "
                "(batch1 rows: single streams, llama.cpp in the reference set; keep them apart)")
-    _say(f"{'metric':21} {'regime':11} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
+    _say(f"{'metric':21} {'regime':13} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
                f"{'bias':>7}")
     for s in summarise(results):
-        _say(f"{s.metric:21} {s.regime:11} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
+        _say(f"{s.metric:21} {s.regime:13} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
                    f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
     _say("\ncoverage (rows read / rows in file) per scenario:")
     for group, (read, total) in coverage(results, skipped).items():
@@ -562,7 +572,7 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
         return
     if not summary_only:
         _say(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
-                   f"{'regime':11} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
+                   f"{'regime':13} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
         for r in results:
             p = r.point
             shape = f"{p.isl}/{p.osl}"

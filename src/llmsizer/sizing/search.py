@@ -27,6 +27,9 @@ from .evaluate import (
 from .measured import Pick, pick_point
 from .results import Option, WorkloadResult
 
+# Tried when the account states none. Groups past 8 (16-72, inside an NVL72 rack's NVLink
+# domain) are tried only when stated: the engine's batch cap is per replica, which a 72-GPU
+# replica would never fill, so offering them by default would only lengthen the list.
 TP_DEGREES = (1, 2, 4, 8)
 EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
 _OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
@@ -49,11 +52,14 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
         gpu = catalog.gpus[gid]
         for plat in platforms_for(catalog, gid, hw.platform):
             named = plat != gpu.default_platform
-            per_node = catalog.platforms[plat].gpus_per_node
             for wp in hw.weight_precisions:
                 for kp in kv_precisions(hw.kv_precisions, wp, catalog):
                     for tp in hw.tensor_parallel or TP_DEGREES:
-                        if tp <= min(per_node, gpu.max_tp):
+                        if tp > fast_group(catalog, gid, plat):
+                            if moe and _across_nodes(catalog, gid, plat, tp):
+                                out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp,
+                                                  platform_in_id=named))
+                        else:
                             out.append(Choice(gid, plat, wp, kp, tp, platform_in_id=named))
                             # how MoE models are served on scale-up fabrics (measured rows);
                             # an all-to-all per layer over PCIe is neither measured nor how
@@ -64,6 +70,23 @@ def choices(req: Requirements, w: Workload, catalog: Catalog,
                                 out.append(Choice(gid, plat, wp, kp, tp, ep=tp, adp=tp,
                                                   platform_in_id=named))
     return out
+
+
+def _across_nodes(catalog: Catalog, gpu: str, platform: str, n: int) -> bool:
+    """Whether a stated group of ``n`` GPUs may span whole nodes as wide expert parallelism
+    (each GPU an attention and expert rank, the all-to-all over the network): only where the
+    platform's network per GPU is stated and the GPUs have a scale-up fabric in the node."""
+    plat = catalog.platforms[platform]
+    return (plat.scaleout_gb_s is not None and n % plat.gpus_per_node == 0
+            and catalog.gpus[gpu].link_gb_s >= EP_MIN_LINK_GB_S)
+
+
+def fast_group(catalog: Catalog, gpu: str, platform: str) -> int:
+    """The largest tensor- or expert-parallel group a platform gives a GPU: its GPUs per node,
+    the GPU's own limit, and past 8 GPUs the platform's NVLink domain (an NVL72 rack: 72)."""
+    plat = catalog.platforms[platform]
+    limit = min(plat.gpus_per_node, catalog.gpus[gpu].max_tp)
+    return limit if limit <= 8 else min(limit, plat.nvlink_domain)
 
 
 def platforms_for(catalog: Catalog, gpu: str, stated: str | None) -> list[str]:
@@ -140,6 +163,8 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
     if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
         gaps.append("no measured reference for expert parallelism on "
                     f"{catalog.gpus[choice.gpu].name}")
+    if choice.ep > catalog.platforms[choice.platform].gpus_per_node:
+        gaps.append("no measured reference for expert parallelism across nodes")
     covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
     if model_id not in cov.models and _model_class(model) not in covered:
         kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),

@@ -39,6 +39,7 @@ ASSUMPTION_LABELS = {
     "step_overhead_ms": "Per-step overhead",
     "allreduce_latency_us": "All-reduce latency",
     "link_efficiency": "All-reduce link efficiency",
+    "scaleout_efficiency": "Network link efficiency (expert parallel across nodes)",
     "prefill_chunk_tokens": "Prefill chunk",
     "ttft_overhead_ms": "Time-to-first-token overhead",
     "kv_cache_fraction": "KV share of free memory",

@@ -77,6 +77,7 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
     "node_power_kw": ("Node power", "kW"),
     "base_price": ("Node price without GPUs", "currency"),
     "sold_full": ("Sold only with all GPUs", "1 = yes"),
+    "scaleout_gb_s": ("Network link between nodes, one way", "GB/s"),
     "bytes_per_param": ("Bytes per value", "B"),
     "scale_overhead": ("Scale overhead", "fraction"),
     "compute_code": ("Compute path code", "code"),

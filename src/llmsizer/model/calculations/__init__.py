@@ -27,7 +27,17 @@ from __future__ import annotations
 from functools import cache
 
 from ..expr import Program, compile_program
-from . import catalog_values, confidence, costs, decode, memory, queueing, replicas, speculative
+from . import (
+    benchmarks,
+    catalog_values,
+    confidence,
+    costs,
+    decode,
+    memory,
+    queueing,
+    replicas,
+    speculative,
+)
 from .benchmarks import (
     BENCH_GROUP_GPUS,
     BENCH_LENGTH_RATIO,
@@ -37,8 +47,6 @@ from .benchmarks import (
     BENCH_TO_MS,
     BENCH_TOKENS_PER_S_PER_REPLICA,
     BENCH_TOKENS_PER_S_PER_USER,
-    FIGURE_EXPRS,
-    FIGURES,
     Figure,
 )
 from .bom import (
@@ -74,6 +82,7 @@ from .debugger import (
     ROOFLINE_INTENSITY,
     TTFT_WHEN_NO_TARGET_S,
 )
+from .disagg import DISAGG_FIGURES
 from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
@@ -101,6 +110,12 @@ from .plan import (
 from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
 from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
+
+# the benchmark figures ``llmsizer fidelity`` reproduces: aggregated serving (.benchmarks)
+# and disaggregated prefill/decode (.disagg)
+FIGURES: tuple[Figure, ...] = benchmarks.FIGURES + DISAGG_FIGURES
+FIGURE_EXPRS = {f.name: f.expr for f in FIGURES}
+assert len(FIGURE_EXPRS) == len(FIGURES), "a figure name is defined twice"
 
 __all__ = [
     "BENCH_GROUP_GPUS",

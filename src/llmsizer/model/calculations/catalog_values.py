@@ -68,6 +68,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(“GPU Inference vs Training Requirements”: H100 989 / 3.35 = 295)."),
     _c("gpus_per_node", "GPUs per node", "GPUs", "Nodes",
        lookup("platforms", "platform", "gpus_per_node"), "Platform's GPU count."),
+    _c("scaleout_gb_s", "Network link between nodes", "GB/s", "Throughput",
+       lookup("platforms", "platform", "scaleout_gb_s"),
+       "RDMA network per GPU between nodes, one direction (0 = not stated)."),
     _c("platform_sold_full", "Bought with all GPUs", "1 = yes", "Nodes",
        lookup("platforms", "platform", "sold_full"),
        "1 for fixed baseboards (HGX/DGX/OAM): a node is bought with every GPU slot filled."),
@@ -103,7 +106,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
              "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour", "cloud_gpus_per_instance",
              "cloud_on_demand", "cloud_gpus_on_demand", "cloud_1yr", "cloud_gpus_1yr",
              "cloud_3yr", "cloud_gpus_3yr", "cloud_gpu_cloud", "cloud_gpus_gpu_cloud"),
-    "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price"),
+    "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price", "scaleout_gb_s"),
     "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
 }
 # The precisions table's compute_code: the tensor path peak_tflops reads (FP8, INT8, FP4 or

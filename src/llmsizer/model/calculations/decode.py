@@ -100,22 +100,49 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "pipeline stages run theirs at the same time."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(gt(r("ep"), 1),
-          2 * r("layers") * MIN(r("experts_per_token"), r("ep")) * (r("ep") - 1) / r("ep")
+          2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
+          * (MIN(r("ep"), r("gpus_per_node")) - 1) / r("ep")
           * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
           * 1000, 0),
        "Dispatch + combine: a token's hidden vector (2 bytes a value) goes to the ranks of its "
-       "top-k experts and back, spread over the EP ranks' links."),
-    _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
+       "top-k experts and back, spread over the EP ranks' links; this part to the ranks in the "
+       "same node, over the scale-up link."),
+    _c("alltoall_scaleout_ms_per_token", "All-to-all across nodes per token", "ms",
+       "Throughput",
+       IF(gt(r("ep"), r("gpus_per_node")),
+          2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
+          * (r("ep") - r("gpus_per_node")) / r("ep")
+          * r("hidden_size") * 2
+          / (r("ep") * r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9)
+          * 1000, 0),
+       "Expert parallelism across nodes: the share of a token's dispatch and combine that goes "
+       "to ranks in other nodes, over each GPU's network link at the measured network "
+       "efficiency (0 within one node)."),
+    _c("alltoall_exposed_ms_per_token", "All-to-all across nodes not hidden", "ms",
+       "Throughput",
+       MAX(0, r("alltoall_scaleout_ms_per_token")
+           - (r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
+              + r("decode_attention_ms_per_seq"))),
+       "Engines that spread experts over nodes split each batch in two and send one half's "
+       "tokens while the other computes (two-batch overlap: LMSYS, 'Deploying DeepSeek ... on "
+       "96 H100 GPUs', 2025; DeepSeek's inference system), so only the network time beyond a "
+       "token's KV reads, compute and attention adds to the step."),
+    _c("prefill_compute_ms_per_token", "Prefill compute per prompt token", "ms", "Throughput",
        (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
         / r("peak_tflops")
         + 2 * r("attention_width") * (r("full_attention_layers") + r("window_layers"))
         * r("prefill_tokens")
         / r("attention_peak_tflops"))
-       / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000
-       + r("allreduce_ms_per_token") + r("alltoall_ms_per_token"),
-       "Compute-bound prefill (2 x active params at the weights' rate + causal attention at the "
-       "KV precision's rate, every attention layer over the whole prompt, as measured "
-       "gpt-oss throughput says) + its all-reduce and all-to-all."),
+       / (_gpus * 1e12 * r("mfu_prefill") * r("efficiency_scale")) * 1000,
+       "Compute-bound prefill: 2 x active params at the weights' rate + causal attention at the "
+       "KV precision's rate, every attention layer over the whole prompt, as measured gpt-oss "
+       "throughput says."),
+    _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
+       r("prefill_compute_ms_per_token")
+       + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
+       + MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
+       "Prefill compute + its all-reduce and all-to-all in the node + what the network adds "
+       "across nodes beyond the compute it overlaps (two-batch overlap)."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") * r("spec_acceptance_length")
        / r("output_tokens"),
@@ -128,10 +155,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
        r("decode_kv_ms_per_seq")
        + (r("decode_compute_ms_per_seq") + r("decode_attention_ms_per_seq")
-          + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")) * r("spec_tokens_per_step")
+          + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
+          + r("alltoall_exposed_ms_per_token")) * r("spec_tokens_per_step")
        + r("prefill_ms_per_seq_step"),
-       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all (per token "
-       "verified: x (1 + drafted) under speculation), amortised prefill (fitted additive)."),
+       "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all (in the node, "
+       "and what the network adds across nodes; per token verified: x (1 + drafted) under "
+       "speculation), amortised prefill (fitted additive)."),
     _c("required_tokens_per_s_per_user", "Required tokens/s per user", "tok/s", "Throughput",
        MAX(r("target_tokens_per_s_per_user"),
            IF(gt(r("target_response_time_s"), 0),

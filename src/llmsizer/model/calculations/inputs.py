@@ -207,6 +207,9 @@ INPUTS: tuple[Input, ...] = (
     _i("link_efficiency", "All-reduce link efficiency", "fraction", "option",
        "Achieved / peak one-direction link bandwidth in TP all-reduce (calibrated).", low=0.05,
        high=1),
+    _i("scaleout_efficiency", "Network link efficiency", "fraction", "option",
+       "Achieved / peak one-direction network bandwidth of an all-to-all across nodes "
+       "(measured by DeepEP, not fitted).", low=0.05, high=1),
     _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("moe_compute_factor", "MoE compute factor", "x", "option",
