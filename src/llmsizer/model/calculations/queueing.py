@@ -78,6 +78,29 @@ def slot_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr) -> Expr:
     return MAX(0, concurrency / MAX(1, batch) - 1) * cycle_ms
 
 
+def round_wait_ms(concurrency: Expr, batch: Expr, step_ms: Expr, share: Expr) -> Expr:
+    """The wait of a prompt in a closed loop without think time (a fixed-concurrency benchmark
+    at request rate "inf"): all C users start together and their answers have nearly one
+    length, so prompts arrive in rounds. The round's other prompts are admitted one
+    chunk-carrying step at a time, so a prompt waits ``share`` x (in flight - 1) steps, less
+    the steps its own chunks ride anyway (``ttft_queue_steps`` - 1/2, already in TTFT: no
+    double count; this keeps the NIM 5,000-token rows where they were). ``share`` (constant
+    ``closed_loop_round_share``) is fitted, cross-validated leaving one source out
+    (benchmarks/calibrate.py, docs/queueing.md): 1/2 would be rounds in perfect lock-step
+    with one prompt per step."""
+    return MAX(0, share * (MIN(concurrency, MAX(1, batch)) - 1)
+               - (r("ttft_queue_steps") - 0.5)) * step_ms
+
+
+def closed_loop_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr, step_ms: Expr,
+                        share: Expr) -> Expr:
+    """A closed loop's wait beyond the steady-state TTFT: the slot wait above the engine's
+    batch or the round wait below it, whichever is longer (above the batch the rounds
+    dissolve into the slot queue; adding both double counts: docs/queueing.md)."""
+    return MAX(slot_wait_ms(concurrency, batch, cycle_ms),
+               round_wait_ms(concurrency, batch, step_ms, share))
+
+
 # The largest batch whose mean first-token time, wait included, meets the target: the
 # forward formula (ttft_ms with prefill_wait_ms) solved for B in closed form. Wait-free TTFT
 # is c + m x B; the wait is the smaller of two terms, so meeting the target with either is
