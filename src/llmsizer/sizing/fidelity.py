@@ -191,9 +191,6 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if point.with_context:
         reasons.append("per-user throughput that includes context and queueing time "
                        "(trtllm-bench 'w/ ctx') is not the per-user decode speed the model gives")
-    if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
-        reasons.append("TTFT when every request arrives at once is a drain transient, not a "
-                       "steady state the model computes")
     if point.regime == "rate" and point.request_rate is None:
         reasons.append(f"MLPerf {point.raw.get('scenario', '').strip()} row: the prediction is the "
                        "largest request rate that meets the scenario's p99 TTFT/TPOT limits, "
@@ -359,6 +356,8 @@ def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     if rate >= capacity:  # no steady state: the batch fills, prompts are prefilled first
         if p.metric in ("itl_ms", "tpot_ms"):
             return _figure("decode_only_tpot_ms", saturated), saturated
+        if p.metric == "ttft_ms" and p.request_rate == math.inf:
+            return _figure("burst_ttft_ms", saturated, requests_given=sent), saturated
         if p.metric == "ttft_ms":
             return _num(saturated, "ttft_ms"), saturated
         return row.group_output(saturated), saturated

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, Expr, gt, ref
 from .core import r
-from .queueing import SLOT_FIXED_MS, SLOT_STEPS, closed_loop_wait_ms
+from .queueing import SLOT_FIXED_MS, SLOT_STEPS, burst_wait_ms, closed_loop_wait_ms
 
 
 # ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
@@ -55,6 +55,11 @@ FIGURES: tuple[Figure, ...] = (
            "(C / batch - 1) request cycles: Little's law) and the round wait (below it, "
            "share x (in flight - 1) steps: prompts arrive in rounds); queueing.py. Evaluate "
            "with burstiness 0: a closed loop's arrivals are paced by its answers."),
+    Figure("burst_ttft_ms", "ms",
+           burst_wait_ms(r("requests_given"), _occupied, _cycle, r("prefill_ms"))
+           + r("ttft_overhead_ms"),
+           "N requests at once (request rate inf): the mean of floor(i / B) request cycles "
+           "for a slot plus (i mod B) + 1 prefills, prompts prefilled first (queueing.py)."),
     Figure("rate_batch_per_replica", "sequences",
            IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
               MIN(r("max_batch_per_replica"),
