@@ -636,10 +636,12 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog
 def write_round_share(share: float, table_md: str, n_rows: int) -> None:
     when = dt.date.today().isoformat()
     text = set_constant(CONSTANTS.read_text(encoding="utf-8"), "closed_loop_round_share", share,
-                        f"fitted {when} by benchmarks/calibrate.py --round-share (grid, soft-L1 "
-                        f"log loss) on the {n_rows} fixed-concurrency TTFT rows at concurrency "
-                        f">= {ROUND_MIN_CONCURRENCY} of calibration_points.csv and "
-                        "measured_blackwell_moe.csv; leave-one-source-out in docs/calibration.md",
+                        # worded so that catalog.customer_source reads it for the proposal
+                        f"fitted {when} by benchmarks/calibrate.py on the {n_rows} "
+                        f"fixed-concurrency TTFT (concurrency {ROUND_MIN_CONCURRENCY} and above) "
+                        "rows of calibration_points.csv and measured_blackwell_moe.csv; fitted "
+                        "alone (grid search, soft-L1 log loss), cross-validated leaving one "
+                        "source out",
                         "fraction")
     CONSTANTS.write_text(text, encoding="utf-8")
     DOC.write_text(replace_section(DOC.read_text(encoding="utf-8"), "round-share", table_md),
