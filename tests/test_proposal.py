@@ -651,3 +651,19 @@ def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rend
     for number, (fill, _words) in enumerate(fills[1:-1], start=2):
         assert fill > 0.35, f"page {number} is {fill:.0%} full"
     assert fills[-1][1] > 120, f"the last page holds only {fills[-1][1]} words"
+
+
+def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path: Path) -> None:
+    """code-assistant.yaml's code-review workload (Qwen2.5-72B, 4,000-token prompts) with a
+    p95 inter-token latency target of 30 ms: the steps that also prefill a prompt chunk cap
+    the batch below the engine's, and the walk-through says so with the batch it allows."""
+    text = (ROOT / "inputs" / "code-assistant.yaml").read_text(encoding="utf-8")
+    path = write_yaml(tmp_path, "itl", text.replace("      ttft_s: 2\n",
+                                                    "      ttft_s: 2\n      itl_p95_ms: 30\n"))
+    result = size(load(path))
+    best = next(w for w in result.workloads if w.name == "Code review chat").best
+    assert best is not None
+    limit = best.values["batch_by_itl"]
+    assert isinstance(limit, float) and 1 <= limit < best.values["max_batch_per_replica"]
+    html = re.sub(r"\s+", " ", render_html(result))
+    assert f"by the inter-token latency target {int(limit)}," in html

@@ -73,7 +73,7 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
     }
     out = []
     for name, const in catalog.constants.items():
-        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p")):
+        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p", "closed_loop_")):
             continue  # fidelity-only (benchmark reproduction)
         if name.startswith(("stack_efficiency_", "confidence_")) and name not in used:
             continue  # another GPU family's or error group's

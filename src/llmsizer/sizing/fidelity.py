@@ -196,9 +196,6 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if point.with_context:
         reasons.append("per-user throughput that includes context and queueing time "
                        "(trtllm-bench 'w/ ctx') is not the per-user decode speed the model gives")
-    if point.regime == "rate" and point.request_rate == math.inf and point.metric == "ttft_ms":
-        reasons.append("TTFT when every request arrives at once is a drain transient, not a "
-                       "steady state the model computes")
     if point.regime == "rate" and point.request_rate is None:
         reasons.append(f"MLPerf {point.raw.get('scenario', '').strip()} row: the prediction is the "
                        "largest request rate that meets the scenario's p99 TTFT/TPOT limits, "
@@ -323,19 +320,33 @@ def _batch1(row: _Row) -> tuple[float, dict[str, Value]]:
     return _num(env, "bandwidth_ceiling_tokens_per_s"), env
 
 
+def _closed_loop_env(row: _Row) -> tuple[float, dict[str, Value]]:
+    users = row.per_replica(float(row.case.point.concurrency or 1))
+    # each user sends its next prompt when its answer ends: paced, not random, arrivals
+    # (arrival CV 0), so the prompt queue's Allen-Cunneen wait is 0 (queueing.py)
+    return users, row.env(max_batch_per_replica=users, burstiness=0.0)
+
+
+def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Sequence[float]
+                     ) -> list[float]:
+    """A fixed-concurrency row's TTFT at each round share (``closed_loop_round_share``): the
+    one-constant fit in benchmarks/calibrate.py evaluates the engine once per row."""
+    users, env = _closed_loop_env(_Row(case, catalog, tables))
+    return [_figure("closed_loop_ttft_ms", env, concurrency_given=users, round_share_given=s)
+            for s in shares]
+
+
 def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     """C users per replica, each sending its next request when the last one finished."""
     p = row.case.point
-    users = row.per_replica(float(p.concurrency or 1))
-    # each user sends its next prompt when its answer ends: paced, not random, arrivals
-    # (arrival CV 0), so the prompt queue's Allen-Cunneen wait is 0 (queueing.py)
-    env = row.env(max_batch_per_replica=users, burstiness=0.0)
+    users, env = _closed_loop_env(row)
     if p.metric in ("itl_ms", "tpot_ms"):
         return _num(env, "tpot_ms"), env
     if p.metric == "tokens_per_s_per_user":
         return _num(env, "tokens_per_s_per_user"), env
     if p.metric == "ttft_ms":
-        return _figure("closed_loop_ttft_ms", env, concurrency_given=users), env
+        return _figure("closed_loop_ttft_ms", env, concurrency_given=users,
+                       round_share_given=row.catalog.constant("closed_loop_round_share")), env
     return _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
                    replicas_given=row.replicas), env
 
@@ -350,6 +361,8 @@ def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     if rate >= capacity:  # no steady state: the batch fills, prompts are prefilled first
         if p.metric in ("itl_ms", "tpot_ms"):
             return _figure("decode_only_tpot_ms", saturated), saturated
+        if p.metric == "ttft_ms" and p.request_rate == math.inf:
+            return _figure("burst_ttft_ms", saturated, requests_given=sent), saturated
         if p.metric == "ttft_ms":
             return _num(saturated, "ttft_ms"), saturated
         return row.group_output(saturated), saturated

@@ -135,6 +135,9 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
     if f("batch_by_ttft") < 1:
         return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
                 f"{_fmt(f('target_ttft_ms'))} ms")
+    if f("batch_by_itl") < 1:
+        return "itl", ("the inter-token latency percentile target is missed even for one "
+                       "request: the steps that also prefill a new prompt's chunk are too slow")
     return "", ""
 
 

@@ -20,6 +20,7 @@ _REASONS = {
     "kv": "No room for one full-context request's KV cache",
     "speed": "Too slow even for a single user (bandwidth ceiling below the target)",
     "ttft": "Time to first token above the target even for a single request",
+    "itl": "Inter-token latency above the target even for a single request",
     "measured": "No benchmark point meets the targets",
 }
 

@@ -35,6 +35,8 @@ GLOSSARY: tuple[Term, ...] = (
          "arithmetic; servers (nodes) carry several."),
     Term("Headroom", "Capacity bought above the expected peak demand, as a share of that peak, "
          "to absorb bursts and growth."),
+    Term("Inter-token latency", "The time between two tokens of one answer; a percentile "
+         "target counts the slower steps that also read a new user's prompt."),
     Term("KV cache", "The memory in which the model keeps each conversation's context while it "
          "answers; it grows with the length of prompt and answer and limits the batch."),
     Term("Leaf and spine switches", "Network switches: servers plug into leaves; "

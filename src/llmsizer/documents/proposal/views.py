@@ -99,6 +99,7 @@ def load_sentence(w: WorkloadResult, demand: Mapping[str, float | str], count: C
 _BINDING = (
     ("batch_by_tpot", "the per-user speed target"),
     ("batch_by_ttft", "the time-to-first-token target"),
+    ("batch_by_itl", "the inter-token latency target"),
     ("max_sequences_by_memory", "KV-cache memory"),
     ("max_batch_per_replica", "the serving engine's batch cap"),
 )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, Expr, gt, ref
 from .core import r
-from .queueing import SLOT_FIXED_MS, SLOT_STEPS, slot_wait_ms
+from .queueing import SLOT_FIXED_MS, SLOT_STEPS, burst_wait_ms, closed_loop_wait_ms
 
 
 # ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
@@ -49,10 +49,17 @@ FIGURES: tuple[Figure, ...] = (
            "Fixed concurrency C per replica (closed loop): MIN(C, batch) requests in flight, "
            "each producing its output once per request cycle."),
     Figure("closed_loop_ttft_ms", "ms",
-           r("ttft_ms") + slot_wait_ms(r("concurrency_given"), _occupied, _cycle),
-           "Beyond the batch the engine can hold, users wait for a free slot: "
-           "(C / batch - 1) request cycles on top of TTFT (Little's law; queueing.py). "
-           "Evaluate with burstiness 0: a closed loop's arrivals are paced by its answers."),
+           r("ttft_ms") + closed_loop_wait_ms(r("concurrency_given"), _occupied, _cycle,
+                                              r("tpot_ms"), r("round_share_given")),
+           "TTFT + the longer of the slot wait (beyond the batch the engine can hold, "
+           "(C / batch - 1) request cycles: Little's law) and the round wait (below it, "
+           "share x (in flight - 1) steps: prompts arrive in rounds); queueing.py. Evaluate "
+           "with burstiness 0: a closed loop's arrivals are paced by its answers."),
+    Figure("burst_ttft_ms", "ms",
+           burst_wait_ms(r("requests_given"), _occupied, _cycle, r("prefill_ms"))
+           + r("ttft_overhead_ms"),
+           "N requests at once (request rate inf): the mean of floor(i / B) request cycles "
+           "for a slot plus (i mod B) + 1 prefills, prompts prefilled first (queueing.py)."),
     Figure("rate_batch_per_replica", "sequences",
            IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
               MIN(r("max_batch_per_replica"),

@@ -249,8 +249,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "target allows; the engine cap when no TTFT target is stated."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
-                  r("max_batch_per_replica"))),
-       "MIN(memory, tokens/s SLO, TTFT SLO, engine cap)."),
+                  r("batch_by_itl"), r("max_batch_per_replica"))),
+       "MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine cap)."),
     _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
        (r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")))
        * r("spec_tpot_factor"),

@@ -125,6 +125,9 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_ttft_replicas", "Replicas the TTFT targets need", "replicas", "SUM",
               IF(gt(r("batch_by_ttft"), 0), _seqs / r("batch_by_ttft"), 0),
               "Each member's sequences / its TTFT batch (at its own prompt and step time)."),
+    Aggregate("pool_itl_replicas", "Replicas the inter-token latency targets need", "replicas",
+              "SUM", IF(gt(r("batch_by_itl"), 0), _seqs / r("batch_by_itl"), 0),
+              "Each member's sequences / its inter-token latency percentile batch."),
     Aggregate("pool_kv_sequence_gb", "KV reserved by all sequences", "GB", "SUM",
               _seqs * r("kv_gb_per_request"), "Sequences x KV per request, summed."),
     Aggregate("pool_kv_gb_largest", "Largest member KV per request", "GB", "MAX",
@@ -151,9 +154,10 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
         IF(_has_demand,
            MAX(r("pool_tpot_replicas"), r("pool_memory_replicas"), r("pool_ttft_replicas"),
-               r("pool_demand_sequences") / r("max_batch_per_replica")),
+               r("pool_itl_replicas"), r("pool_demand_sequences") / r("max_batch_per_replica")),
            r("pool_members_demand_replicas")),
-        "The largest need: tokens/s, KV memory, TTFT or the engine cap (sequences / cap). "
+        "The largest need: tokens/s, KV memory, TTFT, inter-token latency or the engine cap "
+        "(sequences / cap). "
         "One member: users / its batch, as sized alone."),
     PlanCalculation(
         "pool_batch_per_replica", "Batch per replica (mixed)", "sequences",

@@ -78,6 +78,45 @@ def slot_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr) -> Expr:
     return MAX(0, concurrency / MAX(1, batch) - 1) * cycle_ms
 
 
+def round_wait_ms(concurrency: Expr, batch: Expr, step_ms: Expr, share: Expr) -> Expr:
+    """The wait of a prompt in a closed loop without think time (a fixed-concurrency benchmark
+    at request rate "inf"): all C users start together and their answers have nearly one
+    length, so prompts arrive in rounds. The round's other prompts are admitted one
+    chunk-carrying step at a time, so a prompt waits ``share`` x (in flight - 1) steps, less
+    the steps its own chunks ride anyway (``ttft_queue_steps`` - 1/2, already in TTFT: no
+    double count; this keeps the NIM 5,000-token rows where they were). ``share`` (constant
+    ``closed_loop_round_share``) is fitted, cross-validated leaving one source out
+    (benchmarks/calibrate.py, docs/queueing.md): 1/2 would be rounds in perfect lock-step
+    with one prompt per step."""
+    return MAX(0, share * (MIN(concurrency, MAX(1, batch)) - 1)
+               - (r("ttft_queue_steps") - 0.5)) * step_ms
+
+
+def burst_wait_ms(requests: Expr, batch: Expr, cycle_ms: Expr, prefill_ms: Expr) -> Expr:
+    """Mean first-token time of N requests that all arrive at once (a benchmark at request
+    rate "inf"): the engine takes the first ``batch`` of them, prefills their prompts one
+    after another before decoding (prefill first), and starts the next wave when a wave's
+    answers end. Request i (from 0) waits floor(i / B) request cycles for a slot, then
+    (i mod B) + 1 prefills. Averaged over N = w B + r (w full waves): slot cycles
+    (B w (w - 1) / 2 + r w) / N, prefills (w B (B + 1) / 2 + r (r + 1) / 2) / N. No fitted
+    constant; with every request in one wave it is (N + 1) / 2 prefills."""
+    b = MAX(1, MIN(batch, requests))
+    waves = ROUNDDOWN(requests / b, 0)
+    rest = requests - waves * b
+    slot_cycles = (b * waves * (waves - 1) / 2 + rest * waves) / requests
+    prefills = (waves * b * (b + 1) / 2 + rest * (rest + 1) / 2) / requests
+    return slot_cycles * cycle_ms + prefills * prefill_ms
+
+
+def closed_loop_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr, step_ms: Expr,
+                        share: Expr) -> Expr:
+    """A closed loop's wait beyond the steady-state TTFT: the slot wait above the engine's
+    batch or the round wait below it, whichever is longer (above the batch the rounds
+    dissolve into the slot queue; adding both double counts: docs/queueing.md)."""
+    return MAX(slot_wait_ms(concurrency, batch, cycle_ms),
+               round_wait_ms(concurrency, batch, step_ms, share))
+
+
 # The largest batch whose mean first-token time, wait included, meets the target: the
 # forward formula (ttft_ms with prefill_wait_ms) solved for B in closed form. Wait-free TTFT
 # is c + m x B; the wait is the smaller of two terms, so meeting the target with either is
@@ -188,6 +227,37 @@ def _ttft_target_ms(q: int) -> Expr:
     return r(f"target_ttft_p{q}_s") * 1000
 
 
+def _linear_batch(target_ms: Expr, fixed_ms: Expr, per_seq_ms: Expr) -> Expr:
+    """The largest B with fixed + per_seq x B <= target (the engine cap when the step does
+    not grow with B and already meets it; 0 when it never does)."""
+    return IF(gt(per_seq_ms, 0), (target_ms - fixed_ms) / per_seq_ms,
+              IF(le(fixed_ms, target_ms), r("max_batch_per_replica"), 0))
+
+
+def _itl_batch(q: int) -> Expr:
+    """The largest batch whose p-th percentile inter-token latency (``itl_p{q}_ms``) meets the
+    target, in closed form and exact: the forward ITL is a chunk-carrying step when more than
+    1 - p of steps carry a chunk, else a plain decode step, and all three pieces are
+    monotone in B. A plain step is spec x (a + b B) - pps B (linear); a chunk step adds
+    ppt x MIN(prompt, chunk); the share of chunk steps, n x B x spec x (a + b B) / (S0 + K B),
+    stays within s = 1 - p below the root 2 s S0 / (beta + sqrt(beta^2 + 4 n spec b s S0)),
+    beta = n spec a - s K. So ITL <= T exactly when B is at most the chunk step's batch, or
+    at most both the plain step's batch and the share's root (the larger of the two)."""
+    target = r(f"target_itl_p{q}_ms")
+    spec = r("spec_tpot_factor")
+    fixed = spec * r("step_fixed_ms")
+    per_seq = spec * r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+    chunk = r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens"))
+    n = MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))
+    s = 1 - q / 100  # the forward's own threshold (itl_p{q}_ms), the same float
+    s0, kk = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq")
+    beta = n * fixed - s * kk
+    root = 2 * s * s0 / (beta + POWER(POWER(beta, 2) + 4 * n * spec * r("step_ms_per_seq") * s
+                                      * s0, 0.5))
+    return MAX(_linear_batch(target - chunk, fixed, per_seq),
+               MIN(_linear_batch(target, fixed, per_seq), root))
+
+
 # Read before batch_by_ttft: the batch each stated TTFT percentile allows.
 PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_ms_per_seq", "Slot time each sequence adds", "ms", "Throughput",
@@ -206,6 +276,16 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
          f"ln(rho / (1 - p)) <= ln(1 / (1 - p))) or by (B - 1) P, solved for B in closed "
          f"form; the engine cap when no p{q} target is stated.")
       for q in PERCENTILES),
+    *(_c(f"batch_by_itl_p{q}", f"Largest batch meeting the p{q} ITL", "sequences", "Throughput",
+         IF(gt(r(f"target_itl_p{q}_ms"), 0), ROUNDDOWN(_itl_batch(q), 0),
+            r("max_batch_per_replica")),
+         f"The p{q} inter-token latency solved for B (exact): a step carrying a prefill chunk "
+         f"meets the target, or a plain decode step does while at most {100 - q} % of steps "
+         f"carry a chunk (queueing.py); the engine cap when no p{q} target is stated.")
+      for q in PERCENTILES),
+    _c("batch_by_itl", "Largest batch meeting the ITL targets", "sequences", "Throughput",
+       MIN(*(r(f"batch_by_itl_p{q}") for q in PERCENTILES)),
+       "The strictest of the inter-token latency percentile batches."),
 )
 
 PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
