@@ -3,7 +3,7 @@
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
 materials (``bom``), model-vs-measured checks (``fidelity``, disaggregated rows in
-``fidelity_disagg``), the production debugger's edges and the roofline (``debugger``), and
+``fidelity_disagg``, MLPerf rows in ``fidelity_mlperf``), the production debugger's edges and the roofline (``debugger``), and
 the results document they produce
 (``results``)."""
 
@@ -17,6 +17,7 @@ __all__ = [
     "evaluate",
     "fidelity",
     "fidelity_disagg",
+    "fidelity_mlperf",
     "measured",
     "plan",
     "results",

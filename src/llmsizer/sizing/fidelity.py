@@ -35,7 +35,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -51,6 +51,7 @@ from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .fidelity_disagg import disagg_reasons, predict_disagg
+from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 
 TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
 TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)
@@ -125,6 +126,8 @@ def _lengths(point: BenchPoint, engine: str, catalog: Catalog) -> tuple[int, int
     for raw, value, what in ((raw_isl, point.isl, "prompt"), (raw_osl, point.osl, "output")):
         if raw.isdigit():
             lengths.append(max(1, value))
+        elif raw.lower() == "dataset":  # MLPerf: the benchmark dataset's means
+            return dataset_lengths(point.raw)
         elif engine == LLAMACPP:
             lengths.append(int(catalog.constant(f"llamacpp_unstated_{what}_tokens")))
         else:
@@ -196,15 +199,16 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
     if point.with_context:
         reasons.append("per-user throughput that includes context and queueing time "
                        "(trtllm-bench 'w/ ctx') is not the per-user decode speed the model gives")
-    if point.regime == "rate" and point.request_rate is None:
-        reasons.append(f"MLPerf {point.raw.get('scenario', '').strip()} row: the prediction is the "
-                       "largest request rate that meets the scenario's p99 TTFT/TPOT limits, "
-                       "which the reader does not search yet")
+    limits = limits_of(point) if point.regime == "rate" and point.request_rate is None else None
+    if isinstance(limits, str):  # MLPerf Server / Interactive: the rate meeting its p99 limits
+        reasons.append(limits)
     if point.regime == "rate" and point.request_rate == math.inf and point.requests is None:
         reasons.append("burst (QPS=INF) with an unknown number of requests")
     lengths = _lengths(point, engine, catalog)
     if isinstance(lengths, str):
         reasons.append(lengths)
+    elif point.raw.get("isl", "").strip().lower() == "dataset":  # MLPerf: show the means
+        point = replace(point, isl=lengths[0], osl=lengths[1])
     gpu = catalog.gpus.get(point.gpu or "")
     if gpu and point.tp > gpu.max_tp and not point.disaggregated:
         reasons.append(f"TP{point.tp} is more than the largest TP group in the catalog for "
@@ -354,6 +358,9 @@ def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
 def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     """An offered request rate; at or above capacity (or all at once) a burst."""
     p = row.case.point
+    limits = limits_of(p) if p.request_rate is None else None
+    if isinstance(limits, Limits):  # MLPerf Server / Interactive (fidelity_mlperf.py)
+        return server_output_tokens_per_s(row, limits)
     sent = row.per_replica(float(p.requests or 0))  # a run of N requests caps the batch
     saturated = row.env(max_batch_per_replica=sent) if sent > 0 else row.env()
     capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
@@ -368,10 +375,8 @@ def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
         return row.group_output(saturated), saturated
     env = row.env(max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
                                                  request_rate_given=rate))
-    if p.metric in ("itl_ms", "tpot_ms"):
-        return _num(env, "tpot_ms"), env
-    if p.metric == "ttft_ms":
-        return _num(env, "ttft_ms"), env
+    if p.metric in ("itl_ms", "tpot_ms", "ttft_ms"):
+        return _num(env, "tpot_ms" if p.metric != "ttft_ms" else "ttft_ms"), env
     if sent > 0:
         return _figure("finite_run_output_tokens_per_s", env, requests_given=sent,
                        served_rate_given=rate,
@@ -397,16 +402,9 @@ def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]
 
 
 def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case], list[Skipped]]:
-    cases: list[Case] = []
-    skipped: list[Skipped] = []
     labels = LabelIndex(catalog)
-    for point in points:
-        got = interpret(point, catalog, labels)
-        if isinstance(got, Skipped):
-            skipped.append(got)
-        else:
-            cases.append(got)
-    return cases, skipped
+    got = [interpret(point, catalog, labels) for point in points]
+    return ([c for c in got if isinstance(c, Case)], [k for k in got if isinstance(k, Skipped)])
 
 
 def tables_for(catalog: Catalog) -> Tables:
@@ -447,12 +445,10 @@ def summarise(results: Iterable[RowResult]) -> list[SummaryRow]:
         groups.setdefault((r.point.metric, regime), []).append(r.error)
     order = {name: i for i, name in enumerate(("offline", "concurrency", "rate", "batch1",
                                                "disaggregated"))}
-    rows = []
-    for (metric, regime), errs in sorted(groups.items(), key=lambda kv: (order[kv[0][1]], kv[0][0])):
-        absolute = [abs(e) for e in errs]
-        rows.append(SummaryRow(metric, regime, len(errs), quantile(absolute, 0.5),
-                               quantile(absolute, 0.9), quantile(errs, 0.5)))
-    return rows
+    return [SummaryRow(metric, regime, len(errs), quantile([abs(e) for e in errs], 0.5),
+                       quantile([abs(e) for e in errs], 0.9), quantile(errs, 0.5))
+            for (metric, regime), errs in sorted(groups.items(),
+                                                 key=lambda kv: (order[kv[0][1]], kv[0][0]))]
 
 
 def evaluate_file(path: str | Path, catalog: Catalog | None = None
@@ -536,18 +532,17 @@ def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
 
 
 def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
-    _say("error = predicted / measured - 1, per metric and regime "
-               "(batch1 rows: single streams, llama.cpp in the reference set; keep them apart)")
-    _say(f"{'metric':21} {'regime':13} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} "
-               f"{'bias':>7}")
+    _say("error = predicted / measured - 1, per metric and regime (batch1 rows: single "
+         "streams, llama.cpp in the reference set; keep them apart)")
+    _say(f"{'metric':21} {'regime':13} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} {'bias':>7}")
     for s in summarise(results):
         _say(f"{s.metric:21} {s.regime:13} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
-                   f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
+             f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
     _say("\ncoverage (rows read / rows in file) per scenario:")
     for group, (read, total) in coverage(results, skipped).items():
         _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}%")
     _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
-               f"{', rows per reason:' if skipped else '.'}")
+         f"{', rows per reason:' if skipped else '.'}")
     for reason, count in _reason_kinds(skipped):
         _say(f"{count:>5}  {reason}")
 
@@ -562,12 +557,9 @@ def coverage(results: Iterable[RowResult], skipped: Iterable[Skipped]
     """(rows predicted, rows in the file) per scenario group; a skipped row counts in its
     group's total with its reasons listed below the table."""
     counts: dict[str, list[int]] = {}
-    for r in results:
-        entry = counts.setdefault(_group_of(r.point.raw), [0, 0])
-        entry[0] += 1
-        entry[1] += 1
-    for k in skipped:
-        counts.setdefault(_group_of(k.raw), [0, 0])[1] += 1
+    for raw, read in [(r.point.raw, 1) for r in results] + [(k.raw, 0) for k in skipped]:
+        entry = counts.setdefault(_group_of(raw), [0, 0])
+        entry[0], entry[1] = entry[0] + read, entry[1] + 1
     return {group: (read, total) for group, (read, total) in sorted(counts.items())}
 
 
