@@ -101,13 +101,20 @@ def test_found_rate_meets_the_p99_limits_and_two_percent_more_does_not(scenario:
 
 def test_mlperf_error_and_coverage() -> None:
     results, skipped, n_rows = evaluate_file(MLPERF)
-    assert (n_rows, len(results), len(skipped)) == (44, 30, 14)
-    # the 14 unread rows are the mixtral / llama3.1-405b results that state no parallelism
-    assert all(any("parallelism" in r for r in k.reasons) for k in skipped)
+    assert (n_rows, len(results), skipped) == (44, 44, [])
+    by_benchmark = {r.point.model for r in results}
+    assert by_benchmark == {"llama-2-70b", "mixtral-8x7b", "llama-3.1-405b"}
     summary = {s.regime: s for s in summarise(results)}
-    # issue 21 acceptance: Offline median |error| <= 15 % (met: 12 rows)
-    assert summary["offline"].count == 12 and summary["offline"].median_abs_error <= 0.15
-    # Server + Interactive: the target is <= 20 %; measured 24.1 % (18 rows, bias +17.6 %;
-    # docs/calibration.md "MLPerf rows") -- not met, pinned so a change shows
-    assert summary["rate"].count == 18
-    assert summary["rate"].median_abs_error == pytest.approx(0.241, abs=0.005)
+    # issue 21 acceptance: Offline median |error| <= 15 % (met: 12.9 %, 19 rows)
+    assert summary["offline"].count == 19 and summary["offline"].median_abs_error <= 0.15
+    # Server + Interactive: the target is <= 20 %; measured 24.5 % (25 rows, bias +16.4 %;
+    # docs/calibration.md "MLPerf Inference rows") -- not met, pinned so a change shows
+    assert summary["rate"].count == 25
+    assert summary["rate"].median_abs_error == pytest.approx(0.245, abs=0.005)
+    # llama3.1-405b Server on H200 x8 (TP8, one instance): the 6 s p99 TTFT of 9,429-token
+    # prompts binds well below the offline throughput, as measured (291 vs 559 tokens/s)
+    server_405b = [r for r in results if r.point.model == "llama-3.1-405b"
+                   and r.point.gpu == "h200-sxm" and r.point.raw["scenario"] == "Server"]
+    offline_405b = [r for r in results if r.point.model == "llama-3.1-405b"
+                    and r.point.gpu == "h200-sxm" and r.point.raw["scenario"] == "Offline"]
+    assert server_405b[0].predicted < 0.6 * offline_405b[0].predicted

@@ -3,9 +3,8 @@
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
 materials (``bom``), model-vs-measured checks (``fidelity``, disaggregated rows in
-``fidelity_disagg``, MLPerf rows in ``fidelity_mlperf``), the production debugger's edges and the roofline (``debugger``), and
-the results document they produce
-(``results``)."""
+``fidelity_disagg``, MLPerf rows in ``fidelity_mlperf``), the production debugger's edges
+and the roofline (``debugger``), and the results document they produce (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [

@@ -538,9 +538,13 @@ def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int)
     for s in summarise(results):
         _say(f"{s.metric:21} {s.regime:13} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
              f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
-    _say("\ncoverage (rows read / rows in file) per scenario:")
+    _say("\ncoverage (rows read / rows in file) and median |e| of the rows read, per scenario:")
+    errors: dict[str, list[float]] = {}
+    for r in results:
+        errors.setdefault(_group_of(r.point.raw), []).append(abs(r.error))
     for group, (read, total) in coverage(results, skipped).items():
-        _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}%")
+        median = f"{quantile(errors[group], 0.5) * 100:9.1f}%" if group in errors else ""
+        _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}% {median}")
     _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
          f"{', rows per reason:' if skipped else '.'}")
     for reason, count in _reason_kinds(skipped):
