@@ -9,7 +9,7 @@ and the p99 time per output token stay within the scenario's limits. So:
   per figure): prompt and output tokens per request;
 - an Offline row is the saturated throughput at those lengths (the ``offline`` regime);
 - a Server / Interactive row is the largest request rate whose forward p99 TTFT
-  (``ttft_p99_ms``, queueing.py) and p99 TPOT (``tpot_ms`` x ``tpot_p99_over_mean``) meet the
+  (``ttft_p99_ms``, queueing.py) and p99 TPOT (``tpot_p99_from_mean_ms``) meet the
   limits, found by bisection over the rate with the forward formulas; tokens/s is then
   rate x mean output tokens (``rate_output_tokens_per_s``).
 
@@ -164,7 +164,8 @@ def p99_latencies(env: Mapping[str, Value], catalog: Catalog) -> tuple[float, fl
     """(p99 TTFT, p99 TPOT) in ms: the queueing term's percentile, and the mean TPOT times the
     measured p99/mean ratio (TPOT is a per-request mean, so its spread is narrow)."""
     return (_num(env, "ttft_p99_ms"),
-            _num(env, "tpot_ms") * catalog.constant("tpot_p99_over_mean"))
+            _figure("tpot_p99_from_mean_ms", env,
+                    tpot_p99_over_mean_given=catalog.constant("tpot_p99_over_mean")))
 
 
 def meets_limits(env: Mapping[str, Value], limits: Limits, catalog: Catalog) -> bool:

@@ -76,6 +76,11 @@ FIGURES: tuple[Figure, ...] = (
            MIN(r("request_rate_given"), r("replica_output_tokens_per_s") / r("output_tokens")),
            "Requests/s a replica serves: the offered rate, or its saturated capacity when the "
            "rate exceeds it (evaluate at the saturated batch)."),
+    Figure("tpot_p99_from_mean_ms", "ms",
+           r("tpot_ms") * r("tpot_p99_over_mean_given"),
+           "p99 over requests of the time per output token: the mean x the measured p99/mean "
+           "ratio (each request's TPOT is a mean over its tokens, so the spread is narrow); "
+           "MLPerf Server / Interactive rows hold it to the scenario's limit."),
     Figure("rate_output_tokens_per_s", "tok/s",
            ref("replicas_given") * r("served_rate_given") * r("output_tokens"),
            "Steady state at a request rate: requests served x output."),
