@@ -2,7 +2,7 @@
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``),
-model-vs-measured checks (``fidelity``), the production debugger's edges and the roofline
+model-vs-measured checks (``fidelity``; embedding rows: ``fidelity_embed``), the production debugger's edges and the roofline
 (``debugger``), and the results document they produce
 (``results``)."""
 
@@ -14,6 +14,7 @@ __all__ = [
     "engine",
     "evaluate",
     "fidelity",
+    "fidelity_embed",
     "measured",
     "plan",
     "results",

@@ -555,7 +555,14 @@ def _say(text: str) -> None:
 
 def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
     """The CLI command: per-row predictions, the rows not interpreted with every reason, and
-    the summary last (``summary_only``: the summary alone)."""
+    the summary last (``summary_only``: the summary alone). An embedding file
+    (tests/data/embedding_points.csv's columns) goes to :mod:`.fidelity_embed`."""
+    from .fidelity_embed import is_embedding_file
+    from .fidelity_embed import run as run_embed
+
+    if is_embedding_file(path):
+        run_embed(path, as_json=as_json, summary_only=summary_only)
+        return
     results, skipped, n_rows = evaluate_file(path)
     if as_json:
         _say(json.dumps(_document(path, results, skipped, n_rows), indent=2))
