@@ -58,7 +58,7 @@ def table() -> str:
     current = catalog_constants(catalog)
     lines = [
         f"{len(cases)} of {len(cases) + len(skipped)} rows predicted "
-        f"({len({c.source for c in cases})} sources, {len({c.gpu for c in cases})} GPU types; "
+        f"({len({c.source for c in cases})} sources, {len({c.gpu for c in cases})} catalog GPUs; "
         f"{len(skipped)} FP32 rows skipped).",
         "",
         "| fit / fold | rows scored | MFU | fixed ms per batch | median abs error |",

@@ -48,14 +48,20 @@ def calculations_md() -> str:
 
 def retrieval_md() -> list[str]:
     """Embed and rerank workloads (calculations/retrieval.py): their own inputs and list."""
-    from ..model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+    from ..model.calculations.retrieval import (
+        RETRIEVAL_CALCULATIONS,
+        RETRIEVAL_COST_CALCULATIONS,
+        RETRIEVAL_COST_INPUTS,
+        RETRIEVAL_INPUTS,
+    )
 
     lines = ["", "## Retrieval", "",
              "Embed and rerank workloads: one forward pass per request on one GPU per replica.",
              "", "| input | scope | unit | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |" for i in RETRIEVAL_INPUTS]
+    lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |"
+              for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)]
     lines += ["", "| name | unit | formula | note |", "|---|---|---|---|"]
-    for c in RETRIEVAL_CALCULATIONS:
+    for c in (*RETRIEVAL_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS):
         formula = to_text(c.expr).replace("|", "\\|")
         lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
     return lines

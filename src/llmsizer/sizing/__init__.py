@@ -2,8 +2,8 @@
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``),
-model-vs-measured checks (``fidelity``; embedding rows: ``fidelity_embed``), the production debugger's edges and the roofline
-(``debugger``), and the results document they produce
+model-vs-measured checks (``fidelity``; embedding rows: ``fidelity_embed``), the
+production debugger's edges and the roofline (``debugger``), and the results document they produce
 (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)

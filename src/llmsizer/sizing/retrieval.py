@@ -22,7 +22,11 @@ from ..model.calculations import (
     fold_values,
 )
 from ..model.calculations.queueing import RATE_CALCULATIONS
-from ..model.calculations.retrieval import RETRIEVAL_INPUTS, retrieval_program
+from ..model.calculations.retrieval import (
+    RETRIEVAL_COST_CALCULATIONS,
+    RETRIEVAL_INPUTS,
+    retrieval_program,
+)
 from ..model.catalog import Catalog, Embedder
 from ..model.expr import Value, evaluate, references
 from .evaluate import Tables
@@ -93,6 +97,8 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS}}
     if p.mfu is not None:
         account["mfu_encode"] = p.mfu
+    api = cat.prices.embedding_reference(w.kind)
+    api_price = api.usd_per_million_tokens if api is not None else 0.0
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
@@ -113,6 +119,11 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         for c in GROUP_COST_CALCULATIONS:
             env[c.name] = evaluate(c.expr, env, tables)
         values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
+        # cost per embedded token beside the compared hosted API (calculations/retrieval.py)
+        values["api_per_million_tokens"] = api_price
+        costed: ChainMap[str, Value] = ChainMap(values, acct)  # type: ignore[arg-type]
+        for c in RETRIEVAL_COST_CALCULATIONS:
+            values[c.name] = evaluate(c.expr, costed, tables)
         reason = _reason(values, gpu.name)
         options.append(RetrievalOption(
             id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,

@@ -35,6 +35,8 @@ GLOSSARY: tuple[Term, ...] = (
          "arithmetic; servers (nodes) carry several."),
     Term("Headroom", "Capacity bought above the expected peak demand, as a share of that peak, "
          "to absorb bursts and growth."),
+    Term("Hosted API", "A model run by a provider on its own servers and billed per token "
+         "at a list price; the alternative to buying or renting GPUs."),
     Term("KV cache", "The memory in which the model keeps each conversation's context while it "
          "answers; it grows with the length of prompt and answer and limits the batch."),
     Term("LLM", "Large language model: the AI model that reads the prompt and writes the "

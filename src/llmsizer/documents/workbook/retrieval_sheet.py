@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, INPUTS
-from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+from ...model.calculations.retrieval import (
+    RETRIEVAL_CALCULATIONS,
+    RETRIEVAL_COST_CALCULATIONS,
+    RETRIEVAL_COST_INPUTS,
+    RETRIEVAL_INPUTS,
+)
 from ...model.expr import render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from .book import Book
@@ -28,14 +33,16 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
             "currency"), ("node_power_kw", "Node power", "kW"),
             ("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h"),
             ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"))
-_INPUTS = [(i.name, i.label, i.unit) for i in RETRIEVAL_INPUTS if i.name not in _ACCOUNT]
+_INPUTS = [(i.name, i.label, i.unit) for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)
+           if i.name not in _ACCOUNT]
+_CALCS = (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)
 _ROWS: dict[str, int] = {}
 _row = HEAD_ROW + 5
 for _name, *_ in (*_INPUTS, *_CATALOG):
     _ROWS[_name] = _row
     _row += 1
 _row += 1
-for _c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+for _c in _CALCS:
     _ROWS[_c.name] = _row
     _row += 1
 # Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
@@ -107,7 +114,7 @@ def write(book: Book) -> None:
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
         for j, v in enumerate(values):
             ws.write_number(row, FIRST_COL + j, v, f("calc", fmt))
-    for c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+    for c in _CALCS:
         row = _ROWS[c.name]
         cached = [o.values[c.name] for _, o in chosen]
         numbers = [float(v) for v in cached if not isinstance(v, str)]

@@ -144,6 +144,31 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
 )
 
 
+# Cost per embedded token beside a hosted API (evaluated after the group's TCO lines, which
+# give annual_cost_onprem; average_load and hours_per_year are the account's inputs).
+RETRIEVAL_COST_INPUTS: tuple[Input, ...] = (
+    Input("api_per_million_tokens", "Hosted API price", "currency/M tok", "workload",
+          "The compared hosted embedding or reranking API, per million input tokens "
+          "(catalog, dated; 0 = none listed)."),
+)
+
+RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("retrieval_million_tokens_per_year", "Tokens embedded per year", "M tokens", "Retrieval",
+       (r("online_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year")
+        + r("corpus_tokens")) / 1e6,
+       "Online peak demand x average load x seconds per year, plus the corpus once (a corpus "
+       "re-embedded more often adds its tokens and lowers the price per token on premises)."),
+    _c("retrieval_cost_per_million_tokens_onprem", "On-prem cost per million tokens",
+       "currency/M tok", "Retrieval",
+       IF(gt(r("retrieval_million_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("retrieval_million_tokens_per_year"), 0),
+       "Annual on-prem cost of the node group / tokens embedded per year."),
+    _c("retrieval_annual_cost_api", "Hosted API cost per year", "currency/yr", "Retrieval",
+       r("retrieval_million_tokens_per_year") * r("api_per_million_tokens"),
+       "The same tokens sent to the compared hosted API at its list price."),
+)
+
+
 @cache
 def retrieval_program() -> Program:
     """The retrieval list compiled once (what sizing/retrieval.py evaluates)."""
