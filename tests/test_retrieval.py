@@ -251,6 +251,35 @@ def test_cost_per_million_embedded_tokens_beside_the_hosted_api() -> None:
                                                         "2026-11-12")
 
 
+def test_rag_time_to_first_token_adds_the_four_steps() -> None:
+    """All three kinds in the account: embed the query (its p95 bound) + the stated 50 ms
+    search + rerank (its p95 bound) + the Chat workload's TTFT p95, in the results JSON and
+    in the proposal's words; without a reranker there is none."""
+    from llmsizer.documents.proposal.plan import plan_context
+    from llmsizer.inputs.loader import load, load_from_text
+    from llmsizer.sizing.engine import size
+
+    result = size(load(MIXED), CAT)
+    doc = json.loads(result.to_json())
+    rag = doc["plan"]["rag_first_token"]
+    assert (rag["embed_workload"], rag["rerank_workload"], rag["llm_workload"]) == (
+        "Query embedding", "Rerank", "Chat")
+    best = {w["name"]: next(o["values"] for o in w["options"] if o["id"] == w["recommended"])
+            for w in [*doc["workloads"], *doc["retrieval"]]}
+    v = rag["values"]
+    assert v["rag_embed_latency_s"] == best["Query embedding"]["latency_p95_s"]
+    assert v["rag_search_s"] == 0.05  # search_latency_s in the account
+    assert v["rag_rerank_latency_s"] == best["Rerank"]["latency_p95_s"]
+    assert v["rag_llm_ttft_s"] == pytest.approx(best["Chat"]["ttft_p95_ms"] / 1000)
+    assert v["rag_ttft_s"] == pytest.approx(v["rag_embed_latency_s"] + 0.05
+                                            + v["rag_rerank_latency_s"] + v["rag_llm_ttft_s"])
+    # 0.1 s + 0.05 s + the reranker's 239 ms + the 70B's 568 ms TTFT p95
+    assert v["rag_ttft_s"] == pytest.approx(0.957, abs=0.005)
+    assert plan_context(result, CAT)["plan"].rag == result.plan.rag_first_token
+    text = MIXED.read_text(encoding="utf-8").split("  - name: Rerank")[0]
+    assert size(load_from_text(text, "no-rerank.yaml"), CAT).plan.rag_first_token is None
+
+
 def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     env = {**os.environ, "COLUMNS": "100"}
     out = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(MIXED)],

@@ -49,6 +49,8 @@ def calculations_md() -> str:
 def retrieval_md() -> list[str]:
     """Embed and rerank workloads (calculations/retrieval.py): their own inputs and list."""
     from ..model.calculations.retrieval import (
+        RAG_INPUTS,
+        RAG_TTFT,
         RETRIEVAL_CALCULATIONS,
         RETRIEVAL_COST_CALCULATIONS,
         RETRIEVAL_COST_INPUTS,
@@ -59,9 +61,9 @@ def retrieval_md() -> list[str]:
              "Embed and rerank workloads: one forward pass per request on one GPU per replica.",
              "", "| input | scope | unit | meaning |", "|---|---|---|---|"]
     lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |"
-              for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)]
+              for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS, *RAG_INPUTS)]
     lines += ["", "| name | unit | formula | note |", "|---|---|---|---|"]
-    for c in (*RETRIEVAL_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS):
+    for c in (*RETRIEVAL_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS, RAG_TTFT):
         formula = to_text(c.expr).replace("|", "\\|")
         lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
     return lines
@@ -236,7 +238,7 @@ _ALTERNATIVES = {("Measured", "file"): _MEASURED_ALT, ("Measured", "format"): _M
                  ("Workload", "peak_to_average"): _LOAD_ALT,
                  **{("Workload", k): _RETRIEVAL_ALT for k in (
                      "tokens_per_request", "corpus_tokens", "reindex_within_hours",
-                     "candidates_per_request", "tokens_per_pair")},
+                     "search_latency_s", "candidates_per_request", "tokens_per_pair")},
                  ("Targets", "latency_p95_s"): _RETRIEVAL_ALT}
 
 

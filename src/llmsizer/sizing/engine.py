@@ -45,7 +45,7 @@ from .results import (
     WorkloadResult,
     slugify,
 )
-from .retrieval import retrieval_groups, size_retrieval, with_retrieval
+from .retrieval import rag_first_token, retrieval_groups, size_retrieval, with_retrieval
 from .search import size_workload
 
 
@@ -139,7 +139,9 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
         retrieval=retrieval,
         plan=_with_range(to_plan(chosen_plan, workloads),
                          confidence_range(chosen_plan, workloads, acct)).model_copy(
-                             update={"retrieval_groups": rgroups}),
+                             update={"retrieval_groups": rgroups,
+                                     "rag_first_token": rag_first_token(req, workloads,
+                                                                        retrieval)}),
         totals=totals,
         deployment=decide(req, totals),
         totals_dedicated=dedicated,

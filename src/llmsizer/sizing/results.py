@@ -245,10 +245,21 @@ class RetrievalGroup(_M):
     annual_cost_cloud: float
 
 
+class RagFirstToken(_M):
+    """A RAG request end to end (issue 24): embed the query, search, rerank, first token
+    (calculations/retrieval.py RAG_TTFT), when the account has all three kinds."""
+
+    embed_workload: str
+    rerank_workload: str
+    llm_workload: str
+    values: dict[str, float]  # RAG_INPUTS and rag_ttft_s
+
+
 class Plan(_M):
     pools: list[PlanPool]
     node_groups: list[NodeGroup]
     retrieval_groups: list[RetrievalGroup] = []  # embed and rerank workloads' own nodes
+    rag_first_token: RagFirstToken | None = None  # all three kinds in the account
     # GPUs the same plan buys if every option's throughput is at the model's low end (its
     # group's p90 error) or high end (p10); None when the figures are measured
     gpus_purchased_if_throughput_low: int | None = None

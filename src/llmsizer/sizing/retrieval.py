@@ -23,6 +23,7 @@ from ..model.calculations import (
 )
 from ..model.calculations.queueing import RATE_CALCULATIONS
 from ..model.calculations.retrieval import (
+    RAG_TTFT,
     RETRIEVAL_COST_CALCULATIONS,
     RETRIEVAL_INPUTS,
     retrieval_program,
@@ -30,7 +31,13 @@ from ..model.calculations.retrieval import (
 from ..model.catalog import Catalog, Embedder
 from ..model.expr import Value, evaluate, references
 from .evaluate import Tables
-from .results import RetrievalGroup, RetrievalOption, RetrievalWorkloadResult
+from .results import (
+    RagFirstToken,
+    RetrievalGroup,
+    RetrievalOption,
+    RetrievalWorkloadResult,
+    WorkloadResult,
+)
 
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
                       "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
@@ -180,3 +187,26 @@ def with_retrieval(total: Callable[[str], float],
         return fold_values("SUM", [total(key), *(float(getattr(g, figure)) for g in groups)])
 
     return combined
+
+
+def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
+                    retrieval: Sequence[RetrievalWorkloadResult]) -> RagFirstToken | None:
+    """The end-to-end time to first token of a RAG request (RAG_TTFT), when the account has
+    an online embed workload, a rerank workload and a generating workload, each with a
+    recommendation: the first of each, as listed."""
+    embed = next((w for w in retrieval if w.kind == "embed" and w.best is not None
+                  and float(w.best.values["request_rate_per_s"]) > 0), None)
+    rerank = next((w for w in retrieval if w.kind == "rerank" and w.best is not None), None)
+    llm = next((w for w in workloads if w.best is not None), None)
+    if embed is None or rerank is None or llm is None:
+        return None
+    assert embed.best is not None and rerank.best is not None and llm.best is not None
+    stated = next(w for w in req.workloads if w.name == embed.name).search_latency_s
+    values: dict[str, float] = {
+        "rag_embed_latency_s": float(embed.best.values["latency_p95_s"]),
+        "rag_search_s": stated or 0.0,
+        "rag_rerank_latency_s": float(rerank.best.values["latency_p95_s"]),
+        "rag_llm_ttft_s": float(llm.best.values["ttft_p95_ms"]) / 1000}
+    values[RAG_TTFT.name] = float(evaluate(RAG_TTFT.expr, values))
+    return RagFirstToken(embed_workload=embed.name, rerank_workload=rerank.name,
+                         llm_workload=llm.name, values=values)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.catalog import Catalog
-from ...sizing.results import NodeGroup, PlanPool, Result, RetrievalGroup, Totals
+from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
 from .format import chart_name, short_name
 
 
@@ -60,6 +60,7 @@ class PlanView:
     saving: float  # annual on-prem, against the dedicated sizing
     saving_share: float
     retrieval: tuple[RetrievalView, ...] = ()  # embed and rerank workloads' own nodes
+    rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
 
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
@@ -110,4 +111,4 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
         pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
         saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)),
-        retrieval=tuple(rviews))}
+        retrieval=tuple(rviews), rag=result.plan.rag_first_token)}

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, INPUTS
 from ...model.calculations.retrieval import (
+    RAG_INPUTS,
+    RAG_TTFT,
     RETRIEVAL_CALCULATIONS,
     RETRIEVAL_COST_CALCULATIONS,
     RETRIEVAL_COST_INPUTS,
@@ -45,6 +47,12 @@ _row += 1
 for _c in _CALCS:
     _ROWS[_c.name] = _row
     _row += 1
+# A RAG request end to end (when the account has all three kinds): its inputs and sum
+_row += 1
+RAG_HEAD_ROW = _row
+for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
+    _row += 1
+    _ROWS[_rag_name] = _row
 # Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
@@ -128,3 +136,48 @@ def write(book: Book) -> None:
         ws.write_string(row, FIRST_COL + n, f"= {to_text(c.expr)}", f("note"))
         ws.write_string(row, FIRST_COL + n + 1, c.note, f("note"))
     ws.freeze_panes(0, FIRST_COL)
+    _write_rag(book, [w.name for w, _ in chosen], n)
+
+
+def _write_rag(book: Book, names: list[str], n: int) -> None:
+    """The end-to-end RAG time to first token (RAG_TTFT): the embed and rerank latencies
+    from this sheet's columns, the stated search time, the generating workload's TTFT p95
+    from its recommended column; the sum is a formula over those cells."""
+    rag = book.r.plan.rag_first_token
+    if rag is None:
+        return
+    ws, f = book.ws["Retrieval"], book.f
+    col = letter(FIRST_COL)
+    ws.write_string(RAG_HEAD_ROW, 1, "A RAG request, end to end", f("header"))
+    ws.write_blank(RAG_HEAD_ROW, 0, None, f("header"))
+    ws.write_blank(RAG_HEAD_ROW, 2, None, f("header"))
+    ws.write_string(RAG_HEAD_ROW, FIRST_COL, clean_text(
+        f"{rag.embed_workload} + search + {rag.rerank_workload} + {rag.llm_workload}"),
+        f("header"))
+    latency = _ROWS["latency_p95_s"] + 1
+    llm = next((c for c in book.lay.columns
+                if c.workload.name == rag.llm_workload and c.recommended), None)
+    ttft = book.lay.cell("ttft_p95_ms", llm) if llm is not None else None
+    refs = {"rag_embed_latency_s": f"={letter(FIRST_COL + names.index(rag.embed_workload))}"
+                                   f"{latency}",
+            "rag_rerank_latency_s": f"={letter(FIRST_COL + names.index(rag.rerank_workload))}"
+                                    f"{latency}",
+            "rag_llm_ttft_s": f"={ttft}/1000" if ttft else None}
+    fmt = number_format("s", list(rag.values.values()), book.cur)
+    rows: list[tuple[str, str, str, str]] = [(i.name, i.label, i.unit, i.note) for i in RAG_INPUTS]
+    rows.append((RAG_TTFT.name, RAG_TTFT.label, RAG_TTFT.unit, RAG_TTFT.note))
+    for name, label, unit, note in rows:
+        row = _ROWS[name]
+        ws.write_string(row, 0, name, f("name"))
+        ws.write_string(row, 1, label, f("label"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        value = rag.values[name]
+        formula = (("=" + render(RAG_TTFT.expr, lambda x: f"{col}{_ROWS[x] + 1}"))
+                   if name == RAG_TTFT.name else refs.get(name))
+        if formula:
+            ws.write_formula(row, FIRST_COL, formula, f("calc", fmt), value)
+        else:
+            ws.write_number(row, FIRST_COL, value, f("calc", fmt))
+        if name == RAG_TTFT.name:
+            ws.write_string(row, FIRST_COL + n, f"= {to_text(RAG_TTFT.expr)}", f("note"))
+        ws.write_string(row, FIRST_COL + n + 1, note, f("note"))

@@ -169,6 +169,26 @@ RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
 )
 
 
+# A RAG request end to end (issue 24): the account's first online embed workload, its first
+# rerank workload and its first generating workload, each on its recommended configuration.
+RAG_INPUTS: tuple[Input, ...] = (
+    Input("rag_embed_latency_s", "Embedding the query, p95", "s", "workload",
+          "The embed workload's p95 latency bound (latency_p95_s)."),
+    Input("rag_search_s", "Vector search", "s", "workload",
+          "Stated on the embed workload (search_latency_s; 0 when not stated)."),
+    Input("rag_rerank_latency_s", "Reranking, p95", "s", "workload",
+          "The rerank workload's p95 latency bound (latency_p95_s)."),
+    Input("rag_llm_ttft_s", "Language model's first token, p95", "s", "workload",
+          "The generating workload's TTFT p95 (ttft_p95_ms / 1000)."),
+)
+RAG_TTFT = _c("rag_ttft_s", "RAG time to first token", "s", "Retrieval",
+              r("rag_embed_latency_s") + r("rag_search_s") + r("rag_rerank_latency_s")
+              + r("rag_llm_ttft_s"),
+              "Embed the query + search + rerank + the language model's first token: the "
+              "steps run one after the other, so the sum of their p95 bounds bounds the "
+              "request's p95 from above.")
+
+
 @cache
 def retrieval_program() -> Program:
     """The retrieval list compiled once (what sizing/retrieval.py evaluates)."""
