@@ -9,7 +9,8 @@ Data: tests/data/embedding_points.csv. Every prediction goes through the product
 are the ones the product sizes with.
 
 Method (deterministic): a grid over MFU (0.10-0.80 by 0.01) and the fixed time per batch
-(0-4 ms by 0.05 ms); the pair with the least median |predicted / measured - 1| wins.
+(0-4 ms by 0.05 ms); the pair with the least source-balanced error wins (the mean over
+sources of each source's median |predicted / measured - 1|: every source counts once).
 Cross-validation: leave one source out and leave one GPU type out, each fold refitted on the
 rest and scored on what was left out. The fitted values are copied by hand into
 catalogs/embedders.yaml (retrieval_constants) with this run's date; --write only rewrites
