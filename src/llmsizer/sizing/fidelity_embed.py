@@ -248,5 +248,12 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
                 _say(f"{i:>4}  {why}")
         _say("")
     _say(f"Embedding throughput: {summary['predicted']} of {summary['rows']} rows predicted "
-         f"({summary['sources']} sources, {summary['gpus']} catalog GPUs); median |error| "
-         f"{summary['median_abs_error']:.0%} with the catalog's constants.")
+         f"({summary['sources']} sources, {summary['gpus']} catalog GPUs);\nmedian |error| "
+         f"{summary['median_abs_error']:.0%} with the catalog's constants; by source and GPU:")
+    by: dict[tuple[str, str], list[EmbedResult]] = {}
+    for r in results:
+        by.setdefault((r.case.source.removeprefix("github:"), r.case.gpu), []).append(r)
+    for (source, gpu), rs in sorted(by.items()):
+        signed = median(r.error for r in rs)
+        _say(f"  {source[:38]:38} {gpu:14} {len(rs):>3} rows, median |error| "
+             f"{median_abs_error(rs):>4.0%} (signed {signed:+.0%})")
