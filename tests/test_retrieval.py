@@ -172,6 +172,7 @@ def test_a_valid_rag_account_loads() -> None:
 
 # --- a mixed account: the retrieval workloads reach the results ---------------------------
 
+SHARED = Path(__file__).parent / "data" / "rag-shared.yaml"
 MIXED = Path(__file__).parent / "data" / "rag-mixed.yaml"
 
 
@@ -280,6 +281,50 @@ def test_rag_time_to_first_token_adds_the_four_steps() -> None:
     assert size(load_from_text(text, "no-rerank.yaml"), CAT).plan.rag_first_token is None
 
 
+def test_retrieval_shares_idle_gpus_of_the_llm_nodes_of_the_same_type() -> None:
+    """rag-shared.yaml: Llama 3.1 8B on one 4-GPU H100 server uses 2 GPUs; the query embedder
+    (one H100 replica: bge-m3 at 50 requests/s x 64 tokens in 100 ms) goes on one of the 2
+    idle GPUs: no node, no GPU, no capex of its own, and the proposal and the CLI say so.
+    Sized alone (the dedicated totals) it buys a server of its own."""
+    from llmsizer.documents.proposal.plan import plan_context
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(SHARED), CAT)
+    (llm,) = result.plan.node_groups
+    assert (llm.gpu, llm.gpus_purchased, llm.gpus_used) == ("h100-sxm", 4, 2)
+    (rg,) = result.plan.retrieval_groups
+    assert (rg.shares_with, rg.gpu, rg.platform) == (llm.id, "h100-sxm", llm.platform)
+    assert (rg.replicas, rg.nodes, rg.gpus_purchased, rg.gpus_used) == (1, 0, 0, 1)
+    assert rg.capex == 0
+    best = result.retrieval[0].best
+    assert best is not None and best.values["shares_llm_nodes"] == 1
+    assert best.values["llm_free_gpus"] == 2
+    t = result.totals
+    assert (t.gpus_purchased, t.gpus_used, t.nodes) == (4, 3, 1)
+    assert t.capex == llm.capex
+    # alone (dedicated): the LLM's 4-GPU server plus an 8-GPU H100 server for the embedder
+    assert (result.totals_dedicated.nodes, result.totals_dedicated.gpus_purchased) == (2, 12)
+    words = plan_context(result, CAT)["plan"].retrieval[0]
+    assert words.group.shares_with == llm.id
+    out = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(SHARED)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    assert f"on idle GPUs of {llm.id} (shared with the LLM pools)" in out.stdout
+
+
+def test_retrieval_keeps_its_own_nodes_without_idle_gpus_of_its_type() -> None:
+    """rag-mixed.yaml: the 70B fills its 4 H100s; the embedder and the reranker keep nodes of
+    their own (no idle GPU to share)."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(MIXED), CAT)
+    assert all(g.gpus_used == g.gpus_purchased for g in result.plan.node_groups)
+    assert all(rg.shares_with is None and rg.nodes > 0 for rg in result.plan.retrieval_groups)
+
+
 def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     env = {**os.environ, "COLUMNS": "100"}
     out = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(MIXED)],
@@ -297,9 +342,12 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     assert any("not shared with the LLM pools" in ln for ln in lines)
 
 
-def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path) -> None:
+@pytest.mark.parametrize("account", [MIXED, SHARED], ids=["own-nodes", "shared"])
+def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
+                                                              account: Path) -> None:
     """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan
-    sheet's account totals, which now include the retrieval node groups."""
+    sheet's account totals, which now include the retrieval node groups (on nodes of their
+    own, or on the language-model nodes' idle GPUs)."""
     import openpyxl
     from support.libreoffice import read_values, recalculated_values
 
@@ -307,7 +355,7 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path) -
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
-    result = size(load(MIXED), CAT)
+    result = size(load(account), CAT)
     book = tmp_path / "rag.xlsx"
     write_workbook(result, book)
     assert "Retrieval" in openpyxl.load_workbook(book).sheetnames

@@ -3,8 +3,9 @@ retrieval calculations (model/calculations/retrieval.py) and costed by the list'
 lines (the node group's cost calculations, as for an LLM node group); the cheapest feasible,
 priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
 an embedding server is many small stateless replicas (source article "How fast does it
-serve?"). Each recommendation is a node group of its own: retrieval replicas do not share
-nodes with generating pools.
+serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
+idle GPUs (bought, not used) of a language-model node group of the same GPU type: then it
+uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_llm_nodes).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..model.catalog import Catalog, Embedder
 from ..model.expr import Value, evaluate, references
 from .evaluate import Tables
 from .results import (
+    NodeGroup,
     RagFirstToken,
     RetrievalGroup,
     RetrievalOption,
@@ -94,8 +96,12 @@ def _rank(o: RetrievalOption) -> tuple[float, float, str]:
 
 
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
-                   acct: Mapping[str, float]) -> RetrievalWorkloadResult:
-    """Every candidate GPU on its platform (the account's platform when stated)."""
+                   acct: Mapping[str, float],
+                   idle: Mapping[str, tuple[str, str, int]] | None = None
+                   ) -> RetrievalWorkloadResult:
+    """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
+    per GPU id, a language-model node group (id, platform, idle GPUs) whose idle GPUs the
+    replicas may use (shares_llm_nodes); on that GPU the option takes the group's platform."""
     base = workload_values(w, m)
     p = req.policy
     account: dict[str, float] = {
@@ -110,8 +116,12 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
         pid = req.hardware.platform or gpu.default_platform
+        group, free = None, 0
+        if idle and gid in idle:
+            group, pid, free = idle[gid]
         values: dict[str, Value] = {
-            **base, **account, "weight_bytes": 2.0, "gpu_tflops": gpu.bf16_tflops,
+            **base, **account, "llm_free_gpus": float(free), "weight_bytes": 2.0,
+            "gpu_tflops": gpu.bf16_tflops,
             "gpu_memory_gb": gpu.memory_gb,
             "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
         assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
@@ -132,9 +142,11 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         for c in RETRIEVAL_COST_CALCULATIONS:
             values[c.name] = evaluate(c.expr, costed, tables)
         reason = _reason(values, gpu.name)
+        shares = group if float(values["shares_llm_nodes"]) > 0 else None
         options.append(RetrievalOption(
             id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
-            priced=float(values["gpu_price"]) > 0, values=values))
+            priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
+            shares_with=shares))
     viable = [o for o in options if o.feasible and o.priced]
     best = min(viable, key=_rank, default=None)
     advice = None
@@ -162,6 +174,7 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
             nodes=int(float(v["retrieval_nodes"])),
             gpus_used=int(float(v["retrieval_gpus_used"])),
             gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
+            shares_with=o.shares_with,
             **{k: float(v[k]) for k in GROUP_COST_FIGURES}))
     return groups
 
@@ -210,3 +223,30 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
     values[RAG_TTFT.name] = float(evaluate(RAG_TTFT.expr, values))
     return RagFirstToken(embed_workload=embed.name, rerank_workload=rerank.name,
                          llm_workload=llm.name, values=values)
+
+
+def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
+                    retrieval: Sequence[RetrievalWorkloadResult],
+                    node_groups: Sequence[NodeGroup]) -> list[RetrievalWorkloadResult]:
+    """The embed and rerank workloads sized again with the idle GPUs of the plan's
+    language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
+    account order: a workload whose replicas all fit one group's idle GPUs of the same type,
+    at a lower annual cost than its own nodes, takes them and they are gone for the next."""
+    idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used) for g in node_groups}
+    out = []
+    for w in retrieval:
+        offer: dict[str, tuple[str, str, int]] = {}
+        for gid_group, (gpu, platform, free) in idle.items():
+            if free > 0 and free > offer.get(gpu, ("", "", 0))[2]:
+                offer[gpu] = (gid_group, platform, free)
+        spec = next(x for x in req.workloads if x.name == w.name)
+        again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer)
+        best = again.best
+        if best is None or best.shares_with is None:
+            out.append(w)
+            continue
+        gpu, platform, free = idle[best.shares_with]
+        idle[best.shares_with] = (gpu, platform,
+                                  free - int(float(best.values["retrieval_replicas"])))
+        out.append(again)
+    return out

@@ -25,7 +25,7 @@ from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "retrieval_total_refs", "write"]
+__all__ = ["TOTAL_ROWS", "retrieval_alone_refs", "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform
@@ -69,6 +69,16 @@ def retrieval_total_refs(r: Result, key: str) -> list[str]:
     return [f"Retrieval!{letter(FIRST_COL + j)}{row}" for j in range(len(_chosen(r)))]
 
 
+def retrieval_alone_refs(r: Result, key: str) -> list[str]:
+    """The same for the "each workload alone" total: a group that shares a language-model
+    node group's idle GPUs would, alone, have nodes of its own; those figures (the engine's,
+    from the same calculations) stand in for its cells."""
+    alone = {g.workload: g for g in r.plan.retrieval_groups_alone}
+    refs = retrieval_total_refs(r, key)
+    return [repr(float(getattr(alone[g.workload], key))) if g.shares_with else ref
+            for g, ref in zip(r.plan.retrieval_groups, refs, strict=True)]
+
+
 def _namer(col: int) -> Callable[[str], str]:
     def name(n: str) -> str:
         n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
@@ -90,8 +100,9 @@ def write(book: Book) -> None:
     chosen = _chosen(book.r)
     n = max(1, len(chosen))
     book.title(ws, "Retrieval serving: embedding and reranking",
-               "One column per embed or rerank workload on its recommended GPU, a node group of "
-               "its own (not shared with the LLM pools). Inputs as sized; the calculations and "
+               "One column per embed or rerank workload on its recommended GPU: a node group of "
+               "its own, or idle GPUs of a language-model node group of the same GPU. Inputs "
+               "as sized; the calculations and "
                "costs below them are formulas. Change the account's requirements to change "
                "the inputs.", 1)
     ws.set_column(0, 0, 28)

@@ -40,6 +40,9 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
     Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
     Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
+    Input("llm_free_gpus", "Idle GPUs of the language-model nodes", "GPUs", "option",
+          "GPUs of this type that a language-model node group bought and leaves idle (0 = "
+          "none): the replicas go there when they all fit."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -131,16 +134,26 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        + ROUNDUP(r("corpus_tokens_per_s") / r("replica_tokens_per_s_corpus"), 0),
        "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
        "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
+    _c("shares_llm_nodes", "Shares the language-model nodes", "flag", "Retrieval",
+       IF(gt(r("llm_free_gpus"), 0), IF(ge(r("llm_free_gpus"), r("retrieval_replicas")), 1, 0),
+          0),
+       "1 when every replica fits a GPU the language-model nodes bought and leave idle (same "
+       "GPU type; one replica needs one whole GPU, so memory and compute allow): no nodes of "
+       "its own."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
-       ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss"),
-       "Replicas / GPUs per node, plus one node for N+1."),
+       IF(gt(r("shares_llm_nodes"), 0), 0,
+          ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
+       "Replicas / GPUs per node, plus one node for N+1 (0 on the language-model nodes: "
+       "their N+1 covers them)."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
        "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
     _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
-       MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
-           * r("gpus_per_node")),
-       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented)."),
+       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
+          MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
+              * r("gpus_per_node"))),
+       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented); "
+       "the replicas alone on the language-model nodes."),
 )
 
 
