@@ -33,6 +33,7 @@ JARGON = {
     r"\bPUE\b": "PUE", r"\bTCO\b": "TCO", r"\bLLM\b": "LLM", r"\btokens?\b": "Token",
     r"\bbreak-even\b": "Break-even", r"\bcross-validat": "Cross-validation",
     r"\bcalibrat": "Calibration", r"\binter-token latency\b": "Inter-token latency",
+    r"\bhosted API\b": "Hosted API",
     r"\bPDUs?\b": "PDU", r"\b(?:leaf|spine) switch": "Leaf and spine switches",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.

@@ -80,14 +80,22 @@ def bom_md() -> list[str]:
 
 def retrieval_md() -> list[str]:
     """Embed and rerank workloads (calculations/retrieval.py): their own inputs and list."""
-    from ..model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+    from ..model.calculations.retrieval import (
+        RAG_INPUTS,
+        RAG_TTFT,
+        RETRIEVAL_CALCULATIONS,
+        RETRIEVAL_COST_CALCULATIONS,
+        RETRIEVAL_COST_INPUTS,
+        RETRIEVAL_INPUTS,
+    )
 
     lines = ["", "## Retrieval", "",
              "Embed and rerank workloads: one forward pass per request on one GPU per replica.",
              "", "| input | scope | unit | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |" for i in RETRIEVAL_INPUTS]
+    lines += [f"| `{i.name}` | {i.scope} | {i.unit} | {i.note} |"
+              for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS, *RAG_INPUTS)]
     lines += ["", "| name | unit | formula | note |", "|---|---|---|---|"]
-    for c in RETRIEVAL_CALCULATIONS:
+    for c in (*RETRIEVAL_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS, RAG_TTFT):
         formula = to_text(c.expr).replace("|", "\\|")
         lines.append(f"| `{c.name}` | {c.unit} | `{formula}` | {c.note} |")
     return lines
@@ -262,7 +270,7 @@ _ALTERNATIVES = {("Measured", "file"): _MEASURED_ALT, ("Measured", "format"): _M
                  ("Workload", "peak_to_average"): _LOAD_ALT,
                  **{("Workload", k): _RETRIEVAL_ALT for k in (
                      "tokens_per_request", "corpus_tokens", "reindex_within_hours",
-                     "candidates_per_request", "tokens_per_pair")},
+                     "search_latency_s", "candidates_per_request", "tokens_per_pair")},
                  ("Targets", "latency_p95_s"): _RETRIEVAL_ALT}
 
 

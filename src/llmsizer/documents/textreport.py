@@ -208,10 +208,12 @@ def _print_plan(result: Result, con: Console) -> None:
                            f"headroom {p.headroom_achieved:.0%}, {p.headroom_after_node_loss:.0%} "
                            "with a node down"), highlight=False)
     for rg in result.plan.retrieval_groups:
+        where = (f"on idle GPUs of {rg.shares_with} (shared with the LLM pools)"
+                 if rg.shares_with else "its own nodes, not shared with the LLM pools")
         con.print(Text(f"Plan: {rg.nodes} × {rg.platform} ({rg.gpus_purchased} GPUs bought, "
                        f"{rg.gpus_used} used) for {rg.workload} ({rg.kind}), {rg.replicas} "
-                       f"replicas on {rg.gpu}, limited by {rg.limited_by}; its own nodes, not "
-                       "shared with the LLM pools", style="bold"), highlight=False)
+                       f"replicas on {rg.gpu}, limited by {rg.limited_by}; {where}",
+                       style="bold"), highlight=False)
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
         con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "

@@ -9,7 +9,8 @@ from typing import Any
 # Keys that only one kind of workload takes: a key of another kind is named in the message.
 _GENERATE_ONLY = ("concurrent_users", "output_tokens", "prompt_tokens", "max_context_tokens",
                   "prefix_cache_hit", "measured")
-_EMBED_ONLY = ("tokens_per_request", "corpus_tokens", "reindex_within_hours")
+_EMBED_ONLY = ("tokens_per_request", "corpus_tokens", "reindex_within_hours",
+               "search_latency_s")
 _RERANK_ONLY = ("candidates_per_request", "tokens_per_pair")
 _GENERATE_TARGETS = ("tokens_per_s_per_user", "response_time_s", "ttft_s", "system_tokens_per_s")
 _TAKES = {"generate": "prompt_tokens, output_tokens, a load and targets (tokens_per_s_per_user, "

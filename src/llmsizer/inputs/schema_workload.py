@@ -376,6 +376,12 @@ class Workload(_Strict):
         default=None,
         description="Embed only: the whole corpus must be embedded again within this time.",
         json_schema_extra={"example": "8", "unit": "h"})
+    search_latency_s: Annotated[float, Field(ge=0, le=60)] | None = Field(
+        default=None,
+        description="Embed only: time of the vector search between embedding the query and "
+                    "reranking (stated: the vector database is not sized); it enters the "
+                    "end-to-end RAG time to first token.",
+        json_schema_extra={"example": "0.05", "unit": "s"})
     candidates_per_request: Annotated[int, Field(ge=1, le=10_000)] | None = Field(
         default=None,
         description="Rerank only: passages scored against the query in one request.",

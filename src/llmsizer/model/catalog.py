@@ -187,6 +187,20 @@ class ApiPrice(_Entry):
     source: str
 
 
+class EmbeddingApiPrice(_Entry):
+    """A hosted embedding or reranking API's list price per million input tokens (its
+    output, a vector or a score, is not billed). ``compare`` marks the one offer per kind
+    the cost formulas set beside the customer's own servers."""
+
+    name: str
+    kind: Literal["embed", "rerank"]
+    usd_per_million_tokens: float = Field(gt=0)
+    compare: bool = False
+    provider: str
+    date: str | None = _DATE
+    source: str
+
+
 class TierRatio(_Entry):
     """How one cloud tier's price relates to another's: a GPU without a dated offer in
     ``to_tier`` is priced at its ``from_tier`` price times ``ratio`` (and flagged derived)."""
@@ -210,6 +224,12 @@ class Prices(_Entry):
     extras: dict[Literal["network_per_node", "storage_per_tb_month", "software_per_gpu_year",
                          "colocation_per_kw_month"], PricedItem]
     api: dict[str, ApiPrice]
+    embedding_api: dict[str, EmbeddingApiPrice] = {}
+
+    def embedding_reference(self, kind: str) -> EmbeddingApiPrice | None:
+        """The offer of ``kind`` marked ``compare`` (the catalog allows one per kind)."""
+        return next((p for p in self.embedding_api.values() if p.kind == kind and p.compare),
+                    None)
 
     def cloud_offer(self, gpu: str, tier: CloudTier) -> CloudOffer | None:
         """The dated offer for ``gpu`` in exactly ``tier`` (none from another tier: a missing
@@ -473,6 +493,11 @@ def load_catalog() -> Catalog:
     for mid in cat.prices.api:
         if mid not in cat.models:
             raise CatalogError(f"prices.yaml: API price for unknown model {mid!r}")
+    for kind in ("embed", "rerank"):
+        marked = [k for k, p in cat.prices.embedding_api.items() if p.kind == kind and p.compare]
+        if len(marked) > 1:
+            raise CatalogError(f"prices.yaml: embedding_api marks {marked} for comparison; "
+                               f"one {kind} offer at most")
     LabelIndex(cat)  # an alias that names two entries is a catalog error, found at load
     return cat
 

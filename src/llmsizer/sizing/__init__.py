@@ -2,9 +2,10 @@
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
-materials (``bom``), model-vs-measured checks (``fidelity``, disaggregated rows in
-``fidelity_disagg``, MLPerf rows in ``fidelity_mlperf``), the production debugger's edges
-and the roofline (``debugger``), and the results document they produce (``results``)."""
+materials (``bom``), model-vs-measured checks (``fidelity``; disaggregated rows:
+``fidelity_disagg``; embedding rows: ``fidelity_embed``; MLPerf rows: ``fidelity_mlperf``),
+the production debugger's edges and the roofline (``debugger``), and the results document
+they produce (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -16,7 +17,9 @@ __all__ = [
     "evaluate",
     "fidelity",
     "fidelity_disagg",
+    "fidelity_embed",
     "fidelity_mlperf",
+    "fidelity_stats",
     "measured",
     "plan",
     "results",

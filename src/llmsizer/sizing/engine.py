@@ -46,7 +46,13 @@ from .results import (
     WorkloadResult,
     slugify,
 )
-from .retrieval import retrieval_groups, size_retrieval, with_retrieval
+from .retrieval import (
+    rag_first_token,
+    retrieval_groups,
+    share_idle_gpus,
+    size_retrieval,
+    with_retrieval,
+)
 from .search import size_workload
 
 
@@ -108,7 +114,7 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
-    rgroups = retrieval_groups(retrieval)
+    rgroups = alone = retrieval_groups(retrieval)
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
@@ -122,10 +128,17 @@ def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
+    plan = _with_range(to_plan(chosen_plan, workloads),
+                       confidence_range(chosen_plan, workloads, acct))
+    # with the plan's node groups known, a retrieval workload may use their idle GPUs
+    retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
+    rgroups = retrieval_groups(retrieval)
     totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
     plan = _with_range(to_plan(chosen_plan, workloads),
                        confidence_range(chosen_plan, workloads, acct)).model_copy(
                            update={"retrieval_groups": rgroups})
+    plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
+                                   "rag_first_token": rag_first_token(req, workloads, retrieval)})
     return Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),

@@ -52,6 +52,11 @@ from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .fidelity_disagg import disagg_reasons, predict_disagg
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
+from .fidelity_stats import RowResult as RowResult
+from .fidelity_stats import SummaryRow as SummaryRow
+from .fidelity_stats import quantile as quantile
+from .fidelity_stats import relative_error as relative_error
+from .fidelity_stats import summarise as summarise
 
 TRTLLM_BENCH = "trtllm-bench"  # TensorRT-LLM's benchmark tool (offline perf tables)
 TRTLLM_SERVING = "trtllm-serving"  # TensorRT-LLM behind a server (Triton backend, NIM)
@@ -82,25 +87,6 @@ class Case:
     base: dict[str, Value]
     req: Requirements
     replicas: int = 1  # independent copies of ``choice`` the row's GPUs hold
-
-
-@dataclass(frozen=True)
-class RowResult:
-    point: BenchPoint
-    engine: str
-    predicted: float
-    batch: float
-    error: float  # predicted / measured - 1
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    metric: str
-    regime: str
-    count: int
-    median_abs_error: float
-    p90_abs_error: float
-    median_signed_error: float
 
 
 def row_text(point: BenchPoint) -> str:
@@ -425,32 +411,6 @@ def score(cases: Sequence[Case], catalog: Catalog, tables: Tables | None = None)
     return out
 
 
-def relative_error(predicted: float, measured: float) -> float:
-    return predicted / measured - 1
-
-
-def quantile(values: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default)."""
-    xs = sorted(values)
-    pos = q * (len(xs) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def summarise(results: Iterable[RowResult]) -> list[SummaryRow]:
-    groups: dict[tuple[str, str], list[float]] = {}
-    for r in results:  # disaggregated rows apart: a different serving model
-        regime = "disaggregated" if r.point.disaggregated else r.point.regime
-        groups.setdefault((r.point.metric, regime), []).append(r.error)
-    order = {name: i for i, name in enumerate(("offline", "concurrency", "rate", "batch1",
-                                               "disaggregated"))}
-    return [SummaryRow(metric, regime, len(errs), quantile([abs(e) for e in errs], 0.5),
-                       quantile([abs(e) for e in errs], 0.9), quantile(errs, 0.5))
-            for (metric, regime), errs in sorted(groups.items(),
-                                                 key=lambda kv: (order[kv[0][1]], kv[0][0]))]
-
-
 def evaluate_file(path: str | Path, catalog: Catalog | None = None
                   ) -> tuple[list[RowResult], list[Skipped], int]:
     """(scored rows, rows not interpreted with the reason, number of data rows read)."""
@@ -574,7 +534,14 @@ def _say(text: str) -> None:
 
 def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
     """The CLI command: per-row predictions, the rows not interpreted with every reason, and
-    the summary last (``summary_only``: the summary alone)."""
+    the summary last (``summary_only``: the summary alone). An embedding file
+    (tests/data/embedding_points.csv's columns) goes to :mod:`.fidelity_embed`."""
+    from .fidelity_embed import is_embedding_file
+    from .fidelity_embed import run as run_embed
+
+    if is_embedding_file(path):
+        run_embed(path, as_json=as_json, summary_only=summary_only)
+        return
     results, skipped, n_rows = evaluate_file(path)
     if as_json:
         _say(json.dumps(_document(path, results, skipped, n_rows), indent=2))

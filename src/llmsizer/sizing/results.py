@@ -134,6 +134,8 @@ class RetrievalOption(_M):
     reason: str  # why not, when not feasible
     priced: bool  # the GPU has a purchase price (catalog or account)
     values: dict[str, float | str]  # the Retrieval calculations and the TCO lines, by name
+    # the language-model node group whose idle GPUs it would use (shares_llm_nodes = 1)
+    shares_with: str | None = None
 
 
 class RetrievalWorkloadResult(_M):
@@ -226,8 +228,8 @@ class NodeGroup(_M):
 
 
 class RetrievalGroup(_M):
-    """One embed or rerank workload's nodes: a node group of its own (retrieval pools do
-    not share nodes with generating pools)."""
+    """One embed or rerank workload's nodes: a node group of its own, or (``shares_with``)
+    the idle GPUs of a language-model node group of the same GPU type."""
 
     id: str  # retrieval-1, retrieval-2, ...
     workload: str  # name
@@ -240,15 +242,30 @@ class RetrievalGroup(_M):
     gpus_used: int
     gpus_purchased: int
     limited_by: str  # what limits a replica: GPU compute, latency (batch size), tokenisation CPU
+    shares_with: str | None = None  # the language-model node group whose idle GPUs it uses
     capex: float
     annual_cost_onprem: float
     annual_cost_cloud: float
+
+
+class RagFirstToken(_M):
+    """A RAG request end to end (issue 24): embed the query, search, rerank, first token
+    (calculations/retrieval.py RAG_TTFT), when the account has all three kinds."""
+
+    embed_workload: str
+    rerank_workload: str
+    llm_workload: str
+    values: dict[str, float]  # RAG_INPUTS and rag_ttft_s
 
 
 class Plan(_M):
     pools: list[PlanPool]
     node_groups: list[NodeGroup]
     retrieval_groups: list[RetrievalGroup] = []  # embed and rerank workloads' own nodes
+    rag_first_token: RagFirstToken | None = None  # all three kinds in the account
+    # the retrieval groups as each workload alone would have them (nodes of their own): the
+    # dedicated totals' figures where a group shares a language-model node group's idle GPUs
+    retrieval_groups_alone: list[RetrievalGroup] = []
     # GPUs the same plan buys if every option's throughput is at the model's low end (its
     # group's p90 error) or high end (p10); None when the figures are measured
     gpus_purchased_if_throughput_low: int | None = None

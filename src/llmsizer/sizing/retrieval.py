@@ -3,8 +3,9 @@ retrieval calculations (model/calculations/retrieval.py) and costed by the list'
 lines (the node group's cost calculations, as for an LLM node group); the cheapest feasible,
 priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
 an embedding server is many small stateless replicas (source article "How fast does it
-serve?"). Each recommendation is a node group of its own: retrieval replicas do not share
-nodes with generating pools.
+serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
+idle GPUs (bought, not used) of a language-model node group of the same GPU type: then it
+uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_llm_nodes).
 """
 
 from __future__ import annotations
@@ -22,11 +23,23 @@ from ..model.calculations import (
     fold_values,
 )
 from ..model.calculations.queueing import RATE_CALCULATIONS
-from ..model.calculations.retrieval import RETRIEVAL_INPUTS, retrieval_program
+from ..model.calculations.retrieval import (
+    RAG_TTFT,
+    RETRIEVAL_COST_CALCULATIONS,
+    RETRIEVAL_INPUTS,
+    retrieval_program,
+)
 from ..model.catalog import Catalog, Embedder
 from ..model.expr import Value, evaluate, references
 from .evaluate import Tables
-from .results import RetrievalGroup, RetrievalOption, RetrievalWorkloadResult
+from .results import (
+    NodeGroup,
+    RagFirstToken,
+    RetrievalGroup,
+    RetrievalOption,
+    RetrievalWorkloadResult,
+    WorkloadResult,
+)
 
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
                       "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
@@ -83,8 +96,12 @@ def _rank(o: RetrievalOption) -> tuple[float, float, str]:
 
 
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
-                   acct: Mapping[str, float]) -> RetrievalWorkloadResult:
-    """Every candidate GPU on its platform (the account's platform when stated)."""
+                   acct: Mapping[str, float],
+                   idle: Mapping[str, tuple[str, str, int]] | None = None
+                   ) -> RetrievalWorkloadResult:
+    """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
+    per GPU id, a language-model node group (id, platform, idle GPUs) whose idle GPUs the
+    replicas may use (shares_llm_nodes); on that GPU the option takes the group's platform."""
     base = workload_values(w, m)
     p = req.policy
     account: dict[str, float] = {
@@ -93,12 +110,18 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS}}
     if p.mfu is not None:
         account["mfu_encode"] = p.mfu
+    api = cat.prices.embedding_reference(w.kind)
+    api_price = api.usd_per_million_tokens if api is not None else 0.0
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
         pid = req.hardware.platform or gpu.default_platform
+        group, free = None, 0
+        if idle and gid in idle:
+            group, pid, free = idle[gid]
         values: dict[str, Value] = {
-            **base, **account, "weight_bytes": 2.0, "gpu_tflops": gpu.bf16_tflops,
+            **base, **account, "llm_free_gpus": float(free), "weight_bytes": 2.0,
+            "gpu_tflops": gpu.bf16_tflops,
             "gpu_memory_gb": gpu.memory_gb,
             "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
         assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
@@ -113,10 +136,17 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         for c in GROUP_COST_CALCULATIONS:
             env[c.name] = evaluate(c.expr, env, tables)
         values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
+        # cost per embedded token beside the compared hosted API (calculations/retrieval.py)
+        values["api_per_million_tokens"] = api_price
+        costed: ChainMap[str, Value] = ChainMap(values, acct)  # type: ignore[arg-type]
+        for c in RETRIEVAL_COST_CALCULATIONS:
+            values[c.name] = evaluate(c.expr, costed, tables)
         reason = _reason(values, gpu.name)
+        shares = group if float(values["shares_llm_nodes"]) > 0 else None
         options.append(RetrievalOption(
             id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
-            priced=float(values["gpu_price"]) > 0, values=values))
+            priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
+            shares_with=shares))
     viable = [o for o in options if o.feasible and o.priced]
     best = min(viable, key=_rank, default=None)
     advice = None
@@ -144,6 +174,7 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
             nodes=int(float(v["retrieval_nodes"])),
             gpus_used=int(float(v["retrieval_gpus_used"])),
             gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
+            shares_with=o.shares_with,
             **{k: float(v[k]) for k in GROUP_COST_FIGURES}))
     return groups
 
@@ -169,3 +200,53 @@ def with_retrieval(total: Callable[[str], float],
         return fold_values("SUM", [total(key), *(float(getattr(g, figure)) for g in groups)])
 
     return combined
+
+
+def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
+                    retrieval: Sequence[RetrievalWorkloadResult]) -> RagFirstToken | None:
+    """The end-to-end time to first token of a RAG request (RAG_TTFT), when the account has
+    an online embed workload, a rerank workload and a generating workload, each with a
+    recommendation: the first of each, as listed."""
+    embed = next((w for w in retrieval if w.kind == "embed" and w.best is not None
+                  and float(w.best.values["request_rate_per_s"]) > 0), None)
+    rerank = next((w for w in retrieval if w.kind == "rerank" and w.best is not None), None)
+    llm = next((w for w in workloads if w.best is not None), None)
+    if embed is None or rerank is None or llm is None:
+        return None
+    assert embed.best is not None and rerank.best is not None and llm.best is not None
+    stated = next(w for w in req.workloads if w.name == embed.name).search_latency_s
+    values: dict[str, float] = {
+        "rag_embed_latency_s": float(embed.best.values["latency_p95_s"]),
+        "rag_search_s": stated or 0.0,
+        "rag_rerank_latency_s": float(rerank.best.values["latency_p95_s"]),
+        "rag_llm_ttft_s": float(llm.best.values["ttft_p95_ms"]) / 1000}
+    values[RAG_TTFT.name] = float(evaluate(RAG_TTFT.expr, values))
+    return RagFirstToken(embed_workload=embed.name, rerank_workload=rerank.name,
+                         llm_workload=llm.name, values=values)
+
+
+def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
+                    retrieval: Sequence[RetrievalWorkloadResult],
+                    node_groups: Sequence[NodeGroup]) -> list[RetrievalWorkloadResult]:
+    """The embed and rerank workloads sized again with the idle GPUs of the plan's
+    language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
+    account order: a workload whose replicas all fit one group's idle GPUs of the same type,
+    at a lower annual cost than its own nodes, takes them and they are gone for the next."""
+    idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used) for g in node_groups}
+    out = []
+    for w in retrieval:
+        offer: dict[str, tuple[str, str, int]] = {}
+        for gid_group, (gpu, platform, free) in idle.items():
+            if free > 0 and free > offer.get(gpu, ("", "", 0))[2]:
+                offer[gpu] = (gid_group, platform, free)
+        spec = next(x for x in req.workloads if x.name == w.name)
+        again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer)
+        best = again.best
+        if best is None or best.shares_with is None:
+            out.append(w)
+            continue
+        gpu, platform, free = idle[best.shares_with]
+        idle[best.shares_with] = (gpu, platform,
+                                  free - int(float(best.values["retrieval_replicas"])))
+        out.append(again)
+    return out

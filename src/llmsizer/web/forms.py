@@ -98,6 +98,7 @@ EMBED_FIELDS = (
     _f(Workload, "tokens_per_request", "Tokens per query"),
     _f(Workload, "corpus_tokens", "Corpus tokens (re-indexed offline)"),
     _f(Workload, "reindex_within_hours", "Re-index the corpus within (hours)"),
+    _f(Workload, "search_latency_s", "Vector search time per query (s)"),
 )
 RERANK_FIELDS = (
     _f(Workload, "candidates_per_request", "Passages scored per query"),

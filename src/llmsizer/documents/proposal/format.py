@@ -56,6 +56,13 @@ class Formatter:
                 return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
         return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
 
+    def unit_price(self, x: float) -> str:
+        """A price per unit that may be a fraction of a cent (USD 0.0051 per million
+        embedded tokens): two significant figures below one, else as ``money``."""
+        if 0 < abs(x) < 1:
+            return f"{self.currency}{NBSP}{float(f'{float(x):.2g}'):g}"
+        return self.money(x)
+
     def money_short(self, x: float) -> str:
         """Chart axes: USD 1.5M, USD 250k."""
         if x == 0:

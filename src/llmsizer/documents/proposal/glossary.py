@@ -37,6 +37,8 @@ GLOSSARY: tuple[Term, ...] = (
          "to absorb bursts and growth."),
     Term("Inter-token latency", "The time between two tokens of one answer; a percentile "
          "target counts the slower steps that also read a new user's prompt."),
+    Term("Hosted API", "A model run by a provider on its own servers and billed per token "
+         "at a list price; the alternative to buying or renting GPUs."),
     Term("KV cache", "The memory in which the model keeps each conversation's context while it "
          "answers; it grows with the length of prompt and answer and limits the batch."),
     Term("Leaf and spine switches", "Network switches: servers plug into leaves; "

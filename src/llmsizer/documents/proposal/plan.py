@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.catalog import Catalog
-from ...sizing.results import NodeGroup, PlanPool, Result, RetrievalGroup, Totals
+from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
 from .format import chart_name, short_name
 
 
@@ -42,6 +42,12 @@ class RetrievalView:
     gpu_name: str
     latency_ms: float  # the p95 bound of an online request (0 = corpus only)
     tokens_per_s_per_gpu: float  # online, per replica
+    million_tokens_per_year: float = 0.0
+    cost_per_million_onprem: float = 0.0
+    api_name: str = ""  # the compared hosted API ("" = none listed for the kind)
+    api_date: str = ""
+    api_per_million: float = 0.0
+    annual_cost_api: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class PlanView:
     saving: float  # annual on-prem, against the dedicated sizing
     saving_share: float
     retrieval: tuple[RetrievalView, ...] = ()  # embed and rerank workloads' own nodes
+    rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
 
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
@@ -83,13 +90,19 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         assert o is not None  # a retrieval group is a recommended option
         plat, g = cat.platforms.get(rg.platform), cat.gpus.get(rg.gpu)
         online = float(o.values["request_rate_per_s"]) > 0
+        api = cat.prices.embedding_reference(rg.kind)
         rviews.append(RetrievalView(
             group=rg, kind_text="embedding" if rg.kind == "embed" else "reranking",
             model_name=w.model_name,
             platform_name=short_name(plat.name) if plat else rg.platform,
             gpu_name=g.name if g else rg.gpu,
             latency_ms=float(o.values["latency_p95_s"]) * 1000 if online else 0.0,
-            tokens_per_s_per_gpu=float(o.values["replica_tokens_per_s"])))
+            tokens_per_s_per_gpu=float(o.values["replica_tokens_per_s"]),
+            million_tokens_per_year=float(o.values["retrieval_million_tokens_per_year"]),
+            cost_per_million_onprem=float(o.values["retrieval_cost_per_million_tokens_onprem"]),
+            api_name=api.name if api else "", api_date=(api.date or "undated") if api else "",
+            api_per_million=float(o.values["api_per_million_tokens"]),
+            annual_cost_api=float(o.values["retrieval_annual_cost_api"])))
     ded = result.totals_dedicated
     env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
            "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
@@ -98,4 +111,4 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
         pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
         saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)),
-        retrieval=tuple(rviews))}
+        retrieval=tuple(rviews), rag=result.plan.rag_first_token)}

@@ -66,7 +66,7 @@ def _filter(method: str) -> Callable[..., str]:
 FILTERS = {
     "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
-    "params": "params", "unit": "unit", "prec": "precision",
+    "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
 }
 
 

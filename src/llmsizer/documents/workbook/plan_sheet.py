@@ -37,7 +37,7 @@ from ...sizing.results import Result
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import Column, input_name, letter
-from .retrieval_sheet import retrieval_total_refs
+from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
 
 __all__ = ["PlanLayout", "total_cell", "write"]
 
@@ -266,7 +266,7 @@ def write(book: Book) -> None:
         dedicated = [book.lay.cell(DEDICATED[key], c) for c in book.lay.columns
                      if c.option.id == c.workload.dedicated]
         ws.write_formula(row, FIRST_COL + 1, _sum([d for d in dedicated if d]
-                                                  + retrieval_total_refs(r, key)),
+                                                  + retrieval_alone_refs(r, key)),
                          f("total", fmt),
                          ded_value)
     ws.freeze_panes(0, FIRST_COL)

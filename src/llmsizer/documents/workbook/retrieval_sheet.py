@@ -11,14 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, INPUTS
-from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_INPUTS
+from ...model.calculations.retrieval import (
+    RAG_INPUTS,
+    RAG_TTFT,
+    RETRIEVAL_CALCULATIONS,
+    RETRIEVAL_COST_CALCULATIONS,
+    RETRIEVAL_COST_INPUTS,
+    RETRIEVAL_INPUTS,
+)
 from ...model.expr import render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "retrieval_cell", "retrieval_total_refs", "write"]
+__all__ = ["TOTAL_ROWS", "retrieval_alone_refs", "retrieval_cell", "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform
@@ -28,16 +35,24 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
             "currency"), ("node_power_kw", "Node power", "kW"),
             ("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h"),
             ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"))
-_INPUTS = [(i.name, i.label, i.unit) for i in RETRIEVAL_INPUTS if i.name not in _ACCOUNT]
+_INPUTS = [(i.name, i.label, i.unit) for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)
+           if i.name not in _ACCOUNT]
+_CALCS = (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)
 _ROWS: dict[str, int] = {}
 _row = HEAD_ROW + 5
 for _name, *_ in (*_INPUTS, *_CATALOG):
     _ROWS[_name] = _row
     _row += 1
 _row += 1
-for _c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+for _c in _CALCS:
     _ROWS[_c.name] = _row
     _row += 1
+# A RAG request end to end (when the account has all three kinds): its inputs and sum
+_row += 1
+RAG_HEAD_ROW = _row
+for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
+    _row += 1
+    _ROWS[_rag_name] = _row
 # Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
@@ -58,6 +73,16 @@ def retrieval_cell(j: int, name: str) -> str:
     """The Retrieval sheet's cell of row ``name`` for its ``j``-th workload column (the
     workloads with a recommendation, in order: the plan's retrieval groups)."""
     return f"Retrieval!{letter(FIRST_COL + j)}{_ROWS[name] + 1}"
+
+
+def retrieval_alone_refs(r: Result, key: str) -> list[str]:
+    """The same for the "each workload alone" total: a group that shares a language-model
+    node group's idle GPUs would, alone, have nodes of its own; those figures (the engine's,
+    from the same calculations) stand in for its cells."""
+    alone = {g.workload: g for g in r.plan.retrieval_groups_alone}
+    refs = retrieval_total_refs(r, key)
+    return [repr(float(getattr(alone[g.workload], key))) if g.shares_with else ref
+            for g, ref in zip(r.plan.retrieval_groups, refs, strict=True)]
 
 
 def _namer(col: int) -> Callable[[str], str]:
@@ -81,8 +106,9 @@ def write(book: Book) -> None:
     chosen = _chosen(book.r)
     n = max(1, len(chosen))
     book.title(ws, "Retrieval serving: embedding and reranking",
-               "One column per embed or rerank workload on its recommended GPU, a node group of "
-               "its own (not shared with the LLM pools). Inputs as sized; the calculations and "
+               "One column per embed or rerank workload on its recommended GPU: a node group of "
+               "its own, or idle GPUs of a language-model node group of the same GPU. Inputs "
+               "as sized; the calculations and "
                "costs below them are formulas. Change the account's requirements to change "
                "the inputs.", 1)
     ws.set_column(0, 0, 28)
@@ -113,7 +139,7 @@ def write(book: Book) -> None:
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
         for j, v in enumerate(values):
             ws.write_number(row, FIRST_COL + j, v, f("calc", fmt))
-    for c in (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS):
+    for c in _CALCS:
         row = _ROWS[c.name]
         cached = [o.values[c.name] for _, o in chosen]
         numbers = [float(v) for v in cached if not isinstance(v, str)]
@@ -127,3 +153,48 @@ def write(book: Book) -> None:
         ws.write_string(row, FIRST_COL + n, f"= {to_text(c.expr)}", f("note"))
         ws.write_string(row, FIRST_COL + n + 1, c.note, f("note"))
     ws.freeze_panes(0, FIRST_COL)
+    _write_rag(book, [w.name for w, _ in chosen], n)
+
+
+def _write_rag(book: Book, names: list[str], n: int) -> None:
+    """The end-to-end RAG time to first token (RAG_TTFT): the embed and rerank latencies
+    from this sheet's columns, the stated search time, the generating workload's TTFT p95
+    from its recommended column; the sum is a formula over those cells."""
+    rag = book.r.plan.rag_first_token
+    if rag is None:
+        return
+    ws, f = book.ws["Retrieval"], book.f
+    col = letter(FIRST_COL)
+    ws.write_string(RAG_HEAD_ROW, 1, "A RAG request, end to end", f("header"))
+    ws.write_blank(RAG_HEAD_ROW, 0, None, f("header"))
+    ws.write_blank(RAG_HEAD_ROW, 2, None, f("header"))
+    ws.write_string(RAG_HEAD_ROW, FIRST_COL, clean_text(
+        f"{rag.embed_workload} + search + {rag.rerank_workload} + {rag.llm_workload}"),
+        f("header"))
+    latency = _ROWS["latency_p95_s"] + 1
+    llm = next((c for c in book.lay.columns
+                if c.workload.name == rag.llm_workload and c.recommended), None)
+    ttft = book.lay.cell("ttft_p95_ms", llm) if llm is not None else None
+    refs = {"rag_embed_latency_s": f"={letter(FIRST_COL + names.index(rag.embed_workload))}"
+                                   f"{latency}",
+            "rag_rerank_latency_s": f"={letter(FIRST_COL + names.index(rag.rerank_workload))}"
+                                    f"{latency}",
+            "rag_llm_ttft_s": f"={ttft}/1000" if ttft else None}
+    fmt = number_format("s", list(rag.values.values()), book.cur)
+    rows: list[tuple[str, str, str, str]] = [(i.name, i.label, i.unit, i.note) for i in RAG_INPUTS]
+    rows.append((RAG_TTFT.name, RAG_TTFT.label, RAG_TTFT.unit, RAG_TTFT.note))
+    for name, label, unit, note in rows:
+        row = _ROWS[name]
+        ws.write_string(row, 0, name, f("name"))
+        ws.write_string(row, 1, label, f("label"))
+        ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
+        value = rag.values[name]
+        formula = (("=" + render(RAG_TTFT.expr, lambda x: f"{col}{_ROWS[x] + 1}"))
+                   if name == RAG_TTFT.name else refs.get(name))
+        if formula:
+            ws.write_formula(row, FIRST_COL, formula, f("calc", fmt), value)
+        else:
+            ws.write_number(row, FIRST_COL, value, f("calc", fmt))
+        if name == RAG_TTFT.name:
+            ws.write_string(row, FIRST_COL + n, f"= {to_text(RAG_TTFT.expr)}", f("note"))
+        ws.write_string(row, FIRST_COL + n + 1, note, f("note"))

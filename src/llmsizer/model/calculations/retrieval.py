@@ -40,6 +40,9 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
     Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
     Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
+    Input("llm_free_gpus", "Idle GPUs of the language-model nodes", "GPUs", "option",
+          "GPUs of this type that a language-model node group bought and leaves idle (0 = "
+          "none): the replicas go there when they all fit."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -131,17 +134,72 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        + ROUNDUP(r("corpus_tokens_per_s") / r("replica_tokens_per_s_corpus"), 0),
        "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
        "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
+    _c("shares_llm_nodes", "Shares the language-model nodes", "flag", "Retrieval",
+       IF(gt(r("llm_free_gpus"), 0), IF(ge(r("llm_free_gpus"), r("retrieval_replicas")), 1, 0),
+          0),
+       "1 when every replica fits a GPU the language-model nodes bought and leave idle (same "
+       "GPU type; one replica needs one whole GPU, so memory and compute allow): no nodes of "
+       "its own."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
-       ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss"),
-       "Replicas / GPUs per node, plus one node for N+1."),
+       IF(gt(r("shares_llm_nodes"), 0), 0,
+          ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
+       "Replicas / GPUs per node, plus one node for N+1 (0 on the language-model nodes: "
+       "their N+1 covers them)."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
        "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
     _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
-       MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
-           * r("gpus_per_node")),
-       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented)."),
+       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
+          MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
+              * r("gpus_per_node"))),
+       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented); "
+       "the replicas alone on the language-model nodes."),
 )
+
+
+# Cost per embedded token beside a hosted API (evaluated after the group's TCO lines, which
+# give annual_cost_onprem; average_load and hours_per_year are the account's inputs).
+RETRIEVAL_COST_INPUTS: tuple[Input, ...] = (
+    Input("api_per_million_tokens", "Hosted API price", "currency/M tok", "workload",
+          "The compared hosted embedding or reranking API, per million input tokens "
+          "(catalog, dated; 0 = none listed)."),
+)
+
+RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("retrieval_million_tokens_per_year", "Tokens embedded per year", "M tokens", "Retrieval",
+       (r("online_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year")
+        + r("corpus_tokens")) / 1e6,
+       "Online peak demand x average load x seconds per year, plus the corpus once (a corpus "
+       "re-embedded more often adds its tokens and lowers the price per token on premises)."),
+    _c("retrieval_cost_per_million_tokens_onprem", "On-prem cost per million tokens",
+       "currency/M tok", "Retrieval",
+       IF(gt(r("retrieval_million_tokens_per_year"), 0),
+          r("annual_cost_onprem") / r("retrieval_million_tokens_per_year"), 0),
+       "Annual on-prem cost of the node group / tokens embedded per year."),
+    _c("retrieval_annual_cost_api", "Hosted API cost per year", "currency/yr", "Retrieval",
+       r("retrieval_million_tokens_per_year") * r("api_per_million_tokens"),
+       "The same tokens sent to the compared hosted API at its list price."),
+)
+
+
+# A RAG request end to end (issue 24): the account's first online embed workload, its first
+# rerank workload and its first generating workload, each on its recommended configuration.
+RAG_INPUTS: tuple[Input, ...] = (
+    Input("rag_embed_latency_s", "Embedding the query, p95", "s", "workload",
+          "The embed workload's p95 latency bound (latency_p95_s)."),
+    Input("rag_search_s", "Vector search", "s", "workload",
+          "Stated on the embed workload (search_latency_s; 0 when not stated)."),
+    Input("rag_rerank_latency_s", "Reranking, p95", "s", "workload",
+          "The rerank workload's p95 latency bound (latency_p95_s)."),
+    Input("rag_llm_ttft_s", "Language model's first token, p95", "s", "workload",
+          "The generating workload's TTFT p95 (ttft_p95_ms / 1000)."),
+)
+RAG_TTFT = _c("rag_ttft_s", "RAG time to first token", "s", "Retrieval",
+              r("rag_embed_latency_s") + r("rag_search_s") + r("rag_rerank_latency_s")
+              + r("rag_llm_ttft_s"),
+              "Embed the query + search + rerank + the language model's first token: the "
+              "steps run one after the other, so the sum of their p95 bounds bounds the "
+              "request's p95 from above.")
 
 
 @cache

@@ -1,0 +1,259 @@
+"""``llmsizer fidelity`` for embedding and reranking rows (tests/data/embedding_points.csv):
+published encoder throughputs predicted with the retrieval calculations
+(:mod:`llmsizer.model.calculations.retrieval`), the same rows the proposal sizes with.
+
+A row names a model (an embedders.yaml Hugging Face id or name), a GPU (a gpus.yaml label),
+the sequences of one batch and the tokens of one sequence. Where the table's own label names
+no catalog entry, ``catalog_model`` / ``catalog_gpu`` give the entry of the same shape (BERT
+Large = bge-large-en-v1.5's BertModel; an A100 40GB whose form factor the table omits = the
+40 GB A100 of the same 16-bit peak), and the notes say why. The retrieval list is evaluated
+as for an offline corpus whose largest batch is the row's (``encode_max_batch_tokens`` =
+sequences x tokens), so its full-batch rate is the row's prediction:
+
+- ``forward pass only`` rows (inputs already tokenised on the GPU) are the GPU rate
+  (``gpu_tokens_per_s_full``);
+- server rows (``host_cores`` given) pass through the host's tokeniser too, so the
+  prediction is the replica's corpus rate (``replica_tokens_per_s_corpus``: the lower of
+  the GPU and the tokeniser ceiling on that many cores). A server batches up to its own
+  limit: the row's batch capped by the catalog's ``encode_max_batch_tokens``.
+
+Measured values become tokens per second: ``sequences_per_s`` x tokens per sequence,
+``requests_per_s`` x sequences per request x tokens per sequence, or sequences x tokens per
+``batch_latency_ms`` (the mean time of one batch). FP32 rows are skipped:
+the model sizes 16-bit weights on the 16-bit peak.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+
+import click
+
+from ..model.calculations.retrieval import RETRIEVAL_INPUTS, retrieval_program
+from ..model.catalog import Catalog, LabelIndex, load_catalog
+from ..model.expr import Value
+
+COLUMNS = ("source", "model", "catalog_model", "gpu", "catalog_gpu", "gpu_count", "engine",
+           "precision", "batch_sequences", "seq_tokens", "host_cores", "scenario", "metric",
+           "value", "unit", "notes")
+METRICS = ("sequences_per_s", "requests_per_s", "batch_latency_ms")
+# the constants a fit may change (the others keep their catalog values)
+FITTED = ("mfu_encode", "encode_batch_overhead_ms")
+
+
+@dataclass(frozen=True)
+class EmbedCase:
+    """One interpretable row: its catalog ids, batch shape and measured tokens per second."""
+
+    row: int
+    source: str
+    model: str
+    gpu: str
+    engine: str
+    batch_sequences: float
+    seq_tokens: float
+    host_cores: float | None
+    measured: float
+
+
+@dataclass(frozen=True)
+class EmbedResult:
+    case: EmbedCase
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.case.measured - 1
+
+
+def is_embedding_file(path: str | Path) -> bool:
+    """True when the CSV has this module's columns (``batch_sequences``, ``seq_tokens``)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), [])
+    return "batch_sequences" in header and "seq_tokens" in header
+
+
+def _embedder_id(label: str, catalog: Catalog) -> str | None:
+    want = label.strip().lower()
+    return next((eid for eid, e in catalog.embedders.items()
+                 if want in (eid, e.name.lower(), e.hf_id.lower())), None)
+
+
+def interpret(row: int, raw: Mapping[str, str], catalog: Catalog, labels: LabelIndex
+              ) -> EmbedCase | list[str]:
+    """The row as a case, or every reason it cannot be predicted."""
+    reasons = []
+    model_label = raw.get("catalog_model", "").strip() or raw["model"]
+    model = _embedder_id(model_label, catalog)
+    if model is None:
+        reasons.append(f"model {model_label!r} is not in the embedding catalog")
+    gpu_label = raw.get("catalog_gpu", "").strip()
+    gpu = (gpu_label if gpu_label in catalog.gpus else None) if gpu_label else labels.gpu(raw["gpu"])
+    if gpu is None:
+        reasons.append(f"GPU {gpu_label or raw['gpu']!r} is not in the GPU catalog")
+    if "fp32" in raw["precision"].lower():
+        reasons.append("FP32 weights: the model sizes 16-bit weights on the 16-bit peak")
+    if raw["metric"] not in METRICS:
+        reasons.append(f"metric {raw['metric']!r} is not one of {', '.join(METRICS)}")
+    if (raw.get("gpu_count") or "1").strip() != "1":
+        reasons.append("more than one GPU: a retrieval replica is one GPU")
+    if reasons or model is None or gpu is None:
+        return reasons
+    batch, seq, value = (float(raw["batch_sequences"]), float(raw["seq_tokens"]),
+                         float(raw["value"]))
+    if raw["metric"] == "batch_latency_ms":
+        measured = batch * seq * 1000 / value
+    else:
+        measured = value * seq * (batch if raw["metric"] == "requests_per_s" else 1.0)
+    cores = raw.get("host_cores", "").strip()
+    return EmbedCase(row=row, source=raw["source"].split("@")[0], model=model, gpu=gpu,
+                     engine=raw["engine"], batch_sequences=batch, seq_tokens=seq,
+                     host_cores=float(cores) if cores else None, measured=measured)
+
+
+def load(path: str | Path, catalog: Catalog) -> tuple[list[EmbedCase], list[tuple[int, str]]]:
+    """Every row of the file: the cases and the skipped rows with their reasons."""
+    labels = LabelIndex(catalog)
+    cases: list[EmbedCase] = []
+    skipped: list[tuple[int, str]] = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for i, raw in enumerate(csv.DictReader(f), start=2):  # row 1 is the header
+            got = interpret(i, raw, catalog, labels)
+            if isinstance(got, EmbedCase):
+                cases.append(got)
+            else:
+                skipped.append((i, "; ".join(got)))
+    return cases, skipped
+
+
+def catalog_constants(catalog: Catalog) -> dict[str, float]:
+    return {k: c.value for k, c in catalog.retrieval_constants.items()}
+
+
+def predict(case: EmbedCase, catalog: Catalog, constants: Mapping[str, float]) -> float:
+    """Tokens per second for the row, by the retrieval calculation list."""
+    m, g = catalog.embedders[case.model], catalog.gpus[case.gpu]
+    batch_tokens = case.batch_sequences * case.seq_tokens
+    server = case.host_cores is not None
+    values: dict[str, Value] = {
+        "params": m.params_total, "layers": float(m.layers), "hidden": float(m.hidden_size),
+        "seq_tokens": case.seq_tokens, "sequences_per_request": 1.0,
+        "request_rate_per_s": 0.0, "target_latency_p95_s": 0.0, "corpus_tokens": 0.0,
+        "reindex_hours": 0.0, "weight_bytes": 2.0, "gpu_tflops": g.bf16_tflops,
+        "gpu_memory_gb": g.memory_gb, "gpus_per_node": 1.0, "headroom": 0.0,
+        "survive_node_loss": 0.0, "gpu_memory_utilization": 0.9, "llm_free_gpus": 0.0,
+        **{k: float(v) for k, v in constants.items()},
+    }
+    values["encode_max_batch_tokens"] = (min(batch_tokens, constants["encode_max_batch_tokens"])
+                                         if server else batch_tokens)
+    if server:
+        values["host_cores_per_gpu"] = float(case.host_cores or 0)
+    assert {i.name for i in RETRIEVAL_INPUTS} <= set(values)
+    retrieval_program()(values, {})
+    return float(values["replica_tokens_per_s_corpus" if server else "gpu_tokens_per_s_full"])
+
+
+def score(cases: Iterable[EmbedCase], catalog: Catalog,
+          constants: Mapping[str, float] | None = None) -> list[EmbedResult]:
+    k = catalog_constants(catalog) if constants is None else constants
+    return [EmbedResult(c, predict(c, catalog, k)) for c in cases]
+
+
+def median_abs_error(results: Sequence[EmbedResult]) -> float:
+    return median(abs(r.error) for r in results) if results else float("nan")
+
+
+# the grid a fit searches: MFU 0.10-0.80 by 0.01, fixed time per batch 0-4 ms by 0.05 ms
+MFU_GRID = tuple(round(0.10 + 0.01 * i, 2) for i in range(71))
+OVERHEAD_GRID = tuple(round(0.05 * i, 2) for i in range(81))
+
+
+def source_balanced_error(results: Sequence[EmbedResult]) -> float:
+    """The mean over sources of each source's median |error|: every source counts once,
+    however many rows its table has (one vendor's 120-row sweep must not outvote the rest)."""
+    by: dict[str, list[EmbedResult]] = {}
+    for r in results:
+        by.setdefault(r.case.source, []).append(r)
+    return sum(median_abs_error(rs) for rs in by.values()) / len(by) if by else float("nan")
+
+
+def fit(cases: Sequence[EmbedCase], catalog: Catalog) -> tuple[dict[str, float], float]:
+    """The (MFU, fixed time per batch) pair with the least source-balanced error on
+    ``cases`` (ties: the lower MFU, then the lower overhead); returns the constants and
+    that error."""
+    base = catalog_constants(catalog)
+    best: tuple[float, dict[str, float]] | None = None
+    for mfu in MFU_GRID:
+        for overhead in OVERHEAD_GRID:
+            k = {**base, "mfu_encode": mfu, "encode_batch_overhead_ms": overhead}
+            err = source_balanced_error(score(cases, catalog, k))
+            if best is None or err < best[0] - 1e-12:
+                best = (err, k)
+    assert best is not None
+    return best[1], best[0]
+
+
+def cross_validate(cases: Sequence[EmbedCase], catalog: Catalog, by: str
+                   ) -> list[tuple[str, dict[str, float], list[EmbedResult]]]:
+    """Leave one group out (``by`` = "source" or "gpu"): fit on the other groups, predict
+    the held-out one. A group alone in the data cannot be held out (nothing to fit on)."""
+    groups = sorted({getattr(c, by) for c in cases})
+    out = []
+    for held in groups:
+        train = [c for c in cases if getattr(c, by) != held]
+        if not train:
+            continue
+        k, _ = fit(train, catalog)
+        out.append((held, k, score([c for c in cases if getattr(c, by) == held], catalog, k)))
+    return out
+
+
+def _say(text: str) -> None:
+    click.echo(text)
+
+
+def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
+    """The CLI command for an embedding file: per-row predictions with the catalog's
+    constants, the skipped rows with every reason, then the summary."""
+    catalog = load_catalog()
+    cases, skipped = load(path, catalog)
+    results = score(cases, catalog)
+    summary = {"rows": len(cases) + len(skipped), "predicted": len(results),
+               "skipped": len(skipped), "median_abs_error": median_abs_error(results),
+               "sources": len({c.source for c in cases}), "gpus": len({c.gpu for c in cases})}
+    # "catalog GPUs": an A100 80GB SXM and an A100 40GB are two entries but one chip
+    if as_json:
+        _say(json.dumps({"summary": summary, "rows": [
+            {"row": r.case.row, "model": r.case.model, "gpu": r.case.gpu,
+             "engine": r.case.engine, "measured_tokens_per_s": r.case.measured,
+             "predicted_tokens_per_s": r.predicted, "error": r.error} for r in results],
+            "skipped": [{"row": i, "reason": why} for i, why in skipped]}, indent=2))
+        return
+    if not summary_only:
+        _say(f"{'row':>4} {'model':18} {'gpu':9} {'engine':28} {'batch':>6} {'tokens':>7} "
+             f"{'measured tok/s':>15} {'predicted':>12} {'error':>7}")
+        for r in results:
+            c = r.case
+            _say(f"{c.row:>4} {c.model[:18]:18} {c.gpu[:9]:9} {c.engine[:28]:28} "
+                 f"{c.batch_sequences:>6,.0f} {c.seq_tokens:>7,.0f} {c.measured:>15,.0f} "
+                 f"{r.predicted:>12,.0f} {r.error:>+7.0%}")
+        if skipped:
+            _say(f"\n{len(skipped)} rows not interpreted (every reason):")
+            for i, why in skipped:
+                _say(f"{i:>4}  {why}")
+        _say("")
+    _say(f"Embedding throughput: {summary['predicted']} of {summary['rows']} rows predicted "
+         f"({summary['sources']} sources, {summary['gpus']} catalog GPUs);\nmedian |error| "
+         f"{summary['median_abs_error']:.0%} with the catalog's constants; by source and GPU:")
+    by: dict[tuple[str, str], list[EmbedResult]] = {}
+    for r in results:
+        by.setdefault((r.case.source.removeprefix("github:"), r.case.gpu), []).append(r)
+    for (source, gpu), rs in sorted(by.items()):
+        signed = median(r.error for r in rs)
+        _say(f"  {source[:38]:38} {gpu:14} {len(rs):>3} rows, median |error| "
+             f"{median_abs_error(rs):>4.0%} (signed {signed:+.0%})")
