@@ -19,6 +19,11 @@ ALLOWED = {
                      "GPUs, random lengths -> their mean, p90/p99 TPOT -> mean by the "
                      "catalog's ratio)"),
     "inputs/yamlsafe.py": "line/column arithmetic for error positions",
+    "sizing/fidelity_embed.py": ("unit conversion of published embedding rows (a batch's "
+                                 "latency or requests/s -> tokens/s, as benchdata.py does)"),
+    "sizing/retrieval.py": ("the plan's bookkeeping of idle GPUs a retrieval workload may take "
+                            "(bought - used, less the replicas placed) and the LLM's first token "
+                            "in seconds for the RAG formula's input"),
     "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
                                   "output; acceptance length <= drafted tokens + 1)"),
 }
