@@ -300,7 +300,10 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
     from openpyxl.utils import get_column_letter
 
     letter = get_column_letter(total_col)
-    for label, value in (("Nodes", totals.nodes), ("GPUs", totals.gpus),
+    # GPUs bought and GPUs in use, labelled (issue 22: "GPUs" was the count in use beside
+    # the capital cost of the GPUs bought)
+    for label, value in (("Nodes", totals.nodes), ("GPUs in use", totals.gpus_used),
+                         ("GPUs bought", totals.gpus_purchased),
                          ("Capital cost", totals.capex),
                          ("On-prem cost per year", totals.annual_cost_onprem)):
         ref = f"{letter}{labels[label]}"
