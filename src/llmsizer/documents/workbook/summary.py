@@ -12,7 +12,9 @@ from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr
+from .options_sheet import LIVE_COL
 from .plan_sheet import total_cell
+from .rerun_check import write_checks
 
 __all__ = ["write"]
 
@@ -188,7 +190,9 @@ def write(book: Book) -> None:
         if name in RISK_FLAGS:
             book.risk(ws, row, 2, row, 1 + book.n_wl)
         row += 1
+    row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
     _charts(book, wb, ws, row + 1)
+
 
 
 _MEASURED_ROWS: tuple[tuple[str, str], ...] = (
