@@ -62,12 +62,23 @@ def live_cost(book: Book, k: int, o: Option) -> tuple[str, float] | None:
     c = _eligible(book, k, o)
     if c is None:
         return None
-    met, cost = book.lay.cell("slo_met", c), book.lay.cell("annual_cost_onprem", c)
-    if met is None or cost is None:
+    met, cost = _met(book, c), book.lay.cell("annual_cost_onprem", c)
+    if cost is None:
         return None
+    if met is None:
+        return (f"={cost}", float(o.values["annual_cost_onprem"]))
     # IF(flag): a flag is TRUE/FALSE in a spreadsheet and TRUE=1 is FALSE in Excel and
     # Gnumeric (a boolean is not a number there)
     return (f'=IF({met},{cost},"{NOT_ELIGIBLE}")', float(o.values["annual_cost_onprem"]))
+
+
+def _met(book: Book, c: Column) -> str | None:
+    """The option's live "meets latency targets" cell when it gates the check: only where the
+    flag held at generation (an option feasible by another rule, e.g. a throughput-only
+    target, keeps its cost live without the gate)."""
+    if not float(c.option.values.get("slo_met", 0.0)):
+        return None
+    return book.lay.cell("slo_met", c)
 
 
 def _text(a: object) -> str:
@@ -85,9 +96,9 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     if frozen is None or not rows:
         return None
     frozen_col = _eligible(book, k, frozen)
-    met = book.lay.cell("slo_met", frozen_col) if frozen_col else None
-    if met is None:
+    if frozen_col is None:
         return None
+    met = _met(book, frozen_col)
     x = letter(live_col)
     first, last = min(rows) + 1, max(rows) + 1
     rng = f"Options!${x}${first}:${x}${last}"
@@ -96,11 +107,12 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
                 f"INDEX(Options!$E${first}:$E${last},{at})")
     mine = f"Options!${x}${book.lay.options_rows[(k, frozen.id)] + 1}"
     saving = f"(1-MIN({rng})/{mine})*100"
-    formula = (f"=IF({met},"
-               f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
+    compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
                f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
                f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
-               f"{_text('Still the cheapest: the frozen choice, ' + _words(book, frozen))}),"
+               f"{_text('Still the cheapest: the frozen choice, ' + _words(book, frozen))})")
+    formula = ("=" + compare if met is None else
+               f"=IF({met},{compare},"
                f"{_text('The frozen choice no longer meets the targets: re-run')})")
     # the same steps on the values at generation (MATCH: the first row holding the minimum)
     costs = [(float(o.values["annual_cost_onprem"]), _words(book, o))
