@@ -28,7 +28,7 @@ from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Costs
 from llmsizer.model.calculations import SCENARIOS
 from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
-from llmsizer.sizing.costs import is_stale, price_age_days, scenario_envs
+from llmsizer.sizing.costs import is_stale, price_age_days
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.evaluate import Choice, error_group
 from llmsizer.sizing.results import Result
@@ -327,18 +327,15 @@ def test_scenarios_sheet_is_live_and_matches_libreoffice(example: Result, tmp_pa
     heads = {v: k[:-1] for k, v in cached.items() if re.fullmatch(r"[A-Z]4", k)}
     first = 5  # the baseline is row 5; scenarios follow in order
     moved = 0
-    # the sheet adds up each workload sized alone with its recommended option (the results'
-    # sensitivity[] runs the same scenarios through the plan)
-    alone = scenario_envs(fresh.workloads, fresh.account_inputs, fresh.tables)
-    for i, (sc, envs) in enumerate(alone, start=first + 1):
+    # the sheet runs each scenario through the account plan, as the results' sensitivity[]
+    for i, sc in enumerate(fresh.sensitivity, start=first + 1):
         for field, head in (("capex", "Capital cost"), ("gpus_purchased", "GPUs bought"),
                             ("annual_cost_onprem", "On-prem cost per year")):
             got = lo_edited[f"{heads[head]}{i}"]
             assert isinstance(got, int | float)
-            want = sum(float(env[field]) for _, env in envs)
-            assert math.isclose(got, want, rel_tol=1e-9), (sc.name, field)
+            assert math.isclose(got, float(getattr(sc, field)), rel_tol=1e-9), (sc.name, field)
         moved += lo_edited[f"{heads['Capital cost']}{i}"] != cached[f"{heads['Capital cost']}{i}"]
-    assert moved >= len(alone) - 1  # the price moves every scenario's capex
+    assert moved >= len(fresh.sensitivity) - 1  # the price moves every scenario's capex
 
 
 def _same(a: object, b: object) -> bool:

@@ -51,11 +51,13 @@ SNAPSHOT = ROOT / "tests" / "snapshots" / "example_formulas.txt"
 ALLOWED_FUNCTIONS = frozenset(
     {"ROUNDUP", "ROUNDDOWN", "MAX", "MIN", "IF", "AND", "OR", "LOG", "POWER", "SUM",
      *LOOKUP_FUNCTIONS})  # INDEX/MATCH: catalog lookups only (expr.lookup_formula)
-# The only ranges a formula may use: one Catalog column (a lookup's ids or values).
-_CATALOG_COLUMN = re.compile(r"^Catalog!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+$")
+# The only ranges a formula may use: one Catalog column (a lookup's ids or values), or one
+# Options column (the re-run check's MIN and INDEX/MATCH over one workload's options).
+_CATALOG_COLUMN = re.compile(r"^(?:Catalog|Options)!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+$")
 # Operators: arithmetic, comparisons and "&" (text join, used only for the Summary's sentence).
 ALLOWED_OPERATORS = frozenset({"+", "-", "*", "/", "^", "=", "<>", "<", "<=", ">", ">=", "&"})
-_CELL = re.compile(r"^(?:(?:Summary|Plan|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions)!)?"
+_CELL = re.compile(r"^(?:(?:Summary|Plan|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions|"
+                   r"Options)!)?"
                    r"\$?[A-Z]{1,3}\$?[0-9]+$")
 _LOOKS_LIKE_CELL = re.compile(r"^[A-Za-z]{1,3}[0-9]+$|^[Rr][0-9]*[Cc][0-9]*$")
 CALC_BY_NAME = {c.name: c for c in CALCULATIONS}
@@ -300,7 +302,10 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
     from openpyxl.utils import get_column_letter
 
     letter = get_column_letter(total_col)
-    for label, value in (("Nodes", totals.nodes), ("GPUs", totals.gpus),
+    # GPUs bought and GPUs in use, labelled (issue 22: "GPUs" was the count in use beside
+    # the capital cost of the GPUs bought)
+    for label, value in (("Nodes", totals.nodes), ("GPUs in use", totals.gpus_used),
+                         ("GPUs bought", totals.gpus_purchased),
                          ("Capital cost", totals.capex),
                          ("On-prem cost per year", totals.annual_cost_onprem)):
         ref = f"{letter}{labels[label]}"

@@ -113,9 +113,12 @@ def test_libreoffice_default_profile_exports_every_shipped_workbook(
         rows = _summary_rows(pdf)
         best = [w.best for w in case.result.workloads if w.best is not None]
         assert best, case.name
-        gpus = [int(o.values["gpus"]) for o in best]
-        total = [int(case.result.totals.gpus)] if len(case.result.workloads) > 0 else []
-        assert _counts(rows["GPUs"], "GPU") == gpus + total, (case.name, rows["GPUs"])
+        # GPUs in use and GPUs bought, each labelled (issue 22), totals the plan's
+        t = case.result.totals
+        for label, name, total in (("GPUs in use", "gpus", t.gpus_used),
+                                   ("GPUs bought", "gpus_purchased", t.gpus_purchased)):
+            want = [int(o.values[name]) for o in best] + [int(total)]
+            assert _counts(rows[label], "GPU") == want, (case.name, label, rows[label])
         replicas = [int(o.values["replicas"]) for o in best]
         assert _counts(rows["Replicas"], "replica") == replicas, (case.name, rows["Replicas"])
         shown = " ".join(rows["Meets latency targets"]).split()

@@ -43,6 +43,7 @@ _ACCOUNT_FIELDS: dict[str, tuple[str, str]] = {
     "survive_node_loss": ("policy", "survive_node_loss"),
     "gpu_memory_utilization": ("policy", "gpu_memory_utilization"),
     "runtime_reserve_gb": ("policy", "runtime_reserve_gb"),
+    "storage_read_gb_per_s": ("policy", "storage_read_gb_per_s"),
     "electricity_per_kwh": ("costs", "electricity_per_kwh"),
     "pue": ("costs", "pue"),
     "amortization_years": ("costs", "amortization_years"),

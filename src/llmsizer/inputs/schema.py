@@ -88,6 +88,11 @@ class Policy(_Strict):
         description="Memory held back per GPU for activations, CUDA graphs and fragmentation; left out, "
                     "the calibrated catalog constant.",
         json_schema_extra={"example": "2", "unit": "GB"})
+    storage_read_gb_per_s: Annotated[float, Field(ge=0.01, le=1000)] | None = Field(
+        default=None,
+        description="Read bandwidth of the storage a node loads model weights from when a replica "
+                    "restarts; left out, the catalog constant (local NVMe).",
+        json_schema_extra={"example": "5", "unit": "GB/s"})
     max_batch_per_replica: Annotated[int, Field(ge=1, le=100_000)] | None = Field(
         default=None,
         description="The serving engine's cap on sequences in flight per model copy (vLLM max_num_seqs); "

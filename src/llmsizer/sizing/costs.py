@@ -26,6 +26,7 @@ from ..model.calculations import (
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
 from ..model.expr import Value, evaluate
+from .plan import Evaluated, PlanChoice, evaluate_plan
 from .results import Confidence, Option, PriceUsed, ScenarioResult, WorkloadResult
 
 _TIER_WORDS: dict[str, str] = {
@@ -295,14 +296,16 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
     return out
 
 
-def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
-                tables: Tables, pools: Sequence[Sequence[int]]) -> list[ScenarioResult]:
-    """The scenarios of the account plan: each workload keeps its recommended option, the
+def scenario_plans(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                   tables: Tables, pools: Sequence[Sequence[int]],
+                   ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluated]]:
+    """Each scenario of the account plan: each workload keeps its recommended option, the
     pools keep their members (``pools``: 0-based workload indices), and the plan's formulas
-    (plan.evaluate_plan) turn each scenario's option values into what is bought."""
-    from .plan import PlanChoice, evaluate_plan
+    (plan.evaluate_plan) turn each scenario's option values into what is bought. With the
+    option environments of :func:`scenario_envs`: the workbook's Scenarios sheet prints the
+    same plan per scenario as formulas and caches these values."""
 
-    rows = []
+    out = []
     for sc, envs in scenario_envs(workloads, acct, tables):
         if not envs:  # no workload has a recommendation: nothing to vary
             continue
@@ -318,13 +321,20 @@ def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
                 members[k - 1] = w.model_copy(update={"inputs": {**w.inputs,
                                                                  sc.input: env[sc.input]}})
         kept = tuple(tuple(i for i in pool if i in options) for pool in pools)
-        e = evaluate_plan(PlanChoice(options, tuple(p for p in kept if p)), members, scen_acct)
-        rows.append(ScenarioResult(
-            name=sc.name, label=sc.label, change=sc.change, input=sc.input,
-            gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
-            capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
-            annual_cost_cloud=e.totals["annual_cost_cloud"]))
-    return rows
+        out.append((sc, envs, evaluate_plan(PlanChoice(options, tuple(p for p in kept if p)),
+                                            members, scen_acct)))
+    return out
+
+
+def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
+                tables: Tables, pools: Sequence[Sequence[int]]) -> list[ScenarioResult]:
+    """The scenarios of the account plan (:func:`scenario_plans`), as the results list them."""
+    return [ScenarioResult(
+        name=sc.name, label=sc.label, change=sc.change, input=sc.input,
+        gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
+        capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
+        annual_cost_cloud=e.totals["annual_cost_cloud"])
+        for sc, _envs, e in scenario_plans(workloads, acct, tables, pools)]
 
 
 def by_load(acct: dict[str, float], w: WorkloadResult,

@@ -76,6 +76,7 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
         "mfu_decode_4bit": pol.mfu, "mfu_prefill_4bit": pol.mfu,
         "max_batch_per_replica": pol.max_batch_per_replica,
         "runtime_reserve_gb": pol.runtime_reserve_gb,
+        "storage_read_gb_per_s": pol.storage_read_gb_per_s,
     }
     out = []
     for name, const in catalog.constants.items():

@@ -70,6 +70,8 @@ def account_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:
         "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
         "gpu_memory_utilization": p.gpu_memory_utilization,
         "runtime_reserve_gb": catalog.constant("runtime_reserve_gb") if reserve is None else reserve,
+        "storage_read_gb_per_s": (catalog.constant("storage_read_gb_per_s")
+                                  if p.storage_read_gb_per_s is None else p.storage_read_gb_per_s),
         "electricity_per_kwh": c.electricity_per_kwh,
         "pue": c.pue,
         "amortization_years": c.amortization_years,

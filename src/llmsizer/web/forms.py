@@ -167,6 +167,7 @@ POLICY_FIELDS = (
     _f(Policy, "survive_node_loss", "Survive a node loss (N+1)", "bool"),
     _f(Policy, "gpu_memory_utilization", "GPU memory utilisation"),
     _f(Policy, "runtime_reserve_gb", "Runtime reserve per GPU (GB)"),
+    _f(Policy, "storage_read_gb_per_s", "Weight storage read bandwidth (GB/s)"),
     _f(Policy, "max_batch_per_replica", "Engine batch cap"),
     _f(Policy, "mbu", "Bandwidth efficiency override"),
     _f(Policy, "mfu", "Compute efficiency override"),

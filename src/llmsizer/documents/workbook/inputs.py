@@ -13,6 +13,8 @@ from ...model.catalog import Model
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import TABLE_COLUMN_INFO, letter
+from .options_sheet import LIVE_COL
+from .rerun_check import write_checks
 
 __all__ = ["write"]
 
@@ -104,6 +106,8 @@ def write(book: Book) -> None:
     for i in business:
         _workload_row(book, ws, row, i)
         row += 1
+    # after an edit above: is the frozen hardware still the cheapest? (the Summary has it too)
+    row = write_checks(book, ws, row, "label_bold", LIVE_COL, 24)
     if model:
         row += 1
         ws.write_string(row, 0, "Model architecture (one column per workload)", f("section"))

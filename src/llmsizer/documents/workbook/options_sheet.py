@@ -10,12 +10,12 @@ has no formulas to point at. Where the option has a column, the sheet names it.
 from __future__ import annotations
 
 from ...model.calculations import CALCULATIONS
-from ...sizing.results import Option
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
+from .rerun_check import NOT_ELIGIBLE, label, live_cost
 
-__all__ = ["write"]
+__all__ = ["LIVE_COL", "write"]
 
 _UNITS = {c.name: c.unit for c in CALCULATIONS}
 # (header, option value, unit): the figures a reader compares options by.
@@ -29,12 +29,11 @@ _FIGURES: tuple[tuple[str, str], ...] = (
 _WIDTHS = {"Workload": 20, "Option": 46, "Option id": 24, "Status": 34, "Platform": 38,
            "Column": 8}
 _FIGURE_WIDTH = 15
-
-
-def label(book: Book, o: Option) -> str:
-    """An option in words for tables and chart axes: GPU name, precisions, TP."""
-    return (f"{book.display_name('gpus', o.gpu)}, {o.weight_precision} weights, "
-            f"{o.kv_precision} KV, TP{o.tp}")
+_LIVE_HEAD = "On-prem cost per year now"
+_HEADS = ("Workload", "Option", "Option id", "Status", "Platform", *(h for h, _ in _FIGURES),
+          "Column", _LIVE_HEAD)
+# The re-run check's column (rerun_check.py): live where the option has a column.
+LIVE_COL = len(_HEADS) - 1
 
 
 def write(book: Book) -> None:
@@ -47,11 +46,13 @@ def write(book: Book) -> None:
     book.title(ws, "Every option evaluated, feasible and rejected",
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
-               "recalculates there (its column is named in the last column).",
+               "recalculates there (its column is named in the Column column). The last "
+               "column is live: the annual on-premises cost now of each feasible, priced "
+               "option with a column (— when it no longer meets the targets); the Summary's "
+               "re-run check names the cheapest.",
                span=(1, _WIDTHS["Workload"] + _WIDTHS["Option"]))  # the repeated columns
     shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
-    heads = ["Workload", "Option", "Option id", "Status", "Platform", *(h for h, _ in _FIGURES),
-             "Column"]
+    heads = list(_HEADS)
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
@@ -83,5 +84,11 @@ def write(book: Book) -> None:
                     continue
                 fmt = number_format(_UNITS[name], [float(value)], book.cur)
                 ws.write_number(row, j, float(value), f("calc", fmt))
-            ws.write_string(row, len(heads) - 1, shown.get((k, o.id), "—"), f("unit"))
+            ws.write_string(row, LIVE_COL - 1, shown.get((k, o.id), "—"), f("unit"))
+            live = live_cost(book, k, o)
+            if live is None:
+                ws.write_string(row, LIVE_COL, NOT_ELIGIBLE, f("unit"))
+            else:
+                ws.write_formula(row, LIVE_COL, live[0], f("calc", number_format(
+                    _UNITS["annual_cost_onprem"], [live[1]], book.cur)), live[1])
             ws.set_row(row, wrapped_height(status, _WIDTHS["Status"], 8))

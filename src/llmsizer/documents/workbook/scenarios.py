@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model.calculations import CALCULATIONS, SCENARIO_OUTPUTS, UNITS, Scenario
+from ...model.calculations import CALCULATIONS, INPUTS, SCENARIO_OUTPUTS, UNITS, Scenario
 from ...model.expr import Lookup, Value, lookup_formula, render
-from ...sizing.costs import scenario_envs
+from ...sizing.costs import scenario_plans
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
+from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
+from .scenario_plan import Member, PlanRows, write_plan
 
 __all__ = ["write"]
 
@@ -33,6 +35,10 @@ _LABELS = {"gpus_purchased": "GPUs bought", "nodes": "Nodes", "capex": "Capital 
            "annual_cost_onprem": "On-prem cost per year",
            "annual_cost_cloud": "Cloud cost per year"}
 _CALC_ROW = {c.name: BLOCK_FIRST_CALC + i for i, c in enumerate(CALCULATIONS)}
+_ROWS = PlanRows.after(BLOCK_ROW_VALUE, _CALC_ROW)  # then the pools' and node groups' rows
+# The input each row changes, in the words of the Inputs sheet (no input names on a sheet
+# the customer reads).
+_INPUT_WORDS = {i.name: i.label for i in INPUTS}
 
 
 def _lookup(book: Book, lk: Lookup, key: str) -> str:
@@ -76,16 +82,17 @@ def write(book: Book) -> None:
     ws = book.ws["Scenarios"]
     f = book.f
     r = book.r
-    book.title(ws, "Scenarios: what if an estimate is off (each workload sized alone)",
-               "Each row changes one input and recomputes the recommended configuration of every "
-               "workload (GPU, precision and TP kept) with the same formulas as the calculation "
-               "sheets; the grouped columns to the right hold those calculations. Rows add up "
-               "each workload on its own nodes with its own spares; the proposal's sensitivity "
-               "table applies the same changes to the shared plan (Plan sheet), which needs "
-               "fewer nodes. Change an input on Inputs (a price, users, load) and the rows "
-               "follow.")
+    book.title(ws, "Scenarios: what if an estimate is off (the account plan)",
+               "Each row changes one input and recomputes the plan on the cover: every "
+               "workload keeps its recommended configuration (GPU, precision and TP), the "
+               "pools keep their workloads and the node groups their pools, with the same "
+               "formulas as the calculation sheets and the Plan sheet. The grouped columns to "
+               "the right hold those calculations. These are the figures of the proposal's "
+               "sensitivity table. Change an input on Inputs (a price, users, load) and the "
+               "rows follow.")
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
-    runs = scenario_envs(r.workloads, r.account_inputs, r.tables)
+    runs = scenario_plans(r.workloads, r.account_inputs, r.tables,
+                          [p.workload_indices for p in r.plan.pools])
     heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
@@ -95,49 +102,56 @@ def write(book: Book) -> None:
     ws.set_column(2, 2, 24)
     ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
     fmts = {k: number_format(UNITS[k], [0.0], book.cur) for k in SCENARIO_OUTPUTS}
-    # the proposal itself: sums over the recommended columns of the calculation sheets
+    # the proposal itself: the Plan sheet's account totals
     row = ROW_HEAD + 1
-    ws.write_string(row, 0, "Each workload alone, as configured", f("label_bold"))
+    ws.write_string(row, 0, "As proposed", f("label_bold"))
     for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
-        cells = [x for x in (book.lay.cell(k, c) for c in recommended.values()) if x]
-        value = sum(float(c.option.values[k]) for c in recommended.values())
-        ws.write_formula(row, j, "=" + (f"SUM({','.join(cells)})" if cells else "0"),
-                         f("total", fmts[k]), value)
+        cell = total_cell(r, k)
+        assert cell is not None, k
+        ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k)))
     col = FIRST_BLOCK_COL
-    for sc, envs in runs:
+    for sc, envs, plan in runs:
         row += 1
         ws.write_string(row, 0, sc.label, f("label"))
         ws.write_string(row, 1, sc.change, f("text"))
-        ws.write_string(row, 2, sc.input, f("name"))
-        cols: list[str] = []
+        ws.write_string(row, 2, _INPUT_WORDS.get(sc.input, sc.input), f("text"))
+        members: dict[int, Member] = {}
         for wk, env in envs:
             c = recommended[wk]
-            cols.append(letter(col))
+            members[wk - 1] = Member(c, letter(col))
             _write_block(book, ws, col, sc, c, env)
             col += 1
+        col, sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
         for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
-            sums = [f"{x}{_CALC_ROW[out] + 1}" for x in cols]
-            total = sum(float(env[out]) for _, env in envs)
-            ws.write_formula(row, j, "=" + (f"SUM({','.join(sums)})" if sums else "0"),
-                             f("calc", fmts[out]), total)
+            ws.write_formula(row, j, "=" + (f"SUM({','.join(sums[out])})" if sums[out] else "0"),
+                             f("calc", fmts[out]), float(plan.totals[out]))
     last_table_row = row
     if col > FIRST_BLOCK_COL:
         # The calculation block: labels in the column before it, grouped and collapsed.
         ws.write_string(BLOCK_ROW_HEAD, FIRST_BLOCK_COL - 1, "Scenario", f("header"))
-        ws.write_string(BLOCK_ROW_HEAD + 1, FIRST_BLOCK_COL - 1, "Workload", f("header"))
-        ws.write_string(BLOCK_ROW_HEAD + 2, FIRST_BLOCK_COL - 1, "Option", f("header"))
+        ws.write_string(BLOCK_ROW_HEAD + 1, FIRST_BLOCK_COL - 1, "Workload, pool or node group",
+                        f("header"))
+        ws.write_string(BLOCK_ROW_HEAD + 2, FIRST_BLOCK_COL - 1, "Option or platform",
+                        f("header"))
         ws.write_string(BLOCK_ROW_VALUE, FIRST_BLOCK_COL - 1, "Value of the input changed",
                         f("label_bold"))
         for calc in CALCULATIONS:
             ws.write_string(_CALC_ROW[calc.name], FIRST_BLOCK_COL - 1,
                             f"{calc.label} ({unit_text(calc.unit, book.cur)})", f("label"))
+        for items, where, what in ((POOL_ITEMS, _ROWS.pool, "Pool"),
+                                   (GROUP_ITEMS, _ROWS.group, "Node group")):
+            for item in items:
+                ws.write_string(where[item.name], FIRST_BLOCK_COL - 1,
+                                f"{what}: {item.label} ({unit_text(item.unit, book.cur)})",
+                                f("label"))
         ws.set_column(FIRST_BLOCK_COL - 1, FIRST_BLOCK_COL - 1, 40, None,
                       {"level": 1, "hidden": True})
         ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})
         ws.set_column(col, col, None, None, {"collapsed": True})
     ws.write_string(last_table_row + 2, 0,
                     "The grouped columns (+ above the column letters) hold each scenario's "
-                    "calculations, one column per workload.", f("note"))
+                    "calculations: one column per workload, then one per pool and one per node "
+                    "group, as on the Plan sheet.", f("note"))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
     fit_width(ws, 18 + 20 + 24 + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide

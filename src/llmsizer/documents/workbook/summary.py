@@ -12,7 +12,9 @@ from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr
+from .options_sheet import LIVE_COL
 from .plan_sheet import total_cell
+from .rerun_check import write_checks
 
 __all__ = ["write"]
 
@@ -54,7 +56,8 @@ def _words(book: Book, c: Column) -> tuple[str, str] | None:
 _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("gpu", "GPU"), ("platform", "Platform"), ("weight_precision", "Weight precision"),
     ("kv_precision", "KV-cache precision"), ("tp", "Tensor parallel (GPUs per replica)"),
-    ("nodes", "Nodes"), ("gpus", "GPUs"), ("replicas", "Replicas"),
+    ("nodes", "Nodes"), ("gpus_purchased", "GPUs bought"), ("gpus", "GPUs in use"),
+    ("replicas", "Replicas"),
     ("concurrent_users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
     ("required_tokens_per_s_per_user", "Required tokens/s per user"),
     ("tokens_per_s_per_user", "Tokens/s per user at peak"),
@@ -68,7 +71,10 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("cost_per_million_tokens_cloud", "Cloud cost per million output tokens"),
     ("breakeven_months", "Buy-vs-rent break-even"),
 )
-_TOTALS = ("gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+_TOTALS = ("gpus_purchased", "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+# The total column's figure of a row: the Plan sheet's account total (GPUs in use are the
+# plan's gpus_used; GPUs bought may be more where a baseboard comes full).
+_TOTAL_OF = {"gpus": "gpus_used"}
 
 
 def write(book: Book) -> None:
@@ -173,9 +179,9 @@ def write(book: Book) -> None:
                 ws.write_string(row, 1 + k, "—", f("unit"))
         if name in _TOTALS and cells:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
-            plan_total = total_cell(r, "gpus_used" if name == "gpus" else name)
-            ws.write_formula(row, total_col, f"={plan_total}", f("total", fmt),
-                             float(getattr(r.totals, name)))
+            key = _TOTAL_OF.get(name, name)
+            ws.write_formula(row, total_col, f"={total_cell(r, key)}", f("total", fmt),
+                             float(getattr(r.totals, key)))
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
         if name.startswith("headroom_"):
@@ -184,7 +190,9 @@ def write(book: Book) -> None:
         if name in RISK_FLAGS:
             book.risk(ws, row, 2, row, 1 + book.n_wl)
         row += 1
+    row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
     _charts(book, wb, ws, row + 1)
+
 
 
 _MEASURED_ROWS: tuple[tuple[str, str], ...] = (

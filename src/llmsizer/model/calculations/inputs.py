@@ -33,6 +33,9 @@ INPUTS: tuple[Input, ...] = (
     _i("runtime_reserve_gb", "Runtime reserve per GPU", "GB", "account",
        "Memory held back per GPU for activations, CUDA graphs and fragmentation.", low=0,
        high=100),
+    _i("storage_read_gb_per_s", "Weight storage read bandwidth", "GB/s", "account",
+       "How fast a node reads the model weights when a replica restarts (local NVMe 5-7 "
+       "GB/s; network storage less).", low=0.01, high=1000),
     _i("electricity_per_kwh", "Electricity price", "currency/kWh", "account",
        "Tariff for the data centre power.", low=0, high=10),
     _i("pue", "PUE", "ratio", "account", "Facility power / IT power.", low=1, high=3),

@@ -44,6 +44,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("replicas_lost_with_a_node", "Replicas lost with one node", "replicas", "Nodes",
        MIN(r("replicas_per_node"), ROUNDUP(r("replicas") / r("nodes"), 0)),
        "Replicas on the fullest node when spread evenly."),
+    _c("restart_s", "Time to reload a replica's weights", "s", "Nodes",
+       r("weights_gb") / r("storage_read_gb_per_s"),
+       "Weights / storage read bandwidth: the least time a replica takes to come back on "
+       "another node (engine start and warm-up come on top)."),
     _c("gpus_purchased", "GPUs purchased", "GPUs", "Nodes",
        IF(gt(r("platform_sold_full"), 0), r("nodes") * r("gpus_per_node"), r("gpus")),
        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),

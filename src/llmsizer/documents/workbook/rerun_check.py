@@ -1,0 +1,148 @@
+"""The live re-run check (issue 22, item 4): after an edit on Inputs (a price, a target), is the
+hardware frozen at generation still the cheapest? One formula per workload, on the Summary and
+on the Inputs sheet, over the Options sheet's live cost column:
+
+* the Options sheet's last column holds, for every feasible, priced option that has a column
+  on the calculation sheets, its annual on-premises cost now (``=IF(<meets targets>,
+  <cost>,"—")``, both live); any other option holds "—" (its figures are values);
+* the check names the cheapest of them (MIN, then INDEX/MATCH on the option labels) and
+  compares it with the workload's frozen choice sized alone (the option the engine chose for
+  the workload on its own: the plan's choice may be dearer alone because it shares nodes).
+
+Only functions of the closed function table (:mod:`llmsizer.model.expr`: IF, MIN, ROUNDDOWN,
+and INDEX/MATCH of its lookups) and ``&``; the cached text is computed here by the same steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.expr import FUNCTIONS
+from ...sizing.results import Option, WorkloadResult
+from .book import Book
+from .formats import clean_text, wrapped_height
+from .layout import Column, letter, option_statuses
+
+__all__ = ["LABEL", "NOT_ELIGIBLE", "RerunCheck", "check", "label", "live_cost", "write_checks"]
+
+NOT_ELIGIBLE = "—"  # the live cost column of an option the check cannot compare
+LABEL = "Re-run check (cheapest option alone at the current inputs)"
+
+
+@dataclass(frozen=True)
+class RerunCheck:
+    formula: str
+    text: str  # its value at generation
+
+
+def label(book: Book, o: Option) -> str:
+    """An option in words, as the Options sheet's column B shows it (tables, chart axes, the
+    check's text): GPU name, precisions, TP."""
+    return clean_text(f"{book.display_name('gpus', o.gpu)}, {o.weight_precision} weights, "
+                      f"{o.kv_precision} KV, TP{o.tp}")
+
+
+def _words(book: Book, o: Option) -> str:
+    """The option as the check names it: the Options sheet's label (column B) on its
+    platform (column E)."""
+    return f"{label(book, o)} on {clean_text(book.display_name('platforms', o.platform))}"
+
+
+def _eligible(book: Book, k: int, o: Option) -> Column | None:
+    """The option's column when the check compares it: feasible, priced, with a column."""
+    if not (o.feasible and o.priced):
+        return None
+    return next((c for c in book.lay.columns if c.k == k and c.option.id == o.id), None)
+
+
+def live_cost(book: Book, k: int, o: Option) -> tuple[str, float] | None:
+    """The Options sheet's live cost cell of option ``o`` of workload ``k``: (formula, value),
+    or None (the cell holds NOT_ELIGIBLE)."""
+    c = _eligible(book, k, o)
+    if c is None:
+        return None
+    met, cost = _met(book, c), book.lay.cell("annual_cost_onprem", c)
+    if cost is None:
+        return None
+    if met is None:
+        return (f"={cost}", float(o.values["annual_cost_onprem"]))
+    # IF(flag): a flag is TRUE/FALSE in a spreadsheet and TRUE=1 is FALSE in Excel and
+    # Gnumeric (a boolean is not a number there)
+    return (f'=IF({met},{cost},"{NOT_ELIGIBLE}")', float(o.values["annual_cost_onprem"]))
+
+
+def _met(book: Book, c: Column) -> str | None:
+    """The option's live "meets latency targets" cell when it gates the check: only where the
+    flag held at generation (an option feasible by another rule, e.g. a throughput-only
+    target, keeps its cost live without the gate)."""
+    if not float(c.option.values.get("slo_met", 0.0)):
+        return None
+    return book.lay.cell("slo_met", c)
+
+
+def _text(a: object) -> str:
+    return '"' + str(a).replace('"', '""') + '"'
+
+
+def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | None:
+    """The re-run check of workload ``k`` (1-based); None without a frozen choice alone that
+    has a column (no recommendation, or the sheets could not show it)."""
+    if w.dedicated is None:
+        return None
+    feasible, rejected = option_statuses(w)
+    rows = [book.lay.options_rows[(k, o.id)] for o, _ in feasible + rejected]
+    frozen = next((o for o in w.options if o.id == w.dedicated), None)
+    if frozen is None or not rows:
+        return None
+    frozen_col = _eligible(book, k, frozen)
+    if frozen_col is None:
+        return None
+    met = _met(book, frozen_col)
+    x = letter(live_col)
+    first, last = min(rows) + 1, max(rows) + 1
+    rng = f"Options!${x}${first}:${x}${last}"
+    at = f"MATCH(MIN({rng}),{rng},0)"
+    cheapest = (f"INDEX(Options!$B${first}:$B${last},{at})&{_text(' on ')}&"
+                f"INDEX(Options!$E${first}:$E${last},{at})")
+    mine = f"Options!${x}${book.lay.options_rows[(k, frozen.id)] + 1}"
+    saving = f"(1-MIN({rng})/{mine})*100"
+    compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
+               f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
+               f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
+               f"{_text('Still the cheapest: the frozen choice, ' + _words(book, frozen))})")
+    formula = ("=" + compare if met is None else
+               f"=IF({met},{compare},"
+               f"{_text('The frozen choice no longer meets the targets: re-run')})")
+    # the same steps on the values at generation (MATCH: the first row holding the minimum)
+    costs = [(float(o.values["annual_cost_onprem"]), _words(book, o))
+             for o, _ in feasible + rejected if live_cost(book, k, o) is not None]
+    low = min(v for v, _ in costs)
+    mine_v = float(frozen.values["annual_cost_onprem"])
+    if mine_v > low:
+        pct = (1 - low / mine_v) * 100
+        rounddown = FUNCTIONS["ROUNDDOWN"].python
+        assert rounddown is not None
+        amount = f"{int(rounddown(pct, 0))} %" if pct >= 1 else "under 1 %"
+        name = next(n for v, n in costs if v == low)
+        text = f"A re-run may choose {name}, {amount} cheaper (this workload alone)"
+    else:
+        text = f"Still the cheapest: the frozen choice, {_words(book, frozen)}"
+    return RerunCheck(formula, text)
+
+
+def write_checks(book: Book, ws: Any, row: int, head: str, live_col: int, width: int) -> int:
+    """The check's row: one live sentence per workload in the workload columns (C on, each
+    ``width`` characters wide), as on the Summary and the Inputs sheet. Returns the next
+    row."""
+    ws.write_string(row, 0, LABEL, book.f(head))
+    height = 15.0
+    for k, w in enumerate(book.r.workloads, start=1):
+        got = check(book, k, w, live_col)
+        if got is None:
+            ws.write_string(row, 1 + k, NOT_ELIGIBLE, book.f("unit"))
+            continue
+        ws.write_formula(row, 1 + k, got.formula, book.f("wrap"), got.text)
+        height = max(height, wrapped_height(got.text, width, 11))
+    ws.set_row(row, min(height, 400))
+    return row + 1

@@ -1,0 +1,80 @@
+"""Node loss in the plan's words (issue 22, item 3): the risks state each pool's headroom with
+a node down on its group's nodes and the least time a replica takes to reload its weights
+(weights / storage read bandwidth, a sourced catalog default); a plan on one node says the
+service stops while that node is down instead of printing "-100 %".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import ROOT
+
+from llmsizer.documents.proposal import Formatter
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
+
+
+def _pdf_text(result: object, out: Path, stem: str) -> str:
+    pdf = write_outputs(result, out, stem=stem, formats=("pdf",))[0]  # type: ignore[arg-type]
+    text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                          text=True).stdout
+    return re.sub(r"\s+", " ", text.replace("\u00a0", " "))
+
+
+def test_storage_read_bandwidth_is_a_sourced_default() -> None:
+    const = load_catalog().constants["storage_read_gb_per_s"]
+    # reference set, infrastructure.md "Model weight load time": local NVMe 5-7 GB/s
+    assert const.value == 5.0
+    assert "NVMe" in const.source and "5-7 GB/s" in const.source
+
+
+def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
+    """enterprise-multi's agent platform: gpt-oss-120b, 116.8 GB of weights at MXFP4 (the
+    catalog's 116.8e9 bytes), read at 5 GB/s: 23.36 s; at a stated 1 GB/s, 116.8 s."""
+    path = ROOT / "inputs" / "enterprise-multi.yaml"
+    result = size(load(path))
+    agent = next(w for w in result.workloads if w.name == "Agent platform")
+    assert agent.best is not None
+    v = agent.best.values
+    assert math.isclose(float(v["weights_gb"]), 116.8, rel_tol=1e-12)
+    assert math.isclose(float(v["restart_s"]), 116.8 / 5.0, rel_tol=1e-12)
+    fmt = Formatter(result.account.currency)
+    text = _pdf_text(result, tmp_path, "em")
+    node_loss = text[text.index("Node loss"):text.index("Burst above peak")]
+    for pool in result.plan.pools:
+        w = result.workloads[pool.workload_indices[0]]
+        assert w.best is not None
+        wv = w.best.values
+        said = (f"reloads {fmt.gb(float(wv['weights_gb']))} of weights in at least "
+                f"{fmt.seconds(float(wv['restart_s']))}").replace("\u00a0", " ")
+        assert said in node_loss, said
+        assert fmt.pct(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
+    assert "5.0 GB/s assumed" in node_loss
+
+    data = yaml.safe_load(path.read_text())
+    data.setdefault("policy", {})["storage_read_gb_per_s"] = 1.0
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(yaml.safe_dump(data))
+    again = size(load(slow))
+    agent = next(w for w in again.workloads if w.name == "Agent platform")
+    assert agent.best is not None
+    assert math.isclose(float(agent.best.values["restart_s"]), 116.8, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ref-a-7b-assistant.yaml", "small-l4-l40s.yaml"])
+def test_a_one_node_plan_says_the_service_stops(name: str, tmp_path: Path) -> None:
+    result = size(load(ROOT / "inputs" / name))
+    assert [g.nodes for g in result.plan.node_groups] == [1]
+    assert not result.account_inputs["survive_node_loss"]
+    text = _pdf_text(result, tmp_path, Path(name).stem)
+    assert "-100 %" not in text and "−100 %" not in text
+    assert "on the only node of its group, so a node failure stops it" in text
+    assert "stops (one node)" in text  # the headroom table (the plan table: "stops")

@@ -1,0 +1,154 @@
+"""Workbook = PDF (issue 22, item 4): after LibreOffice recalculates the workbook, its
+Scenarios table and its Summary totals hold the figures the PDF prints.
+
+Three shipped accounts, one of them the three-workload enterprise-multi.yaml (three pools on
+one node group: the plan buys 28 GPUs where the workloads sized alone would need 44). Each
+account's workbook, PDF and results JSON are written by the CLI's own writer; the workbooks
+are recalculated in one soffice call (forced recalculation, tests/support/libreoffice.py).
+Every Scenarios row must equal the results' ``sensitivity[]`` (the plan re-evaluated with
+one input changed; exact for counts, 1e-9 for money) and, formatted by the proposal's own
+Formatter, appear in the PDF's sensitivity table in the same order. Before this, the sheet
+summed each workload sized alone (enterprise-multi, users x2: 72 GPUs in the workbook against
+52 in the PDF).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+from support.libreoffice import read_values, recalculate
+
+from llmsizer.documents.proposal import Formatter
+from llmsizer.inputs.loader import load
+from llmsizer.runs.report import write_outputs
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ACCOUNTS = ("example.yaml", "enterprise-multi.yaml", "code-assistant.yaml")
+# Scenarios sheet: the table's header row (1-based) and its columns
+HEAD_ROW = 4
+FIGURES = (("gpus_purchased", "GPUs bought"), ("nodes", "Nodes"), ("capex", "Capital cost"),
+           ("annual_cost_onprem", "On-prem cost per year"),
+           ("annual_cost_cloud", "Cloud cost per year"))
+
+
+@dataclass
+class Case:
+    result: Result
+    pdf_text: str  # pdftotext, whitespace runs as one space
+    sheets: dict[str, dict[str, object]]  # after LibreOffice's recalculation
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
+    out = tmp_path_factory.mktemp("outputs")
+    written: dict[str, tuple[Result, Path, Path]] = {}
+    for name in ACCOUNTS:
+        result = size(load(ROOT / "inputs" / name))
+        paths = write_outputs(result, out, stem=Path(name).stem, formats=("xlsx", "pdf"))
+        book = next(p for p in paths if p.suffix == ".xlsx")
+        pdf = next(p for p in paths if p.suffix == ".pdf")
+        written[name] = (result, book, pdf)
+    done = recalculate([b for _, b, _ in written.values()], tmp_path_factory.mktemp("lo"),
+                       timeout=600)
+    cases = {}
+    for name, (result, book, pdf) in written.items():
+        text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                              text=True).stdout
+        cases[name] = Case(result, re.sub(r"\s+", " ", text), read_values(done[book]))
+    return cases
+
+
+def _same(got: object, want: float, count: bool) -> bool:
+    if not isinstance(got, int | float):
+        return False
+    return got == want if count else math.isclose(got, want, rel_tol=1e-9)
+
+
+def _columns(sheet: dict[str, object], row: int) -> dict[str, str]:
+    """Header text -> column letter of a header row."""
+    return {str(v): re.sub(r"\d", "", k) for k, v in sheet.items()
+            if re.fullmatch(rf"[A-Z]+{row}", k)}
+
+
+def _line(fmt: Formatter, values: dict[str, float]) -> str:
+    """One row of the PDF's sensitivity table, as pdftotext reads it."""
+    return " ".join([fmt.count(values["gpus_purchased"]), fmt.count(values["nodes"]),
+                     *(fmt.money(values[k]) for k in ("capex", "annual_cost_onprem",
+                                                     "annual_cost_cloud"))]).replace("\u00a0", " ")
+
+
+@pytest.mark.parametrize("name", ACCOUNTS)
+def test_scenarios_sheet_equals_the_pdf_table(name: str, cases: dict[str, Case]) -> None:
+    case = cases[name]
+    r = case.result
+    assert r.sensitivity, "every shipped account here has a recommendation"
+    sheet = case.sheets["Scenarios"]
+    cols = _columns(sheet, HEAD_ROW)
+    fmt = Formatter(r.account.currency)
+    text = re.sub(r"\s+", " ", case.pdf_text.replace("\u00a0", " "))
+    at = text.index("What if: sensitivity")
+    base = {k: float(getattr(r.totals, k)) for k, _ in FIGURES}
+    rows = [("As proposed", base)] + [
+        (f"{s.label} {s.change.replace('x', '×', 1) if s.change.startswith('x') else s.change}",
+         {k: float(getattr(s, k)) for k, _ in FIGURES}) for s in r.sensitivity]
+    for i, (label, want) in enumerate(rows):
+        row = HEAD_ROW + 1 + i
+        got = {k: sheet.get(f"{cols[head]}{row}") for k, head in FIGURES}
+        bad = [(k, got[k], want[k]) for k, _ in FIGURES
+               if not _same(got[k], want[k], k in ("gpus_purchased", "nodes"))]
+        assert not bad, (name, label, bad)
+        # the recalculated row, formatted as the PDF formats it, is the PDF's row
+        line = _line(fmt, {k: float(v) for k, v in got.items()})  # type: ignore[arg-type]
+        found = text.find(line, at)
+        assert found >= 0, (name, label, line)
+        at = found + len(line)
+
+
+def test_the_sheet_follows_the_plan_not_each_workload_alone(cases: dict[str, Case]) -> None:
+    """enterprise-multi: three workloads on shared XE8640 nodes. Doubling users needs 52 GPUs
+    in 13 nodes in the plan (the PDF's row); summing each workload sized alone gave 72 in 18."""
+    case = cases["enterprise-multi.yaml"]
+    users_x2 = next(s for s in case.result.sensitivity if s.name == "users_x2")
+    assert (users_x2.gpus_purchased, users_x2.nodes) == (52, 13)
+    sheet = case.sheets["Scenarios"]
+    cols = _columns(sheet, HEAD_ROW)
+    row = HEAD_ROW + 1 + 1 + [s.name for s in case.result.sensitivity].index("users_x2")
+    assert sheet[f"{cols['GPUs bought']}{row}"] == 52
+    assert sheet[f"{cols['Nodes']}{row}"] == 13
+
+
+@pytest.mark.parametrize("name", ACCOUNTS)
+def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None:
+    """The Summary's total column after recalculation: GPUs bought and GPUs in use, labelled,
+    nodes and costs; each as the PDF's summary prints it."""
+    case = cases[name]
+    t = case.result.totals
+    sheet = case.sheets["Summary"]
+    labels = {str(v): int(re.sub(r"[A-Z]+", "", k)) for k, v in sheet.items()
+              if re.fullmatch(r"A\d+", k)}
+    total_col = _columns(sheet, 5)["Total (account plan)"]
+    fmt = Formatter(case.result.account.currency)
+    text = case.pdf_text.replace("\u00a0", " ")
+    for label, want, count in (
+            ("GPUs bought", t.gpus_purchased, True), ("GPUs in use", t.gpus_used, True),
+            ("Nodes", t.nodes, True), ("Capital cost", t.capex, False),
+            ("On-prem cost per year", t.annual_cost_onprem, False),
+            ("Cloud cost per year (same capacity, rented at the cloud tier)",
+             t.annual_cost_cloud, False)):
+        got = sheet.get(f"{total_col}{labels[label]}")
+        assert _same(got, float(want), count), (name, label, got, want)
+    # the PDF's key figures (values, then their labels, upper-cased by the style sheet)
+    kpis = _line(fmt, {"gpus_purchased": t.gpus_purchased, "nodes": t.nodes, "capex": t.capex,
+                       "annual_cost_onprem": t.annual_cost_onprem,
+                       "annual_cost_cloud": t.annual_cost_cloud}) + " GPUS BOUGHT"
+    # both counts where they differ (a baseboard comes full), as the Summary sheet has them
+    if t.gpus_used != t.gpus_purchased:
+        kpis += f", {fmt.count(t.gpus_used)} IN USE"
+    assert kpis + " NODES" in text, (name, kpis)
