@@ -8,6 +8,7 @@ model-vs-measured checks (``fidelity``), the production debugger's edges and the
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
+    "alternatives",
     "costs",
     "debugger",
     "deployment",

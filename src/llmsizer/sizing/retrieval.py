@@ -125,7 +125,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                   if not any(o.feasible for o in options) else
                   "no feasible GPU has a purchase price: add one (costs.gpu_prices)")
     return RetrievalWorkloadResult(
-        name=w.name, kind=w.kind, model=w.model, model_name=m.name,
+        name=w.name, kind=w.kind, model=w.model_id, model_name=m.name,
         inputs={k: float(v) for k, v in base.items()},
         recommended=best.id if best else None, advice=advice, options=options)
 
