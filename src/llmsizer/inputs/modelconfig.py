@@ -158,6 +158,20 @@ def _layer_kinds(cfg: dict[str, Any], rel: str, layers: int) -> tuple[int, int, 
     return window, sliding, linear, state
 
 
+def _text(value: Any) -> str:
+    return clean_text(value).strip()[:200] if isinstance(value, str) else ""
+
+
+def model_name(cfg: dict[str, Any], base: Path, rel: str) -> str:
+    """The name a customer knows the model by, never "config.json" (issue 22, item 7): the
+    Hugging Face id (``_name_or_path``), else an optional ``model_name`` key, else the folder
+    that holds the file (resolved, so a config.json beside the requirements takes their
+    folder's name)."""
+    folder = Path(rel).parent.name or (base / rel).resolve().parent.name
+    return (_text(cfg.get("_name_or_path")) or _text(cfg.get("model_name"))
+            or clean_text(folder)[:200] or "the customer's model")
+
+
 def model_from_config(base: Path, rel: str) -> Model:
     try:
         base = base.resolve()
@@ -221,12 +235,11 @@ def model_from_config(base: Path, rel: str) -> Model:
         raise InputError(f"config file {rel!r} describes a model of {total:.3g} parameters; "
                          "check that this is a real model's config.json")
     window, window_layers, linear_layers, state = _layer_kinds(cfg, rel, layers)
-    raw_name = cfg.get("_name_or_path")
-    name = clean_text(raw_name).strip()[:200] if isinstance(raw_name, str) else ""
+    hf_id = _text(cfg.get("_name_or_path"))
     try:
         return Model(
-            name=name or (clean_text(Path(rel).parent.name)[:200] or clean_text(rel)[:200]),
-            hf_id=name,
+            name=model_name(cfg, base, rel),
+            hf_id=hf_id,
             params_total=total,
             params_active=min(active, total),
             layers=layers,
