@@ -171,3 +171,33 @@ def test_a_config_json_model_is_named_by_its_model_name(tmp_path: Path) -> None:
                                                     "model_name": "Acme Chat 70B"}))
     assert model_from_config(tmp_path, "acme-70b/config.json").name == "acme/chat-70b"
     assert load_catalog()  # the catalog is untouched by config models
+
+
+def test_the_web_form_carries_and_shows_the_alternatives(result: Result) -> None:
+    """Upload the example: the form sends the model then its alternatives under one name, the
+    requirements get the list back, and the page shows the PDF's comparison rows."""
+    import html
+
+    from fastapi.testclient import TestClient
+
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.documents.proposal.models import models_context
+    from llmsizer.web import forms
+    from llmsizer.web.app import create_app
+
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (EXAMPLE.name, EXAMPLE.read_bytes())})
+    assert page.status_code == 200
+    text = html.unescape(page.text).replace("\u00a0", " ")
+    (table,) = models_context(result, Formatter("USD"))["model_choices"]
+    assert f"Models compared: {table['workload']}" in text
+    for row in table["rows"]:
+        for key in ("name", "config", "speed", "ttft", "gpus", "capex", "annual"):
+            assert row[key].replace("\u00a0", " ") in text, (key, row[key])
+    data = forms.form_to_data([("workloads[0].name", "Chat"),
+                               ("workloads[0].model", "qwen2.5-coder-32b"),
+                               ("workloads[0].model", ""),
+                               ("workloads[0].model", "llama-3.3-70b")])
+    assert data["workloads"][0]["model"] == ["qwen2.5-coder-32b", "llama-3.3-70b"]
+    one = forms.form_to_data([("workloads[0].model", "qwen2.5-coder-32b")])
+    assert one["workloads"][0]["model"] == "qwen2.5-coder-32b"

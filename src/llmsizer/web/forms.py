@@ -232,6 +232,7 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     workloads: dict[int, dict[str, Any]] = {}
     load_as: dict[int, str] = {}
     lists: dict[str, list[Any]] = {}
+    models: dict[int, list[str]] = {}  # the model, then the alternatives compared with it
     for name, raw in items:
         value = raw.strip() if "notes" not in name else raw
         generic = _generic(name)
@@ -239,6 +240,10 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
         if chooser and chooser.group(2) == LOAD_AS:
             if value in _LOAD_KEYS:
                 load_as[int(chooser.group(1))] = value
+            continue
+        if chooser and chooser.group(2) == "model" and int(chooser.group(1)) < MAX_WORKLOADS * 4:
+            if value:
+                models.setdefault(int(chooser.group(1)), []).append(value)
             continue
         if generic not in KNOWN and not is_price_field(name):
             continue
@@ -266,6 +271,14 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     for i, way in load_as.items():  # the other ways' fields are hidden: not sent
         for key in {f.key for f in LOAD_FIELDS} - _LOAD_KEYS[way]:
             workloads.get(i, {}).pop(key, None)
+    for i, names in models.items():
+        w = workloads.setdefault(i, {})
+        if w.get("kind", "generate") != "generate":
+            names = names[:1]  # alternatives are compared for language models only
+        # the schema says what is wrong with a list (one model listed twice, more than 4)
+        w["model"] = names[0] if len(names) == 1 else names
+        workloads[i] = {**{k: v for k, v in w.items() if k == "name"}, "model": w["model"],
+                        **{k: v for k, v in w.items() if k not in ("name", "model")}}
     for w in workloads.values():  # the other kinds' fields are hidden too: not sent
         kind = w.get("kind", "generate")
         if kind in _KIND_KEYS:
