@@ -201,3 +201,21 @@ def test_the_web_form_carries_and_shows_the_alternatives(result: Result) -> None
     assert data["workloads"][0]["model"] == ["qwen2.5-coder-32b", "llama-3.3-70b"]
     one = forms.form_to_data([("workloads[0].model", "qwen2.5-coder-32b")])
     assert one["workloads"][0]["model"] == "qwen2.5-coder-32b"
+
+
+def test_when_no_model_meets_the_targets_the_first_listed_carries_the_advice() -> None:
+    """400 tok/s per user: the best either model reaches is 126 tok/s (8 x H200 SXM, FP8);
+    nothing is recommended, and the first listed model's advice stands."""
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.documents.proposal.models import models_context
+
+    data = yaml.safe_load(EXAMPLE.read_text("utf-8"))
+    data["workloads"][0]["targets"]["tokens_per_s_per_user"] = 400
+    r = size(load_from_text(yaml.safe_dump(data), "fast.yaml"))
+    (table,) = r.model_alternatives
+    assert [(a.model, a.meets_targets, a.chosen) for a in table.alternatives] == [
+        ("qwen2.5-coder-32b", False, True), ("llama-3.3-70b", False, False)]
+    assert r.workloads[0].model == "qwen2.5-coder-32b" and r.workloads[0].best is None
+    (words,) = models_context(r, Formatter("USD"))["model_choices"]
+    assert words["lead"].startswith("None of the models meets the targets")
+    assert words["trades"] == []

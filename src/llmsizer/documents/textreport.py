@@ -187,7 +187,8 @@ def _models_table(t: ModelAlternatives, cur: str) -> Table:
                        f"{r.annual_cost:,.0f}"]
         else:
             config, figures = "none meets the targets", ["—"] * 6
-        tab.add_row(("★ " if r.chosen else "  ") + r.model_name, params_text(r.params_total),
+        tab.add_row(("★ " if r.chosen and r.meets_targets else "  ") + r.model_name,
+                    params_text(r.params_total),
                     config, *figures)
     return tab
 

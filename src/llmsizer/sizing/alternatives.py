@@ -80,7 +80,9 @@ def compare(loaded: Loaded, catalog: Catalog, size_one: Callable[[Loaded], Resul
         index = generating.index(i)
         rows = [_row(run({**picks, i: name}), index, name, loaded, catalog)
                 for name in req.workloads[i].models]
-        best = min(rows, key=rank_key)
+        meeting = [r for r in rows if r.meets_targets]
+        # none meets the targets: the first listed carries the advice (no cheapest to pick)
+        best = min(meeting, key=rank_key) if meeting else rows[0]
         picks[i] = best.model
         tables.append(ModelAlternatives(
             workload=req.workloads[i].name, workload_index=index, rule=RULE,

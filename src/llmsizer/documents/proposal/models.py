@@ -37,7 +37,8 @@ def _trade(row: ModelAlternative, rec: ModelAlternative, fmt: Formatter) -> str:
     if not row.meets_targets:
         return (f"{name} ({fmt.params(row.params_total)} parameters) meets the targets on none "
                 "of the configurations tried.")
-    cost = row.annual_cost - rec.annual_cost
+    # a difference, not a sizing figure: both costs are the engine's
+    cost = round(row.annual_cost - rec.annual_cost)
     gpus = row.gpus_purchased - rec.gpus_purchased
     money = (f"{fmt.money(abs(cost))} a year more" if cost > 0 else
              f"{fmt.money(abs(cost))} a year less" if cost < 0 else "the same cost a year")
@@ -65,6 +66,11 @@ def _table(t: ModelAlternatives, fmt: Formatter) -> dict[str, Any]:
             "capex": fmt.money(r.capex) if r.meets_targets else "—",
             "annual": fmt.money(r.annual_cost) if r.meets_targets else "—",
         })
+    if not rec.meets_targets:
+        return {"workload": t.workload, "rows": rows, "trades": [],
+                "lead": (f"None of the models meets the targets on the hardware tried; the rest "
+                         f"of this proposal shows {short_name(rec.model_name)}, the first listed, "
+                         "and what would have to change.")}
     lead = (f"{short_name(rec.model_name)} is recommended: {t.rule}. The plan, the walk-through "
             f"and the costs of this proposal use it; each row sizes the whole account with that "
             f"model, under the same load, targets and hardware, and is costed "
