@@ -127,6 +127,7 @@ def test_json_cli_pdf_and_workbook_show_the_same_figures(result: Result,
     assert "Choosing Llama 3.3 70B instead gives a model 2.2 times the size" in text
     assert "USD 192 k a year more and 8 GPUs more bought" in text.replace("\u00a0", " ")
     assert "customer's call" in text
+    assert "or Llama 3.3 70B: compared in section 1" in text  # the requirements table
 
     ws = openpyxl.load_workbook(book)["Models"]
     cells = list(ws.iter_rows(values_only=True))

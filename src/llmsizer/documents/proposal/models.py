@@ -82,6 +82,9 @@ def _table(t: ModelAlternatives, fmt: Formatter) -> dict[str, Any]:
 def models_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     """``model_choices``: per workload with alternatives, ``workload``, ``rows`` (formatted
     figures; ``chosen`` marks the recommendation), ``lead`` (the rule), ``trades`` (one sentence
-    per other model); ``model_quality``: the sentence that leaves quality to the customer."""
+    per other model); ``model_quality``: the sentence that leaves quality to the customer;
+    ``model_others``: workload index -> the names of the models not chosen (requirements)."""
     return {"model_choices": [_table(t, fmt) for t in result.model_alternatives],
-            "model_quality": QUALITY}
+            "model_quality": QUALITY, "model_others": {
+                t.workload_index: [short_name(a.model_name) for a in t.alternatives
+                                   if not a.chosen] for t in result.model_alternatives}}
