@@ -175,8 +175,9 @@ def test_a_config_json_model_is_named_by_its_model_name(tmp_path: Path) -> None:
 
 
 def test_the_web_form_carries_and_shows_the_alternatives(result: Result) -> None:
-    """Upload the example: the form sends the model then its alternatives under one name, the
-    requirements get the list back, and the page shows the PDF's comparison rows."""
+    """Upload the example: the form holds the model and, in a list of its own, the models
+    compared with it; the requirements get `model: [it, others]` back, and the page shows the
+    PDF's comparison rows."""
     import html
 
     from fastapi.testclient import TestClient
@@ -197,11 +198,16 @@ def test_the_web_form_carries_and_shows_the_alternatives(result: Result) -> None
             assert row[key].replace("\u00a0", " ") in text, (key, row[key])
     data = forms.form_to_data([("workloads[0].name", "Chat"),
                                ("workloads[0].model", "qwen2.5-coder-32b"),
-                               ("workloads[0].model", ""),
-                               ("workloads[0].model", "llama-3.3-70b")])
+                               ("workloads[0].compare_models", ""),
+                               ("workloads[0].compare_models", "llama-3.3-70b")])
     assert data["workloads"][0]["model"] == ["qwen2.5-coder-32b", "llama-3.3-70b"]
     one = forms.form_to_data([("workloads[0].model", "qwen2.5-coder-32b")])
     assert one["workloads"][0]["model"] == "qwen2.5-coder-32b"
+    shown = forms.form_values({"workloads": [{"model": ["qwen2.5-coder-32b", "llama-3.3-70b"]}]})
+    assert shown["workloads[0].model"] == "qwen2.5-coder-32b"
+    assert shown["workloads[0].compare_models"] == ["llama-3.3-70b"]
+    assert 'name="workloads[0].compare_models"' in page.text
+    assert '<option value="llama-3.3-70b" selected>' in page.text
 
 
 def test_when_no_model_meets_the_targets_the_first_listed_carries_the_advice() -> None:

@@ -82,6 +82,9 @@ WORKLOAD_FIELDS = (
     _f(Workload, "name", "Workload name", "text"),
     _f(Workload, "model", "Model", "choice"),
 )
+# Models compared with the workload's model (``model: [it, these...]``): a list of its own in the
+# form, sent after the model, joined to it by form_to_data and split from it by form_values.
+COMPARE = "compare_models"
 # What the workload serves: one kind per workload; each kind has fields of its own.
 KIND = _f(Workload, "kind", "Serves", "choice", ("generate", "embed", "rerank"),
           ("Answers (a language model)", "Embeddings (text to vectors)",
@@ -241,7 +244,8 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
             if value in _LOAD_KEYS:
                 load_as[int(chooser.group(1))] = value
             continue
-        if chooser and chooser.group(2) == "model" and int(chooser.group(1)) < MAX_WORKLOADS * 4:
+        if (chooser and chooser.group(2) in ("model", COMPARE)
+                and int(chooser.group(1)) < MAX_WORKLOADS * 4):
             if value:
                 models.setdefault(int(chooser.group(1)), []).append(value)
             continue
@@ -336,6 +340,9 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
     walk("", data)
     for i in range(workload_count(out)):  # the load's way, from the fields the file states
         p = f"workloads[{i}]."
+        listed = out.get(p + "model")
+        if isinstance(listed, list):  # alternatives: the first in the model's own list
+            out[p + "model"], out[p + COMPARE] = (listed[0] if listed else ""), listed[1:]
         out[p + LOAD_AS] = ("population" if out.get(p + "named_users") else
                             "rate" if out.get(p + "requests_per_s") else "users")
         out.setdefault(p + KIND.key, "generate")
