@@ -33,6 +33,7 @@ JARGON = {
     r"\bPUE\b": "PUE", r"\bTCO\b": "TCO", r"\bLLM\b": "LLM", r"\btokens?\b": "Token",
     r"\bbreak-even\b": "Break-even", r"\bcross-validat": "Cross-validation",
     r"\bcalibrat": "Calibration",
+    r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"
