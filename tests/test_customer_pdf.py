@@ -35,6 +35,7 @@ JARGON = {
     r"\bcalibrat": "Calibration", r"\binter-token latency\b": "Inter-token latency",
     r"\bhosted API\b": "Hosted API",
     r"\bPDUs?\b": "PDU", r"\b(?:leaf|spine) switch": "Leaf and spine switches",
+    r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"

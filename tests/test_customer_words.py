@@ -52,3 +52,73 @@ def test_the_cited_titles_are_the_articles_own() -> None:
     for number, title in cited.items():
         (article,) = seeds.glob(f"{number}_*.txt")
         assert title in article.read_text(encoding="utf-8"), (number, title)
+
+
+# ---- issue 22, item 7: the words left over ---------------------------------------------------
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_cli_plan_lines_name_configurations_in_words(path: Path) -> None:
+    """`llmsizer size` prints the plan as the PDF words it ("4 × NVIDIA H100 SXM 80GB, FP8
+    weights, FP8 KV cache" on "Dell PowerEdge XE8640"), never an option, pool or catalog id."""
+    from rich.console import Console
+
+    from llmsizer.documents.textreport import print_result
+    from llmsizer.model.catalog import load_catalog
+
+    result = size(load(path))
+    con = Console(record=True, width=400)
+    print_result(result, con)
+    plan = [line for line in con.export_text().splitlines()
+            if line.startswith(("Plan:", "  Pool "))]
+    assert plan, "the plan is printed"
+    cat = load_catalog()
+    ids = {o.id for w in result.workloads for o in w.options} | {
+        p.id for p in result.plan.pools} | {g.platform for g in result.plan.node_groups}
+    for line in plan:
+        assert not [i for i in ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w/-])", line)], line
+    for g in result.plan.node_groups:
+        assert any(cat.platforms[g.platform].name.split(" (")[0] in line for line in plan)
+
+
+def test_the_break_even_chart_fits_every_line_it_draws() -> None:
+    """Before: costs at 10-20 % load were cut flat at the top of the axis. Now the value axis
+    fits the loads from 30 % up and the load axis starts where the costs fit under it."""
+    from llmsizer.documents.charts import breakeven_window
+    from llmsizer.sizing.costs import by_load
+
+    result = size(load(ROOT / "inputs" / "code-assistant-alternatives.yaml"))
+    w = result.workloads[0]
+    points = by_load(result.account_inputs, w, result.tables)
+    keys = ["cost_per_million_total_tokens_onprem", "cost_per_million_total_tokens_cloud"]
+    shown, top, low = breakeven_window(points, result.account_inputs["average_load"], keys)
+    assert all(p[k] <= top for p in shown for k in keys)
+    # 1.05 x the dearest cost from 30 % load up: the cloud at 30 % (one-year contract price)
+    assert top == pytest.approx(1.05 * max(p[k] for p in points if p["load"] >= 0.3
+                                           for k in keys))
+    assert low == pytest.approx(0.3)  # 20 % costs USD 1.37 per million in the cloud: off the axis
+    assert [p["load"] for p in shown] == [p["load"] for p in points if p["load"] >= low]
+
+
+def test_the_proposal_names_the_engine_and_keeps_the_register_in_an_appendix(
+        tmp_path: Path) -> None:
+    """One paragraph on the constants and one on the serving engine in section 7; the register
+    itself in appendix A; the confidence statement covers per-user speed and first token."""
+    from llmsizer.model.catalog import load_catalog
+
+    (pdf,) = write_outputs(size(load(ROOT / "inputs" / "code-assistant-alternatives.yaml")),
+                           tmp_path, formats=("pdf",))
+    text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], check=True,
+                                              capture_output=True, text=True).stdout)
+    text = text.replace("\u00a0", " ")
+    body, _, appendix = text.partition("Appendix: fitted constants")
+    assert appendix, "the register has its appendix"
+    assert "Bandwidth efficiency, weights:" in appendix
+    assert "Bandwidth efficiency, weights:" not in body
+    assert "NVIDIA TensorRT-LLM (releases v0.14 to 1.2" in body and "SGLang" in body
+    assert "Another engine or release" in body and "benchmark the chosen engine" in body
+    cat = load_catalog()
+    for name in ("calibration_itl_median_error", "calibration_ttft_median_error"):
+        assert f"by a median {cat.constant(name):.1%}".replace("%", " %") in body, name
+    # 30.1 tok/s per user against a 30 tok/s target: inside the 9.7 % speed error
+    assert "The per-user speed meets its target by less than that error" in body

@@ -43,6 +43,7 @@ __all__ = [
     "MemoryBar",
     "TornadoRow",
     "breakeven_chart",
+    "breakeven_window",
     "cost_chart",
     "memory_chart",
     "memory_segments",
@@ -520,32 +521,46 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
         return _svg(fig)
 
 
+def breakeven_window(points: Sequence[Mapping[str, float]], load: float,
+                     keys: Sequence[str]) -> tuple[list[Mapping[str, float]], float, float]:
+    """The break-even chart's axes fit the data it draws (issue 22, item 7): costs at the
+    lowest loads dwarf the rest, so the value axis fits the loads from 30 % (or the account's
+    load, if lower) up, and the load axis starts at the lowest load whose costs fit under it;
+    nothing is cut off at the top (the table lists every load). Returns (the points drawn, the
+    value axis's top, the lowest load drawn)."""
+    floor = min(0.3, load)
+    top = _axis_top([p[k] for p in points if p["load"] >= floor - 1e-9 for k in keys])
+    shown = [p for p in points if all(p[k] <= top for k in keys)]
+    low = min((p["load"] for p in shown), default=0.0)
+    return shown, top, low
+
+
 def breakeven_chart(points: Sequence[Mapping[str, float]], load: float, money: Fmt,
                     pct: Fmt, api: bool) -> str:
     """Cost per million tokens (input + output) against average load: owning, renting
     always on, and (where known) the hosted API's price; the account's load marked."""
-    xs = [p["load"] for p in points]
     series = [("cost_per_million_total_tokens_onprem", NAVY, "On-premises"),
               ("cost_per_million_total_tokens_cloud", TEAL, "Cloud, rented always on")]
     if api:
         series.append(("cost_per_million_total_tokens_api", ORANGE, "Hosted API"))
-    # Costs at the lowest loads dwarf the rest: the axis fits the loads from 30 % up.
-    top = _axis_top([p[k] for p in points if p["load"] >= 0.3 for k, _c, _l in series])
+    shown, top, low = breakeven_window(points, load, [k for k, _c, _l in series])
+    xs = [p["load"] for p in shown]
     with matplotlib.rc_context(RC):
         fig, ax = _canvas("breakeven", 2.3, 0.7, top_in=0.3, bottom_in=0.42)
-        ax.set_xlim(0, 1.02)
+        ax.set_xlim(low - 0.02, 1.02)
         ax.set_ylim(0, top)
         handles = []
         for key, color, label in series:
-            ys = [min(p[key], top) for p in points]
-            handles += ax.plot(xs, ys, color=color, label=label,
+            handles += ax.plot(xs, [p[key] for p in shown], color=color, label=label,
                                linestyle="--" if key.endswith("api") else "-")
         ax.axvline(load, color=INK, linewidth=0.8, linestyle=":")
         ax.annotate(f"account's load {pct(load)}", (load, 1.0),
                     xycoords=("data", "axes fraction"), textcoords="offset points",
                     xytext=(4, -2), fontsize=7, va="top", color=INK)
         _y_values(ax, _nice_ticks(top, 4), money, "per million tokens", INK)
-        _x_values(ax, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0], pct, "Average load (share of peak)")
+        # the first load drawn is labelled, then every 20 % not too close to it
+        ticks = [low, *(x for x in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0) if x > low + 0.05)]
+        _x_values(ax, ticks, pct, "Average load (share of peak)")
         width, height = fig.get_size_inches()
         _legend(fig, handles, width / 2, height - 10.5 / 72)
         return _svg(fig)

@@ -12,7 +12,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
+from ..model.catalog import load_catalog
+from ..sizing.results import ModelAlternatives, Result, RetrievalWorkloadResult, WorkloadResult
+from .proposal.format import option_words, short_name
+from .proposal.models import QUALITY
 
 
 def _console() -> Console:
@@ -159,11 +162,36 @@ def print_result(result: Result, console: Console | None = None) -> None:
             _ruled_out(r_out, con)
         if rw.advice:
             con.print(Text(rw.advice, style="red"), highlight=False)
+    for t in result.model_alternatives:
+        con.print(_models_table(t, cur))
+        con.print(Text(QUALITY), highlight=False)
     _print_plan(result, con)
     tot = result.totals
-    con.print(Text(f"Total: {tot.gpus} GPUs in {tot.nodes} nodes; capex {_money(tot.capex, cur)}; "
+    nodes = f"{tot.nodes} node{'' if tot.nodes == 1 else 's'}"
+    con.print(Text(f"Total: {tot.gpus} GPUs in {nodes}; capex {_money(tot.capex, cur)}; "
                    f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
                    f"{_money(tot.annual_cost_cloud, cur)}/yr"), highlight=False)
+
+
+def _models_table(t: ModelAlternatives, cur: str) -> Table:
+    """A workload's alternative models side by side (the PDF's summary table, same figures)."""
+    tab = Table(title=Text(f"{t.workload} — models compared; recommended: {t.rule}"),
+                title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for head in ("model", "params", "configuration", "weights\nGB", "tok/s\n/user",
+                 "TTFT\nms", "GPUs\nbought", f"capex\n{cur}", f"per year\n{cur}"):
+        tab.add_column(head, justify="left" if head in ("model", "configuration") else "right")
+    for r in t.alternatives:
+        if r.meets_targets and r.gpu_name and r.tp and r.weight_precision and r.kv_precision:
+            config = option_words(r.gpu_name, r.tp, r.weight_precision, r.kv_precision)
+            figures = [f"{r.weights_gb or 0:,.1f}", f"{r.tokens_per_s_per_user or 0:.1f}",
+                       f"{r.ttft_ms or 0:,.0f}", f"{r.gpus_purchased}", f"{r.capex:,.0f}",
+                       f"{r.annual_cost:,.0f}"]
+        else:
+            config, figures = "none meets the targets", ["—"] * 6
+        tab.add_row(("★ " if r.chosen and r.meets_targets else "  ") + r.model_name,
+                    params_text(r.params_total),
+                    config, *figures)
+    return tab
 
 
 def params_text(x: float) -> str:
@@ -195,25 +223,40 @@ _CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
 
 
 def _print_plan(result: Result, con: Console) -> None:
-    """The account plan: what is bought, which workloads share what, and the saving."""
+    """The account plan: what is bought, which workloads share what, and the saving, in the
+    words of the proposal (platform and GPU names, precisions), not option ids."""
+    cat = load_catalog()
     cur = result.account.currency
     pools = {p.id: p for p in result.plan.pools}
+
+    def platform(pid: str) -> str:
+        return short_name(cat.platforms[pid].name) if pid in cat.platforms else pid
+
+    def gpu(gid: str) -> str:
+        return cat.gpus[gid].name if gid in cat.gpus else gid
+
     for g in result.plan.node_groups:
-        con.print(Text(f"Plan: {g.nodes} × {g.platform} ({g.gpus_purchased} GPUs bought, "
-                       f"{g.gpus_used} used)", style="bold"), highlight=False)
+        con.print(Text(f"Plan: {g.nodes} × {platform(g.platform)} ({g.gpus_purchased} GPUs "
+                       f"bought, {g.gpus_used} used)", style="bold"), highlight=False)
         for pid in g.pools:
             p = pools[pid]
-            con.print(Text(f"  {p.id}: {', '.join(p.workloads)} — {p.option}, {p.replicas} "
-                           f"replicas ({p.spare_replicas} spare), batch {p.batch_per_replica}; "
-                           f"headroom {p.headroom_achieved:.0%}, {p.headroom_after_node_loss:.0%} "
-                           "with a node down"), highlight=False)
+            words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
+            con.print(Text(f"  Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
+                           f"{words}; {p.replicas} replica{'' if p.replicas == 1 else 's'} "
+                           f"({p.spare_replicas} spare), batch "
+                           f"{p.batch_per_replica}; headroom {p.headroom_achieved:.0%}, "
+                           + (f"{p.headroom_after_node_loss:.0%} with a node down" if g.nodes > 1
+                              else "the service stops while its one node is down")),
+                      highlight=False)
     for rg in result.plan.retrieval_groups:
-        where = (f"on idle GPUs of {rg.shares_with} (shared with the LLM pools)"
-                 if rg.shares_with else "its own nodes, not shared with the LLM pools")
-        con.print(Text(f"Plan: {rg.nodes} × {rg.platform} ({rg.gpus_purchased} GPUs bought, "
-                       f"{rg.gpus_used} used) for {rg.workload} ({rg.kind}), {rg.replicas} "
-                       f"replicas on {rg.gpu}, limited by {rg.limited_by}; {where}",
-                       style="bold"), highlight=False)
+        host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
+        where = (f"on idle GPUs of the {platform(host.platform)} nodes above (shared with the "
+                 "LLM pools)" if host else "its own nodes, not shared with the LLM pools")
+        con.print(Text(f"Plan: {rg.nodes} × {platform(rg.platform)} ({rg.gpus_purchased} GPUs "
+                       f"bought, {rg.gpus_used} used) for {rg.workload} "
+                       f"({'embedding' if rg.kind == 'embed' else 'reranking'}), "
+                       f"{rg.replicas} replicas on {gpu(rg.gpu)}, limited by {rg.limited_by}; "
+                       f"{where}", style="bold"), highlight=False)
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
         con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "

@@ -108,7 +108,7 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
         if w.kind != "generate":
             # embed/rerank models: catalogs/embedders.yaml, of the workload's own task
             pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
-            known(w.model, pool, f"{w.kind} model", ("workloads", i, "model"))
+            known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model"))
             continue
         if w.measured:
             known(w.measured.gpu, catalog.gpus, "GPU", ("workloads", i, "measured", "gpu"))
@@ -117,31 +117,37 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                     points[i] = bench.get(i, ())
                 else:
                     points[i] = _bench_points(w.measured, located, path, catalog, i)
-        if w.model in resolved:
-            continue
-        if w.model.endswith(".json"):
-            from .modelconfig import model_from_config
-
-            if models is not None and w.model in models:
-                resolved[w.model] = models[w.model]
+        for k, name in enumerate(w.models):
+            # an alternative's own list item, so that a message points at its line
+            loc: tuple[str | int, ...] = ("workloads", i, "model") + (
+                (k,) if isinstance(w.model, list) else ())
+            if name in resolved:
                 continue
-            try:
-                resolved[w.model] = model_from_config(path.parent, w.model)
-            except InputError as exc:
-                raise _err_at(located, fname, ("workloads", i, "model"), exc.message) from None
-        else:
-            known(w.model, catalog.models, "model", ("workloads", i, "model"))
-            resolved[w.model] = catalog.models[w.model]
+            if name.endswith(".json"):
+                from .modelconfig import model_from_config
+
+                if models is not None and name in models:
+                    resolved[name] = models[name]
+                    continue
+                try:
+                    resolved[name] = model_from_config(path.parent, name)
+                except InputError as exc:
+                    raise _err_at(located, fname, loc, exc.message) from None
+            else:
+                known(name, catalog.models, "model", loc)
+                resolved[name] = catalog.models[name]
     for i, w in enumerate(req.workloads):
         spec = w.speculative
-        if spec and spec.acceptance_length is None and (
-                resolved[w.model].mtp_acceptance_length(spec.draft_tokens) is None):
-            published = resolved[w.model].mtp_acceptance
-            raise _err_at(located, fname, ("workloads", i, "speculative"),
-                          f"no published MTP acceptance length for {w.model} with "
-                          f"{spec.draft_tokens} drafted tokens"
-                          + (f" (published for 1 to {len(published)})" if published else "")
-                          + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)")
+        if spec is None or spec.acceptance_length is not None:
+            continue
+        for name in w.models:
+            if resolved[name].mtp_acceptance_length(spec.draft_tokens) is None:
+                published = resolved[name].mtp_acceptance
+                raise _err_at(located, fname, ("workloads", i, "speculative"),
+                              f"no published MTP acceptance length for {name} with "
+                              f"{spec.draft_tokens} drafted tokens"
+                              + (f" (published for 1 to {len(published)})" if published else "")
+                              + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)")
     return Loaded(req=req, models=resolved, source=fname, bench=points)
 
 
@@ -203,11 +209,12 @@ def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = Non
                           "benchmark files are read only by the command line (`llmsizer "
                           "report FILE`, next to the YAML); here give "
                           "tokens_per_s_per_replica instead")
-        if w.model.endswith(".json") and w.model not in given:
-            raise _err_at(located, located.filename, ("workloads", i, "model"),
-                          f"config file {_short(w.model)} is not read here (no file beside "
-                          "the requirements is); choose a catalog model, or size a "
-                          "config.json model with `llmsizer size FILE`")
+        for name in w.models:
+            if name.endswith(".json") and name not in given:
+                raise _err_at(located, located.filename, ("workloads", i, "model"),
+                              f"config file {_short(name)} is not read here (no file beside "
+                              "the requirements is); choose a catalog model, or size a "
+                              "config.json model with `llmsizer size FILE`")
     # every file the requirements could name was refused or given above: the path is unused
     return resolve(req, located, Path(located.filename), catalog or load_catalog(),
                    models=given, bench={})

@@ -162,6 +162,21 @@ def _layer_kinds(cfg: dict[str, Any], rel: str, layers: int) -> tuple[int, int, 
     return window, sliding, linear, state
 
 
+def _text(value: Any) -> str:
+    return clean_text(value).strip()[:200] if isinstance(value, str) else ""
+
+
+def model_name(cfg: dict[str, Any], base: Path | None, rel: str) -> str:
+    """The name a customer knows the model by, never "config.json" (issue 22, item 7): the
+    Hugging Face id (``_name_or_path``), else an optional ``model_name`` key, else the folder
+    that holds the file (resolved, so a config.json beside the requirements takes their
+    folder's name)."""
+    folder = Path(rel).parent.name or (
+        (base / rel).resolve().parent.name if base is not None else "")
+    return (_text(cfg.get("_name_or_path")) or _text(cfg.get("model_name"))
+            or clean_text(folder)[:200] or "the customer's model")
+
+
 def model_from_config(base: Path, rel: str) -> Model:
     try:
         base = base.resolve()
@@ -175,16 +190,16 @@ def model_from_config(base: Path, rel: str) -> Model:
         what = "is a folder, not a file" if target.is_dir() else "not found"
         raise InputError(f"config file {rel!r} {what} (looked in {str(target.parent)!r}); "
                          "paths are relative to the requirements file")
-    return _model(_read(target, rel), rel)
+    return _model(_read(target, rel), rel, base)
 
 
 def model_from_json(raw: bytes, rel: str) -> Model:
     """A model from a config.json's content (the web app's upload; ``rel`` names it in
     messages and is where the downloaded requirements put the file)."""
-    return _model(_parse(raw, rel), rel)
+    return _model(_parse(raw, rel), rel, None)
 
 
-def _model(cfg: dict[str, Any], rel: str) -> Model:
+def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers
         cfg = {**cfg, **cfg["text_config"]}
     hidden = _int(cfg, rel, "hidden_size", "d_model", "n_embd", limit=_LIMITS["hidden"])
@@ -234,12 +249,11 @@ def _model(cfg: dict[str, Any], rel: str) -> Model:
         raise InputError(f"config file {rel!r} describes a model of {total:.3g} parameters; "
                          "check that this is a real model's config.json")
     window, window_layers, linear_layers, state = _layer_kinds(cfg, rel, layers)
-    raw_name = cfg.get("_name_or_path")
-    name = clean_text(raw_name).strip()[:200] if isinstance(raw_name, str) else ""
+    hf_id = _text(cfg.get("_name_or_path"))
     try:
         return Model(
-            name=name or (clean_text(Path(rel).parent.name)[:200] or clean_text(rel)[:200]),
-            hf_id=name,
+            name=model_name(cfg, base, rel),
+            hf_id=hf_id,
             params_total=total,
             params_active=min(active, total),
             layers=layers,

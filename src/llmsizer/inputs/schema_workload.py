@@ -72,6 +72,32 @@ def _not_a_boolean(value: Any) -> Any:
 # Past 8: groups inside a rack-scale NVLink domain (NVL72), allowed where the platform has one.
 TpDegree = Annotated[Literal[1, 2, 4, 8, 16, 32, 64, 72], BeforeValidator(_not_a_boolean)]
 
+MAX_MODEL_ALTERNATIVES = 4
+
+
+def _alternatives(value: Any) -> Any:
+    """``model: [a, b]``: 2 to 4 different models, checked before the type union so that the
+    customer reads one message, not one per branch of the union."""
+    if not isinstance(value, list):
+        return value
+    if not 2 <= len(value) <= MAX_MODEL_ALTERNATIVES:
+        raise PydanticCustomError(
+            "model_alternatives",
+            "lists {n} model{s}; a list gives 2 to {most} alternatives to compare (write one "
+            "model without brackets, e.g. `model: llama-3.3-70b`)",
+            {"n": len(value), "s": "" if len(value) == 1 else "s",
+             "most": MAX_MODEL_ALTERNATIVES})
+    seen = [v for v in value if isinstance(v, str)]
+    twice = sorted({v for v in seen if seen.count(v) > 1})
+    if twice:
+        raise PydanticCustomError(
+            "model_alternatives", "lists {dup} twice; name each alternative once",
+            {"dup": ", ".join(twice)})
+    return value
+
+
+ModelChoice = Annotated[Text | list[Text], BeforeValidator(_alternatives)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -288,9 +314,11 @@ class Workload(_Strict):
     name: Text = Field(
         description="Name of the workload, unique within the file; heads its section of the proposal.",
         json_schema_extra={"example": "Internal assistant"})
-    model: Text = Field(
+    model: ModelChoice = Field(
         description="Catalog model id (`llmsizer catalog models`), or the path of a Hugging Face "
-                    "config.json next to this file.",
+                    "config.json next to this file; or a list of 2 to 4 of them, alternatives "
+                    "sized under the same load, targets and hardware: the proposal compares "
+                    "them and recommends the cheapest that meets the targets.",
         json_schema_extra={"example": "llama-3.1-70b"})
     kind: WorkloadKind = Field(
         default="generate",
@@ -410,6 +438,13 @@ class Workload(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
+        if isinstance(self.model, list):
+            if self.kind != "generate":
+                raise ValueError(f"model: a list of alternatives is for generating workloads; "
+                                 f"an {self.kind} workload names one model")
+            if self.measured is not None:
+                raise ValueError("model: a list of alternatives cannot share one benchmark "
+                                 "(measured); name the model that was measured")
         if self.kind != "generate":
             self._retrieval_consistent()
             return self
@@ -470,6 +505,19 @@ class Workload(_Strict):
         if self.burstiness is not None and self.concurrent_users is not None:
             raise ValueError("burstiness describes arrivals: use it with requests_per_s or "
                              "named_users (or delete it)")
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Every model the workload names: one, or its 2 to 4 alternatives."""
+        return tuple(self.model) if isinstance(self.model, list) else (self.model,)
+
+    @property
+    def model_id(self) -> str:
+        """The one model of a workload without alternatives (the engine sizes each
+        alternative as such a workload)."""
+        if isinstance(self.model, list):
+            raise TypeError(f"workload {self.name!r} lists alternatives; size each one")
+        return self.model
 
     @property
     def load_form(self) -> str:

@@ -9,6 +9,7 @@ they produce (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
+    "alternatives",
     "bom",
     "costs",
     "debugger",

@@ -25,6 +25,7 @@ from ..model.calculations import (
 from ..model.catalog import Catalog, load_catalog
 from ..model.expr import Value, evaluate
 from . import costs
+from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
 from .deployment import decide
 from .evaluate import (
@@ -104,16 +105,24 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
 
 
 def size(loaded: Loaded, catalog: Catalog | None = None) -> Result:
-    """Size every workload of an account."""
+    """Size every workload of an account; a workload that lists alternative models is sized
+    with each (:mod:`.alternatives`) and the plan uses the one recommended."""
     cat = catalog or load_catalog()
+    if has_alternatives(loaded):
+        return compare(loaded, cat, lambda one: _size_one(one, cat))
+    return _size_one(loaded, cat)
+
+
+def _size_one(loaded: Loaded, cat: Catalog) -> Result:
+    """Size an account whose workloads each name one model."""
     req = loaded.req
     tables = build_tables(req, cat)
     acct = account_inputs(req, cat)
-    workloads = [size_workload(req, w, loaded.models[w.model], cat, tables, acct,
+    workloads = [size_workload(req, w, loaded.models[w.model_id], cat, tables, acct,
                                loaded.bench.get(i, ()))
                  for i, w in enumerate(req.workloads) if w.kind == "generate"]
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
-    retrieval = [size_retrieval(req, w, cat.embedders[w.model], cat, tables, acct)
+    retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
     rgroups = alone = retrieval_groups(retrieval)
     chosen = [w.best for w in workloads if w.best is not None]

@@ -337,6 +337,41 @@ class PriceUsed(_M):
     ratios: list[float] = []  # the tier ratios applied, in order
 
 
+class ModelAlternative(_M):
+    """One of a workload's alternative models (``model: [a, b]``), sized as if it were the only
+    one: the account's plan with this model, under the same load, targets, hardware and policy."""
+
+    model: str  # as the requirements name it
+    model_name: str
+    params_total: float
+    params_active: float
+    chosen: bool  # the alternative the plan uses
+    meets_targets: bool  # some option meets the workload's targets
+    gpu: str | None  # the plan's configuration for this workload (None: nothing meets)
+    gpu_name: str | None
+    tp: int | None
+    weight_precision: str | None
+    kv_precision: str | None
+    weights_gb: float | None  # the weights in memory at that precision
+    tokens_per_s_per_user: float | None
+    ttft_ms: float | None
+    gpus_purchased: int  # the whole account's plan with this alternative
+    gpus_used: int
+    capex: float
+    annual_cost: float  # of the way recommended (on-premises, cloud or API)
+    way: str  # that way: on_prem | cloud | api
+    cost_per_million_tokens: float  # on-premises, the generated tokens
+
+
+class ModelAlternatives(_M):
+    """A workload's alternative models side by side and the one recommended (issue 22, item 8)."""
+
+    workload: str
+    workload_index: int  # position in ``Result.workloads``
+    rule: str  # how the recommended one was chosen, in words
+    alternatives: list[ModelAlternative]  # in the order the requirements list them
+
+
 class Assumption(_M):
     name: str
     value: float | str
@@ -373,6 +408,7 @@ class Result(_M):
     prices: list[PriceUsed] = []  # every dated price the costs use
     sensitivity: list[ScenarioResult] = []
     bom: BillOfMaterials = BillOfMaterials()  # the plan's bill of materials
+    model_alternatives: list[ModelAlternatives] = []  # workloads given 2-4 models
     source: SourceInfo | None = None
 
     def to_json(self) -> str:

@@ -155,7 +155,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                   if not any(o.feasible for o in options) else
                   "no feasible GPU has a purchase price: add one (costs.gpu_prices)")
     return RetrievalWorkloadResult(
-        name=w.name, kind=w.kind, model=w.model, model_name=m.name,
+        name=w.name, kind=w.kind, model=w.model_id, model_name=m.name,
         inputs={k: float(v) for k, v in base.items()},
         recommended=best.id if best else None, advice=advice, options=options)
 
@@ -240,6 +240,7 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
             if free > 0 and free > offer.get(gpu, ("", "", 0))[2]:
                 offer[gpu] = (gid_group, platform, free)
         spec = next(x for x in req.workloads if x.name == w.name)
+        assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer)
         best = again.best
         if best is None or best.shares_with is None:

@@ -223,7 +223,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     """One workload: every candidate option evaluated and either rejected (with its reason)
     or ranked; the cheapest is the workload's own recommendation."""
     winputs = workload_inputs(w, model)
-    winputs.update(costs.api_inputs(req, catalog, w.model))
+    winputs.update(costs.api_inputs(req, catalog, w.model_id))
     base: dict[str, Value] = {**acct, **winputs}
     options: list[Option] = []
     candidates = choices(req, w, catalog, model)
@@ -235,7 +235,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
         base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
     for ch in candidates:
-        gaps = calibration_gaps(catalog, ch, w.model, model, w.measured is not None)
+        gaps = calibration_gaps(catalog, ch, w.model_id, model, w.measured is not None)
         env = evaluate_choice(base, ch, tables, req, catalog,
                               {"calibration_derating": derating(catalog, gaps),
                                **confidence_inputs(catalog, ch, model, w.measured is not None)})
@@ -270,7 +270,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                                 else error_group(catalog, ch, model))
     return WorkloadResult(
         confidence=conf,
-        name=w.name, model=w.model, model_name=model.name,
+        name=w.name, model=w.model_id, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
         recommended=recommended, advice=advice, options=feasible + rejected,
         measured_note=note, measured_points=pick.points if pick is not None else [],

@@ -90,6 +90,9 @@ WORKLOAD_FIELDS = (
     _f(Workload, "name", "Workload name", "text"),
     _f(Workload, "model", "Model", "choice"),
 )
+# Models compared with the workload's model (``model: [it, these...]``): a list of its own in the
+# form, sent after the model, joined to it by form_to_data and split from it by form_values.
+COMPARE = "compare_models"
 # What the workload serves: one kind per workload; each kind has fields of its own.
 KIND = _f(Workload, "kind", "Serves", "choice", ("generate", "embed", "rerank"),
           ("Answers (a language model)", "Embeddings (text to vectors)",
@@ -244,6 +247,7 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     workloads: dict[int, dict[str, Any]] = {}
     load_as: dict[int, str] = {}
     lists: dict[str, list[Any]] = {}
+    models: dict[int, list[str]] = {}  # the model, then the alternatives compared with it
     for name, raw in items:
         value = raw.strip() if "notes" not in name else raw
         generic = _generic(name)
@@ -251,6 +255,11 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
         if chooser and chooser.group(2) == LOAD_AS:
             if value in _LOAD_KEYS:
                 load_as[int(chooser.group(1))] = value
+            continue
+        if (chooser and chooser.group(2) in ("model", COMPARE)
+                and int(chooser.group(1)) < MAX_WORKLOADS * 4):
+            if value:
+                models.setdefault(int(chooser.group(1)), []).append(value)
             continue
         if generic not in KNOWN and not is_price_field(name):
             continue
@@ -278,6 +287,14 @@ def form_to_data(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
     for i, way in load_as.items():  # the other ways' fields are hidden: not sent
         for key in {f.key for f in LOAD_FIELDS} - _LOAD_KEYS[way]:
             workloads.get(i, {}).pop(key, None)
+    for i, names in models.items():
+        w = workloads.setdefault(i, {})
+        if w.get("kind", "generate") != "generate":
+            names = names[:1]  # alternatives are compared for language models only
+        # the schema says what is wrong with a list (one model listed twice, more than 4)
+        w["model"] = names[0] if len(names) == 1 else names
+        workloads[i] = {**{k: v for k, v in w.items() if k == "name"}, "model": w["model"],
+                        **{k: v for k, v in w.items() if k not in ("name", "model")}}
     for w in workloads.values():  # the other kinds' fields are hidden too: not sent
         kind = w.get("kind", "generate")
         if kind in _KIND_KEYS:
@@ -363,6 +380,9 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
     walk("", data)
     for i in range(workload_count(out)):  # the load's way, from the fields the file states
         p = f"workloads[{i}]."
+        listed = out.get(p + "model")
+        if isinstance(listed, list):  # alternatives: the first in the model's own list
+            out[p + "model"], out[p + COMPARE] = (listed[0] if listed else ""), listed[1:]
         out[p + LOAD_AS] = ("population" if out.get(p + "named_users") else
                             "rate" if out.get(p + "requests_per_s") else "users")
         out.setdefault(p + KIND.key, "generate")

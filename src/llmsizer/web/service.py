@@ -22,6 +22,7 @@ from ..base.errors import InputError, LlmsizerError
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
 from ..documents.proposal.format import Formatter, option_words
+from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
@@ -60,6 +61,13 @@ class Sized:
         """A GPU by its name (a retrieval option is one GPU type)."""
         g = catalog().gpus.get(gpu_id)
         return g.name if g else gpu_id
+
+    def models(self) -> dict[str, Any]:
+        """Alternative models side by side, as the PDF's summary words them
+        (``model_choices``, ``model_quality``)."""
+        if self.result is None or self.fmt is None:
+            return {"model_choices": []}
+        return models_context(self.result, self.fmt)
 
 
 @dataclass(frozen=True)

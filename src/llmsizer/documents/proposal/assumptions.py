@@ -157,4 +157,54 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     return {"assumptions": assumptions, "policy_rows": policy,
-            "price_rows": _price_rows(result, views, cat, fmt), "calibration": calibration}
+            "price_rows": _price_rows(result, views, cat, fmt), "calibration": calibration,
+            "errors": _errors(cat, fmt), "engine": _engine(result, fmt),
+            "within_error": _within_error(views, cat)}
+
+
+# The calibration errors the confidence statements quote (constants written by the calibration)
+_ERRORS = {"throughput": "calibration_offline_median_error",
+           "throughput_p90": "calibration_offline_p90_error",
+           "speed": "calibration_itl_median_error", "ttft": "calibration_ttft_median_error"}
+
+
+def _errors(cat: Catalog, fmt: Formatter) -> dict[str, str] | None:
+    """``errors``: the median (and p90) errors of throughput, per-user speed (the time between
+    tokens) and first-token time in cross-validation, formatted; None before calibration."""
+    if not all(name in cat.constants for name in _ERRORS.values()):
+        return None
+    return {key: fmt.pct(cat.constants[name].value) for key, name in _ERRORS.items()}
+
+
+def _engine(result: Result, fmt: Formatter) -> dict[str, str]:
+    """``engine``: the serving-engine settings the figures assume (the policy's memory share,
+    the batch cap), formatted for the engine paragraph."""
+    cap = next((a.value for a in result.assumptions if a.name == "max_batch_per_replica"), None)
+    memory = result.account_inputs.get("gpu_memory_utilization")
+    return {"batch_cap": fmt.count(cap) if isinstance(cap, float | int) else "",
+            "memory": fmt.pct(memory) if memory is not None else ""}
+
+
+def _within_error(views: Sequence[WorkloadView], cat: Catalog) -> dict[int, list[str]]:
+    """``within_error``: workload index -> the latency targets its recommendation meets by less
+    than the model's median error for that figure ('per-user speed', 'first-token time'), which
+    a benchmark should confirm. A comparison only: no figure is computed here."""
+    speed_err = cat.constants.get("calibration_itl_median_error")
+    ttft_err = cat.constants.get("calibration_ttft_median_error")
+    out: dict[int, list[str]] = {}
+    for wv in views:
+        if wv.best is None or wv.w.mode == "measured":
+            continue
+        v = wv.best.v
+        num = {k: float(x) for k, x in v.items() if isinstance(x, float | int)}.get
+        tight = []
+        need = num("required_tokens_per_s_per_user", 0.0)
+        speed = num("tokens_per_s_per_user", 0.0)
+        if speed_err and need > 0 and speed < need * (1 + speed_err.value):
+            tight.append("per-user speed")
+        allowed, ttft = num("target_ttft_ms", 0.0), num("ttft_ms", 0.0)
+        if ttft_err and allowed > 0 and ttft * (1 + ttft_err.value) > allowed:
+            tight.append("first-token time")
+        if tight:
+            out[wv.index] = tight
+    return out

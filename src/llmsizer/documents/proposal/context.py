@@ -21,6 +21,7 @@ from .debugger import debugger_context
 from .deployment import deployment_context
 from .format import Formatter
 from .glossary import glossary_context
+from .models import models_context
 from .plan import plan_context
 from .sensitivity import sensitivity_context
 from .summary import confidence_total, cover_context, report_date, summary_context
@@ -40,6 +41,7 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         "workloads": views,
         **summary_context(result, views),
         **deployment_context(result, fmt),  # partials/deployment.html.j2
+        **models_context(result, fmt),  # partials/models.html.j2
         **assumptions_context(result, views, cat, fmt),
         **formula_context(),
         "catalog_current": result.catalog_digest == cat.digest,

@@ -25,6 +25,9 @@ GLOSSARY: tuple[Term, ...] = (
          "renting the same capacity in the cloud."),
     Term("Calibration", "Fitting the model's efficiency factors to published benchmark results, "
          "so that its estimates match what real servers achieved."),
+    Term("Continuous batching", "A serving engine's way of letting new requests join the "
+         "running batch at every step, instead of waiting for the batch to finish, so the GPUs "
+         "stay busy."),
     Term("Cross-validation", "Checking the calibrated model on benchmarks it was not fitted "
          "on; the errors it shows there are the error ranges quoted in this proposal."),
     Term("Decode", "The phase in which the model writes its answer, one token per step for "
@@ -60,6 +63,9 @@ GLOSSARY: tuple[Term, ...] = (
          "of the IT equipment in it (cooling and losses on top)."),
     Term("Replica", "One complete copy of the model serving users, on one GPU or on a group of "
          "GPUs that work as one."),
+    Term("Serving engine", "The software that runs the model on the GPUs and answers "
+         "requests (vLLM, SGLang, TensorRT-LLM); its scheduling and kernels decide how much of "
+         "the hardware's speed is reached."),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "

@@ -17,6 +17,8 @@ One module per sheet, as the user sees the workbook (docs/workbook.md):
 * :mod:`.calc_sheets` **KV, Throughput, Nodes, TCO** - one row per calculation, one column
   per option (the same column on all four); the engine's choices for each option are input
   cells at the top of KV.
+* :mod:`.models_sheet` **Models** - a workload's alternative models side by side (cached
+  engine figures), only when a workload lists alternatives.
 * :mod:`.catalog_sheet` **Catalog** - the GPU, platform and precision rows the formulas
   look up, with their sources.
 * :mod:`.assumptions` **Assumptions** - every default and assumption with its source.

@@ -24,6 +24,7 @@ from . import (
     calc_sheets,
     catalog_sheet,
     inputs,
+    models_sheet,
     options_sheet,
     plan_sheet,
     retrieval_sheet,
@@ -49,6 +50,7 @@ class Sheet:
 
 REGISTRY: tuple[Sheet, ...] = (
     Sheet("Summary", summary.write, 2),
+    Sheet("Models", models_sheet.write, 2, lambda r: bool(r.model_alternatives)),
     Sheet("Plan", plan_sheet.write, 2),
     Sheet("BOM", bom_sheet.write, 2),
     Sheet("Inputs", inputs.write, 0),

@@ -1,0 +1,73 @@
+"""Models sheet (issue 22, item 8): a workload's alternative models side by side, one row each,
+as the engine sized them. Each row sizes the whole account with that model, so its figures are
+cached numbers from the engine (labelled so), not formulas: the rest of the workbook computes
+the recommended model only. Written only when a workload lists alternatives (the tab is absent
+otherwise); the PDF's summary table and `llmsizer size` show the same figures.
+"""
+
+from __future__ import annotations
+
+from ...sizing.results import ModelAlternative
+from ..proposal.format import option_words
+from ..proposal.models import QUALITY, WAY
+from .book import Book
+from .formats import clean_text
+
+__all__ = ["write"]
+
+# (header, width, number format or "" for text, the row's value)
+_COLUMNS: tuple[tuple[str, float, str], ...] = (
+    ("Model", 30, ""), ("Parameters (billion)", 12, "0.0"), ("Active parameters (billion)", 12,
+                                                            "0.0"),
+    ("Configuration that meets the targets", 44, ""), ("Weights in memory (GB)", 12, "0.0"),
+    ("Tokens/s per user", 11, "0.0"), ("First token (ms)", 11, "#,##0"),
+    ("GPUs bought", 10, "#,##0"), ("GPUs in use", 10, "#,##0"), ("Capital cost ({cur})", 14,
+                                                                 "#,##0"),
+    ("Cost per year {way} ({cur})", 16, "#,##0"), ("Recommended", 12, ""),
+)
+
+
+def _values(r: ModelAlternative) -> list[str | float | None]:
+    meets = r.meets_targets and r.gpu_name and r.tp and r.weight_precision and r.kv_precision
+    config = (option_words(r.gpu_name or "", r.tp or 0, r.weight_precision or "",
+                           r.kv_precision or "") if meets else "none meets the targets")
+    return [r.model_name, r.params_total / 1e9, r.params_active / 1e9, config, r.weights_gb,
+            r.tokens_per_s_per_user, r.ttft_ms,
+            *((r.gpus_purchased, r.gpus_used, r.capex, r.annual_cost) if meets
+              else (None,) * 4),
+            "yes" if r.chosen else "no"]
+
+
+def write(book: Book) -> None:
+    if "Models" not in book.ws:
+        return
+    ws = book.ws["Models"]
+    f = book.f
+    book.title(ws, "Models compared",
+               "Cached figures from the engine, not formulas: each row sizes the whole account "
+               "with that model under the same load, targets, hardware and policy. The other "
+               "sheets compute the recommended model. " + QUALITY,
+               span=(len(_COLUMNS) - 1, 150))
+    row = 3
+    for t in book.r.model_alternatives:
+        ws.write_string(row, 0, clean_text(t.workload), f("section"))
+        row += 1
+        ws.write_string(row, 0, clean_text(f"Recommended: {t.rule}."), f("note"))
+        row += 1
+        for col, (head, width, _) in enumerate(_COLUMNS):
+            way = WAY.get(t.alternatives[0].way, "")
+            ws.write_string(row, col, head.format(cur=book.cur, way=way), f("header"))
+            ws.set_column(col, col, width)
+        row += 1
+        for alt in t.alternatives:
+            role = "calc_rec" if alt.chosen else "calc"
+            for col, value in enumerate(_values(alt)):
+                fmt = _COLUMNS[col][2]
+                if value is None:
+                    ws.write_string(row, col, "—", f(role))
+                elif isinstance(value, str):
+                    ws.write_string(row, col, clean_text(value), f(role))
+                else:
+                    ws.write_number(row, col, float(value), f(role, fmt))
+            row += 1
+        row += 1
