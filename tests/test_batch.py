@@ -225,3 +225,23 @@ def test_a_changed_benchmark_file_is_not_skipped(tmp_path: Path) -> None:
     (src / "m.json").write_text('{"hidden_size": 4096, "num_hidden_layers": 40, '
                                 '"num_attention_heads": 32, "num_key_value_heads": 8}')
     assert batch.fingerprint(yaml_path, None) != before
+
+
+def test_summary_names_each_recommendation_in_words(tmp_path: Path) -> None:
+    """summary.xlsx's recommendation column speaks as the proposal does (GPUs, precisions,
+    platform by name), never an option id; a skipped account's row, rebuilt from its JSON,
+    says the same."""
+    src = tmp_path / "in"
+    make_accounts(src, 2)
+    out = tmp_path / "out"
+    first = batch.run_batch(batch.collect([src]), out, jobs=1, force=False, templates=None)
+    again = batch.run_batch(batch.collect([src]), out, jobs=1, force=False, templates=None)
+    assert [o.status for o in again] == ["skipped", "skipped"]
+    for o, s in zip(first, again, strict=True):
+        doc = json.loads((out / f"{o.stem}.json").read_text())
+        for line, w in zip(o.recommendations, doc["workloads"], strict=True):
+            rec = next(x for x in w["options"] if x["id"] == w["recommended"])
+            assert w["recommended"] not in line and "/" not in line
+            assert line.startswith(f"{w['name']}: {rec['tp']} × ")
+            assert f"{rec['weight_precision'].upper()} weights" in line
+        assert s.recommendations == o.recommendations

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..base.atomic import write_text_atomic
-from .outcome import Outcome
+from .outcome import Outcome, recommendation_words
 from .stamps import _stamp_path, fingerprint
+
+_OPTION_KEYS = {"id", "gpu", "platform", "tp", "weight_precision", "kv_precision"}
 
 
 def process(path: Path, out: Path, stem: str, templates: Path | None,
@@ -61,7 +63,8 @@ def size_account(path: Path, stem: str, stamp_of: Callable[[], str],
         o.currency = result.account.currency
         check_feasible(result)
         for w in result.workloads:
-            o.recommendations.append(f"{w.name}: {w.recommended}")
+            o.recommendations.append(recommendation_words(
+                w.name, w.recommended, [x.model_dump(include=_OPTION_KEYS) for x in w.options]))
         t = result.totals
         o.gpus, o.nodes, o.capex = t.gpus, t.nodes, t.capex
         o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud

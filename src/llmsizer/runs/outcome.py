@@ -6,6 +6,7 @@ import each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -18,6 +19,7 @@ class Outcome:
     message: str = ""
     account: str = ""
     recommendations: list[str] = field(default_factory=list)
+
     gpus: int = 0
     nodes: int = 0
     capex: float = 0.0
@@ -32,3 +34,20 @@ class Outcome:
     @property
     def failed(self) -> bool:
         return self.status not in ("ok", "skipped")
+
+
+def recommendation_words(name: str, recommended: str | None,
+                         options: list[dict[str, Any]]) -> str:
+    """A workload's recommendation as the proposal words it ("Chat: 2 × NVIDIA H100 SXM 80GB,
+    FP8 weights, FP8 KV cache on Dell PowerEdge XE8640"), never its option id."""
+    from ..documents.proposal.format import option_words, short_name
+    from ..model.catalog import load_catalog
+
+    o = next((x for x in options if x["id"] == recommended), None)
+    if o is None:
+        return f"{name}: no feasible option"
+    cat = load_catalog()
+    gpu = cat.gpus[o["gpu"]].name if o["gpu"] in cat.gpus else o["gpu"]
+    plat = cat.platforms.get(o["platform"])
+    words = option_words(gpu, o["tp"], o["weight_precision"], o["kv_precision"])
+    return f"{name}: {words}" + (f" on {short_name(plat.name)}" if plat else "")
