@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
+from .fasttable import print_table
 
 
 def _console() -> Console:
@@ -142,7 +143,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
-        con.print(_workload_table(w, cur, con.width))
+        print_table(_workload_table(w, cur, con.width), con)
         ruled_out = [(o.id, o.reason) for o in w.options if not o.feasible]
         if ruled_out and not wide:
             _ruled_out(ruled_out, con)
@@ -153,7 +154,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     for rw in result.retrieval:
-        con.print(_retrieval_table(rw, cur, con.width))
+        print_table(_retrieval_table(rw, cur, con.width), con)
         r_out = [(o.id, o.reason) for o in rw.options if not o.feasible]
         if r_out and not wide:
             _ruled_out(r_out, con)
