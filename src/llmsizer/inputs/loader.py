@@ -130,6 +130,7 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
     for pid in req.costs.node_prices:
         known(pid, catalog.platforms, "platform", ("costs", "node_prices", pid))
     resolved: dict[str, Model] = {}
+    failed: set[str] = set()
     points: dict[int, tuple[BenchPoint, ...]] = {}
     for i, w in enumerate(req.workloads):
         if w.kind != "generate":
@@ -146,8 +147,8 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                     points[i] = _bench_points(w.measured, located, path, catalog, i)
                 except InputError as exc:
                     problems.append(exc)
-        if w.model in resolved:
-            continue
+        if w.model in resolved or w.model in failed:
+            continue  # a model named by several workloads is read, and told, once
         if w.model.endswith(".json"):
             from .modelconfig import model_from_config
 
@@ -158,8 +159,11 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                 resolved[w.model] = model_from_config(path.parent, w.model)
             except InputError as exc:
                 problems.append(_err_at(located, fname, ("workloads", i, "model"), exc.message))
+                failed.add(w.model)
         elif known(w.model, catalog.models, "model", ("workloads", i, "model")):
             resolved[w.model] = catalog.models[w.model]
+        else:
+            failed.add(w.model)
     for i, w in enumerate(req.workloads):
         spec = w.speculative
         if spec and spec.acceptance_length is None and w.model in resolved and (
