@@ -3,6 +3,8 @@ floor of WeasyPrint alone rendering the same proposals' HTML.
 
     python benchmarks/batch.py --accounts 100        # prints a Markdown block for docs/benchmarks.md
     python benchmarks/batch.py --accounts 40 --engines   # local pool vs a 2-worker LocalCluster
+    python benchmarks/batch.py --accounts 1000 --scale   # pool, LocalCluster, LocalCluster with
+                                                         # a worker killed; outputs compared
 
 Reports accounts/s, time per account, the 1 -> 2 job speed-up, peak RSS per worker (sampled
 from /proc while the batch runs) and whether it stays flat (first vs last fifth of the run),
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import random
 import resource
@@ -73,13 +76,15 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float]:
+def run(files: list[Path], jobs: int, appendix: bool = False,
+        keep: Path | None = None) -> dict[str, float]:
     """One batch, as `llmsizer report` runs it: call in a new process (see cold_run), so its
-    CPU time includes importing the libraries and warming up, once per batch."""
+    CPU time includes importing the libraries and warming up, once per batch. ``keep``: the
+    output folder to write and leave in place (else a temp folder, removed)."""
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     from llmsizer.runs.batch import run_batch
 
-    out = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
+    out = keep or Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
     samples: list[tuple[float, float]] = []
     stop = threading.Event()
 
@@ -96,7 +101,8 @@ def run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float
     stop.set()
     t.join()
     cpu = _cpu_seconds() - cpu0  # the workers are reaped by now: their time is counted
-    shutil.rmtree(out, ignore_errors=True)
+    if keep is None:
+        shutil.rmtree(out, ignore_errors=True)
     assert all(o.status == "ok" for o in outcomes), [o.message for o in outcomes if o.failed][:3]
     fifth = wall / 5
     early = [m for ts, m in samples if ts - t0 < fifth] or [0.0]
@@ -107,18 +113,20 @@ def run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float
             "early_mb": statistics.mean(early), "late_mb": statistics.mean(late)}
 
 
-def _run_and_send(files: list[Path], jobs: int, conn: Any, appendix: bool = False) -> None:
-    conn.send(run(files, jobs, appendix))
+def _run_and_send(files: list[Path], jobs: int, conn: Any, appendix: bool = False,
+                  keep: Path | None = None) -> None:
+    conn.send(run(files, jobs, appendix, keep))
 
 
-def cold_run(files: list[Path], jobs: int, appendix: bool = False) -> dict[str, float]:
+def cold_run(files: list[Path], jobs: int, appendix: bool = False,
+             keep: Path | None = None) -> dict[str, float]:
     """:func:`run` in a new Python process (nothing imported yet), like a command line. Not a
     Pool: pool processes may not start the batch's own workers."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_run_and_send, args=(files, jobs, send, appendix))
+    proc = ctx.Process(target=_run_and_send, args=(files, jobs, send, appendix, keep))
     proc.start()
     result: dict[str, float] = receive.recv()
     proc.join()
@@ -217,14 +225,153 @@ def engines(files: list[Path]) -> None:
           f"client + scheduler {clus['client_cpu_per_account']:.2f}) |")
 
 
+def _fingerprint(path: Path) -> list[str]:
+    """scripts/fingerprint_outputs.py's lines for one output file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fingerprint",
+                                                  ROOT / "scripts" / "fingerprint_outputs.py")
+    assert spec is not None and spec.loader is not None
+    fp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fp)
+    by_suffix = {".json": fp._json_lines, ".xlsx": fp._workbook_lines, ".pdf": fp._pdf_lines}
+    lines: list[str] = by_suffix[path.suffix](path)
+    return lines
+
+
+def fingerprints(out: Path, stems: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Every account's three outputs fingerprinted (all cores), and the files missing."""
+    import multiprocessing as mp
+
+    want = [out / f"{stem}.{ext}" for stem in stems for ext in ("json", "xlsx", "pdf")]
+    missing = [p.name for p in want if not p.is_file()]
+    present = [p for p in want if p.is_file()]
+    with mp.get_context("spawn").Pool(os.cpu_count()) as pool:
+        lines = pool.map(_fingerprint, present, chunksize=8)
+    return {p.name: ls for p, ls in zip(present, lines, strict=True)}, missing
+
+
+def cluster_batch(files: list[Path], out: Path, workers: int, kill_seed: int | None,
+                  ) -> dict[str, Any]:
+    """The batch on a fresh LocalCluster of ``workers`` (one thread each; nannies restart a
+    dead worker), warmed with one account per worker as a standing cluster would be. With
+    ``kill_seed``, one worker (chosen by the seed) is SIGKILLed after a random number of
+    accounts (also from the seed) have come back. CPU: the workers' own (os.times on each,
+    before and after; not counted in a run with a kill, where the dead worker's is lost)
+    plus this process's (client and the in-process scheduler)."""
+    import signal
+
+    from distributed import Client, LocalCluster
+
+    from llmsizer.runs.batch import run_batch
+
+    rng = random.Random(kill_seed)
+    kill_after = rng.randint(1, max(1, len(files) - 1)) if kill_seed is not None else None
+    killed: list[int] = []
+    seen: list[str] = []
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as cluster, \
+            Client(cluster) as client:
+        warm = Path(tempfile.mkdtemp(prefix="llmsizer-bench-"))
+        run_batch(files[:workers], warm, jobs=1, force=True, templates=None,
+                  scheduler=cluster.scheduler_address)
+        shutil.rmtree(warm, ignore_errors=True)
+        pids: dict[str, int] = client.run(os.getpid)
+        victim = rng.choice(sorted(pids.values()))
+
+        def on_done(o: Any, done: int, total: int) -> None:
+            seen.append(o.stem)
+            if kill_after is not None and len(seen) == kill_after and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+
+        before = client.run(_worker_cpu)
+        me0, t0 = time.process_time(), time.perf_counter()
+        outcomes = run_batch(files, out, jobs=1, force=True, templates=None,
+                             scheduler=cluster.scheduler_address, on_done=on_done)
+        wall = time.perf_counter() - t0
+        mine = time.process_time() - me0
+        after = client.run(_worker_cpu)
+    workers_cpu = sum(after[w] - before[w] for w in after if w in before)
+    return {"wall": wall, "outcomes": outcomes, "killed": killed, "kill_after": kill_after,
+            "twice": len(seen) - len(set(seen)),
+            "worker_cpu_per_account": workers_cpu / len(files) if not killed else None,
+            "client_cpu_per_account": mine / len(files)}
+
+
+def scale(files: list[Path], workers: int, kill_seed: int) -> int:
+    """Local pool (--jobs ``workers``) and a ``workers``-worker LocalCluster on the same
+    accounts, then the cluster again with one worker killed at a random time; every output
+    must be present and fingerprint-identical to the pool's. Prints the figures for
+    docs/benchmarks.md and docs/scale.md; returns 0 when nothing was lost or different."""
+    n = len(files)
+    base = Path(tempfile.mkdtemp(prefix="llmsizer-scale-"))
+    pool = cold_run(files, workers, keep=base / "pool")
+    clus = cluster_batch(files, base / "cluster", workers, None)
+    kill = cluster_batch(files, base / "killed", workers, kill_seed)
+    from llmsizer.runs.batch import stems
+
+    names = stems(files)
+    want, missing_pool = fingerprints(base / "pool", names)
+    report: list[tuple[str, dict[str, Any], int, int]] = []
+    failures = 0
+    for label, run_ in (("LocalCluster", clus), ("LocalCluster, a worker killed", kill)):
+        got, missing = fingerprints(base / ("cluster" if run_ is clus else "killed"), names)
+        differ = sum(1 for k in want if got.get(k) != want[k])
+        bad = sum(o.status != "ok" for o in run_["outcomes"])
+        failures += len(missing) + differ + bad + run_["twice"]
+        report.append((label, run_, len(missing), differ))
+    failures += len(missing_pool)
+    print(f"{n} synthetic accounts (2 workloads each; xlsx + PDF + JSON per account), "
+          f"{workers} workers, one thread each\n")
+    print("| engine | wall | accounts/s | worker CPU per account | client + scheduler CPU "
+          "per account | outputs missing | outputs different from the pool's |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| local pool, --jobs {workers} | {pool['wall']:.1f} s | {pool['rate']:.2f} | "
+          f"{pool['cpu_per_account']:.2f} s (workers + parent, start-up included) | — | "
+          f"{len(missing_pool)} | (reference) |")
+    for label, r, miss, differ in report:
+        wcpu = r["worker_cpu_per_account"]
+        extra = ""
+        if r["killed"]:
+            extra = f" (pid {r['killed'][0]} killed after {r['kill_after']} accounts)"
+        print(f"| {label}{extra} | {r['wall']:.1f} s | {n / r['wall']:.2f} | "
+              f"{f'{wcpu:.2f} s' if wcpu is not None else 'not counted'} | "
+              f"{r['client_cpu_per_account']:.3f} s | {miss} | {differ} |")
+    wcpu = clus["worker_cpu_per_account"]
+    ccpu = clus["client_cpu_per_account"]
+    per_hour = 3600 / wcpu
+    print(f"\naccounts per hour per worker (one core): {per_hour:,.0f} "
+          f"(3,600 s / {wcpu:.2f} s of worker CPU per account)")
+    print(f"workers for 100,000 accounts in an hour: {math.ceil(100_000 / per_hour)}")
+    print(f"accounts per hour one client publishes: {3600 / ccpu:,.0f} "
+          f"(3,600 s / {ccpu:.3f} s); clients for 100,000 in an hour: "
+          f"{math.ceil(100_000 / (3600 / ccpu))}")
+    print(f"accounts run twice: {kill['twice']}; failed outcomes: "
+          f"{sum(o.status != 'ok' for r in (clus, kill) for o in r['outcomes'])}")
+    print(f"\nRESULT: {'PASS' if failures == 0 else 'FAIL'} ({failures} problems)")
+    shutil.rmtree(base, ignore_errors=True)
+    return 0 if failures == 0 else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--accounts", type=int, default=100)
     ap.add_argument("--engines", action="store_true",
                     help="compare the local pool (with and without --appendix) and a LocalCluster")
+    ap.add_argument("--scale", action="store_true",
+                    help="pool vs LocalCluster vs LocalCluster with a worker killed; outputs "
+                         "compared (figures for docs/benchmarks.md and docs/scale.md)")
+    ap.add_argument("--workers", type=int, default=2, help="--scale: workers and pool jobs")
+    ap.add_argument("--kill-seed", type=int, default=25,
+                    help="--scale: seed choosing the worker killed and when")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="llmsizer-accounts-"))
     files = synthetic_accounts(folder, args.accounts)
+    if args.scale:
+        code = scale(files, args.workers, args.kill_seed)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise SystemExit(code)
     if args.engines:
         engines(files)
         shutil.rmtree(folder, ignore_errors=True)

@@ -34,27 +34,39 @@ def account(n: int) -> dict[str, object]:
             "workloads": workloads, "policy": {"headroom": 0.2}}
 
 
-def run(path: Path) -> tuple[float, float]:
-    """Seconds and peak resident MB of one `llmsizer size` process (children's peak so far:
-    the sizes run in increasing order)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def run(path: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak resident MB of one `llmsizer size`
+    process (children's peak so far: the sizes run in increasing order). CPU is the figure to
+    compare on a shared machine; wall time grows with the load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(path)], check=True,
                    capture_output=True)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024
 
 
 def main() -> None:
-    print("| workloads | seconds | peak MB |")
-    print("|---:|---:|---:|")
+    print("| workloads | options | wall s | CPU s | CPU ms per option | peak MB |")
+    print("|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in SIZES:
             path = Path(tmp) / f"big{n}.yaml"
             path.write_text(yaml.safe_dump(account(n), sort_keys=False))
-            seconds, peak = run(path)
-            print(f"| {n} | {seconds:.1f} | {peak:.0f} |", flush=True)
+            seconds, cpu, peak = run(path)
+            options = count_options(path)
+            print(f"| {n} | {options:,} | {seconds:.1f} | {cpu:.1f} | "
+                  f"{cpu / options * 1000:.2f} | {peak:.0f} |", flush=True)
+
+
+def count_options(path: Path) -> int:
+    """Options the account's workloads are sized on (the rows `size` prints)."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    return sum(len(w.options) for w in size(load(path)).workloads)
 
 
 if __name__ == "__main__":

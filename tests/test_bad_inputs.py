@@ -81,12 +81,33 @@ def strings(doc: Any) -> Iterator[str]:
 
 
 def check_message(path: Path, message: str, exp: dict[str, Any]) -> None:
-    """One line, naming the file (and line:column), carrying every expected fragment."""
+    """One line, naming the file (and line:column), carrying every expected fragment; or,
+    for a file with several mistakes, one such line for each (at most 20) under a head line
+    that counts them."""
+    if "problems" in exp:
+        check_block(path, message, exp)
+        return
     assert "\n" not in message and "Traceback" not in message, message
     assert len(message) <= MAX_MESSAGE, len(message)
     assert message.startswith(str(path)), message
     if "where" in exp:
         assert message.startswith(f"{path}:{exp['where']}: "), message
+    for fragment in exp.get("fragments", []):
+        assert fragment in message, (fragment, message)
+
+
+def check_block(path: Path, message: str, exp: dict[str, Any]) -> None:
+    total = exp["problems"]
+    shown = min(total, 20)
+    head, *lines = message.split("\n")
+    assert head == f"{path}: {total} problems:", head
+    if total > shown:
+        assert lines.pop() == f"  and {total - shown} more (fix these and run again to see them)"
+    assert len(lines) == shown, lines
+    assert lines[0].startswith(f"  {path}:{exp.get('where', '')}"), lines[0]
+    for line in lines:
+        assert line.startswith(f"  {path}:") and len(line) <= MAX_MESSAGE, line
+    assert len(set(lines)) == shown, "a problem told twice"
     for fragment in exp.get("fragments", []):
         assert fragment in message, (fragment, message)
 
@@ -281,6 +302,18 @@ def test_cli_exits_2_with_one_line(tmp_path: Path, case: str) -> None:
         assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
         check_message(path, lines[0].removeprefix("error: "), exp)
     assert files_under(tmp_path) == set(), "the command wrote into its working folder"
+
+
+@pytest.mark.parametrize("case", ["many-schema-errors.yaml", "many-twenty-five-errors.yaml"])
+def test_cli_tells_every_problem_of_a_file_in_one_block(tmp_path: Path, case: str) -> None:
+    """Issue 25: all of a file's problems at once (up to 20), exit 2, no traceback."""
+    path = HERE / case
+    for command in ("validate", "size"):
+        proc = run(command, path, cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stdout == "", (command, proc.stderr)
+        assert proc.stderr.startswith("error: "), proc.stderr
+        check_message(path, proc.stderr.removeprefix("error: ").rstrip("\n"), EXPECTED[case])
+    assert files_under(tmp_path) == set()
 
 
 @pytest.mark.parametrize("case", ["not-yaml.yaml", "billion-laughs.yaml", "unknown-gpu.yaml",

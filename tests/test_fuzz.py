@@ -302,8 +302,13 @@ def test_fuzz_only_valid_results_or_clean_errors(workdir: Path,
             result = size(load(path))
         except LlmsizerError as exc:
             message = str(exc)
-            assert "\n" not in message and message.startswith(str(path)), message
-            assert len(message) <= MAX_MESSAGE, message[:200]
+            # one line; or, for several problems, a block of such lines (issue 25)
+            head, *more = message.split("\n")
+            assert head.startswith(str(path)) and len(head) <= MAX_MESSAGE, message[:200]
+            for line in more:
+                assert line.startswith((f"  {path}", "  and ")), message[:200]
+                assert len(line) <= MAX_MESSAGE, line[:200]
+            assert len(more) <= 21, len(more)
             counts["clean errors"] += 1
             return
         except BaseException:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ..model.catalog import load_catalog
 from ..sizing.results import ModelAlternatives, Result, RetrievalWorkloadResult, WorkloadResult
+from .fasttable import print_table
 from .proposal.format import option_words, short_name
 from .proposal.models import QUALITY
 
@@ -145,7 +146,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
-        con.print(_workload_table(w, cur, con.width))
+        print_table(_workload_table(w, cur, con.width), con)
         ruled_out = [(o.id, o.reason) for o in w.options if not o.feasible]
         if ruled_out and not wide:
             _ruled_out(ruled_out, con)
@@ -156,7 +157,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     for rw in result.retrieval:
-        con.print(_retrieval_table(rw, cur, con.width))
+        print_table(_retrieval_table(rw, cur, con.width), con)
         r_out = [(o.id, o.reason) for o in rw.options if not o.feasible]
         if r_out and not wide:
             _ruled_out(r_out, con)

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..base.errors import InputError
+from ..base.errors import InputError, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
 from .schema import Requirements
-from .schema_messages import _dotted, _format, _plain, _short
+from .schema_messages import _SYNONYMS, _best, _clean_loc, _dotted, _format, _model_at, _plain, _short
 from .schema_workload import SCHEMA_VERSION, Measured
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
@@ -54,10 +54,34 @@ def parse(located: Located, filename: str) -> Requirements:
     try:
         return Requirements.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_input=False, include_url=False)
-        # A misspelt key shows up as 'unknown key' AND 'missing key': the first explains both.
-        errors.sort(key=lambda e: e["type"] != "extra_forbidden")
-        raise _format(dict(errors[0]), data, located, filename) from None
+        raise combined(_problems(exc, data, located, filename)) from None
+
+
+def _problems(exc: ValidationError, data: dict[str, Any], located: Located,
+              filename: str) -> list[InputError]:
+    """Every problem pydantic found, in file order, each told once (issue 25)."""
+    errors: list[dict[str, Any]] = [dict(e) for e in exc.errors(include_input=False,
+                                                                 include_url=False)]
+    # A misspelt key shows up as 'unknown key' AND 'missing key': the first explains both.
+    suggested: set[tuple[str | int, ...]] = set()
+    for e in errors:
+        loc = _clean_loc(tuple(e["loc"]), data)
+        if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+            owner = _model_at(loc)
+            best = _SYNONYMS.get(loc[-1].lower()) or (
+                _best(loc[-1], sorted(owner.model_fields)) if owner else None)
+            if best:
+                suggested.add((*loc[:-1], best))
+    seen: set[tuple[str | int, ...]] = set()
+    found: list[InputError] = []
+    for e in errors:
+        loc = _clean_loc(tuple(e["loc"]), data)
+        if (e["type"] == "missing" and loc in suggested) or loc in seen:
+            continue  # told by the unknown key's suggestion, or a second branch of one field
+        seen.add(loc)
+        found.append(_format(e, data, located, filename))
+    found.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
+    return found
 
 
 def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: str) -> InputError:
@@ -76,33 +100,37 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
     workload index) are given when the requirements come from a workbook that embeds them
     (:mod:`llmsizer.documents.reread`): then no file beside the requirements is read."""
     fname = located.filename
+    problems: list[InputError] = []  # every one is told at once (issue 25)
 
-    def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:
+    def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> bool:
         if value not in table:
             names = sorted(table)
             hint = ""
             if kind == "model":
                 hint = " (or the path of a Hugging Face config.json next to this file)"
-            raise _err_at(located, fname, loc,
-                          f"unknown {kind} {_short(value)}{suggest(value, names)}; "
-                          f"valid: {', '.join(names)}{hint}")
+            problems.append(_err_at(located, fname, loc,
+                                    f"unknown {kind} {_short(value)}{suggest(value, names)}; "
+                                    f"valid: {', '.join(names)}{hint}"))
+        return value in table
 
     for i, gid in enumerate(req.hardware.gpus or []):
         known(gid, catalog.gpus, "GPU", ("hardware", "gpus", i))
-    if req.hardware.platform:
-        known(req.hardware.platform, catalog.platforms, "platform", ("hardware", "platform"))
+    if req.hardware.platform and known(req.hardware.platform, catalog.platforms, "platform",
+                                       ("hardware", "platform")):
         plat = catalog.platforms[req.hardware.platform]
         for i, gid in enumerate(req.hardware.gpus or []):
-            if gid not in plat.gpus:
-                raise _err_at(located, fname, ("hardware", "gpus", i),
-                              f"GPU {gid!r} does not fit platform {req.hardware.platform!r}, "
-                              f"which takes {', '.join(plat.gpus)}")
+            if gid in catalog.gpus and gid not in plat.gpus:
+                problems.append(_err_at(
+                    located, fname, ("hardware", "gpus", i),
+                    f"GPU {gid!r} does not fit platform {req.hardware.platform!r}, "
+                    f"which takes {', '.join(plat.gpus)}"))
     for section in ("gpu_prices", "cloud_gpu_hour"):
         for gid in getattr(req.costs, section):
             known(gid, catalog.gpus, "GPU", ("costs", section, gid))
     for pid in req.costs.node_prices:
         known(pid, catalog.platforms, "platform", ("costs", "node_prices", pid))
     resolved: dict[str, Model] = {}
+    failed: set[str] = set()
     points: dict[int, tuple[BenchPoint, ...]] = {}
     for i, w in enumerate(req.workloads):
         if w.kind != "generate":
@@ -110,19 +138,21 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
             pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
             known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model"))
             continue
-        if w.measured:
-            known(w.measured.gpu, catalog.gpus, "GPU", ("workloads", i, "measured", "gpu"))
-            if w.measured.file is not None:
-                if bench is not None:
-                    points[i] = bench.get(i, ())
-                else:
+        if w.measured and known(w.measured.gpu, catalog.gpus, "GPU",
+                                ("workloads", i, "measured", "gpu")) and w.measured.file is not None:
+            if bench is not None:
+                points[i] = bench.get(i, ())
+            else:
+                try:
                     points[i] = _bench_points(w.measured, located, path, catalog, i)
+                except InputError as exc:
+                    problems.append(exc)
         for k, name in enumerate(w.models):
             # an alternative's own list item, so that a message points at its line
             loc: tuple[str | int, ...] = ("workloads", i, "model") + (
                 (k,) if isinstance(w.model, list) else ())
-            if name in resolved:
-                continue
+            if name in resolved or name in failed:
+                continue  # a model named by several workloads is read, and told, once
             if name.endswith(".json"):
                 from .modelconfig import model_from_config
 
@@ -132,22 +162,28 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                 try:
                     resolved[name] = model_from_config(path.parent, name)
                 except InputError as exc:
-                    raise _err_at(located, fname, loc, exc.message) from None
-            else:
-                known(name, catalog.models, "model", loc)
+                    problems.append(_err_at(located, fname, loc, exc.message))
+                    failed.add(name)
+            elif known(name, catalog.models, "model", loc):
                 resolved[name] = catalog.models[name]
+            else:
+                failed.add(name)
     for i, w in enumerate(req.workloads):
         spec = w.speculative
         if spec is None or spec.acceptance_length is not None:
             continue
         for name in w.models:
-            if resolved[name].mtp_acceptance_length(spec.draft_tokens) is None:
+            if name in resolved and resolved[name].mtp_acceptance_length(spec.draft_tokens) is None:
                 published = resolved[name].mtp_acceptance
-                raise _err_at(located, fname, ("workloads", i, "speculative"),
-                              f"no published MTP acceptance length for {name} with "
-                              f"{spec.draft_tokens} drafted tokens"
-                              + (f" (published for 1 to {len(published)})" if published else "")
-                              + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)")
+                problems.append(_err_at(
+                    located, fname, ("workloads", i, "speculative"),
+                    f"no published MTP acceptance length for {name} with "
+                    f"{spec.draft_tokens} drafted tokens"
+                    + (f" (published for 1 to {len(published)})" if published else "")
+                    + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"))
+    if problems:
+        problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
+        raise combined(problems)
     return Loaded(req=req, models=resolved, source=fname, bench=points)
 
 

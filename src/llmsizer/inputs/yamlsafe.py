@@ -64,7 +64,7 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..base.errors import InputError
+from ..base.errors import InputError, combined
 from ..base.textsafe import printable
 from .yamlfile import _EXAMPLE, checked_text, read_file
 from .yamlpositions import Loc, Located, Pos, _pos, _where, _yaml_error
@@ -155,6 +155,7 @@ class _StrictLoader(yaml.SafeLoader):
         self._depth = 0
         self._documents = 0
         self._nodes = 0
+        self.problems: list[InputError] = []  # the tree's problems, told at once (issue 25)
 
     # -- event vetting -------------------------------------------------------------------
 
@@ -286,6 +287,8 @@ def load_text(text: str | bytes, filename: str) -> Located:
         index: dict[Loc, tuple[Pos, Pos | None]] = {}
         raw: dict[Loc, str] = {}
         data = _build(loader, root, (), None, index, raw)
+        if loader.problems:
+            raise combined(loader.problems)
     finally:
         loader.dispose()
     return Located(data, index, filename, raw)
@@ -307,7 +310,11 @@ def _build(
     collections."""
     index[path] = (_pos(node.start_mark), key_pos)
     if isinstance(node, ScalarNode):
-        value = _scalar(loader, node)
+        try:
+            value = _scalar(loader, node)
+        except InputError as exc:
+            loader.problems.append(exc)
+            return None
         if not isinstance(value, str) and node.style is None:
             raw[path] = str(node.value)
         return value
@@ -319,16 +326,21 @@ def _build(
         result: dict[str, Any] = {}
         first_seen: dict[str, Node] = {}
         for key_node, value_node in node.value:
-            key = _key(loader, key_node)
+            try:
+                key = _key(loader, key_node)
+            except InputError as exc:
+                loader.problems.append(exc)
+                continue
             if key in first_seen:
                 first_line = first_seen[key].start_mark.line + 1
-                raise InputError(
+                loader.problems.append(InputError(
                     f"duplicate key {key!r} (first on line {first_line}, again on line "
                     f"{key_node.start_mark.line + 1}); YAML would silently keep only the "
                     "last one: remove or rename one of them",
                     file=loader.filename,
                     **_where(key_node.start_mark),
-                )
+                ))
+                continue
             first_seen[key] = key_node
             result[key] = _build(
                 loader, value_node, (*path, key), _pos(key_node.start_mark), index, raw
