@@ -131,3 +131,60 @@ def test_n_plus_one_adds_a_node_of_prefill_replicas():
     spare = _size(survive_node_loss=True)
     assert spare.prefill_replicas == base.prefill_replicas + 1
     assert spare.decode_replicas == base.decode_replicas + 1
+
+
+RACK = """schema_version: 1
+account: {name: Frontier, currency: USD}
+workloads:
+  - name: reasoning
+    model: deepseek-r1
+    concurrent_users: 4000
+    prompt_tokens: 8000
+    output_tokens: 2000
+    targets: {tokens_per_s_per_user: 60, ttft_s: 1}
+hardware:
+  gpus: [%s]
+  weight_precisions: [fp4]
+  tensor_parallel: [8, 16, 32, 64, 72]
+costs:
+  gpu_prices: {%s: 50000}
+"""
+
+
+def _rack(gpu: str):
+    from llmsizer.inputs.loader import load_from_text
+    from llmsizer.sizing.search import choices, size_workload
+    from llmsizer.sizing.xpyd import best_xpyd
+
+    req = load_from_text(RACK % (gpu, gpu), "rack.yaml", CAT).req
+    w = req.workloads[0]
+    m, tables, acct = CAT.models[w.model], build_tables(req, CAT), account_inputs(req, CAT)
+    aggregated = size_workload(req, w, m, CAT, tables, acct)
+    return aggregated, best_xpyd(req, w, m, CAT, tables, acct, choices(req, w, CAT, m))
+
+
+def test_on_a_gb300_rack_long_answers_at_speed_are_served_cheaper_disaggregated():
+    """DeepSeek-R1 in FP4 on GB300 NVL72 racks, 4,000 users of 8k-token prompts and 2k-token
+    answers at 60 tok/s, first token within 1 s: every aggregated layout carries each
+    prompt's prefill in its decode steps, so its batch is small; the xPyD option's decode
+    replicas run without it and the prefill replicas' queue stays inside the first-token
+    target. Fewer racks are bought (GB300 priced by the account: the catalog has none)."""
+    aggregated, x = _rack("gb300")
+    best = aggregated.options[0]
+    assert best.feasible and x is not None and x.feasible
+    plat = CAT.platforms["gb300-nvl72"]
+    assert x.nodes * plat.gpus_per_node < float(best.values["gpus_purchased"])
+    assert x.ttft_ms <= 1000 and x.tpot_ms <= 1000 / 60
+    assert x.prefill.platform == x.decode.platform == "gb300-nvl72"
+    # a prefill replica and a decode replica sit in one rack: the cache moves over NVLink
+    m = CAT.model("deepseek-r1")
+    per_token = m.layers * (m.kv_lora_rank + m.qk_rope_head_dim) * 1  # FP8 KV
+    link = CAT.gpu("gb300").link_gb_s * 1e9 * CAT.constant("link_efficiency")
+    assert x.kv_transfer_ms == pytest.approx(per_token * 8000 / (x.prefill_gpus * link) * 1000)
+
+
+def test_xpyd_is_offered_only_where_the_platform_states_its_network():
+    """GB200 NVL72: the catalog states no network per GPU, so no xPyD option is sized."""
+    aggregated, x = _rack("gb200")
+    assert aggregated.options[0].feasible
+    assert x is None

@@ -3,9 +3,9 @@
 ``measured``), the account plan (``plan``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
 materials (``bom``), model-vs-measured checks (``fidelity``, disaggregated rows in
-``fidelity_disagg``), the production debugger's edges and the roofline (``debugger``), and
-the results document they produce
-(``results``)."""
+``fidelity_disagg``), disaggregated prefill/decode options sized to a load (``xpyd``), the
+production debugger's edges and the roofline (``debugger``), and the results document they
+produce (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "results",
     "retrieval",
     "search",
+    "xpyd",
 ]

@@ -30,7 +30,7 @@ from .evaluate import Choice, Tables, evaluate_choice, workload_inputs
 from .fidelity_disagg import _figure, _transfer
 from .search import calibration_gaps, reason_for
 
-__all__ = ["Xpyd", "size_xpyd"]
+__all__ = ["Xpyd", "best_xpyd", "pool_envs", "size_pair", "size_xpyd"]
 
 MAX_PREFILL_REPLICAS = 512  # the first-token search stops here (a target no count can meet)
 
@@ -80,16 +80,33 @@ def _gaps(catalog: Catalog, w: Workload, model: Model, prefill: Choice,
     return gaps
 
 
+Env = Mapping[str, Value]
+_NO_TTFT = {k: 0.0 for k in ("target_ttft_s", *(f"target_{t}" for t in PERCENTILE_TARGETS
+                                                 if t.startswith(("ttft", "e2e"))))}
+
+
+def pool_envs(req: Requirements, w: Workload, model: Model, catalog: Catalog, tables: Tables,
+              acct: Mapping[str, float], choice: Choice) -> tuple[Env, Env]:
+    """(as a prefill pool, as a decode pool): the calculation list with this layout, and with
+    it holding no prompt to prefill and no first-token target of its own."""
+    base: dict[str, Value] = {**acct, **workload_inputs(w, model)}
+    return (evaluate_choice(base, choice, tables, req, catalog),
+            evaluate_choice(base, choice, tables, req, catalog,
+                            {"prefix_cache_hit": 1.0, **_NO_TTFT}))
+
+
 def size_xpyd(req: Requirements, w: Workload, model: Model, catalog: Catalog, tables: Tables,
               acct: Mapping[str, float], prefill: Choice, decode: Choice) -> Xpyd:
     """Size the xPyD option with these two layouts for workload ``w``."""
+    pre = pool_envs(req, w, model, catalog, tables, acct, prefill)[0]
+    dec = pool_envs(req, w, model, catalog, tables, acct, decode)[1]
+    return size_pair(catalog, w, model, prefill, pre, decode, dec)
+
+
+def size_pair(catalog: Catalog, w: Workload, model: Model, prefill: Choice, pre: Env,
+              decode: Choice, dec: Env) -> Xpyd:
+    """The xPyD option of a prefill layout's and a decode layout's evaluations."""
     assert (prefill.gpu, prefill.platform) == (decode.gpu, decode.platform)
-    base: dict[str, Value] = {**acct, **workload_inputs(w, model)}
-    no_ttft = {k: 0.0 for k in ("target_ttft_s", *(f"target_{t}" for t in PERCENTILE_TARGETS
-                                                    if t.startswith(("ttft", "e2e"))))}
-    dec = evaluate_choice(base, decode, tables, req, catalog,
-                          {"prefix_cache_hit": 1.0, **no_ttft})
-    pre = evaluate_choice(base, prefill, tables, req, catalog)
     y = int(_f(dec, "replicas"))
     pre_gpus, dec_gpus = int(_f(pre, "gpus_per_replica")), int(_f(dec, "gpus_per_replica"))
     factor = catalog.constant("disagg_prefill_time_factor")
@@ -117,8 +134,8 @@ def size_xpyd(req: Requirements, w: Workload, model: Model, catalog: Catalog, ta
     # TTFT without a wait (the highest rate), then re-read the rate at the TTFT reached
     ttft, _, _ = first_token(1, 0.0)
     # the decode pool must fit and keep the tokens/s; the prefill pool must hold the weights
-    reason = reason_for(dec)[1] or (reason_for(pre)[1] if reason_for(pre)[0] == "weights"
-                                    else "")
+    reason = reason_for(dict(dec))[1] or (
+        reason_for(dict(pre))[1] if reason_for(dict(pre))[0] == "weights" else "")
     if not reason:
         rate = _figure("disagg_request_rate_per_s", dec, ttft_given=ttft, tpot_given=tpot)
         x = int(_figure("disagg_prefill_replicas_for_load", dec, request_rate_given=rate,
@@ -146,3 +163,32 @@ def size_xpyd(req: Requirements, w: Workload, model: Model, catalog: Catalog, ta
         output_tokens_per_s_per_decode_node=_figure("disagg_output_tokens_per_s_per_node", dec),
         reason=reason, calibration_gaps=_gaps(catalog, w, model, prefill, decode))
 
+
+
+def networked(catalog: Catalog, choice: Choice) -> bool:
+    """Whether the search offers xPyD here: only where the platform states its network per
+    GPU, the fabric the caches move over between nodes (inside one NVLink domain they move
+    over the scale-up link instead)."""
+    return catalog.platforms[choice.platform].scaleout_gb_s is not None
+
+
+def _rank(x: Xpyd, catalog: Catalog) -> tuple[float, ...]:
+    plat = catalog.platforms[x.prefill.platform]
+    bought = x.nodes * plat.gpus_per_node if plat.sold_full else x.gpus
+    return (bought, x.gpus, x.ttft_ms)
+
+
+def best_xpyd(req: Requirements, w: Workload, model: Model, catalog: Catalog, tables: Tables,
+              acct: Mapping[str, float], candidates: list[Choice]) -> Xpyd | None:
+    """The cheapest feasible xPyD option (fewest GPUs bought, then used, then the quicker
+    first token) over every pair of the candidate layouts that share GPU, platform and
+    precisions, on platforms whose network is stated; None when no pair meets the targets.
+    Each layout is evaluated once as a prefill pool and once as a decode pool."""
+    usable = [c for c in candidates if networked(catalog, c)]
+    envs = {c: pool_envs(req, w, model, catalog, tables, acct, c) for c in usable}
+    sized = [size_pair(catalog, w, model, p, envs[p][0], d, envs[d][1])
+             for p in usable for d in usable
+             if (p.gpu, p.platform, p.weight_precision, p.kv_precision)
+             == (d.gpu, d.platform, d.weight_precision, d.kv_precision)]
+    feasible = [x for x in sized if x.feasible]
+    return min(feasible, key=lambda x: _rank(x, catalog)) if feasible else None

@@ -111,9 +111,10 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            + r("decode_replicas_given") * r("decode_gpus_given"),
            "x prefill replicas x their GPUs + y decode replicas x theirs."),
     Figure("disagg_nodes", "nodes",
-           ROUNDUP(r("prefill_replicas_given") * r("prefill_gpus_given") / r("gpus_per_node"), 0)
-           + ROUNDUP(r("decode_replicas_given") * r("decode_gpus_given") / r("gpus_per_node"), 0),
-           "Each pool on its own nodes: ROUNDUP(its GPUs / GPUs per node), added."),
+           ROUNDUP((r("prefill_replicas_given") * r("prefill_gpus_given")
+                    + r("decode_replicas_given") * r("decode_gpus_given")) / r("gpus_per_node"), 0),
+           "ROUNDUP(both pools' GPUs / GPUs per node): a node's GPUs may serve either pool "
+           "(an NVL72 rack holds prefill and decode replicas side by side)."),
     Figure("disagg_reported_output_tokens_per_s", "tok/s",
            r("output_tokens_per_s_given") * r("row_gpus_given") / r("decode_gpus_given"),
            "A per-GPU figure of a disaggregated run as InferenceX reports it: output tokens/s "
