@@ -188,3 +188,32 @@ def test_xpyd_is_offered_only_where_the_platform_states_its_network():
     aggregated, x = _rack("gb200")
     assert aggregated.options[0].feasible
     assert x is None
+
+
+def test_a_stated_arrival_rate_sets_the_prefill_count():
+    """50 requests/s of 2,000-token prompts with 25 % headroom: x = ROUNDUP(50 x 1.25 /
+    prompts a prefill replica completes per second), that rate being 1000 / (ms per prompt
+    token of the EP32 layout x the disaggregated factor x 2,000); burstier arrivals wait
+    longer for the same count."""
+    import math
+
+    from llmsizer.sizing.xpyd import pool_envs
+
+    def sized(burstiness: float) -> tuple[Xpyd, float]:
+        w = W(name="api", model="deepseek-v3", requests_per_s=50, burstiness=burstiness,
+              prompt_tokens=2000, output_tokens=100,
+              targets=Targets(tokens_per_s_per_user=5.0, ttft_s=30))
+        req = Requirements(schema_version=1, account=Account(name="lmsys"), workloads=[w],
+                           policy=Policy(headroom=0.25, survive_node_loss=False))
+        args = (req, w, CAT.model("deepseek-v3"), CAT, build_tables(req, CAT),
+                account_inputs(req, CAT))
+        per_token = float(pool_envs(*args, PREFILL)[0]["prefill_ms_per_token"])
+        return size_xpyd(*args, PREFILL, DECODE), per_token
+
+    x, per_token = sized(1.0)
+    per_replica = 1000 / (per_token * CAT.constant("disagg_prefill_time_factor") * 2000)
+    assert x.prefill_replicas == math.ceil(50 * 1.25 / per_replica)
+    assert x.prefill_utilisation == pytest.approx(50 / (x.prefill_replicas * per_replica))
+    bursty, _ = sized(2.0)
+    assert bursty.prefill_replicas == x.prefill_replicas
+    assert bursty.prefill_wait_ms == pytest.approx(4 * x.prefill_wait_ms)
