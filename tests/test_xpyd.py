@@ -211,15 +211,42 @@ def test_xpyd_is_offered_only_where_the_network_is_stated_and_not_when_refused()
         assert not any("/prefill-" in o.id for o in res.options)
 
 
-def test_the_plan_counts_both_pools():
-    """The account plan of the GB300 account: its pool's GPUs are the decode replicas' and
-    the prefill replicas' (the plan's formulas add the members' prefill GPUs)."""
+def test_the_plan_counts_both_pools_and_the_proposal_says_so():
+    """The shipped example inputs/frontier-moe-rack.yaml (the GB300 account above): its
+    recommendation is disaggregated; the plan's pool carries the prefill replicas (the plan's
+    formulas add the members' prefill GPUs to the decode replicas'); the proposal says in one
+    sentence how many prefill replicas feed how many decode replicas and how long a cache
+    takes to move."""
+    from pathlib import Path
+
+    from llmsizer.documents.proposal.plan import plan_context
     from llmsizer.sizing.engine import size
 
-    result = size(load_from_text(RACK % ("gb300", "gb300"), "rack.yaml", CAT), CAT)
+    path = Path(__file__).parent.parent / "inputs" / "frontier-moe-rack.yaml"
+    result = size(load_from_text(path.read_text(), path.name, CAT), CAT)
     pool = result.plan.pools[0]
+    assert "/prefill-" in pool.option and result.workloads[0].recommended == pool.option
     option = next(o for o in result.workloads[0].options if o.id == pool.option)
-    prefill = option.values["disagg_prefill_gpus_for_load"]
-    assert prefill > 0
-    assert pool.gpus == pool.replicas * pool.tp + prefill
-    assert result.plan.node_groups[0].values["group_gpus_used"] >= pool.gpus
+    assert pool.prefill_gpus == option.values["disagg_prefill_gpus_for_load"] > 0
+    assert pool.prefill_gpus == pool.prefill_replicas * pool.prefill_gpus_per_replica
+    assert pool.gpus == pool.replicas * pool.tp + pool.prefill_gpus
+    assert result.plan.node_groups[0].gpus_used >= pool.gpus
+    text = plan_context(result, CAT)["plan"].groups[0].pools[0].disaggregated
+    move = float(option.values["disagg_kv_move_ms"])
+    assert text == (f"Disaggregated serving: {pool.prefill_replicas} prefill replicas of "
+                    f"{pool.prefill_gpus_per_replica} GPUs read the prompts and feed the "
+                    f"{pool.replicas} decode replicas; a request's cache moves once, about "
+                    f"{move:,.1f} ms.")
+
+
+def test_the_glossary_lists_disaggregated_serving_only_when_used():
+    """The glossary page is nearly full: the term is listed only in a proposal whose plan
+    runs prefill replicas of their own."""
+    from llmsizer.documents.proposal.glossary import glossary_context
+
+    def terms(uses: frozenset[str]) -> set[str]:
+        return {t.term for t in glossary_context(uses)["glossary"]}
+
+    assert "Disaggregated serving" in terms(frozenset({"disaggregated"}))
+    assert "Disaggregated serving" not in terms(frozenset())
+    assert "Prefill" in terms(frozenset()) and "Decode" in terms(frozenset())

@@ -192,6 +192,13 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "pool_load_gpus", "GPUs for peak + headroom", "GPUs",
         r("pool_replicas_for_load") * tp + r("pool_prefill_gpus"),
         "Replicas x TP (+ the prefill GPUs when disaggregated), before spares."),
+    PlanCalculation(
+        "pool_prefill_replicas", "Prefill replicas (disaggregated)", "replicas",
+        IF(gt(r("disagg_prefill_gpus"), 0), r("pool_prefill_gpus") / r("disagg_prefill_gpus"),
+           0),
+        "The prefill replicas that feed the pool's (decode) replicas: prefill GPUs / GPUs per "
+        "prefill replica; 0 when prefill and decode share the replicas. Their N+1 spares come "
+        "from the group's spare GPUs."),
 )
 
 GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
