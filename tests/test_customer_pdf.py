@@ -76,7 +76,8 @@ def test_no_option_id_key_or_placeholder_plural(path: Path, rendered: Callable) 
     body = text.split("Appendix: formulas")[0]  # the formula register names its variables
     assert KEYS.findall(body) == []
     # the configuration is named in words instead: "4 × NVIDIA H100 SXM 80GB, FP8 weights"
-    assert re.search(r"\d+ × [^,]+, (?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) weights, "
+    # (a GPU's name may hold a comma: "NVIDIA GB300 (per Blackwell Ultra GPU, NVL72)")
+    assert re.search(r"\d+ × .+?, (?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) weights, "
                      r"(?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) KV cache", text)
 
 

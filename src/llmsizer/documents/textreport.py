@@ -243,8 +243,12 @@ def _print_plan(result: Result, con: Console) -> None:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
             con.print(Text(f"  Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
-                           f"{words}; {p.replicas} replica{'' if p.replicas == 1 else 's'} "
-                           f"({p.spare_replicas} spare), batch "
+                           f"{words}; {p.replicas} "
+                           + ("decode " if p.prefill_replicas else "")
+                           + f"replica{'' if p.replicas == 1 else 's'} "
+                           + (f"fed by {p.prefill_replicas} prefill replicas of "
+                              f"{p.prefill_gpus_per_replica} GPUs " if p.prefill_replicas else "")
+                           + f"({p.spare_replicas} spare), batch "
                            f"{p.batch_per_replica}; headroom {p.headroom_achieved:.0%}, "
                            + (f"{p.headroom_after_node_loss:.0%} with a node down" if g.nodes > 1
                               else "the service stops while its one node is down")),

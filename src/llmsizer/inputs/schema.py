@@ -78,6 +78,13 @@ class Policy(_Strict):
         description="Add one node's worth of spare replicas so peak demand is still met with a node down "
                     "(N+1).",
         json_schema_extra={"example": "true"})
+    disaggregated: Literal["auto", "never"] = Field(
+        default="auto",
+        description="Disaggregated serving (separate prefill and decode replicas, a prompt's "
+                    "cache moved once between them): auto (also tried where the platform "
+                    "states its network, recommended only when it costs less at the targets) "
+                    "or never.",
+        json_schema_extra={"example": "never", "unit": "mode"})
     gpu_memory_utilization: Annotated[float, Field(ge=0.1, le=1)] = Field(
         default=0.90,
         description="Share of each GPU's memory the serving engine may use (vLLM's "

@@ -4,8 +4,9 @@
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
 materials (``bom``), model-vs-measured checks (``fidelity``; disaggregated rows:
 ``fidelity_disagg``; embedding rows: ``fidelity_embed``; MLPerf rows: ``fidelity_mlperf``),
-the production debugger's edges and the roofline (``debugger``), and the results document
-they produce (``results``)."""
+disaggregated prefill/decode options sized to a load (``xpyd``), the production debugger's
+edges and the roofline (``debugger``), and the results document they produce
+(``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "results",
     "retrieval",
     "search",
+    "xpyd",
 ]

@@ -213,6 +213,13 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "ttft_overhead_ms": k("ttft_overhead_ms"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
+        # aggregated serving; an xPyD option states its prefill replicas (sizing/xpyd.py)
+        "disagg_prefill_gpus": 0.0,
+        "disagg_prefill_ms_per_token": 0.0,
+        "disagg_prefill_ms": 0.0,
+        "disagg_prefill_time_factor": k("disagg_prefill_time_factor"),
+        "disagg_kv_link_gb_s": 0.0,
+        "disagg_kv_link_efficiency": 1.0,
         # the model's error band; size_workload sets the option's group (confidence_inputs)
         "confidence_p10": 0.0,
         "confidence_p90": 0.0,
@@ -242,6 +249,9 @@ class Choice:
     # the platform is named in the id when it is not the GPU's default (the search tries
     # every platform that carries the GPU; ids must stay unique within a workload)
     platform_in_id: bool = False
+    # disaggregated (xPyD): the prefill replicas' (TP, EP, attention-DP); this layout is then
+    # the decode replicas'. None: prefill and decode share the replicas.
+    prefill: tuple[int, int, int] | None = None
 
     @property
     def id(self) -> str:
@@ -249,6 +259,9 @@ class Choice:
         base = f"{self.gpu}/{self.weight_precision}/kv-{self.kv_precision}/tp{self.tp}"
         extra = "".join(f"/{name}{n}" for name, n in
                         (("pp", self.pp), ("ep", self.ep), ("adp", self.adp)) if n > 1)
+        if self.prefill is not None:
+            extra += "/prefill-" + "-".join(f"{name}{n}" for name, n in zip(
+                ("tp", "ep", "adp"), self.prefill, strict=True) if n > 1 or name == "tp")
         return base + extra + (f"/{self.platform}" if self.platform_in_id else "")
 
 

@@ -106,7 +106,8 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
                     transfer_efficiency_given=efficiency, prefill_gpus_given=_pool(1, pre))
     factor = catalog.constant("disagg_prefill_time_factor")
     ttft = _figure("disagg_ttft_ms", env, prefill_ms_given=float(prefill["prefill_ms"]),
-                   kv_transfer_ms_given=moved, prefill_time_factor_given=factor)
+                   kv_transfer_ms_given=moved, prefill_time_factor_given=factor,
+                   prefill_wait_ms_given=0.0)  # closed loop: no wait below saturation
     prefill_rate = _figure("disagg_prefill_requests_per_s", prefill, prefill_replicas_given=x,
                            prefill_ms_per_token_given=float(prefill["prefill_ms_per_token"]),
                            prefill_time_factor_given=factor)

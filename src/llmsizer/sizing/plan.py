@@ -363,7 +363,10 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult]) -> Plan:
             replicas=int(_f(v, "pool_replicas")), gpus=int(_f(v, "pool_gpus")),
             headroom_achieved=_f(v, "pool_headroom_achieved"),
             headroom_after_node_loss=_f(v, "pool_headroom_after_node_loss"),
-            values={c: _f(v, c) for c in _POOL_NAMES}))
+            values={c: _f(v, c) for c in _POOL_NAMES},
+            prefill_replicas=int(_f(v, "pool_prefill_replicas")),
+            prefill_gpus_per_replica=int(_f(o.values, "disagg_prefill_gpus")),
+            prefill_gpus=int(_f(v, "pool_prefill_gpus"))))
     groups = []
     for n, g in enumerate(e.groups, 1):
         v = g.env

@@ -207,6 +207,11 @@ class PlanPool(_M):
     headroom_achieved: float
     headroom_after_node_loss: float
     values: dict[str, float]  # every pool aggregate and calculation, by name
+    # disaggregated serving: the prefill replicas feeding the replicas above (0: none; then
+    # the replicas above are the decode replicas)
+    prefill_replicas: int = 0
+    prefill_gpus_per_replica: int = 0
+    prefill_gpus: int = 0
 
 
 class NodeGroup(_M):

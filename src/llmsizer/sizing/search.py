@@ -14,7 +14,7 @@ from ..inputs.schema_workload import Workload
 from ..model.calculations import CALCULATIONS, INPUTS
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value
-from . import costs
+from . import costs, xpyd
 from .evaluate import (
     Choice,
     Tables,
@@ -135,6 +135,10 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
     if f("batch_by_ttft") < 1:
         return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
                 f"{_fmt(f('target_ttft_ms'))} ms")
+    if f("disagg_prefill_gpus") > 0 and 0 < f("target_ttft_ms") < f("ttft_ms"):
+        return "ttft", (f"TTFT {_fmt(f('ttft_ms'))} ms with disaggregated prefill replicas "
+                        f"(prefill, moving the cache and the fitted overhead); target "
+                        f"{_fmt(f('target_ttft_ms'))} ms")
     if f("batch_by_itl") < 1:
         return "itl", ("the inter-token latency percentile target is missed even for one "
                        "request: the steps that also prefill a new prompt's chunk are too slow")
@@ -168,6 +172,8 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
                     f"{catalog.gpus[choice.gpu].name}")
     if choice.ep > catalog.platforms[choice.platform].gpus_per_node:
         gaps.append("no measured reference for expert parallelism across nodes")
+    if choice.prefill is not None:
+        gaps.append(xpyd.DISAGG_GAP)
     covered = {_model_class(catalog.models[m]) for m in cov.models if m in catalog.models}
     if model_id not in cov.models and _model_class(model) not in covered:
         kind = {"mla": "an MLA model", "moe": "an MoE model"}.get(_model_class(model),
@@ -234,22 +240,36 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                           float(env0["target_ttft_ms"]))
         winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
         base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
-    for ch in candidates:
+    evaluated: list[tuple[Choice, dict[str, Value], str]] = []
+
+    def option(ch: Choice, stated: dict[str, float]) -> Option:
         gaps = calibration_gaps(catalog, ch, w.model_id, model, w.measured is not None)
         env = evaluate_choice(base, ch, tables, req, catalog,
                               {"calibration_derating": derating(catalog, gaps),
-                               **confidence_inputs(catalog, ch, model, w.measured is not None)})
+                               **confidence_inputs(catalog, ch, model, w.measured is not None),
+                               **stated})
         code, reason = reason_for(env)
         if not reason and pick is not None and pick.failure:
             code, reason = "measured", pick.failure
+        evaluated.append((ch, env, code))
         priced = tables["gpus"][ch.gpu]["price"] > 0
         values = {k: env[k] for k in _OPTION_KEYS}
-        options.append(Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
-                              weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
-                              tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
-                              priced=priced,
-                              calibration_gaps=gaps,
-                              values=values))
+        return Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
+                      weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
+                      tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
+                      priced=priced, calibration_gaps=gaps, values=values)
+
+    options = [option(ch, {}) for ch in candidates]
+    # disaggregated: every pair of the layouts above; the best feasible one per GPU,
+    # platform and precisions is kept (the others would only lengthen the list)
+    best_xpyd: dict[tuple[str, str, str, str], Option] = {}
+    for ch, stated in xpyd.pairs(req, w, model, catalog, list(evaluated)):
+        o = option(ch, stated)
+        key = (ch.gpu, ch.platform, ch.weight_precision, ch.kv_precision)
+        if o.feasible and (key not in best_xpyd or _rank_key(o) < _rank_key(best_xpyd[key])):
+            best_xpyd[key] = o
+            candidates.append(ch)
+    options += best_xpyd.values()
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
     recommended = feasible[0].id if feasible else None

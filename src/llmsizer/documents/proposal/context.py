@@ -54,5 +54,6 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **sensitivity_context(result, views, fmt),
         "confidence_total": confidence_total(result),
         **debugger_context(result, fmt),  # partials/debugger.html.j2
-        **glossary_context(),
+        **glossary_context(frozenset(
+            {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else ())),
     }

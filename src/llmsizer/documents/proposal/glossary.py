@@ -13,6 +13,8 @@ from typing import Any
 class Term:
     term: str
     meaning: str
+    # listed only when the proposal uses it (the page is nearly full): "disaggregated"
+    only_when: str = ""
 
 
 GLOSSARY: tuple[Term, ...] = (
@@ -32,6 +34,9 @@ GLOSSARY: tuple[Term, ...] = (
          "on; the errors it shows there are the error ranges quoted in this proposal."),
     Term("Decode", "The phase in which the model writes its answer, one token per step for "
          "every request in the batch."),
+    Term("Disaggregated serving", "Reading prompts (prefill) on some replicas and writing "
+         "answers (decode) on others; each request's cache moves once between them.",
+         only_when="disaggregated"),
     Term("Expert parallelism (EP)", "Spreading a mixture-of-experts model's experts over "
          "several GPUs, so each GPU holds and computes only some of them."),
     Term("GPU", "The accelerator card that holds the model in its memory and does the "
@@ -79,6 +84,8 @@ GLOSSARY: tuple[Term, ...] = (
 )
 
 
-def glossary_context() -> dict[str, Any]:
-    """``glossary``: the terms in alphabetical order."""
-    return {"glossary": tuple(sorted(GLOSSARY, key=lambda t: t.term.lower()))}
+def glossary_context(uses: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``glossary``: the terms in alphabetical order; a term marked ``only_when`` only when
+    the proposal ``uses`` it."""
+    terms = (t for t in GLOSSARY if not t.only_when or t.only_when in uses)
+    return {"glossary": tuple(sorted(terms, key=lambda t: t.term.lower()))}

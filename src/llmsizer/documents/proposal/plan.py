@@ -21,6 +21,8 @@ class PoolView:
     model_name: str
     config: str  # "H100 SXM 80GB · fp8 weights · fp8 KV · TP4"
     shared: bool  # more than one workload
+    # disaggregated: "3 prefill replicas of 8 GPUs feed the 5 decode replicas; ..." ('' = not)
+    disaggregated: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,20 @@ class PlanView:
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
 
 
+def _disaggregated(p: PlanPool, result: Result) -> str:
+    """One plain sentence for a pool whose prefill runs on replicas of its own."""
+    if not p.prefill_replicas:
+        return ""
+    option = next(o for o in result.workloads[p.workload_indices[0]].options
+                  if o.id == p.option)
+    move = float(option.values["disagg_kv_move_ms"])
+    return (f"Disaggregated serving: {p.prefill_replicas:,} prefill "
+            f"{'replica' if p.prefill_replicas == 1 else 'replicas'} of "
+            f"{p.prefill_gpus_per_replica:,} GPUs read the prompts and feed the "
+            f"{p.replicas:,} decode {'replica' if p.replicas == 1 else 'replicas'}; a "
+            f"request's cache moves once, about {move:,.1f} ms.")
+
+
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
     """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
     from ...model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
@@ -76,7 +92,8 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             label=f"Pool {n}", pool=p, workloads=tuple(p.workloads),
             model_name=names[p.workload_indices[0]],
             config=f"{chart_name(g.name) if g else p.gpu} · {p.weight_precision} weights · "
-                   f"{p.kv_precision} KV · TP{p.tp}", shared=len(p.workloads) > 1)
+                   f"{p.kv_precision} KV · TP{p.tp}", shared=len(p.workloads) > 1,
+            disaggregated=_disaggregated(p, result))
     groups = []
     for grp in result.plan.node_groups:
         plat, g = cat.platforms.get(grp.platform), cat.gpus.get(grp.gpu)

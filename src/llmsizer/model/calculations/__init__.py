@@ -82,7 +82,7 @@ from .debugger import (
     ROOFLINE_INTENSITY,
     TTFT_WHEN_NO_TARGET_S,
 )
-from .disagg import DISAGG_FIGURES
+from .disagg import DISAGG_FIGURES, XPYD_CALCULATIONS, XPYD_NODE_CALCULATIONS
 from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
@@ -212,7 +212,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + queueing.LOAD_CALCULATIONS
     + decode.SERVED_STEP_CALCULATIONS
     + queueing.WAIT_CALCULATIONS
+    + XPYD_CALCULATIONS
     + decode.SERVED_CALCULATIONS
+    + XPYD_NODE_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS
     + confidence.CALCULATIONS

@@ -24,6 +24,7 @@ def _allreduce_bytes(n: Expr) -> Expr:
 
 
 # The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
+_DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 _mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
                       r("max_batch_per_replica"))
 
@@ -37,8 +38,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Heads x head dim (MLA: mean of the 192-wide query/key and 128-wide value heads): "
        "prefill attention FLOPs per token per cached token = 2 x layers x width."),
     _c("prefill_tokens", "Prompt tokens to prefill", "tokens", "Throughput",
-       r("prompt_tokens") * (1 - r("prefix_cache_hit")),
-       "Prefix-cache hits skip prefill."),
+       IF(_DISAGG, 0, r("prompt_tokens") * (1 - r("prefix_cache_hit"))),
+       "Prefix-cache hits skip prefill; a disaggregated option's decode replicas prefill "
+       "nothing (the cache arrives from the prefill replicas)."),
     _c("shared_weights_ms", "Non-expert weight streaming per step", "ms", "Throughput",
        r("shared_params") * r("adp") * r("weight_bytes_per_param") / 1e9
        / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
@@ -240,13 +242,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
     *TTFT_LIMIT_CALCULATIONS,
     *PERCENTILE_LIMIT_CALCULATIONS,
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
-       IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES)),
-          MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES)),
-          _mean_ttft_batch),
+       IF(_DISAGG, r("max_batch_per_replica"),
+          IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES)),
+             MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES)),
+             _mean_ttft_batch)),
        "The mean TTFT, wait for the prompts ahead included, solved for B in closed form "
        "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
        "wait and with the (B - 1) x prefill bound; and the batch each TTFT percentile "
-       "target allows; the engine cap when no TTFT target is stated."),
+       "target allows; the engine cap when no TTFT target is stated, or when the option is "
+       "disaggregated (its decode replicas prefill nothing: the prefill replicas' count "
+       "meets the target)."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("batch_by_itl"), r("max_batch_per_replica"))),
@@ -280,13 +285,15 @@ SERVED_STEP_CALCULATIONS: tuple[Calculation, ...] = (
 # After the waiting time (queueing.WAIT_CALCULATIONS): first token, targets, throughput.
 SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
-       r("prefill_wait_ms") + r("prefill_ms")
-       + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
-       + r("ttft_overhead_ms"),
+       IF(_DISAGG, r("disagg_ttft_ms"),
+          r("prefill_wait_ms") + r("prefill_ms")
+          + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor")
+                                     - r("decode_weights_ms"))
+          + r("ttft_overhead_ms")),
        "Wait for the prefills ahead + prefill + the decode steps it waits for or shares; a "
        "prefill chunk hides the step's weight read (its GEMMs read the weights anyway), not "
        "the other sequences' work, all-reduce latency or overhead (chosen by cross-validation "
-       "on published benchmarks)."),
+       "on published benchmarks). Disaggregated: the prefill replicas' first token."),
     *PERCENTILE_CALCULATIONS,
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),

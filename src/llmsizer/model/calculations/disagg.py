@@ -7,13 +7,19 @@ evaluated with the prefill pool's layout. What only a disaggregated deployment n
 here, as figures over those calculations and the counts a deployment states (``*_given``):
 ``llmsizer fidelity`` reproduces the published disaggregated benchmarks with them
 (docs/calibration.md). They are not printed into the workbook.
+
+``XPYD_CALCULATIONS`` are in the calculation list (and the workbook): an option whose
+``disagg_prefill_gpus`` is stated is an xPyD option. Its own layout is the decode pool (no
+prompt to prefill, no first-token limit on its batch); the prefill pool's count, queue and
+the first token are computed here from the prefill layout's time per prompt token
+(sizing/xpyd.py evaluates that layout and states it as the option's inputs).
 """
 
 from __future__ import annotations
 
-from ..expr import IF, MAX, MIN, gt
+from ..expr import AND, IF, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, gt, lt
 from .benchmarks import Figure
-from .core import r
+from .core import Calculation, _c, r
 
 _occupied = MAX(1, r("batch_per_replica"))
 # a decode-pool step: t(B) without the amortised prefill (prompts run in the prefill pool)
@@ -37,13 +43,14 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            "its share over its own link: inside an NVLink domain the scale-up link, across "
            "nodes the network (0 when the platform states neither)."),
     Figure("disagg_ttft_ms", "ms",
-           r("prefill_ms_given") * r("prefill_time_factor_given")
+           r("prefill_wait_ms_given") + r("prefill_ms_given") * r("prefill_time_factor_given")
            + r("kv_transfer_ms_given") + r("ttft_overhead_ms"),
-           "Prefill of the prompt on a prefill replica (x the disaggregated prefill factor) + "
-           "the cache's move + the fitted request "
+           "The wait in the prefill pool's queue + prefill of the prompt on a prefill replica "
+           "(x the disaggregated prefill factor) + the cache's move + the fitted request "
            "overhead. A closed loop's prompts arrive paced by the answers (arrival CV 0), so "
            "the prefill queue's Allen-Cunneen wait is 0 below saturation (queueing.py); at "
-           "saturation the prefill pool's capacity caps the request rate instead."),
+           "saturation the prefill pool's capacity caps the request rate instead. An open "
+           "load waits disagg_prefill_wait_ms."),
     Figure("disagg_prefill_requests_per_s", "requests/s",
            r("prefill_replicas_given") * 1000
            / (r("prefill_ms_per_token_given") * r("prefill_time_factor_given")
@@ -78,4 +85,86 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            MIN(r("decode_rate_given"), r("prefill_rate_given")) * r("output_tokens"),
            "Requests/s the slower pool allows x output tokens: prefill and decode rates must "
            "match, the deployment runs at the smaller."),
+)
+
+
+XPYD = gt(r("disagg_prefill_gpus"), 0)  # an xPyD option: this layout is the decode pool
+_prompt = MAX(1, r("prompt_tokens") * (1 - r("prefix_cache_hit")))
+_rate = r("disagg_request_rate_per_s")
+_per = r("disagg_prefill_replica_rate_per_s")
+_k = POWER(r("burstiness"), 2) / 2
+_service_ms = 1000 / _per
+_budget = r("target_ttft_ms") - r("disagg_ttft_without_wait_ms")
+_u = r("disagg_prefill_utilisation")
+
+# Read after the step at the batch served (tpot_ms), before the first-token time.
+XPYD_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("disagg_prefill_replica_rate_per_s", "Prompts a prefill replica completes per second",
+       "requests/s", "Throughput",
+       IF(XPYD, 1000 / (r("disagg_prefill_ms_per_token") * r("disagg_prefill_time_factor")
+                        * _prompt), 0),
+       "Disaggregated: 1000 / (prefill time per prompt token of the prefill layout x the "
+       "disaggregated prefill factor x prompt tokens to prefill); 0 otherwise."),
+    _c("disagg_kv_move_ms", "Move of a prompt's KV cache to the decode pool", "ms",
+       "Throughput",
+       IF(AND(XPYD, gt(r("disagg_kv_link_gb_s"), 0)),
+          r("kv_bytes_per_token") * r("prompt_tokens")
+          / (r("disagg_prefill_gpus") * r("disagg_kv_link_gb_s")
+             * r("disagg_kv_link_efficiency") * 1e9) * 1000, 0),
+       "KV per token x prompt, each prefill GPU sending its share over its own link (the "
+       "scale-up link inside one NVLink domain, else the network)."),
+    _c("disagg_ttft_without_wait_ms", "First token without waiting, disaggregated", "ms",
+       "Throughput",
+       IF(XPYD, r("disagg_prefill_ms") * r("disagg_prefill_time_factor")
+          + r("disagg_kv_move_ms") + r("ttft_overhead_ms"), 0),
+       "Prefill of the prompt on a prefill replica (x the factor) + the cache's move + the "
+       "fitted request overhead."),
+    _c("disagg_request_rate_per_s", "Requests per second at peak, disaggregated",
+       "requests/s", "Throughput",
+       IF(XPYD, IF(gt(r("peak_request_rate_per_s"), 0), r("peak_request_rate_per_s"),
+                   r("concurrent_users") * 1000
+                   / (r("disagg_ttft_without_wait_ms")
+                      + (r("output_tokens") - 1) * r("tpot_ms"))), 0),
+       "The stated peak rate, or each concurrent user starting one request per cycle of "
+       "first token + (output - 1) x TPOT (Little's law; the first token without its wait: "
+       "the highest rate)."),
+    _c("disagg_prefill_replicas_for_load", "Prefill replicas for peak + headroom",
+       "replicas", "Throughput",
+       IF(XPYD, MAX(ROUNDUP(_rate * (1 + r("headroom")) / _per, 0),
+                    ROUNDDOWN(_rate / _per, 0) + 1,
+                    IF(AND(gt(r("target_ttft_ms"), 0), gt(_budget, 0), gt(_k, 0)),
+                       ROUNDUP(_rate * (_budget + _k * _service_ms) / (_budget * _per), 0),
+                       0)), 0),
+       "The most of: the rate x (1 + headroom) / a replica's prompt rate; more than the rate "
+       "alone needs (a queue at full use never drains); and the count whose queue wait "
+       "leaves the first-token target met (rho / (1 - rho) x k x one prompt's time <= the "
+       "room the target leaves, solved for the count)."),
+    _c("disagg_prefill_utilisation", "Share of time the prefill replicas are busy",
+       "fraction", "Throughput",
+       IF(XPYD, _rate / (r("disagg_prefill_replicas_for_load") * _per), 0),
+       "Rate / (prefill replicas x a replica's prompt rate)."),
+    _c("disagg_prefill_wait_ms", "Wait in the prefill queue", "ms", "Throughput",
+       IF(AND(XPYD, lt(_u, 1)), _u / (1 - _u) * _k * _service_ms, 0),
+       "Allen-Cunneen mean wait as for an aggregated replica (queueing.py): rho / (1 - rho) "
+       "x burstiness^2 / 2 x one prompt's time (service CV 0)."),
+    _c("disagg_ttft_ms", "Time to first token, disaggregated", "ms", "Throughput",
+       r("disagg_prefill_wait_ms") + r("disagg_ttft_without_wait_ms"),
+       "Wait in the prefill queue + prefill + the cache's move + overhead."),
+)
+
+# Read before the replicas (replicas.py): the prefill pool's GPUs join the option's.
+XPYD_NODE_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("disagg_prefill_spare_replicas", "Spare prefill replicas (N+1)", "replicas", "Nodes",
+       IF(AND(XPYD, gt(r("survive_node_loss"), 0)),
+          MIN(MAX(1, ROUNDDOWN(r("gpus_per_node") / MAX(1, r("disagg_prefill_gpus")), 0)),
+              r("disagg_prefill_replicas_for_load")), 0),
+       "As many prefill replicas as one node holds (at most the load's), as for the decode "
+       "replicas."),
+    _c("disagg_prefill_gpus_for_load", "Prefill GPUs for peak + headroom", "GPUs", "Nodes",
+       r("disagg_prefill_replicas_for_load") * r("disagg_prefill_gpus"),
+       "Prefill replicas for the load x GPUs per prefill replica (0 when not disaggregated)."),
+    _c("disagg_prefill_pool_gpus", "Prefill GPUs", "GPUs", "Nodes",
+       (r("disagg_prefill_replicas_for_load") + r("disagg_prefill_spare_replicas"))
+       * r("disagg_prefill_gpus"),
+       "All prefill replicas, spares included, x GPUs per prefill replica."),
 )

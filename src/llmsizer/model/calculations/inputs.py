@@ -228,6 +228,22 @@ INPUTS: tuple[Input, ...] = (
     _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
        "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
        integer=True),
+    _i("disagg_prefill_gpus", "GPUs per prefill replica (disaggregated)", "GPUs", "option",
+       "Disaggregated serving: the GPUs of one prefill replica; 0 = prefill and decode share "
+       "the replicas.", low=0, integer=True),
+    _i("disagg_prefill_ms_per_token", "Prefill time per prompt token, prefill replicas", "ms",
+       "option", "The prefill replicas' layout evaluated by this list (disaggregated only).",
+       low=0),
+    _i("disagg_prefill_ms", "Prefill of one prompt, prefill replicas", "ms", "option",
+       "The prefill replicas' layout evaluated by this list (disaggregated only).", low=0),
+    _i("disagg_prefill_time_factor", "Disaggregated prefill factor", "x", "option",
+       "Prefill replicas' time relative to the model's prefill time (fitted on published "
+       "disaggregated benchmarks).", low=0.5, high=10),
+    _i("disagg_kv_link_gb_s", "Link a prompt's cache moves over", "GB/s", "option",
+       "Per prefill GPU: the scale-up link when a prefill and a decode replica share an "
+       "NVLink domain, else the platform's network (disaggregated only).", low=0),
+    _i("disagg_kv_link_efficiency", "Efficiency of that link", "fraction", "option",
+       "Calibrated link or network efficiency (disaggregated only).", low=0.01, high=1),
     _i("confidence_p10", "Model error, 10th percentile", "fraction", "option",
        "Cross-validated predicted / measured throughput - 1 of this option's group "
        "on published benchmarks: the model's low end.", low=-0.9, high=5),

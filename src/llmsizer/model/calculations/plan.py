@@ -142,6 +142,10 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               "The same model, GPU and TP give every member the same a (MoE: the largest)."),
     Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
               r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
+    Aggregate("pool_prefill_gpus", "Prefill GPUs for peak + headroom (disaggregated)", "GPUs",
+              "SUM", r("disagg_prefill_gpus_for_load"),
+              "Each member's prefill replicas for its load x their GPUs (0 when prefill and "
+              "decode share the replicas)."),
 )
 
 _has_demand = gt(r("pool_demand_sequences"), 0)
@@ -186,7 +190,15 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "Headroom and rounding once for the pool, not per workload."),
     PlanCalculation(
         "pool_load_gpus", "GPUs for peak + headroom", "GPUs",
-        r("pool_replicas_for_load") * tp, "Replicas x TP, before spares."),
+        r("pool_replicas_for_load") * tp + r("pool_prefill_gpus"),
+        "Replicas x TP (+ the prefill GPUs when disaggregated), before spares."),
+    PlanCalculation(
+        "pool_prefill_replicas", "Prefill replicas (disaggregated)", "replicas",
+        IF(gt(r("disagg_prefill_gpus"), 0), r("pool_prefill_gpus") / r("disagg_prefill_gpus"),
+           0),
+        "The prefill replicas that feed the pool's (decode) replicas: prefill GPUs / GPUs per "
+        "prefill replica; 0 when prefill and decode share the replicas. Their N+1 spares come "
+        "from the group's spare GPUs."),
 )
 
 GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
@@ -215,7 +227,8 @@ POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_replicas", "Replicas", "replicas",
         r("pool_replicas_for_load") + r("pool_spare_replicas"), "Serving copies of the model."),
-    PlanCalculation("pool_gpus", "GPUs", "GPUs", r("pool_replicas") * tp, "Replicas x TP."),
+    PlanCalculation("pool_gpus", "GPUs", "GPUs", r("pool_replicas") * tp + r("pool_prefill_gpus"),
+                    "Replicas x TP (+ the prefill GPUs when disaggregated)."),
 )
 
 GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (

@@ -36,7 +36,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(“How fast does it serve?”, check 5)."),
     _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
        "Serving copies of the model."),
-    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus, "Replicas x GPUs per replica."),
+    _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus + r("disagg_prefill_pool_gpus"),
+       "Replicas x GPUs per replica (+ the prefill replicas' GPUs when disaggregated)."),
     _c("nodes", "Nodes", "nodes", "Nodes",
        MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1)),
        "ROUNDUP(GPUs / GPUs per node); at least 2 when the service must survive a node loss "
