@@ -207,6 +207,9 @@ class PlanPool(_M):
     headroom_achieved: float
     headroom_after_node_loss: float
     values: dict[str, float]  # every pool aggregate and calculation, by name
+    # each member's part of the pool and its node group, in ``workloads`` order
+    # (WORKLOAD_SHARE_CALCULATIONS: they sum to the plan's totals)
+    shares: list[dict[str, float]] = []
 
 
 class NodeGroup(_M):
