@@ -689,3 +689,27 @@ def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path
     assert isinstance(limit, float) and 1 <= limit < best.values["max_batch_per_replica"]
     html = re.sub(r"\s+", " ", render_html(result))
     assert f"by the inter-token latency target {int(limit)}," in html
+
+
+def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered]) -> None:
+    """Issue 22 items 1-2 on enterprise-multi.yaml (three pools of one workload on 7 XE8640
+    nodes): the headroom section states each pool's headroom on its group's nodes, and the
+    costs section prints each workload's share of the plan (7/25, 16/25, 2/25 of the
+    group's capital cost: the pools' GPUs running replicas), not each sized alone."""
+    result, data, pdf = rendered(str(ROOT / "inputs" / "enterprise-multi.yaml"))
+    text = text_of(pdf)
+    fmt = Formatter(data["account"]["currency"])
+    section = text[text.index("Headroom and resilience"):text.index("TCO and cost per million")]
+    (group,) = result.plan.node_groups
+    for n, pool in enumerate(result.plan.pools, 1):
+        assert f"Pool {n} ({', '.join(pool.workloads)}): policy" in section
+        pct = fmt.pct(pool.headroom_after_node_loss).replace("\u00a0", " ")
+        assert f"with one node down the headroom is {pct}" in section
+    start = text.index("TCO and cost per million")
+    costs = text[start:text.index("Owning, renting or buying tokens", start)]
+    for pool, share in zip(result.plan.pools, (7 / 25, 16 / 25, 2 / 25), strict=True):
+        assert pool.shares[0]["plan_capex"] == pytest.approx(share * group.capex, rel=1e-12)
+        assert fmt.money(pool.shares[0]["plan_capex"]).replace("\u00a0", " ") in costs
+    alone = result.workloads[1].best
+    assert alone is not None
+    assert fmt.money(float(alone.values["capex"])).replace("\u00a0", " ") not in costs
