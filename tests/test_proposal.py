@@ -199,6 +199,17 @@ def _costs(data: dict[str, Any], w: dict[str, Any], v: dict[str, Any]) -> dict[s
     return {k.removeprefix("plan_"): x for k, x in shares[0].items()}
 
 
+def _keyline(data: dict[str, Any], w: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
+    """GPUs and replicas of the walk-through's key line: the workload's pool when several
+    workloads share the plan's pools or nodes, else the option sized alone."""
+    index = data["workloads"].index(w)
+    pools = data["plan"]["pools"]
+    shared = any(len(p["workload_indices"]) > 1 for p in pools) or any(
+        len(g["pools"]) > 1 for g in data["plan"]["node_groups"])
+    mine = [p for p in pools if index in p["workload_indices"]]
+    return mine[0] if shared and mine else v
+
+
 @pytest.mark.parametrize("name", ALL, ids=[Path(n).stem for n in ALL])
 def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str], Rendered]) -> None:
     _result, data, pdf = rendered(name)
@@ -216,12 +227,16 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
             # the configuration in words, never its workbook id (issue 22)
             f"{best['tp']} × {cat.gpus[best['gpu']].name}, {best['weight_precision'].upper()} "
             f"weights, {best['kv_precision'].upper()} KV cache",
-            f"{fmt.count_of(v['gpus'], 'GPU')} = {fmt.count_of(v['replicas'], 'replica')} × "
-            f"TP{best['tp']}",
-            f"{fmt.count(v['nodes'])} × ",
-            fmt.pct(v["headroom_achieved"]),
+            # the walk-through's key line: the plan's pool where workloads share (issue 22)
+            *(f"{fmt.count_of(k['gpus'], 'GPU')} = {fmt.count_of(k['replicas'], 'replica')} × "
+              f"TP{best['tp']}" for k in [_keyline(data, w, v)]),
+            # nodes sized alone where the plan does not share (else its group's, below)
+            *([f"{fmt.count(v['nodes'])} × "] if _keyline(data, w, v) is v else []),
+            # headroom sized alone where the plan does not share (else its pool's, below)
+            *([fmt.pct(v["headroom_achieved"])] if _keyline(data, w, v) is v else []),
             # one node: "the service stops while that node is down", never "-100 %" (issue 22)
-            *([fmt.pct(v["headroom_after_node_loss"])] if v["nodes"] > 1 else []),
+            *([fmt.pct(v["headroom_after_node_loss"])]
+              if v["nodes"] > 1 and _keyline(data, w, v) is v else []),
             # the costs section's columns: its share of the plan where several share it
             *(fmt.money(c[k]) for k in ("capex", "annual_cost_onprem", "annual_cost_cloud",
                                         "cost_per_million_tokens_onprem",
@@ -239,6 +254,7 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
                        for g in data["plan"]["node_groups"]),
                      *(fmt.pct(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]
                        if _group_nodes(data, p["id"]) > 1),
+                     *(fmt.pct(p["headroom_achieved"]) for p in data["plan"]["pools"]),
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),
@@ -710,6 +726,12 @@ def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered])
     for pool, share in zip(result.plan.pools, (7 / 25, 16 / 25, 2 / 25), strict=True):
         assert pool.shares[0]["plan_capex"] == pytest.approx(share * group.capex, rel=1e-12)
         assert fmt.money(pool.shares[0]["plan_capex"]).replace("\u00a0", " ") in costs
+    # the walk-through derives each pool, then the workload's part of its node group
+    walk = text[text.index("Sizing walk-through"):text.index("Headroom and resilience")]
+    for n, pool in enumerate(result.plan.pools, 1):
+        share = fmt.pct(pool.shares[0]["plan_group_share"]).replace("\u00a0", " ")
+        assert f"In the plan it is Pool {n}, on its own" in walk
+        assert f"Its part of the plan is {share} of the node group" in walk
     alone = result.workloads[1].best
     assert alone is not None
     assert fmt.money(float(alone.values["capex"])).replace("\u00a0", " ") not in costs
