@@ -187,6 +187,16 @@ def test_summary_workload_rows_are_the_plan_shares(name: str, cases: dict[str, C
         total = float(getattr(r.totals, key))
         assert math.isclose(sum(want), total, rel_tol=1e-9), (name, label, sum(want), total)
         assert math.isclose(sum(float(g) for g in got), total, rel_tol=1e-9)  # type: ignore[arg-type]
+    # headroom belongs to the pool: every member's column shows its pool's
+    pool_of = {i: p for p in r.plan.pools for i in p.workload_indices}
+    for label, field in (("Headroom achieved at peak (its pool's)", "headroom_achieved"),
+                         ("Headroom with one node down (its pool's)",
+                          "headroom_after_node_loss")):
+        for i in range(len(r.workloads)):
+            got = sheet.get(f"{chr(ord('C') + i)}{labels[label]}")
+            want = getattr(pool_of[i], field)
+            assert isinstance(got, int | float) and math.isclose(got, want, abs_tol=1e-9), (
+                name, label, i, got, want)
 
 
 def test_enterprise_multi_shares_by_the_plan() -> None:

@@ -111,8 +111,8 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("tokens_per_s_per_user", "Tokens/s per user at peak"),
     ("ttft_ms", "Time to first token at peak"), ("slo_met", "Meets latency targets"),
     ("headroom", "Headroom policy"),
-    ("headroom_achieved", "Headroom achieved at peak"),
-    ("headroom_after_node_loss", "Headroom with one node down"),
+    ("headroom_achieved", "Headroom achieved at peak (its pool's)"),
+    ("headroom_after_node_loss", "Headroom with one node down (its pool's)"),
     ("capex", "Capital cost (its share)"),
     ("annual_cost_onprem", "On-prem cost per year (its share)"),
     ("annual_cost_cloud", "Cloud cost per year (its share, rented at the cloud tier)"),
@@ -129,7 +129,9 @@ _SHARE_OF = {"nodes": "plan_nodes", "gpus_purchased": "plan_gpus_purchased",
              "annual_cost_cloud": "plan_annual_cost_cloud",
              "cost_per_million_tokens_onprem": "plan_cost_per_million_tokens_onprem",
              "cost_per_million_tokens_cloud": "plan_cost_per_million_tokens_cloud",
-             "breakeven_months": "plan_breakeven_months"}
+             "breakeven_months": "plan_breakeven_months",
+             "headroom_achieved": "plan_headroom_achieved",
+             "headroom_after_node_loss": "plan_headroom_after_node_loss"}
 # The total column's figure of a row: the Plan sheet's account total (GPUs in use are the
 # plan's gpus_used; GPUs bought may be more where a baseboard comes full).
 _TOTAL_OF = {"gpus": "gpus_used"}
