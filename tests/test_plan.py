@@ -10,6 +10,7 @@ import math
 import os
 from typing import Any
 
+import pytest
 from helpers import DATA, EXAMPLE, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -191,6 +192,45 @@ def test_totals_are_the_sum_over_node_groups(a: dict[str, Any]) -> None:
     assert pooled == [i for i, w in enumerate(r.workloads) if w.recommended is not None]
     assert sorted(pid for g in groups for pid in g.pools) == sorted(p.id for p in r.plan.pools)
     assert sum(p.gpus for p in r.plan.pools) <= r.totals.gpus_used  # the rest: standby spares
+
+
+def test_example_workload_shares_by_hand() -> None:
+    """Issue 22 item 3: each member's share of the pool is its sequences x its step time per
+    sequence over the pool's sum (200 and 100 users of inputs/example.yaml at their own b);
+    alone in its group the pool holds all of it, so the shares of nodes and costs are the
+    same fractions of the group's, and they sum to the totals."""
+    r = size(load(EXAMPLE))
+    (pool,) = r.plan.pools
+    (group,) = r.plan.node_groups
+    o = pool.option
+    work = [_v(r, i, o, "demand_replicas") * _v(r, i, o, "batch_per_replica")
+            * _v(r, i, o, "step_ms_per_seq") for i in (0, 1)]
+    want = [x / sum(work) for x in work]
+    got = [s["plan_pool_share"] for s in pool.shares]
+    assert got == [pytest.approx(x, rel=1e-12) for x in want]
+    assert 0.5 < got[0] < 1  # 200 of 300 users, at a longer prompt's b than 100 users
+    for s, share in zip(pool.shares, want, strict=True):
+        assert s["plan_group_share"] == pytest.approx(share, rel=1e-12)
+        assert s["plan_nodes"] == pytest.approx(share * group.nodes, rel=1e-12)
+        assert s["plan_capex"] == pytest.approx(share * group.capex, rel=1e-12)
+        assert s["plan_replicas"] == pytest.approx(share * pool.replicas, rel=1e-12)
+
+
+@SETTINGS
+@given(account)
+def test_workload_shares_sum_to_the_plan_totals(a: dict[str, Any]) -> None:
+    r = _size(a)
+    shares = [s for p in r.plan.pools for s in p.shares]
+    assert len(shares) == sum(len(p.workload_indices) for p in r.plan.pools)
+    for key, name in (("nodes", "plan_nodes"), ("gpus_purchased", "plan_gpus_purchased"),
+                      ("gpus_used", "plan_gpus_used"), ("capex", "plan_capex"),
+                      ("annual_cost_onprem", "plan_annual_cost_onprem"),
+                      ("annual_cost_cloud", "plan_annual_cost_cloud")):
+        assert math.isclose(sum(s[name] for s in shares), float(getattr(r.totals, key)),
+                            rel_tol=1e-9, abs_tol=1e-9), key
+    for p in r.plan.pools:
+        assert math.isclose(sum(s["plan_replicas"] for s in p.shares), p.replicas,
+                            rel_tol=1e-9, abs_tol=1e-9)
 
 
 @SETTINGS

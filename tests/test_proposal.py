@@ -187,6 +187,29 @@ ALL = [str(p) for p in INPUTS] + list(SCENARIOS)
 # ---- the numbers in the PDF are the numbers in the results JSON ------------------------------
 
 
+def _costs(data: dict[str, Any], w: dict[str, Any], v: dict[str, Any]) -> dict[str, float]:
+    """What the costs section prints for workload ``w`` (option values ``v``): its share of
+    the plan (``plan.pools[].shares``, ``plan_`` names) when several workloads share it."""
+    index = data["workloads"].index(w)
+    shares = [p["shares"][j] for p in data["plan"]["pools"]
+              for j, i in enumerate(p["workload_indices"]) if i == index]
+    several = sum(len(p["workload_indices"]) for p in data["plan"]["pools"]) > 1
+    if not (several and shares):
+        return v
+    return {k.removeprefix("plan_"): x for k, x in shares[0].items()}
+
+
+def _keyline(data: dict[str, Any], w: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
+    """GPUs and replicas of the walk-through's key line: the workload's pool when several
+    workloads share the plan's pools or nodes, else the option sized alone."""
+    index = data["workloads"].index(w)
+    pools = data["plan"]["pools"]
+    shared = any(len(p["workload_indices"]) > 1 for p in pools) or any(
+        len(g["pools"]) > 1 for g in data["plan"]["node_groups"])
+    mine = [p for p in pools if index in p["workload_indices"]]
+    return mine[0] if shared and mine else v
+
+
 @pytest.mark.parametrize("name", ALL, ids=[Path(n).stem for n in ALL])
 def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str], Rendered]) -> None:
     _result, data, pdf = rendered(name)
@@ -204,15 +227,21 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
             # the configuration in words, never its workbook id (issue 22)
             f"{best['tp']} × {cat.gpus[best['gpu']].name}, {best['weight_precision'].upper()} "
             f"weights, {best['kv_precision'].upper()} KV cache",
-            f"{fmt.count_of(v['gpus'], 'GPU')} = {fmt.count_of(v['replicas'], 'replica')} × "
-            f"TP{best['tp']}",
-            f"{fmt.count(v['nodes'])} × ",
-            fmt.pct(v["headroom_achieved"]),
+            # the walk-through's key line: the plan's pool where workloads share (issue 22)
+            *(f"{fmt.count_of(k['gpus'], 'GPU')} = {fmt.count_of(k['replicas'], 'replica')} × "
+              f"TP{best['tp']}" for k in [_keyline(data, w, v)]),
+            # nodes sized alone where the plan does not share (else its group's, below)
+            *([f"{fmt.count(v['nodes'])} × "] if _keyline(data, w, v) is v else []),
+            # headroom sized alone where the plan does not share (else its pool's, below)
+            *([fmt.pct(v["headroom_achieved"])] if _keyline(data, w, v) is v else []),
             # one node: "the service stops while that node is down", never "-100 %" (issue 22)
-            *([fmt.pct(v["headroom_after_node_loss"])] if v["nodes"] > 1 else []),
-            fmt.money(v["capex"]), fmt.money(v["annual_cost_onprem"]),
-            fmt.money(v["annual_cost_cloud"]), fmt.money(v["cost_per_million_tokens_onprem"]),
-            fmt.money(v["cost_per_million_tokens_cloud"]),
+            *([fmt.pct(v["headroom_after_node_loss"])]
+              if v["nodes"] > 1 and _keyline(data, w, v) is v else []),
+            # the costs section's columns: its share of the plan where several share it
+            *(fmt.money(c[k]) for k in ("capex", "annual_cost_onprem", "annual_cost_cloud",
+                                        "cost_per_million_tokens_onprem",
+                                        "cost_per_million_tokens_cloud")
+              for c in [_costs(data, w, v)]),
             f"{fmt.bytes(v['kv_bytes_per_token'])} of KV per token",
         ]
         assert best["id"] not in text
@@ -225,6 +254,7 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
                        for g in data["plan"]["node_groups"]),
                      *(fmt.pct(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]
                        if _group_nodes(data, p["id"]) > 1),
+                     *(fmt.pct(p["headroom_achieved"]) for p in data["plan"]["pools"]),
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["annual_cost_cloud"]),
                      fmt.money(t["cost_per_million_tokens_onprem"]),
@@ -675,3 +705,33 @@ def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path
     assert isinstance(limit, float) and 1 <= limit < best.values["max_batch_per_replica"]
     html = re.sub(r"\s+", " ", render_html(result))
     assert f"by the inter-token latency target {int(limit)}," in html
+
+
+def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered]) -> None:
+    """Issue 22 items 1-2 on enterprise-multi.yaml (three pools of one workload on 7 XE8640
+    nodes): the headroom section states each pool's headroom on its group's nodes, and the
+    costs section prints each workload's share of the plan (7/25, 16/25, 2/25 of the
+    group's capital cost: the pools' GPUs running replicas), not each sized alone."""
+    result, data, pdf = rendered(str(ROOT / "inputs" / "enterprise-multi.yaml"))
+    text = text_of(pdf)
+    fmt = Formatter(data["account"]["currency"])
+    section = text[text.index("Headroom and resilience"):text.index("TCO and cost per million")]
+    (group,) = result.plan.node_groups
+    for n, pool in enumerate(result.plan.pools, 1):
+        assert f"Pool {n} ({', '.join(pool.workloads)}): policy" in section
+        pct = fmt.pct(pool.headroom_after_node_loss).replace("\u00a0", " ")
+        assert f"with one node down the headroom is {pct}" in section
+    start = text.index("TCO and cost per million")
+    costs = text[start:text.index("Owning, renting or buying tokens", start)]
+    for pool, share in zip(result.plan.pools, (7 / 25, 16 / 25, 2 / 25), strict=True):
+        assert pool.shares[0]["plan_capex"] == pytest.approx(share * group.capex, rel=1e-12)
+        assert fmt.money(pool.shares[0]["plan_capex"]).replace("\u00a0", " ") in costs
+    # the walk-through derives each pool, then the workload's part of its node group
+    walk = text[text.index("Sizing walk-through"):text.index("Headroom and resilience")]
+    for n, pool in enumerate(result.plan.pools, 1):
+        share = fmt.pct(pool.shares[0]["plan_group_share"]).replace("\u00a0", " ")
+        assert f"In the plan it is Pool {n}, on its own" in walk
+        assert f"Its part of the plan is {share} of the node group" in walk
+    alone = result.workloads[1].best
+    assert alone is not None
+    assert fmt.money(float(alone.values["capex"])).replace("\u00a0", " ") not in costs

@@ -304,10 +304,12 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
     letter = get_column_letter(total_col)
     # GPUs bought and GPUs in use, labelled (issue 22: "GPUs" was the count in use beside
     # the capital cost of the GPUs bought)
-    for label, value in (("Nodes", totals.nodes), ("GPUs in use", totals.gpus_used),
-                         ("GPUs bought", totals.gpus_purchased),
-                         ("Capital cost", totals.capex),
-                         ("On-prem cost per year", totals.annual_cost_onprem)):
+    # (the rows' per-workload cells are each workload's share of the plan, issue 22)
+    for label, value in (("Nodes (its share of the plan)", totals.nodes),
+                         ("GPUs in use (its share)", totals.gpus_used),
+                         ("GPUs bought (its share)", totals.gpus_purchased),
+                         ("Capital cost (its share)", totals.capex),
+                         ("On-prem cost per year (its share)", totals.annual_cost_onprem)):
         ref = f"{letter}{labels[label]}"
         # totals are the account plan's (issue 15): a reference to the Plan sheet's total
         assert ws[ref].data_type == "f" and ws[ref].value.startswith("=Plan!")
@@ -315,15 +317,20 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
 
 
 def test_summary_states_the_recommendation_in_words(cached: dict[str, dict[str, object]]) -> None:
+    """The plan's words (issue 22): the shared node group and the pool, not the workload
+    sized alone."""
     result = example_result()
-    words = [v for v in cached["Summary"].values() if isinstance(v, str) and " nodes: " in v]
+    words = [v for v in cached["Summary"].values() if isinstance(v, str) and " nodes (" in v]
     assert len(words) == len(result.workloads)
     best = result.workloads[0].best
     assert best is not None
+    (pool,) = result.plan.pools
+    (group,) = result.plan.node_groups
     cat = load_catalog()  # names, not ids (issue 14): catalogs/gpus.yaml, platforms.yaml
     assert words[0].startswith(
-        f"{int(float(best.values['nodes']))} × {cat.platforms[best.platform].name} nodes: "
-        f"{int(float(best.values['gpus']))} × {cat.gpus[best.gpu].name} GPUs")
+        f"Shares {group.nodes} × {cat.platforms[best.platform].name} nodes "
+        f"({group.gpus_purchased} × {cat.gpus[best.gpu].name} GPUs) with 1 other workload: "
+        f"{pool.replicas} replicas of TP{pool.tp}")
     assert best.gpu not in words[0] and best.platform not in words[0]
 
 

@@ -100,8 +100,20 @@ def _summary_rows(pdf: Path) -> dict[str, list[str]]:
     return rows
 
 
-def _counts(texts: list[str], word: str) -> list[int]:
-    return [int(n.replace(",", "")) for t in texts for n in re.findall(rf"([\d,]+) {word}s?\b", t)]
+def _numbers(texts: list[str], word: str) -> list[str]:
+    return [n.replace(",", "") for t in texts
+            for n in re.findall(rf"([\d,]+(?:\.\d+)?) {word}s?\b", t)]
+
+
+def _shown(got: list[str], want: list[float]) -> bool:
+    """Each printed number is its value rounded to the decimals printed."""
+    if len(got) != len(want):
+        return False
+    for text, value in zip(got, want, strict=True):
+        decimals = len(text.partition(".")[2])
+        if abs(float(text) - value) > 0.5 * 10 ** -decimals + 1e-9:
+            return False
+    return True
 
 
 def test_libreoffice_default_profile_exports_every_shipped_workbook(
@@ -113,14 +125,21 @@ def test_libreoffice_default_profile_exports_every_shipped_workbook(
         rows = _summary_rows(pdf)
         best = [w.best for w in case.result.workloads if w.best is not None]
         assert best, case.name
-        # GPUs in use and GPUs bought, each labelled (issue 22), totals the plan's
+        # GPUs in use and GPUs bought, each labelled (issue 22): each workload's share of
+        # the plan, then the plan's totals (shares as printed, to their shown decimals)
         t = case.result.totals
-        for label, name, total in (("GPUs in use", "gpus", t.gpus_used),
-                                   ("GPUs bought", "gpus_purchased", t.gpus_purchased)):
-            want = [int(o.values[name]) for o in best] + [int(total)]
-            assert _counts(rows[label], "GPU") == want, (case.name, label, rows[label])
-        replicas = [int(o.values["replicas"]) for o in best]
-        assert _counts(rows["Replicas"], "replica") == replicas, (case.name, rows["Replicas"])
+        shares = [p.shares[j] for i in range(len(case.result.workloads))
+                  for p in case.result.plan.pools for j, m in enumerate(p.workload_indices)
+                  if m == i]
+        for label, name, total in (("GPUs in use (its share)", "plan_gpus_used", t.gpus_used),
+                                   ("GPUs bought (its share)", "plan_gpus_purchased",
+                                    t.gpus_purchased)):
+            want = [s[name] for s in shares] + [float(total)]
+            got = _numbers(rows[label], "GPU")
+            assert _shown(got, want), (case.name, label, rows[label])
+        replicas = [s["plan_replicas"] for s in shares]
+        got = _numbers(rows["Replicas (its share of its pool)"], "replica")
+        assert _shown(got, replicas), (case.name, got, replicas)
         shown = " ".join(rows["Meets latency targets"]).split()
         assert shown[1:] == ["yes" if o.values["slo_met"] else "no" for o in best], (
             case.name, shown)

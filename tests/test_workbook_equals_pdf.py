@@ -137,10 +137,12 @@ def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None
     fmt = Formatter(case.result.account.currency)
     text = case.pdf_text.replace("\u00a0", " ")
     for label, want, count in (
-            ("GPUs bought", t.gpus_purchased, True), ("GPUs in use", t.gpus_used, True),
-            ("Nodes", t.nodes, True), ("Capital cost", t.capex, False),
-            ("On-prem cost per year", t.annual_cost_onprem, False),
-            ("Cloud cost per year (same capacity, rented at the cloud tier)",
+            ("GPUs bought (its share)", t.gpus_purchased, True),
+            ("GPUs in use (its share)", t.gpus_used, True),
+            ("Nodes (its share of the plan)", t.nodes, True),
+            ("Capital cost (its share)", t.capex, False),
+            ("On-prem cost per year (its share)", t.annual_cost_onprem, False),
+            ("Cloud cost per year (its share, rented at the cloud tier)",
              t.annual_cost_cloud, False)):
         got = sheet.get(f"{total_col}{labels[label]}")
         assert _same(got, float(want), count), (name, label, got, want)
@@ -152,3 +154,60 @@ def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None
     if t.gpus_used != t.gpus_purchased:
         kpis += f", {fmt.count(t.gpus_used)} IN USE"
     assert kpis + " NODES" in text, (name, kpis)
+
+
+# Summary row label -> (share calculation, the plan total it sums to)
+SHARE_ROWS = (("Nodes (its share of the plan)", "plan_nodes", "nodes"),
+              ("GPUs bought (its share)", "plan_gpus_purchased", "gpus_purchased"),
+              ("GPUs in use (its share)", "plan_gpus_used", "gpus_used"),
+              ("Capital cost (its share)", "plan_capex", "capex"),
+              ("On-prem cost per year (its share)", "plan_annual_cost_onprem",
+               "annual_cost_onprem"),
+              ("Cloud cost per year (its share, rented at the cloud tier)",
+               "plan_annual_cost_cloud", "annual_cost_cloud"))
+
+
+@pytest.mark.parametrize("name", ACCOUNTS)
+def test_summary_workload_rows_are_the_plan_shares(name: str, cases: dict[str, Case]) -> None:
+    """Issue 22 item 3: each workload's Summary column shows its share of the plan (Plan
+    sheet), equal after LibreOffice's recalculation to the engine's shares in the results,
+    and the workloads' shares sum to the account totals (no retrieval workloads here)."""
+    case = cases[name]
+    r = case.result
+    sheet = case.sheets["Summary"]
+    labels = {str(v): int(re.sub(r"[A-Z]+", "", k)) for k, v in sheet.items()
+              if re.fullmatch(r"A\d+", k)}
+    share_of = {i: p.shares[j] for p in r.plan.pools for j, i in enumerate(p.workload_indices)}
+    assert sorted(share_of) == list(range(len(r.workloads)))
+    for label, share, key in SHARE_ROWS:
+        got = [sheet.get(f"{chr(ord('C') + i)}{labels[label]}") for i in range(len(r.workloads))]
+        want = [share_of[i][share] for i in range(len(r.workloads))]
+        assert all(isinstance(g, int | float) and math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9)
+                   for g, w in zip(got, want, strict=True)), (name, label, got, want)
+        total = float(getattr(r.totals, key))
+        assert math.isclose(sum(want), total, rel_tol=1e-9), (name, label, sum(want), total)
+        assert math.isclose(sum(float(g) for g in got), total, rel_tol=1e-9)  # type: ignore[arg-type]
+    # headroom belongs to the pool: every member's column shows its pool's
+    pool_of = {i: p for p in r.plan.pools for i in p.workload_indices}
+    for label, field in (("Headroom achieved at peak (its pool's)", "headroom_achieved"),
+                         ("Headroom with one node down (its pool's)",
+                          "headroom_after_node_loss")):
+        for i in range(len(r.workloads)):
+            got = sheet.get(f"{chr(ord('C') + i)}{labels[label]}")
+            want = getattr(pool_of[i], field)
+            assert isinstance(got, int | float) and math.isclose(got, want, abs_tol=1e-9), (
+                name, label, i, got, want)
+
+
+def test_enterprise_multi_shares_by_the_plan() -> None:
+    """enterprise-multi: three pools of one workload each on 7 XE8640 nodes (28 GPUs). Each
+    workload's share is its pool's GPUs running replicas over the group's 25 (7 + 16 + 2,
+    Plan sheet): 7/25, 16/25 and 2/25 of the 7 nodes and 28 GPUs."""
+    r = size(load(ROOT / "inputs" / "enterprise-multi.yaml"))
+    (group,) = r.plan.node_groups
+    assert (group.nodes, group.gpus_purchased) == (7, 28)
+    shares = [p.shares[0] for p in r.plan.pools]
+    assert [p.gpus for p in r.plan.pools] == [7, 16, 2]
+    assert [s["plan_group_share"] for s in shares] == pytest.approx([7 / 25, 16 / 25, 2 / 25])
+    assert [s["plan_nodes"] for s in shares] == pytest.approx([1.96, 4.48, 0.56])
+    assert sum(s["plan_capex"] for s in shares) == pytest.approx(group.capex, rel=1e-12)

@@ -354,7 +354,8 @@ def test_edited_users_move_the_plan(tmp_path: Path) -> None:
         assert o is not None
         options[i] = o
     same_plan = to_plan(evaluate_plan(PlanChoice(options, (tuple(pool.workload_indices),)),
-                                      fresh.workloads, fresh.account_inputs), fresh.workloads)
+                                      fresh.workloads, fresh.account_inputs), fresh.workloads,
+                        fresh.account_inputs)
     lo = read_values(recalculate([edited], tmp_path / "out")[edited])["Plan"]
     lay = PlanLayout.of(base)
     col = openpyxl.utils.get_column_letter(FIRST_COL + 1)

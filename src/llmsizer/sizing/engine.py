@@ -138,13 +138,13 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
-    plan = _with_range(to_plan(chosen_plan, workloads),
+    plan = _with_range(to_plan(chosen_plan, workloads, acct),
                        confidence_range(chosen_plan, workloads, acct))
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
     rgroups = retrieval_groups(retrieval)
     totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
-    plan = _with_range(to_plan(chosen_plan, workloads),
+    plan = _with_range(to_plan(chosen_plan, workloads, acct),
                        confidence_range(chosen_plan, workloads, acct)).model_copy(
                            update={"retrieval_groups": rgroups})
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,

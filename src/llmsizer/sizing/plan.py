@@ -44,6 +44,7 @@ from ..model.calculations import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
+    WORKLOAD_SHARE_CALCULATIONS,
     Aggregate,
     Calculation,
     PlanCalculation,
@@ -344,10 +345,30 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) 
     return best
 
 
-def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult]) -> Plan:
+def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
+                    acct: Mapping[str, float]) -> dict[int, dict[str, float]]:
+    """Each planned workload's part of its pool and node group (WORKLOAD_SHARE_CALCULATIONS),
+    by workload index. A name the calculations read is the pool's where the pool stages
+    define it, else the group's, else the member's own (as the Plan sheet places it)."""
+    shares: dict[int, dict[str, float]] = {}
+    for g in e.groups:
+        group_vals = {n: g.env[n] for n in _GROUP_NAMES}
+        for p in g.pools:
+            pool_vals = {n: p.env[n] for n in _POOL_NAMES}
+            for i in p.members:
+                member = _member_env(acct, workloads[i], e.choice.options[i])
+                env: Env = ChainMap({}, pool_vals, group_vals, member)  # type: ignore[arg-type]
+                _run(WORKLOAD_SHARE_CALCULATIONS, env)
+                shares[i] = {c.name: _f(env, c.name) for c in WORKLOAD_SHARE_CALCULATIONS}
+    return shares
+
+
+def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
+            acct: Mapping[str, float]) -> Plan:
     """The plan as the results document states it."""
     pool_ids: dict[int, str] = {}
     pools = []
+    shares = workload_shares(e, workloads, acct)
     for n, p in enumerate(e.pools, 1):
         pool_ids[id(p)] = f"pool-{n}"
         o, v = p.option, p.env
@@ -366,7 +387,8 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult]) -> Plan:
             values={c: _f(v, c) for c in _POOL_NAMES},
             prefill_replicas=int(_f(v, "pool_prefill_replicas")),
             prefill_gpus_per_replica=int(_f(o.values, "disagg_prefill_gpus")),
-            prefill_gpus=int(_f(v, "pool_prefill_gpus"))))
+            prefill_gpus=int(_f(v, "pool_prefill_gpus")),
+            shares=[shares[i] for i in p.members]))
     groups = []
     for n, g in enumerate(e.groups, 1):
         v = g.env

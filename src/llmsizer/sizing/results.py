@@ -212,6 +212,9 @@ class PlanPool(_M):
     prefill_replicas: int = 0
     prefill_gpus_per_replica: int = 0
     prefill_gpus: int = 0
+    # each member's part of the pool and its node group, in ``workloads`` order
+    # (WORKLOAD_SHARE_CALCULATIONS: they sum to the plan's totals)
+    shares: list[dict[str, float]] = []
 
 
 class NodeGroup(_M):

@@ -25,7 +25,7 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
     for wv in views:
         if wv.best is None:
             continue
-        v = wv.best.v
+        v = wv.costs  # its share of the plan
         bars.append(charts.CostBar(
             label=clip(CONTROL_CHARS.sub("", wv.w.name), 28), annual_capex=as_number(v, "annual_capex"),
             annual_power=as_number(v, "annual_facility"), annual_support=as_number(v, "annual_services"),
@@ -129,6 +129,8 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
     recommended = [v for v in views if v.best is not None]
     return {
         "account_column": len(recommended) > 1 or bool(result.plan.retrieval_groups),
+        # several workloads on the plan: their columns are shares (views' ``costs``)
+        "plan_shares": sum(1 for v in recommended if v.share) > 1,
         "cloud_tier": tier_words(result.cloud_tier),
         # GPU ids whose cloud price in the account's tier is derived by a tier ratio: every
         # table that shows a cloud figure for them marks it

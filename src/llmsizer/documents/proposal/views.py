@@ -7,7 +7,7 @@ workload views; alternatives.py picks the options shown and groups the rejected 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
@@ -76,6 +76,11 @@ class WorkloadView:
     max_context: int | None
     model_source: str
     load_sentence: str  # how the stated load became a concurrency, one sentence
+    # its share of the plan (plan.pools[].shares, WORKLOAD_SHARE_CALCULATIONS); {} outside it
+    share: Mapping[str, float] = field(default_factory=dict)
+    # the recommendation's values with the plan's shares in place of the costs and counts
+    # sized alone (plan_capex -> capex, ...): what the costs section prints per workload
+    costs: Mapping[str, float | str] = field(default_factory=dict)
 
 
 def load_sentence(w: WorkloadResult, demand: Mapping[str, float | str], count: Callable[[float], str],

@@ -67,6 +67,10 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> W
         if w.mode != "measured":
             throughput_chart = _throughput_svg(points, best, fmt)
     shown_ids = {a.option.id for a in alternatives}
+    share = next((p.shares[j] for p in result.plan.pools
+                  for j, i in enumerate(p.workload_indices) if i == index and p.shares), {})
+    costs: dict[str, float | str] = dict(best.v) if best is not None else {}
+    costs.update({k.removeprefix("plan_"): v for k, v in share.items()})
     return WorkloadView(
         index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
         alternatives=tuple(alternatives),
@@ -78,4 +82,5 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> W
         throughput_chart=throughput_chart, one_user=one_user,
         max_context=model.max_context if model else None,
         model_source=model.source if model else "model config supplied with the requirements",
-        load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal))
+        load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal), share=share,
+        costs=costs)

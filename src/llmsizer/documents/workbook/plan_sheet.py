@@ -28,6 +28,8 @@ from ...model.calculations import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
+    WORKLOAD_SHARE_CALCULATIONS,
+    WORKLOAD_SHARE_OF,
     Aggregate,
     Calculation,
     PlanCalculation,
@@ -39,7 +41,7 @@ from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import Column, input_name, letter
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
 
-__all__ = ["PlanLayout", "total_cell", "write"]
+__all__ = ["PlanLayout", "share_cell", "total_cell", "write"]
 
 Item = Aggregate | PlanCalculation | Calculation
 POOL_ITEMS: tuple[Item, ...] = (*POOL_AGGREGATES, *POOL_CALCULATIONS, *POOL_SPARE_CALCULATIONS,
@@ -71,6 +73,10 @@ class PlanLayout:
     group_rows: dict[str, int] = field(default_factory=dict)
     total_head: int = 0
     total_rows: dict[str, int] = field(default_factory=dict)
+    share_head: int = 0
+    share_rows: dict[str, int] = field(default_factory=dict)
+    # workload index -> its column in the shares section (workloads in a pool, in order)
+    share_cols: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, r: Result) -> PlanLayout:
@@ -89,7 +95,25 @@ class PlanLayout:
         for key in PLAN_TOTALS:
             lay.total_rows[key] = row
             row += 1
+        lay.share_head = row + 2
+        row = lay.share_head + 3  # workload, pool, node group
+        for c in WORKLOAD_SHARE_CALCULATIONS:
+            lay.share_rows[c.name] = row
+            row += 1
+        planned = sorted(i for p in r.plan.pools for i in p.workload_indices)
+        lay.share_cols = {i: FIRST_COL + j for j, i in enumerate(planned)}
         return lay
+
+
+def share_cell(r: Result, k: int, name: str) -> str | None:
+    """The Plan sheet's cell holding workload ``k``'s (1-based) share figure ``name`` (a
+    WORKLOAD_SHARE_CALCULATIONS name or a PLAN_TOTALS key); None outside the plan's pools."""
+    lay = PlanLayout.of(r)
+    name = WORKLOAD_SHARE_OF.get(name, name)
+    col = lay.share_cols.get(k - 1)
+    if col is None or name not in lay.share_rows:
+        return None
+    return f"Plan!{letter(col)}{lay.share_rows[name] + 1}"
 
 
 def total_cell(r: Result, key: str) -> str | None:
@@ -183,7 +207,7 @@ def write(book: Book) -> None:
     pool_col = {p.id: FIRST_COL + j for j, p in enumerate(pools)}
     group_of = {pid: g for g in groups for pid in g.pools}
     group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
-    width = max(len(pools), len(groups), 2)
+    width = max(len(pools), len(groups), len(pl.share_cols), 2)
     ws.set_column(0, 0, 28)
     ws.set_column(1, 1, 40)
     ws.set_column(2, 2, 11)
@@ -269,10 +293,47 @@ def write(book: Book) -> None:
                                                   + retrieval_alone_refs(r, key)),
                          f("total", fmt),
                          ded_value)
+    _write_shares(book, ws, pl, pool_col, group_of, group_col, width)
     ws.freeze_panes(0, FIRST_COL)
     ws.repeat_columns(1, 2)
     # Print the labels and the pool/group columns (names, formulas and notes stay on screen).
-    ws.print_area(0, 1, max(pl.total_rows.values()), FIRST_COL + width - 1)
+    ws.print_area(0, 1, max(pl.share_rows.values()), FIRST_COL + width - 1)
+
+
+def _write_shares(book: Book, ws: Any, pl: PlanLayout, pool_col: dict[str, int],
+                  group_of: dict[str, Any], group_col: dict[str, int], width: int) -> None:
+    """Each workload's share of its pool and node group: the Summary's per-workload rows
+    read these, and they sum to the account totals above."""
+    r = book.r
+    rec = {c.k: c for c in book.lay.columns if c.recommended}
+    ws.write_string(pl.share_head - 1, 1, "Each workload's share of the plan", book.f("section"))
+    pool_of = {i: p for p in r.plan.pools for i in p.workload_indices}
+    order = sorted(pl.share_cols)
+    _head(book, ws, pl.share_head, "Workload", [r.workloads[i].name for i in order],
+          width)
+    _head(book, ws, pl.share_head + 1, "Pool", [pool_of[i].id for i in order],
+          width)
+    _head(book, ws, pl.share_head + 2, "Node group", [group_of[pool_of[i].id].id for i in order],
+          width)
+    columns = []
+    for i in order:
+        p = pool_of[i]
+        p_col, g_col = pool_col[p.id], group_col[group_of[p.id].id]
+
+        def own(n: str, p_col: int = p_col, g_col: int = g_col, s_col: int = pl.share_cols[i],
+                ) -> str | None:
+            if n in pl.share_rows:
+                return f"{letter(s_col)}{pl.share_rows[n] + 1}"
+            if n in pl.pool_rows:
+                return f"{letter(p_col)}{pl.pool_rows[n] + 1}"
+            if n in pl.group_rows:
+                return f"{letter(g_col)}{pl.group_rows[n] + 1}"
+            return None
+
+        values = p.shares[p.workload_indices.index(i)]
+        columns.append((pl.share_cols[i], own, [rec[i + 1]], values))
+    _write_rows(book, ws, WORKLOAD_SHARE_CALCULATIONS, pl.share_rows, columns,
+                FIRST_COL + width)
 
 
 def _sum(refs: Sequence[str]) -> str:

@@ -11,9 +11,9 @@ from ...model.calculations import CALCULATIONS, INPUTS
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
-from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr
+from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
-from .plan_sheet import total_cell
+from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
 
 __all__ = ["write"]
@@ -22,7 +22,11 @@ MAX_CHARTS = 12
 
 
 def _words(book: Book, c: Column) -> tuple[str, str] | None:
-    """The recommendation in one sentence: a formula joining cells with ``&``."""
+    """The recommendation in one sentence: a formula joining cells with ``&``. A workload
+    in the plan is described by its pool and node group (the Plan sheet), not sized alone."""
+    planned = _plan_words(book, c)
+    if planned is not None:
+        return planned
     parts: list[tuple[str, str | None]] = [
         ("", "nodes"), (" × ", "platform"), (" nodes: ", "gpus"), (" × ", "gpu"),
         (" GPUs as ", "replicas"), (" replicas of TP", "tp"), (" (", "weight_precision"),
@@ -53,25 +57,81 @@ def _words(book: Book, c: Column) -> tuple[str, str] | None:
     return "=" + "&".join(formula), "".join(text)
 
 
+def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
+    """'Shares 5 × HGX nodes (40 × H100 GPUs) with 2 other workloads: 7 replicas of TP4 (fp8
+    weights, fp8 KV cache) serve its pool.' Formula over the Plan sheet and the option."""
+    r = book.r
+    pool = next((p for p in r.plan.pools if c.k - 1 in p.workload_indices), None)
+    if pool is None:
+        return None
+    group = next(g for g in r.plan.node_groups if pool.id in g.pools)
+    pl = PlanLayout.of(r)
+    p_col = letter(3 + r.plan.pools.index(pool))
+    g_col = letter(3 + r.plan.node_groups.index(group))
+    others = sum(len(p.workloads) for p in r.plan.pools if p.id in group.pools) - 1
+    replicas = f"Plan!{p_col}{pl.pool_rows['pool_replicas'] + 1}"
+    platform, gpu = book.named_cell("platform", c), book.named_cell("gpu", c)
+    tp_ref = book.lay.cell("tp", c)
+    if platform is None or gpu is None or tp_ref is None:
+        return None
+    lead = "Shares " if others else ""
+    with_others = (f" with {others} other workload{'s' if others > 1 else ''}" if others
+                   else "")
+    parts: list[tuple[str, tuple[str, str] | None]] = [
+        (lead, (f"Plan!{g_col}{pl.group_rows['group_nodes'] + 1}", str(group.nodes))),
+        (" × ", platform), (" nodes (", (f"Plan!{g_col}{pl.group_rows['group_gpus_purchased'] + 1}",
+                                          str(group.gpus_purchased))),
+        (" × ", gpu), (f" GPUs){with_others}: ", (replicas, str(pool.replicas))),
+        ("", (f'IF({replicas}=1," replica"," replicas")',
+              " replica" if pool.replicas == 1 else " replicas")),
+        (" of TP", (tp_ref, str(pool.tp))),
+        (f" ({pool.weight_precision} weights, {pool.kv_precision} KV cache)", None)]
+    if len(r.plan.pools) > 1 or len(pool.workloads) > 1:
+        parts.append((" in its pool", None))
+    parts.append((".", None))
+    formula: list[str] = []
+    text: list[str] = []
+    for words, cell in parts:
+        if words:
+            formula.append('"' + words.replace('"', '""') + '"')
+            text.append(words)
+        if cell is not None:
+            formula.append(cell[0])
+            text.append(cell[1])
+    return "=" + "&".join(formula), "".join(text)
+
+
 _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("gpu", "GPU"), ("platform", "Platform"), ("weight_precision", "Weight precision"),
     ("kv_precision", "KV-cache precision"), ("tp", "Tensor parallel (GPUs per replica)"),
-    ("nodes", "Nodes"), ("gpus_purchased", "GPUs bought"), ("gpus", "GPUs in use"),
-    ("replicas", "Replicas"),
+    ("nodes", "Nodes (its share of the plan)"), ("gpus_purchased", "GPUs bought (its share)"),
+    ("gpus", "GPUs in use (its share)"), ("replicas", "Replicas (its share of its pool)"),
     ("concurrent_users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
     ("required_tokens_per_s_per_user", "Required tokens/s per user"),
     ("tokens_per_s_per_user", "Tokens/s per user at peak"),
     ("ttft_ms", "Time to first token at peak"), ("slo_met", "Meets latency targets"),
     ("headroom", "Headroom policy"),
-    ("headroom_achieved", "Headroom achieved at peak"),
-    ("headroom_after_node_loss", "Headroom with one node down"),
-    ("capex", "Capital cost"), ("annual_cost_onprem", "On-prem cost per year"),
-    ("annual_cost_cloud", "Cloud cost per year (same capacity, rented at the cloud tier)"),
+    ("headroom_achieved", "Headroom achieved at peak (its pool's)"),
+    ("headroom_after_node_loss", "Headroom with one node down (its pool's)"),
+    ("capex", "Capital cost (its share)"),
+    ("annual_cost_onprem", "On-prem cost per year (its share)"),
+    ("annual_cost_cloud", "Cloud cost per year (its share, rented at the cloud tier)"),
     ("cost_per_million_tokens_onprem", "On-prem cost per million output tokens"),
     ("cost_per_million_tokens_cloud", "Cloud cost per million output tokens"),
     ("breakeven_months", "Buy-vs-rent break-even"),
 )
 _TOTALS = ("gpus_purchased", "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
+# Rows that show a workload's share of the plan (Plan sheet), not the option sized alone:
+# they sum to the total column.
+_SHARE_OF = {"nodes": "plan_nodes", "gpus_purchased": "plan_gpus_purchased",
+             "gpus": "plan_gpus_used", "replicas": "plan_replicas", "capex": "plan_capex",
+             "annual_cost_onprem": "plan_annual_cost_onprem",
+             "annual_cost_cloud": "plan_annual_cost_cloud",
+             "cost_per_million_tokens_onprem": "plan_cost_per_million_tokens_onprem",
+             "cost_per_million_tokens_cloud": "plan_cost_per_million_tokens_cloud",
+             "breakeven_months": "plan_breakeven_months",
+             "headroom_achieved": "plan_headroom_achieved",
+             "headroom_after_node_loss": "plan_headroom_after_node_loss"}
 # The total column's figure of a row: the Plan sheet's account total (GPUs in use are the
 # plan's gpus_used; GPUs bought may be more where a baseboard comes full).
 _TOTAL_OF = {"gpus": "gpus_used"}
@@ -148,7 +208,10 @@ def write(book: Book) -> None:
             if c is None:
                 continue
             scope = SCOPE.get(name)
-            if scope == "account":
+            share = _share(book, k, name)
+            if share is not None:
+                ref, value = share
+            elif scope == "account":
                 ref, value = f"in_{name}", r.account_inputs[name]
             elif scope == "workload":
                 ref, value = f"in_w{k}_{name}", w.inputs[name]
@@ -193,6 +256,16 @@ def write(book: Book) -> None:
     row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
     _charts(book, wb, ws, row + 1)
 
+
+
+def _share(book: Book, k: int, name: str) -> tuple[str, float] | None:
+    """Workload ``k``'s share of the plan for Summary row ``name``: (Plan cell, value)."""
+    share = _SHARE_OF.get(name)
+    cell = share_cell(book.r, k, share) if share else None
+    if share is None or cell is None:
+        return None
+    pool = next(p for p in book.r.plan.pools if k - 1 in p.workload_indices)
+    return cell, pool.shares[pool.workload_indices.index(k - 1)][share]
 
 
 _MEASURED_ROWS: tuple[tuple[str, str], ...] = (

@@ -26,6 +26,7 @@ from ..expr import (
     Expr,
     ge,
     gt,
+    lift,
     ref,
     references,
 )
@@ -146,6 +147,8 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               "SUM", r("disagg_prefill_gpus_for_load"),
               "Each member's prefill replicas for its load x their GPUs (0 when prefill and "
               "decode share the replicas)."),
+    Aggregate("pool_member_count", "Members", "workloads", "SUM", lift(1),
+              "Shares the pool equally among members only when none has any load."),
 )
 
 _has_demand = gt(r("pool_demand_sequences"), 0)
@@ -234,6 +237,8 @@ POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
 GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_pool_gpus", "GPUs running replicas", "GPUs", "SUM", r("pool_gpus"),
               "All pools' replicas x TP, running spares included."),
+    Aggregate("group_pool_count", "Pools", "pools", "SUM", lift(1),
+              "Shares the group equally among pools only when none runs a replica."),
 )
 
 GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -285,6 +290,110 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
               "The least of the group's pools."),
 )
 
+# Each workload's part of the plan (issue 22: the per-workload rows show the plan, not each
+# workload sized alone). The rule: a member's share of its pool is its share of the pool's
+# per-sequence step time (its sequences x its b over the pool's sum) -- the replica time its
+# users occupy in the mixed batch, so a long-context member counts for more than its users;
+# a pool's share of its node group is its share of the GPUs running replicas (standby spares
+# and a full node's unused GPUs follow the same split). The shares of a group's members sum
+# to 1, so the workloads' figures sum to the plan's totals.
+WORKLOAD_SHARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "plan_pool_share", "Share of its pool", "fraction",
+        IF(gt(r("pool_step_sequence_ms"), 0),
+           _seqs * r("step_ms_per_seq") / r("pool_step_sequence_ms"),
+           IF(gt(r("pool_members_demand_replicas"), 0),
+              r("demand_replicas") / r("pool_members_demand_replicas"),
+              1 / r("pool_member_count"))),
+        "Its sequences x its step time per sequence / the pool's sum: the share of the mixed "
+        "batch's step time its users take. Without sequences (measured): its peak replicas."),
+    PlanCalculation(
+        "plan_group_share", "Share of its node group", "fraction",
+        r("plan_pool_share") * IF(gt(r("group_pool_gpus"), 0),
+                                  r("pool_gpus") / r("group_pool_gpus"),
+                                  1 / r("group_pool_count")),
+        "Share of its pool x the pool's share of the GPUs running replicas in the group."),
+    PlanCalculation("plan_headroom_achieved", "Headroom achieved at peak (its pool's)",
+                    "fraction", r("pool_headroom_achieved"),
+                    "Headroom belongs to the pool: its members share its replicas."),
+    PlanCalculation("plan_headroom_after_node_loss", "Headroom with one node down (its pool's)",
+                    "fraction", r("pool_headroom_after_node_loss"),
+                    "The pool's, on its node group's nodes."),
+    PlanCalculation("plan_replicas", "Replicas (share of the pool)", "replicas",
+                    r("plan_pool_share") * r("pool_replicas"), "Share of its pool x replicas."),
+    PlanCalculation("plan_nodes", "Nodes (share)", "nodes",
+                    r("plan_group_share") * r("group_nodes"), "Share of its group x nodes."),
+    PlanCalculation("plan_gpus_purchased", "GPUs bought (share)", "GPUs",
+                    r("plan_group_share") * r("group_gpus_purchased"),
+                    "Share of its group x GPUs purchased."),
+    PlanCalculation("plan_gpus_used", "GPUs in use (share)", "GPUs",
+                    r("plan_group_share") * r("group_gpus_used"),
+                    "Share of its group x GPUs used."),
+    PlanCalculation("plan_capex", "Capital cost (share)", "currency",
+                    r("plan_group_share") * r("capex"), "Share of its group x capital cost."),
+    PlanCalculation("plan_annual_cost_onprem", "On-prem cost per year (share)", "currency/yr",
+                    r("plan_group_share") * r("annual_cost_onprem"),
+                    "Share of its group x on-prem cost per year."),
+    PlanCalculation("plan_annual_cost_cloud", "Cloud cost per year (share)", "currency/yr",
+                    r("plan_group_share") * r("annual_cost_cloud"),
+                    "Share of its group x cloud cost per year."),
+)
+
+# The costs section's lines per workload: its share of each of its group's TCO lines, so a
+# workload's column adds up like the group's (every line is the group's x the same share).
+_SHARED_LINES = (
+    ("capex_platforms", "Platforms without GPUs (share)", "currency"),
+    ("capex_gpus", "GPUs (share)", "currency"),
+    ("capex_network", "Scale-out network (share)", "currency"),
+    ("annual_capex", "Capital cost, amortised (share)", "currency/yr"),
+    ("annual_power_cost", "Power (share)", "currency/yr"),
+    ("annual_colocation", "Colocation (share)", "currency/yr"),
+    ("annual_storage", "Storage (share)", "currency/yr"),
+    ("annual_software", "Software licences (share)", "currency/yr"),
+    ("annual_support", "Support (share)", "currency/yr"),
+    ("annual_facility", "Power and colocation (share)", "currency/yr"),
+    ("annual_services", "Storage, licences and support (share)", "currency/yr"),
+    ("cloud_gpus_rented", "Cloud GPUs rented (share)", "GPUs"),
+)
+_tokens = r("million_total_tokens_per_year")
+WORKLOAD_SHARE_CALCULATIONS += (
+    *(PlanCalculation(f"plan_{name}", label, unit, r("plan_group_share") * r(name),
+                      "Share of its group x the group's line.")
+      for name, label, unit in _SHARED_LINES),
+    PlanCalculation(
+        "plan_cost_per_million_total_tokens_onprem", "On-prem per million tokens (share)",
+        "currency/M tok", IF(gt(_tokens, 0), r("plan_annual_cost_onprem") / _tokens, 0),
+        "Its share of the on-prem cost per year / its million tokens (input + output) a year."),
+    PlanCalculation(
+        "plan_cost_per_million_total_tokens_cloud", "Cloud per million tokens (share)",
+        "currency/M tok", IF(gt(_tokens, 0), r("plan_annual_cost_cloud") / _tokens, 0),
+        "Its share of the cloud cost per year / its million tokens (input + output) a year."),
+    PlanCalculation(
+        "plan_cost_per_million_tokens_onprem", "On-prem per million output tokens (share)",
+        "currency/M tok", IF(gt(r("million_tokens_per_year"), 0),
+                             r("plan_annual_cost_onprem") / r("million_tokens_per_year"), 0),
+        "Its share of the on-prem cost per year / its million output tokens a year."),
+    PlanCalculation(
+        "plan_cost_per_million_tokens_cloud", "Cloud per million output tokens (share)",
+        "currency/M tok", IF(gt(r("million_tokens_per_year"), 0),
+                             r("plan_annual_cost_cloud") / r("million_tokens_per_year"), 0),
+        "Its share of the cloud cost per year / its million output tokens a year."),
+    PlanCalculation(
+        "plan_breakeven_months", "Buy-vs-rent break-even (share)", "months",
+        IF(gt(r("plan_annual_cost_cloud"),
+              r("plan_annual_cost_onprem") - r("plan_annual_capex")),
+           r("plan_capex") / ((r("plan_annual_cost_cloud") - r("plan_annual_cost_onprem")
+                               + r("plan_annual_capex")) / 12), 0),
+        "As the TCO break-even, on its shares (the same as its node group's: every share is "
+        "the same fraction of the group's line); 0 = renting stays cheaper."),
+)
+
+# A workload's share figure of each plan total (PLAN_TOTALS keys).
+WORKLOAD_SHARE_OF = {"gpus_used": "plan_gpus_used", "gpus_purchased": "plan_gpus_purchased",
+                     "nodes": "plan_nodes", "capex": "plan_capex",
+                     "annual_cost_onprem": "plan_annual_cost_onprem",
+                     "annual_cost_cloud": "plan_annual_cost_cloud"}
+
 # The stages in evaluation order (llmsizer.sizing.plan runs them; docs and the Plan sheet list them).
 PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
     ("pool", POOL_AGGREGATES + POOL_CALCULATIONS),
@@ -293,6 +402,7 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
     ("group size", GROUP_SIZE_AGGREGATES + GROUP_SIZE_CALCULATIONS),
     ("pool headroom", POOL_HEADROOM_CALCULATIONS),
     ("group headroom", GROUP_HEADROOM_AGGREGATES),
+    ("workload share", WORKLOAD_SHARE_CALCULATIONS),
 )
 
 # A group is costed by the list's own calculations (the TCO lines, whoever edits them),
