@@ -10,7 +10,7 @@ from typing import Any
 
 from ...model.catalog import Catalog
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import chart_name, short_name
+from .format import chart_name, precision_name, short_name
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class PoolView:
     pool: PlanPool
     workloads: tuple[str, ...]
     model_name: str
-    config: str  # "H100 SXM 80GB · fp8 weights · fp8 KV · TP4"
+    config: str  # "H100 SXM 80GB · FP8 weights · FP8 KV · TP4"
     shared: bool  # more than one workload
     # disaggregated: "3 prefill replicas of 8 GPUs feed the 5 decode replicas; ..." ('' = not)
     disaggregated: str = ""
@@ -91,8 +91,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         pools[p.id] = PoolView(
             label=f"Pool {n}", pool=p, workloads=tuple(p.workloads),
             model_name=names[p.workload_indices[0]],
-            config=f"{chart_name(g.name) if g else p.gpu} · {p.weight_precision} weights · "
-                   f"{p.kv_precision} KV · TP{p.tp}", shared=len(p.workloads) > 1,
+            config=f"{chart_name(g.name) if g else p.gpu} · {precision_name(p.weight_precision)} "
+                   f"weights · {precision_name(p.kv_precision)} KV · TP{p.tp}",
+            shared=len(p.workloads) > 1,
             disaggregated=_disaggregated(p, result))
     groups = []
     for grp in result.plan.node_groups:
