@@ -19,6 +19,10 @@ ALLOWED = {
                      "GPUs, random lengths -> their mean, p90/p99 TPOT -> mean by the "
                      "catalog's ratio)"),
     "inputs/yamlsafe.py": "line/column arithmetic for error positions",
+    "documents/proposal/models.py": ("the models-compared sentence words the engine's figures "
+                                     "(a size ratio, a cost and a GPU difference)"),
+    "documents/workbook/models_sheet.py": ("the Models sheet shows the engine's cached figures, "
+                                           "parameters in billions"),
     "sizing/fidelity_embed.py": ("unit conversion of published embedding rows (a batch's "
                                  "latency or requests/s -> tokens/s, as benchdata.py does)"),
     "sizing/retrieval.py": ("the plan's bookkeeping of idle GPUs a retrieval workload may take "

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from llmsizer.base.errors import InputError
+from llmsizer.documents.proposal.format import short_name
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
@@ -311,7 +312,10 @@ def test_retrieval_shares_idle_gpus_of_the_llm_nodes_of_the_same_type() -> None:
                          capture_output=True, text=True, timeout=120,
                          env={**os.environ, "COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
-    assert f"on idle GPUs of {llm.id} (shared with the LLM pools)" in out.stdout
+    host = short_name(CAT.platforms[llm.platform].name)
+    said = " ".join(out.stdout.split())
+    assert f"on idle GPUs of the {host} nodes above (shared with the LLM pools)" in said
+    assert llm.id not in said  # the node group by its platform, never its id
 
 
 def test_retrieval_keeps_its_own_nodes_without_idle_gpus_of_its_type() -> None:
@@ -339,7 +343,7 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     # (50 pairs x 320 tokens = 16,000 tokens per request in 300 ms) on RTX PRO 6000 PCIe
     # cards with the fitted constants (MFU 0.33)
     assert [r[1] for r in starred][-2:] == ["l4", "rtx-pro-6000"]
-    assert any("not shared with the LLM pools" in ln for ln in lines)
+    assert "its own nodes, not shared with the LLM pools" in " ".join(out.stdout.split())
 
 
 @pytest.mark.parametrize("account", [MIXED, SHARED], ids=["own-nodes", "shared"])

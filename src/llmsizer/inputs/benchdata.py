@@ -298,7 +298,7 @@ def read_points(path: str | Path, catalog: Catalog | None = None,
     shown = printable(str(path))
     cat = catalog or load_catalog()
     labels = LabelIndex(cat)
-    _check_regular(path, shown)
+    check_regular(path, shown)
     points: list[BenchPoint] = []
     skipped: list[Skipped] = []
     try:
@@ -329,7 +329,7 @@ MAX_POINT_BYTES = 20_000_000
 MAX_POINT_ROWS = 50_000
 
 
-def _check_regular(path: Path, shown: str) -> None:
+def check_regular(path: Path, shown: str) -> None:
     """A regular file of at most :data:`MAX_POINT_BYTES`, checked before it is opened: opening
     a FIFO waits for a writer, and /dev/zero never ends (issue 25, F18)."""
     try:

@@ -34,6 +34,7 @@ from statistics import median
 
 import click
 
+from ..inputs.benchdata import check_regular
 from ..model.calculations.retrieval import RETRIEVAL_INPUTS, retrieval_program
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value
@@ -72,9 +73,19 @@ class EmbedResult:
 
 
 def is_embedding_file(path: str | Path) -> bool:
-    """True when the CSV has this module's columns (``batch_sequences``, ``seq_tokens``)."""
-    with open(path, newline="", encoding="utf-8") as f:
-        header = next(csv.reader(f), [])
+    """True when the CSV has this module's columns (``batch_sequences``, ``seq_tokens``).
+    Only a regular file is looked at, and only its first 64 kB: a device or a pipe is left to
+    the measured-results reader, which refuses it by name (issue 25, F18)."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return False
+        with p.open("rb") as f:
+            head = f.read(64_000)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    header = next(csv.reader([first]), [])
     return "batch_sequences" in header and "seq_tokens" in header
 
 
@@ -121,6 +132,7 @@ def load(path: str | Path, catalog: Catalog) -> tuple[list[EmbedCase], list[tupl
     labels = LabelIndex(catalog)
     cases: list[EmbedCase] = []
     skipped: list[tuple[int, str]] = []
+    check_regular(Path(path), str(path))  # the measured-results reader's size bound
     with open(path, newline="", encoding="utf-8") as f:
         for i, raw in enumerate(csv.DictReader(f), start=2):  # row 1 is the header
             got = interpret(i, raw, catalog, labels)

@@ -190,7 +190,7 @@ def _within_error(views: Sequence[WorkloadView], cat: Catalog) -> dict[int, list
     than the model's median error for that figure ('per-user speed', 'first-token time'), which
     a benchmark should confirm. A comparison only: no figure is computed here."""
     speed_err = cat.constants.get("calibration_itl_median_error")
-    ttft_err = cat.constants.get("calibration_ttft_median_error")
+    first_err = cat.constants.get("calibration_ttft_median_error")
     out: dict[int, list[str]] = {}
     for wv in views:
         if wv.best is None or wv.w.mode == "measured":
@@ -202,8 +202,9 @@ def _within_error(views: Sequence[WorkloadView], cat: Catalog) -> dict[int, list
         speed = num("tokens_per_s_per_user", 0.0)
         if speed_err and need > 0 and speed < need * (1 + speed_err.value):
             tight.append("per-user speed")
-        allowed, ttft = num("target_ttft_ms", 0.0), num("ttft_ms", 0.0)
-        if ttft_err and allowed > 0 and ttft * (1 + ttft_err.value) > allowed:
+        # a shown figure against its target and error band: wording, not a sizing figure
+        allowed, got = num("target_ttft_ms", 0.0), num("ttft_ms", 0.0)
+        if first_err and allowed > 0 and got * (1 + first_err.value) > allowed:
             tight.append("first-token time")
         if tight:
             out[wv.index] = tight

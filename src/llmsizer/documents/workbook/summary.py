@@ -57,6 +57,11 @@ def _words(book: Book, c: Column) -> tuple[str, str] | None:
     return "=" + "&".join(formula), "".join(text)
 
 
+def _plan_cell(col: str, rows: dict[str, int], key: str) -> str:
+    """The Plan sheet's cell of row ``key`` in column ``col`` (rows are 0-based)."""
+    return f"Plan!{col}{rows[key] + 1}"
+
+
 def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     """'Shares 5 × HGX nodes (40 × H100 GPUs) with 2 other workloads: 7 replicas of TP4 (fp8
     weights, fp8 KV cache) serve its pool.' Formula over the Plan sheet and the option."""
@@ -66,10 +71,12 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
         return None
     group = next(g for g in r.plan.node_groups if pool.id in g.pools)
     pl = PlanLayout.of(r)
+    groups = r.plan.node_groups
     p_col = letter(3 + r.plan.pools.index(pool))
-    g_col = letter(3 + r.plan.node_groups.index(group))
-    others = sum(len(p.workloads) for p in r.plan.pools if p.id in group.pools) - 1
-    replicas = f"Plan!{p_col}{pl.pool_rows['pool_replicas'] + 1}"
+    g_col = letter(3 + groups.index(group))  # the Plan sheet's columns start at C
+    others = sum(len(p.workloads) for p in r.plan.pools if p.id in group.pools)
+    others -= 1  # the workload itself
+    replicas = _plan_cell(p_col, pl.pool_rows, "pool_replicas")
     platform, gpu = book.named_cell("platform", c), book.named_cell("gpu", c)
     tp_ref = book.lay.cell("tp", c)
     if platform is None or gpu is None or tp_ref is None:
@@ -78,8 +85,8 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     with_others = (f" with {others} other workload{'s' if others > 1 else ''}" if others
                    else "")
     parts: list[tuple[str, tuple[str, str] | None]] = [
-        (lead, (f"Plan!{g_col}{pl.group_rows['group_nodes'] + 1}", str(group.nodes))),
-        (" × ", platform), (" nodes (", (f"Plan!{g_col}{pl.group_rows['group_gpus_purchased'] + 1}",
+        (lead, (_plan_cell(g_col, pl.group_rows, "group_nodes"), str(group.nodes))),
+        (" × ", platform), (" nodes (", (_plan_cell(g_col, pl.group_rows, "group_gpus_purchased"),
                                           str(group.gpus_purchased))),
         (" × ", gpu), (f" GPUs){with_others}: ", (replicas, str(pool.replicas))),
         ("", (f'IF({replicas}=1," replica"," replicas")',
