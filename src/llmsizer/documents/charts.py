@@ -467,7 +467,9 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         ax.set_xlim(0, top)
         ax.set_ylim(-0.6, 2 * n - 0.6)
         _row_labels(ax, ys, labels)
-        _x_values(ax, _nice_ticks(top, 5), money_short, "Cost per year")
+        # a value at the axis's very end would print half outside the chart
+        _x_values(ax, [t for t in _nice_ticks(top, 5) if t <= 0.95 * top], money_short,
+                  "Cost per year")
         _bar_legend(ax)
         return _svg(fig)
 
