@@ -1,5 +1,5 @@
-"""Fit the retrieval model's two GPU constants on published encoder throughputs, and
-cross-validate them.
+"""Fit the retrieval model's GPU constants per encoder engine class on published encoder
+throughputs, and cross-validate them.
 
     python benchmarks/calibrate_embed.py            # fit, print the tables
     python benchmarks/calibrate_embed.py --write    # ... and update docs/calibration.md
@@ -10,11 +10,14 @@ are the ones the product sizes with.
 
 Method (deterministic): a grid over MFU (0.10-0.80 by 0.01) and the fixed time per batch
 (0-4 ms by 0.05 ms); the pair with the least source-balanced error wins (the mean over
-sources of each source's median |predicted / measured - 1|: every source counts once).
-Cross-validation: leave one source out and leave one GPU type out, each fold refitted on the
-rest and scored on what was left out. The fitted values are copied by hand into
-catalogs/embedders.yaml (retrieval_constants) with this run's date; --write only rewrites
-the table between the markers of docs/calibration.md.
+sources of each source's median |predicted / measured - 1|: every source counts once). One
+pair is fitted on every row (the retrieval constants: the fallback); then each encoder engine
+class with at least 5 rows (fidelity_embed.MIN_CLASS_ROWS) gets its own pair, fitted on its
+rows alone. Cross-validation: leave one source out and leave one GPU type out, each fold
+refitted the same way on the rest (a class whose rows all sit in the held-out group falls
+back to the rest's every-row pair) and scored on what was left out. The fitted values are
+copied by hand into catalogs/embedders.yaml (retrieval_constants and encoder_engines) with
+this run's date; --write only rewrites the table between the markers of docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from llmsizer.model.catalog import load_catalog  # noqa: E402
 from llmsizer.sizing.fidelity_embed import (  # noqa: E402
-    EmbedResult,
-    catalog_constants,
+    MIN_CLASS_ROWS,
+    catalog_table,
     cross_validate,
     fit,
     load,
@@ -47,33 +50,41 @@ def _pct(x: float) -> str:
     return f"{x:.0%}"
 
 
-def _line(label: str, k: dict[str, float], results: list[EmbedResult]) -> str:
-    return (f"| {label} | {len(results)} | {k['mfu_encode']:.2f} | "
-            f"{k['encode_batch_overhead_ms']:.2f} | {_pct(median_abs_error(results))} |")
-
-
 def table() -> str:
     catalog = load_catalog()
     cases, skipped = load(POINTS, catalog)
-    fitted, _ = fit(cases, catalog)
-    current = catalog_constants(catalog)
+    fitted, own = fit(cases, catalog)
+    current = catalog_table(catalog)
+    results = score(cases, catalog, fitted)
+    chips = sorted({catalog.gpus[c.gpu].name for c in cases})
     lines = [
         f"{len(cases)} of {len(cases) + len(skipped)} rows predicted "
-        f"({len({c.source for c in cases})} sources, {len({c.gpu for c in cases})} catalog GPUs; "
-        f"{len(skipped)} FP32 rows skipped).",
+        f"({len({c.source for c in cases})} sources, {len({c.gpu for c in cases})} catalog GPUs: "
+        f"{', '.join(chips)}; {len(skipped)} FP32 rows skipped).",
         "",
-        "| fit / fold | rows scored | MFU | fixed ms per batch | median abs error |",
-        "|---|---:|---:|---:|---:|",
-        _line("catalog constants, all rows", current, score(cases, catalog, current)),
-        _line("fitted on all rows (in sample)", fitted, score(cases, catalog, fitted)),
+        "| engine class | rows | MFU | fixed ms per batch | fitted on | median abs error |",
+        "|---|---:|---:|---:|---|---:|",
     ]
+    for e in catalog.encoder_engines:
+        rs = [r for r in results if r.case.engine_class == e]
+        k = fitted[e]
+        on = "its rows" if e in own else f"every row (fewer than {MIN_CLASS_ROWS} of its own)"
+        same = "" if (k["mfu_encode"], k["encode_batch_overhead_ms"]) == (
+            current[e]["mfu_encode"], current[e]["encode_batch_overhead_ms"]) else " (catalog differs)"
+        lines.append(f"| {e} | {len(rs)} | {k['mfu_encode']:.2f} | "
+                     f"{k['encode_batch_overhead_ms']:.2f} | {on}{same} | "
+                     f"{_pct(median_abs_error(rs)) if rs else '-'} |")
+    lines += [f"| **all rows, in sample** | {len(results)} | | | | "
+              f"**{_pct(median_abs_error(results))}** |", "",
+              "| held out (refitted on the rest) | rows scored | median abs error |",
+              "|---|---:|---:|"]
     for by in ("source", "gpu"):
         folds = cross_validate(cases, catalog, by)
         pooled = [r for _, _, rs in folds for r in rs]
-        for held, k, rs in folds:
+        for held, _, rs in folds:
             name = "/".join(held.removeprefix("github:").split("/")[:2])
-            lines.append(_line(f"leave {by} out: {name}", k, rs))
-        lines.append(f"| **leave one {by} out, pooled** | {len(pooled)} | | | "
+            lines.append(f"| {by}: {name} | {len(rs)} | {_pct(median_abs_error(rs))} |")
+        lines.append(f"| **leave one {by} out, pooled** | {len(pooled)} | "
                      f"**{_pct(median_abs_error(pooled))}** |")
     return "\n".join(lines)
 

@@ -138,6 +138,26 @@ class Embedder(_Entry):
     source: str
 
 
+class EncoderEngine(_Entry):
+    """A class of encoder engines (embedders.yaml ``encoder_engines``): how much of the GPU's
+    peak a forward pass reaches depends more on the engine (hand-fused kernels, ONNX Runtime,
+    a serving stack) than on the GPU. A class without its own fitted constants (too few
+    published rows) uses the retrieval constants fitted on every row."""
+
+    name: str
+    matches: list[str] = Field(min_length=1, description="lower-case fragments of the engine "
+                               "labels published tables use; the first class that matches wins")
+    mfu_encode: float | None = Field(default=None, gt=0, le=1)
+    encode_batch_overhead_ms: float | None = Field(default=None, ge=0)
+    source: str
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> EncoderEngine:
+        if (self.mfu_encode is None) != (self.encode_batch_overhead_ms is None):
+            raise ValueError("mfu_encode and encode_batch_overhead_ms go together")
+        return self
+
+
 class Precision(_Entry):
     bytes_per_param: float = Field(gt=0)
     scale_overhead: float = Field(ge=0, description="extra bytes per byte for scales/zeros")
@@ -289,7 +309,23 @@ class Catalog(_Entry):
     # the retrieval model's constants (embedders.yaml): apart from ``constants``, which the
     # LLM workbook's assumptions list in full
     retrieval_constants: dict[str, Constant] = {}
+    encoder_engines: dict[str, EncoderEngine] = {}
     infrastructure: Infrastructure | None = None  # the bill of materials' facts
+
+    def engine_constants(self, engine: str) -> dict[str, float]:
+        """``mfu_encode`` and ``encode_batch_overhead_ms`` of an encoder engine class: its own
+        fitted pair, or the retrieval constants (fitted on every row) when it has none."""
+        e = self.encoder_engines[engine]
+        if e.mfu_encode is not None and e.encode_batch_overhead_ms is not None:
+            return {"mfu_encode": e.mfu_encode, "encode_batch_overhead_ms": e.encode_batch_overhead_ms}
+        return {k: self.retrieval_constants[k].value
+                for k in ("mfu_encode", "encode_batch_overhead_ms")}
+
+    def engine_class(self, label: str) -> str | None:
+        """The encoder engine class a published engine label belongs to (first match)."""
+        low = label.lower()
+        return next((eid for eid, e in self.encoder_engines.items()
+                     if any(m in low for m in e.matches)), None)
 
     def gpu(self, key: str) -> Gpu:
         return _pick(self.gpus, key, "GPU")
@@ -455,6 +491,7 @@ def load_catalog() -> Catalog:
         raise CatalogError("catalogs/embedders.yaml: top-level key 'embedders' missing")
     raw["embedders"] = doc["embedders"]
     raw["retrieval_constants"] = doc.get("retrieval_constants", {})
+    raw["encoder_engines"] = doc.get("encoder_engines", {})
     text = (base / "infrastructure.yaml").read_text(encoding="utf-8")
     digest.update(text.encode())
     raw["infrastructure"] = yaml.safe_load(text)

@@ -17,6 +17,10 @@ sequences x tokens), so its full-batch rate is the row's prediction:
   the GPU and the tokeniser ceiling on that many cores). A server batches up to its own
   limit: the row's batch capped by the catalog's ``encode_max_batch_tokens``.
 
+Every row's engine label goes to an encoder engine class (embedders.yaml
+``encoder_engines``); the class's constants predict it. A fit gives each class with at least
+``MIN_CLASS_ROWS`` rows its own pair and the rest the pair fitted on every row.
+
 Measured values become tokens per second: ``sequences_per_s`` x tokens per sequence,
 ``requests_per_s`` x sequences per request x tokens per sequence, or sequences x tokens per
 ``batch_latency_ms`` (the mean time of one batch). FP32 rows are skipped:
@@ -44,7 +48,7 @@ COLUMNS = ("source", "model", "catalog_model", "gpu", "catalog_gpu", "gpu_count"
            "value", "unit", "notes")
 METRICS = ("sequences_per_s", "requests_per_s", "batch_latency_ms")
 # the constants a fit may change (the others keep their catalog values)
-FITTED = ("mfu_encode", "encode_batch_overhead_ms")
+FITTED = ("mfu_encode", "encode_batch_overhead_ms")  # per engine class
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class EmbedCase:
     model: str
     gpu: str
     engine: str
+    engine_class: str
     batch_sequences: float
     seq_tokens: float
     host_cores: float | None
@@ -113,7 +118,10 @@ def interpret(row: int, raw: Mapping[str, str], catalog: Catalog, labels: LabelI
         reasons.append(f"metric {raw['metric']!r} is not one of {', '.join(METRICS)}")
     if (raw.get("gpu_count") or "1").strip() != "1":
         reasons.append("more than one GPU: a retrieval replica is one GPU")
-    if reasons or model is None or gpu is None:
+    engine = catalog.engine_class(raw["engine"])
+    if engine is None:
+        reasons.append(f"engine {raw['engine']!r} matches no encoder engine class")
+    if reasons or model is None or gpu is None or engine is None:
         return reasons
     batch, seq, value = (float(raw["batch_sequences"]), float(raw["seq_tokens"]),
                          float(raw["value"]))
@@ -123,7 +131,8 @@ def interpret(row: int, raw: Mapping[str, str], catalog: Catalog, labels: LabelI
         measured = value * seq * (batch if raw["metric"] == "requests_per_s" else 1.0)
     cores = raw.get("host_cores", "").strip()
     return EmbedCase(row=row, source=raw["source"].split("@")[0], model=model, gpu=gpu,
-                     engine=raw["engine"], batch_sequences=batch, seq_tokens=seq,
+                     engine=raw["engine"], engine_class=engine, batch_sequences=batch,
+                     seq_tokens=seq,
                      host_cores=float(cores) if cores else None, measured=measured)
 
 
@@ -143,8 +152,22 @@ def load(path: str | Path, catalog: Catalog) -> tuple[list[EmbedCase], list[tupl
     return cases, skipped
 
 
-def catalog_constants(catalog: Catalog) -> dict[str, float]:
+Constants = dict[str, float]
+# per encoder engine class, the retrieval constants it predicts with
+EngineTable = dict[str, Constants]
+# a class with fewer rows than this has no fit of its own (two constants need several shapes)
+MIN_CLASS_ROWS = 5
+
+
+def catalog_constants(catalog: Catalog) -> Constants:
+    """The retrieval constants as the catalog states them (the every-row fit)."""
     return {k: c.value for k, c in catalog.retrieval_constants.items()}
+
+
+def catalog_table(catalog: Catalog) -> EngineTable:
+    """Each engine class's constants as the catalog states them (its own or the fallback)."""
+    base = catalog_constants(catalog)
+    return {e: {**base, **catalog.engine_constants(e)} for e in catalog.encoder_engines}
 
 
 def predict(case: EmbedCase, catalog: Catalog, constants: Mapping[str, float]) -> float:
@@ -171,9 +194,10 @@ def predict(case: EmbedCase, catalog: Catalog, constants: Mapping[str, float]) -
 
 
 def score(cases: Iterable[EmbedCase], catalog: Catalog,
-          constants: Mapping[str, float] | None = None) -> list[EmbedResult]:
-    k = catalog_constants(catalog) if constants is None else constants
-    return [EmbedResult(c, predict(c, catalog, k)) for c in cases]
+          table: Mapping[str, Mapping[str, float]] | None = None) -> list[EmbedResult]:
+    """Each case predicted with its engine class's constants (the catalog's by default)."""
+    t = catalog_table(catalog) if table is None else table
+    return [EmbedResult(c, predict(c, catalog, t[c.engine_class])) for c in cases]
 
 
 def median_abs_error(results: Sequence[EmbedResult]) -> float:
@@ -194,24 +218,39 @@ def source_balanced_error(results: Sequence[EmbedResult]) -> float:
     return sum(median_abs_error(rs) for rs in by.values()) / len(by) if by else float("nan")
 
 
-def fit(cases: Sequence[EmbedCase], catalog: Catalog) -> tuple[dict[str, float], float]:
+def fit_pair(cases: Sequence[EmbedCase], catalog: Catalog) -> tuple[Constants, float]:
     """The (MFU, fixed time per batch) pair with the least source-balanced error on
-    ``cases`` (ties: the lower MFU, then the lower overhead); returns the constants and
-    that error."""
+    ``cases``, all predicted with that one pair (ties: the lower MFU, then the lower
+    overhead); returns the constants and that error."""
     base = catalog_constants(catalog)
-    best: tuple[float, dict[str, float]] | None = None
+    best: tuple[float, Constants] | None = None
     for mfu in MFU_GRID:
         for overhead in OVERHEAD_GRID:
             k = {**base, "mfu_encode": mfu, "encode_batch_overhead_ms": overhead}
-            err = source_balanced_error(score(cases, catalog, k))
+            err = source_balanced_error([EmbedResult(c, predict(c, catalog, k)) for c in cases])
             if best is None or err < best[0] - 1e-12:
                 best = (err, k)
     assert best is not None
     return best[1], best[0]
 
 
+def fit(cases: Sequence[EmbedCase], catalog: Catalog) -> tuple[EngineTable, list[str]]:
+    """The pair fitted on every case (the fallback), then each engine class with at least
+    ``MIN_CLASS_ROWS`` cases refitted on its own; returns the table and the classes that got
+    a fit of their own."""
+    every, _ = fit_pair(cases, catalog)
+    table: EngineTable = {e: every for e in catalog.encoder_engines}
+    own = []
+    for e in catalog.encoder_engines:
+        mine = [c for c in cases if c.engine_class == e]
+        if len(mine) >= MIN_CLASS_ROWS:
+            table[e], _ = fit_pair(mine, catalog)
+            own.append(e)
+    return table, own
+
+
 def cross_validate(cases: Sequence[EmbedCase], catalog: Catalog, by: str
-                   ) -> list[tuple[str, dict[str, float], list[EmbedResult]]]:
+                   ) -> list[tuple[str, EngineTable, list[EmbedResult]]]:
     """Leave one group out (``by`` = "source" or "gpu"): fit on the other groups, predict
     the held-out one. A group alone in the data cannot be held out (nothing to fit on)."""
     groups = sorted({getattr(c, by) for c in cases})
@@ -220,8 +259,9 @@ def cross_validate(cases: Sequence[EmbedCase], catalog: Catalog, by: str
         train = [c for c in cases if getattr(c, by) != held]
         if not train:
             continue
-        k, _ = fit(train, catalog)
-        out.append((held, k, score([c for c in cases if getattr(c, by) == held], catalog, k)))
+        table, _ = fit(train, catalog)
+        out.append((held, table, score([c for c in cases if getattr(c, by) == held], catalog,
+                                       table)))
     return out
 
 
@@ -242,7 +282,8 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
     if as_json:
         _say(json.dumps({"summary": summary, "rows": [
             {"row": r.case.row, "model": r.case.model, "gpu": r.case.gpu,
-             "engine": r.case.engine, "measured_tokens_per_s": r.case.measured,
+             "engine": r.case.engine, "engine_class": r.case.engine_class,
+             "measured_tokens_per_s": r.case.measured,
              "predicted_tokens_per_s": r.predicted, "error": r.error} for r in results],
             "skipped": [{"row": i, "reason": why} for i, why in skipped]}, indent=2))
         return
@@ -261,11 +302,13 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
         _say("")
     _say(f"Embedding throughput: {summary['predicted']} of {summary['rows']} rows predicted "
          f"({summary['sources']} sources, {summary['gpus']} catalog GPUs);\nmedian |error| "
-         f"{summary['median_abs_error']:.0%} with the catalog's constants; by source and GPU:")
-    by: dict[tuple[str, str], list[EmbedResult]] = {}
+         f"{summary['median_abs_error']:.0%} with the catalog's constants; median by engine "
+         "class, GPU and source:")
+    by: dict[tuple[str, str, str], list[EmbedResult]] = {}
     for r in results:
-        by.setdefault((r.case.source.removeprefix("github:"), r.case.gpu), []).append(r)
-    for (source, gpu), rs in sorted(by.items()):
+        source = "/".join(r.case.source.removeprefix("github:").split("/")[:2])
+        by.setdefault((r.case.engine_class, r.case.gpu, source), []).append(r)
+    for (engine, gpu, source), rs in sorted(by.items()):
         signed = median(r.error for r in rs)
-        _say(f"  {source[:38]:38} {gpu:14} {len(rs):>3} rows, median |error| "
+        _say(f"  {engine:17} {gpu:14} {source[:26]:26} {len(rs):>3} rows, |error| "
              f"{median_abs_error(rs):>4.0%} (signed {signed:+.0%})")
