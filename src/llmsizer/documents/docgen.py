@@ -270,7 +270,8 @@ _ALTERNATIVES = {("Measured", "file"): _MEASURED_ALT, ("Measured", "format"): _M
                  ("Workload", "peak_to_average"): _LOAD_ALT,
                  **{("Workload", k): _RETRIEVAL_ALT for k in (
                      "tokens_per_request", "corpus_tokens", "reindex_within_hours",
-                     "search_latency_s", "candidates_per_request", "tokens_per_pair")},
+                     "search_latency_s", "engine", "candidates_per_request",
+                     "tokens_per_pair")},
                  ("Targets", "latency_p95_s"): _RETRIEVAL_ALT}
 
 

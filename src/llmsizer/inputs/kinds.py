@@ -27,6 +27,10 @@ def keys_of_its_kind(data: Any) -> Any:
     kind = data.get("kind", "generate")
     if kind not in _TAKES:
         return data  # the Literal's own message lists the kinds
+    if kind == "generate" and data.get("engine") is not None:
+        raise ValueError("engine is for kind: embed and kind: rerank workloads (the encoder's "
+                         "serving engine); this workload is kind: generate, which takes "
+                         f"{_TAKES['generate']} (delete engine)")
     owners = {"generate": _GENERATE_ONLY, "embed": _EMBED_ONLY, "rerank": _RERANK_ONLY}
     for other, keys in owners.items():
         if other == kind:

@@ -137,6 +137,9 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
             # embed/rerank models: catalogs/embedders.yaml, of the workload's own task
             pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
             known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model"))
+            if w.engine is not None:
+                known(w.engine, catalog.encoder_engines, "encoder engine",
+                      ("workloads", i, "engine"))
             continue
         if w.measured and known(w.measured.gpu, catalog.gpus, "GPU",
                                 ("workloads", i, "measured", "gpu")) and w.measured.file is not None:

@@ -410,6 +410,16 @@ class Workload(_Strict):
                     "reranking (stated: the vector database is not sized); it enters the "
                     "end-to-end RAG time to first token.",
         json_schema_extra={"example": "0.05", "unit": "s"})
+    engine: str | None = Field(
+        default=None,
+        description="Embed and rerank only: the engine the encoder is served with, one of the "
+                    "encoder engine classes (catalogs/embedders.yaml encoder_engines): "
+                    "serving-stack (the default: Text Embeddings Inference, Infinity, a NIM), "
+                    "fused-tensorrt (hand-fused TensorRT or FasterTransformer kernels), "
+                    "onnx-runtime, framework (TorchScript, TensorFlow with XLA) or "
+                    "naive-no-batching. It sets the share of the GPU's peak a forward pass "
+                    "reaches (docs/calibration.md).",
+        json_schema_extra={"example": "serving-stack"})
     candidates_per_request: Annotated[int, Field(ge=1, le=10_000)] | None = Field(
         default=None,
         description="Rerank only: passages scored against the query in one request.",

@@ -147,6 +147,7 @@ class RetrievalWorkloadResult(_M):
     model: str
     model_name: str
     inputs: dict[str, float]  # the workload's Retrieval inputs
+    engine: str = "serving-stack"  # the encoder engine class it is sized for (embedders.yaml)
     recommended: str | None  # option id: the cheapest feasible, priced option
     advice: str | None  # why none is recommended
     options: list[RetrievalOption]

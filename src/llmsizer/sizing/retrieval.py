@@ -41,6 +41,7 @@ from .results import (
     WorkloadResult,
 )
 
+DEFAULT_ENGINE = "serving-stack"  # what an embed or rerank workload is sized for unless stated
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
                       "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
                       "tokenize_tokens_per_s_per_core", "host_cores_per_gpu")
@@ -103,11 +104,14 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     per GPU id, a language-model node group (id, platform, idle GPUs) whose idle GPUs the
     replicas may use (shares_llm_nodes); on that GPU the option takes the group's platform."""
     base = workload_values(w, m)
+    engine = w.engine or DEFAULT_ENGINE
     p = req.policy
     account: dict[str, float] = {
         "headroom": p.headroom, "survive_node_loss": 1.0 if p.survive_node_loss else 0.0,
         "gpu_memory_utilization": p.gpu_memory_utilization,
-        **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS}}
+        **{k: cat.retrieval_constants[k].value for k in _ACCOUNT_CONSTANTS},
+        # the engine's share of peak and fixed time per batch (its class's, or the fallback)
+        **cat.engine_constants(engine)}
     if p.mfu is not None:
         account["mfu_encode"] = p.mfu
     api = cat.prices.embedding_reference(w.kind)
@@ -155,7 +159,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                   if not any(o.feasible for o in options) else
                   "no feasible GPU has a purchase price: add one (costs.gpu_prices)")
     return RetrievalWorkloadResult(
-        name=w.name, kind=w.kind, model=w.model_id, model_name=m.name,
+        name=w.name, kind=w.kind, model=w.model_id, model_name=m.name, engine=engine,
         inputs={k: float(v) for k, v in base.items()},
         recommended=best.id if best else None, advice=advice, options=options)
 

@@ -50,6 +50,8 @@ class RetrievalView:
     api_date: str = ""
     api_per_million: float = 0.0
     annual_cost_api: float = 0.0
+    engine_name: str = ""  # the encoder engine it is sized for, in words
+    engine_fallback: bool = False  # that engine has too few published rows of its own
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         plat, g = cat.platforms.get(rg.platform), cat.gpus.get(rg.gpu)
         online = float(o.values["request_rate_per_s"]) > 0
         api = cat.prices.embedding_reference(rg.kind)
+        engine = cat.encoder_engines.get(w.engine)
         rviews.append(RetrievalView(
             group=rg, kind_text="embedding" if rg.kind == "embed" else "reranking",
             model_name=w.model_name,
@@ -120,7 +123,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             cost_per_million_onprem=float(o.values["retrieval_cost_per_million_tokens_onprem"]),
             api_name=api.name if api else "", api_date=(api.date or "undated") if api else "",
             api_per_million=float(o.values["api_per_million_tokens"]),
-            annual_cost_api=float(o.values["retrieval_annual_cost_api"])))
+            annual_cost_api=float(o.values["retrieval_annual_cost_api"]),
+            engine_name=engine.name if engine else w.engine,
+            engine_fallback=engine is not None and engine.mfu_encode is None))
     ded = result.totals_dedicated
     env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
            "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
