@@ -371,6 +371,9 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     # cards with the fitted constants (MFU 0.33)
     assert [r[1] for r in starred][-2:] == ["l4", "rtx-pro-6000"]
     assert "its own nodes, not shared with the LLM pools" in " ".join(out.stdout.split())
+    # the engine each plan line is sized for, in words (the default: the serving stack)
+    assert "served by serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
+        out.stdout.split())
 
 
 @pytest.mark.parametrize("account", [MIXED, SHARED], ids=["own-nodes", "shared"])

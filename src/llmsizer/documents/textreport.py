@@ -257,11 +257,13 @@ def _print_plan(result: Result, con: Console) -> None:
         host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
         where = (f"on idle GPUs of the {platform(host.platform)} nodes above (shared with the "
                  "LLM pools)" if host else "its own nodes, not shared with the LLM pools")
+        engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
+        served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
         con.print(Text(f"Plan: {rg.nodes} × {platform(rg.platform)} ({rg.gpus_purchased} GPUs "
                        f"bought, {rg.gpus_used} used) for {rg.workload} "
                        f"({'embedding' if rg.kind == 'embed' else 'reranking'}), "
-                       f"{rg.replicas} replicas on {gpu(rg.gpu)}, limited by {rg.limited_by}; "
-                       f"{where}", style="bold"), highlight=False)
+                       f"{rg.replicas} replicas on {gpu(rg.gpu)} served by {served}, limited by "
+                       f"{rg.limited_by}; {where}", style="bold"), highlight=False)
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
         con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "
