@@ -274,14 +274,14 @@ def test_each_load_way_round_trips_with_only_its_fields(client: TestClient, tmp_
 KINDS = {"prompt_tokens": "2000", "output_tokens": "300", "targets.ttft_s": "2",
          "targets.tokens_per_s_per_user": "20", "tokens_per_request": "64",
          "corpus_tokens": "2e10", "reindex_within_hours": "24", "candidates_per_request": "50",
-         "tokens_per_pair": "320", "targets.latency_p95_s": "0.3"}
+         "tokens_per_pair": "320", "targets.latency_p95_s": "0.3", "engine": "fused-tensorrt"}
 
 
 @pytest.mark.parametrize("kind, model, sent", [
     ("embed", "bge-m3", ("tokens_per_request", "corpus_tokens", "reindex_within_hours",
-                         "targets.latency_p95_s")),
+                         "targets.latency_p95_s", "engine")),
     ("rerank", "bge-reranker-v2-m3", ("candidates_per_request", "tokens_per_pair",
-                                      "targets.latency_p95_s")),
+                                      "targets.latency_p95_s", "engine")),
     ("generate", "llama-3.1-70b", ("prompt_tokens", "output_tokens", "targets.ttft_s",
                                    "targets.tokens_per_s_per_user")),
 ])

@@ -24,7 +24,7 @@ from pydantic_core import PydanticUndefined
 
 from ..inputs.schema import Costs, Hardware, Policy
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
-from ..model.catalog import CLOUD_TIERS, Catalog
+from ..model.catalog import CLOUD_TIERS, Catalog, load_catalog
 from ..sizing.costs import tier_words
 
 MAX_WORKLOADS = 50  # the schema's limit
@@ -108,6 +108,10 @@ RERANK_FIELDS = (
     _f(Workload, "tokens_per_pair", "Tokens per query-passage pair"),
 )
 LATENCY_FIELDS = (_f(Targets, "targets.latency_p95_s", "95 % of queries within (s)"),)
+# the encoder's serving engine: embed and rerank share it (catalog encoder engine classes)
+_ENGINES = load_catalog().encoder_engines
+ENGINE_FIELDS = (_f(Workload, "engine", "Serving engine", "choice", tuple(_ENGINES),
+                    (e.name for e in _ENGINES.values())),)
 # How the load is stated: the schema's three ways, one chosen per workload (``load_as``).
 LOAD_AS = "load_as"  # the chooser's name below the workload; no requirement of its own
 USERS_FIELDS = (_f(Workload, "concurrent_users", "Concurrent users at peak"),)
@@ -199,17 +203,17 @@ PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<cat
 # the kind's own (catalog.models, or catalog.embedders of that task)
 KIND_FORMS = (
     ("generate", KIND.words[0], (*SHAPE_FIELDS, *TARGET_FIELDS, *MEASURED_FIELDS)),
-    ("embed", KIND.words[1], (*EMBED_FIELDS, *LATENCY_FIELDS)),
-    ("rerank", KIND.words[2], (*RERANK_FIELDS, *LATENCY_FIELDS)),
+    ("embed", KIND.words[1], (*EMBED_FIELDS, *ENGINE_FIELDS, *LATENCY_FIELDS)),
+    ("rerank", KIND.words[2], (*RERANK_FIELDS, *ENGINE_FIELDS, *LATENCY_FIELDS)),
 )
 KIND_FIELDS = (*SHAPE_FIELDS, *TARGET_FIELDS, *MEASURED_FIELDS, *EMBED_FIELDS, *RERANK_FIELDS,
-               *LATENCY_FIELDS)
+               *ENGINE_FIELDS, *LATENCY_FIELDS)
 _KIND_KEYS = {key: {f.key for f in fields} for key, _, fields in KIND_FORMS}
 _LINES = {"account.reasons"}
 
 _TEXT = {f"account.{f.key}" for f in ACCOUNT_FIELDS} | {
     "hardware.platform", "costs.cloud_tier", "policy.deployment"} | {
-    f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, KIND, MEASURED_FIELDS[0])}
+    f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, KIND, MEASURED_FIELDS[0], *ENGINE_FIELDS)}
 _LISTS = {f"hardware.{f.key}" for f in HARDWARE_LISTS}
 _BOOLS = {"policy.survive_node_loss"}
 
