@@ -84,8 +84,9 @@ def table() -> str:
         for held, _, rs in folds:
             name = "/".join(held.removeprefix("github:").split("/")[:2])
             lines.append(f"| {by}: {name} | {len(rs)} | {_pct(median_abs_error(rs))} |")
+        # one decimal: the acceptance target (20 %) is read against this line
         lines.append(f"| **leave one {by} out, pooled** | {len(pooled)} | "
-                     f"**{_pct(median_abs_error(pooled))}** |")
+                     f"**{median_abs_error(pooled):.1%}** |")
     return "\n".join(lines)
 
 
