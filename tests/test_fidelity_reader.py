@@ -329,7 +329,9 @@ def test_unknown_labels_name_the_closest_catalog_entries(
     assert results == []
     assert skipped[0].reasons == (
         "unknown metric 'p99_latency'",
-        "model 'Hunyuan-Large-Instruct' is not in the llmsizer catalog",
+        # difflib's nearest name ("large" in both); a suggestion, not a match
+        "model 'Hunyuan-Large-Instruct' is not in the llmsizer catalog (closest: "
+        "mistral-large-2)",
         "GPU 'H20 (96GB)' is not in the llmsizer catalog (closest: gh200, b200, h200-sxm)",
     )
 

@@ -256,13 +256,13 @@ def stated_pools(notes: str) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def _side(replicas: int, text: str, stated: int | None) -> Parallelism:
+def _side(workers: int, text: str, stated: int | None) -> Parallelism:
     """One pool's layout; a ``TP1 ADP`` placeholder whose stated pool is wider reads as
     DEPn over the GPUs each worker holds (module docstring)."""
     layout = _spec(text)
     if (stated is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE
-            and stated != replicas and stated % replicas == 0):
-        width = stated // replicas
+            and stated != workers and stated % workers == 0):
+        width = stated // workers  # label reading, as "TP2 x4" -> 8 GPUs
         return Parallelism(tp=width, ep=width, adp=width)
     return layout
 
