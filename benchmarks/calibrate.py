@@ -495,10 +495,12 @@ SOURCES = {
                               "stacks vs the NVIDIA-fitted efficiencies",
     "stack_efficiency_cdna4": "{fit}; MI355X rows (InferenceX SGLang and ATOM)",
     "alltoall_latency_us": "{fit}: per expert-parallel dispatch or combine, two per MoE layer",
-    "moe_compute_factor": "{fit}; with expert_slot_overhead: Mixtral-8x7B pins this one, the "
-                          "narrow-expert models (Qwen3-30B-A3B, Qwen3-235B-A22B) the other",
-    "expert_slot_overhead": "{fit}: work per token per routed expert per layer beside the "
-                            "expert GEMMs, in expert-GEMM columns (issue 23: small-active MoE "
+    "moe_compute_factor": "{fit}; beside the expert overhead per token, Mixtral-8x7B (wide "
+                          "experts) sets this factor, the narrow-expert models (Qwen3-30B-A3B, "
+                          "Qwen3-235B-A22B) the overhead",
+    "expert_slot_overhead": "{fit}: work each token costs per routed expert per layer beside "
+                            "the expert's own matrix products, counted as extra expert columns "
+                            "(small-active mixture-of-experts models were otherwise "
                             "over-predicted)",
     "step_overhead_ms": "{fit}: scheduler, sampling and launch time per decode step",
     "allreduce_latency_us": "{fit}: per all-reduce, two per layer",
@@ -802,8 +804,8 @@ def only_main(args: argparse.Namespace, dc: list[Case], catalog: Catalog, t0: fl
         text = CONSTANTS.read_text(encoding="utf-8")
         fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {len(dc)} "
                        "TensorRT-LLM/NIM/InferenceX rows of calibration_points.csv and "
-                       f"measured_blackwell_moe.csv (--only {','.join(names)}: the other "
-                       "constants held at their catalog fit)",
+                       "measured_blackwell_moe.csv, the other constants held at their "
+                       "previous fit",
                 "fit_b1": ""}
         for name, value in fitted.items():
             text = set_constant(text, name, value, SOURCES[name].format(**fits),
