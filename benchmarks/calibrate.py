@@ -3,6 +3,8 @@
     python benchmarks/calibrate.py            # fit, print constants and error tables
     python benchmarks/calibrate.py --write    # ... and update catalogs/constants.yaml + docs
     python benchmarks/calibrate.py --round-share [--write]   # the closed loop's round wait only
+    python benchmarks/calibrate.py --only a,b --no-cv [--write]   # refit only constants a, b
+        (the others stay at their catalog fit; writes them and the in-sample tables only)
 
 Data: tests/data/calibration_points.csv (the project's copy of the reference set).
 Every prediction goes through the product itself (llmsizer.sizing.fidelity -> the engine's
@@ -75,6 +77,7 @@ DATACENTER: dict[str, tuple[float, float, float, float]] = {
     "stack_efficiency_cdna4": (1.00, 0.10, 1.50, 1.0),
     "alltoall_latency_us": (8.00, 0.00, 200.0, 10.0),
     "moe_compute_factor": (1.00, 1.00, 5.00, 1.0),
+    "expert_slot_overhead": (500.0, 0.0, 20000.0, 1000.0),
     "step_overhead_ms": (1.50, 0.00, 20.0, 1.0),
     "allreduce_latency_us": (8.00, 0.00, 100.0, 10.0),
     "link_efficiency": (0.70, 0.05, 1.00, 1.0),
@@ -492,7 +495,13 @@ SOURCES = {
                               "stacks vs the NVIDIA-fitted efficiencies",
     "stack_efficiency_cdna4": "{fit}; MI355X rows (InferenceX SGLang and ATOM)",
     "alltoall_latency_us": "{fit}: per expert-parallel dispatch or combine, two per MoE layer",
-    "moe_compute_factor": "{fit}; only Mixtral-8x7B is MoE there",
+    "moe_compute_factor": "{fit}; beside the expert overhead per token, Mixtral-8x7B (wide "
+                          "experts) sets this factor, the narrow-expert models (Qwen3-30B-A3B, "
+                          "Qwen3-235B-A22B) the overhead",
+    "expert_slot_overhead": "{fit}: work each token costs per routed expert per layer beside "
+                            "the expert's own matrix products, counted as extra expert columns "
+                            "(small-active mixture-of-experts models were otherwise "
+                            "over-predicted)",
     "step_overhead_ms": "{fit}: scheduler, sampling and launch time per decode step",
     "allreduce_latency_us": "{fit}: per all-reduce, two per layer",
     "link_efficiency": "{fit}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",
@@ -668,6 +677,12 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
     parser.add_argument("--round-share", action="store_true",
                         help="fit only closed_loop_round_share (seconds, not minutes)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated constants to refit; the others keep their "
+                             "catalog values")
+    parser.add_argument("--no-cv", action="store_true",
+                        help="skip the cross-validation; --write then updates the refitted "
+                             "constants and the in-sample tables only")
     parser.add_argument("--jobs", type=int, default=1,
                         help="processes for the folds (default 1: the machine is shared)")
     args = parser.parse_args()
@@ -684,6 +699,9 @@ def main() -> None:
     print(f"{n_rows} rows: {len(dc)} datacenter (TensorRT-LLM, NIM, InferenceX), {len(b1)} "
           f"llama.cpp batch-1, {n_rows - n_cases} not interpreted", flush=True)
 
+    if args.no_cv:
+        only_main(args, dc, catalog, t0)
+        return
     fitted = fit(dc, DATACENTER, catalog)
     datacenter = with_constants(catalog, fitted)  # llama.cpp rows read mfu_* for compute
     fitted |= fit(b1, LLAMA_CPP, datacenter)
@@ -756,6 +774,48 @@ def main() -> None:
         write(fitted, heads, conf, sections, len(dc), len(b1))
         write_round_share(share, round_table, sum(
             1 for c in _ttft_rows(dc) if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY))
+
+
+def only_main(args: argparse.Namespace, dc: list[Case], catalog: Catalog, t0: float) -> None:
+    """Refit the constants named by --only (all datacenter constants when empty) on every
+    datacenter row, the others held at their catalog values; no cross-validation. Writes the
+    refitted constants and the in-sample tables (the cross-validated tables keep the run that
+    wrote them: docs/calibration.md says which)."""
+    names = [n for n in args.only.split(",") if n] or list(DATACENTER)
+    params = {n: DATACENTER[n] for n in names}
+    fitted = fit(dc, params, catalog)
+    final = with_constants(catalog, fitted)
+    for name, value in fitted.items():
+        print(f"  {name:28} {_fmt(value):>10}  (was {_fmt(catalog.constant(name))})")
+    rows = score(dc, final)
+    by_id = {id(c.point): c for c in dc}
+    sections = {
+        "constants": "\n".join(["| constant | value | was |", "|---|---:|---:|"] + [
+            f"| `{n}` | {_fmt(final.constant(n))} | {_fmt(catalog.constant(n))} |"
+            for n in DATACENTER]),
+        "insample": table(summarise(rows)),
+        "insample-facets": facet_table(rows, by_id, catalog, "in-sample"),
+    }
+    for key, body in sections.items():
+        print(f"\n{key}\n{body}")
+    print(f"\n{time.perf_counter() - t0:.1f} s")
+    if args.write:
+        when = dt.date.today().isoformat()
+        text = CONSTANTS.read_text(encoding="utf-8")
+        fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {len(dc)} "
+                       "TensorRT-LLM/NIM/InferenceX rows of calibration_points.csv and "
+                       "measured_blackwell_moe.csv, the other constants held at their "
+                       "previous fit",
+                "fit_b1": ""}
+        for name, value in fitted.items():
+            text = set_constant(text, name, value, SOURCES[name].format(**fits),
+                                catalog.constants[name].unit)
+        CONSTANTS.write_text(text, encoding="utf-8")
+        doc = DOC.read_text(encoding="utf-8")
+        for name, body in sections.items():
+            doc = replace_section(doc, name, body)
+        DOC.write_text(doc, encoding="utf-8")
+        print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

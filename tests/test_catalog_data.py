@@ -12,7 +12,7 @@ from importlib import resources
 import pytest
 import yaml
 
-from llmsizer.model.catalog import load_catalog
+from llmsizer.model.catalog import LabelIndex, load_catalog
 
 MAIN_GPU_IDS = [
     "a10", "a10g", "l4", "l40s", "a100-40gb-pcie", "a100-80gb-pcie", "a100-sxm",
@@ -296,6 +296,10 @@ NEW_MODEL_CONFIGS = {
     "glm-4.5": (92, 5120, 96, 8, 128, 160, 8, 0, 0, 151552),
     "glm-4.6": (92, 5120, 96, 8, 128, 160, 8, 0, 0, 151552),
     "qwen3-next-80b-a3b": (48, 2048, 16, 2, 256, 512, 10, 0, 0, 151936),
+    "mistral-small-3.1": (40, 5120, 32, 8, 128, 0, 0, 0, 0, 131072),
+    "mistral-large-2": (88, 12288, 96, 8, 128, 0, 0, 0, 0, 32768),
+    "deepseek-v3.1": (61, 7168, 128, 128, 128, 256, 8, 0, 0, 129280),
+    "deepseek-v3.2": (61, 7168, 128, 128, 128, 256, 8, 0, 0, 129280),
 }
 
 
@@ -319,6 +323,50 @@ def test_new_model_parameter_counts(cat):
     for mid, (total, active) in pairs.items():
         m = cat.model(mid)
         assert (m.params_total, m.params_active) == (pytest.approx(total), pytest.approx(active))
+
+
+def test_mistral_and_deepseek_v3x_parameters_weights_and_kv(cat):
+    """Model cards: Mistral Small 3.1 24B, Mistral Large 2 123B, DeepSeek-V3.1 / V3.2 671B
+    total, 37B activated. Weights at BF16 = parameters x 2 B. KV per token at BF16 from the
+    configs: GQA 2 (K, V) x layers x 8 KV heads x 128 x 2 B (Mistral Small 40 layers:
+    163,840 B; Mistral Large 88 layers: 360,448 B); MLA (512 + 64) x 61 layers x 2 B =
+    70,272 B for both DeepSeek checkpoints (V3.2's indexer keys are not counted; its notes say
+    so)."""
+    want = {"mistral-small-3.1": (24.0e9, 24.0e9, 163840),
+            "mistral-large-2": (123.0e9, 123.0e9, 360448),
+            "deepseek-v3.1": (671e9, 37e9, 70272), "deepseek-v3.2": (671e9, 37e9, 70272)}
+    for mid, (total, active, kv) in want.items():
+        m = cat.model(mid)
+        assert (m.params_total, m.params_active) == (pytest.approx(total), pytest.approx(active))
+        v = _values(m)
+        assert v["weights_gb"] == pytest.approx(total * 2 / 1e9, rel=1e-9), mid
+        assert v["kv_bytes_per_token"] == kv, mid
+    v32 = cat.model("deepseek-v3.2")
+    assert (v32.kv_lora_rank, v32.qk_rope_head_dim, v32.shared_experts) == (512, 64, 1)
+    assert "cannot" in v32.notes and "2,048" in v32.notes  # DSA: what the catalog leaves out
+    # the V3.1 label reads as V3.1 now, not as V3
+    assert LabelIndex(cat).model("DeepSeek-V3.1") == "deepseek-v3.1"
+    assert LabelIndex(cat).model("DeepSeek-V3.2-Exp") == "deepseek-v3.2"
+
+
+def _values(model):
+    from llmsizer.inputs.schema import Requirements
+    from llmsizer.sizing.evaluate import (
+        Choice,
+        account_inputs,
+        build_tables,
+        evaluate_choice,
+        workload_inputs,
+    )
+    cat = load_catalog()
+    req = Requirements.model_validate({
+        "schema_version": 1, "account": {"name": "t"},
+        "workloads": [{"name": "w", "model": "llama-3.1-8b", "concurrent_users": 1,
+                       "prompt_tokens": 1024, "output_tokens": 256,
+                       "targets": {"system_tokens_per_s": 1.0}}]})
+    base = {**account_inputs(req, cat), **workload_inputs(req.workloads[0], model)}
+    choice = Choice("b200", cat.gpus["b200"].default_platform, "bf16", "bf16", 8)
+    return evaluate_choice(base, choice, build_tables(req, cat), req, cat, None)
 
 
 def test_kimi_k2_is_mla_and_qwen3_next_hybrid(cat):

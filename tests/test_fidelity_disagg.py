@@ -46,11 +46,13 @@ def test_inferencex_divides_disaggregated_output_by_the_decode_gpus():
 
 
 def test_most_disaggregated_rows_are_predicted(results):
-    """256 of the 314 rows; the other 58 say why: 30 H100 rows with TP16 over two nodes and no
-    EP, 26 whose label disagrees with the GPU counts the notes state, 2 with EP across nodes
-    of a platform whose network is not stated."""
+    """276 of the 314 rows; the other 38 say why: 30 H100 rows with TP16 over two nodes and no
+    EP, 6 whose label disagrees with the GPU counts the notes state (a prefill "TP1" without
+    attention DP on 4 GB200 GPUs; an MI355X decode "TP8 EP8 ADP" stated on 16 GPUs), 2 with
+    EP across nodes of a platform whose network is not stated. The 20 GB200 Dynamo-SGLang
+    rows whose "TP1 ADP" is a placeholder read as DEPn (test_fidelity_reader)."""
     disagg, skipped = results
-    assert len(disagg) == 256
+    assert len(disagg) == 276
     reasons = {reason for s in skipped for reason in s.reasons
                if "DISAGG" in s.raw.get("tp", "")}
     assert all(("tensor parallelism across nodes" in r or "disagree with the stated" in r
@@ -58,13 +60,13 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 
 def test_group_errors_as_documented(results):
-    """docs/calibration.md "Disaggregated prefill/decode": median |error| 22.4 %, p90 66.4 %
+    """docs/calibration.md "Disaggregated prefill/decode": median |error| 23.3 %, p90 68.6 %
     with the fitted prefill factor (targets 15 % / 35 % not met; the H100 EP16 rows are the
     worst). Fails if a change moves the group's errors past the documented figures."""
     disagg, _ = results
     errors = [abs(r.error) for r in disagg]
-    assert statistics.median(errors) == pytest.approx(0.224, abs=0.005)
-    assert quantile(errors, 0.9) == pytest.approx(0.664, abs=0.005)
+    assert statistics.median(errors) == pytest.approx(0.233, abs=0.005)
+    assert quantile(errors, 0.9) == pytest.approx(0.686, abs=0.005)
 
 
 def test_a_prefill_bound_deployment_runs_at_the_prefill_rate(results):

@@ -22,6 +22,7 @@ from helpers import ROOT
 from llmsizer.base.errors import CatalogError
 from llmsizer.cli import main
 from llmsizer.inputs.benchdata import COLUMNS, BenchPoint, Skipped, read_points
+from llmsizer.inputs.benchlabels import Parallelism, disagg_pools
 from llmsizer.model.catalog import LabelIndex, load_catalog
 from llmsizer.sizing.evaluate import Choice
 from llmsizer.sizing.fidelity import Case, evaluate_file, interpret
@@ -99,16 +100,41 @@ def test_disaggregated_rows_are_predicted_or_say_why(
     assert skipped[1060].reasons == (
         "prefill tensor parallelism across nodes (TP16 on 8-GPU nodes, no expert parallelism) "
         "is not modelled",)
-    # "P:1x(TP1 ADP) D:1x(TP1 ADP)" on 8 GB200 GPUs: the label lost the pools' sizes
-    assert skipped[696].reasons == (
-        "the label's pools (1 prefill + 1 decode GPUs) disagree with the stated 4 prefill + 4 "
-        "decode GPUs",)
+    # "P:1x(TP1 ADP) D:1x(TP1 ADP)" on 8 GB200 GPUs stated as 4 + 4: InferenceX's config says
+    # tp/ep/dp-attn are placeholders for these Dynamo-SGLang runs, layouts DEP4 (read as such)
+    assert 696 in predicted
+    # "P:1x(TP1) D:4x(TP1 ADP)", 4 + 16 GPUs: the decode side is DEP4, the prefill "TP1"
+    # without attention DP names no layout, so the pools still disagree
+    assert skipped[730].reasons == (
+        "the label's pools (1 prefill + 16 decode GPUs) disagree with the stated 4 prefill + "
+        "16 decode GPUs",)
     # DeepSeek-R1 blog min-latency run (TP8 EP2, batch 1, MTP 3): only its metric is not predicted
     assert skipped[234].reasons == (
         "metric output_tokens_per_s is not predicted in the batch1 regime",)
     disagg = [i for i, r in enumerate(raw_rows, 1) if "DISAGG" in r["tp"]]
-    assert (len(disagg), len(set(disagg) & predicted)) == (314, 256)
+    assert (len(disagg), len(set(disagg) & predicted)) == (314, 276)
     assert sum("speculative" in s.reason for s in skipped.values()) == 0
+
+
+def test_inferencex_placeholder_layouts_read_as_dep_over_the_stated_pools(
+    raw_rows: list[dict[str, str]], tmp_path: Path,
+) -> None:
+    """SemiAnalysis InferenceX@c4cde0370 .github/configs/nvidia-master.yaml,
+    dsr1-fp8-gb200-dynamo-sglang: "tp, ep, and dp-attn do nothing because they are
+    hardcoded", "5 prefill workers each at DEP8 and 1 decode worker at DEP32". Row 700:
+    label "P:5x(TP1 ADP) D:1x(TP1 ADP)", notes "40 prefill GPUs + 32 decode GPUs"."""
+    row = raw_rows[699]
+    assert row["tp"] == "DISAGG P:5x(TP1 ADP) D:1x(TP1 ADP)"
+    assert disagg_pools(row["tp"], row["notes"]) == (
+        5, Parallelism(tp=8, ep=8, adp=8), 1, Parallelism(tp=32, ep=32, adp=32))
+    got = _read_one(tmp_path, row)
+    assert isinstance(got, BenchPoint), got
+    assert (got.tp, got.ep, got.adp, got.gpu_count) == (32, 32, 32, 72)
+    # without the stated pools the label is taken as written (one GPU per worker) ...
+    assert disagg_pools(row["tp"]) == (5, Parallelism(), 1, Parallelism())
+    # ... and a "TP1" side without attention DP is not a documented placeholder
+    assert disagg_pools("DISAGG P:1x(TP1) D:4x(TP1 ADP)", "4 prefill GPUs + 16 decode GPUs") == (
+        1, Parallelism(), 4, Parallelism(tp=4, ep=4, adp=4))
 
 
 # --- parallelism, metric, labels from real rows ---------------------------------------
@@ -303,7 +329,9 @@ def test_unknown_labels_name_the_closest_catalog_entries(
     assert results == []
     assert skipped[0].reasons == (
         "unknown metric 'p99_latency'",
-        "model 'Hunyuan-Large-Instruct' is not in the llmsizer catalog",
+        # difflib's nearest name ("large" in both); a suggestion, not a match
+        "model 'Hunyuan-Large-Instruct' is not in the llmsizer catalog (closest: "
+        "mistral-large-2)",
         "GPU 'H20 (96GB)' is not in the llmsizer catalog (closest: gh200, b200, h200-sxm)",
     )
 
@@ -441,11 +469,11 @@ def test_summary_is_printed_last_after_every_skipped_row() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("metric ") and "bias" in line)
-    skipped_rows = [i for i, line in enumerate(lines) if line.startswith(" 696  the label's")]
+    skipped_rows = [i for i, line in enumerate(lines) if line.startswith(" 730  the label's")]
     assert skipped_rows and skipped_rows[0] < header
-    assert "63 rows not interpreted (every reason):" in result.output
+    assert "43 rows not interpreted (every reason):" in result.output
     tail = "\n".join(lines[header:])
-    assert "1026 of 1089 rows predicted; 63 not interpreted, rows per reason:" in tail
+    assert "1046 of 1089 rows predicted; 43 not interpreted, rows per reason:" in tail
     assert "speculative decoding is not modelled" not in tail  # MTP rows predicted (issue 23)
     assert "   30  prefill tensor parallelism across nodes" in tail  # disaggregated: issue 23
     assert not any(line[:5].strip().isdigit() and "the label's pools" in line
@@ -457,8 +485,8 @@ def test_summary_option_prints_only_the_summary() -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert out.startswith("error = predicted / measured - 1")
-    assert "1026 of 1089 rows predicted; 63 not interpreted" in out
-    assert " 116 deepseek-r1" not in out and " 696  the label's" not in out
+    assert "1046 of 1089 rows predicted; 43 not interpreted" in out
+    assert " 116 deepseek-r1" not in out and " 730  the label's" not in out
     # the summary table, the coverage per scenario group, the reasons: no per-row lines
     assert len(out.splitlines()) < 40
     assert "  online serving (fixed concurrency)         352 / 352   100.0%" in out

@@ -193,7 +193,7 @@ def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
     value_unit = why.get(lambda: _value(raw["value"], raw["unit"], metric)) if metric else None
     count_text = raw["gpu_count"].strip()
     stated_count = why.get(lambda: _positive_int(count_text, "gpu_count")) if count_text else None
-    par_disagg = why.get(lambda: _parallelism(raw["tp"], raw["scenario"]))
+    par_disagg = why.get(lambda: _parallelism(raw["tp"], raw["scenario"], raw["notes"]))
     sizes = None
     if par_disagg and (stated_count is not None or not count_text):
         sizes = why.get(lambda: _group(par_disagg[0], stated_count, par_disagg[1], raw["tp"]))

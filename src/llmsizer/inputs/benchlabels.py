@@ -15,7 +15,12 @@ Conventions (each one is a choice a reader should know about):
   GPUs" (``pp`` N).
   ``DISAGG P:ax(...) D:bx(...)`` (disaggregated prefill/decode) is read into
   ``disaggregated`` (the decode side fills tp/ep/adp); ``MTP on`` / speculative decoding
-  sets ``speculative``. The model represents neither; ``llmsizer fidelity`` skips them.
+  sets ``speculative``. A side labelled ``TP1 ADP`` whose pool the notes state with more
+  GPUs ("4 prefill GPUs + 16 decode GPUs") is a placeholder: InferenceX's run configs for
+  its Dynamo-SGLang GB200 DeepSeek runs say "tp, ep, and dp-attn do nothing because they
+  are hardcoded" in the launch script, and name the layouts DEP4/DEP8/DEP32/DEP48 (the
+  nodes' GPUs split over the workers); such a side reads as DEPn, n = stated GPUs /
+  workers (SemiAnalysisAI/InferenceX@c4cde0370 .github/configs/nvidia-master.yaml).
 - Regimes: ``offline`` (``unbounded`` queue, saturated throughput), ``concurrency``
   (closed loop with a fixed number of users for all ``gpu_count`` GPUs; "N per GPU" is
   multiplied out), ``batch1`` (single stream), and ``rate`` (open loop at a request rate:
@@ -114,6 +119,8 @@ _PAR_PART = re.compile(
     r"|(?P<name>dep|tp|pp|ep|dp)\s*[=:]?\s*(?P<n>\d+)"
     r"|(?P<adp>\badp(?P<adpn>\d+)?\b|attention[-_ ]dp|dp[-_ ]attention)")
 _PAR_FILLER = re.compile(r"^[\s,;+/x×&()_-]*$")
+_STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
+_PLACEHOLDER_SIDE = "tp1 adp"  # see the module docstring (InferenceX Dynamo-SGLang)
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
 _QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
 _RATE_UNIT = re.compile(r"req(?:uests)?\s*/\s*s\b|\brps\b|requests per second")
@@ -242,7 +249,25 @@ def _spec_key(key: str, text: str) -> Parallelism:
     return Parallelism(tp=tp, pp=pp, ep=ep, adp=adp, replicas=replicas)
 
 
-def _parallelism(text: str, scenario: str) -> tuple[Parallelism, int | None]:
+def stated_pools(notes: str) -> tuple[int, int] | None:
+    """(prefill GPUs, decode GPUs) as a row's notes state them ("4 prefill GPUs + 16
+    decode GPUs"), or None."""
+    found = _STATED_POOLS.search(notes.lower())
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _side(workers: int, text: str, stated: int | None) -> Parallelism:
+    """One pool's layout; a ``TP1 ADP`` placeholder whose stated pool is wider reads as
+    DEPn over the GPUs each worker holds (module docstring)."""
+    layout = _spec(text)
+    if (stated is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE
+            and stated != workers and stated % workers == 0):
+        width = stated // workers  # label reading, as "TP2 x4" -> 8 GPUs
+        return Parallelism(tp=width, ep=width, adp=width)
+    return layout
+
+
+def _parallelism(text: str, scenario: str, notes: str = "") -> tuple[Parallelism, int | None]:
     """(parallelism, GPUs a disaggregated deployment uses, else None)."""
     key = text.strip().lower()
     if key.startswith("disagg") or "disaggregated" in scenario.lower():
@@ -250,7 +275,8 @@ def _parallelism(text: str, scenario: str) -> tuple[Parallelism, int | None]:
                  for m in _DISAGG_SIDE.finditer(key)}
         if "p" in sides and "d" in sides:
             (n_p, p_text), (n_d, d_text) = sides["p"], sides["d"]
-            prefill, decode = _spec(p_text), _spec(d_text)
+            stated = stated_pools(notes) or (None, None)
+            prefill, decode = _side(n_p, p_text, stated[0]), _side(n_d, d_text, stated[1])
             gpus = n_p * prefill.tp * prefill.pp + n_d * decode.tp * decode.pp
             what = f"prefill {n_p}x ({p_text}), decode {n_d}x ({d_text}), {gpus} GPUs"
             return Parallelism(tp=decode.tp, pp=decode.pp, ep=decode.ep, adp=decode.adp,
@@ -259,15 +285,19 @@ def _parallelism(text: str, scenario: str) -> tuple[Parallelism, int | None]:
     return _spec(text), None
 
 
-def disagg_pools(text: str) -> tuple[int, Parallelism, int, Parallelism] | None:
+def disagg_pools(text: str, notes: str = ""
+                 ) -> tuple[int, Parallelism, int, Parallelism] | None:
     """(prefill replicas, their layout, decode replicas, their layout) of a
-    ``DISAGG P:ax(...) D:bx(...)`` label; None when it does not state both pools."""
+    ``DISAGG P:ax(...) D:bx(...)`` label, placeholders resolved with the pools the
+    ``notes`` state; None when it does not state both pools."""
     sides = {m.group("side"): (int(m.group("n")), m.group("spec"))
              for m in _DISAGG_SIDE.finditer(text.strip().lower())}
     if "p" not in sides or "d" not in sides:
         return None
+    stated = stated_pools(notes) or (None, None)
     try:
-        return sides["p"][0], _spec(sides["p"][1]), sides["d"][0], _spec(sides["d"][1])
+        return (sides["p"][0], _side(*sides["p"], stated[0]),
+                sides["d"][0], _side(*sides["d"], stated[1]))
     except _RowError:
         return None
 

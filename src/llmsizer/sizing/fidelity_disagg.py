@@ -12,19 +12,16 @@ flight. No arithmetic here beyond choosing inputs (``tests/test_one_home.py``).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 
 from ..inputs.benchdata import BenchPoint
-from ..inputs.benchlabels import Parallelism, disagg_pools
+from ..inputs.benchlabels import Parallelism, disagg_pools, stated_pools
 from ..inputs.schema import Requirements
 from ..model.calculations import FIGURE_EXPRS
 from ..model.catalog import Catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, evaluate_choice
-
-_STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
 
 
 def _figure(name: str, env: Mapping[str, Value], **given: float) -> float:
@@ -41,17 +38,17 @@ def _pool(replicas: int, p: Parallelism) -> int:
 
 def disagg_reasons(point: BenchPoint, catalog: Catalog) -> list[str]:
     """Why a disaggregated row cannot be predicted (empty = it can)."""
-    pools = disagg_pools(point.raw.get("tp", ""))
+    pools = disagg_pools(point.raw.get("tp", ""), point.raw.get("notes", ""))
     if pools is None:
         return [f"disaggregated serving without both pools' layouts ({point.disaggregated})"]
     x, pre, y, dec = pools
     reasons = []
-    stated = _STATED_POOLS.search(point.raw.get("notes", "").lower())
+    stated = stated_pools(point.raw.get("notes", ""))
     pools_gpus = (_pool(x, pre), _pool(y, dec))
-    if stated and (int(stated.group(1)), int(stated.group(2))) != pools_gpus:
+    if stated and stated != pools_gpus:
         reasons.append(f"the label's pools ({pools_gpus[0]} prefill + {pools_gpus[1]} decode "
-                       f"GPUs) disagree with the stated {stated.group(1)} prefill + "
-                       f"{stated.group(2)} decode GPUs")
+                       f"GPUs) disagree with the stated {stated[0]} prefill + "
+                       f"{stated[1]} decode GPUs")
     gpu = catalog.gpus.get(point.gpu or "")
     if gpu is not None:
         plat = catalog.platforms[gpu.default_platform]
@@ -87,7 +84,7 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
                    req: Requirements, catalog: Catalog, tables: Tables,
                    profile: dict[str, float]) -> tuple[float, float]:
     """(predicted value of the row's metric, decode batch per replica)."""
-    pools = disagg_pools(point.raw.get("tp", ""))
+    pools = disagg_pools(point.raw.get("tp", ""), point.raw.get("notes", ""))
     assert pools is not None
     x, pre, y, dec = pools
     # the row's users, spread over the decode pool

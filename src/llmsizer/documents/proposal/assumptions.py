@@ -36,6 +36,7 @@ ASSUMPTION_LABELS = {
     "mfu_attention": "Compute efficiency, decode attention",
     "alltoall_latency_us": "All-to-all latency (expert parallel)",
     "moe_compute_factor": "MoE compute factor",
+    "expert_slot_overhead": "Expert overhead width (MoE)",
     "step_overhead_ms": "Per-step overhead",
     "allreduce_latency_us": "All-reduce latency",
     "link_efficiency": "All-reduce link efficiency",

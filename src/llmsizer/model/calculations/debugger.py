@@ -46,7 +46,8 @@ DEBUG_LOW_UTILISATION_BATCH = IF(
 # its batch: FLOPs over bytes read, and the FLOP/s achieved per GPU at the modelled step
 # time. The ceilings are the GPU's peak_tflops and gpu_bandwidth_tb_s (their ratio is
 # ridge_point_flop_per_byte).
-_FLOP_PER_SEQ = 2 * ref("params_active") * IF(gt(ref("experts"), 0), ref("moe_compute_factor"), 1)
+_FLOP_PER_SEQ = (2 * ref("params_active") * IF(gt(ref("experts"), 0), ref("moe_compute_factor"), 1)
+                 + ref("expert_slot_flops"))
 ROOFLINE_INTENSITY = (
     MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
     / (ref("weights_read_gb") * 1e9

@@ -60,6 +60,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Full-attention and sliding-window layers both read the average context (measured: "
        "gpt-oss throughput is over-predicted when window layers read only their window; see "
        "the calibration notes); linear-attention layers no cache at all."),
+    _c("expert_slot_flops", "Expert overhead per token", "FLOP", "Throughput",
+       IF(gt(r("experts"), 0),
+          6 * r("layers") * r("experts_per_token") * r("hidden_size")
+          * r("expert_slot_overhead"), 0),
+       "Work each token costs per routed expert per layer beside the expert's own GEMMs, as "
+       "if the expert were that many columns wider (3 matrices x 2 FLOPs x hidden x width): "
+       "gathering, scattering and combining the token's hidden vector and the grouped GEMM's "
+       "per-row cost. It weighs most where experts are narrow and many are routed per active "
+       "parameter (Qwen3-30B-A3B: 8 of 128 experts 768 wide); 0 for a dense model."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
        (r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
         + r("linear_state_bytes")) * r("kv_replication") / 1e9
@@ -67,10 +76,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Each sequence reads its KV cache at the average context, and its linear-attention "
        "state."),
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
-       2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+       (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+        + r("expert_slot_flops"))
        / (_gpus * r("peak_tflops") * 1e12 * r("mfu_decode") * r("efficiency_scale")) * 1000,
        "2 x active params / (GPUs x peak x efficiency) (“GPU Inference vs Training "
-       "Requirements”: roofline); MoE routing factor."),
+       "Requirements”: roofline); MoE routing factor and the expert overhead per token."),
     _c("attention_flops_per_layer_token", "Decode attention FLOPs per cached token per layer",
        "FLOP", "Throughput",
        IF(gt(r("mla_kv_dim"), 0),
@@ -130,7 +140,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "96 H100 GPUs', 2025; DeepSeek's inference system), so only the network time beyond a "
        "token's KV reads, compute and attention adds to the step."),
     _c("prefill_compute_ms_per_token", "Prefill compute per prompt token", "ms", "Throughput",
-       (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+       ((2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
+         + r("expert_slot_flops"))
         / r("peak_tflops")
         + 2 * r("attention_width") * (r("full_attention_layers") + r("window_layers"))
         * r("prefill_tokens")

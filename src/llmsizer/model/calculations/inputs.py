@@ -217,6 +217,9 @@ INPUTS: tuple[Input, ...] = (
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("moe_compute_factor", "MoE compute factor", "x", "option",
        "Extra compute time of routed-expert GEMMs vs dense (calibrated).", low=1, high=5),
+    _i("expert_slot_overhead", "Expert overhead width", "columns", "option",
+       "Fixed work per token per routed expert per layer, as extra expert-GEMM columns "
+       "(calibrated).", low=0, high=100000),
     _i("prefill_chunk_tokens", "Prefill chunk", "tokens", "option",
        "Prompt tokens processed per step when prefill shares steps with decode (calibrated).",
        low=16, integer=False),
