@@ -403,3 +403,48 @@ def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
         "OpenAI text-embedding-3-small", "2026-11-12", 0.02)
     assert views[1].api_name == "Voyage rerank-2.5"
     assert views[0].annual_cost_api == pytest.approx(views[0].million_tokens_per_year * 0.02)
+
+
+@pytest.mark.parametrize("account", [MIXED.parents[2] / "inputs" / "rag-knowledge-base.yaml",
+                                     SHARED],
+                         ids=["own-nodes", "shared"])
+def test_pdf_cost_columns_include_retrieval_and_add_up_to_the_plan(tmp_path: Path,
+                                                                   account: Path) -> None:
+    """The costs table has a column per embed or rerank workload beside the language-model
+    workloads' plan shares: its own servers (the retrieval group's figures), or on a
+    language-model node group's idle GPUs what it adds (nothing bought). The columns add up to
+    the account's totals, and the PDF prints each column's figures."""
+    import re
+
+    from llmsizer.documents.proposal.context import build_context
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.inputs.loader import load
+    from llmsizer.runs.report import write_outputs
+    from llmsizer.sizing.engine import size
+
+    result = size(load(account), CAT)
+    ctx = build_context(result, CAT)
+    cols = ctx["cost_columns"]
+    assert [c.name for c in cols] == [w.name for w in result.workloads] + [
+        g.workload for g in result.plan.retrieval_groups]
+    for key in ("capex", "annual_cost_onprem", "annual_cost_cloud"):
+        total = float(getattr(result.totals, key))
+        assert abs(sum(float(c.costs[key]) for c in cols) - total) < 0.01 * max(total, 1), key
+    for g in result.plan.retrieval_groups:
+        col = next(c for c in cols if c.name == g.workload)
+        assert (col.costs["capex"], col.costs["annual_cost_onprem"], col.costs["nodes"]) == (
+            g.capex, g.annual_cost_onprem, g.nodes)
+        assert (col.shares_with is not None) == (g.shares_with is not None)
+        if g.shares_with:
+            assert g.capex == 0 and g.gpus_purchased == 0  # its GPUs are the pool's, bought
+    (pdf,) = write_outputs(result, tmp_path, formats=("pdf",))
+    text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], check=True,
+                                              capture_output=True, text=True).stdout)
+    costs = text.split("TCO and cost per million tokens", 1)[1].split("Owning, renting", 1)[0]
+    fmt = Formatter(result.account.currency)
+    for col in cols:
+        assert col.name in costs
+        assert fmt.money(float(col.costs["capex"])).replace("\u00a0", " ") in \
+            costs.replace("\u00a0", " ")
+    if any(c.shares_with for c in cols):
+        assert "idle GPUs already bought for a language" in costs
