@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -369,7 +370,7 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     lo = recalculated_values(book, tmp_path / "lo")
     formulas = openpyxl.load_workbook(book)
     checked = 0
-    for sheet in ("Retrieval", "Plan"):
+    for sheet in ("Retrieval", "Plan", "Summary"):
         for row in formulas[sheet].iter_rows():
             for cell in row:
                 if isinstance(cell.value, str) and cell.value.startswith("="):
@@ -384,6 +385,30 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
     plan = cached["Plan"]
     assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]
+    # the Summary: a column per embed or rerank workload (its retrieval group) beside the
+    # workloads' plan shares; after LibreOffice's recalculation each row adds up to the total
+    # column, and the retrieval columns are the engine's groups
+    summary = lo["Summary"]
+    labels = {str(v): int(k[1:]) for k, v in summary.items() if re.fullmatch(r"A\d+", k)}
+    heads = {str(v): k.rstrip("0123456789") for k, v in summary.items()
+             if re.fullmatch(r"[A-Z]+5", k) and v}
+    names = [w.name for w in result.workloads] + [g.workload for g in result.plan.retrieval_groups]
+    assert [heads[n] for n in names] == [chr(ord("C") + i) for i in range(len(names))]
+    total = heads["Total (account plan)"]
+    for label, field in (("Nodes (its share of the plan)", "nodes"),
+                         ("GPUs bought (its share)", "gpus_purchased"),
+                         ("GPUs in use (its share)", "gpus_used"),
+                         ("Capital cost (its share)", "capex"),
+                         ("On-prem cost per year (its share)", "annual_cost_onprem"),
+                         ("Cloud cost per year (its share, rented at the cloud tier)",
+                          "annual_cost_cloud")):
+        row = labels[label]
+        got = [float(summary[f"{heads[n]}{row}"]) for n in names]  # type: ignore[arg-type]
+        assert sum(got) == pytest.approx(float(summary[f"{total}{row}"]), rel=1e-9), label
+        assert sum(got) == pytest.approx(float(getattr(result.totals, field)), rel=1e-9), label
+        for g in result.plan.retrieval_groups:
+            assert got[names.index(g.workload)] == pytest.approx(float(getattr(g, field))), (
+                label, g.workload)
 
 
 def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
