@@ -196,7 +196,7 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
     assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), customer_source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
-                  "account requirements (policy / costs)")
+                  "the account's requirements (its policy and running costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
