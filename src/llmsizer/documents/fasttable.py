@@ -148,6 +148,15 @@ class _RowDrawer:
             body = text + gap if column.justify == "left" else gap + text
             return [" " * left + body + " " * right]
         key = (index, text)
+        inner = width - left - right
+        lines = text.split("\n")
+        if key not in self.wrapped and column.justify in ("left", "right") and all(
+                cell_len(line) <= inner and line == line.rstrip() for line in lines):
+            # every line fits: rich draws each as it is, padded (no wrapping to compute)
+            self.wrapped[key] = [
+                " " * left + (line + " " * (inner - cell_len(line)) if column.justify == "left"
+                              else " " * (inner - cell_len(line)) + line) + " " * right
+                for line in lines]
         if key not in self.wrapped:
             cell_options = self.options.update(
                 width=width, justify=column.justify, no_wrap=column.no_wrap,
