@@ -149,14 +149,14 @@ class _RowDrawer:
             return [" " * left + body + " " * right]
         key = (index, text)
         inner = width - left - right
-        lines = text.split("\n")
+        parts = text.split("\n")
         if key not in self.wrapped and column.justify in ("left", "right") and all(
-                cell_len(line) <= inner and line == line.rstrip() for line in lines):
+                cell_len(line) <= inner and line == line.rstrip() for line in parts):
             # every line fits: rich draws each as it is, padded (no wrapping to compute)
             self.wrapped[key] = [
                 " " * left + (line + " " * (inner - cell_len(line)) if column.justify == "left"
                               else " " * (inner - cell_len(line)) + line) + " " * right
-                for line in lines]
+                for line in parts]
         if key not in self.wrapped:
             cell_options = self.options.update(
                 width=width, justify=column.justify, no_wrap=column.no_wrap,
