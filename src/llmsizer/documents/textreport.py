@@ -45,8 +45,8 @@ _VENDORS = ("NVIDIA ", "AMD ", "Intel ")
 
 
 class _Names:
-    """The GPUs and servers of one account's options as the tables name them: without vendor
-    or bracketed detail ('H100 SXM 80GB', 'Dell PowerEdge XE8640'), the detail kept where two
+    """The GPUs and servers of one table's options as it names them: without vendor or
+    bracketed detail ('H100 SXM 80GB', 'Dell PowerEdge XE8640'), the detail kept where two
     would read the same (the GH200s; the two generic 4-GPU PCIe servers of one GPU)."""
 
     def __init__(self, cat: Catalog, options: list[Option | RetrievalOption]) -> None:
@@ -249,11 +249,12 @@ def print_result(result: Result, console: Console | None = None) -> None:
     con = console or _console()
     cur = result.account.currency
     wide = con.width >= _WIDE
-    names = _Names(load_catalog(), [o for w in result.workloads for o in w.options]
-                   + [o for rw in result.retrieval for o in rw.options])
+    cat = load_catalog()
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
+        # a server's detail is kept where two of this table's options would read the same
+        names = _Names(cat, list(w.options))
         print_table(_workload_table(w, cur, con.width, names), con)
         ruled_out = [o for o in w.options if not o.feasible]
         if ruled_out and not wide:
@@ -265,6 +266,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     for rw in result.retrieval:
+        names = _Names(cat, list(rw.options))
         print_table(_retrieval_table(rw, cur, con.width, names), con)
         r_out = [o for o in rw.options if not o.feasible]
         if r_out and not wide:
