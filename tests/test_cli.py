@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,23 +151,31 @@ def _sized(file: Path, columns: int) -> str:
 
 @pytest.mark.parametrize("columns", [80, 100, 120])
 @pytest.mark.parametrize("name", ["example.yaml", "enterprise-multi.yaml"])
-def test_size_fits_the_terminal_and_shows_every_option_id_whole(name: str, columns: int) -> None:
+def test_size_fits_the_terminal_and_names_every_option_in_words(name: str, columns: int) -> None:
+    """The options table names each configuration as the PDF does ('2 × H100 SXM 80GB, FP8
+    weights, FP8 KV' and its server), never by its option id, and fits the terminal."""
     file = ROOT / "inputs" / name
     text = _sized(file, columns)
     lines = text.splitlines()
     assert max(map(len, lines)) <= columns, max(lines, key=len)
     doc = json.loads(run("size", file, "--json").stdout)
-    starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
-    rows = iter(starred)  # one starred row per workload, in workload order (two workloads
-    for w in doc["workloads"]:  # may recommend the same option id)
+    starred = [ln for ln in lines if ln.lstrip().startswith("★")]
+    assert len(starred) == len(doc["workloads"])  # one recommendation per workload table
+    for w, line in zip(doc["workloads"], starred, strict=True):
         rec = next(o for o in w["options"] if o["id"] == w["recommended"])
-        row = next(r for r in rows if r[1] == w["recommended"])
+        row = line.split()
         # every figure of the recommended option whole, the yearly cost last
         assert row[-1] == f"{rec['values']['annual_cost_onprem']:,.0f}", row
         # narrow terminals drop headroom, TTFT, batch (in that order), never GPUs or cost
         assert f"{rec['values']['gpus']:.0f}" in row[2:-1], row
-        for o in w["options"]:  # every id on a line of its own, whole (never cut or folded)
-            assert any(o["id"] in ln.split() or f"{o['id']}:" in ln.split() for ln in lines), o
+        assert line.lstrip().startswith(f"★ {rec['tp']} × "), line
+        assert f"{rec['weight_precision'].upper()} weights" in line, line
+    ids = {o["id"] for w in doc["workloads"] for o in w["options"]}
+    assert not [i for i in ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w/-])", text)]
+    # every option is listed: in the table, or ruled out under it with its reason
+    options = sum(len(w["options"]) for w in doc["workloads"])
+    rows = sum(1 for ln in lines if re.match(r"^ ?[★ ] ?\s?\d+ × ", ln))
+    assert rows == options, (rows, options)
     # no header squeezed to one letter per line: each table header row is short words
     assert "…" not in text
     assert not any(len(ln.strip()) == 1 and ln.strip().isalpha() for ln in lines)
@@ -174,7 +183,7 @@ def test_size_fits_the_terminal_and_shows_every_option_id_whole(name: str, colum
 
 def test_size_wide_terminal_keeps_reasons_in_the_table() -> None:
     text = _sized(EXAMPLE, 200)
-    row = next(ln for ln in text.splitlines() if "l40s/fp8/kv-fp8/tp1" in ln)
+    row = next(ln for ln in text.splitlines() if "1 × L40S, FP8 weights, FP8 KV" in ln)
     assert "do not fit" in row
 
 

@@ -115,6 +115,14 @@ def test_the_proposal_names_the_engine_and_keeps_the_register_in_an_appendix(
     assert appendix, "the register has its appendix"
     assert "Bandwidth efficiency, weights:" in appendix
     assert "Bandwidth efficiency, weights:" not in body
+    # the constants fitted on the same published results sit under that source, said once
+    # (it was repeated on 16 rows and pushed two stray rows onto a last page), and every
+    # constant is named in words, not from its id ("Mtp unstated draft tokens")
+    assert appendix.count("published benchmark results (TensorRT-LLM") == 1
+    assert re.search(r"Compute efficiency, decode \(8-bit path\): [\d.]+ % — FP8-path rows",
+                     appendix)
+    assert "Model error, Hopper GPUs at FP8: 10th percentile" in appendix
+    assert not re.search(r"\bMtp\b|Confidence hopper|Stack efficiency nvidia", appendix)
     assert "NVIDIA TensorRT-LLM (releases v0.14 to 1.2" in body and "SGLang" in body
     assert "Another engine or release" in body and "benchmark the chosen engine" in body
     cat = load_catalog()

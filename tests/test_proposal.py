@@ -689,6 +689,11 @@ def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rend
     for number, (fill, _words) in enumerate(fills[1:-1], start=2):
         assert fill > 0.35, f"page {number} is {fill:.0%} full"
     assert fills[-1][1] > 120, f"the last page holds only {fills[-1][1]} words"
+    # no table starts with a lone row at a page's foot (the costs table did, on two accounts)
+    for number, page in enumerate(run("pdftotext", "-layout", pdf, "-").split("\f")[:main],
+                                  start=1):
+        body = [line.strip() for line in page.splitlines() if line.strip()][:-1]  # no footer
+        assert not body or not body[-1].startswith("Nodes / GPUs bought"), number
 
 
 def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path: Path) -> None:

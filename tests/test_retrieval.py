@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -368,8 +369,10 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     starred = [ln.split() for ln in lines if ln.lstrip().startswith("★")]
     # small PCIe cards win where they are cheaper: the query embedder on L4s; the reranker
     # (50 pairs x 320 tokens = 16,000 tokens per request in 300 ms) on RTX PRO 6000 PCIe
-    # cards with the fitted constants (MFU 0.33)
-    assert [r[1] for r in starred][-2:] == ["l4", "rtx-pro-6000"]
+    # cards with the fitted constants (MFU 0.33); named as the proposal names them
+    assert [r[1] for r in starred][-2:] == ["L4", "RTX"]
+    assert starred[-1][:5] == ["★", "RTX", "PRO", "6000", "Blackwell"]
+    assert "rtx-pro-6000" not in out.stdout and " l4 " not in out.stdout
     assert "its own nodes, not shared with the LLM pools" in " ".join(out.stdout.split())
     # the engine each plan line is sized for, in words (the default: the serving stack)
     assert "served by serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
@@ -397,7 +400,7 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     lo = recalculated_values(book, tmp_path / "lo")
     formulas = openpyxl.load_workbook(book)
     checked = 0
-    for sheet in ("Retrieval", "Plan"):
+    for sheet in ("Retrieval", "Plan", "Summary"):
         for row in formulas[sheet].iter_rows():
             for cell in row:
                 if isinstance(cell.value, str) and cell.value.startswith("="):
@@ -412,6 +415,30 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
     plan = cached["Plan"]
     assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]
+    # the Summary: a column per embed or rerank workload (its retrieval group) beside the
+    # workloads' plan shares; after LibreOffice's recalculation each row adds up to the total
+    # column, and the retrieval columns are the engine's groups
+    summary = lo["Summary"]
+    labels = {str(v): int(k[1:]) for k, v in summary.items() if re.fullmatch(r"A\d+", k)}
+    heads = {str(v): k.rstrip("0123456789") for k, v in summary.items()
+             if re.fullmatch(r"[A-Z]+5", k) and v}
+    names = [w.name for w in result.workloads] + [g.workload for g in result.plan.retrieval_groups]
+    assert [heads[n] for n in names] == [chr(ord("C") + i) for i in range(len(names))]
+    total = heads["Total (account plan)"]
+    for label, field in (("Nodes (its share of the plan)", "nodes"),
+                         ("GPUs bought (its share)", "gpus_purchased"),
+                         ("GPUs in use (its share)", "gpus_used"),
+                         ("Capital cost (its share)", "capex"),
+                         ("On-prem cost per year (its share)", "annual_cost_onprem"),
+                         ("Cloud cost per year (its share, rented at the cloud tier)",
+                          "annual_cost_cloud")):
+        row = labels[label]
+        got = [float(summary[f"{heads[n]}{row}"]) for n in names]  # type: ignore[arg-type]
+        assert sum(got) == pytest.approx(float(summary[f"{total}{row}"]), rel=1e-9), label
+        assert sum(got) == pytest.approx(float(getattr(result.totals, field)), rel=1e-9), label
+        for g in result.plan.retrieval_groups:
+            assert got[names.index(g.workload)] == pytest.approx(float(getattr(g, field))), (
+                label, g.workload)
 
 
 def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
@@ -434,3 +461,48 @@ def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
     # the engine each is sized for, in words; the serving stack has too few rows of its own
     assert views[0].engine_name.startswith("serving stack (Text Embeddings Inference")
     assert views[0].engine_fallback
+
+
+@pytest.mark.parametrize("account", [MIXED.parents[2] / "inputs" / "rag-knowledge-base.yaml",
+                                     SHARED],
+                         ids=["own-nodes", "shared"])
+def test_pdf_cost_columns_include_retrieval_and_add_up_to_the_plan(tmp_path: Path,
+                                                                   account: Path) -> None:
+    """The costs table has a column per embed or rerank workload beside the language-model
+    workloads' plan shares: its own servers (the retrieval group's figures), or on a
+    language-model node group's idle GPUs what it adds (nothing bought). The columns add up to
+    the account's totals, and the PDF prints each column's figures."""
+    import re
+
+    from llmsizer.documents.proposal.context import build_context
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.inputs.loader import load
+    from llmsizer.runs.report import write_outputs
+    from llmsizer.sizing.engine import size
+
+    result = size(load(account), CAT)
+    ctx = build_context(result, CAT)
+    cols = ctx["cost_columns"]
+    assert [c.name for c in cols] == [w.name for w in result.workloads] + [
+        g.workload for g in result.plan.retrieval_groups]
+    for key in ("capex", "annual_cost_onprem", "annual_cost_cloud"):
+        total = float(getattr(result.totals, key))
+        assert abs(sum(float(c.costs[key]) for c in cols) - total) < 0.01 * max(total, 1), key
+    for g in result.plan.retrieval_groups:
+        col = next(c for c in cols if c.name == g.workload)
+        assert (col.costs["capex"], col.costs["annual_cost_onprem"], col.costs["nodes"]) == (
+            g.capex, g.annual_cost_onprem, g.nodes)
+        assert (col.shares_with is not None) == (g.shares_with is not None)
+        if g.shares_with:
+            assert g.capex == 0 and g.gpus_purchased == 0  # its GPUs are the pool's, bought
+    (pdf,) = write_outputs(result, tmp_path, formats=("pdf",))
+    text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], check=True,
+                                              capture_output=True, text=True).stdout)
+    costs = text.split("TCO and cost per million tokens", 1)[1].split("Owning, renting", 1)[0]
+    fmt = Formatter(result.account.currency)
+    for col in cols:
+        assert col.name in costs
+        assert fmt.money(float(col.costs["capex"])).replace("\u00a0", " ") in \
+            costs.replace("\u00a0", " ")
+    if any(c.shares_with for c in cols):
+        assert "idle GPUs already bought for a language" in costs

@@ -194,6 +194,28 @@ def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -
     assert "embedding" in panel and "reranking" in panel, panel
     page.locator("#retrieval").scroll_into_view_if_needed()
     _shot(page, "account-rag-retrieval")
+    # the per-workload rows as the browser shows them: each workload's share of the plan,
+    # the retrieval workloads' own servers, the account's totals (the engine's figures)
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    fmt = Formatter(result.account.currency)
+    rows = [" ".join(t.replace("\xa0", " ").split()) for t in
+            page.locator("#per-workload tr").all_inner_texts()]
+    want = [(w.name, p.shares[p.workload_indices.index(i)]["plan_capex"],
+             p.shares[p.workload_indices.index(i)]["plan_annual_cost_onprem"])
+            for p in result.plan.pools for i in p.workload_indices
+            for w in [result.workloads[i]]]
+    want += [(g.workload, g.capex, g.annual_cost_onprem) for g in result.plan.retrieval_groups]
+    want += [("Account (plan)", result.totals.capex, result.totals.annual_cost_onprem)]
+    for name, capex, onprem in want:
+        row = next(r for r in rows if r.startswith(name))
+        money = " ".join(fmt.money(capex).replace("\xa0", " ").split())
+        assert row.endswith(f"{money} {' '.join(fmt.money(onprem).replace(chr(160), ' ').split())}"), row
+    page.locator("#per-workload").scroll_into_view_if_needed()
+    _shot(page, "account-rag-per-workload")
     page.set_input_files('[name="workloads[0].config_file"]',
                          str(ROOT / "tests" / "data" / "llama-70b-class" / "config.json"))
     page.click('button[name="config_for"][value="0"]')

@@ -616,3 +616,56 @@ def test_form_choices_are_words_never_ids(client: TestClient) -> None:
     page = client.get("/").text
     assert 'value="fp8"' in page and "> FP8</label>" in page
     assert '<option value="committed_3yr" >committed three-year contract</option>' in page
+
+
+@pytest.mark.parametrize("name", ["example.yaml", "enterprise-multi.yaml",
+                                  "rag-knowledge-base.yaml", "../tests/data/rag-shared.yaml"])
+def test_per_workload_figures_are_the_plans_shares(client: TestClient, name: str) -> None:
+    """The results panel's per-workload rows are each workload's share of the plan, the
+    JSON's plan.pools[].shares (the PDF's cost columns and the Summary sheet read the same),
+    never the workload sized alone; an embed or rerank workload's row is its retrieval group
+    (on a language-model node group's idle GPUs: nothing bought); the rows add up to the
+    account's totals."""
+    from llmsizer.documents.proposal.format import Formatter
+
+    account = (ROOT / "inputs" / name).resolve()
+    up = client.post("/upload/yaml", files={"file": (account.name, account.read_bytes())})
+    assert up.status_code == 200
+    doc = json.loads(post(client, "/download/json", fields(up.text)).text)
+    table = re.search(r'<table id="per-workload">(.*?)</table>', up.text, re.S)
+    assert table
+    rows = [visible(r) for r in re.findall(r"<tr\b.*?</tr>", table.group(1), re.S)][1:]
+    form = Formatter(doc["account"]["currency"])
+
+    class fmt:  # the page's figures as a reader sees them (visible(): no-break spaces too)
+        @staticmethod
+        def money(x: float) -> str:
+            return form.money(x).replace("\xa0", " ")
+
+        count, decimal = staticmethod(form.count), staticmethod(form.decimal)
+
+    shares = {doc["workloads"][i]["name"]: (p, s) for p in doc["plan"]["pools"]
+              for i, s in zip(p["workload_indices"], p["shares"], strict=True)}
+    capex = onprem = 0.0
+    for w in doc["workloads"]:
+        pool, s = shares[w["name"]]
+        row = next(r for r in rows if r.strip().startswith(w["name"]))
+        capex, onprem = capex + s["plan_capex"], onprem + s["plan_annual_cost_onprem"]
+        assert f" {fmt.money(s['plan_capex'])} {fmt.money(s['plan_annual_cost_onprem'])}" in row
+        replicas = (fmt.decimal(s["plan_replicas"], 2) if len(pool["workloads"]) > 1
+                    else fmt.count(s["plan_replicas"]))
+        gpus = (fmt.count(s["plan_gpus_purchased"]) if s["plan_group_share"] == 1
+                else fmt.decimal(s["plan_gpus_purchased"], 1))
+        assert f" {fmt.count(pool['batch_per_replica'])} {replicas} {gpus} " in row, row
+        alone = next(o for o in w["options"] if o["id"] == w["dedicated"])["values"]
+        if s["plan_capex"] != alone["capex"]:  # the stand-alone figure is not shown
+            assert fmt.money(alone["capex"]) not in row
+    for g in doc["plan"]["retrieval_groups"]:
+        row = next(r for r in rows if r.strip().startswith(g["workload"]))
+        capex, onprem = capex + g["capex"], onprem + g["annual_cost_onprem"]
+        assert f" {fmt.money(g['capex'])} {fmt.money(g['annual_cost_onprem'])}" in row
+        assert ("idle GPUs already bought" in row) == (g["shares_with"] is not None)
+    t = doc["totals"]
+    assert abs(capex - t["capex"]) < 0.5 and abs(onprem - t["annual_cost_onprem"]) < 0.5
+    assert rows[-1].split()[:2] == ["Account", "(plan)"]
+    assert f"{fmt.money(t['capex'])} {fmt.money(t['annual_cost_onprem'])}" in rows[-1]

@@ -131,13 +131,17 @@ def test_libreoffice_default_profile_exports_every_shipped_workbook(
         shares = [p.shares[j] for i in range(len(case.result.workloads))
                   for p in case.result.plan.pools for j, m in enumerate(p.workload_indices)
                   if m == i]
-        for label, name, total in (("GPUs in use (its share)", "plan_gpus_used", t.gpus_used),
-                                   ("GPUs bought (its share)", "plan_gpus_purchased",
-                                    t.gpus_purchased)):
-            want = [s[name] for s in shares] + [float(total)]
+        # then each embed or rerank workload's column: its retrieval group
+        groups = case.result.plan.retrieval_groups
+        for label, name, total, field in (
+                ("GPUs in use (its share)", "plan_gpus_used", t.gpus_used, "gpus_used"),
+                ("GPUs bought (its share)", "plan_gpus_purchased", t.gpus_purchased,
+                 "gpus_purchased")):
+            want = ([s[name] for s in shares] + [float(getattr(g, field)) for g in groups]
+                    + [float(total)])
             got = _numbers(rows[label], "GPU")
             assert _shown(got, want), (case.name, label, rows[label])
-        replicas = [s["plan_replicas"] for s in shares]
+        replicas = [s["plan_replicas"] for s in shares] + [float(g.replicas) for g in groups]
         got = _numbers(rows["Replicas (its share of its pool)"], "replica")
         assert _shown(got, replicas), (case.name, got, replicas)
         shown = " ".join(rows["Meets latency targets"]).split()

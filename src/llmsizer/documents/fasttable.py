@@ -38,8 +38,9 @@ def print_table(table: Table, con: Console) -> None:
         con.out("\n".join(lines), highlight=False)
 
 
-def _plain(cell: Any) -> str | None:
-    """The text of a cell that renders as itself (no markup, emoji codes, styles or breaks)."""
+def _plain(cell: Any, breaks: bool = False) -> str | None:
+    """The text of a cell that renders as itself (no markup, emoji codes, styles, or line
+    breaks unless ``breaks``: a wrapping column's cells are drawn by rich, line by line)."""
     if isinstance(cell, str):
         text = cell
         if "[" in text or ":" in text:  # markup or an emoji code: rich would change it
@@ -48,7 +49,7 @@ def _plain(cell: Any) -> str | None:
         text = cell.plain
     else:
         return None
-    return text if text.isprintable() else None
+    return text if (text.replace("\n", "") if breaks else text).isprintable() else None
 
 
 def _eligible(table: Table, con: Console) -> bool:
@@ -69,7 +70,7 @@ def fast_lines(table: Table, con: Console) -> list[str] | None:
         return None
     texts: list[list[str]] = []
     for column in table.columns:
-        found = [_plain(c) for c in column._cells]
+        found = [_plain(c, breaks=not column.no_wrap) for c in column._cells]
         if any(t is None for t in found):
             return None
         texts.append([t or "" for t in found])
@@ -78,7 +79,7 @@ def fast_lines(table: Table, con: Console) -> list[str] | None:
         return None
     pick: set[int] = set()
     for col in texts:
-        pick.add(max(range(rows), key=lambda i: cell_len(col[i])))
+        pick.add(max(range(rows), key=lambda i: max(map(cell_len, col[i].split("\n")))))
         pick.add(max(range(rows), key=lambda i: max((cell_len(w) for w in col[i].split()),
                                                      default=0)))
     sample = sorted(pick)
@@ -147,6 +148,15 @@ class _RowDrawer:
             body = text + gap if column.justify == "left" else gap + text
             return [" " * left + body + " " * right]
         key = (index, text)
+        inner = width - left - right
+        parts = text.split("\n")
+        if key not in self.wrapped and column.justify in ("left", "right") and all(
+                cell_len(line) <= inner and line == line.rstrip() for line in parts):
+            # every line fits: rich draws each as it is, padded (no wrapping to compute)
+            self.wrapped[key] = [
+                " " * left + (line + " " * (inner - cell_len(line)) if column.justify == "left"
+                              else " " * (inner - cell_len(line)) + line) + " " * right
+                for line in parts]
         if key not in self.wrapped:
             cell_options = self.options.update(
                 width=width, justify=column.justify, no_wrap=column.no_wrap,

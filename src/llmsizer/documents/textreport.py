@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -12,10 +14,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..model.catalog import load_catalog
-from ..sizing.results import ModelAlternatives, Result, RetrievalWorkloadResult, WorkloadResult
+from ..model.catalog import Catalog, load_catalog
+from ..sizing.results import (
+    ModelAlternatives,
+    Option,
+    Result,
+    RetrievalOption,
+    RetrievalWorkloadResult,
+    WorkloadResult,
+)
 from .fasttable import print_table
-from .proposal.format import option_words, short_name
+from .proposal.format import option_words, precision_name, short_name
 from .proposal.models import QUALITY
 
 
@@ -32,9 +41,87 @@ def _money(x: float, cur: str) -> str:
     return f"{cur} {x:,.0f}"
 
 
+_VENDORS = ("NVIDIA ", "AMD ", "Intel ")
+
+
+class _Names:
+    """The GPUs and servers of one table's options as it names them: without vendor or
+    bracketed detail ('H100 SXM 80GB', 'Dell PowerEdge XE8640'), the detail kept where two
+    would read the same (the GH200s; the two generic 4-GPU PCIe servers of one GPU)."""
+
+    def __init__(self, cat: Catalog, options: list[Option | RetrievalOption]) -> None:
+        self.cat = cat
+
+        def plain(name: str) -> str:
+            for vendor in _VENDORS:
+                name = name.removeprefix(vendor)
+            return name
+
+        short = {gid: plain(short_name(g.name)) for gid, g in cat.gpus.items()}
+        count = Counter(short.values())
+        self.gpus = {gid: name if count[name] == 1 else plain(cat.gpus[gid].name)
+                     for gid, name in short.items()}
+        servers: dict[tuple[str, str], set[str]] = {}
+        for o in options:
+            p = cat.platforms.get(o.platform)
+            servers.setdefault((o.gpu, short_name(p.name) if p else o.platform),
+                               set()).add(o.platform)
+        self.full = {pid for ids in servers.values() if len(ids) > 1 for pid in ids}
+
+    def server(self, pid: str) -> str:
+        p = self.cat.platforms.get(pid)
+        return pid if p is None else p.name if pid in self.full else short_name(p.name)
+
+    def lines(self, o: Option | RetrievalOption) -> tuple[str, str]:
+        """An option in the proposal's words, as two phrases: the GPUs of one model copy and
+        their precisions ('2 × H100 SXM 80GB, FP8 weights, FP8 KV'; an embed or rerank
+        option: its GPU), then how the model is spread and the server ('experts over 4 GPUs,
+        Dell PowerEdge XE8640'). The option id never reaches the table."""
+        gpu = self.gpus.get(o.gpu, o.gpu)
+        if isinstance(o, RetrievalOption):
+            return gpu, self.server(o.platform)
+        v = o.values
+
+        def n(key: str, default: float) -> int:
+            x = v.get(key, default)
+            return int(x) if isinstance(x, float | int) else int(default)
+
+        ep, adp, prefill = n("ep", 1), n("adp", 1), n("disagg_prefill_gpus", 0)
+        spread = []
+        if ep > 1:
+            spread.append(f"experts over {ep} GPUs")
+        if adp > 1:  # over every GPU of the copy, unless said otherwise
+            spread.append("attention data-parallel" if adp == o.tp else
+                          f"attention data-parallel over {adp}")
+        if prefill > 0:
+            spread.append(f"decode only, prefill on {prefill}-GPU replicas")
+        return (f"{o.tp} × {gpu}, {precision_name(o.weight_precision)} weights, "
+                f"{precision_name(o.kv_precision)} KV", ", ".join([*spread, self.server(o.platform)]))
+
+
+def _config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
+    """(first phrase, second phrase, recommended) -> the configuration cells: one line where it
+    fits in ``room`` columns, else the second phrase on a line of its own under the first, a
+    phrase still longer than the room folded at spaces, indented under its start."""
+    cells = []
+    for a, b, star in options:
+        mark = "★ " if star else "  "
+        one = f"{mark}{a}, {b}"
+        cells.append(one if len(one) <= room else "\n".join(
+            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ")
+            + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ")))
+    return cells
+
+
+def _width(cell: str) -> int:
+    return max(len(line) for line in cell.split("\n"))
+
+
 # Below this width the reasons an option was ruled out leave the table and are listed under
 # it, one per line: a "why not" column squeezed into what is left is unreadable.
 _WIDE = 150
+_CONFIG_ROOM = 42  # columns a configuration needs before figures are dropped for it
+_WHY = 30  # the least a wide table leaves its "why not" column before configurations fold
 _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
 
@@ -44,18 +131,18 @@ _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "no
 _DROP_WHEN_NARROW = (7, 3, 1)
 
 
-def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
+def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names) -> Table:
     wide = width >= _WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
     t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
+    shown = [o for o in w.options if o.feasible or wide]  # narrow: ruled out listed under it
     rows: list[list[str]] = []
     reasons: list[str] = []
-    for o in w.options:
+    for o in shown:
         v = o.values
-        # ids are never cut or folded: every column is as wide as its widest cell
-        row = [("★ " if o.id == w.recommended else "  ") + o.id]
+        row = [""]
         if o.feasible:
             row += [f"{float(v['batch_per_replica']):.0f}",
                     f"{float(v['tokens_per_s_per_user']):.1f}",
@@ -63,30 +150,39 @@ def _workload_table(w: WorkloadResult, cur: str, width: int) -> Table:
                     f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
                     f"{float(v['headroom_achieved']):.0%}",
                     f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price"]
-        elif wide:
-            row += [""] * len(_NUMBER_HEADS)
         else:
-            continue  # listed under the table
+            row += [""] * len(_NUMBER_HEADS)
         rows.append(row)
         reasons.append(o.reason if not o.feasible else "")
-    heads = ["option", *(h.format(cur=cur) for h in _NUMBER_HEADS)]
+    heads = ["configuration", *(h.format(cur=cur) for h in _NUMBER_HEADS)]
     widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
               for i, head in enumerate(heads)]
+    # wide tables pay a border and two spaces per column and keep room for "why not"; narrow
+    # ones the divider, and from 90 columns a space
+    per_column, rest = (3, 12 + _WHY) if wide else (2 if width >= 90 else 1, 2)
     keep = list(range(len(heads)))
-    # long ids (expert / attention data-parallel, a platform other than the GPU's default)
-    # leave less room: drop the least needed figures rather than cut the cost column; wide
-    # tables pay a border and two spaces per column and keep room for "why not"; narrow ones
-    # the divider, and from 90 columns a space
-    per_column, rest = (3, 12) if wide else (2 if width >= 90 else 1, 2)
+
+    def room() -> int:
+        return width - sum(widths[k] + per_column for k in keep[1:]) - per_column - rest
+
+    # a narrow terminal drops the least needed figures rather than squeeze the configuration
+    # or cut the cost column
     for i in _DROP_WHEN_NARROW:
-        if sum(widths[k] + per_column for k in keep) + rest <= width:
+        if room() >= _CONFIG_ROOM:
             break
         keep.remove(i)
+    cells = _config_cells([(*names.lines(o), o.id == w.recommended)
+                           for o in shown], room())
+    for row, cell in zip(rows, cells, strict=True):
+        row[0] = cell
+    widths[0] = min(room(), max([len(heads[0])] + [_width(c) for c in cells]))
     heads = [heads[k] for k in keep]
     rows = [[r[k] for k in keep] for r in rows]
     for i, head in enumerate(heads):
-        t.add_column(head, justify="left" if i == 0 else "right", no_wrap=True,
-                     min_width=widths[keep[i]])
+        # the configuration folds at its line break, and at a space where a phrase is still
+        # longer than the room left; the figures never fold
+        t.add_column(head, justify="left" if i == 0 else "right", no_wrap=i > 0,
+                     min_width=widths[keep[i]], max_width=widths[0] if i == 0 else None)
     if wide:
         t.add_column("why not", overflow="fold", ratio=1)
     for row, reason in zip(rows, reasons, strict=True):
@@ -98,58 +194,71 @@ _RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "rep-\nlicas", "G
                     "on-prem\n{cur}/yr", "limited by")
 
 
-def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int) -> Table:
+def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _Names) -> Table:
     """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style."""
     wide = width >= _WIDE
     t = Table(title=Text(f"{w.name} — {w.model_name} ({w.kind})"), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
-    t.add_column("option", no_wrap=True)
-    for head in _RETRIEVAL_HEADS:
-        t.add_column(head.format(cur=cur), justify="left" if head == "limited by" else "right",
+    shown = [o for o in w.options if o.feasible or wide]
+    rows: list[list[str]] = []
+    for o in shown:
+        v = o.values
+        if o.feasible:
+            rows.append([f"{float(v['batch_tokens']):,.0f}",
+                         f"{float(v['latency_p95_s']) * 1000:,.0f}",
+                         f"{float(v['replica_tokens_per_s']):,.0f}",
+                         f"{float(v['retrieval_replicas']):.0f}",
+                         f"{float(v['retrieval_gpus']):.0f}",
+                         f"{float(v['retrieval_nodes']):.0f}",
+                         f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price",
+                         str(v["limited_by"])])
+        else:
+            rows.append([""] * len(_RETRIEVAL_HEADS))
+    heads = [h.format(cur=cur) for h in _RETRIEVAL_HEADS]
+    per_column, rest = (3, 12 + _WHY) if wide else (2 if width >= 90 else 1, 2)
+    room = width - sum(max([len(r[i]) for r in rows] + [len(p) for p in h.split("\n")])
+                       for i, h in enumerate(heads)) - per_column * (len(heads) + 1) - rest
+    cells = _config_cells([(*names.lines(o), o.id == w.recommended)
+                           for o in shown], room)
+    config = max([13] + [_width(c) for c in cells])
+    t.add_column("configuration", min_width=config, max_width=config)
+    for head in heads:
+        t.add_column(head, justify="left" if head == "limited by" else "right",
                      no_wrap=True)
     if wide:
         t.add_column("why not", overflow="fold", ratio=1)
-    for o in w.options:
-        v = o.values
-        mark = "★ " if o.id == w.recommended else "  "
-        if o.feasible:
-            cells = [f"{float(v['batch_tokens']):,.0f}", f"{float(v['latency_p95_s']) * 1000:,.0f}",
-                     f"{float(v['replica_tokens_per_s']):,.0f}",
-                     f"{float(v['retrieval_replicas']):.0f}", f"{float(v['retrieval_gpus']):.0f}",
-                     f"{float(v['retrieval_nodes']):.0f}",
-                     f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price",
-                     str(v["limited_by"])]
-        elif wide:
-            cells = [""] * len(_RETRIEVAL_HEADS)
-        else:
-            continue  # listed under the table
-        t.add_row(mark + o.id, *cells, *([Text(o.reason)] if wide else []))
+    for o, cell, row in zip(shown, cells, rows, strict=True):
+        t.add_row(cell, *row, *([Text(o.reason)] if wide else []))
     return t
 
 
-def _ruled_out(ids_reasons: list[tuple[str, str]], con: Console) -> None:
-    # id and reason side by side: a long reason wraps under itself, not under the id
-    why = Table.grid(padding=(0, 1, 0, 0))
-    why.add_column(no_wrap=True)
-    why.add_column(overflow="fold")
-    for oid, reason in ids_reasons:
-        why.add_row(Text(f"  {oid}", style="bold"), Text(reason))
+def _ruled_out(options: list[Option] | list[RetrievalOption], names: _Names,
+               con: Console) -> None:
+    """Each ruled-out configuration in words and why, folded under itself at the width."""
+    lines: list[str] = []
+    for o in options:
+        first, second = names.lines(o)
+        lines += textwrap.wrap(f"{first}, {second}: {o.reason}", max(con.width - 1, 20),
+                               initial_indent="  ", subsequent_indent="      ")
     con.print(Text("Ruled out:", style="bold"), highlight=False)
-    con.print(why)
+    con.print(Text("\n".join(lines)), highlight=False, no_wrap=True, crop=False)
 
 
 def print_result(result: Result, console: Console | None = None) -> None:
     con = console or _console()
     cur = result.account.currency
     wide = con.width >= _WIDE
+    cat = load_catalog()
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     for w in result.workloads:
-        print_table(_workload_table(w, cur, con.width), con)
-        ruled_out = [(o.id, o.reason) for o in w.options if not o.feasible]
+        # a server's detail is kept where two of this table's options would read the same
+        names = _Names(cat, list(w.options))
+        print_table(_workload_table(w, cur, con.width, names), con)
+        ruled_out = [o for o in w.options if not o.feasible]
         if ruled_out and not wide:
-            _ruled_out(ruled_out, con)
+            _ruled_out(ruled_out, names, con)
         if w.measured_note:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
@@ -157,10 +266,11 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if w.advice:
             con.print(Text(w.advice, style="red"), highlight=False)
     for rw in result.retrieval:
-        print_table(_retrieval_table(rw, cur, con.width), con)
-        r_out = [(o.id, o.reason) for o in rw.options if not o.feasible]
+        names = _Names(cat, list(rw.options))
+        print_table(_retrieval_table(rw, cur, con.width, names), con)
+        r_out = [o for o in rw.options if not o.feasible]
         if r_out and not wide:
-            _ruled_out(r_out, con)
+            _ruled_out(r_out, names, con)
         if rw.advice:
             con.print(Text(rw.advice, style="red"), highlight=False)
     for t in result.model_alternatives:

@@ -57,6 +57,19 @@ class Sized:
         """An option in the customer's words (the pages never show its id)."""
         return self.names.get(option_id or "", "")
 
+    def share(self, index: int) -> dict[str, Any]:
+        """Workload ``index``'s part of the plan, as the PDF's cost columns and the Summary
+        sheet show it: its pool (``pool``: batch, shared or not) and its share of the pool's
+        replicas and of its node group's GPUs and costs (plan.pools[].shares in the JSON,
+        WORKLOAD_SHARE_CALCULATIONS); {} outside the plan."""
+        if self.result is None:
+            return {}
+        for pool in self.result.plan.pools:
+            if index in pool.workload_indices and pool.shares:
+                return {"pool": pool, "shared": len(pool.workload_indices) > 1,
+                        **pool.shares[pool.workload_indices.index(index)]}
+        return {}
+
     def gpu_name(self, gpu_id: str) -> str:
         """A GPU by its name (a retrieval option is one GPU type)."""
         g = catalog().gpus.get(gpu_id)

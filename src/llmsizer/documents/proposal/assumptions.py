@@ -4,6 +4,7 @@ the customer's words, and the calibration figures; the labels of every named inp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +54,21 @@ ASSUMPTION_LABELS = {
     "calibration_itl_median_error": "Inter-token latency error, median",
     "calibration_ttft_median_error": "Time-to-first-token error, median",
     "calibration_batch1_median_error": "Single-user speed error, median",
+    "stack_efficiency_nvidia": "Serving-software efficiency, NVIDIA GPUs",
+    "uncalibrated_derating": "Derating of a GPU without benchmark results",
+    "mtp_unstated_draft_tokens": "Draft tokens per step (multi-token prediction), when unstated",
 }
+# confidence_<family>_p10/p90: the error range of one GPU family, in words
+_FAMILIES = {"hopper_fp8": "Hopper GPUs at FP8", "blackwell_fp4": "Blackwell GPUs at FP4",
+             "blackwell_fp8": "Blackwell GPUs at FP8", "moe": "mixture-of-experts models",
+             "other": "other GPUs and precisions"}
+_CONFIDENCE = re.compile(r"confidence_(\w+)_p(\d+)")
+# "fitted <date> on <n> published benchmark results (<sources>)" opens most sources: the
+# appendix states it once above the constants that share it
+_FITTED = re.compile(r"^(fitted \d{4}-\d{2}-\d{2} on \d+ published [^()]*\([^()]*\))(?:[;:] ?(.*))?$",
+                     re.DOTALL)
+# "p10 of the model's error ...": the percentiles of one error, a group of their own
+_PERCENTILE = re.compile(r"^p\d+ of (the model's error .*)$", re.DOTALL)
 _INPUT_LABELS = {i.name: i.label for i in INPUTS}
 _POLICY_KEYS = ("gpu_memory_utilization", "electricity_per_kwh", "pue", "amortization_years",
                 "support_rate", "average_load", "network_per_node", "hours_per_year")
@@ -64,6 +79,9 @@ def _label(name: str) -> str:
     found = ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name)
     if found:
         return found
+    conf = _CONFIDENCE.fullmatch(name)
+    if conf and conf.group(1) in _FAMILIES:
+        return f"Model error, {_FAMILIES[conf.group(1)]}: {conf.group(2)}th percentile"
     text = name.removeprefix("calibration_").replace("_", " ")
     return text[:1].upper() + text[1:]
 
@@ -146,18 +164,45 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
     return rows
 
 
+@dataclass(frozen=True)
+class RegisterGroup:
+    """Constants of the appendix's register that share one source (``source`` empty: each
+    row carries its own)."""
+    source: str
+    rows: list[Row]
+
+
+def _register(rows: Sequence[Row]) -> list[RegisterGroup]:
+    """``register``: the assumptions fitted on the same published results gathered under that
+    source, each keeping what its own source adds (the rows it was fitted on), then the others
+    with their own sources; the order within a group is the assumptions' order. The same rows
+    and sources as ``assumptions``, the shared text said once."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        fitted = _FITTED.match(row.source) or _PERCENTILE.match(row.source)
+        source, rest = ("", row.source) if not fitted else (
+            (fitted.group(1), fitted.group(2) or "") if fitted.re is _FITTED
+            else (f"Percentiles of {fitted.group(1)}", ""))
+        groups.setdefault(source[:1].upper() + source[1:], []).append(
+            Row(row.label, row.value, rest))
+    own = groups.pop("", [])
+    return [RegisterGroup(s, r) for s, r in groups.items()] + ([RegisterGroup("", own)]
+                                                              if own else [])
+
+
 def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                         fmt: Formatter) -> dict[str, Any]:
-    """``assumptions``, ``policy_rows``, ``price_rows`` and ``calibration``: label, value and
-    source of each figure the sizing assumed."""
+    """``assumptions`` (and grouped by source, ``register``), ``policy_rows``, ``price_rows``
+    and ``calibration``: label, value and source of each figure the sizing assumed."""
     assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), customer_source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
-                  "account requirements (policy / costs)")
+                  "the account's requirements (its policy and running costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
-    return {"assumptions": assumptions, "policy_rows": policy,
+    return {"assumptions": assumptions, "register": _register(assumptions),
+            "policy_rows": policy,
             "price_rows": _price_rows(result, views, cat, fmt), "calibration": calibration,
             "errors": _errors(cat, fmt), "engine": _engine(result, fmt),
             "within_error": _within_error(views, cat)}

@@ -5,7 +5,7 @@ load for each recommendation."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,19 +18,46 @@ from .format import CONTROL_CHARS, Formatter, clip, svg_image
 from .views import WorkloadView, as_number
 
 
+@dataclass(frozen=True)
+class CostColumn:
+    """One column of the costs table: a workload's share of the plan (``view``), or an embed or
+    rerank workload's servers (its retrieval group: nodes of its own, or what it adds on a
+    language-model node group's idle GPUs). The columns add up to the account's totals."""
+
+    name: str
+    costs: Mapping[str, float | str]
+    gpu: str
+    priced: bool
+    view: WorkloadView | None = None
+    shares_with: str | None = None  # retrieval on a language-model node group's idle GPUs
+
+
+def cost_columns(views: Sequence[WorkloadView], result: Result) -> list[CostColumn]:
+    """The workloads with a recommendation, then the retrieval workloads in the plan."""
+    cols = [CostColumn(wv.w.name, wv.costs, wv.best.option.gpu, wv.best.option.priced, wv)
+            for wv in views if wv.best is not None]
+    groups = {g.workload: g for g in result.plan.retrieval_groups}
+    for rw in result.retrieval:
+        best, g = rw.best, groups.get(rw.name)
+        if best is None or g is None:
+            continue
+        # the group's counts; every cost line is its option's (the group's figures are those)
+        costs = {**best.values, "nodes": float(g.nodes), "gpus_purchased": float(g.gpus_purchased)}
+        cols.append(CostColumn(rw.name, costs, best.gpu, best.priced, None, g.shares_with))
+    return cols
+
+
 def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> Markup | None:
     from .. import charts
 
     bars = []
-    for wv in views:
-        if wv.best is None:
-            continue
-        v = wv.costs  # its share of the plan
+    for col in cost_columns(views, result):
+        v = col.costs  # its share of the plan, or its retrieval servers
         bars.append(charts.CostBar(
-            label=clip(CONTROL_CHARS.sub("", wv.w.name), 28), annual_capex=as_number(v, "annual_capex"),
+            label=clip(CONTROL_CHARS.sub("", col.name), 28), annual_capex=as_number(v, "annual_capex"),
             annual_power=as_number(v, "annual_facility"), annual_support=as_number(v, "annual_services"),
             onprem_total=as_number(v, "annual_cost_onprem"), cloud=as_number(v, "annual_cost_cloud"),
-            priced=wv.best.option.priced))
+            priced=col.priced))
     if not bars:
         return None
     if len(bars) > 1:
@@ -38,7 +65,7 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
         bars.append(charts.CostBar(
             label="Account total", annual_capex=None, annual_power=None, annual_support=None,
             onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
-            priced=all(wv.best.option.priced for wv in views if wv.best is not None)))
+            priced=all(c.priced for c in cost_columns(views, result))))
     years = fmt.unit(result.account_inputs["amortization_years"], "years")
     return svg_image(charts.cost_chart(bars[:9], years, fmt.money, fmt.money_short),
                      "Annual cost, on-premises against cloud")
@@ -123,11 +150,13 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
 
 def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt: Formatter,
                 day: dt.date) -> dict[str, Any]:
-    """``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days``,
+    """``cost_columns``, ``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days``,
     ``breakeven`` and ``account_column`` (the cost table adds the account's totals when they
     differ from the one column: several workloads, or retrieval servers beside them)."""
     recommended = [v for v in views if v.best is not None]
     return {
+        # the costs table's columns: workloads' plan shares, then retrieval servers
+        "cost_columns": cost_columns(views, result),
         "account_column": len(recommended) > 1 or bool(result.plan.retrieval_groups),
         # several workloads on the plan: their columns are shares (views' ``costs``)
         "plan_shares": sum(1 for v in recommended if v.share) > 1,

@@ -15,6 +15,7 @@ from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
+from .retrieval_sheet import retrieval_cell
 
 __all__ = ["write"]
 
@@ -142,6 +143,17 @@ _SHARE_OF = {"nodes": "plan_nodes", "gpus_purchased": "plan_gpus_purchased",
 # The total column's figure of a row: the Plan sheet's account total (GPUs in use are the
 # plan's gpus_used; GPUs bought may be more where a baseboard comes full).
 _TOTAL_OF = {"gpus": "gpus_used"}
+# An embed or rerank workload's column: the Retrieval sheet's row of its group's figure
+# (its own servers, or what it adds on a language-model node group's idle GPUs), and the
+# RetrievalGroup field the engine gave it. These rows add up to the total column with the
+# workloads' shares.
+_RETRIEVAL_OF = {"nodes": ("retrieval_nodes", "nodes"),
+                 "gpus_purchased": ("retrieval_gpus", "gpus_purchased"),
+                 "gpus": ("retrieval_gpus_used", "gpus_used"),
+                 "replicas": ("retrieval_replicas", "replicas"),
+                 "capex": ("capex", "capex"),
+                 "annual_cost_onprem": ("annual_cost_onprem", "annual_cost_onprem"),
+                 "annual_cost_cloud": ("annual_cost_cloud", "annual_cost_cloud")}
 
 
 def write(book: Book) -> None:
@@ -163,24 +175,31 @@ def write(book: Book) -> None:
                                      "Units: GB = 1e9 bytes; money in the account currency."),
                     f("note"))
     rec: dict[int, Column] = {c.k: c for c in book.lay.columns if c.recommended}
-    total_col = 2 + book.n_wl
+    # the embed and rerank workloads' columns follow the language-model workloads'
+    groups = r.plan.retrieval_groups
+    total_col = 2 + book.n_wl + len(groups)
     ws.set_column(0, 0, 44)
     ws.set_column(1, 1, 12)
-    ws.set_column(2, 1 + book.n_wl, 30)
+    ws.set_column(2, total_col - 1, 30)
     ws.set_column(total_col, total_col, 22)
-    fit_width(ws, 74 + 30 * book.n_wl, 56)
+    fit_width(ws, 74 + 30 * (book.n_wl + len(groups)), 56)
     ws.repeat_columns(0, 1)
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
     ws.write_string(row, 1, "Unit", f("header"))
     for k, w in enumerate(r.workloads, start=1):
         ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
+    for j, g in enumerate(groups):
+        ws.write_string(row, 2 + book.n_wl + j, clean_text(g.workload), f("header"))
     ws.write_string(row, total_col, "Total (account plan)", f("header"))
     ws.freeze_panes(row + 1, 2)
     row += 1
     ws.write_string(row, 0, "Model", f("label"))
     for k, w in enumerate(r.workloads, start=1):
         ws.write_string(row, 1 + k, clean_text(w.model_name), f("wrap"))
+    models = {rw.name: rw.model_name for rw in r.retrieval}
+    for j, g in enumerate(groups):
+        ws.write_string(row, 2 + book.n_wl + j, clean_text(models[g.workload]), f("wrap"))
     row += 1
     ws.write_string(row, 0, "Recommendation", f("header_top"))
     height = 15.0
@@ -196,6 +215,10 @@ def write(book: Book) -> None:
         else:
             text = words[1]
             ws.write_formula(row, 1 + k, words[0], f("wrap"), text)
+        height = max(height, wrapped_height(text, 30, 11))
+    for j, g in enumerate(groups):
+        formula, text = _retrieval_words(book, j, g)
+        ws.write_formula(row, 2 + book.n_wl + j, formula, f("wrap"), text)
         height = max(height, wrapped_height(text, 30, 11))
     ws.set_row(row, min(height, 400))
     row += 1
@@ -247,6 +270,11 @@ def write(book: Book) -> None:
         for k in range(1, len(r.workloads) + 1):
             if k not in rec:
                 ws.write_string(row, 1 + k, "—", f("unit"))
+        if name in _RETRIEVAL_OF and cells:
+            sheet_row, field = _RETRIEVAL_OF[name]
+            for j, g in enumerate(groups):
+                ws.write_formula(row, 2 + book.n_wl + j, f"={retrieval_cell(j, sheet_row)}",
+                                 f("calc", fmt), float(getattr(g, field)))
         if name in _TOTALS and cells:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
             key = _TOTAL_OF.get(name, name)
@@ -263,6 +291,29 @@ def write(book: Book) -> None:
     row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
     _charts(book, wb, ws, row + 1)
 
+
+
+def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
+    """'2 × Generic 2U 4-GPU PCIe Gen4 server nodes (8 × NVIDIA L4 GPUs): 8 replicas, for
+    embedding' (or, on a language-model node group's idle GPUs, that), as a formula over
+    the Retrieval sheet's counts."""
+    cat = book.catalog
+    gpu = cat.gpus[g.gpu].name if g.gpu in cat.gpus else g.gpu
+    platform = (cat.platforms[g.platform].name.split(" (", 1)[0] if g.platform in cat.platforms
+                else g.platform)
+    kind = "embedding" if g.kind == "embed" else "reranking"
+    if g.shares_with:
+        words = clean_text(f" × {gpu} replicas for {kind}, on idle GPUs of the language-model "
+                           "nodes")
+        return (f'={retrieval_cell(j, "retrieval_replicas")}&"{words.replace(chr(34), chr(34) * 2)}"',
+                f"{g.replicas}{words}")
+    parts = ((retrieval_cell(j, "retrieval_nodes"), str(g.nodes), f" × {platform} nodes ("),
+             (retrieval_cell(j, "retrieval_gpus"), str(g.gpus_purchased), f" × {gpu} GPUs): "),
+             (retrieval_cell(j, "retrieval_replicas"), str(g.replicas),
+              f" replicas for {kind}"))
+    formula = "&".join(f'{ref}&"{clean_text(words).replace(chr(34), chr(34) * 2)}"'
+                       for ref, _v, words in parts)
+    return "=" + formula, "".join(v + words for _ref, v, words in parts)
 
 
 def _share(book: Book, k: int, name: str) -> tuple[str, float] | None:
