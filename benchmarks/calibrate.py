@@ -573,8 +573,9 @@ def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
 # - first_token_engine_steps: whole engine steps a new request spends in a Python serving
 #   engine's request path before its first token (docs/queueing.md);
 # - closed_loop_round_share: the round wait of a closed loop without think time.
-# Fitted jointly on every fixed-concurrency TTFT row (a grid, soft-L1 log loss) and
-# cross-validated leaving one source out.
+# Each on the rows it describes (a grid, soft-L1 log loss): the share on the rows at
+# concurrency >= ROUND_MIN_CONCURRENCY for every step count, the steps on the rows below with
+# the share chosen for them; cross-validated leaving one source out.
 ROUND_GRID = tuple(i / 50 for i in range(51))
 STEPS_GRID = tuple(float(i) for i in range(41))
 ROUND_MIN_CONCURRENCY = 32
