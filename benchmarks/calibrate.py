@@ -2,7 +2,7 @@
 
     python benchmarks/calibrate.py            # fit, print constants and error tables
     python benchmarks/calibrate.py --write    # ... and update catalogs/constants.yaml + docs
-    python benchmarks/calibrate.py --round-share [--write]   # the closed loop's round wait only
+    python benchmarks/calibrate.py --round-share [--write]   # fixed-concurrency TTFT terms only
     python benchmarks/calibrate.py --only a,b --no-cv [--write]   # refit only constants a, b
         (the others stay at their catalog fit; writes them and the in-sample tables only)
 
@@ -574,13 +574,19 @@ def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
     return cases, n_rows, len(cases)
 
 
-# --- the closed loop's round wait (queueing.round_wait_ms) -------------------------------
-# One constant, fitted on its own: it enters only the fixed-concurrency TTFT figure, which
-# the main objective leaves out for the second file, so refitting the rest cannot move it.
-# Fitted on rows at concurrency >= 32, where the round wait is what the rows measure; below
-# that the InferenceX stacks' fixed per-request cost (docs/queueing.md) dominates, and
-# fitting the share to it would stand in one term for another.
-ROUND_GRID = tuple(i / 100 for i in range(101))
+# --- the first token at fixed concurrency: engine steps and round wait (queueing.py) -------
+# Two constants, fitted on their own: they enter only the fixed-concurrency TTFT figure (and,
+# through the request cycle, the closed loop's throughput a little), which the main objective
+# leaves out for the second file, and the first file's TTFT rows run TensorRT-LLM's compiled
+# runtime, which has no engine steps (fidelity._profile): refitting the rest cannot move them.
+# - first_token_engine_steps: whole engine steps a new request spends in a Python serving
+#   engine's request path before its first token (docs/queueing.md);
+# - closed_loop_round_share: the round wait of a closed loop without think time.
+# Each on the rows it describes (a grid, soft-L1 log loss): the share on the rows at
+# concurrency >= ROUND_MIN_CONCURRENCY for every step count, the steps on the rows below with
+# the share chosen for them; cross-validated leaving one source out.
+ROUND_GRID = tuple(i / 50 for i in range(51))
+STEPS_GRID = tuple(float(i) for i in range(41))
 ROUND_MIN_CONCURRENCY = 32
 
 
@@ -595,65 +601,85 @@ def _soft_l1(error: float) -> float:
 
 
 def fit_round_share(cases: Sequence[Case], catalog: Catalog
-                    ) -> tuple[float, list[RowResult], dict[str, float], str]:
-    """(share fitted on every row, the rows predicted leaving one source out, the share of
-    each fold, the docs table). Grid search (1/100 steps) on the soft-L1 log loss."""
+                    ) -> tuple[tuple[float, float], list[RowResult], dict[str, tuple[float, float]],
+                               str]:
+    """((engine steps, round share) fitted on every row, the rows predicted leaving one source
+    out, each fold's pair, the docs table). Grid search on the soft-L1 log loss."""
     rows = _ttft_rows(cases)
     tables = tables_for(catalog)
-    preds = {id(c): closed_loop_ttft(c, catalog, tables, ROUND_GRID) for c in rows}
+    # preds[row][steps index][share index]
+    preds = {id(c): [closed_loop_ttft(c, catalog, tables, ROUND_GRID, steps)
+                     for steps in STEPS_GRID] for c in rows}
 
-    def best(train: Sequence[Case]) -> int:
-        fit_on = [c for c in train if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY]
-        return min(range(len(ROUND_GRID)), key=lambda i: sum(
-            _soft_l1(preds[id(c)][i] / c.point.value - 1) for c in fit_on))
+    def loss(part: Sequence[Case], i: int, j: int) -> float:
+        return sum(_soft_l1(preds[id(c)][i][j] / c.point.value - 1) for c in part)
 
-    share = ROUND_GRID[best(rows)]
+    def best(train: Sequence[Case]) -> tuple[int, int]:
+        # each constant on the rows it describes: the round share on the rows at or above
+        # ROUND_MIN_CONCURRENCY (given the steps), the steps on the rows below it (given the
+        # share the rows above choose with them)
+        high = [c for c in train if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY]
+        low = [c for c in train if (c.point.concurrency or 0) < ROUND_MIN_CONCURRENCY]
+        share_for = {i: min(range(len(ROUND_GRID)), key=lambda j: loss(high, i, j))
+                     for i in range(len(STEPS_GRID))}
+        i = min(range(len(STEPS_GRID)), key=lambda i: loss(low, i, share_for[i]))
+        return i, share_for[i]
+
+    full = best(rows)
     held: list[RowResult] = []
-    folds: dict[str, float] = {}
+    folds: dict[str, tuple[float, float]] = {}
     for src in sorted({source_of(c.point) for c in rows}):
-        i = best([c for c in rows if source_of(c.point) != src])
-        folds[src] = ROUND_GRID[i]
+        i, j = best([c for c in rows if source_of(c.point) != src])
+        folds[src] = (STEPS_GRID[i], ROUND_GRID[j])
         for c in rows:
             if source_of(c.point) == src:
-                held.append(RowResult(c.point, c.engine, preds[id(c)][i], 0.0,
-                                      preds[id(c)][i] / c.point.value - 1))
-    before = {id(c): preds[id(c)][0] / c.point.value - 1 for c in rows}
-    out = ["| rows (held-out source) | share fitted without it | rows | median abs error | "
-           "bias | without the round wait: median abs error | bias |",
+                held.append(RowResult(c.point, c.engine, preds[id(c)][i][j], 0.0,
+                                      preds[id(c)][i][j] / c.point.value - 1))
+    before = {id(c.point): preds[id(c)][0][0] / c.point.value - 1 for c in rows}
+    out = ["| rows (held-out source) | steps, share fitted without it | rows | median abs error "
+           "| bias | without either term: median abs error | bias |",
            "|---|---:|---:|---:|---:|---:|---:|"]
 
     def line(name: str, fold: str, picked: list[RowResult]) -> None:
         if not picked:
             return
         n, med, _, bias = _stats([r.error for r in picked])
-        _, med0, _, bias0 = _stats([before[id(next(c for c in rows if c.point is r.point))]
-                                    for r in picked])
+        _, med0, _, bias0 = _stats([before[id(r.point)] for r in picked])
         out.append(f"| {name} | {fold} | {n} | {med * 100:.1f} % | {bias * 100:+.1f} % | "
                    f"{med0 * 100:.1f} % | {bias0 * 100:+.1f} % |")
 
     def high(r: RowResult) -> bool:
         return (r.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY
 
-    for src, fold_share in folds.items():
-        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", f"{fold_share:.2f}",
+    for src, (steps, share) in folds.items():
+        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
              [r for r in held if source_of(r.point) == src and high(r)])
-        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", f"{fold_share:.2f}",
+        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
              [r for r in held if source_of(r.point) == src and not high(r)])
     line(f"all, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in held if high(r)])
     line(f"all, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in held if not high(r)])
-    return share, held, folds, "\n".join(out)
+    return (STEPS_GRID[full[0]], ROUND_GRID[full[1]]), held, folds, "\n".join(out)
 
 
-def write_round_share(share: float, table_md: str, n_rows: int) -> None:
+def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> None:
+    steps, share = pair
     when = dt.date.today().isoformat()
+    # worded so that catalog.customer_source reads them for the proposal
+    where = (f"fitted {when} by benchmarks/calibrate.py on the {n_rows} fixed-concurrency TTFT "
+             "rows of calibration_points.csv and measured_blackwell_moe.csv, jointly with ")
+    how = (" (grid search, soft-L1 log loss), cross-validated leaving one source out "
+           "(docs/calibration.md)")
     text = set_constant(CONSTANTS.read_text(encoding="utf-8"), "closed_loop_round_share", share,
-                        # worded so that catalog.customer_source reads it for the proposal
+                        where + "first_token_engine_steps" + how, "fraction")
+    # printed in the proposal's assumptions (catalog.customer_source): no internal names
+    text = set_constant(text, "first_token_engine_steps", steps,
                         f"fitted {when} by benchmarks/calibrate.py on the {n_rows} "
-                        f"fixed-concurrency TTFT (concurrency {ROUND_MIN_CONCURRENCY} and above) "
-                        "rows of calibration_points.csv and measured_blackwell_moe.csv; fitted "
-                        "alone (grid search, soft-L1 log loss), cross-validated leaving one "
-                        "source out",
-                        "fraction")
+                        "fixed-concurrency TTFT rows of calibration_points.csv and "
+                        "measured_blackwell_moe.csv; whole engine steps a request spends in the "
+                        "request path (tokeniser, scheduler, detokeniser) of serving engines "
+                        "with a Python scheduler (vLLM, SGLang, ATOM, TensorRT-LLM's PyTorch "
+                        "backend) before its first token, none in TensorRT-LLM's compiled "
+                        "runtime; cross-validated leaving one source out", "steps")
     CONSTANTS.write_text(text, encoding="utf-8")
     DOC.write_text(replace_section(DOC.read_text(encoding="utf-8"), "round-share", table_md),
                    encoding="utf-8")
@@ -663,20 +689,20 @@ def write_round_share(share: float, table_md: str, n_rows: int) -> None:
 def round_share_main(write_out: bool) -> None:
     catalog = load_catalog()
     cases, _, _ = load_cases(catalog)
-    share, _, folds, table_md = fit_round_share(cases, catalog)
-    n_rows = sum(1 for c in _ttft_rows(cases)
-                 if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY)
-    print(f"closed_loop_round_share = {share:.2f} (was {catalog.constant('closed_loop_round_share')})"
-          f"; folds: {folds}\n{table_md}")
+    pair, _, folds, table_md = fit_round_share(cases, catalog)
+    print(f"first_token_engine_steps, closed_loop_round_share = {pair} (was "
+          f"{catalog.constant('first_token_engine_steps')}, "
+          f"{catalog.constant('closed_loop_round_share')}); folds: {folds}\n{table_md}")
     if write_out:
-        write_round_share(share, table_md, n_rows)
+        write_round_share(pair, table_md, len(_ttft_rows(cases)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
     parser.add_argument("--round-share", action="store_true",
-                        help="fit only closed_loop_round_share (seconds, not minutes)")
+                        help="fit only first_token_engine_steps and closed_loop_round_share "
+                             "(about a minute)")
     parser.add_argument("--only", default="",
                         help="comma-separated constants to refit; the others keep their "
                              "catalog values")
@@ -767,13 +793,12 @@ def main() -> None:
                        ("source out by group", "loso-facets"),
                        ("per held-out GPU", "logo-groups"), ("per held-out source", "loso-groups")):
         print(f"\n{title}\n{sections[key]}")
-    share, _, _, round_table = fit_round_share(dc, final)
-    print(f"\nclosed_loop_round_share {share:.2f}\n{round_table}")
+    pair, _, _, round_table = fit_round_share(dc, final)
+    print(f"\nfirst_token_engine_steps, closed_loop_round_share {pair}\n{round_table}")
     print(f"\n{time.perf_counter() - t0:.1f} s")
     if args.write:
         write(fitted, heads, conf, sections, len(dc), len(b1))
-        write_round_share(share, round_table, sum(
-            1 for c in _ttft_rows(dc) if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY))
+        write_round_share(pair, round_table, len(_ttft_rows(dc)))
 
 
 def only_main(args: argparse.Namespace, dc: list[Case], catalog: Catalog, t0: float) -> None:

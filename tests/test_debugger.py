@@ -36,10 +36,12 @@ def test_oom_context_and_ttft_limit_are_the_engines_edges() -> None:
         # the TTFT limit: at that many sequences per replica the first token still meets the
         # stated target (2 s and 3 s in the file); one more sequence per replica does not
         per = d.ttft_limit_users / float(w.best.values["replicas"])
+        # users = the batch: the replica then runs that many sequences (batch_served is
+        # the users present, at most the batch per replica)
         ok = _env(result, w, target_ttft_s=0, target_tokens_per_s_per_user=0,
-                  target_response_time_s=0, max_batch_per_replica=per)
+                  target_response_time_s=0, max_batch_per_replica=per, users=per)
         late = _env(result, w, target_ttft_s=0, target_tokens_per_s_per_user=0,
-                    target_response_time_s=0, max_batch_per_replica=per + 1)
+                    target_response_time_s=0, max_batch_per_replica=per + 1, users=per + 1)
         assert d.ttft_target_stated
         assert float(ok["ttft_ms"]) <= d.ttft_target_s * 1000
         if d.ttft_limit_users < d.memory_limit_users:

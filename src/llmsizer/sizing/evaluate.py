@@ -212,6 +212,7 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "expert_slot_overhead": k("expert_slot_overhead"),
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),
         "ttft_overhead_ms": k("ttft_overhead_ms"),
+        "scheduler_steps": k("first_token_engine_steps"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
         # aggregated serving; an xPyD option states its prefill replicas (sizing/xpyd.py)

@@ -243,25 +243,40 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
     return Speculative(method="mtp", draft_tokens=drafts)
 
 
+def _pytorch_backend(case: Case) -> bool:
+    text = row_text(case.point)
+    return "pytorch backend" in text or "tensorrt-llm/release:1." in text
+
+
+def _compiled_runtime(case: Case) -> bool:
+    """The engine's request path is compiled C++ (llama.cpp; TensorRT-LLM's engine backend
+    behind Triton or NIM 1.x): no whole engine steps before the first token."""
+    return case.engine == LLAMACPP or (case.engine in DATACENTER_ENGINES
+                                       and not _pytorch_backend(case))
+
+
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     """Engine-profile inputs (memory policy, batch cap, llama.cpp efficiencies)."""
     k = catalog.constant
     if case.engine in DATACENTER_ENGINES:
         fraction = "trtllm_kv_cache_fraction" if case.engine == TRTLLM_BENCH else (
             "trtllm_serving_kv_cache_fraction")
-        text = row_text(case.point)
         # the PyTorch backend (v0.19 on; the default from 1.0) keeps a different runtime
         # reserve outside its KV pool than the TensorRT-engine backend of the v0.17 tables
-        reserve = ("trtllm_pytorch_runtime_reserve_gb" if "pytorch backend" in text
-                   or "tensorrt-llm/release:1." in text else "trtllm_runtime_reserve_gb")
+        pytorch = _pytorch_backend(case)
+        reserve = "trtllm_pytorch_runtime_reserve_gb" if pytorch else "trtllm_runtime_reserve_gb"
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
                 "runtime_reserve_gb": k(reserve),
                 "kv_cache_fraction": k(fraction),
-                "max_batch_per_replica": k("trtllm_max_batch")}
+                "max_batch_per_replica": k("trtllm_max_batch"),
+                # the TensorRT engine backend's request path is compiled C++ (Triton, NIM
+                # 1.x): no whole engine steps before the first token; the PyTorch backend's
+                # Python scheduler has them, like vLLM and SGLang (docs/queueing.md)
+                "scheduler_steps": k("first_token_engine_steps") if pytorch else 0.0}
     if case.engine == LLAMACPP:
         return {"mbu_weights": k("llamacpp_mbu"), "mbu_kv": k("llamacpp_mbu"),
                 "step_overhead_ms": k("llamacpp_step_overhead_ms"),
-                "max_batch_per_replica": 1.0}
+                "max_batch_per_replica": 1.0, "scheduler_steps": 0.0}
     return {"max_batch_per_replica": k("max_batch_per_replica")}
 
 
@@ -317,11 +332,16 @@ def _closed_loop_env(row: _Row) -> tuple[float, dict[str, Value]]:
     return users, row.env(max_batch_per_replica=users, burstiness=0.0)
 
 
-def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Sequence[float]
-                     ) -> list[float]:
-    """A fixed-concurrency row's TTFT at each round share (``closed_loop_round_share``): the
-    one-constant fit in benchmarks/calibrate.py evaluates the engine once per row."""
-    users, env = _closed_loop_env(_Row(case, catalog, tables))
+def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Sequence[float],
+                     steps: float | None = None) -> list[float]:
+    """A fixed-concurrency row's TTFT at each round share (``closed_loop_round_share``), with
+    ``steps`` engine steps before the first token where the row's engine profile has them
+    (``first_token_engine_steps``): the two-constant fit in benchmarks/calibrate.py evaluates
+    the engine once per row and step count."""
+    row = _Row(case, catalog, tables)
+    if steps is not None and not _compiled_runtime(case):
+        row.profile = {**row.profile, "scheduler_steps": steps}
+    users, env = _closed_loop_env(row)
     return [_figure("closed_loop_ttft_ms", env, concurrency_given=users, round_share_given=s)
             for s in shares]
 

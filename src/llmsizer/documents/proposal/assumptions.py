@@ -44,6 +44,7 @@ ASSUMPTION_LABELS = {
     "scaleout_efficiency": "Network link efficiency (expert parallel across nodes)",
     "prefill_chunk_tokens": "Prefill chunk",
     "ttft_overhead_ms": "Time-to-first-token overhead",
+    "first_token_engine_steps": "Serving-engine steps before the first token",
     "kv_cache_fraction": "KV share of free memory",
     "max_batch_per_replica": "Serving engine batch cap",
     "runtime_reserve_gb": "Runtime reserve per GPU",

@@ -246,6 +246,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
        r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
                                                   + r("step_ms_per_seq"))
+       + r("scheduler_steps") * (r("step_fixed_ms") + r("step_ms_per_seq"))
        + r("ttft_overhead_ms"),
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
@@ -300,11 +301,14 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
           r("prefill_wait_ms") + r("prefill_ms")
           + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor")
                                      - r("decode_weights_ms"))
+          + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor")
           + r("ttft_overhead_ms")),
        "Wait for the prefills ahead + prefill + the decode steps it waits for or shares; a "
        "prefill chunk hides the step's weight read (its GEMMs read the weights anyway), not "
        "the other sequences' work, all-reduce latency or overhead (chosen by cross-validation "
-       "on published benchmarks). Disaggregated: the prefill replicas' first token."),
+       "on published benchmarks); + the whole steps the engine's request path takes "
+       "(tokeniser, scheduler, detokeniser; fitted, docs/queueing.md). Disaggregated: the "
+       "prefill replicas' first token."),
     *PERCENTILE_CALCULATIONS,
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),

@@ -225,6 +225,10 @@ INPUTS: tuple[Input, ...] = (
        low=16, integer=False),
     _i("ttft_overhead_ms", "TTFT overhead", "ms", "option",
        "Fixed request overhead before the first token (calibrated).", low=0, high=1000),
+    _i("scheduler_steps", "Engine steps before the first token", "steps", "option",
+       "Whole engine steps a new request spends in the serving engine's request path "
+       "(tokeniser, scheduler, detokeniser hand-offs) before its first token; 0 for a "
+       "compiled runtime (calibrated).", low=0, high=1000),
     _i("kv_cache_fraction", "KV share of free memory", "fraction", "option",
        "Share of the memory left after weights that the engine gives the KV cache.",
        low=0.1, high=1),

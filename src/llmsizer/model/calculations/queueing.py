@@ -26,10 +26,12 @@ from .inputs import PERCENTILES
 # The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_STEPS x b x B:
 # ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
 # benchmark figures (benchmarks.py) solve the same relation for an offered rate.
-SLOT_STEPS = r("ttft_queue_steps") + r("output_tokens") - 1
+# The engine's request path (``scheduler_steps`` whole steps before the first token, decode.py
+# ``ttft_ms``) is a + b x B per step too.
+SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + r("output_tokens") - 1
 SLOT_FIXED_MS = (r("prefill_ms") + r("ttft_overhead_ms")
                  + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-                 + (r("output_tokens") - 1) * r("step_fixed_ms"))
+                 + (r("scheduler_steps") + r("output_tokens") - 1) * r("step_fixed_ms"))
 
 # Read before the step time: the rate depends on inputs alone.
 RATE_CALCULATIONS: tuple[Calculation, ...] = (
@@ -143,11 +145,13 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "that does not grow with the batch."),
     _c("ttft_fixed_ms", "First token without waiting, batch 0", "ms", "Throughput",
        r("prefill_ms") + r("ttft_overhead_ms")
-       + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")),
-       "Prefill + overhead + the shared steps' latency: TTFT without wait at batch 0."),
+       + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
+       + r("scheduler_steps") * r("step_fixed_ms"),
+       "Prefill + overhead + the shared steps' latency + the engine's request-path steps: "
+       "TTFT without wait at batch 0."),
     _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
-       r("ttft_queue_steps") * r("step_ms_per_seq"),
-       "Each sequence in the batch lengthens the steps a new prompt shares."),
+       (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq"),
+       "Each sequence in the batch lengthens the steps a new prompt shares or waits through."),
     _c("ttft_budget_ms", "Room the TTFT target leaves", "ms", "Throughput",
        r("target_ttft_ms") - r("ttft_fixed_ms"),
        "Target - TTFT without wait at batch 0: what the batch and the wait may use."),
