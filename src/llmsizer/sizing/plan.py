@@ -221,17 +221,24 @@ class Memo:
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo | None = None,
-                  options_rank: OptionsRank | None = None) -> Evaluated:
-    """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order);
-    ``options_rank``, when given, is ``choice.options``' (a search passes it once for the
-    several poolings of one set of options)."""
+                  options_rank: OptionsRank | None = None,
+                  pool_sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] | None = None,
+                  ) -> Evaluated:
+    """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order).
+    A search passes what depends on ``choice.options`` alone once for the several poolings
+    it tries of them: ``options_rank``, and ``pool_sigs`` (filled here: each pool's
+    signature and hardware by its members)."""
     memo = memo if memo is not None else Memo()
     opts = choice.options
+    sigs_of = pool_sigs if pool_sigs is not None else {}
     by_hw: dict[tuple[str, str], list[PoolSig]] = {}
     for members in choice.pools:
-        sig = (members, tuple(opts[i].id for i in members))
-        first = opts[members[0]]
-        by_hw.setdefault((first.gpu, first.platform), []).append(sig)
+        known = sigs_of.get(members)
+        if known is None:
+            first = opts[members[0]]
+            known = sigs_of[members] = ((members, tuple(opts[i].id for i in members)),
+                                        (first.gpu, first.platform))
+        by_hw.setdefault(known[1], []).append(known[0])
     groups = []
     for sigs in by_hw.values():
         key = tuple(sigs)
@@ -310,14 +317,15 @@ def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadRes
     # what depends on the options alone, worked out once for every pooling tried below
     keys = {i: memo.key(workloads, i, options[i]) for i in options}
     rank = memo.options_rank(options)
+    sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] = {}
     best = evaluate_plan(PlanChoice(options, _pooled(keys, workloads)), workloads, acct, memo,
-                         rank)
+                         rank, sigs)
     shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
     split: frozenset[PoolKey] = frozenset()
     for key in shared:
         trial = split | {key}
         e = evaluate_plan(PlanChoice(options, _pooled(keys, workloads, trial)), workloads,
-                          acct, memo, rank)
+                          acct, memo, rank, sigs)
         if e.rank < best.rank:
             best, split = e, trial
     return best
