@@ -24,6 +24,7 @@ from llmsizer.model.expr import (
     ROUNDUP,
     SUM,
     Expr,
+    compile_expr,
     compile_program,
     eq,
     evaluate,
@@ -62,6 +63,7 @@ def test_python_evaluation_and_compiled_program_agree(fn: str) -> None:
     env = dict(ENV)
     compile_program([("out", expr)])(env, {})
     assert env["out"] == pytest.approx(expected, rel=1e-12)
+    assert compile_expr(expr)(ENV, {}) == env["out"]  # one formula compiled alone (plan stages)
 
 
 def test_each_function_evaluates_the_same_in_libreoffice(tmp_path: Path) -> None:

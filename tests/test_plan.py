@@ -366,3 +366,20 @@ def test_plan_confidence_range_brackets_the_plan_and_matches_one_workload_alone(
     assert c is not None and c.error_p90 > 0 > c.error_p10
     assert one.plan.gpus_purchased_if_throughput_low == c.gpus_purchased_if_low
     assert one.plan.gpus_purchased_if_throughput_high == c.gpus_purchased_if_high
+
+
+@pytest.mark.parametrize("name", ["example.yaml", "enterprise-multi.yaml"])
+def test_compiled_plan_stages_give_the_tree_walks_numbers(name: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan search runs its stage formulas compiled to Python (sizing/plan.py, for
+    speed: issue #25); walking the same trees with expr.evaluate gives the same result,
+    float for float, plan and every option included."""
+    from llmsizer.model.expr import evaluate
+    from llmsizer.sizing import plan
+
+    loaded = load(ROOT / "inputs" / name)
+    compiled = size(loaded).model_dump(mode="json")
+    monkeypatch.setattr(plan, "_compiled",
+                        lambda item, expr: lambda env, tables: evaluate(expr, env))
+    walked = size(loaded).model_dump(mode="json")
+    assert walked["plan"]["pools"] and compiled == walked

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 Value: TypeAlias = float | str
 Operand: TypeAlias = "Expr | float | int | str"
@@ -304,30 +304,84 @@ def render(
     """Print ``expr`` in spreadsheet syntax (without the leading ``=``).
 
     ``name`` maps a reference to a cell or defined name; ``table`` renders a lookup
-    given the already-rendered key.
+    given the already-rendered key. Both are called in the order the references appear.
     """
+    return _fill(_template(expr), name, table)
 
-    def go(e: Expr, parent: int, right: bool) -> str:
-        if isinstance(e, Num):
-            return _number(e.value)
-        if isinstance(e, Text):
-            return _text(e.value)
-        if isinstance(e, Ref):
-            return name(e.name)
-        if isinstance(e, Lookup):
+
+def _fill(parts: tuple[_Part, ...], name: Callable[[str], str],
+          table: Callable[[Lookup, str], str] | None) -> str:
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, Ref):
+            out.append(name(part.name))
+        else:
+            lookup, key = part
             if table is None:
                 raise EvalError("lookup without a table renderer")
-            return table(e, go(e.key, 0, False))
-        if isinstance(e, Bin):
-            p = _PREC[e.op]
-            s = f"{go(e.left, p, False)}{e.op}{go(e.right, p, True)}"
-            # same precedence on the right of - and / needs brackets: a-(b-c), a/(b*c)
-            return f"({s})" if p < parent or (right and p == parent) else s
-        if isinstance(e, Call):
-            return f"{FUNCTIONS[e.fn].excel}({','.join(go(a, 0, False) for a in e.args)})"
-        raise EvalError(f"unknown node {e!r}")
+            out.append(table(lookup, _fill(key, name, table)))
+    return "".join(out)
 
-    return go(expr, 0, False)
+
+# A rendered formula with its references left open: text, a reference, or a lookup with its
+# key's parts. The brackets and numbers depend only on the tree, so a workbook's ~40,000
+# formulas (a few hundred distinct trees, each written for many columns) walk each tree once.
+_Part: TypeAlias = str | Ref | tuple[Lookup, tuple[Any, ...]]
+_TEMPLATES: dict[int, tuple[Expr, tuple[_Part, ...]]] = {}
+_TEMPLATES_MAX = 4096
+
+
+def _template(expr: Expr) -> tuple[_Part, ...]:
+    hit = _TEMPLATES.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    parts: list[_Part] = []
+    _parts(expr, 0, False, parts)
+    merged: list[_Part] = []
+    for part in parts:  # adjacent texts joined: fewer pieces to fill
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += part
+        else:
+            merged.append(part)
+    if len(_TEMPLATES) >= _TEMPLATES_MAX:  # trees built on the fly must not pile up
+        _TEMPLATES.clear()
+    _TEMPLATES[id(expr)] = (expr, tuple(merged))  # the tree is kept: its id stays its own
+    return tuple(merged)
+
+
+def _parts(e: Expr, parent: int, right: bool, out: list[_Part]) -> None:
+    if isinstance(e, Num):
+        out.append(_number(e.value))
+    elif isinstance(e, Text):
+        out.append(_text(e.value))
+    elif isinstance(e, Ref):
+        out.append(e)
+    elif isinstance(e, Lookup):
+        key: list[_Part] = []
+        _parts(e.key, 0, False, key)
+        out.append((e, tuple(key)))
+    elif isinstance(e, Bin):
+        p = _PREC[e.op]
+        # same precedence on the right of - and / needs brackets: a-(b-c), a/(b*c)
+        bracket = p < parent or (right and p == parent)
+        if bracket:
+            out.append("(")
+        _parts(e.left, p, False, out)
+        out.append(e.op)
+        _parts(e.right, p, True, out)
+        if bracket:
+            out.append(")")
+    elif isinstance(e, Call):
+        out.append(f"{FUNCTIONS[e.fn].excel}(")
+        for i, a in enumerate(e.args):
+            if i:
+                out.append(",")
+            _parts(a, 0, False, out)
+        out.append(")")
+    else:
+        raise EvalError(f"unknown node {e!r}")
 
 
 def to_text(expr: Expr) -> str:
@@ -399,6 +453,28 @@ def _eq(a: Value, b: Value, want: bool) -> float:
 Program = Callable[[dict[str, Value], Tables], None]
 
 
+Formula = Callable[[Mapping[str, Value], Tables | None], Value]
+
+
+def compile_expr(expr: Expr) -> Formula:
+    """``expr`` as a Python function of (values, tables), rendered as :func:`compile_program`
+    renders each line: the same result as :func:`evaluate` (tests check both agree), without
+    walking the tree at every call."""
+    fn = _compiled(["def formula(v, t):", f"    return {_py(expr)}"])["formula"]
+    return fn  # type: ignore[return-value]
+
+
+def _compiled(lines: list[str]) -> dict[str, object]:
+    """Run generated source (only ever rendered from calculation trees: names repr()-quoted)
+    and return its namespace."""
+    scope: dict[str, object] = {
+        "_F": {k: f.python for k, f in FUNCTIONS.items()},
+        "_eq": _eq,
+    }
+    exec(compile("\n".join(lines), "<calculations>", "exec"), scope)
+    return scope
+
+
 def compile_program(named: Sequence[tuple[str, Expr]]) -> Program:
     """Render ``(name, expr)`` pairs as one Python function that evaluates them in order,
     storing each result into the env dict it is given. Same semantics as :func:`evaluate`
@@ -406,10 +482,5 @@ def compile_program(named: Sequence[tuple[str, Expr]]) -> Program:
     lines = ["def program(v, t):"]
     lines += [f"    v[{name!r}] = {_py(e)}" for name, e in named]
     lines.append("    return None")
-    scope: dict[str, object] = {
-        "_F": {k: f.python for k, f in FUNCTIONS.items()},
-        "_eq": _eq,
-    }
-    exec(compile("\n".join(lines), "<calculations>", "exec"), scope)
-    fn = scope["program"]
+    fn = _compiled(lines)["program"]
     return fn  # type: ignore[return-value]

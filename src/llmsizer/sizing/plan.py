@@ -50,7 +50,7 @@ from ..model.calculations import (
     PlanCalculation,
     fold_values,
 )
-from ..model.expr import Value, evaluate
+from ..model.expr import Expr, Formula, Value, compile_expr, evaluate
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
 __all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
@@ -90,17 +90,31 @@ def _number(x: Value) -> float:
     return x
 
 
+# The plan stages' formulas compiled to Python once per process (expr.compile_expr: the
+# same values as evaluate); the search evaluates them some 100,000 times on a 50-workload
+# account, where walking their trees was a third of its time.
+_COMPILED: dict[int, tuple[object, Formula]] = {}
+
+
+def _compiled(item: PlanCalculation | Calculation | Aggregate, expr: Expr) -> Formula:
+    hit = _COMPILED.get(id(item))
+    if hit is None or hit[0] is not item:
+        hit = _COMPILED[id(item)] = (item, compile_expr(expr))
+    return hit[1]
+
+
 def _run(calcs: Sequence[PlanCalculation | Calculation], env: Env) -> None:
     for c in calcs:
-        env[c.name] = evaluate(c.expr, env)
+        env[c.name] = _compiled(c, c.expr)(env, None)
 
 
 def _aggregate(aggs: Sequence[Aggregate], rows: Sequence[Mapping[str, Value]],
                env: Env) -> None:
     for a in aggs:
+        member = _compiled(a, a.member)
         # a member row reads its own values first, then the aggregates before this one
         # read-only: a ChainMap is typed mutable, the rows are never written
-        cells = [_number(evaluate(a.member, ChainMap(row, env))) for row in rows]  # type: ignore[arg-type]
+        cells = [_number(member(ChainMap(row, env), None)) for row in rows]  # type: ignore[arg-type]
         env[a.name] = fold_values(a.fn, cells)  # = aggregate_expr(a, ...) over the cells
 
 
@@ -120,15 +134,25 @@ class _Group:
     env: Env
     sigs: tuple[PoolSig, ...] = ()
     unfit: int = 0  # pools whose member cannot keep up with the strictest target
+    totals: dict[str, float] = field(default_factory=dict)  # its part of PLAN_TOTALS
 
 
 @dataclass(frozen=True)
 class Evaluated:
     choice: PlanChoice
-    pools: tuple[_Pool, ...]
     groups: tuple[_Group, ...]
     totals: Mapping[str, float]
     options_rank: OptionsRank
+
+    @cached_property
+    def pools(self) -> tuple[_Pool, ...]:
+        """The pools in the choice's order (only the chosen plan needs them: working them out
+        for each of a search's thousands of trials was a fifth of its time)."""
+        opts = self.choice.options
+        pool_of = {sig: pool for g in self.groups
+                   for sig, pool in zip(g.sigs, g.pools, strict=True)}
+        return tuple(pool_of[(members, tuple(opts[i].id for i in members))]
+                     for members in self.choice.pools)
 
     @cached_property
     def rank(self) -> tuple[float, ...]:
@@ -141,7 +165,7 @@ class Evaluated:
         o = self.options_rank
         return (float(unfit), o.unpriced, self.totals["annual_cost_onprem"],
                 o.uncalibrated, self.totals["gpus_purchased"], self.totals["gpus_used"],
-                float(len(self.pools)), o.precision, o.kv, -headroom)
+                float(len(self.choice.pools)), o.precision, o.kv, -headroom)
 
 
 @dataclass(frozen=True)
@@ -196,27 +220,34 @@ class Memo:
 
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
-                  acct: Mapping[str, float], memo: Memo | None = None) -> Evaluated:
-    """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order)."""
+                  acct: Mapping[str, float], memo: Memo | None = None,
+                  options_rank: OptionsRank | None = None,
+                  pool_sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] | None = None,
+                  ) -> Evaluated:
+    """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order).
+    A search passes what depends on ``choice.options`` alone once for the several poolings
+    it tries of them: ``options_rank``, and ``pool_sigs`` (filled here: each pool's
+    signature and hardware by its members)."""
     memo = memo if memo is not None else Memo()
     opts = choice.options
-    order: list[PoolSig] = []
+    sigs_of = pool_sigs if pool_sigs is not None else {}
     by_hw: dict[tuple[str, str], list[PoolSig]] = {}
     for members in choice.pools:
-        sig = (members, tuple(opts[i].id for i in members))
-        first = opts[members[0]]
-        order.append(sig)
-        by_hw.setdefault((first.gpu, first.platform), []).append(sig)
+        known = sigs_of.get(members)
+        if known is None:
+            first = opts[members[0]]
+            known = sigs_of[members] = ((members, tuple(opts[i].id for i in members)),
+                                        (first.gpu, first.platform))
+        by_hw.setdefault(known[1], []).append(known[0])
     groups = []
     for sigs in by_hw.values():
         key = tuple(sigs)
         if key not in memo.groups:
             memo.groups[key] = _group(sigs, opts, workloads, acct, memo)
         groups.append(memo.groups[key])
-    pool_of = {sig: pool for g in groups for sig, pool in zip(g.sigs, g.pools, strict=True)}
-    pools = tuple(pool_of[sig] for sig in order)
-    totals = {key: _sum([_f(g.env, name) for g in groups]) for key, name in PLAN_TOTALS.items()}
-    return Evaluated(choice, pools, tuple(groups), totals, memo.options_rank(opts))
+    totals = {key: _sum([g.totals[key] for g in groups]) for key in PLAN_TOTALS}
+    return Evaluated(choice, tuple(groups), totals,
+                     options_rank if options_rank is not None else memo.options_rank(opts))
 
 
 def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
@@ -237,7 +268,8 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
     for p, penv in zip(pools, pool_envs, strict=True):
         p.env = penv
     unfit = sum(1 for p in pools if not _f(p.env, "pool_meets_targets"))
-    return _Group(pools, genv, tuple(sigs), unfit)
+    totals = {key: _f(genv, name) for key, name in PLAN_TOTALS.items()}
+    return _Group(pools, genv, tuple(sigs), unfit, totals)
 
 
 def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
@@ -264,13 +296,14 @@ def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
     return envs, genv
 
 
-def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult], memo: Memo,
+def _pooled(keys: Mapping[int, PoolKey], workloads: Sequence[WorkloadResult],
             split: frozenset[PoolKey] = frozenset()) -> tuple[tuple[int, ...], ...]:
-    """Workloads with the same key in one pool (measured ones and keys in ``split`` alone)."""
+    """Workloads with the same key (``keys``: each workload's, by index) in one pool
+    (measured ones and keys in ``split`` alone)."""
     keyed: dict[PoolKey, list[int]] = {}
     alone: list[tuple[int, ...]] = []
-    for i in sorted(options):
-        key = memo.key(workloads, i, options[i])
+    for i in sorted(keys):
+        key = keys[i]
         if workloads[i].mode == "measured" or key in split:
             alone.append((i,))
         else:
@@ -281,14 +314,18 @@ def _pooled(options: Mapping[int, Option], workloads: Sequence[WorkloadResult], 
 def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo) -> Evaluated:
     """``options`` with each shared key pooled, or split where separate pools rank better."""
-    best = evaluate_plan(PlanChoice(options, _pooled(options, workloads, memo)), workloads, acct,
-                         memo)
+    # what depends on the options alone, worked out once for every pooling tried below
+    keys = {i: memo.key(workloads, i, options[i]) for i in options}
+    rank = memo.options_rank(options)
+    sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] = {}
+    best = evaluate_plan(PlanChoice(options, _pooled(keys, workloads)), workloads, acct, memo,
+                         rank, sigs)
     shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
     split: frozenset[PoolKey] = frozenset()
     for key in shared:
         trial = split | {key}
-        e = evaluate_plan(PlanChoice(options, _pooled(options, workloads, memo, trial)), workloads,
-                          acct, memo)
+        e = evaluate_plan(PlanChoice(options, _pooled(keys, workloads, trial)), workloads,
+                          acct, memo, rank, sigs)
         if e.rank < best.rank:
             best, split = e, trial
     return best

@@ -45,6 +45,7 @@ from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
 from .format import CONTROL_CHARS, Formatter, customer_words
+from .svgtext import install as _one_line_svg_text
 
 MAIN_TEMPLATE = "proposal.html.j2"
 APPENDIX_TEMPLATE = "appendix.html.j2"
@@ -313,6 +314,7 @@ def _laid_out(html_text: str, roots: tuple[Path, ...], stylesheet: CSS, before: 
               total: int) -> Any:
     """The appendix laid out after ``before`` proposal pages, ``total`` pages in all
     (print.css shows ``counter(total-pages)`` in the appendix's footers)."""
+    _one_line_svg_text()
     numbering = CSS(string=f"@page appendix:first {{ counter-set: page {before + 1}; "
                            f"counter-reset: total-pages {total}; }}")
     return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
@@ -324,6 +326,7 @@ def render_document(html_text: str, roots: tuple[Path, ...],
                     fetcher: ClosedFetcher | None = None) -> Any:
     """Lay out proposal HTML with the templates' stylesheet (WeasyPrint's part of a render;
     the batch benchmark times this alone as its floor)."""
+    _one_line_svg_text()  # charts' text drawn a line, not a letter, at a time (svgtext.py)
     return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
                 url_fetcher=fetcher or ClosedFetcher(roots)).render(
         stylesheets=[_stylesheet(roots)], font_config=_font_config())
