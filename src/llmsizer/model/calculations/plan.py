@@ -299,22 +299,27 @@ def _slots_off_node(free_nodes: Expr) -> Expr:
               + ROUNDDOWN(r("group_free_gpus_standby_node") / _gpr, 0))
 
 
-def _replicas_after_node_loss(free_nodes: Expr) -> Expr:
-    """The pool's replicas running with the node that hurts it most down, once the lost ones
-    have restarted on whole free slots (``free_nodes`` whole free nodes). Alone in its group
-    (replicas spread evenly): the free GPUs of the other nodes, in whole slots. Sharing a group (packed):
-    the worse of a full node down (restarts on the partly used node's free GPUs and the
-    nodes running nothing) and the partly used node down (restarts off it only)."""
-    lost, on_partial = r("pool_replicas_lost_with_a_node"), r("pool_replicas_on_partial_node")
-    off_node = _slots_off_node(free_nodes)
+def _slots_alone(spare_nodes: Expr) -> Expr:
+    """A pool alone in its group, replicas spread evenly: whole slots in the free GPUs of the
+    nodes other than the fullest (``spare_nodes`` whole nodes added on top). A node's free
+    GPUs are whole slots here: TP divides the node's GPUs."""
     free_on_lost = IF(gt(r("platform_sold_full"), 0),
-                      MAX(0, r("gpus_per_node") - lost * _gpr), 0)
-    free = r("group_free_gpus") + (free_nodes - r("group_free_nodes")) * r("gpus_per_node")
-    alone = r("pool_replicas") - lost + MIN(lost, MAX(0, ROUNDDOWN((free - free_on_lost) / _gpr,
-                                                                  0)))
-    shared = MIN(r("pool_replicas") - lost + MIN(lost, r("pool_restart_slots_partial")
-                                                 + off_node),
-                 r("pool_replicas") - on_partial + MIN(on_partial, off_node))
+                      MAX(0, r("gpus_per_node") - r("pool_replicas_lost_with_a_node") * _gpr), 0)
+    return MAX(0, ROUNDDOWN((r("group_free_gpus") + spare_nodes * r("gpus_per_node")
+                             - free_on_lost) / _gpr, 0))
+
+
+def _replicas_after_node_loss(slots_alone: str, slots_off_node: str) -> Expr:
+    """The pool's replicas running with the node that hurts it most down, once the lost ones
+    have restarted on whole free slots. Alone in its group: the other nodes' free slots.
+    Sharing a group (packed): the worse of a full node down (restarts on the partly used
+    node's free GPUs and on the nodes running nothing) and the partly used node down
+    (restarts on the nodes running nothing only)."""
+    lost, on_partial = r("pool_replicas_lost_with_a_node"), r("pool_replicas_on_partial_node")
+    off = r(slots_off_node)
+    alone = r("pool_replicas") - lost + MIN(lost, r(slots_alone))
+    shared = MIN(r("pool_replicas") - lost + MIN(lost, r("pool_restart_slots_partial") + off),
+                 r("pool_replicas") - on_partial + MIN(on_partial, off))
     return IF(eq(r("group_pool_count"), 1), alone, shared)
 
 
@@ -345,8 +350,18 @@ POOL_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
         ROUNDDOWN(r("group_free_gpus_partial") / _gpr, 0),
         "Whole replicas its free GPUs hold: free GPUs / GPUs per replica, rounded down."),
     PlanCalculation(
+        "pool_restart_slots_alone", "Restart slots on the other nodes (pool alone)", "replicas",
+        _slots_alone(lift(0)),
+        "Alone in its group: (free GPUs - those of the fullest node) / GPUs per replica."),
+    PlanCalculation(
+        "pool_restart_slots_off_node", "Restart slots on nodes running nothing", "replicas",
+        _slots_off_node(r("group_free_nodes")),
+        "Whole free nodes x replicas per node (a replica wider than a node: free nodes / the "
+        "nodes it spans) + what the standby GPUs of one more node hold."),
+    PlanCalculation(
         "pool_replicas_after_node_loss_packed", "Replicas with one node down, before a spare "
-        "node", "replicas", _replicas_after_node_loss(r("group_free_nodes")),
+        "node", "replicas",
+        _replicas_after_node_loss("pool_restart_slots_alone", "pool_restart_slots_off_node"),
         "Replicas not on the node that hurts the pool most + those restarted on whole free "
         "slots (a replica's GPUs free in one node, or whole free nodes)."),
     PlanCalculation(
@@ -391,8 +406,18 @@ GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
 
 POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
+        "pool_restart_slots_alone_final", "Restart slots on the other nodes, spare nodes "
+        "included (pool alone)", "replicas", _slots_alone(r("group_spare_nodes_added")),
+        "As before, with the spare nodes' GPUs free as well."),
+    PlanCalculation(
+        "pool_restart_slots_off_node_final", "Restart slots on nodes running nothing, spare "
+        "nodes included", "replicas",
+        _slots_off_node(r("group_free_nodes") + r("group_spare_nodes_added")),
+        "As before, with the spare nodes free as well."),
+    PlanCalculation(
         "pool_replicas_after_node_loss", "Replicas with one node down", "replicas",
-        _replicas_after_node_loss(r("group_free_nodes") + r("group_spare_nodes_added")),
+        _replicas_after_node_loss("pool_restart_slots_alone_final",
+                                  "pool_restart_slots_off_node_final"),
         "As before the spare node, with the spare nodes free as well: the replicas that "
         "still run once the lost ones have restarted."),
     PlanCalculation(
