@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import ChainMap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -172,3 +173,75 @@ def test_shipped_n_plus_1_accounts_meet_peak_with_a_node_down(name: str) -> None
         assert g.values["group_free_nodes"] == 1
         for p in r.plan.pools:
             assert p.headroom_after_node_loss == p.headroom_achieved
+
+
+WIDE = """schema_version: 1
+account: {name: Spare nodes, currency: USD}
+workloads:
+  - name: Reasoning chat
+    model: deepseek-v3
+    concurrent_users: 20000
+    prompt_tokens: 2000
+    output_tokens: 1000
+    targets: {tokens_per_s_per_user: 10}
+  - name: Small chat
+    model: llama-3.1-8b
+    concurrent_users: 100
+    prompt_tokens: 1000
+    output_tokens: 300
+    targets: {tokens_per_s_per_user: 20}
+hardware:
+  gpus: [h100-sxm]
+  platform: dgx-h100
+  weight_precisions: [fp8]
+  tensor_parallel: [1, 72]
+policy:
+  max_batch_per_replica: 4096
+  survive_node_loss: true
+  headroom: 0
+"""
+
+
+def test_spare_nodes_for_a_replica_wider_than_a_node_recalculate(tmp_path: Path) -> None:
+    """DeepSeek-V3 on EP72 (a replica spans 72 / 8 = 9 DGX H100 nodes) beside an 8B chat on
+    TP1, N+1, no headroom: 5 wide replicas for a peak of 4.88 and 1 small one, 361 GPUs + one
+    node's worth of spares = 369 -> 47 nodes, one of them free. A node down takes a wide
+    replica that 1 free node cannot host: 4 run, below the peak. The plan adds 9 - 1 = 8
+    spare nodes (55 nodes, 440 GPUs bought) and then the lost replica restarts: 5 run. The
+    Plan sheet, recalculated by LibreOffice, says the same."""
+    from openpyxl.utils import get_column_letter
+    from support.libreoffice import read_values, recalculate
+
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.documents.workbook.plan_sheet import FIRST_COL, PlanLayout
+
+    path = tmp_path / "wide.yaml"
+    path.write_text(WIDE)
+    r = size(load(path))
+    (g,) = r.plan.node_groups
+    wide = next(p for p in r.plan.pools if p.tp == 72)
+    assert wide.replicas == 5 and wide.values["pool_replica_nodes"] == 9
+    assert g.values["group_packed_nodes"] == 47 and g.values["group_free_nodes"] == 1
+    assert wide.values["pool_replicas_after_node_loss_packed"] == 4
+    assert wide.values["pool_headroom_after_node_loss_packed"] < 0
+    assert g.values["group_spare_nodes_added"] == 8
+    assert (g.nodes, g.gpus_purchased) == (55, 440)
+    assert wide.values["pool_replicas_after_node_loss"] == 5
+    assert wide.headroom_after_node_loss >= 0
+    assert r.totals.gpus_purchased <= r.totals_dedicated.gpus_purchased
+
+    book = tmp_path / "wide.xlsx"
+    write_workbook(r, book)
+    sheet = read_values(recalculate([book], tmp_path / "lo")[book])["Plan"]
+    lay = PlanLayout.of(r)
+    for j, p in enumerate(r.plan.pools):
+        col = get_column_letter(FIRST_COL + j + 1)
+        for name in ("pool_replicas_after_node_loss_packed", "pool_replicas_after_node_loss",
+                     "pool_headroom_after_node_loss"):
+            got = sheet.get(f"{col}{lay.pool_rows[name] + 1}")
+            assert isinstance(got, int | float), (p.id, name, got)
+            assert math.isclose(got, p.values[name], rel_tol=1e-9, abs_tol=1e-12), (p.id, name)
+    col = get_column_letter(FIRST_COL + 1)
+    for name, want in (("group_spare_nodes_added", 8), ("group_nodes", 55),
+                       ("group_gpus_purchased", 440)):
+        assert sheet.get(f"{col}{lay.group_rows[name] + 1}") == want, name
