@@ -124,6 +124,49 @@ def test_the_sheet_follows_the_plan_not_each_workload_alone(cases: dict[str, Cas
     assert sheet[f"{cols['Nodes']}{row}"] == 13
 
 
+# The Plan sheet's node-loss rows (issue 22, item 3): whole free slots, the spare nodes N+1
+# adds, the replicas and headroom with the node that hurts a pool most down.
+NODE_LOSS_POOL_ROWS = ("pool_replicas_lost_with_a_node", "pool_replicas_on_partial_node",
+                       "pool_restart_slots_partial", "pool_replicas_after_node_loss_packed",
+                       "pool_replicas_after_node_loss", "pool_headroom_after_node_loss")
+NODE_LOSS_GROUP_ROWS = ("group_free_gpus", "group_free_nodes", "group_free_gpus_partial",
+                        "group_spare_nodes_added", "group_nodes", "group_gpus_purchased",
+                        "group_headroom_after_node_loss")
+
+
+@pytest.mark.parametrize("name", ACCOUNTS)
+def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
+                                                            cases: dict[str, Case]) -> None:
+    """After LibreOffice recalculates the Plan sheet, every node-loss row of every pool and
+    node group equals the engine's figure, and each pool's headroom with a node down is the
+    one the PDF's headroom table prints."""
+    from openpyxl.utils import get_column_letter
+
+    from llmsizer.documents.workbook.plan_sheet import FIRST_COL, PlanLayout
+
+    case = cases[name]
+    r = case.result
+    sheet = case.sheets["Plan"]
+    lay = PlanLayout.of(r)
+    fmt = Formatter(r.account.currency)
+    for j, p in enumerate(r.plan.pools):
+        col = get_column_letter(FIRST_COL + j + 1)
+        for row_name in NODE_LOSS_POOL_ROWS:
+            got = sheet.get(f"{col}{lay.pool_rows[row_name] + 1}")
+            assert isinstance(got, int | float), (name, p.id, row_name, got)
+            assert math.isclose(got, p.values[row_name], rel_tol=1e-9, abs_tol=1e-12), (
+                name, p.id, row_name, got, p.values[row_name])
+        shown = fmt.pct(float(sheet[f"{col}{lay.pool_rows['pool_headroom_after_node_loss'] + 1}"]))  # type: ignore[arg-type]
+        assert shown.replace("\u00a0", " ") in case.pdf_text, (name, p.id, shown)
+    for j, g in enumerate(r.plan.node_groups):
+        col = get_column_letter(FIRST_COL + j + 1)
+        for row_name in NODE_LOSS_GROUP_ROWS:
+            got = sheet.get(f"{col}{lay.group_rows[row_name] + 1}")
+            assert isinstance(got, int | float), (name, g.id, row_name, got)
+            assert math.isclose(got, g.values[row_name], rel_tol=1e-9, abs_tol=1e-12), (
+                name, g.id, row_name, got, g.values[row_name])
+
+
 @pytest.mark.parametrize("name", ACCOUNTS)
 def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None:
     """The Summary's total column after recalculation: GPUs bought and GPUs in use, labelled,
@@ -200,14 +243,15 @@ def test_summary_workload_rows_are_the_plan_shares(name: str, cases: dict[str, C
 
 
 def test_enterprise_multi_shares_by_the_plan() -> None:
-    """enterprise-multi: three pools of one workload each on 7 XE8640 nodes (28 GPUs). Each
-    workload's share is its pool's GPUs running replicas over the group's 25 (7 + 16 + 2,
-    Plan sheet): 7/25, 16/25 and 2/25 of the 7 nodes and 28 GPUs."""
+    """enterprise-multi: three pools of one workload each on 7 XE8640 nodes (28 GPUs, one of
+    them a standby node: issue 22 item 3). Each workload's share is its pool's GPUs running
+    replicas over the group's 24 (6 + 16 + 2, Plan sheet): 6/24, 16/24 and 2/24 of the 7
+    nodes and 28 GPUs."""
     r = size(load(ROOT / "inputs" / "enterprise-multi.yaml"))
     (group,) = r.plan.node_groups
     assert (group.nodes, group.gpus_purchased) == (7, 28)
     shares = [p.shares[0] for p in r.plan.pools]
-    assert [p.gpus for p in r.plan.pools] == [7, 16, 2]
-    assert [s["plan_group_share"] for s in shares] == pytest.approx([7 / 25, 16 / 25, 2 / 25])
-    assert [s["plan_nodes"] for s in shares] == pytest.approx([1.96, 4.48, 0.56])
+    assert [p.gpus for p in r.plan.pools] == [6, 16, 2]
+    assert [s["plan_group_share"] for s in shares] == pytest.approx([6 / 24, 16 / 24, 2 / 24])
+    assert [s["plan_nodes"] for s in shares] == pytest.approx([1.75, 7 * 16 / 24, 7 * 2 / 24])
     assert sum(s["plan_capex"] for s in shares) == pytest.approx(group.capex, rel=1e-12)

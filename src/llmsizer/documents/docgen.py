@@ -111,6 +111,20 @@ def plan_md() -> list[str]:
              "pools for `group_` names) of the expression shown. The group's cost lines are the",
              "TCO calculations above, read with the group's counts: "
              + ", ".join(f"`{c.name}`" for c in GROUP_COST_CALCULATIONS) + ".",
+             "",
+             "**Node loss and N+1.** With the node that hurts a pool most down, the replicas",
+             "that still run are those not on that node plus those restarted on free capacity,",
+             "and free capacity counts only whole slots: a replica's GPUs (TP x pipeline stages)",
+             "free inside one node (a rack-scale platform's node is its NVLink domain), or as",
+             "many whole free nodes as a replica wider than a node spans. Free GPUs scattered",
+             "over nodes host nothing. A pool alone in its node group spreads its replicas",
+             "evenly and runs its N+1 spares; pools sharing a group are packed node by node,",
+             "the largest replicas first, and keep the group's one node's worth of spare GPUs",
+             "together as a standby node. `pool_headroom_after_node_loss` is the result: N+1",
+             "holds when it is 0 or more. Where N+1 is asked and a pool still falls short (a",
+             "replica wider than the standby), the group gets whole spare nodes",
+             "(`group_spare_nodes_added`), bought and costed like the others. A restarted",
+             "replica first reloads its weights (`restart_s`: weights / storage read bandwidth).",
              "", "| stage | name | unit | formula | note |", "|---|---|---|---|---|"]
     for stage, items in PLAN_STAGES:
         for c in items:

@@ -347,8 +347,14 @@ def _print_plan(result: Result, con: Console) -> None:
         return cat.gpus[gid].name if gid in cat.gpus else gid
 
     for g in result.plan.node_groups:
+        standby = int(g.values.get("group_standby_gpus", 0.0))
+        added = int(g.values.get("group_spare_nodes_added", 0.0))
+        # the N+1 spares that run no replica: the GPUs a failed node's replicas restart on
+        notes = [f"; {standby} on standby" if standby else "",
+                 f", {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
+        spare = "".join(notes)
         con.print(Text(f"Plan: {g.nodes} × {platform(g.platform)} ({g.gpus_purchased} GPUs "
-                       f"bought, {g.gpus_used} used)", style="bold"), highlight=False)
+                       f"bought, {g.gpus_used} used{spare})", style="bold"), highlight=False)
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)

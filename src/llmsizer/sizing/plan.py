@@ -36,6 +36,8 @@ from ..model.calculations import (
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
     GROUP_LOAD_AGGREGATES,
+    GROUP_NODE_LOSS_AGGREGATES,
+    GROUP_NODE_LOSS_CALCULATIONS,
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
@@ -43,6 +45,7 @@ from ..model.calculations import (
     POOL_AGGREGATES,
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
+    POOL_NODE_LOSS_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
     WORKLOAD_SHARE_CALCULATIONS,
     Aggregate,
@@ -283,17 +286,29 @@ def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
     _run(GROUP_SPARE_CALCULATIONS, genv)
     for env in envs:
         env.update(group_load_gpus=genv["group_load_gpus"],
-                   group_spare_gpus=genv["group_spare_gpus"])
+                   group_spare_gpus=genv["group_spare_gpus"],
+                   group_pool_count=genv["group_pool_count"])
         _run(POOL_SPARE_CALCULATIONS, env)
     _aggregate(GROUP_SIZE_AGGREGATES, envs, genv)
     _run(GROUP_SIZE_CALCULATIONS, genv)
     for env in envs:
-        env["group_nodes"] = genv["group_nodes"]
+        env.update({n: genv[n] for n in _GROUP_FOR_POOL_NODE_LOSS})
+        _run(POOL_NODE_LOSS_CALCULATIONS, env)
+    _aggregate(GROUP_NODE_LOSS_AGGREGATES, envs, genv)
+    _run(GROUP_NODE_LOSS_CALCULATIONS, genv)
+    for env in envs:
+        env.update(group_nodes=genv["group_nodes"],
+                   group_spare_nodes_added=genv["group_spare_nodes_added"])
         _run(POOL_HEADROOM_CALCULATIONS, env)
     _aggregate(GROUP_HEADROOM_AGGREGATES, envs, genv)
     genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
     _run(GROUP_COST_CALCULATIONS, genv)
     return envs, genv
+
+
+# The group's values the pools' node-loss stage reads (the free GPUs' placement).
+_GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_free_nodes",
+                             "group_free_gpus_standby_node", "group_free_gpus_partial")
 
 
 def _pooled(keys: Mapping[int, PoolKey], workloads: Sequence[WorkloadResult],
@@ -444,10 +459,12 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
 
 
 _POOL_STAGES: tuple[Sequence[Aggregate | PlanCalculation], ...] = (
-    POOL_AGGREGATES, POOL_CALCULATIONS, POOL_SPARE_CALCULATIONS, POOL_HEADROOM_CALCULATIONS)
+    POOL_AGGREGATES, POOL_CALCULATIONS, POOL_SPARE_CALCULATIONS, POOL_NODE_LOSS_CALCULATIONS,
+    POOL_HEADROOM_CALCULATIONS)
 _GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] = (
     GROUP_LOAD_AGGREGATES, GROUP_SPARE_CALCULATIONS, GROUP_SIZE_AGGREGATES,
-    GROUP_SIZE_CALCULATIONS, GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
+    GROUP_SIZE_CALCULATIONS, GROUP_NODE_LOSS_AGGREGATES, GROUP_NODE_LOSS_CALCULATIONS,
+    GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
 _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
 

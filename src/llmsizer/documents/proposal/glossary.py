@@ -56,8 +56,9 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Mixture of experts (MoE)", "A model design in which each token uses only a few of "
          "many expert sub-networks, so it computes less than its size suggests but must still "
          "hold every expert in memory."),
-    Term("N+1", "Buying one node more than peak demand needs, so that peak demand is still "
-         "served while any one node is down."),
+    Term("N+1", "Buying one node's worth more than peak demand needs, as spare replicas or "
+         "free GPUs that can host a whole replica, so that peak demand is still served while "
+         "any one node is down."),
     Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),

@@ -19,6 +19,8 @@ from ...model.calculations import (
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
     GROUP_LOAD_AGGREGATES,
+    GROUP_NODE_LOSS_AGGREGATES,
+    GROUP_NODE_LOSS_CALCULATIONS,
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
@@ -27,6 +29,7 @@ from ...model.calculations import (
     POOL_AGGREGATES,
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
+    POOL_NODE_LOSS_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
     WORKLOAD_SHARE_CALCULATIONS,
     WORKLOAD_SHARE_OF,
@@ -45,9 +48,10 @@ __all__ = ["PlanLayout", "share_cell", "total_cell", "write"]
 
 Item = Aggregate | PlanCalculation | Calculation
 POOL_ITEMS: tuple[Item, ...] = (*POOL_AGGREGATES, *POOL_CALCULATIONS, *POOL_SPARE_CALCULATIONS,
-                                *POOL_HEADROOM_CALCULATIONS)
+                                *POOL_NODE_LOSS_CALCULATIONS, *POOL_HEADROOM_CALCULATIONS)
 GROUP_ITEMS: tuple[Item, ...] = (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIONS,
                                  *GROUP_SIZE_AGGREGATES, *GROUP_SIZE_CALCULATIONS,
+                                 *GROUP_NODE_LOSS_AGGREGATES, *GROUP_NODE_LOSS_CALCULATIONS,
                                  *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS)
 POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
 GROUP_NAMES = frozenset(i.name for i in GROUP_ITEMS)

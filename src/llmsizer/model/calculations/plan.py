@@ -6,7 +6,8 @@ packs the pools that share a GPU and platform into the same nodes (a *node group
 llmsizer.sizing.plan decides which workloads pool; every number here is evaluated by it with the
 expression machinery and printed by the workbook's Plan sheet as formulas over the workload
 sheets. The stages run in order: member rows, pool load, group load, pool spares, group
-size, pool headroom, group headroom and cost.
+size, pool node loss, group node loss (a spare node where N+1 needs one), pool headroom,
+group headroom and cost.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from ..expr import (
     ROUNDUP,
     SUM,
     Expr,
+    eq,
     ge,
     gt,
     lift,
+    lt,
     ref,
     references,
 )
@@ -207,6 +210,8 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
 GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_load_gpus", "GPUs for peak + headroom", "GPUs", "SUM", r("pool_load_gpus"),
               "All pools of the group."),
+    Aggregate("group_pool_count", "Pools", "pools", "SUM", lift(1),
+              "One pool: its spares run as replicas; several: the spares are a standby node."),
 )
 
 GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -214,19 +219,20 @@ GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
         IF(_n1, MIN(r("gpus_per_node"), r("group_load_gpus")), 0),
         "One node's worth for the group (at most its load): N+1 once, not per workload. "
-        "With a node down the rest still hold every pool's load replicas."),
+        "Several pools: kept together as a standby node that can host any replica a failed "
+        "node ran (a node holds at most a node's worth)."),
 )
 
 POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_spare_replicas", "Spare replicas (N+1), running", "replicas",
-        IF(AND(_n1, gt(r("group_load_gpus"), 0)),
+        IF(AND(_n1, gt(r("group_load_gpus"), 0), eq(r("group_pool_count"), 1)),
            MIN(r("replicas_per_node"), r("pool_replicas_for_load"),
                ROUNDDOWN(r("pool_replicas_for_load") * r("group_spare_gpus")
                          / r("group_load_gpus"), 0)), 0),
-        "The pool's share of the group's spare GPUs by its share of the load, in whole "
-        "replicas (what is left of the spare stays on standby). Alone in its group: MIN("
-        "replicas per node, load), as a workload sized alone."),
+        "Alone in its group: MIN(replicas per node, load), as a workload sized alone, spread "
+        "over the nodes. Sharing a group: none (the spare GPUs wait as a standby node; spare "
+        "GPUs shared out by load would leave no whole slot for a wide replica)."),
     PlanCalculation(
         "pool_replicas", "Replicas", "replicas",
         r("pool_replicas_for_load") + r("pool_spare_replicas"), "Serving copies of the model."),
@@ -237,23 +243,162 @@ POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
 GROUP_SIZE_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_pool_gpus", "GPUs running replicas", "GPUs", "SUM", r("pool_gpus"),
               "All pools' replicas x TP, running spares included."),
-    Aggregate("group_pool_count", "Pools", "pools", "SUM", lift(1),
-              "Shares the group equally among pools only when none runs a replica."),
 )
 
+# Node loss (issue 22, item 3). A lost replica restarts only on a whole slot: its GPUs free
+# inside ONE surviving node (a rack-scale platform's node is its NVLink domain; a replica
+# wider than a node needs that many whole free nodes). Free GPUs scattered over nodes host
+# nothing. The plan's placement: one pool alone in its group spreads its replicas evenly
+# over the nodes (as a workload sized alone); pools sharing a group are packed node by node,
+# the largest replicas first (TP and GPUs per node are powers of two: no gaps), and the GPUs
+# that run nothing are kept together -- on nodes of their own first, the rest on the one
+# partly used node. A node down then loses at most a node full of a pool's replicas.
 GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
-        "group_gpus_used", "GPUs used", "GPUs", r("group_load_gpus") + r("group_spare_gpus"),
+        "group_load_spare_gpus", "GPUs for load and spares", "GPUs",
+        r("group_load_gpus") + r("group_spare_gpus"),
         "Load + one node's worth of spares (as a workload sized alone counts them)."),
+    PlanCalculation(
+        "group_packed_nodes", "Nodes for load and spares", "nodes",
+        MAX(ROUNDUP(r("group_load_spare_gpus") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
+        "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
+        "no TP group is split across nodes; at least 2 with N+1."),
+    PlanCalculation(
+        "group_free_gpus", "GPUs running no replica", "GPUs",
+        MAX(0, IF(gt(r("platform_sold_full"), 0), r("group_packed_nodes") * r("gpus_per_node"),
+                  r("group_load_spare_gpus")) - r("group_pool_gpus")),
+        "GPUs in those nodes (PCIe servers: the GPUs bought) - the GPUs running replicas."),
+    PlanCalculation(
+        "group_free_node_gpus", "Free GPUs on nodes running nothing", "GPUs",
+        MIN(r("group_free_gpus"),
+            MAX(0, r("group_packed_nodes") - ROUNDUP(r("group_pool_gpus") / r("gpus_per_node"), 0))
+            * r("gpus_per_node")),
+        "The free GPUs kept together: on the nodes the packed replicas leave empty first."),
+    PlanCalculation(
+        "group_free_nodes", "Whole free nodes", "nodes",
+        ROUNDDOWN(r("group_free_node_gpus") / r("gpus_per_node"), 0),
+        "Nodes whose every GPU is free."),
+    PlanCalculation(
+        "group_free_gpus_standby_node", "Free GPUs on one more node", "GPUs",
+        r("group_free_node_gpus") - r("group_free_nodes") * r("gpus_per_node"),
+        "A PCIe server's standby GPUs short of a whole node, on a node running nothing."),
+    PlanCalculation(
+        "group_free_gpus_partial", "Free GPUs on the partly used node", "GPUs",
+        r("group_free_gpus") - r("group_free_node_gpus"),
+        "The rest, beside replicas on the last packed node."),
+)
+
+_gpr = r("gpus_per_replica")
+
+
+def _slots_off_node(free_nodes: Expr) -> Expr:
+    """Whole replica slots on the nodes running nothing (``free_nodes`` whole ones and the
+    standby GPUs of one more). A replica wider than a node that lost one node still has its
+    other nodes: one free node brings it back."""
+    return IF(gt(r("pool_replica_nodes"), 1),
+              ROUNDDOWN((free_nodes + r("pool_replica_nodes") - 1) / r("pool_replica_nodes"), 0),
+              free_nodes * ROUNDDOWN(r("gpus_per_node") / _gpr, 0)
+              + ROUNDDOWN(r("group_free_gpus_standby_node") / _gpr, 0))
+
+
+def _slots_alone(spare_nodes: Expr) -> Expr:
+    """A pool alone in its group, replicas spread evenly: whole slots in the free GPUs of the
+    nodes other than the fullest (``spare_nodes`` whole nodes added on top). A node's free
+    GPUs are whole slots here: TP divides the node's GPUs. A replica wider than a node keeps
+    its surviving nodes."""
+    free_on_lost = IF(gt(r("platform_sold_full"), 0),
+                      MAX(0, r("gpus_per_node") - r("pool_replicas_lost_with_a_node") * _gpr), 0)
+    survivors = (r("pool_replica_nodes") - 1) * r("gpus_per_node")
+    return MAX(0, ROUNDDOWN((r("group_free_gpus") + spare_nodes * r("gpus_per_node")
+                             - free_on_lost + survivors) / _gpr, 0))
+
+
+def _replicas_after_node_loss(slots_alone: str, slots_off_node: str) -> Expr:
+    """The pool's replicas running with the node that hurts it most down, once the lost ones
+    have restarted on whole free slots. Alone in its group: the other nodes' free slots.
+    Sharing a group (packed): the worse of a full node down (restarts on the partly used
+    node's free GPUs and on the nodes running nothing) and the partly used node down
+    (restarts on the nodes running nothing only)."""
+    lost, on_partial = r("pool_replicas_lost_with_a_node"), r("pool_replicas_on_partial_node")
+    off = r(slots_off_node)
+    alone = r("pool_replicas") - lost + MIN(lost, r(slots_alone))
+    shared = MIN(r("pool_replicas") - lost + MIN(lost, r("pool_restart_slots_partial") + off),
+                 r("pool_replicas") - on_partial + MIN(on_partial, off))
+    return IF(eq(r("group_pool_count"), 1), alone, shared)
+
+
+def _headroom_after(replicas: Expr) -> Expr:
+    return IF(gt(r("pool_demand_replicas"), 0), replicas / r("pool_demand_replicas") - 1, 0)
+
+
+POOL_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_replica_nodes", "Nodes one replica spans", "nodes",
+        ROUNDUP(_gpr / r("gpus_per_node"), 0),
+        "1 when a replica fits in one node (or one NVLink domain on a rack-scale platform)."),
+    PlanCalculation(
+        "pool_replicas_lost_with_a_node", "Replicas lost with one node", "replicas",
+        MIN(r("pool_replicas"), r("replicas_per_node"),
+            IF(eq(r("group_pool_count"), 1),
+               ROUNDUP(r("pool_replicas") / r("group_packed_nodes"), 0), r("pool_replicas"))),
+        "Alone in its group: the fullest node when spread evenly. Sharing: at most a node "
+        "full of the pool's replicas (true of any packing)."),
+    PlanCalculation(
+        "pool_replicas_on_partial_node", "Replicas on the partly used node", "replicas",
+        IF(gt(r("group_free_gpus_partial"), 0),
+           MIN(r("pool_replicas"), ROUNDDOWN((r("gpus_per_node") - r("group_free_gpus_partial"))
+                                             / _gpr, 0)), 0),
+        "At most what fits beside its free GPUs; 0 when there is no such node."),
+    PlanCalculation(
+        "pool_restart_slots_partial", "Restart slots on the partly used node", "replicas",
+        ROUNDDOWN(r("group_free_gpus_partial") / _gpr, 0),
+        "Whole replicas its free GPUs hold: free GPUs / GPUs per replica, rounded down."),
+    PlanCalculation(
+        "pool_restart_slots_alone", "Restart slots on the other nodes (pool alone)", "replicas",
+        _slots_alone(lift(0)),
+        "Alone in its group: (free GPUs - those of the fullest node) / GPUs per replica."),
+    PlanCalculation(
+        "pool_restart_slots_off_node", "Restart slots on nodes running nothing", "replicas",
+        _slots_off_node(r("group_free_nodes")),
+        "Whole free nodes x replicas per node (a replica wider than a node: its surviving "
+        "nodes + one free node bring it back) + what the standby GPUs of one more node hold."),
+    PlanCalculation(
+        "pool_replicas_after_node_loss_packed", "Replicas with one node down, before a spare "
+        "node", "replicas",
+        _replicas_after_node_loss("pool_restart_slots_alone", "pool_restart_slots_off_node"),
+        "Replicas not on the node that hurts the pool most + those restarted on whole free "
+        "slots (a replica's GPUs free in one node, or whole free nodes)."),
+    PlanCalculation(
+        "pool_headroom_after_node_loss_packed", "Headroom with one node down, before a spare "
+        "node", "fraction", _headroom_after(r("pool_replicas_after_node_loss_packed")),
+        "Negative with N+1 asked: the group gets a spare node."),
+)
+
+GROUP_NODE_LOSS_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_after_node_loss_packed",
+              "Headroom with one node down, before a spare node (weakest pool)", "fraction",
+              "MIN", r("pool_headroom_after_node_loss_packed"), "The least of the group's pools."),
+)
+
+GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_spare_nodes_added", "Spare nodes added for N+1", "nodes",
+        IF(AND(_n1, lt(r("group_headroom_after_node_loss_packed"), 0)),
+           1, 0),
+        "With N+1 asked and a pool short of its peak with a node down: one whole free node. "
+        "A node down loses at most a node's worth of replicas, and a replica wider than a "
+        "node restarts on its surviving nodes + the free one."),
+    PlanCalculation(
+        "group_nodes", "Nodes", "nodes", r("group_packed_nodes") + r("group_spare_nodes_added"),
+        "Nodes for load and spares + the spare nodes N+1 needs."),
+    PlanCalculation(
+        "group_gpus_used", "GPUs used", "GPUs",
+        r("group_load_spare_gpus") + r("group_spare_nodes_added") * r("gpus_per_node"),
+        "Load + spares + the spare nodes' GPUs (as a workload sized alone counts spares)."),
     PlanCalculation(
         "group_standby_gpus", "Spare GPUs on standby", "GPUs",
         r("group_gpus_used") - r("group_pool_gpus"),
         "Spare GPUs no pool runs a replica on: they take over a failed node's replicas."),
-    PlanCalculation(
-        "group_nodes", "Nodes", "nodes",
-        MAX(ROUNDUP(r("group_gpus_used") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
-        "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
-        "no TP group is split across nodes; at least 2 with N+1."),
     PlanCalculation(
         "group_gpus_purchased", "GPUs purchased", "GPUs",
         IF(gt(r("platform_sold_full"), 0), r("group_nodes") * r("gpus_per_node"),
@@ -263,9 +408,20 @@ GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
 
 POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
-        "pool_replicas_lost_with_a_node", "Replicas lost with one node", "replicas",
-        MIN(r("replicas_per_node"), ROUNDUP(r("pool_replicas") / r("group_nodes"), 0)),
-        "The pool's replicas on the fullest node, spread evenly over the group's nodes."),
+        "pool_restart_slots_alone_final", "Restart slots on the other nodes, spare nodes "
+        "included (pool alone)", "replicas", _slots_alone(r("group_spare_nodes_added")),
+        "As before, with the spare nodes' GPUs free as well."),
+    PlanCalculation(
+        "pool_restart_slots_off_node_final", "Restart slots on nodes running nothing, spare "
+        "nodes included", "replicas",
+        _slots_off_node(r("group_free_nodes") + r("group_spare_nodes_added")),
+        "As before, with the spare nodes free as well."),
+    PlanCalculation(
+        "pool_replicas_after_node_loss", "Replicas with one node down", "replicas",
+        _replicas_after_node_loss("pool_restart_slots_alone_final",
+                                  "pool_restart_slots_off_node_final"),
+        "As before the spare node, with the spare nodes free as well: the replicas that "
+        "still run once the lost ones have restarted."),
     PlanCalculation(
         "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
         IF(gt(r("pool_demand_replicas"), 0),
@@ -273,13 +429,9 @@ POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "Capacity / peak demand - 1, all nodes up."),
     PlanCalculation(
         "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
-        IF(gt(r("pool_demand_replicas"), 0),
-           IF(_n1, MAX(r("pool_replicas") - r("pool_replicas_lost_with_a_node"),
-                       r("pool_replicas_for_load")),
-              r("pool_replicas") - r("pool_replicas_lost_with_a_node"))
-           / r("pool_demand_replicas") - 1, 0),
-        "Replicas left on the other nodes; with N+1 at least the load replicas, restarted "
-        "on the group's spare GPUs. Negative: the pool's peak is not met while a node is down."),
+        _headroom_after(r("pool_replicas_after_node_loss")),
+        "Replicas with the node that hurts the pool most down / peak demand - 1. Negative: "
+        "the pool's peak is not met while a node is down; N+1 holds at 0 or more."),
 )
 
 GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
@@ -400,6 +552,8 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
     ("group load", GROUP_LOAD_AGGREGATES + GROUP_SPARE_CALCULATIONS),
     ("pool spares", POOL_SPARE_CALCULATIONS),
     ("group size", GROUP_SIZE_AGGREGATES + GROUP_SIZE_CALCULATIONS),
+    ("pool node loss", POOL_NODE_LOSS_CALCULATIONS),
+    ("group node loss", GROUP_NODE_LOSS_AGGREGATES + GROUP_NODE_LOSS_CALCULATIONS),
     ("pool headroom", POOL_HEADROOM_CALCULATIONS),
     ("group headroom", GROUP_HEADROOM_AGGREGATES),
     ("workload share", WORKLOAD_SHARE_CALCULATIONS),

@@ -57,10 +57,20 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
        IF(gt(r("demand_replicas"), 0), r("replicas") / r("demand_replicas") - 1, 0),
        "Capacity / peak demand - 1, all nodes up (after rounding and N+1)."),
+    _c("replicas_after_node_loss", "Replicas with one node down", "replicas", "Nodes",
+       r("replicas") - r("replicas_lost_with_a_node")
+       + MIN(r("replicas_lost_with_a_node"),
+             MAX(0, ROUNDDOWN((r("gpus_purchased") - r("gpus")
+                               - IF(gt(r("platform_sold_full"), 0),
+                                    MAX(0, r("gpus_per_node")
+                                        - r("replicas_lost_with_a_node") * _gpus), 0))
+                              / _gpus, 0))),
+       "Replicas on the other nodes + the lost ones restarted on whole free slots: a "
+       "replica's GPUs free inside one surviving node (the free GPUs of the fullest node "
+       "go down with it; free GPUs scattered over nodes host nothing)."),
     _c("headroom_after_node_loss", "Headroom with one node down", "fraction", "Nodes",
        IF(gt(r("demand_replicas"), 0),
-          (r("replicas") - r("replicas_lost_with_a_node")) / r("demand_replicas") - 1,
-          0),
+          r("replicas_after_node_loss") / r("demand_replicas") - 1, 0),
        "Negative means peak demand is not met while a node is down."),
 )
 
