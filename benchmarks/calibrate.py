@@ -829,7 +829,7 @@ def only_main(args: argparse.Namespace, dc: list[Case], catalog: Catalog, t0: fl
         text = CONSTANTS.read_text(encoding="utf-8")
         fits = {"fit": f"fitted {when} by benchmarks/calibrate.py on the {len(dc)} "
                        "TensorRT-LLM/NIM/InferenceX rows of calibration_points.csv and "
-                       "measured_blackwell_moe.csv, the other constants held at their "
+                       "measured_blackwell_moe.csv; the other constants held at their "
                        "previous fit",
                 "fit_b1": ""}
         for name, value in fitted.items():
