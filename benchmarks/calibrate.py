@@ -549,7 +549,12 @@ def write(values: dict[str, float], heads: dict[str, float], conf: dict[str, flo
                             + " (leave-one-GPU-out and "
                             f"leave-one-source-out pooled), benchmarks/calibrate.py, {when}",
                             "fraction")
-    CONSTANTS.write_text(text, encoding="utf-8")
+    write_files(text, sections)
+
+
+def write_files(constants: str, sections: dict[str, str]) -> None:
+    """constants.yaml as ``constants``, and docs/calibration.md with ``sections`` replaced."""
+    CONSTANTS.write_text(constants, encoding="utf-8")
     doc = DOC.read_text(encoding="utf-8")
     for name, body in sections.items():
         doc = replace_section(doc, name, body)
@@ -835,12 +840,7 @@ def only_main(args: argparse.Namespace, dc: list[Case], catalog: Catalog, t0: fl
         for name, value in fitted.items():
             text = set_constant(text, name, value, SOURCES[name].format(**fits),
                                 catalog.constants[name].unit)
-        CONSTANTS.write_text(text, encoding="utf-8")
-        doc = DOC.read_text(encoding="utf-8")
-        for name, body in sections.items():
-            doc = replace_section(doc, name, body)
-        DOC.write_text(doc, encoding="utf-8")
-        print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
+        write_files(text, sections)
 
 
 if __name__ == "__main__":

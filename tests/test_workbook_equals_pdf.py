@@ -19,6 +19,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import ROOT
@@ -149,22 +150,22 @@ def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
     sheet = case.sheets["Plan"]
     lay = PlanLayout.of(r)
     fmt = Formatter(r.account.currency)
+    def same(col: str, rows: dict[str, int], names: tuple[str, ...], item: Any) -> None:
+        for row_name in names:
+            got = sheet.get(f"{col}{rows[row_name] + 1}")
+            assert isinstance(got, int | float), (name, item.id, row_name, got)
+            assert math.isclose(got, item.values[row_name], rel_tol=1e-9, abs_tol=1e-12), (
+                name, item.id, row_name, got, item.values[row_name])
+
     for j, p in enumerate(r.plan.pools):
         col = get_column_letter(FIRST_COL + j + 1)
-        for row_name in NODE_LOSS_POOL_ROWS:
-            got = sheet.get(f"{col}{lay.pool_rows[row_name] + 1}")
-            assert isinstance(got, int | float), (name, p.id, row_name, got)
-            assert math.isclose(got, p.values[row_name], rel_tol=1e-9, abs_tol=1e-12), (
-                name, p.id, row_name, got, p.values[row_name])
-        shown = fmt.pct(float(sheet[f"{col}{lay.pool_rows['pool_headroom_after_node_loss'] + 1}"]))  # type: ignore[arg-type]
+        same(col, lay.pool_rows, NODE_LOSS_POOL_ROWS, p)
+        # the sheet's value equals the engine's (above); the PDF prints the engine's, rounded
+        # (Agent platform sits at 28.75 %: LibreOffice's last bit may round it the other way)
+        shown = fmt.pct(float(p.values["pool_headroom_after_node_loss"]))
         assert shown.replace("\u00a0", " ") in case.pdf_text, (name, p.id, shown)
     for j, g in enumerate(r.plan.node_groups):
-        col = get_column_letter(FIRST_COL + j + 1)
-        for row_name in NODE_LOSS_GROUP_ROWS:
-            got = sheet.get(f"{col}{lay.group_rows[row_name] + 1}")
-            assert isinstance(got, int | float), (name, g.id, row_name, got)
-            assert math.isclose(got, g.values[row_name], rel_tol=1e-9, abs_tol=1e-12), (
-                name, g.id, row_name, got, g.values[row_name])
+        same(get_column_letter(FIRST_COL + j + 1), lay.group_rows, NODE_LOSS_GROUP_ROWS, g)
 
 
 @pytest.mark.parametrize("name", ACCOUNTS)
