@@ -496,6 +496,9 @@ def test_workbook_retrieval_sheet_names_each_engine_as_the_pdf_does(tmp_path: Pa
         engine = CAT.encoder_engines[key]
         assert f"{engine.name}: {engine.source[:60]}" in note
     assert "serving-stack" not in note and "fused-tensorrt" not in note  # no ids
+    # the GPU above it by name too (the PDF's words), never the catalog id
+    (gpu_row,) = [r for r in ws.iter_rows() if r[1].value == "GPU (one replica each)"]
+    assert [c.value for c in gpu_row[3:3 + len(views)]] == [v.gpu_name for v in views]
 
 
 @pytest.mark.parametrize("account", [MIXED.parents[2] / "inputs" / "rag-knowledge-base.yaml",

@@ -125,11 +125,12 @@ def write(book: Book) -> None:
     ws.set_column(FIRST_COL + n, FIRST_COL + n, 50)
     ws.set_column(FIRST_COL + n + 1, FIRST_COL + n + 1, 80)
     fit_width(ws, 51 + 22 * n, 51)
-    plat = book.catalog.platforms
+    plat, gpus = book.catalog.platforms, book.catalog.gpus
     engines = [_engine(book, w) for w, _ in chosen]
     heads = (("Workload", [w.name for w, _ in chosen]),
              ("Model", [w.model_name for w, _ in chosen]),
-             ("GPU (one replica each)", [o.gpu for _, o in chosen]),
+             ("GPU (one replica each)", [gpus[o.gpu].name if o.gpu in gpus else o.gpu
+                                         for _, o in chosen]),
              ("Platform", [plat[o.platform].name if o.platform in plat else o.platform
                            for _, o in chosen]),
              ("Serving engine", [name for name, _ in engines]))
