@@ -464,6 +464,43 @@ def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
     assert views[0].engine_fallback
 
 
+def test_workbook_retrieval_sheet_names_each_engine_as_the_pdf_does(tmp_path: Path) -> None:
+    """The Retrieval sheet's "Serving engine" row holds each workload's encoder engine in
+    the PDF's words (a text cell, never a formula), and its note the catalog's source for the
+    engine's fitted figures; a workload served with hand-fused kernels says so beside one on
+    the serving stack."""
+    import openpyxl
+
+    from llmsizer.documents.proposal.plan import plan_context
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.sizing.engine import size
+
+    text = MIXED.read_text().replace("    tokens_per_pair: 320\n",
+                                     "    tokens_per_pair: 320\n    engine: fused-tensorrt\n")
+    result = size(load_from_text(text, "rag-mixed.yaml"), CAT)
+    views = plan_context(result, CAT)["plan"].retrieval
+    words = [v.engine_name for v in views]
+    assert words == [CAT.encoder_engines["serving-stack"].name,
+                     CAT.encoder_engines["fused-tensorrt"].name]
+    book = tmp_path / "rag.xlsx"
+    write_workbook(result, book)
+    ws = openpyxl.load_workbook(book)["Retrieval"]
+    (row,) = [r for r in ws.iter_rows() if r[1].value == "Serving engine"]
+    cells = row[3:3 + len(views)]
+    assert [c.value for c in cells] == words
+    assert all(c.data_type == "s" for c in cells)  # text, not a formula
+    heads = [r[1].value for r in ws.iter_rows(max_row=row[0].row)]
+    assert "Encoder compute efficiency" not in heads  # named above the fitted figures
+    note = str(row[3 + len(views) + 1].value)
+    for key in ("serving-stack", "fused-tensorrt"):
+        engine = CAT.encoder_engines[key]
+        assert f"{engine.name}: {engine.source[:60]}" in note
+    assert "serving-stack" not in note and "fused-tensorrt" not in note  # no ids
+    # the GPU above it by name too (the PDF's words), never the catalog id
+    (gpu_row,) = [r for r in ws.iter_rows() if r[1].value == "GPU (one replica each)"]
+    assert [c.value for c in gpu_row[3:3 + len(views)]] == [v.gpu_name for v in views]
+
+
 @pytest.mark.parametrize("account", [MIXED.parents[2] / "inputs" / "rag-knowledge-base.yaml",
                                      SHARED],
                          ids=["own-nodes", "shared"])

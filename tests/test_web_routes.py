@@ -569,15 +569,21 @@ def test_a_bad_config_json_gets_the_cli_words_and_the_server_serves_on(client: T
 
 
 def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> None:
-    """The RAG account's embedding and reranking servers, with the JSON's figures."""
+    """The RAG account's embedding and reranking servers, with the JSON's figures; the
+    reranker here runs on hand-fused kernels, the embedder on the default serving stack."""
     account = ROOT / "inputs" / "rag-knowledge-base.yaml"
-    up = client.post("/upload/yaml", files={"file": (account.name, account.read_bytes())})
+    text = account.read_text().replace("    tokens_per_pair: 320",
+                                       "    engine: fused-tensorrt\n    tokens_per_pair: 320")
+    up = client.post("/upload/yaml", files={"file": (account.name, text.encode())})
     assert up.status_code == 200
     result = json.loads(post(client, "/download/json", fields(up.text)).text)
     assert result["plan"]["retrieval_groups"]
+    assert sorted(w["engine"] for w in result["retrieval"]) == ["fused-tensorrt", "serving-stack"]
     panel = re.search(r'<section id="retrieval">(.*?)</section>', up.text, re.S)
     assert panel
     text = visible(panel.group(1))
+    # the serving stack has too few published rows of its own (embedders.yaml)
+    assert "fitted on published benchmarks of that engine, or of every engine where" in text
     cat = load_catalog()
     for g in result["plan"]["retrieval_groups"]:
         rw = next(w for w in result["retrieval"] if w["name"] == g["workload"])
@@ -586,6 +592,10 @@ def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> Non
                f"({'embedding' if g['kind'] == 'embed' else 'reranking'}) on "
                f"{cat.gpus[g['gpu']].name}")
         assert row in text
+        # the encoder engine it is sized for, in the PDF's words (never the engine's id)
+        engine = cat.encoder_engines[rw["engine"]]
+        assert f"{row} Serving engine: {engine.name} " in text
+        assert rw["engine"] not in text
         tail = text.split(row, 1)[1]
         # platform, then nodes, replicas and GPUs bought
         assert f"{g['nodes']} {g['replicas']} {g['gpus_purchased']}" in tail.split("(p95)")[0] or \

@@ -28,7 +28,7 @@ from .layout import input_name, letter
 __all__ = ["TOTAL_ROWS", "retrieval_alone_refs", "retrieval_cell", "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
-HEAD_ROW = 4  # workload, model, GPU, platform
+HEAD_ROW = 4  # workload, model, GPU, platform, serving engine
 _ACCOUNT = {i.name for i in INPUTS if i.scope == "account"}
 # the catalog values the TCO lines read, as the engine looked them up for the option
 _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node price without GPUs",
@@ -39,7 +39,7 @@ _INPUTS = [(i.name, i.label, i.unit) for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COS
            if i.name not in _ACCOUNT]
 _CALCS = (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)
 _ROWS: dict[str, int] = {}
-_row = HEAD_ROW + 5
+_row = HEAD_ROW + 6
 for _name, *_ in (*_INPUTS, *_CATALOG):
     _ROWS[_name] = _row
     _row += 1
@@ -85,6 +85,13 @@ def retrieval_alone_refs(r: Result, key: str) -> list[str]:
             for g, ref in zip(r.plan.retrieval_groups, refs, strict=True)]
 
 
+def _engine(book: Book, w: RetrievalWorkloadResult) -> tuple[str, str]:
+    """The workload's encoder engine in words, as the PDF names it, and the catalog's source
+    for its fitted figures."""
+    engine = book.catalog.encoder_engines.get(w.engine)
+    return (engine.name, engine.source) if engine else (w.engine, "")
+
+
 def _namer(col: int) -> Callable[[str], str]:
     def name(n: str) -> str:
         n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
@@ -118,18 +125,26 @@ def write(book: Book) -> None:
     ws.set_column(FIRST_COL + n, FIRST_COL + n, 50)
     ws.set_column(FIRST_COL + n + 1, FIRST_COL + n + 1, 80)
     fit_width(ws, 51 + 22 * n, 51)
-    plat = book.catalog.platforms
+    plat, gpus = book.catalog.platforms, book.catalog.gpus
+    engines = [_engine(book, w) for w, _ in chosen]
     heads = (("Workload", [w.name for w, _ in chosen]),
              ("Model", [w.model_name for w, _ in chosen]),
-             ("GPU (one replica each)", [o.gpu for _, o in chosen]),
+             ("GPU (one replica each)", [gpus[o.gpu].name if o.gpu in gpus else o.gpu
+                                         for _, o in chosen]),
              ("Platform", [plat[o.platform].name if o.platform in plat else o.platform
-                           for _, o in chosen]))
+                           for _, o in chosen]),
+             ("Serving engine", [name for name, _ in engines]))
     for k, (label, texts) in enumerate(heads):
         ws.write_string(HEAD_ROW + k, 1, label, f("header"))
         ws.write_blank(HEAD_ROW + k, 0, None, f("header"))
         ws.write_blank(HEAD_ROW + k, 2, None, f("header"))
         for j, text in enumerate(texts):
             ws.write_string(HEAD_ROW + k, FIRST_COL + j, clean_text(text), f("header"))
+    # where each engine's compute efficiency and fixed time per batch come from (one line
+    # per engine named, as the catalog states it)
+    sources = dict(engines)
+    ws.write_string(HEAD_ROW + len(heads) - 1, FIRST_COL + n + 1, clean_text(
+        " ".join(f"{name}: {src}" for name, src in sources.items())), f("note"))
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
         fmt = number_format(unit, values or [0.0], book.cur)
