@@ -240,3 +240,12 @@ def test_catalog_prints_parameter_counts_in_billions() -> None:
     assert "6.74 B" in row
     row = next(ln for ln in out.stdout.splitlines() if ln.split()[:1] == ["llama-3.1-70b"])
     assert "70.6 B" in row
+
+
+def test_size_counts_in_words() -> None:
+    """One GPU is '1 GPU', never '1 GPUs' (inputs/small-l4-l40s.yaml: one L4 in one PCIe
+    server, as its PDF says)."""
+    out = run("size", ROOT / "inputs" / "small-l4-l40s.yaml").stdout
+    assert "(1 GPU bought, 1 used)" in out
+    assert re.search(r"^Total: 1 GPU in 1 node; ", out, re.M)
+    assert not re.search(r"\b1 (GPUs|nodes|replicas)\b", out)

@@ -278,8 +278,8 @@ def print_result(result: Result, console: Console | None = None) -> None:
         con.print(Text(QUALITY), highlight=False)
     _print_plan(result, con)
     tot = result.totals
-    nodes = f"{tot.nodes} node{'' if tot.nodes == 1 else 's'}"
-    con.print(Text(f"Total: {tot.gpus} GPUs in {nodes}; capex {_money(tot.capex, cur)}; "
+    con.print(Text(f"Total: {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
+                   f"capex {_money(tot.capex, cur)}; "
                    f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
                    f"{_money(tot.annual_cost_cloud, cur)}/yr"), highlight=False)
 
@@ -353,8 +353,9 @@ def _print_plan(result: Result, con: Console) -> None:
         notes = [f"; {standby} on standby" if standby else "",
                  f", {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         spare = "".join(notes)
-        con.print(Text(f"Plan: {g.nodes} × {platform(g.platform)} ({g.gpus_purchased} GPUs "
-                       f"bought, {g.gpus_used} used{spare})", style="bold"), highlight=False)
+        con.print(Text(f"Plan: {g.nodes} × {platform(g.platform)} "
+                       f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used} used{spare})",
+                       style="bold"), highlight=False)
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
@@ -375,15 +376,22 @@ def _print_plan(result: Result, con: Console) -> None:
                  "LLM pools)" if host else "its own nodes, not shared with the LLM pools")
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
         served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
-        con.print(Text(f"Plan: {rg.nodes} × {platform(rg.platform)} ({rg.gpus_purchased} GPUs "
-                       f"bought, {rg.gpus_used} used) for {rg.workload} "
+        con.print(Text(f"Plan: {rg.nodes} × {platform(rg.platform)} "
+                       f"({_n(rg.gpus_purchased, 'GPU')} bought, {rg.gpus_used} used) for "
+                       f"{rg.workload} "
                        f"({'embedding' if rg.kind == 'embed' else 'reranking'}), "
-                       f"{rg.replicas} replicas on {gpu(rg.gpu)} served by {served}, limited by "
+                       f"{_n(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
                        f"{rg.limited_by}; {where}", style="bold"), highlight=False)
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
-        con.print(f"Sized alone the workloads would need {ded.gpus_purchased} GPUs in {ded.nodes} "
-                  f"nodes, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.", highlight=False)
+        con.print(f"Sized alone the workloads would need {_n(ded.gpus_purchased, 'GPU')} in "
+                  f"{_n(ded.nodes, 'node')}, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.",
+                  highlight=False)
+
+
+def _n(count: int, noun: str) -> str:
+    """'1 GPU', '3 GPUs': the CLI's counts in words (no '1 GPUs')."""
+    return f"{count} {noun if count == 1 else noun + 's'}"
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:
