@@ -495,13 +495,9 @@ SOURCES = {
                               "stacks vs the NVIDIA-fitted efficiencies",
     "stack_efficiency_cdna4": "{fit}; MI355X rows (InferenceX SGLang and ATOM)",
     "alltoall_latency_us": "{fit}: per expert-parallel dispatch or combine, two per MoE layer",
-    "moe_compute_factor": "{fit}; beside the expert overhead per token, Mixtral-8x7B (wide "
-                          "experts) sets this factor, the narrow-expert models (Qwen3-30B-A3B, "
-                          "Qwen3-235B-A22B) the overhead",
-    "expert_slot_overhead": "{fit}: work each token costs per routed expert per layer beside "
-                            "the expert's own matrix products, counted as extra expert columns "
-                            "(small-active mixture-of-experts models were otherwise "
-                            "over-predicted)",
+    "moe_compute_factor": "{fit}; set mostly by Mixtral-8x7B (wide experts)",
+    "expert_slot_overhead": "{fit}; work per routed expert, token and layer beyond the "
+                            "expert's matrix products (narrow experts: Qwen3-30B-A3B)",
     "step_overhead_ms": "{fit}: scheduler, sampling and launch time per decode step",
     "allreduce_latency_us": "{fit}: per all-reduce, two per layer",
     "link_efficiency": "{fit}: achieved share of one-direction link bandwidth (NVLink and PCIe alike)",

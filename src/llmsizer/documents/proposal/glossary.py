@@ -72,8 +72,7 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Serving engine", "The software that runs the model on the GPUs and answers "
          "requests (vLLM, SGLang, TensorRT-LLM); its scheduling and kernels decide how much of "
          "the hardware's speed is reached. Embedding and reranking servers run an encoder "
-         "engine instead (Text Embeddings Inference, Infinity, an NVIDIA NIM), and the share of "
-         "the GPU's peak it reaches differs by engine."),
+         "engine (Text Embeddings Inference, Infinity, a NIM); its share of peak differs too."),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "
