@@ -255,6 +255,16 @@ def _compiled_runtime(case: Case) -> bool:
                                        and not _pytorch_backend(case))
 
 
+def _adp_balance_timeout(case: Case, catalog: Catalog) -> float:
+    """Iterations TensorRT-LLM holds a prompt for attention-DP balance: InferenceX's harness
+    runs its PyTorch backend with attention DP and ``enable_balance`` on (constant
+    ``inferencex_adp_balance_timeout_iters``, with its source); the engine's default is off."""
+    if (case.point.adp > 1 and case.engine in DATACENTER_ENGINES and _pytorch_backend(case)
+            and "inferencex" in row_text(case.point)):
+        return catalog.constant("inferencex_adp_balance_timeout_iters")
+    return 0.0
+
+
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     """Engine-profile inputs (memory policy, batch cap, llama.cpp efficiencies)."""
     k = catalog.constant
@@ -342,8 +352,9 @@ def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Seque
     if steps is not None and not _compiled_runtime(case):
         row.profile = {**row.profile, "scheduler_steps": steps}
     users, env = _closed_loop_env(row)
-    return [_figure("closed_loop_ttft_ms", env, concurrency_given=users, round_share_given=s)
-            for s in shares]
+    timeout = _adp_balance_timeout(case, catalog)
+    return [_figure("closed_loop_ttft_ms", env, concurrency_given=users, round_share_given=s,
+                    adp_balance_timeout_given=timeout) for s in shares]
 
 
 def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
@@ -356,7 +367,8 @@ def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
         return _num(env, "tokens_per_s_per_user"), env
     if p.metric == "ttft_ms":
         return _figure("closed_loop_ttft_ms", env, concurrency_given=users,
-                       round_share_given=row.catalog.constant("closed_loop_round_share")), env
+                       round_share_given=row.catalog.constant("closed_loop_round_share"),
+                       adp_balance_timeout_given=_adp_balance_timeout(row.case, row.catalog)), env
     return _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
                    replicas_given=row.replicas), env
 

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, Expr, gt, ref
 from .core import r
-from .queueing import SLOT_FIXED_MS, SLOT_STEPS, burst_wait_ms, closed_loop_wait_ms
+from .queueing import (
+    SLOT_FIXED_MS,
+    SLOT_STEPS,
+    adp_balance_wait_ms,
+    burst_wait_ms,
+    closed_loop_wait_ms,
+)
 
 
 # ---- benchmark reproduction (``llmsizer fidelity``, docs/calibration.md) -----------------
@@ -50,11 +56,14 @@ FIGURES: tuple[Figure, ...] = (
            "each producing its output once per request cycle."),
     Figure("closed_loop_ttft_ms", "ms",
            r("ttft_ms") + closed_loop_wait_ms(r("concurrency_given"), _occupied, _cycle,
-                                              r("tpot_ms"), r("round_share_given")),
+                                              r("tpot_ms"), r("round_share_given"))
+           + adp_balance_wait_ms(MIN(r("concurrency_given"), _occupied), _cycle, r("tpot_ms"),
+                                 r("adp"), r("adp_balance_timeout_given")),
            "TTFT + the longer of the slot wait (beyond the batch the engine can hold, "
            "(C / batch - 1) request cycles: Little's law) and the round wait (below it, "
-           "share x (in flight - 1) steps: prompts arrive in rounds); queueing.py. Evaluate "
-           "with burstiness 0: a closed loop's arrivals are paced by its answers."),
+           "share x (in flight - 1) steps: prompts arrive in rounds), + the attention-DP "
+           "balance hold where the engine runs it; queueing.py. Evaluate with burstiness 0: "
+           "a closed loop's arrivals are paced by its answers."),
     Figure("burst_ttft_ms", "ms",
            burst_wait_ms(r("requests_given"), _occupied, _cycle, r("prefill_ms"))
            + r("ttft_overhead_ms"),

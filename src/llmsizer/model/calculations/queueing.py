@@ -94,6 +94,23 @@ def round_wait_ms(concurrency: Expr, batch: Expr, step_ms: Expr, share: Expr) ->
                - (r("ttft_queue_steps") - 0.5)) * step_ms
 
 
+def adp_balance_wait_ms(in_flight: Expr, cycle_ms: Expr, step_ms: Expr, ranks: Expr,
+                        timeout_steps: Expr) -> Expr:
+    """TensorRT-LLM's attention-DP balance (``attention_dp_config.enable_balance``): a new
+    prompt's prefill is held until every one of the ``ranks`` attention-DP ranks has one, at
+    most ``timeout_steps`` iterations (``timeout_iters``; the iteration counter runs whether
+    or not a prompt waits, so a prompt meets it half-way on average). A closed loop's new
+    prompt goes to the rank whose request just ended, a random rank, so covering every rank
+    takes ranks x H(ranks - 1) arrivals (coupon collecting; H(n) ~ ln n + 0.5772 + 1/(2n) -
+    1/(12 n^2)), arriving in_flight per request cycle. The mean wait is half the shorter of
+    the two. 0 without attention DP or with the balance off (timeout 0), as in the sizing."""
+    n = MAX(1, ranks - 1)
+    harmonic = LOG(n, math.e) + 0.5772 + 1 / (2 * n) - 1 / (12 * n * n)
+    cover_ms = ranks * harmonic * cycle_ms / MAX(1, in_flight)
+    return IF(AND(gt(ranks, 1), gt(timeout_steps, 0)),
+              MIN(timeout_steps * step_ms, cover_ms) / 2, 0)
+
+
 def burst_wait_ms(requests: Expr, batch: Expr, cycle_ms: Expr, prefill_ms: Expr) -> Expr:
     """Mean first-token time of N requests that all arrive at once (a benchmark at request
     rate "inf"): the engine takes the first ``batch`` of them, prefills their prompts one
