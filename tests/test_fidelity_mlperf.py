@@ -5,6 +5,8 @@ tests/data/mlperf_inference.csv."""
 
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 
 import pytest
@@ -107,10 +109,17 @@ def test_mlperf_error_and_coverage() -> None:
     summary = {s.regime: s for s in summarise(results)}
     # issue 21 acceptance: Offline median |error| <= 15 % (met: 12.9 %, 19 rows)
     assert summary["offline"].count == 19 and summary["offline"].median_abs_error <= 0.15
-    # Server + Interactive: the target is <= 20 %; measured 24.5 % (25 rows, bias +16.4 %;
-    # docs/calibration.md "MLPerf Inference rows") -- not met, pinned so a change shows
+    # Server + Interactive: the target is <= 20 %; measured 16.4 % (25 rows, bias +13.6 %;
+    # 24.5 % before the p99 TPOT carried the batch's Poisson fluctuation; docs/calibration.md
+    # "MLPerf Inference rows"), pinned so a change shows
     assert summary["rate"].count == 25
-    assert summary["rate"].median_abs_error == pytest.approx(0.245, abs=0.005)
+    assert summary["rate"].median_abs_error == pytest.approx(0.164, abs=0.005)
+    assert summary["rate"].median_abs_error <= 0.20
+    # the six Interactive rows, where the 40 ms p99 TPOT binds: +19 to +40 % before, now
+    # +9 to +30 % (median |error| 24.1 % -> 14.9 %)
+    interactive = sorted(abs(r.error) for r in results
+                         if r.point.raw["scenario"] == "Interactive")
+    assert len(interactive) == 6 and (interactive[2] + interactive[3]) / 2 <= 0.16
     # llama3.1-405b Server on H200 x8 (TP8, one instance): the 6 s p99 TTFT of 9,429-token
     # prompts binds well below the offline throughput, as measured (291 vs 559 tokens/s)
     server_405b = [r for r in results if r.point.model == "llama-3.1-405b"
@@ -118,3 +127,42 @@ def test_mlperf_error_and_coverage() -> None:
     offline_405b = [r for r in results if r.point.model == "llama-3.1-405b"
                     and r.point.gpu == "h200-sxm" and r.point.raw["scenario"] == "Offline"]
     assert server_405b[0].predicted < 0.6 * offline_405b[0].predicted
+
+
+def _lifetime_mean_batch(rate: float, service: float, n: int, seed: int) -> list[float]:
+    """Poisson arrivals (``rate``), each request in service for ``service``: the mean number
+    in service over each request's own life, by sweeping the event times."""
+    rng = random.Random(seed)
+    starts, t = [], 0.0
+    for _ in range(n):
+        t += rng.expovariate(rate)
+        starts.append(t)
+    means = []
+    lo = 0
+    for s in starts:
+        if s < 3 * service or s > starts[-1] - 3 * service:
+            continue  # away from the ends: steady state
+        while starts[lo] < s - service:
+            lo += 1
+        # overlap of each other request [a, a + service] with [s, s + service]
+        total = 0.0
+        j = lo
+        while j < len(starts) and starts[j] < s + service:
+            total += max(0.0, min(starts[j], s) + service - max(starts[j], s))
+            j += 1
+        means.append(total / service)
+    return means
+
+
+def test_batch_a_request_sees_over_its_life_is_poisson_with_two_thirds_variance() -> None:
+    """The p99 TPOT term (benchmarks.py ``tpot_p99_from_mean_ms``): under Poisson arrivals a
+    request's mean batch over its life has mean about L and variance 2/3 x L, and its p99 is
+    about L + 2.326 x sqrt(2 L / 3). Simulated at L = 100 (59,393 requests): mean 100.5
+    (itself counted), std 8.23 against sqrt(200 / 3) = 8.16, p99 119.7 against 119.0."""
+    means = sorted(_lifetime_mean_batch(rate=100.0, service=1.0, n=60_000, seed=3))
+    mean = sum(means) / len(means)
+    std = math.sqrt(sum((m - mean) ** 2 for m in means) / len(means))
+    assert mean == pytest.approx(100, rel=0.02)
+    assert std == pytest.approx(math.sqrt(2 * 100 / 3), rel=0.05)
+    assert means[int(0.99 * len(means))] == pytest.approx(100 + 2.326 * math.sqrt(200 / 3),
+                                                          rel=0.02)

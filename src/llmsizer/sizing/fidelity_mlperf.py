@@ -161,8 +161,9 @@ def env_at_rate(row: RowLike, rate: float, saturated: Mapping[str, Value]) -> di
 
 
 def p99_latencies(env: Mapping[str, Value], catalog: Catalog) -> tuple[float, float]:
-    """(p99 TTFT, p99 TPOT) in ms: the queueing term's percentile, and the mean TPOT times the
-    measured p99/mean ratio (TPOT is a per-request mean, so its spread is narrow)."""
+    """(p99 TTFT, p99 TPOT) in ms: the queueing term's percentile, and the TPOT at the batch
+    a p99 request sees under Poisson arrivals times the measured p99/mean ratio
+    (``tpot_p99_from_mean_ms``: each request's TPOT is a mean over its tokens)."""
     return (_num(env, "ttft_p99_ms"),
             _figure("tpot_p99_from_mean_ms", env,
                     tpot_p99_over_mean_given=catalog.constant("tpot_p99_over_mean")))
