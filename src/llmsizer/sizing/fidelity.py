@@ -258,10 +258,10 @@ def _compiled_runtime(case: Case) -> bool:
 def _adp_balance_timeout(case: Case, catalog: Catalog) -> float:
     """Iterations TensorRT-LLM holds a prompt for attention-DP balance: InferenceX's harness
     runs its PyTorch backend with attention DP and ``enable_balance`` on (constant
-    ``inferencex_adp_balance_timeout_iters``, with its source); the engine's default is off."""
+    ``trtllm_inferencex_adp_balance_iters``, with its source); the engine's default is off."""
     if (case.point.adp > 1 and case.engine in DATACENTER_ENGINES and _pytorch_backend(case)
             and "inferencex" in row_text(case.point)):
-        return catalog.constant("inferencex_adp_balance_timeout_iters")
+        return catalog.constant("trtllm_inferencex_adp_balance_iters")
     return 0.0
 
 
