@@ -2,6 +2,9 @@
 
     python benchmarks/calibrate_occupancy.py            # fit, print the tables
     python benchmarks/calibrate_occupancy.py --write    # ... and update catalogs/constants.yaml
+    python benchmarks/calibrate_occupancy.py --hold-out-gpu b200 [--share 0.99]
+        # issue 23's Blackwell bar: refit every datacenter constant without that GPU's rows
+        # (calibrate.py's fold: warm start, 10 iterations) and predict them (~3-5 minutes)
 
 The memory rule reserves KV for prompt + occupancy x output per request
 (``context_tokens``); occupancy 1 reserves the whole output. An engine that admits requests by
@@ -31,15 +34,19 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibrate import (  # noqa: E402
     CONSTANTS,
+    DATACENTER,
     F_SCALE,
+    _fold,
     load_cases,
     set_constant,
     source_of,
     with_constants,
 )
 
+from llmsizer.inputs.benchdata import BenchPoint  # noqa: E402
 from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
 from llmsizer.sizing.fidelity import (  # noqa: E402
+    LLAMACPP,
     TRTLLM_BENCH,
     Case,
     RowResult,
@@ -73,6 +80,14 @@ def _loss(error: float) -> float:
     return 2 * (math.sqrt(1 + z * z) - 1)
 
 
+def _other_than(key: Callable[[Case], str], group: str) -> Callable[[Case], bool]:
+    return lambda c: key(c) != group
+
+
+def _result_of(key: Callable[[BenchPoint], str], group: str) -> Callable[[RowResult], bool]:
+    return lambda r: key(r.point) == group
+
+
 class Scan:
     """The rows' errors at every grid share, computed once (a fit is then a sum)."""
 
@@ -95,7 +110,7 @@ class Scan:
         """Each group's rows predicted with the share fitted without that group."""
         out = []
         for group in sorted({key(c) for c in self.rows}):
-            share = self.fit(lambda c, g=group: key(c) != g)
+            share = self.fit(_other_than(key, group))
             out += [r for c, r in zip(self.rows, self.results[share], strict=True)
                     if key(c) == group]
         return out
@@ -119,7 +134,7 @@ def report(name: str, scan: Scan, share: float) -> list[str]:
         "all": lambda r: True,
         "decode-heavy (OSL >= 2 x ISL)": lambda r: r.point.osl >= 2 * r.point.isl,
         "prefill-heavy (ISL >= 2 x OSL)": lambda r: r.point.isl >= 2 * r.point.osl}
-    groups |= {src: (lambda r, s=src: source_of(r.point) == s)
+    groups |= {src: _result_of(lambda p: source_of(p), src)
                for src in sorted({source_of(c.point) for c in scan.rows})}
     for label, keep in groups.items():
         for variant, rows in (("before (1)", scan.results[DEFAULT]),
@@ -130,12 +145,37 @@ def report(name: str, scan: Scan, share: float) -> list[str]:
     return lines
 
 
+def hold_out_gpu(gpu: str, cases: Sequence[Case], catalog: Catalog) -> None:
+    """One leave-one-GPU-out fold of calibrate.py: the GPU's rows predicted by the constants
+    refitted on every other datacenter row."""
+    dc = [c for c in cases if c.engine != LLAMACPP]
+    warm = {n: catalog.constant(n) for n in DATACENTER}
+    held = _fold(([c for c in dc if c.point.gpu != gpu], [c for c in dc if c.point.gpu == gpu],
+                  DATACENTER, catalog, warm))
+    print("| rows | count | median abs error | p90 abs error | bias |\n|---|---:|---:|---:|---:|")
+    groups: dict[str, Callable[[RowResult], bool]] = {
+        "all": lambda r: True, "throughput": lambda r: r.point.metric == "output_tokens_per_s"}
+    groups |= {f"{k[0]} {k[1]}": _result_of(lambda p: f"{p.regime} {p.metric}", f"{k[0]} {k[1]}")
+               for k in sorted({(r.point.regime, r.point.metric) for r in held})}
+    for label, keep in groups.items():
+        print(f"| {gpu} held out, {label} " + stats([r.error for r in held if keep(r)]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update constants.yaml")
+    parser.add_argument("--hold-out-gpu", default="",
+                        help="instead: predict this GPU's rows from a refit without them")
+    parser.add_argument("--share", type=float, default=None,
+                        help="with --hold-out-gpu: the TensorRT-engine backend's share to use")
     args = parser.parse_args()
     catalog = load_catalog()
+    if args.share is not None:
+        catalog = with_constants(catalog, {"trtllm_kv_output_occupancy": args.share})
     cases, _, _ = load_cases(catalog)
+    if args.hold_out_gpu:
+        hold_out_gpu(args.hold_out_gpu, cases, catalog)
+        return
     fitted: dict[str, float] = {}
     counts: dict[str, int] = {}
     for name, rows in offline_rows(cases).items():

@@ -12,7 +12,8 @@ How a row becomes inputs (docs/calibration.md explains why):
   less the weights and a runtime reserve (``trtllm_runtime_reserve_gb``), with batch cap
   ``trtllm_max_batch``; the fraction is 0.95 under trtllm-bench
   (``trtllm_kv_cache_fraction``) and the library default 0.9 behind a server (Triton,
-  NIM: ``trtllm_serving_kv_cache_fraction``).
+  NIM: ``trtllm_serving_kv_cache_fraction``). An offline run's request holds a fitted share
+  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and

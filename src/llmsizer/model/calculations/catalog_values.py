@@ -93,8 +93,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("context_tokens", "KV reserved per request", "tokens", "KV",
        IF(gt(r("max_context_tokens"), 0), r("max_context_tokens"),
           r("prompt_tokens") + r("kv_output_occupancy") * r("output_tokens")),
-       "Stated maximum context, else prompt + the share of the output the engine holds "
-       "(1 = all of it)."),
+       "Stated maximum context, else prompt + the held share of the output."),
     _c("mla_kv_dim", "MLA latent width", "elements", "KV",
        IF(gt(r("kv_lora_rank"), 0), r("kv_lora_rank") + r("qk_rope_head_dim"), 0),
        "kv_lora_rank + qk_rope_head_dim for MLA models; 0 = standard attention."),

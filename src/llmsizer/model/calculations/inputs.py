@@ -233,10 +233,8 @@ INPUTS: tuple[Input, ...] = (
        "Share of the memory left after weights that the engine gives the KV cache.",
        low=0.1, high=1),
     _i("kv_output_occupancy", "Share of the output held in KV", "fraction", "option",
-       "Average share of a request's output tokens its KV cache holds while the batch runs: "
-       "1 = the engine reserves prompt + output for every request; below 1 an engine that "
-       "admits requests by the cache they hold now (fitted on offline benchmarks per "
-       "engine release).", low=0, high=1),
+       "1 = prompt + output reserved per request; below 1 where an engine's offline runs "
+       "show requests holding less on average.", low=0, high=1),
     _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
        "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
        integer=True),
