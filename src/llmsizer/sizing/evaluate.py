@@ -214,6 +214,9 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "ttft_overhead_ms": k("ttft_overhead_ms"),
         "scheduler_steps": k("first_token_engine_steps"),
         "kv_cache_fraction": k("kv_cache_fraction"),
+        # the whole output reserved per request: no offline rows fit this engine profile's
+        # share (fidelity fits TensorRT-LLM's; docs/calibration.md, Offline occupancy)
+        "kv_output_occupancy": 1.0,
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
         # aggregated serving; an xPyD option states its prefill replicas (sizing/xpyd.py)
         "disagg_prefill_gpus": 0.0,

@@ -12,7 +12,8 @@ How a row becomes inputs (docs/calibration.md explains why):
   less the weights and a runtime reserve (``trtllm_runtime_reserve_gb``), with batch cap
   ``trtllm_max_batch``; the fraction is 0.95 under trtllm-bench
   (``trtllm_kv_cache_fraction``) and the library default 0.9 behind a server (Triton,
-  NIM: ``trtllm_serving_kv_cache_fraction``).
+  NIM: ``trtllm_serving_kv_cache_fraction``). An offline run's request holds a fitted share
+  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and
@@ -243,7 +244,7 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
     return Speculative(method="mtp", draft_tokens=drafts)
 
 
-def _pytorch_backend(case: Case) -> bool:
+def pytorch_backend(case: Case) -> bool:
     text = row_text(case.point)
     return "pytorch backend" in text or "tensorrt-llm/release:1." in text
 
@@ -252,7 +253,7 @@ def _compiled_runtime(case: Case) -> bool:
     """The engine's request path is compiled C++ (llama.cpp; TensorRT-LLM's engine backend
     behind Triton or NIM 1.x): no whole engine steps before the first token."""
     return case.engine == LLAMACPP or (case.engine in DATACENTER_ENGINES
-                                       and not _pytorch_backend(case))
+                                       and not pytorch_backend(case))
 
 
 def _adp_balance_timeout(case: Case, catalog: Catalog) -> float:
@@ -273,11 +274,17 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
             "trtllm_serving_kv_cache_fraction")
         # the PyTorch backend (v0.19 on; the default from 1.0) keeps a different runtime
         # reserve outside its KV pool than the TensorRT-engine backend of the v0.17 tables
-        pytorch = _pytorch_backend(case)
+        pytorch = pytorch_backend(case)
         reserve = "trtllm_pytorch_runtime_reserve_gb" if pytorch else "trtllm_runtime_reserve_gb"
+        # offline runs (trtllm-bench): the share of its output a request's KV holds, fitted
+        # per backend; behind a server the product's default (no offline rows to fit)
+        held = ({"kv_output_occupancy": k("trtllm_pytorch_kv_output_occupancy" if pytorch
+                                          else "trtllm_kv_output_occupancy")}
+                if case.engine == TRTLLM_BENCH else {})
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
                 "runtime_reserve_gb": k(reserve),
                 "kv_cache_fraction": k(fraction),
+                **held,
                 "max_batch_per_replica": k("trtllm_max_batch"),
                 # the TensorRT engine backend's request path is compiled C++ (Triton, NIM
                 # 1.x): no whole engine steps before the first token; the PyTorch backend's

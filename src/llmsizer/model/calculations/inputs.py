@@ -232,6 +232,9 @@ INPUTS: tuple[Input, ...] = (
     _i("kv_cache_fraction", "KV share of free memory", "fraction", "option",
        "Share of the memory left after weights that the engine gives the KV cache.",
        low=0.1, high=1),
+    _i("kv_output_occupancy", "Share of the output held in KV", "fraction", "option",
+       "1 = prompt + output reserved per request; below 1 where an engine's offline runs "
+       "show requests holding less on average.", low=0, high=1),
     _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
        "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
        integer=True),
