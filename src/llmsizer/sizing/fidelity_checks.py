@@ -47,7 +47,10 @@ def contradicted_rows(points: Iterable[BenchPoint]) -> dict[int, str]:
             continue
         (tput,), (tpot,), (ttft,) = rows
         users = float(tput.concurrency or 0)
-        implied = users * tput.osl / (ttft.value / 1000 + tput.osl * tpot.value / 1000)
+        cycle_s = ttft.value / 1000 + tput.osl * tpot.value / 1000
+        if cycle_s <= 0 or users * tput.osl <= 0:  # nothing to compare (no length or time)
+            continue
+        implied = users * tput.osl / cycle_s
         ratio = tput.value / implied
         if not 1 / LITTLE_FACTOR <= ratio <= LITTLE_FACTOR:
             out[tput.row] = (
