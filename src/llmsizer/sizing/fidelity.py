@@ -51,6 +51,7 @@ from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
+from .fidelity_checks import contradicted_rows
 from .fidelity_disagg import disagg_reasons, predict_disagg
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 from .fidelity_stats import RowResult as RowResult
@@ -428,7 +429,10 @@ def predict(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]
 
 def prepare(points: Iterable[BenchPoint], catalog: Catalog) -> tuple[list[Case], list[Skipped]]:
     labels = LabelIndex(catalog)
-    got = [interpret(point, catalog, labels) for point in points]
+    points = list(points)
+    contradicted = contradicted_rows(points)  # a run's own figures disagree (fidelity_checks)
+    got = [interpret(p, catalog, labels) if p.row not in contradicted
+           else Skipped(p.row, (contradicted[p.row],), p.raw) for p in points]
     return ([c for c in got if isinstance(c, Case)], [k for k in got if isinstance(k, Skipped)])
 
 
