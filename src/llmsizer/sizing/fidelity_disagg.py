@@ -111,9 +111,11 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
 
     def decode_rate(e: Mapping[str, Value]) -> float:
         return _figure("disagg_decode_requests_per_s", e, decode_replicas_given=y,
-                       concurrency_given=users, ttft_given=ttft,
                        tpot_given=_figure("disagg_decode_tpot_ms", e))
 
+    # the users waiting for their first token hold no decode slot (Little's law)
+    env = decode_env(_figure("disagg_closed_loop_batch_per_replica", env,
+                             concurrency_given=users, ttft_given=ttft))
     rate = decode_rate(env)
     if prefill_rate < rate:  # prefill-bound: fewer sequences in flight in the decode pool
         batch = _figure("disagg_rate_batch_per_replica", env, concurrency_given=users,

@@ -25,6 +25,12 @@ _occupied = MAX(1, r("batch_per_replica"))
 # a decode-pool step: t(B) without the amortised prefill (prompts run in the prefill pool)
 _decode_tpot = r("tpot_ms") - r("prefill_ms_per_seq_step") * _occupied * r("spec_tpot_factor")
 
+# the closed loop's decode batch: k B^2 b + (T + k a - k b C) B - k a C = 0, with
+# k = (output - 1) x the speculative TPOT factor, b the decode pool's step per sequence
+_kd = (r("output_tokens") - 1) * r("spec_tpot_factor")
+_b = r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+_p = r("ttft_given") + _kd * r("step_fixed_ms") - _kd * _b * r("concurrency_given")
+
 # the prefill pool's request rate shared by the decode replicas, per ms
 _rate_ms = r("prefill_rate_given") / r("decode_replicas_given") / 1000
 
@@ -58,11 +64,20 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            "Prompts the prefill pool completes per second with its batches full: replicas x "
            "1000 / (ms per prompt token x the disaggregated prefill factor x prompt tokens to "
            "prefill)."),
+    Figure("disagg_closed_loop_batch_per_replica", "sequences",
+           MIN(r("concurrency_given"),
+               (POWER(_p * _p + 4 * _kd * _kd * r("step_fixed_ms") * _b * r("concurrency_given"),
+                      0.5) - _p) / (2 * _kd * _b)),
+           "A closed loop of C users per decode replica: a user waiting for its first token "
+           "holds no decode slot, so the batch is C x D / (TTFT + D), D = (output - 1) x "
+           "t(B) the time it decodes (Little's law); t(B) = a + b x B makes it a quadratic "
+           "in B, solved in closed form."),
     Figure("disagg_decode_requests_per_s", "requests/s",
-           r("decode_replicas_given") * MIN(r("concurrency_given"), _occupied) * 1000
-           / (r("ttft_given") + (r("output_tokens") - 1) * r("tpot_given")),
-           "Requests the decode pool completes per second in a closed loop of C users per "
-           "decode replica: each user's cycle is TTFT + (output - 1) x TPOT."),
+           r("decode_replicas_given") * IF(gt(r("batch_per_replica"), 0), r("batch_per_replica"), 1)
+           * 1000 / ((r("output_tokens") - 1) * r("tpot_given")),
+           "Requests the decode pool completes per second: its sequences in flight / the time "
+           "each decodes, (output - 1) x TPOT (Little's law); one sequence where the memory "
+           "rule leaves no room, as the step time assumes."),
     Figure("disagg_rate_batch_per_replica", "sequences",
            IF(gt(1 - _rate_ms * (r("output_tokens") - 1) * r("spec_tpot_factor")
                  * (r("step_ms_per_seq") - r("prefill_ms_per_seq_step")), 0),
