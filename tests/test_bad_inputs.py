@@ -273,6 +273,23 @@ def test_file_name_with_a_terminal_escape_is_shown_escaped(tmp_path: Path) -> No
     assert "evil\\x1b[31m\\nname.yaml:11:1: not valid YAML" in proc.stderr
 
 
+
+def test_a_key_holding_a_line_break_stays_on_its_line(tmp_path: Path) -> None:
+    """A key made of a line break (found by tests/test_fuzz.py) was echoed raw in the fix
+    (`write ... e.g. `<newline>: 2``) and split its problem over two lines."""
+    doc = yaml.safe_load((ROOT / "inputs" / "example.yaml").read_text())
+    doc["costs"] = {**(doc.get("costs") or {}), "gpu_prices": {"\n": '=HYPERLINK("x")'}}
+    doc["workloads"][0]["bad\x1bkey"] = 3
+    path = tmp_path / "keys.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    with pytest.raises(LlmsizerError) as caught:
+        load(path)
+    head, *lines = str(caught.value).split("\n")
+    assert head == f"{path}: 2 problems:" and len(lines) == 2, str(caught.value)
+    assert all(line.startswith(f"  {path}:") and "\x1b" not in line for line in lines)
+    assert "costs.gpu_prices.\\n: Input should be a valid number" in lines[0]
+    assert "e.g. `\\n: 2`" in lines[0] and "unknown key 'bad\\x1bkey'" in lines[1]
+
 # --- the command line: real exit codes, one line, nothing written -------------------------
 
 CLI_SUBSET = [

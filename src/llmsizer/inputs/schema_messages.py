@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..base.errors import InputError
+from ..base.textsafe import printable
 from ..model.catalog import load_catalog, suggest
 from .schema import Requirements
 from .yamlpositions import Located
@@ -48,7 +49,9 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            text = str(part) if len(str(part)) <= 40 else str(part)[:37] + "..."
+            # a key may hold a line break or ESC: escaped, the message stays one line
+            text = printable(str(part))
+            text = text if len(text) <= 40 else text[:37] + "..."
             out += f".{text}" if out else text
     return out
 
@@ -478,4 +481,5 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             msg += f"; {hint}"
         if allowed and (schema or {}).get("type") in ("integer", "number"):
             msg += f" (allowed: {allowed})"
-    return InputError(msg, file=filename, line=line, column=col, field=field)
+    # keys echoed in a fix (`\n: 2`) are the file's text: one line, no escapes, whatever it holds
+    return InputError(printable(msg), file=filename, line=line, column=col, field=field)
