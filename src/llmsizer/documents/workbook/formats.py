@@ -186,6 +186,7 @@ _ROLES: dict[str, dict[str, Any]] = {
     "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
     "text": {"valign": "top"},
     "wrap": {"text_wrap": True, "valign": "top"},
+    "wrap_bold": {"text_wrap": True, "valign": "top", "bold": True},
     "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
     "input": {"locked": False, "valign": "top", "bg_color": "#FFF2CC", "font_color": "#0033CC",
               "border": 1, "border_color": "#BFBFBF"},

@@ -1,0 +1,134 @@
+"""The workbook speaks to customers (developers' guide: names instead of ids, no input paths):
+what the printed sheets show, and how they print. Each test reads a real workbook of a shipped
+example account (inputs/) with openpyxl.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT
+
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+openpyxl: Any = importlib.import_module("openpyxl")
+get_column_letter: Any = importlib.import_module("openpyxl.utils").get_column_letter
+
+CODE_HEAD = "Configuration code in the results file"
+
+
+@cache
+def _result(account: str) -> Result:
+    return size(load(ROOT / "inputs" / f"{account}.yaml"))
+
+
+@cache
+def _book(account: str, tmp: Path) -> Any:
+    path = tmp / f"{account}.xlsx"
+    write_workbook(_result(account), path)
+    return openpyxl.load_workbook(path)
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    tmp = tmp_path_factory.mktemp("words")
+    return lambda account: _book(account, tmp)
+
+
+def _options_rows(ws: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    heads = [c.value for c in ws[4]]
+    return heads, [r for r in ws.iter_rows(min_row=5, values_only=True) if r[0]]
+
+
+@pytest.mark.parametrize("account", ["example", "frontier-moe-rack"])
+def test_options_sheet_names_each_option_as_the_proposal_does(books: Any, account: str) -> None:
+    """Column B names the option as the PDF's alternatives table does ('4 × NVIDIA H100 SXM
+    80GB, FP8 weights, FP8 KV cache'), not by its id ('h100-sxm/fp8/kv-fp8/tp4') nor in lower
+    case ('fp8 weights'); the id stays only in a hidden column, for matching the results
+    file, whose header says so."""
+    ws = books(account)["Options"]
+    heads, rows = _options_rows(ws)
+    code = heads.index(CODE_HEAD)
+    assert ws.column_dimensions[get_column_letter(code + 1)].hidden
+    gpus = load_catalog().gpus
+    options = {(w.name, o.id): o for w in _result(account).workloads for o in w.options}
+    assert len(rows) == len(options)
+    for row in rows:
+        o = options[(row[0], row[code])]
+        words = str(row[1])
+        assert words.startswith(f"{o.tp} × {gpus[o.gpu].name}, "
+                                f"{o.weight_precision.upper()} weights, "
+                                f"{o.kv_precision.upper()} KV cache"), words
+        shown = [str(v) for j, v in enumerate(row) if j != code and v is not None]
+        assert not any(o.id in v or "/kv-" in v or f"{o.weight_precision} weights" in v
+                       for v in shown), row
+
+
+def test_options_sheet_tells_apart_options_that_differ_beyond_tp(books: Any) -> None:
+    """inputs/frontier-moe-rack.yaml: GB300 at TP16 both with and without separate prefill
+    replicas (ids gb300/fp4/kv-fp8/tp16/ep16/adp16[/prefill-tp8-ep8-adp8]); the words say
+    what differs, as the PDF's option label does, so no two rows of a workload read alike."""
+    heads, rows = _options_rows(books("frontier-moe-rack")["Options"])
+    platform = heads.index("Platform")
+    seen = [(r[0], r[1], r[platform]) for r in rows]
+    assert len(set(seen)) == len(seen)
+    words = {r[heads.index(CODE_HEAD)]: r[1] for r in rows}
+    assert words["gb300/fp4/kv-fp8/tp16/ep16/adp16/prefill-tp8-ep8-adp8"].endswith(
+        "FP8 KV cache · experts spread over 16 GPUs · attention data-parallel over 16 ranks · "
+        "decode only, prompts read by prefill replicas of 8 GPUs")
+
+
+def _printed(ws: Any) -> tuple[int, int, int, int]:
+    """(first column, first row, last column, last row) of the sheet's print area, 1-based."""
+    from openpyxl.utils.cell import range_boundaries
+
+    area = str(ws.print_area).split("!")[-1].replace("$", "")
+    c1, r1, c2, r2 = range_boundaries(area)
+    return c1, r1, c2, r2
+
+
+def test_retrieval_sheet_prints_legibly(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml: the Retrieval sheet used to print at a tiny scale in
+    LibreOffice (one page wide, set by an 80-character notes column and a 438-character line
+    beside the serving engines). Now: landscape, one page wide and as many pages down as the
+    rows need, the label, unit, workload and wrapped note columns printed (under about 200
+    characters across, the width a landscape A4 page prints legibly, formats._PAGE_CHARS);
+    the calculation names (column A) and the formula by name stay on screen, as on the
+    calculation sheets."""
+    ws = books("rag-knowledge-base")["Retrieval"]
+    setup = ws.page_setup
+    assert setup.orientation == "landscape"
+    assert (setup.fitToWidth in (None, 1), setup.fitToHeight) == (True, 0)
+    assert ws.sheet_properties.pageSetUpPr.fitToPage
+    c1, r1, c2, r2 = _printed(ws)
+    assert (c1, r1) == (2, 1)
+    heads = {ws.cell(row=5, column=c).value: c for c in range(1, ws.max_column + 1)}
+    assert c2 == heads["Passage reranking"] + 1  # the workloads, then their notes
+    assert r2 == max(r for r in range(1, ws.max_row + 1)
+                     if ws.cell(row=r, column=2).value == "RAG time to first token")
+    widths = [ws.column_dimensions[get_column_letter(c)].width for c in range(c1, c2 + 1)]
+    assert sum(widths) < 200, widths
+    notes = [ws.cell(row=r, column=c2) for r in range(1, ws.max_row + 1)
+             if ws.cell(row=r, column=c2).value]
+    assert len(notes) > 40
+    assert all(n.alignment.wrap_text for n in notes)
+    # a note over two lines (9-point text: about 1.4 characters per unit of column width)
+    # has its row grown (spreadsheets do not grow rows for wrapped text when opening a file);
+    # the longest, the engines' sources beside the workload headers, takes over four lines
+    per_line = ws.column_dimensions[get_column_letter(c2)].width * 1.4
+    long = [n for n in notes if len(str(n.value)) > 2 * per_line]
+    assert long and all((ws.row_dimensions[n.row].height or 15) > 30 for n in long), [
+        (n.coordinate, ws.row_dimensions[n.row].height) for n in long]
+    longest = max(notes, key=lambda n: len(str(n.value)))
+    assert ws.row_dimensions[longest.row].height >= 4 * 9 * 1.25
+    # the formula by name: beside the notes, outside the print area
+    formula = [ws.cell(row=r, column=c2 + 1).value for r in range(1, ws.max_row + 1)]
+    assert any(str(v).startswith("= ") for v in formula if v)
