@@ -31,16 +31,23 @@ def _result(account: str) -> Result:
 
 
 @cache
-def _book(account: str, tmp: Path) -> Any:
+def _path(account: str, tmp: Path) -> Path:
     path = tmp / f"{account}.xlsx"
     write_workbook(_result(account), path)
-    return openpyxl.load_workbook(path)
+    return path
+
+
+@cache
+def _book(account: str, tmp: Path, data_only: bool = False) -> Any:
+    return openpyxl.load_workbook(_path(account, tmp), data_only=data_only)
 
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``books(account)``: the workbook's formulas; ``books(account, True)``: the cached
+    values a reader that does not recalculate sees."""
     tmp = tmp_path_factory.mktemp("words")
-    return lambda account: _book(account, tmp)
+    return lambda account, data_only=False: _book(account, tmp, data_only)
 
 
 def _options_rows(ws: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -132,3 +139,51 @@ def test_retrieval_sheet_prints_legibly(books: Any) -> None:
     # the formula by name: beside the notes, outside the print area
     formula = [ws.cell(row=r, column=c2 + 1).value for r in range(1, ws.max_row + 1)]
     assert any(str(v).startswith("= ") for v in formula if v)
+
+
+def _row(ws: Any, label: str, col: int = 2) -> list[Any]:
+    """The values right of the first cell in column ``col`` that reads ``label``."""
+    for r in ws.iter_rows(values_only=True):
+        if r[col - 1] == label:
+            return [v for v in r[col:] if v not in (None, "")]
+    raise AssertionError(f"no row {label!r}")
+
+
+def test_plan_and_bom_name_pools_node_groups_gpus_and_options(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml: the Plan sheet's heads said pool-1, group-1, h100-sxm
+    and the option id, the BOM's lines group-1, retrieval-1, retrieval-2. Now the words the
+    proposal uses: 'Pool 1' (its plan table), 'Node group 1', the GPU's catalog name, the
+    option as its alternatives table names it, and a retrieval line by its workload."""
+    r = _result("rag-knowledge-base")
+    plan, bom = books("rag-knowledge-base")["Plan"], books("rag-knowledge-base")["BOM"]
+    assert _row(plan, "Pool")[:1] == ["Pool 1"]
+    assert _row(plan, "Node group")[:1] == ["Node group 1"]
+    assert _row(plan, "Pools") == ["Pool 1"]
+    assert _row(plan, "GPU") == ["NVIDIA H100 SXM 80GB"]
+    assert _row(plan, "Option (the ★ column of each member)") == [
+        "2 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache"]
+    assert _row(bom, "Line") == ["Node group 1", "Query and corpus embedding",
+                                 "Passage reranking"]
+    ids = {r.plan.pools[0].id, r.plan.node_groups[0].id, r.plan.pools[0].option,
+           *(g.id for g in r.plan.retrieval_groups), "h100-sxm"}
+    for ws in (plan, bom):
+        c1, r1, c2, r2 = _printed(ws)
+        shown = {str(ws.cell(row=y, column=x).value) for y in range(r1, r2 + 1)
+                 for x in range(c1, c2 + 1)}
+        assert not ids & shown, (ws.title, ids & shown)
+
+
+@pytest.mark.parametrize(("account", "weights"), [("example", "FP8"),
+                                                  ("frontier-moe-rack", "FP4")])
+def test_summary_names_the_precisions(books: Any, account: str, weights: str) -> None:
+    """The Summary's precision rows showed the KV sheet's input keys (fp8, fp4); they look up
+    the Catalog sheet's name of the precision now (live: change the precision on KV and the
+    name follows), as the proposal writes it."""
+    summary, values = books(account)["Summary"], books(account, True)["Summary"]
+    rows = {r[0].value: r[0].row for r in summary.iter_rows() if r[0].value}
+    n = len(_result(account).workloads)
+    for head, want in (("Weight precision", weights), ("KV-cache precision", "FP8")):
+        row = rows[head]
+        assert [values.cell(row=row, column=3 + k).value for k in range(n)] == [want] * n
+        formula = str(summary.cell(row=row, column=3).value)
+        assert formula.startswith("=INDEX(Catalog!$B$"), formula

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...model.calculations import TABLE_COLUMNS
 from ...model.catalog import Catalog
+from ..proposal.format import precision_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import TABLE_COLUMN_INFO, TABLE_TITLES
@@ -32,11 +33,11 @@ def write(book: Book) -> None:
     cat = book.catalog
     for table, hrow in book.lay.catalog_blocks:
         cols = TABLE_COLUMNS[table]
-        heads = [TABLE_TITLES.get(table, table), "Name" if table != "precisions" else
-                 "Compute path"]
+        heads = [TABLE_TITLES.get(table, table), "Name"]
         heads += [TABLE_COLUMN_INFO.get(c, (c, ""))[0] for c in cols]
         sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
-                   "platforms": ["Source", "Notes"], "precisions": ["Source"]}.get(table, [])
+                   "platforms": ["Source", "Notes"],
+                   "precisions": ["Source", "Computes on (tensor cores)"]}.get(table, [])
         ws.set_row(hrow, 30)
         for j, text in enumerate(heads):
             ws.write_string(hrow, j, text, f("header"))
@@ -75,5 +76,6 @@ def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
         return [p.name, p.source, p.notes]
     if table == "precisions" and tid in cat.precisions:
         q = cat.precisions[tid]
-        return [q.compute_path, q.source]
+        # the name the proposal uses (FP8); the Summary's precision rows look it up here
+        return [precision_name(tid), q.source, precision_name(q.compute_path)]
     return ["", ""]
