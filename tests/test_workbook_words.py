@@ -187,3 +187,25 @@ def test_summary_names_the_precisions(books: Any, account: str, weights: str) ->
         assert [values.cell(row=row, column=3 + k).value for k in range(n)] == [want] * n
         formula = str(summary.cell(row=row, column=3).value)
         assert formula.startswith("=INDEX(Catalog!$B$"), formula
+
+
+def test_inputs_prices_and_catalog_name_gpus_platforms_and_precisions(books: Any) -> None:
+    """The Inputs sheet's price rows read 'Purchase price: h100-sxm', 'Node price without
+    GPUs: dell-xe8640'; now the catalog's names (the id stays in the cell's name, last
+    column). The Catalog sheet keeps the codes in column A, which the formulas look up,
+    under a header that says so, and names each precision as the proposal does (FP8)."""
+    cat = load_catalog()
+    inputs, catalog = books("example")["Inputs"], books("example")["Catalog"]
+    labels = [str(r[0]) for r in inputs.iter_rows(values_only=True) if r[0]]
+    prices = [t for t in labels if t.startswith(("Purchase price: ", "Cloud price per GPU-hour: ",
+                                                 "Node price without GPUs: "))]
+    assert "Purchase price: NVIDIA H100 SXM 80GB" in prices
+    assert (f"Node price without GPUs: {cat.platforms['dell-xe8640'].name}") in prices
+    ids = {*cat.gpus, *cat.platforms}
+    assert not [t for t in prices if t.split(": ", 1)[1] in ids]
+    heads = [str(r[0]) for r in catalog.iter_rows(values_only=True)
+             if r[0] and str(r[0]).endswith("code (the formulas' key)")]
+    assert heads == ["GPU code (the formulas' key)", "Platform code (the formulas' key)",
+                     "Precision code (the formulas' key)"]
+    names = {r[0]: r[1] for r in catalog.iter_rows(values_only=True) if r[0] in cat.precisions}
+    assert names == {"fp8": "FP8", "bf16": "BF16"}

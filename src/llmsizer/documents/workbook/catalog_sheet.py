@@ -33,7 +33,8 @@ def write(book: Book) -> None:
     cat = book.catalog
     for table, hrow in book.lay.catalog_blocks:
         cols = TABLE_COLUMNS[table]
-        heads = [TABLE_TITLES.get(table, table), "Name"]
+        # column A holds the catalog's codes because the formulas look them up by code
+        heads = [f"{TABLE_TITLES.get(table, table)} code (the formulas' key)", "Name"]
         heads += [TABLE_COLUMN_INFO.get(c, (c, ""))[0] for c in cols]
         sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
                    "platforms": ["Source", "Notes"],
@@ -48,7 +49,7 @@ def write(book: Book) -> None:
             data = book.r.tables[table][tid]
             ws.write_string(row, 0, tid, f("label_bold"))
             texts = _catalog_texts(cat, table, tid)
-            ws.write_string(row, 1, texts[0], f("text"))
+            ws.write_string(row, 1, texts[0], f("wrap"))  # long names were cut
             for j, colname in enumerate(cols):
                 value = float(data[colname])
                 unit = TABLE_COLUMN_INFO.get(colname, (colname, ""))[1]
@@ -60,7 +61,8 @@ def write(book: Book) -> None:
                     ws.write_number(row, 2 + j, value, fmt)
             for j, text in enumerate(texts[1:]):
                 ws.write_string(row, 2 + width + j, clean_text(text), f("wrap_note"))
-            ws.set_row(row, max(wrapped_height(t, 40) for t in texts[1:]))
+            ws.set_row(row, max(wrapped_height(texts[0], 34, 11),
+                                *(wrapped_height(t, 40) for t in texts[1:])))
     ws.freeze_panes(3, 1)
 
 
