@@ -209,3 +209,14 @@ def test_inputs_prices_and_catalog_name_gpus_platforms_and_precisions(books: Any
                      "Precision code (the formulas' key)"]
     names = {r[0]: r[1] for r in catalog.iter_rows(values_only=True) if r[0] in cat.precisions}
     assert names == {"fp8": "FP8", "bf16": "BF16"}
+
+
+def test_kv_choice_cells_are_called_catalog_codes(books: Any) -> None:
+    """The KV sheet's choice cells (GPU, platform, precisions) hold the catalog codes the
+    formulas look up; their unit column said 'id', now 'code' (the Catalog sheet's column A
+    heading names them so)."""
+    ws = books("example")["KV"]
+    units = {r[1]: r[2] for r in ws.iter_rows(values_only=True)
+             if r[1] in ("GPU", "Platform", "Weight precision", "KV-cache precision")}
+    assert units == dict.fromkeys(("GPU", "Platform", "Weight precision", "KV-cache precision"),
+                                  "code")

@@ -56,6 +56,8 @@ def unit_text(unit: str, currency: str) -> str:
         return unit.replace("fraction", "%")
     if unit == "us":
         return "µs"
+    if unit == "id":  # a catalog code the formulas look up (Catalog sheet, column A)
+        return "code"
     return unit.replace("currency", currency)
 
 
