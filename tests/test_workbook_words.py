@@ -220,3 +220,26 @@ def test_kv_choice_cells_are_called_catalog_codes(books: Any) -> None:
              if r[1] in ("GPU", "Platform", "Weight precision", "KV-cache precision")}
     assert units == dict.fromkeys(("GPU", "Platform", "Weight precision", "KV-cache precision"),
                                   "code")
+
+
+def test_long_subtitles_and_header_names_wrap_instead_of_running_off(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml printed through LibreOffice: the Plan and Scenarios
+    subtitles ran off the page, the BOM's line names and the Scenarios' input words were cut
+    at the next column. Subtitles are merged over the printed columns and wrapped; the BOM's
+    header rows are tall enough for their wrapped names; the Scenarios' input column holds
+    its longest words."""
+    book = books("rag-knowledge-base")
+    for sheet in ("Plan", "Scenarios"):
+        ws = book[sheet]
+        c1, _, c2, _ = _printed(ws)
+        sub = next(m for m in ws.merged_cells.ranges if m.min_row == m.max_row == 2)
+        assert (sub.min_col, sub.max_col) == (c1, c2), (sheet, sub)
+        assert ws.cell(row=2, column=c1).alignment.wrap_text
+    bom = book["BOM"]
+    rows = {r[1].value: r[1].row for r in bom.iter_rows() if r[1].value}
+    for head in ("Line", "Server (vendor model)", "GPU"):  # each holds a name over one line
+        assert bom.row_dimensions[rows[head]].height > 15, head
+    scen = book["Scenarios"]
+    words = [str(r[2]) for r in scen.iter_rows(min_row=5, max_row=30, values_only=True) if r[2]]
+    assert "Concurrent users at peak (stated)" in words
+    assert scen.column_dimensions["C"].width >= max(len(w) for w in words)

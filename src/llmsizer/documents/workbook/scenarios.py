@@ -160,7 +160,7 @@ def write(book: Book) -> None:
                     "group, as on the Plan sheet.", f("note"))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
-    fit_width(ws, 18 + 20 + 24 + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
+    fit_width(ws, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
 
 
 def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
