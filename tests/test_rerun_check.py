@@ -75,8 +75,8 @@ def test_rerun_check_names_the_cheaper_option_after_a_price_edit(tmp_path: Path)
     saving = (1 - chosen.values["annual_cost_onprem"] / frozen.values["annual_cost_onprem"]) * 100
     assert 1 <= saving < 100
     cat = load_catalog()
-    want = (f"A re-run may choose {cat.gpus['h200-sxm'].name}, {chosen.weight_precision} "
-            f"weights, {chosen.kv_precision} KV, TP")
+    want = (f"A re-run may choose {chosen.tp} × {cat.gpus['h200-sxm'].name}, "
+            f"{chosen.weight_precision.upper()} weights, {chosen.kv_precision.upper()} KV cache")
     where = f" on {cat.platforms['dell-xe9680'].name}, {int(saving)} % cheaper (this workload alone)"
     summary = _check_cells(read_values(done[edited])["Summary"])
     inputs = _check_cells(read_values(done[edited])["Inputs"])
@@ -84,4 +84,4 @@ def test_rerun_check_names_the_cheaper_option_after_a_price_edit(tmp_path: Path)
     text = str(summary["C"])
     assert text.startswith(want) and text.endswith(where), (text, want, where)
     # the second workload's frozen choice is H100 too: it also moves (its own figures)
-    assert str(summary["D"]).startswith("A re-run may choose NVIDIA H200"), summary["D"]
+    assert re.match(r"A re-run may choose \d+ × NVIDIA H200", str(summary["D"])), summary["D"]

@@ -253,7 +253,7 @@ def test_options_sheet_lists_every_option_of_the_results_json(book: Any) -> None
     assert len(in_json) == 2 * (11 + 8 + 14) * 2 == 132
     ws = book["Options"]
     heads = [c.value for c in ws[4]]
-    ids, st = heads.index("Option id"), heads.index("Status")
+    ids, st = heads.index("Configuration code in the results file"), heads.index("Status")
     listed = [(r[0], r[ids], r[st]) for r in ws.iter_rows(min_row=5, values_only=True) if r[ids]]
     assert len(listed) == len(in_json)
     assert {(w, i) for w, i, _, _ in in_json} == {(w, i) for w, i, _ in listed}
@@ -531,7 +531,7 @@ def test_summary_chart_follows_the_tco_cells(example_book: Path) -> None:
     assert "<c:f>TCO!$" in xml and "<c:f>Options!$B$" in xml
     assert "<c:numCache>" in xml  # previews show the bars without recalculating
     # axis labels are names (the Options sheet's labels), not option ids
-    assert "<c:v>NVIDIA H100 SXM 80GB, fp8 weights, fp8 KV, TP2</c:v>" in xml, xml[:3000]
+    assert "<c:v>2 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache</c:v>" in xml, xml[:3000]
 
 
 # --- untrusted text ---------------------------------------------------------------------------

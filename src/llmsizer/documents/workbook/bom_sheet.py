@@ -25,10 +25,10 @@ from ...model.calculations import (
 )
 from ...model.expr import Expr, render, to_text
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import Column, input_name, letter
 from .plan_sheet import FIRST_COL as PLAN_FIRST_COL
-from .plan_sheet import PlanLayout
+from .plan_sheet import PlanLayout, plan_names
 from .retrieval_sheet import retrieval_cell
 
 __all__ = ["BomLayout", "write"]
@@ -128,11 +128,16 @@ def write(book: Book) -> None:
 
     # -- lines ------------------------------------------------------------------------------
     ws.write_string(lay.line_head - 1, 1, "Lines (servers of one kind)", f("section"))
-    _head(book, ws, lay.line_head, "Line", [ln.id for ln in bom.lines], n)
-    _head(book, ws, lay.line_head + 1, "Server (vendor model)",
-          [ln.platform_name for ln in bom.lines], n)
-    _head(book, ws, lay.line_head + 2, "GPU", [ln.gpu_name for ln in bom.lines], n)
-    ws.set_row(lay.line_head + 1, 45)  # vendor model names run to three lines
+    names = plan_names(r)
+    heads = (("Line", [names.get(ln.id, ln.id) for ln in bom.lines]),
+             ("Server (vendor model)", [ln.platform_name for ln in bom.lines]),
+             ("GPU", [ln.gpu_name for ln in bom.lines]))
+    for k, (head, texts) in enumerate(heads):
+        _head(book, ws, lay.line_head + k, head, texts, n)
+        # names wrap in the 24-character columns (bold: about a tenth wider); vendor model
+        # names run to four lines
+        ws.set_row(lay.line_head + k, max((wrapped_height(t, 24 * 0.9, 11) for t in texts),
+                                          default=15))
     pl = PlanLayout.of(r)
     rec = {c.k: c for c in book.lay.columns if c.recommended}
     group_j = {g.id: j for j, g in enumerate(r.plan.node_groups)}

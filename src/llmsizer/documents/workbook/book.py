@@ -15,6 +15,7 @@ from ...model.calculations import INPUTS, Input
 from ...model.catalog import Catalog, load_catalog
 from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
+from ..proposal.format import precision_name
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
 
@@ -132,13 +133,17 @@ class Book:
         return entry.name if entry is not None and entry.name else tid
 
     def named_cell(self, name: str, c: Column) -> tuple[str, str] | None:
-        """``(formula operand, cached text)`` showing the catalog name of the GPU or platform
-        in option column ``c`` (``name`` is ``gpu`` or ``platform``); None otherwise."""
+        """``(formula operand, cached text)`` showing the catalog name of the GPU, platform or
+        precision in option column ``c`` (``name`` is ``gpu``, ``platform``,
+        ``weight_precision`` or ``kv_precision``); None otherwise."""
         operand = self.lay.catalog_name(name, c)
         if operand is None:
             return None
+        value = str(c.option.values[name])
+        if name in ("weight_precision", "kv_precision"):
+            return operand, precision_name(value)  # the Catalog sheet's name of it
         table = "gpus" if name == "gpu" else "platforms"
-        return operand, self.display_name(table, str(c.option.values[name]))
+        return operand, self.display_name(table, value)
 
     def title(self, ws: Any, title: str, subtitle: str, col: int = 0, *,
               span: tuple[int, float] | None = None) -> None:

@@ -49,7 +49,9 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
     last = min(book.tail - 1, FIRST_OPTION_COL + 5)  # the first printed page's columns
     book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL,
                span=(last, 36 + 11 + 14 * (last - COL_UNIT)))
-    for row, text in ((ROW_WORKLOAD, "Workload"), (ROW_OPTION, "Option"),
+    # the option code: the Options sheet names each option in words beside its column letter
+    for row, text in ((ROW_WORKLOAD, "Workload"),
+                      (ROW_OPTION, "Option code (in words on the Options sheet)"),
                       (ROW_STATUS, "Status (engine)")):
         ws.write_string(row, COL_NAME, "Name" if row == ROW_WORKLOAD else "", f("header"))
         ws.write_string(row, COL_LABEL, text, f("header"))

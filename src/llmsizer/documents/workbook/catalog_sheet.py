@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...model.calculations import TABLE_COLUMNS
 from ...model.catalog import Catalog
+from ..proposal.format import precision_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import TABLE_COLUMN_INFO, TABLE_TITLES
@@ -32,11 +33,12 @@ def write(book: Book) -> None:
     cat = book.catalog
     for table, hrow in book.lay.catalog_blocks:
         cols = TABLE_COLUMNS[table]
-        heads = [TABLE_TITLES.get(table, table), "Name" if table != "precisions" else
-                 "Compute path"]
+        # column A holds the catalog's codes because the formulas look them up by code
+        heads = [f"{TABLE_TITLES.get(table, table)} code (the formulas' key)", "Name"]
         heads += [TABLE_COLUMN_INFO.get(c, (c, ""))[0] for c in cols]
         sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
-                   "platforms": ["Source", "Notes"], "precisions": ["Source"]}.get(table, [])
+                   "platforms": ["Source", "Notes"],
+                   "precisions": ["Source", "Computes on (tensor cores)"]}.get(table, [])
         ws.set_row(hrow, 30)
         for j, text in enumerate(heads):
             ws.write_string(hrow, j, text, f("header"))
@@ -47,7 +49,7 @@ def write(book: Book) -> None:
             data = book.r.tables[table][tid]
             ws.write_string(row, 0, tid, f("label_bold"))
             texts = _catalog_texts(cat, table, tid)
-            ws.write_string(row, 1, texts[0], f("text"))
+            ws.write_string(row, 1, texts[0], f("wrap"))  # long names were cut
             for j, colname in enumerate(cols):
                 value = float(data[colname])
                 unit = TABLE_COLUMN_INFO.get(colname, (colname, ""))[1]
@@ -59,7 +61,8 @@ def write(book: Book) -> None:
                     ws.write_number(row, 2 + j, value, fmt)
             for j, text in enumerate(texts[1:]):
                 ws.write_string(row, 2 + width + j, clean_text(text), f("wrap_note"))
-            ws.set_row(row, max(wrapped_height(t, 40) for t in texts[1:]))
+            ws.set_row(row, max(wrapped_height(texts[0], 34, 11),
+                                *(wrapped_height(t, 40) for t in texts[1:])))
     ws.freeze_panes(3, 1)
 
 
@@ -75,5 +78,6 @@ def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
         return [p.name, p.source, p.notes]
     if table == "precisions" and tid in cat.precisions:
         q = cat.precisions[tid]
-        return [q.compute_path, q.source]
+        # the name the proposal uses (FP8); the Summary's precision rows look it up here
+        return [precision_name(tid), q.source, precision_name(q.compute_path)]
     return ["", ""]

@@ -38,7 +38,9 @@ def clean_text(text: str) -> str:
 _CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
 _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
-            "experts": "expert", "steps": "step", "years": "year", "months": "month"}
+            "experts": "expert", "steps": "step", "years": "year", "months": "month",
+            "workloads": "workload", "PDUs": "PDU", "ports": "port", "servers": "server",
+            "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance"}
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
@@ -54,6 +56,8 @@ def unit_text(unit: str, currency: str) -> str:
         return unit.replace("fraction", "%")
     if unit == "us":
         return "µs"
+    if unit == "id":  # a catalog code the formulas look up (Catalog sheet, column A)
+        return "code"
     return unit.replace("currency", currency)
 
 
@@ -186,6 +190,7 @@ _ROLES: dict[str, dict[str, Any]] = {
     "note": {"font_color": "#595959", "font_size": 9, "valign": "top"},
     "text": {"valign": "top"},
     "wrap": {"text_wrap": True, "valign": "top"},
+    "wrap_bold": {"text_wrap": True, "valign": "top", "bold": True},
     "wrap_note": {"text_wrap": True, "valign": "top", "font_color": "#595959", "font_size": 9},
     "input": {"locked": False, "valign": "top", "bg_color": "#FFF2CC", "font_color": "#0033CC",
               "border": 1, "border_color": "#BFBFBF"},

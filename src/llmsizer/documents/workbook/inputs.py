@@ -11,7 +11,7 @@ from typing import Any
 from ...model.calculations import Input
 from ...model.catalog import Model
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import TABLE_COLUMN_INFO, letter
 from .options_sheet import LIVE_COL
 from .rerun_check import write_checks
@@ -72,17 +72,23 @@ def write(book: Book) -> None:
     for (table, tid, colname), name in book.lay.price_names.items():
         value = float(r.tables[table][tid][colname])
         label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
-        ws.write_string(row, 0, f"{label}: {tid}", f("label"))
+        # the GPU's or platform's catalog name (its id is the cell name's, last column)
+        what = f"{label}: {clean_text(book.display_name(table, tid))}"
+        ws.write_string(row, 0, what, f("wrap"))
         ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
         ws.write_number(row, 2, value, f("input", number_format(unit, [value], book.cur,
                                                                  dash_zero=True)))
         ws.data_validation(row, 2, row, 2, {
             "validate": "decimal", "criteria": ">=", "value": 0,
             "input_title": label[:32],
-            "input_message": f"{label} of {tid} in {book.cur}; 0 = no price known "
+            "input_message": f"{label} of {book.display_name(table, tid)[:120]} in {book.cur}; "
+                             "0 = no price known "
                              "(the option is then ranked after priced ones).",
             "error_message": f"{label}: a number of at least 0."})
         book.note(ws, row, note_col, book.price_source(table, tid, colname))
+        if len(what) > 38:  # a long name wraps: the row at least as tall as its lines
+            ws.set_row(row, max(wrapped_height(what, 38 * 0.85, 11),
+                                wrapped_height(book.price_source(table, tid, colname), 70)))
         ws.write_string(row, name_col, name, f("name"))
         wb.define_name(name, f"=Inputs!$C${row + 1}")
         book.named_values[name] = value

@@ -313,13 +313,13 @@ class Layout:
         return None
 
     def catalog_name(self, name: str, c: Column) -> str | None:
-        """The display name (Catalog column B) of the GPU or platform that option input
-        ``name`` holds in column ``c``, as a formula operand (exact match: an id typed in
-        that is not in the catalog shows #N/A); None for other inputs."""
+        """The display name (Catalog column B) of the GPU, platform or precision that option
+        input ``name`` holds in column ``c``, as a formula operand (exact match: an id typed
+        in that is not in the catalog shows #N/A); None for other inputs."""
         table = lookup_keys().get(name)
         rows = self.catalog_ids.get(table or "")
         cell = self.cell(name, c)
-        if table not in ("gpus", "platforms") or not rows or cell is None:
+        if table not in ("gpus", "platforms", "precisions") or not rows or cell is None:
             return None
         first, last = rows[0][1], rows[-1][1]
         return lookup_formula(cell, _column(first, last),

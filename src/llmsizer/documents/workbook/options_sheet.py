@@ -26,11 +26,14 @@ _FIGURES: tuple[tuple[str, str], ...] = (
     ("Capital cost", "capex"), ("On-prem cost per year", "annual_cost_onprem"),
     ("Cloud cost per year", "annual_cost_cloud"),
 )
-_WIDTHS = {"Workload": 20, "Option": 46, "Option id": 24, "Status": 34, "Platform": 38,
+# The option's code in the results file (JSON): no formula reads it, so its column is
+# hidden (unhide it to match a row with the results file); it does not print.
+_CODE_HEAD = "Configuration code in the results file"
+_WIDTHS = {"Workload": 20, "Option": 52, _CODE_HEAD: 24, "Status": 34, "Platform": 60,
            "Column": 8}
 _FIGURE_WIDTH = 15
 _LIVE_HEAD = "On-prem cost per year now"
-_HEADS = ("Workload", "Option", "Option id", "Status", "Platform", *(h for h, _ in _FIGURES),
+_HEADS = ("Workload", "Option", _CODE_HEAD, "Status", "Platform", *(h for h, _ in _FIGURES),
           "Column", _LIVE_HEAD)
 # The re-run check's column (rerun_check.py): live where the option has a column.
 LIVE_COL = len(_HEADS) - 1
@@ -56,11 +59,12 @@ def write(book: Book) -> None:
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
-        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH))
+        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH), None,
+                      {"hidden": head == _CODE_HEAD})
     ws.set_row(row, 30)
     ws.freeze_panes(row + 1, 2)
     ws.repeat_rows(row, row)
-    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads),
+    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads if h != _CODE_HEAD),
               _WIDTHS["Workload"] + _WIDTHS["Option"])
     ws.repeat_columns(0, 1)
     first_figure = heads.index(_FIGURES[0][0])
@@ -70,13 +74,15 @@ def write(book: Book) -> None:
             row = book.lay.options_rows[(k, o.id)]
             rec = o.id == w.recommended
             ws.write_string(row, 0, clean_text(w.name), f("label"))
-            ws.write_string(row, OPTIONS_LABEL_COL, clean_text(label(book, o)),
-                            f("label_bold" if rec else "label"))
+            words = label(book, o)
+            platform = clean_text(book.display_name("platforms", o.platform))
+            # wrapped: the label and the platform's full name (the check quotes both) show
+            # whole on screen and on paper instead of being cut at the next column
+            ws.write_string(row, OPTIONS_LABEL_COL, words, f("wrap_bold" if rec else "wrap"))
             ws.write_string(row, 2, o.id, f("name"))
             ws.write_string(row, 3, status, f("status_rec" if rec else (
                 "status" if o.feasible else "status_bad")))
-            ws.write_string(row, 4, clean_text(book.display_name("platforms", o.platform)),
-                            f("text"))
+            ws.write_string(row, 4, platform, f("wrap"))
             for j, (_, name) in enumerate(_FIGURES, start=first_figure):
                 value = o.values.get(name)
                 if not o.feasible or not isinstance(value, int | float):
@@ -91,4 +97,8 @@ def write(book: Book) -> None:
             else:
                 ws.write_formula(row, LIVE_COL, live[0], f("calc", number_format(
                     _UNITS["annual_cost_onprem"], [live[1]], book.cur)), live[1])
-            ws.set_row(row, wrapped_height(status, _WIDTHS["Status"], 8))
+            ws.set_row(row, max(wrapped_height(status, _WIDTHS["Status"], 8),
+                                # bold (the recommendation) runs about a tenth wider
+                                wrapped_height(words, _WIDTHS["Option"] * (0.9 if rec else 1),
+                                               11),
+                                wrapped_height(platform, _WIDTHS["Platform"] * 0.85, 11)))

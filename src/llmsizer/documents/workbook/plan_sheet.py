@@ -40,8 +40,9 @@ from ...model.calculations import (
 from ...model.expr import render, to_text
 from ...sizing.results import Result
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import Column, input_name, letter
+from .rerun_check import label as option_label
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
 
 __all__ = ["PlanLayout", "share_cell", "total_cell", "write"]
@@ -184,6 +185,21 @@ def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int]
                 "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
 
 
+def _width(r: Result, pl: PlanLayout) -> int:
+    """Columns after the unit column: pools, node groups, shares, totals (at least 2)."""
+    return max(len(r.plan.pools), len(r.plan.node_groups), len(pl.share_cols), 2)
+
+
+def plan_names(r: Result) -> dict[str, str]:
+    """Pools and node groups in words, as the proposal numbers its pools: 'Pool 1', 'Node
+    group 1' (their ids, pool-1 and group-1, are the results file's keys), and a retrieval
+    group by its workload's name."""
+    names = {p.id: f"Pool {n}" for n, p in enumerate(r.plan.pools, 1)}
+    names.update({g.id: f"Node group {n}" for n, g in enumerate(r.plan.node_groups, 1)})
+    names.update({g.id: g.workload for g in r.plan.retrieval_groups})
+    return names
+
+
 def _head(book: Book, ws: Any, row: int, label: str, texts: Sequence[str], n: int) -> None:
     ws.write_string(row, 1, label, book.f("header"))
     ws.write_blank(row, 0, None, book.f("header"))
@@ -204,14 +220,16 @@ def write(book: Book) -> None:
                "Pools: workloads on the same model, precisions, GPU and TP share replicas "
                "(one rounding, one set of spares). Node groups: pools on the same GPU and "
                "platform share nodes, with one node's worth of spare GPUs for N+1. Formulas "
-               "over the ★ option columns of KV, Throughput, Nodes and TCO.", 1)
+               "over the ★ option columns of KV, Throughput, Nodes and TCO.", 1,
+               # wrapped over the printed columns: it ran off the page
+               span=(FIRST_COL + _width(r, pl) - 1, 51 + 24 * _width(r, pl)))
     rec = {c.k: c for c in book.lay.columns if c.recommended}
     pools = r.plan.pools
     groups = r.plan.node_groups
     pool_col = {p.id: FIRST_COL + j for j, p in enumerate(pools)}
     group_of = {pid: g for g in groups for pid in g.pools}
     group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
-    width = max(len(pools), len(groups), len(pl.share_cols), 2)
+    width = _width(r, pl)
     ws.set_column(0, 0, 28)
     ws.set_column(1, 1, 40)
     ws.set_column(2, 2, 11)
@@ -231,12 +249,17 @@ def write(book: Book) -> None:
 
     # -- pools ----------------------------------------------------------------------------
     ws.write_string(pl.pool_head - 1, 1, "Pools (workloads sharing replicas)", f("section"))
-    _head(book, ws, pl.pool_head, "Pool", [p.id for p in pools], width)
+    names = plan_names(r)
+    _head(book, ws, pl.pool_head, "Pool", [names[p.id] for p in pools], width)
     _head(book, ws, pl.pool_head + 1, "Workloads", [", ".join(p.workloads) for p in pools], width)
-    _head(book, ws, pl.pool_head + 2, "Option (the ★ column of each member)",
-          [p.option for p in pools], width)
-    _head(book, ws, pl.pool_head + 3, "Node group", [group_of[p.id].id for p in pools], width)
+    # the option in the proposal's words (its id is the results file's key)
+    words = [option_label(book, o) if (o := r.workloads[p.workload_indices[0]].option(p.option))
+             else p.option for p in pools]
+    _head(book, ws, pl.pool_head + 2, "Option (the ★ column of each member)", words, width)
+    _head(book, ws, pl.pool_head + 3, "Node group", [names[group_of[p.id].id] for p in pools],
+          width)
     ws.set_row(pl.pool_head + 1, 30)
+    ws.set_row(pl.pool_head + 2, max((wrapped_height(t, 24 * 0.9, 11) for t in words), default=15))
     pool_columns = []
     for p in pools:
         members = [rec[i + 1] for i in p.workload_indices]
@@ -247,11 +270,13 @@ def write(book: Book) -> None:
     # -- node groups ------------------------------------------------------------------------
     ws.write_string(pl.group_head - 1, 1, "Node groups (pools sharing nodes)", f("section"))
     plat = book.catalog.platforms
-    _head(book, ws, pl.group_head, "Node group", [g.id for g in groups], width)
+    _head(book, ws, pl.group_head, "Node group", [names[g.id] for g in groups], width)
     _head(book, ws, pl.group_head + 1, "Platform",
           [plat[g.platform].name if g.platform in plat else g.platform for g in groups], width)
-    _head(book, ws, pl.group_head + 2, "GPU", [g.gpu for g in groups], width)
-    _head(book, ws, pl.group_head + 3, "Pools", [", ".join(g.pools) for g in groups], width)
+    _head(book, ws, pl.group_head + 2, "GPU", [book.display_name("gpus", g.gpu) for g in groups],
+          width)
+    _head(book, ws, pl.group_head + 3, "Pools", [", ".join(names[p] for p in g.pools)
+                                                 for g in groups], width)
     ws.set_row(pl.group_head + 1, 30)
     group_columns = []
     for g in groups:
@@ -315,10 +340,11 @@ def _write_shares(book: Book, ws: Any, pl: PlanLayout, pool_col: dict[str, int],
     order = sorted(pl.share_cols)
     _head(book, ws, pl.share_head, "Workload", [r.workloads[i].name for i in order],
           width)
-    _head(book, ws, pl.share_head + 1, "Pool", [pool_of[i].id for i in order],
+    names = plan_names(r)
+    _head(book, ws, pl.share_head + 1, "Pool", [names[pool_of[i].id] for i in order],
           width)
-    _head(book, ws, pl.share_head + 2, "Node group", [group_of[pool_of[i].id].id for i in order],
-          width)
+    _head(book, ws, pl.share_head + 2, "Node group",
+          [names[group_of[pool_of[i].id].id] for i in order], width)
     columns = []
     for i in order:
         p = pool_of[i]

@@ -22,13 +22,17 @@ from ...model.calculations.retrieval import (
 from ...model.expr import render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import input_name, letter
 
 __all__ = ["TOTAL_ROWS", "retrieval_alone_refs", "retrieval_cell", "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform, serving engine
+# Column widths (characters): label, unit, one per workload, the note (printed, wrapped so
+# the page is not shrunk to fit one long line) and the formula by name (on screen only, as
+# on the calculation sheets: it speaks in the names of column A).
+_LABEL_W, _UNIT_W, _WORKLOAD_W, _NOTE_W, _FORMULA_W = 40, 11, 22, 60, 50
 _ACCOUNT = {i.name for i in INPUTS if i.scope == "account"}
 # the catalog values the TCO lines read, as the engine looked them up for the option
 _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node price without GPUs",
@@ -92,6 +96,20 @@ def _engine(book: Book, w: RetrievalWorkloadResult) -> tuple[str, str]:
     return (engine.name, engine.source) if engine else (w.engine, "")
 
 
+def _printed_width(n: int) -> int:
+    """Characters across the printed columns (label to note) with ``n`` workload columns."""
+    return _LABEL_W + _UNIT_W + _WORKLOAD_W * n + _NOTE_W
+
+
+def _note(book: Book, row: int, col: int, text: str) -> None:
+    """A note wrapped in its column, the row made tall enough (never shorter than it is)."""
+    ws = book.ws["Retrieval"]
+    ws.write_string(row, col, clean_text(text), book.f("wrap_note"))
+    height = wrapped_height(text, _NOTE_W, 9)
+    if height > 15:
+        ws.set_row(row, height)
+
+
 def _namer(col: int) -> Callable[[str], str]:
     def name(n: str) -> str:
         n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
@@ -117,14 +135,21 @@ def write(book: Book) -> None:
                "its own, or idle GPUs of a language-model node group of the same GPU. Inputs "
                "as sized; the calculations and "
                "costs below them are formulas. Change the account's requirements to change "
-               "the inputs.", 1)
+               "the inputs.", 1, span=(FIRST_COL + n, _printed_width(n)))
     ws.set_column(0, 0, 28)
-    ws.set_column(1, 1, 40)
-    ws.set_column(2, 2, 11)
-    ws.set_column(FIRST_COL, FIRST_COL + n - 1, 22)
-    ws.set_column(FIRST_COL + n, FIRST_COL + n, 50)
-    ws.set_column(FIRST_COL + n + 1, FIRST_COL + n + 1, 80)
-    fit_width(ws, 51 + 22 * n, 51)
+    ws.set_column(1, 1, _LABEL_W)
+    ws.set_column(2, 2, _UNIT_W)
+    ws.set_column(FIRST_COL, FIRST_COL + n - 1, _WORKLOAD_W)
+    ws.set_column(FIRST_COL + n, FIRST_COL + n, _NOTE_W)
+    ws.set_column(FIRST_COL + n + 1, FIRST_COL + n + 1, _FORMULA_W)
+    # landscape (every sheet), as many pages down as the rows need, the label and unit
+    # columns and the workload and model rows repeated on each page; the names (column A) and
+    # the formula by name stay on screen
+    fit_width(ws, _printed_width(n), _LABEL_W + _UNIT_W)
+    ws.repeat_columns(1, 2)
+    ws.repeat_rows(HEAD_ROW, HEAD_ROW + 1)  # workload and model: the engine row is tall
+    ws.print_area(0, 1, (_ROWS[RAG_TTFT.name] if book.r.plan.rag_first_token is not None
+                         else max(_ROWS[c.name] for c in _CALCS)), FIRST_COL + n)
     plat, gpus = book.catalog.platforms, book.catalog.gpus
     engines = [_engine(book, w) for w, _ in chosen]
     heads = (("Workload", [w.name for w, _ in chosen]),
@@ -134,17 +159,21 @@ def write(book: Book) -> None:
              ("Platform", [plat[o.platform].name if o.platform in plat else o.platform
                            for _, o in chosen]),
              ("Serving engine", [name for name, _ in engines]))
+    # where each engine's compute efficiency and fixed time per batch come from (one line
+    # per engine named, as the catalog states it), beside the engines' row
+    sources = dict(engines)
+    _note(book, HEAD_ROW + len(heads) - 1, FIRST_COL + n,
+          " ".join(f"{name}: {src}" for name, src in sources.items()))
     for k, (label, texts) in enumerate(heads):
         ws.write_string(HEAD_ROW + k, 1, label, f("header"))
         ws.write_blank(HEAD_ROW + k, 0, None, f("header"))
         ws.write_blank(HEAD_ROW + k, 2, None, f("header"))
         for j, text in enumerate(texts):
             ws.write_string(HEAD_ROW + k, FIRST_COL + j, clean_text(text), f("header"))
-    # where each engine's compute efficiency and fixed time per batch come from (one line
-    # per engine named, as the catalog states it)
-    sources = dict(engines)
-    ws.write_string(HEAD_ROW + len(heads) - 1, FIRST_COL + n + 1, clean_text(
-        " ".join(f"{name}: {src}" for name, src in sources.items())), f("note"))
+        # the names wrap in their 22-character columns (bold: about a tenth wider)
+        if k < len(heads) - 1:
+            ws.set_row(HEAD_ROW + k, max([wrapped_height(t, _WORKLOAD_W * 0.9, 11)
+                                          for t in texts], default=15.0))
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
         fmt = number_format(unit, values or [0.0], book.cur)
@@ -165,8 +194,8 @@ def write(book: Book) -> None:
         for j, cv in enumerate(cached):
             ws.write_formula(row, FIRST_COL + j, "=" + render(c.expr, _namer(FIRST_COL + j)),
                              f("calc", fmt), cv)
-        ws.write_string(row, FIRST_COL + n, f"= {to_text(c.expr)}", f("note"))
-        ws.write_string(row, FIRST_COL + n + 1, c.note, f("note"))
+        ws.write_string(row, FIRST_COL + n + 1, f"= {to_text(c.expr)}", f("note"))
+        _note(book, row, FIRST_COL + n, c.note)
     ws.freeze_panes(0, FIRST_COL)
     _write_rag(book, [w.name for w, _ in chosen], n)
 
@@ -183,9 +212,9 @@ def _write_rag(book: Book, names: list[str], n: int) -> None:
     ws.write_string(RAG_HEAD_ROW, 1, "A RAG request, end to end", f("header"))
     ws.write_blank(RAG_HEAD_ROW, 0, None, f("header"))
     ws.write_blank(RAG_HEAD_ROW, 2, None, f("header"))
-    ws.write_string(RAG_HEAD_ROW, FIRST_COL, clean_text(
-        f"{rag.embed_workload} + search + {rag.rerank_workload} + {rag.llm_workload}"),
-        f("header"))
+    steps = f"{rag.embed_workload} + search + {rag.rerank_workload} + {rag.llm_workload}"
+    ws.write_string(RAG_HEAD_ROW, FIRST_COL, clean_text(steps), f("header"))
+    ws.set_row(RAG_HEAD_ROW, wrapped_height(steps, _WORKLOAD_W * 0.9, 11))
     latency = _ROWS["latency_p95_s"] + 1
     llm = next((c for c in book.lay.columns
                 if c.workload.name == rag.llm_workload and c.recommended), None)
@@ -211,5 +240,5 @@ def _write_rag(book: Book, names: list[str], n: int) -> None:
         else:
             ws.write_number(row, FIRST_COL, value, f("calc", fmt))
         if name == RAG_TTFT.name:
-            ws.write_string(row, FIRST_COL + n, f"= {to_text(RAG_TTFT.expr)}", f("note"))
-        ws.write_string(row, FIRST_COL + n + 1, note, f("note"))
+            ws.write_string(row, FIRST_COL + n + 1, f"= {to_text(RAG_TTFT.expr)}", f("note"))
+        _note(book, row, FIRST_COL + n, note)

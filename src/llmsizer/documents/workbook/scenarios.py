@@ -78,6 +78,11 @@ def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) ->
     return "=" + render(expr, name, lambda lk, key: _lookup(book, lk, key))
 
 
+# scenario, change, input changed: wide enough for "Requests/s at peak" and the input's words
+# ("Concurrent users at peak (stated)": they were cut at the next column)
+_WIDTHS = (22, 20, 40)
+
+
 def write(book: Book) -> None:
     ws = book.ws["Scenarios"]
     f = book.f
@@ -89,7 +94,9 @@ def write(book: Book) -> None:
                "formulas as the calculation sheets and the Plan sheet. The grouped columns to "
                "the right hold those calculations. These are the figures of the proposal's "
                "sensitivity table. Change an input on Inputs (a price, users, load) and the "
-               "rows follow.")
+               "rows follow.",
+               # wrapped over the table's columns: it ran off the printed page
+               span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
     runs = scenario_plans(r.workloads, r.account_inputs, r.tables,
                           [p.workload_indices for p in r.plan.pools])
@@ -97,9 +104,8 @@ def write(book: Book) -> None:
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
     ws.set_row(ROW_HEAD, 30)
-    ws.set_column(0, 0, 18)
-    ws.set_column(1, 1, 20)
-    ws.set_column(2, 2, 24)
+    for j, width in enumerate(_WIDTHS):
+        ws.set_column(j, j, width)
     ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
     fmts = {k: number_format(UNITS[k], [0.0], book.cur) for k in SCENARIO_OUTPUTS}
     # the proposal itself: the Plan sheet's account totals
@@ -154,7 +160,7 @@ def write(book: Book) -> None:
                     "group, as on the Plan sheet.", f("note"))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
-    fit_width(ws, 18 + 20 + 24 + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
+    fit_width(ws, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
 
 
 def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,

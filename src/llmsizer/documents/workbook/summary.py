@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
+from ..proposal.format import precision_name
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
@@ -64,8 +65,8 @@ def _plan_cell(col: str, rows: dict[str, int], key: str) -> str:
 
 
 def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
-    """'Shares 5 × HGX nodes (40 × H100 GPUs) with 2 other workloads: 7 replicas of TP4 (fp8
-    weights, fp8 KV cache) serve its pool.' Formula over the Plan sheet and the option."""
+    """'Shares 5 × HGX nodes (40 × H100 GPUs) with 2 other workloads: 7 replicas of TP4 (FP8
+    weights, FP8 KV cache) serve its pool.' Formula over the Plan sheet and the option."""
     r = book.r
     pool = next((p for p in r.plan.pools if c.k - 1 in p.workload_indices), None)
     if pool is None:
@@ -93,7 +94,8 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
         ("", (f'IF({replicas}=1," replica"," replicas")',
               " replica" if pool.replicas == 1 else " replicas")),
         (" of TP", (tp_ref, str(pool.tp))),
-        (f" ({pool.weight_precision} weights, {pool.kv_precision} KV cache)", None)]
+        (f" ({precision_name(pool.weight_precision)} weights, "
+         f"{precision_name(pool.kv_precision)} KV cache)", None)]
     if len(r.plan.pools) > 1 or len(pool.workloads) > 1:
         parts.append((" in its pool", None))
     parts.append((".", None))

@@ -1,0 +1,245 @@
+"""The workbook speaks to customers (developers' guide: names instead of ids, no input paths):
+what the printed sheets show, and how they print. Each test reads a real workbook of a shipped
+example account (inputs/) with openpyxl.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT
+
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+openpyxl: Any = importlib.import_module("openpyxl")
+get_column_letter: Any = importlib.import_module("openpyxl.utils").get_column_letter
+
+CODE_HEAD = "Configuration code in the results file"
+
+
+@cache
+def _result(account: str) -> Result:
+    return size(load(ROOT / "inputs" / f"{account}.yaml"))
+
+
+@cache
+def _path(account: str, tmp: Path) -> Path:
+    path = tmp / f"{account}.xlsx"
+    write_workbook(_result(account), path)
+    return path
+
+
+@cache
+def _book(account: str, tmp: Path, data_only: bool = False) -> Any:
+    return openpyxl.load_workbook(_path(account, tmp), data_only=data_only)
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``books(account)``: the workbook's formulas; ``books(account, True)``: the cached
+    values a reader that does not recalculate sees."""
+    tmp = tmp_path_factory.mktemp("words")
+    return lambda account, data_only=False: _book(account, tmp, data_only)
+
+
+def _options_rows(ws: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    heads = [c.value for c in ws[4]]
+    return heads, [r for r in ws.iter_rows(min_row=5, values_only=True) if r[0]]
+
+
+@pytest.mark.parametrize("account", ["example", "frontier-moe-rack"])
+def test_options_sheet_names_each_option_as_the_proposal_does(books: Any, account: str) -> None:
+    """Column B names the option as the PDF's alternatives table does ('4 × NVIDIA H100 SXM
+    80GB, FP8 weights, FP8 KV cache'), not by its id ('h100-sxm/fp8/kv-fp8/tp4') nor in lower
+    case ('fp8 weights'); the id stays only in a hidden column, for matching the results
+    file, whose header says so."""
+    ws = books(account)["Options"]
+    heads, rows = _options_rows(ws)
+    code = heads.index(CODE_HEAD)
+    assert ws.column_dimensions[get_column_letter(code + 1)].hidden
+    gpus = load_catalog().gpus
+    options = {(w.name, o.id): o for w in _result(account).workloads for o in w.options}
+    assert len(rows) == len(options)
+    for row in rows:
+        o = options[(row[0], row[code])]
+        words = str(row[1])
+        assert words.startswith(f"{o.tp} × {gpus[o.gpu].name}, "
+                                f"{o.weight_precision.upper()} weights, "
+                                f"{o.kv_precision.upper()} KV cache"), words
+        shown = [str(v) for j, v in enumerate(row) if j != code and v is not None]
+        assert not any(o.id in v or "/kv-" in v or f"{o.weight_precision} weights" in v
+                       for v in shown), row
+
+
+def test_options_sheet_tells_apart_options_that_differ_beyond_tp(books: Any) -> None:
+    """inputs/frontier-moe-rack.yaml: GB300 at TP16 both with and without separate prefill
+    replicas (ids gb300/fp4/kv-fp8/tp16/ep16/adp16[/prefill-tp8-ep8-adp8]); the words say
+    what differs, as the PDF's option label does, so no two rows of a workload read alike."""
+    heads, rows = _options_rows(books("frontier-moe-rack")["Options"])
+    platform = heads.index("Platform")
+    seen = [(r[0], r[1], r[platform]) for r in rows]
+    assert len(set(seen)) == len(seen)
+    words = {r[heads.index(CODE_HEAD)]: r[1] for r in rows}
+    assert words["gb300/fp4/kv-fp8/tp16/ep16/adp16/prefill-tp8-ep8-adp8"].endswith(
+        "FP8 KV cache · experts spread over 16 GPUs · attention data-parallel over 16 ranks · "
+        "decode only, prompts read by prefill replicas of 8 GPUs")
+
+
+def _printed(ws: Any) -> tuple[int, int, int, int]:
+    """(first column, first row, last column, last row) of the sheet's print area, 1-based."""
+    from openpyxl.utils.cell import range_boundaries
+
+    area = str(ws.print_area).split("!")[-1].replace("$", "")
+    c1, r1, c2, r2 = range_boundaries(area)
+    return c1, r1, c2, r2
+
+
+def test_retrieval_sheet_prints_legibly(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml: the Retrieval sheet used to print at a tiny scale in
+    LibreOffice (one page wide, set by an 80-character notes column and a 438-character line
+    beside the serving engines). Now: landscape, one page wide and as many pages down as the
+    rows need, the label, unit, workload and wrapped note columns printed (under about 200
+    characters across, the width a landscape A4 page prints legibly, formats._PAGE_CHARS);
+    the calculation names (column A) and the formula by name stay on screen, as on the
+    calculation sheets."""
+    ws = books("rag-knowledge-base")["Retrieval"]
+    setup = ws.page_setup
+    assert setup.orientation == "landscape"
+    assert (setup.fitToWidth in (None, 1), setup.fitToHeight) == (True, 0)
+    assert ws.sheet_properties.pageSetUpPr.fitToPage
+    c1, r1, c2, r2 = _printed(ws)
+    assert (c1, r1) == (2, 1)
+    heads = {ws.cell(row=5, column=c).value: c for c in range(1, ws.max_column + 1)}
+    assert c2 == heads["Passage reranking"] + 1  # the workloads, then their notes
+    assert r2 == max(r for r in range(1, ws.max_row + 1)
+                     if ws.cell(row=r, column=2).value == "RAG time to first token")
+    widths = [ws.column_dimensions[get_column_letter(c)].width for c in range(c1, c2 + 1)]
+    assert sum(widths) < 200, widths
+    notes = [ws.cell(row=r, column=c2) for r in range(1, ws.max_row + 1)
+             if ws.cell(row=r, column=c2).value]
+    assert len(notes) > 40
+    assert all(n.alignment.wrap_text for n in notes)
+    # a note over two lines (9-point text: about 1.4 characters per unit of column width)
+    # has its row grown (spreadsheets do not grow rows for wrapped text when opening a file);
+    # the longest, the engines' sources beside the workload headers, takes over four lines
+    per_line = ws.column_dimensions[get_column_letter(c2)].width * 1.4
+    long = [n for n in notes if len(str(n.value)) > 2 * per_line]
+    assert long and all((ws.row_dimensions[n.row].height or 15) > 30 for n in long), [
+        (n.coordinate, ws.row_dimensions[n.row].height) for n in long]
+    longest = max(notes, key=lambda n: len(str(n.value)))
+    assert ws.row_dimensions[longest.row].height >= 4 * 9 * 1.25
+    # the formula by name: beside the notes, outside the print area
+    formula = [ws.cell(row=r, column=c2 + 1).value for r in range(1, ws.max_row + 1)]
+    assert any(str(v).startswith("= ") for v in formula if v)
+
+
+def _row(ws: Any, label: str, col: int = 2) -> list[Any]:
+    """The values right of the first cell in column ``col`` that reads ``label``."""
+    for r in ws.iter_rows(values_only=True):
+        if r[col - 1] == label:
+            return [v for v in r[col:] if v not in (None, "")]
+    raise AssertionError(f"no row {label!r}")
+
+
+def test_plan_and_bom_name_pools_node_groups_gpus_and_options(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml: the Plan sheet's heads said pool-1, group-1, h100-sxm
+    and the option id, the BOM's lines group-1, retrieval-1, retrieval-2. Now the words the
+    proposal uses: 'Pool 1' (its plan table), 'Node group 1', the GPU's catalog name, the
+    option as its alternatives table names it, and a retrieval line by its workload."""
+    r = _result("rag-knowledge-base")
+    plan, bom = books("rag-knowledge-base")["Plan"], books("rag-knowledge-base")["BOM"]
+    assert _row(plan, "Pool")[:1] == ["Pool 1"]
+    assert _row(plan, "Node group")[:1] == ["Node group 1"]
+    assert _row(plan, "Pools") == ["Pool 1"]
+    assert _row(plan, "GPU") == ["NVIDIA H100 SXM 80GB"]
+    assert _row(plan, "Option (the ★ column of each member)") == [
+        "2 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache"]
+    assert _row(bom, "Line") == ["Node group 1", "Query and corpus embedding",
+                                 "Passage reranking"]
+    ids = {r.plan.pools[0].id, r.plan.node_groups[0].id, r.plan.pools[0].option,
+           *(g.id for g in r.plan.retrieval_groups), "h100-sxm"}
+    for ws in (plan, bom):
+        c1, r1, c2, r2 = _printed(ws)
+        shown = {str(ws.cell(row=y, column=x).value) for y in range(r1, r2 + 1)
+                 for x in range(c1, c2 + 1)}
+        assert not ids & shown, (ws.title, ids & shown)
+
+
+@pytest.mark.parametrize(("account", "weights"), [("example", "FP8"),
+                                                  ("frontier-moe-rack", "FP4")])
+def test_summary_names_the_precisions(books: Any, account: str, weights: str) -> None:
+    """The Summary's precision rows showed the KV sheet's input keys (fp8, fp4); they look up
+    the Catalog sheet's name of the precision now (live: change the precision on KV and the
+    name follows), as the proposal writes it."""
+    summary, values = books(account)["Summary"], books(account, True)["Summary"]
+    rows = {r[0].value: r[0].row for r in summary.iter_rows() if r[0].value}
+    n = len(_result(account).workloads)
+    for head, want in (("Weight precision", weights), ("KV-cache precision", "FP8")):
+        row = rows[head]
+        assert [values.cell(row=row, column=3 + k).value for k in range(n)] == [want] * n
+        formula = str(summary.cell(row=row, column=3).value)
+        assert formula.startswith("=INDEX(Catalog!$B$"), formula
+
+
+def test_inputs_prices_and_catalog_name_gpus_platforms_and_precisions(books: Any) -> None:
+    """The Inputs sheet's price rows read 'Purchase price: h100-sxm', 'Node price without
+    GPUs: dell-xe8640'; now the catalog's names (the id stays in the cell's name, last
+    column). The Catalog sheet keeps the codes in column A, which the formulas look up,
+    under a header that says so, and names each precision as the proposal does (FP8)."""
+    cat = load_catalog()
+    inputs, catalog = books("example")["Inputs"], books("example")["Catalog"]
+    labels = [str(r[0]) for r in inputs.iter_rows(values_only=True) if r[0]]
+    prices = [t for t in labels if t.startswith(("Purchase price: ", "Cloud price per GPU-hour: ",
+                                                 "Node price without GPUs: "))]
+    assert "Purchase price: NVIDIA H100 SXM 80GB" in prices
+    assert (f"Node price without GPUs: {cat.platforms['dell-xe8640'].name}") in prices
+    ids = {*cat.gpus, *cat.platforms}
+    assert not [t for t in prices if t.split(": ", 1)[1] in ids]
+    heads = [str(r[0]) for r in catalog.iter_rows(values_only=True)
+             if r[0] and str(r[0]).endswith("code (the formulas' key)")]
+    assert heads == ["GPU code (the formulas' key)", "Platform code (the formulas' key)",
+                     "Precision code (the formulas' key)"]
+    names = {r[0]: r[1] for r in catalog.iter_rows(values_only=True) if r[0] in cat.precisions}
+    assert names == {"fp8": "FP8", "bf16": "BF16"}
+
+
+def test_kv_choice_cells_are_called_catalog_codes(books: Any) -> None:
+    """The KV sheet's choice cells (GPU, platform, precisions) hold the catalog codes the
+    formulas look up; their unit column said 'id', now 'code' (the Catalog sheet's column A
+    heading names them so)."""
+    ws = books("example")["KV"]
+    units = {r[1]: r[2] for r in ws.iter_rows(values_only=True)
+             if r[1] in ("GPU", "Platform", "Weight precision", "KV-cache precision")}
+    assert units == dict.fromkeys(("GPU", "Platform", "Weight precision", "KV-cache precision"),
+                                  "code")
+
+
+def test_long_subtitles_and_header_names_wrap_instead_of_running_off(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml printed through LibreOffice: the Plan and Scenarios
+    subtitles ran off the page, the BOM's line names and the Scenarios' input words were cut
+    at the next column. Subtitles are merged over the printed columns and wrapped; the BOM's
+    header rows are tall enough for their wrapped names; the Scenarios' input column holds
+    its longest words."""
+    book = books("rag-knowledge-base")
+    for sheet in ("Plan", "Scenarios"):
+        ws = book[sheet]
+        c1, _, c2, _ = _printed(ws)
+        sub = next(m for m in ws.merged_cells.ranges if m.min_row == m.max_row == 2)
+        assert (sub.min_col, sub.max_col) == (c1, c2), (sheet, sub)
+        assert ws.cell(row=2, column=c1).alignment.wrap_text
+    bom = book["BOM"]
+    rows = {r[1].value: r[1].row for r in bom.iter_rows() if r[1].value}
+    for head in ("Line", "Server (vendor model)", "GPU"):  # each holds a name over one line
+        assert bom.row_dimensions[rows[head]].height > 15, head
+    scen = book["Scenarios"]
+    words = [str(r[2]) for r in scen.iter_rows(min_row=5, max_row=30, values_only=True) if r[2]]
+    assert "Concurrent users at peak (stated)" in words
+    assert scen.column_dimensions["C"].width >= max(len(w) for w in words)
