@@ -160,12 +160,12 @@ def calibration_gaps(catalog: Catalog, choice: Choice, model_id: str, model: Mod
     if choice.gpu not in cov.gpus:
         gaps.append(f"no measured reference for {catalog.gpus[choice.gpu].name}")
     if choice.weight_precision not in cov.weight_precisions:
-        gaps.append(f"no measured reference for {choice.weight_precision} weights")
+        gaps.append(f"no measured reference for {choice.weight_precision.upper()} weights")
     path = catalog.precisions[choice.weight_precision].compute_path
     if path in ("fp8", "fp4") and compute_bits(catalog, choice.gpu, choice.weight_precision) == (
             "16bit") and choice.weight_precision in cov.weight_precisions:
         # measured only on GPUs that compute this format natively
-        gaps.append(f"no measured reference for {choice.weight_precision} weights dequantised "
+        gaps.append(f"no measured reference for {choice.weight_precision.upper()} weights dequantised "
                     f"to BF16 on {catalog.gpus[choice.gpu].name}")
     if (choice.ep > 1 or choice.adp > 1) and choice.gpu not in cov.expert_parallel_gpus:
         gaps.append("no measured reference for expert parallelism on "

@@ -12,7 +12,7 @@ from ...model.calculations import IMPRACTICAL
 from ...model.catalog import Catalog
 from ...model.expr import evaluate
 from ...sizing.results import Option, Plan, WorkloadResult
-from .format import CONTROL_CHARS, Formatter, chart_name, clip, svg_image
+from .format import CONTROL_CHARS, Formatter, chart_name, clip, precision_name, svg_image
 from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
 
 _REASONS = {
@@ -91,7 +91,8 @@ def rejected_groups(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
             gpu = cat.gpus.get(gid)
             # every platform carrying the GPU is tried: one TP list for them all
             rows.append(RejectRow(
-                gpu_name=gpu.name if gpu else gid, precision=f"{wp} weights, {kp} KV",
+                gpu_name=gpu.name if gpu else gid,
+                precision=f"{precision_name(wp)} weights, {precision_name(kp)} KV",
                 tps=", ".join(f"TP{tp}" for tp in sorted({o.tp for o in opts})),
                 reason=opts[-1].reason))
         out.append(RejectGroup(title=title, count=sum(len(v) for v in by_config.values()),
