@@ -209,6 +209,20 @@ class Memo:
     groups: dict[tuple[PoolSig, ...], _Group] = field(default_factory=dict)
     ranks: dict[tuple[tuple[int, str], ...], OptionsRank] = field(default_factory=dict)
     keys: dict[tuple[int, str], PoolKey] = field(default_factory=dict)
+    # a node group's pools by its members' options (_best_pooling)
+    poolings: dict[tuple[tuple[int, str], ...], tuple[tuple[int, ...], ...]] = field(
+        default_factory=dict)
+    # work done, counted for tests/test_plan_search.py and benchmarks/big_account.py
+    plans: int = 0  # plans evaluated (evaluate_plan calls)
+    group_runs: int = 0  # node groups whose stages ran (not found in ``groups``)
+
+    def group(self, sigs: tuple[PoolSig, ...], opts: Mapping[int, Option],
+              workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> _Group:
+        """The node group of these pools (``sigs``, in order), evaluated once."""
+        if sigs not in self.groups:
+            self.group_runs += 1
+            self.groups[sigs] = _group(sigs, opts, workloads, acct, self)
+        return self.groups[sigs]
 
     def options_rank(self, options: Mapping[int, Option]) -> OptionsRank:
         sig = tuple((i, o.id) for i, o in options.items())
@@ -224,30 +238,18 @@ class Memo:
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo | None = None,
-                  options_rank: OptionsRank | None = None,
-                  pool_sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] | None = None,
-                  ) -> Evaluated:
+                  options_rank: OptionsRank | None = None) -> Evaluated:
     """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order).
-    A search passes what depends on ``choice.options`` alone once for the several poolings
-    it tries of them: ``options_rank``, and ``pool_sigs`` (filled here: each pool's
-    signature and hardware by its members)."""
+    A search passes its ``memo`` and the options' part of the rank (``options_rank``)."""
     memo = memo if memo is not None else Memo()
+    memo.plans += 1
     opts = choice.options
-    sigs_of = pool_sigs if pool_sigs is not None else {}
     by_hw: dict[tuple[str, str], list[PoolSig]] = {}
     for members in choice.pools:
-        known = sigs_of.get(members)
-        if known is None:
-            first = opts[members[0]]
-            known = sigs_of[members] = ((members, tuple(opts[i].id for i in members)),
-                                        (first.gpu, first.platform))
-        by_hw.setdefault(known[1], []).append(known[0])
-    groups = []
-    for sigs in by_hw.values():
-        key = tuple(sigs)
-        if key not in memo.groups:
-            memo.groups[key] = _group(sigs, opts, workloads, acct, memo)
-        groups.append(memo.groups[key])
+        first = opts[members[0]]
+        by_hw.setdefault((first.gpu, first.platform), []).append(
+            (members, tuple(opts[i].id for i in members)))
+    groups = [memo.group(tuple(sigs), opts, workloads, acct) for sigs in by_hw.values()]
     totals = {key: _sum([g.totals[key] for g in groups]) for key in PLAN_TOTALS}
     return Evaluated(choice, tuple(groups), totals,
                      options_rank if options_rank is not None else memo.options_rank(opts))
@@ -328,43 +330,65 @@ def _pooled(keys: Mapping[int, PoolKey], workloads: Sequence[WorkloadResult],
 
 def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo) -> Evaluated:
-    """``options`` with each shared key pooled, or split where separate pools rank better."""
-    # what depends on the options alone, worked out once for every pooling tried below
-    keys = {i: memo.key(workloads, i, options[i]) for i in options}
-    rank = memo.options_rank(options)
-    sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] = {}
-    best = evaluate_plan(PlanChoice(options, _pooled(keys, workloads)), workloads, acct, memo,
-                         rank, sigs)
-    shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
+    """``options`` with each shared key pooled, or split where separate pools rank better.
+
+    Splitting a key changes only its node group (a key names one GPU and platform), and the
+    rank compares the split by parts that add up over the groups (unfit pools, cost, GPUs,
+    pools: a split always adds a pool, so headroom never decides it), so each group decides
+    its own splits, once per set of its members' options (``memo.poolings``): a trial that
+    moves one workload re-decides at most two groups, not every key of the account."""
+    by_hw: dict[tuple[str, str], list[int]] = {}
+    for i in sorted(options):
+        by_hw.setdefault((options[i].gpu, options[i].platform), []).append(i)
+    pools: list[tuple[int, ...]] = []
+    for members in by_hw.values():
+        sig = tuple((i, options[i].id) for i in members)
+        if sig not in memo.poolings:
+            memo.poolings[sig] = _group_pooling(members, options, workloads, acct, memo)
+        pools.extend(memo.poolings[sig])
+    return evaluate_plan(PlanChoice(options, tuple(sorted(pools))), workloads, acct, memo,
+                         memo.options_rank(options))
+
+
+def _group_pooling(members: Sequence[int], options: Mapping[int, Option],
+                   workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
+                   memo: Memo) -> tuple[tuple[int, ...], ...]:
+    """One node group's pools: every key its workloads share pooled, then each key in turn
+    (in workload order) split where that ranks the group better."""
+    keys = {i: memo.key(workloads, i, options[i]) for i in members}
+    counts: dict[PoolKey, int] = {}
+    for i in members:
+        if workloads[i].mode != "measured":
+            counts[keys[i]] = counts.get(keys[i], 0) + 1
+
+    def rank(pools: tuple[tuple[int, ...], ...]) -> tuple[float, ...]:
+        g = memo.group(tuple((m, tuple(options[i].id for i in m)) for m in pools), options,
+                       workloads, acct)
+        return (float(g.unfit), g.totals["annual_cost_onprem"], g.totals["gpus_purchased"],
+                g.totals["gpus_used"], float(len(pools)))
+
+    best = _pooled(keys, workloads)
+    best_rank = rank(best)
     split: frozenset[PoolKey] = frozenset()
-    for key in shared:
-        trial = split | {key}
-        e = evaluate_plan(PlanChoice(options, _pooled(keys, workloads, trial)), workloads,
-                          acct, memo, rank, sigs)
-        if e.rank < best.rank:
-            best, split = e, trial
+    for key in (k for k, n in counts.items() if n > 1):
+        pools = _pooled(keys, workloads, split | {key})
+        r = rank(pools)
+        if r < best_rank:
+            best, best_rank, split = pools, r, split | {key}
     return best
 
 
-def _key_counts(options: Mapping[int, Option],
-                workloads: Sequence[WorkloadResult]) -> dict[PoolKey, int]:
-    counts: dict[PoolKey, int] = {}
-    for i, o in options.items():
-        if workloads[i].mode != "measured":
-            key = plan_key(workloads[i].model, o)
-            counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> Evaluated:
+def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
+                memo: Memo | None = None) -> Evaluated:
     """The best-ranked plan found for the workloads that have a feasible option (see the
-    module docstring). Each workload's option list is in the engine's rank order."""
+    module docstring). Each workload's option list is in the engine's rank order; ``memo``
+    (a new one by default) keeps the search's stages and counts its work."""
     cands = {i: [o for o in w.options if o.feasible][:MAX_OPTIONS_PER_WORKLOAD]
              for i, w in enumerate(workloads)}
     cands = {i: opts for i, opts in cands.items() if opts}
     dedicated = {i: opts[0] for i, opts in cands.items()}
     cache: dict[tuple[str, ...], Evaluated] = {}
-    memo = Memo()
+    memo = memo if memo is not None else Memo()
 
     def trial(options: Mapping[int, Option]) -> Evaluated:
         sig = tuple(options[i].id for i in sorted(options))
