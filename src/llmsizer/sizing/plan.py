@@ -53,7 +53,7 @@ from ..model.calculations import (
     PlanCalculation,
     fold_values,
 )
-from ..model.expr import Expr, Formula, Value, compile_expr, evaluate
+from ..model.expr import Expr, Formula, Value, compile_expr, evaluate, references
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
 __all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
@@ -267,7 +267,7 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
             env: Env = ChainMap({}, first.values, acct)  # type: ignore[arg-type]
             _aggregate(POOL_AGGREGATES, rows, env)
             _run(POOL_CALCULATIONS, env)
-            memo.pools[sig] = env
+            memo.pools[sig] = _flat(env, _POOL_KEEPS)
         pools.append(_Pool(members, first, memo.pools[sig]))
     pool_envs, genv = _group_stages(pools, acct)
     for p, penv in zip(pools, pool_envs, strict=True):
@@ -277,35 +277,54 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
     return _Group(pools, genv, tuple(sigs), unfit, totals)
 
 
+def _flat(env: Mapping[str, Value], names: frozenset[str]) -> Env:
+    """The values of ``names`` that ``env`` holds, as one dict: the group stages run once
+    per pool per node group tried, and a plain dict reads several times faster than the
+    nested ChainMaps of option, account and stage values (issue #25's big accounts)."""
+    return {n: env[n] for n in names if n in env}
+
+
 def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
                   ) -> tuple[list[Env], Env]:
     """A node group's stages over copies of its pools' own values; returns the pools'
     finished values and the group's."""
-    # new children: the stages write over the memoised pool values, never into them
-    envs: list[Env] = [ChainMap({}, p.env) for p in members_pools]
-    genv: Env = ChainMap({}, members_pools[0].option.values, acct)  # type: ignore[arg-type]
-    _aggregate(GROUP_LOAD_AGGREGATES, envs, genv)
+    # copies: the stages write over the memoised pool values, never into them
+    envs: list[Env] = [dict(p.env) for p in members_pools]
+    genv = _flat(ChainMap(members_pools[0].option.values, acct),  # type: ignore[arg-type]
+                 _GROUP_READS)
+    _aggregate_pools(GROUP_LOAD_AGGREGATES, envs, genv)
     _run(GROUP_SPARE_CALCULATIONS, genv)
     for env in envs:
         env.update(group_load_gpus=genv["group_load_gpus"],
                    group_spare_gpus=genv["group_spare_gpus"],
                    group_pool_count=genv["group_pool_count"])
         _run(POOL_SPARE_CALCULATIONS, env)
-    _aggregate(GROUP_SIZE_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_SIZE_AGGREGATES, envs, genv)
     _run(GROUP_SIZE_CALCULATIONS, genv)
     for env in envs:
         env.update({n: genv[n] for n in _GROUP_FOR_POOL_NODE_LOSS})
         _run(POOL_NODE_LOSS_CALCULATIONS, env)
-    _aggregate(GROUP_NODE_LOSS_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_NODE_LOSS_AGGREGATES, envs, genv)
     _run(GROUP_NODE_LOSS_CALCULATIONS, genv)
     for env in envs:
         env.update(group_nodes=genv["group_nodes"],
                    group_spare_nodes_added=genv["group_spare_nodes_added"])
         _run(POOL_HEADROOM_CALCULATIONS, env)
-    _aggregate(GROUP_HEADROOM_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_HEADROOM_AGGREGATES, envs, genv)
     genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
     _run(GROUP_COST_CALCULATIONS, genv)
     return envs, genv
+
+
+def _aggregate_pools(aggs: Sequence[Aggregate], envs: Sequence[Env], genv: Env) -> None:
+    """A group aggregate over its pools' values: read from each pool's dict alone where the
+    member formula reads pool values only (the same numbers, without a ChainMap per cell)."""
+    for a in aggs:
+        if a.name in _POOL_ONLY_MEMBERS:
+            member = _compiled(a, a.member)
+            genv[a.name] = fold_values(a.fn, [_number(member(env, None)) for env in envs])
+        else:
+            _aggregate((a,), envs, genv)
 
 
 # The group's values the pools' node-loss stage reads (the free GPUs' placement).
@@ -491,6 +510,25 @@ _GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] =
     GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
 _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
+
+
+def _reads(items: Sequence[Aggregate | PlanCalculation | Calculation]) -> set[str]:
+    return set().union(*(references(i.member if isinstance(i, Aggregate) else i.expr)
+                         for i in items))
+
+
+_GROUP_ITEMS = [i for stage in _GROUP_STAGES for i in stage]
+_POOL_GROUP_ITEMS = [i for stage in _POOL_STAGES[2:] for i in stage]  # run in _group_stages
+# What a pool's memoised values keep: its own stage's, and every other name the pool stages
+# and the group aggregates over pools read (option and account values).
+_POOL_KEEPS = frozenset(_POOL_NAMES) | frozenset(
+    _reads(_POOL_GROUP_ITEMS + [i for i in _GROUP_ITEMS if isinstance(i, Aggregate)])
+    - set(_GROUP_NAMES))
+# What a group's values start from: the option and account values its stages read.
+_GROUP_READS = frozenset(_reads([i for i in _GROUP_ITEMS if not isinstance(i, Aggregate)])
+                         - set(_GROUP_NAMES) - set(GROUP_COUNTS))
+_POOL_ONLY_MEMBERS = frozenset(a.name for a in _GROUP_ITEMS if isinstance(a, Aggregate)
+                               and references(a.member) <= _POOL_KEEPS)
 
 
 def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
