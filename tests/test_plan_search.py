@@ -12,7 +12,7 @@ from helpers import DATA
 
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing import plan
+from llmsizer.sizing import plan, plan_search
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.evaluate import account_inputs
 from llmsizer.sizing.results import Option, WorkloadResult
@@ -56,7 +56,7 @@ def test_search_work_grows_linearly_with_workloads(big: dict[int, Sized]) -> Non
     work = {}
     for n, (workloads, acct) in big.items():
         memo = plan.Memo()
-        plan.choose_plan(workloads, acct, memo)
+        plan_search.choose_plan(workloads, acct, memo)
         work[n] = memo
     assert work[10].plans > 100  # a real search: seeds and descent, not one trial
     assert work[40].plans <= 4.5 * work[10].plans, (work[10].plans, work[40].plans)
@@ -75,11 +75,11 @@ def _account_wide_greedy(options: Mapping[int, Option], workloads: list[Workload
     for i, k in keys.items():
         if workloads[i].mode != "measured":
             counts[k] = counts.get(k, 0) + 1
-    best = plan.evaluate_plan(plan.PlanChoice(options, plan._pooled(keys, workloads)),
+    best = plan.evaluate_plan(plan.PlanChoice(options, plan_search._pooled(keys, workloads)),
                               workloads, acct)
     split: frozenset[plan.PoolKey] = frozenset()
     for key in (k for k, n in counts.items() if n > 1):
-        e = plan.evaluate_plan(plan.PlanChoice(options, plan._pooled(keys, workloads,
+        e = plan.evaluate_plan(plan.PlanChoice(options, plan_search._pooled(keys, workloads,
                                                                      split | {key})),
                                workloads, acct)
         if e.rank < best.rank:
@@ -97,7 +97,7 @@ def test_split_decisions_per_node_group_equal_the_account_wide_greedy(
     chosen plan's, for the 10-workload account (several shared keys per group) and the
     three-workload one."""
     workloads, acct = big[n] if n else _sized(DATA / "three-workloads.yaml")
-    cands = {i: [o for o in w.options if o.feasible][:plan.MAX_OPTIONS_PER_WORKLOAD]
+    cands = {i: [o for o in w.options if o.feasible][:plan_search.MAX_OPTIONS_PER_WORKLOAD]
              for i, w in enumerate(workloads)}
     dedicated = {i: opts[0] for i, opts in cands.items() if opts}
     shared: dict[plan.PoolKey, dict[int, Option]] = {}
@@ -105,14 +105,14 @@ def test_split_decisions_per_node_group_equal_the_account_wide_greedy(
         for o in opts:
             shared.setdefault(plan.plan_key(workloads[i].model, o), {})[i] = o
     option_sets = [{**dedicated, **m} for m in shared.values() if len(m) > 1]
-    option_sets += [dedicated, dict(plan.choose_plan(workloads, acct).choice.options)]
+    option_sets += [dedicated, dict(plan_search.choose_plan(workloads, acct).choice.options)]
     with_splits = 0
     for options in option_sets:
         want = _account_wide_greedy(options, workloads, acct)
-        got = plan._best_pooling(options, workloads, acct, plan.Memo())
+        got = plan_search._best_pooling(options, workloads, acct, plan.Memo())
         assert got.choice.pools == want.choice.pools
         assert got.rank == want.rank and got.totals == want.totals
-        with_splits += len(got.choice.pools) > len(plan._pooled(
+        with_splits += len(got.choice.pools) > len(plan_search._pooled(
             {i: plan.plan_key(workloads[i].model, o) for i, o in options.items()}, workloads))
     if n:
         assert len(option_sets) > 20 and with_splits > 0  # the greedy's both outcomes met

@@ -12,10 +12,8 @@ What it decides, and why:
 * **node groups** — every pool on the same GPU and platform shares the group's nodes. That
   never costs more than separate nodes (one ROUNDUP over the sum, one node's worth of spares),
   so it is not searched.
-* **the search** — starts from each workload's own best option (today's sizing: the plan
-  never costs more than that), tries the option keys several workloads could share, then
-  moves one workload at a time to another of its feasible options while that ranks better;
-  a key's workloads pool only where pooling ranks better than separate pools.
+* **the search** — :mod:`.plan_search` (it evaluates plans with :func:`evaluate_plan`'s
+  stages, memoised in a :class:`Memo`).
 * **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest GPUs used, then
   fewest pools (at equal cost one deployment of a model beats two identical ones side by side:
   that is where pooling saves without saving a node), then the lower precision that meets the
@@ -56,10 +54,7 @@ from ..model.calculations import (
 from ..model.expr import Expr, Formula, Value, compile_expr, evaluate, references
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
-__all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
-
-MAX_OPTIONS_PER_WORKLOAD = 16  # feasible options tried per workload, best first
-MAX_PASSES = 4
+__all__ = ["Memo", "PlanChoice", "confidence_range", "evaluate_plan", "plan_key"]
 
 PoolKey = tuple[str, str, str]  # model, platform, option id
 
@@ -209,11 +204,13 @@ class Memo:
     groups: dict[tuple[PoolSig, ...], _Group] = field(default_factory=dict)
     ranks: dict[tuple[tuple[int, str], ...], OptionsRank] = field(default_factory=dict)
     keys: dict[tuple[int, str], PoolKey] = field(default_factory=dict)
+    group_inputs: dict[tuple[int, str], Env] = field(default_factory=dict)  # by first option
     # a node group's pools by its members' options (_best_pooling)
-    poolings: dict[tuple[tuple[int, str], ...], tuple[tuple[int, ...], ...]] = field(
-        default_factory=dict)
+    poolings: dict[tuple[tuple[int, str], ...],
+                   tuple[tuple[tuple[int, ...], ...], _Group]] = field(default_factory=dict)
     # work done, counted for tests/test_plan_search.py and benchmarks/big_account.py
-    plans: int = 0  # plans evaluated (evaluate_plan calls)
+    plans: int = 0  # plans evaluated (evaluate_plan's or _best_pooling's)
+    base: tuple[Evaluated, dict[PoolKey, tuple[list[tuple[int, str]], bool]]] | None = None
     group_runs: int = 0  # node groups whose stages ran (not found in ``groups``)
 
     def group(self, sigs: tuple[PoolSig, ...], opts: Mapping[int, Option],
@@ -269,7 +266,11 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
             _run(POOL_CALCULATIONS, env)
             memo.pools[sig] = _flat(env, _POOL_KEEPS)
         pools.append(_Pool(members, first, memo.pools[sig]))
-    pool_envs, genv = _group_stages(pools, acct)
+    key = (sigs[0][0][0], pools[0].option.id)  # the group's values start from its first option's
+    if key not in memo.group_inputs:
+        memo.group_inputs[key] = _flat(ChainMap(pools[0].option.values, acct),  # type: ignore[arg-type]
+                                       _GROUP_READS)
+    pool_envs, genv = _group_stages(pools, dict(memo.group_inputs[key]))
     for p, penv in zip(pools, pool_envs, strict=True):
         p.env = penv
     unfit = sum(1 for p in pools if not _f(p.env, "pool_meets_targets"))
@@ -284,14 +285,11 @@ def _flat(env: Mapping[str, Value], names: frozenset[str]) -> Env:
     return {n: env[n] for n in names if n in env}
 
 
-def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
-                  ) -> tuple[list[Env], Env]:
-    """A node group's stages over copies of its pools' own values; returns the pools'
-    finished values and the group's."""
+def _group_stages(members_pools: Sequence[_Pool], genv: Env) -> tuple[list[Env], Env]:
+    """A node group's stages over copies of its pools' own values, ``genv`` holding the
+    option and account values they read; returns the pools' finished values and the group's."""
     # copies: the stages write over the memoised pool values, never into them
     envs: list[Env] = [dict(p.env) for p in members_pools]
-    genv = _flat(ChainMap(members_pools[0].option.values, acct),  # type: ignore[arg-type]
-                 _GROUP_READS)
     _aggregate_pools(GROUP_LOAD_AGGREGATES, envs, genv)
     _run(GROUP_SPARE_CALCULATIONS, genv)
     for env in envs:
@@ -330,114 +328,6 @@ def _aggregate_pools(aggs: Sequence[Aggregate], envs: Sequence[Env], genv: Env) 
 # The group's values the pools' node-loss stage reads (the free GPUs' placement).
 _GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_free_nodes",
                              "group_free_gpus_standby_node", "group_free_gpus_partial")
-
-
-def _pooled(keys: Mapping[int, PoolKey], workloads: Sequence[WorkloadResult],
-            split: frozenset[PoolKey] = frozenset()) -> tuple[tuple[int, ...], ...]:
-    """Workloads with the same key (``keys``: each workload's, by index) in one pool
-    (measured ones and keys in ``split`` alone)."""
-    keyed: dict[PoolKey, list[int]] = {}
-    alone: list[tuple[int, ...]] = []
-    for i in sorted(keys):
-        key = keys[i]
-        if workloads[i].mode == "measured" or key in split:
-            alone.append((i,))
-        else:
-            keyed.setdefault(key, []).append(i)
-    return tuple(sorted([tuple(v) for v in keyed.values()] + alone))
-
-
-def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
-                  acct: Mapping[str, float], memo: Memo) -> Evaluated:
-    """``options`` with each shared key pooled, or split where separate pools rank better.
-
-    Splitting a key changes only its node group (a key names one GPU and platform), and the
-    rank compares the split by parts that add up over the groups (unfit pools, cost, GPUs,
-    pools: a split always adds a pool, so headroom never decides it), so each group decides
-    its own splits, once per set of its members' options (``memo.poolings``): a trial that
-    moves one workload re-decides at most two groups, not every key of the account."""
-    by_hw: dict[tuple[str, str], list[int]] = {}
-    for i in sorted(options):
-        by_hw.setdefault((options[i].gpu, options[i].platform), []).append(i)
-    pools: list[tuple[int, ...]] = []
-    for members in by_hw.values():
-        sig = tuple((i, options[i].id) for i in members)
-        if sig not in memo.poolings:
-            memo.poolings[sig] = _group_pooling(members, options, workloads, acct, memo)
-        pools.extend(memo.poolings[sig])
-    return evaluate_plan(PlanChoice(options, tuple(sorted(pools))), workloads, acct, memo,
-                         memo.options_rank(options))
-
-
-def _group_pooling(members: Sequence[int], options: Mapping[int, Option],
-                   workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
-                   memo: Memo) -> tuple[tuple[int, ...], ...]:
-    """One node group's pools: every key its workloads share pooled, then each key in turn
-    (in workload order) split where that ranks the group better."""
-    keys = {i: memo.key(workloads, i, options[i]) for i in members}
-    counts: dict[PoolKey, int] = {}
-    for i in members:
-        if workloads[i].mode != "measured":
-            counts[keys[i]] = counts.get(keys[i], 0) + 1
-
-    def rank(pools: tuple[tuple[int, ...], ...]) -> tuple[float, ...]:
-        g = memo.group(tuple((m, tuple(options[i].id for i in m)) for m in pools), options,
-                       workloads, acct)
-        return (float(g.unfit), g.totals["annual_cost_onprem"], g.totals["gpus_purchased"],
-                g.totals["gpus_used"], float(len(pools)))
-
-    best = _pooled(keys, workloads)
-    best_rank = rank(best)
-    split: frozenset[PoolKey] = frozenset()
-    for key in (k for k, n in counts.items() if n > 1):
-        pools = _pooled(keys, workloads, split | {key})
-        r = rank(pools)
-        if r < best_rank:
-            best, best_rank, split = pools, r, split | {key}
-    return best
-
-
-def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
-                memo: Memo | None = None) -> Evaluated:
-    """The best-ranked plan found for the workloads that have a feasible option (see the
-    module docstring). Each workload's option list is in the engine's rank order; ``memo``
-    (a new one by default) keeps the search's stages and counts its work."""
-    cands = {i: [o for o in w.options if o.feasible][:MAX_OPTIONS_PER_WORKLOAD]
-             for i, w in enumerate(workloads)}
-    cands = {i: opts for i, opts in cands.items() if opts}
-    dedicated = {i: opts[0] for i, opts in cands.items()}
-    cache: dict[tuple[str, ...], Evaluated] = {}
-    memo = memo if memo is not None else Memo()
-
-    def trial(options: Mapping[int, Option]) -> Evaluated:
-        sig = tuple(options[i].id for i in sorted(options))
-        if sig not in cache:
-            cache[sig] = _best_pooling(options, workloads, acct, memo)
-        return cache[sig]
-
-    best = trial(dedicated)
-    # Seeds: every option key that several workloads could share, used by all of them.
-    shared: dict[PoolKey, dict[int, Option]] = {}
-    for i, opts in cands.items():
-        for o in opts:
-            shared.setdefault(plan_key(workloads[i].model, o), {})[i] = o
-    for members in shared.values():
-        if len(members) > 1:
-            e = trial({**dedicated, **members})
-            if e.rank < best.rank:
-                best = e
-    for _ in range(MAX_PASSES):
-        improved = False
-        for i, opts in cands.items():
-            for o in opts:
-                if o.id == best.choice.options[i].id:
-                    continue
-                e = trial({**best.choice.options, i: o})
-                if e.rank < best.rank:
-                    best, improved = e, True
-        if not improved:
-            break
-    return best
 
 
 def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
