@@ -184,4 +184,4 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
     full = Memo(memo.pools, memo.groups, memo.ranks, memo.keys, memo.group_inputs)
     e = _best_pooling(best.choice.options, workloads, acct, full)
     memo.plans, memo.group_runs = memo.plans + full.plans, memo.group_runs + full.group_runs
-    return e if e.rank < best.rank else best
+    return e if e.rank <= best.rank else best  # at a tie, the full rule's pools
