@@ -2,6 +2,7 @@
 the hardware left out (every catalog GPU), each in a fresh process; wall time and peak memory.
 
     python benchmarks/big_account.py          # prints a Markdown table for docs/benchmarks.md
+    python benchmarks/big_account.py 10 40    # other sizes (at most 50: the schema's limit)
 
 The workloads cycle through five catalog models and vary users, lengths and targets, so the
 plan search has many candidate options and several shareable pools per account.
@@ -49,24 +50,39 @@ def run(path: Path) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    print("| workloads | options | wall s | CPU s | CPU ms per option | peak MB |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| workloads | options | wall s | CPU s | CPU ms per option | peak MB "
+          "| plans evaluated | node groups run | search CPU s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for n in SIZES:
+        for n in [int(a) for a in sys.argv[1:]] or SIZES:
             path = Path(tmp) / f"big{n}.yaml"
             path.write_text(yaml.safe_dump(account(n), sort_keys=False))
             seconds, cpu, peak = run(path)
-            options = count_options(path)
+            options, plans, groups, search = plan_search(path)
             print(f"| {n} | {options:,} | {seconds:.1f} | {cpu:.1f} | "
-                  f"{cpu / options * 1000:.2f} | {peak:.0f} |", flush=True)
+                  f"{cpu / options * 1000:.2f} | {peak:.0f} | {plans:,} | {groups:,} | "
+                  f"{search:.2f} |", flush=True)
 
 
-def count_options(path: Path) -> int:
-    """Options the account's workloads are sized on (the rows `size` prints)."""
+def plan_search(path: Path) -> tuple[int, int, int, float]:
+    """Options the account's workloads are sized on (the rows `size` prints), then the plan
+    search run again in this process on them: plans evaluated and node groups whose stages
+    ran (the search's own counters, sizing.plan.Memo), and its CPU seconds."""
     from llmsizer.inputs.loader import load
+    from llmsizer.model.catalog import load_catalog
     from llmsizer.sizing.engine import size
+    from llmsizer.sizing.evaluate import account_inputs
+    from llmsizer.sizing.plan import Memo
+    from llmsizer.sizing.plan_search import choose_plan
 
-    return sum(len(w.options) for w in size(load(path)).workloads)
+    loaded = load(path)
+    workloads = size(loaded).workloads
+    acct = account_inputs(loaded.req, load_catalog())
+    memo = Memo()
+    t0 = time.process_time()
+    choose_plan(workloads, acct, memo)
+    search = time.process_time() - t0
+    return sum(len(w.options) for w in workloads), memo.plans, memo.group_runs, search
 
 
 if __name__ == "__main__":

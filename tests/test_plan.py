@@ -335,7 +335,7 @@ def test_memoised_search_stages_equal_a_fresh_evaluation() -> None:
     returns must carry the same figures as evaluating that choice from scratch."""
     from llmsizer.model.calculations import PLAN_TOTALS
     from llmsizer.sizing.evaluate import account_inputs
-    from llmsizer.sizing.plan import choose_plan
+    from llmsizer.sizing.plan_search import choose_plan
 
     loaded = load(THREE)
     r = size(loaded)

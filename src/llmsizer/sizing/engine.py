@@ -36,7 +36,8 @@ from .evaluate import (
     stack_constant,
     workload_inputs,
 )
-from .plan import choose_plan, confidence_range, option_sums, plan_sums, to_plan
+from .plan import confidence_range, option_sums, plan_sums, to_plan
+from .plan_search import choose_plan
 from .results import (
     AccountInfo,
     Assumption,

@@ -12,10 +12,8 @@ What it decides, and why:
 * **node groups** — every pool on the same GPU and platform shares the group's nodes. That
   never costs more than separate nodes (one ROUNDUP over the sum, one node's worth of spares),
   so it is not searched.
-* **the search** — starts from each workload's own best option (today's sizing: the plan
-  never costs more than that), tries the option keys several workloads could share, then
-  moves one workload at a time to another of its feasible options while that ranks better;
-  a key's workloads pool only where pooling ranks better than separate pools.
+* **the search** — :mod:`.plan_search` (it evaluates plans with :func:`evaluate_plan`'s
+  stages, memoised in a :class:`Memo`).
 * **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest GPUs used, then
   fewest pools (at equal cost one deployment of a model beats two identical ones side by side:
   that is where pooling saves without saving a node), then the lower precision that meets the
@@ -53,13 +51,10 @@ from ..model.calculations import (
     PlanCalculation,
     fold_values,
 )
-from ..model.expr import Expr, Formula, Value, compile_expr, evaluate
+from ..model.expr import Expr, Formula, Value, compile_expr, evaluate, references
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
-__all__ = ["PlanChoice", "choose_plan", "confidence_range", "evaluate_plan", "plan_key"]
-
-MAX_OPTIONS_PER_WORKLOAD = 16  # feasible options tried per workload, best first
-MAX_PASSES = 4
+__all__ = ["Memo", "PlanChoice", "confidence_range", "evaluate_plan", "plan_key"]
 
 PoolKey = tuple[str, str, str]  # model, platform, option id
 
@@ -209,6 +204,22 @@ class Memo:
     groups: dict[tuple[PoolSig, ...], _Group] = field(default_factory=dict)
     ranks: dict[tuple[tuple[int, str], ...], OptionsRank] = field(default_factory=dict)
     keys: dict[tuple[int, str], PoolKey] = field(default_factory=dict)
+    group_inputs: dict[tuple[int, str], Env] = field(default_factory=dict)  # by first option
+    # a node group's pools by its members' options (_best_pooling)
+    poolings: dict[tuple[tuple[int, str], ...],
+                   tuple[tuple[tuple[int, ...], ...], _Group]] = field(default_factory=dict)
+    # work done, counted for tests/test_plan_search.py and benchmarks/big_account.py
+    plans: int = 0  # plans evaluated (evaluate_plan's or _best_pooling's)
+    base: tuple[Evaluated, dict[PoolKey, tuple[list[tuple[int, str]], bool]]] | None = None
+    group_runs: int = 0  # node groups whose stages ran (not found in ``groups``)
+
+    def group(self, sigs: tuple[PoolSig, ...], opts: Mapping[int, Option],
+              workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> _Group:
+        """The node group of these pools (``sigs``, in order), evaluated once."""
+        if sigs not in self.groups:
+            self.group_runs += 1
+            self.groups[sigs] = _group(sigs, opts, workloads, acct, self)
+        return self.groups[sigs]
 
     def options_rank(self, options: Mapping[int, Option]) -> OptionsRank:
         sig = tuple((i, o.id) for i, o in options.items())
@@ -224,30 +235,18 @@ class Memo:
 
 def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
                   acct: Mapping[str, float], memo: Memo | None = None,
-                  options_rank: OptionsRank | None = None,
-                  pool_sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] | None = None,
-                  ) -> Evaluated:
+                  options_rank: OptionsRank | None = None) -> Evaluated:
     """Every PLAN calculation for ``choice``, stage by stage (calculations/plan.py's order).
-    A search passes what depends on ``choice.options`` alone once for the several poolings
-    it tries of them: ``options_rank``, and ``pool_sigs`` (filled here: each pool's
-    signature and hardware by its members)."""
+    A search passes its ``memo`` and the options' part of the rank (``options_rank``)."""
     memo = memo if memo is not None else Memo()
+    memo.plans += 1
     opts = choice.options
-    sigs_of = pool_sigs if pool_sigs is not None else {}
     by_hw: dict[tuple[str, str], list[PoolSig]] = {}
     for members in choice.pools:
-        known = sigs_of.get(members)
-        if known is None:
-            first = opts[members[0]]
-            known = sigs_of[members] = ((members, tuple(opts[i].id for i in members)),
-                                        (first.gpu, first.platform))
-        by_hw.setdefault(known[1], []).append(known[0])
-    groups = []
-    for sigs in by_hw.values():
-        key = tuple(sigs)
-        if key not in memo.groups:
-            memo.groups[key] = _group(sigs, opts, workloads, acct, memo)
-        groups.append(memo.groups[key])
+        first = opts[members[0]]
+        by_hw.setdefault((first.gpu, first.platform), []).append(
+            (members, tuple(opts[i].id for i in members)))
+    groups = [memo.group(tuple(sigs), opts, workloads, acct) for sigs in by_hw.values()]
     totals = {key: _sum([g.totals[key] for g in groups]) for key in PLAN_TOTALS}
     return Evaluated(choice, tuple(groups), totals,
                      options_rank if options_rank is not None else memo.options_rank(opts))
@@ -265,9 +264,13 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
             env: Env = ChainMap({}, first.values, acct)  # type: ignore[arg-type]
             _aggregate(POOL_AGGREGATES, rows, env)
             _run(POOL_CALCULATIONS, env)
-            memo.pools[sig] = env
+            memo.pools[sig] = _flat(env, _POOL_KEEPS)
         pools.append(_Pool(members, first, memo.pools[sig]))
-    pool_envs, genv = _group_stages(pools, acct)
+    key = (sigs[0][0][0], pools[0].option.id)  # the group's values start from its first option's
+    if key not in memo.group_inputs:
+        memo.group_inputs[key] = _flat(ChainMap(pools[0].option.values, acct),  # type: ignore[arg-type]
+                                       _GROUP_READS)
+    pool_envs, genv = _group_stages(pools, dict(memo.group_inputs[key]))
     for p, penv in zip(pools, pool_envs, strict=True):
         p.env = penv
     unfit = sum(1 for p in pools if not _f(p.env, "pool_meets_targets"))
@@ -275,126 +278,56 @@ def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],
     return _Group(pools, genv, tuple(sigs), unfit, totals)
 
 
-def _group_stages(members_pools: Sequence[_Pool], acct: Mapping[str, float],
-                  ) -> tuple[list[Env], Env]:
-    """A node group's stages over copies of its pools' own values; returns the pools'
-    finished values and the group's."""
-    # new children: the stages write over the memoised pool values, never into them
-    envs: list[Env] = [ChainMap({}, p.env) for p in members_pools]
-    genv: Env = ChainMap({}, members_pools[0].option.values, acct)  # type: ignore[arg-type]
-    _aggregate(GROUP_LOAD_AGGREGATES, envs, genv)
+def _flat(env: Mapping[str, Value], names: frozenset[str]) -> Env:
+    """The values of ``names`` that ``env`` holds, as one dict: the group stages run once
+    per pool per node group tried, and a plain dict reads several times faster than the
+    nested ChainMaps of option, account and stage values (issue #25's big accounts)."""
+    return {n: env[n] for n in names if n in env}
+
+
+def _group_stages(members_pools: Sequence[_Pool], genv: Env) -> tuple[list[Env], Env]:
+    """A node group's stages over copies of its pools' own values, ``genv`` holding the
+    option and account values they read; returns the pools' finished values and the group's."""
+    # copies: the stages write over the memoised pool values, never into them
+    envs: list[Env] = [dict(p.env) for p in members_pools]
+    _aggregate_pools(GROUP_LOAD_AGGREGATES, envs, genv)
     _run(GROUP_SPARE_CALCULATIONS, genv)
     for env in envs:
         env.update(group_load_gpus=genv["group_load_gpus"],
                    group_spare_gpus=genv["group_spare_gpus"],
                    group_pool_count=genv["group_pool_count"])
         _run(POOL_SPARE_CALCULATIONS, env)
-    _aggregate(GROUP_SIZE_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_SIZE_AGGREGATES, envs, genv)
     _run(GROUP_SIZE_CALCULATIONS, genv)
     for env in envs:
         env.update({n: genv[n] for n in _GROUP_FOR_POOL_NODE_LOSS})
         _run(POOL_NODE_LOSS_CALCULATIONS, env)
-    _aggregate(GROUP_NODE_LOSS_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_NODE_LOSS_AGGREGATES, envs, genv)
     _run(GROUP_NODE_LOSS_CALCULATIONS, genv)
     for env in envs:
         env.update(group_nodes=genv["group_nodes"],
                    group_spare_nodes_added=genv["group_spare_nodes_added"])
         _run(POOL_HEADROOM_CALCULATIONS, env)
-    _aggregate(GROUP_HEADROOM_AGGREGATES, envs, genv)
+    _aggregate_pools(GROUP_HEADROOM_AGGREGATES, envs, genv)
     genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
     _run(GROUP_COST_CALCULATIONS, genv)
     return envs, genv
 
 
+def _aggregate_pools(aggs: Sequence[Aggregate], envs: Sequence[Env], genv: Env) -> None:
+    """A group aggregate over its pools' values: read from each pool's dict alone where the
+    member formula reads pool values only (the same numbers, without a ChainMap per cell)."""
+    for a in aggs:
+        if a.name in _POOL_ONLY_MEMBERS:
+            member = _compiled(a, a.member)
+            genv[a.name] = fold_values(a.fn, [_number(member(env, None)) for env in envs])
+        else:
+            _aggregate((a,), envs, genv)
+
+
 # The group's values the pools' node-loss stage reads (the free GPUs' placement).
 _GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_free_nodes",
                              "group_free_gpus_standby_node", "group_free_gpus_partial")
-
-
-def _pooled(keys: Mapping[int, PoolKey], workloads: Sequence[WorkloadResult],
-            split: frozenset[PoolKey] = frozenset()) -> tuple[tuple[int, ...], ...]:
-    """Workloads with the same key (``keys``: each workload's, by index) in one pool
-    (measured ones and keys in ``split`` alone)."""
-    keyed: dict[PoolKey, list[int]] = {}
-    alone: list[tuple[int, ...]] = []
-    for i in sorted(keys):
-        key = keys[i]
-        if workloads[i].mode == "measured" or key in split:
-            alone.append((i,))
-        else:
-            keyed.setdefault(key, []).append(i)
-    return tuple(sorted([tuple(v) for v in keyed.values()] + alone))
-
-
-def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadResult],
-                  acct: Mapping[str, float], memo: Memo) -> Evaluated:
-    """``options`` with each shared key pooled, or split where separate pools rank better."""
-    # what depends on the options alone, worked out once for every pooling tried below
-    keys = {i: memo.key(workloads, i, options[i]) for i in options}
-    rank = memo.options_rank(options)
-    sigs: dict[tuple[int, ...], tuple[PoolSig, tuple[str, str]]] = {}
-    best = evaluate_plan(PlanChoice(options, _pooled(keys, workloads)), workloads, acct, memo,
-                         rank, sigs)
-    shared = [key for key, n in _key_counts(options, workloads).items() if n > 1]
-    split: frozenset[PoolKey] = frozenset()
-    for key in shared:
-        trial = split | {key}
-        e = evaluate_plan(PlanChoice(options, _pooled(keys, workloads, trial)), workloads,
-                          acct, memo, rank, sigs)
-        if e.rank < best.rank:
-            best, split = e, trial
-    return best
-
-
-def _key_counts(options: Mapping[int, Option],
-                workloads: Sequence[WorkloadResult]) -> dict[PoolKey, int]:
-    counts: dict[PoolKey, int] = {}
-    for i, o in options.items():
-        if workloads[i].mode != "measured":
-            key = plan_key(workloads[i].model, o)
-            counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> Evaluated:
-    """The best-ranked plan found for the workloads that have a feasible option (see the
-    module docstring). Each workload's option list is in the engine's rank order."""
-    cands = {i: [o for o in w.options if o.feasible][:MAX_OPTIONS_PER_WORKLOAD]
-             for i, w in enumerate(workloads)}
-    cands = {i: opts for i, opts in cands.items() if opts}
-    dedicated = {i: opts[0] for i, opts in cands.items()}
-    cache: dict[tuple[str, ...], Evaluated] = {}
-    memo = Memo()
-
-    def trial(options: Mapping[int, Option]) -> Evaluated:
-        sig = tuple(options[i].id for i in sorted(options))
-        if sig not in cache:
-            cache[sig] = _best_pooling(options, workloads, acct, memo)
-        return cache[sig]
-
-    best = trial(dedicated)
-    # Seeds: every option key that several workloads could share, used by all of them.
-    shared: dict[PoolKey, dict[int, Option]] = {}
-    for i, opts in cands.items():
-        for o in opts:
-            shared.setdefault(plan_key(workloads[i].model, o), {})[i] = o
-    for members in shared.values():
-        if len(members) > 1:
-            e = trial({**dedicated, **members})
-            if e.rank < best.rank:
-                best = e
-    for _ in range(MAX_PASSES):
-        improved = False
-        for i, opts in cands.items():
-            for o in opts:
-                if o.id == best.choice.options[i].id:
-                    continue
-                e = trial({**best.choice.options, i: o})
-                if e.rank < best.rank:
-                    best, improved = e, True
-        if not improved:
-            break
-    return best
 
 
 def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
@@ -467,6 +400,25 @@ _GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] =
     GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
 _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
+
+
+def _reads(items: Sequence[Aggregate | PlanCalculation | Calculation]) -> set[str]:
+    return set().union(*(references(i.member if isinstance(i, Aggregate) else i.expr)
+                         for i in items))
+
+
+_GROUP_ITEMS = [i for stage in _GROUP_STAGES for i in stage]
+_POOL_GROUP_ITEMS = [i for stage in _POOL_STAGES[2:] for i in stage]  # run in _group_stages
+# What a pool's memoised values keep: its own stage's, and every other name the pool stages
+# and the group aggregates over pools read (option and account values).
+_POOL_KEEPS = frozenset(_POOL_NAMES) | frozenset(
+    _reads(_POOL_GROUP_ITEMS + [i for i in _GROUP_ITEMS if isinstance(i, Aggregate)])
+    - set(_GROUP_NAMES))
+# What a group's values start from: the option and account values its stages read.
+_GROUP_READS = frozenset(_reads([i for i in _GROUP_ITEMS if not isinstance(i, Aggregate)])
+                         - set(_GROUP_NAMES) - set(GROUP_COUNTS))
+_POOL_ONLY_MEMBERS = frozenset(a.name for a in _GROUP_ITEMS if isinstance(a, Aggregate)
+                               and references(a.member) <= _POOL_KEEPS)
 
 
 def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
