@@ -31,10 +31,10 @@ from llmsizer.sizing.fidelity import (
     LLAMACPP,
     TRTLLM_BENCH,
     TRTLLM_SERVING,
-    document,
     engine_of,
     quantile,
 )
+from llmsizer.sizing.fidelity_report import document
 
 DATA = ROOT / "tests" / "data" / "calibration_points.csv"
 TRTLLM_V017 = "TensorRT-LLM perf-overview v0.17 table (trtllm-bench, offline)"

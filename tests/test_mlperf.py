@@ -9,7 +9,8 @@ from pathlib import Path
 from llmsizer.inputs.benchdata import read_points
 from llmsizer.inputs.benchlabels import Parallelism, _regime, _spec
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.fidelity import coverage, evaluate_file
+from llmsizer.sizing.fidelity import evaluate_file
+from llmsizer.sizing.fidelity_report import coverage
 
 DATA = Path(__file__).parent / "data"
 MLPERF = DATA / "mlperf_inference.csv"

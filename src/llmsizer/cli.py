@@ -528,7 +528,7 @@ def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
 
     Rows it cannot predict are listed with every reason; the summary comes last.
     """
-    from .sizing.fidelity import run as run_fidelity
+    from .sizing.fidelity_report import run as run_fidelity
 
     run_fidelity(points, as_json=as_json, summary_only=summary_only)
 

@@ -32,17 +32,14 @@ How a row becomes inputs (docs/calibration.md explains why):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import click
 from pydantic import ValidationError
 
-from ..base.textsafe import terminal_text
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
 from ..inputs.schema import Policy, Requirements
@@ -261,7 +258,7 @@ def _adp_balance_timeout(case: Case, catalog: Catalog) -> float:
     """Iterations TensorRT-LLM holds a prompt for attention-DP balance: InferenceX's harness
     runs its PyTorch backend with attention DP and ``enable_balance`` on (constant
     ``trtllm_inferencex_adp_balance_iters``, with its source); the engine's default is off."""
-    if (case.point.adp > 1 and case.engine in DATACENTER_ENGINES and _pytorch_backend(case)
+    if (case.point.adp > 1 and case.engine in DATACENTER_ENGINES and pytorch_backend(case)
             and "inferencex" in row_text(case.point)):
         return catalog.constant("trtllm_inferencex_adp_balance_iters")
     return 0.0
@@ -472,137 +469,3 @@ def _raw_reasons(raw: Mapping[str, str], catalog: Catalog, labels: LabelIndex) -
     if not any(value.strip() for value in raw.values()):
         return []
     return label_reasons(raw, catalog, labels) + unmodelled_reasons(*serving_features(raw))
-
-
-def _row_doc(r: RowResult) -> dict[str, object]:
-    p = r.point
-    return {"row": p.row, "model": p.model, "gpu": p.gpu, "gpu_count": p.gpu_count, "tp": p.tp,
-            "pp": p.pp, "ep": p.ep, "adp": p.adp,
-            "replicas": p.replicas, "weight_precision": p.weight_precision,
-            "kv_precision": p.kv_precision, "isl": p.isl, "osl": p.osl,
-            "concurrency": p.concurrency,
-            "request_rate": None if p.request_rate is None or math.isinf(p.request_rate)
-            else p.request_rate, "regime": p.regime, "engine": r.engine, "metric": p.metric,
-            "statistic": p.statistic, "measured": p.value, "measured_tail": p.tail_value,
-            "per_gpu": p.per_gpu, "random_lengths_from": p.random_lengths,
-            "kv_assumption": p.kv_assumption,
-            "predicted": r.predicted, "batch_per_replica": r.batch,
-            "error": r.error, "source": p.source}
-
-
-def document(path: str | Path, catalog: Catalog | None = None) -> dict[str, object]:
-    """The ``--json`` document: summary, predicted rows and rows not interpreted."""
-    return _document(path, *evaluate_file(path, catalog))
-
-
-def _document(path: str | Path, results: list[RowResult], skipped: list[Skipped],
-              n_rows: int) -> dict[str, object]:
-    return {
-        "file": str(path),
-        "input_rows": n_rows,
-        "error_definition": "predicted / measured - 1",
-        "summary": [vars(s) for s in summarise(results)],
-        "rows": [_row_doc(r) for r in results],
-        "skipped": [{"row": s.row, "reason": s.reason, "reasons": list(s.reasons)}
-                    for s in skipped],
-    }
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:+.1f}%"
-
-
-def _parallel_text(p: BenchPoint) -> str:
-    """tp8ep8a8x1: TP, then PP/EP/attention-DP where used, x replicas."""
-    parts = [f"tp{p.tp}"] + [f"{name}{n}" for name, n in (("pp", p.pp), ("ep", p.ep), ("a", p.adp))
-                             if n > 1]
-    return "".join(parts) + f"x{p.replicas}"
-
-
-def _reason_kind(reason: str) -> str:
-    """A reason without its details: labels, a trailing remark, what follows a colon."""
-    kind = re.sub(r" \(.*\)$", "", re.sub(r"'[^']*'", "'...'", reason))
-    return kind.split(": ", 1)[0]
-
-
-def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
-    """How many skipped rows give each kind of reason (its text up to the first detail)."""
-    counts: dict[str, int] = {}
-    for k in skipped:
-        for reason in dict.fromkeys(_reason_kind(r) for r in k.reasons):
-            counts[reason] = counts.get(reason, 0) + 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
-    _say("error = predicted / measured - 1, per metric and regime (batch1 rows: single "
-         "streams, llama.cpp in the reference set; keep them apart)")
-    _say(f"{'metric':21} {'regime':13} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} {'bias':>7}")
-    for s in summarise(results):
-        _say(f"{s.metric:21} {s.regime:13} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
-             f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
-    _say("\ncoverage (rows read / rows in file) and median |e| of the rows read, per scenario:")
-    errors: dict[str, list[float]] = {}
-    for r in results:
-        errors.setdefault(_group_of(r.point.raw), []).append(abs(r.error))
-    for group, (read, total) in coverage(results, skipped).items():
-        median = f"{quantile(errors[group], 0.5) * 100:9.1f}%" if group in errors else ""
-        _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}% {median}")
-    _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
-         f"{', rows per reason:' if skipped else '.'}")
-    for reason, count in _reason_kinds(skipped):
-        _say(f"{count:>5}  {reason}")
-
-
-def _group_of(raw: Mapping[str, str]) -> str:
-    """A row's group for coverage: its scenario as the table prints it (first 40 characters)."""
-    return " ".join(raw.get("scenario", "").split())[:40] or "(no scenario)"
-
-
-def coverage(results: Iterable[RowResult], skipped: Iterable[Skipped]
-             ) -> dict[str, tuple[int, int]]:
-    """(rows predicted, rows in the file) per scenario group; a skipped row counts in its
-    group's total with its reasons listed below the table."""
-    counts: dict[str, list[int]] = {}
-    for raw, read in [(r.point.raw, 1) for r in results] + [(k.raw, 0) for k in skipped]:
-        entry = counts.setdefault(_group_of(raw), [0, 0])
-        entry[0], entry[1] = entry[0] + read, entry[1] + 1
-    return {group: (read, total) for group, (read, total) in sorted(counts.items())}
-
-
-def _say(text: str) -> None:
-    """A line out, escape-safe: labels and reasons quote the CSV's own text (issue 25, F2)."""
-    click.echo(terminal_text(text))
-
-
-def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
-    """The CLI command: per-row predictions, the rows not interpreted with every reason, and
-    the summary last (``summary_only``: the summary alone). An embedding file
-    (tests/data/embedding_points.csv's columns) goes to :mod:`.fidelity_embed`."""
-    from .fidelity_embed import is_embedding_file
-    from .fidelity_embed import run as run_embed
-
-    if is_embedding_file(path):
-        run_embed(path, as_json=as_json, summary_only=summary_only)
-        return
-    results, skipped, n_rows = evaluate_file(path)
-    if as_json:
-        _say(json.dumps(_document(path, results, skipped, n_rows), indent=2))
-        return
-    if not summary_only:
-        _say(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
-                   f"{'regime':13} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
-        for r in results:
-            p = r.point
-            shape = f"{p.isl}/{p.osl}"
-            prec = f"{p.weight_precision}/{p.kv_precision}"
-            _say(f"{p.row:>4} {str(p.model)[:15]:15} {str(p.gpu)[:9]:9} "
-                       f"{_parallel_text(p)[:12]:12} {prec:9} {shape:>11} {p.regime:11} "
-                       f"{p.metric:20} {p.value:>10,.2f} {r.predicted:>10,.2f} "
-                       f"{_pct(r.error):>7}")
-        if skipped:
-            _say(f"\n{len(skipped)} rows not interpreted (every reason):")
-            for k in skipped:
-                _say(f"{k.row:>4}  {k.reason}")
-        _say("")
-    _echo_summary(results, skipped, n_rows)
