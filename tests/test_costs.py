@@ -279,7 +279,7 @@ def test_money_is_rounded_to_three_figures() -> None:
 
 def test_proposal_cost_pages(example: Result, tmp_path: Path) -> None:
     pdf = tmp_path / "example.pdf"
-    render_pdf(example, pdf)
+    render_pdf(example, pdf, appendix=True)  # the what-if section is in the detailed PDF
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
                           text=True, check=True).stdout
     flat = " ".join(text.split())

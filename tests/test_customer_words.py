@@ -106,11 +106,12 @@ def test_the_break_even_chart_fits_every_line_it_draws() -> None:
 def test_the_proposal_names_the_engine_and_keeps_the_register_in_an_appendix(
         tmp_path: Path) -> None:
     """One paragraph on the constants and one on the serving engine in section 7; the register
-    itself in appendix A; the confidence statement covers per-user speed and first token."""
+    itself in appendix A (the detailed PDF, report --appendix); the confidence statement
+    covers per-user speed and first token."""
     from llmsizer.model.catalog import load_catalog
 
     (pdf,) = write_outputs(size(load(ROOT / "inputs" / "code-assistant-alternatives.yaml")),
-                           tmp_path, formats=("pdf",))
+                           tmp_path, formats=("pdf",), appendix=True)
     text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], check=True,
                                               capture_output=True, text=True).stdout)
     text = text.replace("\u00a0", " ")

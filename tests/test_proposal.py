@@ -309,9 +309,10 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     text = text_of(pdf)
     # (the break-even chart's "Hosted API" line is drawn only for an account with hosted-API
     # prices; this account has none, and the label was found in the formula appendix, now
-    # opt-in: the chart's own legend is checked instead)
+    # opt-in: the chart's own legend is checked instead; the what-if tornado, "Lower change",
+    # is in the detailed PDF only, its labels checked by test_chart_labels)
     for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
-                  "Capex over", "Lower change", "Cloud, rented always on"):
+                  "Capex over", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
 
@@ -684,7 +685,7 @@ def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rend
     the end is two-thirds empty, and the last page holds more than a stray paragraph."""
     _result, _data, pdf = rendered(str(path))
     main = pages(pdf)  # no formula appendix unless asked for (report --appendix)
-    assert main > 10
+    assert main >= 10  # 10-15 pages lean
     fills = _page_fill(pdf)[:main]
     for number, (fill, _words) in enumerate(fills[1:-1], start=2):
         assert fill > 0.35, f"page {number} is {fill:.0%} full"

@@ -99,9 +99,10 @@ def test_a_shipped_proposal_reads_and_sits_the_same(tmp_path: Path, drawers: Non
     with monkeypatch.context() as m:
         m.setattr(render, "_one_line_svg_text", lambda: False)
         svgtext.uninstall()
-        render_pdf(result, tmp_path / "letters.pdf")
+        # the detailed PDF (report --appendix): every chart kind, the what-if tornado included
+        render_pdf(result, tmp_path / "letters.pdf", appendix=True)
         assert not svgtext.installed()
-    render_pdf(result, tmp_path / "lines.pdf")
+    render_pdf(result, tmp_path / "lines.pdf", appendix=True)
     assert svgtext.installed()
     before, after = _words(tmp_path / "letters.pdf"), _words(tmp_path / "lines.pdf")
     assert len(before) > 8000  # every page's words, the charts' included

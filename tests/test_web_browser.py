@@ -131,7 +131,9 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     dl.value.save_as(pdf)
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                           check=True).stdout
-    assert "Acme Corp" in text and "Production debugger" in text
+    # the lean proposal (the production debugger is in the web app's own page below and in
+    # `report --appendix` PDFs)
+    assert "Acme Corp" in text and "Sizing walk-through" in text and "Risks" in text
 
     # the workbook: 2,000 users on its Inputs sheet
     with page.expect_download() as dl:

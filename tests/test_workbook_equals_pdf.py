@@ -52,7 +52,9 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
     written: dict[str, tuple[Result, Path, Path]] = {}
     for name in ACCOUNTS:
         result = size(load(ROOT / "inputs" / name))
-        paths = write_outputs(result, out, stem=Path(name).stem, formats=("xlsx", "pdf"))
+        # the what-if table is in the detailed PDF (report --appendix)
+        paths = write_outputs(result, out, stem=Path(name).stem, formats=("xlsx", "pdf"),
+                              appendix=True)
         book = next(p for p in paths if p.suffix == ".xlsx")
         pdf = next(p for p in paths if p.suffix == ".pdf")
         written[name] = (result, book, pdf)

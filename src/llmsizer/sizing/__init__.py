@@ -1,9 +1,10 @@
 """Layer 4 — sizing: ``engine`` (size, estimate, curve) over the option search per workload
 (``search``, evaluating each option with ``evaluate``, or a customer benchmark point with
-``measured``), the account plan (``plan``), buy, rent or hosted API compared
+``measured``), the account plan (``plan``, searched by ``plan_search``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
-materials (``bom``), model-vs-measured checks (``fidelity``; disaggregated rows:
-``fidelity_disagg``; embedding rows: ``fidelity_embed``; MLPerf rows: ``fidelity_mlperf``),
+materials (``bom``), model-vs-measured checks (``fidelity``; rows a run contradicts: ``fidelity_checks``;
+disaggregated rows: ``fidelity_disagg``; embedding rows: ``fidelity_embed``; MLPerf rows:
+``fidelity_mlperf``; the printed report: ``fidelity_report``),
 disaggregated prefill/decode options sized to a load (``xpyd``), the production debugger's
 edges and the roofline (``debugger``), and the results document they produce
 (``results``)."""
@@ -18,12 +19,15 @@ __all__ = [
     "engine",
     "evaluate",
     "fidelity",
+    "fidelity_checks",
     "fidelity_disagg",
     "fidelity_embed",
     "fidelity_mlperf",
+    "fidelity_report",
     "fidelity_stats",
     "measured",
     "plan",
+    "plan_search",
     "results",
     "retrieval",
     "search",

@@ -219,8 +219,9 @@ class ClosedFetcher(URLFetcher):  # type: ignore[misc]
 
 def render_html(result: Result, templates: Path | None = None,
                 catalog: Catalog | None = None) -> str:
-    """The proposal as HTML (what WeasyPrint lays out), without the formula appendix."""
-    return _render_template(_roots(templates), {**build_context(result, catalog),
+    """The proposal as HTML (what WeasyPrint lays out), lean: without the detail sections and
+    the formula appendix (``render_pdf(appendix=True)`` has them)."""
+    return _render_template(_roots(templates), {**build_context(result, catalog, detail=False),
                                                 "appendix": False})
 
 
@@ -260,15 +261,16 @@ def _parsed_stylesheet(roots: tuple[Path, ...], path: Path, _mtime_ns: int, _siz
 
 def render_pdf(result: Result, path: Path, templates: Path | None = None,
                catalog: Catalog | None = None, appendix: bool = False) -> None:
-    """Write the proposal PDF for ``result`` to ``path``; with ``appendix``, followed by the
-    formula appendix. The appendix is opt-in (``report --appendix``): it was three of a
-    proposal's 17-21 pages and a reader finds every formula, live, in the workbook and in
-    docs/calculations.md (issue 25).
+    """Write the proposal PDF for ``result`` to ``path``; with ``appendix``, with the detail
+    sections (bill of materials, what-if scenarios, production debugger, fitted constants)
+    and followed by the formula appendix. They are opt-in (``report --appendix``): they were
+    five of the example's 19 pages, and the workbook carries each of them live (issue 25;
+    the lean document's CPU: docs/benchmarks.md).
 
     Raises :class:`InputError` for a template problem (missing file, syntax error,
     undefined variable) or a URL the templates refer to that the renderer refuses."""
     roots = _roots(templates)
-    context = {**build_context(result, catalog), "appendix": appendix}
+    context = {**build_context(result, catalog, detail=appendix), "appendix": appendix}
     html_text = _render_template(roots, context)
     fetcher = ClosedFetcher(roots)
     try:

@@ -2,8 +2,9 @@
 x0.5 / x1.5 / x2, prompt and output length +/-50 %, GPU price +/-30 %, each cloud tier,
 average load 30 % / 90 %, headroom 0 / 50 %).
 
-Live: each scenario recomputes the whole calculation list for each workload's recommended
-option in grouped (collapsed) columns to the right of the table, built from the same
+Live: each scenario recomputes, for each workload's recommended option, the calculations its
+changed input reaches (``scenario_plan.downstream``; the others keep the calculation sheets'
+cells) in grouped (collapsed) columns to the right of the table, built from the same
 calculation trees as KV/Throughput/Nodes/TCO with one input replaced by the scenario's value
 (itself a formula over the input cell, e.g. ``=ROUNDUP(in_w1_users*0.5,0)``). The table sums
 those columns over the workloads. Change a price or a requirement on Inputs and every
@@ -22,7 +23,7 @@ from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
-from .scenario_plan import Member, PlanRows, write_plan
+from .scenario_plan import Member, PlanRows, downstream, write_plan
 
 __all__ = ["write"]
 
@@ -71,7 +72,7 @@ def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) ->
     def name(n: str) -> str:
         if sc is not None and n == sc.input:
             return f"{col}{BLOCK_ROW_VALUE + 1}"
-        if n in _CALC_ROW and n not in SCOPE:
+        if n in _CALC_ROW and n not in SCOPE and sc is not None and n in downstream(sc.input):
             return f"{col}{_CALC_ROW[n] + 1}"
         return _base_name(book, c, n)
 
@@ -157,7 +158,9 @@ def write(book: Book) -> None:
     ws.write_string(last_table_row + 2, 0,
                     "The grouped columns (+ above the column letters) hold each scenario's "
                     "calculations: one column per workload, then one per pool and one per node "
-                    "group, as on the Plan sheet.", f("note"))
+                    "group, as on the Plan sheet. A calculation the changed input does not reach "
+                    "is left blank there: it keeps the proposal's value on the calculation "
+                    "sheets.", f("note"))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
     fit_width(ws, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide
@@ -172,7 +175,10 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
                      f("calc"), _number(env[sc.input]))
+    reached = downstream(sc.input)
     for calc in CALCULATIONS:
+        if calc.name not in reached:
+            continue  # the proposal's value: its formulas refer to the calculation sheets
         flag = flag_expr(calc.expr)
         value = _number(env[calc.name])
         fmt = number_format("flag" if flag else calc.unit,
