@@ -54,7 +54,7 @@ def main() -> None:
         stage("results JSON", lambda: (tmp / "a.json").write_text(state["size"].to_json()))
         stage("workbook", lambda: write_workbook(state["size"], tmp / "a.xlsx"))
         stage("proposal context (charts included)",
-              lambda: {**build_context(state["size"], detail=False), "appendix": False})
+              lambda: {**build_context(state["size"]), "appendix": False})
         stage("proposal HTML", lambda: proposal._render_template(
             roots, state["proposal context (charts included)"]))
         stage("WeasyPrint layout", lambda: proposal.render_document(state["proposal HTML"],

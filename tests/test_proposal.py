@@ -309,10 +309,9 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     text = text_of(pdf)
     # (the break-even chart's "Hosted API" line is drawn only for an account with hosted-API
     # prices; this account has none, and the label was found in the formula appendix, now
-    # opt-in: the chart's own legend is checked instead; the what-if tornado, "Lower change",
-    # is in the detailed PDF only, its labels checked by test_chart_labels)
+    # opt-in: the chart's own legend is checked instead)
     for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
-                  "Capex over", "Cloud, rented always on"):
+                  "Capex over", "Lower change", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
 

@@ -29,11 +29,9 @@ from .tco import cost_svg, tco_context
 from .walkthrough import workload_view
 
 
-def build_context(result: Result, catalog: Catalog | None = None,
-                  detail: bool = True) -> dict[str, Any]:
+def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
     """Everything the templates may use (documented in docs/proposal.md); each section's
-    module says which partial reads what. Without ``detail`` (the lean proposal: no
-    ``--appendix``) the what-if section's chart, which it does not show, is not drawn."""
+    module says which partial reads what."""
     cat = catalog or load_catalog()
     fmt = Formatter(result.account.currency)
     views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
@@ -53,10 +51,9 @@ def build_context(result: Result, catalog: Catalog | None = None,
         # costs: dated prices (stale ones flagged), break-even by load, sensitivity, confidence
         **tco_context(result, views, cat, fmt, day),
         **bom_context(result, fmt),  # partials/bom.html.j2
-        **sensitivity_context(result, views, fmt, draw=detail),
+        **sensitivity_context(result, views, fmt),
         "confidence_total": confidence_total(result),
         **debugger_context(result, fmt),  # partials/debugger.html.j2
         **glossary_context(frozenset(
-            ({"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else set())
-            | ({"detail"} if detail else set()))),
+            {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else ())),
     }

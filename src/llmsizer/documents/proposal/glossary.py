@@ -13,8 +13,7 @@ from typing import Any
 class Term:
     term: str
     meaning: str
-    # listed only when the proposal uses it (the page is nearly full): "disaggregated", or
-    # "detail" for the bill of materials' terms (in the PDF with report --appendix only)
+    # listed only when the proposal uses it (the page is nearly full): "disaggregated"
     only_when: str = ""
 
 
@@ -51,7 +50,7 @@ GLOSSARY: tuple[Term, ...] = (
     Term("KV cache", "The memory in which the model keeps each conversation's context while it "
          "answers; it grows with the length of prompt and answer and limits the batch."),
     Term("Leaf and spine switches", "Network switches: servers plug into leaves; "
-         "spines link the leaves.", only_when="detail"),
+         "spines link the leaves."),
     Term("LLM", "Large language model: the AI model that reads the prompt and writes the "
          "answer."),
     Term("Mixture of experts (MoE)", "A model design in which each token uses only a few of "
@@ -63,8 +62,7 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),
-    Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack.",
-         only_when="detail"),
+    Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack."),
     Term("Prefill", "The phase in which the model reads the whole prompt before it writes the "
          "first token of the answer."),
     Term("PUE", "Power usage effectiveness: the data centre's total power divided by the power "

@@ -219,9 +219,9 @@ class ClosedFetcher(URLFetcher):  # type: ignore[misc]
 
 def render_html(result: Result, templates: Path | None = None,
                 catalog: Catalog | None = None) -> str:
-    """The proposal as HTML (what WeasyPrint lays out), lean: without the detail sections and
-    the formula appendix (``render_pdf(appendix=True)`` has them)."""
-    return _render_template(_roots(templates), {**build_context(result, catalog, detail=False),
+    """The proposal as HTML (what WeasyPrint lays out), without the production debugger and
+    the appendices (``render_pdf(appendix=True)`` has them)."""
+    return _render_template(_roots(templates), {**build_context(result, catalog),
                                                 "appendix": False})
 
 
@@ -261,16 +261,15 @@ def _parsed_stylesheet(roots: tuple[Path, ...], path: Path, _mtime_ns: int, _siz
 
 def render_pdf(result: Result, path: Path, templates: Path | None = None,
                catalog: Catalog | None = None, appendix: bool = False) -> None:
-    """Write the proposal PDF for ``result`` to ``path``; with ``appendix``, with the detail
-    sections (bill of materials, what-if scenarios, production debugger, fitted constants)
-    and followed by the formula appendix. They are opt-in (``report --appendix``): they were
-    five of the example's 19 pages, and the workbook carries each of them live (issue 25;
-    the lean document's CPU: docs/benchmarks.md).
+    """Write the proposal PDF for ``result`` to ``path``; with ``appendix``, with the production
+    debugger and the fitted constants, and followed by the formula appendix. They are opt-in
+    (``report --appendix``): the workbook carries each of them live, and leaving them out
+    saves a sixth of the PDF's CPU (issue 25; docs/benchmarks.md).
 
     Raises :class:`InputError` for a template problem (missing file, syntax error,
     undefined variable) or a URL the templates refer to that the renderer refuses."""
     roots = _roots(templates)
-    context = {**build_context(result, catalog, detail=appendix), "appendix": appendix}
+    context = {**build_context(result, catalog), "appendix": appendix}
     html_text = _render_template(roots, context)
     fetcher = ClosedFetcher(roots)
     try:

@@ -26,10 +26,9 @@ class ScenarioRow:
 
 
 def sensitivity_context(result: Result, views: Sequence[WorkloadView],
-                        fmt: Formatter, draw: bool = True) -> dict[str, Any]:
+                        fmt: Formatter) -> dict[str, Any]:
     """The sensitivity section: the scenarios of the results and a tornado of the annual
-    on-premises cost (the cloud tiers move only the cloud figure: table only); without
-    ``draw`` (the lean proposal, which leaves the section out) no tornado is drawn."""
+    on-premises cost (the cloud tiers move only the cloud figure: table only)."""
     from .. import charts
 
     shown = [wv for wv in views if wv.best is not None]
@@ -52,8 +51,6 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # The lower change's bar and the higher change's (the scenarios list each estimate's
     # changes from lower to higher), each with its own label: picking them by cost labelled
     # both bars with the first row when the two cost the same.
-    if not draw:
-        return {"scenarios": rows, "tornado_chart": None, "base": base}
     bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
             for label, g in groups.items()]
     bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
