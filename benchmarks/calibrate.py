@@ -47,13 +47,13 @@ from llmsizer.sizing.fidelity import (  # noqa: E402
     Case,
     RowResult,
     SummaryRow,
-    closed_loop_ttft,
     prepare,
     quantile,
     score,
     summarise,
     tables_for,
 )
+from llmsizer.sizing.fidelity_fit import closed_loop_ttft  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "calibration_points.csv"
 # Blackwell, AMD and MoE results (TensorRT-LLM perf overviews and blog, InferenceX); rows with

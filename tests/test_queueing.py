@@ -43,7 +43,8 @@ def _simulated_wait_ms(rho: float, prefill_ms: float, cv: float, n: int, seed: i
 
 def _wait(rho: float, prefill_ms: float, cv: float, batch: float = 1000) -> float:
     value = evaluate(WAIT, {"prefill_utilisation": rho, "prefill_ms": prefill_ms,
-                            "burstiness": cv, "batch_served": batch})
+                            "burstiness": cv, "batch_served": batch,
+                            "peak_request_rate_per_s": 1.0})  # open arrivals at a rate
     assert isinstance(value, float)
     return value
 
@@ -67,7 +68,11 @@ def test_bursty_wait_is_within_a_quarter_below_a_simulated_queue() -> None:
 def test_wait_is_at_most_the_rest_of_the_batch_prefilled_first() -> None:
     assert _wait(0.9, 100, 1, batch=3) == pytest.approx(200.0)  # not 450: 2 prompts ahead
     assert _wait(1.5, 100, 1, batch=3) == pytest.approx(200.0)  # saturated: still bounded
-    assert _wait(0.5, 100, 0) == 0.0  # paced arrivals (a closed loop) never queue
+    assert _wait(0.5, 100, 0) == 0.0  # paced arrivals never queue
+    # concurrent users (no rate) are a closed loop: no open-arrival wait, even saturated
+    closed = {"prefill_utilisation": 1.5, "prefill_ms": 100.0, "burstiness": 1.0,
+              "batch_served": 3.0, "peak_request_rate_per_s": 0.0}
+    assert evaluate(WAIT, closed) == 0
 
 
 _CASES = [("llama-3.1-70b", "h100-sxm", 4, 2000, 300, 400.0),
@@ -75,47 +80,55 @@ _CASES = [("llama-3.1-70b", "h100-sxm", 4, 2000, 300, 400.0),
           ("llama-3.1-8b", "l40s", 1, 1000, 200, 150.0)]
 
 
-@pytest.mark.parametrize("burstiness", [0.0, 1.0, 3.0])
+# (burstiness, requests/s override): arrivals at a rate at three CVs, and concurrent users
+# (no rate: a closed loop, whose wait is the round wait; the burstiness cell does not apply)
+_LOADS = [(0.0, 1.0), (1.0, 1.0), (3.0, 1.0), (1.0, 0.0)]
+
+
+@pytest.mark.parametrize(("burstiness", "rate"), _LOADS)
 @pytest.mark.parametrize(("model_id", "gpu", "tp", "prompt", "output", "slack_ms"), _CASES)
 def test_batch_by_ttft_is_the_inverse_of_the_forward_formula(
         model_id: str, gpu: str, tp: int, prompt: int, output: int, slack_ms: float,
-        burstiness: float) -> None:
+        burstiness: float, rate: float) -> None:
     """At batch_by_ttft the mean TTFT, wait included, meets the target; one more sequence
     misses it (the closed form is exact, not only safe)."""
     model = load_catalog().model(model_id)
     kw: dict[str, Any] = {"tp": tp, "weights": "fp8", "kv": "fp8", "prompt": prompt,
                           "output": output, "users": 1000}
-    free = option_values(model, gpu, **kw, overrides={"burstiness": burstiness})
+    load = {"burstiness": burstiness, "requests_per_s": rate}
+    free = option_values(model, gpu, **kw, overrides=load)
     target_ms = free["ttft_one_user_ms"] + slack_ms
     v = option_values(model, gpu, **kw, targets={"ttft_s": target_ms / 1000,
-                                                 "system_tokens_per_s": 1.0},
-                      overrides={"burstiness": burstiness})
+                                                 "system_tokens_per_s": 1.0}, overrides=load)
     batch = v["batch_by_ttft"]
     assert 1 <= batch < min(v["max_batch_per_replica"], v["max_sequences_by_memory"])
     assert v["batch_per_replica"] == batch
     assert v["ttft_ms"] <= target_ms + 1e-6
-    over = option_values(model, gpu, **kw, overrides={"burstiness": burstiness,
-                                                      "max_batch_per_replica": batch + 1})
+    over = option_values(model, gpu, **kw, overrides={**load, "max_batch_per_replica": batch + 1})
     assert over["batch_per_replica"] == batch + 1
     assert over["ttft_ms"] > target_ms
+    # the form of wait the load states, and only that one
+    assert (v["closed_loop_users"] > 0) == (rate == 0)
+    assert v["prefill_wait_ms"] == 0 or rate > 0
 
 
-@pytest.mark.parametrize("burstiness", [1.0, 3.0])
+@pytest.mark.parametrize(("burstiness", "rate"), [(1.0, 1.0), (3.0, 1.0), (1.0, 0.0)])
 @pytest.mark.parametrize(("model_id", "gpu", "tp", "prompt", "output", "slack_ms"), _CASES)
 def test_percentile_batch_meets_the_forward_percentile(
         model_id: str, gpu: str, tp: int, prompt: int, output: int, slack_ms: float,
-        burstiness: float) -> None:
+        burstiness: float, rate: float) -> None:
     """The percentile's inverse is a conservative bound: at the batch it allows the forward
     p95/p99 meet their target, and a p99 target allows no more than a p95 or a mean one."""
     model = load_catalog().model(model_id)
     kw: dict[str, Any] = {"tp": tp, "weights": "fp8", "kv": "fp8", "prompt": prompt,
                           "output": output, "users": 1000}
-    free = option_values(model, gpu, **kw, overrides={"burstiness": burstiness})
+    load = {"burstiness": burstiness, "requests_per_s": rate}
+    free = option_values(model, gpu, **kw, overrides=load)
     target_s = (free["ttft_one_user_ms"] + slack_ms) / 1000
     batches = {}
     for key in ("ttft_s", "ttft_p95_s", "ttft_p99_s"):
         v = option_values(model, gpu, **kw, targets={key: target_s, "system_tokens_per_s": 1.0},
-                          overrides={"burstiness": burstiness})
+                          overrides=load)
         batches[key] = v["batch_per_replica"]
         assert v["batch_per_replica"] >= 1
         if key != "ttft_s":
@@ -129,7 +142,7 @@ def test_percentiles_from_the_exponential_tail() -> None:
     # p95 wait is 250 x ln(0.8 / 0.05) = 693 ms and the p50 wait 250 x ln(1.6) = 117.5 ms
     from llmsizer.model.calculations.queueing import _wait_percentile
     env = {"prefill_utilisation": 0.8, "prefill_ms": 100.0, "burstiness": 1.0,
-           "batch_served": 1000.0}
+           "batch_served": 1000.0, "peak_request_rate_per_s": 1.0}
     assert evaluate(_wait_percentile(0.95), env) == pytest.approx(250 * 2.772588722, rel=1e-6)
     assert evaluate(_wait_percentile(0.5), env) == pytest.approx(250 * 0.470003629, rel=1e-6)
     # a simulated M/D/1 queue at 80 % busy: its p95 wait is within 10 % of the tail's
@@ -337,8 +350,9 @@ def test_engine_steps_add_whole_served_steps_to_the_first_token() -> None:
     default engine takes the fitted first_token_engine_steps."""
     model = load_catalog().model("llama-3.1-70b")
     kw: dict[str, Any] = {"tp": 2, "prompt": 2000, "output": 300, "users": 40}
-    none = option_values(model, "h100-sxm", **kw, overrides={"scheduler_steps": 0.0})
-    some = option_values(model, "h100-sxm", **kw, overrides={"scheduler_steps": 10.0})
+    rate = {"requests_per_s": 1.0, "burstiness": 1.0}  # open arrivals: the prompt queue
+    none = option_values(model, "h100-sxm", **kw, overrides={"scheduler_steps": 0.0, **rate})
+    some = option_values(model, "h100-sxm", **kw, overrides={"scheduler_steps": 10.0, **rate})
     default = option_values(model, "h100-sxm", **kw)
     assert default["scheduler_steps"] == load_catalog().constant("first_token_engine_steps") > 0
     step = some["tpot_ms"] / some["spec_tpot_factor"]

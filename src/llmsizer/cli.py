@@ -187,7 +187,9 @@ def catalog(kind: str, as_json: bool) -> None:
 @click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True,
               help="Generated tokens per request.")
 @click.option("--concurrency", type=click.IntRange(1, 100_000),
-              help="Sequences in flight per replica (1-100,000, as policy.max_batch_per_replica).")
+              help="Users per replica (1-100,000), each sending the next request as its "
+                   "answer ends, as benchmarks measure; those beyond what memory holds wait "
+                   "for a slot, in the TTFT.")
 @click.option("--offline", is_flag=True, help="Batch limited only by KV memory and engine cap.")
 @click.option("--mbu", type=_FiniteRange(0.05, 1, min_open=True),
               help="Override bandwidth efficiency (share of peak memory bandwidth, over 0.05, "

@@ -201,6 +201,9 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
         rel, zero_none = _WORKLOAD_FIELDS[key]
         path = ("workloads", k, *rel)
         return label, _dotted(path), _set(path, zero_none, rel[-1])
+    if key == "fixed_users_per_replica":
+        return label, ("the sizing gives every user a slot; users per replica at a fixed "
+                       "replica count are for llmsizer estimate --concurrency"), None
     if key == "measured_tokens_per_s_per_replica":
         measured = w.get("measured")
         if measured is None:

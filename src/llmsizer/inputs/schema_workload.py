@@ -330,7 +330,9 @@ class Workload(_Strict):
     concurrent_users: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
         default=None,
         description="Load, first form: users generating at the same time at peak (not registered "
-                    "users). State exactly one of concurrent_users, requests_per_s or named_users.",
+                    "users), each sending the next request as the previous answer ends, as "
+                    "benchmarks measure; users who pause to read are better stated as a rate. "
+                    "State exactly one of concurrent_users, requests_per_s or named_users.",
         json_schema_extra={"example": "200", "unit": "users"})
     requests_per_s: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
         default=None,

@@ -3,7 +3,7 @@
 ``measured``), the account plan (``plan``, searched by ``plan_search``), buy, rent or hosted API compared
 (``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of
 materials (``bom``), model-vs-measured checks (``fidelity``; rows a run contradicts: ``fidelity_checks``;
-disaggregated rows: ``fidelity_disagg``; embedding rows: ``fidelity_embed``; MLPerf rows:
+disaggregated rows: ``fidelity_disagg``; embedding rows: ``fidelity_embed``; the round-share fit: ``fidelity_fit``; MLPerf rows:
 ``fidelity_mlperf``; the printed report: ``fidelity_report``),
 disaggregated prefill/decode options sized to a load (``xpyd``), the production debugger's
 edges and the roofline (``debugger``), and the results document they produce
@@ -22,6 +22,7 @@ __all__ = [
     "fidelity_checks",
     "fidelity_disagg",
     "fidelity_embed",
+    "fidelity_fit",
     "fidelity_mlperf",
     "fidelity_report",
     "fidelity_stats",

@@ -6,7 +6,7 @@ batch sizes). All sizing arithmetic is in :mod:`llmsizer.model.calculations`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..base.version import __version__
 from ..inputs.loader import Loaded
@@ -83,7 +83,9 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
     out = []
     for name, const in catalog.constants.items():
         if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p", "closed_loop_")):
-            continue  # fidelity-only (benchmark reproduction)
+            # fidelity-only (benchmark reproduction); the round share reaches the sizing as
+            # the calibrated option input closed_loop_round_share (Inputs sheet)
+            continue
         if name.startswith(("stack_efficiency_", "confidence_")) and name not in used:
             continue  # another GPU family's or error group's
         value = overridden.get(name)
@@ -223,10 +225,13 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
              kv_precision: str, prompt_tokens: int, output_tokens: int,
              concurrency: int | None, mbu: float | None = None, mfu: float | None = None,
              catalog: Catalog | None = None,
-             with_env: dict[str, Value] | None = None) -> dict[str, float | str]:
-    """One configuration, no targets: ``concurrency`` sequences per replica, or offline
-    (``None``: batch limited only by KV memory and the engine cap). ``with_env``, when
-    given, receives every calculated value (the web app's roofline reads them)."""
+             with_env: dict[str, Value] | None = None,
+             profile: Mapping[str, float] | None = None) -> dict[str, float | str]:
+    """One configuration, no targets: ``concurrency`` users per replica in a closed loop
+    (those beyond the batch memory allows wait for a slot), or offline (``None``: batch
+    limited only by KV memory and the engine cap). ``with_env``, when given, receives every
+    calculated value (the web app's roofline reads them); ``profile`` sets engine-profile
+    inputs (a benchmark's memory policy, as ``llmsizer fidelity`` reads it)."""
     from ..inputs.schema import Policy, Requirements
     from ..inputs.schema_workload import Account, Targets
     from ..inputs.schema_workload import Workload as W
@@ -246,8 +251,10 @@ def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precisio
     tables = build_tables(req, cat)
     base: dict[str, Value] = {**account_inputs(req, cat),
                               **workload_inputs(req.workloads[0], model)}
+    if concurrency is not None:  # C users on each of the given replicas: a closed loop
+        base["fixed_users_per_replica"] = float(concurrency)
     env = evaluate_choice(base, Choice(gpu, g.default_platform, weight_precision, kv_precision,
-                                       tp), tables, req, cat)
+                                       tp), tables, req, cat, dict(profile or {}))
     if with_env is not None:
         with_env.update(env)
 

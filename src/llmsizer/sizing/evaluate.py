@@ -88,7 +88,11 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
     return {
         "users": float(w.concurrent_users or 0),
         "requests_per_s": w.requests_per_s or 0.0,
-        "burstiness": 1.0 if w.burstiness is None else w.burstiness,
+        # concurrent users are a closed loop, paced by their answers (arrival CV 0): their
+        # wait is the closed-loop term (queueing.py); a rate is random (Poisson) by default
+        "burstiness": (0.0 if w.load_form == "users" else
+                       1.0 if w.burstiness is None else w.burstiness),
+        "fixed_users_per_replica": 0.0,
         "named_users": float(w.named_users or 0),
         "requests_per_user_per_hour": w.requests_per_user_per_hour or 0.0,
         "peak_to_average": w.peak_to_average or 1.0,
@@ -213,6 +217,7 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),
         "ttft_overhead_ms": k("ttft_overhead_ms"),
         "scheduler_steps": k("first_token_engine_steps"),
+        "closed_loop_round_share": k("closed_loop_round_share"),
         "kv_cache_fraction": k("kv_cache_fraction"),
         # the whole output reserved per request: no offline rows fit this engine profile's
         # share (fidelity fits TensorRT-LLM's; docs/calibration.md, Offline occupancy)

@@ -321,6 +321,11 @@ class _Row:
         return evaluate_choice(c.base, c.choice, self.tables, c.req, self.catalog,
                                {**self.profile, **extra})
 
+    def open_env(self, rate: float, **extra: float) -> dict[str, Value]:
+        """Random (Poisson) arrivals at ``rate`` requests/s per replica: the open-arrival
+        wait, not the closed loop's (queueing.py reads a stated rate as open)."""
+        return self.env(requests_per_s=rate, burstiness=1.0, **extra)
+
     def per_replica(self, group: float) -> float:
         return _figure("per_replica_given", {}, group_given=group, replicas_given=self.replicas)
 
@@ -343,23 +348,10 @@ def _batch1(row: _Row) -> tuple[float, dict[str, Value]]:
 def _closed_loop_env(row: _Row) -> tuple[float, dict[str, Value]]:
     users = row.per_replica(float(row.case.point.concurrency or 1))
     # each user sends its next prompt when its answer ends: paced, not random, arrivals
-    # (arrival CV 0), so the prompt queue's Allen-Cunneen wait is 0 (queueing.py)
-    return users, row.env(max_batch_per_replica=users, burstiness=0.0)
-
-
-def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Sequence[float],
-                     steps: float | None = None) -> list[float]:
-    """A fixed-concurrency row's TTFT at each round share (``closed_loop_round_share``), with
-    ``steps`` engine steps before the first token where the row's engine profile has them
-    (``first_token_engine_steps``): the two-constant fit in benchmarks/calibrate.py evaluates
-    the engine once per row and step count."""
-    row = _Row(case, catalog, tables)
-    if steps is not None and not _compiled_runtime(case):
-        row.profile = {**row.profile, "scheduler_steps": steps}
-    users, env = _closed_loop_env(row)
-    timeout = _adp_balance_timeout(case, catalog)
-    return [_figure("closed_loop_ttft_ms", env, concurrency_given=users, round_share_given=s,
-                    adp_balance_timeout_given=timeout) for s in shares]
+    # (arrival CV 0), so the prompt queue's Allen-Cunneen wait is 0; the closed-loop wait
+    # (queueing.py) sees the row's users on each replica, as `estimate --concurrency`
+    return users, row.env(max_batch_per_replica=users, burstiness=0.0,
+                          fixed_users_per_replica=users)
 
 
 def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
@@ -372,7 +364,6 @@ def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
         return _num(env, "tokens_per_s_per_user"), env
     if p.metric == "ttft_ms":
         return _figure("closed_loop_ttft_ms", env, concurrency_given=users,
-                       round_share_given=row.catalog.constant("closed_loop_round_share"),
                        adp_balance_timeout_given=_adp_balance_timeout(row.case, row.catalog)), env
     return _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
                    replicas_given=row.replicas), env
@@ -385,9 +376,11 @@ def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     if isinstance(limits, Limits):  # MLPerf Server / Interactive (fidelity_mlperf.py)
         return server_output_tokens_per_s(row, limits)
     sent = row.per_replica(float(p.requests or 0))  # a run of N requests caps the batch
-    saturated = row.env(max_batch_per_replica=sent) if sent > 0 else row.env()
-    capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
     rate = row.per_replica(float(p.request_rate or 0.0))
+    offered = rate if 0 < rate < math.inf else 1.0  # all at once: an open loop too
+    saturated = (row.open_env(offered, max_batch_per_replica=sent) if sent > 0
+                 else row.open_env(offered))
+    capacity = _figure("served_rate_per_s", saturated, request_rate_given=math.inf)
     if rate >= capacity:  # no steady state: the batch fills, prompts are prefilled first
         if p.metric in ("itl_ms", "tpot_ms"):
             return _figure("decode_only_tpot_ms", saturated), saturated
@@ -396,14 +389,14 @@ def _open_loop(row: _Row) -> tuple[float, dict[str, Value]]:
         if p.metric == "ttft_ms":
             return _num(saturated, "ttft_ms"), saturated
         return row.group_output(saturated), saturated
-    env = row.env(max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
-                                                 request_rate_given=rate))
+    env = row.open_env(rate, max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
+                                                            request_rate_given=rate))
     if p.metric in ("itl_ms", "tpot_ms", "ttft_ms"):
         return _num(env, "tpot_ms" if p.metric != "ttft_ms" else "ttft_ms"), env
     if sent > 0:
         return _figure("finite_run_output_tokens_per_s", env, requests_given=sent,
                        served_rate_given=rate,
-                       request_cycle_ms_given=_figure("request_cycle_ms", env),
+                       request_cycle_ms_given=_num(env, "request_cycle_ms"),
                        replicas_given=row.replicas), env
     return _figure("rate_output_tokens_per_s", env, served_rate_given=rate,
                    replicas_given=row.replicas), env

@@ -140,6 +140,8 @@ class RowLike(Protocol):
 
     def env(self, **extra: float) -> dict[str, Value]: ...
 
+    def open_env(self, rate: float, **extra: float) -> dict[str, Value]: ...
+
 
 def _figure(name: str, env: Mapping[str, Value], **given: float) -> float:
     value = evaluate(FIGURE_EXPRS[name], {**env, **given})
@@ -156,8 +158,8 @@ def _num(env: Mapping[str, Value], name: str) -> float:
 def env_at_rate(row: RowLike, rate: float, saturated: Mapping[str, Value]) -> dict[str, Value]:
     """The engine's inputs at ``rate`` requests/s per replica (Poisson arrivals: burstiness
     1), the batch by Little's law (``rate_batch_per_replica``)."""
-    return row.env(max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
-                                                 request_rate_given=rate))
+    return row.open_env(rate, max_batch_per_replica=_figure("rate_batch_per_replica", saturated,
+                                                            request_rate_given=rate))
 
 
 def p99_latencies(env: Mapping[str, Value], catalog: Catalog) -> tuple[float, float]:

@@ -15,7 +15,6 @@ from .queueing import (
     SLOT_STEPS,
     adp_balance_wait_ms,
     burst_wait_ms,
-    closed_loop_wait_ms,
 )
 
 
@@ -32,7 +31,7 @@ class Figure:
 
 
 # a prompt waiting for its prefill holds no batch slot yet: the cycle leaves its wait out
-_cycle = r("ttft_ms") - r("prefill_wait_ms") + (r("output_tokens") - 1) * r("tpot_ms")
+_cycle = r("request_cycle_ms")
 _occupied = MAX(1, r("batch_per_replica"))
 # Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms),
 # the same slot time the sizing solves for a stated arrival rate (queueing.py).
@@ -46,24 +45,19 @@ FIGURES: tuple[Figure, ...] = (
            "by its replicas."),
     Figure("single_stream_itl_ms", "ms", 1000 / r("bandwidth_ceiling_tokens_per_s"),
            "Time per token of one stream alone (batch 1)."),
-    Figure("request_cycle_ms", "ms", _cycle,
-           "Time one request holds a batch slot: TTFT without the wait for the prompts "
-           "ahead + (output - 1) x TPOT."),
     Figure("closed_loop_output_tokens_per_s", "tok/s",
            ref("replicas_given") * MIN(r("concurrency_given"), _occupied) * r("output_tokens")
            * 1000 / _cycle,
            "Fixed concurrency C per replica (closed loop): MIN(C, batch) requests in flight, "
            "each producing its output once per request cycle."),
     Figure("closed_loop_ttft_ms", "ms",
-           r("ttft_ms") + closed_loop_wait_ms(r("concurrency_given"), _occupied, _cycle,
-                                              r("tpot_ms"), r("round_share_given"))
+           r("ttft_ms")
            + adp_balance_wait_ms(MIN(r("concurrency_given"), _occupied), _cycle, r("tpot_ms"),
                                  r("adp"), r("adp_balance_timeout_given")),
-           "TTFT + the longer of the slot wait (beyond the batch the engine can hold, "
-           "(C / batch - 1) request cycles: Little's law) and the round wait (below it, "
-           "share x (in flight - 1) steps: prompts arrive in rounds), + the attention-DP "
-           "balance hold where the engine runs it; queueing.py. Evaluate with burstiness 0: "
-           "a closed loop's arrivals are paced by its answers."),
+           "TTFT at a fixed concurrency, its closed-loop wait included (the calculation list's "
+           "closed_loop_wait_ms, as the sizing: evaluate with fixed_users_per_replica = C), "
+           "+ the attention-DP balance hold where the benchmark's harness turns it on "
+           "(queueing.py)."),
     Figure("burst_ttft_ms", "ms",
            burst_wait_ms(r("requests_given"), _occupied, _cycle, r("prefill_ms"))
            + r("ttft_overhead_ms"),

@@ -298,16 +298,9 @@ SERVED_STEP_CALCULATIONS: tuple[Calculation, ...] = (
 SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_ms", "Time to first token", "ms", "Throughput",
        IF(_DISAGG, r("disagg_ttft_ms"),
-          r("prefill_wait_ms") + r("prefill_ms")
-          + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor")
-                                     - r("decode_weights_ms"))
-          + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor")
-          + r("ttft_overhead_ms")),
-       "Wait for the prefills ahead + prefill + the decode steps it waits for or shares; a "
-       "prefill chunk hides the step's weight read (its GEMMs read the weights anyway), not "
-       "the other sequences' work, all-reduce latency or overhead (chosen by cross-validation "
-       "on published benchmarks); + the whole steps the engine's request path takes "
-       "(tokeniser, scheduler, detokeniser; fitted, docs/queueing.md). Disaggregated: the "
+          r("prefill_wait_ms") + r("closed_loop_wait_ms") + r("ttft_unqueued_ms")),
+       "Wait for the prompts ahead (arrivals at a rate) or in the closed loop (concurrent "
+       "users) + the first token without waiting (docs/queueing.md). Disaggregated: the "
        "prefill replicas' first token."),
     *PERCENTILE_CALCULATIONS,
     _c("slo_met", "Meets latency targets", "flag", "Throughput",

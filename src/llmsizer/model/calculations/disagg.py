@@ -107,7 +107,10 @@ XPYD = gt(r("disagg_prefill_gpus"), 0)  # an xPyD option: this layout is the dec
 _prompt = MAX(1, r("prompt_tokens") * (1 - r("prefix_cache_hit")))
 _rate = r("disagg_request_rate_per_s")
 _per = r("disagg_prefill_replica_rate_per_s")
-_k = POWER(r("burstiness"), 2) / 2
+# concurrent users are a closed loop (burstiness 0 on a replica, queueing.py), but the
+# prefill pool merges the prompts of every decode replica's users: many independent paced
+# streams, which superpose to Poisson arrivals (Palm-Khintchine), CV 1
+_k = IF(gt(r("peak_request_rate_per_s"), 0), POWER(r("burstiness"), 2) / 2, 0.5)
 _service_ms = 1000 / _per
 _budget = r("target_ttft_ms") - r("disagg_ttft_without_wait_ms")
 _u = r("disagg_prefill_utilisation")

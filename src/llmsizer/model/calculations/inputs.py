@@ -76,6 +76,10 @@ INPUTS: tuple[Input, ...] = (
     _i("burstiness", "Burstiness of arrivals", "CV", "workload",
        "Coefficient of variation of the times between arrivals: 1 = random (Poisson) "
        "arrivals, above 1 = bursts.", low=0, high=10),
+    _i("fixed_users_per_replica", "Users per replica, replicas fixed", "users", "workload",
+       "Users each replica holds when the replica count is given (llmsizer estimate, a "
+       "benchmark at a stated concurrency); those beyond the batch wait for a slot. 0 = "
+       "sized: the replicas hold every user.", low=0, integer=True),
     _i("named_users", "Users in the population", "users", "workload",
        "People who may use the service; 0 = the load is stated another way.", low=0,
        integer=True),
@@ -229,6 +233,9 @@ INPUTS: tuple[Input, ...] = (
        "Whole engine steps a new request spends in the serving engine's request path "
        "(tokeniser, scheduler, detokeniser hand-offs) before its first token; 0 for a "
        "compiled runtime (calibrated).", low=0, high=1000),
+    _i("closed_loop_round_share", "Round share of a closed loop", "fraction", "option",
+       "Concurrent users' prompts arrive in rounds; a prompt waits this share x (users in "
+       "flight - 1) engine steps for the round's others (calibrated).", low=0, high=1),
     _i("kv_cache_fraction", "KV share of free memory", "fraction", "option",
        "Share of the memory left after weights that the engine gives the KV cache.",
        low=0.1, high=1),

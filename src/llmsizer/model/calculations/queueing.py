@@ -148,11 +148,44 @@ def closed_loop_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr, step_ms:
 # Exact, not a bound: tests/test_queueing.py checks it against the forward formula.
 _budget = r("ttft_budget_ms")
 _m = r("ttft_ms_per_seq")
+# A load stated as concurrent users is a closed loop: arrivals paced by the answers, no
+# open-arrival wait whatever the burstiness cell says (its wait is closed_loop_wait_ms).
+_CLOSED = le(r("peak_request_rate_per_s"), 0)
+_ARRIVAL_K = IF(_CLOSED, 0, POWER(r("burstiness"), 2) / 2)  # (CVa^2 + CVs^2) / 2, CVs 0
 _s0 = r("request_slot_fixed_ms")
 _g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
-_beta = (_m * _s0 + POWER(r("burstiness"), 2) / 2 * r("prefill_ms") * r("prefill_ms")
-         - _budget * _g)
+_beta = _m * _s0 + _ARRIVAL_K * r("prefill_ms") * r("prefill_ms") - _budget * _g
 _linear = (_budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+
+# A load stated as concurrent users is a closed loop (docs/queueing.md): its arrivals are
+# paced by the answers (burstiness 0, so the Allen-Cunneen wait is 0) and its wait is the
+# round wait at the batch B the replica runs (the sizing gives every user a slot, so no slot
+# wait): TTFT = c + m B + MAX(0, s (B - 1) - q) x f (a + b B), q = ttft_queue_steps - 1/2,
+# f = the speculative TPOT factor. Up to B* = 1 + q / s it is c + m B; beyond, a quadratic
+# A B^2 + Bq B - C <= 0 with A = s f b, Bq = m + s f (a - b B*), C = s f a B* + D, whose
+# root is written 2 C / (Bq + sqrt(Bq^2 + 4 A C)) (finite when A is 0). Exact:
+# tests/test_queueing.py checks it against the forward formula.
+
+
+def _linear_batch(target_ms: Expr, fixed_ms: Expr, per_seq_ms: Expr) -> Expr:
+    """The largest B with fixed + per_seq x B <= target (the engine cap when the step does
+    not grow with B and already meets it; 0 when it never does)."""
+    return IF(gt(per_seq_ms, 0), (target_ms - fixed_ms) / per_seq_ms,
+              IF(le(fixed_ms, target_ms), r("max_batch_per_replica"), 0))
+
+
+def _closed_loop_batch(target_ms: Expr) -> Expr:
+    d = target_ms - r("ttft_fixed_ms")
+    s = r("closed_loop_round_share")
+    sf = s * r("spec_tpot_factor")
+    a, b = r("step_fixed_ms"), r("step_ms_per_seq")
+    linear = _linear_batch(target_ms, r("ttft_fixed_ms"), _m)
+    knee = r("closed_loop_knee_batch")
+    bq = _m + sf * (a - b * knee)
+    c = sf * a * knee + d
+    root = 2 * c / (bq + POWER(bq * bq + 4 * sf * b * c, 0.5))
+    return IF(AND(gt(s, 0), gt(d, 0), le(_m * knee, d)), root, linear)
+
 
 # Read after the prefill (decode.py) and before the TTFT batch limit.
 TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
@@ -169,22 +202,57 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
        (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq"),
        "Each sequence in the batch lengthens the steps a new prompt shares or waits through."),
+    _c("closed_loop_knee_batch", "Batch where a closed loop's round wait starts",
+       "sequences", "Throughput",
+       IF(gt(r("closed_loop_round_share"), 0),
+          1 + MAX(0, r("ttft_queue_steps") - 0.5) / r("closed_loop_round_share"), 0),
+       "1 + (shared steps - 1/2) / round share: below it a prompt's own chunks cover the "
+       "round's others (0 when the share is 0: no round wait)."),
     _c("ttft_budget_ms", "Room the TTFT target leaves", "ms", "Throughput",
        r("target_ttft_ms") - r("ttft_fixed_ms"),
        "Target - TTFT without wait at batch 0: what the batch and the wait may use."),
     _c("batch_by_ttft_exact", "Batch meeting TTFT, unrounded", "sequences", "Throughput",
-       IF(gt(_budget, 0),
-          MAX(2 * _budget * _s0 / (_beta + POWER(MAX(0, _beta * _beta + 4 * _m * _g * _budget
-                                                          * _s0), 0.5)), _linear),
-          _linear),
-       "TTFT with its wait solved for B: the larger of the Allen-Cunneen root "
-       "2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)) and the (B - 1) x prefill bound "
-       "(D + P) / (m + P) (docs/queueing.md)."),
+       IF(_CLOSED, _closed_loop_batch(r("target_ttft_ms")),
+          IF(gt(_budget, 0),
+             MAX(2 * _budget * _s0 / (_beta + POWER(MAX(0, _beta * _beta + 4 * _m * _g
+                                                             * _budget * _s0), 0.5)), _linear),
+             _linear)),
+       "TTFT with its wait solved for B. Arrivals at a rate: the larger of the Allen-Cunneen "
+       "root 2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)) and the (B - 1) x prefill bound "
+       "(D + P) / (m + P). Concurrent users (a closed loop): the round wait's quadratic "
+       "(docs/queueing.md)."),
 )
 
 
 # Read after the step at the batch served (tpot_ms) and before the first-token time.
 WAIT_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("ttft_unqueued_ms", "First token without waiting", "ms", "Throughput",
+       r("prefill_ms")
+       + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
+       + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor") + r("ttft_overhead_ms"),
+       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
+       "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
+       "all-reduce latency or overhead (chosen by cross-validation on published benchmarks); "
+       "+ the whole steps the engine's request path takes (tokeniser, scheduler, "
+       "detokeniser; fitted, docs/queueing.md)."),
+    _c("request_cycle_ms", "Time a request holds a batch slot", "ms", "Throughput",
+       r("ttft_unqueued_ms") + (r("output_tokens") - 1) * r("tpot_ms"),
+       "First token without waiting + (output - 1) x TPOT: a prompt waiting for its turn "
+       "holds no slot yet."),
+    _c("closed_loop_users", "Users on a replica, closed loop", "users", "Throughput",
+       IF(_CLOSED, MAX(r("batch_served"), r("fixed_users_per_replica")), 0),
+       "Concurrent users are a closed loop: each sends the next request when the previous "
+       "answer ends. On one replica: the batch served (the sizing gives every user a slot), "
+       "or the users a fixed deployment puts on it; 0 for a load stated as a rate."),
+    _c("closed_loop_wait_ms", "Wait in a closed loop", "ms", "Throughput",
+       IF(AND(gt(r("closed_loop_users"), 0), le(r("disagg_prefill_gpus"), 0)),
+          closed_loop_wait_ms(r("closed_loop_users"), r("batch_per_replica"),
+                              r("request_cycle_ms"), r("tpot_ms"),
+                              r("closed_loop_round_share")), 0),
+       "The longer of the wait for a free slot ((users / batch - 1) request cycles, when "
+       "memory or the engine cap holds fewer than the users on the replica) and the round "
+       "wait (share x (in flight - 1) steps, less the steps a prompt's own chunks ride: the "
+       "users' prompts arrive in rounds); 0 for a rate or a disaggregated option."),
     _c("request_slot_ms", "Time a request holds a slot at this load", "ms", "Throughput",
        r("request_slot_fixed_ms") + SLOT_STEPS * r("step_ms_per_seq") * r("batch_served"),
        "First token (without its wait) + (output - 1) steps at the batch served."),
@@ -196,15 +264,17 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
        "Requests per second x prefill of one prompt: how busy the prefill work keeps the "
        "replica (the utilisation the queue of prompts sees)."),
     _c("prefill_wait_ms", "Wait for the prompts ahead", "ms", "Throughput",
-       IF(lt(r("prefill_utilisation"), 1),
-          MIN((r("batch_served") - 1) * r("prefill_ms"),
-              r("prefill_utilisation") / (1 - r("prefill_utilisation"))
-              * POWER(r("burstiness"), 2) / 2 * r("prefill_ms")),
-          (r("batch_served") - 1) * r("prefill_ms")),
+       IF(_CLOSED, 0,
+          IF(lt(r("prefill_utilisation"), 1),
+             MIN((r("batch_served") - 1) * r("prefill_ms"),
+                 r("prefill_utilisation") / (1 - r("prefill_utilisation"))
+                 * _ARRIVAL_K * r("prefill_ms")),
+             (r("batch_served") - 1) * r("prefill_ms"))),
        "Allen-Cunneen mean wait for one server: rho / (1 - rho) x (CVa^2 + CVs^2) / 2 x "
        "prefill, arrival CV = burstiness, service CV 0 (prompts of one length; exact for "
        "Poisson arrivals: M/D/1). At most the other requests of the batch, each prefilled "
-       "once ahead: (batch - 1) x prefill, also when rho >= 1."),
+       "once ahead: (batch - 1) x prefill, also when rho >= 1. 0 for concurrent users (a "
+       "closed loop: closed_loop_wait_ms)."),
 )
 
 
@@ -214,14 +284,14 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
 # average, so P(wait > t) = rho x exp(-t rho / W) and the p-th percentile of the wait is
 # W / rho x ln(rho / (1 - p)) when rho > 1 - p, else 0. With W from Allen-Cunneen, W / rho =
 # k P / (1 - rho). No wait exceeds (B - 1) x prefill (the rest of the batch ahead).
-_K = POWER(r("burstiness"), 2) / 2
+_K = _ARRIVAL_K
 _rho = r("prefill_utilisation")
 
 
 def _wait_percentile(p: float) -> Expr:
     tail = IF(gt(_rho, 1 - p), _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / (1 - p), math.e), 0)
     cap = (r("batch_served") - 1) * r("prefill_ms")
-    return IF(lt(_rho, 1), MIN(cap, tail), cap)
+    return IF(_CLOSED, 0, IF(lt(_rho, 1), MIN(cap, tail), cap))
 
 
 def _batch_meeting(target_ms: Expr, p: float) -> Expr:
@@ -241,18 +311,12 @@ def _batch_meeting(target_ms: Expr, p: float) -> Expr:
     beta = _m * s0 + scale * kk - d * g
     root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * _m * g * e), 0.5))
     linear = (d + r("prefill_ms")) / (_m + r("prefill_ms"))
-    return IF(gt(e, 0), MAX(root, linear), linear)
+    # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
+    return IF(_CLOSED, _closed_loop_batch(target_ms), IF(gt(e, 0), MAX(root, linear), linear))
 
 
 def _ttft_target_ms(q: int) -> Expr:
     return r(f"target_ttft_p{q}_s") * 1000
-
-
-def _linear_batch(target_ms: Expr, fixed_ms: Expr, per_seq_ms: Expr) -> Expr:
-    """The largest B with fixed + per_seq x B <= target (the engine cap when the step does
-    not grow with B and already meets it; 0 when it never does)."""
-    return IF(gt(per_seq_ms, 0), (target_ms - fixed_ms) / per_seq_ms,
-              IF(le(fixed_ms, target_ms), r("max_batch_per_replica"), 0))
 
 
 def _itl_batch(q: int) -> Expr:
