@@ -149,7 +149,7 @@ def test_bill_of_materials_of_the_example(example: Result) -> None:
     assert math.isclose(_f(v, "annual_cost_onprem"), parts)
 
 
-def test_cloud_rents_whole_instances_or_single_gpus(example: Result) -> None:
+def test_cloud_rents_whole_instances_or_single_gpus(example: Result, tmp_path: Path) -> None:
     """Committed one-year H100 contracts cover whole 8-GPU nodes: 16 GPUs in use -> 2
     instances, 16 x 2.65 x 8,760 h rent. RunPod rents single H100s: 6 GPUs -> 6 rented."""
     v = _best(example)
@@ -161,7 +161,7 @@ def test_cloud_rents_whole_instances_or_single_gpus(example: Result) -> None:
     data["policy"] = {"headroom": 0.25}
     for tier, per_instance in (("committed_1yr", 8), ("gpu_cloud", 1)):
         data["costs"] = {"cloud_tier": tier}
-        r = size(load(write_yaml(data, Path("/tmp") / f"llmsizer-test-{tier}.yaml")))
+        r = size(load(write_yaml(data, tmp_path / f"{tier}.yaml")))
         w = _best(r)
         gpus = _f(w, "gpus")
         assert gpus % 8 != 0, gpus  # the case that shows the rounding
@@ -192,10 +192,10 @@ def test_cost_per_million_tokens_counts_input_and_output_and_compares_the_api(
     assert math.isclose(fixed + power_full * load, api_full * load)
 
 
-def test_a_model_without_an_api_price_has_none() -> None:
+def test_a_model_without_an_api_price_has_none(tmp_path: Path) -> None:
     data = example_dict()
     data["workloads"] = [data["workloads"][0] | {"model": "qwen2.5-72b"}]
-    r = size(load(write_yaml(data, Path("/tmp") / "llmsizer-test-noapi.yaml")))
+    r = size(load(write_yaml(data, tmp_path / "noapi.yaml")))
     assert _f(_best(r), "annual_cost_api") == 0
     assert r.totals.annual_cost_api is None and r.totals.cost_per_million_total_tokens_api is None
 
@@ -254,12 +254,12 @@ def test_confidence_constants_and_groups() -> None:
                        llama) == "other"
 
 
-def test_confidence_range_widens_with_demand() -> None:
+def test_confidence_range_widens_with_demand(tmp_path: Path) -> None:
     """At 2,000 users the whole-node rounding no longer hides the error: throughput 15.9 %
     lower needs more GPUs, 15.9 % higher fewer."""
     data = example_dict()
     data["workloads"] = [data["workloads"][0] | {"concurrent_users": 2000}]
-    r = size(load(write_yaml(data, Path("/tmp") / "llmsizer-test-conf.yaml")))
+    r = size(load(write_yaml(data, tmp_path / "conf.yaml")))
     c = r.workloads[0].confidence
     assert c is not None and c.group == "hopper_fp8"
     assert c.gpus_purchased_if_high < c.gpus_purchased < c.gpus_purchased_if_low

@@ -11,11 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import ShippedOutputs
 
 from llmsizer.documents.proposal.glossary import GLOSSARY
-from llmsizer.inputs.loader import load
-from llmsizer.runs.report import write_outputs
-from llmsizer.sizing.engine import size
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
@@ -48,14 +46,15 @@ def _run(*cmd: str | Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], tuple[dict, Path]]:
+def rendered(shipped_outputs: Callable[[Path], ShippedOutputs]
+             ) -> Callable[[Path], tuple[dict, Path]]:
+    """(results JSON, pdf) of a shipped account, rendered once for three files (conftest)."""
     done: dict[Path, tuple[dict, Path]] = {}
 
     def get(path: Path) -> tuple[dict, Path]:
         if path not in done:
-            out = tmp_path_factory.mktemp(path.stem)
-            data, pdf = write_outputs(size(load(path)), out, formats=("json", "pdf"))
-            done[path] = (json.loads(data.read_text(encoding="utf-8")), pdf)
+            shipped = shipped_outputs(path)
+            done[path] = (json.loads(shipped.json.read_text(encoding="utf-8")), shipped.pdf)
         return done[path]
 
     return get

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 import subprocess
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import ShippedOutputs
 
 from llmsizer.inputs.loader import load
 from llmsizer.runs.report import write_outputs
@@ -28,9 +30,10 @@ def _hits(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
-def test_no_internal_references_reach_the_customer(path: Path, tmp_path: Path) -> None:
-    written = write_outputs(size(load(path)), tmp_path, formats=("xlsx", "pdf"))
-    book, pdf = written
+def test_no_internal_references_reach_the_customer(
+        path: Path, shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    shipped = shipped_outputs(path)  # rendered once for three files (conftest)
+    book, pdf = shipped.xlsx, shipped.pdf
     text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
                           text=True).stdout
     assert not _hits(re.sub(r"\s+", " ", text)), _hits(text)

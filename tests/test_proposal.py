@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ShippedOutputs
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
@@ -164,18 +165,23 @@ Rendered = tuple[Result, dict[str, Any], Path]
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Rendered]:
-    """Render each input once per module: (result, results JSON, pdf)."""
+def rendered(tmp_path_factory: pytest.TempPathFactory,
+             shipped_outputs: Callable[[Path], ShippedOutputs]) -> Callable[[str], Rendered]:
+    """Render each input once: (result, results JSON, pdf); a shipped account's files are
+    the ones test_customer_pdf and test_customer_words read (conftest)."""
     out = tmp_path_factory.mktemp("proposals")
     done: dict[str, Rendered] = {}
 
     def get(name: str) -> Rendered:
         if name not in done:
-            path = write_yaml(out, name, SCENARIOS[name]) if name in SCENARIOS else Path(name)
-            result = size(load(path))
-            written = write_outputs(result, out, stem=path.stem, formats=("json", "pdf"))
-            data = json.loads(written[0].read_text(encoding="utf-8"))
-            done[name] = (result, data, written[1])
+            if name in SCENARIOS:
+                path = write_yaml(out, name, SCENARIOS[name])
+                result = size(load(path))
+                data_path, pdf = write_outputs(result, out, stem=path.stem, formats=("json", "pdf"))
+            else:
+                shipped = shipped_outputs(Path(name))
+                result, data_path, pdf = shipped.result, shipped.json, shipped.pdf
+            done[name] = (result, json.loads(data_path.read_text(encoding="utf-8")), pdf)
         return done[name]
 
     return get

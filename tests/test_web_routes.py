@@ -104,17 +104,15 @@ def cli_json(path: Path) -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
-def test_home_sizes_the_chat_archetype_as_the_engine_does(client: TestClient) -> None:
+def test_home_sizes_the_chat_archetype_as_the_engine_does(client: TestClient, tmp_path: Path) -> None:
     r = client.get("/")
     assert r.status_code == 200
     # the page's headline is the engine's plan for the same requirements
     items = fields(r.text)
     y = post(client, "/download/yaml", items)
     assert y.status_code == 200 and "attachment" in y.headers["content-disposition"]
-    tmp = ROOT / "out" / "test_web_routes"
-    tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "chat.yaml").write_text(y.text, encoding="utf-8")
-    result = size(load(tmp / "chat.yaml"))
+    (tmp_path / "chat.yaml").write_text(y.text, encoding="utf-8")
+    result = size(load(tmp_path / "chat.yaml"))
     head = re.search(r'id="headline">([^<]*)<', r.text)
     assert head is not None
     assert head.group(1).startswith(f"{result.totals.gpus_purchased} GPUs in {result.totals.nodes} node")
@@ -136,7 +134,7 @@ def test_changing_the_users_changes_the_recommendation(client: TestClient) -> No
     assert headline("200") != headline("2000")
 
 
-def test_error_is_beside_its_field_with_the_cli_words(client: TestClient) -> None:
+def test_error_is_beside_its_field_with_the_cli_words(client: TestClient, tmp_path: Path) -> None:
     items = [(k, "0" if k == "workloads[0].concurrent_users" else v)
              for k, v in fields(client.get("/").text)]
     r = post(client, "/size", items)
@@ -144,8 +142,7 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient) -> Non
     assert slot and slot.group(1) == "workloads[0].concurrent_users"
     # the same message the CLI prints for the same value in a file
     y = post(client, "/download/yaml", items).text
-    path = ROOT / "out" / "test_web_routes" / "zero-users.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)  # also when run alone
+    path = tmp_path / "zero-users.yaml"
     path.write_text(y, encoding="utf-8")
     cli = subprocess.run([sys.executable, "-m", "llmsizer.cli", "validate", str(path)],
                          capture_output=True, text=True, check=False)
