@@ -117,7 +117,7 @@ def test_calculation_list_is_well_formed() -> None:
 def test_readable_formula_text() -> None:
     weights = next(c for c in CALCULATIONS if c.name == "context_tokens")
     assert to_text(weights.expr) == ("IF(max_context_tokens>0,max_context_tokens,"
-                                     "prompt_tokens+output_tokens)")
+                                     "prompt_tokens+kv_output_occupancy*output_tokens)")
 
 
 def test_expr_module_has_no_unsafe_eval_of_user_data() -> None:

@@ -28,6 +28,9 @@ ALLOWED = {
     "sizing/retrieval.py": ("the plan's bookkeeping of idle GPUs a retrieval workload may take "
                             "(bought - used, less the replicas placed) and the LLM's first token "
                             "in seconds for the RAG formula's input"),
+    "sizing/fidelity_checks.py": ("a measured run checked against itself before it is predicted "
+                                  "(Little's law on its own throughput, TPOT and TTFT); no "
+                                  "model figure"),
     "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
                                   "output; acceptance length <= drafted tokens + 1)"),
 }

@@ -46,8 +46,9 @@ def label(book: Book, o: Option) -> str:
     v = o.values
     extra = "".join(f" · {words} {int(float(v[key]))}{unit}" for key, words, unit in _EXTRA
                     if isinstance(v.get(key), int | float) and float(v[key]) > _OFF[key])
-    return clean_text(option_words(book.display_name("gpus", o.gpu), o.tp, o.weight_precision,
-                                   o.kv_precision) + extra)
+    words = option_words(book.display_name("gpus", o.gpu), o.tp, o.weight_precision,
+                         o.kv_precision)
+    return clean_text(f"{words}{extra}")
 
 
 # The option's layout beyond TP, worded as the PDF's option_label macro words it (value
