@@ -217,14 +217,17 @@ def _bench_account(tmp_path: Path, files: list[str]) -> Path:
 
 
 def _peak_mb(*args: str | Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """Run the CLI under a resource probe: (result, peak RSS in MB, seconds)."""
-    probe = ("import resource, runpy, sys, time\n"
+    """Run the CLI under a resource probe: (result, peak RSS in MB, seconds). The peak is the
+    process's own VmHWM: ru_maxrss keeps, across exec, the RSS of the process it was forked
+    from (Linux), so under a 500 MB pytest-xdist worker every child read 512 MB."""
+    probe = ("import runpy, sys, time\n"
              "sys.argv = ['llmsizer'] + sys.argv[1:]\n"
              "start = time.monotonic()\n"
              "try:\n    runpy.run_module('llmsizer.cli', run_name='__main__')\n"
              "finally:\n"
-             "    print(f'PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} '\n"
-             "          f'{time.monotonic() - start:.2f}', file=sys.stderr)\n")
+             "    hwm = next(int(line.split()[1]) for line in open('/proc/self/status')\n"
+             "               if line.startswith('VmHWM:'))\n"
+             "    print(f'PEAK {hwm / 1024:.0f} {time.monotonic() - start:.2f}', file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True,
                           text=True, timeout=300)
     peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
