@@ -308,8 +308,8 @@ def main() -> None:
     for f in failures[:5]:
         print(f)
     # this process's own high-water mark (ru_maxrss keeps the forking parent's across exec)
-    peak = next(int(line.split()[1]) for line in open("/proc/self/status")
-                if line.startswith("VmHWM:")) / 1024
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
     print(json.dumps({**counts, "slowest_s": round(slowest, 2), "peak_rss_mb": round(peak)}))
 
 
