@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -108,7 +109,12 @@ class _Main(click.Group):
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
             _echo("interrupted", err=True)
-            sys.exit(130)
+            # Not sys.exit: CPython 3.11 remembers a Ctrl-C that escaped code a C extension ran
+            # through PyRun_String while importing, and after our SystemExit kills itself with
+            # SIGINT (returncode -2, seen in CI). Our own clean-up has run in `finally` blocks.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         sys.exit(code if isinstance(code, int) else 0)
 
 
