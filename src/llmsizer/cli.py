@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -88,6 +88,16 @@ _HELP_ERRORS: tuple[type[click.UsageError], ...] = tuple(
     e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e is not None)
 
 
+def _exit_interrupted(message: str) -> NoReturn:
+    _echo(message, err=True)
+    # Not sys.exit: CPython 3.11 remembers a Ctrl-C that escaped code a C extension ran
+    # through PyRun_String while importing, and after our SystemExit kills itself with
+    # SIGINT (returncode -2, seen in CI). Our own clean-up has run in `finally` blocks.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 class _Main(click.Group):
     """Usage errors as one line (``error: …``, exit 2) like every other bad input, and Ctrl-C
     as exit 130: click's standalone mode prints usage around the error and exits 1 on an
@@ -108,13 +118,7 @@ class _Main(click.Group):
             _echo(f"error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
-            _echo("interrupted", err=True)
-            # Not sys.exit: CPython 3.11 remembers a Ctrl-C that escaped code a C extension ran
-            # through PyRun_String while importing, and after our SystemExit kills itself with
-            # SIGINT (returncode -2, seen in CI). Our own clean-up has run in `finally` blocks.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(130)
+            _exit_interrupted("interrupted")
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -466,9 +470,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                                      on_done=line, refused=refused, appendix=appendix,
                                      scheduler=scheduler)
     except KeyboardInterrupt:
-        _echo("interrupted: finished accounts are kept; run again to complete the rest",
-                   err=True)
-        sys.exit(130)
+        _exit_interrupted("interrupted: finished accounts are kept; run again to complete the rest")
     doc = write_batch_files(outcomes, out_dir)
     ok = sum(o.status == "ok" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
