@@ -18,6 +18,7 @@ import contextlib
 import gc
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -41,6 +42,24 @@ LOCK_NOTICE_S = 2.0
 # mkstemp creates files readable by the owner only; outputs get the usual umask instead.
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+_UNWINDING = {signal.SIGINT, signal.SIGTERM}
+
+
+def _hold_signals() -> set[int | signal.Signals] | None:
+    """Hold Ctrl-C and SIGTERM while a temp file is created and recorded for clean-up: their
+    handlers unwind (KeyboardInterrupt, SystemExit), and one that fired in between left the
+    file behind (CI: a SIGTERM right after the work folder appeared). Release inside the
+    ``try`` that removes it: a held signal is handled at the next instruction."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _UNWINDING)
+
+
+def _release_signals(held: set[int | signal.Signals] | None) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @dataclass(frozen=True)
@@ -187,7 +206,11 @@ def atomic_group(targets: list[Path], lock: Path | None = None,
     temps: list[_Temp] = []
     try:
         for target in targets:
-            temps.append(_temp_beside(target))
+            held = _hold_signals()
+            try:
+                temps.append(_temp_beside(target))
+            finally:
+                _release_signals(held)
         yield [t.path for t in temps]
         for temp in temps:
             _seal(temp)
@@ -276,11 +299,17 @@ def work_under(out: Path) -> Iterator[Path]:
     workers use it while the block runs, it is removed on the way out, and after a kill -9
     the next run's :func:`clean_temp_files` removes it, since its process is gone. Before,
     such work went to $TMPDIR and a killed run left it there for ever (issue 25, F11, F22)."""
-    folder = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix="-work",
-                                   dir=out))
-    before = tempfile.tempdir
-    tempfile.tempdir = str(folder)
+    held = _hold_signals()
     try:
+        folder = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix="-work",
+                                       dir=out))
+    except BaseException:
+        _release_signals(held)
+        raise
+    before = tempfile.tempdir
+    try:
+        tempfile.tempdir = str(folder)
+        _release_signals(held)
         yield folder
     finally:
         tempfile.tempdir = before
