@@ -178,7 +178,7 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
     extra = "".join(
         f" · {words} {Formatter.number(float(x))} {unit}" for key, words, unit, off in _LAYOUT_WORDS
         if isinstance(x := values.get(key), int | float) and float(x) > off)
-    return option_words(gpu_name, tp, weight_precision, kv_precision) + extra
+    return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
 
 
 def short_name(name: str) -> str:
