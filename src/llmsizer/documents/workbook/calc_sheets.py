@@ -9,6 +9,7 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, Input
 from ...model.expr import to_text
+from ...sizing.results import Option
 from ..proposal.format import short_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, shown_width, unit_text, wrapped_height
@@ -83,7 +84,7 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
     ws.repeat_columns(COL_LABEL, COL_UNIT)
 
 
-def _option_words(book: Book, o: Any) -> str:
+def _option_words(book: Book, o: Option) -> str:
     """The option row's words: the Options sheet's (and the proposal's) name of the option on
     its server, so that options apart only in their platform read apart."""
     server = short_name(book.display_name("platforms", o.platform))
