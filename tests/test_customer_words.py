@@ -134,9 +134,16 @@ def test_the_proposal_names_the_engine_and_keeps_the_register_in_an_appendix(
                      appendix)
     assert "Model error, Hopper GPUs at FP8: 10th percentile" in appendix
     assert not re.search(r"\bMtp\b|Confidence hopper|Stack efficiency nvidia", appendix)
+    # the engine's first-token constants are there too, in words (the round share was left out
+    # of the assumptions, and its source named the other by its id)
+    cat = load_catalog()
+    assert "Serving-engine steps before the first token: " in appendix
+    assert "Wait for other users' prompts, share of an engine step per user in flight: " in appendix
+    assert "jointly with serving-engine steps before the first token" in appendix
+    register = appendix.split("Appendix: formulas")[0]  # the formulas name their variables
+    assert [n for n in cat.constants if n in register] == []
     assert "NVIDIA TensorRT-LLM (releases v0.14 to 1.2" in body and "SGLang" in body
     assert "Another engine or release" in body and "benchmark the chosen engine" in body
-    cat = load_catalog()
     for name in ("calibration_itl_median_error", "calibration_ttft_median_error"):
         assert f"by a median {cat.constant(name):.1%}".replace("%", " %") in body, name
     # 30.1 tok/s per user against a 30 tok/s target: inside the 9.7 % speed error

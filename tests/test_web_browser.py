@@ -97,9 +97,12 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     page.wait_for_timeout(1200)
     _shot(page, "account-2000-users")
 
-    # an error lands beside its field, in the CLI's words
+    # an error lands beside its field, in the CLI's words; the banner names the workload and
+    # the field as the form does, not the loader's path
     users.fill("0")
     page.wait_for_selector('[data-field="workloads[0].concurrent_users"] .field-error', timeout=15000)
+    banner = page.locator("#sizing-error").inner_text()
+    assert banner.startswith("error: Chat API — Concurrent users at peak: "), banner
     _shot(page, "account-error")
     users.fill("2000")
     page.wait_for_selector("#headline", timeout=15000)

@@ -148,8 +148,37 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient, tmp_pa
                          capture_output=True, text=True, check=False)
     assert cli.returncode == 2
     assert slot.group(2).replace("&#39;", "'") in cli.stderr
+    # the banner says the field as the form labels it, under the workload's name
     shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
-    assert shown and f"workloads[0].concurrent_users: {slot.group(2)}" == shown.group(1)
+    assert shown and html_lib.unescape(shown.group(1)) == (
+        f"Chat API — Concurrent users at peak: {html_lib.unescape(slot.group(2))}")
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("workloads[0].targets.ttft_s", "-1", "Acme <help> desk — First token within (s): "),
+    ("workloads[0].prompt_tokens", "lots", "Acme <help> desk — Prompt tokens: "),
+    ("policy.headroom", "lots", "Policy — Headroom: "),
+    ("costs.gpu_prices.h100-sxm", "-5", "Costs — Purchase per GPU, NVIDIA H100 SXM 80GB: "),
+])
+def test_the_error_banner_names_the_workload_and_the_field_in_words(
+        client: TestClient, field: str, value: str, words: str) -> None:
+    """The banner showed the loader's location ('workloads[0].targets.ttft_s: ...'); a
+    customer reads the workload's name and the field's label as the form shows them (the
+    field path stays only in the slot that marks the field). The name is the user's own text:
+    escaped, never markup."""
+    items = [(k, v) for k, v in fields(client.get("/").text) if k != field]
+    items = [(k, "Acme <help> desk" if k == "workloads[0].name" else v) for k, v in items]
+    r = post(client, "/size", [*items, (field, value)])
+    slot = re.search(r'id="error-slot" data-field="([^"]*)" data-message="([^"]*)"', r.text)
+    assert slot and slot.group(1) == field
+    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    assert shown, r.text[:500]
+    assert "&lt;help&gt;" in shown.group(1) or not words.startswith("Acme")
+    banner = html_lib.unescape(shown.group(1))
+    assert banner == words + html_lib.unescape(slot.group(2)), banner
+    assert "workloads[" not in banner and field not in banner
+    # the debugger page says it the same way
+    assert words in html_lib.unescape(post(client, "/debugger", [*items, (field, value)]).text)
 
 
 @pytest.mark.parametrize("account", ACCOUNTS, ids=lambda p: p.stem)

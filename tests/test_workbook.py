@@ -85,37 +85,45 @@ def formula_cells(path: Path) -> Iterator[tuple[str, str, str]]:
         wb.close()
 
 
-def column_options(result: Result, sheet_values: dict[str, object]) -> dict[str, tuple[int, str]]:
-    """Column letter -> (workload index, option id), read from the header rows."""
-    from openpyxl.utils import get_column_letter
-
+def column_options(result: Result, cached: dict[str, dict[str, object]]
+                   ) -> dict[str, tuple[int, str]]:
+    """Column letter of the calculation sheets -> (workload index, option id), read from the
+    Options sheet: each option's workload, its code (the hidden column matching the results
+    file) and the column it has on KV, Throughput, Nodes and TCO (the calculation sheets
+    name an option in words only)."""
+    options = cached["Options"]
+    cells = {ref: re.fullmatch(r"([A-Z]+)(\d+)", ref) for ref in options}
+    at = {ref: (m.group(1), int(m.group(2))) for ref, m in cells.items() if m}
+    code, row = at[next(ref for ref, v in options.items()
+                        if v == "Configuration code in the results file")]
+    column = next(at[ref][0] for ref, v in options.items() if v == "Column" and at[ref][1] == row)
     out: dict[str, tuple[int, str]] = {}
     k = 0
-    col = FIRST_OPTION_COL + 1
-    while True:
-        letter = get_column_letter(col)
-        option = sheet_values.get(f"{letter}{ROW_OPTION + 1}")
-        name = sheet_values.get(f"{letter}{ROW_WORKLOAD + 1}")
-        if not isinstance(option, str) or not isinstance(name, str) or "/" not in option:
-            return out
+    for r in sorted(y for x, y in at.values() if x == "A" and y > row):
+        name, option, letter = (options.get(f"{c}{r}") for c in ("A", code, column))
+        if not isinstance(letter, str) or not letter.isalpha():
+            continue  # no column on the calculation sheets ("—")
+        assert isinstance(name, str) and isinstance(option, str), r
         while k < len(result.workloads) and (
                 clean_text(result.workloads[k].name) != name
-                or result.workloads[k].option(option) is None
-                or (k, option) in out.values()):
+                or result.workloads[k].option(option) is None):
             k += 1
-        assert k < len(result.workloads), f"column {letter}: {name!r} {option!r} not in result"
+        assert k < len(result.workloads), f"Options row {r}: {name!r} {option!r} not in result"
         out[letter] = (k, option)
-        col += 1
+    return dict(sorted(out.items(), key=lambda item: (len(item[0]), item[0])))
 
 
 def expected_values(result: Result, cached: dict[str, dict[str, object]]
                     ) -> dict[tuple[str, str], tuple[object, str]]:
     """(sheet, cell) -> (engine value, calculation name) for every calculation cell of the
-    four calculation sheets, found through the name column and the header rows only."""
+    four calculation sheets, found through the name column and the Options sheet's column
+    letters (each column's workload row checked) only."""
     out: dict[tuple[str, str], tuple[object, str]] = {}
+    cols = column_options(result, cached)
     for sheet in CALC_SHEETS:
         values = cached[sheet]
-        cols = column_options(result, values)
+        for letter, (k, _) in cols.items():
+            assert values[f"{letter}{ROW_WORKLOAD + 1}"] == clean_text(result.workloads[k].name)
         for ref, name in values.items():
             if not ref.startswith("A") or name not in CALC_BY_NAME:
                 continue
@@ -211,7 +219,7 @@ def test_recommended_option_first_and_marked(book: Any, cached: dict[str, dict[s
                                              ) -> None:
     result = example_result()
     for sheet in CALC_SHEETS:
-        cols = column_options(result, cached[sheet])
+        cols = column_options(result, cached)
         firsts: dict[int, str] = {}
         for letter, (k, _) in cols.items():
             firsts.setdefault(k, letter)
@@ -227,7 +235,9 @@ def test_columns_capped_and_the_rest_announced(book: Any) -> None:
     ws = book["KV"]
     headers = [ws.cell(row=ROW_OPTION + 1, column=c).value
                for c in range(FIRST_OPTION_COL + 1, ws.max_column + 1)]
-    n_options = sum(1 for h in headers if isinstance(h, str) and "/" in h)
+    # each option's column is headed by its words ('4 × NVIDIA H100 SXM 80GB, ...'), not its code
+    n_options = sum(1 for h in headers if isinstance(h, str) and " × " in h)
+    assert not [h for h in headers if isinstance(h, str) and "/" in h]
     assert n_options == sum(min(len(w.options), MAX_COLUMNS_PER_WORKLOAD)
                             for w in result.workloads)
     subtitle = str(ws.cell(row=2, column=2).value)

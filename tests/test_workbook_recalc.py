@@ -27,10 +27,10 @@ from helpers import EXAMPLE, ROOT, example_dict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.libreoffice import read_values, recalculate, to_pdf
-from test_workbook import expected_values, formula_cells, same, write_yaml
+from test_workbook import column_options, expected_values, formula_cells, same, write_yaml
 
 from llmsizer.base.errors import InputError
-from llmsizer.documents.workbook import CALC_SHEETS, FIRST_OPTION_COL, ROW_OPTION, write_workbook
+from llmsizer.documents.workbook import CALC_SHEETS, write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
@@ -306,12 +306,7 @@ def test_edited_inputs_recalculate_like_a_fresh_engine_run(tmp_path: Path) -> No
     for sheet in CALC_SHEETS:
         rows = {str(v): int(ref[1:]) for ref, v in cached[sheet].items()
                 if ref.startswith("A") and str(v) in LIVE}
-        for col in range(FIRST_OPTION_COL + 1, 200):
-            letter = openpyxl.utils.get_column_letter(col)
-            option_id = cached[sheet].get(f"{letter}{ROW_OPTION + 1}")
-            if not isinstance(option_id, str) or "/" not in option_id:
-                break
-            k = _workload_of(base, cached[sheet], letter)
+        for letter, (k, option_id) in column_options(base, cached).items():
             fresh_option = fresh.workloads[k].option(option_id)
             old_option = base.workloads[k].option(option_id)
             assert fresh_option is not None and old_option is not None
@@ -373,12 +368,6 @@ def test_edited_users_move_the_plan(tmp_path: Path) -> None:
     for row, want, name in checks:
         assert same(want, lo.get(f"{col}{row + 1}"), name, rel=REL), (name, row, want)
     assert want_pool.replicas > pool.replicas and want_group.nodes > base.totals.nodes
-
-
-def _workload_of(result: Result, values: dict[str, object], letter: str) -> int:
-    from test_workbook import column_options
-
-    return column_options(result, values)[letter][0]
 
 
 # --- what a user sees ----------------------------------------------------------------------------

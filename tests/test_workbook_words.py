@@ -6,6 +6,7 @@ example account (inputs/) with openpyxl.
 from __future__ import annotations
 
 import importlib
+import math
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,75 @@ def test_long_subtitles_and_header_names_wrap_instead_of_running_off(books: Any)
     words = [str(r[2]) for r in scen.iter_rows(min_row=5, max_row=30, values_only=True) if r[2]]
     assert "Concurrent users at peak (stated)" in words
     assert scen.column_dimensions["C"].width >= max(len(w) for w in words)
+
+
+def _width(ws: Any, col: int) -> float:
+    """A column's width (openpyxl keys a run of equal columns by its first letter only)."""
+    return next((float(d.width) for d in ws.column_dimensions.values()
+                 if d.min is not None and d.min <= col <= (d.max or d.min)), 8.43)
+
+
+@pytest.mark.parametrize("account", ["example", "frontier-moe-rack"])
+def test_calculation_sheets_head_each_option_with_its_words(books: Any, account: str) -> None:
+    """Row 5 of KV, Throughput, Nodes and TCO showed the option's code
+    ('h100-sxm/fp8/kv-fp8/tp2/dell-xe8640'); now the Options sheet's words for the option in
+    that column (its Column column) and its server's short name, so that two H100 TP2 columns
+    on different servers read apart (example: Dell PowerEdge XE8640 and XE9680)."""
+    book = books(account)
+    heads, rows = _options_rows(book["Options"])
+    code, column = heads.index(CODE_HEAD), heads.index("Column")
+    cat = load_catalog()
+    options = {(w.name, o.id): o for w in _result(account).workloads for o in w.options}
+    in_columns = [r for r in rows if r[column] != "—"]
+    assert len(in_columns) >= 3
+    for sheet in ("KV", "Throughput", "Nodes", "TCO"):
+        ws = book[sheet]
+        assert ws.cell(row=5, column=2).value == "Option"
+        for r in in_columns:
+            o = options[(r[0], r[code])]
+            server = cat.platforms[o.platform].name.split(" (", 1)[0]
+            head = ws[f"{r[column]}5"]
+            assert head.value == f"{r[1]} on {server}", (sheet, r[column], head.value)
+            assert head.alignment.wrap_text
+            # tall enough for the words wrapped in the column (11-point bold wrapped at word
+            # ends: LibreOffice prints about 0.85 characters per unit of column width; a line
+            # about 1.2 times the font size)
+            lines = math.ceil(len(head.value) / (0.85 * _width(ws, head.column)))
+            assert (ws.row_dimensions[5].height or 15) >= lines * 11 * 1.2, (sheet, lines)
+        shown = [str(c.value) for c in ws[5] if c.value]
+        assert not [s for s in shown if "/" in s or any(o.id in s for _, o in options.items())]
+    if account == "example":
+        kv = book["KV"]
+        first = kv.cell(row=4, column=4).value  # the first workload's columns
+        heads = [str(kv.cell(row=5, column=c).value) for c in range(4, kv.max_column + 1)
+                 if kv.cell(row=4, column=c).value == first]
+        alike = [h for h in heads if h.startswith("2 × NVIDIA H100 SXM 80GB, FP8 weights")]
+        assert len(alike) >= 2 and len(set(alike)) == len(alike), alike
+
+
+def test_the_proposal_and_the_workbook_word_options_from_one_home(books: Any) -> None:
+    """inputs/frontier-moe-rack.yaml: the proposal's option_label macro (partials/macros.html.j2)
+    and the workbook's option words (Options column B) were written twice, once in Jinja and
+    once in Python (rerun_check.label). Both now call proposal/format.py's option_label (a
+    filter in the proposal's environment): the same words for every option, and the words of
+    an option's layout beyond TP live in that one file of src/ and templates/."""
+    import html
+
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.documents.proposal.render import _environment, shipped_templates
+    from llmsizer.documents.proposal.views import option_view
+
+    env = _environment((shipped_templates().resolve(),))
+    macro = env.from_string('{% from "partials/macros.html.j2" import option_label with context %}'
+                            "{{ option_label(o) }}")
+    heads, rows = _options_rows(books("frontier-moe-rack")["Options"])
+    words = {r[heads.index(CODE_HEAD)]: r[1] for r in rows}
+    result, cat = _result("frontier-moe-rack"), load_catalog()
+    for w in result.workloads:
+        for o in w.options:
+            shown = html.unescape(macro.render(o=option_view(o, w, cat), fmt=Formatter("USD")))
+            assert shown == words[o.id], (o.id, shown)
+    assert any(" · experts spread over " in v for v in words.values())
+    files = {p.resolve() for p in (*(ROOT / "src").rglob("*.py"), *(ROOT / "templates").rglob("*.j2"))
+             if "prompts read by prefill replicas" in p.read_text(encoding="utf-8")}
+    assert files == {ROOT / "src" / "llmsizer" / "documents" / "proposal" / "format.py"}, files

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic_core import PydanticUndefined
 
+from ..base.textsafe import printable
 from ..inputs.schema import Costs, Hardware, Policy
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
 from ..model.catalog import CLOUD_TIERS, Catalog, load_catalog
@@ -198,6 +199,8 @@ COST_FIELDS = (
     _f(Costs, "colocation_per_kw_month", "Colocation per kW-month"),
 )
 PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>
+PRICE_LABELS = {"gpu_prices": "Purchase per GPU", "cloud_gpu_hour": "Cloud per GPU-hour",
+                "node_prices": "Node without GPUs"}  # the price overrides' headings
 
 # (key, words, its fields): embed and rerank share the latency target; the model's list is
 # the kind's own (catalog.models, or catalog.embedders of that task)
@@ -413,6 +416,60 @@ def is_price_field(name: str) -> bool:
 def platform_field(ids: Iterable[str]) -> Field:
     return Field("platform", "Platform (server or node)", "choice", _help(Hardware, "platform"),
                  tuple(ids))
+
+
+# The form's sections (their legends) and each field's label by its generic path: an error's
+# field path is said in these words (field_words), never as the loader's path.
+_SECTIONS = {"account": "Account", "hardware": "Hardware", "policy": "Policy", "costs": "Costs"}
+_LABELS = ({f"account.{f.key}": f.label for f in ACCOUNT_FIELDS}
+           | {f"workloads[].{f.key}": f.label
+              for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
+           | {f"hardware.{f.key}": f.label for f in (*HARDWARE_LISTS, platform_field(()))}
+           | {f"policy.{f.key}": f.label for f in POLICY_FIELDS}
+           | {f"costs.{f.key}": f.label for f in COST_FIELDS}
+           | {f"workloads[].{COMPARE}": "Compare with", f"workloads[].{LOAD_AS}": "Load stated as"})
+_ITEM = re.compile(r"\[\d+\]")  # a list item's index: its field's label names the list
+_WHOLE = re.compile(r"^workloads\[(\d{1,3})\]$")
+
+
+def field_words(path: str, data: Mapping[str, Any]) -> str:
+    """A field path of the loader's messages as the form shows the field: its label under its
+    workload's name or its section's legend ('workloads[0].concurrent_users' -> 'Chat API —
+    Concurrent users at peak', 'policy.headroom' -> 'Policy — Headroom', 'workloads[1]' ->
+    'RAG agent'). A field the form has no label for is said in its keys' words."""
+    m = _INDEX.match(path) or _WHOLE.match(path)
+    if m:
+        head, section = _workload_name(data, int(m.group(1))), "workloads[]"
+        rest = m.group(2) if m.re is _INDEX else ""
+    else:
+        section, _, rest = path.partition(".")
+        head = _SECTIONS.get(section, _key_words(section))
+    if not rest:
+        return head
+    price, _, item = rest.partition(".")
+    if section == "costs" and price in PRICE_LABELS and item:
+        cat = load_catalog()
+        entry = (cat.platforms if price == "node_prices" else cat.gpus).get(item)
+        return f"{head} — {PRICE_LABELS[price]}, {entry.name if entry else printable(item)}"
+    label = _LABELS.get(f"{section}.{_ITEM.sub('', rest)}")
+    return f"{head} — {label or _key_words(rest)}"
+
+
+def _workload_name(data: Mapping[str, Any], i: int) -> str:
+    """The workload's name as the form shows it, or its place ('Workload 2') when it has none."""
+    workloads = data.get("workloads")
+    w = workloads[i] if isinstance(workloads, list) and i < len(workloads) else None
+    name = w.get("name") if isinstance(w, Mapping) else None
+    if not isinstance(name, str) or not name.strip():
+        return f"Workload {i + 1}"
+    name = printable(name.strip())
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def _key_words(keys: str) -> str:
+    """'measured.file' -> 'Measured file': the keys of a field the form has no label for."""
+    text = printable(" ".join(_ITEM.sub("", keys).replace("_", " ").split(".")))
+    return text[:1].upper() + text[1:]
 
 
 def model_choices(cat: Catalog, kind: str) -> tuple[str, ...]:

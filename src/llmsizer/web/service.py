@@ -21,16 +21,18 @@ from typing import Any
 from ..base.errors import InputError, LlmsizerError
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
-from ..documents.proposal.format import Formatter, option_words
+from ..documents.proposal.format import Formatter, option_label
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import load_from_text
 from ..inputs.modelconfig import model_from_json
+from ..inputs.yamlsafe import load_text
 from ..model.catalog import Catalog, Model, load_catalog
 from ..sizing.engine import size
 from ..sizing.results import Result
+from . import forms
 from .forms import Configs
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
@@ -131,6 +133,16 @@ def _load_field(path: str | None, message: str) -> str | None:
     return f"{path}.load_as" if message.startswith("state the load") else path
 
 
+def _data(yaml_text: str) -> dict[str, Any]:
+    """The requirements data of text the form wrote (the workloads' names for a message), or
+    {} when the text does not load."""
+    try:
+        data = load_text(yaml_text, FORM_SOURCE).data
+    except LlmsizerError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def catalog() -> Catalog:
     return load_catalog()
 
@@ -153,16 +165,18 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE, configs: Configs = ()) 
     try:
         result = size(load_from_text(yaml_text, source, cat, models=models_of(configs)), cat)
     except InputError as exc:
-        # the form has no lines: the CLI's words without the position in generated YAML
-        out.error = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        # the form has no lines: the CLI's message under the field as the form labels it
+        # (the workload's name, the field's label), never the path in the generated YAML
         out.error_field, out.error_message = _load_field(exc.field, exc.message), exc.message
+        where = forms.field_words(out.error_field, _data(yaml_text)) if out.error_field else ""
+        out.error = f"{where}: {exc.message}" if where else exc.message
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:
         fmt = Formatter(result.account.currency)
         out.result, out.fmt = result, fmt
-        out.names = {o.id: option_words(cat.gpus[o.gpu].name if o.gpu in cat.gpus else o.gpu,
-                                        o.tp, o.weight_precision, o.kv_precision)
+        out.names = {o.id: option_label(cat.gpus[o.gpu].name if o.gpu in cat.gpus else o.gpu,
+                                        o.tp, o.weight_precision, o.kv_precision, o.values)
                      for w in result.workloads for o in w.options}
         out.plan = plan_context(result, cat)["plan"]
         out.debugger = debugger_tables(result, fmt)

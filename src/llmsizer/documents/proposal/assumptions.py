@@ -45,6 +45,8 @@ ASSUMPTION_LABELS = {
     "prefill_chunk_tokens": "Prefill chunk",
     "ttft_overhead_ms": "Time-to-first-token overhead",
     "first_token_engine_steps": "Serving-engine steps before the first token",
+    "closed_loop_round_share": ("Wait for other users' prompts, share of an engine step per "
+                                "user in flight"),
     "kv_cache_fraction": "KV share of free memory",
     "max_batch_per_replica": "Serving engine batch cap",
     "runtime_reserve_gb": "Runtime reserve per GPU",
@@ -66,7 +68,7 @@ _FAMILIES = {"hopper_fp8": "Hopper GPUs at FP8", "blackwell_fp4": "Blackwell GPU
 _CONFIDENCE = re.compile(r"confidence_(\w+)_p(\d+)")
 # "fitted <date> on <n> published benchmark results (<sources>)" opens most sources: the
 # appendix states it once above the constants that share it
-_FITTED = re.compile(r"^(fitted \d{4}-\d{2}-\d{2} on \d+ published [^()]*\([^()]*\))(?:[;:] ?(.*))?$",
+_FITTED = re.compile(r"^(fitted \d{4}-\d{2}-\d{2} on \d+ published [^()]*\([^()]*\))(?:[;:,] ?(.*))?$",
                      re.DOTALL)
 # "p10 of the model's error ...": the percentiles of one error, a group of their own
 _PERCENTILE = re.compile(r"^p\d+ of (the model's error .*)$", re.DOTALL)
@@ -85,6 +87,17 @@ def _label(name: str) -> str:
         return f"Model error, {_FAMILIES[conf.group(1)]}: {conf.group(2)}th percentile"
     text = name.removeprefix("calibration_").replace("_", " ")
     return text[:1].upper() + text[1:]
+
+
+# A source that names another constant ("fitted jointly with first_token_engine_steps") says
+# that constant's label instead
+_NAMES = re.compile(r"\b(" + "|".join(map(re.escape, ASSUMPTION_LABELS)) + r")\b")
+
+
+def _source(text: str) -> str:
+    """A constant's source in the customer's words (catalog.customer_source), another
+    constant named by its label."""
+    return _NAMES.sub(lambda m: _label(m.group(1)).lower(), customer_source(text))
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
@@ -195,12 +208,12 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
                         fmt: Formatter) -> dict[str, Any]:
     """``assumptions`` (and grouped by source, ``register``), ``policy_rows``, ``price_rows``
     and ``calibration``: label, value and source of each figure the sizing assumed."""
-    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), customer_source(a.source))
+    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), _source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   "the account's requirements (its policy and running costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
-    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), customer_source(c.source))
+    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), _source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     return {"assumptions": assumptions, "register": _register(assumptions),
             "policy_rows": policy,

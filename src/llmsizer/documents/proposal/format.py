@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 
 from markupsafe import Markup
 
@@ -158,6 +159,26 @@ def option_words(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
     KV cache' (the GPUs of one model copy, then the precisions), never the option id."""
     return (f"{tp} × {gpu_name}, {precision_name(weight_precision)} weights, "
             f"{precision_name(kv_precision)} KV cache")
+
+
+# What sets apart options that share GPU, TP and precisions: (option value, words, unit, the
+# value at which the feature is off)
+_LAYOUT_WORDS = (("ep", "experts spread over", "GPUs", 1.0),
+                 ("adp", "attention data-parallel over", "ranks", 1.0),
+                 ("disagg_prefill_gpus", "decode only, prompts read by prefill replicas of",
+                  "GPUs", 0.0))
+
+
+def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: str,
+                 values: Mapping[str, object]) -> str:
+    """An option as every document names it (the PDF's tables and sentences, the workbook's
+    Options sheet, calculation-sheet headers and re-run check): :func:`option_words`, then its
+    layout beyond TP ('· experts spread over 16 GPUs'), so no two options of a workload that
+    differ there read alike."""
+    extra = "".join(
+        f" · {words} {Formatter.number(float(x))} {unit}" for key, words, unit, off in _LAYOUT_WORDS
+        if isinstance(x := values.get(key), int | float) and float(x) > off)
+    return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
 
 
 def short_name(name: str) -> str:

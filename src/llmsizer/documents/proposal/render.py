@@ -44,7 +44,7 @@ from ...model.catalog import Catalog
 from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
-from .format import CONTROL_CHARS, Formatter, customer_words
+from .format import CONTROL_CHARS, Formatter, customer_words, option_label
 from .svgtext import install as _one_line_svg_text
 
 MAIN_TEMPLATE = "proposal.html.j2"
@@ -112,7 +112,15 @@ def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
         finalize=_printable,
     )
     env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
+    env.filters["option_label"] = _option_label
     return env
+
+
+def _option_label(o: Any) -> str:
+    """``{{ o|option_label }}`` of an option view: the words the workbook uses too (one home,
+    format.option_label); the macro of the same name in partials/macros.html.j2 calls it."""
+    return option_label(o.gpu_name, o.option.tp, o.option.weight_precision,
+                        o.option.kv_precision, o.v)
 
 
 def _template_position(tb: TracebackType | None) -> tuple[str | None, int | None]:

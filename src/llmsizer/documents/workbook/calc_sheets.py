@@ -9,8 +9,10 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, Input
 from ...model.expr import to_text
+from ...sizing.results import Option
+from ..proposal.format import short_name
 from .book import Book
-from .formats import clean_text, fit_width, number_format, shown_width, unit_text
+from .formats import clean_text, fit_width, number_format, shown_width, unit_text, wrapped_height
 from .layout import (
     COL_LABEL,
     COL_NAME,
@@ -25,6 +27,7 @@ from .layout import (
     flag_expr,
     lookup_keys,
 )
+from .rerun_check import label
 
 __all__ = ["SHEET_TITLES", "write"]
 
@@ -37,7 +40,7 @@ SHEET_TITLES = {
 RISK_FLAGS = frozenset({"measured_gap_risk"})  # flags shown red when TRUE
 
 
-def _headers(book: Book, ws: Any, sheet: str) -> None:
+def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
     f = book.f
     lay = book.lay
     sub = ("Each column is one option the engine evaluated (the same column on KV, "
@@ -49,9 +52,10 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
     last = min(book.tail - 1, FIRST_OPTION_COL + 5)  # the first printed page's columns
     book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL,
                span=(last, 36 + 11 + 14 * (last - COL_UNIT)))
-    # the option code: the Options sheet names each option in words beside its column letter
+    # the option in the words of the Options sheet and the proposal (its code stays in the
+    # Options sheet's hidden column, for matching the results file)
     for row, text in ((ROW_WORKLOAD, "Workload"),
-                      (ROW_OPTION, "Option code (in words on the Options sheet)"),
+                      (ROW_OPTION, "Option"),
                       (ROW_STATUS, "Status (engine)")):
         ws.write_string(row, COL_NAME, "Name" if row == ROW_WORKLOAD else "", f("header"))
         ws.write_string(row, COL_LABEL, text, f("header"))
@@ -59,7 +63,7 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
     for c in lay.columns:
         head = f("header_rec") if c.recommended else f("header")
         ws.write_string(ROW_WORKLOAD, c.col, clean_text(c.workload.name), head)
-        ws.write_string(ROW_OPTION, c.col, c.option.id, head)
+        ws.write_string(ROW_OPTION, c.col, words[c.col], head)
         status = ("status_rec" if c.recommended else
                   "status_bad" if not c.option.feasible else "status")
         ws.write_string(ROW_STATUS, c.col, c.status, f(status))
@@ -69,7 +73,6 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
         ws.write_blank(row, book.tail, None, f("header"))
         ws.write_blank(row, book.tail + 1, None, f("header"))
     ws.set_row(ROW_WORKLOAD, 30)
-    ws.set_row(ROW_OPTION, 30)
     ws.set_row(ROW_STATUS, 66)
     ws.set_column(COL_NAME, COL_NAME, 24)
     ws.set_column(COL_LABEL, COL_LABEL, 36)
@@ -79,6 +82,13 @@ def _headers(book: Book, ws: Any, sheet: str) -> None:
     ws.freeze_panes(ROW_STATUS + 1, FIRST_OPTION_COL)
     ws.repeat_rows(ROW_WORKLOAD, ROW_STATUS)
     ws.repeat_columns(COL_LABEL, COL_UNIT)
+
+
+def _option_words(book: Book, o: Option) -> str:
+    """The option row's words: the Options sheet's (and the proposal's) name of the option on
+    its server, so that options apart only in their platform read apart."""
+    server = short_name(book.display_name("platforms", o.platform))
+    return f"{label(book, o)} on {clean_text(server)}"
 
 
 def _section(book: Book, ws: Any, row: int, text: str) -> None:
@@ -93,7 +103,8 @@ def write(book: Book, sheet: str) -> None:
     ws = book.ws[sheet]
     f = book.f
     lay = book.lay
-    _headers(book, ws, sheet)
+    words = {c.col: _option_words(book, c.option) for c in lay.columns}
+    _headers(book, ws, sheet, words)
     widths = dict.fromkeys((c.col for c in lay.columns), 12)
     if sheet == "KV":
         _section(book, ws, ROW_SECTION, "The engine's choices and calibrated efficiencies "
@@ -132,6 +143,11 @@ def write(book: Book, sheet: str) -> None:
             book.risk(ws, row, FIRST_OPTION_COL, row, book.tail - 1)
     for col, chars in widths.items():
         ws.set_column(col, col, min(chars + 2, 28))
+    # the option row grows to its longest words, wrapped in their column (spreadsheets do not
+    # grow a row for wrapped text on opening); bold, and wrapped at word ends: LibreOffice
+    # printed about 0.85 characters per unit of width, a sixth line cut at 0.9 x 1.15
+    ws.set_row(ROW_OPTION, max([30.0] + [
+        wrapped_height(text, min(widths[col] + 2, 28) * 0.75, 11) for col, text in words.items()]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
     ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, book.tail - 1))
     fit_width(ws, 47 + sum(min(w + 2, 28) for w in widths.values()), 47)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...model.expr import FUNCTIONS
 from ...sizing.results import Option, WorkloadResult
-from ..proposal.format import option_words
+from ..proposal.format import option_label
 from .book import Book
 from .formats import clean_text, wrapped_height
 from .layout import Column, letter, option_statuses
@@ -38,25 +38,12 @@ class RerunCheck:
 
 
 def label(book: Book, o: Option) -> str:
-    """An option in words, as the Options sheet's column B shows it (tables, chart axes, the
-    check's text) and as the proposal's alternatives table names it: '4 × NVIDIA H100 SXM
-    80GB, FP8 weights, FP8 KV cache' (the PDF's option_words), then what sets apart options
-    that share those (experts, attention ranks, separate prefill replicas), in the PDF's
-    words (templates/partials/macros.html.j2, option_label)."""
-    v = o.values
-    extra = "".join(f" · {words} {int(float(v[key]))}{unit}" for key, words, unit in _EXTRA
-                    if isinstance(v.get(key), int | float) and float(v[key]) > _OFF[key])
-    words = option_words(book.display_name("gpus", o.gpu), o.tp, o.weight_precision,
-                         o.kv_precision)
-    return clean_text(f"{words}{extra}")
-
-
-# The option's layout beyond TP, worded as the PDF's option_label macro words it (value
-# above _OFF: the feature is on)
-_EXTRA = (("ep", "experts spread over", " GPUs"), ("adp", "attention data-parallel over",
-          " ranks"), ("disagg_prefill_gpus",
-                      "decode only, prompts read by prefill replicas of", " GPUs"))
-_OFF = {"ep": 1.0, "adp": 1.0, "disagg_prefill_gpus": 0.0}
+    """An option in words, as the Options sheet's column B and the calculation sheets' option
+    row show it (tables, chart axes, the check's text) and as the proposal names it: '4 ×
+    NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache' and what sets it apart beyond TP
+    (proposal/format.py, option_label: one home for the words)."""
+    return clean_text(option_label(book.display_name("gpus", o.gpu), o.tp, o.weight_precision,
+                                   o.kv_precision, o.values))
 
 
 def _words(book: Book, o: Option) -> str:
