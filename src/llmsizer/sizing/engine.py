@@ -82,9 +82,11 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
     }
     out = []
     for name, const in catalog.constants.items():
-        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p", "closed_loop_")):
-            # fidelity-only (benchmark reproduction); the round share reaches the sizing as
-            # the calibrated option input closed_loop_round_share (Inputs sheet)
+        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p", "closed_loop_",
+                            "inferencex_", "sglang_", "atom_")):
+            # fidelity-only (benchmark reproduction: engine profiles and harness settings);
+            # the round share reaches the sizing as the calibrated option input
+            # closed_loop_round_share (Inputs sheet)
             continue
         if name.startswith(("stack_efficiency_", "confidence_")) and name not in used:
             continue  # another GPU family's or error group's
