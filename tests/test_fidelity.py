@@ -319,3 +319,63 @@ def test_constants_yaml_is_plain_data() -> None:
     for name, entry in raw["constants"].items():
         assert set(entry) == {"value", "unit", "source"}, name
         assert isinstance(entry["value"], int | float) and math.isfinite(entry["value"]), name
+
+
+# --- the benchmark harness's part of a fixed-concurrency first token (issue #21) -----------
+BLACKWELL_MOE = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
+
+
+def _blackwell_cases(rows: set[int]) -> dict[int, Any]:
+    from llmsizer.sizing.fidelity import prepare
+    points, _ = read_points(BLACKWELL_MOE)
+    cases, skipped = prepare([p for p in points if p.row in rows], load_catalog())
+    assert not skipped
+    return {c.point.row: c for c in cases}
+
+
+def test_inferencex_harness_terms_are_its_documented_settings() -> None:
+    """InferenceX (SemiAnalysisAI/InferenceX, benchmarks/single_node/fixed_seq_len/dsr1_*.sh
+    and benchmarks/benchmark_lib.sh) sends 10 x CONC prompts at request rate inf with at
+    most CONC in flight, after 2 x CONC warm-ups: 1 measured prompt in 10 is in the first
+    wave, all sent at once. Its SGLang B200 scripts poll for new requests every 30 decode
+    steps from CONC 16 up, 10 below (``--scheduler-recv-interval``). Row 607: SGLang,
+    DeepSeek-R1 FP8 TP8 on 8 x B200, 922/922 tokens, C = 64, TTFT 1,170 ms measured."""
+    from llmsizer.sizing.fidelity import (
+        _closed_loop_env,
+        _figure,
+        _profile,
+        _Row,
+        harness_givens,
+        tables_for,
+    )
+    cat = load_catalog()
+    cases = _blackwell_cases({607, 601, 772})
+    sglang = cases[607]
+    assert (sglang.point.concurrency, sglang.point.value) == (64, pytest.approx(1170.3, abs=0.1))
+    users, env = _closed_loop_env(_Row(sglang, cat, tables_for(cat)))
+    givens = harness_givens(sglang, cat, users)
+    assert givens == {"concurrency_given": 64.0, "adp_balance_timeout_given": 0.0,
+                      "recv_interval_given": 30.0, "first_wave_share_given": 0.1}
+    # C = 4 (row 601): the script's interval is 10
+    assert harness_givens(cases[601], cat, 4.0)["recv_interval_given"] == 10.0
+    # the figure: 9 prompts in 10 wait 30 / 2 steps for the poll on top of the steady first
+    # token; the first wave's 64 are a burst (prompt i waits i + 1 prefills: 32.5 on average)
+    steady = float(env["ttft_ms"]) + 15 * float(env["tpot_ms"])
+    assert float(env["batch_per_replica"]) >= 64
+    burst = 32.5 * float(env["prefill_ms"]) + float(env["ttft_overhead_ms"])
+    assert _figure("closed_loop_ttft_ms", env, **givens) == pytest.approx(
+        0.9 * steady + 0.1 * burst, rel=1e-9)
+    # ATOM (row 772, MI355X): no polling; its scheduler prefills whole prompts up to its
+    # 16,384-token budget in one step (ROCm/ATOM atom/config.py, the script's default)
+    atom = cases[772]
+    assert harness_givens(atom, cat, 4.0)["recv_interval_given"] == 0.0
+    assert _profile(atom, cat)["prefill_chunk_tokens"] == 16384
+    _, atom_env = _closed_loop_env(_Row(atom, cat, tables_for(cat)))
+    assert float(atom_env["ttft_queue_steps"]) == pytest.approx(0.5 + 922 / 16384)
+    # not InferenceX (NIM's fixed-concurrency rows, AIPerf): no first wave, no polling
+    points, _ = read_points(DATA)
+    from llmsizer.sizing.fidelity import prepare
+    nim, _ = prepare([p for p in points if p.row == 603], cat)
+    assert harness_givens(nim[0], cat, 100.0) == {
+        "concurrency_given": 100.0, "adp_balance_timeout_given": 0.0,
+        "recv_interval_given": 0.0, "first_wave_share_given": 0.0}

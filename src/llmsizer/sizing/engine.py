@@ -82,8 +82,9 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
     }
     out = []
     for name, const in catalog.constants.items():
-        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p")):
-            continue  # fidelity-only (benchmark reproduction)
+        if name.startswith(("trtllm_", "driver_", "llamacpp_", "tpot_p", "inferencex_",
+                            "sglang_", "atom_")):
+            continue  # fidelity-only (benchmark reproduction: engine profiles, harness settings)
         if name.startswith(("stack_efficiency_", "confidence_")) and name not in used:
             continue  # another GPU family's or error group's
         value = overridden.get(name)

@@ -264,6 +264,44 @@ def _adp_balance_timeout(case: Case, catalog: Catalog) -> float:
     return 0.0
 
 
+def _inferencex(case: Case) -> bool:
+    return "inferencex" in row_text(case.point)
+
+
+def _atom(case: Case) -> bool:
+    """ROCm's ATOM engine (InferenceX ``framework=atom``, image ``rocm/atom``)."""
+    return re.search(r"\batom\b", row_text(case.point)) is not None
+
+
+def _recv_interval(case: Case, catalog: Catalog) -> float:
+    """Decode steps between SGLang's polls for new requests (``--scheduler-recv-interval``):
+    InferenceX sets it in its SGLang DeepSeek-R1 scripts for NVIDIA Blackwell (B200, B300),
+    30 from 16 users up (10 below, and at TP4 in FP8); the engine's default is 1, no wait
+    (constants ``sglang_inferencex_recv_interval*``, with their source)."""
+    p = case.point
+    gpu = catalog.gpus.get(p.gpu or "")
+    if not (_inferencex(case) and "framework=sglang" in row_text(p) and gpu is not None
+            and (gpu.vendor, gpu.architecture) == ("NVIDIA", "Blackwell")):
+        return 0.0
+    k = catalog.constant
+    low = (p.concurrency or 1) < k("sglang_inferencex_recv_interval_from_users") or (
+        p.tp == 4 and p.weight_precision == "fp8")
+    return k("sglang_inferencex_recv_interval_low" if low else "sglang_inferencex_recv_interval")
+
+
+def harness_givens(case: Case, catalog: Catalog, users: float) -> dict[str, float]:
+    """What a fixed-concurrency row's benchmark harness adds to its first token (the
+    ``closed_loop_ttft_ms`` givens), none of it part of a customer's deployment: the users per
+    replica, TensorRT-LLM's attention-DP balance hold, SGLang's request polling, and the
+    first wave's share. InferenceX sends ``inferencex_prompts_per_user`` x C prompts at request
+    rate "inf" with at most C in flight, after warm-up: its first C arrive at once."""
+    wave = (1 / catalog.constant("inferencex_prompts_per_user")) if _inferencex(case) else 0.0
+    return {"concurrency_given": users,
+            "adp_balance_timeout_given": _adp_balance_timeout(case, catalog),
+            "recv_interval_given": _recv_interval(case, catalog),
+            "first_wave_share_given": wave}
+
+
 def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     """Engine-profile inputs (memory policy, batch cap, llama.cpp efficiencies)."""
     k = catalog.constant
@@ -292,6 +330,9 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
         return {"mbu_weights": k("llamacpp_mbu"), "mbu_kv": k("llamacpp_mbu"),
                 "step_overhead_ms": k("llamacpp_step_overhead_ms"),
                 "max_batch_per_replica": 1.0, "scheduler_steps": 0.0}
+    if _atom(case):  # prefill-first, whole prompts up to its token budget, no chunk mixing
+        return {"max_batch_per_replica": k("max_batch_per_replica"),
+                "prefill_chunk_tokens": k("atom_max_num_batched_tokens")}
     return {"max_batch_per_replica": k("max_batch_per_replica")}
 
 
@@ -363,8 +404,8 @@ def _closed_loop(row: _Row) -> tuple[float, dict[str, Value]]:
     if p.metric == "tokens_per_s_per_user":
         return _num(env, "tokens_per_s_per_user"), env
     if p.metric == "ttft_ms":
-        return _figure("closed_loop_ttft_ms", env, concurrency_given=users,
-                       adp_balance_timeout_given=_adp_balance_timeout(row.case, row.catalog)), env
+        return _figure("closed_loop_ttft_ms", env,
+                       **harness_givens(row.case, row.catalog, users)), env
     return _figure("closed_loop_output_tokens_per_s", env, concurrency_given=users,
                    replicas_given=row.replicas), env
 

@@ -11,7 +11,7 @@ from ..model.calculations import CALCULATIONS
 from ..model.catalog import Catalog
 from ..model.expr import evaluate
 from .evaluate import Tables
-from .fidelity import Case, _adp_balance_timeout, _closed_loop_env, _compiled_runtime, _figure, _Row
+from .fidelity import Case, _closed_loop_env, _compiled_runtime, _figure, _Row, harness_givens
 
 _SHARE_DEPENDENT = {c.name: c.expr for c in CALCULATIONS
                     if c.name in ("closed_loop_wait_ms", "ttft_ms")}
@@ -27,7 +27,7 @@ def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Seque
     if steps is not None and not _compiled_runtime(case):
         row.profile = {**row.profile, "scheduler_steps": steps}
     users, env = _closed_loop_env(row)
-    timeout = _adp_balance_timeout(case, catalog)
+    givens = harness_givens(case, catalog, users)
     out = []
     for s in shares:
         # the share moves only the closed-loop wait and the first token (a row has no TTFT
@@ -35,6 +35,5 @@ def closed_loop_ttft(case: Case, catalog: Catalog, tables: Tables, shares: Seque
         at = {**env, "closed_loop_round_share": s}
         for name in ("closed_loop_wait_ms", "ttft_ms"):
             at[name] = evaluate(_SHARE_DEPENDENT[name], at)
-        out.append(_figure("closed_loop_ttft_ms", at, concurrency_given=users,
-                           adp_balance_timeout_given=timeout))
+        out.append(_figure("closed_loop_ttft_ms", at, **givens))
     return out

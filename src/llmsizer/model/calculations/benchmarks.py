@@ -15,6 +15,7 @@ from .queueing import (
     SLOT_STEPS,
     adp_balance_wait_ms,
     burst_wait_ms,
+    recv_poll_wait_ms,
 )
 
 
@@ -51,12 +52,19 @@ FIGURES: tuple[Figure, ...] = (
            "Fixed concurrency C per replica (closed loop): MIN(C, batch) requests in flight, "
            "each producing its output once per request cycle."),
     Figure("closed_loop_ttft_ms", "ms",
-           r("ttft_ms")
-           + adp_balance_wait_ms(MIN(r("concurrency_given"), _occupied), _cycle, r("tpot_ms"),
-                                 r("adp"), r("adp_balance_timeout_given")),
+           (1 - r("first_wave_share_given"))
+           * (r("ttft_ms")
+              + adp_balance_wait_ms(MIN(r("concurrency_given"), _occupied), _cycle,
+                                    r("tpot_ms"), r("adp"), r("adp_balance_timeout_given"))
+              + recv_poll_wait_ms(r("recv_interval_given"), r("tpot_ms")))
+           + r("first_wave_share_given")
+           * (burst_wait_ms(r("concurrency_given"), _occupied, _cycle, r("prefill_ms"))
+              + r("ttft_overhead_ms")),
            "TTFT at a fixed concurrency, its closed-loop wait included (the calculation list's "
            "closed_loop_wait_ms, as the sizing: evaluate with fixed_users_per_replica = C), "
-           "+ the attention-DP balance hold where the benchmark's harness turns it on "
+           "+ the attention-DP balance hold and the scheduler's request polling where the "
+           "benchmark's harness turns them on; the harness's first wave (C prompts sent at "
+           "once, share C / prompts sent) is a burst: the mean of burst_ttft_ms over C "
            "(queueing.py)."),
     Figure("burst_ttft_ms", "ms",
            burst_wait_ms(r("requests_given"), _occupied, _cycle, r("prefill_ms"))

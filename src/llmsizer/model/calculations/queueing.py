@@ -127,6 +127,14 @@ def burst_wait_ms(requests: Expr, batch: Expr, cycle_ms: Expr, prefill_ms: Expr)
     return slot_cycles * cycle_ms + prefills * prefill_ms
 
 
+def recv_poll_wait_ms(interval_steps: Expr, step_ms: Expr) -> Expr:
+    """SGLang's ``--scheduler-recv-interval N``: the scheduler reads new requests only once
+    every N decode steps (a prefill step resets the count), so a prompt arriving at a random
+    moment waits N / 2 steps on average before it is even queued. The engine's default is 1
+    (every step: no wait, as in the sizing); a benchmark harness may set it (fidelity)."""
+    return MAX(0, interval_steps) / 2 * step_ms
+
+
 def closed_loop_wait_ms(concurrency: Expr, batch: Expr, cycle_ms: Expr, step_ms: Expr,
                         share: Expr) -> Expr:
     """A closed loop's wait beyond the steady-state TTFT: the slot wait above the engine's
