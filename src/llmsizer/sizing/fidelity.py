@@ -13,7 +13,8 @@ How a row becomes inputs (docs/calibration.md explains why):
   ``trtllm_max_batch``; the fraction is 0.95 under trtllm-bench
   (``trtllm_kv_cache_fraction``) and the library default 0.9 behind a server (Triton,
   NIM: ``trtllm_serving_kv_cache_fraction``). An offline run's request holds a fitted share
-  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``).
+  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``),
+  and a sliding-window layer's cache the whole context (``window_kv_cut`` 0).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and
@@ -284,6 +285,10 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
                 "kv_cache_fraction": k(fraction),
                 **held,
                 "max_batch_per_replica": k("trtllm_max_batch"),
+                # a sliding-window layer's cache keeps the whole context unless
+                # kv_cache_config.max_attention_window is set (llm_args.KvCacheConfig; no
+                # table sets it); only the attention kernel stops at the window
+                "window_kv_cut": 0.0,
                 # the TensorRT engine backend's request path is compiled C++ (Triton, NIM
                 # 1.x): no whole engine steps before the first token; the PyTorch backend's
                 # Python scheduler has them, like vLLM and SGLang (docs/queueing.md)
