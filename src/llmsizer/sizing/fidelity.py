@@ -239,7 +239,7 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
     text = row_text(point)
     found = _NEXTN.search(text)
     drafts = (int(next(g for g in found.groups() if g)) if found
-              else mtp_drafts(point, text, catalog)
+              else mtp_drafts(point, text)
               or int(catalog.constant("mtp_unstated_draft_tokens")))
     if catalog.models[point.model].mtp_acceptance_length(drafts) is None:
         return (f"speculative decoding (MTP, {drafts} drafted tokens) on a model without a "
