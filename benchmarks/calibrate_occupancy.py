@@ -5,6 +5,8 @@
     python benchmarks/calibrate_occupancy.py --hold-out-gpu b200 [--share 0.99]
         # issue 23's Blackwell bar: refit every datacenter constant without that GPU's rows
         # (calibrate.py's fold: warm start, 10 iterations) and predict them (~3-5 minutes)
+    python benchmarks/calibrate_occupancy.py --hold-out-gpu b200 --worst 40
+        # ... and list the 40 held-out rows with the largest |error| (the tail to explain)
 
 The memory rule reserves KV for prompt + occupancy x output per request
 (``context_tokens``); occupancy 1 reserves the whole output. An engine that admits requests by
@@ -145,7 +147,26 @@ def report(name: str, scan: Scan, share: float) -> list[str]:
     return lines
 
 
-def hold_out_gpu(gpu: str, cases: Sequence[Case], catalog: Catalog) -> None:
+def describe(r: RowResult) -> str:
+    """One row as the tail listing shows it: error, file row, source, shape, measured, model."""
+    p = r.point
+    shape = f"TP{p.tp}" + (f" PP{p.pp}" if p.pp > 1 else "") + (f" EP{p.ep}" if p.ep > 1 else "")
+    shape += (f" ADP{p.adp}" if p.adp > 1 else "") + (" MTP" if p.speculative else "")
+    load = p.regime if p.concurrency is None else f"C{p.concurrency}"
+    return (f"| {r.error * 100:+.1f} % | {p.row} | {source_of(p)} | {p.model} | {p.gpu} x"
+            f"{p.gpu_count} {shape} | {p.weight_precision}/{p.kv_precision} | {p.isl}/{p.osl} "
+            f"| {load} | {p.metric} | {p.value:.4g} | {r.predicted:.4g} |")
+
+
+def worst(results: Sequence[RowResult], n: int) -> list[str]:
+    """The ``n`` rows with the largest |error|, largest first."""
+    head = ["| error | row | source | model | GPUs, shape | weights/KV | ISL/OSL | load "
+            "| metric | measured | model |", "|" + "---|" * 11]
+    ranked = sorted(results, key=lambda r: -abs(r.error))[:n]
+    return head + [describe(r) for r in ranked]
+
+
+def hold_out_gpu(gpu: str, cases: Sequence[Case], catalog: Catalog, tail: int = 0) -> None:
     """One leave-one-GPU-out fold of calibrate.py: the GPU's rows predicted by the constants
     refitted on every other datacenter row."""
     dc = [c for c in cases if c.engine != LLAMACPP]
@@ -159,6 +180,8 @@ def hold_out_gpu(gpu: str, cases: Sequence[Case], catalog: Catalog) -> None:
                for k in sorted({(r.point.regime, r.point.metric) for r in held})}
     for label, keep in groups.items():
         print(f"| {gpu} held out, {label} " + stats([r.error for r in held if keep(r)]))
+    if tail:
+        print("\n" + "\n".join(worst(held, tail)))
 
 
 def main() -> None:
@@ -168,13 +191,15 @@ def main() -> None:
                         help="instead: predict this GPU's rows from a refit without them")
     parser.add_argument("--share", type=float, default=None,
                         help="with --hold-out-gpu: the TensorRT-engine backend's share to use")
+    parser.add_argument("--worst", type=int, default=0,
+                        help="with --hold-out-gpu: list this many rows with the largest |error|")
     args = parser.parse_args()
     catalog = load_catalog()
     if args.share is not None:
         catalog = with_constants(catalog, {"trtllm_kv_output_occupancy": args.share})
     cases, _, _ = load_cases(catalog)
     if args.hold_out_gpu:
-        hold_out_gpu(args.hold_out_gpu, cases, catalog)
+        hold_out_gpu(args.hold_out_gpu, cases, catalog, args.worst)
         return
     fitted: dict[str, float] = {}
     counts: dict[str, int] = {}

@@ -98,7 +98,9 @@ def test_engine_backend_share_is_the_best_fit_of_the_v017_offline_rows() -> None
 def test_pytorch_backend_keeps_the_whole_output_as_its_rows_say() -> None:
     """The 224 offline rows of the TensorRT-LLM v0.19, v0.20 and 1.2 perf overviews
     (trtllm-bench, PyTorch backend; measured_blackwell_moe.csv): holding less than the whole
-    output only raises the loss, so the fitted share is 1 (median |error| 9.8 %)."""
+    output only raises the loss, so the fitted share is 1 (median |error| 9.1 %; 9.8 % before
+    the gpt-oss rows were read with TensorRT-LLM's window cache and the Hopper rows as MXFP4,
+    test_fidelity_launch.py)."""
     cat = load_catalog()
     name = "trtllm_pytorch_kv_output_occupancy"
     assert cat.constant(name) == 1.0
@@ -106,4 +108,4 @@ def test_pytorch_backend_keeps_the_whole_output_as_its_rows_say() -> None:
     assert len(rows) == 224
     whole, less = _loss(rows, cat, name, 1.0), _loss(rows, cat, name, 0.95)
     assert whole[0] < less[0]
-    assert whole[1] == pytest.approx(0.098, abs=0.001)
+    assert whole[1] == pytest.approx(0.091, abs=0.001)

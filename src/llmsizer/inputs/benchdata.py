@@ -144,6 +144,12 @@ _LEADING_TIER = re.compile(r"^\s*tier\s+([A-Z][+-]?)(?![\w])")
 _ACHIEVED = re.compile(r"achieved\s+(\d+(?:\.\d+)?)\s*req/s")
 _REQUESTS = re.compile(r"\b(\d[\d,]*)\s+requests\b")
 _RANDOM_LENGTHS = re.compile(r"\[\s*(0?\.\d+)\s*\*?\s*l\s*,\s*l\s*\]")
+# TensorRT-LLM's Triton MoE backend runs a checkpoint's MXFP4 experts with BF16 activations (the
+# Hopper path): TensorRT-LLM examples/models/core/gpt_oss/README.md, "MoE Support Matrix"
+# (Hopper: activation bf16, weight mxfp4, TRITON). The 1.2 perf overview's gpt-oss rows on
+# Hopper say "MoE backend TRITON" and "kv auto" but label the precision FP8; read as MXFP4,
+# "auto" KV takes its default (BF16, the checkpoint's dtype).
+_TRITON_MOE = re.compile(r"moe backend triton", re.IGNORECASE)
 _WITH_CONTEXT = re.compile(r"w/\s*ctx|includes? context")
 # A figure of a row has at most this many digits in a run: every count, length and rate of a
 # real benchmark is far smaller, and longer runs overflow a float on the way (issue 25, F19).
@@ -198,6 +204,8 @@ def _point(row: int, raw: dict[str, str], catalog: Catalog, labels: LabelIndex,
     if par_disagg and (stated_count is not None or not count_text):
         sizes = why.get(lambda: _group(par_disagg[0], stated_count, par_disagg[1], raw["tp"]))
     weights = why.get(lambda: _precision(raw["precision_weights"], "weight"))
+    if weights and _TRITON_MOE.search(raw["notes"]):
+        weights = "mxfp4"
     kv = (why.get(lambda: _kv_precision(raw["precision_kv"], raw["precision_weights"], weights,
                                         catalog)) if weights else None)
     known_count = sizes[0] if sizes else stated_count

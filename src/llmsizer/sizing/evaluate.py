@@ -222,6 +222,9 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         # the whole output reserved per request: no offline rows fit this engine profile's
         # share (fidelity fits TensorRT-LLM's; docs/calibration.md, Offline occupancy)
         "kv_output_occupancy": 1.0,
+        # a sliding-window layer keeps only its window (vLLM's hybrid KV cache manager); the
+        # calibration's TensorRT-LLM rows keep the whole context (fidelity._profile)
+        "window_kv_cut": 1.0,
         "max_batch_per_replica": float(p.max_batch_per_replica or k("max_batch_per_replica")),
         # aggregated serving; an xPyD option states its prefill replicas (sizing/xpyd.py)
         "disagg_prefill_gpus": 0.0,

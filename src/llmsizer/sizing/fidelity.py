@@ -13,7 +13,9 @@ How a row becomes inputs (docs/calibration.md explains why):
   ``trtllm_max_batch``; the fraction is 0.95 under trtllm-bench
   (``trtllm_kv_cache_fraction``) and the library default 0.9 behind a server (Triton,
   NIM: ``trtllm_serving_kv_cache_fraction``). An offline run's request holds a fitted share
-  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``).
+  of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``),
+  and a sliding-window layer's cache the whole context (``window_kv_cut`` 0).
+  InferenceX rows take the server flags of their launch scripts (:mod:`.fidelity_inferencex`).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and
@@ -50,6 +52,7 @@ from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .fidelity_checks import contradicted_rows
 from .fidelity_disagg import disagg_reasons, predict_disagg
+from .fidelity_inferencex import mtp_drafts, sglang_memory_fraction
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 from .fidelity_stats import RowResult as RowResult
 from .fidelity_stats import SummaryRow as SummaryRow
@@ -233,9 +236,11 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
     when the model has no published figure."""
     if not point.speculative or point.model is None:
         return None
-    found = _NEXTN.search(row_text(point))
+    text = row_text(point)
+    found = _NEXTN.search(text)
     drafts = (int(next(g for g in found.groups() if g)) if found
-              else int(catalog.constant("mtp_unstated_draft_tokens")))
+              else mtp_drafts(point, text)
+              or int(catalog.constant("mtp_unstated_draft_tokens")))
     if catalog.models[point.model].mtp_acceptance_length(drafts) is None:
         return (f"speculative decoding (MTP, {drafts} drafted tokens) on a model without a "
                 "published acceptance length")
@@ -322,6 +327,10 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
                 "kv_cache_fraction": k(fraction),
                 **held,
                 "max_batch_per_replica": k("trtllm_max_batch"),
+                # a sliding-window layer's cache keeps the whole context unless
+                # kv_cache_config.max_attention_window is set (llm_args.KvCacheConfig; no
+                # table sets it); only the attention kernel stops at the window
+                "window_kv_cut": 0.0,
                 # the TensorRT engine backend's request path is compiled C++ (Triton, NIM
                 # 1.x): no whole engine steps before the first token; the PyTorch backend's
                 # Python scheduler has them, like vLLM and SGLang (docs/queueing.md)
@@ -333,7 +342,10 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     if _atom(case):  # prefill-first, whole prompts up to its token budget, no chunk mixing
         return {"max_batch_per_replica": k("max_batch_per_replica"),
                 "prefill_chunk_tokens": k("atom_max_num_batched_tokens")}
-    return {"max_batch_per_replica": k("max_batch_per_replica")}
+    # an InferenceX SGLang run's stated memory fraction (fidelity_inferencex.py)
+    memory = sglang_memory_fraction(case.point, row_text(case.point), catalog)
+    return {"max_batch_per_replica": k("max_batch_per_replica"),
+            **({} if memory is None else {"gpu_memory_utilization": memory})}
 
 
 def _num(env: Mapping[str, Value], name: str) -> float:

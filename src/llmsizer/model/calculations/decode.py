@@ -56,10 +56,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "k/E: the top-k routed experts of E (0 for a dense model)."),
     _c("decode_attended_layer_tokens", "Cached tokens attended per sequence per step",
        "layer-tokens", "Throughput",
-       (r("full_attention_layers") + r("window_layers")) * r("avg_context_tokens"),
-       "Full-attention and sliding-window layers both read the average context (measured: "
-       "gpt-oss throughput is over-predicted when window layers read only their window; see "
-       "the calibration notes); linear-attention layers no cache at all."),
+       r("full_attention_layers") * r("avg_context_tokens")
+       + r("window_layers") * MIN(r("avg_context_tokens"), r("sliding_window")),
+       "Full-attention layers read the average context, sliding-window layers at most their "
+       "window (the attention kernel stops there, whatever the cache keeps); "
+       "linear-attention layers no cache at all."),
     _c("expert_slot_flops", "Expert overhead per token", "FLOP", "Throughput",
        IF(gt(r("experts"), 0),
           6 * r("layers") * r("experts_per_token") * r("hidden_size")

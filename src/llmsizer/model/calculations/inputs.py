@@ -242,6 +242,10 @@ INPUTS: tuple[Input, ...] = (
     _i("kv_output_occupancy", "Share of the output held in KV", "fraction", "option",
        "1 = prompt + output reserved per request; below 1 where an engine's offline runs "
        "show requests holding less on average.", low=0, high=1),
+    _i("window_kv_cut", "Cache holds only the window", "0/1", "option",
+       "1 = a sliding-window layer's KV cache keeps only its window (vLLM); 0 = the whole "
+       "context, attention still reading only the window (TensorRT-LLM's default).",
+       low=0, high=1, integer=True),
     _i("max_batch_per_replica", "Engine max batch", "sequences", "option",
        "Runtime cap on sequences per replica (e.g. vLLM max_num_seqs).", low=1,
        integer=True),

@@ -50,10 +50,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "data-parallel only the rank's TP / ADP GPUs hold a sequence's KV."),
     _c("kv_gb_per_request", "KV cache per request", "GB", "KV",
        (r("kv_bytes_per_token") * r("context_tokens")
-        + r("window_kv_bytes_per_token") * MIN(r("context_tokens"), r("sliding_window"))
+        + r("window_kv_bytes_per_token")
+        * IF(gt(r("window_kv_cut"), 0), MIN(r("context_tokens"), r("sliding_window")),
+             r("context_tokens"))
         + r("linear_state_bytes")) * r("kv_replication") / 1e9,
-       "(KV per token x reserved context + window layers' KV x the window + linear state), "
-       "all TP copies included."),
+       "(KV per token x reserved context + window layers' KV x the window, or x the context "
+       "where the engine keeps it whole + linear state), all TP copies included."),
     _c("usable_memory_gb", "Usable memory per replica", "GB", "KV",
        _gpus * r("gpu_memory_gb") * r("gpu_memory_utilization")
        - _gpus * r("runtime_reserve_gb"),
