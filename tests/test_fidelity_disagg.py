@@ -186,3 +186,31 @@ def test_decode_pool_tpot_has_no_prefill_share(results):
         env["prefill_ms_per_seq_step"]) * float(env["spec_tpot_factor"]))
     # measured 7.7 ms for this row (mori-sglang, MI355X FP8): the decode pool's step
     assert decode_only == pytest.approx(point.value, rel=0.1)
+
+
+def test_every_cited_recipe_matches_its_rows_label():
+    """112 Dynamo-TensorRT-LLM rows name the recipe their run used (40 MTP rows from an earlier
+    reading, 72 from SemiAnalysisAI/InferenceX .github/configs/nvidia-master.yaml at the run's
+    date). A recipe's name states the pools: ctx{x}_gen{y}_{dep|tep|tp}{n}_batch{N} is x
+    prefill workers, y decode workers of n GPUs with (dep) or without attention DP, and
+    max_batch_size N. Each must be the row's own label, or the note names the wrong recipe."""
+    import re
+
+    from llmsizer.inputs.benchlabels import decode_batch_limit, disagg_pools
+
+    named = 0
+    with MOE.open(newline="") as f:
+        for row in csv.DictReader(f):
+            found = re.search(r"(?<![a-z0-9])ctx(\d+)_gen(\d+)_(dep|tep|tp)(\d+)_batch(\d+)_",
+                              row["notes"].lower())
+            if "DISAGG" not in row["tp"] or not found:
+                continue
+            named += 1
+            pools = disagg_pools(row["tp"], row["notes"])
+            assert pools is not None
+            x, _, y, dec = pools
+            assert (x, y, dec.tp, dec.adp > 1) == (
+                int(found.group(1)), int(found.group(2)), int(found.group(4)),
+                found.group(3) == "dep"), (row["tp"], found.group(0))
+            assert decode_batch_limit(row["notes"]) == int(found.group(5))
+    assert named == 112
