@@ -120,6 +120,10 @@ _PAR_PART = re.compile(
     r"|(?P<adp>\badp(?P<adpn>\d+)?\b|attention[-_ ]dp|dp[-_ ]attention)")
 _PAR_FILLER = re.compile(r"^[\s,;+/x×&()_-]*$")
 _STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
+# a TensorRT-LLM disaggregated recipe's name (srt-slurm): [c{C}_]ctx{x}_gen{y}_{dep|tep|tp}{n}_
+# batch{N}_..., N the decode worker's max_batch_size (per attention-DP rank under DEP)
+_RECIPE_DECODE_BATCH = re.compile(
+    r"(?<![a-z0-9])ctx(\d+)_gen(\d+)_(dep|tep|tp)(\d+)_batch(\d+)_")
 _PLACEHOLDER_SIDE = "tp1 adp"  # see the module docstring (InferenceX Dynamo-SGLang)
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
 _QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
@@ -254,6 +258,13 @@ def stated_pools(notes: str) -> tuple[int, int] | None:
     decode GPUs"), or None."""
     found = _STATED_POOLS.search(notes.lower())
     return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def decode_batch_limit(notes: str) -> int | None:
+    """The decode worker's ``max_batch_size`` (per attention-DP rank) where a row's notes cite
+    the TensorRT-LLM recipe it ran (``..._gen1_dep16_batch256_...yaml``), else None."""
+    found = _RECIPE_DECODE_BATCH.search(notes.lower())
+    return int(found.group(5)) if found else None
 
 
 def _side(workers: int, text: str, stated: int | None) -> Parallelism:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..inputs.benchdata import BenchPoint
-from ..inputs.benchlabels import Parallelism, disagg_pools, stated_pools
+from ..inputs.benchlabels import Parallelism, decode_batch_limit, disagg_pools, stated_pools
 from ..inputs.schema import Requirements
 from ..model.calculations import FIGURE_EXPRS
 from ..model.catalog import Catalog
@@ -113,14 +113,18 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
         return _figure("disagg_decode_requests_per_s", e, decode_replicas_given=y,
                        tpot_given=_figure("disagg_decode_tpot_ms", e))
 
+    # the stated recipe's decode batch limit; users beyond it wait for a slot
+    stated = decode_batch_limit(point.raw.get("notes", ""))
+    limit = (_figure("disagg_decode_batch_limit_per_replica", env,
+                     max_batch_size_given=stated) if stated else math.inf)
     # the users waiting for their first token hold no decode slot (Little's law)
-    env = decode_env(_figure("disagg_closed_loop_batch_per_replica", env,
-                             concurrency_given=users, ttft_given=ttft))
+    env = decode_env(min(limit, _figure("disagg_closed_loop_batch_per_replica", env,
+                                        concurrency_given=users, ttft_given=ttft)))
     rate = decode_rate(env)
     if prefill_rate < rate:  # prefill-bound: fewer sequences in flight in the decode pool
         batch = _figure("disagg_rate_batch_per_replica", env, concurrency_given=users,
                         prefill_rate_given=prefill_rate, decode_replicas_given=y)
-        env = decode_env(max(1.0, math.floor(batch)))
+        env = decode_env(min(limit, max(1.0, math.floor(batch))))
         rate = decode_rate(env)
     if point.metric == "tpot_ms":
         value = _figure("disagg_decode_tpot_ms", env)

@@ -72,6 +72,11 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            "holds no decode slot, so the batch is C x D / (TTFT + D), D = (output - 1) x "
            "t(B) the time it decodes (Little's law); t(B) = a + b x B makes it a quadratic "
            "in B, solved in closed form."),
+    Figure("disagg_decode_batch_limit_per_replica", "sequences",
+           r("max_batch_size_given") * r("adp"),
+           "A decode replica's engine batch limit: the worker's max_batch_size, which "
+           "TensorRT-LLM counts per attention data-parallel rank, x its ranks. Users beyond "
+           "it wait for a decode slot (InferenceX runs about 1.2 x the limit's users)."),
     Figure("disagg_decode_requests_per_s", "requests/s",
            r("decode_replicas_given") * IF(gt(r("batch_per_replica"), 0), r("batch_per_replica"), 1)
            * 1000 / ((r("output_tokens") - 1) * r("tpot_given")),
