@@ -36,14 +36,14 @@ def _busiest(share: Expr) -> Expr:
               share)
 
 
-# The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
-_DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 # Experts spread over GPUs exchange tokens by all-to-all only under attention data-parallel:
 # without it every GPU holds every token after attention, computes its own experts, and the
 # outputs are summed by an all-reduce over the TP group, as for a split MLP (SGLang --ep-size
 # without DP attention; TensorRT-LLM's all-to-all only with enable_attention_dp).
 _ALLTOALL = AND(gt(r("ep"), 1), gt(r("adp"), 1))
 _MLP_REDUCE = IF(AND(gt(r("ep"), 1), le(r("adp"), 1)), tp, r("expert_tp"))
+# The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
+_DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 _mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
                       r("max_batch_per_replica"))
 
