@@ -494,7 +494,9 @@ SOURCES = {
     "stack_efficiency_cdna3": "{fit}; MI300X/MI325X rows (InferenceX SGLang): AMD serving "
                               "stacks vs the NVIDIA-fitted efficiencies",
     "stack_efficiency_cdna4": "{fit}; MI355X rows (InferenceX SGLang and ATOM)",
-    "alltoall_latency_us": "{fit}: per expert-parallel dispatch or combine, two per MoE layer",
+    "alltoall_latency_us": ("{fit}: per expert-parallel dispatch or combine, two per MoE layer, "
+                            "under attention data-parallel (without it the experts are "
+                            "combined by all-reduce)"),
     "moe_compute_factor": "{fit}; set mostly by Mixtral-8x7B (wide experts)",
     "expert_slot_overhead": "{fit}; work per routed expert, token and layer beyond the "
                             "expert's matrix products (narrow experts: Qwen3-30B-A3B)",

@@ -7,7 +7,7 @@ GB / (TB/s) is a millisecond, which is why memory-time terms need no conversion 
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
+from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
 from .core import Calculation, _c, _gpus, r, tp
 from .inputs import PERCENTILES
 from .queueing import (
@@ -23,6 +23,25 @@ def _allreduce_bytes(n: Expr) -> Expr:
     return 2 * (n - 1) / n * r("hidden_size") * 2
 
 
+def _busiest(share: Expr) -> Expr:
+    """The share of its own experts the busiest expert-parallel GPU reads when the step's
+    tokens touch ``share`` of all experts: each GPU holds E / EP of them, and the step waits
+    for the one the batch touches most (mean + standard deviation over E / EP experts x
+    sqrt(2 ln EP), the usual bound on the largest of EP such counts); ``share`` itself without
+    expert parallelism. It is 0 at share 0, concave and capped at 1, so it is at most
+    B x its value for one token (what batch_by_tpot's bound needs)."""
+    return IF(AND(gt(r("ep"), 1), gt(r("experts"), 0)),
+              MIN(1, share + POWER(share * (1 - share) * r("ep") / r("experts"), 0.5)
+                  * POWER(2 * LOG(r("ep"), 2.718281828459045), 0.5)),
+              share)
+
+
+# Experts spread over GPUs exchange tokens by all-to-all only under attention data-parallel:
+# without it every GPU holds every token after attention, computes its own experts, and the
+# outputs are summed by an all-reduce over the TP group, as for a split MLP (SGLang --ep-size
+# without DP attention; TensorRT-LLM's all-to-all only with enable_attention_dp).
+_ALLTOALL = AND(gt(r("ep"), 1), gt(r("adp"), 1))
+_MLP_REDUCE = IF(AND(gt(r("ep"), 1), le(r("adp"), 1)), tp, r("expert_tp"))
 # The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
 _DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 _mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
@@ -97,22 +116,24 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Attention over the average context at the KV precision's rate: matters for MLA, whose "
        "small KV cache is read with many FLOPs per byte."),
     _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
-       r("layers") * (IF(gt(r("attention_tp"), 1), 1, 0) + IF(gt(r("expert_tp"), 1), 1, 0))
+       r("layers") * (IF(gt(r("attention_tp"), 1), 1, 0) + IF(gt(_MLP_REDUCE, 1), 1, 0))
        * r("allreduce_latency_us") / 1000,
        "One all-reduce per layer after attention (when attention is split over GPUs) and one "
-       "after the MLP or experts (when they are); 0 at TP 1 (“GenAI Physics”)."),
+       "after the MLP or experts (when they are, or when experts are spread without attention "
+       "data-parallel); 0 at TP 1 (“GenAI Physics”)."),
     _c("alltoall_fixed_ms", "All-to-all latency per step", "ms", "Throughput",
-       IF(gt(r("ep"), 1), 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
-       "Dispatch and combine per MoE layer under expert parallelism."),
+       IF(_ALLTOALL, 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
+       "Dispatch and combine per MoE layer under expert parallelism with attention "
+       "data-parallel."),
     _c("comm_fixed_ms", "Communication latency per step", "ms", "Throughput",
        r("allreduce_fixed_ms") + r("alltoall_fixed_ms"), "All-reduce + all-to-all latency."),
     _c("allreduce_ms_per_token", "All-reduce transfer per token", "ms", "Throughput",
-       r("layers") * (_allreduce_bytes(r("attention_tp")) + _allreduce_bytes(r("expert_tp")))
+       r("layers") * (_allreduce_bytes(r("attention_tp")) + _allreduce_bytes(_MLP_REDUCE))
        / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000 / r("pp"),
        "2(N-1)/N x hidden x 2 bytes over the link per all-reduce (“GenAI Physics”: TP penalty); "
        "pipeline stages run theirs at the same time."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
-       IF(gt(r("ep"), 1),
+       IF(_ALLTOALL,
           2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
           * (MIN(r("ep"), r("gpus_per_node")) - 1) / r("ep")
           * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
@@ -187,13 +208,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_by_tpot", "Largest batch meeting tokens/s", "sequences", "Throughput",
        IF(gt(r("target_tpot_ms"), 0),
           ROUNDDOWN(MAX((r("target_tpot_ms") / r("spec_tpot_factor") - r("step_fixed_base_ms"))
-                        / (r("step_ms_per_seq") + r("all_experts_ms") * r("expert_share_per_token")
+                        / (r("step_ms_per_seq")
+                           + r("all_experts_ms") * _busiest(r("expert_share_per_token"))
                            * r("spec_tokens_per_step")),
                         (r("target_tpot_ms") / r("spec_tpot_factor") - r("step_fixed_base_ms")
                          - r("all_experts_ms")) / r("step_ms_per_seq")), 0),
           r("max_batch_per_replica")),
        "B_slo = ROUNDDOWN((T - a) / b), closed form because t(B) is linear in B (DESIGN §3). "
-       "MoE: the experts a batch reads are bounded by MIN(1, B x k/E) (exact at B = 1), so "
+       "MoE: the experts a batch reads are bounded by MIN(1, B x k/E) (exact at B = 1; under "
+       "expert parallelism the busiest GPU's share, at most B x its share at one token), so "
        "t(B) <= the smaller of a0 + (b + all experts x k/E) x B and a0 + all experts + b x B, "
        "each solved for B: conservative, and it does not depend on the step time it limits. "
        "Speculation: the step may take the allowed time / its TPOT factor, and each sequence "
@@ -217,13 +240,20 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "B = 1, all at large B. B is the step's tokens at this load (a micro-batch under "
        "pipelining; x (1 + drafted) under speculation); every rank's tokens reach the "
        "experts, so attention data-parallel does not divide it."),
+    _c("experts_read_busiest_fraction", "Share of its experts the busiest GPU reads", "fraction",
+       "Throughput", _busiest(r("experts_read_fraction")),
+       "Expert parallel: the step waits for the GPU whose experts the batch touches most: "
+       "the mean share + its standard deviation over the E / EP experts a GPU holds x "
+       "sqrt(2 ln EP) (the usual bound on the largest of EP such counts; DeepSeek-R1 at EP8: "
+       "0.094 at one token, 0.24 at four, against 0.031 and 0.12 on average); the mean share "
+       "without EP."),
     _c("weights_read_gb", "Weights read per step", "GB", "Throughput",
        (r("shared_params") * r("adp") + r("routed_expert_params") * r("experts_read_fraction"))
        * r("weight_bytes_per_param") / 1e9,
        "Dense: all weights once per step. MoE: the non-expert weights (each attention "
        "data-parallel rank reads its own copy) + the experts the batch touches."),
     _c("decode_weights_ms", "Weight streaming per step", "ms", "Throughput",
-       r("shared_weights_ms") + r("all_experts_ms") * r("experts_read_fraction"),
+       r("shared_weights_ms") + r("all_experts_ms") * r("experts_read_busiest_fraction"),
        "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
        "serve?”: 70 GB / 3.35 TB/s = 21 ms); MoE: the experts the batch touches. Pipeline "
        "stages each re-read their weights per micro-batch, so PP does not divide it."),
@@ -233,10 +263,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
        1000 / ((r("step_fixed_base_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
                 + r("all_experts_ms")
-                * (1 - POWER(1 - r("expert_share_per_token"), r("spec_tokens_per_step"))))
+                * _busiest(1 - POWER(1 - r("expert_share_per_token"),
+                                     r("spec_tokens_per_step"))))
                * r("spec_tpot_factor")),
-       "Tokens/s of one user alone (batch 1, k of E experts read per token verified; x the "
-       "speculative TPOT factor): the ceiling no batch size can beat."),
+       "Tokens/s of one user alone (batch 1, k of E experts read per token verified, the "
+       "busiest GPU's under expert parallelism; x the speculative TPOT factor): the ceiling no "
+       "batch size can beat."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
        MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
        + r("comm_fixed_ms") + r("step_overhead_ms"),
