@@ -269,7 +269,7 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     Raises :class:`InputError` for a template problem (missing file, syntax error,
     undefined variable) or a URL the templates refer to that the renderer refuses."""
     roots = _roots(templates)
-    context = {**build_context(result, catalog), "appendix": appendix}
+    context = {**build_context(result, catalog, detail=appendix), "appendix": appendix}
     html_text = _render_template(roots, context)
     fetcher = ClosedFetcher(roots)
     try:
