@@ -124,7 +124,7 @@ def _chart_parts(svg: str) -> tuple[Box, list[Box], list[list[tuple[float, float
 
 
 def _svgs(path: Path) -> list[tuple[str, str]]:
-    ctx = build_context(size(load(path)))
+    ctx = build_context(size(load(path)), detail=True)  # every chart: the detailed proposal
     charts = [("memory", ctx["memory_chart"]), ("cost", ctx["cost_chart"])]
     charts += [(f"throughput {wv.w.name}", wv.throughput_chart) for wv in ctx["workloads"]]
     out = []
@@ -216,7 +216,7 @@ def test_tornado_labels_sit_on_their_own_bars() -> None:
     length -50 % and +50 % cost the same (USD 690 k a year, results JSON): picking the bars by
     cost once labelled both "-50 %"."""
     result = size(load(ROOT / "inputs" / "example.yaml"))
-    ctx = build_context(result)
+    ctx = build_context(result, detail=True)  # the tornado is the detailed proposal's
     fmt = ctx["fmt"]
     data = re.search(r"base64,([^\"]+)", str(ctx["tornado_chart"]))
     assert data is not None

@@ -314,8 +314,9 @@ def _not_fitting(out: dict[str, float | str],
               help="With an edited .xlsx written back over itself: replace it even though it "
                    "carries sheets or cells llmsizer did not write (they are lost).")
 @click.option("--appendix", is_flag=True,
-              help="The detailed PDF: add the production debugger, the fitted constants and "
-                   "the formula appendix (the workbook carries all of them either way).")
+              help="The detailed PDF: add every alternative, the detail charts, break-even "
+                   "by load, the price list, the production debugger, the fitted constants "
+                   "and the formula appendix (the workbook carries them either way).")
 @click.option("--scheduler", envvar="LLMSIZER_SCHEDULER",
               help="Size a batch's accounts on this Dask cluster (tcp://HOST:PORT; needs "
                    "llmsizer[cluster]) instead of local processes. Env: LLMSIZER_SCHEDULER.")

@@ -26,15 +26,20 @@ from .plan import plan_context
 from .sensitivity import sensitivity_context
 from .summary import confidence_total, cover_context, report_date, summary_context
 from .tco import cost_svg, tco_context
+from .views import SHORTLIST
 from .walkthrough import workload_view
 
 
-def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, Any]:
+def build_context(result: Result, catalog: Catalog | None = None,
+                  detail: bool = False) -> dict[str, Any]:
     """Everything the templates may use (documented in docs/proposal.md); each section's
-    module says which partial reads what."""
+    module says which partial reads what. Only the detailed proposal (``detail``: `report
+    --appendix`) draws the memory, throughput, break-even and tornado charts: the lean one
+    leaves them out, and drawing them is a tenth of its CPU (docs/benchmarks.md)."""
     cat = catalog or load_catalog()
     fmt = Formatter(result.account.currency)
-    views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+    views = [workload_view(result, i, cat, fmt, chart=detail)
+             for i in range(len(result.workloads))]
     day = report_date()
     return {
         **cover_context(result, fmt, day),
@@ -45,13 +50,14 @@ def build_context(result: Result, catalog: Catalog | None = None) -> dict[str, A
         **assumptions_context(result, views, cat, fmt),
         **formula_context(),
         "catalog_current": result.catalog_digest == cat.digest,
-        "memory_chart": memory_svg(views, fmt),
+        "shortlist": SHORTLIST,  # alternatives per workload in the lean proposal
+        "memory_chart": memory_svg(views, fmt) if detail else None,
         "cost_chart": cost_svg(views, result, fmt),
         **plan_context(result, cat),
         # costs: dated prices (stale ones flagged), break-even by load, sensitivity, confidence
-        **tco_context(result, views, cat, fmt, day),
+        **tco_context(result, views, cat, fmt, day, charts=detail),
         **bom_context(result, fmt),  # partials/bom.html.j2
-        **sensitivity_context(result, views, fmt),
+        **sensitivity_context(result, views, fmt, chart=detail),
         "confidence_total": confidence_total(result),
         **debugger_context(result, fmt),  # partials/debugger.html.j2
         **glossary_context(frozenset(

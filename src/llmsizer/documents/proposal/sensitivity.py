@@ -26,7 +26,7 @@ class ScenarioRow:
 
 
 def sensitivity_context(result: Result, views: Sequence[WorkloadView],
-                        fmt: Formatter) -> dict[str, Any]:
+                        fmt: Formatter, chart: bool = True) -> dict[str, Any]:
     """The sensitivity section: the scenarios of the results and a tornado of the annual
     on-premises cost (the cloud tiers move only the cloud figure: table only)."""
     from .. import charts
@@ -51,9 +51,11 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # The lower change's bar and the higher change's (the scenarios list each estimate's
     # changes from lower to higher), each with its own label: picking them by cost labelled
     # both bars with the first row when the two cost the same.
+    if not chart:  # the detailed proposal's only
+        return {"scenarios": rows, "tornado_chart": None, "base": base}
     bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
             for label, g in groups.items()]
     bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
-    chart = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
+    drawn = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
                       "Annual on-premises cost under each scenario")
-    return {"scenarios": rows, "tornado_chart": chart, "base": base}
+    return {"scenarios": rows, "tornado_chart": drawn, "base": base}

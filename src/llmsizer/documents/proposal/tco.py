@@ -118,13 +118,13 @@ class LoadRow:
 class BreakEvenView:
     wv: WorkloadView
     rows: tuple[LoadRow, ...]
-    chart: Markup
+    chart: Markup | None  # the detailed proposal's only
     api_known: bool
     api_source: str
 
 
 def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
-               fmt: Formatter) -> list[BreakEvenView]:
+               fmt: Formatter, chart: bool) -> list[BreakEvenView]:
     """Cost per million tokens by average load for each recommendation (costs.by_load)."""
     from ...sizing.costs import by_load
     from .. import charts
@@ -141,15 +141,15 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                              p["cost_per_million_total_tokens_cloud"],
                              p["cost_per_million_total_tokens_api"],
                              abs(p["load"] - load) < 1e-9) for p in points)
-        chart = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api),
-                          "Cost per million tokens against average load")
-        out.append(BreakEvenView(wv=wv, rows=rows, chart=chart, api_known=api,
+        drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api),
+                          "Cost per million tokens against average load") if chart else None
+        out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api,
                                  api_source=f"{price.provider}, {price.date}" if price else ""))
     return out
 
 
 def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt: Formatter,
-                day: dt.date) -> dict[str, Any]:
+                day: dt.date, charts: bool = True) -> dict[str, Any]:
     """``cost_columns``, ``cloud_tier`` (in words), ``derived_cloud``, ``prices``, ``price_max_age_days``,
     ``breakeven`` and ``account_column`` (the cost table adds the account's totals when they
     differ from the one column: several workloads, or retrieval servers beside them)."""
@@ -167,5 +167,5 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
                                 if p.item.startswith("cloud:") and p.derived),
         "prices": _price_list(result, cat, fmt, day),
         "price_max_age_days": cat.constant("price_max_age_days"),
-        "breakeven": _breakeven(result, views, cat, fmt),
+        "breakeven": _breakeven(result, views, cat, fmt, charts),
     }

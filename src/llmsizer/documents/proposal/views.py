@@ -15,6 +15,10 @@ from ...model.catalog import Catalog
 from ...sizing.results import Option, WorkloadResult
 from .format import short_name
 
+# Alternatives per workload in the lean proposal (`report --appendix` shows every GPU and
+# platform): the best few are what a reader compares; each row costs layout time.
+SHORTLIST = 5
+
 
 @dataclass(frozen=True)
 class OptionView:
@@ -81,6 +85,13 @@ class WorkloadView:
     # the recommendation's values with the plan's shares in place of the costs and counts
     # sized alone (plan_capex -> capex, ...): what the costs section prints per workload
     costs: Mapping[str, float | str] = field(default_factory=dict)
+
+    @property
+    def shortlist(self) -> tuple[OptionView, ...]:
+        """The lean proposal's alternatives: the first SHORTLIST rows, and the recommendation
+        where it ranks below them (the workbook's Options sheet lists every option)."""
+        top = self.alternatives[:SHORTLIST]
+        return top + tuple(a for a in self.alternatives[SHORTLIST:] if a.recommended)
 
 
 def load_sentence(w: WorkloadResult, demand: Mapping[str, float | str], count: Callable[[float], str],

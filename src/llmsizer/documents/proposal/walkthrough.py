@@ -50,7 +50,8 @@ def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
     return svg_image(svg, "Throughput and per-user speed against batch")
 
 
-def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> WorkloadView:
+def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
+                  chart: bool = True) -> WorkloadView:
     w = result.workloads[index]
     best = option_view(w.best, w, cat) if w.best is not None else None
     alternatives = alternative_views(w, cat)
@@ -64,7 +65,7 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter) -> W
     if best is not None:
         points = _curve_points(result, index, best)
         one_user = points[0]
-        if w.mode != "measured":
+        if chart and w.mode != "measured":
             throughput_chart = _throughput_svg(points, best, fmt)
     shown_ids = {a.option.id for a in alternatives}
     share = next((p.shares[j] for p in result.plan.pools
