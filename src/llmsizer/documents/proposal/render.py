@@ -44,7 +44,6 @@ from ...model.catalog import Catalog
 from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
-from .deflate import install as _deflate_level_6
 from .format import CONTROL_CHARS, Formatter, customer_words, option_label
 from .svgtext import install as _one_line_svg_text
 
@@ -325,7 +324,6 @@ def _laid_out(html_text: str, roots: tuple[Path, ...], stylesheet: CSS, before: 
     """The appendix laid out after ``before`` proposal pages, ``total`` pages in all
     (print.css shows ``counter(total-pages)`` in the appendix's footers)."""
     _one_line_svg_text()
-    _deflate_level_6()
     numbering = CSS(string=f"@page appendix:first {{ counter-set: page {before + 1}; "
                            f"counter-reset: total-pages {total}; }}")
     return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
@@ -338,7 +336,6 @@ def render_document(html_text: str, roots: tuple[Path, ...],
     """Lay out proposal HTML with the templates' stylesheet (WeasyPrint's part of a render;
     the batch benchmark times this alone as its floor)."""
     _one_line_svg_text()  # charts' text drawn a line, not a letter, at a time (svgtext.py)
-    _deflate_level_6()  # the PDF's streams deflated at level 6, not 9 (deflate.py)
     return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
                 url_fetcher=fetcher or ClosedFetcher(roots)).render(
         stylesheets=[_stylesheet(roots)], font_config=_font_config())
