@@ -49,8 +49,9 @@ def test_most_disaggregated_rows_are_predicted(results):
     """276 of the 314 rows; the other 38 say why: 30 H100 rows with TP16 over two nodes and no
     EP, 6 whose label disagrees with the GPU counts the notes state (a prefill "TP1" without
     attention DP on 4 GB200 GPUs; an MI355X decode "TP8 EP8 ADP" stated on 16 GPUs), 2 with
-    EP across nodes of a platform whose network is not stated. The 20 GB200 Dynamo-SGLang
-    rows whose "TP1 ADP" is a placeholder read as DEPn (test_fidelity_reader)."""
+    EP across nodes of a platform whose network is not stated. Of the 20 GB200 Dynamo-SGLang
+    rows whose "TP1 ADP" is a placeholder, 16 read as DEPn (test_fidelity_reader) and 4 as
+    the TP4 their launch script sets (below)."""
     disagg, skipped = results
     assert len(disagg) == 276
     reasons = {reason for s in skipped for reason in s.reasons
