@@ -49,8 +49,9 @@ def test_most_disaggregated_rows_are_predicted(results):
     """276 of the 314 rows; the other 38 say why: 30 H100 rows with TP16 over two nodes and no
     EP, 6 whose label disagrees with the GPU counts the notes state (a prefill "TP1" without
     attention DP on 4 GB200 GPUs; an MI355X decode "TP8 EP8 ADP" stated on 16 GPUs), 2 with
-    EP across nodes of a platform whose network is not stated. The 20 GB200 Dynamo-SGLang
-    rows whose "TP1 ADP" is a placeholder read as DEPn (test_fidelity_reader)."""
+    EP across nodes of a platform whose network is not stated. Of the 20 GB200 Dynamo-SGLang
+    rows whose "TP1 ADP" is a placeholder, 16 read as DEPn (test_fidelity_reader) and 4 as
+    the TP4 their launch script sets (below)."""
     disagg, skipped = results
     assert len(disagg) == 276
     reasons = {reason for s in skipped for reason in s.reasons
@@ -60,16 +61,53 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 
 def test_group_errors_as_documented(results):
-    """docs/calibration.md "Disaggregated prefill/decode": median |error| 21.3 %, p90 58.6 %
-    with the decode batch limit of the run's recipe and the prefill factor refitted with it
-    (1.75; 22.2 % / 59.6 % at the former 2.0, 22.3 % / 66.1 % without the limit; 23.3 % /
-    68.6 % before the users decoding and the configured MTP layers; targets 15 % / 35 % not
-    met; the H100 EP16 rows are the worst).
+    """docs/calibration.md "Disaggregated prefill/decode": median |error| 20.2 %, p90 60.8 %
+    with the layouts and memory fraction of the GB200 FP8 low-latency launch script (20.9 % /
+    62.2 % before; 21.3 % / 58.6 % before the expert-parallel all-reduce rule), the decode
+    batch limit of the run's recipe and the prefill factor refitted with it (1.75; 22.3 % /
+    66.1 % without the limit; 23.3 % / 68.6 % before the users decoding and the configured MTP
+    layers; targets 15 % / 35 % not met; the H100 EP16 rows are the worst).
     Fails if a change moves the group's errors past the documented figures."""
     disagg, _ = results
     errors = [abs(r.error) for r in disagg]
-    assert statistics.median(errors) == pytest.approx(0.213, abs=0.005)
-    assert quantile(errors, 0.9) == pytest.approx(0.586, abs=0.005)
+    assert statistics.median(errors) == pytest.approx(0.202, abs=0.005)
+    assert quantile(errors, 0.9) == pytest.approx(0.608, abs=0.005)
+
+
+def test_the_cited_launch_script_sets_the_placeholder_layouts_and_memory(results):
+    """GB200 FP8, 8k/1k, "P:1x(TP1 ADP) D:1x(TP1 ADP)" on 4 + 4 GPUs (December 2025). The run
+    configuration's comment names DEP4, but its SCRIPT_MODE=8k1k-low-latency runs ai-dynamo/
+    dynamo scripts/gb200-fp8/disagg/8k1k-low-latency.sh: --tensor-parallel-size 4
+    --data-parallel-size 1 --expert-parallel-size 1 and --mem-fraction-static 0.95 on both
+    workers (the rows' notes cite it). Read as DEP4 at 0.9 the weights, with the attention
+    once per rank, leave no KV room and the model predicted -94 % / -72 % / -61 % / +2 %; at
+    128 users the run reports 405.44 output tok/s per decode GPU at a mean TPOT of 27.342 ms:
+    405.44 x 4 x 0.027342 = 44 sequences decoding. Read as the script says, the model holds
+    27 of them (the rest: GPU memory in GiB-sized datasheet figures, docs/calibration.md)."""
+    from llmsizer.inputs.benchlabels import disagg_pools, launch_layouts
+    from llmsizer.sizing.fidelity import row_text
+    from llmsizer.sizing.fidelity_inferencex import sglang_memory_fraction
+
+    label = "DISAGG P:1x(TP1 ADP) D:1x(TP1 ADP)"
+    row = _row(label, "128", "8192", "output_tokens_per_s_per_gpu")
+    tpot = float(_row(label, "128", "8192", "tpot_ms")["value"])
+    assert 43 < float(row["value"]) * 4 * tpot / 1000 < 45
+    assert launch_layouts(row["notes"]) == ("tp4", "tp4")
+    pools = disagg_pools(row["tp"], row["notes"])
+    assert pools is not None
+    _, pre, _, dec = pools
+    assert (pre.tp, pre.ep, pre.adp) == (dec.tp, dec.ep, dec.adp) == (4, 1, 1)
+    # without the launch script's statement the placeholder reads DEP4 (module docstring)
+    dep = disagg_pools(row["tp"], row["notes"].split("; launch script:")[0])
+    assert dep is not None and (dep[3].tp, dep[3].ep, dep[3].adp) == (4, 4, 4)
+    disagg, _ = results
+    cited = [r for r in disagg if "launch layouts" in r.point.raw["notes"]]
+    assert len(cited) == 4
+    catalog = load_catalog()
+    for r in cited:
+        assert sglang_memory_fraction(r.point, row_text(r.point), catalog) == 0.95
+        assert abs(r.error) < 0.26  # -25 % to +14 %
+    assert max(r.batch for r in cited) == 27
 
 
 def test_the_decode_batch_stops_at_the_recipes_limit(results):
@@ -91,7 +129,9 @@ def test_the_decode_batch_stops_at_the_recipes_limit(results):
     got = next(r for r in disagg if r.point.raw["tp"] == label and r.point.concurrency == 6
                and r.point.isl == 922 and r.point.metric == "output_tokens_per_s")
     assert got.batch == 1
-    assert abs(got.error) < 0.45  # +41 %: the rest is the step time (docs/calibration.md)
+    # +61 % (+41 % before the expert-parallel all-reduce rule, which shortens this decode
+    # pool's step without attention DP): the rest is the step time (docs/calibration.md)
+    assert abs(got.error) < 0.65
 
 
 def test_the_decode_batch_is_the_users_decoding():

@@ -101,8 +101,11 @@ def test_disaggregated_rows_are_predicted_or_say_why(
         "prefill tensor parallelism across nodes (TP16 on 8-GPU nodes, no expert parallelism) "
         "is not modelled",)
     # "P:1x(TP1 ADP) D:1x(TP1 ADP)" on 8 GB200 GPUs stated as 4 + 4: InferenceX's config says
-    # tp/ep/dp-attn are placeholders for these Dynamo-SGLang runs, layouts DEP4 (read as such)
+    # tp/ep/dp-attn are placeholders for these Dynamo-SGLang runs; the launch script the notes
+    # cite sets TP4 on both sides (test_fidelity_disagg), read as such
     assert 696 in predicted
+    assert disagg_pools(raw_rows[695]["tp"], raw_rows[695]["notes"]) == (
+        1, Parallelism(tp=4), 1, Parallelism(tp=4))
     # "P:1x(TP1) D:4x(TP1 ADP)", 4 + 16 GPUs: the decode side is DEP4, the prefill "TP1"
     # without attention DP names no layout, so the pools still disagree
     assert skipped[730].reasons == (

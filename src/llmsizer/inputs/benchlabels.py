@@ -21,6 +21,8 @@ Conventions (each one is a choice a reader should know about):
   are hardcoded" in the launch script, and name the layouts DEP4/DEP8/DEP32/DEP48 (the
   nodes' GPUs split over the workers); such a side reads as DEPn, n = stated GPUs /
   workers (SemiAnalysisAI/InferenceX@c4cde0370 .github/configs/nvidia-master.yaml).
+  Where the notes cite the launch script itself with ``launch layouts P:(...) D:(...)``,
+  those layouts replace the placeholders (the script is what ran; the comments are not).
 - Regimes: ``offline`` (``unbounded`` queue, saturated throughput), ``concurrency``
   (closed loop with a fixed number of users for all ``gpu_count`` GPUs; "N per GPU" is
   multiplied out), ``batch1`` (single stream), and ``rate`` (open loop at a request rate:
@@ -125,6 +127,8 @@ _STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
 _RECIPE_DECODE_BATCH = re.compile(
     r"(?<![a-z0-9])ctx(\d+)_gen(\d+)_(dep|tep|tp)(\d+)_batch(\d+)_")
 _PLACEHOLDER_SIDE = "tp1 adp"  # see the module docstring (InferenceX Dynamo-SGLang)
+# the layouts the cited launch script sets, where a label holds placeholders
+_LAUNCH_LAYOUTS = re.compile(r"launch layouts p:\s*\((?P<p>[^)]*)\)\s*d:\s*\((?P<d>[^)]*)\)")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
 _QPS = re.compile(r"\bqps\s*=\s*(inf|\d+(?:\.\d+)?)")
 _RATE_UNIT = re.compile(r"req(?:uests)?\s*/\s*s\b|\brps\b|requests per second")
@@ -260,6 +264,13 @@ def stated_pools(notes: str) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
+def launch_layouts(notes: str) -> tuple[str, str] | None:
+    """(prefill layout, decode layout) the launch script a row's notes cite sets ("launch
+    layouts P:(TP4) D:(TP4)"), or None."""
+    found = _LAUNCH_LAYOUTS.search(notes.lower())
+    return (found.group("p"), found.group("d")) if found else None
+
+
 def decode_batch_limit(notes: str) -> int | None:
     """The decode worker's ``max_batch_size`` (per attention-DP rank) where a row's notes cite
     the TensorRT-LLM recipe it ran (``..._gen1_dep16_batch256_...yaml``), else None."""
@@ -267,10 +278,14 @@ def decode_batch_limit(notes: str) -> int | None:
     return int(found.group(5)) if found else None
 
 
-def _side(workers: int, text: str, stated: int | None) -> Parallelism:
+def _side(workers: int, text: str, stated: int | None, launched: str | None = None
+          ) -> Parallelism:
     """One pool's layout; a ``TP1 ADP`` placeholder whose stated pool is wider reads as
-    DEPn over the GPUs each worker holds (module docstring)."""
+    the layout the cited launch script sets (``launched``), else as DEPn over the GPUs each
+    worker holds (module docstring)."""
     layout = _spec(text)
+    if launched is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE:
+        return _spec(launched)
     if (stated is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE
             and stated != workers and stated % workers == 0):
         width = stated // workers  # label reading, as "TP2 x4" -> 8 GPUs
@@ -287,7 +302,9 @@ def _parallelism(text: str, scenario: str, notes: str = "") -> tuple[Parallelism
         if "p" in sides and "d" in sides:
             (n_p, p_text), (n_d, d_text) = sides["p"], sides["d"]
             stated = stated_pools(notes) or (None, None)
-            prefill, decode = _side(n_p, p_text, stated[0]), _side(n_d, d_text, stated[1])
+            launched = launch_layouts(notes) or (None, None)
+            prefill = _side(n_p, p_text, stated[0], launched[0])
+            decode = _side(n_d, d_text, stated[1], launched[1])
             gpus = n_p * prefill.tp * prefill.pp + n_d * decode.tp * decode.pp
             what = f"prefill {n_p}x ({p_text}), decode {n_d}x ({d_text}), {gpus} GPUs"
             return Parallelism(tp=decode.tp, pp=decode.pp, ep=decode.ep, adp=decode.adp,
@@ -306,9 +323,10 @@ def disagg_pools(text: str, notes: str = ""
     if "p" not in sides or "d" not in sides:
         return None
     stated = stated_pools(notes) or (None, None)
+    launched = launch_layouts(notes) or (None, None)
     try:
-        return (sides["p"][0], _side(*sides["p"], stated[0]),
-                sides["d"][0], _side(*sides["d"], stated[1]))
+        return (sides["p"][0], _side(*sides["p"], stated[0], launched[0]),
+                sides["d"][0], _side(*sides["d"], stated[1], launched[1]))
     except _RowError:
         return None
 

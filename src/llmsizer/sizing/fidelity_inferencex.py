@@ -15,7 +15,8 @@ that touched them):
 - **SGLang's memory fraction** (``--mem-fraction-static``: weights + KV pool as a share of
   GPU memory, as the product's ``gpu_memory_utilization``) on NVIDIA GPUs: 0.82, except
   DeepSeek-R1 FP4 on B200 without MTP 0.85 and FP8 on four B200 (TP4) 0.95. AMD scripts are
-  not read here (their rows keep the product default).
+  not read here (their rows keep the product default). A row whose notes cite the launch
+  script's ``--mem-fraction-static`` (disaggregated Dynamo-SGLang runs) takes that.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..inputs.benchdata import BenchPoint
 from ..model.catalog import Catalog
 
 _FRAMEWORK = re.compile(r"framework=([\w-]+)")
+_MEMORY_FLAG = re.compile(r"--mem-fraction-static\s+(\d*\.\d+)")
 
 
 def framework(text: str) -> str | None:
@@ -49,7 +51,11 @@ def mtp_drafts(point: BenchPoint, text: str) -> int | None:
 
 
 def sglang_memory_fraction(point: BenchPoint, text: str, catalog: Catalog) -> float | None:
-    """``--mem-fraction-static`` of an InferenceX SGLang run on NVIDIA GPUs; None elsewhere."""
+    """``--mem-fraction-static`` of an InferenceX SGLang run on NVIDIA GPUs, or as the row's
+    notes cite it from the run's launch script; None elsewhere."""
+    stated = _MEMORY_FLAG.search(text)
+    if stated and "sglang" in (framework(text) or ""):
+        return float(stated.group(1))
     if framework(text) != "sglang" or not _nvidia(point, catalog):
         return None
     if point.gpu == "b200" and point.weight_precision == "fp8" and point.tp == 4:
