@@ -52,7 +52,7 @@ from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .fidelity_checks import contradicted_rows
 from .fidelity_disagg import disagg_reasons, predict_disagg
-from .fidelity_inferencex import mtp_drafts, sglang_memory_fraction
+from .fidelity_inferencex import mtp_acceptance, mtp_drafts, sglang_memory_fraction
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 from .fidelity_stats import RowResult as RowResult
 from .fidelity_stats import SummaryRow as SummaryRow
@@ -241,10 +241,12 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
     drafts = (int(next(g for g in found.groups() if g)) if found
               else mtp_drafts(point, text)
               or int(catalog.constant("mtp_unstated_draft_tokens")))
-    if catalog.models[point.model].mtp_acceptance_length(drafts) is None:
+    published = catalog.models[point.model].mtp_acceptance_length(drafts)
+    if published is None:
         return (f"speculative decoding (MTP, {drafts} drafted tokens) on a model without a "
                 "published acceptance length")
-    return Speculative(method="mtp", draft_tokens=drafts)
+    return Speculative(method="mtp", draft_tokens=drafts,
+                       acceptance_length=mtp_acceptance(point, published, text, catalog))
 
 
 def pytorch_backend(case: Case) -> bool:

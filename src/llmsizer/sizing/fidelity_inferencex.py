@@ -17,6 +17,13 @@ that touched them):
   DeepSeek-R1 FP4 on B200 without MTP 0.85 and FP8 on four B200 (TP4) 0.95. AMD scripts are
   not read here (their rows keep the product default). A row whose notes cite the launch
   script's ``--mem-fraction-static`` (disaggregated Dynamo-SGLang runs) takes that.
+- **MTP acceptance on InferenceX's prompts**: every single-node MTP script sends random token
+  ids through the chat template (``--use-chat-template``), content on which DeepSeek's MTP
+  module, trained in pre-training and not updated in post-training, accepts less than on the
+  published reasoning text. No acceptance length is published for those prompts, so the rows
+  take the model's published extra tokens per step scaled by
+  ``mtp_random_prompt_acceptance_share``, chosen leaving one source out at a time
+  (``benchmarks/mtp_cv.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +55,16 @@ def mtp_drafts(point: BenchPoint, text: str) -> int | None:
     if framework(text) == "trt":
         return 1 if point.adp > 1 else 3
     return None
+
+
+def mtp_acceptance(point: BenchPoint, published: float, text: str, catalog: Catalog
+                   ) -> float | None:
+    """Mean acceptance length a single-node InferenceX MTP run reaches on its random chat
+    prompts, from the model's published figure; None elsewhere (the published one). The
+    disaggregated runs are driven by another client (srt-slurm recipes), not read here."""
+    if framework(text) is None or point.disaggregated:
+        return None
+    return 1 + catalog.constant("mtp_random_prompt_acceptance_share") * (published - 1)
 
 
 def sglang_memory_fraction(point: BenchPoint, text: str, catalog: Catalog) -> float | None:

@@ -60,6 +60,8 @@ ASSUMPTION_LABELS = {
     "stack_efficiency_nvidia": "Serving-software efficiency, NVIDIA GPUs",
     "uncalibrated_derating": "Derating of a GPU without benchmark results",
     "mtp_unstated_draft_tokens": "Draft tokens per step (multi-token prediction), when unstated",
+    "mtp_random_prompt_acceptance_share": ("Share of the published multi-token-prediction "
+                                           "acceptance reached on random benchmark prompts"),
 }
 # confidence_<family>_p10/p90: the error range of one GPU family, in words
 _FAMILIES = {"hopper_fp8": "Hopper GPUs at FP8", "blackwell_fp4": "Blackwell GPUs at FP4",
