@@ -173,15 +173,17 @@ def _directed(x: float, digits: float, up: bool) -> float:
     stays strictly between them after rounding to 12 digits (which moves it at most
     0.5e-11 of itself), and a 12-digit decimal survives the 15-digit round trip."""
     a = abs(x)
-    if digits == 0 and 1e-300 < a < 1e15:
+    if digits == 0 and a < 1e15:
         if a.is_integer():
             r = a
-        else:
+        elif a > 1e-300:
             f = math.floor(a)
             margin = 1e-11 * a
             if a - f <= margin or f + 1 - a <= margin:
                 return _directed_exact(x, digits, up)
             r = float(f + 1 if up else f)
+        else:
+            return _directed_exact(x, digits, up)
         return math.copysign(r, x) if r else 0.0
     return _directed_exact(x, digits, up)
 
