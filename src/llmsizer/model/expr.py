@@ -456,12 +456,18 @@ def _py(e: Expr, local: Mapping[str, str] | None = None) -> str:
     if isinstance(e, Ref):
         return local[e.name] if local and e.name in local else f"v[{e.name!r}]"
     if isinstance(e, Lookup):
+        row = local and local.get(f"{e.table}[{_py(e.key, local)}]")  # fetched at the start
+        if row:
+            return f"{row}[{e.column!r}]"
         return f"t[{e.table!r}][str({_py(e.key, local)}).lower()][{e.column!r}]"
     if isinstance(e, Bin):
         a, b = _py(e.left, local), _py(e.right, local)
         if e.op in ("+", "-", "*", "/"):
             return f"({a} {e.op} {b})"
         if e.op in ("=", "<>"):
+            if local is not None and (isinstance(e.left, Num) or isinstance(e.right, Num)):
+                # against a number _eq is plain ==: no call
+                return f"float({'' if e.op == '=' else 'not '}({a}) == ({b}))"
             return f"_eq({a}, {b}, {e.op == '='})"
         return f"float({a} {e.op} {b})"
     if isinstance(e, Call):
@@ -473,6 +479,9 @@ def _py(e: Expr, local: Mapping[str, str] | None = None) -> str:
             return f"float({_INLINE[e.fn]}(({args},)))"
         if e.fn in ("ROUNDUP", "ROUNDDOWN"):
             return f"_directed({args}, {e.fn == 'ROUNDUP'})"
+        if e.fn == "POWER":  # the table's lambda: float(x**y)
+            x, y = (_py(a, local) for a in e.args)
+            return f"float(({x}) ** ({y}))"
         return f"_F[{e.fn!r}]({args})"
     raise EvalError(f"unknown node {e!r}")
 
@@ -482,18 +491,21 @@ def _py(e: Expr, local: Mapping[str, str] | None = None) -> str:
 _INLINE = {"MAX": "max", "MIN": "min", "SUM": "sum", "AND": "all", "OR": "any"}
 
 
-def _always_read(e: Expr, out: set[str]) -> None:
-    """The names ``e`` reads whatever its IFs decide (an IF's branches are lazy)."""
+def _always_read(e: Expr, out: set[str], rows: set[tuple[str, str]] | None = None) -> None:
+    """The names ``e`` reads whatever its IFs decide (an IF's branches are lazy), and into
+    ``rows`` the (table, key name) of the lookups it always makes."""
     if isinstance(e, Ref):
         out.add(e.name)
     elif isinstance(e, Lookup):
         _always_read(e.key, out)
+        if rows is not None:
+            rows.add((e.table, e.key.name))
     elif isinstance(e, Bin):
-        _always_read(e.left, out)
-        _always_read(e.right, out)
+        _always_read(e.left, out, rows)
+        _always_read(e.right, out, rows)
     elif isinstance(e, Call):
         for a in e.args[:1] if e.fn == "IF" else e.args:
-            _always_read(a, out)
+            _always_read(a, out, rows)
 
 
 def _eq(a: Value, b: Value, want: bool) -> float:
@@ -540,14 +552,20 @@ def compile_program(named: Sequence[tuple[str, Expr]]) -> Program:
     expressions in the same order, so the same floats."""
     outer: list[str] = []  # read before any line assigns them: the env's values
     assigned: set[str] = set()
+    rows: set[tuple[str, str]] = set()  # catalog rows always looked up by such a name
     for name, e in named:
         refs: set[str] = set()
-        _always_read(e, refs)
+        looked: set[tuple[str, str]] = set()
+        _always_read(e, refs, looked)
         outer.extend(sorted(refs - assigned - set(outer)))
+        rows |= {(table, key) for table, key in looked if key not in assigned}
         assigned.add(name)
     local: dict[str, str] = {n: f"_i{k}" for k, n in enumerate(outer)}
     lines = ["def program(v, t):"]
     lines += [f"    {ident} = v[{n!r}]" for n, ident in local.items()]
+    for k, (table, key) in enumerate(sorted(rows)):  # each row found once, not per column
+        lines.append(f"    _r{k} = t[{table!r}][str({local[key]}).lower()]")
+        local[f"{table}[{local[key]}]"] = f"_r{k}"
     stored: list[tuple[str, str]] = []
     for k, (name, e) in enumerate(named):
         lines.append(f"    _c{k} = {_py(e, local)}")
