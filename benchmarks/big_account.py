@@ -3,6 +3,11 @@ the hardware left out (every catalog GPU), each in a fresh process; wall time an
 
     python benchmarks/big_account.py          # prints a Markdown table for docs/benchmarks.md
     python benchmarks/big_account.py 10 40    # other sizes (at most 50: the schema's limit)
+    python benchmarks/big_account.py --instructions 5 50   # instructions executed instead
+
+``--instructions`` runs each `llmsizer size` under ``valgrind --tool=callgrind`` and prints
+the instructions it executed (Ir): unlike CPU seconds they do not move with the load of a
+shared machine, so two commits compare to a fraction of a percent (~100x slower to run).
 
 The workloads cycle through five catalog models and vary users, lengths and targets, so the
 plan search has many candidate options and several shareable pools per account.
@@ -49,12 +54,32 @@ def run(path: Path) -> tuple[float, float, float]:
     return seconds, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024
 
 
+def instructions(path: Path) -> int:
+    """Instructions one `llmsizer size` process executes, counted by callgrind."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, "-m", "llmsizer.cli", "size", str(path)],
+                          check=True, capture_output=True, text=True)
+    refs = [line for line in done.stderr.splitlines() if "refs:" in line]
+    return int(refs[-1].split()[-1].replace(",", ""))
+
+
 def main() -> None:
+    args = sys.argv[1:]
+    if "--instructions" in args:
+        args.remove("--instructions")
+        print("| workloads | instructions (Ir) |")
+        print("|---:|---:|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in [int(a) for a in args] or SIZES:
+                path = Path(tmp) / f"big{n}.yaml"
+                path.write_text(yaml.safe_dump(account(n), sort_keys=False))
+                print(f"| {n} | {instructions(path):,} |", flush=True)
+        return
     print("| workloads | options | wall s | CPU s | CPU ms per option | peak MB "
           "| plans evaluated | node groups run | search CPU s |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for n in [int(a) for a in sys.argv[1:]] or SIZES:
+        for n in [int(a) for a in args] or SIZES:
             path = Path(tmp) / f"big{n}.yaml"
             path.write_text(yaml.safe_dump(account(n), sort_keys=False))
             seconds, cpu, peak = run(path)

@@ -128,3 +128,39 @@ def test_expr_module_has_no_unsafe_eval_of_user_data() -> None:
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Name) and n.func.id in ("eval", "exec")]
     assert calls == ["exec"]
+
+
+def test_whole_number_rounding_shortcut_equals_the_long_way() -> None:
+    """ROUNDUP/ROUNDDOWN to 0 digits skip the decimal round trips when a value is clear of
+    both neighbouring integers (expr._directed); on values near integers, at the 12-digit
+    boundary, tiny, huge, negative and random, the answer is the long way's, bit for bit."""
+    import math
+    import random
+
+    from llmsizer.model.expr import _directed, _directed_exact
+
+    rng = random.Random(25)
+    values = [0.0, -0.0, 1e-320, 5e-324, 1e-300, 0.1 * 3 / 0.1, 2.9999999999996, 3.0000000000004,
+              2.999999999999, 1e15 - 0.5, 1e15, 1e15 + 2, 2.0**53 + 2, 1e300, math.inf,
+              -math.inf]
+    for _ in range(20_000):
+        n = rng.choice([rng.randint(0, 10), rng.randint(0, 10**6), rng.randint(0, 10**14)])
+        eps = rng.choice([1e-18, 1e-16, 1e-13, 5e-12, 1e-11, 2e-11, 1e-9, 1e-3, 0.5])
+        values += [n * (1 + eps), n * (1 - eps), n + eps, n - eps, n + rng.random(),
+                   rng.random() * 10.0 ** rng.randint(-30, 16)]
+    shortcut = 0
+    for x in values + [-x for x in values]:
+        for up in (True, False):
+            try:
+                want: float | str = _directed_exact(x, 0, up)
+            except (OverflowError, ValueError) as e:
+                want = type(e).__name__
+            try:
+                got: float | str = _directed(x, 0, up)
+            except (OverflowError, ValueError) as e:
+                got = type(e).__name__
+            assert repr(got) == repr(want), (x, up)  # repr: -0.0 and 0.0 differ
+            a = abs(x)
+            shortcut += 1e-300 < a < 1e15 and not (
+                min(a - math.floor(a), math.floor(a) + 1 - a) <= 1e-11 * a)
+    assert shortcut > len(values)  # most values took the shortcut

@@ -55,7 +55,7 @@ from .retrieval import (
     size_retrieval,
     with_retrieval,
 )
-from .search import size_workload
+from .search import SearchMemo, size_workload
 
 
 def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
@@ -120,8 +120,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     req = loaded.req
     tables = build_tables(req, cat)
     acct = account_inputs(req, cat)
+    memo = SearchMemo(req, cat)
     workloads = [size_workload(req, w, loaded.models[w.model_id], cat, tables, acct,
-                               loaded.bench.get(i, ()))
+                               loaded.bench.get(i, ()), memo)
                  for i, w in enumerate(req.workloads) if w.kind == "generate"]
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)

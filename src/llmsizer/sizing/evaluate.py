@@ -280,10 +280,13 @@ class Choice:
 
 def evaluate_choice(base: dict[str, Value], choice: Choice, tables: Tables,
                     req: Requirements, catalog: Catalog,
-                    overrides: dict[str, float] | None = None) -> dict[str, Value]:
-    env = dict(base)
-    env.update(efficiency_inputs(req, catalog, choice.gpu, choice.weight_precision))
-    env.update(overrides or {})
+                    overrides: dict[str, float] | None = None,
+                    efficiency: dict[str, float] | None = None) -> dict[str, Value]:
+    """The calculation list run for one option; ``efficiency``: this GPU and weight
+    precision's :func:`efficiency_inputs` when the caller keeps them (the option search)."""
+    if efficiency is None:
+        efficiency = efficiency_inputs(req, catalog, choice.gpu, choice.weight_precision)
+    env = {**base, **efficiency, **(overrides or {})}
     env.update(gpu=choice.gpu, platform=choice.platform, weight_precision=choice.weight_precision,
                kv_precision=choice.kv_precision, tp=float(choice.tp), pp=float(choice.pp),
                ep=float(choice.ep), adp=float(choice.adp))

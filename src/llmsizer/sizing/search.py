@@ -6,7 +6,8 @@ in :mod:`llmsizer.model.calculations`; this module only searches and ranks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
 from ..inputs.benchpoints import BenchPoint
 from ..inputs.schema import Requirements
@@ -20,6 +21,7 @@ from .evaluate import (
     Tables,
     compute_bits,
     confidence_inputs,
+    efficiency_inputs,
     error_group,
     evaluate_choice,
     workload_inputs,
@@ -34,6 +36,7 @@ TP_DEGREES = (1, 2, 4, 8)
 EP_MIN_LINK_GB_S = 100  # GPU-to-GPU GB/s from which expert parallelism is offered (NVLink class)
 _OPTION_KEYS = tuple(i.name for i in INPUTS if i.scope == "option") + tuple(
     c.name for c in CALCULATIONS)
+_option_values = itemgetter(*_OPTION_KEYS)
 
 
 def choices(req: Requirements, w: Workload, catalog: Catalog,
@@ -193,11 +196,47 @@ def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float, f
     recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, fewest
     GPUs used (a TP1 replica beats TP8 in the same sold-full node), the lower precision that
     meets the targets, most headroom (issue 22)."""
-    v = o.values
-    return (0 if o.priced else 1, float(v["annual_cost_onprem"]),
-            1 if o.calibration_gaps else 0, float(v["gpus_purchased"]), float(v["gpus"]),
+    return _rank(o.priced, o.calibration_gaps, o.values)
+
+
+def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
+          ) -> tuple[int, float, int, float, float, float, float, float]:
+    return (0 if priced else 1, float(v["annual_cost_onprem"]),
+            1 if gaps else 0, float(v["gpus_purchased"]), float(v["gpus"]),
             float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
             -float(v["headroom_achieved"]))
+
+
+class SearchMemo:
+    """What the option search works out once per account instead of once per option (issue
+    #25 item 3: ~35,000 options are evaluated for 50 workloads): each GPU and weight
+    precision's efficiency inputs, and each option's calibration gaps and error band for
+    a model (the same layout recurs in every workload of that model)."""
+
+    def __init__(self, req: Requirements, catalog: Catalog) -> None:
+        self.req, self.catalog = req, catalog
+        self._efficiency: dict[tuple[str, str], dict[str, float]] = {}
+        self._calibration: dict[tuple[Choice, str, bool],
+                                tuple[list[str], dict[str, float]]] = {}
+
+    def efficiency(self, gpu: str, weight_precision: str) -> dict[str, float]:
+        hit = self._efficiency.get((gpu, weight_precision))
+        if hit is None:
+            hit = self._efficiency[gpu, weight_precision] = efficiency_inputs(
+                self.req, self.catalog, gpu, weight_precision)
+        return hit
+
+    def calibration(self, ch: Choice, model_id: str, model: Model,
+                    measured: bool) -> tuple[list[str], dict[str, float]]:
+        """The option's calibration gaps, and its derating and error-band inputs."""
+        key = (ch, model_id, measured)
+        hit = self._calibration.get(key)
+        if hit is None:
+            gaps = calibration_gaps(self.catalog, ch, model_id, model, measured)
+            hit = self._calibration[key] = (gaps, {
+                "calibration_derating": derating(self.catalog, gaps),
+                **confidence_inputs(self.catalog, ch, model, measured)})
+        return hit
 
 
 def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
@@ -225,9 +264,12 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
 
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
                   tables: Tables, acct: dict[str, float],
-                  points: Sequence[BenchPoint] = ()) -> WorkloadResult:
+                  points: Sequence[BenchPoint] = (),
+                  memo: SearchMemo | None = None) -> WorkloadResult:
     """One workload: every candidate option evaluated and either rejected (with its reason)
-    or ranked; the cheapest is the workload's own recommendation."""
+    or ranked; the cheapest is the workload's own recommendation. ``memo``: the account's
+    (one is made when not given)."""
+    memo = memo or SearchMemo(req, catalog)
     winputs = workload_inputs(w, model)
     winputs.update(costs.api_inputs(req, catalog, w.model_id))
     base: dict[str, Value] = {**acct, **winputs}
@@ -241,35 +283,45 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         winputs["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
         base["measured_tokens_per_s_per_replica"] = pick.tokens_per_s_per_replica
     evaluated: list[tuple[Choice, dict[str, Value], str]] = []
+    measured = w.measured is not None
 
-    def option(ch: Choice, stated: dict[str, float]) -> Option:
-        gaps = calibration_gaps(catalog, ch, w.model_id, model, w.measured is not None)
-        env = evaluate_choice(base, ch, tables, req, catalog,
-                              {"calibration_derating": derating(catalog, gaps),
-                               **confidence_inputs(catalog, ch, model, w.measured is not None),
-                               **stated})
+    def run(ch: Choice, stated: dict[str, float]) -> tuple[dict[str, Value], str, str,
+                                                            list[str]]:
+        gaps, calibration = memo.calibration(ch, w.model_id, model, measured)
+        env = evaluate_choice(base, ch, tables, req, catalog, {**calibration, **stated},
+                              memo.efficiency(ch.gpu, ch.weight_precision))
         code, reason = reason_for(env)
         if not reason and pick is not None and pick.failure:
             code, reason = "measured", pick.failure
         evaluated.append((ch, env, code))
-        priced = tables["gpus"][ch.gpu]["price"] > 0
-        values = {k: env[k] for k in _OPTION_KEYS}
+        return env, code, reason, gaps
+
+    def option(ch: Choice, env: dict[str, Value], code: str, reason: str,
+               gaps: list[str]) -> Option:
         return Option(id=ch.id, gpu=ch.gpu, platform=ch.platform,
                       weight_precision=ch.weight_precision, kv_precision=ch.kv_precision,
                       tp=ch.tp, feasible=not reason, reason=reason, reason_code=code,
-                      priced=priced, calibration_gaps=gaps, values=values)
+                      priced=tables["gpus"][ch.gpu]["price"] > 0, calibration_gaps=gaps,
+                      values=dict(zip(_OPTION_KEYS, _option_values(env), strict=True)))
 
-    options = [option(ch, {}) for ch in candidates]
+    options = [option(ch, *run(ch, {})) for ch in candidates]
     # disaggregated: every pair of the layouts above; the best feasible one per GPU,
-    # platform and precisions is kept (the others would only lengthen the list)
-    best_xpyd: dict[tuple[str, str, str, str], Option] = {}
+    # platform and precisions is kept (the others would only lengthen the list, so only
+    # the kept ones become Options)
+    best_xpyd: dict[tuple[str, str, str, str], tuple[tuple[object, ...], Choice,
+                                                     tuple[dict[str, Value], str, str,
+                                                           list[str]]]] = {}
     for ch, stated in xpyd.pairs(req, w, model, catalog, list(evaluated)):
-        o = option(ch, stated)
+        ran = run(ch, stated)
+        env, _, reason, gaps = ran
+        if reason:
+            continue
         key = (ch.gpu, ch.platform, ch.weight_precision, ch.kv_precision)
-        if o.feasible and (key not in best_xpyd or _rank_key(o) < _rank_key(best_xpyd[key])):
-            best_xpyd[key] = o
+        rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env)
+        if key not in best_xpyd or rank < best_xpyd[key][0]:
+            best_xpyd[key] = (rank, ch, ran)
             candidates.append(ch)
-    options += best_xpyd.values()
+    options += [option(ch, *ran) for _, ch, ran in best_xpyd.values()]
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
     recommended = feasible[0].id if feasible else None

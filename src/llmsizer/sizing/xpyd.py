@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Workload
@@ -48,8 +49,14 @@ def offered(req: Requirements, w: Workload, model: Model, catalog: Catalog,
 
 
 def _gpus(choice: Choice) -> int:
-    return int(_figure("disagg_pool_gpus", {}, replicas_given=1, tp_given=choice.tp,
-                       pp_given=choice.pp))
+    return _replica_gpus(choice.tp, choice.pp)
+
+
+@cache
+def _replica_gpus(tp: int, pp: int) -> int:
+    # the figure reads nothing but these: worked out once per layout, not three times per
+    # pair (a 50-workload account has ~15,000 pairs)
+    return int(_figure("disagg_pool_gpus", {}, replicas_given=1, tp_given=tp, pp_given=pp))
 
 
 def xpyd_inputs(catalog: Catalog, prefill: Choice, prefill_env: Mapping[str, Value],
@@ -73,11 +80,14 @@ def pairs(req: Requirements, w: Workload, model: Model, catalog: Catalog,
     inputs that state it."""
     prefill = [(c, env) for c, env, code in evaluated
                if code not in ("weights", "kv") and offered(req, w, model, catalog, c)]
+    decode: dict[tuple[str, str, str, str], list[Choice]] = {}  # in evaluation order
+    for d, _, _ in evaluated:
+        if d.prefill is None:
+            decode.setdefault((d.gpu, d.platform, d.weight_precision, d.kv_precision),
+                              []).append(d)
     out = []
     for p, env in prefill:
-        for d, _, _ in evaluated:
-            if (d.gpu, d.platform, d.weight_precision, d.kv_precision) == (
-                    p.gpu, p.platform, p.weight_precision, p.kv_precision) and d.prefill is None:
-                out.append((replace(d, prefill=(p.tp, p.ep, p.adp)),
-                            xpyd_inputs(catalog, p, env, d)))
+        for d in decode.get((p.gpu, p.platform, p.weight_precision, p.kv_precision), ()):
+            out.append((replace(d, prefill=(p.tp, p.ep, p.adp)),
+                        xpyd_inputs(catalog, p, env, d)))
     return out
