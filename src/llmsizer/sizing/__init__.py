@@ -23,6 +23,7 @@ __all__ = [
     "fidelity_disagg",
     "fidelity_embed",
     "fidelity_fit",
+    "fidelity_inferencex",
     "fidelity_mlperf",
     "fidelity_report",
     "fidelity_stats",
