@@ -11,7 +11,8 @@
 - InferenceX's launch scripts (SemiAnalysisAI/InferenceX ``benchmarks/single_node/dsr1_*.sh``):
   MTP drafts per step and SGLang's ``--mem-fraction-static``; their MTP runs send random token
   ids through the chat template (``--use-chat-template``), which accept fewer drafts than the
-  published figure (``mtp_random_prompt_acceptance_share``, benchmarks/mtp_cv.py).
+  published figure (``mtp_random_prompt_acceptance_share``, benchmarks/mtp_cv.py); SGLang's
+  ``--chunked-prefill-size``, above every prompt, with no decode mixed into a prefill.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from helpers import DATA
 
 from llmsizer.inputs.benchdata import BenchPoint, read_points
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.fidelity import Case, _profile, _speculative, prepare, score
+from llmsizer.sizing.evaluate import evaluate_choice
+from llmsizer.sizing.fidelity import Case, _profile, _speculative, prepare, score, tables_for
 
 CAT = load_catalog()
 POINTS, _ = read_points(DATA / "measured_blackwell_moe.csv", CAT)
@@ -122,3 +124,27 @@ def test_inferencex_mtp_acceptance_on_random_chat_prompts() -> None:
     assert medians == pytest.approx([0.154, 0.102], abs=0.005)
     assert rows == [pytest.approx([-0.112, 0.031, -0.500], abs=0.01),
                     pytest.approx([0.058, 0.225, -0.416], abs=0.01)]
+
+
+def test_inferencex_sglang_prefill_chunk_from_the_launch_scripts() -> None:
+    """SGLang prefills a waiting prompt in a forward of its own, decode paused (no
+    ``--enable-mixed-chunk`` in any InferenceX script), up to ``--chunked-prefill-size``
+    tokens, which the DeepSeek-R1 scripts set to 8,192-196,608: never below InferenceX's
+    longest prompt (8k). Rows: 412 MI325X FP8 MTP 8k/1k at 32 users (dsr1_fp8_mi325x_mtp.sh,
+    131,072), 457 H200 (dsr1_fp8_h200_mtp.sh, 32,768), 622 four B200 FP8 (dsr1_fp8_b200.sh,
+    TP4 branch, 8,192), 682 B200 FP4 (dsr1_fp4_b200.sh, 16,384), 280 MI355X FP4 8k/1k at 64
+    users (dsr1_fp4_mi355x_mtp.sh, above CONC 32: 32,768) and 277 at 32 (196,608). A 7,373-token
+    prompt then waits about half a step before its prefill (0.5 + 7,373 / 131,072 steps), not
+    the 18 decode steps the product's 418-token chunks would spread it over; ATOM, TensorRT-LLM
+    and non-InferenceX rows keep their own chunk."""
+    chunks = {row: _profile(_case(row, "ttft_ms"), CAT).get("prefill_chunk_tokens")
+              for row in (412, 457, 622, 682, 280, 277)}
+    assert chunks == {412: 131072, 457: 32768, 622: 8192, 682: 16384, 280: 32768, 277: 196608}
+    atom = next(c for c in CASES if "framework=atom" in " ".join(c.point.raw.values()))
+    assert _profile(atom, CAT)["prefill_chunk_tokens"] == CAT.constant("atom_max_num_batched_tokens")
+    trt = next(c for c in CASES if "framework=trt" in " ".join(c.point.raw.values()))
+    assert "prefill_chunk_tokens" not in _profile(trt, CAT)
+    case = _case(412, "ttft_ms")
+    env = evaluate_choice(case.base, case.choice, tables_for(CAT), case.req, CAT,
+                          _profile(case, CAT))
+    assert env["ttft_queue_steps"] == pytest.approx(0.5 + 7373 / 131072)

@@ -52,7 +52,12 @@ from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_choice, workload_inputs
 from .fidelity_checks import contradicted_rows
 from .fidelity_disagg import disagg_reasons, predict_disagg
-from .fidelity_inferencex import mtp_acceptance, mtp_drafts, sglang_memory_fraction
+from .fidelity_inferencex import (
+    mtp_acceptance,
+    mtp_drafts,
+    sglang_chunked_prefill_tokens,
+    sglang_memory_fraction,
+)
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 from .fidelity_stats import RowResult as RowResult
 from .fidelity_stats import SummaryRow as SummaryRow
@@ -344,10 +349,14 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
     if _atom(case):  # prefill-first, whole prompts up to its token budget, no chunk mixing
         return {"max_batch_per_replica": k("max_batch_per_replica"),
                 "prefill_chunk_tokens": k("atom_max_num_batched_tokens")}
-    # an InferenceX SGLang run's stated memory fraction (fidelity_inferencex.py)
-    memory = sglang_memory_fraction(case.point, row_text(case.point), catalog)
+    # an InferenceX SGLang run's stated memory fraction and prefill chunk: SGLang prefills a
+    # prompt in one forward of its own, not in chunks riding decode steps (fidelity_inferencex)
+    text = row_text(case.point)
+    memory = sglang_memory_fraction(case.point, text, catalog)
+    chunk = sglang_chunked_prefill_tokens(case.point, text)
     return {"max_batch_per_replica": k("max_batch_per_replica"),
-            **({} if memory is None else {"gpu_memory_utilization": memory})}
+            **({} if memory is None else {"gpu_memory_utilization": memory}),
+            **({} if chunk is None else {"prefill_chunk_tokens": chunk})}
 
 
 def _num(env: Mapping[str, Value], name: str) -> float:

@@ -17,6 +17,11 @@ that touched them):
   DeepSeek-R1 FP4 on B200 without MTP 0.85 and FP8 on four B200 (TP4) 0.95. AMD scripts are
   not read here (their rows keep the product default). A row whose notes cite the launch
   script's ``--mem-fraction-static`` (disaggregated Dynamo-SGLang runs) takes that.
+- **SGLang's prefill chunk** (``--chunked-prefill-size``): 8,192 to 196,608 tokens in every
+  DeepSeek-R1 script, never below the longest prompt (8,192), and SGLang runs a prefill batch
+  on its own, decode paused, unless ``--enable-mixed-chunk`` (off by default; no script sets
+  it): a prompt is prefilled in one forward, not spread over decode steps as the product's
+  default engine's chunks are.
 - **MTP acceptance on InferenceX's prompts**: every single-node MTP script sends random token
   ids through the chat template (``--use-chat-template``), content on which DeepSeek's MTP
   module, trained in pre-training and not updated in post-training, accepts less than on the
@@ -65,6 +70,28 @@ def mtp_acceptance(point: BenchPoint, published: float, text: str, catalog: Cata
     if framework(text) is None or point.disaggregated:
         return None
     return 1 + catalog.constant("mtp_random_prompt_acceptance_share") * (published - 1)
+
+
+def sglang_chunked_prefill_tokens(point: BenchPoint, text: str) -> float | None:
+    """``--chunked-prefill-size`` of a single-node InferenceX SGLang DeepSeek-R1 run, as its
+    launch script (``benchmarks/single_node/fixed_seq_len/dsr1_*.sh``, read at every commit
+    that changed it between the rows' dates, 2025-10 to 2026-06) sets it; None elsewhere (the
+    engine profile's own chunk)."""
+    if framework(text) != "sglang" or point.disaggregated:
+        return None
+    fp4 = point.weight_precision == "fp4"
+    if point.gpu == "mi355x":  # dsr1_fp{4,8}_mi355x{,_mtp}.sh: FP4 8k/1k above CONC 32 32,768
+        long_busy = fp4 and point.isl > 4096 and (point.concurrency or 0) > 32
+        return 32768.0 if long_busy else 196608.0
+    if point.gpu in ("mi300x", "mi325x"):
+        return 131072.0  # dsr1_fp8_mi3{0,2}5x{,_mtp}.sh (196,608 before 2026-01-22)
+    if point.gpu == "h200-sxm":
+        return 32768.0  # dsr1_fp8_h200{,_mtp}.sh
+    if point.gpu == "b200":
+        if fp4 or point.speculative:
+            return 16384.0  # dsr1_fp4_b200{,_mtp}.sh, dsr1_fp8_b200_mtp.sh
+        return 8192.0 if point.tp == 4 else 32768.0  # dsr1_fp8_b200.sh, TP4 / TP8 branch
+    return None
 
 
 def sglang_memory_fraction(point: BenchPoint, text: str, catalog: Catalog) -> float | None:
