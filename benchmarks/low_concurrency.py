@@ -4,6 +4,7 @@ the step (issue 23 item 4).
 
     python benchmarks/low_concurrency.py            # every such row of both files
     python benchmarks/low_concurrency.py --ep       # expert-parallel rows only
+    python benchmarks/low_concurrency.py --residuals  # grouped, disaggregated decode pools too
 
 Prints, per row, the measured and predicted TPOT/ITL (per-user tokens/s for batch-1 rows)
 with the catalog's constants, the error and the step's parts at the batch served, then the
@@ -12,13 +13,20 @@ and for the expert-parallel rows. In-sample only: the held-out figure of the iss
 (TPOT at concurrency <= 4 on expert-parallel rows, leaving one source out) is printed by
 benchmarks/calibrate_loso.py --only NAMES. Disaggregated rows are left out (their decode
 pool is predicted by sizing/fidelity_disagg.py, not this step alone); llama.cpp rows too
-(their own step constant). Nothing is written.
+(their own step constant). With --residuals, every such latency row of both files and every
+disaggregated decode pool at a decode batch <= 4 (not fitted: its TPOT is the decode step with
+no prefill) is grouped by GPU family, weight precision, engine and layout, with the median of
+predicted - measured in ms: a term missing from the fixed part of the step shows as the same
+milliseconds in every group that shares its cause. Nothing is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import statistics
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,13 +35,38 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import calibrate as cal  # noqa: E402
 
+from llmsizer.inputs.benchdata import read_points  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402
-from llmsizer.sizing.fidelity import _REGIMES, LLAMACPP, Case, _Row, tables_for  # noqa: E402
+from llmsizer.sizing.fidelity import (  # noqa: E402
+    _REGIMES,
+    LLAMACPP,
+    Case,
+    RowResult,
+    _Row,
+    prepare,
+    score,
+    tables_for,
+)
 
 LATENCY = ("tpot_ms", "itl_ms")
-PARTS = (("weights", "decode_weights_ms"), ("all-reduce", "allreduce_fixed_ms"),
-         ("all-to-all", "alltoall_fixed_ms"), ("overhead", "step_overhead_ms"),
-         ("per seq", "step_ms_per_seq"))
+_Env = Mapping[str, object]
+
+
+def _ms(name: str) -> Callable[[_Env], float]:
+    return lambda env: float(env[name])  # type: ignore[arg-type]
+
+
+# The step's parts at the batch served: every weight read (of which the routed experts the
+# busiest GPU reads at that batch), the fixed communication and overhead, and per sequence
+# the whole b term (of which the decode attention).
+PARTS: tuple[tuple[str, Callable[[_Env], float]], ...] = (
+    ("weights", _ms("decode_weights_ms")),
+    ("of which experts", lambda env: float(env["decode_weights_ms"])  # type: ignore[arg-type]
+     - float(env["shared_weights_ms"])),  # type: ignore[arg-type]
+    ("all-reduce", _ms("allreduce_fixed_ms")), ("all-to-all", _ms("alltoall_fixed_ms")),
+    ("overhead", _ms("step_overhead_ms")), ("per seq", _ms("step_ms_per_seq")),
+    ("of which attention", _ms("decode_attention_ms_per_seq")),
+)
 
 
 def low_concurrency(case: Case) -> bool:
@@ -50,10 +83,62 @@ def family(case: Case, catalog: object) -> str:
     return str(arch).split(" (")[0].replace(" + Grace CPU", "")
 
 
+def _layout(result: RowResult) -> str:
+    """TP / EP / attention data-parallel of the pool that decodes (a disaggregated row's D:)."""
+    p = result.point
+    if p.disaggregated:
+        found = re.search(r"D:\d+x\(([^)]*)\)", p.raw.get("tp", ""))
+        return f"decode {found.group(1) if found else '?'}"
+    return f"TP{p.tp}" + (f" EP{p.ep}" if p.ep > 1 else "") + (" ADP" if p.adp > 1 else "")
+
+
+def _residual_ms(result: RowResult) -> float:
+    """Predicted - measured step in ms (per-user tokens/s rows converted to ms a token)."""
+    p = result.point
+    if p.metric == "tokens_per_s_per_user":
+        return 1000 / result.predicted - 1000 / p.value
+    return result.predicted - p.value
+
+
+def residuals() -> None:
+    """Every low-batch latency row, disaggregated decode pools included, grouped."""
+    catalog = load_catalog()
+    tables = tables_for(catalog)
+    results: list[RowResult] = []
+    for path in (cal.DATA, cal.NEW_DATA):
+        points, _ = read_points(path, catalog)
+        cases, _ = prepare(points, catalog)
+        results += score(cases, catalog, tables)
+    groups: dict[tuple[str, ...], list[RowResult]] = {}
+    for res in results:
+        p = res.point
+        per_user = p.regime == "batch1" and p.metric == "tokens_per_s_per_user"
+        if (res.engine == LLAMACPP or p.statistic != "mean" or res.batch > 4.5
+                or not (p.metric in LATENCY or per_user)):
+            continue
+        arch = str(catalog.gpus[str(p.gpu)].architecture).split(" (")[0]
+        weights = p.weight_precision + (" MTP" if p.speculative else "")
+        group = (arch.replace(" + Grace CPU", ""), weights, cal.source_of(p), _layout(res))
+        groups.setdefault(group, []).append(res)
+    print("| family | weights | engine | layout | rows | batch | median predicted - measured "
+          "(ms) | median error | median abs error |\n|---|---|---|---|---:|---|---:|---:|---:|")
+    for key, rows in sorted(groups.items()):
+        batches = sorted(r.batch for r in rows)
+        print(f"| {' | '.join(key)} | {len(rows)} | {batches[0]:.1f}-{batches[-1]:.1f} | "
+              f"{statistics.median(_residual_ms(r) for r in rows):+.2f} | "
+              f"{statistics.median(r.error for r in rows) * 100:+.1f} % | "
+              f"{statistics.median(abs(r.error) for r in rows) * 100:.1f} % |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ep", action="store_true", help="expert-parallel rows only")
+    parser.add_argument("--residuals", action="store_true",
+                        help="group every low-batch row, disaggregated decode pools too")
     args = parser.parse_args()
+    if args.residuals:
+        residuals()
+        return
     catalog = load_catalog()
     tables = tables_for(catalog)
     cases, _, _ = cal.load_cases(catalog)
@@ -72,7 +157,7 @@ def main() -> None:
         if p.ep > 1:
             errors.setdefault("expert-parallel (every family)", []).append(error)
         mtp = " MTP" if p.speculative else ""
-        parts = " | ".join(f"{float(env[k]):.2f}" for _, k in PARTS)  # type: ignore[arg-type]
+        parts = " | ".join(f"{part(env):.2f}" for _, part in PARTS)
         print(f"| {fam} | {p.row} | {cal.source_of(p)} | {p.gpu} | {p.weight_precision}{mtp} | "
               f"{p.tp}/{p.ep}/{p.adp} | {p.concurrency or 1} | {p.isl}/{p.osl} | {p.metric} | "
               f"{p.value:.2f} | {value:.2f} | {error * 100:+.1f} % | {parts} |")
