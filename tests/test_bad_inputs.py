@@ -321,7 +321,8 @@ def test_cli_exits_2_with_one_line(tmp_path: Path, case: str) -> None:
     assert files_under(tmp_path) == set(), "the command wrote into its working folder"
 
 
-@pytest.mark.parametrize("case", ["many-schema-errors.yaml", "many-twenty-five-errors.yaml"])
+@pytest.mark.parametrize("case", ["many-schema-errors.yaml", "many-twenty-five-errors.yaml",
+                                  "many-mixed-errors.yaml"])
 def test_cli_tells_every_problem_of_a_file_in_one_block(tmp_path: Path, case: str) -> None:
     """Issue 25: all of a file's problems at once (up to 20), exit 2, no traceback."""
     path = HERE / case

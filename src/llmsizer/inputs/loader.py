@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..base.errors import InputError, combined
+from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
 from .schema import Requirements
@@ -90,6 +90,72 @@ def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: st
                       column=pos[1] if pos else None, field=_dotted(loc))
 
 
+def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
+             loc: tuple[str | int, ...]) -> InputError:
+    names = sorted(table)
+    hint = " (or the path of a Hugging Face config.json next to this file)" if kind == "model" \
+        else ""
+    return _err_at(located, filename, loc, f"unknown {kind} {_short(value)}"
+                   f"{suggest(value, names)}; valid: {', '.join(names)}{hint}")
+
+
+def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:
+    """The catalog ids a file names that the catalog lacks, read from the raw data. Told
+    with the schema's problems when the schema fails, so that a file with both kinds is
+    fixed in one run (``resolve`` checks them again, with the rest, once the schema holds)."""
+    data = located.data
+    found: list[InputError] = []
+
+    def check(value: Any, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> None:
+        if isinstance(value, str) and value not in table:
+            found.append(_unknown(located, filename, value, table, kind, loc))
+
+    hardware = data.get("hardware")
+    if isinstance(hardware, dict):
+        gpus = hardware.get("gpus")
+        for i, gid in enumerate(gpus if isinstance(gpus, list) else []):
+            check(gid, catalog.gpus, "GPU", ("hardware", "gpus", i))
+        check(hardware.get("platform"), catalog.platforms, "platform", ("hardware", "platform"))
+    costs = data.get("costs")
+    if isinstance(costs, dict):
+        for section, table, kind in (("gpu_prices", catalog.gpus, "GPU"),
+                                     ("cloud_gpu_hour", catalog.gpus, "GPU"),
+                                     ("node_prices", catalog.platforms, "platform")):
+            prices = costs.get(section)
+            for key in prices if isinstance(prices, dict) else {}:
+                check(key, table, kind, ("costs", section, key))
+    workloads = data.get("workloads")
+    for i, w in enumerate(workloads if isinstance(workloads, list) else []):
+        if not isinstance(w, dict) or w.get("kind", "generate") != "generate":
+            continue  # an encoder's model is checked against its task once the kind is valid
+        model = w.get("model")
+        names = model if isinstance(model, list) else [model]
+        for k, name in enumerate(names):
+            if isinstance(name, str) and not name.endswith(".json"):
+                check(name, catalog.models, "model",
+                      ("workloads", i, "model") + ((k,) if isinstance(model, list) else ()))
+    return found
+
+
+def _parse_told(located: Located, catalog: Catalog) -> Requirements:
+    """:func:`parse`, with the unknown catalog ids added to the schema's problems."""
+    try:
+        return parse(located, located.filename)
+    except InputError as exc:
+        if not isinstance(located.data, dict):
+            raise
+        extra = _unknown_ids(located, located.filename, catalog)
+        if not extra:
+            raise
+        schema = exc.problems if isinstance(exc, InputErrors) else [exc]
+        told = {p.field for p in schema}
+        merged = [*schema, *(p for p in extra if p.field not in told)]
+        merged.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
+        more = exc.more if isinstance(exc, InputErrors) else 0
+        raise (merged[0] if len(merged) == 1 and not more
+               else InputErrors(merged[:MAX_SHOWN], len(merged[MAX_SHOWN:]) + more)) from None
+
+
 def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *,
             models: dict[str, Model] | None = None,
             bench: dict[int, tuple[BenchPoint, ...]] | None = None) -> Loaded:
@@ -104,13 +170,7 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
 
     def known(value: str, table: dict[str, Any], kind: str, loc: tuple[str | int, ...]) -> bool:
         if value not in table:
-            names = sorted(table)
-            hint = ""
-            if kind == "model":
-                hint = " (or the path of a Hugging Face config.json next to this file)"
-            problems.append(_err_at(located, fname, loc,
-                                    f"unknown {kind} {_short(value)}{suggest(value, names)}; "
-                                    f"valid: {', '.join(names)}{hint}"))
+            problems.append(_unknown(located, fname, value, table, kind, loc))
         return value in table
 
     for i, gid in enumerate(req.hardware.gpus or []):
@@ -229,8 +289,8 @@ def load(path: Path | str, catalog: Catalog | None = None) -> Loaded:
     """Read, validate and resolve one requirements file; raises InputError."""
     p = Path(path)
     located = load_file(p)
-    req = parse(located, located.filename)
-    return resolve(req, located, p, catalog or load_catalog())
+    catalog = catalog or load_catalog()
+    return resolve(_parse_told(located, catalog), located, p, catalog)
 
 
 def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = None, *,
@@ -240,7 +300,8 @@ def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = Non
     config.json model must come in ``models`` (its content, read by the caller), and a
     benchmark file, which the CLI reads next to the YAML, is refused."""
     located = load_text(text, source)
-    req = parse(located, located.filename)
+    catalog = catalog or load_catalog()
+    req = _parse_told(located, catalog)
     given = models or {}
     for i, w in enumerate(req.workloads):
         if w.measured is not None and w.measured.file is not None:
@@ -255,5 +316,4 @@ def load_from_text(text: str | bytes, source: str, catalog: Catalog | None = Non
                               "the requirements is); choose a catalog model, or size a "
                               "config.json model with `llmsizer size FILE`")
     # every file the requirements could name was refused or given above: the path is unused
-    return resolve(req, located, Path(located.filename), catalog or load_catalog(),
-                   models=given, bench={})
+    return resolve(req, located, Path(located.filename), catalog, models=given, bench={})
