@@ -57,6 +57,7 @@ from .fidelity_inferencex import (
     mtp_drafts,
     sglang_chunked_prefill_tokens,
     sglang_memory_fraction,
+    trtllm_max_num_tokens,
 )
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
 from .fidelity_stats import RowResult as RowResult
@@ -329,7 +330,10 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
         held = ({"kv_output_occupancy": k("trtllm_pytorch_kv_output_occupancy" if pytorch
                                           else "trtllm_kv_output_occupancy")}
                 if case.engine == TRTLLM_BENCH else {})
+        # an InferenceX run's token budget per iteration (fidelity_inferencex.py)
+        budget = trtllm_max_num_tokens(case.point, row_text(case.point), catalog)
         return {"gpu_memory_utilization": k("driver_memory_ratio"),
+                **({} if budget is None else {"prefill_chunk_tokens": budget}),
                 "runtime_reserve_gb": k(reserve),
                 "kv_cache_fraction": k(fraction),
                 **held,

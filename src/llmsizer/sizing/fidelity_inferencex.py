@@ -107,3 +107,37 @@ def sglang_memory_fraction(point: BenchPoint, text: str, catalog: Catalog) -> fl
     if point.gpu == "b200" and point.weight_precision == "fp4" and not point.speculative:
         return 0.85  # dsr1_fp4_b200.sh
     return 0.82
+
+
+# the non-MTP scripts' floor of 8,192 tokens came with commit b0c4ed21b (2026-01-22)
+_TOKEN_FLOOR_FROM = "2026-01-22"
+
+
+def _date(text: str) -> str:
+    found = re.search(r"date=(\d{4}-\d{2}-\d{2})", text)
+    return found.group(1) if found else ""
+
+
+def trtllm_max_num_tokens(point: BenchPoint, text: str, catalog: Catalog) -> float | None:
+    """``--max_num_tokens`` of an InferenceX TensorRT-LLM run (its token budget per
+    iteration), as the launch script computes it; None elsewhere. The scripts leave
+    ``enable_chunked_prefill`` off and size the budget to hold the whole nominal prompt ``L``
+    beside the running batch's decode tokens, so a prompt rides one iteration, mixed with the
+    decodes (TensorRT-LLM's in-flight batching): without MTP
+    ``round_up_64(C + L + 127)``, at least 8,192 from 2026-01-22 (commit b0c4ed21b); with MTP
+    ``round_up_64((drafts + 1) x max batch + L + 127)``, max batch C (C / 8 with attention
+    DP). ``L`` is the row's mean length read back (lengths U[f L, L])."""
+    if framework(text) != "trt" or point.isl is None:
+        return None
+    k = catalog.constant
+    spread = point.random_lengths if point.random_lengths is not None else 1.0
+    nominal = round(point.isl / ((1 + spread) / 2))
+    users = point.concurrency or 1
+    if point.speculative:
+        drafts = mtp_drafts(point, text) or 3
+        batch = users if point.adp <= 1 or users < 8 else users // 8
+        return float(-(-((drafts + 1) * batch + nominal + 127) // 64) * 64)
+    budget = float(-(-(users + nominal + 127) // 64) * 64)
+    if _date(text) >= _TOKEN_FLOOR_FROM:  # ISO dates compare as text
+        budget = max(budget, k("trtllm_inferencex_min_num_tokens"))
+    return budget
