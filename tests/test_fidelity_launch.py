@@ -142,9 +142,19 @@ def test_inferencex_sglang_prefill_chunk_from_the_launch_scripts() -> None:
     assert chunks == {412: 131072, 457: 32768, 622: 8192, 682: 16384, 280: 32768, 277: 196608}
     atom = next(c for c in CASES if "framework=atom" in " ".join(c.point.raw.values()))
     assert _profile(atom, CAT)["prefill_chunk_tokens"] == CAT.constant("atom_max_num_batched_tokens")
-    trt = next(c for c in CASES if "framework=trt" in " ".join(c.point.raw.values()))
-    assert "prefill_chunk_tokens" not in _profile(trt, CAT)
     case = _case(412, "ttft_ms")
     env = evaluate_choice(case.base, case.choice, tables_for(CAT), case.req, CAT,
                           _profile(case, CAT))
     assert env["ttft_queue_steps"] == pytest.approx(0.5 + 7373 / 131072)
+
+
+def test_inferencex_trtllm_token_budget_from_the_launch_scripts() -> None:
+    """InferenceX's TensorRT-LLM scripts (dsr1_fp{4,8}_b200_trt.sh, dsr1_fp8_h200_trt.sh) pass
+    ``--max_num_tokens`` = round_up_64(CONC + ISL + 127), at least 8,192 from commit b0c4ed21b
+    (2026-01-22), with chunked prefill off: a whole prompt rides one iteration. Rows (B200 FP8,
+    lengths U[0.8 L, L]): 292, 922-token mean (L 1,024) at 64 users on 2025-12-15:
+    64 + 1,024 + 127 = 1,215 -> 1,216; 283, the same lengths at 4 users on 2026-05-18: 8,192
+    (the floor); 313, 7,373-token mean (L 8,192) at 4 users: 8,323 -> 8,384."""
+    chunks = {row: _profile(_case(row, "ttft_ms"), CAT).get("prefill_chunk_tokens")
+              for row in (292, 283, 313)}
+    assert chunks == {292: 1216, 283: 8192, 313: 8384}
