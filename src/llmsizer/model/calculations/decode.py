@@ -177,13 +177,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "efficiency (0 within one node)."),
     _c("alltoall_exposed_ms_per_token", "All-to-all across nodes not hidden", "ms",
        "Throughput",
-       MAX(0, r("alltoall_scaleout_ms_per_token")
-           - (r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
-              + r("decode_attention_ms_per_seq"))),
-       "Engines that spread experts over nodes split each batch in two and send one half's "
-       "tokens while the other computes (two-batch overlap: LMSYS, 'Deploying DeepSeek ... on "
-       "96 H100 GPUs', 2025; DeepSeek's inference system), so only the network time beyond a "
-       "token's KV reads, compute and attention adds to the step."),
+       IF(gt(r("alltoall_overlap"), 0),
+          MAX(0, r("alltoall_scaleout_ms_per_token")
+              - (r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
+                 + r("decode_attention_ms_per_seq"))),
+          r("alltoall_scaleout_ms_per_token")),
+       "Engines that spread experts over nodes with two-batch overlap send one half-batch's "
+       "tokens while the other computes (LMSYS, 'Deploying DeepSeek ... on 96 H100 GPUs', "
+       "2025; DeepSeek's inference system), so only the network time beyond a token's KV "
+       "reads, compute and attention adds to the step; without it (all-to-all overlap 0) the "
+       "step waits for the whole exchange."),
     _c("prefill_compute_ms_per_token", "Prefill compute per prompt token", "ms", "Throughput",
        ((2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
          + r("expert_slot_flops"))
@@ -199,9 +202,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("prefill_compute_ms_per_token")
        + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
        + r("allreduce_scaleout_ms_per_token")
-       + MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
+       + IF(gt(r("alltoall_overlap"), 0),
+            MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
+            r("alltoall_scaleout_ms_per_token")),
        "Prefill compute + its all-reduce and all-to-all in the node + what the network adds "
-       "across nodes beyond the compute it overlaps (two-batch overlap)."),
+       "across nodes beyond the compute it overlaps (two-batch overlap; all of it without)."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") * r("spec_acceptance_length")
        / r("output_tokens"),
