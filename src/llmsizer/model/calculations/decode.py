@@ -146,7 +146,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "pipeline stages run theirs at the same time."),
     _c("allreduce_scaleout_ms_per_token", "All-reduce across nodes per token", "ms",
        "Throughput",
-       IF(gt(_crossing_allreduces, 0),
+       IF(AND(gt(_crossing_allreduces, 0), gt(r("scaleout_gb_s"), 0)),
           r("layers") * (IF(gt(r("attention_tp"), r("gpus_per_node")),
                             _allreduce_bytes(r("attention_tp")), 0)
                          + IF(gt(_MLP_REDUCE, r("gpus_per_node")),
@@ -154,7 +154,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
           / (r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9) * 1000 / r("pp"), 0),
        "An all-reduce over more GPUs than a node holds: a ring's bytes per GPU, 2(N-1)/N x "
        "hidden x 2, pass each GPU's network link, which is slower than the scale-up link "
-       "(0 within one node)."),
+       "(0 within one node, or where the platform states no network)."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(_ALLTOALL,
           2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
