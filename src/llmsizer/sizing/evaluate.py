@@ -212,6 +212,9 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "alltoall_latency_us": k("alltoall_latency_us"),
         "link_efficiency": k("link_efficiency"),
         "scaleout_efficiency": k("scaleout_efficiency"),
+        # experts spread over nodes: the published deployments split each batch in two and
+        # send one half while the other computes (fidelity states it per engine)
+        "alltoall_overlap": 1.0,
         "moe_compute_factor": k("moe_compute_factor"),
         "expert_slot_overhead": k("expert_slot_overhead"),
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),

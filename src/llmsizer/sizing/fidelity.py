@@ -338,6 +338,9 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
                 "kv_cache_fraction": k(fraction),
                 **held,
                 "max_batch_per_replica": k("trtllm_max_batch"),
+                # no two-batch overlap in TensorRT-LLM 1.x: expert parallelism over nodes
+                # (Hopper: the recipes force DeepEP's normal kernels) waits for the exchange
+                "alltoall_overlap": 0.0,
                 # a sliding-window layer's cache keeps the whole context unless
                 # kv_cache_config.max_attention_window is set (llm_args.KvCacheConfig; no
                 # table sets it); only the attention kernel stops at the window

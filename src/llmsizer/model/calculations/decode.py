@@ -42,6 +42,9 @@ def _busiest(share: Expr) -> Expr:
 # without DP attention; TensorRT-LLM's all-to-all only with enable_attention_dp).
 _ALLTOALL = AND(gt(r("ep"), 1), gt(r("adp"), 1))
 _MLP_REDUCE = IF(AND(gt(r("ep"), 1), le(r("adp"), 1)), tp, r("expert_tp"))
+# all-reduces per layer whose group spans nodes (tensor parallelism wider than a node)
+_crossing_allreduces = (IF(gt(r("attention_tp"), r("gpus_per_node")), 1, 0)
+                        + IF(gt(_MLP_REDUCE, r("gpus_per_node")), 1, 0))
 # The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
 _DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 _mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
@@ -125,13 +128,33 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(_ALLTOALL, 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
        "Dispatch and combine per MoE layer under expert parallelism with attention "
        "data-parallel."),
+    _c("allreduce_scaleout_fixed_ms", "All-reduce latency across nodes per step", "ms",
+       "Throughput",
+       r("layers") * _crossing_allreduces * r("allreduce_latency_us") / 1000,
+       "Tensor parallelism wider than a node: an all-reduce whose group spans nodes runs in "
+       "two stages, inside each node and then between the nodes over the network (NCCL's "
+       "tree or ring across nodes), so it pays the all-reduce latency a second time, once "
+       "per layer after attention and once after the experts (0 within one node)."),
     _c("comm_fixed_ms", "Communication latency per step", "ms", "Throughput",
-       r("allreduce_fixed_ms") + r("alltoall_fixed_ms"), "All-reduce + all-to-all latency."),
+       r("allreduce_fixed_ms") + r("alltoall_fixed_ms") + r("allreduce_scaleout_fixed_ms"),
+       "All-reduce + all-to-all latency, and what the network adds to all-reduces across "
+       "nodes."),
     _c("allreduce_ms_per_token", "All-reduce transfer per token", "ms", "Throughput",
        r("layers") * (_allreduce_bytes(r("attention_tp")) + _allreduce_bytes(_MLP_REDUCE))
        / (r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000 / r("pp"),
        "2(N-1)/N x hidden x 2 bytes over the link per all-reduce (“GenAI Physics”: TP penalty); "
        "pipeline stages run theirs at the same time."),
+    _c("allreduce_scaleout_ms_per_token", "All-reduce across nodes per token", "ms",
+       "Throughput",
+       IF(AND(gt(_crossing_allreduces, 0), gt(r("scaleout_gb_s"), 0)),
+          r("layers") * (IF(gt(r("attention_tp"), r("gpus_per_node")),
+                            _allreduce_bytes(r("attention_tp")), 0)
+                         + IF(gt(_MLP_REDUCE, r("gpus_per_node")),
+                              _allreduce_bytes(_MLP_REDUCE), 0))
+          / (r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9) * 1000 / r("pp"), 0),
+       "An all-reduce over more GPUs than a node holds: a ring's bytes per GPU, 2(N-1)/N x "
+       "hidden x 2, pass each GPU's network link, which is slower than the scale-up link "
+       "(0 within one node, or where the platform states no network)."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(_ALLTOALL,
           2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
@@ -154,13 +177,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "efficiency (0 within one node)."),
     _c("alltoall_exposed_ms_per_token", "All-to-all across nodes not hidden", "ms",
        "Throughput",
-       MAX(0, r("alltoall_scaleout_ms_per_token")
-           - (r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
-              + r("decode_attention_ms_per_seq"))),
-       "Engines that spread experts over nodes split each batch in two and send one half's "
-       "tokens while the other computes (two-batch overlap: LMSYS, 'Deploying DeepSeek ... on "
-       "96 H100 GPUs', 2025; DeepSeek's inference system), so only the network time beyond a "
-       "token's KV reads, compute and attention adds to the step."),
+       IF(gt(r("alltoall_overlap"), 0),
+          MAX(0, r("alltoall_scaleout_ms_per_token")
+              - (r("decode_kv_ms_per_seq") + r("decode_compute_ms_per_seq")
+                 + r("decode_attention_ms_per_seq"))),
+          r("alltoall_scaleout_ms_per_token")),
+       "Engines that spread experts over nodes with two-batch overlap send one half-batch's "
+       "tokens while the other computes (LMSYS, 'Deploying DeepSeek ... on 96 H100 GPUs', "
+       "2025; DeepSeek's inference system), so only the network time beyond a token's KV "
+       "reads, compute and attention adds to the step; without it (all-to-all overlap 0) the "
+       "step waits for the whole exchange."),
     _c("prefill_compute_ms_per_token", "Prefill compute per prompt token", "ms", "Throughput",
        ((2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
          + r("expert_slot_flops"))
@@ -175,9 +201,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
        r("prefill_compute_ms_per_token")
        + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
-       + MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
+       + r("allreduce_scaleout_ms_per_token")
+       + IF(gt(r("alltoall_overlap"), 0),
+            MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
+            r("alltoall_scaleout_ms_per_token")),
        "Prefill compute + its all-reduce and all-to-all in the node + what the network adds "
-       "across nodes beyond the compute it overlaps (two-batch overlap)."),
+       "across nodes beyond the compute it overlaps (two-batch overlap; all of it without)."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",
        r("prefill_ms_per_token") * r("prefill_tokens") * r("spec_acceptance_length")
        / r("output_tokens"),
@@ -191,6 +220,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("decode_kv_ms_per_seq")
        + (r("decode_compute_ms_per_seq") + r("decode_attention_ms_per_seq")
           + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
+          + r("allreduce_scaleout_ms_per_token")
           + r("alltoall_exposed_ms_per_token")) * r("spec_tokens_per_step")
        + r("prefill_ms_per_seq_step"),
        "b of t(B) = a + b x B: KV read, compute, attention, all-reduce, all-to-all (in the node, "

@@ -217,6 +217,10 @@ INPUTS: tuple[Input, ...] = (
     _i("scaleout_efficiency", "Network link efficiency", "fraction", "option",
        "Achieved / peak one-direction network bandwidth of an all-to-all across nodes "
        "(measured by DeepEP, not fitted).", low=0.05, high=1),
+    _i("alltoall_overlap", "All-to-all across nodes overlapped", "yes/no", "option",
+       "1 where the engine overlaps the network part of expert parallelism with compute "
+       "(two-batch overlap, as the published deployments run it); 0 where it waits for it.",
+       low=0, high=1),
     _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("moe_compute_factor", "MoE compute factor", "x", "option",
