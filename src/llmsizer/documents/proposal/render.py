@@ -28,12 +28,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import cssselect2
 import jinja2
 import pydyf  # WeasyPrint's PDF writer (a dependency of it): its stream objects
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 from weasyprint import CSS, HTML
+from weasyprint import __version__ as weasyprint_version
 from weasyprint.text.fonts import FontConfiguration
 from weasyprint.urls import (
     FatalURLFetchingError,
@@ -47,6 +49,7 @@ from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
 from .format import CONTROL_CHARS, Formatter, customer_words, option_label
+from .htmltree import plain_tree
 from .svgtext import install as _one_line_svg_text
 
 MAIN_TEMPLATE = "proposal.html.j2"
@@ -260,8 +263,22 @@ def _ua_stylesheet() -> CSS:
 class ProposalHTML(HTML):  # type: ignore[misc]
     """WeasyPrint's :class:`~weasyprint.HTML` with the proposal's user-agent stylesheet
     (``ua.css``: WeasyPrint's own, less the bare pseudo-element rules that gave every element
-    a footnote-call and a marker style to compute; a third of the style cascade). Form
-    fields, which the templates never have, keep WeasyPrint's form sheet."""
+    a footnote-call and a marker style to compute; a third of the style cascade; form
+    fields, which the templates never have, keep WeasyPrint's form sheet), and its element
+    tree built by ``html.parser`` where that gives tinyhtml5's tree (htmltree.py; a sixth of
+    the time), on the WeasyPrint version whose ``HTML.__init__`` this repeats."""
+
+    def __init__(self, string: str, base_url: str, url_fetcher: URLFetcher) -> None:
+        root = plain_tree(string) if weasyprint_version == "70.0" else None
+        if root is None:
+            super().__init__(string=string, base_url=base_url, url_fetcher=url_fetcher)
+            return
+        # what HTML.__init__ sets (plain_tree refuses <base>: the base URL is the one given)
+        self.base_url = base_url
+        self.url_fetcher = url_fetcher
+        self.media_type = "print"
+        self.wrapper_element = cssselect2.ElementWrapper.from_html_root(root)
+        self.etree_element = self.wrapper_element.etree_element
 
     def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
         own: list[Any] = super()._ua_stylesheets(forms)
