@@ -59,8 +59,8 @@ def main() -> None:
             roots, state["proposal context (charts included)"]))
         stage("WeasyPrint layout", lambda: proposal.render_document(state["proposal HTML"],
                                                                     roots))
-        stage("WeasyPrint PDF writing", lambda: state["WeasyPrint layout"].write_pdf(
-            str(tmp / "a.pdf"), full_fonts=not proposal._fast_font_subsetting()))
+        stage("WeasyPrint PDF writing", lambda: proposal.write_pdf(state["WeasyPrint layout"],
+                                                                   tmp / "a.pdf"))
     pages = len(state["WeasyPrint layout"].pages)
     print(f"{path.name}: {pages} pages; load average {os.getloadavg()[0]:.1f}; "
           f"median of {n}, CPU ms")

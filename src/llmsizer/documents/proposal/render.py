@@ -20,6 +20,7 @@ import mimetypes
 import os
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -27,11 +28,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import cssselect2
 import jinja2
+import pydyf  # WeasyPrint's PDF writer (a dependency of it): its stream objects
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 from weasyprint import CSS, HTML
+from weasyprint import __version__ as weasyprint_version
 from weasyprint.text.fonts import FontConfiguration
 from weasyprint.urls import (
     FatalURLFetchingError,
@@ -45,6 +49,7 @@ from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
 from .format import CONTROL_CHARS, Formatter, customer_words, option_label
+from .htmltree import plain_tree
 from .svgtext import install as _one_line_svg_text
 
 MAIN_TEMPLATE = "proposal.html.j2"
@@ -249,6 +254,65 @@ def _font_config() -> FontConfiguration:
     return FontConfiguration()
 
 
+@lru_cache(maxsize=1)
+def _ua_stylesheet() -> CSS:
+    """``ua.css``, parsed once per process."""
+    return CSS(string=resources.files(__package__).joinpath("ua.css").read_text("utf-8"))
+
+
+class ProposalHTML(HTML):  # type: ignore[misc]
+    """WeasyPrint's :class:`~weasyprint.HTML` with the proposal's user-agent stylesheet
+    (``ua.css``: WeasyPrint's own, less the bare pseudo-element rules that gave every element
+    a footnote-call and a marker style to compute; a third of the style cascade; form
+    fields, which the templates never have, keep WeasyPrint's form sheet), and its element
+    tree built by ``html.parser`` where that gives tinyhtml5's tree (htmltree.py; a sixth of
+    the time), on the WeasyPrint version whose ``HTML.__init__`` this repeats."""
+
+    def __init__(self, string: str, base_url: str, url_fetcher: URLFetcher) -> None:
+        root = plain_tree(string) if weasyprint_version == "70.0" else None
+        if root is None:
+            super().__init__(string=string, base_url=base_url, url_fetcher=url_fetcher)
+            return
+        # what HTML.__init__ sets (plain_tree refuses <base>: the base URL is the one given)
+        self.base_url = base_url
+        self.url_fetcher = url_fetcher
+        self.media_type = "print"
+        self.wrapper_element = cssselect2.ElementWrapper.from_html_root(root)
+        self.etree_element = self.wrapper_element.etree_element
+
+    def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
+        own: list[Any] = super()._ua_stylesheets(forms)
+        return [_ua_stylesheet(), *own[1:]]
+
+
+# pydyf deflates every stream at zlib level 9; level 6, zlib's default, writes the example's
+# PDF ~8 % faster for ~1 % more bytes (docs/benchmarks.md, sixth round).
+_DEFLATE_LEVEL = 6
+
+
+def _pdf_bytes(item: Any) -> bytes:
+    """A stream item as pydyf writes it (``pydyf.Stream.data``)."""
+    if isinstance(item, bytes):
+        return item
+    if isinstance(item, float):
+        return (str(int(item)) if item.is_integer() else f"{item:f}".rstrip("0")).encode("ascii")
+    if isinstance(item, pydyf.Object):
+        return bytes(item.data)
+    return str(item).encode("ascii")
+
+
+def deflate_streams(_document: Any, pdf: Any) -> None:
+    """``write_pdf(finisher=...)``: deflate each stream pydyf would compress at
+    ``_DEFLATE_LEVEL`` instead of 9. A finisher sees the PDF's objects just before they are
+    written; the streams it deflates are handed to pydyf already filtered and uncompressed."""
+    for obj in pdf.objects:
+        if isinstance(obj, pydyf.Stream) and obj.compress and "Filter" not in obj.extra:
+            raw = b"\n".join(_pdf_bytes(item) for item in obj.stream)
+            obj.stream = [zlib.compress(raw, _DEFLATE_LEVEL)]
+            obj.extra["Filter"] = "/FlateDecode"
+            obj.compress = False
+
+
 def _stylesheet(roots: tuple[Path, ...]) -> CSS:
     """``print.css`` from the templates (the user's folder first), parsed once per process
     and file version: parsing and indexing it is about 5 % of a render."""
@@ -283,12 +347,19 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     try:
         document = (with_appendix(html_text, roots, fetcher) if appendix
                     else render_document(html_text, roots, fetcher))
-        document.write_pdf(str(path), full_fonts=not _fast_font_subsetting())
+        write_pdf(document, path)
     except FatalURLFetchingError:
         refused = fetcher.refused[0] if fetcher.refused else "a resource"
         raise InputError(
             f"the proposal templates refer to {refused[:200]!r}; the renderer fetches only "
             "data: URLs and files inside the templates folder") from None
+
+
+def write_pdf(document: Any, path: Path) -> None:
+    """Write a laid-out proposal to ``path`` (the fonts subset, the streams deflated at
+    ``_DEFLATE_LEVEL``)."""
+    document.write_pdf(str(path), full_fonts=not _fast_font_subsetting(),
+                       finisher=deflate_streams)
 
 
 # Stand-in pages at the end of the proposal, one per appendix page, so that its footers'
@@ -326,8 +397,8 @@ def _laid_out(html_text: str, roots: tuple[Path, ...], stylesheet: CSS, before: 
     _one_line_svg_text()
     numbering = CSS(string=f"@page appendix:first {{ counter-set: page {before + 1}; "
                            f"counter-reset: total-pages {total}; }}")
-    return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
-                url_fetcher=ClosedFetcher(roots)).render(
+    return ProposalHTML(string=html_text, base_url=roots[0].as_uri() + "/",
+                        url_fetcher=ClosedFetcher(roots)).render(
         stylesheets=[stylesheet, numbering], font_config=_font_config())
 
 
@@ -336,6 +407,6 @@ def render_document(html_text: str, roots: tuple[Path, ...],
     """Lay out proposal HTML with the templates' stylesheet (WeasyPrint's part of a render;
     the batch benchmark times this alone as its floor)."""
     _one_line_svg_text()  # charts' text drawn a line, not a letter, at a time (svgtext.py)
-    return HTML(string=html_text, base_url=roots[0].as_uri() + "/",
-                url_fetcher=fetcher or ClosedFetcher(roots)).render(
+    return ProposalHTML(string=html_text, base_url=roots[0].as_uri() + "/",
+                        url_fetcher=fetcher or ClosedFetcher(roots)).render(
         stylesheets=[_stylesheet(roots)], font_config=_font_config())
