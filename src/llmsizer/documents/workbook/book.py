@@ -8,6 +8,7 @@ recorded by the hooks installed in :meth:`Book.open`).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,21 @@ def _fast_formulas(ws: Any) -> None:
     the write time otherwise. If XlsxWriter renames the hook, this does nothing."""
     if hasattr(ws, "_prepare_formula"):
         ws._prepare_formula = _strip_equals
+
+
+# XlsxWriter's formula cell (untyped: imported so mypy --strict passes); None if renamed.
+_FORMULA_CELL: Any = getattr(importlib.import_module("xlsxwriter.worksheet"),
+                             "CellFormulaTuple", None)
+
+
+def _direct(ws: Any) -> bool:
+    """Whether formulas can be stored straight into ``ws``'s cell table, as XlsxWriter's own
+    ``write_formula`` stores them after its checks: each formula is searched for ~40 dynamic
+    array functions (FILTER, SORT...; none here: tests/test_workbook_speed.py) and that search
+    was ~30 ms of a workbook's ~250. Only in the mode this package uses (no constant_memory)."""
+    return (_FORMULA_CELL is not None and hasattr(ws, "_check_dimensions")
+            and isinstance(getattr(ws, "table", None), dict)
+            and getattr(ws, "constant_memory", True) is False)
 
 
 @dataclass
@@ -78,11 +94,22 @@ class Book:
     def _record_formulas(self, sheet: str, ws: Any) -> None:
         """Note every formula as it is written (for the marker's structure digest)."""
         write = ws.write_formula
+        formulas = self.formulas
+        if _direct(ws):
+            check, table = ws._check_dimensions, ws.table
 
-        def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
-                          value: Any = 0) -> Any:
-            self.formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
-            return write(row, col, formula, cell_format, value)
+            def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                              value: Any = 0) -> Any:
+                formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
+                if check(row, col):
+                    return -1
+                table[row][col] = _FORMULA_CELL(_strip_equals(formula), cell_format, value)
+                return 0
+        else:
+            def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                              value: Any = 0) -> Any:
+                formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
+                return write(row, col, formula, cell_format, value)
 
         ws.write_formula = write_formula
 

@@ -88,6 +88,7 @@ PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in
 TABLE_TITLES = {"gpus": "GPU", "platforms": "Platform", "precisions": "Precision"}
 
 
+@cache  # ~40,000 calls per workbook, a few dozen columns
 def letter(col: int) -> str:
     """Column letters of 0-based column ``col`` (0 -> A, 26 -> AA)."""
     name = ""
