@@ -2,7 +2,8 @@
 marker's formula normalisation that skips the number pass for plain formulas
 (marker._plain) against the full regular-expression pass, over every formula and defined
 name the 13 shipped accounts write; formulas stored straight into XlsxWriter's cell table
-(book._direct) against XlsxWriter's own write_formula, part for part of the .xlsx file."""
+(xlsxcells.direct) and cells written as one f-string each (xlsxcells.fast_rows) against
+XlsxWriter's own write_formula and _write_cell, part for part of the .xlsx file."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from llmsizer.documents import marker
 from llmsizer.documents.workbook import book as book_module
-from llmsizer.documents.workbook import write_workbook
+from llmsizer.documents.workbook import write_workbook, xlsxcells
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
@@ -64,7 +65,7 @@ def test_plain_formulas_normalise_as_the_full_pass_and_need_no_checks(name: str,
     # the fast path is the one taken (~89 % over the 13 accounts; 0.6 would be a regression)
     plain = [marker._plain(f.lstrip("=").replace("$", "")) for f in formulas if '"' not in f]
     assert len(formulas) > 1000 and sum(plain) > 0.6 * len(formulas)
-    # what book._direct skips: no formula uses a dynamic array function (XlsxWriter would
+    # what xlsxcells.direct skips: no formula uses a dynamic array function (XlsxWriter would
     # write it as an array formula) or is an array formula ({...}), and none is empty
     dynamic: re.Pattern[str] = _XLSXWRITER.re_dynamic_function
     assert all(f.strip("=") for f in formulas)
@@ -93,15 +94,22 @@ def _parts(path: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("name", WHOLE_FILE)
-def test_direct_formula_cells_give_xlsxwriters_file(name: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shortcuts_give_xlsxwriters_file(name: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     result = size(load(ROOT / "inputs" / name))
-    write_workbook(result, tmp_path / "direct.xlsx")
+    write_workbook(result, tmp_path / "shortcuts.xlsx")
     with monkeypatch.context() as m:
-        m.setattr(book_module, "_direct", lambda ws: False)
+        m.setattr(book_module, "direct", lambda ws: False)
+        m.setattr(book_module, "fast_rows", lambda ws: None)
         write_workbook(result, tmp_path / "xlsxwriter.xlsx")
-    direct, own = _parts(tmp_path / "direct.xlsx"), _parts(tmp_path / "xlsxwriter.xlsx")
-    assert len(direct) > 20 and direct == own
-    ws = _XLSXWRITER.Worksheet()
-    ws.constant_memory = False
-    assert book_module._direct(ws)  # the fast path is the one taken
+    shortcuts, own = _parts(tmp_path / "shortcuts.xlsx"), _parts(tmp_path / "xlsxwriter.xlsx")
+    assert len(shortcuts) > 20 and shortcuts == own
+
+
+def test_shortcuts_are_taken_with_this_xlsxwriter(tmp_path: Path) -> None:
+    wb = pytest.importorskip("xlsxwriter").Workbook(str(tmp_path / "a.xlsx"),
+                                                     {"in_memory": True})
+    ws = wb.add_worksheet("A")
+    xlsxcells.fast_rows(ws)
+    assert xlsxcells.direct(ws) and "_write_cell" in vars(ws)
+    wb.close()

@@ -8,7 +8,6 @@ recorded by the hooks installed in :meth:`Book.open`).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,35 +18,9 @@ from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..proposal.format import precision_name
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
+from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, strip_equals
 
 __all__ = ["Book"]
-
-
-def _strip_equals(formula: str, expand_future_functions: bool = False) -> str:
-    return formula[1:] if formula.startswith("=") else formula
-
-
-def _fast_formulas(ws: Any) -> None:
-    """Skip XlsxWriter's ~30 regex substitutions per formula (they add ``_xlfn.`` prefixes
-    to functions this workbook never uses: the lint test keeps it that way). Two thirds of
-    the write time otherwise. If XlsxWriter renames the hook, this does nothing."""
-    if hasattr(ws, "_prepare_formula"):
-        ws._prepare_formula = _strip_equals
-
-
-# XlsxWriter's formula cell (untyped: imported so mypy --strict passes); None if renamed.
-_FORMULA_CELL: Any = getattr(importlib.import_module("xlsxwriter.worksheet"),
-                             "CellFormulaTuple", None)
-
-
-def _direct(ws: Any) -> bool:
-    """Whether formulas can be stored straight into ``ws``'s cell table, as XlsxWriter's own
-    ``write_formula`` stores them after its checks: each formula is searched for ~40 dynamic
-    array functions (FILTER, SORT...; none here: tests/test_workbook_speed.py) and that search
-    was ~30 ms of a workbook's ~250. Only in the mode this package uses (no constant_memory)."""
-    return (_FORMULA_CELL is not None and hasattr(ws, "_check_dimensions")
-            and isinstance(getattr(ws, "table", None), dict)
-            and getattr(ws, "constant_memory", True) is False)
 
 
 @dataclass
@@ -87,7 +60,8 @@ class Book:
                                        f"{self.r.catalog_digest}"})
         self.ws = {name: wb.add_worksheet(name) for name in sheets}
         for name, ws in self.ws.items():
-            _fast_formulas(ws)
+            fast_formulas(ws)
+            fast_rows(ws)
             self._record_formulas(name, ws)
         self._record_names(wb)
 
@@ -95,7 +69,7 @@ class Book:
         """Note every formula as it is written (for the marker's structure digest)."""
         write = ws.write_formula
         formulas = self.formulas
-        if _direct(ws):
+        if direct(ws):
             check, table = ws._check_dimensions, ws.table
 
             def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
@@ -103,7 +77,7 @@ class Book:
                 formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
                 if check(row, col):
                     return -1
-                table[row][col] = _FORMULA_CELL(_strip_equals(formula), cell_format, value)
+                table[row][col] = FORMULA_CELL(strip_equals(formula), cell_format, value)
                 return 0
         else:
             def write_formula(row: int, col: int, formula: str, cell_format: Any = None,

@@ -65,16 +65,26 @@ def _base_name(book: Book, c: Column, n: str) -> str:
     return ref
 
 
-def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) -> str:
+def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None,
+             memo: dict[str, str] | None = None) -> str:
     """``expr`` for column ``col`` of the block: calculations refer to this column, the
-    scenario's input to its value cell, every other input to the proposal's cell."""
+    scenario's input to its value cell, every other input to the proposal's cell. ``memo``:
+    the names already placed for this column and scenario (a block's ~80 formulas place the
+    same few dozen names)."""
+    placed: dict[str, str] = {} if memo is None else memo
 
     def name(n: str) -> str:
+        hit = placed.get(n)
+        if hit is not None:
+            return hit
         if sc is not None and n == sc.input:
-            return f"{col}{BLOCK_ROW_VALUE + 1}"
-        if n in _CALC_ROW and n not in SCOPE and sc is not None and n in downstream(sc.input):
-            return f"{col}{_CALC_ROW[n] + 1}"
-        return _base_name(book, c, n)
+            hit = f"{col}{BLOCK_ROW_VALUE + 1}"
+        elif n in _CALC_ROW and n not in SCOPE and sc is not None and n in downstream(sc.input):
+            hit = f"{col}{_CALC_ROW[n] + 1}"
+        else:
+            hit = _base_name(book, c, n)
+        placed[n] = hit
+        return hit
 
     return "=" + render(expr, name, lambda lk, key: _lookup(book, lk, key))
 
@@ -176,6 +186,7 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
                      f("calc"), _number(env[sc.input]))
     reached = downstream(sc.input)
+    memo: dict[str, str] = {}
     for calc in CALCULATIONS:
         if calc.name not in reached:
             continue  # the proposal's value: its formulas refer to the calculation sheets
@@ -183,7 +194,7 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
         value = _number(env[calc.name])
         fmt = number_format("flag" if flag else calc.unit,
                             [value] if isinstance(value, float) else [], book.cur)
-        ws.write_formula(_CALC_ROW[calc.name], col, _formula(book, calc.expr, c, x, sc),
+        ws.write_formula(_CALC_ROW[calc.name], col, _formula(book, calc.expr, c, x, sc, memo),
                          f("calc", fmt), cached(value, flag))
 
 
