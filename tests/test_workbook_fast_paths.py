@@ -1,7 +1,8 @@
 """The workbook writer's fast paths (issue #25 item 2) give the slow paths' results: the
 marker's formula normalisation that skips the number pass for plain formulas
-(marker._plain) against the full regular-expression pass, over every formula and defined
-name the 13 shipped accounts write; formulas stored straight into XlsxWriter's cell table
+(marker._plain), and the calculation sheets' rows normalised once from their templates,
+against the full regular-expression pass over every formula and defined name the 13 shipped
+accounts write (the structure digest re-reading checks); formulas stored straight into XlsxWriter's cell table
 (xlsxcells.direct) and cells written as one f-string each (xlsxcells.fast_rows) against
 XlsxWriter's own write_formula and _write_cell, part for part of the .xlsx file."""
 
@@ -30,17 +31,23 @@ _XLSXWRITER: Any = pytest.importorskip("xlsxwriter.worksheet")
 
 def _written(name: str, path: Path,
              monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
-    """Write ``name``'s workbook to ``path``; the formulas and defined-name targets recorded."""
+    """Write ``name``'s workbook to ``path``; the formulas and defined-name targets recorded.
+    The digest the writer stores, from the calculation sheets' rows normalised once per row
+    (``known``), is the digest of every formula normalised one by one through the full pass."""
     seen: dict[str, Any] = {}
     digest = book_module.structure_digest
 
-    def recording(formulas: Any, names: Any) -> str:
-        seen["formulas"], seen["names"] = list(formulas), list(names)
-        return digest(seen["formulas"], seen["names"])
+    def recording(formulas: Any, names: Any, known: Any = None) -> str:
+        seen["formulas"], seen["names"], seen["known"] = list(formulas), list(names), known
+        seen["digest"] = digest(seen["formulas"], seen["names"], known)
+        return str(seen["digest"])
 
     with monkeypatch.context() as m:
         m.setattr(book_module, "structure_digest", recording)
         write_workbook(size(load(ROOT / "inputs" / name)), path)
+    assert len(seen["known"]) > 500  # the calculation sheets' cells: the shortcut is taken
+    assert seen["digest"] == _slow(monkeypatch, [""], lambda _: digest(seen["formulas"],
+                                                                       seen["names"]))[0]
     return [f for _, _, f in seen["formulas"]], [t for _, t in seen["names"]]
 
 

@@ -46,6 +46,7 @@ class Book:
         # What llmsizer.documents.reread needs to check and re-read the workbook (the marker).
         self.formulas: list[tuple[str, str, str]] = []  # (sheet, cell, formula)
         self.names: list[tuple[str, str]] = []  # (defined name, target)
+        self.normal: dict[tuple[str, str], str] = {}  # (sheet, cell) -> formula normalised
         self.named_values: dict[str, float] = {}  # defined name -> the value written there
 
     # -- opening and closing --------------------------------------------------------------
@@ -116,7 +117,7 @@ class Book:
             "format": FORMAT,
             "llmsizer_version": r.llmsizer_version,
             "catalog_digest": r.catalog_digest,
-            "structure": structure_digest(self.formulas, self.names),
+            "structure": structure_digest(self.formulas, self.names, self.normal),
             "source": r.source.model_dump(mode="json") if r.source is not None else None,
             "inputs": self.named_values,
             "prices": {name: [table, tid, col]
