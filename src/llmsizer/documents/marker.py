@@ -70,28 +70,7 @@ def normalize_formula(text: str) -> str:
 _SPACE_OR_DOLLAR = re.compile(r"[\s$]")
 
 
-# Most formulas llmsizer writes (nine in ten) need only "$" removed and upper case: no quote,
-# space or decimal point, and every number digits only, at most 12, without a leading zero, as
-# num_text writes it. Checked with C-speed string operations; the number pass it skips cost
-# ~25 ms per workbook. _SHAPE: "0" stays, 1-9 become "9", every other byte "#".
-_LONG_OR_EXPONENT = re.compile(r"[0-9](?:[eE]|[0-9]{12})")
-_SHAPE = bytes(0x30 if c == 0x30 else 0x39 if 0x31 <= c <= 0x39 else 0x23 for c in range(256))
-
-
-def _plain(bare: str) -> bool:
-    """True when normalising ``bare`` (code without "$") only upper-cases it."""
-    if (not bare.isascii() or not bare.isprintable()  # \d and \s: ASCII only then
-            or " " in bare or "." in bare or "'" in bare
-            or _LONG_OR_EXPONENT.search(bare) is not None):
-        return False
-    shape = b"#" + bare.encode("ascii").translate(_SHAPE)
-    return b"#00" not in shape and b"#09" not in shape  # no number with a leading zero
-
-
 def _normal_code(code: str) -> str:
-    bare = code.replace("$", "")  # checked without "$": "1$2" is the number 12
-    if _plain(bare):
-        return bare.upper()
     if "'" in code:
         code = _SHEET_QUOTES.sub(lambda m: m.group(1).replace("''", "'") + "!", code)
     code = _SPACE_OR_DOLLAR.sub("", code).upper()

@@ -89,8 +89,8 @@ def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) ->
 
 # A block's formulas depend on the scenario's input, the block column, the option's column and
 # the workload's k only: printed once per input changed with \x02, \x00 and \x01 in their
-# places (as Layout.template does), and normalised once for the marker. A workbook has ~60
-# block columns of ~80 formulas each; printing and normalising each was ~30 ms of ~250.
+# places (as Layout.template does), and normalised once for the marker. The example has 38
+# block columns of ~77 formulas each; printing and normalising each was ~25 ms of ~250.
 _Templates = list[tuple[Calculation, str, str]]
 
 
