@@ -63,13 +63,18 @@ def fast_rows(ws: Any) -> None:
     formula, number, string, blank = (_KINDS[k] for k in ("Formula", "Number", "String",
                                                           "Blank"))
 
+    kinds = (formula, number, string, blank)
+
     def write_cell(row: int, col: int, cell: Any) -> None:
         fmt = cell.format
         kind = type(cell)
-        if not fmt or ws.constant_memory or kind not in (formula, number, string, blank):
+        if not fmt or kind not in kinds:  # direct(ws): no constant_memory (inline strings)
             original(row, col, cell)
             return
-        head = f'<c r="{letter(col)}{row + 1}" s="{fmt._get_xf_index()}"'
+        xf = fmt.xf_index  # as Format._get_xf_index, without its call once it is set
+        if xf is None:
+            xf = fmt._get_xf_index()
+        head = f'<c r="{letter(col)}{row + 1}" s="{xf}"'
         if kind is formula:
             value = cell.value
             if isinstance(value, bool):
