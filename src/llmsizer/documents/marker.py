@@ -95,9 +95,14 @@ def normal_name_target(text: str) -> str:
 
 
 def structure_digest(formulas: Iterable[tuple[str, str, str]],
-                     names: Iterable[tuple[str, str]]) -> str:
-    """sha256 of every (sheet, cell, formula) and (defined name, target), normalised."""
-    lines = sorted(f"{sheet}!{cell}={normalize_formula(f)}" for sheet, cell, f in formulas)
+                     names: Iterable[tuple[str, str]],
+                     known: Mapping[tuple[str, str], str] | None = None) -> str:
+    """sha256 of every (sheet, cell, formula) and (defined name, target), normalised.
+    ``known``: (sheet, cell) -> the formula there already normalised (the writer normalises
+    a calculation sheet's row once, from its template, not once per column)."""
+    given = known or {}
+    lines = sorted(f"{sheet}!{cell}={given.get((sheet, cell)) or normalize_formula(f)}"
+                   for sheet, cell, f in formulas)
     lines += sorted(f"name:{n}={normal_name_target(t)}" for n, t in names)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 

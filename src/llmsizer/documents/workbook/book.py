@@ -18,20 +18,9 @@ from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..proposal.format import precision_name
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
+from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, strip_equals
 
 __all__ = ["Book"]
-
-
-def _strip_equals(formula: str, expand_future_functions: bool = False) -> str:
-    return formula[1:] if formula.startswith("=") else formula
-
-
-def _fast_formulas(ws: Any) -> None:
-    """Skip XlsxWriter's ~30 regex substitutions per formula (they add ``_xlfn.`` prefixes
-    to functions this workbook never uses: the lint test keeps it that way). Two thirds of
-    the write time otherwise. If XlsxWriter renames the hook, this does nothing."""
-    if hasattr(ws, "_prepare_formula"):
-        ws._prepare_formula = _strip_equals
 
 
 @dataclass
@@ -57,6 +46,7 @@ class Book:
         # What llmsizer.documents.reread needs to check and re-read the workbook (the marker).
         self.formulas: list[tuple[str, str, str]] = []  # (sheet, cell, formula)
         self.names: list[tuple[str, str]] = []  # (defined name, target)
+        self.normal: dict[tuple[str, str], str] = {}  # (sheet, cell) -> formula normalised
         self.named_values: dict[str, float] = {}  # defined name -> the value written there
 
     # -- opening and closing --------------------------------------------------------------
@@ -71,18 +61,30 @@ class Book:
                                        f"{self.r.catalog_digest}"})
         self.ws = {name: wb.add_worksheet(name) for name in sheets}
         for name, ws in self.ws.items():
-            _fast_formulas(ws)
+            fast_formulas(ws)
+            fast_rows(ws)
             self._record_formulas(name, ws)
         self._record_names(wb)
 
     def _record_formulas(self, sheet: str, ws: Any) -> None:
         """Note every formula as it is written (for the marker's structure digest)."""
         write = ws.write_formula
+        formulas = self.formulas
+        if direct(ws):
+            check, table = ws._check_dimensions, ws.table
 
-        def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
-                          value: Any = 0) -> Any:
-            self.formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
-            return write(row, col, formula, cell_format, value)
+            def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                              value: Any = 0) -> Any:
+                formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
+                if check(row, col):
+                    return -1
+                table[row][col] = FORMULA_CELL(strip_equals(formula), cell_format, value)
+                return 0
+        else:
+            def write_formula(row: int, col: int, formula: str, cell_format: Any = None,
+                              value: Any = 0) -> Any:
+                formulas.append((sheet, f"{letter(col)}{row + 1}", formula))
+                return write(row, col, formula, cell_format, value)
 
         ws.write_formula = write_formula
 
@@ -115,7 +117,7 @@ class Book:
             "format": FORMAT,
             "llmsizer_version": r.llmsizer_version,
             "catalog_digest": r.catalog_digest,
-            "structure": structure_digest(self.formulas, self.names),
+            "structure": structure_digest(self.formulas, self.names, self.normal),
             "source": r.source.model_dump(mode="json") if r.source is not None else None,
             "inputs": self.named_values,
             "prices": {name: [table, tid, col]

@@ -88,6 +88,7 @@ PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in
 TABLE_TITLES = {"gpus": "GPU", "platforms": "Platform", "precisions": "Precision"}
 
 
+@cache  # ~40,000 calls per workbook, a few dozen columns
 def letter(col: int) -> str:
     """Column letters of 0-based column ``col`` (0 -> A, 26 -> AA)."""
     name = ""
@@ -325,23 +326,23 @@ class Layout:
         return lookup_formula(cell, _column(first, last),
                               _column(first.replace("$A$", "$B$"), last.replace("$A$", "$B$")))
 
+    def ref_template(self, n: str, sheet: str) -> str:
+        """Input or calculation ``n`` as a formula on ``sheet`` refers to it, with ``\\x00``
+        for the option's column and ``\\x01`` for its workload's k."""
+        scope = SCOPE.get(n)
+        if scope == "account":
+            return f"in_{n}"
+        if scope == "workload":
+            return f"in_w\x01_{n}"
+        target, row = ("KV", self.option_rows[n]) if scope == "option" else self.calc_rows[n]
+        return f"{'' if target == sheet else target + '!'}\x00{row + 1}"
+
     def template(self, calc: Calculation) -> str:
         """The calculation's formula with ``\\x00`` for its column and ``\\x01`` for k."""
         sheet = calc.sheet
 
-        def where(target: str) -> str:
-            return "" if target == sheet else f"{target}!"
-
         def name(n: str) -> str:
-            scope = SCOPE.get(n)
-            if scope == "account":
-                return f"in_{n}"
-            if scope == "workload":
-                return f"in_w\x01_{n}"
-            if scope == "option":
-                return f"{where('KV')}\x00{self.option_rows[n] + 1}"
-            target, row = self.calc_rows[n]
-            return f"{where(target)}\x00{row + 1}"
+            return self.ref_template(n, sheet)
 
         def table(lk: Lookup, key: str) -> str:
             rows = self.catalog_ids.get(lk.table, [])

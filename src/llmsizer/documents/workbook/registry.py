@@ -32,6 +32,8 @@ from . import (
     summary,
 )
 from .book import Book
+from .formats import forget_number_formats
+from .xlsxcells import deflate_parts
 
 __all__ = ["REGISTRY", "SHEETS", "Sheet", "write_workbook"]
 
@@ -75,6 +77,8 @@ def sheets_for(result: Result) -> tuple[Sheet, ...]:
 def write_workbook(result: Result, path: Path | str) -> None:
     """Write the workbook for ``result`` to ``path`` (the caller makes it atomic)."""
     book = Book(result)
+    deflate_parts()
+    forget_number_formats()
     wb = _xlsxwriter.Workbook(str(path), {"constant_memory": False, "in_memory": True,
                                           "strings_to_formulas": False,
                                           "strings_to_numbers": False,

@@ -15,9 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model.calculations import CALCULATIONS, INPUTS, SCENARIO_OUTPUTS, UNITS, Scenario
+from ...model.calculations import (
+    CALCULATIONS,
+    INPUTS,
+    SCENARIO_OUTPUTS,
+    UNITS,
+    Calculation,
+    Scenario,
+)
 from ...model.expr import Lookup, Value, lookup_formula, render
 from ...sizing.costs import scenario_plans
+from ..marker import normalize_formula
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
@@ -79,6 +87,36 @@ def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) ->
     return "=" + render(expr, name, lambda lk, key: _lookup(book, lk, key))
 
 
+# A block's formulas depend on the scenario's input, the block column, the option's column and
+# the workload's k only: printed once per input changed with \x02, \x00 and \x01 in their
+# places (as Layout.template does), and normalised once for the marker. The example has 38
+# block columns of ~77 formulas each; printing and normalising each was ~25 ms of ~250.
+_Templates = list[tuple[Calculation, str, str]]
+
+
+def _templates(book: Book, sc: Scenario, done: dict[str, _Templates]) -> _Templates:
+    """The reached calculations of scenario ``sc``: (calculation, formula, its normal form)."""
+    hit = done.get(sc.input)
+    if hit is not None:
+        return hit
+    reached = downstream(sc.input)
+
+    def name(n: str) -> str:
+        if n == sc.input:
+            return f"\x02{BLOCK_ROW_VALUE + 1}"
+        if n in _CALC_ROW and n not in SCOPE and n in reached:
+            return f"\x02{_CALC_ROW[n] + 1}"
+        return book.lay.ref_template(n, "Scenarios")
+
+    out: _Templates = []
+    for calc in CALCULATIONS:
+        if calc.name in reached:  # the others keep the proposal's value (calculation sheets)
+            text = "=" + render(calc.expr, name, lambda lk, key: _lookup(book, lk, key))
+            out.append((calc, text, normalize_formula(text)))
+    done[sc.input] = out
+    return out
+
+
 # scenario, change, input changed: wide enough for "Requests/s at peak" and the input's words
 # ("Concurrent users at peak (stated)": they were cut at the next column)
 _WIDTHS = (22, 20, 40)
@@ -117,6 +155,7 @@ def write(book: Book) -> None:
         assert cell is not None, k
         ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k)))
     col = FIRST_BLOCK_COL
+    done: dict[str, _Templates] = {}
     for sc, envs, plan in runs:
         row += 1
         ws.write_string(row, 0, sc.label, f("label"))
@@ -126,7 +165,7 @@ def write(book: Book) -> None:
         for wk, env in envs:
             c = recommended[wk]
             members[wk - 1] = Member(c, letter(col))
-            _write_block(book, ws, col, sc, c, env)
+            _write_block(book, ws, col, sc, c, env, done)
             col += 1
         col, sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
         for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
@@ -167,7 +206,7 @@ def write(book: Book) -> None:
 
 
 def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
-                 env: dict[str, Value]) -> None:
+                 env: dict[str, Value], done: dict[str, _Templates]) -> None:
     f = book.f
     x = letter(col)
     ws.write_string(BLOCK_ROW_HEAD, col, f"{sc.label} {sc.change}", f("header"))
@@ -175,16 +214,19 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
                      f("calc"), _number(env[sc.input]))
-    reached = downstream(sc.input)
-    for calc in CALCULATIONS:
-        if calc.name not in reached:
-            continue  # the proposal's value: its formulas refer to the calculation sheets
+    k = str(c.k)
+
+    def fill(text: str) -> str:
+        return text.replace("\x02", x).replace("\x00", c.letter).replace("\x01", k)
+
+    for calc, text, normal in _templates(book, sc, done):
         flag = flag_expr(calc.expr)
         value = _number(env[calc.name])
         fmt = number_format("flag" if flag else calc.unit,
                             [value] if isinstance(value, float) else [], book.cur)
-        ws.write_formula(_CALC_ROW[calc.name], col, _formula(book, calc.expr, c, x, sc),
-                         f("calc", fmt), cached(value, flag))
+        row = _CALC_ROW[calc.name]
+        ws.write_formula(row, col, fill(text), f("calc", fmt), cached(value, flag))
+        book.normal[("Scenarios", f"{x}{row + 1}")] = fill(normal)
 
 
 def _number(v: Value) -> float | str:

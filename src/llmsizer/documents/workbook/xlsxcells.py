@@ -1,0 +1,121 @@
+"""Shortcuts through XlsxWriter for the cells this package writes, each giving the file
+XlsxWriter itself writes (tests/test_workbook_fast_paths.py compares every part of the
+shipped accounts' workbooks with and without them). A workbook has ~10,000 formulas and
+~17,000 cells; XlsxWriter's per-cell checks and generic XML helpers were half its ~250 ms.
+Each shortcut checks XlsxWriter's internals first and leaves XlsxWriter's own way in place
+when they are not as expected. The parts are also deflated at a lower zlib level.
+"""
+
+from __future__ import annotations
+
+import importlib
+import zipfile
+from typing import Any
+
+from .layout import letter
+
+__all__ = ["ZIP_LEVEL", "deflate_parts", "direct", "fast_formulas", "fast_rows", "strip_equals"]
+
+# XlsxWriter ships no type information: imported untyped so mypy --strict passes.
+_worksheet: Any = importlib.import_module("xlsxwriter.worksheet")
+FORMULA_CELL: Any = getattr(_worksheet, "CellFormulaTuple", None)
+_KINDS: dict[str, Any] = {name: getattr(_worksheet, f"Cell{name}Tuple", None)
+                          for name in ("Formula", "Number", "String", "Blank")}
+_ERRORS = frozenset(("#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!"))
+
+
+def strip_equals(formula: str, expand_future_functions: bool = False) -> str:
+    return formula[1:] if formula.startswith("=") else formula
+
+
+def fast_formulas(ws: Any) -> None:
+    """Skip XlsxWriter's ~30 regex substitutions per formula (they add ``_xlfn.`` prefixes
+    to functions this workbook never uses: the lint test keeps it that way). Two thirds of
+    the write time otherwise. If XlsxWriter renames the hook, this does nothing."""
+    if hasattr(ws, "_prepare_formula"):
+        ws._prepare_formula = strip_equals
+
+
+def direct(ws: Any) -> bool:
+    """Whether formulas can be stored straight into ``ws``'s cell table, as XlsxWriter's own
+    ``write_formula`` stores them after its checks: each formula is searched for ~40 dynamic
+    array functions (FILTER, SORT...; none here: tests/test_workbook_fast_paths.py) and that
+    search was ~30 ms of a workbook's ~250. Only in the mode this package uses (no
+    constant_memory)."""
+    return (FORMULA_CELL is not None and hasattr(ws, "_check_dimensions")
+            and isinstance(getattr(ws, "table", None), dict)
+            and getattr(ws, "constant_memory", True) is False)
+
+
+def _escape(data: str) -> str:
+    # XlsxWriter's _escape_data: &, < and > (not quotes) in element text
+    return data.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def fast_rows(ws: Any) -> None:
+    """Write ``ws``'s formatted formula, number, shared-string and blank cells with one
+    f-string each, the XML XlsxWriter's ``_write_cell`` writes for them through its generic
+    attribute escaping (a regex search per attribute); any other cell goes through
+    ``_write_cell`` itself."""
+    original = getattr(ws, "_write_cell", None)
+    if original is None or not direct(ws) or None in _KINDS.values():
+        return
+    formula, number, string, blank = (_KINDS[k] for k in ("Formula", "Number", "String",
+                                                          "Blank"))
+
+    kinds = (formula, number, string, blank)
+
+    def write_cell(row: int, col: int, cell: Any) -> None:
+        fmt = cell.format
+        kind = type(cell)
+        if not fmt or kind not in kinds:  # direct(ws): no constant_memory (inline strings)
+            original(row, col, cell)
+            return
+        xf = fmt.xf_index  # as Format._get_xf_index, without its call once it is set
+        if xf is None:
+            xf = fmt._get_xf_index()
+        head = f'<c r="{letter(col)}{row + 1}" s="{xf}"'
+        if kind is formula:
+            value = cell.value
+            if isinstance(value, bool):
+                head += ' t="b"'
+                value = 1 if value else 0
+            elif isinstance(value, str):
+                if value in _ERRORS:
+                    head += ' t="e"'
+                elif value:
+                    head += ' t="str"'
+                value = _escape(value)
+            ws.fh.write(f"{head}><f>{_escape(cell.formula)}</f><v>{value}</v></c>")
+        elif kind is number:
+            ws.fh.write(f"{head}><v>{cell.number:.16G}</v></c>")
+        elif kind is string:
+            ws.fh.write(f'{head} t="s"><v>{cell.string}</v></c>')
+        else:
+            ws.fh.write(f"{head}/>")
+
+    ws._write_cell = write_cell
+
+
+# zlib level of the file's parts. XlsxWriter gives zipfile none (zlib's default, 6): level 3
+# deflates the example's 2 MB of XML in ~10 ms less for a file 14 % larger (280 -> 320 KB;
+# level 1: 350 KB, 2 ms faster still). docs/benchmarks.md "The workbook, leaner".
+ZIP_LEVEL = 3
+
+
+class _PartInfo(zipfile.ZipInfo):
+    __slots__ = ()
+
+    def __init__(self, filename: str = "NoName",
+                 date_time: tuple[int, int, int, int, int, int] = (1980, 1, 1, 0, 0, 0)) -> None:
+        super().__init__(filename, date_time)
+        self._compresslevel = ZIP_LEVEL  # type: ignore[misc]  # zipfile reads it per part
+
+
+def deflate_parts() -> None:
+    """Deflate XlsxWriter's parts at :data:`ZIP_LEVEL`: XlsxWriter builds a ``ZipInfo`` per
+    part and zipfile takes the level from it. Process-wide for XlsxWriter (the batch's
+    summary.xlsx too): only speed and size change, never a part."""
+    workbook: Any = importlib.import_module("xlsxwriter.workbook")
+    if getattr(workbook, "ZipInfo", None) is zipfile.ZipInfo:
+        workbook.ZipInfo = _PartInfo
