@@ -237,6 +237,29 @@ def test_a_deleted_sheet_is_refused(tmp_path: Path) -> None:
     assert "sheet 'TCO' is missing (deleted or renamed)" in msg
 
 
+@pytest.mark.parametrize("account", ["rag-knowledge-base.yaml",
+                                     "code-assistant-alternatives.yaml"])
+def test_sheets_some_accounts_add_read_back_as_llmsizer_s_own(tmp_path: Path,
+                                                             account: str) -> None:
+    """The Retrieval and Models sheets (written only for retrieval workloads and for model
+    alternatives) are llmsizer's: an unedited workbook reads back with no foreign content,
+    and the embedded requirements of embed/rerank workloads (every field, defaults included:
+    prefix_cache_hit 0) validate again. Before, the RAG workbook was refused ("no longer
+    validate") and the alternatives one called its own Models sheet foreign."""
+    source = EXAMPLE.parent / account
+    book = _book(tmp_path, source)
+    back = read_workbook(book)
+    assert back.foreign == [] and back.changes == [] and back.warnings == []
+    assert size(back.loaded).to_json() == size(load(source)).to_json()
+    sheet = "Retrieval" if account.startswith("rag") else "Models"
+    wb = openpyxl.load_workbook(book)
+    assert sheet in wb.sheetnames
+    del wb[sheet]
+    wb.save(tmp_path / "d.xlsx")
+    wb.close()
+    assert f"sheet '{sheet}' is missing (deleted or renamed)" in _refused(tmp_path / "d.xlsx")
+
+
 def test_a_changed_constant_or_name_is_refused(tmp_path: Path) -> None:
     book = _book(tmp_path)
     wb = openpyxl.load_workbook(book)

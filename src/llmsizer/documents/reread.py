@@ -57,7 +57,7 @@ from .marker import (
     read_metadata,
     structure_digest,
 )
-from .workbook import SHEETS, write_workbook
+from .workbook import ALL_SHEETS, SHEETS, write_workbook
 from .xlsxsafe import (
     Cells,
     custom_properties,
@@ -125,9 +125,11 @@ def read_workbook(path: Path | str, catalog: Catalog | None = None, *,
             raise InputError("this workbook was written without its requirements (from a "
                              "results document); size the requirements file again",
                              file=filename)
-        sheets = {s: sheet_cells(wb, s, filename) for s in SHEETS}
+        # every sheet llmsizer writes, those some results add (Models, Retrieval) included:
+        # which of them this workbook should have is checked against the rebuilt original
+        sheets = {s: sheet_cells(wb, s, filename) for s in ALL_SHEETS if s in wb.sheetnames}
         names = defined_names(wb)
-        foreign = [f"sheet {printable(s[:40])!r}" for s in wb.sheetnames if s not in SHEETS]
+        foreign = [f"sheet {printable(s[:40])!r}" for s in wb.sheetnames if s not in ALL_SHEETS]
     finally:
         wb.close()
     original = _original(source, filename, cat)
@@ -295,8 +297,13 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
                              "(was the data copied from another workbook?); size the "
                              "requirements file again", file=filename)
         ignored: list[Change] = []
-        for sheet in SHEETS:
+        for sheet in orig.sheetnames:
+            if sheet not in sheets:
+                raise InputError(f"sheet {sheet!r} is missing (deleted or renamed); llmsizer "
+                                 "re-reads only workbooks whose sheets are all there",
+                                 file=filename)
             ignored += _compare_sheet(sheets[sheet], orig[sheet], filename, foreign)
+        foreign += [f"sheet {s!r}" for s in sheets if s not in orig.sheetnames]
         theirs = {k: normal_name_target(v) for k, v in names.items()}
         for name, target in sorted(defined_names(orig).items()):
             if theirs.get(name) != normal_name_target(target):

@@ -20,8 +20,10 @@ _TAKES = {"generate": "prompt_tokens, output_tokens, a load and targets (tokens_
           "rerank": "requests_per_s or named_users, candidates_per_request, tokens_per_pair and "
                     "targets.latency_p95_s"}
 
-def keys_of_its_kind(data: Any) -> Any:
-    """A key of another kind of workload gets a message naming the kind it belongs to."""
+def keys_of_its_kind(data: Any, defaults: dict[str, Any]) -> Any:
+    """A key of another kind of workload gets a message naming the kind it belongs to; one at
+    its default (``defaults``) is no statement: the results' embedded requirements, which a
+    workbook re-read validates again, state every field with its default."""
     if not isinstance(data, dict):
         return data
     kind = data.get("kind", "generate")
@@ -36,8 +38,7 @@ def keys_of_its_kind(data: Any) -> Any:
         if other == kind:
             continue
         for key in keys:
-            # a null is no key: the results' embedded requirements state every field
-            if data.get(key) is not None:
+            if data.get(key, defaults.get(key)) != defaults.get(key):
                 raise ValueError(
                     f"{key} is for kind: {other} workloads; this workload is kind: {kind}, "
                     f"which takes {_TAKES[kind]} (delete {key}, or set kind: {other})")

@@ -446,7 +446,7 @@ class Workload(_Strict):
     @classmethod
     def _keys_of_its_kind(cls, data: Any) -> Any:
         """A key of another kind of workload gets a message naming the kind it belongs to."""
-        return keys_of_its_kind(data)
+        return keys_of_its_kind(data, {k: f.default for k, f in cls.model_fields.items()})
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

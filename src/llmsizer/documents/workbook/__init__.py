@@ -47,9 +47,10 @@ from .layout import (
     ROW_STATUS,
     ROW_WORKLOAD,
 )
-from .registry import SHEETS, write_workbook
+from .registry import ALL_SHEETS, SHEETS, write_workbook
 
 __all__ = [
+    "ALL_SHEETS",
     "CALC_SHEETS",
     "COL_LABEL",
     "COL_NAME",

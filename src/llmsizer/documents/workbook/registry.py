@@ -67,6 +67,7 @@ REGISTRY: tuple[Sheet, ...] = (
     Sheet("Assumptions", assumptions.write, 2),
 )
 SHEETS = tuple(s.name for s in REGISTRY if s.when is None)  # the sheets of every workbook
+ALL_SHEETS = tuple(s.name for s in REGISTRY)  # with those some results add (Models...)
 
 
 def sheets_for(result: Result) -> tuple[Sheet, ...]:
