@@ -31,6 +31,9 @@ ALLOWED = {
     "sizing/fidelity_checks.py": ("a measured run checked against itself before it is predicted "
                                   "(Little's law on its own throughput, TPOT and TTFT); no "
                                   "model figure"),
+    "sizing/fidelity_inferencex.py": ("a measured run's launch setting as its script computes it "
+                                      "(TensorRT-LLM's --max_num_tokens = round_up_64(CONC + ISL "
+                                      "+ 127)): the benchmark's arithmetic, not the sizing's"),
     "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
                                   "output; acceptance length <= drafted tokens + 1)"),
 }
