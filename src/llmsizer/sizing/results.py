@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..inputs.benchpoints import BenchPoint
 
@@ -419,6 +419,8 @@ class Result(_M):
     bom: BillOfMaterials = BillOfMaterials()  # the plan's bill of materials
     model_alternatives: list[ModelAlternatives] = []  # workloads given 2-4 models
     source: SourceInfo | None = None
+    # costs.keep_scenario_plans: the sensitivity's plans, for the workbook (not serialised)
+    _scenario_plans: Any = PrivateAttr(default=None)
 
     def to_json(self) -> str:
         """The results document. A NaN or an infinity is refused (json.dumps' allow_nan=False

@@ -24,7 +24,7 @@ from ...model.calculations import (
     Scenario,
 )
 from ...model.expr import Lookup, Value, lookup_formula, render
-from ...sizing.costs import scenario_plans
+from ...sizing.costs import result_scenario_plans
 from ..marker import normalize_formula
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
@@ -137,8 +137,7 @@ def write(book: Book) -> None:
                # wrapped over the table's columns: it ran off the printed page
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
-    runs = scenario_plans(r.workloads, r.account_inputs, r.tables,
-                          [p.workload_indices for p in r.plan.pools])
+    runs = result_scenario_plans(r)  # the sensitivity's own, kept by size()
     heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
