@@ -13,6 +13,7 @@ import csv
 import datetime as dt
 import importlib
 import math
+import pickle
 import re
 import subprocess
 from pathlib import Path
@@ -352,7 +353,7 @@ def test_scenario_plans_kept_for_the_workbook() -> None:
 
     r = size(load(EXAMPLE))
     kept = costs.result_scenario_plans(r)
-    assert kept is r._scenario_plans[4]
+    assert kept is r._scenario_plans.value[4]
     fresh = costs.scenario_plans(r.workloads, r.account_inputs, r.tables,
                                  [p.workload_indices for p in r.plan.pools])
     assert [(sc.name, envs, e.totals) for sc, envs, e in kept] == [
@@ -360,3 +361,7 @@ def test_scenario_plans_kept_for_the_workbook() -> None:
     assert costs.sensitivity(kept) == r.sensitivity
     other = r.model_copy(update={"workloads": list(r.workloads)})
     assert costs.result_scenario_plans(other) is not kept
+    # kept beside the Result, not part of it: equal to a Result without it, and not pickled
+    again = pickle.loads(pickle.dumps(r))
+    assert again == r and again._scenario_plans.value is None
+    assert Result.model_validate_json(r.to_json()) == r

@@ -27,7 +27,15 @@ from ..model.calculations import (
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
 from ..model.expr import Value, evaluate
 from .plan import Evaluated, PlanChoice, evaluate_plan
-from .results import Confidence, Option, PriceUsed, Result, ScenarioResult, WorkloadResult
+from .results import (
+    Confidence,
+    Kept,
+    Option,
+    PriceUsed,
+    Result,
+    ScenarioResult,
+    WorkloadResult,
+)
 
 _TIER_WORDS: dict[str, str] = {
     "hyperscaler_on_demand": "hyperscaler on-demand",
@@ -345,13 +353,14 @@ def keep_scenario_plans(r: Result, pools: Sequence[Sequence[int]], runs: Scenari
     so that the workbook's Scenarios sheet does not evaluate them again (~6 ms an account).
     They are kept with the inputs they came from: a copy of ``r`` with other workloads,
     inputs, tables or pools (a model alternative, a re-read) recomputes them."""
-    r._scenario_plans = (r.workloads, r.account_inputs, r.tables, [list(p) for p in pools], runs)
+    r._scenario_plans = Kept((r.workloads, r.account_inputs, r.tables, [list(p) for p in pools],
+                              runs))
 
 
 def result_scenario_plans(r: Result) -> ScenarioPlans:
     """The scenario plans of ``r`` (:func:`scenario_plans`), computed once per Result."""
     pools = [p.workload_indices for p in r.plan.pools]
-    kept = r._scenario_plans
+    kept = r._scenario_plans.value
     if (kept is not None and kept[0] is r.workloads and kept[1] is r.account_inputs
             and kept[2] is r.tables and kept[3] == pools):
         return kept[4]  # type: ignore[no-any-return]
