@@ -13,6 +13,7 @@ import csv
 import datetime as dt
 import importlib
 import math
+import pickle
 import re
 import subprocess
 from pathlib import Path
@@ -342,3 +343,25 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     return a == b
+
+
+def test_scenario_plans_kept_for_the_workbook() -> None:
+    """size() keeps the sensitivity's scenario plans for the workbook's Scenarios sheet (one
+    evaluation an account); they are the plans evaluated afresh, and a copy of the Result
+    with other workloads does not reuse them."""
+    from llmsizer.sizing import costs
+
+    r = size(load(EXAMPLE))
+    kept = costs.result_scenario_plans(r)
+    assert kept is r._scenario_plans.value[4]
+    fresh = costs.scenario_plans(r.workloads, r.account_inputs, r.tables,
+                                 [p.workload_indices for p in r.plan.pools])
+    assert [(sc.name, envs, e.totals) for sc, envs, e in kept] == [
+        (sc.name, envs, e.totals) for sc, envs, e in fresh]
+    assert costs.sensitivity(kept) == r.sensitivity
+    other = r.model_copy(update={"workloads": list(r.workloads)})
+    assert costs.result_scenario_plans(other) is not kept
+    # kept beside the Result, not part of it: equal to a Result without it, and not pickled
+    again = pickle.loads(pickle.dumps(r))
+    assert again == r and again._scenario_plans.value is None
+    assert Result.model_validate_json(r.to_json()) == r

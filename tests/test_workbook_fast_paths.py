@@ -73,6 +73,7 @@ def test_shortcuts_give_xlsxwriters_file(name: str, tmp_path: Path,
     with monkeypatch.context() as m:
         m.setattr(book_module, "direct", lambda ws: False)
         m.setattr(book_module, "fast_rows", lambda ws: None)
+        m.setattr(book_module, "fast_strings", lambda wb: None)
         write_workbook(result, tmp_path / "xlsxwriter.xlsx")
     shortcuts, own = _parts(tmp_path / "shortcuts.xlsx"), _parts(tmp_path / "xlsxwriter.xlsx")
     assert len(shortcuts) > 20 and shortcuts == own
@@ -83,5 +84,6 @@ def test_shortcuts_are_taken_with_this_xlsxwriter(tmp_path: Path) -> None:
                                                      {"in_memory": True})
     ws = wb.add_worksheet("A")
     xlsxcells.fast_rows(ws)
-    assert xlsxcells.direct(ws) and "_write_cell" in vars(ws)
+    xlsxcells.fast_strings(wb)
+    assert xlsxcells.direct(ws) and "_write_cell" in vars(ws) and "_get_packager" in vars(wb)
     wb.close()

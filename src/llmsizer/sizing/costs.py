@@ -27,7 +27,15 @@ from ..model.calculations import (
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
 from ..model.expr import Value, evaluate
 from .plan import Evaluated, PlanChoice, evaluate_plan
-from .results import Confidence, Option, PriceUsed, ScenarioResult, WorkloadResult
+from .results import (
+    Confidence,
+    Kept,
+    Option,
+    PriceUsed,
+    Result,
+    ScenarioResult,
+    WorkloadResult,
+)
 
 _TIER_WORDS: dict[str, str] = {
     "hyperscaler_on_demand": "hyperscaler on-demand",
@@ -326,15 +334,37 @@ def scenario_plans(workloads: Sequence[WorkloadResult], acct: dict[str, float],
     return out
 
 
-def sensitivity(workloads: Sequence[WorkloadResult], acct: dict[str, float],
-                tables: Tables, pools: Sequence[Sequence[int]]) -> list[ScenarioResult]:
-    """The scenarios of the account plan (:func:`scenario_plans`), as the results list them."""
+ScenarioPlans = list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluated]]
+
+
+def sensitivity(runs: ScenarioPlans) -> list[ScenarioResult]:
+    """The scenarios of the account plan (``runs``: :func:`scenario_plans`), as the results
+    list them."""
     return [ScenarioResult(
         name=sc.name, label=sc.label, change=sc.change, input=sc.input,
         gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
         capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
         annual_cost_cloud=e.totals["annual_cost_cloud"])
-        for sc, _envs, e in scenario_plans(workloads, acct, tables, pools)]
+        for sc, _envs, e in runs]
+
+
+def keep_scenario_plans(r: Result, pools: Sequence[Sequence[int]], runs: ScenarioPlans) -> None:
+    """Keep on ``r`` the scenario plans its sensitivity came from (``runs``, of ``pools``),
+    so that the workbook's Scenarios sheet does not evaluate them again (~6 ms an account).
+    They are kept with the inputs they came from: a copy of ``r`` with other workloads,
+    inputs, tables or pools (a model alternative, a re-read) recomputes them."""
+    r._scenario_plans = Kept((r.workloads, r.account_inputs, r.tables, [list(p) for p in pools],
+                              runs))
+
+
+def result_scenario_plans(r: Result) -> ScenarioPlans:
+    """The scenario plans of ``r`` (:func:`scenario_plans`), computed once per Result."""
+    pools = [p.workload_indices for p in r.plan.pools]
+    kept = r._scenario_plans.value
+    if (kept is not None and kept[0] is r.workloads and kept[1] is r.account_inputs
+            and kept[2] is r.tables and kept[3] == pools):
+        return kept[4]  # type: ignore[no-any-return]
+    return scenario_plans(r.workloads, r.account_inputs, r.tables, pools)
 
 
 def by_load(acct: dict[str, float], w: WorkloadResult,

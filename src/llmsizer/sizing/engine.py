@@ -147,15 +147,14 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
     rgroups = retrieval_groups(retrieval)
     totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
-    plan = _with_range(to_plan(chosen_plan, workloads, acct),
-                       confidence_range(chosen_plan, workloads, acct)).model_copy(
-                           update={"retrieval_groups": rgroups})
+    # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
-    return Result(
+    runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools)
+    result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
-        sensitivity=costs.sensitivity(workloads, acct, tables, chosen_plan.choice.pools),
+        sensitivity=costs.sensitivity(runs),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
@@ -181,6 +180,8 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
     )
+    costs.keep_scenario_plans(result, chosen_plan.choice.pools, runs)
+    return result
 
 
 def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:

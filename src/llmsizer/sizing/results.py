@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..inputs.benchpoints import BenchPoint
 
@@ -397,6 +397,28 @@ class SourceInfo(_M):
     bench: dict[str, list[BenchPoint]] = {}  # workload index -> its benchmark points
 
 
+class Kept:
+    """Work kept beside a Result for its documents, never part of its value: equal to any
+    other (Results compare by their fields), dropped by pickle and deepcopy (a Result sent
+    to another process or copied recomputes it)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any = None) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Kept)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[Kept], tuple[()]]:
+        return (Kept, ())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Kept:
+        return Kept()
+
+
 class Result(_M):
     schema_version: int = RESULTS_SCHEMA_VERSION
     llmsizer_version: str
@@ -419,6 +441,8 @@ class Result(_M):
     bom: BillOfMaterials = BillOfMaterials()  # the plan's bill of materials
     model_alternatives: list[ModelAlternatives] = []  # workloads given 2-4 models
     source: SourceInfo | None = None
+    # costs.keep_scenario_plans: the sensitivity's plans, for the workbook (not serialised)
+    _scenario_plans: Kept = PrivateAttr(default_factory=lambda: Kept())
 
     def to_json(self) -> str:
         """The results document. A NaN or an infinity is refused (json.dumps' allow_nan=False

@@ -18,7 +18,7 @@ from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..proposal.format import precision_name
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
-from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, strip_equals
+from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, fast_strings, strip_equals
 
 __all__ = ["Book"]
 
@@ -55,6 +55,7 @@ class Book:
         """Add the sheets (in tab order) to XlsxWriter workbook ``wb``, with recording hooks."""
         self.wb = wb
         self.f = Formats(wb)
+        fast_strings(wb)
         wb.set_properties({"title": f"LLM serving sizing: {clean_text(self.r.account.name)}",
                            "subject": "GPU sizing workbook",
                            "comments": f"llmsizer {self.r.llmsizer_version}, catalog "

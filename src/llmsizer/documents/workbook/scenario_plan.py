@@ -96,6 +96,20 @@ def _namer(book: Book, rows: PlanRows, sc: Scenario, own: Callable[[str], str | 
     return name
 
 
+def _placed(name: Callable[[str], str]) -> Callable[[str], str]:
+    """``name`` remembered per name: a column's formulas read the same names many times
+    (~10 % of the Scenarios sheet's plan columns went to placing them again)."""
+    seen: dict[str, str] = {}
+
+    def placed(n: str) -> str:
+        found = seen.get(n)
+        if found is None:
+            found = seen[n] = name(n)
+        return found
+
+    return placed
+
+
 def _number(v: Value) -> float:
     assert isinstance(v, float)
     return v
@@ -130,9 +144,9 @@ def write_plan(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             ws.write_string(rows.value - 2, p_col, "Pool: " + ", ".join(
                 m.column.workload.name for m in ms), f("header"))
             ws.write_string(rows.value - 1, p_col, ms[0].column.option.id, f("header"))
+            namers = [_placed(_namer(book, rows, sc, pool_own, m)) for m in ms]
             for item in POOL_ITEMS:
-                _write_cell(book, ws, rows.pool[item.name], p_col, item,
-                            [_namer(book, rows, sc, pool_own, m) for m in ms], p.env)
+                _write_cell(book, ws, rows.pool[item.name], p_col, item, namers, p.env)
     for g in e.groups:
         g_col = group_cols[id(g)]
         first = members[g.pools[0].members[0]]
@@ -155,10 +169,11 @@ def write_plan(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
         plat = book.catalog.platforms.get(first.column.option.platform)
         ws.write_string(rows.value - 1, g_col, plat.name if plat else first.column.option.platform,
                         f("header"))
+        over_pools = [_placed(at_pool(pool_cols[id(p)])) for p in g.pools]
+        own = [_placed(_namer(book, rows, sc, group_own, first))]
         for item in GROUP_ITEMS:
-            namers = ([at_pool(pool_cols[id(p)]) for p in g.pools] if isinstance(item, Aggregate)
-                      else [_namer(book, rows, sc, group_own, first)])
-            _write_cell(book, ws, rows.group[item.name], g_col, item, namers, g.env)
+            _write_cell(book, ws, rows.group[item.name], g_col, item,
+                        over_pools if isinstance(item, Aggregate) else own, g.env)
     col = max(group_cols.values(), default=col - 1) + 1
     totals = {key: [f"{letter(group_cols[id(g)])}{rows.group[name] + 1}" for g in e.groups]
               for key, name in PLAN_TOTALS.items()}

@@ -24,7 +24,7 @@ from ...model.calculations import (
     Scenario,
 )
 from ...model.expr import Lookup, Value, lookup_formula, render
-from ...sizing.costs import scenario_plans
+from ...sizing.costs import result_scenario_plans
 from ..marker import normalize_formula
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text
@@ -91,11 +91,12 @@ def _formula(book: Book, expr: Any, c: Column, col: str, sc: Scenario | None) ->
 # the workload's k only: printed once per input changed with \x02, \x00 and \x01 in their
 # places (as Layout.template does), and normalised once for the marker. The example has 38
 # block columns of ~77 formulas each; printing and normalising each was ~25 ms of ~250.
-_Templates = list[tuple[Calculation, str, str]]
+# Each: (calculation, row, unit, is a flag, formula, normal form).
+_Templates = list[tuple[Calculation, int, str, bool, str, str]]
 
 
 def _templates(book: Book, sc: Scenario, done: dict[str, _Templates]) -> _Templates:
-    """The reached calculations of scenario ``sc``: (calculation, formula, its normal form)."""
+    """The reached calculations of scenario ``sc`` (see _Templates)."""
     hit = done.get(sc.input)
     if hit is not None:
         return hit
@@ -112,7 +113,9 @@ def _templates(book: Book, sc: Scenario, done: dict[str, _Templates]) -> _Templa
     for calc in CALCULATIONS:
         if calc.name in reached:  # the others keep the proposal's value (calculation sheets)
             text = "=" + render(calc.expr, name, lambda lk, key: _lookup(book, lk, key))
-            out.append((calc, text, normalize_formula(text)))
+            flag = flag_expr(calc.expr)
+            out.append((calc, _CALC_ROW[calc.name], "flag" if flag else calc.unit, flag,
+                        text, normalize_formula(text)))
     done[sc.input] = out
     return out
 
@@ -137,8 +140,7 @@ def write(book: Book) -> None:
                # wrapped over the table's columns: it ran off the printed page
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
-    runs = scenario_plans(r.workloads, r.account_inputs, r.tables,
-                          [p.workload_indices for p in r.plan.pools])
+    runs = result_scenario_plans(r)  # the sensitivity's own, kept by size()
     heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
@@ -214,19 +216,15 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
                      f("calc"), _number(env[sc.input]))
-    k = str(c.k)
-
-    def fill(text: str) -> str:
-        return text.replace("\x02", x).replace("\x00", c.letter).replace("\x01", k)
-
-    for calc, text, normal in _templates(book, sc, done):
-        flag = flag_expr(calc.expr)
+    o, k = c.letter, str(c.k)
+    write, normal, cur = ws.write_formula, book.normal, book.cur
+    for calc, row, unit, flag, text, norm in _templates(book, sc, done):
         value = _number(env[calc.name])
-        fmt = number_format("flag" if flag else calc.unit,
-                            [value] if isinstance(value, float) else [], book.cur)
-        row = _CALC_ROW[calc.name]
-        ws.write_formula(row, col, fill(text), f("calc", fmt), cached(value, flag))
-        book.normal[("Scenarios", f"{x}{row + 1}")] = fill(normal)
+        fmt = number_format(unit, [value] if isinstance(value, float) else [], cur)
+        write(row, col, text.replace("\x02", x).replace("\x00", o).replace("\x01", k),
+              f("calc", fmt), cached(value, flag))
+        normal[("Scenarios", f"{x}{row + 1}")] = (
+            norm.replace("\x02", x).replace("\x00", o).replace("\x01", k))
 
 
 def _number(v: Value) -> float | str:
