@@ -4,7 +4,8 @@
   drawing step reads for the first time goes through ``ComputedStyle.__missing__``
   (~38,000 times a proposal), which handles the cascade, ``var()``, math functions,
   logical properties and the few properties that depend on others. Most look-ups are of a
-  property the proposal's CSS does not set on that element: its computed value is then the
+  property the proposal's CSS does not set on that element (nor, for a physical property
+  such as ``margin_left``, its logical counterpart): its computed value is then the
   initial value, or the parent's for an inherited property. :func:`_missing` answers those
   two cases directly and leaves every other one to WeasyPrint.
 - **Used lengths.** Every box laid out resolves eleven margins, paddings, widths and
@@ -37,20 +38,24 @@ _VERSION = "70.0"
 
 _MISSING = ComputedStyle.__missing__
 # Properties whose computed value is never more than the initial or inherited value when
-# the element's cascade does not name them: no logical counterpart, no propagation (text
+# the element's cascade does not name them (nor, for a physical property such as
+# margin_left, its logical counterparts for either direction): no propagation (text
 # decorations), no ancestor look-up (page), no dependence on other properties.
 _PLAIN = frozenset(
     key for key in INITIAL_VALUES
-    if key not in PHYSICAL_FUNCTIONS and key not in INITIAL_NOT_COMPUTED
-    and not key.startswith(("text_decoration_", "__"))
+    if key not in INITIAL_NOT_COMPUTED and not key.startswith(("text_decoration_", "__"))
     and key not in ("page", "position", "float", "display"))
 _INITIAL = {key: INITIAL_VALUES[key] for key in _PLAIN
             if key not in INHERITED and not check_math(INITIAL_VALUES[key])}
 _INHERITED = frozenset(key for key in _PLAIN if key in INHERITED)
+_LOGICAL = {key: frozenset(function(block="ttb", inline=inline) for inline in ("ltr", "rtl"))
+            for key, function in PHYSICAL_FUNCTIONS.items()}
 
 
 def _missing(self: Any, key: str) -> Any:
-    if key not in self.cascaded:
+    cascaded = self.cascaded
+    logical = _LOGICAL.get(key)
+    if key not in cascaded and (logical is None or cascaded.keys().isdisjoint(logical)):
         if key in _INITIAL:
             value = self[key] = _INITIAL[key]
             return value
