@@ -14,7 +14,7 @@
   computed length (``Dimension``) inline and hands anything else (``auto``, ``calc()``) to
   WeasyPrint's ``percentage``.
 
-Together ~25 ms of the example's ~420 ms layout (docs/benchmarks.md, sixth round); every
+Together ~35-40 ms of the example's ~430 ms layout (docs/benchmarks.md, sixth round); every
 shipped proposal's PDF is byte for byte the same (tests/test_proposal_writer.py). Installed
 only on the WeasyPrint version they were written against; on any other, WeasyPrint's own
 stay (slower, same pages).
