@@ -187,3 +187,30 @@ def test_plain_tree_leaves_repaired_markup_to_tinyhtml5(body: str) -> None:
     ours = proposal.ProposalHTML(string=html, base_url="file:///t/",
                                  url_fetcher=proposal.ClosedFetcher(proposal._roots(None)))
     assert _same_tree(ours.etree_element, _html5(html))
+
+
+# ---- computed styles and used lengths in fewer calls (fastlayout.py) ----------------------------
+
+
+@pytest.mark.skipif(weasyprint.__version__ != "70.0", reason="written against WeasyPrint 70.0")
+@pytest.mark.parametrize(("account", "appendix"), [
+    ("example", False), ("frontier-moe-rack", False), ("enterprise-multi", True)])
+def test_fast_layout_writes_the_same_pdf_as_weasyprints_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, account: str, appendix: bool) -> None:
+    from llmsizer.documents.proposal import fastlayout
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    result = size(load(ROOT / "inputs" / f"{account}.yaml"))
+    proposal._fast_layout()  # the once-per-process install, before it is switched off here
+    pdfs = []
+    try:
+        for on in (False, True):
+            assert fastlayout.install(on) is on
+            proposal._laid_out.cache_clear()  # the appendix is laid out again, too
+            pdf = tmp_path / f"{on}.pdf"
+            render_pdf(result, pdf, appendix=appendix)
+            pdfs.append(pdf.read_bytes())
+    finally:
+        fastlayout.install()
+    assert len(_streams(pdfs[0])) >= 12
+    assert pdfs[0] == pdfs[1]

@@ -389,12 +389,24 @@ def with_appendix(html_text: str, roots: tuple[Path, ...],
     return document.copy([*document.pages[:own], *appendix.pages])
 
 
+@lru_cache(maxsize=1)
+def _fast_layout() -> bool:
+    """WeasyPrint's computed-style look-up and used-length helpers in fewer calls, same
+    results (fastlayout.py), installed once per process on the version they copy."""
+    if weasyprint_version != "70.0":
+        return False
+    from .fastlayout import install
+
+    return install()
+
+
 @lru_cache(maxsize=16)
 def _laid_out(html_text: str, roots: tuple[Path, ...], stylesheet: CSS, before: int,
               total: int) -> Any:
     """The appendix laid out after ``before`` proposal pages, ``total`` pages in all
     (print.css shows ``counter(total-pages)`` in the appendix's footers)."""
     _one_line_svg_text()
+    _fast_layout()
     numbering = CSS(string=f"@page appendix:first {{ counter-set: page {before + 1}; "
                            f"counter-reset: total-pages {total}; }}")
     return ProposalHTML(string=html_text, base_url=roots[0].as_uri() + "/",
@@ -407,6 +419,7 @@ def render_document(html_text: str, roots: tuple[Path, ...],
     """Lay out proposal HTML with the templates' stylesheet (WeasyPrint's part of a render;
     the batch benchmark times this alone as its floor)."""
     _one_line_svg_text()  # charts' text drawn a line, not a letter, at a time (svgtext.py)
+    _fast_layout()
     return ProposalHTML(string=html_text, base_url=roots[0].as_uri() + "/",
                         url_fetcher=fetcher or ClosedFetcher(roots)).render(
         stylesheets=[_stylesheet(roots)], font_config=_font_config())
