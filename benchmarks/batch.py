@@ -139,20 +139,20 @@ def weasyprint_floor(files: list[Path]) -> float:
     appendix, which is opt-in)."""
     from llmsizer.base import heap
     from llmsizer.documents.proposal import render_html, shipped_templates
-    from llmsizer.documents.proposal.render import _fast_font_subsetting, render_document
+    from llmsizer.documents.proposal.render import render_document, write_pdf
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
     htmls = [render_html(size(load(f))) for f in files]
     roots = (shipped_templates().resolve(),)
-    full_fonts = not _fast_font_subsetting()  # as render_pdf writes them
-    render_document(htmls[0], roots).write_pdf(full_fonts=full_fonts)
+    sink = Path(os.devnull)
+    write_pdf(render_document(htmls[0], roots), sink)  # as render_pdf writes them
     # The workers' regime (llmsizer.base.heap): frozen warm heap, no garbage collection.
     heap.settle()
     try:
         t0 = time.process_time()
         for h in htmls:
-            render_document(h, roots).write_pdf(full_fonts=full_fonts)
+            write_pdf(render_document(h, roots), sink)
         return (time.process_time() - t0) / len(htmls)
     finally:
         gc.enable()
