@@ -254,15 +254,48 @@ def _font_config() -> FontConfiguration:
     return FontConfiguration()
 
 
+# WeasyPrint's user-agent rules whose selector is a bare pseudo-element: each gives every one
+# of a proposal's ~1,000 elements that pseudo-element's style to compute, a third of the style
+# cascade (docs/benchmarks.md, sixth round). The templates have no footnotes or notes, and
+# list items are the only elements they display as list-item.
+_UA_DROPPED = ("::footnote-call ", "::footnote-marker ", "::note-call ", "::note-marker ",
+               "::note-callback ")
+_UA_SCOPED = ("::marker ", "li::marker ")
+
+
+def ua_sheet_text() -> str | None:
+    """WeasyPrint's own user-agent sheet as installed (``css/html5_ua.css``), less the rules
+    of :data:`_UA_DROPPED`, ``::marker`` scoped to list items, and without its
+    ``@counter-style`` rules (WeasyPrint applies those apart: ``HTML._ua_counter_style``).
+    None when the installed sheet does not hold those rules one per line as this expects:
+    WeasyPrint's own sheet is used then."""
+    text = resources.files("weasyprint.css").joinpath("html5_ua.css").read_text("utf-8")
+    kept, dropped, scoped = [], 0, 0
+    for line in text.splitlines():
+        if line.startswith(_UA_DROPPED):
+            dropped += 1
+        elif line.startswith("@counter-style") and line.rstrip().endswith("}"):
+            continue
+        elif line.startswith(_UA_SCOPED[0]):
+            kept.append(_UA_SCOPED[1] + line[len(_UA_SCOPED[0]):])
+            scoped += 1
+        else:
+            kept.append(line)
+    if dropped != len(_UA_DROPPED) or scoped != 1 or "@counter-style" in "\n".join(kept):
+        return None
+    return "\n".join(kept)
+
+
 @lru_cache(maxsize=1)
-def _ua_stylesheet() -> CSS:
-    """``ua.css``, parsed once per process."""
-    return CSS(string=resources.files(__package__).joinpath("ua.css").read_text("utf-8"))
+def _ua_stylesheet() -> CSS | None:
+    """:func:`ua_sheet_text`, parsed once per process."""
+    text = ua_sheet_text()
+    return None if text is None else CSS(string=text)
 
 
 class ProposalHTML(HTML):  # type: ignore[misc]
     """WeasyPrint's :class:`~weasyprint.HTML` with the proposal's user-agent stylesheet
-    (``ua.css``: WeasyPrint's own, less the bare pseudo-element rules that gave every element
+    (:func:`ua_sheet_text`: WeasyPrint's own, less the bare pseudo-element rules that gave every element
     a footnote-call and a marker style to compute; a third of the style cascade; form
     fields, which the templates never have, keep WeasyPrint's form sheet), and its element
     tree built by ``html.parser`` where that gives tinyhtml5's tree (htmltree.py; a sixth of
@@ -282,7 +315,8 @@ class ProposalHTML(HTML):  # type: ignore[misc]
 
     def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
         own: list[Any] = super()._ua_stylesheets(forms)
-        return [_ua_stylesheet(), *own[1:]]
+        sheet = _ua_stylesheet()
+        return own if sheet is None else [sheet, *own[1:]]
 
 
 # pydyf deflates every stream at zlib level 9; level 6, zlib's default, writes the example's
