@@ -236,6 +236,19 @@ def test_pages_name_options_in_words_never_by_id(client: TestClient) -> None:
     assert f"Chat API {words}" in visible(debug)  # the debugger's heading
 
 
+def test_no_two_option_rows_read_alike(client: TestClient) -> None:
+    """The quick start's options table: options that differ only in their platform (an H200
+    on two servers) are told apart by the platform's name under the option, as in the PDF's
+    alternatives table, so no two rows read the same."""
+    page = client.get("/").text
+    table = re.search(r'<section id="options">.*?<table>(.*?)</table>', page, re.S).group(1)
+    rows = [visible(r).split(" USD")[0].strip()
+            for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]]
+    assert len(rows) == 40  # the first 40 of the quick start's options
+    assert len(set(rows)) == len(rows), [r for r in rows if rows.count(r) > 1]
+    assert "Dell PowerEdge XE9680" in table  # the recommended Gaudi 3's server
+
+
 def test_an_update_returns_the_numbers_and_the_charts_follow(client: TestClient) -> None:
     """The live update carries no chart (they take longer to draw than the sizing); the page
     then asks for them, and a sizing's charts are drawn once and kept with it."""
@@ -635,6 +648,13 @@ def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> Non
             assert cat.gpus[o["gpu"]].name in part
         ruled_out = [o for o in rw["options"] if not o["feasible"]]
         assert all(o["reason"].split(";")[0][:30] in part for o in ruled_out[:3])
+    # a GPU without a catalog price is never called dearer (the A10 has none)
+    unpriced = [o for rw in result["retrieval"] for o in rw["options"]
+                if o["feasible"] and not o["priced"]]
+    dearer = [o for rw in result["retrieval"] for o in rw["options"]
+              if o["feasible"] and o["priced"] and o["id"] != rw["recommended"]]
+    assert unpriced and options.count("no price to compare") == len(unpriced)
+    assert options.count("meets the targets; dearer") == len(dearer)
 
 
 def test_form_choices_are_words_never_ids(client: TestClient) -> None:

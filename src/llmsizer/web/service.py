@@ -72,6 +72,12 @@ class Sized:
                         **pool.shares[pool.workload_indices.index(index)]}
         return {}
 
+    def platform_name(self, platform_id: str) -> str:
+        """A platform by its catalog name, shown under the option: options that differ only in
+        their server (or in one chassis's power build) would otherwise read alike."""
+        p = catalog().platforms.get(platform_id)
+        return p.name if p else platform_id
+
     def gpu_name(self, gpu_id: str) -> str:
         """A GPU by its name (a retrieval option is one GPU type)."""
         g = catalog().gpus.get(gpu_id)
