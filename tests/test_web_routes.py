@@ -526,7 +526,16 @@ def test_reference_pages_show_catalog_data_with_sources(client: TestClient) -> N
     row = re.search(r"<td>h100-sxm</td>(.*?)</tr>", r.text, re.S)
     assert row and "80 GB" in row.group(1) and "3.35 TB/s" in row.group(1) and "989.5" in row.group(1)
     assert "datasheet" in row.group(1)
-    assert "2026-" in client.get("/catalog/prices").text  # dated prices
+    prices = visible(client.get("/catalog/prices").text)
+    assert "2026-" in prices  # dated prices
+    # GPUs by name and offers in words, as the PDF's cost section says them; the key a
+    # requirements file uses beside the name
+    cat = load_catalog()
+    g = cat.gpus["h100-sxm"]
+    assert f"{g.name} h100-sxm {g.price_usd:,.0f} {g.price_date}" in prices
+    offer = cat.prices.cloud["h100-sxm"]["committed_1yr"]
+    assert f"{g.name} h100-sxm committed one-year contract {offer.usd_per_gpu_hour}" in prices
+    assert " committed_1yr " not in prices and " gpu_cloud " not in prices
     assert client.get("/catalog/nothing").status_code == 404
 
 

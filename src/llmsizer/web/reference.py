@@ -14,6 +14,7 @@ from ..base.errors import LlmsizerError
 from ..documents.proposal.format import svg_image
 from ..documents.roofline import roofline_chart
 from ..model.expr import Value
+from ..sizing.costs import tier_words
 from ..sizing.debugger import roofline
 from ..sizing.engine import estimate
 from .render import page
@@ -29,7 +30,8 @@ def catalog_page(request: Request, kind: str) -> HTMLResponse:
     if kind not in KINDS:
         return page(request, "problem.html.j2", 404,
                     message=f"no catalog page {kind!r}; there are {', '.join(KINDS)}")
-    return page(request, "catalog.html.j2", kind=kind, catalog=catalog(), kinds=KINDS)
+    return page(request, "catalog.html.j2", kind=kind, catalog=catalog(), kinds=KINDS,
+                tier_words=tier_words)
 
 
 @dataclass(frozen=True)
