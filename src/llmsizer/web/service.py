@@ -21,7 +21,7 @@ from typing import Any
 from ..base.errors import InputError, LlmsizerError
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
-from ..documents.proposal.format import Formatter, option_label
+from ..documents.proposal.format import Formatter, option_label, platform_words
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
@@ -73,10 +73,9 @@ class Sized:
         return {}
 
     def platform_name(self, platform_id: str) -> str:
-        """A platform by its catalog name, shown under the option: options that differ only in
-        their server (or in one chassis's power build) would otherwise read alike."""
-        p = catalog().platforms.get(platform_id)
-        return p.name if p else platform_id
+        """A platform as the PDF's alternatives table shows it under the option (options that
+        differ only in their server would otherwise read alike)."""
+        return platform_words(catalog().platforms, platform_id)
 
     def gpu_name(self, gpu_id: str) -> str:
         """A GPU by its name (a retrieval option is one GPU type)."""

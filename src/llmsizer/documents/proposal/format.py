@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from markupsafe import Markup
 
@@ -183,6 +184,18 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
 
 def short_name(name: str) -> str:
     return name.split(" (", 1)[0]
+
+
+def platform_words(platforms: Mapping[str, Any], platform_id: str) -> str:
+    """A platform as an option's line names it: its short name ('Dell PowerEdge XE7745'), or
+    the full one where another catalog platform shares the short name (one chassis in two
+    power builds), so two options never read alike."""
+    p = platforms.get(platform_id)
+    if p is None:
+        return platform_id
+    short = short_name(p.name)
+    shared = sum(short_name(q.name) == short for q in platforms.values()) > 1
+    return str(p.name) if shared else short
 
 
 def chart_name(gpu_name: str) -> str:

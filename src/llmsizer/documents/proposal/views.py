@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from ...model.catalog import Catalog
 from ...sizing.results import Option, WorkloadResult
-from .format import short_name
+from .format import platform_words
 
 # Alternatives per workload in the lean proposal (`report --appendix` shows every GPU and
 # platform): the best few are what a reader compares; each row costs layout time.
@@ -144,5 +144,5 @@ def option_view(o: Option, w: WorkloadResult, cat: Catalog) -> OptionView:
     return OptionView(
         option=o, v=o.values, gpu_name=gpu.name if gpu else o.gpu,
         platform_name=plat.name if plat else o.platform,
-        platform_short=short_name(plat.name) if plat else o.platform,
+        platform_short=platform_words(cat.platforms, o.platform),
         recommended=o.id == w.recommended, binding=_binding(o.values, w.mode == "measured"))
