@@ -28,7 +28,8 @@ that touched them):
   published reasoning text. No acceptance length is published for those prompts, so the rows
   take the model's published extra tokens per step scaled by
   ``mtp_random_prompt_acceptance_share``, chosen leaving one source out at a time
-  (``benchmarks/mtp_cv.py``).
+  (``benchmarks/mtp_cv.py``). The disaggregated SGLang runs send the same prompts to the same
+  drafting and take it too.
 """
 
 from __future__ import annotations
@@ -62,12 +63,24 @@ def mtp_drafts(point: BenchPoint, text: str) -> int | None:
     return None
 
 
+def disagg_sglang_on_random_chat_prompts(point: BenchPoint, text: str) -> bool:
+    """A disaggregated InferenceX SGLang MTP run (Dynamo-SGLang, MoRI-SGLang) sends the
+    single-node runs' prompts to the same drafting: random token ids through the chat template
+    (srt-slurm's sa-bench ``--use-chat-template`` from csahithi/srt-slurm@5569876, 2026-01-21;
+    InferenceX ``benchmarks/multi_node/amd_utils/bench.sh`` with MTP), EAGLE / NEXTN with
+    top-k 1 (the recipes, ``amd_utils/models.yaml``). Every such row is dated 2026-02 or
+    later. Dynamo-TensorRT-LLM rows keep the published figure (docs/calibration.md, "Fourth
+    pass")."""
+    return bool(point.disaggregated) and "sglang" in (framework(text) or "")
+
+
 def mtp_acceptance(point: BenchPoint, published: float, text: str, catalog: Catalog
                    ) -> float | None:
-    """Mean acceptance length a single-node InferenceX MTP run reaches on its random chat
-    prompts, from the model's published figure; None elsewhere (the published one). The
-    disaggregated runs are driven by another client (srt-slurm recipes), not read here."""
-    if framework(text) is None or point.disaggregated:
+    """Mean acceptance length an InferenceX MTP run reaches on its random chat prompts, from
+    the model's published figure; None elsewhere (the published one): single-node runs, and
+    the disaggregated SGLang runs whose client and drafting are the same."""
+    if framework(text) is None or (point.disaggregated
+                                   and not disagg_sglang_on_random_chat_prompts(point, text)):
         return None
     return 1 + catalog.constant("mtp_random_prompt_acceptance_share") * (published - 1)
 
