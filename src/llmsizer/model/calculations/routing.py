@@ -24,7 +24,7 @@ def random_routing_batch_per_replica(per_replica: float, replicas: float,
     uniformly and independently of the others: E[min(n, limit)], n ~ Binomial(requests,
     1 / replicas). It counts the requests as placed independently; in a closed loop a request
     queued at a full replica stays there longer, so the loop keeps a little fewer slots busy
-    (tests/test_routing.py simulates it: within 12 %)."""
+    (tests/test_routing.py simulates it: 0-10 % fewer)."""
     y = round(replicas)
     requests = per_replica * max(1, y)
     n = round(requests)
