@@ -19,6 +19,7 @@ from ..inputs.benchdata import BenchPoint
 from ..inputs.benchlabels import Parallelism, decode_batch_limit, disagg_pools, stated_pools
 from ..inputs.schema import Requirements
 from ..model.calculations import FIGURE_EXPRS
+from ..model.calculations.routing import random_routing_batch_per_replica
 from ..model.catalog import Catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, evaluate_choice
@@ -118,8 +119,10 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
     limit = (_figure("disagg_decode_batch_limit_per_replica", env,
                      max_batch_size_given=stated) if stated else math.inf)
     # the users waiting for their first token hold no decode slot (Little's law)
-    env = decode_env(min(limit, _figure("disagg_closed_loop_batch_per_replica", env,
-                                        concurrency_given=users, ttft_given=ttft)))
+    decoding = _figure("disagg_closed_loop_batch_per_replica", env, concurrency_given=users,
+                       ttft_given=ttft)
+    # the harness routes a request to a replica whether it is full or not (routing.py)
+    env = decode_env(random_routing_batch_per_replica(decoding, y, limit))
     rate = decode_rate(env)
     if prefill_rate < rate:  # prefill-bound: fewer sequences in flight in the decode pool
         batch = _figure("disagg_rate_batch_per_replica", env, concurrency_given=users,
