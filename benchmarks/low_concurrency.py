@@ -5,6 +5,7 @@ the step (issue 23 item 4).
     python benchmarks/low_concurrency.py            # every such row of both files
     python benchmarks/low_concurrency.py --ep       # expert-parallel rows only
     python benchmarks/low_concurrency.py --residuals  # grouped, disaggregated decode pools too
+    python benchmarks/low_concurrency.py --bytes    # FP4/FP8 rows: residual against bytes read
 
 Prints, per row, the measured and predicted TPOT/ITL (per-user tokens/s for batch-1 rows)
 with the catalog's constants, the error and the step's parts at the batch served, then the
@@ -17,7 +18,12 @@ pool is predicted by sizing/fidelity_disagg.py, not this step alone); llama.cpp 
 disaggregated decode pool at a decode batch <= 4 (not fitted: its TPOT is the decode step with
 no prefill) is grouped by GPU family, weight precision, engine and layout, with the median of
 predicted - measured in ms: a term missing from the fixed part of the step shows as the same
-milliseconds in every group that shares its cause. Nothing is written.
+milliseconds in every group that shares its cause. With --bytes, the same rows with FP4 or FP8
+weights, one per line with the weights each GPU reads per step (GB and ms at the catalog's
+bandwidth efficiency) beside the residual, then per GPU family and precision a least-squares
+line residual = a + k x weight ms: a bandwidth shortfall shows as k (the residual grows with
+the bytes), a fixed cost per step or per layer as a (docs/calibration.md, "Fourth pass").
+Nothing is written.
 """
 
 from __future__ import annotations
@@ -37,11 +43,13 @@ import calibrate as cal  # noqa: E402
 
 from llmsizer.inputs.benchdata import read_points  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402
+from llmsizer.sizing.evaluate import evaluate_choice  # noqa: E402
 from llmsizer.sizing.fidelity import (  # noqa: E402
     _REGIMES,
     LLAMACPP,
     Case,
     RowResult,
+    _profile,
     _Row,
     prepare,
     score,
@@ -100,22 +108,29 @@ def _residual_ms(result: RowResult) -> float:
     return result.predicted - p.value
 
 
+def _low_batch(catalog: object) -> list[tuple[Case, RowResult]]:
+    """Every latency row at a decode batch <= 4 of both files, disaggregated decode pools
+    included, with its scored result."""
+    tables = tables_for(catalog)  # type: ignore[arg-type]
+    picked: list[tuple[Case, RowResult]] = []
+    for path in (cal.DATA, cal.NEW_DATA):
+        points, _ = read_points(path, catalog)  # type: ignore[arg-type]
+        cases, _ = prepare(points, catalog)  # type: ignore[arg-type]
+        for case, res in zip(cases, score(cases, catalog, tables), strict=True):  # type: ignore[arg-type]
+            p = res.point
+            per_user = p.regime == "batch1" and p.metric == "tokens_per_s_per_user"
+            if not (res.engine == LLAMACPP or p.statistic != "mean" or res.batch > 4.5
+                    or not (p.metric in LATENCY or per_user)):
+                picked.append((case, res))
+    return picked
+
+
 def residuals() -> None:
     """Every low-batch latency row, disaggregated decode pools included, grouped."""
     catalog = load_catalog()
-    tables = tables_for(catalog)
-    results: list[RowResult] = []
-    for path in (cal.DATA, cal.NEW_DATA):
-        points, _ = read_points(path, catalog)
-        cases, _ = prepare(points, catalog)
-        results += score(cases, catalog, tables)
     groups: dict[tuple[str, ...], list[RowResult]] = {}
-    for res in results:
+    for _, res in _low_batch(catalog):
         p = res.point
-        per_user = p.regime == "batch1" and p.metric == "tokens_per_s_per_user"
-        if (res.engine == LLAMACPP or p.statistic != "mean" or res.batch > 4.5
-                or not (p.metric in LATENCY or per_user)):
-            continue
         arch = str(catalog.gpus[str(p.gpu)].architecture).split(" (")[0]
         weights = p.weight_precision + (" MTP" if p.speculative else "")
         group = (arch.replace(" + Grace CPU", ""), weights, cal.source_of(p), _layout(res))
@@ -130,14 +145,65 @@ def residuals() -> None:
               f"{statistics.median(abs(r.error) for r in rows) * 100:.1f} % |")
 
 
+def _step_env(case: Case, res: RowResult, catalog: object) -> _Env:
+    """The calculation list at the row's decode step (a disaggregated row: its decode pool at
+    the batch it serves)."""
+    tables = tables_for(catalog)  # type: ignore[arg-type]
+    if case.point.disaggregated:
+        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,  # type: ignore[arg-type]
+                               {**_profile(case, catalog),  # type: ignore[arg-type]
+                                "max_batch_per_replica": res.batch, "burstiness": 0.0})
+    return _REGIMES[case.point.regime](_Row(case, catalog, tables))[1]  # type: ignore[arg-type]
+
+
+def by_bytes() -> None:
+    """FP4 and FP8 rows at a decode batch <= 4: residual against the weights read per step."""
+    catalog = load_catalog()
+    print("| family | weights | engine | layout | row | batch | weights GB per GPU | weights "
+          "(ms) | fixed: communication + overhead (ms) | predicted - measured (ms) |\n"
+          "|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    lines: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for case, res in _low_batch(catalog):
+        p = res.point
+        if p.weight_precision not in ("fp4", "mxfp4", "fp8"):
+            continue
+        env = _step_env(case, res, catalog)
+        weights = float(env["decode_weights_ms"])  # type: ignore[arg-type]
+        rate = (float(env["gpu_bandwidth_tb_s"]) * float(env["mbu_weights"])  # type: ignore[arg-type]
+                * float(env["efficiency_scale"]))  # type: ignore[arg-type]
+        fixed = float(env["comm_fixed_ms"]) + float(env["step_overhead_ms"])  # type: ignore[arg-type]
+        fam = family(case, catalog)
+        prec = p.weight_precision + (" MTP" if p.speculative else "")
+        print(f"| {fam} | {prec} | {cal.source_of(p)} | {_layout(res)} | {p.row} | "
+              f"{res.batch:.1f} | {weights * rate:.2f} | {weights:.2f} | {fixed:.2f} | "
+              f"{_residual_ms(res):+.2f} |")
+        if not p.speculative:  # drafts add their own content-dependent share
+            lines.setdefault((fam, p.weight_precision), []).append((weights, _residual_ms(res)))
+    print("\n| family | weights | rows | weights (ms) | a (ms) | k (ms per weight ms) |"
+          "\n|---|---|---:|---|---:|---:|")
+    for (fam, prec), pts in sorted(lines.items()):
+        xs = [x for x, _ in pts]
+        ys = [y for _, y in pts]
+        if len(pts) < 3 or max(xs) - min(xs) < 1e-6:
+            continue
+        k, a = statistics.linear_regression(xs, ys)
+        print(f"| {fam} | {prec} | {len(pts)} | {min(xs):.2f}-{max(xs):.2f} | {a:+.2f} | "
+              f"{k:+.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ep", action="store_true", help="expert-parallel rows only")
     parser.add_argument("--residuals", action="store_true",
                         help="group every low-batch row, disaggregated decode pools too")
+    parser.add_argument("--bytes", action="store_true",
+                        help="FP4/FP8 low-batch rows: residual against the weights read")
     args = parser.parse_args()
     if args.residuals:
         residuals()
+        return
+    if args.bytes:
+        by_bytes()
         return
     catalog = load_catalog()
     tables = tables_for(catalog)

@@ -215,6 +215,45 @@ def test_fp4_uses_its_own_compute_efficiency_and_fp8_attention() -> None:
     assert v["attention_peak_tflops"] == 4500  # FP8 KV: attention at the FP8 rate
 
 
+@pytest.mark.parametrize(("weights", "bytes_per_weight"), [
+    # NVFP4: 4-bit values + one FP8 (1-byte) scale per 16 of them = 0.5 + 1/16
+    ("fp4", 0.5 + 1 / 16),
+    # OCP MXFP4: 4-bit values + one E8M0 (1-byte) scale per 32 of them = 0.5 + 1/32
+    ("mxfp4", 0.5 + 1 / 32),
+])
+def test_fp4_block_scales_are_read_with_the_weights(weights: str,
+                                                    bytes_per_weight: float) -> None:
+    """Each decode step streams the block scales with the 4-bit values (issue 23, fourth
+    pass: counted, so no missing bytes explain the FP4 small-batch rows)."""
+    v = _values("deepseek-r1", "b200", weights, "fp8", 8, ep=8)
+    assert v["weight_bytes_per_param"] == pytest.approx(bytes_per_weight)
+    assert v["shared_weights_ms"] == pytest.approx(
+        v["shared_params"] * bytes_per_weight / 1e9 / (8 * 7.7 * v["mbu_weights"]))  # 7.7 TB/s
+
+
+def test_fp4_small_batch_step_is_shorter_than_the_fixed_terms(
+        predicted: dict[int, tuple[float, float]]) -> None:
+    """Why no FP4 bandwidth efficiency can fit the FP4 rows at small batch (docs/calibration.md,
+    "Fourth pass: FP4 at small batch"): in one InferenceX run (SGLang v0.5.12 on 8x B200,
+    DeepSeek-R1-0528, concurrency 1, 2026-05-22) the FP4 TP8 EP8 step (rows 642/672, 5.87 and
+    6.04 ms) is shorter than the model's all-reduce latency and step overhead alone, while the
+    FP8 TP8 step (rows 597/612, 7.18 and 7.39 ms) is longer than them: the model's fixed
+    part, fitted on FP8 and BF16 rows, is what the FP4 path does not pay. Reading the weights
+    slower would lengthen the FP4 step further."""
+    fp4 = _values("deepseek-r1", "b200", "fp4", "fp8", 8, ep=8, cap=1)  # one user
+    fp8 = _values("deepseek-r1", "b200", "fp8", "fp8", 8, cap=1)
+    for v, rows, shorter in ((fp4, (642, 672), True), (fp8, (597, 612), False)):
+        fixed = v["comm_fixed_ms"] + v["step_overhead_ms"]
+        assert fixed == pytest.approx(6.85, abs=0.01)  # 2 x 61 x 35.81 µs + 2.485 ms
+        for row in rows:
+            measured, model = predicted[row]
+            assert (measured < fixed) is shorter
+            # the weights the step reads: under 0.8 ms, below the FP4 excess (1.7 ms)
+            assert v["decode_weights_ms"] < 0.8
+            if shorter:
+                assert model - measured > 2 * v["decode_weights_ms"]
+
+
 def _loaded(doc: dict[str, Any]) -> Loaded:
     cat = load_catalog()
     req = Requirements.model_validate(doc)
