@@ -144,6 +144,21 @@ def test_engine_profiles_come_from_the_row_text() -> None:
     assert engine_of(by_row[617]) == LLAMACPP
 
 
+def test_inferencex_trt_rows_without_an_image_are_tensorrt_llm_pytorch() -> None:
+    """measured_blackwell_moe.csv: 24 InferenceX rows of 2025-11-02 say ``framework=trt;
+    image=None``. InferenceX launched every TensorRT-LLM run with ``trtllm-serve
+    --backend=pytorch`` (its benchmarks/dsr1_*_trt*.sh from 2025-09-15 on), so they get that
+    engine's profile, not the default engine's."""
+    from llmsizer.sizing.fidelity import prepare, pytorch_backend
+
+    points, _ = read_points(ROOT / "tests" / "data" / "measured_blackwell_moe.csv")
+    rows = [p for p in points if "framework=trt; image=none" in p.raw["notes"].lower()]
+    assert len(rows) == 24
+    assert all(engine_of(p) == TRTLLM_SERVING for p in rows)
+    cases, _ = prepare(rows, load_catalog())
+    assert len(cases) == 24 and all(pytorch_backend(c) for c in cases)
+
+
 def test_engine_release_is_read_from_every_text_column() -> None:
     """measured_blackwell_moe.csv row 2 (TensorRT-LLM v0.19 perf-overview, Llama-3.3-70B FP4
     TP1 on B200, trtllm-bench offline) says "TensorRT-LLM v0.19 PyTorch backend" in ``notes``;

@@ -53,6 +53,7 @@ from .evaluate import Choice, Tables, account_inputs, build_tables, evaluate_cho
 from .fidelity_checks import contradicted_rows
 from .fidelity_disagg import disagg_reasons, predict_disagg
 from .fidelity_inferencex import (
+    framework,
     mtp_acceptance,
     mtp_drafts,
     sglang_chunked_prefill_tokens,
@@ -109,7 +110,9 @@ def engine_of(point: BenchPoint) -> str:
         return LLAMACPP
     if "trtllm-bench" in text or "gptmanagerbenchmark" in text:
         return TRTLLM_BENCH
-    if any(word in text for word in ("tensorrt", "trt-llm", "trtllm", "nim ", "triton")):
+    # InferenceX's ``framework=trt`` is trtllm-serve (its scripts; a row may state no image)
+    if any(word in text for word in ("tensorrt", "trt-llm", "trtllm", "nim ", "triton")) or (
+            framework(text) == "trt"):
         return TRTLLM_SERVING
     return DEFAULT
 
@@ -256,8 +259,11 @@ def _speculative(point: BenchPoint, catalog: Catalog) -> Speculative | str | Non
 
 
 def pytorch_backend(case: Case) -> bool:
+    # InferenceX launches every TensorRT-LLM run with ``trtllm-serve --backend=pytorch``
+    # (benchmarks/dsr1_*_trt*.sh from 2025-09-15 on), also the rows that name no image
     text = row_text(case.point)
-    return "pytorch backend" in text or "tensorrt-llm/release:1." in text
+    return ("pytorch backend" in text or "tensorrt-llm/release:1." in text
+            or framework(text) == "trt")
 
 
 def _compiled_runtime(case: Case) -> bool:
