@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -39,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from llmsizer.inputs.benchdata import BenchPoint, read_points  # noqa: E402
+from llmsizer.inputs.benchdata import BenchPoint  # noqa: E402
 from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
 from llmsizer.sizing.evaluate import error_group  # noqa: E402
 from llmsizer.sizing.fidelity import (  # noqa: E402
@@ -47,20 +46,32 @@ from llmsizer.sizing.fidelity import (  # noqa: E402
     Case,
     RowResult,
     SummaryRow,
-    prepare,
     quantile,
     score,
     summarise,
     tables_for,
 )
-from llmsizer.sizing.fidelity_fit import closed_loop_ttft  # noqa: E402
 
-DATA = ROOT / "tests" / "data" / "calibration_points.csv"
-# Blackwell, AMD and MoE results (TensorRT-LLM perf overviews and blog, InferenceX); rows with
-# disaggregated serving or speculative decoding (MTP) are not modelled and not fitted.
-NEW_DATA = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
-CONSTANTS = ROOT / "src" / "llmsizer" / "model" / "catalogs" / "constants.yaml"
-DOC = ROOT / "docs" / "calibration.md"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from calibrate_round_share import (  # noqa: E402
+    _ttft_rows,
+    fit_round_share,
+    round_share_main,
+    write_round_share,
+)
+from calibration_data import (  # noqa: E402
+    CONSTANTS,
+    DOC,
+    F_SCALE,
+    _fmt,
+    _stats,
+    dataset_of,
+    load_cases,
+    replace_section,
+    set_constant,
+    source_of,
+    with_constants,
+)
 
 # name: (start, low, high, scale) -- scale puts every parameter near 1 for the solver
 DATACENTER: dict[str, tuple[float, float, float, float]] = {
@@ -108,7 +119,6 @@ WEIGHTS: dict[tuple[str, str], float] = {
 # objective: their TTFT is a round of prompts queued behind each other, fitted by its own
 # constant (fit_round_share below; docs/calibration.md), which no other constant may absorb.
 NOT_FITTED_NEW = frozenset({("concurrency", "ttft_ms")})
-F_SCALE = 0.15
 
 
 # The first file counts three times the second: it is the established reference (tier-A
@@ -130,42 +140,6 @@ def fitted(point: BenchPoint) -> bool:
         return False
     return not (dataset_of(point) == "new" and key in NOT_FITTED_NEW)
 
-
-def _group_model(model: str | None) -> str:
-    return "llama-3.1-70b" if model == "llama-3.3-70b" else str(model)
-
-
-def source_of(point: BenchPoint) -> str:
-    """The publication (and engine release) a row comes from: the unit of leave-one-source-out.
-    InferenceX rows are split by serving framework (SGLang, TensorRT-LLM, ATOM, vLLM): each is
-    a different engine measured by the same harness."""
-    text = point.source
-    if "InferenceX" in text:
-        found = re.search(r"framework=([\w-]+)", point.raw.get("notes", ""))
-        return f"InferenceX {found.group(1) if found else 'other'}"
-    for needle, name in (("Online Serving", "TensorRT-LLM v0.14 online serving"),
-                         ("Best_perf_practice", "TensorRT-LLM DeepSeek-R1 blog"),
-                         ("developer-guide/perf-overview", "TensorRT-LLM 1.2 perf overview"),
-                         ("dominicshanshan", "TensorRT-LLM v0.20 perf overview"),
-                         ("@v0.19", "TensorRT-LLM v0.19 perf overview"),
-                         ("v0.17", "TensorRT-LLM v0.17 perf overview"),
-                         ("perf-overview", "TensorRT-LLM v0.17 perf overview")):
-        if needle in text:
-            return name
-    low = text.lower()
-    if "nim" in low:
-        return "NVIDIA NIM"
-    if "triton" in low or "online" in low or "v0.14" in low:
-        return "TensorRT-LLM v0.14 online serving"
-    return text.split(" ")[0][:60]
-
-
-# rows of the second file (Blackwell/AMD/MoE) are weighted as a dataset of their own
-NEW_SOURCES: set[str] = set()
-
-
-def dataset_of(point: BenchPoint) -> str:
-    return "new" if point.source in NEW_SOURCES else "old"
 
 
 class Problem:
@@ -199,12 +173,6 @@ class Problem:
         out: np.ndarray = np.sign(r) * F_SCALE * np.sqrt(2 * (np.sqrt(1 + z * z) - 1)) * self.weights
         return out
 
-
-def with_constants(catalog: Catalog, values: dict[str, float]) -> Catalog:
-    consts = dict(catalog.constants)
-    for name, value in values.items():
-        consts[name] = consts[name].model_copy(update={"value": value})
-    return catalog.model_copy(update={"constants": consts})
 
 
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, lo: np.ndarray,
@@ -336,12 +304,6 @@ def group_of(case: Case, catalog: Catalog) -> str:
     return error_group(catalog, case.choice, model)
 
 
-def _stats(errors: Sequence[float]) -> tuple[int, float, float, float]:
-    if not errors:
-        return 0, math.nan, math.nan, math.nan
-    absolute = [abs(e) for e in errors]
-    return len(errors), quantile(absolute, 0.5), quantile(absolute, 0.9), quantile(errors, 0.5)
-
 
 def facet_table(results: Sequence[RowResult], cases: dict[int, Case], catalog: Catalog,
                 what: str) -> str:
@@ -460,27 +422,6 @@ def headline(logo: Sequence[SummaryRow], logo_b1: Sequence[SummaryRow]) -> dict[
 # --- writing -------------------------------------------------------------------------
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
-
-
-def set_constant(text: str, name: str, value: float, source: str, unit: str) -> str:
-    block = re.compile(rf"^  {re.escape(name)}:\n    value: [^\n]*\n    unit: [^\n]*\n"
-                       rf"    source: [^\n]*\n", re.M)
-    entry = (f"  {name}:\n    value: {_fmt(value)}\n    unit: {unit}\n"
-             f"    source: \"{source}\"\n")
-    if block.search(text):
-        return block.sub(lambda _: entry, text, count=1)
-    return text.rstrip("\n") + "\n" + entry
-
-
-def replace_section(text: str, name: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- calibrate:{name} -->\n).*?(<!-- /calibrate:{name} -->)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{DOC}: marker <!-- calibrate:{name} --> missing")
-    return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
-
-
 SOURCES = {
     "mbu_weights": "{fit}; at the physical bound: the per-step overhead absorbs the rest",
     "mbu_kv": "{fit}",
@@ -558,146 +499,6 @@ def write_files(constants: str, sections: dict[str, str]) -> None:
         doc = replace_section(doc, name, body)
     DOC.write_text(doc, encoding="utf-8")
     print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
-
-
-def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
-    """Cases of both files (the second's source texts recorded in NEW_SOURCES), the number of
-    rows read and the number interpreted."""
-    cases: list[Case] = []
-    n_rows = 0
-    for path in (DATA, NEW_DATA):
-        points, unreadable = read_points(path, catalog)
-        if path == NEW_DATA:
-            NEW_SOURCES.update(p.source for p in points)
-        got, _ = prepare(points, catalog)
-        # disaggregated prefill/decode rows have their own factor (disagg_prefill_time_factor,
-        # fitted on them alone): the shared constants stay fitted on aggregated serving
-        cases += [c for c in got if not c.point.disaggregated]
-        n_rows += len(points) + len(unreadable)
-    return cases, n_rows, len(cases)
-
-
-# --- the first token at fixed concurrency: engine steps and round wait (queueing.py) -------
-# Two constants, fitted on their own: they enter only the fixed-concurrency TTFT figure (and,
-# through the request cycle, the closed loop's throughput a little), which the main objective
-# leaves out for the second file, and the first file's TTFT rows run TensorRT-LLM's compiled
-# runtime, which has no engine steps (fidelity._profile): refitting the rest cannot move them.
-# - first_token_engine_steps: whole engine steps a new request spends in a Python serving
-#   engine's request path before its first token (docs/queueing.md);
-# - closed_loop_round_share: the round wait of a closed loop without think time.
-# Each on the rows it describes (a grid, soft-L1 log loss): the share on the rows at
-# concurrency >= ROUND_MIN_CONCURRENCY for every step count, the steps on the rows below with
-# the share chosen for them; cross-validated leaving one source out.
-ROUND_GRID = tuple(i / 50 for i in range(51))
-STEPS_GRID = tuple(float(i) for i in range(41))
-ROUND_MIN_CONCURRENCY = 32
-
-
-def _ttft_rows(cases: Sequence[Case]) -> list[Case]:
-    return [c for c in cases if c.point.regime == "concurrency" and c.point.metric == "ttft_ms"
-            and getattr(c.point, "statistic", "mean") == "mean"]
-
-
-def _soft_l1(error: float) -> float:
-    z = math.log(1 + error) / F_SCALE
-    return 2 * (math.sqrt(1 + z * z) - 1)
-
-
-def fit_round_share(cases: Sequence[Case], catalog: Catalog
-                    ) -> tuple[tuple[float, float], list[RowResult], dict[str, tuple[float, float]],
-                               str]:
-    """((engine steps, round share) fitted on every row, the rows predicted leaving one source
-    out, each fold's pair, the docs table). Grid search on the soft-L1 log loss."""
-    rows = _ttft_rows(cases)
-    tables = tables_for(catalog)
-    # preds[row][steps index][share index]
-    preds = {id(c): [closed_loop_ttft(c, catalog, tables, ROUND_GRID, steps)
-                     for steps in STEPS_GRID] for c in rows}
-
-    def loss(part: Sequence[Case], i: int, j: int) -> float:
-        return sum(_soft_l1(preds[id(c)][i][j] / c.point.value - 1) for c in part)
-
-    def best(train: Sequence[Case]) -> tuple[int, int]:
-        # each constant on the rows it describes: the round share on the rows at or above
-        # ROUND_MIN_CONCURRENCY (given the steps), the steps on the rows below it (given the
-        # share the rows above choose with them)
-        high = [c for c in train if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY]
-        low = [c for c in train if (c.point.concurrency or 0) < ROUND_MIN_CONCURRENCY]
-        share_for = {i: min(range(len(ROUND_GRID)), key=lambda j: loss(high, i, j))
-                     for i in range(len(STEPS_GRID))}
-        i = min(range(len(STEPS_GRID)), key=lambda i: loss(low, i, share_for[i]))
-        return i, share_for[i]
-
-    full = best(rows)
-    held: list[RowResult] = []
-    folds: dict[str, tuple[float, float]] = {}
-    for src in sorted({source_of(c.point) for c in rows}):
-        i, j = best([c for c in rows if source_of(c.point) != src])
-        folds[src] = (STEPS_GRID[i], ROUND_GRID[j])
-        for c in rows:
-            if source_of(c.point) == src:
-                held.append(RowResult(c.point, c.engine, preds[id(c)][i][j], 0.0,
-                                      preds[id(c)][i][j] / c.point.value - 1))
-    before = {id(c.point): preds[id(c)][0][0] / c.point.value - 1 for c in rows}
-    out = ["| rows (held-out source) | steps, share fitted without it | rows | median abs error "
-           "| bias | without either term: median abs error | bias |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
-
-    def line(name: str, fold: str, picked: list[RowResult]) -> None:
-        if not picked:
-            return
-        n, med, _, bias = _stats([r.error for r in picked])
-        _, med0, _, bias0 = _stats([before[id(r.point)] for r in picked])
-        out.append(f"| {name} | {fold} | {n} | {med * 100:.1f} % | {bias * 100:+.1f} % | "
-                   f"{med0 * 100:.1f} % | {bias0 * 100:+.1f} % |")
-
-    def high(r: RowResult) -> bool:
-        return (r.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY
-
-    for src, (steps, share) in folds.items():
-        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
-             [r for r in held if source_of(r.point) == src and high(r)])
-        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
-             [r for r in held if source_of(r.point) == src and not high(r)])
-    line(f"all, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in held if high(r)])
-    line(f"all, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in held if not high(r)])
-    return (STEPS_GRID[full[0]], ROUND_GRID[full[1]]), held, folds, "\n".join(out)
-
-
-def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> None:
-    steps, share = pair
-    when = dt.date.today().isoformat()
-    # worded so that catalog.customer_source reads them for the proposal
-    where = (f"fitted {when} by benchmarks/calibrate.py on the {n_rows} fixed-concurrency TTFT "
-             "rows of calibration_points.csv and measured_blackwell_moe.csv, jointly with ")
-    how = (" (grid search, soft-L1 log loss), cross-validated leaving one source out "
-           "(docs/calibration.md)")
-    text = set_constant(CONSTANTS.read_text(encoding="utf-8"), "closed_loop_round_share", share,
-                        where + "first_token_engine_steps" + how, "fraction")
-    # printed in the proposal's assumptions (catalog.customer_source): no internal names
-    text = set_constant(text, "first_token_engine_steps", steps,
-                        f"fitted {when} by benchmarks/calibrate.py on the {n_rows} "
-                        "fixed-concurrency TTFT rows of calibration_points.csv and "
-                        "measured_blackwell_moe.csv; whole engine steps a request spends in the "
-                        "request path (tokeniser, scheduler, detokeniser) of serving engines "
-                        "with a Python scheduler (vLLM, SGLang, ATOM, TensorRT-LLM's PyTorch "
-                        "backend) before its first token, none in TensorRT-LLM's compiled "
-                        "runtime; cross-validated leaving one source out", "steps")
-    CONSTANTS.write_text(text, encoding="utf-8")
-    DOC.write_text(replace_section(DOC.read_text(encoding="utf-8"), "round-share", table_md),
-                   encoding="utf-8")
-    print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
-
-
-def round_share_main(write_out: bool) -> None:
-    catalog = load_catalog()
-    cases, _, _ = load_cases(catalog)
-    pair, _, folds, table_md = fit_round_share(cases, catalog)
-    print(f"first_token_engine_steps, closed_loop_round_share = {pair} (was "
-          f"{catalog.constant('first_token_engine_steps')}, "
-          f"{catalog.constant('closed_loop_round_share')}); folds: {folds}\n{table_md}")
-    if write_out:
-        write_round_share(pair, table_md, len(_ttft_rows(cases)))
 
 
 def main() -> None:

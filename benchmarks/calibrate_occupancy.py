@@ -34,11 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import (  # noqa: E402
+from calibrate import DATACENTER, _fold  # noqa: E402
+from calibration_data import (  # noqa: E402
     CONSTANTS,
-    DATACENTER,
     F_SCALE,
-    _fold,
     load_cases,
     set_constant,
     source_of,

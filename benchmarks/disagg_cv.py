@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import with_constants  # noqa: E402
+from calibration_data import with_constants  # noqa: E402
 
 from llmsizer.inputs.benchdata import read_points  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402

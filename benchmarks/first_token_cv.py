@@ -32,13 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import (  # noqa: E402
-    ROUND_MIN_CONCURRENCY,
-    _soft_l1,
-    _ttft_rows,
-    load_cases,
-    source_of,
-)
+from calibrate_round_share import ROUND_MIN_CONCURRENCY, _soft_l1, _ttft_rows  # noqa: E402
+from calibration_data import load_cases, source_of  # noqa: E402
 
 from llmsizer.model.catalog import load_catalog  # noqa: E402
 from llmsizer.sizing.fidelity import (  # noqa: E402

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import calibrate as cal  # noqa: E402
+import calibration_data  # noqa: E402
 
 from llmsizer.inputs.benchdata import read_points  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402
@@ -113,7 +114,7 @@ def _low_batch(catalog: object) -> list[tuple[Case, RowResult]]:
     included, with its scored result."""
     tables = tables_for(catalog)  # type: ignore[arg-type]
     picked: list[tuple[Case, RowResult]] = []
-    for path in (cal.DATA, cal.NEW_DATA):
+    for path in (calibration_data.DATA, calibration_data.NEW_DATA):
         points, _ = read_points(path, catalog)  # type: ignore[arg-type]
         cases, _ = prepare(points, catalog)  # type: ignore[arg-type]
         for case, res in zip(cases, score(cases, catalog, tables), strict=True):  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import calibrate as cal  # noqa: E402
+import calibration_data  # noqa: E402
 
 from llmsizer.inputs.benchdata import read_points  # noqa: E402
 from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
@@ -113,7 +114,7 @@ def parts_of(case: Case, catalog: Catalog, tables: Tables) -> Parts:
 
 def mla_latency_rows(catalog: Catalog, disagg_only: bool = False) -> list[Case]:
     cases: list[Case] = []
-    for path in (cal.DATA, cal.NEW_DATA):
+    for path in (calibration_data.DATA, calibration_data.NEW_DATA):
         points, _ = read_points(path, catalog)
         cases += prepare(points, catalog)[0]
     return [c for c in cases

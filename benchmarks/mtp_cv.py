@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import source_of, with_constants  # noqa: E402
+from calibration_data import source_of, with_constants  # noqa: E402
 
 from llmsizer.inputs.benchdata import BenchPoint, read_points  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402

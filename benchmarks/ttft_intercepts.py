@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import _ttft_rows, load_cases, source_of  # noqa: E402
+from calibrate_round_share import _ttft_rows  # noqa: E402
+from calibration_data import load_cases, source_of  # noqa: E402
 
 from llmsizer.model.catalog import load_catalog  # noqa: E402
 from llmsizer.sizing.fidelity import _closed_loop_env, _Row, tables_for  # noqa: E402

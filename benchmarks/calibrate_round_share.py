@@ -1,0 +1,158 @@
+"""Fit the two constants of the first token at fixed concurrency (docs/queueing.md,
+docs/calibration.md "Fixed-concurrency TTFT: engine steps and the round wait"), and
+cross-validate them leaving one source out.
+
+    python benchmarks/calibrate_round_share.py [--write]
+    python benchmarks/calibrate.py --round-share [--write]     # the same
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+from collections.abc import Sequence
+
+from calibration_data import (
+    CONSTANTS,
+    DOC,
+    F_SCALE,
+    ROOT,
+    _stats,
+    load_cases,
+    replace_section,
+    set_constant,
+    source_of,
+)
+
+from llmsizer.model.catalog import Catalog, load_catalog
+from llmsizer.sizing.fidelity import Case, RowResult, tables_for
+from llmsizer.sizing.fidelity_fit import closed_loop_ttft
+
+# --- the first token at fixed concurrency: engine steps and round wait (queueing.py) -------
+# Two constants, fitted on their own: they enter only the fixed-concurrency TTFT figure (and,
+# through the request cycle, the closed loop's throughput a little), which the main objective
+# leaves out for the second file, and the first file's TTFT rows run TensorRT-LLM's compiled
+# runtime, which has no engine steps (fidelity._profile): refitting the rest cannot move them.
+# - first_token_engine_steps: whole engine steps a new request spends in a Python serving
+#   engine's request path before its first token (docs/queueing.md);
+# - closed_loop_round_share: the round wait of a closed loop without think time.
+# Each on the rows it describes (a grid, soft-L1 log loss): the share on the rows at
+# concurrency >= ROUND_MIN_CONCURRENCY for every step count, the steps on the rows below with
+# the share chosen for them; cross-validated leaving one source out.
+ROUND_GRID = tuple(i / 50 for i in range(51))
+STEPS_GRID = tuple(float(i) for i in range(41))
+ROUND_MIN_CONCURRENCY = 32
+
+
+def _ttft_rows(cases: Sequence[Case]) -> list[Case]:
+    return [c for c in cases if c.point.regime == "concurrency" and c.point.metric == "ttft_ms"
+            and getattr(c.point, "statistic", "mean") == "mean"]
+
+
+def _soft_l1(error: float) -> float:
+    z = math.log(1 + error) / F_SCALE
+    return 2 * (math.sqrt(1 + z * z) - 1)
+
+
+def fit_round_share(cases: Sequence[Case], catalog: Catalog
+                    ) -> tuple[tuple[float, float], list[RowResult], dict[str, tuple[float, float]],
+                               str]:
+    """((engine steps, round share) fitted on every row, the rows predicted leaving one source
+    out, each fold's pair, the docs table). Grid search on the soft-L1 log loss."""
+    rows = _ttft_rows(cases)
+    tables = tables_for(catalog)
+    # preds[row][steps index][share index]
+    preds = {id(c): [closed_loop_ttft(c, catalog, tables, ROUND_GRID, steps)
+                     for steps in STEPS_GRID] for c in rows}
+
+    def loss(part: Sequence[Case], i: int, j: int) -> float:
+        return sum(_soft_l1(preds[id(c)][i][j] / c.point.value - 1) for c in part)
+
+    def best(train: Sequence[Case]) -> tuple[int, int]:
+        # each constant on the rows it describes: the round share on the rows at or above
+        # ROUND_MIN_CONCURRENCY (given the steps), the steps on the rows below it (given the
+        # share the rows above choose with them)
+        high = [c for c in train if (c.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY]
+        low = [c for c in train if (c.point.concurrency or 0) < ROUND_MIN_CONCURRENCY]
+        share_for = {i: min(range(len(ROUND_GRID)), key=lambda j: loss(high, i, j))
+                     for i in range(len(STEPS_GRID))}
+        i = min(range(len(STEPS_GRID)), key=lambda i: loss(low, i, share_for[i]))
+        return i, share_for[i]
+
+    full = best(rows)
+    held: list[RowResult] = []
+    folds: dict[str, tuple[float, float]] = {}
+    for src in sorted({source_of(c.point) for c in rows}):
+        i, j = best([c for c in rows if source_of(c.point) != src])
+        folds[src] = (STEPS_GRID[i], ROUND_GRID[j])
+        for c in rows:
+            if source_of(c.point) == src:
+                held.append(RowResult(c.point, c.engine, preds[id(c)][i][j], 0.0,
+                                      preds[id(c)][i][j] / c.point.value - 1))
+    before = {id(c.point): preds[id(c)][0][0] / c.point.value - 1 for c in rows}
+    out = ["| rows (held-out source) | steps, share fitted without it | rows | median abs error "
+           "| bias | without either term: median abs error | bias |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def line(name: str, fold: str, picked: list[RowResult]) -> None:
+        if not picked:
+            return
+        n, med, _, bias = _stats([r.error for r in picked])
+        _, med0, _, bias0 = _stats([before[id(r.point)] for r in picked])
+        out.append(f"| {name} | {fold} | {n} | {med * 100:.1f} % | {bias * 100:+.1f} % | "
+                   f"{med0 * 100:.1f} % | {bias0 * 100:+.1f} % |")
+
+    def high(r: RowResult) -> bool:
+        return (r.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY
+
+    for src, (steps, share) in folds.items():
+        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
+             [r for r in held if source_of(r.point) == src and high(r)])
+        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
+             [r for r in held if source_of(r.point) == src and not high(r)])
+    line(f"all, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in held if high(r)])
+    line(f"all, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in held if not high(r)])
+    return (STEPS_GRID[full[0]], ROUND_GRID[full[1]]), held, folds, "\n".join(out)
+
+
+def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> None:
+    steps, share = pair
+    when = dt.date.today().isoformat()
+    # worded so that catalog.customer_source reads them for the proposal
+    where = (f"fitted {when} by benchmarks/calibrate.py on the {n_rows} fixed-concurrency TTFT "
+             "rows of calibration_points.csv and measured_blackwell_moe.csv, jointly with ")
+    how = (" (grid search, soft-L1 log loss), cross-validated leaving one source out "
+           "(docs/calibration.md)")
+    text = set_constant(CONSTANTS.read_text(encoding="utf-8"), "closed_loop_round_share", share,
+                        where + "first_token_engine_steps" + how, "fraction")
+    # printed in the proposal's assumptions (catalog.customer_source): no internal names
+    text = set_constant(text, "first_token_engine_steps", steps,
+                        f"fitted {when} by benchmarks/calibrate.py on the {n_rows} "
+                        "fixed-concurrency TTFT rows of calibration_points.csv and "
+                        "measured_blackwell_moe.csv; whole engine steps a request spends in the "
+                        "request path (tokeniser, scheduler, detokeniser) of serving engines "
+                        "with a Python scheduler (vLLM, SGLang, ATOM, TensorRT-LLM's PyTorch "
+                        "backend) before its first token, none in TensorRT-LLM's compiled "
+                        "runtime; cross-validated leaving one source out", "steps")
+    CONSTANTS.write_text(text, encoding="utf-8")
+    DOC.write_text(replace_section(DOC.read_text(encoding="utf-8"), "round-share", table_md),
+                   encoding="utf-8")
+    print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
+
+
+def round_share_main(write_out: bool) -> None:
+    catalog = load_catalog()
+    cases, _, _ = load_cases(catalog)
+    pair, _, folds, table_md = fit_round_share(cases, catalog)
+    print(f"first_token_engine_steps, closed_loop_round_share = {pair} (was "
+          f"{catalog.constant('first_token_engine_steps')}, "
+          f"{catalog.constant('closed_loop_round_share')}); folds: {folds}\n{table_md}")
+    if write_out:
+        write_round_share(pair, table_md, len(_ttft_rows(cases)))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
+    round_share_main(parser.parse_args().write)
