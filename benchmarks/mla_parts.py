@@ -5,6 +5,7 @@
     python benchmarks/mla_parts.py              # every MLA TPOT / ITL row of both files
     python benchmarks/mla_parts.py --disagg     # disaggregated decode pools only
     python benchmarks/mla_parts.py --summary    # only the table per stack, GPU and layout
+    python benchmarks/mla_parts.py --gemm       # FP4 rows by rows per expert GEMM (sixth pass)
 
 Per row, with the catalog's constants: the measured and predicted TPOT, the error, the
 sequences a rank decodes (the batch / attention data-parallel ranks), the average context,
@@ -16,7 +17,13 @@ share of the attention peak the decode attention would then run at (`mfu_attenti
 stack efficiency x modelled / left; "-" where nothing is left: the other parts alone exceed
 the measurement).
 The summary groups the rows whose modelled attention is at least a fifth of the step by
-serving stack, GPU and decode layout. Nothing is written; nothing is fitted.
+serving stack, GPU and decode layout. ``--gemm`` (sixth pass: "Sixth pass: expert GEMMs and
+all-to-all at large batch") takes the 4-bit rows by the rows each expert GEMM gets (M = the
+step's tokens x top-k / experts: a rank's tokens x top-k / its experts under expert
+parallelism) and shows what the measurement leaves for the compute (the measured step less
+every other modelled part) and the compute efficiency that would take, as a share of the
+peak; "-" where the other parts alone exceed the measurement. Nothing is written; nothing is
+fitted.
 """
 
 from __future__ import annotations
@@ -148,14 +155,65 @@ def implied(row: Parts) -> float | None:
             * row.parts["attention"] / left)
 
 
+def gemm_rows(row: Parts) -> float:
+    """Rows per expert GEMM: the step's tokens (sequences x tokens verified) x top-k / experts."""
+    return (row.batch * number(row.env, "spec_tokens_per_step")
+            * number(row.env, "experts_per_token") / number(row.env, "experts"))
+
+
+def left_for_compute(row: Parts) -> float:
+    return row.measured_step - (row.step - row.parts["compute"])
+
+
+def implied_compute(row: Parts) -> float | None:
+    """Share of the peak the decode compute would run at for the step to match (None: no
+    time left for it)."""
+    left = left_for_compute(row)
+    if left <= 0 or row.parts["compute"] <= 0:
+        return None
+    return number(row.env, "mfu_decode") * row.parts["compute"] / left
+
+
+GEMM_BINS = (0.0, 4.0, 16.0, 64.0, 128.0)
+
+
+def print_gemm(rows: list[Parts]) -> None:
+    fp4 = sorted((r for r in rows if r.case.choice.weight_precision in ("fp4", "nvfp4", "mxfp4")),
+                 key=gemm_rows)
+    print("| row | stack | GPU | layout | C | ISL/OSL | M | error | compute | left for compute "
+          "| implied share |\n|---|---|---|---|---|---|---:|---:|---:|---:|---:|")
+    for r in (r for r in fp4 if gemm_rows(r) >= GEMM_BINS[-2]):
+        p, share = r.case.point, implied_compute(r)
+        print(f"| {p.row} | {stack(r.case)} | {p.gpu} | {layout(r.case)} | {p.concurrency} | "
+              f"{p.isl}/{p.osl} | {gemm_rows(r):.0f} | {(r.predicted / p.value - 1) * 100:+.0f} % "
+              f"| {r.parts['compute']:.1f} | {left_for_compute(r):.1f} | "
+              + ("-" if share is None else f"{share:.2f}") + " |")
+    print("\n| M (rows per expert GEMM) | rows | median error | nothing left for compute | "
+          "median implied share |\n|---|---:|---:|---:|---:|")
+    for low, high in zip(GEMM_BINS, (*GEMM_BINS[1:], float("inf")), strict=True):
+        members = [r for r in fp4 if low <= gemm_rows(r) < high]
+        if not members:
+            continue
+        shares = [s for s in map(implied_compute, members) if s is not None]
+        error = statistics.median(r.predicted / r.case.point.value - 1 for r in members)
+        print(f"| {low:.0f}-{high:.0f} | {len(members)} | {error * 100:+.0f} % | "
+              f"{len(members) - len(shares)} | "
+              + (f"{statistics.median(shares):.2f}" if shares else "-") + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--disagg", action="store_true", help="disaggregated decode pools only")
     parser.add_argument("--summary", action="store_true", help="only the grouped table")
+    parser.add_argument("--gemm", action="store_true",
+                        help="4-bit rows by rows per expert GEMM, what is left for the compute")
     args = parser.parse_args()
     catalog = load_catalog()
     tables = tables_for(catalog)
     rows = [parts_of(c, catalog, tables) for c in mla_latency_rows(catalog, args.disagg)]
+    if args.gemm:
+        print_gemm(rows)
+        return
     rows.sort(key=lambda r: (stack(r.case), str(r.case.point.gpu), r.batch))
     if not args.summary:
         print("| row | stack | GPU | layout | C | ISL/OSL | seqs per rank | context | measured | "

@@ -64,3 +64,29 @@ def test_one_stack_on_one_rack_leaves_attention_shares_far_apart(rows: dict[int,
     low_share, high_share = mla_parts.implied(low), mla_parts.implied(high)
     assert low_share is not None and high_share is not None
     assert high_share > 3 * low_share
+
+
+def test_rows_per_expert_gemm_do_not_set_the_compute_efficiency(
+        rows: dict[int, mla_parts.Parts]) -> None:
+    """Sixth pass (docs/calibration.md, "Sixth pass: expert GEMMs and all-to-all at large
+    batch"): a grouped-GEMM efficiency that grows with the rows per expert GEMM (DeepGEMM's
+    masked-layout table: 0.47 of the FP8 peak at 256 rows, 0.62 at 1,024) cannot explain the
+    4-bit decode pools. Rows 717 and 719 (GB200 DEP32, 1k / 8k, 4,096 and 8,192 users: 128
+    and 256 rows per expert GEMM) leave nothing for the compute; row 729 (GB200 Dynamo-SGLang,
+    15,000 users, 224 rows) needs less than the fitted 4-bit efficiency; and the same recipe
+    (DEP4 decode, 1k / 1k, one MTP layer, about 86 rows) on B200 (row 889, 45.38 ms) and
+    GB200 (row 691, 53.91 ms) needs shares almost twice apart."""
+    assert mla_parts.gemm_rows(rows[719]) == pytest.approx(256, rel=0.01)
+    assert mla_parts.gemm_rows(rows[717]) == pytest.approx(128, rel=0.01)
+    for n in (717, 719):
+        assert mla_parts.left_for_compute(rows[n]) < 0
+        assert mla_parts.implied_compute(rows[n]) is None
+    fitted = mla_parts.number(rows[729].env, "mfu_decode")
+    share_729 = mla_parts.implied_compute(rows[729])
+    assert mla_parts.gemm_rows(rows[729]) > 200 and share_729 is not None and share_729 < fitted
+    b200, gb200 = rows[889], rows[691]
+    assert (b200.case.point.value, gb200.case.point.value) == pytest.approx((45.3829, 53.9112))
+    assert mla_parts.gemm_rows(b200) == pytest.approx(mla_parts.gemm_rows(gb200), rel=0.02)
+    share_b200, share_gb200 = mla_parts.implied_compute(b200), mla_parts.implied_compute(gb200)
+    assert share_b200 is not None and share_gb200 is not None
+    assert share_b200 > 1.5 * share_gb200
