@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from statistics import median
 
 import pytest
@@ -158,3 +159,20 @@ def test_inferencex_trtllm_token_budget_from_the_launch_scripts() -> None:
     chunks = {row: _profile(_case(row, "ttft_ms"), CAT).get("prefill_chunk_tokens")
               for row in (292, 283, 313)}
     assert chunks == {292: 1216, 283: 8192, 313: 8384}
+
+
+def test_no_inferencex_sglang_row_ran_the_prefill_delayer() -> None:
+    """SGLang's prefill delayer (``--enable-prefill-delayer``, off by default; it requires
+    attention DP) holds a prefill until every attention-DP rank has one, at most 30 passes.
+    InferenceX passes it only in the attention-DP lane of dsr1_fp4_b200.sh (since 94d496862,
+    2026-06-23) and dsr1_fp4_b200_mtp.sh (539735000, 2026-07-02). All 105 SGLang
+    fixed-concurrency TTFT rows here run without attention DP, the latest dated 2026-06-11,
+    so the reader models no delayer (docs/calibration.md, "Seventh session: SGLang's prefill
+    delayer"). A row from that lane must get the hold before it is added here."""
+    sglang = [p for p in POINTS if "framework=sglang" in p.raw.get("notes", "")
+              and p.metric == "ttft_ms" and p.regime == "concurrency"]
+    dates = sorted(m.group(1) for p in sglang
+                   if (m := re.search(r"date=(\d{4}-\d{2}-\d{2})", p.raw["notes"])))
+    assert len(sglang) == len(dates) == 105
+    assert all(p.adp == 1 for p in sglang)
+    assert dates[-1] == "2026-06-11" < "2026-06-23"
