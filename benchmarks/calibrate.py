@@ -87,6 +87,7 @@ DATACENTER: dict[str, tuple[float, float, float, float]] = {
     "stack_efficiency_cdna3": (1.00, 0.10, 1.50, 1.0),
     "stack_efficiency_cdna4": (1.00, 0.10, 1.50, 1.0),
     "alltoall_latency_us": (8.00, 0.00, 200.0, 10.0),
+    "fp4_layer_saving_us": (5.0, 0.0, 60.0, 10.0),
     "moe_compute_factor": (1.00, 1.00, 5.00, 1.0),
     "expert_slot_overhead": (500.0, 0.0, 20000.0, 1000.0),
     "step_overhead_ms": (1.50, 0.00, 20.0, 1.0),

@@ -2,12 +2,16 @@
 
     python benchmarks/calibrate_loso.py --only expert_slot_overhead
     python benchmarks/calibrate_loso.py --only alltoall_latency_us,step_overhead_ms
+    python benchmarks/calibrate_loso.py --only fp4_layer_saving_us --train-without-ep
 
 The named constants are refitted on every datacenter row of both files (the others held at
 their catalog values: benchmarks/calibrate.py's objective and solver), then once per source
 (a publication or engine release: calibrate.source_of) on the other sources' rows, warm-started
 from the full refit, and the held-out source's rows scored. With no --only, the catalog's
-constants are scored as they are (in-sample only). Nothing is written: the figures go into
+constants are scored as they are (in-sample only). --train-without-ep fits (and refits per
+fold) on the rows without expert parallelism only, so the expert-parallel rows are held out
+by construction (the FP4 small-batch saving: docs/calibration.md, "Fifth pass"). Nothing is
+written: the figures go into
 docs/calibration.md by hand with the command that made them. A refit of two or three
 constants takes seconds; the cross-validation a minute or two on the shared machine.
 
@@ -81,13 +85,16 @@ def report(title: str, results: list[RowResult],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated constants to refit")
+    parser.add_argument("--train-without-ep", action="store_true",
+                        help="fit on the rows without expert parallelism only")
     args = parser.parse_args()
     t0 = time.perf_counter()
     catalog = load_catalog()
     cases, _, _ = cal.load_cases(catalog)
     dc = [c for c in cases if c.engine != cal.LLAMACPP]
     params = {n: cal.DATACENTER[n] for n in args.only.split(",") if n}
-    fitted = cal.fit(dc, params, catalog) if params else {}
+    training = [c for c in dc if c.point.ep <= 1] if args.train_without_ep else dc
+    fitted = cal.fit(training, params, catalog) if params else {}
     for name, value in fitted.items():
         print(f"  {name:28} {cal._fmt(value):>10}  (was {cal._fmt(catalog.constant(name))})")
     picks = groups(lambda r: bool(catalog.models[str(r.point.model)].experts))
@@ -95,7 +102,7 @@ def main() -> None:
     if params:
         held: list[RowResult] = []
         for source in sorted({cal.source_of(c.point) for c in dc}):
-            train = [c for c in dc if cal.source_of(c.point) != source]
+            train = [c for c in training if cal.source_of(c.point) != source]
             fold = cal.fit(train, params, catalog, start=fitted)
             held += cal.score([c for c in dc if cal.source_of(c.point) == source],
                               cal.with_constants(catalog, fold))

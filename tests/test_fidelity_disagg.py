@@ -61,8 +61,9 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 
 def test_group_errors_as_documented(results):
-    """docs/calibration.md "Disaggregated prefill/decode": median |error| 15.7 %, p90 49.8 %
-    with the SGLang MTP runs at the random-prompt acceptance and the harness's routing to
+    """docs/calibration.md "Disaggregated prefill/decode": median |error| 14.0 %, p90 50.6 %
+    with the MTP drafts' fixed cost and the FP4 small-batch saving ("Fifth pass"; 15.7 % /
+    49.8 % before) and with the SGLang MTP runs at the random-prompt acceptance and the harness's routing to
     decode replicas of a batch limit (test_routing.py) (18.0 % / 55.4 % before both), with
     TensorRT-LLM waiting for its all-to-all across nodes (18.6 % before) and the
     all-reduces of TP16 across two nodes paying their latency twice (20.2 % / 60.8 % before
@@ -74,8 +75,8 @@ def test_group_errors_as_documented(results):
     Fails if a change moves the group's errors past the documented figures."""
     disagg, _ = results
     errors = [abs(r.error) for r in disagg]
-    assert statistics.median(errors) == pytest.approx(0.157, abs=0.005)
-    assert quantile(errors, 0.9) == pytest.approx(0.498, abs=0.005)
+    assert statistics.median(errors) == pytest.approx(0.140, abs=0.005)
+    assert quantile(errors, 0.9) == pytest.approx(0.506, abs=0.005)
 
 
 def test_the_cited_launch_script_sets_the_placeholder_layouts_and_memory(results):
@@ -275,8 +276,9 @@ def test_disaggregated_sglang_mtp_runs_accept_as_the_single_node_ones(results):
     layers 1 + 0.75 x 1.58 = 2.185 tokens a step. MI355X MoRI-SGLang, 1 prefill + 1 decode
     worker (TP8), 1 user, 1k / 1k (row 931, 3.904 ms) -22.0 % -> -7.0 %, 8k / 1k (row 951,
     3.776 ms) -17.7 % -> -1.9 %; H200 Dynamo-SGLang 1 + 7 workers (TP8), 1 user, 8k / 1k
-    (row 961, 7.866 ms, recipe bs4-1p7d-mtp.yaml) -53.3 % -> -44.8 %. Dynamo-TensorRT-LLM
-    rows keep DeepSeek's published figure (tech blog 1)."""
+    (row 961, 7.866 ms, recipe bs4-1p7d-mtp.yaml) -53.3 % -> -44.8 % (-37.8 % since NVIDIA
+    GPUs' drafts pay their fixed forward cost). Dynamo-TensorRT-LLM rows keep DeepSeek's
+    published figure (tech blog 1)."""
     from llmsizer.inputs.benchdata import read_points
     from llmsizer.sizing.fidelity import _speculative
 
@@ -293,7 +295,7 @@ def test_disaggregated_sglang_mtp_runs_accept_as_the_single_node_ones(results):
     error = {r.point.row: r.error for r in disagg}
     assert [error[row] for row in (931, 951, 961)] == [
         pytest.approx(-0.070, abs=0.01), pytest.approx(-0.019, abs=0.01),
-        pytest.approx(-0.448, abs=0.01)]
+        pytest.approx(-0.378, abs=0.01)]
 
 
 def test_a_prefill_bound_deployment_runs_at_the_prefill_rate(results):

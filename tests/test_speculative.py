@@ -31,7 +31,7 @@ from llmsizer.sizing.fidelity import evaluate_file, quantile
 CAT = load_catalog()
 
 
-def _env(spec: dict[str, Any] | None) -> dict[str, Any]:
+def _env(spec: dict[str, Any] | None, gpu: str = "b200") -> dict[str, Any]:
     w: dict[str, Any] = {"name": "w", "model": "deepseek-r1", "concurrent_users": 1,
                          "prompt_tokens": 1024, "output_tokens": 2048,
                          "targets": {"system_tokens_per_s": 1.0}}
@@ -41,7 +41,7 @@ def _env(spec: dict[str, Any] | None) -> dict[str, Any]:
                                        "workloads": [w]})
     base = {**account_inputs(req, CAT),
             **workload_inputs(req.workloads[0], CAT.models["deepseek-r1"])}
-    choice = Choice("b200", CAT.gpus["b200"].default_platform, "fp4", "fp8", 8, ep=2)
+    choice = Choice(gpu, CAT.gpus[gpu].default_platform, "fp4", "fp8", 8, ep=2)
     return evaluate_choice(base, choice, build_tables(req, CAT), req, CAT,
                            {"max_batch_per_replica": 1.0})
 
@@ -59,10 +59,46 @@ def test_batch1_speedup_matches_the_published_table() -> None:
     for drafts, published in ((1, 1.78), (3, 2.28)):
         on = _env({"method": "mtp", "draft_tokens": drafts})
         speedup = on["tokens_per_s_per_user"] / off["tokens_per_s_per_user"]
-        # 1.86 and 2.56 today: MTP 1 within 5 %, MTP 3 +12 % (its verification and draft
-        # forwards cost more at batch 1 than their bytes and FLOPs)
+        # 1.67 and 1.95 today (1.86 and 2.56 before the drafts' fixed cost): the table's
+        # 0.60 ms a draft, in ms, on a batch-1 step the model puts at 6.4 ms, not the
+        # table's 9.01 ms (the model serves the blog's later kernels), so the ratio is lower
         assert speedup == pytest.approx(published, rel=0.15), (drafts, speedup)
         assert speedup < CAT.models["deepseek-r1"].mtp_acceptance[drafts - 1]
+
+
+# TensorRT-LLM tech blog 1, "Autoregressive MTP Layers": (drafts, acceptance, tok/s per user),
+# 8x B200, batch 1
+BLOG_MTP_TABLE = ((0, 1.00, 111), (1, 1.92, 198), (2, 2.58, 250), (3, 2.82, 253),
+                  (4, 2.99, 245), (5, 3.01, 239))
+
+
+def test_draft_forward_cost_is_the_blogs_step_times() -> None:
+    """A step's time is acceptance / speed: 9.01 ms without MTP to 12.59 ms with 5 drafts. The
+    least-squares slope, 0.751 ms a draft, less the draft's one layer (9.01 / 61 ms), is the
+    fixed cost of a draft forward (the shared head, sampling, launches): 0.60 ms."""
+    steps = [(k, 1000 * tau / tps) for k, tau, tps in BLOG_MTP_TABLE]
+    mk = sum(k for k, _ in steps) / len(steps)
+    mt = sum(t for _, t in steps) / len(steps)
+    slope = (sum((k - mk) * (t - mt) for k, t in steps)
+             / sum((k - mk) ** 2 for k, _ in steps))
+    assert slope == pytest.approx(0.751, abs=1e-3)
+    assert CAT.constant("draft_forward_ms") == pytest.approx(slope - steps[0][1] / 61, abs=0.005)
+
+
+def test_draft_forward_cost_in_the_step() -> None:
+    """TPOT = (step x (1 + k x draft share) + k x draft forward) / tau: the fixed part rides
+    in the step's a, divided by the factor that multiplies it back."""
+    on = _env({"method": "mtp", "draft_tokens": 3})
+    assert on["spec_draft_fixed_ms"] * (1 + 3 / 61) == pytest.approx(3 * 0.60)
+    off = _env(None)
+    assert off["spec_draft_fixed_ms"] == 0
+    # a draft model's stated share already holds its fixed work; n-gram lookup has none
+    stated = _env({"method": "draft_model", "draft_tokens": 3, "acceptance_length": 2.0,
+                   "draft_cost": 0.1})
+    assert stated["spec_draft_fixed_ms"] == 0
+    # measured on NVIDIA's stack; AMD's has no published figure (ATOM MI355X rows at 8 users
+    # went +5 to +12 points with it: docs/calibration.md, "Fifth pass")
+    assert _env({"method": "mtp", "draft_tokens": 3}, "mi355x")["spec_draft_fixed_ms"] == 0
 
 
 def test_step_costs_the_drafts_and_yields_the_accepted_tokens() -> None:

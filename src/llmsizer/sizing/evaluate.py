@@ -199,6 +199,7 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
     p = req.policy
     k = catalog.constant
     bits = compute_bits(catalog, gpu, weight_precision)
+    nvidia = catalog.gpus[gpu].vendor == "NVIDIA"
     return {
         "mbu_weights": p.mbu or k("mbu_weights"),
         "mbu_kv": p.mbu or k("mbu_kv"),
@@ -208,6 +209,8 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "stack_efficiency": k(stack_constant(catalog, gpu)),
         "calibration_derating": 1.0,  # size_workload sets it from the option's calibration gaps
         "step_overhead_ms": k("step_overhead_ms"),
+        # measured on NVIDIA's stacks only (docs/calibration.md, "Fifth pass")
+        "draft_forward_ms": k("draft_forward_ms") if nvidia else 0.0,
         "allreduce_latency_us": k("allreduce_latency_us"),
         "alltoall_latency_us": k("alltoall_latency_us"),
         "link_efficiency": k("link_efficiency"),
@@ -215,6 +218,8 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         # experts spread over nodes: the published deployments split each batch in two and
         # send one half while the other computes (fidelity states it per engine)
         "alltoall_overlap": 1.0,
+        # NVIDIA's FP4 checkpoints' BF16 projections at <= 16 tokens (decode.py)
+        "fp4_layer_saving_us": k("fp4_layer_saving_us") if nvidia and bits == "4bit" else 0.0,
         "moe_compute_factor": k("moe_compute_factor"),
         "expert_slot_overhead": k("expert_slot_overhead"),
         "prefill_chunk_tokens": k("prefill_chunk_tokens"),

@@ -214,8 +214,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "step): prefill takes time from decode."),
     _c("step_fixed_base_ms", "Step time at batch 0 without the experts (a0)", "ms",
        "Throughput",
-       r("shared_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
-       "Non-expert weights, all-reduce and all-to-all latency, scheduler overhead."),
+       r("shared_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms")
+       + r("spec_draft_fixed_ms"),
+       "Non-expert weights, all-reduce and all-to-all latency, scheduler overhead, the draft "
+       "forwards' fixed work."),
     _c("step_ms_per_seq", "Step time per sequence (b)", "ms", "Throughput",
        r("decode_kv_ms_per_seq")
        + (r("decode_compute_ms_per_seq") + r("decode_attention_ms_per_seq")
@@ -287,11 +289,23 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
        "serve?”: 70 GB / 3.35 TB/s = 21 ms); MoE: the experts the batch touches. Pipeline "
        "stages each re-read their weights per micro-batch, so PP does not divide it."),
+    _c("fp4_small_batch_saving_ms", "FP4 small-batch saving per step", "ms", "Throughput",
+       IF(AND(gt(r("kv_lora_rank"), 0),
+              le(r("batch_upper_bound") / r("adp") * r("spec_tokens_per_step"), 16)),
+          r("layers") * r("fp4_layer_saving_us") / 1000, 0),
+       "NVIDIA's FP4 checkpoints of MLA models (DeepSeek) keep the fused attention "
+       "down-projection and the router in BF16, which both engines run through min-latency "
+       "kernels at 1-16 tokens per attention rank (published: about 11 µs a layer; fitted "
+       "on the rows without expert parallelism); 0 for other models, weights and GPUs."),
     _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
-       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms"),
-       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead."),
+       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms")
+       + r("spec_draft_fixed_ms") - r("fp4_small_batch_saving_ms"),
+       "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead, "
+       "the draft forwards' fixed work (speculation)."),
     _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
        1000 / ((r("step_fixed_base_ms") + r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+                - IF(AND(gt(r("kv_lora_rank"), 0), le(r("spec_tokens_per_step"), 16)),
+                     r("layers") * r("fp4_layer_saving_us") / 1000, 0)
                 + r("all_experts_ms")
                 * _busiest(1 - POWER(1 - r("expert_share_per_token"),
                                      r("spec_tokens_per_step"))))

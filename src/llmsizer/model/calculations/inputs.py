@@ -209,6 +209,9 @@ INPUTS: tuple[Input, ...] = (
     _i("step_overhead_ms", "Per-step overhead", "ms", "option",
        "Scheduler, sampling and kernel-launch time per decode step (calibrated).", low=0,
        high=100),
+    _i("draft_forward_ms", "Draft forward fixed cost", "ms", "option",
+       "Fixed work of one MTP or EAGLE draft forward beyond its layer: the shared head over "
+       "the vocabulary, sampling, kernel launches (published step times).", low=0, high=100),
     _i("allreduce_latency_us", "All-reduce latency", "µs", "option",
        "Fixed cost of one TP all-reduce (calibrated).", low=0, high=1000),
     _i("link_efficiency", "All-reduce link efficiency", "fraction", "option",
@@ -223,6 +226,11 @@ INPUTS: tuple[Input, ...] = (
        low=0, high=1),
     _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
+    _i("fp4_layer_saving_us", "FP4 small-batch saving per layer", "µs", "option",
+       "Per-layer time an FP4 checkpoint of an MLA model saves on NVIDIA GPUs at 1-16 tokens "
+       "per attention rank (its BF16 projections run min-latency kernels); 0 otherwise "
+       "(calibrated).",
+       low=0, high=1000),
     _i("moe_compute_factor", "MoE compute factor", "x", "option",
        "Extra compute time of routed-expert GEMMs vs dense (calibrated).", low=1, high=5),
     _i("expert_slot_overhead", "Expert overhead width", "columns", "option",
