@@ -559,9 +559,17 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
     ("gb", 0.131072, "0.13 GB"),
     ("bytes", 327680, "327,680 bytes"),
     ("count", 1628.0, "1,628"),
+    # power: one look wherever it is shown (BOM, prices): 4.20 kW and 4.2 kW, 125.0 and 125
+    ("kw", 4.2, "4.2 kW"),
+    ("kw", 10.0, "10 kW"),
+    ("kw", 27.3, "27.3 kW"),
+    ("kw", 125.0, "125 kW"),
+    ("kw", 1300.0, "1,300 kW"),
+    ("unit", 4.2, "4.2 kW"),
 ])
 def test_formatter(method: str, value: float, expected: str) -> None:
-    assert getattr(Formatter("USD"), method)(value).replace("\u00a0", " ") == expected
+    args = (value, "kW") if method == "unit" else (value,)
+    assert getattr(Formatter("USD"), method)(*args).replace("\u00a0", " ") == expected
 
 
 def test_formatter_counts_and_currency() -> None:

@@ -452,7 +452,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
-        styles = {"capex": (NAVY, f"Capex over {years_label}"),
+        styles = {"capex": (NAVY, f"Capital cost over {years_label}"),
                   "power": (SAND, "Power, colocation"),
                   "support": (GREY, "Support, storage, licences"),
                   "total": (NAVY, None), "cloud": (TEAL, "Cloud")}
