@@ -104,7 +104,8 @@ def _precisions(o: OptionView) -> str:
     """A memory bar's precisions by their usual names: 'FP8', or 'FP8 · BF16 KV' where the KV
     cache differs from the weights (two bars of one GPU and TP never read alike)."""
     weights, kv = o.option.weight_precision, o.option.kv_precision
-    return precision_name(weights) + (f" · {precision_name(kv)} KV" if kv != weights else "")
+    kv_words = f" · {precision_name(kv)} KV" if kv != weights else ""
+    return f"{precision_name(weights)}{kv_words}"
 
 
 def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
