@@ -40,8 +40,9 @@ def write(book: Book) -> None:
                    "platforms": ["Source", "Notes"],
                    "precisions": ["Source", "Computes on (tensor cores)"]}.get(table, [])
         # the cloud tiers' headers are long ("Cloud price per GPU-hour, committed three-year
-        # contract"): the row grows to show them whole in a 14-character column
-        ws.set_row(hrow, max(30.0, *(wrapped_height(h, 14) for h in heads[2:])))
+        # contract"): the row grows to show them whole in a 14-character column (bold 11 pt,
+        # a line more for words that do not break where the estimate does)
+        ws.set_row(hrow, max(30.0, *(wrapped_height(h, 14, 11) + 14 for h in heads[2:])))
         for j, text in enumerate(heads):
             ws.write_string(hrow, j, text, f("header"))
         for j, text in enumerate(sources):
