@@ -316,7 +316,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # the lean proposal draws the annual cost chart only; the detailed one (`report
     # --appendix`) every kind: memory, throughput, break-even, tornado
     lean = text_of(pdf)
-    assert "Capex over" in lean and "KV spare" not in lean and "Lower change" not in lean
+    assert "Capital cost over" in lean and "KV spare" not in lean and "Estimate lowered" not in lean
     detailed = tmp_path / "detailed.pdf"
     render_pdf(result, detailed, appendix=True)
     text = text_of(detailed)
@@ -324,7 +324,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # prices; this account has none, and the label was found in the formula appendix, now
     # opt-in: the chart's own legend is checked instead)
     for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
-                  "Capex over", "Lower change", "Cloud, rented always on"):
+                  "Capital cost over", "Estimate lowered", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
 
