@@ -157,7 +157,8 @@ def test_no_zero_figure_stands_for_a_target_not_set(path: Path, rendered: Callab
 
 def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered: Callable) -> None:
     """The reranker's on-premises cost per million tokens: the summary's retrieval table says
-    USD 0.0051 (two figures below one cent), the cost table said USD 0.01."""
+    USD 0.0051 (two figures below one cent), the cost table said USD 0.01; its tokens a year
+    read 15,137,280,000,000 in one and 15,137,280 million in the other."""
     data, pdf = rendered(ROOT / "inputs" / "rag-knowledge-base.yaml")
     fmt = Formatter(data["account"]["currency"])
     text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
@@ -168,4 +169,7 @@ def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered
         shown = fmt.unit_price(best["values"]["retrieval_cost_per_million_tokens_onprem"])
         shown = shown.replace("\u00a0", " ")
         assert shown in summary and shown in costs, (r["name"], shown)
+        # its tokens a year: '15,137,280,000,000' in the summary, '15,137,280 million' in costs
+        tokens = f"{fmt.count(best['values']['retrieval_million_tokens_per_year'])} million"
+        assert tokens in summary and tokens in costs, (r["name"], tokens)
     assert "USD 0.0051" in costs  # the reranker's, as the summary states it
