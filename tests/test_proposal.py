@@ -546,6 +546,7 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
 @pytest.mark.parametrize(("method", "value", "expected"), [
     ("money", 1234567.4, "USD 1.23 M"),  # rounded to what the inputs support (issue 16)
     ("money", 1.786, "USD 1.79"),
+    ("money", 0.0, "USD 0"),  # the cost table's software licences read "USD 0.00"
     ("pct", 0.25, "25 %"),
     ("pct", 2.84, "284 %"),
     ("pct", 1.355, "135.5 %"),

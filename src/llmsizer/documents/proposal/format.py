@@ -50,8 +50,8 @@ class Formatter:
         """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
         significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
         cents below. The workbook keeps the exact figures."""
-        if abs(x) < 1000:
-            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+        if abs(x) < 1000:  # nothing is nothing: "USD 0", never "USD 0.00" (no licences)
+            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 or x == 0 else 2)}"
         shown = float(f"{float(x):.3g}")
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(shown) >= limit:
