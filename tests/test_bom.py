@@ -145,6 +145,21 @@ def test_small_servers_of_several_lines_share_a_rack() -> None:
     assert t["bom_racks"] == 2  # 120 kW each, above the 40 kW budget: one rack per system
 
 
+def test_a_rack_above_the_power_budget_says_why(results: dict[str, Result]) -> None:
+    """frontier-moe-rack: 8 GB300 NVL72 racks of 125 kW each. The PDF's racks row read "at
+    most 40 kW ... per rack, 125.0 kW per rack on average", a contradiction left unexplained:
+    a system above the budget takes a rack of its own (servers per rack is at least 1)."""
+    def racks(r: Result) -> str:
+        return next(row.detail for row in bom_rows(r, Formatter(r.account.currency))
+                    if row.item == "Racks").replace("\u00a0", " ")
+    rack_scale = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
+    assert rack_scale.bom.totals["bom_kw_per_rack_used"] > 40
+    assert racks(rack_scale).endswith(
+        "at most 40 kW and 38 rack units per rack, 125 kW per rack on average; a server "
+        "drawing more than that fills a rack of its own")
+    assert "of its own" not in racks(results["example"])  # 4.2 kW servers: nothing to say
+
+
 def test_results_json_carries_the_bom(results: dict[str, Result]) -> None:
     for r in results.values():
         data = json.loads(r.to_json())["bom"]
@@ -195,7 +210,7 @@ def test_pdf_bill_of_materials_rows(results: dict[str, Result], tmp_path: Path) 
     bought = sum(g.gpus_purchased for g in r.plan.node_groups)
     assert by_item["GPUs"].quantity == fmt.count_of(bought, "GPU") == fmt.count_of(
         t["bom_gpus"], "GPU")
-    assert by_item["Power"].quantity == f"{fmt.number(t['bom_power_kw'], 1)}\u00a0kW IT"
+    assert by_item["Power"].quantity == f"{fmt.kw(t['bom_power_kw'])} IT"
     assert by_item["Capital cost"].quantity == fmt.money(r.totals.capex)
     for row in rows:
         item = f"{row.item}{' *' if row.estimate else ''}"

@@ -163,6 +163,12 @@ def test_no_chart_label_collides(path: Path) -> None:
     assert charts
     problems = [f"{name}: {p}" for name, svg in charts for p in collisions(svg)]
     assert not problems, "\n".join(problems)
+    # formats by their usual names, as the tables say them: the memory chart's bars read
+    # "fp8 · TP2" (the catalog's ids) in the appendix of rag-knowledge-base
+    words = [t.what for _name, svg in charts for t in _chart_parts(svg)[1]]
+    ids = re.compile(r"\b(?:fp8|fp4|nvfp4|mxfp4|bf16|fp16|int8|int4)\b")
+    assert not [w for w in words if ids.search(w)]
+    assert any(re.search(r"\b(?:FP8|FP4|BF16|INT4|MXFP4)\b.* · TP\d", w) for w in words), words
 
 
 def test_the_checker_sees_a_collision() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ShippedOutputs
 
+from llmsizer.documents.proposal.format import Formatter
 from llmsizer.documents.proposal.glossary import GLOSSARY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +35,7 @@ JARGON = {
     r"\bhosted API\b": "Hosted API",
     r"\bPDUs?\b": "PDU", r"\b(?:leaf|spine) switch": "Leaf and spine switches",
     r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
+    r"\bprefix[- ]cache": "Prefix cache", r"\bdata-parallel\b": "Attention data parallelism",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"
@@ -74,6 +76,7 @@ def test_no_option_id_key_or_placeholder_plural(path: Path, rendered: Callable) 
     assert "(s)" not in text
     body = text.split("Appendix: formulas")[0]  # the formula register names its variables
     assert KEYS.findall(body) == []
+    assert not re.findall(r"\bcapex\b", body, re.IGNORECASE)  # an abbreviation: "capital cost"
     # the configuration is named in words instead: "4 × NVIDIA H100 SXM 80GB, FP8 weights"
     # (a GPU's name may hold a comma: "NVIDIA GB300 (per Blackwell Ultra GPU, NVL72)")
     assert re.search(r"\d+ × .+?, (?:BF16|FP16|FP8|FP4|INT8|INT4|MXFP4) weights, "
@@ -109,3 +112,64 @@ def test_every_term_used_is_in_the_glossary(path: Path, rendered: Callable) -> N
         assert entry in terms, f"{entry!r} is used but has no glossary entry"
         meaning = next(t.meaning for t in GLOSSARY if t.term == entry)
         assert " ".join(f"{entry} {meaning}".split()) in glossary, entry
+
+
+# ---- one figure, one look: a figure the PDF shows twice reads the same both times ------------
+
+
+def _section(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_node_power_reads_the_same_in_the_prices_and_the_bill_of_materials(
+        path: Path, rendered: Callable) -> None:
+    """The node power a platform's price row states (section 7) is the "N kW each" of the
+    BOM's server line (section 6): they read 4.20 kW and 4.2 kW, 125 kW and 125.0 kW."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-")).replace("\u00a0", " ")
+    powers = re.findall(r"node power at full load: ([\d,.]+ kW)", text)
+    assert powers
+    bom = _section(text, "Bill of materials", "What if")
+    for power in powers:
+        assert f"and {power} each" in bom, (power, re.findall(r"[\d,.]+ kW each", bom))
+    # the figures formatted here (the catalog's notes quote their sources as written): one
+    # decimal below 100 kW, none above, never a trailing zero ("1,000.0 kW IT")
+    shown = bom + " ".join(re.findall(r"node power at full load: [\d,.]+ kW", text))
+    assert not re.findall(r"\d\.\d0 kW|\d\.0 kW|\d{3,}\.\d kW", shown)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_zero_figure_stands_for_a_target_not_set(path: Path, rendered: Callable) -> None:
+    """A workload without a per-user speed target (offline summarisation: a system
+    throughput only) shows '—' for the speed each user must see, as the walk-through says
+    'there is no per-user speed target', never '0.0 tok/s'."""
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-")).replace("\u00a0", " ")
+    assert not re.findall(r"(?<![\d.,])0\.0 tok/s", text)
+    untargeted = [w["name"] for w in data["workloads"] if w["options"] and all(
+        float(o["values"].get("required_tokens_per_s_per_user", 0)) == 0 for o in w["options"])]
+    lines = [ln for ln in _run("pdftotext", "-layout", pdf, "-").splitlines()
+             if "Speed each user must" in ln]
+    assert lines, "the requirements table lost its speed row"
+    assert sum(ln.count("—") for ln in lines) == len(untargeted), (untargeted, lines)
+
+
+def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered: Callable) -> None:
+    """The reranker's on-premises cost per million tokens: the summary's retrieval table says
+    USD 0.0051 (two figures below one cent), the cost table said USD 0.01; its tokens a year
+    read 15,137,280,000,000 in one and 15,137,280 million in the other."""
+    data, pdf = rendered(ROOT / "inputs" / "rag-knowledge-base.yaml")
+    fmt = Formatter(data["account"]["currency"])
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    summary = _section(text, "Executive summary", "How to read this proposal")
+    costs = _section(text, "TCO and cost per million tokens", "Bill of materials")
+    for r in data["retrieval"]:
+        best = next(o for o in r["options"] if o["id"] == r["recommended"])
+        shown = fmt.unit_price(best["values"]["retrieval_cost_per_million_tokens_onprem"])
+        shown = shown.replace("\u00a0", " ")
+        assert shown in summary and shown in costs, (r["name"], shown)
+        # its tokens a year: '15,137,280,000,000' in the summary, '15,137,280 million' in costs
+        tokens = f"{fmt.count(best['values']['retrieval_million_tokens_per_year'])} million"
+        assert tokens in summary and tokens in costs, (r["name"], tokens)
+    assert "USD 0.0051" in costs  # the reranker's, as the summary states it

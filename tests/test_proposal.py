@@ -316,7 +316,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # the lean proposal draws the annual cost chart only; the detailed one (`report
     # --appendix`) every kind: memory, throughput, break-even, tornado
     lean = text_of(pdf)
-    assert "Capex over" in lean and "KV spare" not in lean and "Lower change" not in lean
+    assert "Capital cost over" in lean and "KV spare" not in lean and "Estimate lowered" not in lean
     detailed = tmp_path / "detailed.pdf"
     render_pdf(result, detailed, appendix=True)
     text = text_of(detailed)
@@ -324,7 +324,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # prices; this account has none, and the label was found in the formula appendix, now
     # opt-in: the chart's own legend is checked instead)
     for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
-                  "Capex over", "Lower change", "Cloud, rented always on"):
+                  "Capital cost over", "Estimate lowered", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
 
@@ -546,6 +546,7 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
 @pytest.mark.parametrize(("method", "value", "expected"), [
     ("money", 1234567.4, "USD 1.23 M"),  # rounded to what the inputs support (issue 16)
     ("money", 1.786, "USD 1.79"),
+    ("money", 0.0, "USD 0"),  # the cost table's software licences read "USD 0.00"
     ("pct", 0.25, "25 %"),
     ("pct", 2.84, "284 %"),
     ("pct", 1.355, "135.5 %"),
@@ -559,9 +560,17 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
     ("gb", 0.131072, "0.13 GB"),
     ("bytes", 327680, "327,680 bytes"),
     ("count", 1628.0, "1,628"),
+    # power: one look wherever it is shown (BOM, prices): 4.20 kW and 4.2 kW, 125.0 and 125
+    ("kw", 4.2, "4.2 kW"),
+    ("kw", 10.0, "10 kW"),
+    ("kw", 27.3, "27.3 kW"),
+    ("kw", 125.0, "125 kW"),
+    ("kw", 1300.0, "1,300 kW"),
+    ("unit", 4.2, "4.2 kW"),
 ])
 def test_formatter(method: str, value: float, expected: str) -> None:
-    assert getattr(Formatter("USD"), method)(value).replace("\u00a0", " ") == expected
+    args = (value, "kW") if method == "unit" else (value,)
+    assert getattr(Formatter("USD"), method)(*args).replace("\u00a0", " ") == expected
 
 
 def test_formatter_counts_and_currency() -> None:

@@ -59,7 +59,7 @@ def test_rerun_check_names_the_cheaper_option_after_a_price_edit(tmp_path: Path)
     for sheet_name in ("Summary", "Inputs"):
         texts = _check_cells(read_values(done[book])[sheet_name])
         assert len(texts) == 2
-        assert all(str(t).startswith("Still the cheapest: the frozen choice, ") for t in
+        assert all(str(t).startswith("Still the cheapest for this workload alone: ") for t in
                    texts.values()), texts
     assert _check_cells(read_values(book)["Summary"]) == _check_cells(
         read_values(done[book])["Summary"])  # the cached text is LibreOffice's

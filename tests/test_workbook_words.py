@@ -316,3 +316,31 @@ def test_the_proposal_and_the_workbook_word_options_from_one_home(books: Any) ->
     files = {p.resolve() for p in (*(ROOT / "src").rglob("*.py"), *(ROOT / "templates").rglob("*.j2"))
              if "prompts read by prefill replicas" in p.read_text(encoding="utf-8")}
     assert files == {ROOT / "src" / "llmsizer" / "documents" / "proposal" / "format.py"}, files
+
+
+def test_assumptions_and_catalog_sheets_use_words_not_keys(books: Any) -> None:
+    """inputs/frontier-moe-rack.yaml printed through LibreOffice: the Assumptions sheet read
+    'Calibration itl median error', 'Confidence moe p10', 'Purchase price: gb300' and cut
+    'hyperscaler on-dema'; the Catalog sheet's cloud-tier headers were the table's keys
+    ('cloud_gpus_per_instance', cut to 'cloud_on_dema'); the re-run check spoke of 'the
+    frozen choice'. Now the proposal's words (one home: proposal.assumptions), the catalog's
+    names, and headers tall enough for them."""
+    from llmsizer.documents.proposal.assumptions import assumption_label
+
+    cat = load_catalog()
+    book = books("frontier-moe-rack")
+    labels = [str(r[0]) for r in book["Assumptions"].iter_rows(values_only=True) if r[0]]
+    assert assumption_label("calibration_itl_median_error") in labels
+    assert "Model error, mixture-of-experts models: 10th percentile" in labels
+    assert not [t for t in labels if t.split(": ", 1)[-1] in {*cat.gpus, *cat.platforms}]
+    assert not [t for t in labels if {"itl", "moe", "mtp", "p10", "p90"} & set(t.split())]
+    tier = next(r for r in book["Assumptions"].iter_rows() if r[0].value == "Cloud price tier")
+    assert tier[1].alignment.wrap_text  # "hyperscaler on-demand" shown whole
+    catalog = book["Catalog"]
+    heads = [str(c.value) for row in catalog.iter_rows(min_row=4)
+             if str(row[0].value).endswith("(the formulas' key)") for c in row if c.value]
+    assert "Cloud price per GPU-hour, committed one-year contract" in heads
+    assert not [h for h in heads if "_" in h], heads
+    texts = [str(c.value) for ws in (book["Summary"], book["Inputs"]) for row in ws.iter_rows()
+             for c in row if isinstance(c.value, str)]
+    assert not [t for t in texts if "frozen" in t.lower() or "docs/" in t]

@@ -452,7 +452,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
-        styles = {"capex": (NAVY, f"Capex over {years_label}"),
+        styles = {"capex": (NAVY, f"Capital cost over {years_label}"),
                   "power": (SAND, "Power, colocation"),
                   "support": (GREY, "Support, storage, licences"),
                   "total": (NAVY, None), "cloud": (TEAL, "Cloud")}
@@ -498,8 +498,8 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
         fig, ax = _canvas("tornado", 0.75 + 0.42 * n, 1.3, top_in=0.34, bottom_in=0.42)
         ys = [float(n - 1 - i) for i in range(n)]
         # The lower change's bar above the higher's: both sides of the base, or one side.
-        for key, dy, color, legend in (("low", 0.17, TEAL, "Lower change"),
-                                       ("high", -0.17, ORANGE, "Higher change")):
+        for key, dy, color, legend in (("low", 0.17, TEAL, "Estimate lowered"),
+                                       ("high", -0.17, ORANGE, "Estimate raised")):
             starts, widths = [], []
             for r in rows:
                 v = r.low if key == "low" else r.high

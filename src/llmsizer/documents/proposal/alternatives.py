@@ -100,6 +100,14 @@ def rejected_groups(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
     return out
 
 
+def _precisions(o: OptionView) -> str:
+    """A memory bar's precisions by their usual names: 'FP8', or 'FP8 · BF16 KV' where the KV
+    cache differs from the weights (two bars of one GPU and TP never read alike)."""
+    weights, kv = o.option.weight_precision, o.option.kv_precision
+    kv_words = f" · {precision_name(kv)} KV" if kv != weights else ""
+    return f"{precision_name(weights)}{kv_words}"
+
+
 def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
     """One chart for the account: each recommended workload's options, the recommendation
     first, under the workload's name when there are several."""
@@ -120,7 +128,7 @@ def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
                                o.option.tp), o)
         options = list(firsts.values())
         bars += [charts.MemoryBar(
-            label=f"{chart_name(o.gpu_name)}\n{o.option.weight_precision} · TP{o.option.tp}",
+            label=f"{chart_name(o.gpu_name)}\n{_precisions(o)} · TP{o.option.tp}",
             segments=charts.memory_segments(o.option), chosen=o.recommended)
             for o in options[:8 if len(shown) == 1 else 5]]
     if not bars:

@@ -12,7 +12,7 @@ from typing import Any
 from ...model.calculations import INPUTS
 from ...model.catalog import Catalog, customer_source
 from ...sizing.results import Result
-from .format import NBSP, Formatter, short_name
+from .format import NBSP, Formatter, catalog_note, short_name
 from .views import WorkloadView
 
 
@@ -67,7 +67,7 @@ ASSUMPTION_LABELS = {
 _FAMILIES = {"hopper_fp8": "Hopper GPUs at FP8", "blackwell_fp4": "Blackwell GPUs at FP4",
              "blackwell_fp8": "Blackwell GPUs at FP8", "moe": "mixture-of-experts models",
              "other": "other GPUs and precisions"}
-_CONFIDENCE = re.compile(r"confidence_(\w+)_p(\d+)")
+CONFIDENCE = re.compile(r"confidence_(\w+)_p(\d+)")
 # "fitted <date> on <n> published benchmark results (<sources>)" opens most sources: the
 # appendix states it once above the constants that share it
 _FITTED = re.compile(r"^(fitted \d{4}-\d{2}-\d{2} on \d+ published [^()]*\([^()]*\))(?:[;:,] ?(.*))?$",
@@ -80,11 +80,14 @@ _POLICY_KEYS = ("gpu_memory_utilization", "electricity_per_kwh", "pue", "amortiz
 _UNITS = {i.name: i.unit for i in INPUTS}
 
 
-def _label(name: str) -> str:
+def assumption_label(name: str) -> str:
+    """A constant or input by the words the proposal and the workbook's Assumptions sheet
+    give it (one home): 'calibration_itl_median_error' -> 'Inter-token latency error,
+    median'."""
     found = ASSUMPTION_LABELS.get(name) or _INPUT_LABELS.get(name)
     if found:
         return found
-    conf = _CONFIDENCE.fullmatch(name)
+    conf = CONFIDENCE.fullmatch(name)
     if conf and conf.group(1) in _FAMILIES:
         return f"Model error, {_FAMILIES[conf.group(1)]}: {conf.group(2)}th percentile"
     text = name.removeprefix("calibration_").replace("_", " ")
@@ -99,7 +102,7 @@ _NAMES = re.compile(r"\b(" + "|".join(map(re.escape, ASSUMPTION_LABELS)) + r")\b
 def _source(text: str) -> str:
     """A constant's source in the customer's words (catalog.customer_source), another
     constant named by its label."""
-    return _NAMES.sub(lambda m: _label(m.group(1)).lower(), customer_source(text))
+    return _NAMES.sub(lambda m: assumption_label(m.group(1)).lower(), customer_source(text))
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
@@ -107,7 +110,7 @@ def _policy_value(fmt: Formatter, name: str, x: float) -> str:
     if name in money:
         return fmt.money(x) + money[name]
     if name == "support_rate":
-        return f"{fmt.pct(x)} of capex a year"
+        return f"{fmt.pct(x)} of the capital cost a year"
     if name == "hours_per_year":
         return f"{fmt.count(x)}{NBSP}h"
     if name == "pue":
@@ -149,6 +152,7 @@ def _price_source(result: Result, used: float, usd: float | None, source: str | 
 def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                 fmt: Formatter) -> list[Row]:
     rows: list[Row] = []
+    names = {pid: q.name for pid, q in cat.platforms.items()}
     gpus = sorted({wv.best.option.gpu for wv in views if wv.best is not None})
     platforms = sorted({wv.best.option.platform for wv in views if wv.best is not None})
     for gid in gpus:
@@ -157,7 +161,8 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         name = g.name if g else gid
         price, cloud = used.get("price", 0.0), used.get("cloud_gpu_hour", 0.0)
         src = _price_source(result, price, g.price_usd if g else None,
-                            g.price_source if g else None, g.price_date if g else None,
+                            catalog_note(g.price_source, names) if g and g.price_source
+                            else None, g.price_date if g else None,
                             "costs.gpu_prices")
         if not price:
             src = "no purchase price known: on-premises figures leave the GPUs out"
@@ -173,10 +178,10 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         row = result.tables["platforms"].get(pid, {})
         label = short_name(p.name) if p else pid
         rows.append(Row(f"{label}: node without GPUs", fmt.money(row.get("base_price", 0.0)),
-                        (p.notes or p.source) if p else "catalog"))
+                        catalog_note(p.notes or p.source, names) if p else "catalog"))
         rows.append(Row(f"{label}: node power at full load",
-                        fmt.unit(row.get("node_power_kw", 0.0), "kW"),
-                        p.source if p else "catalog"))
+                        fmt.kw(row.get("node_power_kw", 0.0)),
+                        catalog_note(p.source, names) if p else "catalog"))
     return rows
 
 
@@ -210,12 +215,12 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
                         fmt: Formatter) -> dict[str, Any]:
     """``assumptions`` (and grouped by source, ``register``), ``policy_rows``, ``price_rows``
     and ``calibration``: label, value and source of each figure the sizing assumed."""
-    assumptions = [Row(_label(a.name), fmt.unit(a.value, a.unit), _source(a.source))
+    assumptions = [Row(assumption_label(a.name), fmt.unit(a.value, a.unit), _source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
-    policy = [Row(_label(k), _policy_value(fmt, k, result.account_inputs[k]),
+    policy = [Row(assumption_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   "the account's requirements (its policy and running costs)")
               for k in _POLICY_KEYS if k in result.account_inputs]
-    calibration = [Row(_label(name), fmt.unit(c.value, c.unit), _source(c.source))
+    calibration = [Row(assumption_label(name), fmt.unit(c.value, c.unit), _source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     return {"assumptions": assumptions, "register": _register(assumptions),
             "policy_rows": policy,

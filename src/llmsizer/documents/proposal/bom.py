@@ -20,10 +20,6 @@ class BomRow:
     estimate: bool = False  # rests on a figure flagged as an estimate
 
 
-def _kw(fmt: Formatter, x: float) -> str:
-    return f"{fmt.number(x, 1)}{NBSP}kW"
-
-
 def _tb(fmt: Formatter, x: float, digits: int) -> str:
     return f"{fmt.number(x, digits)}{NBSP}TB"
 
@@ -33,6 +29,16 @@ def _switches(fmt: Formatter, leaves: float, spines: float, ports: float) -> str
     if spines > 0:
         text += f" and {fmt.count_of(spines, 'spine switch', 'spine switches')}"
     return f"{text} of {fmt.count(ports)} ports"
+
+
+def _own_rack(bom: Any, p: dict[str, Any]) -> str:
+    """Why the average may pass the rack's limit: a server that alone draws more than a rack
+    is planned for (a rack-scale system) still takes one rack (servers per rack is at least
+    1 in the calculation list). Words only: a comparison of two figures shown."""
+    limit = p["kw_per_rack"].value
+    if any(ln.values["line_node_power_kw"] > limit for ln in bom.lines):
+        return "; a server drawing more than that fills a rack of its own"
+    return ""
 
 
 def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
@@ -49,7 +55,7 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
             f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
             f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name} in all; "
             f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
-            f"{_kw(fmt, v['line_node_power_kw'])} each", ln.estimate))
+            f"{fmt.kw(v['line_node_power_kw'])} each", ln.estimate))
     rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))
     fe = bom.lines[0].values
     speeds = sorted({ln.values["line_frontend_gbps"] for ln in bom.lines})
@@ -83,14 +89,14 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; at most "
         f"{fmt.unit(p['kw_per_rack'].value, 'kW')} and "
         f"{fmt.count_of(p['rack_units_per_rack'].value, 'rack unit')} per rack, "
-        f"{_kw(fmt, t['bom_kw_per_rack_used'])} per rack on average",
+        f"{fmt.kw(t['bom_kw_per_rack_used'])} per rack on average{_own_rack(bom, p)}",
         p["kw_per_rack"].estimate))
     rows.append(BomRow("PDUs", fmt.count(t["bom_pdus"]),
                        f"{fmt.count(p['pdus_per_rack'].value)} per rack (two power feeds)",
                        p["pdus_per_rack"].estimate))
     rows.append(BomRow(
-        "Power", f"{_kw(fmt, t['bom_power_kw'])} IT",
-        f"{_kw(fmt, t['bom_facility_power_kw'])} at the facility "
+        "Power", f"{fmt.kw(t['bom_power_kw'])} IT",
+        f"{fmt.kw(t['bom_facility_power_kw'])} at the facility "
         f"(IT × PUE {result.account_inputs['pue']:g}), every server at full load"))
     nvaie = p["nvidia_ai_enterprise_per_gpu_year"].value
     licence = result.account_inputs["software_per_gpu_year"]

@@ -26,8 +26,18 @@ from .plan import plan_context
 from .sensitivity import sensitivity_context
 from .summary import confidence_total, cover_context, report_date, summary_context
 from .tco import cost_svg, tco_context
-from .views import SHORTLIST
+from .views import SHORTLIST, WorkloadView
 from .walkthrough import workload_view
+
+
+def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
+    """The glossary's ``only_when`` terms this proposal may print: disaggregated serving in
+    the plan, attention data-parallel ranks in an option it lists (format.option_label)."""
+    uses = {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else set()
+    if any(float(a.option.values.get("adp", 1.0) or 1.0) > 1
+           for wv in views for a in wv.alternatives):
+        uses.add("data-parallel")
+    return frozenset(uses)
 
 
 def build_context(result: Result, catalog: Catalog | None = None,
@@ -60,6 +70,5 @@ def build_context(result: Result, catalog: Catalog | None = None,
         **sensitivity_context(result, views, fmt, chart=detail),
         "confidence_total": confidence_total(result),
         **debugger_context(result, fmt),  # partials/debugger.html.j2
-        **glossary_context(frozenset(
-            {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else ())),
+        **glossary_context(_uses(result, views)),
     }

@@ -50,8 +50,8 @@ class Formatter:
         """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
         significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
         cents below. The workbook keeps the exact figures."""
-        if abs(x) < 1000:
-            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 else 2)}"
+        if abs(x) < 1000:  # nothing is nothing: "USD 0", never "USD 0.00" (no licences)
+            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 or x == 0 else 2)}"
         shown = float(f"{float(x):.3g}")
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(shown) >= limit:
@@ -87,6 +87,13 @@ class Formatter:
     def tok_s(self, x: float) -> str:
         return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
 
+    def kw(self, x: float) -> str:
+        """Power as every section shows it (the BOM's lines and totals, the prices' node
+        power): one decimal below 100 kW, none from 100, a trailing '.0' dropped, so the
+        same figure never reads 4.20 kW in one place and 4.2 kW in another."""
+        s = self.number(x, 1 if abs(x) < 100 else 0).removesuffix(".0")
+        return f"{s}{NBSP}kW"
+
     def gb(self, x: float) -> str:
         digits = 2 if abs(x) < 10 else 1 if abs(x) < 1000 else 0
         return f"{self.number(x, digits)}{NBSP}GB"
@@ -116,6 +123,8 @@ class Formatter:
             return self.ms(x)
         if unit == "GB":
             return self.gb(x)
+        if unit == "kW":
+            return self.kw(x)
         if unit in ("us", "µs"):
             return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}µs"
         if unit in ("x", "ratio"):
@@ -147,6 +156,42 @@ _TIER_IDS = re.compile(r"\s*\((?:" + "|".join(CLOUD_TIERS) + r")\)")
 def customer_words(text: str) -> str:
     """``text`` with requirement keys in words and bracketed tier ids dropped."""
     return _KEYS.sub(lambda m: KEY_WORDS[m.group(0)], _TIER_IDS.sub("", text))
+
+
+# The catalog's notes name its own fields and files ("node_power_kw is an ESTIMATE", "reference
+# prices.csv"): a reader of the proposal or the workbook never saw the catalog, so they read
+# what each one is.
+CATALOG_FIELD_WORDS = {
+    "node_power_kw": "the power figure", "base_price_usd": "the price without GPUs",
+    "max TP": "the largest tensor-parallel group", "max_tp": "the largest tensor-parallel group",
+}
+_CATALOG_FIELDS = re.compile(r"\b(?:" + "|".join(map(re.escape, CATALOG_FIELD_WORDS)) + r")\b")
+# the project's own reference files: dropped where cited after a public source, else said
+_CITED_FILE = re.compile(r"[;,] reference [a-z_]+\.(?:csv|md)(?=\))")
+_REFERENCES = {"reference notes": "published specifications",
+               "reference prices": "published prices"}
+_REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
+
+
+def _said(m: re.Match[str], words: str) -> str:
+    """``words`` for the match, capitalised where it opens a sentence."""
+    before = m.string[:m.start()].rstrip()
+    return words[:1].upper() + words[1:] if not before or before.endswith(".") else words
+
+
+def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
+    """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), the
+    project's reference files left out, and a catalog id in ``names`` (platform id -> name)
+    by its name."""
+    text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
+    text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
+                          _CITED_FILE.sub("", text))
+    if names:
+        ids = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names, key=len,
+                                                                         reverse=True)))
+                         + r")(?![\w-])")
+        text = ids.sub(lambda m: names[m.group(1)], text)
+    return text
 
 
 def precision_name(precision: str) -> str:

@@ -18,6 +18,9 @@ class Term:
 
 
 GLOSSARY: tuple[Term, ...] = (
+    Term("Attention data parallelism", "In a mixture-of-experts model, running the attention "
+         "layers as several independent copies (ranks), each with its own requests, on the GPUs "
+         "over which the experts are spread.", only_when="data-parallel"),
     Term("Batch", "The number of users' requests one replica works on at the same time; larger "
          "batches serve more users per GPU but give each user fewer tokens per second."),
     Term("BF16, FP16, FP8, FP4, INT8, INT4, MXFP4", "Number formats for the model's weights or "
@@ -63,6 +66,9 @@ GLOSSARY: tuple[Term, ...] = (
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),
     Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack."),
+    Term("Prefix cache", "Memory in which the serving engine keeps prompt beginnings it has "
+         "already read (a shared instruction, a document); a request that starts the same way "
+         "skips reading them again. The hit rate is the share of prompt tokens found there."),
     Term("Prefill", "The phase in which the model reads the whole prompt before it writes the "
          "first token of the answer."),
     Term("PUE", "Power usage effectiveness: the data centre's total power divided by the power "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...model.calculations import INPUTS, LATENCY_DEFINITIONS
 from ...model.catalog import customer_source
+from ..proposal.assumptions import ASSUMPTION_LABELS, CONFIDENCE, assumption_label
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO
@@ -13,13 +14,16 @@ __all__ = ["write"]
 
 
 def _assumption_label(book: Book, name: str) -> str:
-    """``mfu_decode_8bit`` -> 'Compute efficiency, decode (8bit)'."""
+    """``mfu_decode_8bit`` -> 'Compute efficiency, decode (8-bit path)': the proposal's words
+    (proposal.assumptions.assumption_label) where it has them, never the bare key."""
     if name in book.inputs:
         return book.inputs[name].label
+    if name in ASSUMPTION_LABELS or CONFIDENCE.fullmatch(name):
+        return assumption_label(name)
     for i in INPUTS:
         if name.startswith(f"{i.name}_"):
             return f"{i.label} ({name.removeprefix(i.name + '_').replace('_', ' ')})"
-    return name.replace("_", " ").capitalize()
+    return assumption_label(name)
 
 
 def write(book: Book) -> None:
@@ -44,9 +48,9 @@ def write(book: Book) -> None:
     def line(label: str, value: float | str | None, unit: str, source: str,
              formula: str | None = None) -> None:
         nonlocal row
-        ws.write_string(row, 0, clean_text(label), f("label"))
-        if isinstance(value, str):
-            ws.write_string(row, 1, clean_text(value), f("text"))
+        ws.write_string(row, 0, clean_text(label), f("wrap"))  # a platform's full name is long
+        if isinstance(value, str):  # wrapped: "hyperscaler on-demand" was cut at 16 characters
+            ws.write_string(row, 1, clean_text(value), f("wrap"))
         elif value is not None:
             fmt = f("calc", number_format(unit, [value], book.cur))
             if formula:
@@ -55,7 +59,8 @@ def write(book: Book) -> None:
                 ws.write_number(row, 1, value, fmt)
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit_apart"))
         ws.write_string(row, 3, clean_text(source), f("wrap_note"))
-        ws.set_row(row, wrapped_height(source, 95))
+        ws.set_row(row, max(wrapped_height(source, 95), wrapped_height(label, 44),
+                            wrapped_height(value, 16) if isinstance(value, str) else 0))
         row += 1
 
     def section(text: str) -> None:
@@ -82,7 +87,8 @@ def write(book: Book) -> None:
         label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
         if colname == "cloud_gpu_hour" and tid in derived:  # never a silent mix of tiers
             label = f"{label} (DERIVED for the tier)"
-        line(f"{label}: {tid}", float(r.tables[table][tid][colname]), unit,
+        line(f"{label}: {book.display_name(table, tid)}", float(r.tables[table][tid][colname]),
+             unit,
              book.price_source(table, tid, colname), f"={name}")
     section("Latency targets: what each one means")
     for _key, label, text in LATENCY_DEFINITIONS:
@@ -93,8 +99,7 @@ def write(book: Book) -> None:
         ("Currency", f"Money is in {r.account.currency}; catalog prices are USD estimates "
                      "(not quotes) unless the account overrides them."),
         ("One definition, two renderings", "Every derived number here is printed from "
-         "llmsizer's calculation list (docs/calculations.md); the engine evaluates the same "
-         "list in Python."),
+         "llmsizer's calculation list; the engine evaluates the same list in Python."),
         ("Option columns", "The calculation sheets show at most "
          f"{MAX_COLUMNS_PER_WORKLOAD} options per workload; the Options sheet lists every "
          "option the engine evaluated, feasible and rejected."),

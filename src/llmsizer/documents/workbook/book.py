@@ -15,7 +15,7 @@ from ...model.calculations import INPUTS, Input
 from ...model.catalog import Catalog, load_catalog
 from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
-from ..proposal.format import precision_name
+from ..proposal.format import catalog_note, precision_name
 from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
 from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, fast_strings, strip_equals
@@ -210,6 +210,11 @@ class Book:
         v["error_message"] = f"{i.label}: {whole}{bounds}."[:255]
         return v
 
+    @property
+    def platform_names(self) -> dict[str, str]:
+        """Platform id -> name, for catalog notes that name another platform by its id."""
+        return {pid: p.name for pid, p in self.catalog.platforms.items()}
+
     def price_source(self, table: str, tid: str, colname: str) -> str:
         """Where a price cell's value comes from, with its date."""
         value = float(self.r.tables[table][tid][colname])
@@ -218,7 +223,8 @@ class Book:
             asked = self.r.source.requirements if self.r.source is not None else {}
             if tid in ((asked.get("costs") or {}).get("node_prices") or {}):
                 return "Account override (requirements file, costs.node_prices)."
-            return f"Estimate, not a quote. {p.notes}" if p else "account data"
+            return (f"Estimate, not a quote. {catalog_note(p.notes, self.platform_names)}"
+                    if p else "account data")
         g = self.catalog.gpus.get(tid)
         if g is None:
             return "account data"
@@ -233,4 +239,4 @@ class Book:
             return "No price found in the catalog: enter one to cost this GPU."
         if base is None or value != base:
             return "Account override (requirements file, costs section)."
-        return f"{src} ({date}); catalog prices are USD."
+        return f"{catalog_note(str(src), self.platform_names)} ({date}); catalog prices are USD."

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...model.calculations import TABLE_COLUMNS
 from ...model.catalog import Catalog
-from ..proposal.format import precision_name
+from ..proposal.format import catalog_note, precision_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
 from .layout import TABLE_COLUMN_INFO, TABLE_TITLES
@@ -39,7 +39,10 @@ def write(book: Book) -> None:
         sources = {"gpus": ["Source", "Purchase price source", "Cloud price source"],
                    "platforms": ["Source", "Notes"],
                    "precisions": ["Source", "Computes on (tensor cores)"]}.get(table, [])
-        ws.set_row(hrow, 30)
+        # the cloud tiers' headers are long ("Cloud price per GPU-hour, committed three-year
+        # contract"): the row grows to show them whole in a 14-character column (bold 11 pt,
+        # a line more for words that do not break where the estimate does)
+        ws.set_row(hrow, max(30.0, *(wrapped_height(h, 14, 11) + 14 for h in heads[2:])))
         for j, text in enumerate(heads):
             ws.write_string(hrow, j, text, f("header"))
         for j, text in enumerate(sources):
@@ -67,15 +70,17 @@ def write(book: Book) -> None:
 
 
 def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
+    names = {pid: p.name for pid, p in cat.platforms.items()}
     if table == "gpus" and tid in cat.gpus:
         g = cat.gpus[tid]
-        return [g.name, g.source,
-                f"{g.price_source} ({g.price_date})" if g.price_source else "no price found",
+        return [g.name, catalog_note(g.source, names),
+                f"{catalog_note(g.price_source, names)} ({g.price_date})" if g.price_source
+                else "no price found",
                 "dated cloud offers by tier (the dated price list): see the cloud price's "
                 "note on Inputs"]
     if table == "platforms" and tid in cat.platforms:
         p = cat.platforms[tid]
-        return [p.name, p.source, p.notes]
+        return [p.name, catalog_note(p.source, names), catalog_note(p.notes, names)]
     if table == "precisions" and tid in cat.precisions:
         q = cat.precisions[tid]
         # the name the proposal uses (FP8); the Summary's precision rows look it up here

@@ -18,6 +18,7 @@ from functools import cache
 
 from ...model.calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
 from ...model.expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
+from ...sizing.costs import _TIER_COLUMN, tier_words  # the tier's catalog column, its words
 from ...sizing.results import Option, Result, WorkloadResult
 from .formats import clean_text
 
@@ -81,6 +82,13 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
     "bytes_per_param": ("Bytes per value", "B"),
     "scale_overhead": ("Scale overhead", "fraction"),
     "compute_code": ("Compute path code", "code"),
+    "cloud_gpus_per_instance": ("GPUs per cloud instance", "GPUs"),
+    # each cloud tier's dated price and how its offer is sold (the what-if tier reads them),
+    # the tier in the words the proposal uses
+    **{f"cloud_{column}": (f"Cloud price per GPU-hour, {tier_words(tier)}", "currency/h")
+       for tier, column in _TIER_COLUMN.items()},
+    **{f"cloud_gpus_{column}": (f"GPUs per cloud instance, {tier_words(tier)}", "GPUs")
+       for tier, column in _TIER_COLUMN.items()},
 }
 # Catalog cells the account may change (costs): they live on Inputs as named cells.
 PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in_cloud_",

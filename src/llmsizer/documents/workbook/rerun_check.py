@@ -29,6 +29,11 @@ __all__ = ["LABEL", "NOT_ELIGIBLE", "RerunCheck", "check", "label", "live_cost",
 
 NOT_ELIGIBLE = "—"  # the live cost column of an option the check cannot compare
 LABEL = "Re-run check (cheapest option alone at the current inputs)"
+# The sentences name the choice "for this workload alone" (it said "the frozen choice", an
+# engine word, beside a Recommendation that may differ because the plan shares nodes).
+STILL = "Still the cheapest for this workload alone: "
+NO_LONGER = ("The configuration chosen for this workload alone no longer meets the targets: "
+             "re-run the sizing")
 
 
 @dataclass(frozen=True)
@@ -113,10 +118,10 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
                f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
                f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
-               f"{_text('Still the cheapest: the frozen choice, ' + _words(book, frozen))})")
+               f"{_text(STILL + _words(book, frozen))})")
     formula = ("=" + compare if met is None else
                f"=IF({met},{compare},"
-               f"{_text('The frozen choice no longer meets the targets: re-run')})")
+               f"{_text(NO_LONGER)})")
     # the same steps on the values at generation (MATCH: the first row holding the minimum)
     costs = [(float(o.values["annual_cost_onprem"]), _words(book, o))
              for o, _ in feasible + rejected if live_cost(book, k, o) is not None]
@@ -130,7 +135,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
         name = next(n for v, n in costs if v == low)
         text = f"A re-run may choose {name}, {amount} cheaper (this workload alone)"
     else:
-        text = f"Still the cheapest: the frozen choice, {_words(book, frozen)}"
+        text = f"{STILL}{_words(book, frozen)}"
     return RerunCheck(formula, text)
 
 
