@@ -344,3 +344,24 @@ def test_assumptions_and_catalog_sheets_use_words_not_keys(books: Any) -> None:
     texts = [str(c.value) for ws in (book["Summary"], book["Inputs"]) for row in ws.iter_rows()
              for c in row if isinstance(c.value, str)]
     assert not [t for t in texts if "frozen" in t.lower() or "docs/" in t]
+
+
+def test_the_summary_counts_retrieval_servers_in_the_right_number(books: Any) -> None:
+    """inputs/rag-knowledge-base.yaml: the Summary sheet's line for each embedding or
+    reranking node group is a formula over the Retrieval sheet's counts; its unit follows
+    the live count ("1 × … GPU", "8 × … GPUs"), where it used to read "1 GPUs"."""
+    from llmsizer.documents.workbook import summary
+
+    r = _result("rag-knowledge-base")
+    group = next(g for g in r.plan.retrieval_groups if not g.shares_with)
+    cached = [c.value for row in books("rag-knowledge-base", True)["Summary"].iter_rows()
+              for c in row if isinstance(c.value, str) and "replicas for" in c.value]
+    assert any(f"{group.gpus_purchased} × " in v and " GPUs): " in v for v in cached)
+
+    class _Book:  # the one attribute _retrieval_words reads
+        catalog = load_catalog()
+
+    one = group.model_copy(update={"nodes": 1, "gpus_purchased": 1, "replicas": 1})
+    formula, text = summary._retrieval_words(_Book(), 1, one)  # type: ignore[arg-type]
+    assert " node (1 × " in text and " GPU): 1 replica for " in text
+    assert 'IF(' in formula and '"GPU"' in formula and '"GPUs"' in formula

@@ -309,13 +309,23 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
                            "nodes")
         return (f'={retrieval_cell(j, "retrieval_replicas")}&"{words.replace(chr(34), chr(34) * 2)}"',
                 f"{g.replicas}{words}")
-    parts = ((retrieval_cell(j, "retrieval_nodes"), str(g.nodes), f" × {platform} nodes ("),
-             (retrieval_cell(j, "retrieval_gpus"), str(g.gpus_purchased), f" × {gpu} GPUs): "),
-             (retrieval_cell(j, "retrieval_replicas"), str(g.replicas),
-              f" replicas for {kind}"))
-    formula = "&".join(f'{ref}&"{clean_text(words).replace(chr(34), chr(34) * 2)}"'
-                       for ref, _v, words in parts)
-    return "=" + formula, "".join(v + words for _ref, v, words in parts)
+    # (cell, its value, the words before the unit, the unit: singular and plural, after)
+    parts = ((retrieval_cell(j, "retrieval_nodes"), g.nodes, f" × {platform} ", "node", "nodes",
+              " ("),
+             (retrieval_cell(j, "retrieval_gpus"), g.gpus_purchased, f" × {gpu} ", "GPU", "GPUs",
+              "): "),
+             (retrieval_cell(j, "retrieval_replicas"), g.replicas, " ", "replica", "replicas",
+              f" for {kind}"))
+
+    def q(text: str) -> str:
+        return '"' + clean_text(text).replace(chr(34), chr(34) * 2) + '"'
+
+    # the unit follows the live count, so a finance edit to 1 reads "1 × … GPU"
+    formula = "&".join(f'{ref}&{q(pre)}&IF({ref}=1,{q(one)},{q(many)})&{q(post)}'
+                       for ref, _v, pre, one, many, post in parts)
+    text = "".join(f"{v}{pre}{one if v == 1 else many}{post}"
+                   for _ref, v, pre, one, many, post in parts)
+    return "=" + formula, clean_text(text)
 
 
 def _share(book: Book, k: int, name: str) -> tuple[str, float] | None:
