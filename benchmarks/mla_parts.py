@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import calibrate as cal  # noqa: E402
 import calibration_data  # noqa: E402
 
 from llmsizer.inputs.benchdata import read_points  # noqa: E402
@@ -57,8 +56,8 @@ from llmsizer.sizing.fidelity import (  # noqa: E402
 )
 
 LATENCY = ("tpot_ms", "itl_ms")
-PARTS = ("weights", "comm fixed", "overhead", "KV read", "compute", "attention", "comm/token",
-         "prefill")
+PARTS = ("weights", "comm fixed", "overhead", "draft fixed", "FP4 saving", "KV read", "compute",
+         "attention", "comm/token", "prefill")
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,8 @@ def parts_of(case: Case, catalog: Catalog, tables: Tables) -> Parts:
         "alltoall_exposed_ms_per_token"))
     prefill = 0.0 if case.point.disaggregated else number(env, "prefill_ms_per_seq_step")
     values = (number(env, "decode_weights_ms"), number(env, "comm_fixed_ms"),
-              number(env, "step_overhead_ms"), served * number(env, "decode_kv_ms_per_seq"),
+              number(env, "step_overhead_ms"), number(env, "spec_draft_fixed_ms"),
+              -number(env, "fp4_small_batch_saving_ms"), served * number(env, "decode_kv_ms_per_seq"),
               served * spec * number(env, "decode_compute_ms_per_seq"),
               served * spec * number(env, "decode_attention_ms_per_seq"),
               served * spec * per_token, served * prefill)
@@ -133,7 +133,7 @@ def mla_latency_rows(catalog: Catalog, disagg_only: bool = False) -> list[Case]:
 def stack(case: Case) -> str:
     notes = case.point.raw.get("notes", "")
     return notes.split("framework=")[1].split(";")[0] if "framework=" in notes else (
-        cal.source_of(case.point))
+        calibration_data.source_of(case.point))
 
 
 def layout(case: Case) -> str:

@@ -61,9 +61,10 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 
 def test_group_errors_as_documented(results):
-    """docs/calibration.md "Disaggregated prefill/decode": median |error| 14.0 %, p90 50.6 %
-    with the MTP drafts' fixed cost and the FP4 small-batch saving ("Fifth pass"; 15.7 % /
-    49.8 % before) and with the SGLang MTP runs at the random-prompt acceptance and the harness's routing to
+    """docs/calibration.md "Disaggregated prefill/decode": median |error| 14.2 %, p90 51.2 %
+    with the all-to-all on DeepSeek-R1's 58 MoE layers, not all 61 (seventh pass), the MTP
+    drafts' fixed cost and the FP4 small-batch saving ("Fifth pass"; 15.7 % / 49.8 % before
+    both), with the SGLang MTP runs at the random-prompt acceptance and the harness's routing to
     decode replicas of a batch limit (test_routing.py) (18.0 % / 55.4 % before both), with
     TensorRT-LLM waiting for its all-to-all across nodes (18.6 % before) and the
     all-reduces of TP16 across two nodes paying their latency twice (20.2 % / 60.8 % before
@@ -75,8 +76,8 @@ def test_group_errors_as_documented(results):
     Fails if a change moves the group's errors past the documented figures."""
     disagg, _ = results
     errors = [abs(r.error) for r in disagg]
-    assert statistics.median(errors) == pytest.approx(0.140, abs=0.005)
-    assert quantile(errors, 0.9) == pytest.approx(0.506, abs=0.005)
+    assert statistics.median(errors) == pytest.approx(0.142, abs=0.0015)
+    assert quantile(errors, 0.9) == pytest.approx(0.512, abs=0.0015)
 
 
 def test_the_cited_launch_script_sets_the_placeholder_layouts_and_memory(results):

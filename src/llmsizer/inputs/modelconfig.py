@@ -162,6 +162,55 @@ def _layer_kinds(cfg: dict[str, Any], rel: str, layers: int) -> tuple[int, int, 
     return window, sliding, linear, state
 
 
+def _index_list(cfg: dict[str, Any], rel: str, key: str, layers: int) -> list[Any] | None:
+    value = cfg.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > _LIMITS["layers"]:
+        raise InputError(f"config file {rel!r}: {key!r} must be a list (one entry per layer "
+                         "or layer numbers); check the config")
+    return value
+
+
+def _moe_layers(cfg: dict[str, Any], rel: str, layers: int) -> int:
+    """How many layers hold the routed experts, from the fields the families use (the rest
+    run a dense MLP): ``mlp_layer_types`` ("sparse" / "dense"), ``moe_layer_freq`` as a 0/1
+    list per layer (MiniMax, MiMo), ``moe_layers`` (the layer numbers, Llama 4), DeepSeek's
+    ``first_k_dense_replace`` with ``moe_layer_freq`` (layer i from k on, every freq-th:
+    DeepSeek-V3, Kimi K2, GLM-4.5), Llama 4's ``interleave_moe_layer_step`` (layers s-1,
+    2s-1, ...), Qwen's ``decoder_sparse_step`` with ``mlp_only_layers`` (layer i unless
+    listed, when (i + 1) is a multiple of the step); else every layer (Mixtral, gpt-oss)."""
+    kinds = _index_list(cfg, rel, "mlp_layer_types", layers)
+    if kinds is not None:
+        if len(kinds) != layers:
+            raise InputError(f"config file {rel!r}: 'mlp_layer_types' must name one MLP kind "
+                             f"per layer ({layers}); check the config")
+        return sum(k == "sparse" for k in kinds)
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list):
+        if len(freq) != layers or not all(f in (0, 1) for f in freq):
+            raise InputError(f"config file {rel!r}: 'moe_layer_freq' as a list must hold a 0 or "
+                             f"1 per layer ({layers}); check the config")
+        return sum(freq)
+    listed = _index_list(cfg, rel, "moe_layers", layers)
+    if listed is not None:
+        return len({i for i in listed if isinstance(i, int) and 0 <= i < layers})
+    step = 1
+    if "first_k_dense_replace" in cfg or "moe_layer_freq" in cfg:
+        dense = cfg.get("first_k_dense_replace") or 0
+        if not isinstance(dense, int) or isinstance(dense, bool) or not 0 <= dense <= layers:
+            raise InputError(f"config file {rel!r}: 'first_k_dense_replace' must be a whole "
+                             f"number from 0 to the layers ({layers}); check the config")
+        step = _int(cfg, rel, "moe_layer_freq", limit=_LIMITS["layers"], default=1)
+        return len([i for i in range(dense, layers) if i % step == 0])
+    if cfg.get("interleave_moe_layer_step") is not None:
+        step = _int(cfg, rel, "interleave_moe_layer_step", limit=_LIMITS["layers"])
+        return len(range(step - 1, layers, step))
+    step = _int(cfg, rel, "decoder_sparse_step", limit=_LIMITS["layers"], default=1)
+    dense_listed = _index_list(cfg, rel, "mlp_only_layers", layers) or []
+    return len([i for i in range(layers) if i not in dense_listed and (i + 1) % step == 0])
+
+
 def _text(value: Any) -> str:
     return clean_text(value).strip()[:200] if isinstance(value, str) else ""
 
@@ -225,6 +274,12 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
                          f"than the number of experts ({experts}); check the mixture-of-experts "
                          "settings")
     moe_inter = _int(cfg, rel, "moe_intermediate_size", limit=_LIMITS["inter"], default=inter)
+    moe_layers = _moe_layers(cfg, rel, layers) if experts > 1 else 0
+    if experts > 1 and not moe_layers:
+        raise InputError(f"config file {rel!r} states {experts} experts but no layer that holds "
+                         "them; check the mixture-of-experts settings")
+    # the dense layers' MLP width (Llama 4 names it apart; elsewhere intermediate_size)
+    dense_inter = _int(cfg, rel, "intermediate_size_mlp", limit=_LIMITS["inter"], default=inter)
     kv_lora = (_int(cfg, rel, "kv_lora_rank", limit=_LIMITS["hidden"], default=0)
                if "kv_lora_rank" in cfg else 0)
     rope = _int(cfg, rel, "qk_rope_head_dim", limit=_LIMITS["head_dim"], default=0) if kv_lora else 0
@@ -232,9 +287,11 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
     # Parameter count from the architecture; gated MLPs have three matrices.
     attn = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     mlp_one = 3 * hidden * (moe_inter if experts > 1 else inter)
+    dense_mlp = 3 * hidden * dense_inter * (layers - moe_layers) if experts > 1 else 0
     embed = vocab * hidden * (1 if tied else 2)
     stated = cfg.get("llmsizer_params_total") or cfg.get("num_parameters")
-    total = float(embed + layers * (attn + mlp_one * experts))
+    total = float(embed + layers * attn + dense_mlp
+                  + (moe_layers if experts > 1 else layers) * mlp_one * experts)
     if stated is not None and not isinstance(stated, bool):
         if not isinstance(stated, int | float) or not (
             math.isfinite(float(stated)) and 0 < stated <= MAX_PARAMS
@@ -242,7 +299,7 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
             raise InputError(f"config file {rel!r}: the stated parameter count must be a number "
                              f"from 1 to {MAX_PARAMS:.0e} (found {_shown(stated)})")
         total = float(stated)
-    active = float(embed + layers * (attn + mlp_one * min(per_tok, experts)))
+    active = float(embed + layers * attn + dense_mlp + moe_layers * mlp_one * min(per_tok, experts))
     if experts <= 1:
         active = total
     if not 0 < total <= MAX_PARAMS:
@@ -265,6 +322,7 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
             qk_rope_head_dim=rope,
             experts=experts if experts > 1 else 0,
             experts_per_token=per_tok if experts > 1 else 0,
+            moe_layers=moe_layers if experts > 1 else None,
             sliding_window=window,
             window_layers=window_layers,
             linear_attention_layers=linear_layers,

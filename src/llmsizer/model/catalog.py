@@ -85,6 +85,12 @@ class Model(_Entry):
     experts: int = Field(default=0, ge=0)
     experts_per_token: int = Field(default=0, ge=0)
     shared_experts: int = Field(default=0, ge=0, description="always-on experts per MoE layer")
+    # DeepSeek-V3 / Kimi K2 / GLM-4.5 keep their first layers dense (first_k_dense_replace),
+    # Llama 4 Maverick puts experts on every other layer: the all-to-all and the per-expert
+    # work are paid on these layers only.
+    moe_layers: int | None = Field(
+        default=None, ge=0,
+        description="layers with routed experts; null = every layer of an MoE model")
     vocab_size: int | None = Field(default=None, ge=1)
     intermediate_size: int | None = Field(default=None, ge=1, description="dense MLP width")
     moe_intermediate_size: int | None = Field(default=None, ge=1, description="one expert's width")
@@ -111,6 +117,14 @@ class Model(_Entry):
         none is published (the user states it)."""
         return dict(enumerate(self.mtp_acceptance, start=1)).get(draft_tokens)
 
+    @property
+    def moe_layer_count(self) -> int:
+        """Layers whose MLP is routed experts: the stated count, else every layer of an MoE
+        model (0 for a dense one)."""
+        if not self.experts:
+            return 0
+        return self.layers if self.moe_layers is None else self.moe_layers
+
     @model_validator(mode="after")
     def _layer_kinds(self) -> Model:
         if (self.window_layers > 0) != (self.sliding_window > 0):
@@ -119,6 +133,10 @@ class Model(_Entry):
             raise ValueError("linear_attention_layers and linear_state_elements go together")
         if self.window_layers + self.linear_attention_layers > self.layers:
             raise ValueError("window_layers + linear_attention_layers exceed layers")
+        if self.moe_layers is not None and not (
+                self.moe_layers <= self.layers and (self.moe_layers > 0) == (self.experts > 0)):
+            raise ValueError("moe_layers must be at most layers, above 0 exactly when the model "
+                             "has experts")
         return self
 
 

@@ -117,6 +117,7 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "head_dim": float(m.head_dim),
         "experts": float(m.experts),
         "experts_per_token": float(m.experts_per_token),
+        "moe_layers": float(m.moe_layer_count),
         "kv_lora_rank": float(m.kv_lora_rank),
         "qk_rope_head_dim": float(m.qk_rope_head_dim),
         "sliding_window": float(m.sliding_window),

@@ -85,9 +85,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "linear-attention layers no cache at all."),
     _c("expert_slot_flops", "Expert overhead per token", "FLOP", "Throughput",
        IF(gt(r("experts"), 0),
-          6 * r("layers") * r("experts_per_token") * r("hidden_size")
+          6 * r("moe_layers") * r("experts_per_token") * r("hidden_size")
           * r("expert_slot_overhead"), 0),
-       "Work each token costs per routed expert per layer beside the expert's own GEMMs, as "
+       "Work each token costs per routed expert per MoE layer beside the expert's own GEMMs, as "
        "if the expert were that many columns wider (3 matrices x 2 FLOPs x hidden x width): "
        "gathering, scattering and combining the token's hidden vector and the grouped GEMM's "
        "per-row cost. It weighs most where experts are narrow and many are routed per active "
@@ -125,7 +125,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "after the MLP or experts (when they are, or when experts are spread without attention "
        "data-parallel); 0 at TP 1 (“GenAI Physics”)."),
     _c("alltoall_fixed_ms", "All-to-all latency per step", "ms", "Throughput",
-       IF(_ALLTOALL, 2 * r("layers") * r("alltoall_latency_us") / 1000, 0),
+       IF(_ALLTOALL, 2 * r("moe_layers") * r("alltoall_latency_us") / 1000, 0),
        "Dispatch and combine per MoE layer under expert parallelism with attention "
        "data-parallel."),
     _c("allreduce_scaleout_fixed_ms", "All-reduce latency across nodes per step", "ms",
@@ -157,17 +157,17 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(0 within one node, or where the platform states no network)."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(_ALLTOALL,
-          2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
+          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (MIN(r("ep"), r("gpus_per_node")) - 1) / r("ep")
           * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
           * 1000, 0),
-       "Dispatch + combine: a token's hidden vector (2 bytes a value) goes to the ranks of its "
-       "top-k experts and back, spread over the EP ranks' links; this part to the ranks in the "
-       "same node, over the scale-up link."),
+       "Dispatch + combine on each MoE layer: a token's hidden vector (2 bytes a value) goes to "
+       "the ranks of its top-k experts and back, spread over the EP ranks' links; this part to "
+       "the ranks in the same node, over the scale-up link."),
     _c("alltoall_scaleout_ms_per_token", "All-to-all across nodes per token", "ms",
        "Throughput",
        IF(gt(r("ep"), r("gpus_per_node")),
-          2 * r("layers") * MIN(r("experts_per_token"), r("ep"))
+          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (r("ep") - r("gpus_per_node")) / r("ep")
           * r("hidden_size") * 2
           / (r("ep") * r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9)

@@ -131,6 +131,10 @@ INPUTS: tuple[Input, ...] = (
        low=0, integer=True),
     _i("experts_per_token", "Experts per token", "experts", "workload", "MoE top-k; 0 = dense.",
        low=0, integer=True),
+    _i("moe_layers", "Mixture-of-experts layers", "layers", "workload",
+       "Layers whose MLP is routed experts (config.json: all but first_k_dense_replace, or "
+       "every interleave_moe_layer_step-th); the rest are dense. 0 = dense model.", low=0,
+       integer=True),
     _i("kv_lora_rank", "MLA latent rank", "elements", "workload",
        "Compressed KV width of MLA models (DeepSeek); 0 = standard attention.", low=0,
        integer=True),
