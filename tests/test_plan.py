@@ -385,3 +385,18 @@ def test_compiled_plan_stages_give_the_tree_walks_numbers(name: str,
                         lambda item, expr: lambda env, tables: evaluate(expr, env))
     walked = size(loaded).model_dump(mode="json")
     assert walked["plan"]["pools"] and compiled == walked
+
+
+def test_a_pool_of_one_workload_runs_the_batch_it_was_sized_at() -> None:
+    """inputs/frontier-moe-rack.yaml: a pool with one member runs at most the batch its
+    option meets the per-token target with. The FP4 small-batch saving (decode.py, at most
+    16 tokens per attention rank) shortened the step the pool's line t(B) = a + b B reads,
+    and the pool then ran 254 sequences per replica where the option found 217: the plan
+    bought 504 GPUs while the option, the CLI table and the PDF's columns said 536."""
+    result = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
+    w = result.workloads[0]
+    option = w.option(w.recommended)
+    assert option is not None and option.values["fp4_small_batch_saving_ms"] > 0
+    pool = result.plan.pools[0]
+    assert pool.batch_per_replica == option.values["batch_per_replica"]
+    assert pool.replicas == option.values["replicas"]

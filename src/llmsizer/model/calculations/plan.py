@@ -97,10 +97,14 @@ _n1 = gt(r("survive_node_loss"), 0)
 # strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
 # (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
 _seqs = r("demand_replicas") * r("batch_per_replica")
+# a member's batch at the pool's strictest TPOT, on the line t(B) = a + b B of its own batch;
+# never above the batch it meets its own target with, where the line reads a term that only
+# holds at small batches (the FP4 small-batch saving) as if it held at any batch
 _member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
-                        ROUNDDOWN((r("pool_target_tpot_ms") / r("spec_tpot_factor")
-                                   - r("step_fixed_ms"))
-                                  / r("step_ms_per_seq"), 0), r("max_batch_per_replica"))
+                        MIN(ROUNDDOWN((r("pool_target_tpot_ms") / r("spec_tpot_factor")
+                                       - r("step_fixed_ms"))
+                                      / r("step_ms_per_seq"), 0), r("batch_by_tpot")),
+                        r("max_batch_per_replica"))
 POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_demand_sequences", "Sequences in flight at peak", "sequences", "SUM", _seqs,
               "Each member's peak demand x its batch: its users, or its system target's "
