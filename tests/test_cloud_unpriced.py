@@ -148,3 +148,23 @@ def test_the_web_quick_start_says_the_cloud_has_no_price() -> None:
     assert line is not None
     assert all(n in line.group(1) for n in names)
     assert "a year in the cloud" not in page
+
+
+@pytest.mark.parametrize("asked", ["cheapest", "cloud"])
+def test_the_deployment_advice_never_weighs_an_unpriced_cloud(tmp_path: Path, asked: str) -> None:
+    from test_workbook import write_yaml
+
+    from llmsizer.documents.proposal.context import build_context
+
+    data = yaml.safe_load(WIDE_WORLD.read_text(encoding="utf-8"))
+    data["policy"] = {**data.get("policy", {}), "deployment": asked}
+    r = size(load(write_yaml(data, tmp_path / "wide-world.yaml")))
+    d = r.deployment
+    assert "cloud" not in d.annual_cost and "cloud" not in d.cheaper
+    assert d.cheapest != "cloud"
+    lead = build_context(r)["deployment"]["lead"]
+    if asked == "cloud":  # the customer's choice is kept, its cost said to be unknown
+        assert d.recommended == "cloud" and d.cheaper == []
+        assert "its cost is not known" in lead
+    else:
+        assert d.recommended == d.cheapest and "the cloud: no price listed" in lead
