@@ -168,3 +168,25 @@ def test_the_deployment_advice_never_weighs_an_unpriced_cloud(tmp_path: Path, as
         assert "its cost is not known" in lead
     else:
         assert d.recommended == d.cheapest and "the cloud: no price listed" in lead
+
+
+def test_the_batch_summary_never_totals_an_unpriced_cloud(wide_world: Result,
+                                                          tmp_path: Path) -> None:
+    from llmsizer.runs.outcome import Outcome
+    from llmsizer.runs.summary import COLUMNS, write_summary
+
+    outcomes = []
+    for stem, r in (("example", size(load(EXAMPLE))), ("wide-world", wide_world)):
+        o = Outcome(file=f"{stem}.yaml", stem=stem, status="ok", account=r.account.name,
+                    currency=r.account.currency)
+        o.annual_cost_onprem, o.annual_cost_cloud = (r.totals.annual_cost_onprem,
+                                                     r.totals.annual_cost_cloud)
+        outcomes.append(o)
+    write_summary(outcomes, tmp_path / "summary.xlsx")
+    ws = openpyxl.load_workbook(tmp_path / "summary.xlsx")["Accounts"]
+    col = 1 + [c[1] for c in COLUMNS].index("annual_cost_cloud")
+    assert ws.cell(2, col).value == outcomes[0].annual_cost_cloud
+    assert ws.cell(3, col).value == "no price listed"
+    assert ws.cell(4, col).value == "no price listed"  # the total: not the priced one alone
+    onprem = 1 + [c[1] for c in COLUMNS].index("annual_cost_onprem")
+    assert str(ws.cell(4, onprem).value).startswith("=SUM(")
