@@ -419,7 +419,7 @@ class CostBar:
     annual_power: float | None
     annual_support: float | None
     onprem_total: float
-    cloud: float
+    cloud: float | None  # None: no cloud price listed for a GPU of it
     priced: bool
 
 
@@ -444,11 +444,14 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
                     left += width
             elif b.priced:
                 series["total"].append((y_on, 0.0, b.onprem_total))
-            series["cloud"].append((y_cl, 0.0, b.cloud))
+            if b.cloud is not None:
+                series["cloud"].append((y_cl, 0.0, b.cloud))
             ax.text(b.onprem_total if b.priced else 0, y_on,
                     "  " + (money(b.onprem_total) if b.priced else "no purchase price in catalog"),
                     va="center", fontsize=6.8, color=INK)
-            ax.text(b.cloud, y_cl, "  " + money(b.cloud), va="center", fontsize=6.8, color=INK)
+            ax.text(b.cloud or 0, y_cl, "  " + (money(b.cloud) if b.cloud is not None
+                                                else "no cloud price listed"),
+                    va="center", fontsize=6.8, color=INK)
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
@@ -461,7 +464,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
                 color, label = styles[key]
                 _hbars(ax, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                        0.7, color, label)
-        widest = max(max(b.cloud for b in bars),
+        widest = max(max((b.cloud for b in bars if b.cloud is not None), default=0.0),
                      max((b.onprem_total for b in bars if b.priced), default=0.0))
         top = 1.22 * max(widest, 1.0)
         ax.set_xlim(0, top)
@@ -538,11 +541,12 @@ def breakeven_window(points: Sequence[Mapping[str, float]], load: float,
 
 
 def breakeven_chart(points: Sequence[Mapping[str, float]], load: float, money: Fmt,
-                    pct: Fmt, api: bool) -> str:
+                    pct: Fmt, api: bool, cloud: bool = True) -> str:
     """Cost per million tokens (input + output) against average load: owning, renting
-    always on, and (where known) the hosted API's price; the account's load marked."""
-    series = [("cost_per_million_total_tokens_onprem", NAVY, "On-premises"),
-              ("cost_per_million_total_tokens_cloud", TEAL, "Cloud, rented always on")]
+    always on and the hosted API's price (each where priced); the account's load marked."""
+    series = [("cost_per_million_total_tokens_onprem", NAVY, "On-premises")]
+    if cloud:
+        series.append(("cost_per_million_total_tokens_cloud", TEAL, "Cloud, rented always on"))
     if api:
         series.append(("cost_per_million_total_tokens_api", ORANGE, "Hosted API"))
     shown, top, low = breakeven_window(points, load, [k for k, _c, _l in series])

@@ -176,5 +176,7 @@ def key_outputs(result: Any) -> dict[str, Any]:
         for k in KEY_OUTPUTS:
             row[k] = float(best.values[k]) if best is not None else None
         workloads.append(row)
-    totals = {k: float(getattr(result.totals, k)) for k in KEY_OUTPUTS}
+    # the cloud total is None where a GPU of the plan has no cloud price
+    totals = {k: None if getattr(result.totals, k) is None else float(getattr(result.totals, k))
+              for k in KEY_OUTPUTS}
     return {"currency": result.account.currency, "workloads": workloads, "totals": totals}

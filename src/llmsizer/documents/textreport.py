@@ -24,7 +24,7 @@ from ..sizing.results import (
     WorkloadResult,
 )
 from .fasttable import print_table
-from .proposal.format import option_words, precision_name, short_name
+from .proposal.format import cloud_unpriced_words, option_words, precision_name, short_name
 from .proposal.models import QUALITY
 
 
@@ -280,8 +280,10 @@ def print_result(result: Result, console: Console | None = None) -> None:
     tot = result.totals
     con.print(Text(f"Total: {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
                    f"capex {_money(tot.capex, cur)}; "
-                   f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; cloud "
-                   f"{_money(tot.annual_cost_cloud, cur)}/yr"), highlight=False)
+                   f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
+                   + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
+                      if tot.annual_cost_cloud is not None else
+                      cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))), highlight=False)
 
 
 def _models_table(t: ModelAlternatives, cur: str) -> Table:

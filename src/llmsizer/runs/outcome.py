@@ -24,9 +24,10 @@ class Outcome:
     nodes: int = 0
     capex: float = 0.0
     annual_cost_onprem: float = 0.0
-    annual_cost_cloud: float = 0.0
+    # None: a GPU of the account's plan has no cloud price (results Totals)
+    annual_cost_cloud: float | None = 0.0
     cost_per_million_tokens_onprem: float = 0.0
-    cost_per_million_tokens_cloud: float = 0.0
+    cost_per_million_tokens_cloud: float | None = 0.0
     currency: str = ""
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0

@@ -61,6 +61,8 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
                 ws.write_string(r, c, clean_text("\n".join(value)), f[kind])
             elif isinstance(value, str):
                 ws.write_string(r, c, clean_text(value), f[kind])
+            elif value is None:  # a cloud figure without a cloud price for a GPU
+                ws.write_string(r, c, "no price listed", f["text"])
             else:
                 ws.write_number(r, c, value, f[kind])
     last = len(outcomes)
@@ -68,6 +70,10 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
     currencies = {o.currency for o in outcomes if not o.failed}
     for c, (_, attr, _, _) in enumerate(COLUMNS):
         if attr in TOTALLED and (attr in ("gpus", "nodes") or len(currencies) <= 1):
+            if any(getattr(o, attr) is None for o in outcomes):
+                # a sum of the priced accounts alone would understate the cloud
+                ws.write_string(last + 1, c, "no price listed", f["total"])
+                continue
             col = xlsxwriter.utility.xl_col_to_name(c)
             value = sum(getattr(o, attr) for o in outcomes)
             ws.write_formula(last + 1, c, f"=SUM({col}2:{col}{last + 1})", f["total"], value)

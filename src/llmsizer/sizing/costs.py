@@ -22,6 +22,7 @@ from ..model.calculations import (
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIOS,
     Scenario,
+    cloud_priced,
     program,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
@@ -344,7 +345,8 @@ def sensitivity(runs: ScenarioPlans) -> list[ScenarioResult]:
         name=sc.name, label=sc.label, change=sc.change, input=sc.input,
         gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
         capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
-        annual_cost_cloud=e.totals["annual_cost_cloud"])
+        annual_cost_cloud=e.totals["annual_cost_cloud"] if cloud_priced(
+            (g.totals["annual_cost_cloud"], g.totals["gpus_used"]) for g in e.groups) else None)
         for sc, _envs, e in runs]
 
 

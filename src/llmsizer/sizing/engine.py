@@ -20,10 +20,11 @@ from ..model.calculations import (
     TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
     UNITS,
+    cloud_priced,
     program,
 )
 from ..model.catalog import Catalog, load_catalog
-from ..model.expr import Value, evaluate
+from ..model.expr import Expr, Value, evaluate
 from . import costs
 from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
@@ -43,6 +44,7 @@ from .results import (
     Assumption,
     Plan,
     Result,
+    RetrievalGroup,
     SourceInfo,
     Totals,
     WorkloadResult,
@@ -131,7 +133,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
-    dedicated = _totals(with_retrieval(option_sums(chosen), rgroups), api_known)
+    dedicated = _totals(with_retrieval(option_sums(chosen), rgroups), api_known,
+                        _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]), float(o.values["gpus"]))
+                                   for o in chosen], rgroups))
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
     chosen_plan = choose_plan(workloads, acct)
     workloads = [w.model_copy(update={
@@ -146,7 +150,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
     rgroups = retrieval_groups(retrieval)
-    totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known)
+    totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
+                     _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
+                                for g in plan.node_groups], rgroups))
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
@@ -191,21 +197,35 @@ def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:
                                    "gpus_purchased_if_throughput_high": gpus[1]})
 
 
-def _totals(total: Callable[[str], float], api_known: bool) -> Totals:
+def _unpriced(parts: Sequence[tuple[str, float, float]],
+              rgroups: Sequence[RetrievalGroup]) -> list[str]:
+    """The GPUs of the parts of a total (GPU, cloud cost per year, GPUs in use) and of its
+    retrieval groups that run without a cloud price (calculations/costs.py cloud_priced)."""
+    rows = [*parts, *((g.gpu, g.annual_cost_cloud, float(g.gpus_used)) for g in rgroups)]
+    return sorted({gpu for gpu, cost, gpus in rows if not cloud_priced([(cost, gpus)])})
+
+
+def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str]) -> Totals:
     env: dict[str, Value] = {k: total(k) for k in (
         "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
         "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api")}
+    cloud_known = not unpriced
+
+    def cloud(expr: Expr) -> float | None:
+        return float(evaluate(expr, env)) if cloud_known else None
+
     return Totals(
         gpus=int(total("gpus")), nodes=int(total("nodes")), capex=total("capex"),
-        annual_cost_onprem=total("annual_cost_onprem"), annual_cost_cloud=total("annual_cost_cloud"),
+        annual_cost_onprem=total("annual_cost_onprem"),
+        annual_cost_cloud=total("annual_cost_cloud") if cloud_known else None,
         million_tokens_per_year=total("million_tokens_per_year"),
         cost_per_million_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_ONPREM, env)),
-        cost_per_million_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_CLOUD, env)),
+        cost_per_million_tokens_cloud=cloud(TOTAL_COST_PER_MILLION_CLOUD),
         million_total_tokens_per_year=total("million_total_tokens_per_year"),
         cost_per_million_total_tokens_onprem=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
                                                             env)),
-        cost_per_million_total_tokens_cloud=float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
-                                                           env)),
+        cost_per_million_total_tokens_cloud=cloud(TOTAL_COST_PER_MILLION_TOTAL_CLOUD),
+        cloud_unpriced=unpriced,
         annual_cost_api=total("annual_cost_api") if api_known else None,
         cost_per_million_total_tokens_api=(
             float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None),

@@ -169,17 +169,21 @@ class Totals(_M):
     nodes: int
     capex: float
     annual_cost_onprem: float
-    annual_cost_cloud: float
+    # None (like annual_cost_api) when a part's GPU has no cloud price: cloud_unpriced names them
+    annual_cost_cloud: float | None
     million_tokens_per_year: float
     cost_per_million_tokens_onprem: float
-    cost_per_million_tokens_cloud: float
+    cost_per_million_tokens_cloud: float | None
     gpus_used: int  # GPUs that serve replicas (spares included)
     gpus_purchased: int  # GPUs bought: whole baseboards on fixed platforms
 
     # input + output tokens (cost_per_million_tokens_* above count output tokens only)
     million_total_tokens_per_year: float = 0.0
     cost_per_million_total_tokens_onprem: float = 0.0
-    cost_per_million_total_tokens_cloud: float = 0.0
+    cost_per_million_total_tokens_cloud: float | None = 0.0
+    # catalog ids of the GPUs in the plan without a cloud price in the account's tier (the
+    # requirements may give one: costs.cloud_gpu_hour.<gpu>)
+    cloud_unpriced: list[str] = []
     # the same tokens from a hosted API at list price; None unless every recommended
     # workload's model has an API price in the catalog
     annual_cost_api: float | None = None
@@ -324,7 +328,7 @@ class ScenarioResult(_M):
     nodes: int
     capex: float
     annual_cost_onprem: float
-    annual_cost_cloud: float
+    annual_cost_cloud: float | None  # None: a GPU of the plan has no cloud price (Totals)
 
 
 class PriceUsed(_M):

@@ -21,7 +21,12 @@ from typing import Any
 from ..base.errors import InputError, LlmsizerError
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
-from ..documents.proposal.format import Formatter, option_label, platform_words
+from ..documents.proposal.format import (
+    Formatter,
+    cloud_unpriced_words,
+    option_label,
+    platform_words,
+)
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
@@ -81,6 +86,14 @@ class Sized:
         """A GPU by its name (a retrieval option is one GPU type)."""
         g = catalog().gpus.get(gpu_id)
         return g.name if g else gpu_id
+
+    def cloud_unpriced(self) -> str:
+        """Why the cloud has no total (the PDF's words), or "" when every GPU is priced."""
+        if self.result is None or not self.result.totals.cloud_unpriced:
+            return ""
+        return cloud_unpriced_words(
+            self.result.totals.cloud_unpriced, catalog().gpus, True,
+            f"Costs, price overrides, {forms.PRICE_LABELS['cloud_gpu_hour']}")
 
     def models(self) -> dict[str, Any]:
         """Alternative models side by side, as the PDF's summary words them

@@ -34,11 +34,17 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     rec = d.recommended
     rec_cost = fmt.money(cost[rec]) if rec in cost else "no price known"
     if d.asked == "cheapest":
-        others = "; ".join(f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items() if w != rec)
+        ways_priced = [f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items() if w != rec]
+        if result.totals.cloud_unpriced:  # left out of the comparison: said so (section 6 why)
+            ways_priced.append("the cloud: no price listed")
+        others = "; ".join(ways_priced)
         lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
                 f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
-    else:
+    elif rec in cost:
         lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
+    else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
+        lead = (f"Recommended way to run it: {ways[rec]}, as the requirements ask; its cost is "
+                "not known: no price is listed for it (section 6).")
     cheaper = ""
     if d.cheaper:
         parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year" for w in d.cheaper]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup
@@ -260,3 +260,23 @@ def svg_image(svg: str, alt: str) -> Markup:
     can reach the HTML), drawn as vectors with its text kept as text."""
     data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
     return Markup('<img class="chart" alt="{}" src="data:image/svg+xml;base64,{}">').format(alt, data)
+
+
+def gpu_list(gpu_ids: Sequence[str], gpus: Mapping[str, Any]) -> str:
+    """The GPUs by their catalog names: "A", "A and B", "A, B and C"."""
+    names = [str(getattr(gpus.get(g), "name", g)) for g in gpu_ids]
+    if len(names) < 2:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def cloud_unpriced_words(gpu_ids: Sequence[str], gpus: Mapping[str, Any],
+                         customer: bool = False, where: str = "") -> str:
+    """Why the cloud total is not a number (Totals.cloud_unpriced): to whoever wrote the
+    requirements (the CLI) with the keys to give, to the ``customer`` (PDF) in words, or
+    naming ``where`` a price is given (the web form's field)."""
+    listed = gpu_list(gpu_ids, gpus)
+    where = where or (KEY_WORDS["costs.cloud_gpu_hour"] if customer
+                      else ", ".join(f"costs.cloud_gpu_hour.{g}" for g in gpu_ids))
+    return (f"no cloud price is listed for {listed} in this cloud tier, so the cloud cannot be "
+            f"compared; a price per GPU-hour in {where} makes it comparable")

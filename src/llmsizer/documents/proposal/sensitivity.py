@@ -21,7 +21,7 @@ class ScenarioRow:
     nodes: int
     capex: float
     onprem: float
-    cloud: float
+    cloud: float | None  # None: a GPU of the plan has no cloud price
     moved: bool  # differs from the proposal
 
 

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from ...model.catalog import Catalog
 from ...sizing.costs import tier_words
 from ...sizing.results import Result
-from .format import CONTROL_CHARS, Formatter, clip, svg_image
+from .format import CONTROL_CHARS, Formatter, clip, cloud_unpriced_words, gpu_list, svg_image
 from .views import WorkloadView, as_number
 
 
@@ -56,7 +56,8 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
         bars.append(charts.CostBar(
             label=clip(CONTROL_CHARS.sub("", col.name), 28), annual_capex=as_number(v, "annual_capex"),
             annual_power=as_number(v, "annual_facility"), annual_support=as_number(v, "annual_services"),
-            onprem_total=as_number(v, "annual_cost_onprem"), cloud=as_number(v, "annual_cost_cloud"),
+            onprem_total=as_number(v, "annual_cost_onprem"),
+            cloud=as_number(v, "annual_cost_cloud") if as_number(v, "cloud_gpu_hour") > 0 else None,
             priced=col.priced))
     if not bars:
         return None
@@ -120,6 +121,7 @@ class BreakEvenView:
     rows: tuple[LoadRow, ...]
     chart: Markup | None  # the detailed proposal's only
     api_known: bool
+    cloud_known: bool  # the GPU has a cloud price in the account's tier
     api_source: str
 
 
@@ -136,14 +138,15 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
             continue
         points = by_load(result.account_inputs, wv.w, result.tables)
         api = wv.w.inputs.get("api_output_per_million", 0.0) > 0
+        cloud = as_number(wv.best.v, "cloud_gpu_hour") > 0
         price = cat.prices.api.get(wv.w.model)
         rows = tuple(LoadRow(p["load"], p["cost_per_million_total_tokens_onprem"],
                              p["cost_per_million_total_tokens_cloud"],
                              p["cost_per_million_total_tokens_api"],
                              abs(p["load"] - load) < 1e-9) for p in points)
-        drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api),
+        drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api, cloud),
                           "Cost per million tokens against average load") if chart else None
-        out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api,
+        out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api, cloud_known=cloud,
                                  api_source=f"{price.provider}, {price.date}" if price else ""))
     return out
 
@@ -154,6 +157,7 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
     ``breakeven`` and ``account_column`` (the cost table adds the account's totals when they
     differ from the one column: several workloads, or retrieval servers beside them)."""
     recommended = [v for v in views if v.best is not None]
+    unpriced = result.totals.cloud_unpriced
     return {
         # the costs table's columns: workloads' plan shares, then retrieval servers
         "cost_columns": cost_columns(views, result),
@@ -168,4 +172,12 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
         "prices": _price_list(result, cat, fmt, day),
         "price_max_age_days": cat.constant("price_max_age_days"),
         "breakeven": _breakeven(result, views, cat, fmt, charts),
+        # the GPUs without a cloud price that keep the account's cloud total from a number
+        "cloud_unpriced": (_first_up(cloud_unpriced_words(unpriced, cat.gpus, True))
+                           if unpriced else ""),
+        "cloud_unpriced_gpus": gpu_list(unpriced, cat.gpus),
     }
+
+
+def _first_up(text: str) -> str:
+    return text[:1].upper() + text[1:]

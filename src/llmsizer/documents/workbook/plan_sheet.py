@@ -36,6 +36,7 @@ from ...model.calculations import (
     Aggregate,
     Calculation,
     PlanCalculation,
+    cloud_priced_formula,
 )
 from ...model.expr import render, to_text
 from ...sizing.results import Result
@@ -306,22 +307,30 @@ def write(book: Book) -> None:
     _head(book, ws, t, "Total", ["This plan", "Each workload alone"], width)
     for key, row in pl.total_rows.items():
         label, unit = TOTAL_LABELS[key]
-        plan_value = float(getattr(r.totals, key))
-        ded_value = float(getattr(r.totals_dedicated, key))
+        # a cloud total without a price for one of its GPUs is 0 ("no price listed")
+        plan_value = float(getattr(r.totals, key) or 0.0)
+        ded_value = float(getattr(r.totals_dedicated, key) or 0.0)
         fmt = number_format(unit, [plan_value, ded_value], book.cur)
         ws.write_string(row, 0, key, f("name"))
         ws.write_string(row, 1, label, f("label"))
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
-        name = PLAN_TOTALS[key]
-        refs = [f"{letter(group_col[g.id])}{pl.group_rows[name] + 1}" for g in groups]
-        refs += retrieval_total_refs(r, key)  # embed and rerank workloads' own node groups
-        ws.write_formula(row, FIRST_COL, _sum(refs), f("total", fmt), plan_value)
-        dedicated = [book.lay.cell(DEDICATED[key], c) for c in book.lay.columns
+        def plan_refs(k: str) -> list[str]:
+            name = PLAN_TOTALS[k]
+            return ([f"{letter(group_col[g.id])}{pl.group_rows[name] + 1}" for g in groups]
+                    # embed and rerank workloads' own node groups
+                    + retrieval_total_refs(r, k))
+
+        def alone_refs(k: str) -> list[str]:
+            cells = [book.lay.cell(DEDICATED[k], c) for c in book.lay.columns
                      if c.option.id == c.workload.dedicated]
-        ws.write_formula(row, FIRST_COL + 1, _sum([d for d in dedicated if d]
-                                                  + retrieval_alone_refs(r, key)),
-                         f("total", fmt),
-                         ded_value)
+            return [d for d in cells if d] + retrieval_alone_refs(r, k)
+
+        plan_f, ded_f = _sum(plan_refs(key)), _sum(alone_refs(key))
+        if key == "annual_cost_cloud":
+            plan_f = _priced(plan_refs(key), plan_refs("gpus_used"), plan_f)
+            ded_f = _priced(alone_refs(key), alone_refs("gpus_used"), ded_f)
+        ws.write_formula(row, FIRST_COL, plan_f, f("total", fmt), plan_value)
+        ws.write_formula(row, FIRST_COL + 1, ded_f, f("total", fmt), ded_value)
     _write_shares(book, ws, pl, pool_col, group_of, group_col, width)
     ws.freeze_panes(0, FIRST_COL)
     ws.repeat_columns(1, 2)
@@ -364,6 +373,12 @@ def _write_shares(book: Book, ws: Any, pl: PlanLayout, pool_col: dict[str, int],
         columns.append((pl.share_cols[i], own, [rec[i + 1]], values))
     _write_rows(book, ws, WORKLOAD_SHARE_CALCULATIONS, pl.share_rows, columns,
                 FIRST_COL + width)
+
+
+def _priced(costs: Sequence[str], gpus: Sequence[str], total: str) -> str:
+    """A cloud total formula ``total`` that is 0 unless every part with GPUs has a cloud
+    price (calculations/costs.py cloud_priced)."""
+    return f"=IF({cloud_priced_formula(costs, gpus)},{total.removeprefix('=')},0)"
 
 
 def _sum(refs: Sequence[str]) -> str:

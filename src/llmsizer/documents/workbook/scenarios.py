@@ -22,6 +22,8 @@ from ...model.calculations import (
     UNITS,
     Calculation,
     Scenario,
+    cloud_priced,
+    cloud_priced_formula,
 )
 from ...model.expr import Lookup, Value, lookup_formula, render
 from ...sizing.costs import result_scenario_plans
@@ -155,7 +157,7 @@ def write(book: Book) -> None:
     for j, k in enumerate(SCENARIO_OUTPUTS, start=3):
         cell = total_cell(r, k)
         assert cell is not None, k
-        ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k)))
+        ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k) or 0.0))
     col = FIRST_BLOCK_COL
     done: dict[str, _Templates] = {}
     for sc, envs, plan in runs:
@@ -170,9 +172,15 @@ def write(book: Book) -> None:
             _write_block(book, ws, col, sc, c, env, done)
             col += 1
         col, sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
+        priced = cloud_priced((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
+                              for g in plan.groups)
         for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
-            ws.write_formula(row, j, "=" + (f"SUM({','.join(sums[out])})" if sums[out] else "0"),
-                             f("calc", fmts[out]), float(plan.totals[out]))
+            text = f"SUM({','.join(sums[out])})" if sums[out] else "0"
+            value = float(plan.totals[out])
+            if out == "annual_cost_cloud":  # 0 = no price listed for a GPU of the plan
+                text = f"IF({cloud_priced_formula(sums[out], sums['gpus_used'])},{text},0)"
+                value = value if priced else 0.0
+            ws.write_formula(row, j, "=" + text, f("calc", fmts[out]), value)
     last_table_row = row
     if col > FIRST_BLOCK_COL:
         # The calculation block: labels in the column before it, grouped and collapsed.

@@ -281,7 +281,7 @@ def write(book: Book) -> None:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
             key = _TOTAL_OF.get(name, name)
             ws.write_formula(row, total_col, f"={total_cell(r, key)}", f("total", fmt),
-                             float(getattr(r.totals, key)))
+                             float(getattr(r.totals, key) or 0.0))  # None: no cloud price
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
         if name.startswith("headroom_"):

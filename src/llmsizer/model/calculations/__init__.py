@@ -70,6 +70,8 @@ from .costs import (
     TOTAL_COST_PER_MILLION_TOTAL_API,
     TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+    cloud_priced,
+    cloud_priced_formula,
 )
 from .debugger import (
     DEBUG_LOW_UTILISATION_BATCH,
@@ -205,6 +207,8 @@ __all__ = [
     "Scope",
     "Sheet",
     "aggregate_expr",
+    "cloud_priced",
+    "cloud_priced_formula",
     "fold",
     "fold_values",
     "program",

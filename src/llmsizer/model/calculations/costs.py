@@ -5,6 +5,8 @@ tokens and the break-even points; the account totals' cost per million tokens.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from ..expr import IF, ROUNDUP, gt, ref
 from .core import Calculation, _c, r
 
@@ -63,8 +65,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("annual_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
        "The same storage and per-GPU licences as on-prem."),
     _c("annual_cost_cloud", "Cloud cost per year", "currency/yr", "TCO",
-       r("annual_cloud_rent") + r("annual_cloud_extras"),
-       "Rent + storage + licences."),
+       IF(gt(r("cloud_gpu_hour"), 0), r("annual_cloud_rent") + r("annual_cloud_extras"), 0),
+       "Rent + storage + licences (0 = no price listed: storage alone is not a cloud cost)."),
     _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
        r("required_system_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year") / 1e6,
        "Peak demand x average load x seconds per year."),
@@ -107,14 +109,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
           r("capex") / ((r("annual_cost_cloud") - r("annual_cost_onprem") + r("annual_capex"))
                         / 12), 0),
        "Capex / monthly saving of owning over renting (running costs without amortisation); "
-       "0 = renting stays cheaper."),
+       "0 = renting stays cheaper, or no cloud price listed."),
     _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",
        "fraction", "TCO",
        IF(gt(r("annual_cloud_rent"), r("annual_power_full_load")),
           (r("annual_fixed_onprem") - r("annual_cloud_extras"))
           / (r("annual_cloud_rent") - r("annual_power_full_load")), 0),
        "Owning costs fixed + power x load; renting only the GPU-hours used costs rent x load + "
-       "extras: equal at this load (above 1 or 0 = renting stays cheaper)."),
+       "extras: equal at this load (above 1 or 0 = renting stays cheaper, or no cloud price "
+       "listed)."),
     _c("breakeven_load_vs_api", "Average load above which buying beats the hosted API",
        "fraction", "TCO",
        IF(gt(r("annual_cost_api") / r("average_load"), r("annual_power_full_load")),
@@ -147,3 +150,23 @@ PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")
 # by the catalog's documented ratio between the two tiers (prices.yaml, tier_ratios), so that
 # every option of a comparison is rented in one tier.
 DERIVED_TIER_PRICE = ref("other_tier_price") * ref("tier_ratio")
+
+# The account's cloud total holds only when every part of it (node group, retrieval group or,
+# alone, option) that runs GPUs has a cloud price: a part's annual_cost_cloud is 0 when its
+# GPU has none (above), and summing the priced parts alone understated the cloud by the
+# unpriced parts' whole rent. The engine (cloud_priced) and the workbook's total cells
+# (cloud_priced_formula) read the same rule from here.
+
+
+def cloud_priced(parts: Iterable[tuple[float, float]]) -> bool:
+    """Whether every (cloud cost per year, GPUs in use) part is priced in the cloud."""
+    return all(cost > 0 or gpus == 0 for cost, gpus in parts)
+
+
+def cloud_priced_formula(costs: Sequence[str], gpus: Sequence[str]) -> str:
+    """The same test as a spreadsheet condition over the parts' cells."""
+    if len(costs) != len(gpus):
+        raise ValueError("one GPU count per cloud cost")
+    if not costs:
+        return "TRUE()"
+    return "AND(" + ",".join(f"OR({c}>0,{g}=0)" for c, g in zip(costs, gpus, strict=True)) + ")"
