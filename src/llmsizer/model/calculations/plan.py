@@ -97,9 +97,8 @@ _n1 = gt(r("survive_node_loss"), 0)
 # strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
 # (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
 _seqs = r("demand_replicas") * r("batch_per_replica")
-# a member's batch at the pool's strictest TPOT, on the line t(B) = a + b B of its own batch;
-# never above the batch it meets its own target with, where the line reads a term that only
-# holds at small batches (the FP4 small-batch saving) as if it held at any batch
+# a member's batch at the strictest TPOT on its line t(B) = a + b B, never above its own
+# batch: the line would read a small-batch term (the FP4 saving) as holding at any batch
 _member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
                         MIN(ROUNDDOWN((r("pool_target_tpot_ms") / r("spec_tpot_factor")
                                        - r("step_fixed_ms"))
