@@ -85,8 +85,10 @@ def test_the_reranker_without_a_cloud_price_leaves_the_cloud_total_unknown(
     doc = json.loads(wide_world.to_json())
     assert doc["totals"]["annual_cost_cloud"] is None
     assert doc["totals"]["cloud_unpriced"] == unpriced
-    # the scenarios leave out the retrieval groups: their GPUs here all have a cloud price
-    assert all(s.annual_cost_cloud is not None for s in wide_world.sensitivity)
+    # each scenario is the whole account, the reranker included: no cloud figure either (it
+    # once left the retrieval groups out and priced every scenario but not the proposal)
+    assert wide_world.sensitivity
+    assert all(s.annual_cost_cloud is None for s in wide_world.sensitivity)
 
 
 def test_an_account_priced_in_the_cloud_keeps_its_sum() -> None:

@@ -227,6 +227,47 @@ def test_sensitivity_rows_of_the_example(example: Result) -> None:
         "load_0.9"].annual_cost_onprem
 
 
+def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers() -> None:
+    """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
+    node) beside an embedding and a reranking server (16 GPUs, 3 nodes of their own). Each
+    scenario row is the whole account, as "As proposed" is: the scenario's language-model
+    plan plus the retrieval groups as proposed. A row was the language model alone (4 GPUs,
+    1 node and a cloud price), so every row read as 16 GPUs fewer, in bold."""
+    from llmsizer.documents.proposal.context import build_context
+    from llmsizer.sizing.costs import result_scenario_plans
+
+    r = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    t, groups = r.totals, r.plan.retrieval_groups
+    assert [g.kind for g in groups] == ["embed", "rerank"] and t.gpus_purchased == 20
+    # a retrieval GPU has no cloud price: the account has no cloud total (cloud_priced)
+    assert t.annual_cost_cloud is None and t.cloud_unpriced
+    plans = {sc.name: e.totals for sc, _envs, e in result_scenario_plans(r)}
+    for s in r.sensitivity:
+        llm = plans[s.name]
+        assert s.gpus_purchased == llm["gpus_purchased"] + sum(g.gpus_purchased for g in groups)
+        assert s.nodes == llm["nodes"] + sum(g.nodes for g in groups)
+        assert s.capex == pytest.approx(llm["capex"] + sum(g.capex for g in groups))
+        assert s.annual_cost_onprem == pytest.approx(
+            llm["annual_cost_onprem"] + sum(g.annual_cost_onprem for g in groups))
+        assert s.annual_cost_cloud is None, s.name  # no price for part of the account
+    # the language model's single node holds 0.5x to 1.5x the users and the other changes
+    # that buy nothing more: those rows are the proposal itself, and not in bold
+    rows = {s.name: s for s in r.sensitivity}
+    same = {"users_x0.5", "users_x1.5", "rate_-50%", "rate_+50%", "prompt_-50%",
+            "prompt_+50%", "output_-50%", "output_+50%", "headroom_0", "headroom_0.5",
+            *(f"cloud_{tier}" for tier in CLOUD_TIERS)}
+    for name in same:
+        s = rows[name]
+        assert (s.gpus_purchased, s.nodes, s.capex, s.annual_cost_onprem) == (
+            t.gpus_purchased, t.nodes, t.capex, t.annual_cost_onprem), name
+    assert rows["users_x2"].gpus_purchased == 24 and rows["users_x2"].nodes == 5
+    context = build_context(r)
+    assert context["retrieval_kept"]  # the table's note says they are kept as proposed
+    bold = {row.label + " " + row.change for row in context["scenarios"] if row.moved}
+    assert bold == {"Concurrent users ×2", "GPU price -30 %", "GPU price +30 %",
+                    "Average load 30 %", "Average load 90 %"}
+
+
 # --- confidence ------------------------------------------------------------------------------
 
 

@@ -400,7 +400,8 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                               account: Path) -> None:
     """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan
     sheet's account totals, which now include the retrieval node groups (on nodes of their
-    own, or on the language-model nodes' idle GPUs)."""
+    own, or on the language-model nodes' idle GPUs), and the Scenarios sheet's rows, which
+    include them too (the results' sensitivity)."""
     import openpyxl
     from support.libreoffice import read_values, recalculated_values
 
@@ -416,7 +417,7 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     lo = recalculated_values(book, tmp_path / "lo")
     formulas = openpyxl.load_workbook(book)
     checked = 0
-    for sheet in ("Retrieval", "Plan", "Summary"):
+    for sheet in ("Retrieval", "Plan", "Summary", "Scenarios"):
         for row in formulas[sheet].iter_rows():
             for cell in row:
                 if isinstance(cell.value, str) and cell.value.startswith("="):

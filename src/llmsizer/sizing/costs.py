@@ -34,9 +34,11 @@ from .results import (
     Option,
     PriceUsed,
     Result,
+    RetrievalGroup,
     ScenarioResult,
     WorkloadResult,
 )
+from .retrieval import with_retrieval
 
 _TIER_WORDS: dict[str, str] = {
     "hyperscaler_on_demand": "hyperscaler on-demand",
@@ -338,16 +340,24 @@ def scenario_plans(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 ScenarioPlans = list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluated]]
 
 
-def sensitivity(runs: ScenarioPlans) -> list[ScenarioResult]:
+def sensitivity(runs: ScenarioPlans,
+                retrieval: Sequence[RetrievalGroup] = ()) -> list[ScenarioResult]:
     """The scenarios of the account plan (``runs``: :func:`scenario_plans`), as the results
-    list them."""
-    return [ScenarioResult(
-        name=sc.name, label=sc.label, change=sc.change, input=sc.input,
-        gpus_purchased=int(e.totals["gpus_purchased"]), nodes=int(e.totals["nodes"]),
-        capex=e.totals["capex"], annual_cost_onprem=e.totals["annual_cost_onprem"],
-        annual_cost_cloud=e.totals["annual_cost_cloud"] if cloud_priced(
-            (g.totals["annual_cost_cloud"], g.totals["gpus_used"]) for g in e.groups) else None)
-        for sc, _envs, e in runs]
+    list them: the whole account, as its totals are, so each with the embed and rerank
+    workloads' own node groups (``retrieval``) added as proposed (the scenarios vary the
+    language-model workloads; see the note under the proposal's table)."""
+    out = []
+    for sc, _envs, e in runs:
+        total = with_retrieval(e.totals.__getitem__, retrieval)
+        priced = cloud_priced([*((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
+                                 for g in e.groups),
+                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in retrieval)])
+        out.append(ScenarioResult(
+            name=sc.name, label=sc.label, change=sc.change, input=sc.input,
+            gpus_purchased=int(total("gpus_purchased")), nodes=int(total("nodes")),
+            capex=total("capex"), annual_cost_onprem=total("annual_cost_onprem"),
+            annual_cost_cloud=total("annual_cost_cloud") if priced else None))
+    return out
 
 
 def keep_scenario_plans(r: Result, pools: Sequence[Sequence[int]], runs: ScenarioPlans) -> None:

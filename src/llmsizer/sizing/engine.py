@@ -160,7 +160,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
-        sensitivity=costs.sensitivity(runs),
+        sensitivity=costs.sensitivity(runs, rgroups),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),

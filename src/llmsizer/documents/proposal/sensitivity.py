@@ -33,7 +33,9 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
 
     shown = [wv for wv in views if wv.best is not None]
     if not shown or not result.sensitivity:
-        return {"scenarios": [], "tornado_chart": None, "base": None}
+        return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False}
+    # the embed and rerank servers are in every row, as proposed (costs.sensitivity)
+    kept = bool(result.plan.retrieval_groups)
     t = result.totals
     base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,
                        t.annual_cost_onprem, t.annual_cost_cloud, False)
@@ -52,10 +54,10 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # changes from lower to higher), each with its own label: picking them by cost labelled
     # both bars with the first row when the two cost the same.
     if not chart:  # the detailed proposal's only
-        return {"scenarios": rows, "tornado_chart": None, "base": base}
+        return {"scenarios": rows, "tornado_chart": None, "base": base, "retrieval_kept": kept}
     bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
             for label, g in groups.items()]
     bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
     drawn = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
                       "Annual on-premises cost under each scenario")
-    return {"scenarios": rows, "tornado_chart": drawn, "base": base}
+    return {"scenarios": rows, "tornado_chart": drawn, "base": base, "retrieval_kept": kept}

@@ -22,7 +22,6 @@ from ...model.calculations import (
     UNITS,
     Calculation,
     Scenario,
-    cloud_priced,
     cloud_priced_formula,
 )
 from ...model.expr import Lookup, Value, lookup_formula, render
@@ -33,6 +32,7 @@ from .formats import clean_text, fit_width, number_format, unit_text
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
+from .retrieval_sheet import retrieval_total_refs
 from .scenario_plan import Member, PlanRows, downstream, write_plan
 
 __all__ = ["write"]
@@ -138,7 +138,11 @@ def write(book: Book) -> None:
                "formulas as the calculation sheets and the Plan sheet. The grouped columns to "
                "the right hold those calculations. These are the figures of the proposal's "
                "sensitivity table. Change an input on Inputs (a price, users, load) and the "
-               "rows follow.",
+               "rows follow."
+               + (" Every row includes the embedding and reranking servers (Retrieval sheet) "
+                  "as proposed: the scenarios change the language models' estimates, and those "
+                  "servers' GPU price, cloud price, load and headroom stay as proposed."
+                  if r.plan.retrieval_groups else ""),
                # wrapped over the table's columns: it ran off the printed page
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
@@ -160,7 +164,8 @@ def write(book: Book) -> None:
         ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k) or 0.0))
     col = FIRST_BLOCK_COL
     done: dict[str, _Templates] = {}
-    for sc, envs, plan in runs:
+    for (sc, envs, plan), scenario in zip(runs, r.sensitivity, strict=True):
+        assert scenario.name == sc.name
         row += 1
         ws.write_string(row, 0, sc.label, f("label"))
         ws.write_string(row, 1, sc.change, f("text"))
@@ -171,15 +176,16 @@ def write(book: Book) -> None:
             members[wk - 1] = Member(c, letter(col))
             _write_block(book, ws, col, sc, c, env, done)
             col += 1
-        col, sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
-        priced = cloud_priced((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
-                              for g in plan.groups)
+        col, plan_sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
+        # the whole account, as the Plan sheet's totals: the embed and rerank workloads' own
+        # node groups (Retrieval sheet) are added as proposed
+        sums = {k: [*plan_sums[k], *retrieval_total_refs(r, k)] for k in plan_sums}
         for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
             text = f"SUM({','.join(sums[out])})" if sums[out] else "0"
-            value = float(plan.totals[out])
-            if out == "annual_cost_cloud":  # 0 = no price listed for a GPU of the plan
+            # 0 = no price listed for a GPU of the plan (the results' None)
+            value = float(getattr(scenario, out) or 0.0)
+            if out == "annual_cost_cloud":
                 text = f"IF({cloud_priced_formula(sums[out], sums['gpus_used'])},{text},0)"
-                value = value if priced else 0.0
             ws.write_formula(row, j, "=" + text, f("calc", fmts[out]), value)
     last_table_row = row
     if col > FIRST_BLOCK_COL:
