@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
@@ -23,6 +23,7 @@ from ..model.calculations import (
     SCENARIOS,
     Scenario,
     cloud_priced,
+    fold_values,
     program,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
@@ -38,7 +39,6 @@ from .results import (
     ScenarioResult,
     WorkloadResult,
 )
-from .retrieval import with_retrieval
 
 _TIER_WORDS: dict[str, str] = {
     "hyperscaler_on_demand": "hyperscaler on-demand",
@@ -396,3 +396,26 @@ def by_load(acct: dict[str, float], w: WorkloadResult,
             "cost_per_million_total_tokens_api", "annual_cost_onprem", "annual_cost_cloud",
             "annual_cost_api")})
     return rows
+
+
+# Totals keys (engine._totals) and the retrieval group figure each adds.
+# A hosted LLM API serves the generated tokens only: the retrieval servers are still run by
+# the customer, so the API way's annual cost adds their on-premises cost (else a RAG account
+# compared the API for part of the service with on-premises for all of it).
+_TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
+                  "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
+                  "annual_cost_onprem": "annual_cost_onprem",
+                  "annual_cost_cloud": "annual_cost_cloud",
+                  "annual_cost_api": "annual_cost_onprem"}
+
+
+def with_retrieval(total: Callable[[str], float],
+                   groups: Sequence[RetrievalGroup]) -> Callable[[str], float]:
+    """The account totals with the retrieval node groups' counts and costs added."""
+    def combined(key: str) -> float:
+        figure = _TOTAL_FIGURES.get(key)
+        if figure is None:
+            return total(key)
+        return fold_values("SUM", [total(key), *(float(getattr(g, figure)) for g in groups)])
+
+    return combined

@@ -55,7 +55,6 @@ from .retrieval import (
     retrieval_groups,
     share_idle_gpus,
     size_retrieval,
-    with_retrieval,
 )
 from .search import SearchMemo, size_workload
 
@@ -133,7 +132,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
-    dedicated = _totals(with_retrieval(option_sums(chosen), rgroups), api_known,
+    dedicated = _totals(costs.with_retrieval(option_sums(chosen), rgroups), api_known,
                         _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]), float(o.values["gpus"]))
                                    for o in chosen], rgroups))
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
@@ -150,7 +149,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
     rgroups = retrieval_groups(retrieval)
-    totals = _totals(with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
+    totals = _totals(costs.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
                      _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
                                 for g in plan.node_groups], rgroups))
     # the plan as above (computed once), with the retrieval groups

@@ -11,7 +11,7 @@ uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_ll
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Workload
@@ -20,7 +20,6 @@ from ..model.calculations import (
     GROUP_COST_CALCULATIONS,
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
-    fold_values,
 )
 from ..model.calculations.queueing import RATE_CALCULATIONS
 from ..model.calculations.retrieval import (
@@ -181,29 +180,6 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
             shares_with=o.shares_with,
             **{k: float(v[k]) for k in GROUP_COST_FIGURES}))
     return groups
-
-
-# Totals keys (engine._totals) and the retrieval group figure each adds.
-# A hosted LLM API serves the generated tokens only: the retrieval servers are still run by
-# the customer, so the API way's annual cost adds their on-premises cost (else a RAG account
-# compared the API for part of the service with on-premises for all of it).
-_TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
-                  "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
-                  "annual_cost_onprem": "annual_cost_onprem",
-                  "annual_cost_cloud": "annual_cost_cloud",
-                  "annual_cost_api": "annual_cost_onprem"}
-
-
-def with_retrieval(total: Callable[[str], float],
-                   groups: Sequence[RetrievalGroup]) -> Callable[[str], float]:
-    """The account totals with the retrieval node groups' counts and costs added."""
-    def combined(key: str) -> float:
-        figure = _TOTAL_FIGURES.get(key)
-        if figure is None:
-            return total(key)
-        return fold_values("SUM", [total(key), *(float(getattr(g, figure)) for g in groups)])
-
-    return combined
 
 
 def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
