@@ -145,14 +145,17 @@ def test_the_prefill_count_covers_the_load_and_its_queue_is_in_the_first_token()
     """The closed loop's rate (users / (first token + 99 x TPOT)) over the prompts a prefill
     replica completes (1000 / (ms per prompt token x the fitted factor x 2,000)) sets the
     count; the first token is the Allen-Cunneen wait at that utilisation (burstiness 1:
-    rho / (1 - rho) / 2 x one prompt's time) + prefill x factor + the cache's move + the
-    fitted overhead. The decode replicas prefill nothing: no prefill share in their step."""
+    rho / (1 - rho) / 2 x one prompt's time) + prefill (the list's own: the factor is the
+    pool's rate) + the cache's move + the fitted overhead + the engine's request path, 13
+    decode steps (first_token_engine_steps) as for an aggregated server. The decode
+    replicas prefill nothing: no prefill share in their step."""
     env = _lmsys()
     factor = CAT.constant("disagg_prefill_time_factor")
     per = 1000 / (env["_prefill_ms_per_token"] * factor * 2000)
     assert env["disagg_prefill_replica_rate_per_s"] == pytest.approx(per)
-    no_wait = env["disagg_prefill_ms"] * factor + env["disagg_kv_move_ms"] + CAT.constant(
-        "ttft_overhead_ms")
+    no_wait = (env["disagg_prefill_ms"] + env["disagg_kv_move_ms"]
+               + CAT.constant("ttft_overhead_ms")
+               + CAT.constant("first_token_engine_steps") * env["tpot_ms"])
     rate = 256 * 72 * 1000 / (no_wait + 99 * env["tpot_ms"])
     assert env["disagg_request_rate_per_s"] == pytest.approx(rate)
     x = env["disagg_prefill_replicas_for_load"]
@@ -183,14 +186,14 @@ def test_a_tighter_first_token_target_buys_prefill_replicas():
     rate-covering count's first token needs the count that solves rho / (1 - rho) x k x one
     prompt's time <= the room left; the decode replicas are unchanged. A target below
     prefill alone is missed whatever the count, said plainly."""
-    loose, tight = _lmsys(ttft_s=30), _lmsys(ttft_s=0.15)
-    assert tight["ttft_ms"] <= 150 < loose["ttft_ms"]
+    loose, tight = _lmsys(ttft_s=30), _lmsys(ttft_s=1.75)
+    assert tight["ttft_ms"] <= 1750 < loose["ttft_ms"]
     assert tight["disagg_prefill_replicas_for_load"] > loose["disagg_prefill_replicas_for_load"]
     assert tight["replicas"] == loose["replicas"]
     # one fewer would miss the target
     per, rate = tight["disagg_prefill_replica_rate_per_s"], tight["disagg_request_rate_per_s"]
     rho = rate / ((tight["disagg_prefill_replicas_for_load"] - 1) * per)
-    assert rho / (1 - rho) / 2 * 1000 / per + tight["disagg_ttft_without_wait_ms"] > 150
+    assert rho / (1 - rho) / 2 * 1000 / per + tight["disagg_ttft_without_wait_ms"] > 1750
     code, why = reason_for(_lmsys(ttft_s=0.01))
     assert code == "ttft" and "target 10 ms" in why
 

@@ -103,9 +103,10 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
     moved = _figure("disagg_kv_transfer_ms", env, transfer_gb_s_given=link,
                     transfer_efficiency_given=efficiency, prefill_gpus_given=_pool(1, pre))
     factor = catalog.constant("disagg_prefill_time_factor")
+    # the factor is the prefill pool's rate; a prompt's own prefill is the list's time.
+    # Closed loop: no wait below saturation
     ttft = _figure("disagg_ttft_ms", env, prefill_ms_given=float(prefill["prefill_ms"]),
-                   kv_transfer_ms_given=moved, prefill_time_factor_given=factor,
-                   prefill_wait_ms_given=0.0)  # closed loop: no wait below saturation
+                   kv_transfer_ms_given=moved, prefill_wait_ms_given=0.0)
     prefill_rate = _figure("disagg_prefill_requests_per_s", prefill, prefill_replicas_given=x,
                            prefill_ms_per_token_given=float(prefill["prefill_ms_per_token"]),
                            prefill_time_factor_given=factor)

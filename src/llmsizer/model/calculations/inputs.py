@@ -274,8 +274,9 @@ INPUTS: tuple[Input, ...] = (
     _i("disagg_prefill_ms", "Prefill of one prompt, prefill replicas", "ms", "option",
        "The prefill replicas' layout evaluated by this list (disaggregated only).", low=0),
     _i("disagg_prefill_time_factor", "Disaggregated prefill factor", "x", "option",
-       "Prefill replicas' time relative to the model's prefill time (fitted on published "
-       "disaggregated benchmarks).", low=0.5, high=10),
+       "Prefill replicas' time per prompt token under load relative to the model's "
+       "prefill time: their prompt rate (fitted on published disaggregated "
+       "benchmarks).", low=0.5, high=10),
     _i("disagg_kv_link_gb_s", "Link a prompt's cache moves over", "GB/s", "option",
        "Per prefill GPU: the scale-up link when a prefill and a decode replica share an "
        "NVLink domain, else the platform's network (disaggregated only).", low=0),
