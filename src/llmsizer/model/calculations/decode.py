@@ -159,19 +159,20 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(0 within one node, or where the platform states no network)."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(_ALLTOALL,
-          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
+          r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (MIN(r("ep"), r("gpus_per_node")) - 1) / r("ep")
-          * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
-          * 1000, 0),
-       "Dispatch + combine on each MoE layer: a token's hidden vector (2 bytes a value) goes to "
-       "the ranks of its top-k experts and back, spread over the EP ranks' links; this part to "
-       "the ranks in the same node, over the scale-up link."),
+          * r("hidden_size") * (r("alltoall_dispatch_bytes") + 2)
+          / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000, 0),
+       "Dispatch + combine on each MoE layer: a token's hidden vector goes to the ranks of its "
+       "top-k experts (at the dispatch bytes a value) and comes back (2 bytes a value), spread "
+       "over the EP ranks' links; this part to the ranks in the same node, over the scale-up "
+       "link."),
     _c("alltoall_scaleout_ms_per_token", "All-to-all across nodes per token", "ms",
        "Throughput",
        IF(gt(r("ep"), r("gpus_per_node")),
-          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
+          r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (r("ep") - r("gpus_per_node")) / r("ep")
-          * r("hidden_size") * 2
+          * r("hidden_size") * (r("alltoall_dispatch_bytes") + 2)
           / (r("ep") * r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9)
           * 1000, 0),
        "Expert parallelism across nodes: the share of a token's dispatch and combine that goes "

@@ -228,6 +228,10 @@ INPUTS: tuple[Input, ...] = (
        "1 where the engine overlaps the network part of expert parallelism with compute "
        "(two-batch overlap, as the published deployments run it); 0 where it waits for it.",
        low=0, high=1),
+    _i("alltoall_dispatch_bytes", "All-to-all dispatch bytes per value", "B", "option",
+       "Bytes a token's hidden value takes in the expert dispatch: 2 (BF16) unless the engine "
+       "quantises the tokens first (TensorRT-LLM sends an NVFP4 checkpoint's tokens in FP4 "
+       "with their scales); the combine returns 2-byte outputs.", low=0.25, high=4),
     _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("fp4_layer_saving_us", "FP4 small-batch saving per layer", "µs", "option",
