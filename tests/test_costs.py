@@ -227,6 +227,26 @@ def test_sensitivity_rows_of_the_example(example: Result) -> None:
         "load_0.9"].annual_cost_onprem
 
 
+def test_cloud_tier_rows_keep_the_accounts_own_cloud_price(tmp_path: Path) -> None:
+    """inputs/example.yaml with its H100 SXM cloud price given by the account (USD 2.00 per
+    GPU-hour, below the catalog's 2.65 one-year and 6.88 on-demand): the main cloud figure
+    rents at 2.00, and so does every cloud-tier row; a tier row read the catalog's price
+    (the on-demand row 6.88/2.00 = 3.4 times the proposal's cloud cost)."""
+    data = example_dict()
+    data.setdefault("costs", {})["cloud_gpu_hour"] = {"h100-sxm": 2.0}
+    r = size(load(write_yaml(data, tmp_path / "own-price.yaml")))
+    t = r.totals
+    rented = sum(_f(g.values, "cloud_gpus_rented") for g in r.plan.node_groups)
+    assert {g.gpu for g in r.plan.node_groups} == {"h100-sxm"}
+    assert t.annual_cost_cloud is not None
+    assert math.isclose(sum(_f(g.values, "annual_cloud_rent") for g in r.plan.node_groups),
+                        rented * 2.0 * 8760)
+    rows = {s.name: s for s in r.sensitivity}
+    for tier in CLOUD_TIERS:
+        assert rows[f"cloud_{tier}"].annual_cost_cloud == pytest.approx(t.annual_cost_cloud), tier
+    # the example without the override: the catalog's tiers move the row (its own test above)
+
+
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers() -> None:
     """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
     node) beside an embedding and a reranking server (16 GPUs, 3 nodes of their own). Each

@@ -116,7 +116,8 @@ def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float
 def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
     """The gpus-table cloud columns of one GPU: the account's tier (or override) and every
     tier's price for the what-if scenarios, each in that tier (derived by the catalog's tier
-    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it)."""
+    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it). A GPU
+    the account prices itself (costs.cloud_gpu_hour) keeps that price in every tier."""
     out: dict[str, float] = {}
     for tier in CLOUD_TIERS:
         found = cloud_price(catalog, gid, tier)
@@ -126,6 +127,12 @@ def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, fl
     chosen = _TIER_COLUMN[req.costs.cloud_tier]
     out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
     out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
+    if gid in req.costs.cloud_gpu_hour:
+        # the account's own price is what it pays in every tier: a cloud-tier what-if would
+        # otherwise put the catalog's price back for this GPU (rows that moved for no reason)
+        for col in _TIER_COLUMN.values():
+            out[f"cloud_{col}"] = out["cloud_gpu_hour"]
+            out[f"cloud_gpus_{col}"] = out["cloud_gpus_per_instance"]
     return out
 
 
