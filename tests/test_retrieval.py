@@ -203,6 +203,7 @@ def test_a_valid_rag_account_loads() -> None:
 
 SHARED = Path(__file__).parent / "data" / "rag-shared.yaml"
 MIXED = Path(__file__).parent / "data" / "rag-mixed.yaml"
+WIDE_WORLD = Path(__file__).parents[1] / "inputs" / "rag-knowledge-base.yaml"
 
 
 def test_mixed_account_results_hold_the_retrieval_workloads_and_their_costs() -> None:
@@ -395,13 +396,14 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
         out.stdout.split())
 
 
-@pytest.mark.parametrize("account", [MIXED, SHARED], ids=["own-nodes", "shared"])
+@pytest.mark.parametrize("account", [MIXED, SHARED, WIDE_WORLD],
+                         ids=["own-nodes", "shared", "resized-in-scenarios"])
 def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                               account: Path) -> None:
     """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan
     sheet's account totals, which now include the retrieval node groups (on nodes of their
     own, or on the language-model nodes' idle GPUs), and the Scenarios sheet's rows, which
-    include them too (the results' sensitivity)."""
+    include them too, resized by the rate and headroom rows (the results' sensitivity)."""
     import openpyxl
     from support.libreoffice import read_values, recalculated_values
 
@@ -429,6 +431,17 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                                       cell.value)
                     checked += 1
     assert checked > 60
+    # each Scenarios row, recalculated, is the results' sensitivity row (the table's header
+    # is row 4, "As proposed" row 5, the scenarios after it in order)
+    scen = lo["Scenarios"]
+    heads4 = {v: k[:-1] for k, v in scen.items() if re.fullmatch(r"[A-Z]4", k)}
+    for i, sc in enumerate(result.sensitivity, start=6):
+        for field, head in (("gpus_purchased", "GPUs bought"), ("nodes", "Nodes"),
+                            ("capex", "Capital cost"),
+                            ("annual_cost_onprem", "On-prem cost per year")):
+            got = scen[f"{heads4[head]}{i}"]
+            assert isinstance(got, int | float)
+            assert got == pytest.approx(float(getattr(sc, field)), rel=1e-9), (sc.name, field)
     # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
     plan = cached["Plan"]
     assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]

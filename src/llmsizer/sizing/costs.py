@@ -348,17 +348,18 @@ ScenarioPlans = list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluat
 
 
 def sensitivity(runs: ScenarioPlans,
-                retrieval: Sequence[RetrievalGroup] = ()) -> list[ScenarioResult]:
+                retrieval: Sequence[Sequence[RetrievalGroup]] = ()) -> list[ScenarioResult]:
     """The scenarios of the account plan (``runs``: :func:`scenario_plans`), as the results
     list them: the whole account, as its totals are, so each with the embed and rerank
-    workloads' own node groups (``retrieval``) added as proposed (the scenarios vary the
-    language-model workloads; see the note under the proposal's table)."""
+    workloads' own node groups (``retrieval``: per run, retrieval.scenario_retrieval's:
+    resized by the load and headroom rows, as proposed by the others)."""
     out = []
-    for sc, _envs, e in runs:
-        total = with_retrieval(e.totals.__getitem__, retrieval)
+    for i, (sc, _envs, e) in enumerate(runs):
+        groups = retrieval[i] if retrieval else ()
+        total = with_retrieval(e.totals.__getitem__, groups)
         priced = cloud_priced([*((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
                                  for g in e.groups),
-                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in retrieval)])
+                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in groups)])
         out.append(ScenarioResult(
             name=sc.name, label=sc.label, change=sc.change, input=sc.input,
             gpus_purchased=int(total("gpus_purchased")), nodes=int(total("nodes")),
