@@ -128,10 +128,9 @@ def _mark(view: dict[str, Any], loc: tuple[str | int, ...], *, exists: bool) -> 
         except (KeyError, IndexError, TypeError):
             return
     last = loc[-1]
-    if isinstance(parent, dict) and (last in parent) == exists:
-        parent[last] = STATED
-    elif exists and isinstance(parent, list) and isinstance(last, int) and (
-            not isinstance(last, bool)) and -len(parent) <= last < len(parent):
+    in_list = (exists and isinstance(parent, list) and isinstance(last, int)
+               and not isinstance(last, bool) and -len(parent) <= last < len(parent))
+    if in_list or (isinstance(parent, dict) and (last in parent) == exists):
         parent[last] = STATED
 
 
