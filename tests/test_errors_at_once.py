@@ -203,3 +203,21 @@ def test_a_batch_tells_a_bad_files_problems_one_per_line_and_writes_the_good_one
         "bad.yaml": "invalid input", "good.yaml": "ok"}
     written = {p.name for p in out.iterdir() if not p.name.startswith(".")}
     assert written == {"batch.json", "summary.xlsx", "test-co.json", "test-co.xlsx", "test-co.pdf"}
+
+
+def test_every_rule_of_a_benchmark_and_a_speculative_block_is_told_at_once() -> None:
+    found = problems(HEAD + "workloads:\n" + CHAT.replace("llama-3.1-70b", "deepseek-v3")
+                     + "    measured:\n      gpu: h100-sxm\n      gpus_per_replica: 8\n"
+                     "      gpu_count: 12\n    speculative:\n      method: draft_model\n"
+                     "      draft_tokens: 2\n      acceptance_length: 4\n")
+    assert found == [
+        "acme.yaml:11:5: workloads[0].measured: measured needs tokens_per_s_per_replica (the "
+        "measured figure) or file (a benchmark result file, or a list of them for a curve)",
+        "acme.yaml:11:5: workloads[0].measured: format and gpu_count describe benchmark files: "
+        "use them with `file:` (or delete them)",
+        "acme.yaml:14:7: workloads[0].measured: gpu_count (12) must be a whole number of "
+        "replicas of gpus_per_replica (8) GPUs",
+        "acme.yaml:15:5: workloads[0].speculative: a draft_model needs draft_cost: its forward "
+        "as a share of the model's step (about its active parameters / the model's)",
+        "acme.yaml:18:7: workloads[0].speculative: acceptance_length (4) cannot exceed "
+        "draft_tokens + 1 (3): a step yields at most the drafted tokens and the model's own"]

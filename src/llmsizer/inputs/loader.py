@@ -14,9 +14,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
-from .rules import STATED, requirements_problems
+from .rules import STATED, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
-from .schema_messages import _SYNONYMS, _best, _clean_loc, _dotted, _format, _model_at, _plain, _short
+from .schema_messages import (
+    _SYNONYMS,
+    _best,
+    _clean_loc,
+    _dotted,
+    _format,
+    _model_at,
+    _plain,
+    _short,
+    _value_at,
+)
 from .schema_workload import SCHEMA_VERSION, Measured, Workload
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
@@ -98,14 +108,20 @@ def _rule_problems(data: dict[str, Any], errors: list[dict[str, Any]],
     its own check, and a key written misspelt (its suggestion), are :data:`STATED`."""
     view = _copy(data)
     for e in errors:
-        _mark(view, _clean_loc(tuple(e["loc"]), data), exists=True)
+        loc = _clean_loc(tuple(e["loc"]), data)
+        if e["type"] != "value_error" or not isinstance(_value_at(data, loc), dict):
+            _mark(view, loc, exists=True)  # (a block's own rule leaves the block readable)
     for loc in suggested:
         _mark(view, loc, exists=False)
     found: list[tuple[tuple[str | int, ...], str]] = []
     workloads = view.get("workloads")
     for i, w in enumerate(workloads if isinstance(workloads, list) else []):
-        if isinstance(w, dict):
-            found += [(("workloads", i), msg) for msg in Workload.problems_of(w)]
+        if not isinstance(w, dict):
+            continue
+        found += [(("workloads", i), msg) for msg in Workload.problems_of(w)]
+        for block, rules in (("measured", measured_problems), ("speculative", speculative_problems)):
+            if isinstance(w.get(block), dict):
+                found += [(("workloads", i, block), msg) for msg in rules(w[block])]
     return found + [((), msg) for msg in requirements_problems(view)]
 
 

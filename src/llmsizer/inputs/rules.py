@@ -153,3 +153,41 @@ def requirements_problems(data: Mapping[str, Any]) -> list[str]:
         if isinstance(name, str):
             seen.add(name.lower())
     return found
+
+
+def measured_problems(m: Mapping[str, Any]) -> list[str]:
+    """A workload's benchmark (``measured:``): one source, and the keys of a file with it."""
+    found = []
+    figure, file = m.get("tokens_per_s_per_replica"), m.get("file")
+    if figure is None and file is None:
+        found.append("measured needs tokens_per_s_per_replica (the measured figure) or "
+                     "file (a benchmark result file, or a list of them for a curve)")
+    if figure is not None and file is not None:
+        found.append("measured takes tokens_per_s_per_replica or file, not both: the "
+                     "file's figures would be ignored")
+    if file is None and (m.get("format") is not None or m.get("gpu_count") is not None):
+        found.append("format and gpu_count describe benchmark files: use them with "
+                     "`file:` (or delete them)")
+    gpus, group = number(m, "gpu_count"), number(m, "gpus_per_replica")
+    if gpus is not None and group and gpus % group:
+        found.append(f"gpu_count ({gpus}) must be a whole number of replicas of "
+                     f"gpus_per_replica ({group}) GPUs")
+    return found
+
+
+def speculative_problems(spec: Mapping[str, Any]) -> list[str]:
+    """Speculative decoding: what a step can yield, and the figures each method needs."""
+    found = []
+    accepted, drafted = number(spec, "acceptance_length"), number(spec, "draft_tokens")
+    if accepted is not None and drafted is not None and accepted > drafted + 1:
+        found.append(f"acceptance_length ({accepted:g}) cannot exceed draft_tokens + 1 "
+                     f"({drafted + 1}): a step yields at most the drafted tokens and the "
+                     "model's own")
+    method = spec.get("method")
+    if method == "draft_model" and spec.get("draft_cost") is None:
+        found.append("a draft_model needs draft_cost: its forward as a share of the model's "
+                     "step (about its active parameters / the model's)")
+    if isinstance(method, str) and method != "mtp" and spec.get("acceptance_length") is None:
+        found.append(f"{method} needs acceptance_length: the mean tokens a step yields on your "
+                     "content (only mtp has a published default)")
+    return found

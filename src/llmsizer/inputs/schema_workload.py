@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from .rules import values_of, workload_problems
+from .rules import measured_problems, speculative_problems, values_of, workload_problems
 
 SCHEMA_VERSION = 1
 PrecisionId = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4"]
@@ -234,18 +234,9 @@ class Measured(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Measured:
-        if self.tokens_per_s_per_replica is None and self.file is None:
-            raise ValueError("measured needs tokens_per_s_per_replica (the measured figure) or "
-                             "file (a benchmark result file, or a list of them for a curve)")
-        if self.tokens_per_s_per_replica is not None and self.file is not None:
-            raise ValueError("measured takes tokens_per_s_per_replica or file, not both: the "
-                             "file's figures would be ignored")
-        if self.file is None and (self.format is not None or self.gpu_count is not None):
-            raise ValueError("format and gpu_count describe benchmark files: use them with "
-                             "`file:` (or delete them)")
-        if self.gpu_count is not None and self.gpu_count % self.gpus_per_replica:
-            raise ValueError(f"gpu_count ({self.gpu_count}) must be a whole number of replicas "
-                             f"of gpus_per_replica ({self.gpus_per_replica}) GPUs")
+        problems = measured_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
     @property
@@ -284,16 +275,9 @@ class Speculative(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Speculative:
-        if self.acceptance_length is not None and self.acceptance_length > self.draft_tokens + 1:
-            raise ValueError(f"acceptance_length ({self.acceptance_length:g}) cannot exceed "
-                             f"draft_tokens + 1 ({self.draft_tokens + 1}): a step yields at most "
-                             "the drafted tokens and the model's own")
-        if self.method == "draft_model" and self.draft_cost is None:
-            raise ValueError("a draft_model needs draft_cost: its forward as a share of the "
-                             "model's step (about its active parameters / the model's)")
-        if self.method != "mtp" and self.acceptance_length is None:
-            raise ValueError(f"{self.method} needs acceptance_length: the mean tokens a step "
-                             "yields on your content (only mtp has a published default)")
+        problems = speculative_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
 
