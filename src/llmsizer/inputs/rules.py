@@ -12,7 +12,7 @@ wording serves both callers:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -34,17 +34,45 @@ _REQUIRED_TO_GENERATE = {"prompt_tokens": "prompt_tokens: 500",
                          "targets": "targets: {tokens_per_s_per_user: 30}"}
 
 
-def values_of(model: BaseModel) -> dict[str, Any]:
-    """A validated model as the keys its file stated (a key stated without a value included,
-    as ``None``); nested models as mappings, so the rules read one shape."""
-    out: dict[str, Any] = {}
-    for key in type(model).model_fields:
-        value = getattr(model, key)
+class _Stated(Mapping[str, Any]):
+    """A validated model read as the keys its file stated (a key stated without a value
+    included, as ``None``); nested models read the same way, so the rules read one shape.
+    A view, not a copy: validating a model reads only the keys its rules ask for."""
+
+    __slots__ = ("_model",)
+
+    def __init__(self, model: BaseModel) -> None:
+        self._model = model
+
+    # pydantic keeps a model's values in __dict__ and the keys given in its fields set: read
+    # directly (not through model_fields, a descriptor), the rules add little to validation
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (self._model.__dict__.get(key) is not None
+                                         or key in self._model.__pydantic_fields_set__)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._model.__dict__.get(key)
+        if value is None:
+            return None if key in self._model.__pydantic_fields_set__ else default
         if isinstance(value, list):
-            value = [values_of(v) if isinstance(v, BaseModel) else v for v in value]
-        if value is not None or key in model.model_fields_set:
-            out[key] = values_of(value) if isinstance(value, BaseModel) else value
-    return out
+            return [_Stated(v) if isinstance(v, BaseModel) else v for v in value]
+        return _Stated(value) if isinstance(value, BaseModel) else value
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return self.get(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in type(self._model).model_fields if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def values_of(model: BaseModel) -> Mapping[str, Any]:
+    """``model`` as the rules read a file's keys (:class:`_Stated`)."""
+    return _Stated(model)
 
 
 def number(values: Mapping[str, Any], key: str) -> float | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -417,7 +418,7 @@ class Workload(_Strict):
     @classmethod
     def problems_of(cls, values: Mapping[str, Any]) -> list[str]:
         """Every cross-field problem of a workload given as its keys (inputs/rules.py)."""
-        return workload_problems(values, {k: f.default for k, f in cls.model_fields.items()})
+        return workload_problems(values, _defaults())
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -438,3 +439,9 @@ class Workload(_Strict):
         if self.named_users is not None:
             return "population"
         return "rate" if self.requests_per_s is not None else "users"
+
+
+@cache
+def _defaults() -> dict[str, Any]:
+    """Each workload field's default: a key of another kind at its default is no statement."""
+    return {k: f.default for k, f in Workload.model_fields.items()}
