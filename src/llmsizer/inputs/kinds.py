@@ -26,7 +26,7 @@ def keys_of_its_kind(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> li
     its default (``defaults``) is no statement: the results' embedded requirements, which a
     workbook re-read validates again, state every field with its default."""
     kind = data.get("kind", "generate")
-    if kind not in _TAKES:
+    if not isinstance(kind, str) or kind not in _TAKES:
         return []  # the Literal's own message lists the kinds
     found = []
     if kind == "generate" and data.get("engine") is not None:
