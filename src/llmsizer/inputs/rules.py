@@ -19,10 +19,18 @@ from pydantic import BaseModel
 
 from .kinds import keys_of_its_kind, population_keys, retrieval_consistent
 
-STATED: Any = type("Stated", (), {"__repr__": lambda self: "STATED"})()
+
+class _Unknown:
+    """A value the file states that failed its own check (its message is told already)."""
+
+    def __repr__(self) -> str:
+        return "STATED"
+
+
+STATED: Any = _Unknown()
 
 # The load keys and what each takes (for the message when one is left without a value).
-LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
+_LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
              "requests_per_s": "a number above 0 (requests per second)",
              "burstiness": "a number from 0 to 10 (1 = random arrivals)",
              "named_users": "a whole number from 1 to 100,000,000",
@@ -34,7 +42,7 @@ _REQUIRED_TO_GENERATE = {"prompt_tokens": "prompt_tokens: 500",
                          "targets": "targets: {tokens_per_s_per_user: 30}"}
 
 
-class _Stated(Mapping[str, Any]):
+class _Fields(Mapping[str, Any]):
     """A validated model read as the keys its file stated (a key stated without a value
     included, as ``None``); nested models read the same way, so the rules read one shape.
     A view, not a copy: validating a model reads only the keys its rules ask for."""
@@ -55,8 +63,8 @@ class _Stated(Mapping[str, Any]):
         if value is None:
             return None if key in self._model.__pydantic_fields_set__ else default
         if isinstance(value, list):
-            return [_Stated(v) if isinstance(v, BaseModel) else v for v in value]
-        return _Stated(value) if isinstance(value, BaseModel) else value
+            return [_Fields(v) if isinstance(v, BaseModel) else v for v in value]
+        return _Fields(value) if isinstance(value, BaseModel) else value
 
     def __getitem__(self, key: str) -> Any:
         if key not in self:
@@ -71,8 +79,8 @@ class _Stated(Mapping[str, Any]):
 
 
 def values_of(model: BaseModel) -> Mapping[str, Any]:
-    """``model`` as the rules read a file's keys (:class:`_Stated`)."""
-    return _Stated(model)
+    """``model`` as the rules read a file's keys (:class:`_Fields`)."""
+    return _Fields(model)
 
 
 def number(values: Mapping[str, Any], key: str) -> float | None:
@@ -85,7 +93,7 @@ def workload_problems(w: Mapping[str, Any], defaults: Mapping[str, Any]) -> list
     """Every cross-field problem of one workload (``w``: its keys as written or validated;
     ``defaults``: each field's default, a key at its default being no statement)."""
     found = [f"{key}: has no value (nothing after the colon); write {allowed}, or delete the "
-             "line" for key, allowed in LOAD_KEYS.items() if key in w and w[key] is None]
+             "line" for key, allowed in _LOAD_KEYS.items() if key in w and w[key] is None]
     kind = w.get("kind", "generate")
     found += keys_of_its_kind(w, defaults)
     if isinstance(w.get("model"), list):
@@ -117,7 +125,7 @@ def workload_problems(w: Mapping[str, Any], defaults: Mapping[str, Any]) -> list
 
 def _given(w: Mapping[str, Any], key: str) -> bool:
     # a load key without a value is told as such, and counts as the form the file chose
-    return w.get(key) is not None or (key in LOAD_KEYS and key in w)
+    return w.get(key) is not None or (key in _LOAD_KEYS and key in w)
 
 
 def _one_load(w: Mapping[str, Any]) -> list[str]:
