@@ -1,5 +1,5 @@
 """Layer 3 — what comes in: the requirements schema (``schema``, its error lines in
-``schema_messages``) and ``loader``; the safe YAML reader (``yamlfile`` → ``yamlsafe``, with
+``schema_messages``, its cross-field rules in ``rules`` and ``kinds``) and ``loader``; the safe YAML reader (``yamlfile`` → ``yamlsafe``, with
 ``yamlpositions``); Hugging Face config.json models (``modelconfig``); the customer's
 benchmark files (``benchfiles``, ``benchformats``, ``benchpoints``) and published result
 tables (``benchlabels``, ``benchdata``)."""
@@ -14,6 +14,7 @@ __all__ = [
     "kinds",
     "loader",
     "modelconfig",
+    "rules",
     "schema",
     "schema_messages",
     "schema_workload",
