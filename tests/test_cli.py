@@ -65,7 +65,9 @@ BAD = {
     "missing_field": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
                       "    prompt_tokens: 10\n    targets: {ttft_s: 1, tokens_per_s_per_user: 5}\n",
                       ["workloads[0]", "required key 'output_tokens' is missing", ":4:"]),
-    "typo": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_user: 5\n",
+    # one mistake each: the rest of the workload is whole (a file's every problem is told)
+    "typo": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_user: 5\n"
+             "    prompt_tokens: 10\n    output_tokens: 10\n    targets: {tokens_per_s_per_user: 5}\n",
              ["unknown key 'concurrent_user'", "did you mean concurrent_users", ":6:5"]),
     "unknown_gpu": ("hardware:\n  gpus: [h100-sxn]\n",
                     ["unknown GPU 'h100-sxn'", "did you mean h100-sxm", "hardware.gpus[0]"]),
@@ -78,7 +80,8 @@ BAD = {
     "not_yaml": ("workloads: [unclosed\n", ["not valid YAML"]),
     "string_for_list": ("hardware:\n  gpus: h100-sxm\n", ["write a list"]),
     "units_in_number": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
-                        "    prompt_tokens: 10\n    output_tokens: 10\n    targets: {ttft_s: 2s}\n",
+                        "    prompt_tokens: 10\n    output_tokens: 10\n"
+                        "    targets: {ttft_s: 2s, tokens_per_s_per_user: 5}\n",
                         ["targets.ttft_s", "plain number without units"]),
 }
 HEADER = "schema_version: 1\naccount: {name: Bad}\n"

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from ..model.catalog import CloudTier
+from .rules import requirements_problems, values_of
 from .schema_workload import (
     Account,
     PrecisionId,
@@ -236,23 +237,10 @@ class Requirements(_Strict):
         json_schema_extra={"example": "{electricity_per_kwh: 0.12}"})
 
     @model_validator(mode="after")
-    def _currency(self) -> Requirements:
-        if self.account.currency != "USD" and self.costs.usd_exchange_rate is None:
-            raise ValueError(
-                f"account.currency is {self.account.currency}, but catalog prices are in USD: "
-                f"add costs.usd_exchange_rate ({self.account.currency} per US dollar, e.g. 0.92)")
-        if self.account.currency == "USD" and self.costs.usd_exchange_rate not in (None, 1.0):
-            raise ValueError("costs.usd_exchange_rate must be 1 (or left out) when "
-                             "account.currency is USD")
-        return self
-
-    @model_validator(mode="after")
-    def _unique_names(self) -> Requirements:
-        seen: set[str] = set()
-        for w in self.workloads:
-            if w.name.lower() in seen:
-                raise ValueError(f"two workloads are named {w.name!r}: names must be unique")
-            seen.add(w.name.lower())
+    def _consistent(self) -> Requirements:
+        problems = requirements_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
 
