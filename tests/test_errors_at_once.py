@@ -174,6 +174,13 @@ def test_a_value_that_failed_is_not_compared_and_a_misspelt_key_is_not_missing()
      "acme.yaml:8:5: workloads[0].prompt_tokens: Input should be a valid integer (found 500.5); "
      "write a whole number, e.g. `prompt_tokens: 500` (allowed: a whole number from 1 to "
      "2,000,000)"),
+    ("workloads: 3\n",
+     "acme.yaml:4:1: workloads: Input should be a valid list (found 3); write `workloads:` "
+     "followed by one `- name: ...` item per workload, as in inputs/example.yaml"),
+    ("workloads:\n" + CHAT + "hardware:\n  gpus: [h100-sxm, l40s, h100-sxm]\n",
+     "acme.yaml:12:3: hardware.gpus: lists h100-sxm twice; list each once"),
+    ("workloads:\n" + CHAT + "hardware:\n  tensor_parallel: [1, 2, 2]\n",
+     "acme.yaml:12:3: hardware.tensor_parallel: lists 2 twice; list each once"),
 ])
 def test_unclear_messages_say_what_to_write(body: str, expected: str) -> None:
     assert problems(HEAD + body) == [expected]
@@ -193,7 +200,8 @@ def test_a_batch_tells_a_bad_files_problems_one_per_line_and_writes_the_good_one
                            str(out), "--jobs", "1"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     bad = f"{src / 'bad.yaml'}"
-    assert (f"invalid input {bad}: {bad}: 2 problems:\n"
+    # the file named once (it was "invalid input F: F: 2 problems")
+    assert (f"invalid input {bad}: 2 problems:\n"
             f"      {bad}:5:5: workloads[0]: required key 'output_tokens' is missing: "
             f"{GENERATING}, e.g. `output_tokens: 300`\n"
             f"      {bad}:7:5: workloads[0].concurrent_users: Input should be greater than or "

@@ -62,8 +62,9 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 def test_group_errors_as_documented(results):
     """docs/calibration.md "Disaggregated prefill/decode": median |error| 13.8 %, p90 50.1 %
-    with the NVFP4 tokens of the CUTLASS decode recipes dispatched in FP4 and the first token's prefill at the list's own time plus the engine's request path
-    (scheduler_steps decode steps; "Ninth pass"; 13.9 % / 51.2 % before), with the H200
+    with the NVFP4 tokens of the CUTLASS decode recipes dispatched in FP4 and the first
+    token's prefill at the list's own time plus the engine's request path (scheduler_steps
+    decode steps; "Ninth pass"; 13.9 % / 51.2 % before), with the H200
     Dynamo-SGLang runs' BF16 cache and the MTP layers of six B200 Dynamo-SGLang runs read
     from their configuration ("Eighth pass"), the all-to-all on DeepSeek-R1's 58 MoE
     layers, not all 61 (seventh pass), the MTP drafts' fixed cost and the FP4 small-batch

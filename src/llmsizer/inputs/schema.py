@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    field_validator,
     model_validator,
 )
 
@@ -56,6 +57,17 @@ class Hardware(_Strict):
         description="Tensor-parallel degrees (GPUs per model copy) to try; left out, every degree the "
                     "platform allows.",
         json_schema_extra={"example": "[1, 2, 4, 8]"})
+
+    @field_validator("gpus", "weight_precisions", "kv_precisions", "tensor_parallel")
+    @classmethod
+    def _each_once(cls, items: list[Any] | None) -> list[Any] | None:
+        # a repeat would size (and list) every option of that item twice
+        seen: set[Any] = set()
+        for item in items or ():
+            if item in seen:
+                raise ValueError(f"lists {item} twice; list each once")
+            seen.add(item)
+        return items
 
 
 class Policy(_Strict):

@@ -292,6 +292,9 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
                 extra = f"; {_short(unknown[0], 40)} is not a catalog GPU id{close}"
                 items = fixed
         return f"write a list, e.g. `{key}: [{', '.join(items)}]`{extra}"
+    if kind == "list_type" and loc == ("workloads",) and not isinstance(found, dict):
+        return ("write `workloads:` followed by one `- name: ...` item per workload, "
+                "as in inputs/example.yaml")
     if kind == "list_type" and isinstance(found, dict):
         return "write a list: start each item with `- ` (e.g. `- name: ...`), as in inputs/example.yaml"
     if kind == "model_type" and isinstance(loc[-1], int):  # an item of `workloads:`
