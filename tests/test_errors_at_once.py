@@ -92,8 +92,8 @@ def test_every_rule_of_an_embed_workload_and_duplicate_names_are_told_at_once() 
                      "    model: bge-m3\n    prompt_tokens: 500\n    requests_per_s: 0\n"
                      "    named_users: 100\n")
     assert found == [
-        "acme.yaml:11:5: workloads[1]: state the load one way: requests_per_s (peak arrivals per "
-        "second) or named_users with requests_per_user_per_hour and peak_to_average; found both",
+        "acme.yaml:11:5: workloads[1]: state the load exactly one way: requests_per_s (peak "
+        "arrivals per second) or named_users with requests_per_user_per_hour and peak_to_average; found both",
         "acme.yaml:11:5: workloads[1]: an online embed load needs tokens_per_request and "
         "targets.latency_p95_s too (e.g. tokens_per_request: 64, targets: {latency_p95_s: 0.1})",
         "acme.yaml:11:5: workloads[1].name: two workloads are named 'Chat': names must be unique",

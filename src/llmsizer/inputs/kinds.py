@@ -50,8 +50,8 @@ def retrieval_consistent(w: Mapping[str, Any]) -> list[str]:
     given = {k for k, v in w.items() if v is not None}
     online = bool(given & {"requests_per_s", "named_users"})
     if {"requests_per_s", "named_users"} <= given:
-        found.append("state the load one way: requests_per_s (peak arrivals per second) "
-                     "or named_users with requests_per_user_per_hour and "
+        found.append("state the load exactly one way: requests_per_s (peak arrivals per "
+                     "second) or named_users with requests_per_user_per_hour and "
                      "peak_to_average; found both")
     t = w.get("targets")
     t = t if isinstance(t, Mapping) else {}
