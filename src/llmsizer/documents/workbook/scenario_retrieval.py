@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, Scenario
+from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, SCENARIOS, Scenario
 from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS
 from ...model.expr import Lookup, Value, evaluate, lookup_formula, references, render
 from ...sizing.plan import Evaluated
@@ -48,7 +48,7 @@ def retrieval_rows(rows: PlanRows) -> dict[str, int]:
     for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=1):
         out[c.name] = row + i
     # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
-    for i, (name, _) in enumerate(CATALOG_ROWS, start=len(out) + 1):
+    for i, name in enumerate(_REACHED, start=len(out) + 1):
         out[name] = row + i
     return out
 
@@ -62,8 +62,9 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
                         f("label"))
-    for name, _ in CATALOG_ROWS:
-        ws.write_string(at[name], col, f"Retrieval: {_LABELS[name]}", f("label"))
+    for name in _REACHED:
+        ws.write_string(at[name], col, f"Retrieval: {_LABELS[name]} "
+                        f"({unit_text(_UNITS[name], book.cur)})", f("label"))
 
 
 def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario, e: Evaluated,
@@ -118,7 +119,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                 return gpu
             if n == changed:
                 return f"{x}{rows.value + 1}"
-            if n in at and (n not in _CATALOG_NAMES or n in looked_up) and (
+            if n in at and (n not in _REACHED or n in looked_up) and (
                     n != _FREE or shared is not None):
                 return f"{x}{at[n] + 1}"
             if n in rows.group and n in _COST:
@@ -163,9 +164,11 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     return col, sums
 
 
-_LABELS = {n: f"{label} ({unit})" for n, label, unit in SHEET_CATALOG}
+_LABELS = {n: label for n, label, _ in SHEET_CATALOG}
 _UNITS = {n: unit for n, _, unit in SHEET_CATALOG}
-_CATALOG_NAMES = frozenset(n for n, _ in CATALOG_ROWS)
+# the catalog values some scenario's input reaches (each a row of the block)
+_REACHED = tuple(n for n, expr in CATALOG_ROWS
+                 if references(expr) & {sc.input for sc in SCENARIOS})
 _COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
 
 
