@@ -158,12 +158,6 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
     runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools)
-    # the retrieval servers' GPUs and platforms too: the Scenarios sheet looks up a
-    # retrieval GPU's price in each cloud tier and at the GPU-price what-ifs
-    for rw in retrieval:
-        if rw.best is not None:
-            used["gpus"].add(rw.best.gpu)
-            used["platforms"].add(rw.best.platform)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
