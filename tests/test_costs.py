@@ -254,8 +254,9 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     node) beside an embedding and a reranking server (16 GPUs, 3 nodes of their own). Each
     scenario row is the whole account, as "As proposed" is: the scenario's language-model
     plan plus the retrieval groups. The peak-rate and headroom rows resize those groups (each
-    on its proposed GPU) as they do the language models; the other rows keep them as
-    proposed. They were kept as proposed in every row: 50 % more requests per second cost
+    on its proposed GPU) as they do the language models; the GPU-price, cloud-tier and
+    average-load rows price them as they price the language models; the other rows keep them
+    as proposed. They were kept as proposed in every row: 50 % more requests per second cost
     nothing more."""
     from llmsizer.documents.proposal.context import build_context
     from llmsizer.sizing.costs import result_scenario_plans
@@ -269,14 +270,24 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     assert t.annual_cost_cloud is None and t.cloud_unpriced
     runs = {sc.name: (sc, e) for sc, _envs, e in result_scenario_plans(r)}
     resized = {"rate_-50%", "rate_+50%", "headroom_0", "headroom_0.5"}
+    priced = {"gpu_price_-30%", "gpu_price_+30%", "load_0.3", "load_0.9"}
     for s in r.sensitivity:
         sc, e = runs[s.name]
         llm = e.totals
         parts = [g for g, _ in scenario_retrieval(sc, r.retrieval,
                                                   scenario_idle(r.plan.node_groups, e),
                                                   r.account_inputs, r.tables)]
-        if s.name not in resized:
+        cloud = s.name.startswith("cloud_")  # the cloud tier's price: the cloud cost alone
+        if s.name not in resized | priced and not cloud:
             assert parts == groups, s.name
+        if cloud:
+            assert [g.model_copy(update={"annual_cost_cloud": 0.0}) for g in parts] == [
+                g.model_copy(update={"annual_cost_cloud": 0.0}) for g in groups], s.name
+        if s.name in priced:  # the same servers, priced differently
+            assert [(g.gpus_purchased, g.nodes) for g in parts] == [
+                (g.gpus_purchased, g.nodes) for g in groups], s.name
+            assert [g.annual_cost_onprem for g in parts] != [
+                g.annual_cost_onprem for g in groups], s.name
         assert s.gpus_purchased == llm["gpus_purchased"] + sum(g.gpus_purchased for g in parts)
         assert s.nodes == llm["nodes"] + sum(g.nodes for g in parts)
         assert s.capex == pytest.approx(llm["capex"] + sum(g.capex for g in parts))
@@ -463,3 +474,51 @@ def test_scenario_plans_kept_for_the_workbook() -> None:
     again = pickle.loads(pickle.dumps(r))
     assert again == r and again._scenario_plans.value is None
     assert Result.model_validate_json(r.to_json()) == r
+
+
+@pytest.mark.parametrize(("account", "names"), [
+    # the rows where the account sized afresh keeps the proposal's GPUs and nodes (at +30 %
+    # GPU price or 30 % load, Wide World Importers' fresh sizing picks other GPUs)
+    (ROOT / "inputs" / "rag-knowledge-base.yaml", ("gpu_price_-30%", "load_0.9")),
+    (DATA / "rag-shared-busy.yaml", ("gpu_price_-30%", "gpu_price_+30%", "load_0.3",
+                                     "load_0.9", "cloud_hyperscaler_on_demand",
+                                     "cloud_committed_3yr", "cloud_gpu_cloud")),
+], ids=["wide-world-importers", "shared-busy"])
+def test_price_and_load_rows_price_the_retrieval_servers_as_the_language_models(
+        tmp_path: Path, account: Path, names: tuple[str, ...]) -> None:
+    """A GPU-price, average-load or cloud-tier row is the account sized afresh with that
+    price, load or tier, when that sizing buys the same GPUs: the retrieval servers' money
+    moves with the language models'. They kept the proposal's GPU price, load and cloud
+    price: Wide World Importers' GPU price -30 % row was USD 336,592 capital (the fresh
+    sizing: 310,408); rag-shared-busy's on-demand cloud row USD 676,262 a year (972,701)."""
+    r = size(load(account))
+    cat = load_catalog()
+    gpus = sorted({g.gpu for g in (*r.plan.node_groups, *r.plan.retrieval_groups)})
+    rows = {s.name: s for s in r.sensitivity}
+    changes: dict[str, tuple[str, Any]] = {
+        "gpu_price_-30%": ("gpu_prices", {g: _price(cat, g) * 0.7 for g in gpus}),
+        "gpu_price_+30%": ("gpu_prices", {g: _price(cat, g) * 1.3 for g in gpus}),
+        "load_0.3": ("average_load", 0.3), "load_0.9": ("average_load", 0.9),
+        **{f"cloud_{tier}": ("cloud_tier", tier) for tier in CLOUD_TIERS}}
+    for name in names:
+        data = yaml.safe_load(account.read_text("utf-8"))
+        key, value = changes[name]
+        data.setdefault("costs", {})[key] = value
+        fresh = size(load(write_yaml(data, tmp_path / "fresh.yaml")))
+        assert [(g.gpu, g.replicas, g.nodes) for g in fresh.plan.retrieval_groups] == [
+            (g.gpu, g.replicas, g.nodes) for g in r.plan.retrieval_groups], name
+        s, t = rows[name], fresh.totals
+        assert (s.gpus_purchased, s.nodes) == (t.gpus_purchased, t.nodes), name
+        assert s.capex == pytest.approx(t.capex, rel=1e-12), name
+        assert s.annual_cost_onprem == pytest.approx(t.annual_cost_onprem, rel=1e-12), name
+        if t.annual_cost_cloud is None:  # a GPU without a cloud price (Wide World Importers)
+            assert s.annual_cost_cloud is None, name
+        else:
+            assert s.annual_cost_cloud == pytest.approx(t.annual_cost_cloud, rel=1e-12), name
+    assert rows["gpu_price_-30%"].capex != r.totals.capex
+
+
+def _price(cat: Any, gpu: str) -> float:
+    price = cat.gpus[gpu].price_usd
+    assert price, gpu
+    return float(price)

@@ -378,6 +378,46 @@ def test_a_scenario_that_outgrows_the_idle_gpus_buys_nodes_for_retrieval() -> No
     assert rows["rate_+50%"].capex > r.totals.capex
 
 
+@pytest.mark.parametrize("account", [SHARED_BUSY, WIDE_WORLD], ids=["shared", "own-nodes"])
+def test_no_scenario_row_counts_a_shared_gpu_twice(account: Path) -> None:
+    """In every what-if row a retrieval server on a language-model node group's idle GPUs
+    gets only the GPUs that group leaves idle in that row's plan (bought, not used), as the
+    proposal does; more replicas than that buy nodes of their own. rag-shared-busy.yaml:
+    with twice the chat users the chat model uses all 4 GPUs of its node, so the embedder's
+    2 replicas need a node of their own (8 GPUs, 2 nodes); the row kept them on the busy
+    GPUs (4 GPUs, 1 node: 2 GPUs serving two things), as did users x1.5, prompt +50 % and
+    output -50 % (3 of 4 GPUs in use). Half the users leave 3 idle: they stay there."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.costs import result_scenario_plans
+    from llmsizer.sizing.engine import size
+    from llmsizer.sizing.retrieval import scenario_idle, scenario_retrieval
+
+    r = size(load(account), CAT)
+    rows = {s.name: s for s in r.sensitivity}
+    moved = set()
+    for sc, _envs, e in result_scenario_plans(r):
+        idle = scenario_idle(r.plan.node_groups, e)
+        parts = [g for g, _ in scenario_retrieval(sc, r.retrieval, idle, r.account_inputs,
+                                                  r.tables)]
+        for ng in r.plan.node_groups:  # the replicas on a group's GPUs fit its idle ones
+            assert sum(g.replicas for g in parts if g.shares_with == ng.id) <= idle[ng.id]
+        for g, proposed in zip(parts, r.plan.retrieval_groups, strict=True):
+            if proposed.shares_with is not None and g.shares_with is None:
+                assert g.nodes > 0 and g.gpus_purchased >= g.replicas, sc.name
+                moved.add(sc.name)
+        s = rows[sc.name]
+        assert s.gpus_purchased == e.totals["gpus_purchased"] + sum(g.gpus_purchased
+                                                                   for g in parts)
+    if account == SHARED_BUSY:
+        assert moved == {"users_x1.5", "users_x2", "rate_+50%", "prompt_+50%", "output_-50%",
+                         "headroom_0.5"}
+        assert (rows["users_x2"].gpus_purchased, rows["users_x2"].nodes) == (8, 2)
+        assert rows["users_x2"].capex == pytest.approx(2 * r.totals.capex)
+        assert (rows["users_x0.5"].gpus_purchased, rows["users_x0.5"].nodes) == (4, 1)
+    else:  # nothing shares: no row moves a group onto nodes of its own
+        assert not moved and all(g.shares_with is None for g in r.plan.retrieval_groups)
+
+
 def test_retrieval_keeps_its_own_nodes_without_idle_gpus_of_its_type() -> None:
     """rag-mixed.yaml: the 70B fills its 4 H100s; the embedder and the reranker keep nodes of
     their own (no idle GPU to share)."""
@@ -461,6 +501,8 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
             got = scen[f"{heads4[head]}{i}"]
             assert isinstance(got, int | float)
             assert got == pytest.approx(float(getattr(sc, field)), rel=1e-9), (sc.name, field)
+        got = scen[f"{heads4['Cloud cost per year']}{i}"]  # 0 = no cloud price
+        assert got == pytest.approx(sc.annual_cost_cloud or 0.0, rel=1e-9), sc.name
     # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
     plan = cached["Plan"]
     assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]

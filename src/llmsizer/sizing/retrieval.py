@@ -31,7 +31,7 @@ from ..model.calculations.retrieval import (
 )
 from ..model.calculations.scenarios import Scenario
 from ..model.catalog import Catalog, Embedder
-from ..model.expr import Value, evaluate, references
+from ..model.expr import Expr, Value, evaluate, references
 from .evaluate import Tables
 from .results import (
     NodeGroup,
@@ -51,7 +51,7 @@ _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_wi
                       "tokenize_tokens_per_s_per_core", "host_cores_per_gpu")
 
 
-def _catalog_rows() -> tuple[tuple[str, object], ...]:
+def _catalog_rows() -> tuple[tuple[str, Expr], ...]:
     """The catalog-value calculations the TCO lines read (GPU price, node price, power,
     cloud price): evaluated per option with its GPU and platform."""
     by_name = {c.name: c for c in CALCULATIONS}
@@ -61,7 +61,7 @@ def _catalog_rows() -> tuple[tuple[str, object], ...]:
     return tuple((c.name, c.expr) for c in CALCULATIONS if c.name in needed)
 
 
-_CATALOG_ROWS = _catalog_rows()
+CATALOG_ROWS = _catalog_rows()
 
 
 def workload_values(w: Workload, m: Embedder) -> dict[str, float]:
@@ -109,8 +109,8 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
         {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
          "gpus": values["retrieval_gpus_used"],
          "gpus_purchased": values["retrieval_gpus"]}, acct)  # type: ignore[arg-type]
-    for name, expr in _CATALOG_ROWS:
-        env[name] = evaluate(expr, env, tables)  # type: ignore[arg-type]
+    for name, expr in CATALOG_ROWS:
+        env[name] = evaluate(expr, env, tables)
     for c in GROUP_COST_CALCULATIONS:
         env[c.name] = evaluate(c.expr, env, tables)
     values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
@@ -206,38 +206,57 @@ def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated) -> dict[str, f
             for ng, g in zip(node_groups, e.groups, strict=True)}
 
 
+# The account inputs the retrieval groups' money reads (their catalog values, TCO lines and
+# cost per token): a what-if row that changes one of them (GPU price, cloud tier, average
+# load) prices the retrieval servers as it prices the language models.
+_MONEY_INPUTS = frozenset(
+    n for expr in (*(e for _, e in CATALOG_ROWS),
+                   *(c.expr for c in (*GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)))
+    for n in references(expr))
+
+
+def scenario_changes_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
+                               acct: Mapping[str, float]) -> bool:
+    """Whether scenario ``sc`` can move an embed or rerank node group: it changes a
+    retrieval input (the rate and headroom rows), an account input their money reads, or a
+    group uses a language-model node group's idle GPUs (the scenario plan decides how many
+    are idle). Else every group is as proposed (the Retrieval sheet's cells)."""
+    return (sc.retrieval_input is not None or (sc.input in acct and sc.input in _MONEY_INPUTS)
+            or any(w.best is not None and w.best.shares_with is not None for w in workloads))
+
+
 def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
                        idle: Mapping[str, float], acct: Mapping[str, float], tables: Tables,
-                       ) -> list[tuple[RetrievalGroup, dict[str, Value] | None]]:
+                       ) -> list[tuple[RetrievalGroup, dict[str, Value]]]:
     """The embed and rerank node groups under scenario ``sc``, each with the values it was
-    evaluated with: as proposed (None) unless the scenario changes a retrieval input
-    (``sc.retrieval_input``: the load and headroom rows), then each recommended option
-    evaluated again with that input changed, the same GPU and platform kept. A group on a
-    language-model node group's idle GPUs gets that group's idle GPUs in the scenario
-    (``idle``: per node-group id), less the replicas of the groups before it that use them:
-    more replicas than idle GPUs buy nodes of its own, as the proposal would."""
-    out: list[tuple[RetrievalGroup, dict[str, Value] | None]] = []
+    evaluated with: each recommended option evaluated again on its GPU and platform, with
+    the scenario's retrieval input (``sc.retrieval_input``: the load and headroom rows) and
+    account input (GPU price, cloud tier, average load: the TCO lines read them) changed.
+    A group on a language-model node group's idle GPUs gets that group's idle GPUs in the
+    scenario plan (``idle``: per node-group id), less the replicas of the groups before it
+    that use them: more replicas than idle GPUs buy nodes of its own, as the proposal would
+    (the scenario's language models may have taken the GPUs it used: counted twice)."""
+    out: list[tuple[RetrievalGroup, dict[str, Value]]] = []
     free = dict(idle)
+    scen_acct = dict(acct)
+    if sc.input in acct:
+        scen_acct[sc.input] = float(evaluate(sc.value, acct))
     for w in workloads:
         o = w.best
         if o is None:
             continue
-        n = len(out) + 1
-        if sc.retrieval_input is None or sc.retrieval_value is None:
-            out.append((_group(n, w, o, o.values, o.shares_with), None))
-            continue
         values: dict[str, Value] = {k: o.values[k] for k in _INPUT_NAMES}
-        if o.shares_with is not None:
-            values["llm_free_gpus"] = free.get(o.shares_with, 0.0)
-        values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
-        scen_acct = ({**acct, sc.retrieval_input: float(values[sc.retrieval_input])}
-                     if sc.retrieval_input in acct else acct)
+        values["llm_free_gpus"] = free.get(o.shares_with, 0.0) if o.shares_with else 0.0
+        if sc.retrieval_input is not None and sc.retrieval_value is not None:
+            values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
+            if sc.retrieval_input in acct:
+                scen_acct[sc.retrieval_input] = float(values[sc.retrieval_input])
         _evaluate(values, o.gpu, o.platform, float(o.values["api_per_million_tokens"]),
                   scen_acct, tables)
         shares = o.shares_with if float(values["shares_llm_nodes"]) > 0 else None
         if shares is not None:
             free[shares] = free[shares] - float(values["retrieval_replicas"])
-        out.append((_group(n, w, o, values, shares), values))
+        out.append((_group(len(out) + 1, w, o, values, shares), values))
     return out
 
 

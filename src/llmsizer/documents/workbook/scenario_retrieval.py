@@ -1,8 +1,11 @@
-"""The embed and rerank servers of one scenario on the Scenarios sheet. A scenario that
-changes a retrieval input (the peak request rate, the headroom: ``Scenario.retrieval_input``)
+"""The embed and rerank servers of one scenario on the Scenarios sheet. A scenario that can
+move them (``sizing.retrieval.scenario_changes_retrieval``: it changes a retrieval input, the
+peak request rate or the headroom, or an account input their costs read, the GPU price, the
+cloud tier or the average load, or a server uses a language-model node group's idle GPUs)
 gets one column per retrieval workload after its node groups, holding the Retrieval sheet's
 formulas with that input replaced by the scenario's value (itself a formula over the
-Retrieval sheet's cell); its node counts and costs are what the scenario row sums. The other
+Retrieval sheet's or the Inputs sheet's cell) and the idle GPUs taken from the scenario's
+node-group columns; its node counts and costs are what the scenario row sums. The other
 scenarios sum the Retrieval sheet's cells, as proposed (``sizing.retrieval.scenario_retrieval``).
 """
 
@@ -10,14 +13,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, Scenario
+from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, SCENARIOS, Scenario
 from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS
-from ...model.expr import Value, render
+from ...model.expr import Lookup, Value, evaluate, lookup_formula, references, render
 from ...sizing.plan import Evaluated
-from ...sizing.retrieval import scenario_idle, scenario_retrieval
+from ...sizing.retrieval import (
+    CATALOG_ROWS,
+    scenario_changes_retrieval,
+    scenario_idle,
+    scenario_retrieval,
+)
 from .book import Book
 from .formats import clean_text, number_format, unit_text
+from .layout import _column as catalog_column
 from .layout import input_name, letter
+from .retrieval_sheet import _CATALOG as SHEET_CATALOG
 from .retrieval_sheet import _ROWS as SHEET_ROWS
 from .retrieval_sheet import TOTAL_ROWS, retrieval_cell, retrieval_total_refs
 from .scenario_plan import PlanRows
@@ -37,6 +47,9 @@ def retrieval_rows(rows: PlanRows) -> dict[str, int]:
     out = {_FREE: row}
     for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=1):
         out[c.name] = row + i
+    # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
+    for i, name in enumerate(_REACHED, start=len(out) + 1):
+        out[name] = row + i
     return out
 
 
@@ -49,6 +62,9 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
                         f("label"))
+    for name in _REACHED:
+        ws.write_string(at[name], col, f"Retrieval: {_LABELS[name]} "
+                        f"({unit_text(_UNITS[name], book.cur)})", f("label"))
 
 
 def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario, e: Evaluated,
@@ -59,20 +75,33 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     r = book.r
     if not r.plan.retrieval_groups:
         return col, {k: [] for k in plan_sums}
-    if sc.retrieval_input is None or sc.retrieval_value is None:
+    if not scenario_changes_retrieval(sc, r.retrieval, r.account_inputs):
         return col, {k: retrieval_total_refs(r, k) for k in plan_sums}
     f = book.f
     at = retrieval_rows(rows)
     groups = [ng.id for ng in r.plan.node_groups]
     runs = scenario_retrieval(sc, r.retrieval, scenario_idle(r.plan.node_groups, e),
                               r.account_inputs, r.tables)
+    # the input the value cell holds: the retrieval input the row changes, else the account
+    # input (GPU price, cloud tier, average load), else none (the idle GPUs alone move)
+    changed, value = ((sc.retrieval_input, sc.retrieval_value)
+                      if sc.retrieval_input is not None and sc.retrieval_value is not None
+                      else (sc.input, sc.value) if sc.input in r.account_inputs
+                      else (None, None))
+    # the catalog values that input reaches (their other lookups as the Retrieval sheet has
+    # them: the engine's, for the option)
+    looked_up = {n for n, expr in CATALOG_ROWS if changed is not None
+                 and changed in references(expr)}
     sums: dict[str, list[str]] = {k: [] for k in plan_sums}
     taken: dict[str, list[str]] = {}  # node-group id -> replicas cells of earlier sharers
     for j, ((_, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
                                             strict=True)):
-        assert values is not None and w.best is not None
+        assert w.best is not None
         x = letter(col)
         shared = w.best.shares_with
+        # the option's GPU as the Catalog sheet lists it (the key of a lookup)
+        gpu = next((c for tid, c in book.lay.catalog_ids.get("gpus", [])
+                    if tid == w.best.gpu), None)
 
         def base(n: str, j: int = j) -> str:
             """An input as the Retrieval sheet (or the Inputs sheet) has it."""
@@ -83,21 +112,35 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                 raise KeyError(f"the Scenarios sheet cannot place {n!r}")
             return found
 
-        def name(n: str, x: str = x, shared: str | None = shared) -> str:
+        def name(n: str, x: str = x, shared: str | None = shared,
+                 gpu: str | None = gpu) -> str:
             n = _COUNTS.get(n, n) if n in GROUP_COUNTS else n
-            if n == sc.retrieval_input:
+            if n == "gpu" and gpu is not None:
+                return gpu
+            if n == changed:
                 return f"{x}{rows.value + 1}"
-            if n in at and (n != _FREE or shared is not None):
+            if n in at and (n not in _REACHED or n in looked_up) and (
+                    n != _FREE or shared is not None):
                 return f"{x}{at[n] + 1}"
             if n in rows.group and n in _COST:
                 return f"{x}{rows.group[n] + 1}"
             return base(n)
 
+        def table(lk: Lookup, key: str) -> str:
+            """A catalog lookup on the option's GPU (``key``: the Catalog sheet's id cell)."""
+            ids = book.lay.catalog_ids[lk.table]
+            first = book.lay.catalog_cells[(lk.table, ids[0][0], lk.column)]
+            last = book.lay.catalog_cells[(lk.table, ids[-1][0], lk.column)]
+            return lookup_formula(key, catalog_column(ids[0][1], ids[-1][1]),
+                                  catalog_column(first, last))
+
         ws.write_string(rows.value - 3, col, f"{sc.label} {sc.change}", f("header"))
         ws.write_string(rows.value - 2, col, clean_text(w.name), f("header"))
         ws.write_string(rows.value - 1, col, "Retrieval servers", f("header"))
-        _cell(book, ws, rows.value, col, "=" + render(sc.retrieval_value, base),
-              values[sc.retrieval_input], "")
+        if changed is not None and value is not None:
+            # a retrieval input as the engine evaluated it, else the account input's value
+            scen = values[changed] if changed in values else evaluate(value, r.account_inputs)
+            _cell(book, ws, rows.value, col, "=" + render(value, base), scen, "")
         if shared is not None:
             k = groups.index(shared)
             free = (f"={plan_sums['gpus_purchased'][k]}-{plan_sums['gpus_used'][k]}"
@@ -105,6 +148,10 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit)
+        for n, expr in CATALOG_ROWS:
+            if n in looked_up:
+                _cell(book, ws, at[n], col, "=" + render(expr, name, table), values[n],
+                      _UNITS[n])
         for c in GROUP_COST_CALCULATIONS:
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
                   c.unit)
@@ -117,6 +164,11 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     return col, sums
 
 
+_LABELS = {n: label for n, label, _ in SHEET_CATALOG}
+_UNITS = {n: unit for n, _, unit in SHEET_CATALOG}
+# the catalog values some scenario's input reaches (each a row of the block)
+_REACHED = tuple(n for n, expr in CATALOG_ROWS
+                 if references(expr) & {sc.input for sc in SCENARIOS})
 _COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
 
 

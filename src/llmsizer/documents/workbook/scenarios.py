@@ -140,9 +140,10 @@ def write(book: Book) -> None:
                "sensitivity table. Change an input on Inputs (a price, users, load) and the "
                "rows follow."
                + (" Every row includes the embedding and reranking servers (Retrieval sheet): "
-                  "the peak request rate and headroom rows resize them as they do the language "
-                  "models (their columns follow the node groups'); the other rows keep them as "
-                  "proposed, their GPU price, cloud price and average load too."
+                  "the peak request rate and headroom rows resize them, and the GPU price, cloud "
+                  "price and average load rows price them, as they do the language models; a "
+                  "server on the language-model nodes' idle GPUs gets only those the row's plan "
+                  "leaves idle, else nodes of its own (their columns follow the node groups')."
                   if r.plan.retrieval_groups else ""),
                # wrapped over the table's columns: it ran off the printed page
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))

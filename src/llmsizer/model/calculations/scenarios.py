@@ -23,7 +23,8 @@ class Scenario:
     value: Expr  # that input's value in the scenario
     # The embed and rerank servers' input it changes (model/calculations/retrieval.py) and
     # its value there: the load and headroom rows resize those servers as they do the
-    # language models; the other rows keep them as proposed (None).
+    # language models; the other rows keep their sizes (None), while a row's GPU price,
+    # cloud tier and average load price them (sizing/retrieval.py scenario_retrieval).
     retrieval_input: str | None = None
     retrieval_value: Expr | None = None
 
