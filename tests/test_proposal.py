@@ -720,6 +720,22 @@ def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rend
         assert not body or not body[-1].startswith("Nodes / GPUs bought"), number
 
 
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_the_summary_leaves_no_half_empty_page(path: Path,
+                                               rendered: Callable[[str], Rendered]) -> None:
+    """The summary's pages, from page 2 to the one before the requirements begin, are
+    nearly full: the KPI cards sit with the plan, and the requirements table may continue on
+    the next page. (Kept whole at the summary's end, the cards and the table left page 3 of
+    Adventure Works and of Wide World Importers about half empty.)"""
+    _result, _data, pdf = rendered(str(path))
+    texts = run("pdftotext", "-layout", pdf, "-").split("\f")
+    starts = next(i for i, t in enumerate(texts) if re.search(r"^\s*2 +Requirements", t, re.M))
+    fills = _page_fill(pdf)
+    assert starts >= 1 and "CAPITAL COST" in "".join(texts[1:starts + 1])
+    for number in range(2, starts + 1):
+        assert fills[number - 1][0] > 0.7, f"page {number} is {fills[number - 1][0]:.0%} full"
+
+
 def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path: Path) -> None:
     """code-assistant.yaml's code-review workload (Qwen2.5-72B, 4,000-token prompts) with a
     p95 inter-token latency target of 30 ms: the steps that also prefill a prompt chunk cap
