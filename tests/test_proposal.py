@@ -286,7 +286,11 @@ def test_appendix_lists_every_formula(tmp_path: Path) -> None:
 
     result = size(load(INPUTS[0]))
     (pdf,) = write_outputs(result, tmp_path, formats=("pdf",), appendix=True)
-    assert "Appendix: formulas" in run("pdftotext", pdf, "-").split("\f")[-2]
+    texts = run("pdftotext", pdf, "-").split("\f")[:-1]
+    assert "Appendix: formulas" in texts[-1]
+    # every page after the cover names the account in its running head, the appendix's too
+    head = f"{result.account.name} · GPU sizing proposal"
+    assert [n for n, t in enumerate(texts[1:], start=2) if head not in t] == []
     flat = squashed(pdf)
     for calc in CALCULATIONS:
         assert calc.name in flat
