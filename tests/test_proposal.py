@@ -706,6 +706,37 @@ def _page_fill(pdf: Path) -> list[tuple[float, int]]:
     return fills
 
 
+_PCT_CELL = re.compile(r"-?[\d,]+(?:\.(\d+))? %")
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_a_column_of_percentages_keeps_one_precision(
+        path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Headroom "28 %" printed above "26.4 %" read as two precisions (Adventure Works' plan,
+    headroom and alternatives tables): every table column of shares, lean and detailed
+    proposal, shows one number of decimals (Formatter.pct_digits)."""
+    import tinyhtml5
+
+    from llmsizer.documents.proposal import build_context
+    from llmsizer.documents.proposal.render import _render_template, _roots
+
+    result = rendered(str(path))[0]
+    for detail in (False, True):
+        html = _render_template(_roots(None), {**build_context(result, None, detail=detail),
+                                               "appendix": detail})
+        columns = 0
+        for table in tinyhtml5.parse(html, namespace_html_elements=False).iter("table"):
+            decimals: dict[int, set[int]] = {}
+            for tr in table.iter("tr"):
+                for i, td in enumerate(tr.findall("td")):
+                    cell = re.sub(r"\s+", " ", "".join(td.itertext())).strip()
+                    if m := _PCT_CELL.fullmatch(cell):
+                        decimals.setdefault(i, set()).add(len(m.group(1) or ""))
+            columns += len(decimals)
+            assert all(len(d) == 1 for d in decimals.values()), (detail, decimals)
+        assert columns >= 3  # headroom in the plan, headroom and alternatives tables at least
+
+
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rendered]) -> None:
     """Chapters flow on and big figures follow their tables: no page between the cover and

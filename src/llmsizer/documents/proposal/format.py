@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup
@@ -74,12 +74,23 @@ class Formatter:
                 return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
         return self.money(x)
 
-    def pct(self, x: float) -> str:
+    def pct(self, x: float, digits: int | None = None) -> str:
+        """A share as "26.4 %": one decimal, dropped where it is 0 ("28 %"); a table column
+        passes the ``digits`` of :meth:`pct_digits` so that it keeps one precision."""
         coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
-        s = coarse if fine.replace(".0%", "%") == coarse else fine
+        if digits is not None:
+            s = fine if digits else coarse
+        else:
+            s = coarse if fine.replace(".0%", "%") == coarse else fine
         if s.startswith("-") and not s.strip("-0.,%"):
             s = s[1:]
         return s.replace("%", f"{NBSP}%")
+
+    @staticmethod
+    def pct_digits(xs: Iterable[float]) -> int:
+        """The decimals a column of shares shows, one for all its rows: 1 where any of them
+        needs it ("28.0 %" beside "26.4 %", never "28 %"), else 0."""
+        return int(any(not f"{float(x):.1%}".endswith(".0%") for x in xs))
 
     def ms(self, x: float) -> str:
         return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"

@@ -73,6 +73,7 @@ FILTERS = {
     "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
     "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
+    "pctdigits": "pct_digits",
 }
 
 
