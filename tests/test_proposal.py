@@ -706,6 +706,24 @@ def _page_fill(pdf: Path) -> list[tuple[float, int]]:
     return fills
 
 
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_the_walkthrough_names_only_the_exchanges_a_step_makes(
+        path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Step 5 said "With all-reduce and scheduling" for every replica, TP1 too (whose
+    all-reduce is 0 ms) and expert-parallel ones (all-to-all): it names the all-reduce where
+    the recommended option's ``allreduce_fixed_ms`` is above 0, the all-to-all where
+    ``alltoall_fixed_ms`` is, and neither otherwise."""
+    _result, data, pdf = rendered(str(path))
+    text = text_of(pdf)
+    shown = re.findall(r"\. With (.{0,160}?)scheduling, a step takes", text)
+    best = [next(o["values"] for o in w["options"] if o["id"] == w["recommended"])
+            for w in data["workloads"] if w["recommended"] is not None]
+    assert len(shown) == len(best) > 0
+    for words, v in zip(shown, best, strict=True):
+        assert ("all-reduce" in words) == (v["allreduce_fixed_ms"] > 0), words
+        assert ("all-to-all" in words) == (v["alltoall_fixed_ms"] > 0), words
+
+
 _PCT_CELL = re.compile(r"-?[\d,]+(?:\.(\d+))? %")
 
 
