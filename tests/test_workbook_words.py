@@ -365,3 +365,23 @@ def test_the_summary_counts_retrieval_servers_in_the_right_number(books: Any) ->
     formula, text = summary._retrieval_words(_Book(), 1, one)  # type: ignore[arg-type]
     assert " node (1 × " in text and " GPU): 1 replica for " in text
     assert 'IF(' in formula and '"GPU"' in formula and '"GPUs"' in formula
+
+
+def test_a_count_of_one_reads_singular_in_every_unit_the_formulas_use() -> None:
+    """The Plan sheet printed "1 pools" (a node group with one pool): every plural noun a
+    calculation's unit names ("pools", "ranks", "GPUs") shows 1 in the singular. Not nouns:
+    ms and params; months and years show a decimal ("1.0 years")."""
+    import re
+
+    from llmsizer.documents.workbook.formats import number_format
+    from llmsizer.model.calculations import CALCULATIONS, INPUTS
+    from llmsizer.model.calculations.plan import PLAN_STAGES
+
+    units = ({c.unit for c in CALCULATIONS} | {i.unit for i in INPUTS}
+             | {c.unit for _stage, calcs in PLAN_STAGES for c in calcs})
+    plural = sorted(u for u in units if re.fullmatch(r"[A-Za-z-]+s", u)
+                    and u not in ("ms", "params", "months", "years"))
+    assert {"pools", "GPUs", "nodes", "replicas"} <= set(plural)
+    for unit in plural:
+        fmt = number_format(unit, (1.0, 2.0), "USD")
+        assert fmt.startswith('[=1]0" ') and f'" {unit}"' in fmt, (unit, fmt)

@@ -41,7 +41,9 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month",
             "workloads": "workload", "PDUs": "PDU", "ports": "port", "servers": "server",
-            "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance"}
+            "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance",
+            "pools": "pool", "ranks": "rank", "stages": "stage", "columns": "column",
+            "elements": "element", "layer-tokens": "layer-token"}
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
