@@ -385,3 +385,21 @@ def test_a_count_of_one_reads_singular_in_every_unit_the_formulas_use() -> None:
     for unit in plural:
         fmt = number_format(unit, (1.0, 2.0), "USD")
         assert fmt.startswith('[=1]0" ') and f'" {unit}"' in fmt, (unit, fmt)
+
+
+@pytest.mark.parametrize("account", ["enterprise-multi", "helpdesk-population"])
+def test_every_printed_label_fits_its_column(books: Any, account: str) -> None:
+    """LibreOffice's print cut a label longer than column B at the unit column ("Headroom
+    with one node down, before a spare nod" on Plan, "Cached tokens attended per sequence
+    per ste" on Throughput): B holds its longest label at the ~1.15 characters of plain text
+    a unit of width printed."""
+    wb = books(account)
+    for name in ("Plan", "KV", "Throughput", "Nodes", "TCO"):
+        ws = wb[name]
+        width = ws.column_dimensions["B"].width
+        # a label with its unit beside it (a title or section heading runs on over empty cells)
+        labels = [str(c.value) for c in ws["B"] if isinstance(c.value, str)
+                  and ws.cell(c.row, 3).value]
+        assert len(labels) > 10, name
+        long = [t for t in labels if len(t) / 1.15 > width]
+        assert long == [], (name, width, long[:3])

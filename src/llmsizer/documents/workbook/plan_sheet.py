@@ -41,7 +41,7 @@ from ...model.calculations import (
 from ...model.expr import render, to_text
 from ...sizing.results import Result
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import clean_text, fit_width, label_width, number_format, unit_text, wrapped_height
 from .layout import Column, input_name, letter
 from .rerun_check import label as option_label
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
@@ -232,12 +232,14 @@ def write(book: Book) -> None:
     group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
     width = _width(r, pl)
     ws.set_column(0, 0, 28)
-    ws.set_column(1, 1, 40)
+    wide = label_width([i.label for i in (*POOL_ITEMS, *GROUP_ITEMS,
+                                          *WORKLOAD_SHARE_CALCULATIONS)], 40)
+    ws.set_column(1, 1, wide)
     ws.set_column(2, 2, 11)
     ws.set_column(FIRST_COL, FIRST_COL + width - 1, 24)
     ws.set_column(FIRST_COL + width, FIRST_COL + width, 50)
     ws.set_column(FIRST_COL + width + 1, FIRST_COL + width + 1, 80)
-    fit_width(ws, 51 + 24 * width, 51)
+    fit_width(ws, wide + 11 + 24 * width, wide + 11)
 
     def pool_own(p_col: int, g_col: int) -> Callable[[str], str | None]:
         def own(n: str) -> str | None:
