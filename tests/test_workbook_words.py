@@ -403,3 +403,16 @@ def test_every_printed_label_fits_its_column(books: Any, account: str) -> None:
         assert len(labels) > 10, name
         long = [t for t in labels if len(t) / 1.15 > width]
         assert long == [], (name, width, long[:3])
+
+
+def test_the_scenarios_note_wraps_over_the_printed_table(books: Any) -> None:
+    """The note under the Scenarios table was one line in column A and ran off the printed
+    page ("... It keeps the propo"): it is merged over the table's printed columns, wrapped,
+    its row tall enough for its lines."""
+    ws = books("helpdesk-population")["Scenarios"]
+    cell = next(c for c in ws["A"] if str(c.value or "").startswith("The grouped columns"))
+    merged = next(m for m in ws.merged_cells.ranges if cell.coordinate in m)
+    last = str(ws.print_area).split(":")[-1].split("$")[1]  # 'Scenarios'!$A$1:$H$26
+    assert get_column_letter(merged.max_col) == last and merged.min_row == merged.max_row
+    assert cell.alignment.wrap_text
+    assert ws.row_dimensions[cell.row].height >= 2 * 12
