@@ -774,6 +774,19 @@ def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rend
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_the_bill_of_materials_total_never_starts_a_page_alone(
+        path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Woodgrove Software's page 9 began with the BOM's repeated header and its capital cost
+    row alone: the total stays on the page of the row before it."""
+    _result, _data, pdf = rendered(str(path))
+    for number, page in enumerate(run("pdftotext", "-layout", pdf, "-").split("\f"), start=1):
+        body = [line.split() for line in page.splitlines() if line.strip()][1:]  # no head
+        starts = body[:2]
+        assert not (len(starts) == 2 and starts[0][:3] == ["Item", "Quantity", "Detail"]
+                    and starts[1][:2] == ["Capital", "cost"]), number
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_the_summary_leaves_no_half_empty_page(path: Path,
                                                rendered: Callable[[str], Rendered]) -> None:
     """The summary's pages, from page 2 to the one before the requirements begin, are
