@@ -416,3 +416,14 @@ def test_the_scenarios_note_wraps_over_the_printed_table(books: Any) -> None:
     assert get_column_letter(merged.max_col) == last and merged.min_row == merged.max_row
     assert cell.alignment.wrap_text
     assert ws.row_dimensions[cell.row].height >= 2 * 12
+
+
+def test_plan_header_rows_are_tall_enough_for_their_names(books: Any) -> None:
+    """The Plan sheet's platform row was 30 pt, two lines: LibreOffice's print cut "Dell
+    PowerEdge XE9680 (8x H100 / H200 SXM5, 6U air-cooled)" (57 characters in a 24-wide
+    bold column, three lines) after "6U"."""
+    ws = books("helpdesk-population")["Plan"]
+    row = next(c.row for c in ws["B"] if c.value == "Platform")
+    name = str(ws.cell(row, 4).value)
+    assert name.startswith("Dell PowerEdge XE9680") and len(name) > 50
+    assert ws.row_dimensions[row].height >= 3 * 11 * 1.25

@@ -209,6 +209,9 @@ def _head(book: Book, ws: Any, row: int, label: str, texts: Sequence[str], n: in
         ws.write_string(row, FIRST_COL + j, clean_text(text), book.f("header"))
     for j in range(len(texts), n):
         ws.write_blank(row, FIRST_COL + j, None, book.f("header"))
+    # as tall as its longest words wrapped in their 24-wide column (bold, at word ends: about
+    # 0.9 of the plain width), or LibreOffice's print cut "... SXM5, 6U air-cooled)"
+    ws.set_row(row, max([15.0] + [wrapped_height(t, 24 * 0.9, 11) for t in texts]))
 
 
 def write(book: Book) -> None:
@@ -261,8 +264,6 @@ def write(book: Book) -> None:
     _head(book, ws, pl.pool_head + 2, "Option (the ★ column of each member)", words, width)
     _head(book, ws, pl.pool_head + 3, "Node group", [names[group_of[p.id].id] for p in pools],
           width)
-    ws.set_row(pl.pool_head + 1, 30)
-    ws.set_row(pl.pool_head + 2, max((wrapped_height(t, 24 * 0.9, 11) for t in words), default=15))
     pool_columns = []
     for p in pools:
         members = [rec[i + 1] for i in p.workload_indices]
@@ -280,7 +281,6 @@ def write(book: Book) -> None:
           width)
     _head(book, ws, pl.group_head + 3, "Pools", [", ".join(names[p] for p in g.pools)
                                                  for g in groups], width)
-    ws.set_row(pl.group_head + 1, 30)
     group_columns = []
     for g in groups:
         g_col = group_col[g.id]
