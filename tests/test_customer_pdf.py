@@ -109,6 +109,19 @@ def test_no_words_glued_at_a_template_tag(path: Path, rendered: Callable) -> Non
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_money_in_thousands_and_millions_shows_three_figures(path: Path,
+                                                             rendered: Callable) -> None:
+    """"Money is rounded to three figures" (the costs section): "USD 17.0 M" beside
+    "USD 15.2 M" in a column, never "USD 17 M" nor "USD 1 M" (Northwind Research's and
+    Adventure Works' what-if tables)."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    shown = re.findall(r"\b(?:USD|EUR|GBP) ([\d.,]+) (?:k|M|bn)\b", text)
+    assert shown
+    assert [s for s in shown if len(s.replace(".", "").lstrip("0")) != 3] == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_every_term_used_is_in_the_glossary(path: Path, rendered: Callable) -> None:
     _data, pdf = rendered(path)
     pages = _pages(pdf)

@@ -553,6 +553,12 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
     ("money", 1234567.4, "USD 1.23 M"),  # rounded to what the inputs support (issue 16)
     ("money", 1.786, "USD 1.79"),
     ("money", 0.0, "USD 0"),  # the cost table's software licences read "USD 0.00"
+    # three figures kept: a sensitivity column read "USD 17 M" under "USD 15.2 M"
+    ("money", 17_000_000.0, "USD 17.0 M"),
+    ("money", 999_600.0, "USD 1.00 M"),
+    ("money", 100_000.0, "USD 100 k"),
+    ("unit_price", 0.1, "USD 0.10"),
+    ("unit_price", 0.0051, "USD 0.0051"),
     ("pct", 0.25, "25 %"),
     ("pct", 2.84, "284 %"),
     ("pct", 1.355, "135.5 %"),

@@ -48,21 +48,24 @@ class Formatter:
 
     def money(self, x: float) -> str:
         """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
-        significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
-        cents below. The workbook keeps the exact figures."""
+        significant figures from a thousand up (USD 1.08 M, USD 501 k, USD 17.0 M), whole units
+        from 100, cents below. The workbook keeps the exact figures."""
         if abs(x) < 1000:  # nothing is nothing: "USD 0", never "USD 0.00" (no licences)
             return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 or x == 0 else 2)}"
         shown = float(f"{float(x):.3g}")
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(shown) >= limit:
-                return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
+                # three figures, as the costs section says, trailing zeros too: "USD 17.0 M"
+                # beside "USD 15.2 M", not "USD 17 M" ('#' keeps them, and a point after "100")
+                figures = f"{shown / limit:#.3g}".rstrip(".")
+                return f"{self.currency}{NBSP}{figures}{NBSP}{suffix}"
         return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
 
     def unit_price(self, x: float) -> str:
         """A price per unit that may be a fraction of a cent (USD 0.0051 per million
         embedded tokens): two significant figures below one, else as ``money``."""
-        if 0 < abs(x) < 1:
-            return f"{self.currency}{NBSP}{float(f'{float(x):.2g}'):g}"
+        if 0 < abs(x) < 1:  # two figures, a trailing zero kept: "USD 0.10" beside "USD 0.77"
+            return f"{self.currency}{NBSP}{float(x):#.2g}"
         return self.money(x)
 
     def money_short(self, x: float) -> str:
