@@ -122,6 +122,16 @@ def test_money_in_thousands_and_millions_shows_three_figures(path: Path,
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_number_in_engineering_notation(path: Path, rendered: Callable) -> None:
+    """The models' sources read "(70B; 70.6e9 safetensors total)": a count is said in
+    words, "70.6 billion in the published weight files", as the proposal says the rest."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    assert "billion parameters" in text
+    assert re.findall(r"\b\d+(?:\.\d+)?e\d+\b", text) == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_every_term_used_is_in_the_glossary(path: Path, rendered: Callable) -> None:
     _data, pdf = rendered(path)
     pages = _pages(pdf)

@@ -185,6 +185,8 @@ _CITED_FILE = re.compile(r"[;,] reference [a-z_]+\.(?:csv|md)(?=\))")
 _REFERENCES = {"reference notes": "published specifications",
                "reference prices": "published prices"}
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
+# a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
+_BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
 
 def _said(m: re.Match[str], words: str) -> str:
@@ -195,8 +197,8 @@ def _said(m: re.Match[str], words: str) -> str:
 
 def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
     """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), the
-    project's reference files left out, and a catalog id in ``names`` (platform id -> name)
-    by its name."""
+    project's reference files left out, a catalog id in ``names`` (platform id -> name)
+    by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
@@ -205,7 +207,8 @@ def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
                                                                          reverse=True)))
                          + r")(?![\w-])")
         text = ids.sub(lambda m: names[m.group(1)], text)
-    return text
+    return _BILLIONS.sub(lambda m: f"{m.group(1)} billion"
+                         + (" in the published weight files" if m.group(2) else ""), text)
 
 
 def precision_name(precision: str) -> str:
