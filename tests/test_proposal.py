@@ -763,14 +763,16 @@ def test_a_column_of_percentages_keeps_one_precision(
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rendered]) -> None:
-    """Chapters flow on and big figures follow their tables: no page between the cover and
-    the end is two-thirds empty, and the last page holds more than a stray paragraph."""
+    """Chapters flow on, long tables continue on the next page and big figures follow their
+    tables: no page between the cover and the end is even a third empty, and the last page
+    holds more than a stray paragraph."""
     _result, _data, pdf = rendered(str(path))
     main = pages(pdf)  # no formula appendix unless asked for (report --appendix)
     assert main >= 10  # 10-15 pages lean
     fills = _page_fill(pdf)[:main]
+    # 70 %: the what-if table kept whole left 39 % of Contoso Developer Tools' page 7 empty
     for number, (fill, _words) in enumerate(fills[1:-1], start=2):
-        assert fill > 0.35, f"page {number} is {fill:.0%} full"
+        assert fill > 0.7, f"page {number} is {fill:.0%} full"
     assert fills[-1][1] > 120, f"the last page holds only {fills[-1][1]} words"
     # no table starts with a lone row at a page's foot (the costs table did, on two accounts)
     for number, page in enumerate(run("pdftotext", "-layout", pdf, "-").split("\f")[:main],
