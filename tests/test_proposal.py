@@ -297,6 +297,18 @@ def test_appendix_lists_every_formula(tmp_path: Path) -> None:
         assert re.sub(r"\s+", "", to_text(calc.expr)) in flat, calc.name
 
 
+def test_the_register_never_ends_with_one_row_alone_on_a_page(tmp_path: Path) -> None:
+    """With --appendix, Wide World Importers' page 19 held the register's last row alone (6 %
+    of the page) before the formula appendix's own pages: its last three rows stay together."""
+    result = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    (pdf,) = write_outputs(result, tmp_path, formats=("pdf",), appendix=True)
+    texts = run("pdftotext", pdf, "-").split("\f")
+    first = next(i for i, t in enumerate(texts) if "Appendix: formulas" in t)
+    assert "Appendix: fitted constants" in "".join(texts[:first])
+    fill, words = _page_fill(pdf)[first - 1]
+    assert fill > 0.15 and words > 60, (first, fill, words)
+
+
 def test_infeasible_workload_states_the_advice_prominently(
         rendered: Callable[[str], Rendered]) -> None:
     result, _data, pdf = rendered("infeasible")
