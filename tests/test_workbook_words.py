@@ -427,3 +427,21 @@ def test_plan_header_rows_are_tall_enough_for_their_names(books: Any) -> None:
     name = str(ws.cell(row, 4).value)
     assert name.startswith("Dell PowerEdge XE9680") and len(name) > 50
     assert ws.row_dimensions[row].height >= 3 * 11 * 1.25
+
+
+def test_summary_charts_start_at_zero_with_level_labels(tmp_path: Path) -> None:
+    """LibreOffice drew Adventure Works' agent-platform chart with its option names turned
+    45° (the plot squeezed to a strip) and its cost axis from $196,000 (a 1 % gap read as
+    3×): every Summary chart's cost axis starts at 0 and its category labels stay level."""
+    import re
+    import zipfile
+
+    path = tmp_path / "aw.xlsx"
+    write_workbook(_result("enterprise-multi"), path)
+    with zipfile.ZipFile(path) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert len(charts) == 3  # one per workload
+    for xml in charts:
+        cat, val = xml.split("<c:catAx>")[1], xml.split("<c:valAx>")[1]
+        assert re.search(r'<a:bodyPr rot="0"', cat.split("</c:catAx>")[0]), "labels turned"
+        assert '<c:min val="0"/>' in val.split("</c:valAx>")[0], "axis not from 0"
