@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibrate import DATACENTER, _fold  # noqa: E402
 from calibration_data import (  # noqa: E402
     CONSTANTS,
     F_SCALE,
@@ -43,6 +42,7 @@ from calibration_data import (  # noqa: E402
     source_of,
     with_constants,
 )
+from calibration_fit import DATACENTER, _fold  # noqa: E402
 
 from llmsizer.inputs.benchdata import BenchPoint  # noqa: E402
 from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402

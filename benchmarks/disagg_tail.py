@@ -36,7 +36,12 @@ from llmsizer.model.catalog import Catalog, load_catalog  # noqa: E402
 from llmsizer.model.expr import Value  # noqa: E402
 from llmsizer.sizing.evaluate import Tables, evaluate_choice  # noqa: E402
 from llmsizer.sizing.fidelity import Case, _profile, prepare, score, tables_for  # noqa: E402
-from llmsizer.sizing.fidelity_disagg import _figure, _pool, _transfer  # noqa: E402
+from llmsizer.sizing.fidelity_disagg import (  # noqa: E402
+    _figure,
+    _pool,
+    _transfer,
+    exchange_inputs,
+)
 
 FILE = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
 
@@ -56,12 +61,14 @@ def rates(case: Case, catalog: Catalog, tables: Tables) -> tuple[float, float]:
     profile = _profile(case, catalog)
     users = float(case.point.concurrency or 1) / y
 
-    def env_at(batch: float) -> dict[str, Value]:
-        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,
-                               {**profile, "max_batch_per_replica": batch, "burstiness": 0.0})
-
     prefill = evaluate_choice(case.base, replace(case.choice, tp=pre.tp, pp=pre.pp, ep=pre.ep,
                                                  adp=pre.adp), tables, case.req, catalog, profile)
+    exchange = exchange_inputs(case.point, prefill)
+
+    def env_at(batch: float) -> dict[str, Value]:
+        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,
+                               {**profile, **exchange, "max_batch_per_replica": batch,
+                                "burstiness": 0.0})
     factor = catalog.constant("disagg_prefill_time_factor")
     env = env_at(users)
     link, eff = _transfer(catalog, case.choice, _pool(x, pre), _pool(y, dec))

@@ -33,8 +33,10 @@ def main() -> None:
 
     cat = load_catalog()
     loaded = load(ROOT / "inputs" / "example.yaml")
-    doc = loaded.req.model_dump()
-    doc["hardware"]["gpus"] = None  # every catalog GPU
+    # what the file states (a key written with no value is an input error, so unset fields
+    # stay out), then every catalog GPU: the hardware block without its GPU list
+    doc = loaded.req.model_dump(exclude_unset=True)
+    doc["hardware"].pop("gpus", None)
     doc["hardware"]["weight_precisions"] = ["fp8", "bf16", "int4"]
     wide = loaded.model_copy(update={"req": Requirements.model_validate(doc)})
     n_opts = sum(len(w.options) for w in size(wide, cat).workloads)

@@ -56,6 +56,7 @@ from llmsizer.sizing.fidelity import (  # noqa: E402
     score,
     tables_for,
 )
+from llmsizer.sizing.fidelity_disagg import exchange_inputs  # noqa: E402
 
 LATENCY = ("tpot_ms", "itl_ms")
 _Env = Mapping[str, object]
@@ -151,9 +152,14 @@ def _step_env(case: Case, res: RowResult, catalog: object) -> _Env:
     the batch it serves)."""
     tables = tables_for(catalog)  # type: ignore[arg-type]
     if case.point.disaggregated:
-        return evaluate_choice(case.base, case.choice, tables, case.req, catalog,  # type: ignore[arg-type]
-                               {**_profile(case, catalog),  # type: ignore[arg-type]
-                                "max_batch_per_replica": res.batch, "burstiness": 0.0})
+        inputs = {**_profile(case, catalog),  # type: ignore[arg-type]
+                  "max_batch_per_replica": res.batch, "burstiness": 0.0}
+        env = evaluate_choice(case.base, case.choice, tables, case.req, catalog,  # type: ignore[arg-type]
+                              inputs)
+        exchange = exchange_inputs(case.point, env)
+        return (evaluate_choice(case.base, case.choice, tables, case.req,  # type: ignore[arg-type]
+                                catalog, {**inputs, **exchange})  # type: ignore[arg-type]
+                if exchange else env)
     return _REGIMES[case.point.regime](_Row(case, catalog, tables))[1]  # type: ignore[arg-type]
 
 

@@ -54,6 +54,7 @@ from llmsizer.sizing.fidelity import (  # noqa: E402
     prepare,
     tables_for,
 )
+from llmsizer.sizing.fidelity_disagg import exchange_inputs  # noqa: E402
 
 LATENCY = ("tpot_ms", "itl_ms")
 PARTS = ("weights", "comm fixed", "overhead", "draft fixed", "FP4 saving", "KV read", "compute",
@@ -92,9 +93,11 @@ def number(env: Mapping[str, Value], name: str) -> float:
 def _decode_env(case: Case, catalog: Catalog, tables: Tables, batch: float
                 ) -> dict[str, Value]:
     """The disaggregated decode pool at the batch fidelity_disagg settled on (its inputs)."""
-    return evaluate_choice(case.base, case.choice, tables, case.req, catalog,
-                           {**_profile(case, catalog), "max_batch_per_replica": batch,
-                            "burstiness": 0.0})
+    inputs = {**_profile(case, catalog), "max_batch_per_replica": batch, "burstiness": 0.0}
+    env = evaluate_choice(case.base, case.choice, tables, case.req, catalog, inputs)
+    exchange = exchange_inputs(case.point, env)
+    return (evaluate_choice(case.base, case.choice, tables, case.req, catalog,
+                            {**inputs, **exchange}) if exchange else env)
 
 
 def parts_of(case: Case, catalog: Catalog, tables: Tables) -> Parts:

@@ -13,6 +13,8 @@ import jsonschema
 import pytest
 from helpers import EXAMPLE, ROOT
 
+from llmsizer.documents.proposal.format import Formatter
+
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
 
 
@@ -63,7 +65,9 @@ BAD = {
     "missing_field": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
                       "    prompt_tokens: 10\n    targets: {ttft_s: 1, tokens_per_s_per_user: 5}\n",
                       ["workloads[0]", "required key 'output_tokens' is missing", ":4:"]),
-    "typo": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_user: 5\n",
+    # one mistake each: the rest of the workload is whole (a file's every problem is told)
+    "typo": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_user: 5\n"
+             "    prompt_tokens: 10\n    output_tokens: 10\n    targets: {tokens_per_s_per_user: 5}\n",
              ["unknown key 'concurrent_user'", "did you mean concurrent_users", ":6:5"]),
     "unknown_gpu": ("hardware:\n  gpus: [h100-sxn]\n",
                     ["unknown GPU 'h100-sxn'", "did you mean h100-sxm", "hardware.gpus[0]"]),
@@ -76,7 +80,8 @@ BAD = {
     "not_yaml": ("workloads: [unclosed\n", ["not valid YAML"]),
     "string_for_list": ("hardware:\n  gpus: h100-sxm\n", ["write a list"]),
     "units_in_number": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"
-                        "    prompt_tokens: 10\n    output_tokens: 10\n    targets: {ttft_s: 2s}\n",
+                        "    prompt_tokens: 10\n    output_tokens: 10\n"
+                        "    targets: {ttft_s: 2s, tokens_per_s_per_user: 5}\n",
                         ["targets.ttft_s", "plain number without units"]),
 }
 HEADER = "schema_version: 1\naccount: {name: Bad}\n"
@@ -164,10 +169,12 @@ def test_size_fits_the_terminal_and_names_every_option_in_words(name: str, colum
     for w, line in zip(doc["workloads"], starred, strict=True):
         rec = next(o for o in w["options"] if o["id"] == w["recommended"])
         row = line.split()
-        # every figure of the recommended option whole, the yearly cost last
-        assert row[-1] == f"{rec['values']['annual_cost_onprem']:,.0f}", row
+        # the yearly cost last, as the PDF shows it ("288 k" under "USD/yr": Formatter.money)
+        cost = Formatter(doc["account"]["currency"]).money(
+            rec["values"]["annual_cost_onprem"]).split("\u00a0")[1:]
+        assert row[-len(cost):] == cost, row
         # narrow terminals drop headroom, TTFT, batch (in that order), never GPUs or cost
-        assert f"{rec['values']['gpus']:.0f}" in row[2:-1], row
+        assert f"{rec['values']['gpus']:.0f}" in row[2:-len(cost)], row
         assert line.lstrip().startswith(f"★ {rec['tp']} × "), line
         assert f"{rec['weight_precision'].upper()} weights" in line, line
     ids = {o["id"] for w in doc["workloads"] for o in w["options"]}

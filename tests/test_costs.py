@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from helpers import DATA, EXAMPLE, ROOT, example_dict
 from test_workbook import write_yaml
 
@@ -227,34 +228,90 @@ def test_sensitivity_rows_of_the_example(example: Result) -> None:
         "load_0.9"].annual_cost_onprem
 
 
-def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers() -> None:
+def test_cloud_tier_rows_keep_the_accounts_own_cloud_price(tmp_path: Path) -> None:
+    """inputs/example.yaml with its H100 SXM cloud price given by the account (USD 2.00 per
+    GPU-hour, below the catalog's 2.65 one-year and 6.88 on-demand): the main cloud figure
+    rents at 2.00, and so does every cloud-tier row; a tier row read the catalog's price
+    (the on-demand row 6.88/2.00 = 3.4 times the proposal's cloud cost)."""
+    data = example_dict()
+    data.setdefault("costs", {})["cloud_gpu_hour"] = {"h100-sxm": 2.0}
+    r = size(load(write_yaml(data, tmp_path / "own-price.yaml")))
+    t = r.totals
+    rented = sum(_f(g.values, "cloud_gpus_rented") for g in r.plan.node_groups)
+    assert {g.gpu for g in r.plan.node_groups} == {"h100-sxm"}
+    assert t.annual_cost_cloud is not None
+    assert math.isclose(sum(_f(g.values, "annual_cloud_rent") for g in r.plan.node_groups),
+                        rented * 2.0 * 8760)
+    rows = {s.name: s for s in r.sensitivity}
+    for tier in CLOUD_TIERS:
+        assert rows[f"cloud_{tier}"].annual_cost_cloud == pytest.approx(t.annual_cost_cloud), tier
+    # the example without the override: the catalog's tiers move the row (its own test above)
+
+
+def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
+        tmp_path: Path) -> None:
     """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
     node) beside an embedding and a reranking server (16 GPUs, 3 nodes of their own). Each
     scenario row is the whole account, as "As proposed" is: the scenario's language-model
-    plan plus the retrieval groups as proposed. A row was the language model alone (4 GPUs,
-    1 node and a cloud price), so every row read as 16 GPUs fewer, in bold."""
+    plan plus the retrieval groups. The peak-rate and headroom rows resize those groups (each
+    on its proposed GPU) as they do the language models; the other rows keep them as
+    proposed. They were kept as proposed in every row: 50 % more requests per second cost
+    nothing more."""
     from llmsizer.documents.proposal.context import build_context
     from llmsizer.sizing.costs import result_scenario_plans
+    from llmsizer.sizing.retrieval import scenario_idle, scenario_retrieval
 
-    r = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    path = ROOT / "inputs" / "rag-knowledge-base.yaml"
+    r = size(load(path))
     t, groups = r.totals, r.plan.retrieval_groups
     assert [g.kind for g in groups] == ["embed", "rerank"] and t.gpus_purchased == 20
     # a retrieval GPU has no cloud price: the account has no cloud total (cloud_priced)
     assert t.annual_cost_cloud is None and t.cloud_unpriced
-    plans = {sc.name: e.totals for sc, _envs, e in result_scenario_plans(r)}
+    runs = {sc.name: (sc, e) for sc, _envs, e in result_scenario_plans(r)}
+    resized = {"rate_-50%", "rate_+50%", "headroom_0", "headroom_0.5"}
     for s in r.sensitivity:
-        llm = plans[s.name]
-        assert s.gpus_purchased == llm["gpus_purchased"] + sum(g.gpus_purchased for g in groups)
-        assert s.nodes == llm["nodes"] + sum(g.nodes for g in groups)
-        assert s.capex == pytest.approx(llm["capex"] + sum(g.capex for g in groups))
+        sc, e = runs[s.name]
+        llm = e.totals
+        parts = [g for g, _ in scenario_retrieval(sc, r.retrieval,
+                                                  scenario_idle(r.plan.node_groups, e),
+                                                  r.account_inputs, r.tables)]
+        if s.name not in resized:
+            assert parts == groups, s.name
+        assert s.gpus_purchased == llm["gpus_purchased"] + sum(g.gpus_purchased for g in parts)
+        assert s.nodes == llm["nodes"] + sum(g.nodes for g in parts)
+        assert s.capex == pytest.approx(llm["capex"] + sum(g.capex for g in parts))
         assert s.annual_cost_onprem == pytest.approx(
-            llm["annual_cost_onprem"] + sum(g.annual_cost_onprem for g in groups))
+            llm["annual_cost_onprem"] + sum(g.annual_cost_onprem for g in parts))
         assert s.annual_cost_cloud is None, s.name  # no price for part of the account
-    # the language model's single node holds 0.5x to 1.5x the users and the other changes
-    # that buy nothing more: those rows are the proposal itself, and not in bold
+    # each resized group is the proposed GPU's option when the account is sized afresh with
+    # the scenario's input (the rate on the embed and rerank workloads, the headroom)
     rows = {s.name: s for s in r.sensitivity}
-    same = {"users_x0.5", "users_x1.5", "rate_-50%", "rate_+50%", "prompt_-50%",
-            "prompt_+50%", "output_-50%", "output_+50%", "headroom_0", "headroom_0.5",
+    for name, change in (("rate_+50%", 1.5), ("rate_-50%", 0.5), ("headroom_0.5", None)):
+        data = yaml.safe_load(path.read_text("utf-8"))
+        for w in data["workloads"]:
+            if change is not None and w.get("kind") in ("embed", "rerank"):
+                w["requests_per_s"] *= change
+        if change is None:
+            data["policy"]["headroom"] = 0.5
+        fresh = size(load(write_yaml(data, tmp_path / f"{name}.yaml")))
+        sc, e = runs[name]
+        parts = [g for g, _ in scenario_retrieval(sc, r.retrieval,
+                                                  scenario_idle(r.plan.node_groups, e),
+                                                  r.account_inputs, r.tables)]
+        for g, w in zip(parts, fresh.retrieval, strict=True):
+            o = next(o for o in w.options if o.gpu == g.gpu and o.platform == g.platform)
+            assert (g.replicas, g.nodes, g.gpus_purchased) == (
+                _f(o.values, "retrieval_replicas"), _f(o.values, "retrieval_nodes"),
+                _f(o.values, "retrieval_gpus")), name
+            assert g.capex == pytest.approx(_f(o.values, "capex")), name
+    # 50 % more requests: the embedder (8 L4s, most of them re-indexing the corpus) keeps
+    # up; the reranker needs 11 replicas, not 8: a second 8-GPU node (the language model's
+    # load is concurrent users, which this row does not change)
+    assert rows["rate_+50%"].gpus_purchased == 28 and rows["rate_+50%"].nodes == 5
+    assert rows["headroom_0.5"].gpus_purchased == 28
+    # the rows that buy nothing more are the proposal itself, and not in bold
+    same = {"users_x0.5", "users_x1.5", "rate_-50%", "prompt_-50%",
+            "prompt_+50%", "output_-50%", "output_+50%", "headroom_0",
             *(f"cloud_{tier}" for tier in CLOUD_TIERS)}
     for name in same:
         s = rows[name]
@@ -262,10 +319,10 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers() -> 
             t.gpus_purchased, t.nodes, t.capex, t.annual_cost_onprem), name
     assert rows["users_x2"].gpus_purchased == 24 and rows["users_x2"].nodes == 5
     context = build_context(r)
-    assert context["retrieval_kept"]  # the table's note says they are kept as proposed
+    assert context["retrieval_kept"]  # the table's note says which rows resize them
     bold = {row.label + " " + row.change for row in context["scenarios"] if row.moved}
-    assert bold == {"Concurrent users ×2", "GPU price -30 %", "GPU price +30 %",
-                    "Average load 30 %", "Average load 90 %"}
+    assert bold == {"Concurrent users ×2", "Requests/s at peak +50 %", "GPU price -30 %",
+                    "GPU price +30 %", "Average load 30 %", "Average load 90 %", "Headroom 50 %"}
 
 
 # --- confidence ------------------------------------------------------------------------------

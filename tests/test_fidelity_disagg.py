@@ -61,9 +61,12 @@ def test_most_disaggregated_rows_are_predicted(results):
 
 
 def test_group_errors_as_documented(results):
-    """docs/calibration.md "Disaggregated prefill/decode": median |error| 13.9 %, p90 51.2 %
-    with the H200 Dynamo-SGLang runs' BF16 cache and the MTP layers of six B200 Dynamo-SGLang
-    runs read from their configuration ("Eighth pass"), the all-to-all on DeepSeek-R1's 58 MoE
+    """docs/calibration.md "Disaggregated prefill/decode": median |error| 13.8 %, p90 50.1 %
+    with the NVFP4 tokens of the CUTLASS decode recipes dispatched in FP4 and the first
+    token's prefill at the list's own time plus the engine's request path (scheduler_steps
+    decode steps; "Ninth pass"; 13.9 % / 51.2 % before), with the H200
+    Dynamo-SGLang runs' BF16 cache and the MTP layers of six B200 Dynamo-SGLang runs read
+    from their configuration ("Eighth pass"), the all-to-all on DeepSeek-R1's 58 MoE
     layers, not all 61 (seventh pass), the MTP drafts' fixed cost and the FP4 small-batch
     saving ("Fifth pass"; 15.7 % / 49.8 % before these three), with the SGLang MTP runs at the
     random-prompt acceptance and the harness's routing to
@@ -78,8 +81,37 @@ def test_group_errors_as_documented(results):
     Fails if a change moves the group's errors past the documented figures."""
     disagg, _ = results
     errors = [abs(r.error) for r in disagg]
-    assert statistics.median(errors) == pytest.approx(0.139, abs=0.0015)
-    assert quantile(errors, 0.9) == pytest.approx(0.512, abs=0.0015)
+    assert statistics.median(errors) == pytest.approx(0.138, abs=0.0015)
+    assert quantile(errors, 0.9) == pytest.approx(0.501, abs=0.0015)
+
+
+
+def test_the_decode_recipes_moe_backend_sets_the_exchange(results):
+    """Ninth pass (docs/calibration.md, "TensorRT-LLM's MoE exchange by fabric"): TensorRT-LLM
+    picks the expert exchange by the MoE backend, and CutlassFusedMoE quantises an NVFP4
+    checkpoint's tokens before the all-to-all (post_quant_comm = run_post_quant_allgather or
+    enable_alltoall), so they cross at 0.5 byte a value + one FP8 scale per 16; the outputs
+    come back in BF16. B200 FP4, 3 prefill workers (TP4 EP4 ADP) + 5 decode workers (TP4 EP4
+    ADP), 10,860 users, 1k / 1k, one MTP layer: recipe
+    b200-fp4/1k1k/mtp/ctx3_gen5_dep4_batch512_eplb0_mtp1.yaml, decode moe_config.backend
+    CUTLASS (csahithi/srt-slurm@75f6e32). Its mean TPOT: modelled +31.5 % with 2-byte
+    dispatch, +13.7 % now. The GB200 FP4 DEP32 recipes run CUTEDSL (an all-gather, not
+    modelled): their dispatch stays at 2 bytes."""
+    from llmsizer.sizing.fidelity_disagg import exchange_inputs
+    from llmsizer.sizing.fidelity_recipes import decode_moe_backend
+
+    disagg, _ = results
+    got = next(r for r in disagg if r.point.gpu == "b200" and r.point.concurrency == 10860
+               and r.point.metric == "tpot_ms")
+    notes = got.point.raw["notes"]
+    assert decode_moe_backend(notes) == "cutlass"
+    assert exchange_inputs(got.point, {"weight_bytes_per_param": 0.5625}) == {
+        "alltoall_dispatch_bytes": 0.5625}
+    assert got.error == pytest.approx(0.137, abs=0.005)
+    dep32 = next(r for r in disagg if r.point.gpu == "gb200" and r.point.concurrency == 8192
+                 and r.point.raw["tp"].endswith("D:1x(TP32 EP32 ADP)"))
+    assert decode_moe_backend(dep32.point.raw["notes"]) == "cutedsl"
+    assert exchange_inputs(dep32.point, {"weight_bytes_per_param": 0.5625}) == {}
 
 
 def test_the_cited_launch_script_sets_the_placeholder_layouts_and_memory(results):
@@ -375,7 +407,8 @@ def test_the_b200_sglang_mtp_sweep_runs_read_their_mtp_layers(results):
     `8k1k_mtp_lowlat_0/1.yaml` (EAGLE speculative-num-steps 3) for the 1p5d and 1p3d rows and
     `8k1k_mtp2_throughput_5p1d.yaml` (speculative-num-steps 2) for 5 DEP4 prefill + 1 DEP8
     decode at 2,048 users: rows 1038 / 1039 go from -50.2 % / +559.3 % to -39.1 % / +438.8 %
-    (the decode step at 2,044 sequences, not the drafts, is what is left)."""
+    (the decode step at 2,044 sequences, not the drafts, is what is left; +419.5 % with the
+    ninth pass's first token)."""
     from llmsizer.inputs.benchdata import read_points
     from llmsizer.sizing.fidelity import _speculative
 
@@ -385,9 +418,9 @@ def test_the_b200_sglang_mtp_sweep_runs_read_their_mtp_layers(results):
     drafts = {row: _speculative(points[row], cat) for row in (1033, 1037, 1039)}
     assert [getattr(s, "draft_tokens", None) for s in drafts.values()] == [3, 3, 2]
     error = {r.point.row: r.error for r in disagg}
-    # -38.6 % / +434.2 % with the seventh pass's MoE layers merged
+    # -38.6 % / +434.2 % with the seventh pass's MoE layers merged, +419.5 % with the ninth's
     assert [error[row] for row in (1038, 1039)] == [
-        pytest.approx(-0.386, abs=0.005), pytest.approx(4.342, abs=0.01)]
+        pytest.approx(-0.386, abs=0.005), pytest.approx(4.195, abs=0.01)]
 
 
 def test_the_h200_sglang_runs_keep_a_bf16_cache(results):

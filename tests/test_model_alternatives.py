@@ -21,6 +21,7 @@ from helpers import ROOT
 from rich.console import Console
 
 from llmsizer.base.errors import InputError
+from llmsizer.documents.proposal.format import Formatter
 from llmsizer.documents.textreport import print_result
 from llmsizer.inputs.loader import load, load_from_text
 from llmsizer.inputs.modelconfig import model_from_config
@@ -113,13 +114,30 @@ def test_json_cli_pdf_and_workbook_show_the_same_figures(result: Result,
     con = Console(record=True, width=200)
     print_result(result, con)
     cli = con.export_text()
-    for r in rows.values():
-        assert f"{r['annual_cost']:,.0f}" in cli and f"{r['capex']:,.0f}" in cli
-        assert f"{r['tokens_per_s_per_user']:.1f}" in cli
-    assert "customer's call" in cli
-
     text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], check=True,
                                               capture_output=True, text=True).stdout)
+    # one figure, one look: each money cell of the CLI's comparison is the PDF's figure
+    # (Formatter.money, "USD 288 k") under a header that names the currency once; the exact
+    # dollars stay in the JSON and the workbook
+    fmt = Formatter(result.account.currency)
+    lines = {r["model_name"]: next(ln for ln in cli.splitlines() if str(r["model_name"]) in ln
+                                   and "×" in ln) for r in rows.values()}
+    for r in rows.values():
+        cells = lines[r["model_name"]].split()
+        for key in ("capex", "annual_cost"):
+            x = float(r[key])  # type: ignore[arg-type]
+            words = fmt.money(x).replace("\u00a0", " ")
+            assert " ".join(cells[-4:-2] if key == "capex" else cells[-2:]) == words.split(
+                " ", 1)[1], (key, cells)
+            assert f"{x:,.0f}" not in cli
+        assert f"{r['tokens_per_s_per_user']:.1f}" in cli
+    assert "customer's call" in cli
+    total = result.totals
+    said = " ".join(cli.split())
+    for x in (total.capex, total.annual_cost_onprem):
+        assert fmt.money(x).replace("\u00a0", " ") in said
+        assert fmt.money(x).replace("\u00a0", " ") in text.replace("\u00a0", " ")
+
     assert "Models compared: Coding assistant" in text
     # USD 288 k and USD 480 k a year, 518 k and 863 k capital; 30.1 and 30.0 tok/s
     for money in ("USD 288 k", "USD 480 k", "USD 518 k", "USD 863 k", "30.1 tok/s", "30.0 tok/s"):

@@ -23,6 +23,7 @@ from helpers import DATA, EXAMPLE, example_dict
 from test_workbook import write_yaml
 
 from llmsizer.base.errors import InputError
+from llmsizer.documents.proposal.format import Formatter
 from llmsizer.documents.reread import diff_lines, normalize_formula, read_workbook
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
@@ -113,6 +114,10 @@ def test_edited_users_price_and_headroom_equal_the_equally_edited_yaml(tmp_path:
     assert "Headroom policy: 0.25 -> 0.4  [policy.headroom]" in out_lines
     assert f"[costs.gpu_prices.{gpu}]" in out_lines
     assert "Key outputs (as written -> now):" in out_lines and "  Total: GPUs " in out_lines
+    # money as the PDF shows it (Formatter.money), never the exact dollars
+    total = next(ln for ln in out_lines.splitlines() if ln.startswith("  Total: "))
+    money = Formatter(fresh.account.currency).money(fresh.totals.capex).replace("\u00a0", " ")
+    assert f"-> {money} *" in total and f"{fresh.totals.capex:,.0f}" not in out_lines
     # the fresh workbook reads back too, and carries the edits
     again_back = read_workbook(again / "acme-corp.xlsx")
     assert size(again_back.loaded).to_json() == fresh.to_json()

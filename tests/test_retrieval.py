@@ -203,6 +203,8 @@ def test_a_valid_rag_account_loads() -> None:
 
 SHARED = Path(__file__).parent / "data" / "rag-shared.yaml"
 MIXED = Path(__file__).parent / "data" / "rag-mixed.yaml"
+WIDE_WORLD = Path(__file__).parents[1] / "inputs" / "rag-knowledge-base.yaml"
+SHARED_BUSY = Path(__file__).parent / "data" / "rag-shared-busy.yaml"
 
 
 def test_mixed_account_results_hold_the_retrieval_workloads_and_their_costs() -> None:
@@ -358,6 +360,24 @@ def test_retrieval_shares_idle_gpus_of_the_llm_nodes_of_the_same_type() -> None:
     assert llm.id not in said  # the node group by its platform, never its id
 
 
+def test_a_scenario_that_outgrows_the_idle_gpus_buys_nodes_for_retrieval() -> None:
+    """rag-shared-busy.yaml: the embedder's 2 replicas use the chat node's 2 idle H100s (4
+    GPUs, 1 node in all). At 50 % more queries it needs 3: they no longer fit, so that row
+    buys a node of the same 4-GPU server for it (8 GPUs, 2 nodes); 50 % fewer need 1 and
+    stay on the idle GPUs. The row kept the 2 replicas on idle GPUs before."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    r = size(load(SHARED_BUSY), CAT)
+    (g,) = r.plan.retrieval_groups
+    assert (g.replicas, g.nodes, g.shares_with) == (2, 0, r.plan.node_groups[0].id)
+    assert (r.totals.gpus_purchased, r.totals.nodes) == (4, 1)
+    rows = {s.name: s for s in r.sensitivity}
+    assert (rows["rate_+50%"].gpus_purchased, rows["rate_+50%"].nodes) == (8, 2)
+    assert (rows["rate_-50%"].gpus_purchased, rows["rate_-50%"].nodes) == (4, 1)
+    assert rows["rate_+50%"].capex > r.totals.capex
+
+
 def test_retrieval_keeps_its_own_nodes_without_idle_gpus_of_its_type() -> None:
     """rag-mixed.yaml: the 70B fills its 4 H100s; the embedder and the reranker keep nodes of
     their own (no idle GPU to share)."""
@@ -395,13 +415,14 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
         out.stdout.split())
 
 
-@pytest.mark.parametrize("account", [MIXED, SHARED], ids=["own-nodes", "shared"])
+@pytest.mark.parametrize("account", [MIXED, SHARED, WIDE_WORLD, SHARED_BUSY],
+                         ids=["own-nodes", "shared", "resized-in-scenarios", "outgrows-idle"])
 def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                               account: Path) -> None:
     """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan
     sheet's account totals, which now include the retrieval node groups (on nodes of their
     own, or on the language-model nodes' idle GPUs), and the Scenarios sheet's rows, which
-    include them too (the results' sensitivity)."""
+    include them too, resized by the rate and headroom rows (the results' sensitivity)."""
     import openpyxl
     from support.libreoffice import read_values, recalculated_values
 
@@ -429,6 +450,17 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                                       cell.value)
                     checked += 1
     assert checked > 60
+    # each Scenarios row, recalculated, is the results' sensitivity row (the table's header
+    # is row 4, "As proposed" row 5, the scenarios after it in order)
+    scen = lo["Scenarios"]
+    heads4 = {v: k[:-1] for k, v in scen.items() if re.fullmatch(r"[A-Z]4", k)}
+    for i, sc in enumerate(result.sensitivity, start=6):
+        for field, head in (("gpus_purchased", "GPUs bought"), ("nodes", "Nodes"),
+                            ("capex", "Capital cost"),
+                            ("annual_cost_onprem", "On-prem cost per year")):
+            got = scen[f"{heads4[head]}{i}"]
+            assert isinstance(got, int | float)
+            assert got == pytest.approx(float(getattr(sc, field)), rel=1e-9), (sc.name, field)
     # the Plan sheet's "This plan" capex is the results' total (LLM groups + retrieval groups)
     plan = cached["Plan"]
     assert result.totals.capex in [v for v in plan.values() if isinstance(v, float | int)]

@@ -457,8 +457,15 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
         # a file name (or a message quoting one) holding ESC or a line break must not
         # recolour the terminal or forge a log line (issue 25, F6)
         msg = f"[{done}/{total}] {o.status:13} {printable(o.file)}"
-        if o.failed:
-            msg += f": {printable(o.message)}"
+        # an input error names its file first ("f.yaml:3:5: ..."): the line names it once
+        told = o.message[len(str(o.file)):] if o.message.startswith(str(o.file)) else (
+            ": " + o.message)
+        if o.failed and not quiet:
+            # a file's problems one per line, as `validate` shows them; each line escaped and
+            # indented, so none can pass for another account's line
+            msg += "\n    ".join(printable(part) for part in told.split("\n"))
+        elif o.failed:
+            msg += printable(told)
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")

@@ -57,6 +57,7 @@ from .marker import (
     read_metadata,
     structure_digest,
 )
+from .proposal.format import NBSP, Formatter
 from .workbook import ALL_SHEETS, SHEETS, write_workbook
 from .xlsxsafe import (
     Cells,
@@ -386,7 +387,9 @@ def _fmt(value: Any, key: str, currency: str) -> str:
         return "—"
     if key in ("gpus", "nodes"):
         return f"{value:,.0f}"
-    return f"{currency} {value:,.0f}"
+    # as the PDF and `llmsizer size` show money ("USD 288 k"); a change the rounding hides
+    # still gets its mark (the comparison is of the exact figures)
+    return Formatter(currency).money(value).replace(NBSP, " ")
 
 
 def _fmt_input(v: float | str | None) -> str:

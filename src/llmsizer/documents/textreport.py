@@ -24,7 +24,14 @@ from ..sizing.results import (
     WorkloadResult,
 )
 from .fasttable import print_table
-from .proposal.format import cloud_unpriced_words, option_words, precision_name, short_name
+from .proposal.format import (
+    NBSP,
+    Formatter,
+    cloud_unpriced_words,
+    option_words,
+    precision_name,
+    short_name,
+)
 from .proposal.models import QUALITY
 
 
@@ -38,7 +45,14 @@ def _console() -> Console:
 
 
 def _money(x: float, cur: str) -> str:
-    return f"{cur} {x:,.0f}"
+    """Money as the PDF and the web page show it (Formatter.money: rounded to what the
+    inputs support, "USD 288 k"), with a plain space: the terminal has no line to keep whole."""
+    return Formatter(cur).money(x).replace(NBSP, " ")
+
+
+def _amount(x: float) -> str:
+    """A money cell under a header that names the currency once: "288 k", "1.19 M"."""
+    return _money(x, "").strip()
 
 
 _VENDORS = ("NVIDIA ", "AMD ", "Intel ")
@@ -149,7 +163,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names) -> T
                     f"{float(v['ttft_ms']):,.0f}", f"{float(v['replicas']):.0f}",
                     f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
                     f"{float(v['headroom_achieved']):.0%}",
-                    f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price"]
+                    _amount(float(v['annual_cost_onprem'])) if o.priced else "no price"]
         else:
             row += [""] * len(_NUMBER_HEADS)
         rows.append(row)
@@ -211,7 +225,7 @@ def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _N
                          f"{float(v['retrieval_replicas']):.0f}",
                          f"{float(v['retrieval_gpus']):.0f}",
                          f"{float(v['retrieval_nodes']):.0f}",
-                         f"{float(v['annual_cost_onprem']):,.0f}" if o.priced else "no price",
+                         _amount(float(v['annual_cost_onprem'])) if o.priced else "no price",
                          str(v["limited_by"])])
         else:
             rows.append([""] * len(_RETRIEVAL_HEADS))
@@ -297,8 +311,8 @@ def _models_table(t: ModelAlternatives, cur: str) -> Table:
         if r.meets_targets and r.gpu_name and r.tp and r.weight_precision and r.kv_precision:
             config = option_words(r.gpu_name, r.tp, r.weight_precision, r.kv_precision)
             figures = [f"{r.weights_gb or 0:,.1f}", f"{r.tokens_per_s_per_user or 0:.1f}",
-                       f"{r.ttft_ms or 0:,.0f}", f"{r.gpus_purchased}", f"{r.capex:,.0f}",
-                       f"{r.annual_cost:,.0f}"]
+                       f"{r.ttft_ms or 0:,.0f}", f"{r.gpus_purchased}", _amount(r.capex),
+                       _amount(r.annual_cost)]
         else:
             config, figures = "none meets the targets", ["—"] * 6
         tab.add_row(("★ " if r.chosen and r.meets_targets else "  ") + r.model_name,

@@ -1,8 +1,9 @@
 """Layer 3 — what comes in: the requirements schema (``schema``, its error lines in
-``schema_messages``) and ``loader``; the safe YAML reader (``yamlfile`` → ``yamlsafe``, with
-``yamlpositions``); Hugging Face config.json models (``modelconfig``); the customer's
-benchmark files (``benchfiles``, ``benchformats``, ``benchpoints``) and published result
-tables (``benchlabels``, ``benchdata``)."""
+``schema_messages``, its cross-field rules in ``rules`` and ``kinds``) and ``loader``; the
+safe YAML reader (``yamlfile`` → ``yamlsafe``, with ``yamlpositions``); Hugging Face
+config.json models (``modelconfig``); the customer's benchmark files (``benchfiles``,
+``benchformats``, ``benchpoints``) and published result tables (``benchlabels``,
+``benchdata``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "kinds",
     "loader",
     "modelconfig",
+    "rules",
     "schema",
     "schema_messages",
     "schema_workload",

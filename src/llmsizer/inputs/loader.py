@@ -14,9 +14,20 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
+from .rules import STATED, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
-from .schema_messages import _SYNONYMS, _best, _clean_loc, _dotted, _format, _model_at, _plain, _short
-from .schema_workload import SCHEMA_VERSION, Measured
+from .schema_messages import (
+    _SYNONYMS,
+    _best,
+    _clean_loc,
+    _dotted,
+    _format,
+    _model_at,
+    _plain,
+    _short,
+    _value_at,
+)
+from .schema_workload import SCHEMA_VERSION, Measured, Workload
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
 
@@ -80,8 +91,63 @@ def _problems(exc: ValidationError, data: dict[str, Any], located: Located,
             continue  # told by the unknown key's suggestion, or a second branch of one field
         seen.add(loc)
         found.append(_format(e, data, located, filename))
+    told = {(_clean_loc(tuple(e["loc"]), data), str(e["msg"]).removeprefix("Value error, "))
+            for e in errors if e["type"] == "value_error"}
+    for loc, msg in _rule_problems(data, errors, suggested):
+        if (loc, msg) not in told:  # a rule pydantic reached is told once
+            found.append(_format({"type": "value_error", "loc": loc, "msg": msg}, data,
+                                 located, filename))
     found.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
     return found
+
+
+def _rule_problems(data: dict[str, Any], errors: list[dict[str, Any]],
+                   suggested: set[tuple[str | int, ...]]) -> list[tuple[tuple[str | int, ...], str]]:
+    """The cross-field rules (inputs/rules.py) on the raw data, which pydantic does not reach
+    once a field fails: so that a file's every problem is told in one run. A value that failed
+    its own check, and a key written misspelt (its suggestion), are :data:`STATED`."""
+    view = _copy(data)
+    for e in errors:
+        loc = _clean_loc(tuple(e["loc"]), data)
+        if e["type"] != "value_error" or not isinstance(_value_at(data, loc), dict):
+            _mark(view, loc, exists=True)  # (a block's own rule leaves the block readable)
+    for loc in suggested:
+        _mark(view, loc, exists=False)
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    workloads = view.get("workloads")
+    for i, w in enumerate(workloads if isinstance(workloads, list) else []):
+        if not isinstance(w, dict):
+            continue
+        found += [(("workloads", i), msg) for msg in Workload.problems_of(w)]
+        for block, rules in (("measured", measured_problems), ("speculative", speculative_problems)):
+            if isinstance(w.get(block), dict):
+                found += [(("workloads", i, block), msg) for msg in rules(w[block])]
+    return found + [((), msg) for msg in requirements_problems(view)]
+
+
+def _copy(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _copy(v) for k, v in node.items()}
+    return [_copy(v) for v in node] if isinstance(node, list) else node
+
+
+def _mark(view: dict[str, Any], loc: tuple[str | int, ...], *, exists: bool) -> None:
+    """Set the value at ``loc`` to :data:`STATED`: one that is there (``exists``), or a key
+    absent from its mapping. A whole workload, or the file, is never marked: the rules are
+    about what is inside them."""
+    if len(loc) < 2 or (loc[0] == "workloads" and len(loc) < 3):
+        return
+    parent: Any = view
+    for part in loc[:-1]:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    last = loc[-1]
+    in_list = (exists and isinstance(parent, list) and isinstance(last, int)
+               and not isinstance(last, bool) and -len(parent) <= last < len(parent))
+    if in_list or (isinstance(parent, dict) and (last in parent) == exists):
+        parent[last] = STATED
 
 
 def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: str) -> InputError:

@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    field_validator,
     model_validator,
 )
 
 from ..model.catalog import CloudTier
+from .rules import requirements_problems, values_of
 from .schema_workload import (
     Account,
     PrecisionId,
@@ -55,6 +57,17 @@ class Hardware(_Strict):
         description="Tensor-parallel degrees (GPUs per model copy) to try; left out, every degree the "
                     "platform allows.",
         json_schema_extra={"example": "[1, 2, 4, 8]"})
+
+    @field_validator("gpus", "weight_precisions", "kv_precisions", "tensor_parallel")
+    @classmethod
+    def _each_once(cls, items: list[Any] | None) -> list[Any] | None:
+        # a repeat would size (and list) every option of that item twice
+        seen: set[Any] = set()
+        for item in items or ():
+            if item in seen:
+                raise ValueError(f"lists {item} twice; list each once")
+            seen.add(item)
+        return items
 
 
 class Policy(_Strict):
@@ -236,23 +249,10 @@ class Requirements(_Strict):
         json_schema_extra={"example": "{electricity_per_kwh: 0.12}"})
 
     @model_validator(mode="after")
-    def _currency(self) -> Requirements:
-        if self.account.currency != "USD" and self.costs.usd_exchange_rate is None:
-            raise ValueError(
-                f"account.currency is {self.account.currency}, but catalog prices are in USD: "
-                f"add costs.usd_exchange_rate ({self.account.currency} per US dollar, e.g. 0.92)")
-        if self.account.currency == "USD" and self.costs.usd_exchange_rate not in (None, 1.0):
-            raise ValueError("costs.usd_exchange_rate must be 1 (or left out) when "
-                             "account.currency is USD")
-        return self
-
-    @model_validator(mode="after")
-    def _unique_names(self) -> Requirements:
-        seen: set[str] = set()
-        for w in self.workloads:
-            if w.name.lower() in seen:
-                raise ValueError(f"two workloads are named {w.name!r}: names must be unique")
-            seen.add(w.name.lower())
+    def _consistent(self) -> Requirements:
+        problems = requirements_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
 

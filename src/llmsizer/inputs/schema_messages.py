@@ -262,7 +262,10 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
     if numeric and isinstance(found, bool):
         return f"write a number, e.g. `{key}: 2`, not true/false"
     if numeric and isinstance(found, float) and (schema or {}).get("type") == "integer":
-        return "write a whole number, e.g. 300"
+        lo, hi = (schema or {}).get("minimum", 0), (schema or {}).get("maximum", 1e15)
+        if not math.isfinite(found) or not lo <= found <= hi:
+            return "write a whole number, e.g. 300"
+        return f"write a whole number, e.g. `{key}: {max(round(found), int(lo))}`"
     if kind == "string_type" and isinstance(found, bool | int | float):
         raw = located.source_text(loc) or str(found).lower()
         if _inline(raw) and isinstance(loc[-1], int):
@@ -270,6 +273,8 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
         if _inline(raw):
             return f"put it in quotes so it is read as text: `{_quoted(key, raw)}`"
         return "put the text in quotes"
+    if kind == "bool_type" and isinstance(found, str) and found.strip() in ("true", "false"):
+        return f"write it without quotes: `{key}: {found.strip()}`"
     if kind == "bool_type" and isinstance(found, str):
         return (f"write `{key}: true` or `{key}: false` (yes/no/on/off are read as text, "
                 "not as a boolean)")
@@ -287,8 +292,15 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
                 extra = f"; {_short(unknown[0], 40)} is not a catalog GPU id{close}"
                 items = fixed
         return f"write a list, e.g. `{key}: [{', '.join(items)}]`{extra}"
+    if kind == "list_type" and loc == ("workloads",) and not isinstance(found, dict):
+        return ("write `workloads:` followed by one `- name: ...` item per workload, "
+                "as in inputs/example.yaml")
     if kind == "list_type" and isinstance(found, dict):
         return "write a list: start each item with `- ` (e.g. `- name: ...`), as in inputs/example.yaml"
+    if kind == "model_type" and isinstance(loc[-1], int):  # an item of `workloads:`
+        name = found if isinstance(found, str) and _inline(found) else "Internal assistant"
+        return (f"each item is a workload: write `- name: {name}` and its other keys "
+                "(model:, targets:, ...) on the lines below, lined up under name:")
     if kind in ("model_type", "dict_type"):
         example = _MISSING_EXAMPLES.get(key, "")
         return (f"write `{key}:` followed by `key: value` lines indented under it"
@@ -421,7 +433,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     elif kind == "value_error":
         msg = str(err["msg"]).removeprefix("Value error, ")
         # a cross-field rule names the field it is about first: point at that line
-        named = re.match(r"[a-z_]+(?:\.[a-z_]+)*", msg)
+        named = re.match(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*", msg)
         if named is not None:
             sub = (*loc, *named.group().split("."))
             if _value_at(data, sub) is not _ABSENT and (pos := located.position(sub)):
@@ -450,10 +462,18 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         msg = f"{err['msg']} (found {shown})"
         if allowed:
             msg += f"; allowed: {allowed}"
+        # a percentage typed into a fraction (headroom: 25): also where the maximum is above 1
         maximum = (schema or {}).get("maximum")
-        if (isinstance(found, int | float) and maximum is not None and maximum <= 1
-                and 1 < found <= 100):
+        fraction = maximum is not None and (maximum <= 1 or (schema or {}).get("unit") == "fraction")
+        if (isinstance(found, int | float) and maximum is not None and fraction
+                and max(1, maximum) < found <= 100):
             msg += f"; this is a fraction: write {_plain(found / 100)} for {_plain(found)} %"
+    elif kind in _LENGTH_KINDS and isinstance(found, list):
+        msg = f"holds {len(found) or 'no'} item{'' if len(found) == 1 else 's'}"
+        if allowed:
+            msg += f"; allowed: {allowed}"
+        if not found and str(loc[-1]) in _MISSING_EXAMPLES:
+            msg += f"; write {_MISSING_EXAMPLES[str(loc[-1])]}"
     elif kind in _LENGTH_KINDS:
         size = f", {len(found):,} characters" if isinstance(found, str) else (
             f", {len(found):,} items" if isinstance(found, list | dict) else "")

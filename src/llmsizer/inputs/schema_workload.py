@@ -8,6 +8,8 @@ The whole file, its hardware, policy and costs, is :mod:`.schema`; reading a fil
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,7 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from .kinds import keys_of_its_kind, population_keys, retrieval_consistent
+from .rules import measured_problems, speculative_problems, values_of, workload_problems
 
 SCHEMA_VERSION = 1
 PrecisionId = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4"]
@@ -233,18 +235,9 @@ class Measured(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Measured:
-        if self.tokens_per_s_per_replica is None and self.file is None:
-            raise ValueError("measured needs tokens_per_s_per_replica (the measured figure) or "
-                             "file (a benchmark result file, or a list of them for a curve)")
-        if self.tokens_per_s_per_replica is not None and self.file is not None:
-            raise ValueError("measured takes tokens_per_s_per_replica or file, not both: the "
-                             "file's figures would be ignored")
-        if self.file is None and (self.format is not None or self.gpu_count is not None):
-            raise ValueError("format and gpu_count describe benchmark files: use them with "
-                             "`file:` (or delete them)")
-        if self.gpu_count is not None and self.gpu_count % self.gpus_per_replica:
-            raise ValueError(f"gpu_count ({self.gpu_count}) must be a whole number of replicas "
-                             f"of gpus_per_replica ({self.gpus_per_replica}) GPUs")
+        problems = measured_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
     @property
@@ -283,26 +276,10 @@ class Speculative(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Speculative:
-        if self.acceptance_length is not None and self.acceptance_length > self.draft_tokens + 1:
-            raise ValueError(f"acceptance_length ({self.acceptance_length:g}) cannot exceed "
-                             f"draft_tokens + 1 ({self.draft_tokens + 1}): a step yields at most "
-                             "the drafted tokens and the model's own")
-        if self.method == "draft_model" and self.draft_cost is None:
-            raise ValueError("a draft_model needs draft_cost: its forward as a share of the "
-                             "model's step (about its active parameters / the model's)")
-        if self.method != "mtp" and self.acceptance_length is None:
-            raise ValueError(f"{self.method} needs acceptance_length: the mean tokens a step "
-                             "yields on your content (only mtp has a published default)")
+        problems = speculative_problems(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
-
-
-# The load keys and what each takes (for the message when one is left without a value).
-_LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
-              "requests_per_s": "a number above 0 (requests per second)",
-              "burstiness": "a number from 0 to 10 (1 = random arrivals)",
-              "named_users": "a whole number from 1 to 100,000,000",
-              "requests_per_user_per_hour": "a number above 0",
-              "peak_to_average": "a number from 1 to 100"}
 
 
 WorkloadKind = Literal["generate", "embed", "rerank"]
@@ -431,92 +408,17 @@ class Workload(_Strict):
         description="Rerank only: average tokens of one query + passage pair.",
         json_schema_extra={"example": "320", "unit": "tokens"})
 
-    @model_validator(mode="before")
-    @classmethod
-    def _load_key_without_value(cls, data: Any) -> Any:
-        """A load key with nothing after the colon is a mistake, not "the other form"."""
-        if isinstance(data, dict):
-            for key, allowed in _LOAD_KEYS.items():
-                if key in data and data[key] is None:
-                    raise ValueError(f"{key}: has no value (nothing after the colon); write "
-                                     f"{allowed}, or delete the line")
-        return data
-
-    @model_validator(mode="before")
-    @classmethod
-    def _keys_of_its_kind(cls, data: Any) -> Any:
-        """A key of another kind of workload gets a message naming the kind it belongs to."""
-        return keys_of_its_kind(data, {k: f.default for k, f in cls.model_fields.items()})
-
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        if isinstance(self.model, list):
-            if self.kind != "generate":
-                raise ValueError(f"model: a list of alternatives is for generating workloads; "
-                                 f"an {self.kind} workload names one model")
-            if self.measured is not None:
-                raise ValueError("model: a list of alternatives cannot share one benchmark "
-                                 "(measured); name the model that was measured")
-        if self.kind != "generate":
-            self._retrieval_consistent()
-            return self
-        examples = {"prompt_tokens": "prompt_tokens: 500", "output_tokens": "output_tokens: 300",
-                    "targets": "targets: {tokens_per_s_per_user: 30}"}
-        for key, example in examples.items():
-            if getattr(self, key) is None:
-                raise ValueError(f"required key '{key}' is missing: a generating workload "
-                                 f"(kind: generate, the default) needs it, e.g. `{example}`")
-        self._one_load()
-        t = self.targets
-        assert t is not None  # checked above
-        if t.latency_p95_s is not None:
-            raise ValueError("targets.latency_p95_s is for kind: embed or rerank workloads; a "
-                             "generating workload states ttft_s and tokens_per_s_per_user "
-                             "(or response_time_s)")
-        if t.tokens_per_s_per_user is None and t.response_time_s is None and (
-            t.system_tokens_per_s is None
-        ):
-            raise ValueError(
-                "targets needs tokens_per_s_per_user, response_time_s or system_tokens_per_s"
-            )
-        if t.ttft_s is not None and t.response_time_s is not None and (
-            t.ttft_s >= t.response_time_s
-        ):
-            raise ValueError(
-                f"targets.ttft_s ({t.ttft_s:g} s) must be shorter than targets.response_time_s "
-                f"({t.response_time_s:g} s): the first token comes before the whole answer"
-            )
-        assert self.prompt_tokens is not None and self.output_tokens is not None
-        if self.max_context_tokens is not None and (
-            self.max_context_tokens < self.prompt_tokens + self.output_tokens
-        ):
-            raise ValueError(
-                f"max_context_tokens ({self.max_context_tokens}) is smaller than prompt_tokens + "
-                f"output_tokens ({self.prompt_tokens + self.output_tokens})"
-            )
+        problems = self.problems_of(values_of(self))
+        if problems:
+            raise ValueError(problems[0])  # the loader tells them all (inputs/rules.py)
         return self
 
-
-    def _retrieval_consistent(self) -> None:
-        retrieval_consistent(self)
-        population_keys(self)
-
-    def _one_load(self) -> None:
-        """Exactly one load form: each alone is a complete statement of the peak."""
-        forms = [name for name, given in (
-            ("concurrent_users", self.concurrent_users is not None),
-            ("requests_per_s", self.requests_per_s is not None),
-            ("named_users", self.named_users is not None)) if given]
-        if len(forms) != 1:
-            found = " and ".join(forms) if forms else "none of them"
-            raise ValueError(
-                "state the load exactly one way: concurrent_users (users at the same time), "
-                "requests_per_s (peak arrivals per second) or named_users with "
-                f"requests_per_user_per_hour and peak_to_average; found {found}")
-        population_keys(self)
-        if self.burstiness is not None and self.concurrent_users is not None:
-            raise ValueError("burstiness describes arrivals: use it with requests_per_s or "
-                             "named_users (or delete it)")
+    @classmethod
+    def problems_of(cls, values: Mapping[str, Any]) -> list[str]:
+        """Every cross-field problem of a workload given as its keys (inputs/rules.py)."""
+        return workload_problems(values, _defaults())
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -537,3 +439,9 @@ class Workload(_Strict):
         if self.named_users is not None:
             return "population"
         return "rate" if self.requests_per_s is not None else "users"
+
+
+@cache
+def _defaults() -> dict[str, Any]:
+    """Each workload field's default: a key of another kind at its default is no statement."""
+    return {k: f.default for k, f in Workload.model_fields.items()}

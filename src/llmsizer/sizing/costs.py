@@ -116,7 +116,8 @@ def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float
 def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
     """The gpus-table cloud columns of one GPU: the account's tier (or override) and every
     tier's price for the what-if scenarios, each in that tier (derived by the catalog's tier
-    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it)."""
+    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it). A GPU
+    the account prices itself (costs.cloud_gpu_hour) keeps that price in every tier."""
     out: dict[str, float] = {}
     for tier in CLOUD_TIERS:
         found = cloud_price(catalog, gid, tier)
@@ -126,6 +127,12 @@ def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, fl
     chosen = _TIER_COLUMN[req.costs.cloud_tier]
     out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
     out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
+    if gid in req.costs.cloud_gpu_hour:
+        # the account's own price is what it pays in every tier: a cloud-tier what-if would
+        # otherwise put the catalog's price back for this GPU (rows that moved for no reason)
+        for col in _TIER_COLUMN.values():
+            out[f"cloud_{col}"] = out["cloud_gpu_hour"]
+            out[f"cloud_gpus_{col}"] = out["cloud_gpus_per_instance"]
     return out
 
 
@@ -341,17 +348,18 @@ ScenarioPlans = list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluat
 
 
 def sensitivity(runs: ScenarioPlans,
-                retrieval: Sequence[RetrievalGroup] = ()) -> list[ScenarioResult]:
+                retrieval: Sequence[Sequence[RetrievalGroup]] = ()) -> list[ScenarioResult]:
     """The scenarios of the account plan (``runs``: :func:`scenario_plans`), as the results
     list them: the whole account, as its totals are, so each with the embed and rerank
-    workloads' own node groups (``retrieval``) added as proposed (the scenarios vary the
-    language-model workloads; see the note under the proposal's table)."""
+    workloads' own node groups (``retrieval``: per run, retrieval.scenario_retrieval's:
+    resized by the load and headroom rows, as proposed by the others)."""
     out = []
-    for sc, _envs, e in runs:
-        total = with_retrieval(e.totals.__getitem__, retrieval)
+    for i, (sc, _envs, e) in enumerate(runs):
+        groups = retrieval[i] if retrieval else ()
+        total = with_retrieval(e.totals.__getitem__, groups)
         priced = cloud_priced([*((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
                                  for g in e.groups),
-                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in retrieval)])
+                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in groups)])
         out.append(ScenarioResult(
             name=sc.name, label=sc.label, change=sc.change, input=sc.input,
             gpus_purchased=int(total("gpus_purchased")), nodes=int(total("nodes")),

@@ -53,6 +53,8 @@ from .results import (
 from .retrieval import (
     rag_first_token,
     retrieval_groups,
+    scenario_idle,
+    scenario_retrieval,
     share_idle_gpus,
     size_retrieval,
 )
@@ -159,7 +161,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),
-        sensitivity=costs.sensitivity(runs, rgroups),
+        sensitivity=costs.sensitivity(runs, [
+            [g for g, _ in scenario_retrieval(sc, retrieval, scenario_idle(plan.node_groups, e),
+                                              acct, tables)] for sc, _envs, e in runs]),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),

@@ -219,6 +219,9 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         # experts spread over nodes: the published deployments split each batch in two and
         # send one half while the other computes (fidelity states it per engine)
         "alltoall_overlap": 1.0,
+        # tokens cross the expert all-to-all at 2 bytes a value (fidelity states where an
+        # engine's recipe quantises them first)
+        "alltoall_dispatch_bytes": 2.0,
         # NVIDIA's FP4 checkpoints' BF16 projections at <= 16 tokens (decode.py)
         "fp4_layer_saving_us": k("fp4_layer_saving_us") if nvidia and bits == "4bit" else 0.0,
         "moe_compute_factor": k("moe_compute_factor"),

@@ -23,6 +23,7 @@ from ..model.calculations.routing import random_routing_batch_per_replica
 from ..model.catalog import Catalog
 from ..model.expr import Value, evaluate
 from .evaluate import Choice, Tables, evaluate_choice
+from .fidelity_recipes import QUANTISED_DISPATCH, decode_moe_backend
 
 
 def _figure(name: str, env: Mapping[str, Value], **given: float) -> float:
@@ -81,6 +82,17 @@ def _transfer(catalog: Catalog, choice: Choice, prefill: int, decode: int
     return 0.0, 1.0
 
 
+def exchange_inputs(point: BenchPoint, env: Mapping[str, Value]) -> dict[str, float]:
+    """The decode pool's expert exchange as the row's recipe runs it: where the decode
+    worker's MoE backend quantises an NVFP4 checkpoint's tokens before the dispatch
+    (fidelity_recipes.py), they cross at the checkpoint's bytes a value (``env``: any
+    evaluation of the same checkpoint); otherwise the default 2 bytes."""
+    if (decode_moe_backend(point.raw.get("notes", "")) in QUANTISED_DISPATCH
+            and point.weight_precision == "fp4"):
+        return {"alltoall_dispatch_bytes": float(env["weight_bytes_per_param"])}
+    return {}
+
+
 def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
                    req: Requirements, catalog: Catalog, tables: Tables,
                    profile: dict[str, float]) -> tuple[float, float]:
@@ -92,20 +104,24 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
     users = _figure("per_replica_given", {}, group_given=float(point.concurrency or 1),
                     replicas_given=y)
 
-    def decode_env(batch: float) -> dict[str, Value]:
-        return evaluate_choice(base, choice, tables, req, catalog,
-                               {**profile, "max_batch_per_replica": batch, "burstiness": 0.0})
-
     prefill = evaluate_choice(base, replace(choice, tp=pre.tp, pp=pre.pp, ep=pre.ep,
                                             adp=pre.adp), tables, req, catalog, profile)
+    dispatch = exchange_inputs(point, prefill)
+
+    def decode_env(batch: float) -> dict[str, Value]:
+        return evaluate_choice(base, choice, tables, req, catalog,
+                               {**profile, **dispatch, "max_batch_per_replica": batch,
+                                "burstiness": 0.0})
+
     link, efficiency = _transfer(catalog, choice, _pool(x, pre), _pool(y, dec))
     env = decode_env(users)
     moved = _figure("disagg_kv_transfer_ms", env, transfer_gb_s_given=link,
                     transfer_efficiency_given=efficiency, prefill_gpus_given=_pool(1, pre))
     factor = catalog.constant("disagg_prefill_time_factor")
+    # the factor is the prefill pool's rate; a prompt's own prefill is the list's time.
+    # Closed loop: no wait below saturation
     ttft = _figure("disagg_ttft_ms", env, prefill_ms_given=float(prefill["prefill_ms"]),
-                   kv_transfer_ms_given=moved, prefill_time_factor_given=factor,
-                   prefill_wait_ms_given=0.0)  # closed loop: no wait below saturation
+                   kv_transfer_ms_given=moved, prefill_wait_ms_given=0.0)
     prefill_rate = _figure("disagg_prefill_requests_per_s", prefill, prefill_replicas_given=x,
                            prefill_ms_per_token_given=float(prefill["prefill_ms_per_token"]),
                            prefill_time_factor_given=factor)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Workload
@@ -28,6 +29,7 @@ from ..model.calculations.retrieval import (
     RETRIEVAL_INPUTS,
     retrieval_program,
 )
+from ..model.calculations.scenarios import Scenario
 from ..model.catalog import Catalog, Embedder
 from ..model.expr import Value, evaluate, references
 from .evaluate import Tables
@@ -39,6 +41,9 @@ from .results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
+
+if TYPE_CHECKING:  # plan imports nothing of this module; only the type is needed here
+    from .plan import Evaluated
 
 DEFAULT_ENGINE = "serving-stack"  # what an embed or rerank workload is sized for unless stated
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
@@ -95,6 +100,27 @@ def _rank(o: RetrievalOption) -> tuple[float, float, str]:
     return (float(o.values["annual_cost_onprem"]), float(o.values["retrieval_gpus"]), o.id)
 
 
+def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
+              acct: Mapping[str, float], tables: Tables) -> None:
+    """The retrieval calculations of one option over its inputs (``values``, completed in
+    place), then the TCO lines with its node and GPU counts (as for an LLM node group)."""
+    retrieval_program()(values, {})
+    env: ChainMap[str, Value] = ChainMap(
+        {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
+         "gpus": values["retrieval_gpus_used"],
+         "gpus_purchased": values["retrieval_gpus"]}, acct)  # type: ignore[arg-type]
+    for name, expr in _CATALOG_ROWS:
+        env[name] = evaluate(expr, env, tables)  # type: ignore[arg-type]
+    for c in GROUP_COST_CALCULATIONS:
+        env[c.name] = evaluate(c.expr, env, tables)
+    values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
+    # cost per embedded token beside the compared hosted API (calculations/retrieval.py)
+    values["api_per_million_tokens"] = api_price
+    costed: ChainMap[str, Value] = ChainMap(values, acct)  # type: ignore[arg-type]
+    for c in RETRIEVAL_COST_CALCULATIONS:
+        values[c.name] = evaluate(c.expr, costed, tables)
+
+
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
                    acct: Mapping[str, float],
                    idle: Mapping[str, tuple[str, str, int]] | None = None
@@ -128,22 +154,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
             "gpu_memory_gb": gpu.memory_gb,
             "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
         assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
-        retrieval_program()(values, {})
-        # the TCO lines with this option's node and GPU counts (as for an LLM node group)
-        env: ChainMap[str, Value] = ChainMap(
-            {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
-             "gpus": values["retrieval_gpus_used"],
-             "gpus_purchased": values["retrieval_gpus"]}, acct)  # type: ignore[arg-type]
-        for name, expr in _CATALOG_ROWS:
-            env[name] = evaluate(expr, env, tables)  # type: ignore[arg-type]
-        for c in GROUP_COST_CALCULATIONS:
-            env[c.name] = evaluate(c.expr, env, tables)
-        values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
-        # cost per embedded token beside the compared hosted API (calculations/retrieval.py)
-        values["api_per_million_tokens"] = api_price
-        costed: ChainMap[str, Value] = ChainMap(values, acct)  # type: ignore[arg-type]
-        for c in RETRIEVAL_COST_CALCULATIONS:
-            values[c.name] = evaluate(c.expr, costed, tables)
+        _evaluate(values, gid, pid, api_price, acct, tables)
         reason = _reason(values, gpu.name)
         shares = group if float(values["shares_llm_nodes"]) > 0 else None
         options.append(RetrievalOption(
@@ -163,23 +174,71 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         recommended=best.id if best else None, advice=advice, options=options)
 
 
+def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
+           v: Mapping[str, Value], shares_with: str | None) -> RetrievalGroup:
+    return RetrievalGroup(
+        id=f"retrieval-{n}", workload=w.name, kind=w.kind, model=w.model,
+        gpu=o.gpu, platform=o.platform, replicas=int(float(v["retrieval_replicas"])),
+        nodes=int(float(v["retrieval_nodes"])),
+        gpus_used=int(float(v["retrieval_gpus_used"])),
+        gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
+        shares_with=shares_with,
+        **{k: float(v[k]) for k in GROUP_COST_FIGURES})
+
+
 def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[RetrievalGroup]:
     """One node group per recommended embed or rerank workload."""
     groups: list[RetrievalGroup] = []
     for w in workloads:
         o = w.best
+        if o is not None:
+            groups.append(_group(len(groups) + 1, w, o, o.values, o.shares_with))
+    return groups
+
+
+_INPUT_NAMES = tuple(i.name for i in RETRIEVAL_INPUTS)
+
+
+def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated) -> dict[str, float]:
+    """Idle GPUs (bought, not used) of each language-model node group, by its id, in the
+    scenario plan ``e`` (its groups are the proposal's, in order)."""
+    return {ng.id: float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"])
+            for ng, g in zip(node_groups, e.groups, strict=True)}
+
+
+def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
+                       idle: Mapping[str, float], acct: Mapping[str, float], tables: Tables,
+                       ) -> list[tuple[RetrievalGroup, dict[str, Value] | None]]:
+    """The embed and rerank node groups under scenario ``sc``, each with the values it was
+    evaluated with: as proposed (None) unless the scenario changes a retrieval input
+    (``sc.retrieval_input``: the load and headroom rows), then each recommended option
+    evaluated again with that input changed, the same GPU and platform kept. A group on a
+    language-model node group's idle GPUs gets that group's idle GPUs in the scenario
+    (``idle``: per node-group id), less the replicas of the groups before it that use them:
+    more replicas than idle GPUs buy nodes of its own, as the proposal would."""
+    out: list[tuple[RetrievalGroup, dict[str, Value] | None]] = []
+    free = dict(idle)
+    for w in workloads:
+        o = w.best
         if o is None:
             continue
-        v = o.values
-        groups.append(RetrievalGroup(
-            id=f"retrieval-{len(groups) + 1}", workload=w.name, kind=w.kind, model=w.model,
-            gpu=o.gpu, platform=o.platform, replicas=int(float(v["retrieval_replicas"])),
-            nodes=int(float(v["retrieval_nodes"])),
-            gpus_used=int(float(v["retrieval_gpus_used"])),
-            gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
-            shares_with=o.shares_with,
-            **{k: float(v[k]) for k in GROUP_COST_FIGURES}))
-    return groups
+        n = len(out) + 1
+        if sc.retrieval_input is None or sc.retrieval_value is None:
+            out.append((_group(n, w, o, o.values, o.shares_with), None))
+            continue
+        values: dict[str, Value] = {k: o.values[k] for k in _INPUT_NAMES}
+        if o.shares_with is not None:
+            values["llm_free_gpus"] = free.get(o.shares_with, 0.0)
+        values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
+        scen_acct = ({**acct, sc.retrieval_input: float(values[sc.retrieval_input])}
+                     if sc.retrieval_input in acct else acct)
+        _evaluate(values, o.gpu, o.platform, float(o.values["api_per_million_tokens"]),
+                  scen_acct, tables)
+        shares = o.shares_with if float(values["shares_llm_nodes"]) > 0 else None
+        if shares is not None:
+            free[shares] = free[shares] - float(values["retrieval_replicas"])
+        out.append((_group(n, w, o, values, shares), values))
+    return out
 
 
 def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],

@@ -34,7 +34,8 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     shown = [wv for wv in views if wv.best is not None]
     if not shown or not result.sensitivity:
         return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False}
-    # the embed and rerank servers are in every row, as proposed (costs.sensitivity)
+    # the embed and rerank servers are in every row: resized by the rate and headroom rows,
+    # as proposed in the others (costs.sensitivity)
     kept = bool(result.plan.retrieval_groups)
     t = result.totals
     base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,

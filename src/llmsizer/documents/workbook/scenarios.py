@@ -32,8 +32,8 @@ from .formats import clean_text, fit_width, number_format, unit_text, wrapped_he
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
-from .retrieval_sheet import retrieval_total_refs
 from .scenario_plan import Member, PlanRows, downstream, write_plan
+from .scenario_retrieval import label_rows, write_retrieval
 
 __all__ = ["write"]
 
@@ -139,9 +139,10 @@ def write(book: Book) -> None:
                "the right hold those calculations. These are the figures of the proposal's "
                "sensitivity table. Change an input on Inputs (a price, users, load) and the "
                "rows follow."
-               + (" Every row includes the embedding and reranking servers (Retrieval sheet) "
-                  "as proposed: the scenarios change the language models' estimates, and those "
-                  "servers' GPU price, cloud price, load and headroom stay as proposed."
+               + (" Every row includes the embedding and reranking servers (Retrieval sheet): "
+                  "the peak request rate and headroom rows resize them as they do the language "
+                  "models (their columns follow the node groups'); the other rows keep them as "
+                  "proposed, their GPU price, cloud price and average load too."
                   if r.plan.retrieval_groups else ""),
                # wrapped over the table's columns: it ran off the printed page
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
@@ -164,6 +165,7 @@ def write(book: Book) -> None:
         ws.write_formula(row, j, "=" + cell, f("total", fmts[k]), float(getattr(r.totals, k) or 0.0))
     col = FIRST_BLOCK_COL
     done: dict[str, _Templates] = {}
+    retrieval_columns = False
     for (sc, envs, plan), scenario in zip(runs, r.sensitivity, strict=True):
         assert scenario.name == sc.name
         row += 1
@@ -178,8 +180,11 @@ def write(book: Book) -> None:
             col += 1
         col, plan_sums = write_plan(book, ws, col, _ROWS, sc, members, plan)
         # the whole account, as the Plan sheet's totals: the embed and rerank workloads' own
-        # node groups (Retrieval sheet) are added as proposed
-        sums = {k: [*plan_sums[k], *retrieval_total_refs(r, k)] for k in plan_sums}
+        # node groups, resized by the load and headroom rows, else as proposed
+        before = col
+        col, extra = write_retrieval(book, ws, col, _ROWS, sc, plan, plan_sums)
+        retrieval_columns = retrieval_columns or col > before
+        sums = {k: [*plan_sums[k], *extra[k]] for k in plan_sums}
         for j, out in enumerate(SCENARIO_OUTPUTS, start=3):
             text = f"SUM({','.join(sums[out])})" if sums[out] else "0"
             # 0 = no price listed for a GPU of the plan (the results' None)
@@ -206,6 +211,8 @@ def write(book: Book) -> None:
                 ws.write_string(where[item.name], FIRST_BLOCK_COL - 1,
                                 f"{what}: {item.label} ({unit_text(item.unit, book.cur)})",
                                 f("label"))
+        if retrieval_columns:
+            label_rows(book, ws, FIRST_BLOCK_COL - 1, _ROWS)
         ws.set_column(FIRST_BLOCK_COL - 1, FIRST_BLOCK_COL - 1, 40, None,
                       {"level": 1, "hidden": True})
         ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})

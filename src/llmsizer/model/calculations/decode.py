@@ -7,7 +7,7 @@ GB / (TB/s) is a millisecond, which is why memory-time terms need no conversion 
 
 from __future__ import annotations
 
-from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, Expr, ge, gt, le
+from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
 from .core import Calculation, _c, _gpus, r, tp
 from .inputs import PERCENTILES
 from .queueing import (
@@ -46,6 +46,8 @@ _MLP_REDUCE = IF(AND(gt(r("ep"), 1), le(r("adp"), 1)), tp, r("expert_tp"))
 _crossing_allreduces = (IF(gt(r("attention_tp"), r("gpus_per_node")), 1, 0)
                         + IF(gt(_MLP_REDUCE, r("gpus_per_node")), 1, 0))
 # The batch the mean TTFT target allows (not capped: the debugger reads how far it reaches).
+# the other nodes an expert-parallel group spans (its ranks beyond the first node)
+_OTHER_NODES = MAX(1, ROUNDUP((r("ep") - r("gpus_per_node")) / r("gpus_per_node"), 0))
 _DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
 _mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
                       r("max_batch_per_replica"))
@@ -157,19 +159,20 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(0 within one node, or where the platform states no network)."),
     _c("alltoall_ms_per_token", "All-to-all transfer per token", "ms", "Throughput",
        IF(_ALLTOALL,
-          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
+          r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (MIN(r("ep"), r("gpus_per_node")) - 1) / r("ep")
-          * r("hidden_size") * 2 / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9)
-          * 1000, 0),
-       "Dispatch + combine on each MoE layer: a token's hidden vector (2 bytes a value) goes to "
-       "the ranks of its top-k experts and back, spread over the EP ranks' links; this part to "
-       "the ranks in the same node, over the scale-up link."),
+          * r("hidden_size") * (r("alltoall_dispatch_bytes") + 2)
+          / (r("ep") * r("gpu_link_gb_s") * r("link_efficiency") * 1e9) * 1000, 0),
+       "Dispatch + combine on each MoE layer: a token's hidden vector goes to the ranks of its "
+       "top-k experts (at the dispatch bytes a value) and comes back (2 bytes a value), spread "
+       "over the EP ranks' links; this part to the ranks in the same node, over the scale-up "
+       "link."),
     _c("alltoall_scaleout_ms_per_token", "All-to-all across nodes per token", "ms",
        "Throughput",
        IF(gt(r("ep"), r("gpus_per_node")),
-          2 * r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
+          r("moe_layers") * MIN(r("experts_per_token"), r("ep"))
           * (r("ep") - r("gpus_per_node")) / r("ep")
-          * r("hidden_size") * 2
+          * r("hidden_size") * (r("alltoall_dispatch_bytes") + 2)
           / (r("ep") * r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9)
           * 1000, 0),
        "Expert parallelism across nodes: the share of a token's dispatch and combine that goes "
@@ -198,13 +201,27 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Compute-bound prefill: 2 x active params at the weights' rate + causal attention at the "
        "KV precision's rate, every attention layer over the whole prompt, as measured gpt-oss "
        "throughput says."),
+    _c("prefill_alltoall_scaleout_ms_per_token", "Prefill all-to-all across nodes per token",
+       "ms", "Throughput",
+       IF(gt(r("ep"), r("gpus_per_node")),
+          2 * r("moe_layers") * _OTHER_NODES
+          * (1 - POWER(1 - (r("ep") - r("gpus_per_node")) / (_OTHER_NODES * r("ep")),
+                       MIN(r("experts_per_token"), r("ep"))))
+          * r("hidden_size") * 2
+          / (r("ep") * r("scaleout_gb_s") * r("scaleout_efficiency") * 1e9)
+          * 1000, 0),
+       "Prefill's exchange (DeepEP's normal kernels) sends a token once to each other node "
+       "holding one of its experts and forwards it over NVLink inside that node: M other "
+       "nodes, each holding a share s of the experts, get M x (1 - (1 - s)^top-k) copies "
+       "over the network, not one per expert (EP32 on 8-GPU nodes: 2.7, not 6)."),
     _c("prefill_ms_per_token", "Prefill time per prompt token", "ms", "Throughput",
        r("prefill_compute_ms_per_token")
        + r("allreduce_ms_per_token") + r("alltoall_ms_per_token")
        + r("allreduce_scaleout_ms_per_token")
        + IF(gt(r("alltoall_overlap"), 0),
-            MAX(0, r("alltoall_scaleout_ms_per_token") - r("prefill_compute_ms_per_token")),
-            r("alltoall_scaleout_ms_per_token")),
+            MAX(0, r("prefill_alltoall_scaleout_ms_per_token")
+                - r("prefill_compute_ms_per_token")),
+            r("prefill_alltoall_scaleout_ms_per_token")),
        "Prefill compute + its all-reduce and all-to-all in the node + what the network adds "
        "across nodes beyond the compute it overlaps (two-batch overlap; all of it without)."),
     _c("prefill_ms_per_seq_step", "Prefill share per sequence per step", "ms", "Throughput",

@@ -49,11 +49,13 @@ DISAGG_FIGURES: tuple[Figure, ...] = (
            "its share over its own link: inside an NVLink domain the scale-up link, across "
            "nodes the network (0 when the platform states neither)."),
     Figure("disagg_ttft_ms", "ms",
-           r("prefill_wait_ms_given") + r("prefill_ms_given") * r("prefill_time_factor_given")
-           + r("kv_transfer_ms_given") + r("ttft_overhead_ms"),
+           r("prefill_wait_ms_given") + r("prefill_ms_given")
+           + r("kv_transfer_ms_given") + r("ttft_overhead_ms")
+           + r("scheduler_steps") * _decode_tpot / r("spec_tpot_factor"),
            "The wait in the prefill pool's queue + prefill of the prompt on a prefill replica "
-           "(x the disaggregated prefill factor) + the cache's move + the fitted request "
-           "overhead. A closed loop's prompts arrive paced by the answers (arrival CV 0), so "
+           "+ the cache's move + the fitted request overhead + the engine's request path "
+           "(scheduler_steps whole decode steps, as for an aggregated server: "
+           "docs/queueing.md). A closed loop's prompts arrive paced by the answers (arrival CV 0), so "
            "the prefill queue's Allen-Cunneen wait is 0 below saturation (queueing.py); at "
            "saturation the prefill pool's capacity caps the request rate instead. An open "
            "load waits disagg_prefill_wait_ms."),
@@ -138,10 +140,11 @@ XPYD_CALCULATIONS: tuple[Calculation, ...] = (
        "scale-up link inside one NVLink domain, else the network)."),
     _c("disagg_ttft_without_wait_ms", "First token without waiting, disaggregated", "ms",
        "Throughput",
-       IF(XPYD, r("disagg_prefill_ms") * r("disagg_prefill_time_factor")
-          + r("disagg_kv_move_ms") + r("ttft_overhead_ms"), 0),
-       "Prefill of the prompt on a prefill replica (x the factor) + the cache's move + the "
-       "fitted request overhead."),
+       IF(XPYD, r("disagg_prefill_ms") + r("disagg_kv_move_ms") + r("ttft_overhead_ms")
+          + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor"), 0),
+       "Prefill of the prompt on a prefill replica (the list's own time: the factor is the "
+       "pool's rate, not a prompt's) + the cache's move + the fitted request overhead + the "
+       "engine's request path, scheduler_steps decode steps as for an aggregated server."),
     _c("disagg_request_rate_per_s", "Requests per second at peak, disaggregated",
        "requests/s", "Throughput",
        IF(XPYD, IF(gt(r("peak_request_rate_per_s"), 0), r("peak_request_rate_per_s"),

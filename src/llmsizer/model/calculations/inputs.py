@@ -228,6 +228,10 @@ INPUTS: tuple[Input, ...] = (
        "1 where the engine overlaps the network part of expert parallelism with compute "
        "(two-batch overlap, as the published deployments run it); 0 where it waits for it.",
        low=0, high=1),
+    _i("alltoall_dispatch_bytes", "All-to-all dispatch bytes per value", "B", "option",
+       "Bytes a token's hidden value takes in the expert dispatch: 2 (BF16) unless the engine "
+       "quantises the tokens first (TensorRT-LLM sends an NVFP4 checkpoint's tokens in FP4 "
+       "with their scales); the combine returns 2-byte outputs.", low=0.25, high=4),
     _i("alltoall_latency_us", "All-to-all latency", "µs", "option",
        "Fixed cost of one expert-parallel dispatch or combine (calibrated).", low=0, high=1000),
     _i("fp4_layer_saving_us", "FP4 small-batch saving per layer", "µs", "option",
@@ -274,8 +278,9 @@ INPUTS: tuple[Input, ...] = (
     _i("disagg_prefill_ms", "Prefill of one prompt, prefill replicas", "ms", "option",
        "The prefill replicas' layout evaluated by this list (disaggregated only).", low=0),
     _i("disagg_prefill_time_factor", "Disaggregated prefill factor", "x", "option",
-       "Prefill replicas' time relative to the model's prefill time (fitted on published "
-       "disaggregated benchmarks).", low=0.5, high=10),
+       "Prefill replicas' time per prompt token under load relative to the model's "
+       "prefill time: their prompt rate (fitted on published disaggregated "
+       "benchmarks).", low=0.5, high=10),
     _i("disagg_kv_link_gb_s", "Link a prompt's cache moves over", "GB/s", "option",
        "Per prefill GPU: the scale-up link when a prefill and a decode replica share an "
        "NVLink domain, else the platform's network (disaggregated only).", low=0),

@@ -21,6 +21,11 @@ class Scenario:
     change: str  # by how much, in words
     input: str  # the input it changes
     value: Expr  # that input's value in the scenario
+    # The embed and rerank servers' input it changes (model/calculations/retrieval.py) and
+    # its value there: the load and headroom rows resize those servers as they do the
+    # language models; the other rows keep them as proposed (None).
+    retrieval_input: str | None = None
+    retrieval_value: Expr | None = None
 
 
 def _scaled_tokens(name: str, factor: float) -> Expr:
@@ -42,10 +47,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0)),
     Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0)),
     Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2),
+    # an embed or rerank workload states its load as a rate (or a population, turned into its
+    # peak rate): these rows change it too
     Scenario("rate_-50%", "Requests/s at peak", "-50 %", "requests_per_s",
-             _PEAK_RATE * 0.5),
+             _PEAK_RATE * 0.5, "request_rate_per_s", r("request_rate_per_s") * 0.5),
     Scenario("rate_+50%", "Requests/s at peak", "+50 %", "requests_per_s",
-             _PEAK_RATE * 1.5),
+             _PEAK_RATE * 1.5, "request_rate_per_s", r("request_rate_per_s") * 1.5),
     Scenario("prompt_-50%", "Prompt length", "-50 %", "prompt_tokens",
              _scaled_tokens("prompt_tokens", 0.5)),
     Scenario("prompt_+50%", "Prompt length", "+50 %", "prompt_tokens",
@@ -68,8 +75,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lift(4)),
     Scenario("load_0.3", "Average load", "30 %", "average_load", lift(0.3)),
     Scenario("load_0.9", "Average load", "90 %", "average_load", lift(0.9)),
-    Scenario("headroom_0", "Headroom", "0 %", "headroom", lift(0)),
-    Scenario("headroom_0.5", "Headroom", "50 %", "headroom", lift(0.5)),
+    Scenario("headroom_0", "Headroom", "0 %", "headroom", lift(0), "headroom", lift(0)),
+    Scenario("headroom_0.5", "Headroom", "50 %", "headroom", lift(0.5), "headroom", lift(0.5)),
 )
 SCENARIO_OUTPUTS = ("gpus_purchased", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
 

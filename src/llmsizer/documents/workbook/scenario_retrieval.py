@@ -1,0 +1,127 @@
+"""The embed and rerank servers of one scenario on the Scenarios sheet. A scenario that
+changes a retrieval input (the peak request rate, the headroom: ``Scenario.retrieval_input``)
+gets one column per retrieval workload after its node groups, holding the Retrieval sheet's
+formulas with that input replaced by the scenario's value (itself a formula over the
+Retrieval sheet's cell); its node counts and costs are what the scenario row sums. The other
+scenarios sum the Retrieval sheet's cells, as proposed (``sizing.retrieval.scenario_retrieval``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, Scenario
+from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS
+from ...model.expr import Value, render
+from ...sizing.plan import Evaluated
+from ...sizing.retrieval import scenario_idle, scenario_retrieval
+from .book import Book
+from .formats import clean_text, number_format, unit_text
+from .layout import input_name, letter
+from .retrieval_sheet import _ROWS as SHEET_ROWS
+from .retrieval_sheet import TOTAL_ROWS, retrieval_cell, retrieval_total_refs
+from .scenario_plan import PlanRows
+
+__all__ = ["label_rows", "retrieval_rows", "write_retrieval"]
+
+_FREE = "llm_free_gpus"
+_COUNTS = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
+           "gpus_purchased": "retrieval_gpus"}
+
+
+def retrieval_rows(rows: PlanRows) -> dict[str, int]:
+    """The block's rows for a retrieval column (0-based): the idle GPUs it may use, then the
+    Retrieval calculations, after the node groups' rows; its TCO lines use the node groups'
+    own rows (the same calculations)."""
+    row = max(rows.group.values()) + 2
+    out = {_FREE: row}
+    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=1):
+        out[c.name] = row + i
+    return out
+
+
+def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
+    """The labels of the retrieval rows, in the block's label column ``col``."""
+    f = book.f
+    at = retrieval_rows(rows)
+    ws.write_string(at[_FREE], col, "Retrieval: idle GPUs of the language-model nodes (GPUs)",
+                    f("label"))
+    for c in RETRIEVAL_CALCULATIONS:
+        ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
+                        f("label"))
+
+
+def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario, e: Evaluated,
+                    plan_sums: dict[str, list[str]]) -> tuple[int, dict[str, list[str]]]:
+    """The retrieval columns of scenario ``sc`` from column ``col`` on (none when it keeps
+    the servers as proposed). Returns the next free column and, per account total, the
+    cells to add to the plan's (``plan_sums``: the node-group cells of the scenario)."""
+    r = book.r
+    if not r.plan.retrieval_groups:
+        return col, {k: [] for k in plan_sums}
+    if sc.retrieval_input is None or sc.retrieval_value is None:
+        return col, {k: retrieval_total_refs(r, k) for k in plan_sums}
+    f = book.f
+    at = retrieval_rows(rows)
+    groups = [ng.id for ng in r.plan.node_groups]
+    runs = scenario_retrieval(sc, r.retrieval, scenario_idle(r.plan.node_groups, e),
+                              r.account_inputs, r.tables)
+    sums: dict[str, list[str]] = {k: [] for k in plan_sums}
+    taken: dict[str, list[str]] = {}  # node-group id -> replicas cells of earlier sharers
+    for j, ((_, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
+                                            strict=True)):
+        assert values is not None and w.best is not None
+        x = letter(col)
+        shared = w.best.shares_with
+
+        def base(n: str, j: int = j) -> str:
+            """An input as the Retrieval sheet (or the Inputs sheet) has it."""
+            if n in SHEET_ROWS:
+                return retrieval_cell(j, n)
+            found = input_name(n)
+            if found is None:
+                raise KeyError(f"the Scenarios sheet cannot place {n!r}")
+            return found
+
+        def name(n: str, x: str = x, shared: str | None = shared) -> str:
+            n = _COUNTS.get(n, n) if n in GROUP_COUNTS else n
+            if n == sc.retrieval_input:
+                return f"{x}{rows.value + 1}"
+            if n in at and (n != _FREE or shared is not None):
+                return f"{x}{at[n] + 1}"
+            if n in rows.group and n in _COST:
+                return f"{x}{rows.group[n] + 1}"
+            return base(n)
+
+        ws.write_string(rows.value - 3, col, f"{sc.label} {sc.change}", f("header"))
+        ws.write_string(rows.value - 2, col, clean_text(w.name), f("header"))
+        ws.write_string(rows.value - 1, col, "Retrieval servers", f("header"))
+        _cell(book, ws, rows.value, col, "=" + render(sc.retrieval_value, base),
+              values[sc.retrieval_input], "")
+        if shared is not None:
+            k = groups.index(shared)
+            free = (f"={plan_sums['gpus_purchased'][k]}-{plan_sums['gpus_used'][k]}"
+                    + "".join(f"-{c}" for c in taken.get(shared, [])))
+            _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
+        for c in RETRIEVAL_CALCULATIONS:
+            _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit)
+        for c in GROUP_COST_CALCULATIONS:
+            _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
+                  c.unit)
+        if shared is not None:  # the replicas it puts on them, when it does (the flag)
+            taken.setdefault(shared, []).append(
+                f"{x}{at['shares_llm_nodes'] + 1}*{x}{at['retrieval_replicas'] + 1}")
+        for key in sums:
+            sums[key].append(name(TOTAL_ROWS[key]))
+        col += 1
+    return col, sums
+
+
+_COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
+
+
+def _cell(book: Book, ws: Any, row: int, col: int, formula: str, value: Value,
+          unit: str) -> None:
+    cached: float | str = value if isinstance(value, str) else float(value)
+    fmt = number_format(unit, [cached] if isinstance(cached, float) else [0.0], book.cur)
+    ws.write_formula(row, col, formula, book.f("calc", fmt), cached)
