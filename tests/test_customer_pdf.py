@@ -36,6 +36,7 @@ JARGON = {
     r"\bPDUs?\b": "PDU", r"\b(?:leaf|spine) switch": "Leaf and spine switches",
     r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
     r"\bprefix[- ]cache": "Prefix cache", r"\bdata-parallel\b": "Attention data parallelism",
+    r"\b(?:embedding|reranking)\b": "Embedding and reranking",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"
@@ -95,6 +96,40 @@ def test_every_footer_counts_every_page(path: Path, rendered: Callable) -> None:
     for number, page in enumerate(pages[1:], start=2):
         assert re.findall(r"Page \d+ of \d+", page) == [f"Page {number} of {total}"], number
     assert not any("Appendix: formulas" in p for p in pages)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_words_glued_at_a_template_tag(path: Path, rendered: Callable) -> None:
+    """A template line ending in a block tag loses its newline (trim_blocks): the costs'
+    opening sentence read "open-source serving);support at 10 %" in every proposal. Prose
+    puts a space after a semicolon or a comma before the next word."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    assert "serving); support at" in text or "per GPU-year; support at" in text
+    assert re.findall(r"[a-z)%][;,][A-Za-z]{2,}", text) == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_money_in_thousands_and_millions_shows_three_figures(path: Path,
+                                                             rendered: Callable) -> None:
+    """"Money is rounded to three figures" (the costs section): "USD 17.0 M" beside
+    "USD 15.2 M" in a column, never "USD 17 M" nor "USD 1 M" (Northwind Research's and
+    Adventure Works' what-if tables)."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    shown = re.findall(r"\b(?:USD|EUR|GBP) ([\d.,]+) (?:k|M|bn)\b", text)
+    assert shown
+    assert [s for s in shown if len(s.replace(".", "").lstrip("0")) != 3] == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_no_number_in_engineering_notation(path: Path, rendered: Callable) -> None:
+    """The models' sources read "(70B; 70.6e9 safetensors total)": a count is said in
+    words, "70.6 billion in the published weight files", as the proposal says the rest."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    assert "billion parameters" in text
+    assert re.findall(r"\b\d+(?:\.\d+)?e\d+\b", text) == []
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])

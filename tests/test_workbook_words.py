@@ -365,3 +365,83 @@ def test_the_summary_counts_retrieval_servers_in_the_right_number(books: Any) ->
     formula, text = summary._retrieval_words(_Book(), 1, one)  # type: ignore[arg-type]
     assert " node (1 × " in text and " GPU): 1 replica for " in text
     assert 'IF(' in formula and '"GPU"' in formula and '"GPUs"' in formula
+
+
+def test_a_count_of_one_reads_singular_in_every_unit_the_formulas_use() -> None:
+    """The Plan sheet printed "1 pools" (a node group with one pool): every plural noun a
+    calculation's unit names ("pools", "ranks", "GPUs") shows 1 in the singular. Not nouns:
+    ms and params; months and years show a decimal ("1.0 years")."""
+    import re
+
+    from llmsizer.documents.workbook.formats import number_format
+    from llmsizer.model.calculations import CALCULATIONS, INPUTS
+    from llmsizer.model.calculations.plan import PLAN_STAGES
+
+    units = ({c.unit for c in CALCULATIONS} | {i.unit for i in INPUTS}
+             | {c.unit for _stage, calcs in PLAN_STAGES for c in calcs})
+    plural = sorted(u for u in units if re.fullmatch(r"[A-Za-z-]+s", u)
+                    and u not in ("ms", "params", "months", "years"))
+    assert {"pools", "GPUs", "nodes", "replicas"} <= set(plural)
+    for unit in plural:
+        fmt = number_format(unit, (1.0, 2.0), "USD")
+        assert fmt.startswith('[=1]0" ') and f'" {unit}"' in fmt, (unit, fmt)
+
+
+@pytest.mark.parametrize("account", ["enterprise-multi", "helpdesk-population"])
+def test_every_printed_label_fits_its_column(books: Any, account: str) -> None:
+    """LibreOffice's print cut a label longer than column B at the unit column ("Headroom
+    with one node down, before a spare nod" on Plan, "Cached tokens attended per sequence
+    per ste" on Throughput): B holds its longest label at the ~1.15 characters of plain text
+    a unit of width printed."""
+    wb = books(account)
+    for name in ("Plan", "KV", "Throughput", "Nodes", "TCO"):
+        ws = wb[name]
+        width = ws.column_dimensions["B"].width
+        # a label with its unit beside it (a title or section heading runs on over empty cells)
+        labels = [str(c.value) for c in ws["B"] if isinstance(c.value, str)
+                  and ws.cell(c.row, 3).value]
+        assert len(labels) > 10, name
+        long = [t for t in labels if len(t) / 1.15 > width]
+        assert long == [], (name, width, long[:3])
+
+
+def test_the_scenarios_note_wraps_over_the_printed_table(books: Any) -> None:
+    """The note under the Scenarios table was one line in column A and ran off the printed
+    page ("... It keeps the propo"): it is merged over the table's printed columns, wrapped,
+    its row tall enough for its lines."""
+    ws = books("helpdesk-population")["Scenarios"]
+    cell = next(c for c in ws["A"] if str(c.value or "").startswith("The grouped columns"))
+    merged = next(m for m in ws.merged_cells.ranges if cell.coordinate in m)
+    last = str(ws.print_area).split(":")[-1].split("$")[1]  # 'Scenarios'!$A$1:$H$26
+    assert get_column_letter(merged.max_col) == last and merged.min_row == merged.max_row
+    assert cell.alignment.wrap_text
+    assert ws.row_dimensions[cell.row].height >= 2 * 12
+
+
+def test_plan_header_rows_are_tall_enough_for_their_names(books: Any) -> None:
+    """The Plan sheet's platform row was 30 pt, two lines: LibreOffice's print cut "Dell
+    PowerEdge XE9680 (8x H100 / H200 SXM5, 6U air-cooled)" (57 characters in a 24-wide
+    bold column, three lines) after "6U"."""
+    ws = books("helpdesk-population")["Plan"]
+    row = next(c.row for c in ws["B"] if c.value == "Platform")
+    name = str(ws.cell(row, 4).value)
+    assert name.startswith("Dell PowerEdge XE9680") and len(name) > 50
+    assert ws.row_dimensions[row].height >= 3 * 11 * 1.25
+
+
+def test_summary_charts_start_at_zero_with_level_labels(tmp_path: Path) -> None:
+    """LibreOffice drew Adventure Works' agent-platform chart with its option names turned
+    45° (the plot squeezed to a strip) and its cost axis from $196,000 (a 1 % gap read as
+    3×): every Summary chart's cost axis starts at 0 and its category labels stay level."""
+    import re
+    import zipfile
+
+    path = tmp_path / "aw.xlsx"
+    write_workbook(_result("enterprise-multi"), path)
+    with zipfile.ZipFile(path) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert len(charts) == 3  # one per workload
+    for xml in charts:
+        cat, val = xml.split("<c:catAx>")[1], xml.split("<c:valAx>")[1]
+        assert re.search(r'<a:bodyPr rot="0"', cat.split("</c:catAx>")[0]), "labels turned"
+        assert '<c:min val="0"/>' in val.split("</c:valAx>")[0], "axis not from 0"

@@ -32,8 +32,11 @@ from .walkthrough import workload_view
 
 def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
     """The glossary's ``only_when`` terms this proposal may print: disaggregated serving in
-    the plan, attention data-parallel ranks in an option it lists (format.option_label)."""
+    the plan, attention data-parallel ranks in an option it lists (format.option_label),
+    embedding and reranking servers in the plan."""
     uses = {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else set()
+    if result.plan.retrieval_groups:
+        uses.add("retrieval")
     if any(float(a.option.values.get("adp", 1.0) or 1.0) > 1
            for wv in views for a in wv.alternatives):
         uses.add("data-parallel")

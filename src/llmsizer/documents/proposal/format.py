@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup
@@ -48,21 +48,24 @@ class Formatter:
 
     def money(self, x: float) -> str:
         """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
-        significant figures from a thousand up (USD 1.08 M, USD 501 k), whole units from 100,
-        cents below. The workbook keeps the exact figures."""
+        significant figures from a thousand up (USD 1.08 M, USD 501 k, USD 17.0 M), whole units
+        from 100, cents below. The workbook keeps the exact figures."""
         if abs(x) < 1000:  # nothing is nothing: "USD 0", never "USD 0.00" (no licences)
             return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 or x == 0 else 2)}"
         shown = float(f"{float(x):.3g}")
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(shown) >= limit:
-                return f"{self.currency}{NBSP}{shown / limit:g}{NBSP}{suffix}"
+                # three figures, as the costs section says, trailing zeros too: "USD 17.0 M"
+                # beside "USD 15.2 M", not "USD 17 M" ('#' keeps them, and a point after "100")
+                figures = f"{shown / limit:#.3g}".rstrip(".")
+                return f"{self.currency}{NBSP}{figures}{NBSP}{suffix}"
         return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
 
     def unit_price(self, x: float) -> str:
         """A price per unit that may be a fraction of a cent (USD 0.0051 per million
         embedded tokens): two significant figures below one, else as ``money``."""
-        if 0 < abs(x) < 1:
-            return f"{self.currency}{NBSP}{float(f'{float(x):.2g}'):g}"
+        if 0 < abs(x) < 1:  # two figures, a trailing zero kept: "USD 0.10" beside "USD 0.77"
+            return f"{self.currency}{NBSP}{float(x):#.2g}"
         return self.money(x)
 
     def money_short(self, x: float) -> str:
@@ -74,12 +77,23 @@ class Formatter:
                 return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
         return self.money(x)
 
-    def pct(self, x: float) -> str:
+    def pct(self, x: float, digits: int | None = None) -> str:
+        """A share as "26.4 %": one decimal, dropped where it is 0 ("28 %"); a table column
+        passes the ``digits`` of :meth:`pct_digits` so that it keeps one precision."""
         coarse, fine = f"{float(x):,.0%}", f"{float(x):,.1%}"
-        s = coarse if fine.replace(".0%", "%") == coarse else fine
+        if digits is not None:
+            s = fine if digits else coarse
+        else:
+            s = coarse if fine.replace(".0%", "%") == coarse else fine
         if s.startswith("-") and not s.strip("-0.,%"):
             s = s[1:]
         return s.replace("%", f"{NBSP}%")
+
+    @staticmethod
+    def pct_digits(xs: Iterable[float]) -> int:
+        """The decimals a column of shares shows, one for all its rows: 1 where any of them
+        needs it ("28.0 %" beside "26.4 %", never "28 %"), else 0."""
+        return int(any(not f"{float(x):.1%}".endswith(".0%") for x in xs))
 
     def ms(self, x: float) -> str:
         return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
@@ -171,6 +185,8 @@ _CITED_FILE = re.compile(r"[;,] reference [a-z_]+\.(?:csv|md)(?=\))")
 _REFERENCES = {"reference notes": "published specifications",
                "reference prices": "published prices"}
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
+# a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
+_BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
 
 def _said(m: re.Match[str], words: str) -> str:
@@ -181,8 +197,8 @@ def _said(m: re.Match[str], words: str) -> str:
 
 def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
     """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), the
-    project's reference files left out, and a catalog id in ``names`` (platform id -> name)
-    by its name."""
+    project's reference files left out, a catalog id in ``names`` (platform id -> name)
+    by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
@@ -191,7 +207,8 @@ def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
                                                                          reverse=True)))
                          + r")(?![\w-])")
         text = ids.sub(lambda m: names[m.group(1)], text)
-    return text
+    return _BILLIONS.sub(lambda m: f"{m.group(1)} billion"
+                         + (" in the published weight files" if m.group(2) else ""), text)
 
 
 def precision_name(precision: str) -> str:

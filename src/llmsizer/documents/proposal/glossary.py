@@ -40,6 +40,10 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Disaggregated serving", "Reading prompts (prefill) on some replicas and writing "
          "answers (decode) on others; each request's cache moves once between them.",
          only_when="disaggregated"),
+    Term("Embedding and reranking", "The two steps that find the documents a question needs "
+         "before the LLM answers: embedding turns the question and the documents into vectors "
+         "that a vector database compares by meaning; reranking scores the passages found "
+         "against the question, so that the best ones reach the LLM.", only_when="retrieval"),
     Term("Expert parallelism (EP)", "Spreading a mixture-of-experts model's experts over "
          "several GPUs, so each GPU holds and computes only some of them."),
     Term("GPU", "The accelerator card that holds the model in its memory and does the "

@@ -73,6 +73,7 @@ FILTERS = {
     "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
     "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
     "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
+    "pctdigits": "pct_digits",
 }
 
 
@@ -379,7 +380,7 @@ def render_pdf(result: Result, path: Path, templates: Path | None = None,
     html_text = _render_template(roots, context)
     fetcher = ClosedFetcher(roots)
     try:
-        document = (with_appendix(html_text, roots, fetcher) if appendix
+        document = (with_appendix(html_text, roots, fetcher, context["footer_name"]) if appendix
                     else render_document(html_text, roots, fetcher))
         write_pdf(document, path)
     except FatalURLFetchingError:
@@ -402,24 +403,32 @@ _STAND_IN = '<div style="break-before: page; page-break-before: always">&#160;</
 
 
 def with_appendix(html_text: str, roots: tuple[Path, ...],
-                  fetcher: ClosedFetcher | None = None) -> Any:
+                  fetcher: ClosedFetcher | None = None, footer_name: str = "") -> Any:
     """The proposal ``html_text`` laid out and followed by the formula appendix
-    (``appendix.html.j2``), its pages numbered on from the proposal's ("Page 15 of 17").
+    (``appendix.html.j2``), its pages numbered on from the proposal's ("Page 15 of 17") and
+    its running head naming the account (``footer_name``) as the proposal's pages do.
 
-    The appendix is the same for every account, so it is laid out once per process,
-    templates version and first page number and its pages reused: a tenth of a proposal's
-    rendering time (docs/benchmarks.md). Its page count does not depend on the numbers in
-    its footers (margin boxes do not move the text), so the proposal is laid out with that
-    many stand-in pages at its end and the footers of both count every page."""
-    appendix_html = _render_template(roots, formula_context(), APPENDIX_TEMPLATE)
+    The appendix's text is the same for every account, so its page count comes from one
+    layout per process and templates version (the running head is out of the flow: the name
+    moves no text); only the final layout, with the name and the page numbers, is per account.
+    The proposal is laid out with that many stand-in pages at its end so that the footers of
+    both count every page (docs/benchmarks.md)."""
     stylesheet = _stylesheet(roots)
-    extra = len(_laid_out(appendix_html, roots, stylesheet, 0, 0).pages)
+    unnamed = _render_template(roots, {**formula_context(), "footer_name": ""},
+                               APPENDIX_TEMPLATE)
+    extra = len(_laid_out(unnamed, roots, stylesheet, 0, 0).pages)
+    named = (_render_template(roots, {**formula_context(), "footer_name": footer_name},
+                              APPENDIX_TEMPLATE) if footer_name else unnamed)
     at = html_text.rfind("</body>")
     at = len(html_text) if at < 0 else at
-    document = render_document(html_text[:at] + _STAND_IN * extra + html_text[at:], roots,
-                               fetcher)
-    own = len(document.pages) - extra
-    appendix = _laid_out(appendix_html, roots, stylesheet, own, own + extra)
+    for _ in range(3):  # a user's template that shows the name in its text may add a page
+        document = render_document(html_text[:at] + _STAND_IN * extra + html_text[at:], roots,
+                                   fetcher)
+        own = len(document.pages) - extra
+        appendix = _laid_out(named, roots, stylesheet, own, own + extra)
+        if len(appendix.pages) == extra:
+            break
+        extra = len(appendix.pages)
     return document.copy([*document.pages[:own], *appendix.pages])
 
 

@@ -13,7 +13,7 @@ from ...model.catalog import Catalog
 from ...sizing.engine import curve
 from ...sizing.results import Result
 from .alternatives import alternative_views, impractical, not_chosen, rejected_groups
-from .format import Formatter, svg_image
+from .format import Formatter, catalog_note, svg_image
 from .views import OptionView, WorkloadView, as_number, load_sentence, option_view
 
 
@@ -82,6 +82,6 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
         rejected_count=len([o for o in w.options if not o.feasible]),
         throughput_chart=throughput_chart, one_user=one_user,
         max_context=model.max_context if model else None,
-        model_source=model.source if model else "model config supplied with the requirements",
+        model_source=catalog_note(model.source) if model else "model config supplied with the requirements",
         load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal), share=share,
         costs=costs)

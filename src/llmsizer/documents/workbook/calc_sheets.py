@@ -13,7 +13,15 @@ from ...sizing.results import Option
 from ..marker import normalize_formula
 from ..proposal.format import short_name
 from .book import Book
-from .formats import clean_text, fit_width, number_format, shown_width, unit_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    label_width,
+    number_format,
+    shown_width,
+    unit_text,
+    wrapped_height,
+)
 from .layout import (
     COL_LABEL,
     COL_NAME,
@@ -76,7 +84,6 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
     ws.set_row(ROW_WORKLOAD, 30)
     ws.set_row(ROW_STATUS, 66)
     ws.set_column(COL_NAME, COL_NAME, 24)
-    ws.set_column(COL_LABEL, COL_LABEL, 36)
     ws.set_column(COL_UNIT, COL_UNIT, 11)
     ws.set_column(book.tail, book.tail, 60)
     ws.set_column(book.tail + 1, book.tail + 1, 100)
@@ -155,8 +162,13 @@ def write(book: Book, sheet: str) -> None:
     ws.set_row(ROW_OPTION, max([30.0] + [
         wrapped_height(text, min(widths[col] + 2, 28) * 0.75, 11) for col, text in words.items()]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
+    labels = [c.label for c in CALCULATIONS if c.sheet == sheet]
+    if sheet == "KV":
+        labels += [i.label for i in book.option_inputs]
+    wide = label_width(labels, 36)
+    ws.set_column(COL_LABEL, COL_LABEL, wide)
     ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, book.tail - 1))
-    fit_width(ws, 47 + sum(min(w + 2, 28) for w in widths.values()), 47)
+    fit_width(ws, wide + 11 + sum(min(w + 2, 28) for w in widths.values()), wide + 11)
 
 
 def _write_option_inputs(book: Book, ws: Any, i: Input, row: int, widths: dict[int, int]) -> None:

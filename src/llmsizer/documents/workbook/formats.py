@@ -19,6 +19,7 @@ __all__ = [
     "clean_text",
     "fit_width",
     "forget_number_formats",
+    "label_width",
     "number_format",
     "shown_width",
     "unit_text",
@@ -41,7 +42,9 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month",
             "workloads": "workload", "PDUs": "PDU", "ports": "port", "servers": "server",
-            "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance"}
+            "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance",
+            "pools": "pool", "ranks": "rank", "stages": "stage", "columns": "column",
+            "elements": "element", "layer-tokens": "layer-token"}
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
@@ -144,6 +147,14 @@ def fit_width(ws: Any, width: float, repeated: float = 0.0) -> None:
     needed, the ``repeated`` (label) columns printed again on each."""
     pages = max(1, math.ceil((width - repeated) / (_PAGE_CHARS - repeated)))
     ws.fit_to_pages(pages, 0)
+
+
+def label_width(labels: Iterable[str], least: float) -> int:
+    """A label column wide enough for its longest label, never narrower than ``least``:
+    LibreOffice printed about 1.15 characters of plain text per unit of width, and cut a
+    longer label at the unit column ("Headroom with one node down, before a spare nod")."""
+    longest = max((len(t) for t in labels), default=0)
+    return max(math.ceil(least), math.ceil(longest / 1.15) + 1)
 
 
 def wrapped_height(text: str, width: float, font_pt: float = 9) -> float:

@@ -41,7 +41,7 @@ from ...model.calculations import (
 from ...model.expr import render, to_text
 from ...sizing.results import Result
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import clean_text, fit_width, label_width, number_format, unit_text, wrapped_height
 from .layout import Column, input_name, letter
 from .rerun_check import label as option_label
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
@@ -209,6 +209,9 @@ def _head(book: Book, ws: Any, row: int, label: str, texts: Sequence[str], n: in
         ws.write_string(row, FIRST_COL + j, clean_text(text), book.f("header"))
     for j in range(len(texts), n):
         ws.write_blank(row, FIRST_COL + j, None, book.f("header"))
+    # as tall as its longest words wrapped in their 24-wide column (bold, at word ends: about
+    # 0.9 of the plain width), or LibreOffice's print cut "... SXM5, 6U air-cooled)"
+    ws.set_row(row, max([15.0] + [wrapped_height(t, 24 * 0.9, 11) for t in texts]))
 
 
 def write(book: Book) -> None:
@@ -232,12 +235,14 @@ def write(book: Book) -> None:
     group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
     width = _width(r, pl)
     ws.set_column(0, 0, 28)
-    ws.set_column(1, 1, 40)
+    wide = label_width([i.label for i in (*POOL_ITEMS, *GROUP_ITEMS,
+                                          *WORKLOAD_SHARE_CALCULATIONS)], 40)
+    ws.set_column(1, 1, wide)
     ws.set_column(2, 2, 11)
     ws.set_column(FIRST_COL, FIRST_COL + width - 1, 24)
     ws.set_column(FIRST_COL + width, FIRST_COL + width, 50)
     ws.set_column(FIRST_COL + width + 1, FIRST_COL + width + 1, 80)
-    fit_width(ws, 51 + 24 * width, 51)
+    fit_width(ws, wide + 11 + 24 * width, wide + 11)
 
     def pool_own(p_col: int, g_col: int) -> Callable[[str], str | None]:
         def own(n: str) -> str | None:
@@ -259,8 +264,6 @@ def write(book: Book) -> None:
     _head(book, ws, pl.pool_head + 2, "Option (the ★ column of each member)", words, width)
     _head(book, ws, pl.pool_head + 3, "Node group", [names[group_of[p.id].id] for p in pools],
           width)
-    ws.set_row(pl.pool_head + 1, 30)
-    ws.set_row(pl.pool_head + 2, max((wrapped_height(t, 24 * 0.9, 11) for t in words), default=15))
     pool_columns = []
     for p in pools:
         members = [rec[i + 1] for i in p.workload_indices]
@@ -278,7 +281,6 @@ def write(book: Book) -> None:
           width)
     _head(book, ws, pl.group_head + 3, "Pools", [", ".join(names[p] for p in g.pools)
                                                  for g in groups], width)
-    ws.set_row(pl.group_head + 1, 30)
     group_columns = []
     for g in groups:
         g_col = group_col[g.id]

@@ -28,7 +28,7 @@ from ...model.expr import Lookup, Value, lookup_formula, render
 from ...sizing.costs import result_scenario_plans
 from ..marker import normalize_formula
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text
+from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
@@ -218,12 +218,15 @@ def write(book: Book) -> None:
                       {"level": 1, "hidden": True})
         ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})
         ws.set_column(col, col, None, None, {"collapsed": True})
-    ws.write_string(last_table_row + 2, 0,
-                    "The grouped columns (+ above the column letters) hold each scenario's "
-                    "calculations: one column per workload, then one per pool and one per node "
-                    "group, as on the Plan sheet. A calculation the changed input does not reach "
-                    "is left blank there: it keeps the proposal's value on the calculation "
-                    "sheets.", f("note"))
+    note = ("The grouped columns (+ above the column letters) hold each scenario's "
+            "calculations: one column per workload, then one per pool and one per node "
+            "group, as on the Plan sheet. A calculation the changed input does not reach "
+            "is left blank there: it keeps the proposal's value on the calculation sheets.")
+    # wrapped over the table's columns: on one line it ran off the printed page
+    last = 2 + len(SCENARIO_OUTPUTS)
+    ws.merge_range(last_table_row + 2, 0, last_table_row + 2, last, "", f("wrap_note"))
+    ws.write_string(last_table_row + 2, 0, note, f("wrap_note"))
+    ws.set_row(last_table_row + 2, wrapped_height(note, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
     fit_width(ws, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS))  # the table on one page wide

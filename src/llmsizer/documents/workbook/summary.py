@@ -405,8 +405,10 @@ def _charts(book: Book, wb: Any, ws: Any, row: int) -> None:
         ws.write_string(title_row, 0, f"Annual cost by option: {clean_text(w.name)}"[:250],
                         book.f("label_bold"))
         chart.set_title({"name": ["Summary", title_row, 0], "name_font": {"size": 11}})
-        chart.set_y_axis({"num_format": money, "major_gridlines": {"visible": True}})
-        chart.set_x_axis({"num_font": {"size": 8}})
+        # bars from 0 (LibreOffice started the axis at $196,000: a 1 % gap read as 3x), and
+        # the options' names wrapped level, not turned 45° over a plot squeezed to a strip
+        chart.set_y_axis({"num_format": money, "major_gridlines": {"visible": True}, "min": 0})
+        chart.set_x_axis({"num_font": {"size": 8, "rotation": 0}})
         chart.set_legend({"position": "bottom"})
         chart.set_size({"width": 760, "height": 320})
         ws.insert_chart(title_row + 1, 0, chart, {"x_offset": 2, "y_offset": 4})
