@@ -99,7 +99,7 @@ def test_reasons_are_listed_escaped_and_cloud_can_be_asked(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("reasons, words", [
-    ([f"reason {i}" for i in range(9)], "at most 8"),
+    ([f"reason {i}" for i in range(9)], "holds 9 items; allowed: a list of 0 to 8 items"),
     (["x" * 201], "at most 200"),
 ])
 def test_reasons_are_bounded(tmp_path: Path, reasons: list[str], words: str) -> None:
