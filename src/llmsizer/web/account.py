@@ -208,8 +208,17 @@ async def _read_upload(file: StarletteUpload, limit: int) -> bytes:
     return body
 
 
+def _no_file(request: Request, what: str, button: str) -> HTMLResponse:
+    """Open or Re-read pressed with no file chosen: the page again with one line that says
+    what to do (FastAPI's own answer would be a JSON validation error)."""
+    return _account_page(request, archetypes.requirements("chat"), 400,
+                         upload_error=f"choose {what} first, then press {button}")
+
+
 @router.post("/upload/yaml", response_class=HTMLResponse)
-async def upload_yaml(request: Request, file: UploadFile) -> HTMLResponse:
+async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLResponse:
+    if file is None or not file.filename:
+        return _no_file(request, "a requirements YAML file", "Open")
     name = printable((file.filename or "upload.yaml").rsplit("/", 1)[-1])[:100]
     try:
         text = await _read_upload(file, MAX_YAML_BYTES)
@@ -273,9 +282,11 @@ def _flat(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @router.post("/upload/workbook", response_class=HTMLResponse)
-async def upload_workbook(request: Request, file: UploadFile) -> HTMLResponse:
+async def upload_workbook(request: Request, file: UploadFile | None = None) -> HTMLResponse:
     from starlette.concurrency import run_in_threadpool
 
+    if file is None or not file.filename:
+        return _no_file(request, "a workbook (.xlsx) written by llmsizer", "Re-read")
     name = printable((file.filename or "upload.xlsx").rsplit("/", 1)[-1])[:100]
     try:
         body = await _read_upload(file, MAX_WORKBOOK_BYTES)
