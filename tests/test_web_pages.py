@@ -159,3 +159,28 @@ def test_documents_are_written_in_a_temporary_folder_only(tmp_path: Path,
     out = reread_workbook(body, "../../../etc/evil.xlsx")
     assert out["requirements"]["account"]["name"] == "Acme Corp"
     assert os.listdir(cwd) == [] and os.listdir(temp) == []
+
+
+def chat_form(**blank: str) -> list[tuple[str, str]]:
+    """The quick start's Chat API form as a browser posts it, with the named fields emptied."""
+    out: list[tuple[str, str]] = []
+    for k, v in forms.form_values(archetypes.requirements("chat")).items():
+        out += [(k, x) for x in v] if isinstance(v, list) else [(k, "" if k in blank else v)]
+    return out
+
+
+@pytest.mark.parametrize(("emptied", "field", "words"), [
+    ("account.name", "account.name", "Account — Customer name: required key 'name' is missing"),
+    ("workloads[0].prompt_tokens", "workloads[0].prompt_tokens",
+     "Chat API — Prompt tokens: required key 'prompt_tokens' is missing")])
+def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptied: str,
+                                                      field: str, words: str) -> None:
+    """The loader reports a missing key at its section (account, workloads[0]); the page
+    marked the whole section and said 'Account: required key 'name'…' for the Customer name."""
+    from urllib.parse import urlencode
+
+    r = client.post("/size", content=urlencode(chat_form(**{emptied: ""})),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert f'id="error-slot" data-field="{field}"' in r.text
+    found = re.search(r'id="sizing-error">([^<]*)<', r.text)
+    assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
