@@ -295,3 +295,21 @@ def test_figures_and_dates_never_break_over_lines(server: str, browser: object,
                         return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
         .map(td => td.innerText)""")
     assert broken == []
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_page_never_scrolls_sideways_on_a_laptop(server: str, browser: object,
+                                                     width: int) -> None:
+    """inputs/rag-knowledge-base.yaml at laptop widths: the page was 1,246 px wide in a
+    1,024 px window (the results' tables pushed their column); now a table wider than its
+    panel scrolls inside it, and the results stay beside the form."""
+    page = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#retrieval")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    form = page.locator("#account").bounding_box()
+    results = page.locator("#results").bounding_box()
+    assert form and results and results["x"] > form["x"] + form["width"]  # side by side
+    _shot(page, f"account-rag-{width}px")
