@@ -184,3 +184,20 @@ def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptie
     assert f'id="error-slot" data-field="{field}"' in r.text
     found = re.search(r'id="sizing-error">([^<]*)<', r.text)
     assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
+
+
+@pytest.mark.parametrize(("url", "where"), [("/download/pdf", "job-error"),
+                                            ("/download/xlsx", "problem")])
+def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
+        client: TestClient, url: str, where: str) -> None:
+    """The PDF job failed with 'requirements:3:1: account: required key …': a line of the
+    YAML the form generates, which the user never saw; now the results panel's words."""
+    from urllib.parse import urlencode
+
+    r = client.post(url, content=urlencode(chat_form(**{"account.name": ""})),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    found = re.search(rf'id="{where}">([^<]*)<', r.text)
+    assert found, r.text[-500:]
+    assert html_lib.unescape(found.group(1)) == (
+        "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
+        "`name: Acme Corp`")

@@ -154,12 +154,24 @@ def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
     return page(request, "problem.html.j2", status, message=message)
 
 
+async def _unsized(sub: Submitted) -> str | None:
+    """Why the form does not size, in the results panel's words (the field's label, not the
+    line of a generated YAML the user never saw), or None: a document is not started."""
+    from starlette.concurrency import run_in_threadpool
+
+    sized = await run_in_threadpool(size_text, sub.yaml, FORM_SOURCE, sub.configs)
+    return sized.error
+
+
 @router.post("/download/xlsx")
 async def download_xlsx(request: Request) -> Response:
     sub = await _submitted(request)
     pool = request.app.state.pool
     from starlette.concurrency import run_in_threadpool
 
+    error = await _unsized(sub)
+    if error:
+        return _problem(request, error)
     try:
         stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
                                              sub.yaml, FORM_SOURCE, "xlsx", sub.configs)
@@ -175,6 +187,9 @@ async def download_xlsx(request: Request) -> Response:
 @router.post("/download/pdf", response_class=HTMLResponse)
 async def start_pdf(request: Request) -> HTMLResponse:
     sub = await _submitted(request)
+    error = await _unsized(sub)
+    if error:
+        return page(request, "_job.html.j2", job=None, message=f"error: {error}")
     try:
         job = request.app.state.pool.submit("pdf", render_document, sub.yaml,
                                             FORM_SOURCE, "pdf", sub.configs)
