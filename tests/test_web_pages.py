@@ -201,3 +201,11 @@ def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
     assert html_lib.unescape(found.group(1)) == (
         "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
         "`name: Acme Corp`")
+
+
+@pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
+def test_the_catalog_key_column_says_what_it_is(client: TestClient, kind: str) -> None:
+    """The first column is the key a requirements file writes (h100-sxm); it was headed 'id'."""
+    text = client.get(f"/catalog/{kind}").text
+    assert '<th title="what a requirements file writes for it">Key</th>' in text
+    assert "<th>id</th>" not in text
