@@ -209,3 +209,12 @@ def test_the_catalog_key_column_says_what_it_is(client: TestClient, kind: str) -
     text = client.get(f"/catalog/{kind}").text
     assert '<th title="what a requirements file writes for it">Key</th>' in text
     assert "<th>id</th>" not in text
+
+
+def test_a_download_is_named_by_the_accounts_slug_never_its_text(client: TestClient) -> None:
+    from urllib.parse import urlencode
+
+    form = [(k, '../../"evil"; <b>x</b>' if k == "account.name" else v) for k, v in chat_form()]
+    r = client.post("/download/yaml", content=urlencode(form),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.headers["content-disposition"] == 'attachment; filename="evil-b-x-b.yaml"'
