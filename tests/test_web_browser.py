@@ -247,3 +247,69 @@ def test_reference_pages(server: str, browser: object, path: str) -> None:
         assert page.locator("img.chart").count() == 1
     _shot(page, path.replace("/", "-"))
     assert errors == [], errors
+
+
+def test_an_item_error_is_marked_beside_its_field(server: str, browser: object,
+                                                  tmp_path: Path) -> None:
+    """The loader names an item of a list (hardware.gpus[0]); the form's box is the list's
+    (hardware.gpus). The message went to the results panel's hidden slot, which carries
+    the same data-field, instead of beside the GPU boxes."""
+    text = (ROOT / "inputs" / "example.yaml").read_text()
+    assert "gpus: [h100-sxm," in text
+    bad = tmp_path / "unknown-gpu.yaml"
+    bad.write_text(text.replace("gpus: [h100-sxm,", "gpus: [h999-nope,"))
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(bad))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#sizing-error")
+    beside = page.locator('#account [data-field="hardware.gpus"] .field-error')
+    assert beside.count() == 1 and "unknown GPU 'h999-nope'" in beside.inner_text()
+    assert page.locator("#error-slot .field-error").count() == 0
+    beside.scroll_into_view_if_needed()
+    _shot(page, "account-unknown-gpu")
+
+
+def test_a_workloads_fields_share_the_width_evenly(server: str, browser: object) -> None:
+    """The two columns of a workload are equal, so 'Answers (a language model)' is not cut:
+    the Remove button floated beside the grid and a file input widened the first column."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    name = page.locator('[id="workloads[0].name"]').bounding_box()
+    kind = page.locator('[id="workloads[0].kind"]').bounding_box()
+    remove = page.locator(".remove-workload").first.bounding_box()
+    assert name and kind and remove
+    assert abs(name["width"] - kind["width"]) <= 2, (name, kind)
+    assert remove["y"] + remove["height"] <= kind["y"]  # above the fields, never over them
+
+
+@pytest.mark.parametrize("path", ["catalog/gpus", "catalog/prices"])
+def test_figures_and_dates_never_break_over_lines(server: str, browser: object,
+                                                  path: str) -> None:
+    """'1,100 W' and '2026-09-20' on one line each (they broke as '1100 / W', '2026- / 09-20')."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server + path)
+    broken = page.evaluate("""() => [...document.querySelectorAll('td')]
+        .filter(td => td.classList.contains('n') || /^\\d{4}-\\d\\d/.test(td.innerText))
+        .filter(td => { const r = document.createRange(); r.selectNodeContents(td);
+                        return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+        .map(td => td.innerText)""")
+    assert broken == []
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_page_never_scrolls_sideways_on_a_laptop(server: str, browser: object,
+                                                     width: int) -> None:
+    """inputs/rag-knowledge-base.yaml at laptop widths: the page was 1,246 px wide in a
+    1,024 px window (the results' tables pushed their column); now a table wider than its
+    panel scrolls inside it, and the results stay beside the form."""
+    page = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#retrieval")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    form = page.locator("#account").bounding_box()
+    results = page.locator("#results").bounding_box()
+    assert form and results and results["x"] > form["x"] + form["width"]  # side by side
+    _shot(page, f"account-rag-{width}px")

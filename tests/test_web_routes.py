@@ -534,7 +534,10 @@ def test_reference_pages_show_catalog_data_with_sources(client: TestClient) -> N
     g = cat.gpus["h100-sxm"]
     assert f"{g.name} h100-sxm {g.price_usd:,.0f} {g.price_date}" in prices
     offer = cat.prices.cloud["h100-sxm"]["committed_1yr"]
-    assert f"{g.name} h100-sxm committed one-year contract {offer.usd_per_gpu_hour}" in prices
+    from llmsizer.documents.proposal.format import Formatter
+
+    price = " ".join(Formatter("USD").money(offer.usd_per_gpu_hour).split())  # as the PDF
+    assert f"{g.name} h100-sxm committed one-year contract {price}" in prices
     assert " committed_1yr " not in prices and " gpu_cloud " not in prices
     assert client.get("/catalog/nothing").status_code == 404
 

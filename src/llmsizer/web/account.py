@@ -154,12 +154,24 @@ def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
     return page(request, "problem.html.j2", status, message=message)
 
 
+async def _unsized(sub: Submitted) -> str | None:
+    """Why the form does not size, in the results panel's words (the field's label, not the
+    line of a generated YAML the user never saw), or None: a document is not started."""
+    from starlette.concurrency import run_in_threadpool
+
+    sized = await run_in_threadpool(size_text, sub.yaml, FORM_SOURCE, sub.configs)
+    return sized.error
+
+
 @router.post("/download/xlsx")
 async def download_xlsx(request: Request) -> Response:
     sub = await _submitted(request)
     pool = request.app.state.pool
     from starlette.concurrency import run_in_threadpool
 
+    error = await _unsized(sub)
+    if error:
+        return _problem(request, error)
     try:
         stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
                                              sub.yaml, FORM_SOURCE, "xlsx", sub.configs)
@@ -175,6 +187,9 @@ async def download_xlsx(request: Request) -> Response:
 @router.post("/download/pdf", response_class=HTMLResponse)
 async def start_pdf(request: Request) -> HTMLResponse:
     sub = await _submitted(request)
+    error = await _unsized(sub)
+    if error:
+        return page(request, "_job.html.j2", job=None, message=f"error: {error}")
     try:
         job = request.app.state.pool.submit("pdf", render_document, sub.yaml,
                                             FORM_SOURCE, "pdf", sub.configs)
@@ -208,8 +223,17 @@ async def _read_upload(file: StarletteUpload, limit: int) -> bytes:
     return body
 
 
+def _no_file(request: Request, what: str, button: str) -> HTMLResponse:
+    """Open or Re-read pressed with no file chosen: the page again with one line that says
+    what to do (FastAPI's own answer would be a JSON validation error)."""
+    return _account_page(request, archetypes.requirements("chat"), 400,
+                         upload_error=f"choose {what} first, then press {button}")
+
+
 @router.post("/upload/yaml", response_class=HTMLResponse)
-async def upload_yaml(request: Request, file: UploadFile) -> HTMLResponse:
+async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLResponse:
+    if file is None or not file.filename:
+        return _no_file(request, "a requirements YAML file", "Open")
     name = printable((file.filename or "upload.yaml").rsplit("/", 1)[-1])[:100]
     try:
         text = await _read_upload(file, MAX_YAML_BYTES)
@@ -273,9 +297,11 @@ def _flat(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @router.post("/upload/workbook", response_class=HTMLResponse)
-async def upload_workbook(request: Request, file: UploadFile) -> HTMLResponse:
+async def upload_workbook(request: Request, file: UploadFile | None = None) -> HTMLResponse:
     from starlette.concurrency import run_in_threadpool
 
+    if file is None or not file.filename:
+        return _no_file(request, "a workbook (.xlsx) written by llmsizer", "Re-read")
     name = printable((file.filename or "upload.xlsx").rsplit("/", 1)[-1])[:100]
     try:
         body = await _read_upload(file, MAX_WORKBOOK_BYTES)

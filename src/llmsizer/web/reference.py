@@ -11,18 +11,21 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..base.errors import LlmsizerError
-from ..documents.proposal.format import svg_image
+from ..documents.proposal.format import Formatter, svg_image
 from ..documents.roofline import roofline_chart
 from ..model.expr import Value
 from ..sizing.costs import tier_words
 from ..sizing.debugger import roofline
 from ..sizing.engine import estimate
-from .render import page
+from .forms import COST_FIELDS
+from .render import display, page
 from .service import catalog
 
 router = APIRouter()
 
 KINDS = ("gpus", "models", "platforms", "prices")
+# the catalog's bill-of-materials extras by the words of the form's cost fields they feed
+EXTRA_WORDS = {f.key: f.label for f in COST_FIELDS}
 
 
 @router.get("/catalog/{kind}", response_class=HTMLResponse)
@@ -31,7 +34,7 @@ def catalog_page(request: Request, kind: str) -> HTMLResponse:
         return page(request, "problem.html.j2", 404,
                     message=f"no catalog page {kind!r}; there are {', '.join(KINDS)}")
     return page(request, "catalog.html.j2", kind=kind, catalog=catalog(), kinds=KINDS,
-                tier_words=tier_words)
+                tier_words=tier_words, usd=Formatter("USD"), extra_words=EXTRA_WORDS)
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,10 @@ def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None,
     except LlmsizerError as exc:
         return None, None, str(exc)
     if out["max_sequences_by_memory"] == 0:
-        return out, None, (f"{s.model} and one request's KV cache do not fit {s.tp} × {s.gpu} "
-                           f"with {s.weights} weights: raise the TP, lower the precision or "
-                           "shorten the context")
+        # the catalog's names, as the form's lists show them (never the YAML keys)
+        return out, None, (f"{display(s.model)} and one request's KV cache do not fit "
+                           f"{s.tp} × {display(s.gpu)} with {display(s.weights)} weights: "
+                           "raise the TP, lower the precision or shorten the context")
     from .service import CHARTS
 
     with CHARTS:  # one matplotlib figure per chart kind and process (documents/charts.py)

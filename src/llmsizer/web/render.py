@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
 from ..documents.proposal.format import customer_words, precision_name
+from ..documents.proposal.glossary import GLOSSARY
 from .forms import Configs
 
 _HERE = resources.files("llmsizer.web")
@@ -32,6 +33,12 @@ def display(catalog_id: str) -> str:
     return precision_name(catalog_id) if catalog_id in cat.precisions else catalog_id
 
 
+def num(x: float) -> str:
+    """A catalog figure as the catalog states it, with thousands separators (1,979.5 TFLOP/s,
+    1,000 W): never a float's repr (1979.0), never more digits than the catalog gives."""
+    return f"{float(x):,.3f}".rstrip("0").rstrip(".")
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -40,6 +47,11 @@ def _environment() -> jinja2.Environment:
     env.globals.update(version=__version__, article=ARTICLE)
     env.filters["words"] = customer_words  # engine text as the PDF words it
     env.globals["display"] = display
+    env.filters["display"] = display
+    env.filters["num"] = num
+    # the PDF's glossary, every term (the page has room for those the PDF lists only when used)
+    env.globals["glossary"] = sorted(GLOSSARY, key=lambda t: t.term.lower())
+    env.globals["term"] = {t.term: t.meaning for t in GLOSSARY}
     return env
 
 

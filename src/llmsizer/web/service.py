@@ -138,11 +138,16 @@ class _Cache:
 
 CACHE = _Cache(CACHE_ENTRIES)
 CHARTS = threading.Lock()
+_MISSING = re.compile(r"^required key '([a-z_]+)' is missing")
 
 
 def _load_field(path: str | None, message: str) -> str | None:
     """A load error the schema states for the whole workload ("named_users needs …", "state
-    the load exactly one way …") goes beside the load's own field in the form."""
+    the load exactly one way …") goes beside the load's own field in the form; a required key
+    the section lacks ("required key 'name' is missing" at account) beside that key's field."""
+    missing = _MISSING.match(message)
+    if missing:
+        return f"{path}.{missing.group(1)}" if path else missing.group(1)
     if path is None or not _WORKLOAD.match(path):
         return path
     for key in ("concurrent_users", "requests_per_s", "named_users", "burstiness"):

@@ -10,8 +10,11 @@
     if (!slot || !slot.dataset.field) { return; }
     var name = slot.dataset.field;
     var box = null;
-    document.querySelectorAll("[data-field]").forEach(function (el) {
-      if (!box && (el.dataset.field === name || name.indexOf(el.dataset.field + ".") === 0)) { box = el; }
+    // the form's fields only (the slot carries data-field too); "hardware.gpus[0]" is an
+    // item of the field "hardware.gpus"
+    document.querySelectorAll("form [data-field]").forEach(function (el) {
+      var f = el.dataset.field;
+      if (!box && (f === name || name.indexOf(f + ".") === 0 || name.indexOf(f + "[") === 0)) { box = el; }
     });
     if (!box) {
       // a field of a workload with no input of its own (targets): its workload's box

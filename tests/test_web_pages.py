@@ -1,0 +1,220 @@
+"""The web app's pages as a presales engineer or a customer reads them (FastAPI's
+TestClient): a button pressed with no file chosen gets one line that says what to do, the
+catalog pages show figures with separators and units and names instead of keys, every
+price with the PDF's precision (:meth:`Formatter.money`), the estimate page's advice names
+the model and GPU as the form does, the terms have the PDF's glossary; and what the app
+takes in never becomes a path, markup or a file outside its temporary folder."""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import click
+import pytest
+from fastapi.testclient import TestClient
+
+from llmsizer.cli import main as cli_main
+from llmsizer.documents.proposal.format import Formatter
+from llmsizer.documents.proposal.glossary import GLOSSARY
+from llmsizer.model.catalog import load_catalog
+from llmsizer.web import archetypes, forms
+from llmsizer.web.app import create_app
+from llmsizer.web.jobs import render_document, reread_workbook
+from llmsizer.web.service import FORM_SOURCE, size_text
+
+ROOT = Path(__file__).resolve().parents[1]
+USD = Formatter("USD")
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def upload_error(text: str) -> str:
+    found = re.search(r'id="upload-error">([^<]*)<', text)
+    assert found, "no upload error shown"
+    return html_lib.unescape(found.group(1))
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    ("/upload/yaml", "choose a requirements YAML file first, then press Open"),
+    ("/upload/workbook", "choose a workbook (.xlsx) written by llmsizer first, then press Re-read")])
+def test_open_with_no_file_chosen_says_what_to_do(client: TestClient, url: str,
+                                                  words: str) -> None:
+    """A browser sends an empty file part when no file is chosen; FastAPI answered that with
+    its JSON validation error ({"detail": [{"type": "missing", ...}]}) as the whole page."""
+    for sent in ({"files": {"file": ("", b"", "application/octet-stream")}},
+                 {"data": {"other": "1"}}):
+        r = client.post(url, **sent)  # type: ignore[arg-type]
+        assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+        assert upload_error(r.text) == words
+        assert '"detail"' not in r.text
+
+
+def row(text: str, key: str) -> str:
+    found = re.search(rf"<td>{re.escape(key)}</td>(.*?)</tr>", text, re.S)
+    assert found, key
+    return found.group(1)
+
+
+def test_gpu_sheets_show_figures_with_separators_and_units(client: TestClient) -> None:
+    """NVIDIA's HGX B300 column (catalog gpus.yaml): 2,250 dense BF16, 4,500 FP8 and 14,000
+    FP4 TFLOP/s, up to 1,100 W. The page printed the floats as Python does (14000.0) and
+    let '1100 W' break over two lines."""
+    text = client.get("/catalog/gpus").text
+    b300 = row(text, "b300")
+    cells = re.findall(r'<td class="n">([^<]*)</td>', b300)
+    assert cells[2:6] == ["2,250", "4,500", "14,000", "1,100 W"]
+    assert re.search(r">\d+\.0<", text) is None  # no float repr anywhere on the page
+    assert '<th class="n">FP8 TFLOP/s</th>' in text
+
+
+def test_platforms_name_their_gpus(client: TestClient) -> None:
+    cat = load_catalog()
+    text = client.get("/catalog/platforms").text
+    xe9680 = row(text, "dell-xe9680")
+    names = ", ".join(cat.gpus[g].name for g in cat.platforms["dell-xe9680"].gpus)
+    assert f"<td>{names}</td>" in xe9680 and "h100-sxm" not in xe9680
+
+
+def test_prices_have_the_pdfs_precision_and_words(client: TestClient) -> None:
+    """Cloud and API prices as the PDF's Formatter.money shows them (USD 3.43, not 3.4309),
+    the extras by the words of the cost fields they feed, never the catalog key."""
+    cat = load_catalog()
+    text = html_lib.unescape(client.get("/catalog/prices").text)
+    for tiers in cat.prices.cloud.values():
+        for offer in tiers.values():
+            assert f'<td class="n">{USD.money(offer.usd_per_gpu_hour)}</td>' in text
+    for api in cat.prices.api.values():
+        assert f'<td class="n">{USD.money(api.output_usd_per_million)}</td>' in text
+    words = {f.key: f.label for f in forms.COST_FIELDS}
+    for key, item in cat.prices.extras.items():
+        assert f'<td>{words[key]}</td><td class="n">{USD.money(item.value)}</td>' in text
+        assert f"<td>{key}</td>" not in text
+    assert "3.4309" not in text and ">2.0<" not in text
+
+
+def test_estimate_advice_names_the_model_and_gpu(client: TestClient) -> None:
+    """Llama 3.1 405B in BF16 (~810 GB of weights) cannot fit one 24 GB NVIDIA L4."""
+    r = client.get("/estimate", params={"model": "llama-3.1-405b", "gpu": "l4", "tp": 1,
+                                        "weights": "bf16"})
+    found = re.search(r'id="estimate-error">([^<]*)<', r.text)
+    assert found
+    assert html_lib.unescape(found.group(1)) == (
+        "error: Llama 3.1 405B and one request's KV cache do not fit 1 × NVIDIA L4 with BF16 "
+        "weights: raise the TP, lower the precision or shorten the context")
+
+
+def test_the_hosted_api_cost_is_said_to_be_a_year(client: TestClient) -> None:
+    """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others."""
+    sized = size_text(forms.to_yaml(archetypes.requirements("chat")))
+    assert sized.result is not None and sized.result.totals.annual_cost_api is not None
+    text = html_lib.unescape(client.get("/").text)
+    assert f"{sized.fmt.money(sized.result.totals.annual_cost_api)} a year from a hosted API" in text
+
+
+def test_the_account_page_explains_its_terms_as_the_pdf_does(client: TestClient) -> None:
+    text = client.get("/").text
+    glossary = html_lib.unescape(text.split('id="glossary"', 1)[1])
+    for t in GLOSSARY:
+        assert f"<dt>{t.term}</dt><dd>{t.meaning}</dd>" in glossary, t.term
+    ttft = next(t.meaning for t in GLOSSARY if t.term == "TTFT")
+    assert f'<abbr title="{ttft}">TTFT</abbr>' in html_lib.unescape(text)
+
+
+def test_serve_listens_on_loopback_unless_told() -> None:
+    command = cli_main.commands["serve"]
+    host = next(p for p in command.params if isinstance(p, click.Option) and p.name == "host")
+    assert host.default == "127.0.0.1"
+
+
+def test_an_uploaded_name_is_text_never_a_path_or_markup(client: TestClient) -> None:
+    hostile = '../../<img src=x onerror=alert(1)>.yaml'
+    r = client.post("/upload/yaml", files={"file": (hostile, b"account: [\n")})
+    assert r.status_code == 400
+    assert "<img src=x" not in r.text
+    shown = upload_error(r.text)
+    assert shown.startswith("<img src=x onerror=alert(1)>.yaml:") and "../" not in shown
+
+
+def test_documents_are_written_in_a_temporary_folder_only(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker functions run in-process: the workbook is written, read back and re-read
+    (with a name that is a path) and nothing is left in the working folder or the temp
+    folder afterwards."""
+    cwd, temp = tmp_path / "cwd", tmp_path / "temp"
+    cwd.mkdir()
+    temp.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    text = (ROOT / "inputs" / "example.yaml").read_text()
+    stem, body = render_document(text, FORM_SOURCE, "xlsx")
+    assert body[:2] == b"PK" and "/" not in stem
+    out = reread_workbook(body, "../../../etc/evil.xlsx")
+    assert out["requirements"]["account"]["name"] == "Acme Corp"
+    assert os.listdir(cwd) == [] and os.listdir(temp) == []
+
+
+def chat_form(**blank: str) -> list[tuple[str, str]]:
+    """The quick start's Chat API form as a browser posts it, with the named fields emptied."""
+    out: list[tuple[str, str]] = []
+    for k, v in forms.form_values(archetypes.requirements("chat")).items():
+        out += [(k, x) for x in v] if isinstance(v, list) else [(k, "" if k in blank else v)]
+    return out
+
+
+@pytest.mark.parametrize(("emptied", "field", "words"), [
+    ("account.name", "account.name", "Account — Customer name: required key 'name' is missing"),
+    ("workloads[0].prompt_tokens", "workloads[0].prompt_tokens",
+     "Chat API — Prompt tokens: required key 'prompt_tokens' is missing")])
+def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptied: str,
+                                                      field: str, words: str) -> None:
+    """The loader reports a missing key at its section (account, workloads[0]); the page
+    marked the whole section and said 'Account: required key 'name'…' for the Customer name."""
+    from urllib.parse import urlencode
+
+    r = client.post("/size", content=urlencode(chat_form(**{emptied: ""})),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert f'id="error-slot" data-field="{field}"' in r.text
+    found = re.search(r'id="sizing-error">([^<]*)<', r.text)
+    assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
+
+
+@pytest.mark.parametrize(("url", "where"), [("/download/pdf", "job-error"),
+                                            ("/download/xlsx", "problem")])
+def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
+        client: TestClient, url: str, where: str) -> None:
+    """The PDF job failed with 'requirements:3:1: account: required key …': a line of the
+    YAML the form generates, which the user never saw; now the results panel's words."""
+    from urllib.parse import urlencode
+
+    r = client.post(url, content=urlencode(chat_form(**{"account.name": ""})),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    found = re.search(rf'id="{where}">([^<]*)<', r.text)
+    assert found, r.text[-500:]
+    assert html_lib.unescape(found.group(1)) == (
+        "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
+        "`name: Acme Corp`")
+
+
+@pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
+def test_the_catalog_key_column_says_what_it_is(client: TestClient, kind: str) -> None:
+    """The first column is the key a requirements file writes (h100-sxm); it was headed 'id'."""
+    text = client.get(f"/catalog/{kind}").text
+    assert '<th title="what a requirements file writes for it">Key</th>' in text
+    assert "<th>id</th>" not in text
+
+
+def test_a_download_is_named_by_the_accounts_slug_never_its_text(client: TestClient) -> None:
+    from urllib.parse import urlencode
+
+    form = [(k, '../../"evil"; <b>x</b>' if k == "account.name" else v) for k, v in chat_form()]
+    r = client.post("/download/yaml", content=urlencode(form),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.headers["content-disposition"] == 'attachment; filename="evil-b-x-b.yaml"'
