@@ -5,7 +5,8 @@ API compared (``deployment``), prices, sensitivity and confidence (``costs``), t
 of materials (``bom``), model-vs-measured checks (``fidelity``; rows a run contradicts:
 ``fidelity_checks``; disaggregated rows: ``fidelity_disagg``; embedding rows:
 ``fidelity_embed``; the round-share fit: ``fidelity_fit``; MLPerf rows: ``fidelity_mlperf``;
-a disaggregated run's decode recipe: ``fidelity_recipes``; the printed report: ``fidelity_report``), disaggregated prefill/decode options sized to a load
+a disaggregated run's decode recipe: ``fidelity_recipes``; the printed report:
+``fidelity_report``), disaggregated prefill/decode options sized to a load
 (``xpyd``), the production debugger's edges and the roofline (``debugger``), and the results
 document they produce (``results``)."""
 
