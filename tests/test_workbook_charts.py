@@ -145,15 +145,26 @@ def test_chart_ranges_are_cells_and_the_values_follow_the_tco_sheet(books: dict[
 def test_libreoffice_prints_each_chart_whole_on_one_page(books: dict[str, Path],
                                                           tmp_path: Path) -> None:
     """LibreOffice, default profile, -> PDF: each chart's title (the cell above it and the
-    chart's own), its last bar's label and its cost-axis title land on one page."""
+    chart's own) lands on one page, and on that page its cost axis ("$0" at the origin, then
+    the axis title) lies inside the printed body, above the 0.6" bottom margin. The old first
+    chart ran on past the body: its "$0" sat in the margin (y 552-561 of 595 pt, clipped)
+    and the rest of the chart printed on page 2."""
     pdf = to_pdf(books["enterprise-multi"], tmp_path, force_recalc=False)
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
                           capture_output=True, text=True).stdout
+    boxes = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], check=True,
+                           capture_output=True, text=True).stdout
     pages = text.split("\f")
+    words = [re.findall(r'yMax="([\d.]+)">([^<]*)</word>', p) for p in boxes.split("<page ")[1:]]
+    height = float(re.findall(r'<page width="[\d.]+" height="([\d.]+)"', boxes)[0])
+    body = height - 0.6 * 72  # book.finish: 0.6" bottom margin
     for w in _result("enterprise-multi").workloads:
         title = f"Annual cost by option: {w.name}"
         on = [i for i, p in enumerate(pages) if title in p]
         assert len(on) == 1, (title, on)
-        page = pages[on[0]]
-        assert page.count(title) == 2, page[:2000]  # the cell above and the chart's own
-        assert "Cost per year (USD)" in page and "Option and server" in page
+        assert pages[on[0]].count(title) == 2, pages[on[0]][:2000]  # cell above, chart's own
+        origin = [float(y) for y, t in words[on[0]] if t == "$0"]
+        axis = [float(y) for y, t in words[on[0]] if t == "(USD)"]
+        assert origin and max(origin) <= body, (title, origin, body)
+        assert axis and max(axis) <= body, (title, axis, body)
+        assert "Option and server" in pages[on[0]]
