@@ -3,13 +3,14 @@ horizontal bar chart over a small table on the Summary itself (the option in wor
 server, then its on-premises and cloud cost as references to the TCO sheet).
 
 The bars' labels are the table's cells beside the figures: the Options sheet names the GPU and
-precisions in column B but the server in column E, so a chart over it showed three
-"8 × H100 SXM" bars that differed only by server under one label.
+precisions in column B but the server in column E, so a chart over it showed three "1 × NVIDIA
+H100 SXM 80GB, FP8 weights, FP8 KV cache" bars that differed only by server under one label.
 
-Printing: LibreOffice cut the first chart across a page break. The charts start on a new page
-and a manual row break goes before any chart (with its title and the table's head) that would
-not fit what is left of a page, planned at the scale fit-to-width gives with Calibri (a wider
-fallback font prints smaller: more fits than planned, never less).
+Printing: LibreOffice cut the first chart across a page break. The charts start on a new page;
+a manual row break goes before a chart (with its title) that would not fit what is left of a
+page, and before a table row (the head with its first row) that would not. Planned at the
+scale fit-to-width gives with Calibri: a wider fallback font prints smaller, so more fits than
+planned, never less.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ __all__ = ["MAX_CHARTS", "charts", "print_scale"]
 MAX_CHARTS = 12
 # A4 landscape less the 0.4" side margins (book.finish), in pixels at 96 dpi.
 _PAGE_WIDTH_PX = (11.69 - 0.8) * 96
-# A4 landscape less the 0.6" top and bottom margins, less a little for the header and
-# footer rows LibreOffice fits inside them (points, at 100 %): kept short so a block planned
-# to fit never meets an automatic break.
-_PAGE_HEIGHT_PT = 8.27 * 72 - 2 * 0.6 * 72 - 40
+# A4 landscape less the 0.6" top and bottom margins (the header and footer print inside
+# them), less a little (points, at 100 %): kept short so a chart planned to fit never meets
+# an automatic break.
+_PAGE_HEIGHT_PT = 8.27 * 72 - 2 * 0.6 * 72 - 16
 _ROW_PT = 15.0  # the default row height (XlsxWriter)
 _LABEL_WIDTH = 44  # column A's width in characters (summary.py)
 # Chart height: title and legend, the value axis and its title, and per option two bars
@@ -82,16 +83,16 @@ def charts(book: Book, ws: Any, row: int, widths: list[float], repeated: float) 
             continue
         n += 1
         words = [_words(book, c.option) for c in cols]
-        chart_px = _CHART_FRAME_PX + _PER_OPTION_PX * len(cols)
+        # the chart and its title within one page (a spare row below the chart)
+        chart_px = min(_CHART_FRAME_PX + _PER_OPTION_PX * len(cols),
+                       int((page - 3 * _ROW_PT) * 4 / 3))
         chart_rows = math.ceil(chart_px / (_ROW_PT * 4 / 3)) + 1
         heights = ([_ROW_PT] * (1 + chart_rows) + [2 * _ROW_PT]
                    + [wrapped_height(t, _LABEL_WIDTH, 11) for t in words])
-        whole = 3 + chart_rows  # the title, the chart, the table's head and first row
-        if used + sum(heights[:whole]) > page:
-            breaks.append(row)
-            used = 0.0
-        for i, h in enumerate(heights):  # a long table goes on over a break of its own
-            if used + h > page and i >= whole:
+        at = 1 + chart_rows  # the table's head: kept with its first row
+        for i, h in enumerate(heights):
+            need = h + heights[at + 1] if i == at else h
+            if used + (sum(heights[:at]) if i == 0 else need) > page and (i == 0 or i >= at):
                 breaks.append(row + i)
                 used = 0.0
             used += h
