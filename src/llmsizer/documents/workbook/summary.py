@@ -12,15 +12,14 @@ from ..proposal.format import precision_name
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
-from .layout import OPTIONS_LABEL_COL, SCOPE, Column, cached, flag_expr, letter
+from .layout import SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
 from .retrieval_sheet import retrieval_cell
+from .summary_charts import charts
 
 __all__ = ["write"]
-
-MAX_CHARTS = 12
 
 
 def _words(book: Book, c: Column) -> tuple[str, str] | None:
@@ -160,7 +159,6 @@ _RETRIEVAL_OF = {"nodes": ("retrieval_nodes", "nodes"),
 
 def write(book: Book) -> None:
     """Write the Summary sheet: the recommendation per workload, totals and charts."""
-    wb = book.wb
     ws = book.ws["Summary"]
     f = book.f
     r = book.r
@@ -184,7 +182,8 @@ def write(book: Book) -> None:
     ws.set_column(1, 1, 12)
     ws.set_column(2, total_col - 1, 30)
     ws.set_column(total_col, total_col, 22)
-    fit_width(ws, 74 + 30 * (book.n_wl + len(groups)), 56)
+    widths = [44.0, 12.0, *[30.0] * (total_col - 2), 22.0]
+    fit_width(ws, sum(widths), 56)
     ws.repeat_columns(0, 1)
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
@@ -291,7 +290,7 @@ def write(book: Book) -> None:
             book.risk(ws, row, 2, row, 1 + book.n_wl)
         row += 1
     row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
-    _charts(book, wb, ws, row + 1)
+    charts(book, ws, row + 1, widths, 56)
 
 
 
@@ -369,47 +368,3 @@ def _basis_row(book: Book, ws: Any, row: int) -> int:
         height = max(height, wrapped_height(text, 30, 11))
     ws.set_row(row, min(height, 400))
     return row + 1
-
-
-def _charts(book: Book, wb: Any, ws: Any, row: int) -> None:
-    lay = book.lay
-    if "annual_cost_onprem" not in lay.calc_rows or "annual_cost_cloud" not in lay.calc_rows:
-        return
-    onprem = lay.calc_rows["annual_cost_onprem"]
-    cloud = lay.calc_rows["annual_cost_cloud"]
-    money = number_format("currency", [], book.cur)
-    n = 0
-    for k, w in enumerate(book.r.workloads, start=1):
-        cols = [c for c in lay.columns if c.k == k and c.option.feasible]
-        if not cols or n >= MAX_CHARTS:
-            continue
-        first, last = cols[0].col, cols[-1].col
-        # Axis labels are the Options sheet's names (GPU, precision, TP), not option ids:
-        # its rows list a workload's feasible options in the same order as the columns.
-        labels = [lay.options_rows[(k, c.option.id)] for c in cols]
-        if labels != list(range(labels[0], labels[0] + len(labels))):
-            raise AssertionError("Options rows out of step with the option columns")
-        chart = wb.add_chart({"type": "column"})
-        for (sheet, crow), name, color in ((onprem, "On-prem cost per year", "#1F3864"),
-                                          (cloud, "Cloud cost per year", "#C55A11")):
-            chart.add_series({
-                "name": name,
-                "categories": ["Options", labels[0], OPTIONS_LABEL_COL, labels[-1],
-                               OPTIONS_LABEL_COL],
-                "values": [sheet, crow, first, crow, last],
-                "fill": {"color": color},
-            })
-        # The title is a reference to a text cell: XlsxWriter reads a title string that
-        # contains "<x>!A1" as a cell reference, so untrusted text never goes in directly.
-        title_row = row + 18 * n
-        ws.write_string(title_row, 0, f"Annual cost by option: {clean_text(w.name)}"[:250],
-                        book.f("label_bold"))
-        chart.set_title({"name": ["Summary", title_row, 0], "name_font": {"size": 11}})
-        # bars from 0 (LibreOffice started the axis at $196,000: a 1 % gap read as 3x), and
-        # the options' names wrapped level, not turned 45° over a plot squeezed to a strip
-        chart.set_y_axis({"num_format": money, "major_gridlines": {"visible": True}, "min": 0})
-        chart.set_x_axis({"num_font": {"size": 8, "rotation": 0}})
-        chart.set_legend({"position": "bottom"})
-        chart.set_size({"width": 760, "height": 320})
-        ws.insert_chart(title_row + 1, 0, chart, {"x_offset": 2, "y_offset": 4})
-        n += 1
