@@ -40,8 +40,7 @@ LIVE_COL = len(_HEADS) - 1
 
 
 def write(book: Book) -> None:
-    """Write the Options sheet (its rows are planned in Layout: the Summary's charts take
-    their axis labels from column B)."""
+    """Write the Options sheet (its rows are planned in Layout)."""
     ws = book.ws["Options"]
     f = book.f
     r = book.r
