@@ -94,6 +94,12 @@ class Model(_Entry):
     vocab_size: int | None = Field(default=None, ge=1)
     intermediate_size: int | None = Field(default=None, ge=1, description="dense MLP width")
     moe_intermediate_size: int | None = Field(default=None, ge=1, description="one expert's width")
+    # FP4 checkpoints quantise the MLP/expert weights only: attention, the router, embeddings
+    # and lm_head stay BF16 (the checkpoint's exclude list), so they cost 2 bytes, not ~0.56.
+    fp4_16bit_params: float = Field(
+        default=0, ge=0,
+        description="parameters the published FP4 checkpoint keeps at 16 bits (0 = none known)")
+    fp4_16bit_source: str = ""
     # Attention kinds by layer: the KV cache of a sliding-window layer stops growing at its
     # window, a linear-attention layer keeps a fixed recurrent state instead of a cache.
     sliding_window: int = Field(default=0, ge=0, description="tokens; 0 = no window")

@@ -110,6 +110,7 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
             w.measured.tokens_per_s_per_replica or 0.0) if w.measured else 0.0,
         "params_total": m.params_total,
         "params_active": m.params_active,
+        "fp4_16bit_params": m.fp4_16bit_params,
         "layers": float(m.layers),
         "hidden_size": float(m.hidden_size),
         "attention_heads": float(m.attention_heads),

@@ -60,7 +60,8 @@ BOM_LINE_FACTS: tuple[tuple[str, str, str], ...] = (
 
 # Per pool of a line (read on the pool's option): the checkpoint it loads, and whether one
 # replica needs more GPUs than a server holds. A line's facts are their SUM and MAX.
-POOL_WEIGHTS_STORED_GB = r("params_total") * r("weight_bytes_per_param") / 1e9
+POOL_WEIGHTS_STORED_GB = (r("expert_weights_gb") + r("shared_weights_gb")
+                          + r("unstreamed_16bit_gb"))
 POOL_REPLICA_SPANS_NODES = IF(gt(r("gpus_per_replica"), r("gpus_per_node")), 1, 0)
 
 _nodes = r("line_nodes")

@@ -70,7 +70,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),
        "Weights every step reads whatever the batch (dense: all; MoE: attention, embeddings "
        "and shared experts, one copy per attention data-parallel rank) / (TP x bandwidth x "
-       "efficiency)."),
+       "efficiency). Priced at the bytes per weight throughout: the part an FP4 checkpoint "
+       "keeps at 16 bits is counted in memory only (at 2 bytes here the measured small-batch "
+       "FP4 steps came out too long)."),
     _c("all_experts_ms", "Streaming every routed expert", "ms", "Throughput",
        r("routed_expert_params") * r("weight_bytes_per_param") / 1e9
        / (tp * r("gpu_bandwidth_tb_s") * r("mbu_weights") * r("efficiency_scale")),

@@ -119,6 +119,9 @@ INPUTS: tuple[Input, ...] = (
        "All weights held in memory (MoE: every expert).", low=1),
     _i("params_active", "Parameters (active per token)", "params", "workload",
        "Weights used per token (MoE: shared + routed experts).", low=1),
+    _i("fp4_16bit_params", "Parameters an FP4 checkpoint keeps at 16 bits", "params",
+       "workload", "Attention, router, embeddings and lm_head that the published FP4 "
+       "checkpoint leaves in BF16 (its quantisation exclude list); 0 = none known.", low=0),
     _i("layers", "Layers", "layers", "workload", "num_hidden_layers.", low=1, integer=True),
     _i("hidden_size", "Hidden size", "elements", "workload", "Model width.", low=1, integer=True),
     _i("attention_heads", "Attention heads", "heads", "workload", "Query heads.", low=1,

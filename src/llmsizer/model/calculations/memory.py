@@ -7,7 +7,7 @@ budget left after weights, and how many requests fit in it at full reserved cont
 
 from __future__ import annotations
 
-from ..expr import IF, MIN, ROUNDDOWN, gt
+from ..expr import IF, MIN, ROUNDDOWN, eq, gt, lookup
 from .core import Calculation, _c, _gpus, r
 
 CALCULATIONS: tuple[Calculation, ...] = (
@@ -18,11 +18,32 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("shared_params", "Parameters outside routed experts", "params", "KV",
        r("params_total") - r("routed_expert_params"),
        "Attention, shared experts, dense layers and embeddings (dense model: all)."),
+    _c("params_kept_16bit", "Parameters kept at 16 bits", "params", "KV",
+       IF(eq(lookup("precisions", "weight_precision", "compute_code"), 4),
+          r("fp4_16bit_params"), 0),
+       "FP4 weights only: the parameters the FP4 checkpoint leaves in BF16 (attention, router, "
+       "embeddings, lm_head); 0 at other precisions."),
+    _c("shared_kept_16bit", "Non-expert parameters kept at 16 bits", "params", "KV",
+       MIN(r("params_kept_16bit"), r("shared_params")),
+       "The 16-bit part, at most the non-expert parameters (gpt-oss: its active count leaves "
+       "the input embedding out, so the rest sits in the routed share)."),
+    _c("shared_weights_gb", "Non-expert weights (one copy)", "GB", "KV",
+       ((r("shared_params") - r("shared_kept_16bit")) * r("weight_bytes_per_param")
+        + r("shared_kept_16bit") * 2) / 1e9,
+       "Quantised part x bytes per weight + the part kept at 16 bits x 2 bytes."),
+    _c("expert_weights_gb", "Routed-expert weights", "GB", "KV",
+       r("routed_expert_params") * r("weight_bytes_per_param") / 1e9,
+       "Routed-expert parameters x bytes per weight (0 for a dense model)."),
+    _c("unstreamed_16bit_gb", "16-bit weights no step streams", "GB", "KV",
+       (r("params_kept_16bit") - r("shared_kept_16bit"))
+       * (2 - r("weight_bytes_per_param")) / 1e9,
+       "The 16-bit part beyond the non-expert parameters x the bytes it adds: held in memory, "
+       "never read whole (gpt-oss's embedding table, a lookup)."),
     _c("weights_gb", "Weights", "GB", "KV",
-       (r("params_total") + r("shared_params") * (r("adp") - 1))
-       * r("weight_bytes_per_param") / 1e9,
-       "params_total x bytes per weight; the whole model sits in memory (MoE: all experts); "
-       "with attention data-parallel each rank holds its own copy of the non-expert weights."),
+       r("expert_weights_gb") + r("shared_weights_gb") * r("adp") + r("unstreamed_16bit_gb"),
+       "Every expert + the non-expert weights + the unstreamed 16-bit rest; the whole model "
+       "sits in memory; with attention data-parallel each rank holds its own copy of the "
+       "non-expert weights."),
     _c("full_attention_layers", "Layers that keep every token", "layers", "KV",
        r("layers") - r("window_layers") - r("linear_attention_layers"),
        "All layers but the sliding-window and linear-attention ones (config.json layer_types)."),
