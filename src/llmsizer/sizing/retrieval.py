@@ -255,7 +255,7 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
                   scen_acct, tables)
         shares = o.shares_with if float(values["shares_llm_nodes"]) > 0 else None
         if shares is not None:
-            free[shares] = free[shares] - float(values["retrieval_replicas"])
+            free[shares] = free[shares] - float(values["retrieval_gpus_on_llm_nodes"])
         out.append((_group(len(out) + 1, w, o, values, shares), values))
     return out
 

@@ -156,8 +156,8 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
                   c.unit)
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
-            taken.setdefault(shared, []).append(
-                f"{x}{at['shares_llm_nodes'] + 1}*{x}{at['retrieval_replicas'] + 1}")
+            row = at["retrieval_gpus_on_llm_nodes"]
+            taken.setdefault(shared, []).append(f"{x}{row + 1}")
         for key in sums:
             sums[key].append(name(TOTAL_ROWS[key]))
         col += 1

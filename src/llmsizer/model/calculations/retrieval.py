@@ -156,6 +156,10 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
               * r("gpus_per_node"))),
        "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented); "
        "the replicas alone on the language-model nodes."),
+    _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
+       "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
+       "retrieval workload listed after it finds that many fewer idle GPUs there."),
 )
 
 
