@@ -448,6 +448,54 @@ def test_scenarios_sheet_is_live_and_matches_libreoffice(example: Result, tmp_pa
     assert moved >= len(fresh.sensitivity) - 1  # the price moves every scenario's capex
 
 
+# the account's tier and catalog prices (inputs/example.yaml: the H100 SXM at the committed
+# one-year USD 2.65 per GPU-hour, the other tiers at the catalog's) and an account that gives
+# its own price (Northwind Research: GB300 USD 17.802 in every tier, its comment's AWS offer)
+@pytest.mark.parametrize(("account", "gpu", "price"), [
+    (EXAMPLE, "h100-sxm", 2.2), (ROOT / "inputs" / "frontier-moe-rack.yaml", "gb300", 15.0)],
+    ids=["catalog-tiers", "own-price"])
+def test_an_edited_cloud_price_moves_the_tier_rows_as_the_engine(
+        tmp_path: Path, account: Path, gpu: str, price: float) -> None:
+    """Finance types a GPU's cloud price on Inputs; after LibreOffice recalculates, every
+    Scenarios row's cloud cost, the cloud-tier rows included, is the engine's on the
+    requirements with that price (costs.cloud_gpu_hour: the account's own price, paid in
+    every tier). The tier rows read typed catalog prices before: they kept the catalog's
+    (example on-demand: 6.88 per GPU-hour) or the written price (Northwind: 17.802)."""
+    from support.libreoffice import read_values, recalculate
+
+    base = size(load(account))
+    assert {g.gpu for g in base.plan.node_groups} == {gpu} and not base.plan.retrieval_groups
+    book = tmp_path / "base.xlsx"
+    write_workbook(base, book)
+    wb = openpyxl.load_workbook(book)
+    sheet, ref = wb.defined_names[f"in_cloud_{gpu.replace('-', '_')}"].attr_text.split("!")
+    wb[sheet][ref.replace("$", "")].value = price
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    wb.close()
+
+    data = yaml.safe_load(account.read_text("utf-8"))
+    data.setdefault("costs", {}).setdefault("cloud_gpu_hour", {})[gpu] = price
+    fresh = size(load(write_yaml(data, tmp_path / "edited.yaml")))
+    assert fresh.totals.annual_cost_cloud is not None
+    cached = read_values(book)["Scenarios"]
+    lo = read_values(recalculate([edited], tmp_path / "out", timeout=300)[edited])["Scenarios"]
+    heads = {v: k[:-1] for k, v in cached.items() if re.fullmatch(r"[A-Z]4", k)}
+    cloud, gpus = heads["Cloud cost per year"], heads["GPUs bought"]
+    tiers = 0
+    for i, sc in enumerate(fresh.sensitivity, start=6):  # row 5 is the proposal
+        assert lo[f"{gpus}{i}"] == sc.gpus_purchased, sc.name  # the same plan
+        got = lo[f"{cloud}{i}"]
+        assert isinstance(got, int | float)
+        assert got == pytest.approx(sc.annual_cost_cloud or 0.0, rel=1e-9), sc.name
+        if sc.input == "cloud_tier_what_if":  # each tier rents at the typed price
+            assert sc.annual_cost_cloud == pytest.approx(fresh.totals.annual_cost_cloud)
+            tiers += got != cached[f"{cloud}{i}"]
+    # the tiers whose price was not the typed one moved: all four here (the example's
+    # one-year tier was 2.65, the price the proposal had; Northwind's every tier 17.802)
+    assert tiers == len(CLOUD_TIERS)
+
+
 def _same(a: object, b: object) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
