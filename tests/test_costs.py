@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import importlib
+import json
 import math
 import pickle
 import re
@@ -246,6 +247,44 @@ def test_cloud_tier_rows_keep_the_accounts_own_cloud_price(tmp_path: Path) -> No
     for tier in CLOUD_TIERS:
         assert rows[f"cloud_{tier}"].annual_cost_cloud == pytest.approx(t.annual_cost_cloud), tier
     # the example without the override: the catalog's tiers move the row (its own test above)
+
+
+def test_northwind_cloud_tier_rows_are_costed_at_its_own_price(tmp_path: Path) -> None:
+    """Northwind Research (inputs/frontier-moe-rack.yaml): the catalog has no GB300 cloud
+    offer in any tier, so the account prices it itself (costs.cloud_gpu_hour: USD 17.802 per
+    GPU-hour, the AWS p6-b300 on-demand offer its comment cites) and is costed on demand.
+    Every cloud-tier row, the on-demand one included, rents at that price: the proposal's
+    cloud cost, the same in the JSON, the PDF's what-if table and the workbook's Scenarios
+    sheet. The tier rows read the catalog's empty tiers before: "no price listed"."""
+    r = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
+    t = r.totals
+    assert r.cloud_tier == "hyperscaler_on_demand" and t.annual_cost_cloud is not None
+    rented = sum(_f(g.values, "cloud_gpus_rented") for g in r.plan.node_groups)
+    assert t.annual_cost_cloud == pytest.approx(rented * 17.802 * 8760 + sum(
+        _f(g.values, "annual_cloud_extras") for g in r.plan.node_groups), rel=1e-12)
+    rows = {s["name"]: s for s in json.loads(r.to_json())["sensitivity"]}
+    for tier in CLOUD_TIERS:
+        assert rows[f"cloud_{tier}"]["annual_cost_cloud"] == pytest.approx(t.annual_cost_cloud)
+    pdf = tmp_path / "nwr.pdf"
+    render_pdf(r, pdf, appendix=True)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    money = Formatter(r.account.currency).money(t.annual_cost_cloud).replace("\u00a0", " ")
+    for words in ("hyperscaler on-demand", "committed 1 year", "committed 3 years",
+                  "GPU cloud on-demand"):
+        line = next(x.replace("\u00a0", " ") for x in text.splitlines()
+                    if f"Cloud price {words}" in x)
+        assert line.rstrip().endswith(money) and "no price" not in line, line
+    book = tmp_path / "nwr.xlsx"
+    write_workbook(r, book)
+    ws = openpyxl.load_workbook(book, data_only=True)["Scenarios"]
+    heads = {c.value: c.column for c in ws[4]}
+    tier_rows = [row for row in ws.iter_rows(min_row=6)
+                 if row[0].value == "Cloud price" and isinstance(row[1].value, str)]
+    assert len(tier_rows) == len(CLOUD_TIERS)
+    for row in tier_rows:
+        cached = row[heads["Cloud cost per year"] - 1].value
+        assert cached == pytest.approx(t.annual_cost_cloud, rel=1e-12), row[1].value
 
 
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
