@@ -138,7 +138,7 @@ def catalog_lookup(book: Book, lk: Lookup, key: str) -> str:
 def _catalog_formulas(book: Book, o: RetrievalOption, col: int) -> dict[str, str]:
     """The catalog values of option ``o`` (column ``col``) as lookups into the Catalog sheet
     on its GPU and platform, with the Inputs sheet's prices, GPU price multiplier and
-    what-if cloud tier: typed numbers, they did not follow an edited price. Empty when the
+    what-if cloud tier (typed numbers did not follow an edited price). Empty when the
     Catalog sheet lacks its GPU or platform (the engine's values are written then)."""
     keys = {"gpu": dict(book.lay.catalog_ids.get("gpus", [])).get(o.gpu),
             "platform": dict(book.lay.catalog_ids.get("platforms", [])).get(o.platform)}
