@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import importlib
+import json
 import math
 import pickle
 import re
@@ -248,6 +249,44 @@ def test_cloud_tier_rows_keep_the_accounts_own_cloud_price(tmp_path: Path) -> No
     # the example without the override: the catalog's tiers move the row (its own test above)
 
 
+def test_northwind_cloud_tier_rows_are_costed_at_its_own_price(tmp_path: Path) -> None:
+    """Northwind Research (inputs/frontier-moe-rack.yaml): the catalog has no GB300 cloud
+    offer in any tier, so the account prices it itself (costs.cloud_gpu_hour: USD 17.802 per
+    GPU-hour, the AWS p6-b300 on-demand offer its comment cites) and is costed on demand.
+    Every cloud-tier row, the on-demand one included, rents at that price: the proposal's
+    cloud cost, the same in the JSON, the PDF's what-if table and the workbook's Scenarios
+    sheet. The tier rows read the catalog's empty tiers before: "no price listed"."""
+    r = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
+    t = r.totals
+    assert r.cloud_tier == "hyperscaler_on_demand" and t.annual_cost_cloud is not None
+    rented = sum(_f(g.values, "cloud_gpus_rented") for g in r.plan.node_groups)
+    assert t.annual_cost_cloud == pytest.approx(rented * 17.802 * 8760 + sum(
+        _f(g.values, "annual_cloud_extras") for g in r.plan.node_groups), rel=1e-12)
+    rows = {s["name"]: s for s in json.loads(r.to_json())["sensitivity"]}
+    for tier in CLOUD_TIERS:
+        assert rows[f"cloud_{tier}"]["annual_cost_cloud"] == pytest.approx(t.annual_cost_cloud)
+    pdf = tmp_path / "nwr.pdf"
+    render_pdf(r, pdf, appendix=True)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    money = Formatter(r.account.currency).money(t.annual_cost_cloud).replace("\u00a0", " ")
+    for words in ("hyperscaler on-demand", "committed 1 year", "committed 3 years",
+                  "GPU cloud on-demand"):
+        line = next(x.replace("\u00a0", " ") for x in text.splitlines()
+                    if f"Cloud price {words}" in x)
+        assert line.rstrip().endswith(money) and "no price" not in line, line
+    book = tmp_path / "nwr.xlsx"
+    write_workbook(r, book)
+    ws = openpyxl.load_workbook(book, data_only=True)["Scenarios"]
+    heads = {c.value: c.column for c in ws[4]}
+    tier_rows = [row for row in ws.iter_rows(min_row=6)
+                 if row[0].value == "Cloud price" and isinstance(row[1].value, str)]
+    assert len(tier_rows) == len(CLOUD_TIERS)
+    for row in tier_rows:
+        cached = row[heads["Cloud cost per year"] - 1].value
+        assert cached == pytest.approx(t.annual_cost_cloud, rel=1e-12), row[1].value
+
+
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
         tmp_path: Path) -> None:
     """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
@@ -446,6 +485,54 @@ def test_scenarios_sheet_is_live_and_matches_libreoffice(example: Result, tmp_pa
             assert math.isclose(got, float(getattr(sc, field)), rel_tol=1e-9), (sc.name, field)
         moved += lo_edited[f"{heads['Capital cost']}{i}"] != cached[f"{heads['Capital cost']}{i}"]
     assert moved >= len(fresh.sensitivity) - 1  # the price moves every scenario's capex
+
+
+# the account's tier and catalog prices (inputs/example.yaml: the H100 SXM at the committed
+# one-year USD 2.65 per GPU-hour, the other tiers at the catalog's) and an account that gives
+# its own price (Northwind Research: GB300 USD 17.802 in every tier, its comment's AWS offer)
+@pytest.mark.parametrize(("account", "gpu", "price"), [
+    (EXAMPLE, "h100-sxm", 2.2), (ROOT / "inputs" / "frontier-moe-rack.yaml", "gb300", 15.0)],
+    ids=["catalog-tiers", "own-price"])
+def test_an_edited_cloud_price_moves_the_tier_rows_as_the_engine(
+        tmp_path: Path, account: Path, gpu: str, price: float) -> None:
+    """Finance types a GPU's cloud price on Inputs; after LibreOffice recalculates, every
+    Scenarios row's cloud cost, the cloud-tier rows included, is the engine's on the
+    requirements with that price (costs.cloud_gpu_hour: the account's own price, paid in
+    every tier). The tier rows read typed catalog prices before: they kept the catalog's
+    (example on-demand: 6.88 per GPU-hour) or the written price (Northwind: 17.802)."""
+    from support.libreoffice import read_values, recalculate
+
+    base = size(load(account))
+    assert {g.gpu for g in base.plan.node_groups} == {gpu} and not base.plan.retrieval_groups
+    book = tmp_path / "base.xlsx"
+    write_workbook(base, book)
+    wb = openpyxl.load_workbook(book)
+    sheet, ref = wb.defined_names[f"in_cloud_{gpu.replace('-', '_')}"].attr_text.split("!")
+    wb[sheet][ref.replace("$", "")].value = price
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    wb.close()
+
+    data = yaml.safe_load(account.read_text("utf-8"))
+    data.setdefault("costs", {}).setdefault("cloud_gpu_hour", {})[gpu] = price
+    fresh = size(load(write_yaml(data, tmp_path / "edited.yaml")))
+    assert fresh.totals.annual_cost_cloud is not None
+    cached = read_values(book)["Scenarios"]
+    lo = read_values(recalculate([edited], tmp_path / "out", timeout=300)[edited])["Scenarios"]
+    heads = {v: k[:-1] for k, v in cached.items() if re.fullmatch(r"[A-Z]4", k)}
+    cloud, gpus = heads["Cloud cost per year"], heads["GPUs bought"]
+    tiers = 0
+    for i, sc in enumerate(fresh.sensitivity, start=6):  # row 5 is the proposal
+        assert lo[f"{gpus}{i}"] == sc.gpus_purchased, sc.name  # the same plan
+        got = lo[f"{cloud}{i}"]
+        assert isinstance(got, int | float)
+        assert got == pytest.approx(sc.annual_cost_cloud or 0.0, rel=1e-9), sc.name
+        if sc.input == "cloud_tier_what_if":  # each tier rents at the typed price
+            assert sc.annual_cost_cloud == pytest.approx(fresh.totals.annual_cost_cloud)
+            tiers += got != cached[f"{cloud}{i}"]
+    # the tiers whose price was not the typed one moved: all four here (the example's
+    # one-year tier was 2.65, the price the proposal had; Northwind's every tier 17.802)
+    assert tiers == len(CLOUD_TIERS)
 
 
 def _same(a: object, b: object) -> bool:

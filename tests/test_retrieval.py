@@ -536,6 +536,60 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                 label, g.workload)
 
 
+def test_edited_cloud_prices_reach_the_retrieval_servers_and_their_what_ifs(
+        tmp_path: Path) -> None:
+    """Wide World Importers (inputs/rag-knowledge-base.yaml): its reranker's RTX PRO 6000 has
+    no cloud price (the account's cloud: no price listed) and its embedder's L4 one derived
+    for the one-year tier. Finance types both on Inputs (USD 1.80 and 0.50 per GPU-hour);
+    after LibreOffice recalculates, the Retrieval sheet's cloud prices and costs and every
+    Scenarios row's cloud cost (the cloud-tier rows included) are the engine's on the
+    requirements with those prices. The Retrieval sheet's prices were typed numbers: its
+    cloud costs stayed at the written prices and the account stayed unpriced."""
+    import openpyxl
+    import yaml
+    from support.libreoffice import read_values, recalculate
+
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.documents.workbook.retrieval_sheet import retrieval_cell
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    prices = {"rtx-pro-6000": 1.8, "l4": 0.5}
+    base = size(load(WIDE_WORLD), CAT)
+    assert [g.gpu for g in base.plan.retrieval_groups] == ["l4", "rtx-pro-6000"]
+    assert base.totals.annual_cost_cloud is None  # the reranker's GPU: no cloud price
+    book = tmp_path / "base.xlsx"
+    write_workbook(base, book)
+    wb = openpyxl.load_workbook(book)
+    for gpu, price in prices.items():
+        sheet, ref = wb.defined_names[f"in_cloud_{gpu.replace('-', '_')}"].attr_text.split("!")
+        wb[sheet][ref.replace("$", "")].value = price
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    wb.close()
+    data = yaml.safe_load(WIDE_WORLD.read_text("utf-8"))
+    data.setdefault("costs", {}).setdefault("cloud_gpu_hour", {}).update(prices)
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(data), "utf-8")
+    fresh = size(load(path), CAT)
+    assert [(g.gpu, g.replicas, g.nodes) for g in fresh.plan.retrieval_groups] == [
+        (g.gpu, g.replicas, g.nodes) for g in base.plan.retrieval_groups]
+    assert fresh.totals.annual_cost_cloud is not None
+
+    lo = read_values(recalculate([edited], tmp_path / "out", timeout=300)[edited])
+    for j, g in enumerate(fresh.plan.retrieval_groups):
+        cell = retrieval_cell(j, "cloud_gpu_hour").split("!")[1]
+        assert lo["Retrieval"][cell] == pytest.approx(prices[g.gpu]), g.gpu
+        cell = retrieval_cell(j, "annual_cost_cloud").split("!")[1]
+        assert lo["Retrieval"][cell] == pytest.approx(g.annual_cost_cloud, rel=1e-9), g.gpu
+    scen = lo["Scenarios"]
+    cloud = next(k[:-1] for k, v in scen.items()
+                 if re.fullmatch(r"[A-Z]4", k) and v == "Cloud cost per year")
+    for i, sc in enumerate(fresh.sensitivity, start=6):  # row 5 is the proposal
+        assert sc.annual_cost_cloud is not None, sc.name
+        assert scen[f"{cloud}{i}"] == pytest.approx(sc.annual_cost_cloud, rel=1e-9), sc.name
+
+
 def test_proposal_plan_lists_the_retrieval_groups_in_customer_words() -> None:
     from llmsizer.documents.proposal.plan import plan_context
     from llmsizer.inputs.loader import load

@@ -27,7 +27,7 @@ from ..model.calculations import (
     program,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
-from ..model.expr import Value, evaluate
+from ..model.expr import IF, Value, eq, evaluate, lift, ref, render
 from .plan import Evaluated, PlanChoice, evaluate_plan
 from .results import (
     Confidence,
@@ -134,6 +134,34 @@ def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, fl
             out[f"cloud_{col}"] = out["cloud_gpu_hour"]
             out[f"cloud_gpus_{col}"] = out["cloud_gpus_per_instance"]
     return out
+
+
+# cloud_columns' rule for a workbook that is edited (its Catalog sheet's tier columns): a
+# tier keeps the catalog's price (and instance size) while the account's cloud price cell
+# holds the price it was written with; a price typed there is the account's own (the
+# workbook, read back, makes it costs.cloud_gpu_hour), which cloud_columns puts in every tier.
+TIER_CELL = IF(eq(ref("cloud_gpu_hour"), ref("cloud_gpu_hour_written")), ref("tier_value"),
+               ref("account_tier_value"))
+# Each tier column of the gpus table and the account-tier column it falls back to.
+TIER_FALLBACK = {**{f"cloud_{col}": "cloud_gpu_hour" for col in _TIER_COLUMN.values()},
+                 **{f"cloud_gpus_{col}": "cloud_gpus_per_instance"
+                    for col in _TIER_COLUMN.values()}}
+
+
+def tier_cell_formula(column: str, values: dict[str, float], cell: Callable[[str], str]
+                      ) -> str:
+    """TIER_CELL for tier column ``column`` of one GPU (``values``: its gpus-table row as
+    written; ``cell``: where a column of that row is), without the leading ``=``. A tier
+    that holds the account tier's value is that cell alone (the same either way)."""
+    own = TIER_FALLBACK[column]
+    if values[column] == values[own]:
+        return cell(own)
+    names = {"cloud_gpu_hour": cell("cloud_gpu_hour"),
+             # the digits the workbook writes the price cell with (16 significant): an exact
+             # match in any spreadsheet (Gnumeric's = is exact; 17 digits never matched)
+             "cloud_gpu_hour_written": f"{values['cloud_gpu_hour']:.16G}",
+             "tier_value": render(lift(values[column]), str), "account_tier_value": cell(own)}
+    return render(TIER_CELL, names.__getitem__)
 
 
 def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]:

@@ -5,12 +5,15 @@ Prices here are formulas over the Inputs sheet's named price cells (one place to
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...model.calculations import TABLE_COLUMNS
 from ...model.catalog import Catalog
+from ...sizing.costs import TIER_FALLBACK, tier_cell_formula
 from ..proposal.format import catalog_note, precision_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
-from .layout import TABLE_COLUMN_INFO, TABLE_TITLES
+from .layout import TABLE_COLUMN_INFO, TABLE_TITLES, Layout
 
 __all__ = ["write"]
 
@@ -60,6 +63,12 @@ def write(book: Book) -> None:
                 price = lay.price_names.get((table, tid, colname))
                 if price:
                     ws.write_formula(row, 2 + j, f"={price}", fmt, value)
+                elif table == "gpus" and colname in TIER_FALLBACK:
+                    # a tier's price follows the account's cloud price cell as the engine
+                    # would, read back (an edited price is the account's own in every tier)
+                    ws.write_formula(row, 2 + j, "=" + tier_cell_formula(
+                        colname, {c: float(data[c]) for c in cols}, partial(_gpu_cell, lay, tid)),
+                        fmt, value)
                 else:
                     ws.write_number(row, 2 + j, value, fmt)
             for j, text in enumerate(texts[1:]):
@@ -67,6 +76,12 @@ def write(book: Book) -> None:
             ws.set_row(row, max(wrapped_height(texts[0], 34, 11),
                                 *(wrapped_height(t, 40) for t in texts[1:])))
     ws.freeze_panes(3, 1)
+
+
+def _gpu_cell(lay: Layout, tid: str, column: str) -> str:
+    """Where GPU ``tid``'s ``column`` is: its Inputs price cell, else its Catalog cell."""
+    return (lay.price_names.get(("gpus", tid, column))
+            or lay.catalog_cells[("gpus", tid, column)].removeprefix("Catalog!"))
 
 
 def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:

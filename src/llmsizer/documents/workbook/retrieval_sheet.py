@@ -19,13 +19,16 @@ from ...model.calculations.retrieval import (
     RETRIEVAL_COST_INPUTS,
     RETRIEVAL_INPUTS,
 )
-from ...model.expr import render, to_text
+from ...model.expr import Lookup, lookup_formula, render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
+from ...sizing.retrieval import CATALOG_ROWS
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .layout import _column as catalog_column
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "retrieval_alone_refs", "retrieval_cell", "retrieval_total_refs", "write"]
+__all__ = ["TOTAL_ROWS", "catalog_lookup", "retrieval_alone_refs", "retrieval_cell",
+           "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform, serving engine
@@ -123,6 +126,33 @@ def _namer(col: int) -> Callable[[str], str]:
     return name
 
 
+def catalog_lookup(book: Book, lk: Lookup, key: str) -> str:
+    """A lookup of the Catalog sheet's ``lk`` column (``key``: the id cell to match)."""
+    ids = book.lay.catalog_ids[lk.table]
+    first = book.lay.catalog_cells[(lk.table, ids[0][0], lk.column)]
+    last = book.lay.catalog_cells[(lk.table, ids[-1][0], lk.column)]
+    return lookup_formula(key, catalog_column(ids[0][1], ids[-1][1]),
+                          catalog_column(first, last))
+
+
+def _catalog_formulas(book: Book, o: RetrievalOption, col: int) -> dict[str, str]:
+    """The catalog values of option ``o`` (column ``col``) as lookups into the Catalog sheet
+    on its GPU and platform, with the Inputs sheet's prices, GPU price multiplier and
+    what-if cloud tier (typed numbers did not follow an edited price). Empty when the
+    Catalog sheet lacks its GPU or platform (the engine's values are written then)."""
+    keys = {"gpu": dict(book.lay.catalog_ids.get("gpus", [])).get(o.gpu),
+            "platform": dict(book.lay.catalog_ids.get("platforms", [])).get(o.platform)}
+    if None in keys.values():
+        return {}
+    name = _namer(col)
+
+    def ref(n: str) -> str:
+        return keys.get(n) or name(n)
+
+    return {n: "=" + render(expr, ref, lambda lk, key: catalog_lookup(book, lk, key))
+            for n, expr in CATALOG_ROWS}
+
+
 def write(book: Book) -> None:
     if "Retrieval" not in book.ws:
         return
@@ -174,6 +204,7 @@ def write(book: Book) -> None:
         if k < len(heads) - 1:
             ws.set_row(HEAD_ROW + k, max([wrapped_height(t, _WORKLOAD_W * 0.9, 11)
                                           for t in texts], default=15.0))
+    looked_up = [_catalog_formulas(book, o, FIRST_COL + j) for j, (_, o) in enumerate(chosen)]
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
         fmt = number_format(unit, values or [0.0], book.cur)
@@ -182,7 +213,11 @@ def write(book: Book) -> None:
         ws.write_string(row, 1, label, f("label"))
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
         for j, v in enumerate(values):
-            ws.write_number(row, FIRST_COL + j, v, f("calc", fmt))
+            formula = looked_up[j].get(name)
+            if formula:
+                ws.write_formula(row, FIRST_COL + j, formula, f("calc", fmt), v)
+            else:
+                ws.write_number(row, FIRST_COL + j, v, f("calc", fmt))
     for c in _CALCS:
         row = _ROWS[c.name]
         cached = [o.values[c.name] for _, o in chosen]

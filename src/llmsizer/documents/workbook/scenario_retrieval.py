@@ -15,7 +15,7 @@ from typing import Any
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, SCENARIOS, Scenario
 from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS
-from ...model.expr import Lookup, Value, evaluate, lookup_formula, references, render
+from ...model.expr import Lookup, Value, evaluate, references, render
 from ...sizing.plan import Evaluated
 from ...sizing.retrieval import (
     CATALOG_ROWS,
@@ -25,11 +25,10 @@ from ...sizing.retrieval import (
 )
 from .book import Book
 from .formats import clean_text, number_format, unit_text
-from .layout import _column as catalog_column
 from .layout import input_name, letter
 from .retrieval_sheet import _CATALOG as SHEET_CATALOG
 from .retrieval_sheet import _ROWS as SHEET_ROWS
-from .retrieval_sheet import TOTAL_ROWS, retrieval_cell, retrieval_total_refs
+from .retrieval_sheet import TOTAL_ROWS, catalog_lookup, retrieval_cell, retrieval_total_refs
 from .scenario_plan import PlanRows
 
 __all__ = ["label_rows", "retrieval_rows", "write_retrieval"]
@@ -128,11 +127,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
 
         def table(lk: Lookup, key: str) -> str:
             """A catalog lookup on the option's GPU (``key``: the Catalog sheet's id cell)."""
-            ids = book.lay.catalog_ids[lk.table]
-            first = book.lay.catalog_cells[(lk.table, ids[0][0], lk.column)]
-            last = book.lay.catalog_cells[(lk.table, ids[-1][0], lk.column)]
-            return lookup_formula(key, catalog_column(ids[0][1], ids[-1][1]),
-                                  catalog_column(first, last))
+            return catalog_lookup(book, lk, key)
 
         ws.write_string(rows.value - 3, col, f"{sc.label} {sc.change}", f("header"))
         ws.write_string(rows.value - 2, col, clean_text(w.name), f("header"))
