@@ -65,3 +65,72 @@ def test_kept_part_priced_at_two_bytes_in_memory() -> None:
         (fp4["usable_memory_gb"] - fp4["weights_gb"]) * fp4["kv_cache_fraction"])
     assert fp4["shared_weights_ms"] == pytest.approx(
         fp4["shared_params"] * 0.5625 / 1e9 / (8 * 7.7 * fp4["mbu_weights"]))  # 7.7 TB/s
+
+
+# --- the rest of the catalog: the kept part recounted from config.json shapes ----------------
+
+
+def _mla_attention(hidden: int, heads: int) -> int:
+    """One MLA layer (DeepSeek-V3 / Kimi K2 config.json: q_lora_rank 1536, kv_lora_rank 512,
+    qk_nope and v head 128, rope 64): q_a, q_a_norm, q_b, kv_a (512 + 64), kv_a_norm, kv_b, o."""
+    return (hidden * 1536 + 1536 + 1536 * heads * 192 + hidden * 576 + 512
+            + 512 * heads * 256 + heads * 128 * hidden)
+
+
+# (model, layers, hidden, vocab, MoE layers, routed experts, per-layer extra kept):
+# config.json shapes; each line keeps embed_tokens + lm_head (untied in every one), a router
+# (experts x hidden, + a correction bias where config.json has noaux_tc / GLM's
+# e_score_correction_bias) per MoE layer, two RMS norms a layer + the final one.
+KEPT_CASES = [
+    # DeepSeek-V3 exclude list: all of self_attn stays BF16 (V3.1 / V3.2 shapes = V3's)
+    ("deepseek-v3.1", 61, 7168, 129280, 58, 256, _mla_attention(7168, 128), 256),
+    ("deepseek-v3.2", 61, 7168, 129280, 58, 256, _mla_attention(7168, 128), 256),
+    ("kimi-k2", 61, 7168, 163840, 60, 384, _mla_attention(7168, 64), 384),
+    # ModelOpt's defaults: attention is FP4
+    ("glm-4.5", 92, 5120, 151552, 89, 160, 0, 160),
+    ("glm-4.6", 92, 5120, 151552, 89, 160, 0, 160),
+    ("llama-4-scout", 48, 5120, 202048, 48, 16, 0, 0),
+    ("llama-4-maverick", 48, 5120, 202048, 24, 128, 0, 0),
+    # Qwen3 MoE exclude list (mlp.gate, lm_head); q_norm and k_norm (head_dim 128) a layer
+    ("qwen3-coder-30b-a3b", 48, 2048, 151936, 48, 128, 256, 0),
+    ("qwen3-coder-480b-a35b", 62, 6144, 151936, 62, 160, 256, 0),
+]
+
+
+@pytest.mark.parametrize(("model", "layers", "hidden", "vocab", "moe", "experts", "per_layer",
+                          "bias"), KEPT_CASES)
+def test_kept_part_counted_from_the_config_shapes(model: str, layers: int, hidden: int,
+                                                  vocab: int, moe: int, experts: int,
+                                                  per_layer: int, bias: int) -> None:
+    m = load_catalog().models[model]
+    assert (m.layers, m.hidden_size, m.vocab_size, m.moe_layers, m.experts) == (
+        layers, hidden, vocab, moe, experts)
+    kept = (2 * vocab * hidden + moe * (experts * hidden + bias)
+            + layers * (per_layer + 2 * hidden) + hidden)
+    assert m.fp4_16bit_params == pytest.approx(kept, rel=1e-4)
+
+
+def test_qwen3_next_kept_part() -> None:
+    """Qwen3-Next (config.json): embed_tokens + lm_head 2 x 151936 x 2048, 48 routers 512 x
+    2048 and shared_expert_gate 1 x 2048, two norms a layer; each of the 36 Gated DeltaNet
+    layers keeps its conv1d (key 2 x 16 x 128 + value 32 x 128 channels x kernel 4), A_log,
+    dt_bias (32 value heads) and gated norm (128); each of the 12 attention layers its q_norm
+    and k_norm (256)."""
+    conv = (2 * 16 * 128 + 32 * 128) * 4
+    kept = (2 * 151936 * 2048 + 48 * (512 + 1) * 2048 + 48 * 2 * 2048 + 2048
+            + 36 * (conv + 32 + 32 + 128) + 12 * 2 * 256)
+    assert load_catalog().models["qwen3-next-80b-a3b"].fp4_16bit_params == pytest.approx(
+        kept, rel=1e-4)
+
+
+@pytest.mark.parametrize(("model", "tp"), [
+    ("kimi-k2", 8), ("glm-4.6", 4), ("llama-4-maverick", 4), ("qwen3-coder-480b-a35b", 4)])
+def test_fp4_weights_price_the_kept_part_at_two_bytes(model: str, tp: int) -> None:
+    """NVFP4 weights: the quantised part at 0.5625 byte, the kept part at 2 (every kept part
+    here lies in the non-expert parameters); the FP8 weights of the same model are unchanged."""
+    v = _values(model, "b200", "fp4", "fp8", tp)
+    kept = load_catalog().models[model].fp4_16bit_params
+    assert v["params_kept_16bit"] == kept and v["unstreamed_16bit_gb"] == 0
+    assert v["weights_gb"] == pytest.approx(((v["params_total"] - kept) * 0.5625 + kept * 2)
+                                            / 1e9)
+    assert _values(model, "b200", "fp8", "fp8", tp)["params_kept_16bit"] == 0
