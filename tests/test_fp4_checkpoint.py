@@ -134,3 +134,45 @@ def test_fp4_weights_price_the_kept_part_at_two_bytes(model: str, tp: int) -> No
     assert v["weights_gb"] == pytest.approx(((v["params_total"] - kept) * 0.5625 + kept * 2)
                                             / 1e9)
     assert _values(model, "b200", "fp8", "fp8", tp)["params_kept_16bit"] == 0
+
+
+# Dense and Mixtral models: NVIDIA's dense NVFP4 exports exclude lm_head only
+# (nvidia/Qwen3-32B-NVFP4 hf_quant_config.json), plus ModelOpt's routers; embeddings stay BF16.
+# (model, layers, hidden, vocab, tied embeddings, norms a layer, per-layer extra, routers):
+# config.json shapes; extras are Qwen2.5's q/k/v biases and Qwen3 / Gemma 3's q_norm + k_norm.
+DENSE_CASES = [
+    ("llama-2-70b", 80, 8192, 32000, False, 2, 0, 0),
+    ("llama-3.1-8b", 32, 4096, 128256, False, 2, 0, 0),
+    ("llama-3.1-70b", 80, 8192, 128256, False, 2, 0, 0),
+    ("llama-3.2-1b", 16, 2048, 128256, True, 2, 0, 0),
+    ("mistral-7b", 32, 4096, 32768, False, 2, 0, 0),
+    ("mistral-large-2", 88, 12288, 32768, False, 2, 0, 0),
+    ("mixtral-8x7b", 32, 4096, 32000, False, 2, 0, 32 * 8),
+    ("mixtral-8x22b", 56, 6144, 32768, False, 2, 0, 56 * 8),
+    ("qwen2.5-72b", 80, 8192, 152064, False, 2, 8192 + 2 * 1024, 0),
+    ("qwen3-32b", 64, 5120, 151936, False, 2, 2 * 128, 0),
+    ("gemma-2-27b", 46, 4608, 256000, True, 4, 0, 0),
+    ("gemma-3-27b", 62, 5376, 262208, True, 4, 2 * 128, 0),
+]
+
+
+@pytest.mark.parametrize(("model", "layers", "hidden", "vocab", "tied", "norms", "per_layer",
+                          "routers"), DENSE_CASES)
+def test_dense_kept_part_counted_from_the_config_shapes(model: str, layers: int, hidden: int,
+                                                        vocab: int, tied: bool, norms: int,
+                                                        per_layer: int, routers: int) -> None:
+    m = load_catalog().models[model]
+    assert (m.layers, m.hidden_size) == (layers, hidden)
+    kept = ((1 if tied else 2) * vocab * hidden + layers * (norms * hidden + per_layer)
+            + hidden + routers * hidden)
+    assert m.fp4_16bit_params == pytest.approx(kept, rel=1e-4)
+
+
+def test_llama_31_70b_fp4_weights() -> None:
+    """Llama-3.1-70B at NVFP4: 68.5 B parameters at 0.5625 byte + 2.10 B at 2 = 42.7 GB (every
+    weight at 0.5625 gave 39.7 GB): Llama-3.3-70B's shapes, whose NVIDIA FP4 export
+    (nvidia/Llama-3.3-70B-Instruct-FP4) keeps the same part (models.yaml)."""
+    v = _values("llama-3.1-70b", "b200", "fp4", "fp8", 1)
+    assert v["weights_gb"] == pytest.approx((70.6e9 - 2.1027e9) * 0.5625 / 1e9
+                                            + 2.1027e9 * 2 / 1e9)
+    assert v["weights_gb"] == pytest.approx(42.7, abs=0.05)
