@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import DATA, EXAMPLE, ROOT, example_dict
+from support.named_cells import cloud_price_name, edit_named
 from test_workbook import write_yaml
 
 from llmsizer.documents.proposal import Formatter, render_pdf
@@ -456,11 +457,8 @@ def test_scenarios_sheet_is_live_and_matches_libreoffice(example: Result, tmp_pa
     wb = openpyxl.load_workbook(book)
     formulas = {c.coordinate: c.value for row in wb["Scenarios"].iter_rows() for c in row
                 if isinstance(c.value, str) and c.value.startswith("=")}
-    sheet, ref = wb.defined_names["in_price_h100_sxm"].attr_text.split("!")
-    wb[sheet][ref.replace("$", "")].value = 24_000.0
-    edited = tmp_path / "edited.xlsx"
-    wb.save(edited)
     wb.close()
+    edited = edit_named(book, tmp_path / "edited.xlsx", {"in_price_h100_sxm": 24_000.0})
     assert len(formulas) > 3000
 
     done = recalculate([book, edited], tmp_path / "out", timeout=300)
@@ -506,12 +504,7 @@ def test_an_edited_cloud_price_moves_the_tier_rows_as_the_engine(
     assert {g.gpu for g in base.plan.node_groups} == {gpu} and not base.plan.retrieval_groups
     book = tmp_path / "base.xlsx"
     write_workbook(base, book)
-    wb = openpyxl.load_workbook(book)
-    sheet, ref = wb.defined_names[f"in_cloud_{gpu.replace('-', '_')}"].attr_text.split("!")
-    wb[sheet][ref.replace("$", "")].value = price
-    edited = tmp_path / "edited.xlsx"
-    wb.save(edited)
-    wb.close()
+    edited = edit_named(book, tmp_path / "edited.xlsx", {cloud_price_name(gpu): price})
 
     data = yaml.safe_load(account.read_text("utf-8"))
     data.setdefault("costs", {}).setdefault("cloud_gpu_hour", {})[gpu] = price

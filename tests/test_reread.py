@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import DATA, EXAMPLE, example_dict
+from support.named_cells import named_cell
 from test_workbook import write_yaml
 
 from llmsizer.base.errors import InputError
@@ -39,11 +40,6 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
                           timeout=300)
 
 
-def _cell(wb: Any, name: str) -> Any:
-    sheet, ref = wb.defined_names[name].attr_text.split("!")
-    return wb[sheet][ref.replace("$", "")]
-
-
 def _book(tmp: Path, source: Path = EXAMPLE) -> Path:
     book = tmp / "book.xlsx"
     write_workbook(size(load(source)), book)
@@ -54,7 +50,7 @@ def _edit(book: Path, out: Path, edits: dict[str, Any]) -> Path:
     wb = openpyxl.load_workbook(book)
     for where, value in edits.items():
         if where.startswith("in_"):
-            _cell(wb, where).value = value
+            named_cell(wb, where).value = value
         else:
             sheet, ref = where.split("!")
             wb[sheet][ref].value = value

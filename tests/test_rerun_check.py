@@ -19,6 +19,7 @@ from typing import Any
 
 from helpers import EXAMPLE, example_dict
 from support.libreoffice import read_values, recalculate
+from support.named_cells import edit_named, named_cell
 from test_workbook import write_yaml
 
 from llmsizer.documents.workbook import write_workbook
@@ -47,12 +48,9 @@ def test_rerun_check_names_the_cheaper_option_after_a_price_edit(tmp_path: Path)
     book = tmp_path / "example.xlsx"
     write_workbook(result, book)
     wb = openpyxl.load_workbook(book)
-    sheet, ref = wb.defined_names["in_price_h100_sxm"].attr_text.split("!")
-    assert wb[sheet][ref.replace("$", "")].value == 30_000
-    wb[sheet][ref.replace("$", "")].value = PRICE
-    edited = tmp_path / "edited.xlsx"
-    wb.save(edited)
+    assert named_cell(wb, "in_price_h100_sxm").value == 30_000
     wb.close()
+    edited = edit_named(book, tmp_path / "edited.xlsx", {"in_price_h100_sxm": PRICE})
     done = recalculate([book, edited], tmp_path / "out", timeout=300)
 
     # as written (and recalculated): the frozen choices are still the cheapest

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.named_cells import cloud_price_name, edit_named
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal.format import short_name
@@ -545,7 +546,6 @@ def test_edited_cloud_prices_reach_the_retrieval_servers_and_their_what_ifs(
     Scenarios row's cloud cost (the cloud-tier rows included) are the engine's on the
     requirements with those prices. The Retrieval sheet's prices were typed numbers: its
     cloud costs stayed at the written prices and the account stayed unpriced."""
-    import openpyxl
     import yaml
     from support.libreoffice import read_values, recalculate
 
@@ -560,13 +560,8 @@ def test_edited_cloud_prices_reach_the_retrieval_servers_and_their_what_ifs(
     assert base.totals.annual_cost_cloud is None  # the reranker's GPU: no cloud price
     book = tmp_path / "base.xlsx"
     write_workbook(base, book)
-    wb = openpyxl.load_workbook(book)
-    for gpu, price in prices.items():
-        sheet, ref = wb.defined_names[f"in_cloud_{gpu.replace('-', '_')}"].attr_text.split("!")
-        wb[sheet][ref.replace("$", "")].value = price
-    edited = tmp_path / "edited.xlsx"
-    wb.save(edited)
-    wb.close()
+    edited = edit_named(book, tmp_path / "edited.xlsx",
+                        {cloud_price_name(gpu): price for gpu, price in prices.items()})
     data = yaml.safe_load(WIDE_WORLD.read_text("utf-8"))
     data.setdefault("costs", {}).setdefault("cloud_gpu_hour", {}).update(prices)
     path = tmp_path / "edited.yaml"
