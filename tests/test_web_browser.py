@@ -262,7 +262,9 @@ def test_an_item_error_is_marked_beside_its_field(server: str, browser: object,
     page.goto(server)
     page.set_input_files("#yaml-file", str(bad))
     page.click("#upload-yaml button")
-    page.wait_for_selector("#sizing-error")
+    # the message is placed beside its box after htmx settles, a moment after the results
+    # panel (with #sizing-error) is swapped in: wait for the message itself
+    page.wait_for_selector('#account [data-field="hardware.gpus"] .field-error', timeout=15000)
     beside = page.locator('#account [data-field="hardware.gpus"] .field-error')
     assert beside.count() == 1 and "unknown GPU 'h999-nope'" in beside.inner_text()
     assert page.locator("#error-slot .field-error").count() == 0
