@@ -174,6 +174,7 @@ def test_a_rag_account_shows_each_kind_with_its_fields(server: str, browser: obj
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
     page.click("#upload-yaml button")
     page.wait_for_selector('[name="workloads[2].candidates_per_request"]')
+    page.wait_for_load_state()  # the kind switch below is app.js's (a deferred script)
     _shot(page, "account-rag")
     corpus = page.locator('[name="workloads[1].corpus_tokens"]')
     prompt = page.locator('[name="workloads[1].prompt_tokens"]')
