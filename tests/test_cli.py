@@ -71,6 +71,10 @@ BAD = {
              ["unknown key 'concurrent_user'", "did you mean concurrent_users", ":6:5"]),
     "unknown_gpu": ("hardware:\n  gpus: [h100-sxn]\n",
                     ["unknown GPU 'h100-sxn'", "did you mean h100-sxm", "hardware.gpus[0]"]),
+    # the GPU's family typed without its form factor: the names that start with it come
+    # first (difflib alone offered "gh200 or b200" before "h200-sxm")
+    "gpu_family_only": ("hardware:\n  gpus: [h200]\n",
+                        ["unknown GPU 'h200'", "did you mean h200-nvl or h200-sxm"]),
     "unknown_model": ("workloads:\n  - name: a\n    model: lama-3.1-70b\n    concurrent_users: 5\n"
                       "    prompt_tokens: 10\n    output_tokens: 10\n"
                       "    targets: {tokens_per_s_per_user: 5}\n",

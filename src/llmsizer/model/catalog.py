@@ -474,7 +474,14 @@ class LabelIndex:
 
 def suggest(word: str, choices: list[str]) -> str:
     """' (did you mean X?)' or '' — shared by every 'unknown name' message."""
-    close = difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    w = word.lower()
+    # a name that starts with what was typed first ("h200" -> h200-sxm, not gh200): difflib's
+    # ratio alone ranks the shorter near-miss higher
+    starts = sorted((c.lower() for c in choices if c.lower().startswith(w) and c.lower() != w),
+                    key=len)
+    close = (starts + [c for c in difflib.get_close_matches(w, [c.lower() for c in choices],
+                                                             n=3, cutoff=0.5)
+                       if c not in starts])[:3]
     if not close:
         return ""
     original = {c.lower(): c for c in choices}
