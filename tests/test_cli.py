@@ -332,3 +332,35 @@ def test_serve_options_have_help() -> None:
     cmd = main.commands["serve"]
     assert isinstance(cmd, Command)
     assert all(getattr(p, "help", None) for p in cmd.params if p.param_type_name == "option")
+
+
+@pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
+def test_catalog_names_are_never_cut_at_80_columns(kind: str) -> None:
+    """`catalog gpus` at 80 columns cut every name to "NVID…" beside the figures: a name
+    now goes under its id where it does not fit beside it, whole; counts carry separators
+    (131,072 tokens) as the web page writes them."""
+    from llmsizer.model.catalog import load_catalog
+
+    out = subprocess.run([*LLMSIZER, "catalog", kind], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "COLUMNS": "80"}).stdout
+    assert "…" not in out and max(map(len, out.splitlines())) <= 80
+    flat = " ".join(" ".join(out.split()).split())
+    for entry in getattr(load_catalog(), kind).values():
+        assert " ".join(entry.name.split()) in flat, entry.name
+    if kind == "models":
+        assert "131,072" in out and "131072" not in out
+
+
+def test_estimate_prints_counts_as_counts() -> None:
+    """"max_sequences_by_memory 1,085.00" and "batch_per_replica 16.00": a count of
+    sequences or bytes has no decimals; speeds and times keep two (the --json figures)."""
+    args = ["estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4",
+            "--prompt-tokens", "1000", "--output-tokens", "200", "--concurrency", "16"]
+    text = run(*args).stdout
+    doc = json.loads(run(*args, "--json").stdout)
+    shown = dict(ln.split(None, 1) for ln in text.splitlines())
+    assert shown["batch_per_replica"] == f"{doc['batch_per_replica']:,.0f}"
+    assert shown["max_sequences_by_memory"] == f"{doc['max_sequences_by_memory']:,.0f}"
+    assert shown["kv_bytes_per_token"] == f"{doc['kv_bytes_per_token']:,.0f}"
+    assert shown["tpot_ms"] == f"{doc['tpot_ms']:,.2f}" and not doc["tpot_ms"].is_integer()
+    assert not [v for v in shown.values() if v.endswith(".00")], shown

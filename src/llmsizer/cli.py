@@ -254,7 +254,14 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
         _echo(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
-            _echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+            _echo(f"{k:32} {_figure(v)}")
+
+
+def _figure(v: float | str) -> str:
+    """A count as a count ("1,085" sequences, not "1,085.00"); other figures to 2 decimals."""
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
+    return str(v)
 
 
 def _check_tp(gpu: str, tp: int) -> None:

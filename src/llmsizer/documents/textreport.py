@@ -124,8 +124,10 @@ def _config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
         mark = "★ " if star else "  "
         one = f"{mark}{a}, {b}"
         cells.append(one if len(one) <= room else "\n".join(
-            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ")
-            + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ")))
+            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ",
+                          break_on_hyphens=False)
+            + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ",
+                            break_on_hyphens=False)))
     return cells
 
 
@@ -390,7 +392,8 @@ def params_text(x: float) -> str:
 def _cell(x: Any) -> str:
     if x is None:
         return "—"
-    return f"{x:,.6g}" if isinstance(x, float) else str(x)
+    # 131,072 tokens as the web page and the PDF write it, not 131072
+    return f"{x:,.6g}" if isinstance(x, float) else f"{x:,}" if isinstance(x, int) else str(x)
 
 
 # (attribute, header, formatter) per catalog; headers wrap onto two lines so narrow
@@ -474,11 +477,27 @@ def print_catalog(kind: str, table: dict[str, Any], console: Console | None = No
     con = console or _console()
     t = Table(title=kind, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
     cols = _CATALOG_COLUMNS[kind]
-    t.add_column("id", no_wrap=True, min_width=max(map(len, table), default=2))
-    t.add_column("name", ratio=1)
+    rows = [[fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
+             for attr, _, fmt in cols] for e in table.values()]
+    figures = sum(max([len(r[i]) for r in rows] + [len(p) for p in head.split("\n")]) + 2
+                  for i, (_, head, _) in enumerate(cols))
+    ids = max(map(len, table), default=2)
+    # a name squeezed beside the id and the figures was cut to "NVID…": where fewer than 24
+    # columns are left for it, it goes under its id instead (one column, no cut)
+    stacked = con.width - figures - ids - 6 < 24
+    if stacked:
+        room = max(con.width - figures - 4, ids)
+        t.add_column("id\n  name", no_wrap=True, min_width=min(room, 30))
+        firsts = ["\n".join([key, *textwrap.wrap(e.name, room, initial_indent="  ",
+                                                 subsequent_indent="  ",
+                                                 break_on_hyphens=False)])
+                  for key, e in table.items()]
+    else:
+        t.add_column("id", no_wrap=True, min_width=ids)
+        t.add_column("name", ratio=1)
+        firsts = list(table)
     for _, head, _ in cols:
         t.add_column(head, justify="right", no_wrap=True)
-    for key, e in table.items():
-        t.add_row(key, e.name, *(fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
-                                 for attr, _, fmt in cols))
+    for first, e, row in zip(firsts, table.values(), rows, strict=True):
+        t.add_row(first, *([] if stacked else [e.name]), *row)
     con.print(t)
