@@ -264,3 +264,22 @@ def test_model_sizes_read_as_the_cli_prints_them(client: TestClient) -> None:
         assert figures[:2] == [params_text(model.params_total),
                                params_text(model.params_active)], (key, figures)
     assert ">6.74 B<" in r.text
+
+
+def test_an_unreadable_upload_says_the_form_is_not_the_file(client: TestClient) -> None:
+    """A requirements file with a YAML syntax error: the page showed the error and, beside
+    it, a full recommendation ("16 GPUs in 2 nodes") for the Chat API starting point, which
+    read as the file's own sizing. It now says the form is the starting point, not the file;
+    a file that could be read keeps its own values and needs no such note."""
+    broken = (ROOT / "inputs" / "example.yaml").read_text().replace("currency: USD",
+                                                                    "currency: [USD")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", broken.encode())})
+    assert r.status_code == 400 and upload_error(r.text).startswith("acme.yaml:")
+    note = re.search(r'id="upload-note">([^<]*)<', r.text)
+    assert note and "not this file" in html_lib.unescape(note.group(1))
+    assert "Chat API" in html_lib.unescape(note.group(1))
+    wrong = (ROOT / "inputs" / "example.yaml").read_text().replace("concurrent_users: 200",
+                                                                   "concurrent_users: lots")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", wrong.encode())})
+    assert r.status_code == 400 and 'id="upload-note"' not in r.text
+    assert 'value="Acme Corp"' in r.text
