@@ -260,3 +260,111 @@ def test_size_counts_in_words() -> None:
     assert "(1 GPU bought, 1 used)" in out
     assert re.search(r"^Total: 1 GPU in 1 node; ", out, re.M)
     assert not re.search(r"\b1 (GPUs|nodes|replicas)\b", out)
+
+
+# --- a first-time user's reading (brief Q3) --------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+@pytest.mark.parametrize("name", ["example.yaml", "rag-knowledge-base.yaml"])
+def test_size_headers_are_whole_words(name: str, columns: int) -> None:
+    """The replicas column was headed "rep-" over "licas" (two non-words); the embed and
+    rerank tables too. Every header word is now whole, and nothing is cut short."""
+    text = _sized(ROOT / "inputs" / name, columns)
+    heads = [ln for ln in text.splitlines() if re.match(r"^\s*configuration\s", ln)]
+    assert heads and all(re.search(r"\breplicas\b", h) for h in heads), heads
+    assert not re.search(r"\brep-|\blicas\b", text)
+    assert "…" not in text and max(map(len, text.splitlines())) <= columns
+
+
+def test_size_plan_and_totals_fold_under_themselves_and_keep_money_whole() -> None:
+    """At 80 columns the plan and totals ran on at column 0 ("weights, FP8 KV cache; ...")
+    and split "USD 599" from "k/yr"; now a sentence's later lines are indented under it and
+    each amount (from the results JSON, as Formatter.money words it) stays on one line."""
+    text = _sized(EXAMPLE, 80)
+    tail = text[text.index("\nPlan: "):].splitlines()[1:]
+    starts = ("Plan: ", "Sized alone ", "Total: ")
+    assert not [ln for ln in tail if not ln.startswith(" ") and not ln.startswith(starts)], tail
+    totals = json.loads(run("size", EXAMPLE, "--json").stdout)["totals"]
+    usd = Formatter("USD")
+    for key in ("capex", "annual_cost_onprem", "annual_cost_cloud"):
+        amount = usd.money(totals[key]).replace("\u00a0", " ")
+        assert any(amount in ln for ln in tail), (amount, tail)
+
+
+def test_a_narrow_table_says_which_figures_it_left_out() -> None:
+    """At 80 columns the options table drops the batch, TTFT and headroom columns to keep
+    the configuration readable: it now says so once, instead of leaving a reader to think
+    the time to first token was not computed; a wide terminal shows them and says nothing."""
+    narrow = _sized(EXAMPLE, 80)
+    notes = [ln for ln in narrow.splitlines() if ln.startswith("Not shown at 80 columns:")]
+    assert len(notes) == 1 and "TTFT" in notes[0] and "batch" in notes[0], notes
+    wide = _sized(EXAMPLE, 200)
+    assert "Not shown" not in wide and re.search(r"\bTTFT\b", wide)
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_models_compared_table_names_each_model_whole(columns: int) -> None:
+    """inputs/code-assistant-alternatives.yaml: at 80 columns the models table was cut to
+    "confi…", "Qwen2.…", "weigh…"; each model's name and configuration now read whole."""
+    file = ROOT / "inputs" / "code-assistant-alternatives.yaml"
+    text = _sized(file, columns)
+    assert "…" not in text and max(map(len, text.splitlines())) <= columns
+    doc = json.loads(run("size", file, "--json").stdout)
+    names = [a["model_name"] for t in doc["model_alternatives"] for a in t["alternatives"]]
+    assert names
+    flat = " ".join(ln.strip() for ln in text.splitlines())
+    for name in names:
+        assert name in flat, name
+
+
+def test_the_command_list_is_never_cut_short() -> None:
+    """`llmsizer --help` listed estimate, fidelity, report, serve and size as "...no...",
+    "...and...": each command's line now says what it does in full, at 80 columns too."""
+    out = subprocess.run([*LLMSIZER, "--help"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "COLUMNS": "80"}).stdout
+    listed = out[out.index("Commands:"):].splitlines()[1:]
+    assert len(listed) == 7 and not [ln for ln in listed if ln.rstrip().endswith("...")], listed
+
+
+def test_serve_options_have_help() -> None:
+    from click import Command, Group
+
+    from llmsizer.cli import main
+
+    assert isinstance(main, Group)
+    cmd = main.commands["serve"]
+    assert isinstance(cmd, Command)
+    assert all(getattr(p, "help", None) for p in cmd.params if p.param_type_name == "option")
+
+
+@pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
+def test_catalog_names_are_never_cut_at_80_columns(kind: str) -> None:
+    """`catalog gpus` at 80 columns cut every name to "NVID…" beside the figures: a name
+    now goes under its id where it does not fit beside it, whole; counts carry separators
+    (131,072 tokens) as the web page writes them."""
+    from llmsizer.model.catalog import load_catalog
+
+    out = subprocess.run([*LLMSIZER, "catalog", kind], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "COLUMNS": "80"}).stdout
+    assert "…" not in out and max(map(len, out.splitlines())) <= 80
+    flat = " ".join(" ".join(out.split()).split())
+    for entry in getattr(load_catalog(), kind).values():
+        assert " ".join(entry.name.split()) in flat, entry.name
+    if kind == "models":
+        assert "131,072" in out and "131072" not in out
+
+
+def test_estimate_prints_counts_as_counts() -> None:
+    """"max_sequences_by_memory 1,085.00" and "batch_per_replica 16.00": a count of
+    sequences or bytes has no decimals; speeds and times keep two (the --json figures)."""
+    args = ["estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4",
+            "--prompt-tokens", "1000", "--output-tokens", "200", "--concurrency", "16"]
+    text = run(*args).stdout
+    doc = json.loads(run(*args, "--json").stdout)
+    shown = dict(ln.split(None, 1) for ln in text.splitlines())
+    assert shown["batch_per_replica"] == f"{doc['batch_per_replica']:,.0f}"
+    assert shown["max_sequences_by_memory"] == f"{doc['max_sequences_by_memory']:,.0f}"
+    assert shown["kv_bytes_per_token"] == f"{doc['kv_bytes_per_token']:,.0f}"
+    assert shown["tpot_ms"] == f"{doc['tpot_ms']:,.2f}" and not doc["tpot_ms"].is_integer()
+    assert not [v for v in shown.values() if v.endswith(".00")], shown

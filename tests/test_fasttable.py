@@ -64,7 +64,7 @@ def test_the_fast_path_is_taken(big: Result, width: int) -> None:
     con = Console(file=io.StringIO(), width=width)
     names = textreport._Names(load_catalog(), [o for w in big.workloads for o in w.options])
     for w in big.workloads:
-        table = textreport._workload_table(w, big.account.currency, width, names)
+        table, _ = textreport._workload_table(w, big.account.currency, width, names)
         lines = fasttable.fast_lines(table, con)
         assert lines is not None
         assert len(lines) >= len(table.rows)

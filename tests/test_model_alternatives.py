@@ -120,8 +120,11 @@ def test_json_cli_pdf_and_workbook_show_the_same_figures(result: Result,
     # (Formatter.money, "USD 288 k") under a header that names the currency once; the exact
     # dollars stay in the JSON and the workbook
     fmt = Formatter(result.account.currency)
-    lines = {r["model_name"]: next(ln for ln in cli.splitlines() if str(r["model_name"]) in ln
-                                   and "×" in ln) for r in rows.values()}
+    # a model's row starts with its name (its configuration folds under it); a table's
+    # title names the model after the workload's name
+    lines = {r["model_name"]: next(ln for ln in cli.splitlines()
+                                   if ln.lstrip(" ★").startswith(str(r["model_name"])))
+             for r in rows.values()}
     for r in rows.values():
         cells = lines[r["model_name"]].split()
         for key in ("capex", "annual_cost"):

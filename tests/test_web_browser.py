@@ -316,3 +316,22 @@ def test_the_page_never_scrolls_sideways_on_a_laptop(server: str, browser: objec
     results = page.locator("#results").bounding_box()
     assert form and results and results["x"] > form["x"] + form["width"]  # side by side
     _shot(page, f"account-rag-{width}px")
+
+
+@pytest.mark.parametrize("path", ["catalog/gpus", "catalog/models", "catalog/platforms"])
+def test_catalog_keys_stay_whole_and_sources_fold_at_1024(server: str, browser: object,
+                                                          path: str) -> None:
+    """A key is what a requirements file writes: at 1,024 px 'llama-2-7b' broke as
+    'llama-2-' over '7b', and a source's long address pushed the models table 300 px past
+    its panel. Each key is now on one line, and every table fits its panel."""
+    page = browser.new_page(viewport={"width": 1024, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server + path)
+    broken = page.evaluate("""() => [...document.querySelectorAll('tr > td:first-child')]
+        .filter(td => { const r = document.createRange(); r.selectNodeContents(td);
+                        return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+        .map(td => td.innerText)""")
+    assert broken == []
+    wider = page.evaluate("""() => [...document.querySelectorAll('section')]
+        .filter(s => s.scrollWidth > s.clientWidth + 1).map(s => [s.clientWidth, s.scrollWidth])""")
+    assert wider == []
+    _shot(page, path.replace("/", "-") + "-1024px")

@@ -58,7 +58,7 @@ def test_open_with_no_file_chosen_says_what_to_do(client: TestClient, url: str,
 
 
 def row(text: str, key: str) -> str:
-    found = re.search(rf"<td>{re.escape(key)}</td>(.*?)</tr>", text, re.S)
+    found = re.search(rf'<td class="key">{re.escape(key)}</td>(.*?)</tr>', text, re.S)
     assert found, key
     return found.group(1)
 
@@ -218,3 +218,68 @@ def test_a_download_is_named_by_the_accounts_slug_never_its_text(client: TestCli
     r = client.post("/download/yaml", content=urlencode(form),
                     headers={"content-type": "application/x-www-form-urlencoded"})
     assert r.headers["content-disposition"] == 'attachment; filename="evil-b-x-b.yaml"'
+
+
+def test_a_mistyped_address_gets_the_apps_error_page(client: TestClient) -> None:
+    """/nope answered the framework's {"detail":"Not Found"} as the whole page, and a GET of
+    /size its "Method Not Allowed": now the app's own page says so, with the way back."""
+    for url, status, words in (("/nope", 404, "no page at /nope"),
+                               ("/size", 405, "/size is not a page to open")):
+        r = client.get(url)
+        assert r.status_code == status and r.headers["content-type"].startswith("text/html")
+        assert '"detail"' not in r.text and 'href="/"' in r.text
+        found = re.search(r'id="problem">([^<]*)<', r.text)
+        assert found and words in html_lib.unescape(found.group(1)), r.text[:300]
+
+
+def test_an_upload_with_several_problems_lists_each_on_its_own_line(client: TestClient) -> None:
+    """A file with three problems (a word for the users, a negative load, an unknown GPU)
+    showed them run together in one paragraph; the page now lists one per line, as
+    `llmsizer validate` prints them, after the count."""
+    text = ((ROOT / "inputs" / "example.yaml").read_text()
+            .replace("concurrent_users: 200", "concurrent_users: lots")
+            .replace("concurrent_users: 100", "concurrent_users: -100")
+            .replace("gpus: [h100-sxm, h200-sxm, l40s]", "gpus: [h100-sxm, h200x, l40s]"))
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
+    assert r.status_code == 400
+    assert upload_error(r.text) == "acme.yaml: 3 problems:"
+    box = r.text[r.text.index('id="upload-error"'):]
+    items = [html_lib.unescape(i) for i in
+             re.findall(r"<li>([^<]*)</li>", box[:box.index("</ul>")])]
+    assert len(items) == 3, items
+    assert [re.match(r"acme\.yaml:\d+:\d+: (\S+):", i).group(1) for i in items] == [  # type: ignore[union-attr]
+        "workloads[0].concurrent_users", "workloads[1].concurrent_users", "hardware.gpus[1]"]
+
+
+def test_model_sizes_read_as_the_cli_prints_them(client: TestClient) -> None:
+    """Llama 2 7B has 6.74 B parameters (catalog, its model card): the page said "6.7 B"
+    while `llmsizer catalog models` says "6.74 B"; both now use one wording (params_text)."""
+    from llmsizer.documents.textreport import params_text
+
+    r = client.get("/catalog/models")
+    for key, model in load_catalog().models.items():
+        row = re.search(rf'<td class="key">{re.escape(key)}</td>(.*?)</tr>', r.text, re.S)
+        assert row, key
+        figures = re.findall(r'<td class="n">([^<]*)</td>', row.group(1))
+        assert figures[:2] == [params_text(model.params_total),
+                               params_text(model.params_active)], (key, figures)
+    assert ">6.74 B<" in r.text
+
+
+def test_an_unreadable_upload_says_the_form_is_not_the_file(client: TestClient) -> None:
+    """A requirements file with a YAML syntax error: the page showed the error and, beside
+    it, a full recommendation ("16 GPUs in 2 nodes") for the Chat API starting point, which
+    read as the file's own sizing. It now says the form is the starting point, not the file;
+    a file that could be read keeps its own values and needs no such note."""
+    broken = (ROOT / "inputs" / "example.yaml").read_text().replace("currency: USD",
+                                                                    "currency: [USD")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", broken.encode())})
+    assert r.status_code == 400 and upload_error(r.text).startswith("acme.yaml:")
+    note = re.search(r'id="upload-note">([^<]*)<', r.text)
+    assert note and "not this file" in html_lib.unescape(note.group(1))
+    assert "Chat API" in html_lib.unescape(note.group(1))
+    wrong = (ROOT / "inputs" / "example.yaml").read_text().replace("concurrent_users: 200",
+                                                                   "concurrent_users: lots")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", wrong.encode())})
+    assert r.status_code == 400 and 'id="upload-note"' not in r.text
+    assert 'value="Acme Corp"' in r.text

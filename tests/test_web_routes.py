@@ -523,7 +523,7 @@ def test_loopback_server_refuses_other_host_names() -> None:
 def test_reference_pages_show_catalog_data_with_sources(client: TestClient) -> None:
     r = client.get("/catalog/gpus")
     # NVIDIA's H100 SXM datasheet: 80 GB, 3.35 TB/s, 989.5 dense BF16 TFLOP/s (catalog)
-    row = re.search(r"<td>h100-sxm</td>(.*?)</tr>", r.text, re.S)
+    row = re.search(r'<td class="key">h100-sxm</td>(.*?)</tr>', r.text, re.S)
     assert row and "80 GB" in row.group(1) and "3.35 TB/s" in row.group(1) and "989.5" in row.group(1)
     assert "datasheet" in row.group(1)
     prices = visible(client.get("/catalog/prices").text)

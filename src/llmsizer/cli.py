@@ -156,7 +156,7 @@ def validate(file: Path) -> None:
     _echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
 
 
-@main.command()
+@main.command(short_help="Size a requirements file: the options and the recommendation.")
 @click.argument("file", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results JSON.")
 @_clean_errors
@@ -193,7 +193,7 @@ def catalog(kind: str, as_json: bool) -> None:
         print_catalog(kind, table)
 
 
-@main.command()
+@main.command(short_help="Throughput and latency of one configuration (no targets or cost).")
 @click.option("--model", "model_id", required=True,
               help="Catalog model id (see `llmsizer catalog models`).")
 @click.option("--gpu", required=True, help="Catalog GPU id (see `llmsizer catalog gpus`).")
@@ -254,7 +254,14 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
         _echo(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
-            _echo(f"{k:32} {v:,.2f}" if isinstance(v, float) else f"{k:32} {v}")
+            _echo(f"{k:32} {_figure(v)}")
+
+
+def _figure(v: float | str) -> str:
+    """A count as a count ("1,085" sequences, not "1,085.00"); other figures to 2 decimals."""
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
+    return str(v)
 
 
 def _check_tp(gpu: str, tp: int) -> None:
@@ -313,7 +320,7 @@ def _not_fitting(out: dict[str, float | str],
     raise InfeasibleError(why + fix)
 
 
-@main.command()
+@main.command(short_help="Write the workbook, PDF proposal and results JSON.")
 @click.argument("paths", nargs=-1, required=True, type=_Path(path_type=Path))
 @click.option("--out", "out_dir", required=True, type=_Path(path_type=Path),
               help="Output folder (created if missing).")
@@ -506,10 +513,11 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     sys.exit(1 if failed else 0)
 
 
-@main.command()
+@main.command(short_help="Run the presales web app on this machine.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; other than loopback needs --token.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True,
+              help="Port to listen on: open http://127.0.0.1:PORT/ in a browser.")
 @click.option("--token", envvar="LLMSIZER_TOKEN",
               help="Shared secret every request must carry (required off loopback; "
                    "or LLMSIZER_TOKEN).")
@@ -525,7 +533,7 @@ def serve(host: str, port: int, token: str | None) -> None:
     run(host, port, token)
 
 
-@main.command()
+@main.command(short_help="Compare the model with a CSV of measured results.")
 @click.argument("points", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a document with summary and rows.")
 @click.option("--summary", "summary_only", is_flag=True,

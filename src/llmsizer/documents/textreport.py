@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -46,7 +47,8 @@ def _console() -> Console:
 
 def _money(x: float, cur: str) -> str:
     """Money as the PDF and the web page show it (Formatter.money: rounded to what the
-    inputs support, "USD 288 k"), with a plain space: the terminal has no line to keep whole."""
+    inputs support, "USD 288 k"), with plain spaces; the sentences that carry it fold
+    around it (``_folded``)."""
     return Formatter(cur).money(x).replace(NBSP, " ")
 
 
@@ -122,8 +124,10 @@ def _config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
         mark = "★ " if star else "  "
         one = f"{mark}{a}, {b}"
         cells.append(one if len(one) <= room else "\n".join(
-            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ")
-            + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ")))
+            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ",
+                          break_on_hyphens=False)
+            + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ",
+                            break_on_hyphens=False)))
     return cells
 
 
@@ -136,8 +140,12 @@ def _width(cell: str) -> int:
 _WIDE = 150
 _CONFIG_ROOM = 42  # columns a configuration needs before figures are dropped for it
 _WHY = 30  # the least a wide table leaves its "why not" column before configurations fold
-_NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "nodes",
+# Each header is whole words on one or two lines: a word split across lines ("rep-" over
+# "licas") reads as two words in a terminal.
+_NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
+# what the note under a narrow table calls a dropped column
+_DROPPED_NAMES = {1: "batch", 3: "TTFT", 7: "headroom"}  # in the order of the columns
 
 
 # Columns (indices of option + _NUMBER_HEADS) a narrow terminal drops, in this order:
@@ -145,7 +153,9 @@ _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "rep-\nlicas", "GPUs", "no
 _DROP_WHEN_NARROW = (7, 3, 1)
 
 
-def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names) -> Table:
+def _workload_table(w: WorkloadResult, cur: str, width: int,
+                    names: _Names) -> tuple[Table, list[str]]:
+    """The options table, and the names of the figures dropped to fit ``width``."""
     wide = width >= _WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
     t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left",
@@ -181,10 +191,12 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names) -> T
 
     # a narrow terminal drops the least needed figures rather than squeeze the configuration
     # or cut the cost column
+    dropped = []
     for i in _DROP_WHEN_NARROW:
         if room() >= _CONFIG_ROOM:
             break
         keep.remove(i)
+        dropped.append(_DROPPED_NAMES[i])
     cells = _config_cells([(*names.lines(o), o.id == w.recommended)
                            for o in shown], room())
     for row, cell in zip(rows, cells, strict=True):
@@ -201,10 +213,10 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names) -> T
         t.add_column("why not", overflow="fold", ratio=1)
     for row, reason in zip(rows, reasons, strict=True):
         t.add_row(*row, *([Text(reason)] if wide else []))
-    return t
+    return t, dropped
 
 
-_RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "rep-\nlicas", "GPUs", "nodes",
+_RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "replicas", "GPUs", "nodes",
                     "on-prem\n{cur}/yr", "limited by")
 
 
@@ -238,13 +250,36 @@ def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _N
     config = max([13] + [_width(c) for c in cells])
     t.add_column("configuration", min_width=config, max_width=config)
     for head in heads:
+        # the figures never fold; "limited by" (words) folds at a space where room is short
         t.add_column(head, justify="left" if head == "limited by" else "right",
-                     no_wrap=True)
+                     no_wrap=head != "limited by")
     if wide:
         t.add_column("why not", overflow="fold", ratio=1)
     for o, cell, row in zip(shown, cells, rows, strict=True):
         t.add_row(cell, *row, *([Text(o.reason)] if wide else []))
     return t
+
+
+def _dropped_note(dropped: list[str], width: int) -> str:
+    shown = ", ".join(sorted(dropped, key=list(_DROPPED_NAMES.values()).index))
+    return _folded(f"Not shown at {width} columns: {shown} (widen the terminal, or --json)",
+                   width, "", "  ")
+
+
+def _folded(text: str, width: int, first: str, rest: str) -> str:
+    """``text`` folded at spaces to ``width`` columns, later lines indented by ``rest``; a
+    figure stays beside its unit and money stays whole ("USD 599 k/yr", "125.9 GB"), which
+    rich's own folding would split."""
+    glued = _GLUE.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    lines = textwrap.wrap(glued, max(width - 1, 20), initial_indent=first,
+                          subsequent_indent=rest, break_on_hyphens=False)
+    return "\n".join(lines).replace(NBSP, " ")
+
+
+# a figure and the unit after it, and "4 × " before a GPU name; NBSP is not a space to
+# textwrap, so these never fold apart
+_GLUE = re.compile(r"\d[\d,.]* (?:GB|tok/s|ms|s|k|M|bn|GPUs?|nodes?|replicas?|×)(?![\w])"
+                   r"|\b[A-Z]{3} \d")
 
 
 def _ruled_out(options: list[Option] | list[RetrievalOption], names: _Names,
@@ -253,8 +288,7 @@ def _ruled_out(options: list[Option] | list[RetrievalOption], names: _Names,
     lines: list[str] = []
     for o in options:
         first, second = names.lines(o)
-        lines += textwrap.wrap(f"{first}, {second}: {o.reason}", max(con.width - 1, 20),
-                               initial_indent="  ", subsequent_indent="      ")
+        lines.append(_folded(f"{first}, {second}: {o.reason}", con.width, "  ", "      "))
     con.print(Text("Ruled out:", style="bold"), highlight=False)
     con.print(Text("\n".join(lines)), highlight=False, no_wrap=True, crop=False)
 
@@ -266,10 +300,16 @@ def print_result(result: Result, console: Console | None = None) -> None:
     cat = load_catalog()
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
+    told = False
     for w in result.workloads:
         # a server's detail is kept where two of this table's options would read the same
         names = _Names(cat, list(w.options))
-        print_table(_workload_table(w, cur, con.width, names), con)
+        table, dropped = _workload_table(w, cur, con.width, names)
+        print_table(table, con)
+        if dropped and not told:
+            # say once what a narrow table leaves out, or a reader takes it for not computed
+            con.print(Text(_dropped_note(dropped, con.width)), highlight=False)
+            told = True
         ruled_out = [o for o in w.options if not o.feasible]
         if ruled_out and not wide:
             _ruled_out(ruled_out, names, con)
@@ -288,25 +328,34 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if rw.advice:
             con.print(Text(rw.advice, style="red"), highlight=False)
     for t in result.model_alternatives:
-        con.print(_models_table(t, cur))
+        con.print(_models_table(t, cur, con.width))
         con.print(Text(QUALITY), highlight=False)
     _print_plan(result, con)
     tot = result.totals
-    con.print(Text(f"Total: {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
-                   f"capex {_money(tot.capex, cur)}; "
-                   f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
-                   + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
-                      if tot.annual_cost_cloud is not None else
-                      cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))), highlight=False)
+    _say(con, f"Total: {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
+              f"capex {_money(tot.capex, cur)}; "
+              f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
+              + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
+                 if tot.annual_cost_cloud is not None else
+                 cloud_unpriced_words(tot.cloud_unpriced, cat.gpus)))
 
 
-def _models_table(t: ModelAlternatives, cur: str) -> Table:
-    """A workload's alternative models side by side (the PDF's summary table, same figures)."""
+def _say(con: Console, text: str, first: str = "", rest: str = "  ", style: str = "") -> None:
+    """A sentence of the plan or the totals, folded under itself (``_folded``)."""
+    con.print(Text(_folded(text, con.width, first, rest), style=style), highlight=False,
+              no_wrap=True, crop=False)
+
+
+def _models_table(t: ModelAlternatives, cur: str, width: int) -> Table:
+    """A workload's alternative models side by side (the PDF's summary table, same figures):
+    each model's name over its configuration in the first column, folded to what the figures
+    leave (at 80 columns a column per phrase was cut to "confi…" and "Qwen2.…")."""
     tab = Table(title=Text(f"{t.workload} — models compared; recommended: {t.rule}"),
-                title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1))
-    for head in ("model", "params", "configuration", "weights\nGB", "tok/s\n/user",
-                 "TTFT\nms", "GPUs\nbought", f"capex\n{cur}", f"per year\n{cur}"):
-        tab.add_column(head, justify="left" if head in ("model", "configuration") else "right")
+                title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                padding=(0, 0, 0, 1) if width >= 90 else 0)
+    heads = ["params", "weights\nGB", "tok/s\n/user", "TTFT\nms", "GPUs\nbought",
+             f"capex\n{cur}", f"per year\n{cur}"]
+    rows: list[tuple[str, str, list[str]]] = []
     for r in t.alternatives:
         if r.meets_targets and r.gpu_name and r.tp and r.weight_precision and r.kv_precision:
             config = option_words(r.gpu_name, r.tp, r.weight_precision, r.kv_precision)
@@ -315,9 +364,23 @@ def _models_table(t: ModelAlternatives, cur: str) -> Table:
                        _amount(r.annual_cost)]
         else:
             config, figures = "none meets the targets", ["—"] * 6
-        tab.add_row(("★ " if r.chosen and r.meets_targets else "  ") + r.model_name,
-                    params_text(r.params_total),
-                    config, *figures)
+        rows.append((("★ " if r.chosen and r.meets_targets else "  ") + r.model_name, config,
+                     [params_text(r.params_total), *figures]))
+    widths = [max([len(row[2][i]) for row in rows] + [len(p) for p in h.split("\n")])
+              for i, h in enumerate(heads)]
+    per_column = 2 if width >= 90 else 1
+    room = max(width - sum(w + per_column for w in widths) - per_column - 2, 24)
+    cells = ["\n".join(textwrap.wrap(name, room, subsequent_indent="  ")
+                       + textwrap.wrap(config, room, initial_indent="    ",
+                                       subsequent_indent="    "))
+             for name, config, _ in rows]
+    first = max([len("model and configuration")] + [_width(c) for c in cells])
+    tab.add_column("model and\nconfiguration" if first < 23 else "model and configuration",
+                   min_width=min(first, room), max_width=room)
+    for head in heads:
+        tab.add_column(head, justify="right", no_wrap=True)
+    for cell, (_, _, figures) in zip(cells, rows, strict=True):
+        tab.add_row(cell, *figures)
     return tab
 
 
@@ -329,7 +392,8 @@ def params_text(x: float) -> str:
 def _cell(x: Any) -> str:
     if x is None:
         return "—"
-    return f"{x:,.6g}" if isinstance(x, float) else str(x)
+    # 131,072 tokens as the web page and the PDF write it, not 131072
+    return f"{x:,.6g}" if isinstance(x, float) else f"{x:,}" if isinstance(x, int) else str(x)
 
 
 # (attribute, header, formatter) per catalog; headers wrap onto two lines so narrow
@@ -369,13 +433,13 @@ def _print_plan(result: Result, con: Console) -> None:
         notes = [f"; {standby} on standby" if standby else "",
                  f", {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         spare = "".join(notes)
-        con.print(Text(f"Plan: {g.nodes} × {platform(g.platform)} "
-                       f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used} used{spare})",
-                       style="bold"), highlight=False)
+        _say(con, f"Plan: {g.nodes} × {platform(g.platform)} "
+                  f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used} used{spare})",
+             style="bold")
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
-            con.print(Text(f"  Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
+            _say(con, f"Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
                            f"{words}; {p.replicas} "
                            + ("decode " if p.prefill_replicas else "")
                            + f"replica{'' if p.replicas == 1 else 's'} "
@@ -384,25 +448,24 @@ def _print_plan(result: Result, con: Console) -> None:
                            + f"({p.spare_replicas} spare), batch "
                            f"{p.batch_per_replica}; headroom {p.headroom_achieved:.0%}, "
                            + (f"{p.headroom_after_node_loss:.0%} with a node down" if g.nodes > 1
-                              else "the service stops while its one node is down")),
-                      highlight=False)
+                              else "the service stops while its one node is down"),
+                 first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
         host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
         where = (f"on idle GPUs of the {platform(host.platform)} nodes above (shared with the "
                  "LLM pools)" if host else "its own nodes, not shared with the LLM pools")
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
         served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
-        con.print(Text(f"Plan: {rg.nodes} × {platform(rg.platform)} "
+        _say(con, f"Plan: {rg.nodes} × {platform(rg.platform)} "
                        f"({_n(rg.gpus_purchased, 'GPU')} bought, {rg.gpus_used} used) for "
                        f"{rg.workload} "
                        f"({'embedding' if rg.kind == 'embed' else 'reranking'}), "
                        f"{_n(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
-                       f"{rg.limited_by}; {where}", style="bold"), highlight=False)
+                       f"{rg.limited_by}; {where}", style="bold")
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
-        con.print(f"Sized alone the workloads would need {_n(ded.gpus_purchased, 'GPU')} in "
-                  f"{_n(ded.nodes, 'node')}, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.",
-                  highlight=False)
+        _say(con, f"Sized alone the workloads would need {_n(ded.gpus_purchased, 'GPU')} in "
+                  f"{_n(ded.nodes, 'node')}, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.")
 
 
 def _n(count: int, noun: str) -> str:
@@ -414,11 +477,27 @@ def print_catalog(kind: str, table: dict[str, Any], console: Console | None = No
     con = console or _console()
     t = Table(title=kind, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
     cols = _CATALOG_COLUMNS[kind]
-    t.add_column("id", no_wrap=True, min_width=max(map(len, table), default=2))
-    t.add_column("name", ratio=1)
+    rows = [[fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
+             for attr, _, fmt in cols] for e in table.values()]
+    figures = sum(max([len(r[i]) for r in rows] + [len(p) for p in head.split("\n")]) + 2
+                  for i, (_, head, _) in enumerate(cols))
+    ids = max(map(len, table), default=2)
+    # a name squeezed beside the id and the figures was cut to "NVID…": where fewer than 24
+    # columns are left for it, it goes under its id instead (one column, no cut)
+    stacked = con.width - figures - ids - 6 < 24
+    if stacked:
+        room = max(con.width - figures - 4, ids)
+        t.add_column("id\n  name", no_wrap=True, min_width=min(room, 30))
+        firsts = ["\n".join([key, *textwrap.wrap(e.name, room, initial_indent="  ",
+                                                 subsequent_indent="  ",
+                                                 break_on_hyphens=False)])
+                  for key, e in table.items()]
+    else:
+        t.add_column("id", no_wrap=True, min_width=ids)
+        t.add_column("name", ratio=1)
+        firsts = list(table)
     for _, head, _ in cols:
         t.add_column(head, justify="right", no_wrap=True)
-    for key, e in table.items():
-        t.add_row(key, e.name, *(fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
-                                 for attr, _, fmt in cols))
+    for first, e, row in zip(firsts, table.values(), rows, strict=True):
+        t.add_row(first, *([] if stacked else [e.name]), *row)
     con.print(t)

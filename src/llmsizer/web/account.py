@@ -54,7 +54,7 @@ def _context(data: dict[str, Any], sized: Sized, **extra: Any) -> dict[str, Any]
     values = forms.form_values(data)
     return {"values": values, "workloads": max(1, forms.workload_count(values)), "sized": sized,
             "forms": forms, "catalog": catalog(), "archetypes": archetypes.ARCHETYPES,
-            "upload_error": None, "diff": None, "warnings": (), "found": {}, **extra}
+            "upload_error": None, "upload_note": None, "diff": None, "warnings": (), "found": {}, **extra}
 
 
 def _account_page(request: Request, data: dict[str, Any], status: int = 200,
@@ -246,7 +246,13 @@ async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLR
         if "located" in locals() and isinstance(located.data, dict):
             data = {"schema_version": 1, **forms.form_to_data(
                 _flat(forms.form_values(located.data)))}
-        return _account_page(request, data, 400, upload_error=str(exc))
+            return _account_page(request, data, 400, upload_error=str(exc))
+        # nothing of the file could be read: the form and its figures are the starting
+        # point, which a reader took for the file's own sizing
+        return _account_page(request, data, 400, upload_error=str(exc),
+                             upload_note=f"Nothing of {name} could be read: the form below "
+                                         f"is the {archetypes.BY_KEY['chat'].title} starting "
+                                         "point, not this file.")
     return _account_page(request, located.data)
 
 

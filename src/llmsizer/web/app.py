@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from .jobs import Drawer, Pool
 from .security import Guard
@@ -42,6 +44,19 @@ def create_app(*, token: str | None = None, loopback_only: bool = True,
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.include_router(account.router)
     app.include_router(reference.router)
+
+    @app.exception_handler(HTTPException)
+    async def _not_here(request: Request, exc: HTTPException) -> HTMLResponse:
+        """A mistyped address or a page fetched the wrong way: the app's own error page with
+        the way back, not the framework's JSON ({"detail": "Not Found"}) as the whole page."""
+        from ..base.textsafe import printable
+        from .render import page
+
+        path = printable(request.url.path)[:200]
+        message = (f"no page at {path}" if exc.status_code == 404 else
+                   f"{path} is not a page to open: it answers the account form"
+                   if exc.status_code == 405 else str(exc.detail))
+        return page(request, "problem.html.j2", exc.status_code, message=message)
 
     guarded = Guard(app, token, loopback_only)
     guarded.fastapi = app  # type: ignore[attr-defined]  # tests reach the pool through it

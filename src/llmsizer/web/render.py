@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 from ..base.version import __version__
 from ..documents.proposal.format import customer_words, precision_name
 from ..documents.proposal.glossary import GLOSSARY
+from ..documents.textreport import params_text
 from .forms import Configs
 
 _HERE = resources.files("llmsizer.web")
@@ -49,6 +50,8 @@ def _environment() -> jinja2.Environment:
     env.globals["display"] = display
     env.filters["display"] = display
     env.filters["num"] = num
+    # parameter counts as `llmsizer catalog models` prints them (6.74 B, not 6.7 B)
+    env.filters["params"] = params_text
     # the PDF's glossary, every term (the page has room for those the PDF lists only when used)
     env.globals["glossary"] = sorted(GLOSSARY, key=lambda t: t.term.lower())
     env.globals["term"] = {t.term: t.meaning for t in GLOSSARY}
