@@ -167,12 +167,11 @@ def write(book: Book) -> None:
     chosen = _chosen(book.r)
     n = max(1, len(chosen))
     book.title(ws, "Retrieval serving: embedding and reranking",
-               "One column per embed or rerank workload on its recommended GPU: a node group of "
-               "its own, or idle GPUs of a language-model node group of the same GPU. The GPU "
-               "and server figures are the Catalog sheet's, the prices the Inputs sheet's "
-               "(edit them there); the workload's own inputs are as sized (change the "
-               "account's requirements to change them). The calculations and costs below are "
-               "formulas.", 1, span=(FIRST_COL + n, _printed_width(n)))
+               "One column per embed or rerank workload on its recommended GPU: its own nodes "
+               "or a language-model node group's idle GPUs. GPU and server figures follow the "
+               "Catalog sheet, prices the Inputs sheet (edit them there); the workload's own "
+               "inputs are as sized. The rows below them are formulas.", 1,
+               span=(FIRST_COL + n, _printed_width(n)))
     ws.set_column(0, 0, 28)
     ws.set_column(1, 1, _LABEL_W)
     ws.set_column(2, 2, _UNIT_W)
