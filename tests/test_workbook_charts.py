@@ -210,3 +210,17 @@ def test_the_summary_prints_its_table_on_one_page_and_each_chart_with_its_table(
         assert last > head
         words = str(ws.cell(last, 1).value).split("\n")[0]
         assert " ".join(words.split()[:6]) in " ".join(page.split()), (w.name, words)
+
+
+def test_the_summary_totals_print_whole_counts_without_decimals(tmp_path: Path) -> None:
+    """Adventure Works (enterprise-multi): the workloads' shares of the plan are fractions
+    (1.75 nodes), the account's totals whole (7 nodes, 28 GPUs). LibreOffice printed the
+    totals in the shares' format: "7.00 nodes", "28.0 GPUs"."""
+    r = _result("enterprise-multi")
+    book = tmp_path / "enterprise-multi.xlsx"
+    write_workbook(r, book)
+    page = " ".join(_summary_pages(book, tmp_path)[0].split())
+    nodes, gpus = int(r.totals.nodes), int(r.totals.gpus_purchased)
+    assert (nodes, gpus) == (r.totals.nodes, r.totals.gpus_purchased) and nodes > 1
+    assert f"{nodes} nodes" in page and f"{gpus} GPUs" in page
+    assert f"{nodes}.00 nodes" not in page and f"{gpus}.0 GPUs" not in page

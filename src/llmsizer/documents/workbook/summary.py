@@ -278,8 +278,11 @@ def write(book: Book) -> None:
         if name in _TOTALS and cells:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
             key = _TOTAL_OF.get(name, name)
-            ws.write_formula(row, total_col, f"={total_cell(r, key)}", f("total", fmt),
-                             float(getattr(r.totals, key) or 0.0))  # None: no cloud price
+            total = float(getattr(r.totals, key) or 0.0)  # None: no cloud price
+            # its own decimals: whole nodes and GPUs printed "7.00 nodes" in the format of
+            # the workloads' fractional shares beside it
+            ws.write_formula(row, total_col, f"={total_cell(r, key)}",
+                             f("total", number_format(unit, [total], book.cur)), total)
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
         if name.startswith("headroom_"):
