@@ -17,7 +17,7 @@ from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
 from .retrieval_sheet import retrieval_cell
-from .summary_charts import charts, summary_scale
+from .summary_charts import chart_sections, charts, summary_scale
 
 __all__ = ["write"]
 
@@ -293,9 +293,10 @@ def write(book: Book) -> None:
         row += 1
     row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
     # one print scale for the table and the charts below it (summary_scale)
-    scale = summary_scale(book, ws, row, widths, 56)
+    sections = chart_sections(book)
+    scale = summary_scale(sections, ws, row, widths, 56)
     ws.set_print_scale(scale)
-    charts(book, ws, row + 1, widths, scale)
+    charts(book, ws, row + 1, sections, widths, scale)
 
 
 

@@ -24,7 +24,7 @@ from .book import Book
 from .formats import _PAGE_CHARS, clean_text, number_format, unit_text, wrapped_height
 from .rerun_check import label
 
-__all__ = ["MAX_CHARTS", "charts", "print_scale", "summary_scale"]
+__all__ = ["MAX_CHARTS", "chart_sections", "charts", "print_scale", "summary_scale"]
 
 MAX_CHARTS = 12
 # A4 landscape less the 0.4" side margins (book.finish), in pixels at 96 dpi.
@@ -43,6 +43,7 @@ _LEAST_PER_OPTION_PX = 30  # two bars beside a label of two or three 8-point lin
 # The Summary never prints smaller than this (%): below it a long table runs on to a page
 # more instead (11-point text prints at about 6 points).
 _LEAST_SCALE = 55.0
+Sections = list[tuple[Any, list[str]]]  # per charted workload: it and its options' words
 
 
 def _px(width: float) -> int:
@@ -60,7 +61,8 @@ def print_scale(widths: list[float], repeated: float) -> float:
     return min(100.0, 100 * _PAGE_WIDTH_PX / per_page)
 
 
-def summary_scale(book: Book, ws: Any, rows: int, widths: list[float], repeated: float) -> int:
+def summary_scale(sections: Sections, ws: Any, rows: int, widths: list[float],
+                  repeated: float) -> int:
     """The Summary's print scale (%): its columns across the page (as fit-to-width would), its
     first ``rows`` rows (the table, up to the re-run check) down one page and each chart, at
     its least height, with its table on a page of its own; never under _LEAST_SCALE.
@@ -69,7 +71,7 @@ def summary_scale(book: Book, ws: Any, rows: int, widths: list[float], repeated:
     fit-to-height (measured: one page, the chart cut off). Row heights are the ones set on the
     sheet (15 points otherwise), plus a tenth for rows LibreOffice grows on opening."""
     height = sum(ws.row_sizes.get(i, [_ROW_PT])[0] or _ROW_PT for i in range(rows)) * 1.1
-    for _, words in _sections(book):
+    for _, words in sections:
         least = _CHART_FRAME_PX + _LEAST_PER_OPTION_PX * len(words)
         height = max(height, (math.ceil(least / (_ROW_PT * 4 / 3)) + 4) * _ROW_PT
                      + _table_height(words))
@@ -82,13 +84,13 @@ def _table_height(words: list[str]) -> float:
     return 2 * _ROW_PT + sum(wrapped_height(t, _LABEL_WIDTH, 11) for t in words)
 
 
-def _sections(book: Book) -> list[tuple[Any, list[str]]]:
+def chart_sections(book: Book) -> Sections:
     """Per charted workload (at most MAX_CHARTS): the workload and its feasible options'
     words, in the option columns' order (none without the cost rows)."""
     lay = book.lay
     if "annual_cost_onprem" not in lay.calc_rows or "annual_cost_cloud" not in lay.calc_rows:
         return []
-    out: list[tuple[Any, list[str]]] = []
+    out: Sections = []
     for k, w in enumerate(book.r.workloads, start=1):
         cols = [c for c in lay.columns if c.k == k and c.option.feasible]
         if cols and len(out) < MAX_CHARTS:
@@ -102,11 +104,12 @@ def _words(book: Book, o: Any) -> str:
     return f"{label(book, o)}\n{clean_text(platform_words(book.catalog.platforms, o.platform))}"
 
 
-def charts(book: Book, ws: Any, row: int, widths: list[float], scale: float) -> None:
+def charts(book: Book, ws: Any, row: int, sections: Sections, widths: list[float],
+           scale: float) -> None:
     """From ``row`` on: per workload a title, its chart and the table the chart reads. Columns
     A (words), C and D (costs) exist on every Summary (C: the first workload, D: at least the
-    total column). ``widths``: the printed columns' widths (the chart spans them); ``scale``:
-    the sheet's print scale (%)."""
+    total column). ``sections``: chart_sections; ``widths``: the printed columns' widths (the
+    chart spans them); ``scale``: the sheet's print scale (%)."""
     lay = book.lay
     f = book.f
     cur = book.cur
@@ -117,7 +120,7 @@ def charts(book: Book, ws: Any, row: int, widths: list[float], scale: float) -> 
     width_px = min(sum(_px(w) for w in widths) - 8, int(0.97 * _PAGE_WIDTH_PX * 100 / scale))
     breaks: list[int] = []
     used = page  # the charts start on a new page
-    for w, words in _sections(book):
+    for w, words in sections:
         k = book.r.workloads.index(w) + 1
         cols = [c for c in lay.columns if c.k == k and c.option.feasible]
         # the chart and its title within one page (a spare row below the chart), shorter
