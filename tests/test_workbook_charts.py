@@ -168,3 +168,59 @@ def test_libreoffice_prints_each_chart_whole_on_one_page(books: dict[str, Path],
         assert origin and max(origin) <= body, (title, origin, body)
         assert axis and max(axis) <= body, (title, axis, body)
         assert "Option and server" in pages[on[0]]
+
+
+def _summary_pages(path: Path, tmp: Path) -> list[str]:
+    """The text of each printed Summary page (LibreOffice, default profile, -> PDF; the
+    page header names the sheet)."""
+    pdf = to_pdf(path, tmp, force_recalc=False)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    return [p for p in text.split("\f") if p.strip().startswith("Summary")]
+
+
+@pytest.mark.parametrize(("account", "pages"), [("helpdesk-population", 2),
+                                                 ("rag-knowledge-base", 2),
+                                                 ("enterprise-multi", 4)])
+def test_the_summary_prints_its_table_on_one_page_and_each_chart_with_its_table(
+        tmp_path: Path, account: str, pages: int) -> None:
+    """The Summary as finance prints it (LibreOffice, default profile): the table, to its
+    re-run check, on page 1, then per workload its chart with the whole table the chart
+    reads on one page, no page more across. Fabrikam Services (helpdesk-population, one
+    workload, 14 options) printed on 5 pages (fit to width at 100 %: the table ran onto page
+    2, the chart's table onto pages 4 and 5), Wide World Importers (rag-knowledge-base) on
+    3 and Adventure Works (enterprise-multi) on 6."""
+    book = tmp_path / f"{account}.xlsx"
+    write_workbook(_result(account), book)
+    printed = _summary_pages(book, tmp_path)
+    assert len(printed) == pages, [p[:300] for p in printed]
+    assert "Re-run check" in printed[0] and "Annual cost by option" not in printed[0]
+    ws = openpyxl.load_workbook(book)["Summary"]
+    feasible = [w for w in _result(account).workloads if any(o.feasible for o in w.options)]
+    assert len(feasible) == pages - 1
+    for page, w in zip(printed[1:], feasible, strict=True):
+        assert f"Annual cost by option: {w.name}" in page
+        # the table's last row: the last option's words (their first line) on this page
+        (title,) = [r for r in ws.iter_rows() if r[0].value == f"Annual cost by option: {w.name}"]
+        head = next(r[0].row for r in ws.iter_rows(min_row=title[0].row)
+                    if str(r[0].value).startswith("Option (GPUs"))
+        last = head
+        while ws.cell(last + 1, 1).value:
+            last += 1
+        assert last > head
+        words = str(ws.cell(last, 1).value).split("\n")[0]
+        assert " ".join(words.split()[:6]) in " ".join(page.split()), (w.name, words)
+
+
+def test_the_summary_totals_print_whole_counts_without_decimals(tmp_path: Path) -> None:
+    """Adventure Works (enterprise-multi): the workloads' shares of the plan are fractions
+    (1.75 nodes), the account's totals whole (7 nodes, 28 GPUs). LibreOffice printed the
+    totals in the shares' format: "7.00 nodes", "28.0 GPUs"."""
+    r = _result("enterprise-multi")
+    book = tmp_path / "enterprise-multi.xlsx"
+    write_workbook(r, book)
+    page = " ".join(_summary_pages(book, tmp_path)[0].split())
+    nodes, gpus = int(r.totals.nodes), int(r.totals.gpus_purchased)
+    assert (nodes, gpus) == (r.totals.nodes, r.totals.gpus_purchased) and nodes > 1
+    assert f"{nodes} nodes" in page and f"{gpus} GPUs" in page
+    assert f"{nodes}.00 nodes" not in page and f"{gpus}.0 GPUs" not in page

@@ -445,3 +445,25 @@ def test_summary_charts_start_at_zero_with_level_labels(tmp_path: Path) -> None:
         cat, val = xml.split("<c:catAx>")[1], xml.split("<c:valAx>")[1]
         assert re.search(r'<a:bodyPr rot="0"', cat.split("</c:catAx>")[0]), "labels turned"
         assert '<c:min val="0"/>' in val.split("</c:valAx>")[0], "axis not from 0"
+
+
+def test_no_printed_count_of_one_reads_in_the_plural(tmp_path: Path) -> None:
+    """Wide World Importers (rag-knowledge-base) as LibreOffice prints every sheet: a count
+    of one reads "1 GPU", "1 token/step", never "1 GPUs". The Catalog sheet printed "1 GPUs"
+    per cloud instance and per MGX node (its formats show 0 as a dash and dropped the
+    singular), the Inputs sheet "1 tokens/step" (an acceptance length of 1: off)."""
+    import re
+    import subprocess
+
+    from support.libreoffice import to_pdf
+
+    from llmsizer.documents.workbook.formats import _PLURALS
+
+    pdf = to_pdf(_path("rag-knowledge-base", tmp_path), tmp_path / "pdf", force_recalc=False)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    plural = "|".join(re.escape(p) for p in _PLURALS)
+    found = re.findall(rf"(?<![\d.,])1 (?:{plural})(?![\w/-])", text)
+    assert not found, found
+    assert re.search(r"(?<![\d.,])1 GPU(?![\w/-])", text)  # the singular is printed
+    assert "1 token/step" in text

@@ -22,10 +22,15 @@ def cloud_price_name(gpu: str) -> str:
 
 
 def edit_named(book: Path, out: Path, edits: dict[str, Any]) -> Path:
-    """Save ``book`` as ``out`` with each named cell set to its value."""
+    """Save ``book`` as ``out`` with each named cell (or ``Sheet!A1`` cell: a Catalog figure
+    has no name) set to its value."""
     wb = openpyxl.load_workbook(book)
     for name, value in edits.items():
-        named_cell(wb, name).value = value
+        if "!" in name:
+            sheet, ref = name.split("!")
+            wb[sheet][ref.replace("$", "")].value = value
+        else:
+            named_cell(wb, name).value = value
     wb.save(out)
     wb.close()
     return out

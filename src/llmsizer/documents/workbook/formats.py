@@ -44,7 +44,7 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "workloads": "workload", "PDUs": "PDU", "ports": "port", "servers": "server",
             "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance",
             "pools": "pool", "ranks": "rank", "stages": "stage", "columns": "column",
-            "elements": "element", "layer-tokens": "layer-token"}
+            "elements": "element", "layer-tokens": "layer-token", "tokens/step": "token/step"}
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
@@ -129,8 +129,13 @@ def _number_format(unit: str, values: tuple[float, ...], currency: str, dash_zer
             decimals = _decimals(values)
         suffix = _UNIT_SUFFIX.get(unit, unit)
         fmt = _body(decimals) + (f'" {suffix}"' if suffix else "")
-        if decimals == 0 and unit in _PLURALS and not (dash_zero or zero_text):
-            return f'[=1]0" {_PLURALS[unit]}";{fmt}'  # "1 GPU", "2 GPUs"
+        if decimals == 0 and unit in _PLURALS:
+            one = f'[=1]0" {_PLURALS[unit]}"'  # "1 GPU", "2 GPUs"
+            if dash_zero or zero_text:  # the second condition: 0 as its word (the Catalog
+                # sheet's "1 GPUs" per instance: the plural was dropped for the dash)
+                shown = zero_text.replace('"', "") or "—"
+                return f'{one};[=0]"{shown}";{fmt}'
+            return f"{one};{fmt}"
     if dash_zero or zero_text:
         shown = zero_text.replace('"', "") or "—"
         fmt = f'{fmt};-{fmt};"{shown}"'

@@ -1,7 +1,8 @@
 """Inputs sheet: every lever a user may change, as named, unlocked, validated cells.
 
 Account inputs are ``in_<name>``; prices ``in_price_<gpu>``, ``in_cloud_<gpu>``,
-``in_node_price_<platform>``; workload inputs one column per workload, ``in_w<k>_<name>``.
+``in_node_price_<platform>``, the hosted embedding and reranking APIs' ``in_api_<kind>``;
+workload inputs one column per workload, ``in_w<k>_<name>``.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def write(book: Book) -> None:
         wb.define_name(name, f"=Inputs!$C${row + 1}")
         book.named_values[name] = value
         row += 1
+    row = _api_rows(book, ws, row, note_col, name_col)
     row += 1
     ws.write_string(row, 0, "Workloads (one column each)", f("section"))
     row += 1
@@ -124,6 +126,45 @@ def write(book: Book) -> None:
             _workload_row(book, ws, row, i)
             row += 1
     ws.print_area(0, 0, row, note_col)
+
+
+def api_name(kind: str) -> str:
+    """The defined name of the hosted API price the embed or rerank servers are set beside."""
+    return f"in_api_{kind}"
+
+
+def _api_rows(book: Book, ws: Any, row: int, note_col: int, name_col: int) -> int:
+    """The compared hosted embedding / reranking API's list price per million tokens, one row
+    per kind the Retrieval sheet costs: a price finance edits with the others (the Retrieval
+    sheet's cost-per-token rows read it; it was a typed number there). Returns the next row."""
+    f = book.f
+    seen: set[str] = set()
+    for w in book.r.retrieval:
+        api = book.catalog.prices.embedding_reference(w.kind)
+        if w.best is None or api is None or w.kind in seen:
+            continue
+        seen.add(w.kind)
+        value = float(w.best.values["api_per_million_tokens"])
+        what = f"Hosted API price per million tokens ({w.kind}): {clean_text(api.name)}"
+        unit = "currency/M tok"
+        ws.write_string(row, 0, what, f("wrap"))
+        ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
+        ws.write_number(row, 2, value, f("input", number_format(unit, [value], book.cur)))
+        ws.data_validation(row, 2, row, 2, {
+            "validate": "decimal", "criteria": ">=", "value": 0,
+            "input_title": "Hosted API price",
+            "input_message": f"{api.name[:120]} per million input tokens in {book.cur}.",
+            "error_message": "Hosted API price: a number of at least 0."})
+        source = (f"{api.provider} list price"
+                  f"{f' ({api.date})' if api.date else ''}: {api.source}")
+        book.note(ws, row, note_col, source)
+        if len(what) > 38:
+            ws.set_row(row, max(wrapped_height(what, 38 * 0.85, 11), wrapped_height(source, 70)))
+        ws.write_string(row, name_col, api_name(w.kind), f("name"))
+        book.wb.define_name(api_name(w.kind), f"=Inputs!$C${row + 1}")
+        book.named_values[api_name(w.kind)] = value
+        row += 1
+    return row
 
 
 def _workload_row(book: Book, ws: Any, row: int, i: Input) -> None:

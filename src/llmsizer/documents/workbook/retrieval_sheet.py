@@ -19,11 +19,12 @@ from ...model.calculations.retrieval import (
     RETRIEVAL_COST_INPUTS,
     RETRIEVAL_INPUTS,
 )
-from ...model.expr import Lookup, lookup_formula, render, to_text
+from ...model.expr import Lookup, lookup, lookup_formula, render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from ...sizing.retrieval import CATALOG_ROWS
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .inputs import api_name
 from .layout import _column as catalog_column
 from .layout import input_name, letter
 
@@ -42,6 +43,11 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
             "currency"), ("node_power_kw", "Node power", "kW"),
             ("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h"),
             ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"))
+# the option's GPU and platform figures that the Catalog sheet lists (the engine reads the
+# same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
+_LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),
+              ("gpu_memory_gb", lookup("gpus", "gpu", "memory_gb")),
+              ("gpus_per_node", lookup("platforms", "platform", "gpus_per_node")))
 _INPUTS = [(i.name, i.label, i.unit) for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)
            if i.name not in _ACCOUNT]
 _CALCS = (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)
@@ -150,7 +156,7 @@ def _catalog_formulas(book: Book, o: RetrievalOption, col: int) -> dict[str, str
         return keys.get(n) or name(n)
 
     return {n: "=" + render(expr, ref, lambda lk, key: catalog_lookup(book, lk, key))
-            for n, expr in CATALOG_ROWS}
+            for n, expr in (*CATALOG_ROWS, *_LOOKED_UP)}
 
 
 def write(book: Book) -> None:
@@ -161,11 +167,11 @@ def write(book: Book) -> None:
     chosen = _chosen(book.r)
     n = max(1, len(chosen))
     book.title(ws, "Retrieval serving: embedding and reranking",
-               "One column per embed or rerank workload on its recommended GPU: a node group of "
-               "its own, or idle GPUs of a language-model node group of the same GPU. Inputs "
-               "as sized; the calculations and "
-               "costs below them are formulas. Change the account's requirements to change "
-               "the inputs.", 1, span=(FIRST_COL + n, _printed_width(n)))
+               "One column per embed or rerank workload on its recommended GPU: its own nodes "
+               "or a language-model node group's idle GPUs. GPU and server figures follow the "
+               "Catalog sheet, prices the Inputs sheet (edit them there); the workload's own "
+               "inputs are as sized. The rows below them are formulas.", 1,
+               span=(FIRST_COL + n, _printed_width(n)))
     ws.set_column(0, 0, 28)
     ws.set_column(1, 1, _LABEL_W)
     ws.set_column(2, 2, _UNIT_W)
@@ -205,6 +211,9 @@ def write(book: Book) -> None:
             ws.set_row(HEAD_ROW + k, max([wrapped_height(t, _WORKLOAD_W * 0.9, 11)
                                           for t in texts], default=15.0))
     looked_up = [_catalog_formulas(book, o, FIRST_COL + j) for j, (_, o) in enumerate(chosen)]
+    for j, (w, _) in enumerate(chosen):  # the hosted API's price: its Inputs cell
+        if api_name(w.kind) in book.named_values:
+            looked_up[j]["api_per_million_tokens"] = "=" + api_name(w.kind)
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
         fmt = number_format(unit, values or [0.0], book.cur)

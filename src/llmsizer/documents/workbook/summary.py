@@ -11,13 +11,13 @@ from ...model.calculations import CALCULATIONS, INPUTS
 from ..proposal.format import precision_name
 from .book import Book
 from .calc_sheets import RISK_FLAGS
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import clean_text, number_format, unit_text, wrapped_height
 from .layout import SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
 from .retrieval_sheet import retrieval_cell
-from .summary_charts import charts
+from .summary_charts import chart_sections, charts, summary_scale
 
 __all__ = ["write"]
 
@@ -183,7 +183,6 @@ def write(book: Book) -> None:
     ws.set_column(2, total_col - 1, 30)
     ws.set_column(total_col, total_col, 22)
     widths = [44.0, 12.0, *[30.0] * (total_col - 2), 22.0]
-    fit_width(ws, sum(widths), 56)
     ws.repeat_columns(0, 1)
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
@@ -279,8 +278,11 @@ def write(book: Book) -> None:
         if name in _TOTALS and cells:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
             key = _TOTAL_OF.get(name, name)
-            ws.write_formula(row, total_col, f"={total_cell(r, key)}", f("total", fmt),
-                             float(getattr(r.totals, key) or 0.0))  # None: no cloud price
+            total = float(getattr(r.totals, key) or 0.0)  # None: no cloud price
+            # its own decimals: whole nodes and GPUs printed "7.00 nodes" in the format of
+            # the workloads' fractional shares beside it
+            ws.write_formula(row, total_col, f"={total_cell(r, key)}",
+                             f("total", number_format(unit, [total], book.cur)), total)
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
         if name.startswith("headroom_"):
@@ -290,7 +292,11 @@ def write(book: Book) -> None:
             book.risk(ws, row, 2, row, 1 + book.n_wl)
         row += 1
     row = write_checks(book, ws, row, "header_top", LIVE_COL, 30)
-    charts(book, ws, row + 1, widths, 56)
+    # one print scale for the table and the charts below it (summary_scale)
+    sections = chart_sections(book)
+    scale = summary_scale(sections, ws, row, widths, 56)
+    ws.set_print_scale(scale)
+    charts(book, ws, row + 1, sections, widths, scale)
 
 
 
