@@ -204,7 +204,40 @@ def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered
         shown = fmt.unit_price(best["values"]["retrieval_cost_per_million_tokens_onprem"])
         shown = shown.replace("\u00a0", " ")
         assert shown in summary and shown in costs, (r["name"], shown)
-        # its tokens a year: '15,137,280,000,000' in the summary, '15,137,280 million' in costs
-        tokens = f"{fmt.count(best['values']['retrieval_million_tokens_per_year'])} million"
+        # its tokens a year, to three figures in both: "15,100,000 million"
+        tokens = f"{fmt.approx(best['values']['retrieval_million_tokens_per_year'])} million"
         assert tokens in summary and tokens in costs, (r["name"], tokens)
     assert "USD 0.0051" in costs  # the reranker's, as the summary states it
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_small_money_and_yearly_tokens_show_at_most_three_figures(path: Path,
+                                                                 rendered: Callable) -> None:
+    """Below a thousand too: the costs read "USD 61.94 / USD 93.90" per million output
+    tokens and "USD 70.00 per TB-month" under "Money is rounded to three figures", and the
+    tokens a year "460,930 million" (Fabrikam Legal) from estimated loads."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    small = re.findall(r"\b(?:USD|EUR|GBP) (\d+\.\d+)(?![\d.]| ?(?:k|M|bn)\b)", text)
+    assert small
+    assert [s for s in small if len(s.replace(".", "").lstrip("0")) > 3] == []
+    tokens = re.findall(r"([\d,]+) million", _section(text, "TCO and cost per million tokens",
+                                                       "Bill of materials"))
+    assert tokens
+    assert [t for t in tokens if len(t.replace(",", "").rstrip("0")) > 3] == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable) -> None:
+    """The walk-through read "Stored as fp8 at 1.00 bytes per weight" (the catalog's id),
+    the headroom "at peak with all 2 nodes up", the break-even "the hosted API (AWS Bedrock
+    (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
+    brackets within brackets), and the policy's "recommends 20–30" broke before its "%)"."""
+    _data, pdf = rendered(path)
+    raw = _run("pdftotext", pdf, "-")
+    text = re.sub(r"\s+", " ", raw)
+    assert not re.findall(r"\b(?:fp8|fp4|nvfp4|mxfp4|bf16|fp16|int8|int4)\b", text)
+    assert "Stored as " in text and not re.findall(r"\ball 2 nodes\b", text)
+    assert not re.findall(r"\b[a-z]+\.[\w.-]+-v\d+:\d+\b", text)  # Bedrock's model ids
+    assert "hosted API (" not in text or re.search(r"hosted API \([A-Z][\w ]+, ", text)
+    assert "20–30 %)" in raw  # on one line: the range and its unit together

@@ -70,9 +70,9 @@ def _filter(method: str) -> Callable[..., str]:
 
 
 FILTERS = {
-    "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
-    "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
-    "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
+    "num": "number", "qty": "count", "approx": "approx", "many": "count_of", "money": "money",
+    "pct": "pct", "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds",
+    "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
     "pctdigits": "pct_digits",
 }
 
