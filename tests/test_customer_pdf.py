@@ -241,3 +241,15 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     assert not re.findall(r"\b[a-z]+\.[\w.-]+-v\d+:\d+\b", text)  # Bedrock's model ids
     assert "hosted API (" not in text or re.search(r"hosted API \([A-Z][\w ]+, ", text)
     assert "20–30 %)" in raw  # on one line: the range and its unit together
+
+
+def test_the_cache_move_reads_the_same_in_summary_and_walk_through(rendered: Callable) -> None:
+    """Disaggregated serving: the summary said the cache "moves once, about 0.1 ms", the
+    walk-through "in 0.08 ms", for the same figure (Northwind Research)."""
+    data, pdf = rendered(ROOT / "inputs" / "frontier-moe-rack.yaml")
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    moves = re.findall(r"moves once(?: to its decode replica)?, (?:in|about) ([\d.,]+) ms", text)
+    pool = next(p for p in data["plan"]["pools"] if p.get("prefill_replicas"))
+    option = next(o for w in data["workloads"] for o in w["options"] if o["id"] == pool["option"])
+    shown = Formatter.number(float(option["values"]["disagg_kv_move_ms"]), 2)
+    assert len(moves) >= 2 and set(moves) == {shown}, (moves, shown)
