@@ -253,3 +253,23 @@ def test_the_cache_move_reads_the_same_in_summary_and_walk_through(rendered: Cal
     option = next(o for w in data["workloads"] for o in w["options"] if o["id"] == pool["option"])
     shown = Formatter.number(float(option["values"]["disagg_kv_move_ms"]), 2)
     assert len(moves) >= 2 and set(moves) == {shown}, (moves, shown)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_walk_through_rates_and_replicas_show_three_figures(path: Path,
+                                                            rendered: Callable) -> None:
+    """Fabrikam Legal's step took "12.8 ms plus 4.105 ms for each sequence" and Northwind
+    Research's "peak demand is 18.43 replicas": four figures from fitted constants that hold
+    to a few per cent; the walk-through states each to three, as the JSON's value rounds."""
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    per_seq = re.findall(r"plus ([\d.,]+) ms for each sequence", text)
+    # a workload alone ("peak demand is 2.18 replicas") or in a pool ("needs 2.18 replicas at
+    # peak", "on its own: 2.18 replicas at peak")
+    demand = re.findall(r"peak demand is ([\d.,]+) replicas|([\d.,]+) replicas at peak", text)
+    demand = [a or b for a, b in demand]
+    assert per_seq and demand
+    for shown in (*per_seq, *demand):
+        assert len(shown.replace(".", "").replace(",", "").lstrip("0").rstrip("0")) <= 3, shown
+    pools = {Formatter.figures(float(p["demand_replicas"])) for p in data["plan"]["pools"]}
+    assert pools <= set(demand), (pools, demand)

@@ -38,6 +38,15 @@ class Formatter:
     def count(self, x: float) -> str:
         return self.number(x, 0)
 
+    @classmethod
+    def figures(cls, x: float) -> str:
+        """A modelled quantity to three significant figures: "4.11" ms a sequence, "18.4"
+        replicas (never "4.105" or "18.43": the fitted constants behind them are not that
+        exact), whole from 100."""
+        if abs(x) >= 100:
+            return cls.number(float(f"{float(x):.3g}"), 0)
+        return f"{float(x):.3g}"
+
     def approx(self, x: float) -> str:
         """An estimated quantity to three significant figures, whole: "461,000" for the
         460,930 million tokens a year that rest on estimated loads (a count keeps every digit)."""
