@@ -230,6 +230,8 @@ def test_small_money_and_yearly_tokens_show_at_most_three_figures(path: Path,
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable) -> None:
     """The walk-through read "Stored as fp8 at 1.00 bytes per weight" (the catalog's id),
+    the summary "within -23.9 % to +27.1 %" (a hyphen for the minus), the bill of materials
+    a lone "*" under "Servers: Dell PowerEdge XE9685L",
     the headroom "at peak with all 2 nodes up", the break-even "the hosted API (AWS Bedrock
     (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
     brackets within brackets), and the policy's "recommends 20–30" broke before its "%)"."""
@@ -241,6 +243,11 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     assert not re.findall(r"\b[a-z]+\.[\w.-]+-v\d+:\d+\b", text)  # Bedrock's model ids
     assert "hosted API (" not in text or re.search(r"hosted API \([A-Z][\w ]+, ", text)
     assert "20–30 %)" in raw  # on one line: the range and its unit together
+    # the bill of materials' estimate mark kept with its item: "XE9685L" then "*" alone
+    layout = _run("pdftotext", "-layout", pdf, "-").splitlines()
+    assert [ln for ln in layout if ln.strip() == "*"] == []
+    # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
+    assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
 
 def test_the_cache_move_reads_the_same_in_summary_and_walk_through(rendered: Callable) -> None:
