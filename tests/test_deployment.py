@@ -74,6 +74,9 @@ def test_a_cheaper_way_is_named_with_both_figures_and_no_reason_said(acme: Resul
            for k, v in build_context(acme)["deployment"].items()}
     assert ctx["cheaper"] == ("A hosted API (paid per token) would cost USD 443 k a year, "
                               "against USD 480 k for on-premises.")
+    # the lead says why it is not the cheaper way (it read as a plain recommendation)
+    assert ctx["lead"] == ("Recommended way to run it: buying and running the servers "
+                           "(on-premises), the way the requirements ask for, at USD 480 k a year.")
     assert ctx["reasons"] == []
     assert ctx["reasons_intro"] == ("The requirements give no reason for choosing on-premises "
                                     "over the cheaper way.")

@@ -40,6 +40,9 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         others = "; ".join(ways_priced)
         lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
                 f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
+    elif rec in cost and d.cheaper:  # why not the cheaper way: the requirements name this one
+        lead = (f"Recommended way to run it: {ways[rec]}, the way the requirements ask for, at "
+                f"{rec_cost} a year.")
     elif rec in cost:
         lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
     else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
