@@ -229,10 +229,11 @@ def test_small_money_and_yearly_tokens_show_at_most_three_figures(path: Path,
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable) -> None:
-    """The walk-through read "Stored as fp8 at 1.00 bytes per weight" (the catalog's id),
-    the summary "within -23.9 % to +27.1 %" (a hyphen for the minus), the bill of materials
-    a lone "*" under "Servers: Dell PowerEdge XE9685L", the stale prices "(reference) (2023-11)",
-    the headroom "at peak with all 2 nodes up", the break-even "the hosted API (AWS Bedrock
+    """Words the shipped proposals printed: the walk-through "Stored as fp8 at 1.00 bytes per
+    weight" (the catalog's id), the summary "within -23.9 % to +27.1 %" (a hyphen for the
+    minus), the bill of materials a lone "*" under "Servers: Dell PowerEdge XE9685L", the stale
+    prices "(reference) (2023-11)", the prices' sources "(dated undated)", the headroom "at
+    peak with all 2 nodes up", the break-even "the hosted API (AWS Bedrock
     (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
     brackets within brackets), and the policy's "recommends 20–30" broke before its "%)"."""
     _data, pdf = rendered(path)
@@ -249,6 +250,9 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # the stale prices, one bracket each: "Software licence per GPU-year (reference) (2023-11)"
     stale = re.search(r"Prices more than \d+ days old, or undated: (.*?)\. Ask", text)
     assert stale and ") (" not in stale.group(1) and "dated 20" in stale.group(1)
+    # a price's date one bracket deep: "(dated 2024 (as the article quotes it))" and an
+    # account's own price "(the cloud prices in the requirements) (dated undated)"
+    assert "dated undated" not in text and not re.findall(r"\(dated [^()]*\(", text)
     # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
     assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
