@@ -233,7 +233,8 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     weight" (the catalog's id), the summary "within -23.9 % to +27.1 %" (a hyphen for the
     minus), the bill of materials a lone "*" under "Servers: Dell PowerEdge XE9685L", the stale
     prices "(reference) (2023-11)", the prices' sources "(dated undated)", the headroom "at
-    peak with all 2 nodes up", the break-even "the hosted API (AWS Bedrock
+    peak with all 2 nodes up", the walk-through "XE8640 (HGX H100 4-GPU, ...) (4 GPUs and
+    4 replicas per node)", the break-even "the hosted API (AWS Bedrock
     (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
     brackets within brackets), and the policy's "recommends 20–30" broke before its "%)"."""
     _data, pdf = rendered(path)
@@ -253,6 +254,9 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # a price's date one bracket deep: "(dated 2024 (as the article quotes it))" and an
     # account's own price "(the cloud prices in the requirements) (dated undated)"
     assert "dated undated" not in text and not re.findall(r"\(dated [^()]*\(", text)
+    # a name with brackets of its own takes no second pair: "XE8640 (HGX H100 4-GPU, 4x H100
+    # SXM5 80GB) (4 GPUs and 4 replicas per node)", "GB300 (per Blackwell Ultra GPU, NVL72) (TP16)"
+    assert not re.findall(r"\) \((?:\d+ GPUs and|TP\d+\))", text)
     # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
     assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
