@@ -291,3 +291,22 @@ def test_walk_through_rates_and_replicas_show_three_figures(path: Path,
         assert len(shown.replace(".", "").replace(",", "").lstrip("0").rstrip("0")) <= 3, shown
     pools = {Formatter.figures(float(p["demand_replicas"])) for p in data["plan"]["pools"]}
     assert pools <= set(demand), (pools, demand)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_gpus_per_node_said_as_bought_or_as_room(path: Path, rendered: Callable) -> None:
+    """Proseware Clinic Network's walk-through said "1 GPU = 1 replica × TP1, in 1 × Generic
+    2U 4-GPU PCIe Gen4 server (4 GPUs and 4 replicas per node)": a node that is not filled
+    holds "up to" its GPUs, and the GPUs bought are said beside it."""
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    fmt = Formatter(data["account"]["currency"])
+    for w in data["workloads"]:
+        if not w.get("recommended"):
+            continue
+        v = next(o["values"] for o in w["options"] if o["id"] == w["recommended"])
+        room = float(v["nodes"]) * float(v["gpus_per_node"])
+        per_node = f"{fmt.count(v['gpus_per_node'])} GPUs and"
+        if float(v["gpus_purchased"]) < room:
+            assert f"holds up to {per_node}" in text, w["name"]
+            assert f"; {fmt.count_of(v['gpus_purchased'], 'GPU')} " in text, w["name"]
