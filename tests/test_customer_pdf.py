@@ -236,7 +236,8 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     peak with all 2 nodes up", the walk-through "XE8640 (HGX H100 4-GPU, ...) (4 GPUs and
     4 replicas per node)", the break-even "the hosted API (AWS Bedrock
     (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
-    brackets within brackets), and the policy's "recommends 20–30" broke before its "%)"."""
+    brackets within brackets), the what-if "Cloud price hyperscaler on-demand", and the
+    policy's "recommends 20–30" broke before its "%)"."""
     _data, pdf = rendered(path)
     raw = _run("pdftotext", pdf, "-")
     text = re.sub(r"\s+", " ", raw)
@@ -257,6 +258,9 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # a name with brackets of its own takes no second pair: "XE8640 (HGX H100 4-GPU, 4x H100
     # SXM5 80GB) (4 GPUs and 4 replicas per node)", "GB300 (per Blackwell Ultra GPU, NVL72) (TP16)"
     assert not re.findall(r"\) \((?:\d+ GPUs and|TP\d+\))", text)
+    # the what-if rows: "Cloud price hyperscaler on-demand" ran label and tier together
+    assert "Cloud price: committed 3 years" in text
+    assert not re.findall(r"Cloud price (?!per\b)[A-Za-z]", text)
     # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
     assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
