@@ -204,7 +204,113 @@ def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered
         shown = fmt.unit_price(best["values"]["retrieval_cost_per_million_tokens_onprem"])
         shown = shown.replace("\u00a0", " ")
         assert shown in summary and shown in costs, (r["name"], shown)
-        # its tokens a year: '15,137,280,000,000' in the summary, '15,137,280 million' in costs
-        tokens = f"{fmt.count(best['values']['retrieval_million_tokens_per_year'])} million"
+        # its tokens a year, to three figures in both: "15,100,000 million"
+        tokens = f"{fmt.approx(best['values']['retrieval_million_tokens_per_year'])} million"
         assert tokens in summary and tokens in costs, (r["name"], tokens)
     assert "USD 0.0051" in costs  # the reranker's, as the summary states it
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_small_money_and_yearly_tokens_show_at_most_three_figures(path: Path,
+                                                                 rendered: Callable) -> None:
+    """Below a thousand too: the costs read "USD 61.94 / USD 93.90" per million output
+    tokens and "USD 70.00 per TB-month" under "Money is rounded to three figures", and the
+    tokens a year "460,930 million" (Fabrikam Legal) from estimated loads."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    small = re.findall(r"\b(?:USD|EUR|GBP) (\d+\.\d+)(?![\d.]| ?(?:k|M|bn)\b)", text)
+    assert small
+    assert [s for s in small if len(s.replace(".", "").lstrip("0")) > 3] == []
+    tokens = re.findall(r"([\d,]+) million", _section(text, "TCO and cost per million tokens",
+                                                       "Bill of materials"))
+    assert tokens
+    assert [t for t in tokens if len(t.replace(",", "").rstrip("0")) > 3] == []
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable) -> None:
+    """Words the shipped proposals printed: the walk-through "Stored as fp8 at 1.00 bytes per
+    weight" (the catalog's id), the summary "within -23.9 % to +27.1 %" (a hyphen for the
+    minus), the bill of materials a lone "*" under "Servers: Dell PowerEdge XE9685L", the stale
+    prices "(reference) (2023-11)", the prices' sources "(dated undated)", the headroom "at
+    peak with all 2 nodes up", the walk-through "XE8640 (HGX H100 4-GPU, ...) (4 GPUs and
+    4 replicas per node)", the break-even "the hosted API (AWS Bedrock
+    (meta.llama3-1-70b-instruct-v1:0, us-east-1), 2026-11-12)" (the provider's model id, in
+    brackets within brackets), the what-if "Cloud price hyperscaler on-demand", and the
+    policy's "recommends 20–30" broke before its "%)"."""
+    _data, pdf = rendered(path)
+    raw = _run("pdftotext", pdf, "-")
+    text = re.sub(r"\s+", " ", raw)
+    assert not re.findall(r"\b(?:fp8|fp4|nvfp4|mxfp4|bf16|fp16|int8|int4)\b", text)
+    assert "Stored as " in text and not re.findall(r"\ball 2 nodes\b", text)
+    assert not re.findall(r"\b[a-z]+\.[\w.-]+-v\d+:\d+\b", text)  # Bedrock's model ids
+    assert "hosted API (" not in text or re.search(r"hosted API \([A-Z][\w ]+, ", text)
+    assert "20–30 %)" in raw  # on one line: the range and its unit together
+    # the bill of materials' estimate mark kept with its item: "XE9685L" then "*" alone
+    layout = _run("pdftotext", "-layout", pdf, "-").splitlines()
+    assert [ln for ln in layout if ln.strip() == "*"] == []
+    # the stale prices, one bracket each: "Software licence per GPU-year (reference) (2023-11)"
+    stale = re.search(r"Prices more than \d+ days old, or undated: (.*?)\. Ask", text)
+    assert stale and ") (" not in stale.group(1) and "dated 20" in stale.group(1)
+    # a price's date one bracket deep: "(dated 2024 (as the article quotes it))" and an
+    # account's own price "(the cloud prices in the requirements) (dated undated)"
+    assert "dated undated" not in text and not re.findall(r"\(dated [^()]*\(", text)
+    # a name with brackets of its own takes no second pair: "XE8640 (HGX H100 4-GPU, 4x H100
+    # SXM5 80GB) (4 GPUs and 4 replicas per node)", "GB300 (per Blackwell Ultra GPU, NVL72) (TP16)"
+    assert not re.findall(r"\) \((?:\d+ GPUs and|TP\d+\))", text)
+    # the what-if rows: "Cloud price hyperscaler on-demand" ran label and tier together
+    assert "Cloud price: committed 3 years" in text
+    assert not re.findall(r"Cloud price (?!per\b)[A-Za-z]", text)
+    # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
+    assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
+
+
+def test_the_cache_move_reads_the_same_in_summary_and_walk_through(rendered: Callable) -> None:
+    """Disaggregated serving: the summary said the cache "moves once, about 0.1 ms", the
+    walk-through "in 0.08 ms", for the same figure (Northwind Research)."""
+    data, pdf = rendered(ROOT / "inputs" / "frontier-moe-rack.yaml")
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    moves = re.findall(r"moves once(?: to its decode replica)?, (?:in|about) ([\d.,]+) ms", text)
+    pool = next(p for p in data["plan"]["pools"] if p.get("prefill_replicas"))
+    option = next(o for w in data["workloads"] for o in w["options"] if o["id"] == pool["option"])
+    shown = Formatter.number(float(option["values"]["disagg_kv_move_ms"]), 2)
+    assert len(moves) >= 2 and set(moves) == {shown}, (moves, shown)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_walk_through_rates_and_replicas_show_three_figures(path: Path,
+                                                            rendered: Callable) -> None:
+    """Fabrikam Legal's step took "12.8 ms plus 4.105 ms for each sequence" and Northwind
+    Research's "peak demand is 18.43 replicas": four figures from fitted constants that hold
+    to a few per cent; the walk-through states each to three, as the JSON's value rounds."""
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    per_seq = re.findall(r"plus ([\d.,]+) ms for each sequence", text)
+    # a workload alone ("peak demand is 2.18 replicas") or in a pool ("needs 2.18 replicas at
+    # peak", "on its own: 2.18 replicas at peak")
+    demand = re.findall(r"peak demand is ([\d.,]+) replicas|([\d.,]+) replicas at peak", text)
+    demand = [a or b for a, b in demand]
+    assert per_seq and demand
+    for shown in (*per_seq, *demand):
+        assert len(shown.replace(".", "").replace(",", "").lstrip("0").rstrip("0")) <= 3, shown
+    pools = {Formatter.figures(float(p["demand_replicas"])) for p in data["plan"]["pools"]}
+    assert pools <= set(demand), (pools, demand)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_gpus_per_node_said_as_bought_or_as_room(path: Path, rendered: Callable) -> None:
+    """Proseware Clinic Network's walk-through said "1 GPU = 1 replica × TP1, in 1 × Generic
+    2U 4-GPU PCIe Gen4 server (4 GPUs and 4 replicas per node)": a node that is not filled
+    holds "up to" its GPUs, and the GPUs bought are said beside it."""
+    data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    fmt = Formatter(data["account"]["currency"])
+    for w in data["workloads"]:
+        if not w.get("recommended"):
+            continue
+        v = next(o["values"] for o in w["options"] if o["id"] == w["recommended"])
+        room = float(v["nodes"]) * float(v["gpus_per_node"])
+        per_node = f"{fmt.count(v['gpus_per_node'])} GPUs and"
+        if float(v["gpus_purchased"]) < room:
+            assert f"holds up to {per_node}" in text, w["name"]
+            assert f"; {fmt.count_of(v['gpus_purchased'], 'GPU')} " in text, w["name"]

@@ -74,6 +74,9 @@ def test_a_cheaper_way_is_named_with_both_figures_and_no_reason_said(acme: Resul
            for k, v in build_context(acme)["deployment"].items()}
     assert ctx["cheaper"] == ("A hosted API (paid per token) would cost USD 443 k a year, "
                               "against USD 480 k for on-premises.")
+    # the lead says why it is not the cheaper way (it read as a plain recommendation)
+    assert ctx["lead"] == ("Recommended way to run it: buying and running the servers "
+                           "(on-premises), the way the requirements ask for, at USD 480 k a year.")
     assert ctx["reasons"] == []
     assert ctx["reasons_intro"] == ("The requirements give no reason for choosing on-premises "
                                     "over the cheaper way.")
@@ -111,3 +114,18 @@ def test_reasons_are_bounded(tmp_path: Path, reasons: list[str], words: str) -> 
     assert run.returncode == 2, run.stdout + run.stderr
     assert "Traceback" not in run.stderr and "account.reasons" in run.stderr
     assert words in run.stderr, run.stderr
+
+
+def test_the_derived_cloud_price_is_noted_after_the_cloud_figure() -> None:
+    """Proseware Clinic Network (inputs/small-l4-l40s.yaml) is bought on-premises (USD 27.9 k
+    a year) while renting its L4 at the one-year price derived from another tier costs
+    USD 11.6 k: the lead read "... at USD 27.9 k a year. The cloud figure rests on a price
+    derived ..." before any cloud figure had been given. The note follows the sentence that
+    names it."""
+    r = size(load(ROOT / "inputs" / "small-l4-l40s.yaml"))
+    assert (r.deployment.recommended, r.deployment.cheaper) == ("on_prem", ["cloud"])
+    ctx = build_context(r)["deployment"]
+    assert "cloud figure" not in ctx["lead"]
+    cloud = Formatter(r.account.currency).money(float(r.totals.annual_cost_cloud or 0))
+    assert ctx["cheaper"].index(cloud) < ctx["cheaper"].index("The cloud figure rests on a price "
+                                                              "derived")

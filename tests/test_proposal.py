@@ -774,6 +774,35 @@ def test_a_column_of_percentages_keeps_one_precision(
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_a_column_of_whole_percentages_shows_no_decimal(
+        path: Path, rendered: Callable[[str], Rendered]) -> None:
+    """Fabrikam Legal's plan and headroom tables read "175.0 %" where the prose beside them
+    says "175 %": the column's decimals reached the template as the text "0", which is true.
+    A column shows a decimal only where one of its rows needs it (Formatter.pct_digits)."""
+    import tinyhtml5
+
+    from llmsizer.documents.proposal import build_context
+    from llmsizer.documents.proposal.render import _render_template, _roots
+
+    result = rendered(str(path))[0]
+    html = _render_template(_roots(None), {**build_context(result, None, detail=False),
+                                           "appendix": False})
+    whole = 0
+    for table in tinyhtml5.parse(html, namespace_html_elements=False).iter("table"):
+        cells: dict[int, list[str]] = {}
+        for tr in table.iter("tr"):
+            for i, td in enumerate(tr.findall("td")):
+                cell = re.sub(r"\s+", " ", "".join(td.itertext())).strip()
+                if _PCT_CELL.fullmatch(cell):
+                    cells.setdefault(i, []).append(cell)
+        for column in cells.values():
+            padded = [c for c in column if c.endswith(".0 %")]
+            assert len(padded) < len(column), column  # all whole: "175 %", not "175.0 %"
+            whole += all("." not in c for c in column)
+    assert whole  # the policy column at least ("20 %")
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_no_page_is_left_mostly_empty(path: Path, rendered: Callable[[str], Rendered]) -> None:
     """Chapters flow on, long tables continue on the next page and big figures follow their
     tables: no page between the cover and the end is even a third empty, and the last page

@@ -134,12 +134,23 @@ def _catalog_price(result: Result, usd: float | None) -> float | None:
     return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
 
 
+_DATE_ASIDE = re.compile(r" [(](.*)[)]$")  # "2024 (as the article quotes it)"
+
+
+def _dated(source: str, date: str | None) -> str:
+    """``source`` and its date, one bracket deep: "... estimate); dated 2024, as the article
+    quotes it" and "account override (...); undated", never "(dated 2024 (as the article
+    quotes it))" nor "(dated undated)"."""
+    when = "dated " + _DATE_ASIDE.sub(r", \1", date) if date else "undated"
+    return f"{source}; {when}" if source.endswith(")") else f"{source} ({when})"
+
+
 def _price_source(result: Result, used: float, usd: float | None, source: str | None,
                   date: str | None, override_key: str) -> str:
     if not used:
         return "no price known"
     cur = result.account.currency
-    catalog = f"{source} (dated {date})"
+    catalog = _dated(str(source), date)
     expected = _catalog_price(result, usd)
     if expected is not None and expected == used:
         return catalog if cur == "USD" else f"{catalog}; converted from USD at the account's rate"
@@ -169,7 +180,7 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
                         src))
         used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
-        csrc = (f"{used_row.source} (dated {used_row.date or 'undated'})"
+        csrc = (_dated(used_row.source, used_row.date)
                 + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
         rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
                         csrc))

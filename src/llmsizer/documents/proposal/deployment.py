@@ -40,6 +40,9 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         others = "; ".join(ways_priced)
         lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
                 f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
+    elif rec in cost and d.cheaper:  # why not the cheaper way: the requirements name this one
+        lead = (f"Recommended way to run it: {ways[rec]}, the way the requirements ask for, at "
+                f"{rec_cost} a year.")
     elif rec in cost:
         lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
     else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
@@ -60,8 +63,14 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
                if p.item.startswith("cloud:") and p.derived}
     if ("cloud" in (rec, *d.cheaper)
             and any(w.best is not None and w.best.gpu in derived for w in result.workloads)):
-        lead += (" The cloud figure rests on a price derived for that tier from another tier's "
-                 "dated price (section 6, prices used).")
+        note = (" The cloud figure rests on a price derived for that tier from another tier's "
+                "dated price (section 6, prices used).")
+        # said after the sentence that names the cloud figure: the lead names it only when
+        # the cloud is the way recommended (it read "The cloud figure ..." before any was given)
+        if rec == "cloud" or not cheaper:
+            lead += note
+        else:
+            cheaper += note
     return {"deployment": {"recommended": rec, "asked": d.asked, "lead": lead,
                            "cheaper": cheaper, "reasons_intro": intro,
                            "reasons": list(d.reasons)}}

@@ -38,6 +38,20 @@ class Formatter:
     def count(self, x: float) -> str:
         return self.number(x, 0)
 
+    @classmethod
+    def figures(cls, x: float) -> str:
+        """A modelled quantity to three significant figures: "4.11" ms a sequence, "18.4"
+        replicas (never "4.105" or "18.43": the fitted constants behind them are not that
+        exact), whole from 100."""
+        if abs(x) >= 100:
+            return cls.number(float(f"{float(x):.3g}"), 0)
+        return f"{float(x):.3g}"
+
+    def approx(self, x: float) -> str:
+        """An estimated quantity to three significant figures, whole: "461,000" for the
+        460,930 million tokens a year that rest on estimated loads (a count keeps every digit)."""
+        return self.number(float(f"{float(x):.3g}"), 0) if abs(x) >= 1000 else self.count(x)
+
     @staticmethod
     def precision(p: str) -> str:
         return precision_name(p)
@@ -49,9 +63,12 @@ class Formatter:
     def money(self, x: float) -> str:
         """Money rounded to what the inputs support (prices are +/-20-40 % estimates): three
         significant figures from a thousand up (USD 1.08 M, USD 501 k, USD 17.0 M), whole units
-        from 100, cents below. The workbook keeps the exact figures."""
+        from 100, one decimal from 10 (USD 61.9, never USD 61.94), cents below. The workbook
+        keeps the exact figures."""
         if abs(x) < 1000:  # nothing is nothing: "USD 0", never "USD 0.00" (no licences)
-            return f"{self.currency}{NBSP}{self.number(x, 0 if abs(x) >= 100 or x == 0 else 2)}"
+            size = abs(float(f"{float(x):.3g}"))  # 99.96 is shown as 100, whole
+            digits = 0 if size >= 100 or x == 0 else 1 if size >= 10 else 2
+            return f"{self.currency}{NBSP}{self.number(x, digits)}"
         shown = float(f"{float(x):.3g}")
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(shown) >= limit:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...model.catalog import Catalog
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import chart_name, precision_name, short_name
+from .format import Formatter, chart_name, precision_name, short_name
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _disaggregated(p: PlanPool, result: Result) -> str:
             f"{'replica' if p.prefill_replicas == 1 else 'replicas'} of "
             f"{p.prefill_gpus_per_replica:,} GPUs read the prompts and feed the "
             f"{p.replicas:,} decode {'replica' if p.replicas == 1 else 'replicas'}; a "
-            f"request's cache moves once, about {move:,.1f} ms.")
+            f"request's cache moves once, in {Formatter.number(move, 2)} ms.")
 
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:

@@ -57,22 +57,26 @@ APPENDIX_TEMPLATE = "appendix.html.j2"
 STYLESHEET = "print.css"
 
 
-def _filter(method: str) -> Callable[..., str]:
+def _filter(method: str) -> Callable[..., str | int]:
     @jinja2.pass_context
-    def apply(ctx: Any, x: Any, *args: Any) -> str:
+    def apply(ctx: Any, x: Any, *args: Any) -> str | int:
         fmt = ctx.get("fmt")
         if not isinstance(fmt, Formatter):
             raise jinja2.UndefinedError(
                 "'fmt' is undefined (import macros that format numbers 'with context')")
-        return str(getattr(fmt, method)(x, *args))
+        shown = getattr(fmt, method)(x, *args)
+        # a column's decimals stay a number: "0" as text is true, and every headroom column
+        # read "175.0 %" beside the prose's "175 %"
+        return shown if isinstance(shown, int) else str(shown)
 
     return apply
 
 
 FILTERS = {
-    "num": "number", "qty": "count", "many": "count_of", "money": "money", "pct": "pct", "ms": "ms",
-    "toks": "tok_s", "gb": "gb", "bytes": "bytes", "secs": "seconds", "dec": "decimal",
-    "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
+    "num": "number", "qty": "count", "approx": "approx", "fig": "figures", "many": "count_of",
+    "money": "money", "pct": "pct", "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
+    "secs": "seconds",
+    "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
     "pctdigits": "pct_digits",
 }
 

@@ -5,6 +5,7 @@ load for each recommendation."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,6 +126,20 @@ class BreakEvenView:
     api_source: str
 
 
+# A hosted API's provider as the catalog cites it: "AWS Bedrock (meta.llama3-1-70b-instruct-v1:0,
+# us-east-1)". The provider's own model id (no space; a '.' or ':' in it, or long) means
+# nothing to a finance reader beside the model's name: the sentence keeps provider and region.
+_API_ID = re.compile(r"[^\s,()]*[.:][^\s,()]*|[^\s,()]{13,}")
+
+
+def provider_words(provider: str) -> str:
+    """'AWS Bedrock (meta.llama3-1-70b-instruct-v1:0, us-east-1)' -> 'AWS Bedrock, us-east-1'."""
+    name, _, rest = provider.partition(" (")
+    kept = [part for part in rest.removesuffix(")").split(", ")
+            if part and not _API_ID.fullmatch(part)]
+    return ", ".join([name, *kept])
+
+
 def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                fmt: Formatter, chart: bool) -> list[BreakEvenView]:
     """Cost per million tokens by average load for each recommendation (costs.by_load)."""
@@ -146,8 +161,9 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                              abs(p["load"] - load) < 1e-9) for p in points)
         drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api, cloud),
                           "Cost per million tokens against average load") if chart else None
+        source = f"{provider_words(price.provider)}, {price.date}" if price else ""
         out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api, cloud_known=cloud,
-                                 api_source=f"{price.provider}, {price.date}" if price else ""))
+                                 api_source=source))
     return out
 
 
