@@ -96,8 +96,8 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
 
 # Cloud figures whose formulas give exactly 0 when a GPU's cloud price is missing
 # (IF(cloud_gpu_hour>0, ..., 0); a total IF(every part priced, ..., 0)): their 0 prints the
-# proposal's words, never "$0/yr" (read as a free cloud). A priced one is never 0: a rented
-# GPU costs rent, and storage is paid even on none.
+# proposal's words, never "$0/yr" (read as a free cloud). A priced one is 0 only with no GPU
+# rented and no storage paid (none in the shipped accounts).
 _UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
                                "cost_per_million_tokens_cloud",
                                "cost_per_million_total_tokens_cloud"})
