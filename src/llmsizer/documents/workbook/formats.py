@@ -23,6 +23,7 @@ __all__ = [
     "number_format",
     "shown_width",
     "unit_text",
+    "unpriced_text",
     "wrapped_height",
 ]
 
@@ -91,6 +92,24 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
     ``dash_zero`` shows 0 as a dash, ``zero_text`` as that word ("none" for targets where
     0 means no target)."""
     return _number_format(unit, tuple(values), currency, dash_zero, zero_text)
+
+
+# Cloud figures whose formulas give exactly 0 when a GPU's cloud price is missing
+# (IF(cloud_gpu_hour>0, ..., 0); a total IF(every part priced, ..., 0)): their 0 prints the
+# proposal's words, never "$0/yr" (read as a free cloud). A priced one is 0 only with no GPU
+# rented and no storage paid (none in the shipped accounts).
+_UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
+                               "cost_per_million_tokens_cloud",
+                               "cost_per_million_total_tokens_cloud"})
+
+
+def unpriced_text(name: str, *, total: bool = False) -> str:
+    """The words a cloud figure ``name`` (``plan_`` shares too) shows at 0, as the PDF's
+    costs table: "no price listed", or "not comparable" for an account ``total`` that
+    mixes priced and unpriced parts; "" for any other figure."""
+    if name.removeprefix("plan_") not in _UNPRICED_AT_ZERO:
+        return ""
+    return "not comparable" if total else "no price listed"
 
 
 def forget_number_formats() -> None:
@@ -175,23 +194,28 @@ _QUOTED = re.compile(r'"([^"]*)"')
 
 def shown_width(value: float, fmt: str) -> int:
     """About how many characters ``value`` takes when shown with ``fmt`` (column widths)."""
-    literal, scientific, scale, decimals, percents = _format_shape(fmt)
+    literal, scientific, scale, decimals, percents, zero = _format_shape(fmt)
+    if value == 0 and zero >= 0:  # shown as its zero section's words ("no price listed")
+        return zero
     if scientific:
         return 9 + literal
     return len(f"{value * scale:,.{decimals}f}") + literal + percents
 
 
 @cache
-def _format_shape(fmt: str) -> tuple[int, bool, float, int, int]:
+def _format_shape(fmt: str) -> tuple[int, bool, float, int, int, int]:
     """What :func:`shown_width` needs of a number format (parsed once per format: the
     workbook measures every cell): literal text length, scientific, value scale, decimals,
-    percent signs."""
-    section = fmt.split(";")[0]
+    percent signs, the zero section's length (-1: none)."""
+    sections = fmt.split(";")
+    words = _QUOTED.fullmatch(sections[2]) if len(sections) == 3 else None
+    zero = len(words.group(1)) if words else -1
+    section = sections[0]
     literal = len("".join(_QUOTED.findall(section)))
     body = _QUOTED.sub("", section)
     scale = (100.0 if "%" in body else 1.0) / (1e9 if body.endswith(",,,") else 1.0)
     decimals = len(body.split(".")[1].rstrip(",%")) if "." in body else 0
-    return literal, "E+" in body, scale, decimals, body.count("%")
+    return literal, "E+" in body, scale, decimals, body.count("%"), zero
 
 
 # --- cell styles --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...model.calculations import CALCULATIONS
 from .book import Book
-from .formats import clean_text, fit_width, number_format, wrapped_height
+from .formats import clean_text, fit_width, number_format, unpriced_text, wrapped_height
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
 from .rerun_check import NOT_ELIGIBLE, label, live_cost
 
@@ -87,7 +87,8 @@ def write(book: Book) -> None:
                 if not o.feasible or not isinstance(value, int | float):
                     ws.write_string(row, j, "—", f("unit"))
                     continue
-                fmt = number_format(_UNITS[name], [float(value)], book.cur)
+                fmt = number_format(_UNITS[name], [float(value)], book.cur,
+                                    zero_text=unpriced_text(name))
                 ws.write_number(row, j, float(value), f("calc", fmt))
             ws.write_string(row, LIVE_COL - 1, shown.get((k, o.id), "—"), f("unit"))
             live = live_cost(book, k, o)

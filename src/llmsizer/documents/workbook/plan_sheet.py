@@ -41,7 +41,15 @@ from ...model.calculations import (
 from ...model.expr import render, to_text
 from ...sizing.results import Result
 from .book import Book
-from .formats import clean_text, fit_width, label_width, number_format, unit_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    label_width,
+    number_format,
+    unit_text,
+    unpriced_text,
+    wrapped_height,
+)
 from .layout import Column, input_name, letter
 from .rerun_check import label as option_label
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
@@ -171,7 +179,7 @@ def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int]
     for item in items:
         row = rows[item.name]
         values = [vals[item.name] for _, _, _, vals in columns]
-        fmt = number_format(item.unit, values, book.cur)
+        fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name))
         ws.write_string(row, 0, item.name, f("name"))
         ws.write_string(row, 1, item.label, f("label"))
         ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
@@ -309,10 +317,11 @@ def write(book: Book) -> None:
     _head(book, ws, t, "Total", ["This plan", "Each workload alone"], width)
     for key, row in pl.total_rows.items():
         label, unit = TOTAL_LABELS[key]
-        # a cloud total without a price for one of its GPUs is 0 ("no price listed")
+        # a cloud total without a price for one of its GPUs is 0, shown "not comparable"
         plan_value = float(getattr(r.totals, key) or 0.0)
         ded_value = float(getattr(r.totals_dedicated, key) or 0.0)
-        fmt = number_format(unit, [plan_value, ded_value], book.cur)
+        fmt = number_format(unit, [plan_value, ded_value], book.cur,
+                            zero_text=unpriced_text(key, total=True))
         ws.write_string(row, 0, key, f("name"))
         ws.write_string(row, 1, label, f("label"))
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
@@ -398,7 +407,7 @@ def _write_group_aggregate(book: Book, ws: Any, item: Aggregate, row: int,
     names pool rows of this sheet)."""
     f = book.f
     values = [vals[item.name] for _, _, _, vals, _ in group_columns]
-    fmt = number_format(item.unit, values, book.cur)
+    fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name))
     ws.write_string(row, 0, item.name, f("name"))
     ws.write_string(row, 1, item.label, f("label"))
     ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))

@@ -23,7 +23,14 @@ from ...model.expr import Lookup, lookup, lookup_formula, render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from ...sizing.retrieval import CATALOG_ROWS
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    number_format,
+    unit_text,
+    unpriced_text,
+    wrapped_height,
+)
 from .inputs import api_name
 from .layout import _column as catalog_column
 from .layout import input_name, letter
@@ -216,7 +223,7 @@ def write(book: Book) -> None:
             looked_up[j]["api_per_million_tokens"] = "=" + api_name(w.kind)
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
-        fmt = number_format(unit, values or [0.0], book.cur)
+        fmt = number_format(unit, values or [0.0], book.cur, zero_text=unpriced_text(name))
         row = _ROWS[name]
         ws.write_string(row, 0, name, f("name"))
         ws.write_string(row, 1, label, f("label"))
@@ -231,7 +238,8 @@ def write(book: Book) -> None:
         row = _ROWS[c.name]
         cached = [o.values[c.name] for _, o in chosen]
         numbers = [float(v) for v in cached if not isinstance(v, str)]
-        fmt = number_format(c.unit, numbers or [0.0], book.cur)
+        fmt = number_format(c.unit, numbers or [0.0], book.cur,
+                            zero_text=unpriced_text(c.name))
         ws.write_string(row, 0, c.name, f("name"))
         ws.write_string(row, 1, c.label, f("label"))
         ws.write_string(row, 2, unit_text(c.unit, book.cur), f("unit"))

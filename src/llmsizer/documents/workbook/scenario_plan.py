@@ -16,7 +16,7 @@ from ...model.calculations import CALCULATIONS, GROUP_COUNTS, PLAN_TOTALS, Aggre
 from ...model.expr import Value, references, render
 from ...sizing.plan import Evaluated
 from .book import Book
-from .formats import number_format
+from .formats import number_format, unpriced_text
 from .layout import SCOPE, Column, input_name, letter
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, Item
 
@@ -189,5 +189,5 @@ def _write_cell(book: Book, ws: Any, row: int, col: int, item: Item,
         text = f"={item.fn}({','.join(render(item.member, n) for n in namers)})"
     else:
         text = "=" + render(item.expr, namers[0])
-    ws.write_formula(row, col, text, book.f("calc", number_format(item.unit, [value],
-                                                                  book.cur)), value)
+    fmt = number_format(item.unit, [value], book.cur, zero_text=unpriced_text(item.name))
+    ws.write_formula(row, col, text, book.f("calc", fmt), value)

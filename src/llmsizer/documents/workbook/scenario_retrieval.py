@@ -24,7 +24,7 @@ from ...sizing.retrieval import (
     scenario_retrieval,
 )
 from .book import Book
-from .formats import clean_text, number_format, unit_text
+from .formats import clean_text, number_format, unit_text, unpriced_text
 from .layout import input_name, letter
 from .retrieval_sheet import _CATALOG as SHEET_CATALOG
 from .retrieval_sheet import _ROWS as SHEET_ROWS
@@ -142,14 +142,15 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                     + "".join(f"-{c}" for c in taken.get(shared, [])))
             _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
-            _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit)
+            _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
+                  unpriced_text(c.name))
         for n, expr in CATALOG_ROWS:
             if n in looked_up:
                 _cell(book, ws, at[n], col, "=" + render(expr, name, table), values[n],
                       _UNITS[n])
         for c in GROUP_COST_CALCULATIONS:
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
-                  c.unit)
+                  c.unit, unpriced_text(c.name))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
             row = at["retrieval_gpus_on_llm_nodes"]
             taken.setdefault(shared, []).append(f"{x}{row + 1}")
@@ -168,7 +169,8 @@ _COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
 
 
 def _cell(book: Book, ws: Any, row: int, col: int, formula: str, value: Value,
-          unit: str) -> None:
+          unit: str, zero_text: str = "") -> None:
     cached: float | str = value if isinstance(value, str) else float(value)
-    fmt = number_format(unit, [cached] if isinstance(cached, float) else [0.0], book.cur)
+    fmt = number_format(unit, [cached] if isinstance(cached, float) else [0.0], book.cur,
+                        zero_text=zero_text)
     ws.write_formula(row, col, formula, book.f("calc", fmt), cached)

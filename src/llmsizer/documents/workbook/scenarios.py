@@ -28,7 +28,14 @@ from ...model.expr import Lookup, Value, lookup_formula, render
 from ...sizing.costs import result_scenario_plans
 from ..marker import normalize_formula
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    number_format,
+    unit_text,
+    unpriced_text,
+    wrapped_height,
+)
 from .layout import SCOPE, Column, cached, flag_expr, input_name, letter
 from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
@@ -156,7 +163,9 @@ def write(book: Book) -> None:
     for j, width in enumerate(_WIDTHS):
         ws.set_column(j, j, width)
     ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
-    fmts = {k: number_format(UNITS[k], [0.0], book.cur) for k in SCENARIO_OUTPUTS}
+    # a scenario's cloud cost without a price reads as the proposal's sensitivity table
+    fmts = {k: number_format(UNITS[k], [0.0], book.cur, zero_text=unpriced_text(k))
+            for k in SCENARIO_OUTPUTS}
     # the proposal itself: the Plan sheet's account totals
     row = ROW_HEAD + 1
     ws.write_string(row, 0, "As proposed", f("label_bold"))
@@ -245,7 +254,8 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     write, normal, cur = ws.write_formula, book.normal, book.cur
     for calc, row, unit, flag, text, norm in _templates(book, sc, done):
         value = _number(env[calc.name])
-        fmt = number_format(unit, [value] if isinstance(value, float) else [], cur)
+        fmt = number_format(unit, [value] if isinstance(value, float) else [], cur,
+                            zero_text=unpriced_text(calc.name))
         write(row, col, text.replace("\x02", x).replace("\x00", o).replace("\x01", k),
               f("calc", fmt), cached(value, flag))
         normal[("Scenarios", f"{x}{row + 1}")] = (

@@ -11,7 +11,7 @@ from ...model.calculations import CALCULATIONS, INPUTS
 from ..proposal.format import precision_name
 from .book import Book
 from .calc_sheets import RISK_FLAGS
-from .formats import clean_text, number_format, unit_text, wrapped_height
+from .formats import clean_text, number_format, unit_text, unpriced_text, wrapped_height
 from .layout import SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
@@ -256,7 +256,8 @@ def write(book: Book) -> None:
                     continue
             cells.append((k, ref, cached(value, name in flags)))
         nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
-        fmt = number_format("flag" if name in flags else unit, nums, book.cur)
+        fmt = number_format("flag" if name in flags else unit, nums, book.cur,
+                            zero_text=unpriced_text(name))
         ws.write_string(row, 0, label, f("label"))
         ws.write_string(row, 1, "" if unit == "id" else unit_text(unit, book.cur), f("unit"))
         for k, ref, value in cells:
@@ -282,7 +283,9 @@ def write(book: Book) -> None:
             # its own decimals: whole nodes and GPUs printed "7.00 nodes" in the format of
             # the workloads' fractional shares beside it
             ws.write_formula(row, total_col, f"={total_cell(r, key)}",
-                             f("total", number_format(unit, [total], book.cur)), total)
+                             f("total", number_format(unit, [total], book.cur,
+                                                      zero_text=unpriced_text(key, total=True))),
+                             total)
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)
         if name.startswith("headroom_"):
