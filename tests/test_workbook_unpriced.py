@@ -169,3 +169,21 @@ def test_every_cloud_cost_cell_prints_words_at_zero(books: Books) -> None:
     zeros = [c.number_format for (c,) in options.iter_rows(
         min_row=head.row + 1, min_col=head.column, max_col=head.column) if c.value == 0]
     assert zeros and {z.split(";")[-1] for z in zeros} == {f'"{NO_PRICE}"'}
+
+
+def test_break_even_never_reads_as_at_once(books: Books) -> None:
+    """The break-even formula gives 0 when renting stays cheaper or no cloud price is listed
+    (calculations: breakeven_months); printed as "0.0 months" it read as "owning pays off at
+    once". The Summary's and the TCO sheet's row show a dash there, months elsewhere."""
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in books.base_text.splitlines()
+            if ln.startswith("Buy-vs-rent break-even")]
+    cells = [c for row in rows for c in row[2:]]  # after the label and the unit
+    assert len(rows) >= 3 and any(c.endswith(" months") for c in cells), rows
+    assert not any(re.fullmatch(r"0(\.0+)? months", c) for c in cells), rows
+    assert "—" in cells, rows  # the TCO sheet's options without a cloud price (Gaudi 3)
+    # the engine: the reranker's group is unpriced, its break-even 0 (the dash above)
+    wb = openpyxl.load_workbook(books.book)
+    formats = {c.number_format.split(";")[-1] for ws in wb.worksheets for row in ws.iter_rows()
+               if row[0].value in ("breakeven_months", "plan_breakeven_months")
+               for c in row[3:] if c.data_type == "f"}
+    assert formats == {'"—"'}, formats

@@ -107,6 +107,8 @@ def unpriced_text(name: str, *, total: bool = False) -> str:
     """The words a cloud figure ``name`` (``plan_`` shares too) shows at 0, as the PDF's
     costs table: "no price listed", or "not comparable" for an account ``total`` that
     mixes priced and unpriced parts; "" for any other figure."""
+    if name.removeprefix("plan_") == "breakeven_months":  # 0: never, or no cloud price
+        return "—"  # (the row above says which); never "0.0 months", read as at once
     if name.removeprefix("plan_") not in _UNPRICED_AT_ZERO:
         return ""
     return "not comparable" if total else "no price listed"

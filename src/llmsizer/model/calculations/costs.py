@@ -109,7 +109,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
           r("capex") / ((r("annual_cost_cloud") - r("annual_cost_onprem") + r("annual_capex"))
                         / 12), 0),
        "Capex / monthly saving of owning over renting (running costs without amortisation); "
-       "0 = renting stays cheaper, or no cloud price listed."),
+       "0 (the workbook shows —) = renting stays cheaper, or no cloud price listed."),
     _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",
        "fraction", "TCO",
        IF(gt(r("annual_cloud_rent"), r("annual_power_full_load")),
