@@ -478,7 +478,7 @@ def suggest(word: str, choices: list[str]) -> str:
     # a name that starts with what was typed first ("h200" -> h200-sxm, not gh200): difflib's
     # ratio alone ranks the shorter near-miss higher
     starts = sorted((c.lower() for c in choices if c.lower().startswith(w) and c.lower() != w),
-                    key=len)
+                    key=lambda c: (difflib.SequenceMatcher(None, w, c).ratio(), c), reverse=True)
     close = (starts + [c for c in difflib.get_close_matches(w, [c.lower() for c in choices],
                                                              n=3, cutoff=0.5)
                        if c not in starts])[:3]
