@@ -276,7 +276,7 @@ def test_northwind_cloud_tier_rows_are_costed_at_its_own_price(tmp_path: Path) -
     for words in ("hyperscaler on-demand", "committed 1 year", "committed 3 years",
                   "GPU cloud on-demand"):
         line = next(x.replace("\u00a0", " ") for x in text.splitlines()
-                    if f"Cloud price {words}" in x)
+                    if f"Cloud price: {words}" in x)
         assert line.rstrip().endswith(money) and "no price" not in line, line
     book = tmp_path / "nwr.xlsx"
     write_workbook(r, book)

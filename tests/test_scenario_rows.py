@@ -53,7 +53,7 @@ def test_acme_states_concurrent_users_so_no_rate_row(tmp_path: Path) -> None:
     names, text, labels = _listed(EXAMPLE, tmp_path)
     assert names & _RATE == set() and names >= _USERS
     assert len(names) == len(SCENARIOS) - 2  # 17 of the 19
-    assert "Requests/s at peak" not in text and "Concurrent users" in text
+    assert "Requests/s at peak" not in text and re.search(r"Concurrent users:? ?[x×]2", text)
     assert "Requests/s at peak" not in labels and labels.count("Concurrent users") == 3
 
 
@@ -65,7 +65,9 @@ def test_a_population_load_lists_no_concurrent_users_row(tmp_path: Path) -> None
     assert len(names) == len(SCENARIOS) - 3
     assert "Concurrent users" not in labels and labels.count("Requests/s at peak") == 2
     assert "Requests/s at peak" in text
-    assert not re.search(r"Concurrent users (x|×)", text)
+    # "Concurrent users at peak" (147, by Little's law) is a figure, not a what-if row
+    assert re.search(r"Requests/s at peak:? [-+]50 %", text)
+    assert not re.search(r"Concurrent users:? ?[x×]\d", text)
 
 
 def test_a_rag_account_keeps_both_kinds(tmp_path: Path) -> None:
