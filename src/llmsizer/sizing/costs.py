@@ -22,6 +22,7 @@ from ..model.calculations import (
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIOS,
     Scenario,
+    applies,
     cloud_priced,
     fold_values,
     program,
@@ -36,6 +37,7 @@ from .results import (
     PriceUsed,
     Result,
     RetrievalGroup,
+    RetrievalWorkloadResult,
     ScenarioResult,
     WorkloadResult,
 )
@@ -322,14 +324,21 @@ def _base_env(acct: dict[str, float], w: WorkloadResult, o: Option) -> dict[str,
 
 
 def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
-                  tables: Tables) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
-    """Each scenario of calculations.SCENARIOS evaluated for every recommended option (the
-    option is kept: the scenario asks what the same configuration would need): the whole
-    calculation list per (1-based workload index, environment). The workbook's Scenarios
-    sheet prints the same calculations as formulas and caches these values."""
+                  tables: Tables, retrieval: Sequence[RetrievalWorkloadResult],
+                  ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
+    """Each scenario of calculations.SCENARIOS that applies to the account (its workloads
+    state the input it changes: calculations.applies, with the embed and rerank workloads
+    ``retrieval``) evaluated for every recommended option (the option is kept: the scenario
+    asks what the same configuration would need): the whole calculation list per (1-based
+    workload index, environment). The workbook's Scenarios sheet prints the same
+    calculations as formulas and caches these values."""
 
+    stated = [w.inputs for w in workloads if w.best is not None]
+    stated_retrieval = [w.inputs for w in retrieval if w.best is not None]
     out = []
     for sc in SCENARIOS:
+        if not applies(sc, stated, stated_retrieval):
+            continue  # e.g. the rate rows of a load stated as concurrent users alone
         envs: list[tuple[int, dict[str, Value]]] = []
         for k, w in enumerate(workloads, start=1):
             if w.best is None:
@@ -344,6 +353,7 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
 def scenario_plans(workloads: Sequence[WorkloadResult], acct: dict[str, float],
                    tables: Tables, pools: Sequence[Sequence[int]],
+                   retrieval: Sequence[RetrievalWorkloadResult],
                    ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]], Evaluated]]:
     """Each scenario of the account plan: each workload keeps its recommended option, the
     pools keep their members (``pools``: 0-based workload indices), and the plan's formulas
@@ -352,7 +362,7 @@ def scenario_plans(workloads: Sequence[WorkloadResult], acct: dict[str, float],
     same plan per scenario as formulas and caches these values."""
 
     out = []
-    for sc, envs in scenario_envs(workloads, acct, tables):
+    for sc, envs in scenario_envs(workloads, acct, tables, retrieval):
         if not envs:  # no workload has a recommendation: nothing to vary
             continue
         scen_acct = {**acct, sc.input: float(envs[0][1][sc.input])} if sc.input in acct else acct
@@ -399,10 +409,11 @@ def sensitivity(runs: ScenarioPlans,
 def keep_scenario_plans(r: Result, pools: Sequence[Sequence[int]], runs: ScenarioPlans) -> None:
     """Keep on ``r`` the scenario plans its sensitivity came from (``runs``, of ``pools``),
     so that the workbook's Scenarios sheet does not evaluate them again (~6 ms an account).
-    They are kept with the inputs they came from: a copy of ``r`` with other workloads,
-    inputs, tables or pools (a model alternative, a re-read) recomputes them."""
+    They are kept with the inputs they came from: a copy of ``r`` with other workloads
+    (language-model or retrieval), inputs, tables or pools (a model alternative, a re-read)
+    recomputes them."""
     r._scenario_plans = Kept((r.workloads, r.account_inputs, r.tables, [list(p) for p in pools],
-                              runs))
+                              runs, r.retrieval))
 
 
 def result_scenario_plans(r: Result) -> ScenarioPlans:
@@ -410,9 +421,9 @@ def result_scenario_plans(r: Result) -> ScenarioPlans:
     pools = [p.workload_indices for p in r.plan.pools]
     kept = r._scenario_plans.value
     if (kept is not None and kept[0] is r.workloads and kept[1] is r.account_inputs
-            and kept[2] is r.tables and kept[3] == pools):
+            and kept[2] is r.tables and kept[3] == pools and kept[5] is r.retrieval):
         return kept[4]  # type: ignore[no-any-return]
-    return scenario_plans(r.workloads, r.account_inputs, r.tables, pools)
+    return scenario_plans(r.workloads, r.account_inputs, r.tables, pools, r.retrieval)
 
 
 def by_load(acct: dict[str, float], w: WorkloadResult,

@@ -157,7 +157,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
-    runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools)
+    runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models),

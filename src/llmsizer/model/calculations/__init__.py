@@ -116,7 +116,14 @@ from .plan import (
 )
 from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
-from .scenarios import BREAKEVEN_LOADS, CLOUD_TIER_CODES, SCENARIO_OUTPUTS, SCENARIOS, Scenario
+from .scenarios import (
+    BREAKEVEN_LOADS,
+    CLOUD_TIER_CODES,
+    SCENARIO_OUTPUTS,
+    SCENARIOS,
+    Scenario,
+    applies,
+)
 
 # the benchmark figures ``llmsizer fidelity`` reproduces: aggregated serving (.benchmarks)
 # and disaggregated prefill/decode (.disagg)
@@ -207,6 +214,7 @@ __all__ = [
     "Scope",
     "Sheet",
     "aggregate_expr",
+    "applies",
     "cloud_priced",
     "cloud_priced_formula",
     "fold",

@@ -5,9 +5,10 @@ break-even table and chart evaluate the cost per million tokens.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..expr import IF, MAX, ROUNDUP, Expr, gt, lift
+from ..expr import IF, MAX, ROUNDUP, Expr, Value, evaluate, gt, lift
 from .core import r
 
 
@@ -27,6 +28,11 @@ class Scenario:
     # cloud tier and average load price them (sizing/retrieval.py scenario_retrieval).
     retrieval_input: str | None = None
     retrieval_value: Expr | None = None
+    # The load rows change one form of load (concurrent users, or a rate or population):
+    # nonzero over a workload's inputs (``stated``) or an embed or rerank workload's
+    # (``retrieval_stated``) when it states that form. None: every workload (see applies).
+    stated: Expr | None = None
+    retrieval_stated: Expr | None = None
 
 
 def _scaled_tokens(name: str, factor: float) -> Expr:
@@ -40,20 +46,46 @@ _PEAK_RATE = IF(gt(r("requests_per_s"), 0), r("requests_per_s"),
                 r("named_users") * r("requests_per_user_per_hour") * r("peak_to_average") / 3600)
 
 
+def applies(sc: Scenario, inputs: Iterable[Mapping[str, Value]],
+            retrieval_inputs: Iterable[Mapping[str, Value]]) -> bool:
+    """Whether row ``sc`` changes an input some workload of the account states: the language
+    models' (``inputs``, each recommended workload's) or, through ``sc.retrieval_input``, the
+    embed and rerank servers' (``retrieval_inputs``). A load row no workload states changes
+    nothing and is not listed (it read as "half the load, the same GPUs"); decided by the
+    form the load is stated in, never by the row's figures."""
+    if sc.stated is None:
+        return True
+    if any(evaluate(sc.stated, v) for v in inputs):
+        return True
+    return sc.retrieval_input is not None and any(
+        sc.retrieval_stated is None or evaluate(sc.retrieval_stated, v)
+        for v in retrieval_inputs)
+
+
+_USERS_STATED = gt(r("users"), 0)
+_RATE_STATED = gt(_PEAK_RATE, 0)  # a rate or a population
+_RETRIEVAL_RATE_STATED = gt(r("request_rate_per_s"), 0)  # not a corpus re-index alone
+
+
 # Cloud tier codes of ``cloud_tier_what_if`` (the order of catalog.CLOUD_TIERS).
 CLOUD_TIER_CODES = {"hyperscaler_on_demand": 1, "committed_1yr": 2, "committed_3yr": 3,
                     "gpu_cloud": 4}
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0)),
-    Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0)),
-    Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2),
+    Scenario("users_x0.5", "Concurrent users", "x0.5", "users", ROUNDUP(r("users") * 0.5, 0),
+             stated=_USERS_STATED),
+    Scenario("users_x1.5", "Concurrent users", "x1.5", "users", ROUNDUP(r("users") * 1.5, 0),
+             stated=_USERS_STATED),
+    Scenario("users_x2", "Concurrent users", "x2", "users", r("users") * 2,
+             stated=_USERS_STATED),
     # an embed or rerank workload states its load as a rate (or a population, turned into its
     # peak rate): these rows change it too
     Scenario("rate_-50%", "Requests/s at peak", "-50 %", "requests_per_s",
-             _PEAK_RATE * 0.5, "request_rate_per_s", r("request_rate_per_s") * 0.5),
+             _PEAK_RATE * 0.5, "request_rate_per_s", r("request_rate_per_s") * 0.5,
+             stated=_RATE_STATED, retrieval_stated=_RETRIEVAL_RATE_STATED),
     Scenario("rate_+50%", "Requests/s at peak", "+50 %", "requests_per_s",
-             _PEAK_RATE * 1.5, "request_rate_per_s", r("request_rate_per_s") * 1.5),
+             _PEAK_RATE * 1.5, "request_rate_per_s", r("request_rate_per_s") * 1.5,
+             stated=_RATE_STATED, retrieval_stated=_RETRIEVAL_RATE_STATED),
     Scenario("prompt_-50%", "Prompt length", "-50 %", "prompt_tokens",
              _scaled_tokens("prompt_tokens", 0.5)),
     Scenario("prompt_+50%", "Prompt length", "+50 %", "prompt_tokens",
