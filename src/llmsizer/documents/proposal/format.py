@@ -86,12 +86,12 @@ class Formatter:
         return self.money(x)
 
     def money_short(self, x: float) -> str:
-        """Chart axes: USD 1.5M, USD 250k."""
+        """Chart axes, in the text's style with its fewer figures: USD 1.5 M, USD 250 k."""
         if x == 0:
             return "0"
         for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
             if abs(x) >= limit:
-                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
+                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{NBSP}{suffix}"
         return self.money(x)
 
     def pct(self, x: float, digits: int | None = None) -> str:
@@ -112,8 +112,21 @@ class Formatter:
         needs it ("28.0 %" beside "26.4 %", never "28 %"), else 0."""
         return int(any(not f"{float(x):.1%}".endswith(".0%") for x in xs))
 
-    def ms(self, x: float) -> str:
-        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
+    def ms(self, x: float, unit: str | None = None) -> str:
+        """A latency to what the model supports (its first-token error is about +/-25 %,
+        docs/calibration.md): three significant figures, "22.1 ms", "1,740 ms" (never
+        "1,738 ms"), and in seconds from 10 s, "16.1 s", as the targets read. A table column
+        passes the ``unit`` of :meth:`ms_unit`, so its rows share one unit."""
+        if (unit or self.ms_unit([x])) == "s":
+            return self.seconds(float(x) / 1000)
+        return f"{self.figures(x)}{NBSP}ms"
+
+    @staticmethod
+    def ms_unit(xs: Iterable[float | None]) -> str:
+        """The unit of a column of latencies in ms: "s" where any of them rounds to 10 s or
+        more, else "ms"."""
+        return "s" if any(x is not None and abs(float(f"{float(x):.3g}")) >= 10_000
+                          for x in xs) else "ms"
 
     def tok_s(self, x: float) -> str:
         return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
