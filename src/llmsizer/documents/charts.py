@@ -238,6 +238,20 @@ def _shift(fig: Figure, dx_pt: float, dy_pt: float) -> Transform:
     return ScaledTranslation(dx_pt / 72, dy_pt / 72, fig.dpi_scale_trans)
 
 
+# Room between a bar's end and its value label, in points. Not leading spaces: SVG drops a
+# text's leading and trailing spaces (no xml:space), so "  USD 422 k" touched its bar and a
+# zero-length bar's "-50 %" sat on the tornado's centre line.
+LABEL_GAP_PT = 3.0
+
+
+def _beside(ax: Any, side: str = "left") -> Transform:
+    """Data coordinates moved ``LABEL_GAP_PT`` away from the bar end a label is anchored at:
+    right of it for a left-aligned label, left of it for a right-aligned one."""
+    moved: Transform = ax.transData + _shift(ax.figure, LABEL_GAP_PT if side == "left"
+                                             else -LABEL_GAP_PT, 0)
+    return moved
+
+
 def _x_values(ax: Any, ticks: Sequence[float], fmt: Fmt, label: str) -> None:
     """The value axis along x as plain artists: one gridline collection and one text per
     value. Matplotlib makes each tick from five artists; its tick machinery was 40 % of a
@@ -347,8 +361,8 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         top = 1.1 * max(lefts, default=1.0)
         ax.set_xlim(0, top)
         for y, b in drawn:
-            ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
-                    va="center", ha="left", fontsize=6.5, color=INK)
+            ax.text(b.segments["replica_memory_gb"], y, gb(b.segments["replica_memory_gb"]),
+                    va="center", ha="left", fontsize=6.5, color=INK, transform=_beside(ax))
         _row_labels(ax, ys, [b.label for b in bars], fontsize=6.8,
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
@@ -447,11 +461,11 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             if b.cloud is not None:
                 series["cloud"].append((y_cl, 0.0, b.cloud))
             ax.text(b.onprem_total if b.priced else 0, y_on,
-                    "  " + (money(b.onprem_total) if b.priced else "no purchase price in catalog"),
-                    va="center", fontsize=6.8, color=INK)
-            ax.text(b.cloud or 0, y_cl, "  " + (money(b.cloud) if b.cloud is not None
-                                                else "no cloud price listed"),
-                    va="center", fontsize=6.8, color=INK)
+                    money(b.onprem_total) if b.priced else "no purchase price in catalog",
+                    va="center", fontsize=6.8, color=INK, transform=_beside(ax))
+            ax.text(b.cloud or 0, y_cl, money(b.cloud) if b.cloud is not None
+                    else "no cloud price listed",
+                    va="center", fontsize=6.8, color=INK, transform=_beside(ax))
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
@@ -511,15 +525,17 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
             _hbars(ax, [y + dy for y in ys], starts, widths, 0.3, color, legend)
             for y, r in zip(ys, rows, strict=True):
                 v, text = (r.low, r.low_label) if key == "low" else (r.high, r.high_label)
+                # a zero-length bar's label starts clear of the centre line, right of it
                 side = "left" if v >= base else "right"
-                ax.text(v, y + dy, ("  " if side == "left" else "") + f"{text}: {money(v)}"
-                        + ("  " if side == "right" else ""), va="center", ha=side,
-                        fontsize=6.2, color=INK)
+                ax.text(v, y + dy, f"{text}: {money(v)}", va="center", ha=side,
+                        fontsize=6.2, color=INK, transform=_beside(ax, side))
         ax.axvline(base, color=INK, linewidth=0.8)
         ax.set_xlim(left, right)
         ax.set_ylim(-0.6, n - 0.4)
         _row_labels(ax, ys, [r.label for r in rows])
-        ticks = [t for t in MaxNLocator(5).tick_values(left, right) if left <= t <= right]
+        # as the cost chart: a value at the axis's very end would print half outside the chart
+        ticks = [t for t in MaxNLocator(5).tick_values(left, right)
+                 if left <= t <= right - 0.05 * (right - left)]
         _x_values(ax, ticks, money_short,
                   f"On-premises cost per year (vertical line: as proposed, {money(base)})")
         _bar_legend(ax)
