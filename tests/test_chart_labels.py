@@ -181,6 +181,9 @@ def test_no_chart_label_collides(path: Path) -> None:
     ids = re.compile(r"\b(?:fp8|fp4|nvfp4|mxfp4|bf16|fp16|int8|int4)\b")
     assert not [w for w in words if ids.search(w)]
     assert any(re.search(r"\b(?:FP8|FP4|BF16|INT4|MXFP4)\b.* · TP\d", w) for w in words), words
+    # no shipped name is cut: the memory chart read "RTX PRO 6000 Blackwell Se…" (Wide World
+    # Importers); a long name is wrapped at its words instead
+    assert not [w for w in words if w.endswith("…")]
 
 
 def test_the_checker_sees_a_collision() -> None:

@@ -214,6 +214,27 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
                 fontweight="bold" if bold and bold[i] else "normal")
 
 
+def _label_room(left_in: float, right_in: float = 0.15, width_in: float = PAGE_WIDTH_IN) -> float:
+    """The room in points for a row label left of axes with these margins (as _row_labels)."""
+    return (left_in - 0.012 * (width_in - left_in - right_in)) * 72 - 2
+
+
+def _wrap(text: str, prop: FontProperties, room_pt: float) -> str:
+    """``text`` with each line wider than ``room_pt`` broken once, after its last word that
+    fits ("RTX PRO 6000 Blackwell" / "Server Edition"), so a name is not cut mid-word; what
+    still does not fit is cut by :func:`_fit`."""
+    lines = []
+    for line in text.split("\n"):
+        words = line.split(" ")
+        head = next((k for k in range(len(words) - 1, 0, -1)
+                     if _text_size(" ".join(words[:k]), prop)[0] <= room_pt), 0)
+        if _text_size(line, prop)[0] <= room_pt or not head:
+            lines.append(line)
+        else:
+            lines += [" ".join(words[:head]), " ".join(words[head:])]
+    return "\n".join(lines)
+
+
 def _fit(text: str, prop: FontProperties, room_pt: float) -> str:
     """``text``, cut to at most ``room_pt`` points wide in ``prop`` (ending in an ellipsis)."""
     if _text_size(text, prop)[0] <= room_pt:
@@ -348,8 +369,14 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
     their workload when there are several (one chart per account: each chart costs
     ~50 ms to make and draw)."""
     rows = max(len(bars), 1)
+    room = _label_room(1.75)
+    labels = [_wrap(b.label, FontProperties(size=6.8, weight="bold" if b.chosen or not b.segments
+                                            else "normal"), room) for b in bars]
+    # a third line of label (a long GPU name wrapped) needs a taller row
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("memory", 0.8 + 0.36 * rows, 1.75, top_in=0.34, bottom_in=0.46)
+        fig, ax = _canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, 1.75,
+                          top_in=0.34, bottom_in=0.46)
         ys = list(range(len(bars)))[::-1]
         drawn = [(y, b) for y, b in zip(ys, bars, strict=True) if b.segments]
         lefts = [0.0] * len(drawn)
@@ -363,7 +390,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         for y, b in drawn:
             ax.text(b.segments["replica_memory_gb"], y, gb(b.segments["replica_memory_gb"]),
                     va="center", ha="left", fontsize=6.5, color=INK, transform=_beside(ax))
-        _row_labels(ax, ys, [b.label for b in bars], fontsize=6.8,
+        _row_labels(ax, ys, labels, fontsize=6.8,
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
         _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")

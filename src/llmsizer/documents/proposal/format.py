@@ -291,11 +291,13 @@ def platform_words(platforms: Mapping[str, Any], platform_id: str) -> str:
 
 
 def chart_name(gpu_name: str) -> str:
-    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels."""
+    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels. Whole: a chart wraps a
+    long name at its words to the room it has (clipped at 26 letters, the memory chart read
+    "RTX PRO 6000 Blackwell Se…")."""
     name = short_name(gpu_name)
     for vendor in ("NVIDIA ", "AMD ", "Intel "):
         name = name.removeprefix(vendor)
-    return clip(name, 26)
+    return name
 
 
 def clip(text: str, limit: int) -> str:
