@@ -919,3 +919,16 @@ def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered])
     alone = result.workloads[1].best
     assert alone is not None
     assert fmt.money(float(alone.values["capex"])).replace("\u00a0", " ") not in costs
+
+
+def test_the_catalog_edition_is_said_with_the_prices_not_on_the_cover() -> None:
+    """The cover printed "catalog 401b35b5b5b62e5e", a hash a finance reader cannot use: the
+    assumptions register names the catalog edition beside the prices' dates instead, and the
+    workbook keeps the digest for traceability."""
+    result = size(load(ROOT / "inputs" / "example.yaml"))
+    html = render_html(result)
+    cover = html[html.index('<section class="cover">'):html.index("</section>")]
+    assumptions = html[html.index('id="assumptions"'):]
+    assert result.catalog_digest not in cover
+    assert re.search(r"catalog\s+edition\s+" + result.catalog_digest, assumptions)
+    assert "each price is given with its date" in assumptions
