@@ -578,6 +578,8 @@ def test_two_renders_are_byte_identical_with_source_date_epoch(
     ("pct", -0.0001, "0 %"),
     ("ms", 29.236, "29.2 ms"),
     ("ms", 22.14, "22.1 ms"),  # a time per token reads as it did
+    ("ms", 58.0, "58.0 ms"),  # and keeps its figures beside it
+    ("ms", 4.105, "4.11 ms"),
     # latencies to three figures, as the model supports (TTFT error about +/-25 %,
     # docs/calibration.md): "1,738 ms" claimed a precision it does not have
     ("ms", 1738.2, "1,740 ms"),

@@ -119,7 +119,9 @@ class Formatter:
         passes the ``unit`` of :meth:`ms_unit`, so its rows share one unit."""
         if (unit or self.ms_unit([x])) == "s":
             return self.seconds(float(x) / 1000)
-        return f"{self.figures(x)}{NBSP}ms"
+        # from 1 ms, a trailing zero kept: "58.0 ms" a token beside "22.1 ms", not "58 ms"
+        shown = f"{float(x):#.3g}" if 1 <= abs(x) < 100 else self.figures(x)
+        return f"{shown}{NBSP}ms"
 
     @staticmethod
     def ms_unit(xs: Iterable[float | None]) -> str:
