@@ -610,10 +610,11 @@ def test_formatter_counts_and_currency() -> None:
     assert fmt.count_of(1, "GPU") == "1 GPU"
     assert fmt.count_of(1280, "GPU") == "1,280 GPUs"
     assert fmt.money(860000).replace("\u00a0", " ") == "EUR 860 k"
-    # chart axes as the text says money ("EUR 860 k"): an axis read "USD 200k" under a text's
-    # "USD 200 k"
-    assert fmt.money_short(1.5e6).replace("\u00a0", " ") == "EUR 1.5 M"
+    # chart axes as the text says money ("EUR 860 k", three figures): an axis read "USD 200k"
+    # and "EUR 1.5M" under a text's "USD 200 k"
+    assert fmt.money_short(1.5e6).replace("\u00a0", " ") == "EUR 1.50 M"
     assert fmt.money_short(200_000).replace("\u00a0", " ") == "EUR 200 k"
+    assert fmt.money_short(0) == "0"
 
 
 def test_a_column_of_latencies_shares_one_unit() -> None:

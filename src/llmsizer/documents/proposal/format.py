@@ -86,13 +86,10 @@ class Formatter:
         return self.money(x)
 
     def money_short(self, x: float) -> str:
-        """Chart axes, in the text's style with its fewer figures: USD 1.5 M, USD 250 k."""
-        if x == 0:
-            return "0"
-        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
-            if abs(x) >= limit:
-                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{NBSP}{suffix}"
-        return self.money(x)
+        """Chart axes, as the text says money (:meth:`money`: USD 1.50 M, USD 60.0 k, three
+        figures as the costs section promises; an axis read "USD 200k" under a text's "USD 200
+        k"), the origin "0"."""
+        return "0" if x == 0 else self.money(x)
 
     def pct(self, x: float, digits: int | None = None) -> str:
         """A share as "26.4 %": one decimal, dropped where it is 0 ("28 %"); a table column
