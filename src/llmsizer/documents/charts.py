@@ -214,6 +214,27 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
                 fontweight="bold" if bold and bold[i] else "normal")
 
 
+def _label_room(left_in: float, right_in: float = 0.15, width_in: float = PAGE_WIDTH_IN) -> float:
+    """The room in points for a row label left of axes with these margins (as _row_labels)."""
+    return (left_in - 0.012 * (width_in - left_in - right_in)) * 72 - 2
+
+
+def _wrap(text: str, prop: FontProperties, room_pt: float) -> str:
+    """``text`` with each line wider than ``room_pt`` broken once, after its last word that
+    fits ("RTX PRO 6000 Blackwell" / "Server Edition"), so a name is not cut mid-word; what
+    still does not fit is cut by :func:`_fit`."""
+    lines = []
+    for line in text.split("\n"):
+        words = line.split(" ")
+        head = next((k for k in range(len(words) - 1, 0, -1)
+                     if _text_size(" ".join(words[:k]), prop)[0] <= room_pt), 0)
+        if _text_size(line, prop)[0] <= room_pt or not head:
+            lines.append(line)
+        else:
+            lines += [" ".join(words[:head]), " ".join(words[head:])]
+    return "\n".join(lines)
+
+
 def _fit(text: str, prop: FontProperties, room_pt: float) -> str:
     """``text``, cut to at most ``room_pt`` points wide in ``prop`` (ending in an ellipsis)."""
     if _text_size(text, prop)[0] <= room_pt:
@@ -236,6 +257,20 @@ def _axis_top(values: Sequence[float]) -> float:
 
 def _shift(fig: Figure, dx_pt: float, dy_pt: float) -> Transform:
     return ScaledTranslation(dx_pt / 72, dy_pt / 72, fig.dpi_scale_trans)
+
+
+# Room between a bar's end and its value label, in points. Not leading spaces: SVG drops a
+# text's leading and trailing spaces (no xml:space), so "  USD 422 k" touched its bar and a
+# zero-length bar's "-50 %" sat on the tornado's centre line.
+LABEL_GAP_PT = 3.0
+
+
+def _beside(ax: Any, side: str = "left") -> Transform:
+    """Data coordinates moved ``LABEL_GAP_PT`` away from the bar end a label is anchored at:
+    right of it for a left-aligned label, left of it for a right-aligned one."""
+    moved: Transform = ax.transData + _shift(ax.figure, LABEL_GAP_PT if side == "left"
+                                             else -LABEL_GAP_PT, 0)
+    return moved
 
 
 def _x_values(ax: Any, ticks: Sequence[float], fmt: Fmt, label: str) -> None:
@@ -334,8 +369,14 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
     their workload when there are several (one chart per account: each chart costs
     ~50 ms to make and draw)."""
     rows = max(len(bars), 1)
+    room = _label_room(1.75)
+    labels = [_wrap(b.label, FontProperties(size=6.8, weight="bold" if b.chosen or not b.segments
+                                            else "normal"), room) for b in bars]
+    # a third line of label (a long GPU name wrapped) needs a taller row
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("memory", 0.8 + 0.36 * rows, 1.75, top_in=0.34, bottom_in=0.46)
+        fig, ax = _canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, 1.75,
+                          top_in=0.34, bottom_in=0.46)
         ys = list(range(len(bars)))[::-1]
         drawn = [(y, b) for y, b in zip(ys, bars, strict=True) if b.segments]
         lefts = [0.0] * len(drawn)
@@ -347,9 +388,9 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         top = 1.1 * max(lefts, default=1.0)
         ax.set_xlim(0, top)
         for y, b in drawn:
-            ax.text(b.segments["replica_memory_gb"], y, "  " + gb(b.segments["replica_memory_gb"]),
-                    va="center", ha="left", fontsize=6.5, color=INK)
-        _row_labels(ax, ys, [b.label for b in bars], fontsize=6.8,
+            ax.text(b.segments["replica_memory_gb"], y, gb(b.segments["replica_memory_gb"]),
+                    va="center", ha="left", fontsize=6.5, color=INK, transform=_beside(ax))
+        _row_labels(ax, ys, labels, fontsize=6.8,
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
         _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")
@@ -447,11 +488,11 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
             if b.cloud is not None:
                 series["cloud"].append((y_cl, 0.0, b.cloud))
             ax.text(b.onprem_total if b.priced else 0, y_on,
-                    "  " + (money(b.onprem_total) if b.priced else "no purchase price in catalog"),
-                    va="center", fontsize=6.8, color=INK)
-            ax.text(b.cloud or 0, y_cl, "  " + (money(b.cloud) if b.cloud is not None
-                                                else "no cloud price listed"),
-                    va="center", fontsize=6.8, color=INK)
+                    money(b.onprem_total) if b.priced else "no purchase price in catalog",
+                    va="center", fontsize=6.8, color=INK, transform=_beside(ax))
+            ax.text(b.cloud or 0, y_cl, money(b.cloud) if b.cloud is not None
+                    else "no cloud price listed",
+                    va="center", fontsize=6.8, color=INK, transform=_beside(ax))
             # One label per deployment; the legend tells the on-premises bar from the cloud one.
             labels.append(b.label)
             ys.append((y_on + y_cl) / 2)
@@ -511,15 +552,17 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
             _hbars(ax, [y + dy for y in ys], starts, widths, 0.3, color, legend)
             for y, r in zip(ys, rows, strict=True):
                 v, text = (r.low, r.low_label) if key == "low" else (r.high, r.high_label)
+                # a zero-length bar's label starts clear of the centre line, right of it
                 side = "left" if v >= base else "right"
-                ax.text(v, y + dy, ("  " if side == "left" else "") + f"{text}: {money(v)}"
-                        + ("  " if side == "right" else ""), va="center", ha=side,
-                        fontsize=6.2, color=INK)
+                ax.text(v, y + dy, f"{text}: {money(v)}", va="center", ha=side,
+                        fontsize=6.2, color=INK, transform=_beside(ax, side))
         ax.axvline(base, color=INK, linewidth=0.8)
         ax.set_xlim(left, right)
         ax.set_ylim(-0.6, n - 0.4)
         _row_labels(ax, ys, [r.label for r in rows])
-        ticks = [t for t in MaxNLocator(5).tick_values(left, right) if left <= t <= right]
+        # as the cost chart: a value at the axis's very end would print half outside the chart
+        ticks = [t for t in MaxNLocator(5).tick_values(left, right)
+                 if left <= t <= right - 0.05 * (right - left)]
         _x_values(ax, ticks, money_short,
                   f"On-premises cost per year (vertical line: as proposed, {money(base)})")
         _bar_legend(ax)

@@ -86,13 +86,10 @@ class Formatter:
         return self.money(x)
 
     def money_short(self, x: float) -> str:
-        """Chart axes: USD 1.5M, USD 250k."""
-        if x == 0:
-            return "0"
-        for limit, suffix in ((1e9, "bn"), (1e6, "M"), (1e3, "k")):
-            if abs(x) >= limit:
-                return f"{self.currency}{NBSP}{float(x) / limit:,.3g}{suffix}"
-        return self.money(x)
+        """Chart axes, as the text says money (:meth:`money`: USD 1.50 M, USD 60.0 k, three
+        figures as the costs section promises; an axis read "USD 200k" under a text's "USD 200
+        k"), the origin "0"."""
+        return "0" if x == 0 else self.money(x)
 
     def pct(self, x: float, digits: int | None = None) -> str:
         """A share as "26.4 %": one decimal, dropped where it is 0 ("28 %"); a table column
@@ -112,8 +109,23 @@ class Formatter:
         needs it ("28.0 %" beside "26.4 %", never "28 %"), else 0."""
         return int(any(not f"{float(x):.1%}".endswith(".0%") for x in xs))
 
-    def ms(self, x: float) -> str:
-        return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}ms"
+    def ms(self, x: float, unit: str | None = None) -> str:
+        """A latency to what the model supports (its first-token error is about +/-25 %,
+        docs/calibration.md): three significant figures, "22.1 ms", "1,740 ms" (never
+        "1,738 ms"), and in seconds from 10 s, "16.1 s", as the targets read. A table column
+        passes the ``unit`` of :meth:`ms_unit`, so its rows share one unit."""
+        if (unit or self.ms_unit([x])) == "s":
+            return self.seconds(float(x) / 1000)
+        # from 1 ms, a trailing zero kept: "58.0 ms" a token beside "22.1 ms", not "58 ms"
+        shown = f"{float(x):#.3g}" if 1 <= abs(x) < 100 else self.figures(x)
+        return f"{shown}{NBSP}ms"
+
+    @staticmethod
+    def ms_unit(xs: Iterable[float | None]) -> str:
+        """The unit of a column of latencies in ms: "s" where any of them rounds to 10 s or
+        more, else "ms"."""
+        return "s" if any(x is not None and abs(float(f"{float(x):.3g}")) >= 10_000
+                          for x in xs) else "ms"
 
     def tok_s(self, x: float) -> str:
         return f"{self.number(x, 1 if abs(x) < 100 else 0)}{NBSP}tok/s"
@@ -278,11 +290,13 @@ def platform_words(platforms: Mapping[str, Any], platform_id: str) -> str:
 
 
 def chart_name(gpu_name: str) -> str:
-    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels."""
+    """'NVIDIA H100 SXM 80GB' -> 'H100 SXM 80GB' for chart labels. Whole: a chart wraps a
+    long name at its words to the room it has (clipped at 26 letters, the memory chart read
+    "RTX PRO 6000 Blackwell Se…")."""
     name = short_name(gpu_name)
     for vendor in ("NVIDIA ", "AMD ", "Intel "):
         name = name.removeprefix(vendor)
-    return clip(name, 26)
+    return name
 
 
 def clip(text: str, limit: int) -> str:

@@ -51,6 +51,7 @@ def _trade(row: ModelAlternative, rec: ModelAlternative, fmt: Formatter) -> str:
 def _table(t: ModelAlternatives, fmt: Formatter) -> dict[str, Any]:
     rec = next(r for r in t.alternatives if r.chosen)
     rows = []
+    ttft_unit = fmt.ms_unit(r.ttft_ms for r in t.alternatives)  # one unit for the column
     for r in t.alternatives:
         rows.append({
             "chosen": r.chosen, "name": short_name(r.model_name),
@@ -61,7 +62,7 @@ def _table(t: ModelAlternatives, fmt: Formatter) -> dict[str, Any]:
                        and r.kv_precision else "none meets the targets"),
             "weights": fmt.gb(r.weights_gb) if r.weights_gb is not None else "—",
             "speed": fmt.tok_s(r.tokens_per_s_per_user) if r.tokens_per_s_per_user else "—",
-            "ttft": fmt.ms(r.ttft_ms) if r.ttft_ms is not None else "—",
+            "ttft": fmt.ms(r.ttft_ms, ttft_unit) if r.ttft_ms is not None else "—",
             "gpus": fmt.count(r.gpus_purchased) if r.meets_targets else "—",
             "capex": fmt.money(r.capex) if r.meets_targets else "—",
             "annual": fmt.money(r.annual_cost) if r.meets_targets else "—",

@@ -77,7 +77,7 @@ FILTERS = {
     "money": "money", "pct": "pct", "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
-    "pctdigits": "pct_digits",
+    "pctdigits": "pct_digits", "msunit": "ms_unit",
 }
 
 
