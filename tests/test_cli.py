@@ -368,3 +368,19 @@ def test_estimate_prints_counts_as_counts() -> None:
     assert shown["kv_bytes_per_token"] == f"{doc['kv_bytes_per_token']:,.0f}"
     assert shown["tpot_ms"] == f"{doc['tpot_ms']:,.2f}" and not doc["tpot_ms"].is_integer()
     assert not [v for v in shown.values() if v.endswith(".00")], shown
+
+
+def test_first_token_times_are_rounded_as_the_pdf_rounds_them() -> None:
+    """Fabrikam Legal (inputs/legal-128k.yaml): the engine's first token of the recommended
+    option is 16,131 ms; the PDF says "16.1 s" (three figures: the model's first-token
+    error is about +/-25 %) while `size` printed "16,131". The TTFT column now reads 16,100."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    file = ROOT / "inputs" / "legal-128k.yaml"
+    w = size(load(file)).workloads[0]
+    best = next(o for o in w.options if o.id == w.recommended)
+    ttft = float(best.values["ttft_ms"])
+    assert Formatter("USD").ms(ttft) == "16.1\u00a0s"
+    star = next(ln for ln in _sized(file, 100).splitlines() if ln.lstrip().startswith("★"))
+    assert f" {Formatter.figures(ttft)} " in star and f"{ttft:,.0f}" not in star, star

@@ -283,3 +283,22 @@ def test_an_unreadable_upload_says_the_form_is_not_the_file(client: TestClient) 
     r = client.post("/upload/yaml", files={"file": ("acme.yaml", wrong.encode())})
     assert r.status_code == 400 and 'id="upload-note"' not in r.text
     assert 'value="Acme Corp"' in r.text
+
+
+def test_a_column_of_first_token_times_shares_one_unit(client: TestClient) -> None:
+    """Fabrikam Legal's 100,000-token contracts take 16.1 s to a first token (the PDF's
+    "16.1 s"); beside them a short-prompt workload read "700 ms" in the same column. The
+    per-workload table now gives the column one unit, as the PDF's tables do (ms_unit)."""
+    text = (ROOT / "inputs" / "legal-128k.yaml").read_text()
+    block = text[text.index("  - name: Contract review 128K"):text.index("hardware:")]
+    short = (block.replace("Contract review 128K", "Clause lookup")
+             .replace("prompt_tokens: 100000", "prompt_tokens: 1000"))
+    r = client.post("/upload/yaml", files={"file": ("legal.yaml",
+                                                    text.replace(block, block + short).encode())})
+    assert r.status_code == 200
+    table = r.text[r.text.index('id="per-workload"'):]
+    table = table[:table.index("</table>")]
+    cells = [html_lib.unescape(c).replace("\xa0", " ") for c in
+             re.findall(r'<td class="n">([\d.,]+(?:&nbsp;|\xa0| )m?s)</td>', table)]
+    assert len(cells) == 2 and all(c.endswith(" s") for c in cells), cells
+    assert float(cells[0].split()[0]) >= 10 > float(cells[1].split()[0]), cells

@@ -144,6 +144,14 @@ _WHY = 30  # the least a wide table leaves its "why not" column before configura
 # "licas") reads as two words in a terminal.
 _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
+
+
+def _latency(ms: float) -> str:
+    """A first-token time in the "TTFT ms" column to three figures, as the PDF rounds it
+    (the model's first-token error is about +/-25 %): "16,100", never "16,131"."""
+    return Formatter.figures(ms)
+
+
 # what the note under a narrow table calls a dropped column
 _DROPPED_NAMES = {1: "batch", 3: "TTFT", 7: "headroom"}  # in the order of the columns
 
@@ -170,7 +178,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
         if o.feasible:
             row += [f"{float(v['batch_per_replica']):.0f}",
                     f"{float(v['tokens_per_s_per_user']):.1f}",
-                    f"{float(v['ttft_ms']):,.0f}", f"{float(v['replicas']):.0f}",
+                    _latency(float(v['ttft_ms'])), f"{float(v['replicas']):.0f}",
                     f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
                     f"{float(v['headroom_achieved']):.0%}",
                     _amount(float(v['annual_cost_onprem'])) if o.priced else "no price"]
@@ -360,7 +368,7 @@ def _models_table(t: ModelAlternatives, cur: str, width: int) -> Table:
         if r.meets_targets and r.gpu_name and r.tp and r.weight_precision and r.kv_precision:
             config = option_words(r.gpu_name, r.tp, r.weight_precision, r.kv_precision)
             figures = [f"{r.weights_gb or 0:,.1f}", f"{r.tokens_per_s_per_user or 0:.1f}",
-                       f"{r.ttft_ms or 0:,.0f}", f"{r.gpus_purchased}", _amount(r.capex),
+                       _latency(r.ttft_ms or 0), f"{r.gpus_purchased}", _amount(r.capex),
                        _amount(r.annual_cost)]
         else:
             config, figures = "none meets the targets", ["—"] * 6
