@@ -298,8 +298,8 @@ def test_the_plan_counts_both_pools_and_the_proposal_says_so():
     move = float(option.values["disagg_kv_move_ms"])
     assert text == (f"Disaggregated serving: {pool.prefill_replicas} prefill replicas of "
                     f"{pool.prefill_gpus_per_replica} GPUs read the prompts and feed the "
-                    f"{pool.replicas} decode replicas; a request's cache moves once, about "
-                    f"{move:,.1f} ms.")
+                    f"{pool.replicas} decode replicas; a request's cache moves once, in "
+                    f"{move:,.2f} ms.")  # as the walk-through gives it (0.08, not "about 0.1")
 
 
 def test_the_glossary_lists_disaggregated_serving_only_when_used():
