@@ -663,10 +663,10 @@ def test_memory_segments_add_up_to_the_replica_memory() -> None:
 
 
 def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
-    """Charts reuse one figure per kind (llmsizer.documents.charts._canvas): drawing the shipped
+    """Charts reuse one figure per kind (llmsizer.documents.chartcanvas.canvas): drawing the shipped
     accounts in one order and then in the other, and again on new figures, gives the same
     SVG bytes, so nothing of one account's chart survives into the next."""
-    from llmsizer.documents import charts
+    from llmsizer.documents import chartcanvas
     from llmsizer.documents.proposal import build_context
 
     results = [size(load(p)) for p in INPUTS]
@@ -677,7 +677,7 @@ def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
 
     forward = [svgs(r) for r in results]
     backward = [svgs(r) for r in reversed(results)][::-1]
-    charts._CANVASES.clear()
+    chartcanvas._CANVASES.clear()
     new = [svgs(r) for r in results]
     assert sum(map(len, forward)) >= 3 * len(results)  # memory, cost, throughput each
     assert backward == forward
@@ -686,24 +686,24 @@ def test_reused_chart_figures_draw_exactly_what_new_ones_do() -> None:
 
 def test_chart_canvas_draws_what_matplotlibs_own_svg_canvas_draws(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """llmsizer.documents.charts._CanvasSVG re-implements FigureCanvasSVG.print_svg with cached text
+    """llmsizer.documents.chartcanvas._CanvasSVG re-implements FigureCanvasSVG.print_svg with cached text
     measurements; for every shipped account its charts are byte-identical to matplotlib's."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
-    from llmsizer.documents import charts
+    from llmsizer.documents import chartcanvas
     from llmsizer.documents.proposal import build_context
 
     results = [size(load(p)) for p in INPUTS]
 
     def svgs() -> list[list[str]]:
-        charts._CANVASES.clear()
+        chartcanvas._CANVASES.clear()
         return [re.findall(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+",
                            str(build_context(r, detail=True))) for r in results]
 
     ours = svgs()
-    monkeypatch.setattr(charts, "_CanvasSVG", FigureCanvasSVG)
+    monkeypatch.setattr(chartcanvas, "_CanvasSVG", FigureCanvasSVG)
     assert svgs() == ours
-    charts._CANVASES.clear()  # no stock canvas left for later tests
+    chartcanvas._CANVASES.clear()  # no stock canvas left for later tests
 
 
 def test_moe_single_user_speed_is_the_charts_batch_1_point(

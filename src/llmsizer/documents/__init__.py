@@ -1,10 +1,12 @@
 """Layer 5 — what a person reads: the workbook (``workbook``, one module per sheet), the PDF
-proposal (``proposal``, one module per section), ``charts`` and ``roofline``, terminal tables
+proposal (``proposal``, one module per section), ``charts`` and ``roofline`` (on the SVG
+canvas of ``chartcanvas``), terminal tables
 (``textreport``; long ones drawn fast by ``fasttable``), an edited workbook read back
 (``marker``, ``xlsxsafe``, ``inputcells``, ``reread``), and the generated docs (``docgen``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
+    "chartcanvas",
     "charts",
     "docgen",
     "fasttable",

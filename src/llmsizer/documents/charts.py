@@ -9,33 +9,42 @@ proposal has one memory chart and one cost chart per account and one throughput 
 per workload, bars are one collection per series, and axes are drawn as plain texts
 and one gridline collection instead of matplotlib's ticks (five artists each).
 
-SVG settings: ``svg.fonttype = 'none'`` keeps text as text (searchable in the PDF,
-drawn with the document's embedded DejaVu fonts); ``text.parse_math = False`` so a
-label such as "$5M $10M" is not typeset as maths; a fixed ``svg.hashsalt`` and no
-date in the metadata make the output byte-stable.
+The SVG canvas, its settings and the palette are in ``chartcanvas``.
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import matplotlib
-from matplotlib.backends.backend_mixed import MixedModeRenderer
-from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
-from matplotlib.textpath import text_to_path
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Affine2D, ScaledTranslation, Transform, blended_transform_factory
 
 from ..sizing.results import Option
+from .chartcanvas import (
+    GREY,
+    GRID,
+    INK,
+    NAVY,
+    ORANGE,
+    PAGE_WIDTH_IN,
+    RC,
+    SAND,
+    TEAL,
+    TEAL_LIGHT,
+    TICK,
+    Fmt,
+    canvas,
+    text_size,
+    to_svg,
+)
 
 __all__ = [
     "MEMORY_SEGMENTS",
@@ -50,124 +59,6 @@ __all__ = [
     "throughput_chart",
     "tornado_chart",
 ]
-
-RC: dict[Any, Any] = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "llmsizer-proposal",
-    "text.parse_math": False,
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans"],
-    "font.size": 7.5,
-    "axes.titlesize": 8.5,
-    "axes.titleweight": "bold",
-    "axes.titlelocation": "left",
-    "axes.labelsize": 7.5,
-    "axes.edgecolor": "#8a94a3",
-    "axes.linewidth": 0.6,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "lines.linewidth": 1.6,
-}
-
-NAVY = "#1f3a5f"
-TEAL = "#2a9d8f"
-TEAL_LIGHT = "#a8dad3"
-GREY = "#c5ccd6"
-ORANGE = "#d9623b"
-SAND = "#e9c46a"
-INK = "#1d2633"
-TICK = "#4a5563"
-GRID = "#e3e7ec"
-
-Fmt = Callable[[float], str]
-
-# Content width of the A4 page (210 mm - 2 x 18 mm margins) in inches.
-PAGE_WIDTH_IN = 6.85
-
-
-def _svg(fig: Figure) -> str:
-    # Data artists are drawn inside their axes by construction: unclipped, they carry no
-    # clip path for the PDF renderer to apply.
-    # White on white: the figure and axes backgrounds are two paths per chart for nothing.
-    fig.patch.set_visible(False)
-    for ax in fig.axes:
-        ax.patch.set_visible(False)
-        for artist in (*ax.lines, *ax.collections, *ax.patches, *ax.texts):
-            artist.set_clip_on(False)
-    buf = io.StringIO()
-    # Called inside the chart's rc_context(RC): the SVG settings apply.
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    text = buf.getvalue()
-    # Inline in HTML: drop the XML prolog and DOCTYPE, keep the <svg> element.
-    return text[text.index("<svg"):]
-
-
-@lru_cache(maxsize=4096)
-def _text_size(text: str, prop: FontProperties) -> tuple[float, float, float]:
-    measure: Any = text_to_path.get_text_width_height_descent  # untyped in matplotlib
-    width, height, descent = measure(text, prop, ismath=False)
-    return width, height, descent
-
-
-class _RendererSVG(RendererSVG):
-    """An SVG renderer whose text measurements outlive it. SVG text is measured by string and
-    font alone, at 72 dpi; matplotlib caches measurements per renderer, that is per chart,
-    while nine in ten of a chart's texts (ticks, legends, option names) recur across charts
-    and accounts. Measuring was a fifth of a chart's time."""
-
-    def get_text_width_height_descent(self, s: str, prop: FontProperties,
-                                      ismath: Any) -> tuple[float, float, float]:
-        if ismath:  # never, with text.parse_math off
-            measure: Any = super().get_text_width_height_descent
-            width, height, descent = measure(s, prop, ismath)
-            return width, height, descent
-        return _text_size(s, prop.copy())  # a copy: FontProperties is mutable
-
-
-class _CanvasSVG(FigureCanvasSVG):
-    def print_svg(self, filename: Any, *, bbox_inches_restore: Any = None,
-                  metadata: Any = None, **_unused: Any) -> None:
-        """As matplotlib's FigureCanvasSVG.print_svg (3.8-3.11), with :class:`_RendererSVG`
-        and a text buffer as the only target (a test compares the two canvases' output).
-        Matplotlib passes its own print methods only the options they take, a subclass's
-        all of them: dpi, colours and orientation mean nothing here, as in the original."""
-        dpi = self.figure.dpi
-        self.figure.dpi = 72
-        width, height = self.figure.get_size_inches()
-        mixed: Any = MixedModeRenderer  # untyped in matplotlib
-        svg: Any = _RendererSVG
-        renderer = mixed(self.figure, width, height, dpi,
-                         svg(width * 72, height * 72, filename, image_dpi=dpi, metadata=metadata),
-                         bbox_inches_restore=bbox_inches_restore)
-        self.figure.draw(renderer)
-        renderer.finalize()
-
-
-# One figure with one set of axes per kind of chart, per process, emptied and resized for
-# each chart: new axes cost ~2.5 ms, a fifth of a chart. Everything a chart adds is removed
-# before the next; a test shows a reused figure draws byte-identical SVG to a new one.
-# One chart at a time per process (batch workers are processes, not threads).
-_CANVASES: dict[str, tuple[Figure, Any]] = {}
-
-
-def _canvas(kind: str, height_in: float, left_in: float, *, top_in: float,
-            bottom_in: float, right_in: float = 0.15,
-            width_in: float = PAGE_WIDTH_IN) -> tuple[Figure, Any]:
-    """Empty axes in a figure with fixed margins in inches (constrained layout doubles the
-    drawing time). Call inside ``rc_context(RC)``."""
-    if kind not in _CANVASES:
-        fig = Figure()
-        _CanvasSVG(fig)
-        _CANVASES[kind] = fig, fig.add_subplot()
-    fig, ax = _CANVASES[kind]
-    for artist in (*ax.collections, *ax.lines, *ax.patches, *ax.texts,
-                   *fig.artists, *fig.lines, *fig.patches, *fig.texts):
-        artist.remove()
-    fig.set_size_inches(width_in, height_in)
-    fig.subplots_adjust(left=left_in / width_in, right=1 - right_in / width_in,
-                        top=1 - top_in / height_in, bottom=bottom_in / height_in)
-    return fig, ax
-
 
 MEMORY_SEGMENTS = (
     ("weights_gb", "Weights", NAVY),
@@ -227,8 +118,8 @@ def _wrap(text: str, prop: FontProperties, room_pt: float) -> str:
     for line in text.split("\n"):
         words = line.split(" ")
         head = next((k for k in range(len(words) - 1, 0, -1)
-                     if _text_size(" ".join(words[:k]), prop)[0] <= room_pt), 0)
-        if _text_size(line, prop)[0] <= room_pt or not head:
+                     if text_size(" ".join(words[:k]), prop)[0] <= room_pt), 0)
+        if text_size(line, prop)[0] <= room_pt or not head:
             lines.append(line)
         else:
             lines += [" ".join(words[:head]), " ".join(words[head:])]
@@ -237,9 +128,9 @@ def _wrap(text: str, prop: FontProperties, room_pt: float) -> str:
 
 def _fit(text: str, prop: FontProperties, room_pt: float) -> str:
     """``text``, cut to at most ``room_pt`` points wide in ``prop`` (ending in an ellipsis)."""
-    if _text_size(text, prop)[0] <= room_pt:
+    if text_size(text, prop)[0] <= room_pt:
         return text
-    while text and _text_size(text + "…", prop)[0] > room_pt:
+    while text and text_size(text + "…", prop)[0] > room_pt:
         text = text[:-1]
     return text.rstrip() + "…"
 
@@ -318,7 +209,7 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
     room = fig.get_size_inches()[0] * 72 - 8  # points, a margin each side
     while True:
         prop = FontProperties(size=fontsize)
-        widths = [_text_size(k.get_label(), prop)[0] for k in keys]
+        widths = [text_size(k.get_label(), prop)[0] for k in keys]
         handles = [(1.8 if isinstance(k, Line2D) else 1.2) * fontsize for k in keys]
         pad, gap = 0.8 * fontsize, 1.6 * fontsize  # points
         total = sum(handles) + sum(widths) + (pad + gap) * len(keys) - gap
@@ -375,7 +266,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
     # a third line of label (a long GPU name wrapped) needs a taller row
     lines = max((label.count("\n") + 1 for label in labels), default=1)
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, 1.75,
+        fig, ax = canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, 1.75,
                           top_in=0.34, bottom_in=0.46)
         ys = list(range(len(bars)))[::-1]
         drawn = [(y, b) for y, b in zip(ys, bars, strict=True) if b.segments]
@@ -395,7 +286,7 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
         _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")
         _bar_legend(ax)
-        return _svg(fig)
+        return to_svg(fig)
 
 
 def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str, float],
@@ -417,7 +308,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     left_top = _axis_top([*users, slo_tok_s, chosen["tokens_per_s_per_user"]])
     right_top = _axis_top([*replicas, chosen["replica_output_tokens_per_s"]])
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("throughput", 2.65, 0.62, top_in=0.45, bottom_in=0.42, right_in=0.62)
+        fig, ax = canvas("throughput", 2.65, 0.62, top_in=0.45, bottom_in=0.42, right_in=0.62)
         ax.spines["right"].set_visible(True)
         ax.set_xlim(0, x_top)
         ax.set_ylim(0, left_top)
@@ -450,7 +341,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
         width, height = fig.get_size_inches()
         _legend(fig, handles, width / 2, height - 10.5 / 72)
         _legend(fig, notes, width / 2, height - 22.5 / 72)
-        return _svg(fig)
+        return to_svg(fig)
 
 
 @dataclass(frozen=True)
@@ -468,7 +359,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
     """Annual cost per deployment: on-prem (amortised capex + power + support) vs cloud."""
     n = max(len(bars), 1)
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("cost", 0.85 + 0.5 * n, 2.2, top_in=0.34, bottom_in=0.42)
+        fig, ax = canvas("cost", 0.85 + 0.5 * n, 2.2, top_in=0.34, bottom_in=0.42)
         labels: list[str] = []
         ys: list[float] = []
         # (y, left, width) per series; one collection each (see _hbars)
@@ -515,7 +406,7 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         _x_values(ax, [t for t in _nice_ticks(top, 5) if t <= 0.95 * top], money_short,
                   "Cost per year")
         _bar_legend(ax)
-        return _svg(fig)
+        return to_svg(fig)
 
 
 # ---- sensitivity and break-even (costs) ------------------------------------------------------
@@ -539,7 +430,7 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
     span = max(hi - lo, 1e-9 + 0.02 * abs(base))
     left, right = lo - 0.3 * span, hi + 0.3 * span
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("tornado", 0.75 + 0.42 * n, 1.3, top_in=0.34, bottom_in=0.42)
+        fig, ax = canvas("tornado", 0.75 + 0.42 * n, 1.3, top_in=0.34, bottom_in=0.42)
         ys = [float(n - 1 - i) for i in range(n)]
         # The lower change's bar above the higher's: both sides of the base, or one side.
         for key, dy, color, legend in (("low", 0.17, TEAL, "Estimate lowered"),
@@ -566,7 +457,7 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
         _x_values(ax, ticks, money_short,
                   f"On-premises cost per year (vertical line: as proposed, {money(base)})")
         _bar_legend(ax)
-        return _svg(fig)
+        return to_svg(fig)
 
 
 def breakeven_window(points: Sequence[Mapping[str, float]], load: float,
@@ -595,7 +486,7 @@ def breakeven_chart(points: Sequence[Mapping[str, float]], load: float, money: F
     shown, top, low = breakeven_window(points, load, [k for k, _c, _l in series])
     xs = [p["load"] for p in shown]
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("breakeven", 2.3, 0.7, top_in=0.3, bottom_in=0.42)
+        fig, ax = canvas("breakeven", 2.3, 0.7, top_in=0.3, bottom_in=0.42)
         ax.set_xlim(low - 0.02, 1.02)
         ax.set_ylim(0, top)
         handles = []
@@ -612,4 +503,4 @@ def breakeven_chart(points: Sequence[Mapping[str, float]], load: float, money: F
         _x_values(ax, ticks, pct, "Average load (share of peak)")
         width, height = fig.get_size_inches()
         _legend(fig, handles, width / 2, height - 10.5 / 72)
-        return _svg(fig)
+        return to_svg(fig)

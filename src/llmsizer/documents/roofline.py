@@ -9,7 +9,7 @@ import matplotlib
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter
 
 from ..sizing.debugger import Roofline
-from .charts import INK, NAVY, ORANGE, RC, TEAL, _canvas, _svg
+from .chartcanvas import INK, NAVY, ORANGE, RC, TEAL, canvas, to_svg
 
 _DECADES = (0.0001, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1e6)
 
@@ -19,7 +19,7 @@ def roofline_chart(r: Roofline, label: str) -> str:
     xs = [p[0] for p in r.roof]
     ys = [p[1] for p in r.roof]
     with matplotlib.rc_context(RC):
-        fig, ax = _canvas("roofline", 3.0, 0.7, top_in=0.3, bottom_in=0.5, right_in=0.4,
+        fig, ax = canvas("roofline", 3.0, 0.7, top_in=0.3, bottom_in=0.5, right_in=0.4,
                           width_in=6.0)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -47,4 +47,4 @@ def roofline_chart(r: Roofline, label: str) -> str:
         ax.set_ylabel("TFLOP/s per GPU", color=INK)
         ax.grid(True, which="major", color="#e3e7ec", linewidth=0.5)
         ax.legend(loc="lower right", fontsize=7, frameon=False)
-        return _svg(fig)
+        return to_svg(fig)
