@@ -154,3 +154,14 @@ def test_the_proposal_names_the_engine_and_keeps_the_register_in_an_appendix(
         assert f"by a median {cat.constant(name):.1%}".replace("%", " %") in body, name
     # 30.1 tok/s per user against a 30 tok/s target: inside the 9.7 % speed error
     assert "The per-user speed meets its target by less than that error" in body
+
+
+def test_an_option_with_one_gpu_of_a_kind_says_it_in_the_singular() -> None:
+    """A disaggregated option whose prefill replicas hold one GPU each read "prefill replicas
+    of 1 GPUs" (the workbook's Summary chart labels, frontier-moe-rack's alternatives)."""
+    from llmsizer.documents.proposal.format import option_label
+
+    one = option_label("NVIDIA GB300", 16, "fp4", "fp8", {"disagg_prefill_gpus": 1, "ep": 16})
+    assert one.endswith("prefill replicas of 1 GPU") and "16 GPUs" in one, one
+    eight = option_label("NVIDIA GB300", 16, "fp4", "fp8", {"disagg_prefill_gpus": 8})
+    assert eight.endswith("prefill replicas of 8 GPUs"), eight

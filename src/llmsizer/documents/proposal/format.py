@@ -268,7 +268,8 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
     layout beyond TP ('· experts spread over 16 GPUs'), so no two options of a workload that
     differ there read alike."""
     extra = "".join(
-        f" · {words} {Formatter.number(float(x))} {unit}" for key, words, unit, off in _LAYOUT_WORDS
+        f" · {words} {Formatter.number(float(x))} {unit.removesuffix('s') if x == 1 else unit}"
+        for key, words, unit, off in _LAYOUT_WORDS
         if isinstance(x := values.get(key), int | float) and float(x) > off)
     return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
 
