@@ -209,6 +209,21 @@ def test_every_gpu_is_on_some_platform(cat):
     assert set(cat.gpus) <= on_platform
 
 
+def test_a_server_named_for_its_gpus_lists_only_those(cat):
+    """A server's name, power and price are for the GPUs it names (the power estimates say so).
+
+    The generic MI325X server listed the MI300X too: every MI300X account was offered it a
+    second time, charged the MI325X's 12 kW. Generic card servers ("double-width PCIe") name
+    no model and are exempt.
+    """
+    for pid, plat in cat.platforms.items():
+        name = plat.name.upper().replace(" ", "")
+        if "PCIE" in name and ("DOUBLE-WIDTH" in name or "SINGLE-SLOT" in name):
+            continue
+        for gid in plat.gpus:
+            assert gid.split("-")[0].upper() in name, (pid, gid, plat.name)
+
+
 def test_four_gpu_h100_sxm_platform_exists(cat):
     """A golden case sizes '4x H100 80GB' nodes."""
     assert any(
