@@ -308,12 +308,41 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                     located, fname, ("workloads", i, "speculative"),
                     f"no published MTP acceptance length for {name} with "
                     f"{spec.draft_tokens} drafted tokens"
-                    + (f" (published for 1 to {len(published)})" if published else "")
+                    + (" (published for 1 drafted token only)" if len(published) == 1
+                       else f" (published for 1 to {len(published)})" if published else "")
                     + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"))
+    problems += _context_problems(req, resolved, located)
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
         raise combined(problems)
     return Loaded(req=req, models=resolved, source=fname, bench=points)
+
+
+def _context_problems(req: Requirements, resolved: dict[str, Model],
+                      located: Located) -> list[InputError]:
+    """A request longer than the model's context window cannot be served at all: sized
+    anyway, the proposal would price a deployment that fails on its first long prompt."""
+    found = []
+    for i, w in enumerate(req.workloads):
+        if w.kind != "generate" or w.prompt_tokens is None or w.output_tokens is None:
+            continue
+        stated = w.max_context_tokens is not None
+        context = w.max_context_tokens if stated else w.prompt_tokens + w.output_tokens
+        for name in w.models:
+            model = resolved.get(name)
+            if model is None or context is None or context <= model.max_context:
+                continue
+            what, fix = (("max_context_tokens", "lower max_context_tokens") if stated else
+                         (f"prompt_tokens + output_tokens = {w.prompt_tokens:,} + "
+                          f"{w.output_tokens:,}", "shorten the prompt or the answer"))
+            found.append(_err_at(
+                located, located.filename,
+                ("workloads", i, "max_context_tokens" if stated else "prompt_tokens"),
+                f"{name} serves at most {model.max_context:,} tokens of context, but one "
+                f"request here needs {context:,} ({what}); {fix} to fit, or choose a model "
+                "with a longer context (`llmsizer catalog models` lists each model's max "
+                "context tokens)"))
+    return found
 
 
 def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,
