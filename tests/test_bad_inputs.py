@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ HERE = ROOT / "tests" / "bad_inputs"
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "expected.yaml").read_text("utf-8"))
 CASES = sorted(EXPECTED)
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
+OPTION_ID = re.compile(r"[a-z0-9.-]+/[a-z0-9]+/kv-[a-z0-9]+/tp\d+")  # 'l4/fp8/kv-fp8/tp4'
 MAX_MESSAGE = 1200  # one line; the longest are the 'valid: ...' lists of catalog ids
 
 # Tallied by every test that runs something; printed and asserted by the last test.
@@ -159,6 +161,8 @@ def test_case(case: str) -> None:
     if code == 3:
         for fragment in exp["fragments"]:
             assert fragment in message, (fragment, message)
+        # the advice reaches the summary workbook: a configuration in words, not its option id
+        assert not OPTION_ID.search(message), message
         return
     doc = json.loads(result.to_json())
     for key, value in exp.get("account", {}).items():
