@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
-from .rules import STATED, measured_problems, requirements_problems, speculative_problems
+from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
 from .schema_messages import (
     _SYNONYMS,
@@ -320,28 +320,18 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
 
 def _context_problems(req: Requirements, resolved: dict[str, Model],
                       located: Located) -> list[InputError]:
-    """A request longer than the model's context window cannot be served at all: sized
-    anyway, the proposal would price a deployment that fails on its first long prompt."""
+    """Each request longer than its model's context window (:func:`.rules.context_problem`)."""
     found = []
     for i, w in enumerate(req.workloads):
         if w.kind != "generate" or w.prompt_tokens is None or w.output_tokens is None:
             continue
-        stated = w.max_context_tokens is not None
-        context = w.max_context_tokens if stated else w.prompt_tokens + w.output_tokens
+        key = "prompt_tokens" if w.max_context_tokens is None else "max_context_tokens"
         for name in w.models:
             model = resolved.get(name)
-            if model is None or context is None or context <= model.max_context:
-                continue
-            what, fix = (("max_context_tokens", "lower max_context_tokens") if stated else
-                         (f"prompt_tokens + output_tokens = {w.prompt_tokens:,} + "
-                          f"{w.output_tokens:,}", "shorten the prompt or the answer"))
-            found.append(_err_at(
-                located, located.filename,
-                ("workloads", i, "max_context_tokens" if stated else "prompt_tokens"),
-                f"{name} serves at most {model.max_context:,} tokens of context, but one "
-                f"request here needs {context:,} ({what}); {fix} to fit, or choose a model "
-                "with a longer context (`llmsizer catalog models` lists each model's max "
-                "context tokens)"))
+            msg = model and context_problem(name, model.max_context, w.prompt_tokens,
+                                            w.output_tokens, w.max_context_tokens)
+            if msg:
+                found.append(_err_at(located, located.filename, ("workloads", i, key), msg))
     return found
 
 

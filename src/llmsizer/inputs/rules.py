@@ -146,6 +146,28 @@ def _one_load(w: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def context_problem(name: str, limit: int, prompt: int, output: int, stated: int | None,
+                    *, options: bool = False) -> str | None:
+    """A request longer than the model's context window cannot be served at all: sized
+    anyway, the proposal would price a deployment that fails on its first long prompt.
+    ``stated``: max_context_tokens when the file gives it; ``options``: the words of
+    ``llmsizer estimate``'s options instead of the file's keys."""
+    need = stated if stated is not None else prompt + output
+    if need <= limit:
+        return None
+    if stated is not None:
+        what, fix = "max_context_tokens", "lower max_context_tokens"
+    elif options:
+        what = f"--prompt-tokens + --output-tokens = {prompt:,} + {output:,}"
+        fix = "shorten them"
+    else:
+        what = f"prompt_tokens + output_tokens = {prompt:,} + {output:,}"
+        fix = "shorten the prompt or the answer"
+    return (f"{name} serves at most {limit:,} tokens of context, but one request here needs "
+            f"{need:,} ({what}); {fix} to fit, or choose a model with a longer context "
+            "(`llmsizer catalog models` lists each model's max context tokens)")
+
+
 def _speed_hint(t: Mapping[str, Any]) -> str:
     """The speed a file's latency targets already imply, as the fix: an ITL percentile or a
     whole-answer time alone sets no speed for the sizing to meet (the mean is what sizes)."""
