@@ -262,7 +262,8 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
         if w.kind != "generate":
             # embed/rerank models: catalogs/embedders.yaml, of the workload's own task
             pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
-            known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model"))
+            if known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model")):
+                problems += _pair_problems(w, i, pool, located)
             if w.engine is not None:
                 known(w.engine, catalog.encoder_engines, "encoder engine",
                       ("workloads", i, "engine"))
@@ -333,6 +334,22 @@ def _context_problems(req: Requirements, resolved: dict[str, Model],
             if msg:
                 found.append(_err_at(located, located.filename, ("workloads", i, key), msg))
     return found
+
+
+def _pair_problems(w: Workload, i: int, pool: dict[str, Any],
+                   located: Located) -> list[InputError]:
+    """A query-passage pair longer than the reranker reads is cut off by the serving engine:
+    the scores would rank truncated passages, and the sizing would time tokens never read."""
+    longest = pool[w.model_id].max_sequence
+    if w.kind != "rerank" or w.tokens_per_pair is None or w.tokens_per_pair <= longest:
+        return []
+    fit = sorted((k for k, e in pool.items() if e.max_sequence >= w.tokens_per_pair),
+                 key=lambda k: pool[k].max_sequence)
+    return [_err_at(located, located.filename, ("workloads", i, "tokens_per_pair"),
+                    f"{w.model_id} reads at most {longest:,} tokens of a query and passage, but "
+                    f"tokens_per_pair is {w.tokens_per_pair:,}; cut the passages into shorter "
+                    "chunks, or choose a reranker that reads longer pairs"
+                    + (f" ({', '.join(fit)})" if fit else ""))]
 
 
 def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,
