@@ -66,7 +66,8 @@ def outcome(path: Path) -> tuple[int, str, Loaded | None, Result | None]:
         result = size(loaded)
     except LlmsizerError as exc:
         return exc.exit_code, str(exc), None, None
-    advice = [f"{w.name}: {w.advice}" for w in result.workloads if w.recommended is None]
+    advice = [f"{w.name}: {w.advice}" for w in [*result.workloads, *result.retrieval]
+              if w.recommended is None]
     return (3 if advice else 0), "; ".join(advice), loaded, result
 
 
@@ -339,7 +340,8 @@ def test_cli_tells_every_problem_of_a_file_in_one_block(tmp_path: Path, case: st
 
 
 @pytest.mark.parametrize("case", ["not-yaml.yaml", "billion-laughs.yaml", "unknown-gpu.yaml",
-                                  "hostile-rtl-override.yaml", "infeasible-fit.yaml"])
+                                  "hostile-rtl-override.yaml", "infeasible-fit.yaml",
+                                  "infeasible-embed-latency.yaml"])
 def test_cli_report_writes_nothing_for_a_failing_account(tmp_path: Path, case: str) -> None:
     out = tmp_path / "out"
     proc = run("report", HERE / case, "--out", out, cwd=tmp_path)
@@ -353,7 +355,8 @@ def test_cli_report_writes_nothing_for_a_failing_account(tmp_path: Path, case: s
     assert leaked == set()
 
 
-@pytest.mark.parametrize("case", ["infeasible-speed.yaml", "infeasible-fit.yaml"])
+@pytest.mark.parametrize("case", ["infeasible-speed.yaml", "infeasible-fit.yaml",
+                                  "infeasible-embed-latency.yaml"])
 def test_cli_infeasible_exits_3_and_says_what_would_work(case: str) -> None:
     path = HERE / case
     proc = run("size", path)

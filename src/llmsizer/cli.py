@@ -172,7 +172,8 @@ def size(file: Path, as_json: bool) -> None:
         from .documents.textreport import print_result
 
         print_result(result)
-    if any(w.recommended is None for w in result.workloads):
+    if any(w.recommended is None for w in result.workloads) or any(
+            w.recommended is None for w in result.retrieval):
         sys.exit(3)
 
 
