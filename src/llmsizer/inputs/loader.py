@@ -203,6 +203,30 @@ def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[Inpu
     return found
 
 
+def _raw_context_problems(located: Located, catalog: Catalog) -> list[InputError]:
+    """The context-window check (:func:`.rules.context_problem`) on the raw data of a file
+    whose schema failed, for its catalog models and whole-number token counts."""
+    found: list[InputError] = []
+    workloads = located.data.get("workloads")
+    for i, w in enumerate(workloads if isinstance(workloads, list) else []):
+        if not isinstance(w, dict) or w.get("kind", "generate") != "generate":
+            continue
+        prompt, output, stated = (w.get(k) for k in ("prompt_tokens", "output_tokens",
+                                                      "max_context_tokens"))
+        if type(prompt) is not int or type(output) is not int or (
+                stated is not None and type(stated) is not int):
+            continue
+        model_at = w.get("model")
+        names: list[Any] = model_at if isinstance(model_at, list) else [model_at]
+        key = "prompt_tokens" if stated is None else "max_context_tokens"
+        for name in names:
+            model = catalog.models.get(name) if isinstance(name, str) else None
+            msg = model and context_problem(str(name), model.max_context, prompt, output, stated)
+            if msg:
+                found.append(_err_at(located, located.filename, ("workloads", i, key), msg))
+    return found
+
+
 def _parse_told(located: Located, catalog: Catalog) -> Requirements:
     """:func:`parse`, with the unknown catalog ids added to the schema's problems."""
     try:
@@ -210,7 +234,8 @@ def _parse_told(located: Located, catalog: Catalog) -> Requirements:
     except InputError as exc:
         if not isinstance(located.data, dict):
             raise
-        extra = _unknown_ids(located, located.filename, catalog)
+        extra = [*_unknown_ids(located, located.filename, catalog),
+                 *_raw_context_problems(located, catalog)]
         if not extra:
             raise
         schema = exc.problems if isinstance(exc, InputErrors) else [exc]
