@@ -333,10 +333,13 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                 problems.append(_err_at(
                     located, fname, ("workloads", i, "speculative"),
                     f"no published MTP acceptance length for {name} with "
-                    f"{spec.draft_tokens} drafted tokens"
+                    f"{spec.draft_tokens} drafted token{'s' if spec.draft_tokens > 1 else ''}"
                     + (" (published for 1 drafted token only)" if len(published) == 1
                        else f" (published for 1 to {len(published)})" if published else "")
-                    + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"))
+                    + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"
+                    # a model with no published figure may have no MTP module at all
+                    + ("" if published else ", or, if the model has no multi-token-prediction "
+                       "module, method: eagle, draft_model or ngram")))
     problems += _context_problems(req, resolved, located)
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
