@@ -163,9 +163,12 @@ def context_problem(name: str, limit: int, prompt: int, output: int, stated: int
     else:
         what = f"prompt_tokens + output_tokens = {prompt:,} + {output:,}"
         fix = "shorten the prompt or the answer"
+    config = (" (a config.json's window is its max_position_embeddings, or its rope_scaling's "
+              "original_max_position_embeddings × factor where the engine serves it scaled, "
+              "as with YaRN)") if name.endswith(".json") else ""
     return (f"{name} serves at most {limit:,} tokens of context, but one request here needs "
             f"{need:,} ({what}); {fix} to fit, or choose a model with a longer context "
-            "(`llmsizer catalog models` lists each model's max context tokens)")
+            "(`llmsizer catalog models` lists each model's max context tokens)" + config)
 
 
 def _speed_hint(t: Mapping[str, Any]) -> str:
