@@ -314,3 +314,24 @@ def test_gpus_per_node_said_as_bought_or_as_room(path: Path, rendered: Callable)
         if float(v["gpus_purchased"]) < room:
             assert f"holds up to {per_node}" in text, w["name"]
             assert f"; {fmt.count_of(v['gpus_purchased'], 'GPU')} " in text, w["name"]
+
+
+def test_a_retrieval_workload_no_gpu_serves_is_named_not_dropped() -> None:
+    """x-docs review (an unshipped account): a reranker no GPU meets had no node group, so
+    the PDF never named it, the cover counted 1 workload of 3 and the totals said nothing."""
+    from llmsizer.documents.proposal import render_html
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "tests" / "data" / "rag-reranker-unmet.yaml"))
+    (rerank,) = [w for w in result.retrieval if w.kind == "rerank"]
+    assert rerank.best is None and rerank.advice  # the sizing's verdict the text must carry
+    h100 = next(o for o in rerank.options if o.gpu == "h100-sxm")
+    ms = Formatter.number(float(h100.values["latency_p95_s"]) * 1000, 0)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
+    cover = text.split("Executive summary")[0]
+    assert re.search(r"Workloads 3 Currency", cover), cover[-200:]
+    assert ("No GPU tried serves Qwen3-Reranker 4B (reranking) at its targets: it is not in "
+            "the plan or the totals.") in text
+    assert text.count(f"NVIDIA H100 SXM 80GB, answers in {ms} ms") == 2  # summary and risks
+    assert "Totals cover the 2 workloads with a recommendation; 1 workload needs" in text
