@@ -335,3 +335,19 @@ def test_a_retrieval_workload_no_gpu_serves_is_named_not_dropped() -> None:
             "the plan or the totals.") in text
     assert text.count(f"NVIDIA H100 SXM 80GB, answers in {ms} ms") == 2  # summary and risks
     assert "Totals cover the 2 workloads with a recommendation; 1 workload needs" in text
+
+
+def test_one_gpu_pools_read_in_the_singular() -> None:
+    """x-docs review: pools of one GPU sharing a server read "its 1 GPUs are" in the
+    walk-through and "three times the 1 GPUs the recommendation buys" in the alternatives."""
+    from llmsizer.documents.proposal import render_html
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "tests" / "data" / "two-one-gpu-pools.yaml"))
+    assert [p.gpus for p in result.plan.pools] == [1, 1]
+    assert [len(g.pools) for g in result.plan.node_groups] == [2]  # one server, shared
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
+    assert text.count("its 1 GPU is ") == 2
+    assert "three times the 1 GPU the recommendation buys" in text
+    assert not re.search(r"(?<![\d.,])1 GPUs\b", text)
