@@ -467,3 +467,33 @@ def test_no_printed_count_of_one_reads_in_the_plural(tmp_path: Path) -> None:
     assert not found, found
     assert re.search(r"(?<![\d.,])1 GPU(?![\w/-])", text)  # the singular is printed
     assert "1 token/step" in text
+
+
+def test_one_gpu_summary_reads_in_the_singular_and_a_long_name_fits_its_header(
+        tmp_path: Path) -> None:
+    """x-docs review, an unshipped account (tests/data/one-gpu-long-name.yaml): the Summary's
+    recommendation said "server nodes (1 × NVIDIA L4 GPUs)", and the 80-character workload
+    name's further lines printed white over the Model row (the header row kept 15 pt)."""
+    from support.libreoffice import recalculated_values
+
+    from llmsizer.documents.workbook.formats import wrapped_height
+
+    result = size(load(ROOT / "tests" / "data" / "one-gpu-long-name.yaml"))
+    (group,) = result.plan.node_groups
+    assert (group.nodes, group.gpus_purchased) == (1, 1)
+    path = tmp_path / "one.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    name = result.workloads[0].name
+    (head,) = [c for row in ws.iter_rows() for c in row if c.value == name]
+    # three lines of bold 11 pt in the 30-character column, as the rows below are sized
+    assert ws.row_dimensions[head.row].height == wrapped_height(name, 30 * 0.85, 11) >= 40
+    cat = load_catalog()
+    want = (f"1 × {cat.platforms[group.platform].name} node (1 × {cat.gpus[group.gpu].name} "
+            "GPU): 1 replica of TP1 (BF16 weights, BF16 KV cache).")
+    cached = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    (cell,) = [c for row in cached.iter_rows() for c in row
+               if isinstance(c.value, str) and " GPU): " in c.value]
+    assert cell.value == want
+    assert ws[cell.coordinate].data_type == "f"  # the words follow the Plan sheet's counts
+    assert recalculated_values(path, tmp_path / "lo")["Summary"][cell.coordinate] == want

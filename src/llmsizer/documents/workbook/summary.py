@@ -85,11 +85,16 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     lead = "Shares " if others else ""
     with_others = (f" with {others} other workload{'s' if others > 1 else ''}" if others
                    else "")
+    nodes = _plan_cell(g_col, pl.group_rows, "group_nodes")
+    gpus = _plan_cell(g_col, pl.group_rows, "group_gpus_purchased")
+    # the units follow the live counts: one node reads "1 × … node (4 × … GPUs)"
     parts: list[tuple[str, tuple[str, str] | None]] = [
-        (lead, (_plan_cell(g_col, pl.group_rows, "group_nodes"), str(group.nodes))),
-        (" × ", platform), (" nodes (", (_plan_cell(g_col, pl.group_rows, "group_gpus_purchased"),
-                                          str(group.gpus_purchased))),
-        (" × ", gpu), (f" GPUs){with_others}: ", (replicas, str(pool.replicas))),
+        (lead, (nodes, str(group.nodes))), (" × ", platform),
+        ("", (f'IF({nodes}=1," node ("," nodes (")',
+              " node (" if group.nodes == 1 else " nodes (")),
+        ("", (gpus, str(group.gpus_purchased))), (" × ", gpu),
+        ("", (f'IF({gpus}=1," GPU)"," GPUs)")', " GPU)" if group.gpus_purchased == 1 else " GPUs)")),
+        (f"{with_others}: ", (replicas, str(pool.replicas))),
         ("", (f'IF({replicas}=1," replica"," replicas")',
               " replica" if pool.replicas == 1 else " replicas")),
         (" of TP", (tp_ref, str(pool.tp))),
@@ -192,6 +197,10 @@ def write(book: Book) -> None:
     for j, g in enumerate(groups):
         ws.write_string(row, 2 + book.n_wl + j, clean_text(g.workload), f("header"))
     ws.write_string(row, total_col, "Total (account plan)", f("header"))
+    # a long workload name wraps in its bold header: without the height its further lines
+    # printed white over the Model row (a 60+ character name, x-docs review)
+    names = [w.name for w in r.workloads] + [g.workload for g in groups]
+    ws.set_row(row, max(wrapped_height(clean_text(n), 30 * 0.85, 11) for n in names))
     ws.freeze_panes(row + 1, 2)
     row += 1
     ws.write_string(row, 0, "Model", f("label"))
