@@ -497,3 +497,26 @@ def test_one_gpu_summary_reads_in_the_singular_and_a_long_name_fits_its_header(
     assert cell.value == want
     assert ws[cell.coordinate].data_type == "f"  # the words follow the Plan sheet's counts
     assert recalculated_values(path, tmp_path / "lo")["Summary"][cell.coordinate] == want
+
+
+def test_a_retrieval_workload_no_gpu_serves_is_named_on_the_summary(tmp_path: Path) -> None:
+    """x-docs review: a reranker no GPU meets has no node group, so no Summary or Retrieval
+    column, and the workbook never named it; the Summary now says so above its table, in the
+    proposal's words (tests/data/rag-reranker-unmet.yaml)."""
+    result = size(load(ROOT / "tests" / "data" / "rag-reranker-unmet.yaml"))
+    (rerank,) = [w for w in result.retrieval if w.kind == "rerank"]
+    assert rerank.best is None
+    path = tmp_path / "rag.xlsx"
+    write_workbook(result, path)
+    wb = openpyxl.load_workbook(path)
+    texts = [c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row
+             if isinstance(c.value, str) and "Passage scoring" in c.value]
+    assert len(texts) == 1, texts
+    ws = wb["Summary"]
+    (cell,) = [c for row in ws.iter_rows(max_row=5) for c in row if c.value == texts[0]]
+    assert cell.row == 4 and any(str(m).startswith("A4:") for m in ws.merged_cells.ranges)
+    h100 = next(o for o in rerank.options if o.gpu == "h100-sxm")
+    ms = f"{float(h100.values['latency_p95_s']) * 1000:,.0f} ms"
+    assert texts[0].startswith("Not in the plan or the totals: Passage scoring "
+                               "(Qwen3-Reranker 4B, reranking). No candidate GPU")
+    assert f"NVIDIA H100 SXM 80GB, answers in {ms}" in texts[0]

@@ -69,7 +69,7 @@ class UnsizedRetrieval:
     closest: str  # the nearest miss in words ("" = none to show)
 
 
-def _unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrieval:
+def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrieval:
     advice = (w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
     missed = [o for o in w.options if not o.feasible and float(o.values.get("encoder_fits", 0)) == 1]
     closest = ""
@@ -99,7 +99,7 @@ def summary_context(result: Result, views: Sequence[WorkloadView],
         "shape_risks": [wv for wv in views if wv.w.measured_warnings],
         "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
-        "retrieval_unsized": [_unsized_retrieval(w, cat) for w in result.retrieval
+        "retrieval_unsized": [unsized_retrieval(w, cat) for w in result.retrieval
                               if w.best is None],
         "totals": result.totals,
         "policy": result.account_inputs,

@@ -258,6 +258,8 @@ _ROLES: dict[str, dict[str, Any]] = {
     "total": {"bold": True, "top": 1, "valign": "top"},
     "good": {"bg_color": "#C6EFCE", "font_color": "#006100"},
     "bad": {"bg_color": "#FFC7CE", "font_color": "#9C0006"},
+    "bad_wrap": {"bg_color": "#FFC7CE", "font_color": "#9C0006", "text_wrap": True,
+                 "valign": "top"},
 }
 
 

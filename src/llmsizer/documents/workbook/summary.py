@@ -9,6 +9,7 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
 from ..proposal.format import precision_name
+from ..proposal.summary import unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, number_format, unit_text, unpriced_text, wrapped_height
@@ -189,6 +190,7 @@ def write(book: Book) -> None:
     ws.set_column(total_col, total_col, 22)
     widths = [44.0, 12.0, *[30.0] * (total_col - 2), 22.0]
     ws.repeat_columns(0, 1)
+    _unsized_retrieval(book, ws, total_col, sum(widths))
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
     ws.write_string(row, 1, "Unit", f("header"))
@@ -310,6 +312,19 @@ def write(book: Book) -> None:
     ws.set_print_scale(scale)
     charts(book, ws, row + 1, sections, widths, scale)
 
+
+
+def _unsized_retrieval(book: Book, ws: Any, last_col: int, width: float) -> None:
+    """Above the table, the embed and rerank workloads no GPU serves: they have no column
+    (no node group), and the sheet never named them (x-docs review). The proposal's words."""
+    unsized = [unsized_retrieval(w, book.catalog) for w in book.r.retrieval if w.best is None]
+    if not unsized:
+        return
+    text = clean_text(" ".join(
+        f"Not in the plan or the totals: {u.name} ({u.model_name}, {u.kind_text}). {u.advice}"
+        + (f" {u.closest}" if u.closest else "") for u in unsized))
+    ws.merge_range(3, 0, 3, last_col, text, book.f("bad_wrap"))
+    ws.set_row(3, wrapped_height(text, width, 11))
 
 
 def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
