@@ -182,9 +182,15 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
     differ from the one column: several workloads, or retrieval servers beside them)."""
     recommended = [v for v in views if v.best is not None]
     unpriced = result.totals.cloud_unpriced
+    columns = cost_columns(views, result)
+    no_purchase = list(dict.fromkeys(c.gpu for c in columns if not c.priced))
     return {
         # the costs table's columns: workloads' plan shares, then retrieval servers
-        "cost_columns": cost_columns(views, result),
+        "cost_columns": columns,
+        # the plan's GPUs without a purchase price: the capital and on-premises totals leave
+        # them out, and the cover and the summary's figures say so (x-docs review)
+        "purchase_unpriced_gpus": gpu_list(no_purchase, cat.gpus),
+        "purchase_unpriced_count": len(no_purchase),
         "account_column": len(recommended) > 1 or bool(result.plan.retrieval_groups),
         # several workloads on the plan: their columns are shares (views' ``costs``)
         "plan_shares": sum(1 for v in recommended if v.share) > 1,
