@@ -371,5 +371,6 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     fmt = Formatter(result.account.currency)
     money = re.sub(r"\s+", " ", fmt.money(result.totals.capex))
     assert f"capital cost {money};" in cover
-    assert "The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no purchase price." in cover
+    assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no "
+            "purchase price.") in cover
     assert "Capital cost: GPUs not priced" in text and "On-prem per year: GPUs not priced" in text
