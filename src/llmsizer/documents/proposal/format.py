@@ -39,6 +39,12 @@ class Formatter:
         return self.number(x, 0)
 
     @classmethod
+    def stated(cls, x: float) -> str:
+        """A figure the requirements state, as stated: "2.5" busiest-hour factor, "0.5"
+        requests a second, "12,000" users (the whole-number format printed "2" and "0")."""
+        return cls.number(x, 4).rstrip("0").rstrip(".") if "." in cls.number(x, 4) else cls.number(x)
+
+    @classmethod
     def figures(cls, x: float) -> str:
         """A modelled quantity to three significant figures: "4.11" ms a sequence, "18.4"
         replicas (never "4.105" or "18.43": the fitted constants behind them are not that

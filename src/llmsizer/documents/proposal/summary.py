@@ -57,6 +57,15 @@ def cover_context(result: Result, fmt: Formatter, day: dt.date) -> dict[str, Any
     }
 
 
+# The requirements table's percentile targets: (input, label, unit), each a row where a
+# workload states it (templates/partials/requirements.html.j2).
+PERCENTILE_TARGETS: tuple[tuple[str, str, str], ...] = (
+    *((f"target_ttft_p{q}_s", f"Target time to first token, p{q}", "s") for q in (50, 90, 95, 99)),
+    *((f"target_itl_p{q}_ms", f"Target inter-token latency, p{q}", "ms") for q in (50, 90, 95, 99)),
+    ("target_e2e_p95_s", "Target whole answer, p95", "s"),
+)
+
+
 @dataclass(frozen=True)
 class UnsizedRetrieval:
     """An embed or rerank workload no candidate GPU serves: it has no node group, so the
@@ -99,6 +108,7 @@ def summary_context(result: Result, views: Sequence[WorkloadView],
         "shape_risks": [wv for wv in views if wv.w.measured_warnings],
         "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
+        "percentile_targets": PERCENTILE_TARGETS,
         "retrieval_unsized": [unsized_retrieval(w, cat) for w in result.retrieval
                               if w.best is None],
         "totals": result.totals,
