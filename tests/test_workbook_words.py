@@ -520,3 +520,18 @@ def test_a_retrieval_workload_no_gpu_serves_is_named_on_the_summary(tmp_path: Pa
     assert texts[0].startswith("Not in the plan or the totals: Passage scoring "
                                "(Qwen3-Reranker 4B, reranking). No candidate GPU")
     assert f"NVIDIA H100 SXM 80GB, answers in {ms}" in texts[0]
+
+
+def test_the_summary_names_the_nearest_miss_in_words(tmp_path: Path) -> None:
+    """x-docs review: an unmet workload's Summary cell carried the sizing's advice with the
+    option id in it ("Best achievable: h100-sxm/fp8/kv-fp8/tp8")."""
+    result = size(load(ROOT / "tests" / "data" / "unmeetable-targets.yaml"))
+    (w,) = result.workloads
+    (named,) = [o for o in w.options if w.advice and o.id in w.advice]
+    path = tmp_path / "none.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    (cell,) = [c for row in ws.iter_rows() for c in row
+               if isinstance(c.value, str) and c.value.startswith("No feasible option.")]
+    assert named.id not in cell.value
+    assert f"Best achievable: {named.tp} × NVIDIA H100 SXM 80GB, FP8 weights" in cell.value

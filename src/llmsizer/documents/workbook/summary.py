@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
-from ..proposal.format import precision_name
+from ..proposal.format import advice_words, precision_name
 from ..proposal.summary import unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
@@ -218,7 +218,8 @@ def write(book: Book) -> None:
         c = rec.get(k)
         words = _words(book, c) if c else None
         if c is None:
-            text = clean_text(f"No feasible option. {w.advice or ''}")
+            advice = advice_words(w.advice, w.options, book.catalog.gpus)
+            text = clean_text(f"No feasible option. {advice}")
             ws.write_string(row, 1 + k, text, f("wrap"))
         elif words is None:
             text = c.option.id
