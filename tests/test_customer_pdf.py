@@ -418,3 +418,5 @@ def test_the_advice_of_an_unmet_workload_names_options_in_words() -> None:
     text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(result))))
     assert named.id not in text
     assert text.count(f"Best achievable: {words} at ") == 3  # summary, walk-through, risks
+    # its load is concurrent users (burstiness 0): no burstiness row (it read "0" once)
+    assert w.inputs["burstiness"] == 0 and "Burstiness" not in text
