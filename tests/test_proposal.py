@@ -967,3 +967,18 @@ def test_the_account_total_cost_bar_is_stacked_like_the_workloads(
         assert getattr(total, part) > 0
     assert (total.annual_capex + total.annual_power + total.annual_support
             == pytest.approx(result.totals.annual_cost_onprem, rel=1e-9))
+
+
+def test_the_costs_table_never_ends_with_one_row_alone_on_a_page(tmp_path: Path) -> None:
+    """x-docs review (tests/data/rent-unpriced-a10.yaml, one workload): a page began with the
+    costs table's repeated header and its last row alone, "Buying beats renting after"."""
+    result = size(load(ROOT / "tests" / "data" / "rent-unpriced-a10.yaml"))
+    pdf = tmp_path / "rent.pdf"
+    render_pdf(result, pdf)
+    pages = run("pdftotext", "-layout", pdf, "-").split("\f")
+    heads = [n for n, page in enumerate(pages) if re.search(r"^ *Per year unless stated", page, re.M)]
+    assert heads
+    for n in heads:
+        rows = [ln for ln in pages[n].split("Per year unless stated", 1)[1].splitlines()[1:]
+                if ln.strip()]
+        assert not rows[0].strip().startswith("Buying beats renting after"), n + 1
