@@ -375,6 +375,8 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no "
             "purchase price.") in cover
     assert "Capital cost: GPUs not priced" in text and "On-prem per year: GPUs not priced" in text
+    # the costs table's GPU line: no price, not "USD 0" (read as free GPUs)
+    assert "GPUs (once) no price listed Scale-out network" in text
 
 
 def test_the_requirements_table_states_percentile_targets_and_fractions_as_given() -> None:
