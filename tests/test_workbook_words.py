@@ -535,3 +535,24 @@ def test_the_summary_names_the_nearest_miss_in_words(tmp_path: Path) -> None:
                if isinstance(c.value, str) and c.value.startswith("No feasible option.")]
     assert named.id not in cell.value
     assert f"Best achievable: {named.tp} × NVIDIA H100 SXM 80GB, FP8 weights" in cell.value
+
+
+def test_calculation_sheets_show_a_long_workload_name_whole(tmp_path: Path) -> None:
+    """x-docs review: on KV, Throughput, Nodes and TCO the workload row kept 30 pt, so an
+    80-character name printed its first two lines ("Assistant de commande") in its column;
+    the row now grows to the name wrapped, as the option row below it does."""
+    from llmsizer.documents.workbook.formats import wrapped_height
+
+    result = size(load(ROOT / "tests" / "data" / "one-gpu-long-name.yaml"))
+    name = result.workloads[0].name
+    path = tmp_path / "long.xlsx"
+    write_workbook(result, path)
+    wb = openpyxl.load_workbook(path)
+    for sheet in ("KV", "Throughput", "Nodes", "TCO"):
+        ws = wb[sheet]
+        (head,) = {c.row for row in ws.iter_rows(max_row=8) for c in row if c.value == name}
+        width = ws.column_dimensions[get_column_letter(
+            next(c.column for c in ws[head] if c.value == name))].width
+        need = wrapped_height(name, width * 0.75, 11)
+        # (the width read back is the written one plus the pixel padding: a point of slack)
+        assert need > 60 and ws.row_dimensions[head].height >= need - 1, sheet
