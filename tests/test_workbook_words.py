@@ -556,3 +556,20 @@ def test_calculation_sheets_show_a_long_workload_name_whole(tmp_path: Path) -> N
         need = wrapped_height(name, width * 0.75, 11)
         # (the width read back is the written one plus the pixel padding: a point of slack)
         assert need > 60 and ws.row_dimensions[head].height >= need - 1, sheet
+
+
+def test_the_summary_says_when_the_costs_leave_unpriced_gpus_out(tmp_path: Path) -> None:
+    """x-docs review: rented A10s (no purchase price) gave the Summary a capital cost of the
+    servers and network alone, unremarked, where the proposal's cover now says so
+    (tests/data/rent-unpriced-a10.yaml)."""
+    result = size(load(ROOT / "tests" / "data" / "rent-unpriced-a10.yaml"))
+    best = result.workloads[0].best
+    assert best is not None and best.gpu == "a10" and not best.priced
+    path = tmp_path / "rent.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    assert ws["A4"].value == ("The capital and on-premises figures leave out the GPUs: "
+                              "NVIDIA A10 has no purchase price.")
+    shipped = tmp_path / "example.xlsx"  # a priced plan: no such line
+    write_workbook(size(load(ROOT / "inputs" / "example.yaml")), shipped)
+    assert openpyxl.load_workbook(shipped)["Summary"]["A4"].value is None

@@ -94,6 +94,15 @@ def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrie
                             advice=advice[:1].upper() + advice[1:], closest=closest)
 
 
+def purchase_unpriced(result: Result) -> list[str]:
+    """GPU ids of the plan without a purchase price, in plan order: its capital and
+    on-premises figures leave them out (the PDF's cover and cards, the workbook's Summary)."""
+    groups = {g.workload for g in result.plan.retrieval_groups}
+    chosen = [w.best for w in result.workloads] + [
+        w.best for w in result.retrieval if w.name in groups]
+    return list(dict.fromkeys(o.gpu for o in chosen if o is not None and not o.priced))
+
+
 def summary_context(result: Result, views: Sequence[WorkloadView],
                     cat: Catalog) -> dict[str, Any]:
     """The workload lists and the account-level policy (``models``, one view per model, is

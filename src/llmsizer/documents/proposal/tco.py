@@ -16,6 +16,7 @@ from ...model.catalog import Catalog
 from ...sizing.costs import tier_words
 from ...sizing.results import Result
 from .format import CONTROL_CHARS, Formatter, clip, cloud_unpriced_words, gpu_list, svg_image
+from .summary import purchase_unpriced
 from .views import WorkloadView, as_number
 
 
@@ -183,7 +184,7 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
     recommended = [v for v in views if v.best is not None]
     unpriced = result.totals.cloud_unpriced
     columns = cost_columns(views, result)
-    no_purchase = list(dict.fromkeys(c.gpu for c in columns if not c.priced))
+    no_purchase = purchase_unpriced(result)
     return {
         # the costs table's columns: workloads' plan shares, then retrieval servers
         "cost_columns": columns,

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
-from ..proposal.format import advice_words, precision_name
-from ..proposal.summary import unsized_retrieval
+from ..proposal.format import advice_words, gpu_list, precision_name
+from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, number_format, unit_text, unpriced_text, wrapped_height
@@ -190,7 +190,7 @@ def write(book: Book) -> None:
     ws.set_column(total_col, total_col, 22)
     widths = [44.0, 12.0, *[30.0] * (total_col - 2), 22.0]
     ws.repeat_columns(0, 1)
-    _unsized_retrieval(book, ws, total_col, sum(widths))
+    _note_above_table(book, ws, total_col, sum(widths))
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
     ws.write_string(row, 1, "Unit", f("header"))
@@ -315,15 +315,22 @@ def write(book: Book) -> None:
 
 
 
-def _unsized_retrieval(book: Book, ws: Any, last_col: int, width: float) -> None:
-    """Above the table, the embed and rerank workloads no GPU serves: they have no column
-    (no node group), and the sheet never named them (x-docs review). The proposal's words."""
+def _note_above_table(book: Book, ws: Any, last_col: int, width: float) -> None:
+    """Above the table, in the proposal's words (x-docs review): the embed and rerank
+    workloads no GPU serves (no node group, so no column: the sheet never named them), and
+    the plan's GPUs without a purchase price (its capital and on-premises figures leave them
+    out)."""
     unsized = [unsized_retrieval(w, book.catalog) for w in book.r.retrieval if w.best is None]
-    if not unsized:
+    unpriced = purchase_unpriced(book.r)
+    if not unsized and not unpriced:
         return
-    text = clean_text(" ".join(
-        f"Not in the plan or the totals: {u.name} ({u.model_name}, {u.kind_text}). {u.advice}"
-        + (f" {u.closest}" if u.closest else "") for u in unsized))
+    said = [f"Not in the plan or the totals: {u.name} ({u.model_name}, {u.kind_text}). {u.advice}"
+            + (f" {u.closest}" if u.closest else "") for u in unsized]
+    if unpriced:  # as the proposal's cover says it
+        said.append("The capital and on-premises figures leave out the GPUs: "
+                    f"{gpu_list(unpriced, book.catalog.gpus)} "
+                    f"{'has' if len(unpriced) == 1 else 'have'} no purchase price.")
+    text = clean_text(" ".join(said))
     ws.merge_range(3, 0, 3, last_col, text, book.f("bad_wrap"))
     ws.set_row(3, wrapped_height(text, width, 11))
 
