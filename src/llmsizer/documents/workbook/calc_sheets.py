@@ -163,6 +163,10 @@ def write(book: Book, sheet: str) -> None:
     # printed about 0.85 characters per unit of width, a sixth line cut at 0.9 x 1.15
     ws.set_row(ROW_OPTION, max([30.0] + [
         wrapped_height(text, min(widths[col] + 2, 28) * 0.75, 11) for col, text in words.items()]))
+    # the workload row likewise: a long name printed its first two lines only (x-docs review)
+    ws.set_row(ROW_WORKLOAD, max([30.0] + [
+        wrapped_height(clean_text(c.workload.name), min(widths[c.col] + 2, 28) * 0.75, 11)
+        for c in lay.columns]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
     labels = [c.label for c in CALCULATIONS if c.sheet == sheet]
     if sheet == "KV":
