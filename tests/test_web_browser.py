@@ -335,3 +335,19 @@ def test_catalog_keys_stay_whole_and_sources_fold_at_1024(server: str, browser: 
         .filter(s => s.scrollWidth > s.clientWidth + 1).map(s => [s.clientWidth, s.scrollWidth])""")
     assert wider == []
     _shot(page, path.replace("/", "-") + "-1024px")
+
+
+@pytest.mark.parametrize("path", ["", "catalog/gpus", "estimate"])
+def test_a_phone_sees_every_link_of_the_header(server: str, browser: object, path: str) -> None:
+    """At 390 px the header's links ran 210 px past the window (the page scrolled sideways
+    and 'Prices', 'Estimate' sat white on the page's white): they wrap onto a second line."""
+    page = browser.new_page(viewport={"width": 390, "height": 800})  # type: ignore[attr-defined]
+    page.goto(server + path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    header = page.locator("header").bounding_box()
+    links = [page.locator("header a").nth(i).bounding_box()
+             for i in range(page.locator("header a").count())]
+    assert header and len(links) == 7
+    assert all(b and b["x"] + b["width"] <= 390 and b["y"] + b["height"] <= header["y"] + header["height"]
+               for b in links), links
+    _shot(page, (path.replace("/", "-") or "account") + "-390px")
