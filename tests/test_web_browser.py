@@ -209,7 +209,7 @@ def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -
     result = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
     fmt = Formatter(result.account.currency)
     rows = [" ".join(t.replace("\xa0", " ").split()) for t in
-            page.locator("#per-workload tr").all_inner_texts()]
+            page.locator("#per-workload tbody").all_inner_texts()]
     want = [(w.name, p.shares[p.workload_indices.index(i)]["plan_capex"],
              p.shares[p.workload_indices.index(i)]["plan_annual_cost_onprem"])
             for p in result.plan.pools for i in p.workload_indices
@@ -351,3 +351,24 @@ def test_a_phone_sees_every_link_of_the_header(server: str, browser: object, pat
     assert all(b and b["x"] + b["width"] <= 390 and b["y"] + b["height"] <= header["y"] + header["height"]
                for b in links), links
     _shot(page, (path.replace("/", "-") or "account") + "-390px")
+
+
+@pytest.mark.parametrize("account", ["example", "helpdesk-population", "frontier-moe-rack",
+                                     "rag-knowledge-base"])
+def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object,
+                                                    account: str) -> None:
+    """At 1,024 px the per-workload table was 717 to 735 px wide in a 562 px panel: the
+    capex and yearly cost, the figures a customer asks for first, were scrolled out of
+    sight. A workload's name and configuration now head its figures, and the table fits."""
+    page = browser.new_page(viewport={"width": 1024, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / f"{account}.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#per-workload")
+    panel = page.locator("#recommendation")
+    assert panel.evaluate("s => s.scrollWidth - s.clientWidth") <= 1
+    box, last = panel.bounding_box(), page.locator("#per-workload th").nth(6).bounding_box()
+    assert box and last and last["x"] + last["width"] <= box["x"] + box["width"]
+    assert page.locator("#per-workload th").nth(6).inner_text().startswith("Per year")
+    panel.scroll_into_view_if_needed()
+    _shot(page, f"account-{account}-1024px")
