@@ -367,6 +367,11 @@ def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object
     page.wait_for_selector("#per-workload")
     panel = page.locator("#recommendation")
     assert panel.evaluate("s => s.scrollWidth - s.clientWidth") <= 1
+    # the plan (a rack's row was 13 px too wide) and the retrieval servers (784 px) fit too
+    wider = page.evaluate("""() => [...document.querySelectorAll('#results section')]
+        .filter(s => s.scrollWidth > s.clientWidth + 1)
+        .map(s => [s.id, s.clientWidth, s.scrollWidth])""")
+    assert wider == []
     box, last = panel.bounding_box(), page.locator("#per-workload th").nth(6).bounding_box()
     assert box and last and last["x"] + last["width"] <= box["x"] + box["width"]
     assert page.locator("#per-workload th").nth(6).inner_text().startswith("Per year")

@@ -639,7 +639,7 @@ def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> Non
     for g in result["plan"]["retrieval_groups"]:
         rw = next(w for w in result["retrieval"] if w["name"] == g["workload"])
         best = next(o for o in rw["options"] if o["id"] == rw["recommended"])
-        row = (f"{g['workload']} {rw['model_name']} "
+        row = (f"{g['workload']}: {rw['model_name']} "
                f"({'embedding' if g['kind'] == 'embed' else 'reranking'}) on "
                f"{cat.gpus[g['gpu']].name}")
         assert row in text
