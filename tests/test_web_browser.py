@@ -377,3 +377,28 @@ def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object
     assert page.locator("#per-workload th").nth(6).inner_text().startswith("Per year")
     panel.scroll_into_view_if_needed()
     _shot(page, f"account-{account}-1024px")
+
+
+def test_a_wrong_file_gives_the_form_back_as_it_was(server: str, browser: object) -> None:
+    """Open with a file that is not YAML, or Re-read with no file chosen: the page came back
+    with the Chat API starting point, the customer's name and loads gone. app.js now sends
+    the form's fields with the file, and the server gives them back."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server)  # waits for the load event: app.js (deferred) has run
+    page.fill('[name="account.name"]', "Fabrikam Legal")
+    page.fill('[name="workloads[0].concurrent_users"]', "1234")
+    page.set_input_files("#yaml-file", str(ROOT / "tests" / "bad_inputs" / "not-yaml.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#upload-error")
+    assert "yours as it was" in page.locator("#upload-note").inner_text()
+    assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
+    assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
+    _shot(page, "account-unreadable-file-kept")
+    page.click("#upload-workbook button")  # no workbook chosen
+    page.wait_for_selector("#upload-error")
+    assert page.locator("#upload-error").inner_text().startswith("choose a workbook")
+    assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
+    assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
+    assert errors == [e for e in errors if "400 (Bad Request)" in e], errors

@@ -302,3 +302,29 @@ def test_a_column_of_first_token_times_shares_one_unit(client: TestClient) -> No
              re.findall(r'<td class="n">([\d.,]+(?:&nbsp;|\xa0| )m?s)</td>', table)]
     assert len(cells) == 2 and all(c.endswith(" s") for c in cells), cells
     assert float(cells[0].split()[0]) >= 10 > float(cells[1].split()[0]), cells
+
+
+@pytest.mark.parametrize(("url", "name", "body"), [
+    ("/upload/yaml", "acme.yaml", b"account: {name: [Acme"),  # nothing of it can be read
+    ("/upload/yaml", "", b""),  # Open pressed with no file chosen
+    ("/upload/workbook", "acme.xlsx", b"not a workbook"),
+    ("/upload/workbook", "", b"")])
+def test_a_file_that_gives_nothing_keeps_what_was_typed(client: TestClient, url: str,
+                                                        name: str, body: bytes) -> None:
+    """The upload carries the account form (app.js copies its fields in). A file that could
+    not be read, or no file chosen, put the Chat API starting point in place of the account
+    being typed: the customer's name, the loads, all gone for one wrong file."""
+    data = archetypes.requirements("chat")
+    data["account"]["name"] = "Fabrikam Legal"
+    data["workloads"][0]["concurrent_users"] = 1234
+    typed: dict[str, list[str]] = {}
+    for k, v in forms.form_values(data).items():
+        typed.setdefault(k, []).extend(v if isinstance(v, list) else [v])
+    r = client.post(url, data=typed, files={"file": (name, body, "application/octet-stream")})
+    assert r.status_code == 400 and upload_error(r.text)
+    assert 'value="Fabrikam Legal"' in r.text and 'value="1234"' in r.text
+    note = re.search(r'id="upload-note">([^<]*)<', r.text)
+    assert (note is not None) == (url == "/upload/yaml" and bool(name))
+    if note:
+        assert html_lib.unescape(note.group(1)) == (
+            "Nothing of acme.yaml could be read: the form below is yours as it was, not this file.")
