@@ -157,10 +157,14 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1000"
     _shot(page, "account-after-workbook")
 
-    # the debugger page for this account
-    page.click("#open-debugger")
-    page.wait_for_selector("#debugger")
-    _shot(page, "debugger")
+    # the debugger page for this account, in a tab of its own: the form stays as it is
+    # (the browser's Back opened a fresh form: no page is cached)
+    with page.context.expect_page() as opened:
+        page.click("#open-debugger")
+    debugger = opened.value
+    debugger.wait_for_selector("#debugger")
+    _shot(debugger, "debugger")
+    assert page.locator('[name="account.name"]').input_value() == "Acme Corp"
     assert errors == [], errors  # no CSP violation or script error
 
 

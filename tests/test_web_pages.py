@@ -186,10 +186,12 @@ def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptie
     assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
 
 
-@pytest.mark.parametrize(("url", "where"), [("/download/pdf", "job-error"),
-                                            ("/download/xlsx", "problem")])
+@pytest.mark.parametrize(("url", "where", "lead"), [
+    ("/download/pdf", "job-error", "error: "),
+    ("/download/xlsx", "upload-error", "the workbook was not written: "),
+    ("/download/json", "upload-error", "the results JSON was not written: ")])
 def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
-        client: TestClient, url: str, where: str) -> None:
+        client: TestClient, url: str, where: str, lead: str) -> None:
     """The PDF job failed with 'requirements:3:1: account: required key …': a line of the
     YAML the form generates, which the user never saw; now the results panel's words."""
     from urllib.parse import urlencode
@@ -199,8 +201,27 @@ def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
     found = re.search(rf'id="{where}">([^<]*)<', r.text)
     assert found, r.text[-500:]
     assert html_lib.unescape(found.group(1)) == (
-        "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
+        f"{lead}Account — Customer name: required key 'name' is missing; add it, e.g. "
         "`name: Acme Corp`")
+
+
+@pytest.mark.parametrize("url", ["/download/json", "/download/xlsx"])
+def test_a_download_that_cannot_be_written_keeps_the_form(client: TestClient, url: str) -> None:
+    """Results JSON or Workbook pressed while the form has an error: an error page replaced
+    the account, and its 'Back to the account' (or the browser's Back: no page is cached)
+    opened a fresh form: the customer's name and every change gone. Now the account page
+    comes back as it was sent, with why nothing was written on top."""
+    from urllib.parse import urlencode
+
+    form = [(k, {"account.name": "Fabrikam Legal", "workloads[0].concurrent_users": "0"}.get(k, v))
+            for k, v in chat_form()]
+    r = client.post(url, content=urlencode(form),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert 'value="Fabrikam Legal"' in r.text and 'id="problem"' not in r.text
+    assert upload_error(r.text).endswith(
+        "was not written: Chat API — Concurrent users at peak: Input should be greater than "
+        "or equal to 1 (found 0); allowed: a whole number from 1 to 10,000,000")
 
 
 @pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])

@@ -146,8 +146,17 @@ async def download_json(request: Request) -> Response:
     data = sub.data
     sized = size_text(sub.yaml, configs=sub.configs)
     if sized.result is None:
-        return _problem(request, sized.error or "")
+        return _not_written(request, sub, "the results JSON", sized.error or "")
     return _attachment(sized.result.to_json(), f"{_stem(data)}.json", MEDIA["json"])
+
+
+def _not_written(request: Request, sub: Submitted, what: str, why: str,
+                 status: int = 400) -> HTMLResponse:
+    """A download that cannot be written: the account page again with the form as it was
+    sent and the reason on top; an error page in its place sent the user "back" to a fresh
+    form (no page is cached), losing what was typed."""
+    return _account_page(request, sub.data, status, found=sub.found,
+                         upload_error=f"{what} was not written: {why}")
 
 
 def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
@@ -169,18 +178,19 @@ async def download_xlsx(request: Request) -> Response:
     pool = request.app.state.pool
     from starlette.concurrency import run_in_threadpool
 
+    what = "the workbook"
     error = await _unsized(sub)
     if error:
-        return _problem(request, error)
+        return _not_written(request, sub, what, error)
     try:
         stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
                                              sub.yaml, FORM_SOURCE, "xlsx", sub.configs)
     except Busy as exc:
-        return _problem(request, str(exc), 503)
+        return _not_written(request, sub, what, str(exc), 503)
     except LlmsizerError as exc:
-        return _problem(request, str(exc))
+        return _not_written(request, sub, what, str(exc))
     except TimeoutError:
-        return _problem(request, "writing the workbook took too long; try again", 503)
+        return _not_written(request, sub, what, "writing it took too long; try again", 503)
     return _attachment(body, f"{stem}.xlsx", MEDIA["xlsx"])
 
 
