@@ -349,3 +349,22 @@ def test_a_file_that_gives_nothing_keeps_what_was_typed(client: TestClient, url:
     if note:
         assert html_lib.unescape(note.group(1)) == (
             "Nothing of acme.yaml could be read: the form below is yours as it was, not this file.")
+
+
+def test_a_one_node_plan_says_it_stops_as_the_pdf_does(client: TestClient) -> None:
+    """inputs/rag-knowledge-base.yaml buys one Dell PowerEdge XE8640 for its language model:
+    the PDF's headroom table says "stops (one node)" with that node down
+    (templates/partials/headroom.html.j2); the web's plan table said "-100 %"."""
+    r = client.post("/upload/yaml", files={"file": (
+        "rag.yaml", (ROOT / "inputs" / "rag-knowledge-base.yaml").read_bytes())})
+    assert r.status_code == 200
+    plan = r.text[r.text.index('<section id="plan">'):]
+    plan = plan[:plan.index("</table>")]
+    rows = [[html_lib.unescape(re.sub(r"<[^>]+>", "", c)).replace("\xa0", " ") for c in
+             re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", plan, re.S)]
+    xe8640 = next(row for row in rows if row and row[0] == "Dell PowerEdge XE8640")
+    assert xe8640[3] == "1" and xe8640[6] == "stops (one node)", xe8640
+    assert "-100" not in plan
+    template = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "headroom.html.j2")
+    assert "stops (one node)" in template.read_text()
