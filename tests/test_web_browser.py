@@ -378,7 +378,7 @@ def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object
     assert wider == []
     box, last = panel.bounding_box(), page.locator("#per-workload th").nth(6).bounding_box()
     assert box and last and last["x"] + last["width"] <= box["x"] + box["width"]
-    assert page.locator("#per-workload th").nth(6).inner_text().startswith("Per year")
+    assert page.locator("#per-workload th").nth(6).inner_text().startswith("On-premises per year")
     panel.scroll_into_view_if_needed()
     _shot(page, f"account-{account}-1024px")
 

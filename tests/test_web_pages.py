@@ -112,11 +112,12 @@ def test_estimate_advice_names_the_model_and_gpu(client: TestClient) -> None:
 
 
 def test_the_hosted_api_cost_is_said_to_be_a_year(client: TestClient) -> None:
-    """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others."""
+    """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others,
+    in the PDF's words ("per year")."""
     sized = size_text(forms.to_yaml(archetypes.requirements("chat")))
     assert sized.result is not None and sized.result.totals.annual_cost_api is not None
     text = html_lib.unescape(client.get("/").text)
-    assert f"{sized.fmt.money(sized.result.totals.annual_cost_api)} a year from a hosted API" in text
+    assert f"{sized.fmt.money(sized.result.totals.annual_cost_api)} per year from a hosted API" in text
 
 
 def test_the_account_page_explains_its_terms_as_the_pdf_does(client: TestClient) -> None:
@@ -368,3 +369,27 @@ def test_a_one_node_plan_says_it_stops_as_the_pdf_does(client: TestClient) -> No
     assert "-100" not in plan
     template = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "headroom.html.j2")
     assert "stops (one node)" in template.read_text()
+
+
+def test_the_results_say_costs_in_the_pdfs_words(client: TestClient) -> None:
+    """The PDF's cover says "capital cost USD 385 k; USD 249 k per year on-premises" and
+    its tables "Capital cost", "On-premises per year" (templates/partials/cover.html.j2,
+    tco.html.j2); the web said "USD 385 k up front", "a year on premises" and "Capex",
+    words the proposal never uses, for the same figures."""
+    from llmsizer.inputs.loader import load_from_text
+    from llmsizer.sizing.engine import size
+
+    r = client.get("/")
+    panel = r.text[r.text.index('id="results"'):r.text.index('id="glossary"')]
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", panel)).replace("\xa0", " ").split())
+    for never in ("Capex", "up front", "on premises", "a year"):
+        assert never not in text, never
+    result = size(load_from_text(forms.to_yaml(archetypes.requirements("chat")), "chat.yaml"))
+    money = lambda x: " ".join(USD.money(x).replace("\xa0", " ").split())  # noqa: E731
+    t = result.totals
+    assert (f"{t.gpus_purchased} GPUs in {t.nodes} nodes: capital cost {money(t.capex)} "
+            f"{money(t.annual_cost_onprem)} per year on-premises") in text
+    assert "Capital cost (its share) On-premises per year (its share)" in text
+    cover = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "cover.html.j2").read_text()
+    assert ("capital cost {{ totals.capex|money }}; {{ totals.annual_cost_onprem|money }} "
+            "per year on-premises") in cover
