@@ -406,3 +406,20 @@ def test_a_wrong_file_gives_the_form_back_as_it_was(server: str, browser: object
     assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
     assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
     assert errors == [e for e in errors if "400 (Bad Request)" in e], errors
+
+
+def test_the_last_workload_cannot_be_removed_and_says_so(server: str, browser: object) -> None:
+    """Remove on the only workload was pressable and did nothing. app.js now disables it,
+    with why in its title, and enables it again once there are two."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.wait_for_selector(".remove-workload[disabled]")  # placed by app.js (deferred)
+    assert page.locator(".remove-workload").get_attribute("title") == (
+        "An account needs one workload at least")
+    page.click("#add-workload")
+    page.wait_for_selector(".workload >> nth=1")
+    page.wait_for_function("() => [...document.querySelectorAll('.remove-workload')]"
+                           ".every(b => !b.disabled)")
+    page.locator(".remove-workload").nth(1).click()
+    page.wait_for_selector(".remove-workload[disabled]")
+    assert page.locator(".workload").count() == 1

@@ -33,6 +33,17 @@
   document.addEventListener("htmx:afterSettle", placeError);
   document.addEventListener("DOMContentLoaded", placeError);
 
+  // The last workload cannot be removed: its Remove button is disabled and says why (it
+  // was pressable and did nothing).
+  function markRemovable() {
+    var buttons = document.querySelectorAll(".remove-workload");
+    buttons.forEach(function (b) {
+      b.disabled = buttons.length <= 1;
+      b.title = b.disabled ? "An account needs one workload at least" : "Remove this workload";
+    });
+  }
+  document.addEventListener("DOMContentLoaded", markRemovable);
+  document.addEventListener("htmx:afterSettle", markRemovable);
   // Remove a workload, then size again.
   document.addEventListener("click", function (ev) {
     var t = ev.target;
@@ -42,6 +53,7 @@
       if (all.length <= 1) { return; }
       var form = t.closest("form");
       t.closest(".workload").remove();
+      markRemovable();
       if (window.htmx && form) { window.htmx.trigger(form, "change"); }
     }
   });
