@@ -230,9 +230,9 @@ def test_pages_name_options_in_words_never_by_id(client: TestClient) -> None:
     rec = next(o for o in w["options"] if o["id"] == w["recommended"])
     words = (f"{rec['tp']} × {load_catalog().gpus[rec['gpu']].name}, "
              f"{rec['weight_precision'].upper()} weights, {rec['kv_precision'].upper()} KV cache")
-    assert f"Chat API {words}" in visible(page)  # the recommendation table's row
+    assert f"Chat API: {words}" in visible(page)  # the recommendation table's row
     pool = result["plan"]["pools"][0]
-    assert f"Pool 1: Chat API runs on {pool['replicas']} replicas of {words}." in visible(page)
+    assert f"Pool 1: Chat API runs on {pool['replicas']} replicas of {words}; " in visible(page)
     assert f"Chat API {words}" in visible(debug)  # the debugger's heading
 
 
