@@ -423,3 +423,20 @@ def test_the_last_workload_cannot_be_removed_and_says_so(server: str, browser: o
     page.locator(".remove-workload").nth(1).click()
     page.wait_for_selector(".remove-workload[disabled]")
     assert page.locator(".workload").count() == 1
+
+
+@pytest.mark.parametrize("width", [1024, 1280, 1440])
+def test_what_a_workload_serves_is_never_cut(server: str, browser: object, width: int) -> None:
+    """A workload's Serves box was half of the form (400 px below 1,340 px, 520 px above):
+    "Answers (a language model)" showed as "Answers (a language", "Reranking (query-passage
+    scores)" as "Reranking (query-p". The name and the kind now take a row each."""
+    page = browser.new_page(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    kind = page.locator('[name="workloads[0].kind"]')
+    for value in ("generate", "embed", "rerank"):
+        kind.select_option(value)
+        room, text = kind.evaluate("""s => { const c = document.createElement('canvas').getContext('2d');
+            const st = getComputedStyle(s); c.font = st.fontSize + ' ' + st.fontFamily;
+            return [s.clientWidth - parseFloat(st.paddingLeft) - 20,
+                    c.measureText(s.selectedOptions[0].text).width]; }""")
+        assert text <= room, (value, text, room)
