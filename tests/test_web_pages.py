@@ -112,11 +112,12 @@ def test_estimate_advice_names_the_model_and_gpu(client: TestClient) -> None:
 
 
 def test_the_hosted_api_cost_is_said_to_be_a_year(client: TestClient) -> None:
-    """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others."""
+    """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others,
+    in the PDF's words ("per year")."""
     sized = size_text(forms.to_yaml(archetypes.requirements("chat")))
     assert sized.result is not None and sized.result.totals.annual_cost_api is not None
     text = html_lib.unescape(client.get("/").text)
-    assert f"{sized.fmt.money(sized.result.totals.annual_cost_api)} a year from a hosted API" in text
+    assert f"{sized.fmt.money(sized.result.totals.annual_cost_api)} per year from a hosted API" in text
 
 
 def test_the_account_page_explains_its_terms_as_the_pdf_does(client: TestClient) -> None:
@@ -186,10 +187,12 @@ def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptie
     assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
 
 
-@pytest.mark.parametrize(("url", "where"), [("/download/pdf", "job-error"),
-                                            ("/download/xlsx", "problem")])
+@pytest.mark.parametrize(("url", "where", "lead"), [
+    ("/download/pdf", "job-error", "error: "),
+    ("/download/xlsx", "upload-error", "the workbook was not written: "),
+    ("/download/json", "upload-error", "the results JSON was not written: ")])
 def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
-        client: TestClient, url: str, where: str) -> None:
+        client: TestClient, url: str, where: str, lead: str) -> None:
     """The PDF job failed with 'requirements:3:1: account: required key …': a line of the
     YAML the form generates, which the user never saw; now the results panel's words."""
     from urllib.parse import urlencode
@@ -199,8 +202,27 @@ def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
     found = re.search(rf'id="{where}">([^<]*)<', r.text)
     assert found, r.text[-500:]
     assert html_lib.unescape(found.group(1)) == (
-        "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
+        f"{lead}Account — Customer name: required key 'name' is missing; add it, e.g. "
         "`name: Acme Corp`")
+
+
+@pytest.mark.parametrize("url", ["/download/json", "/download/xlsx"])
+def test_a_download_that_cannot_be_written_keeps_the_form(client: TestClient, url: str) -> None:
+    """Results JSON or Workbook pressed while the form has an error: an error page replaced
+    the account, and its 'Back to the account' (or the browser's Back: no page is cached)
+    opened a fresh form: the customer's name and every change gone. Now the account page
+    comes back as it was sent, with why nothing was written on top."""
+    from urllib.parse import urlencode
+
+    form = [(k, {"account.name": "Fabrikam Legal", "workloads[0].concurrent_users": "0"}.get(k, v))
+            for k, v in chat_form()]
+    r = client.post(url, content=urlencode(form),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert 'value="Fabrikam Legal"' in r.text and 'id="problem"' not in r.text
+    assert upload_error(r.text).endswith(
+        "was not written: Chat API — Concurrent users at peak: Input should be greater than "
+        "or equal to 1 (found 0); allowed: a whole number from 1 to 10,000,000")
 
 
 @pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
@@ -302,3 +324,100 @@ def test_a_column_of_first_token_times_shares_one_unit(client: TestClient) -> No
              re.findall(r'<td class="n">([\d.,]+(?:&nbsp;|\xa0| )m?s)</td>', table)]
     assert len(cells) == 2 and all(c.endswith(" s") for c in cells), cells
     assert float(cells[0].split()[0]) >= 10 > float(cells[1].split()[0]), cells
+
+
+@pytest.mark.parametrize(("url", "name", "body"), [
+    ("/upload/yaml", "acme.yaml", b"account: {name: [Acme"),  # nothing of it can be read
+    ("/upload/yaml", "", b""),  # Open pressed with no file chosen
+    ("/upload/workbook", "acme.xlsx", b"not a workbook"),
+    ("/upload/workbook", "", b"")])
+def test_a_file_that_gives_nothing_keeps_what_was_typed(client: TestClient, url: str,
+                                                        name: str, body: bytes) -> None:
+    """The upload carries the account form (app.js copies its fields in). A file that could
+    not be read, or no file chosen, put the Chat API starting point in place of the account
+    being typed: the customer's name, the loads, all gone for one wrong file."""
+    data = archetypes.requirements("chat")
+    data["account"]["name"] = "Fabrikam Legal"
+    data["workloads"][0]["concurrent_users"] = 1234
+    typed: dict[str, list[str]] = {}
+    for k, v in forms.form_values(data).items():
+        typed.setdefault(k, []).extend(v if isinstance(v, list) else [v])
+    r = client.post(url, data=typed, files={"file": (name, body, "application/octet-stream")})
+    assert r.status_code == 400 and upload_error(r.text)
+    assert 'value="Fabrikam Legal"' in r.text and 'value="1234"' in r.text
+    note = re.search(r'id="upload-note">([^<]*)<', r.text)
+    assert (note is not None) == (url == "/upload/yaml" and bool(name))
+    if note:
+        assert html_lib.unescape(note.group(1)) == (
+            "Nothing of acme.yaml could be read: the form below is yours as it was, not this file.")
+
+
+def test_a_one_node_plan_says_it_stops_as_the_pdf_does(client: TestClient) -> None:
+    """inputs/rag-knowledge-base.yaml buys one Dell PowerEdge XE8640 for its language model:
+    the PDF's headroom table says "stops (one node)" with that node down
+    (templates/partials/headroom.html.j2); the web's plan table said "-100 %"."""
+    r = client.post("/upload/yaml", files={"file": (
+        "rag.yaml", (ROOT / "inputs" / "rag-knowledge-base.yaml").read_bytes())})
+    assert r.status_code == 200
+    plan = r.text[r.text.index('<section id="plan">'):]
+    plan = plan[:plan.index("</table>")]
+    rows = [[html_lib.unescape(re.sub(r"<[^>]+>", "", c)).replace("\xa0", " ") for c in
+             re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", plan, re.S)]
+    xe8640 = next(row for row in rows if row and row[0] == "Dell PowerEdge XE8640")
+    assert xe8640[3] == "1" and xe8640[6] == "stops (one node)", xe8640
+    assert "-100" not in plan
+    template = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "headroom.html.j2")
+    assert "stops (one node)" in template.read_text()
+
+
+def test_the_results_say_costs_in_the_pdfs_words(client: TestClient) -> None:
+    """The PDF's cover says "capital cost USD 385 k; USD 249 k per year on-premises" and
+    its tables "Capital cost", "On-premises per year" (templates/partials/cover.html.j2,
+    tco.html.j2); the web said "USD 385 k up front", "a year on premises" and "Capex",
+    words the proposal never uses, for the same figures."""
+    from llmsizer.inputs.loader import load_from_text
+    from llmsizer.sizing.engine import size
+
+    r = client.get("/")
+    panel = r.text[r.text.index('id="results"'):r.text.index('id="glossary"')]
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", panel)).replace("\xa0", " ").split())
+    for never in ("Capex", "up front", "on premises", "a year"):
+        assert never not in text, never
+    result = size(load_from_text(forms.to_yaml(archetypes.requirements("chat")), "chat.yaml"))
+    money = lambda x: " ".join(USD.money(x).replace("\xa0", " ").split())  # noqa: E731
+    t = result.totals
+    assert (f"{t.gpus_purchased} GPUs in {t.nodes} nodes: capital cost {money(t.capex)} "
+            f"{money(t.annual_cost_onprem)} per year on-premises") in text
+    assert "Capital cost (its share) On-premises per year (its share)" in text
+    cover = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "cover.html.j2").read_text()
+    assert ("capital cost {{ totals.capex|money }}; {{ totals.annual_cost_onprem|money }} "
+            "per year on-premises") in cover
+
+
+def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient) -> None:
+    """inputs/enterprise-multi.yaml runs three pools on one node group. The PDF's plan and
+    headroom tables give each pool's headroom, one precision for the column: 28.0 %, 26.4 %,
+    31.2 %. The web gave only the group's, 26.4 % (its weakest pool, unsaid), so the chat
+    pool's 28 % appeared nowhere. Now each pool's follows the table, at the PDF's precision,
+    and the group's columns say they are the weakest pool's."""
+    r = client.post("/upload/yaml", files={"file": (
+        "multi.yaml", (ROOT / "inputs" / "enterprise-multi.yaml").read_bytes())})
+    assert r.status_code == 200
+    plan = r.text[r.text.index('<section id="plan">'):]
+    plan = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", plan[:plan.index("</section>")]))
+                    .replace("\xa0", " ").split())
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    pools = size(load(ROOT / "inputs" / "enterprise-multi.yaml")).plan.pools
+    assert len(pools) == 3
+    at = USD.pct_digits(p.headroom_achieved for p in pools)
+    down = USD.pct_digits(p.headroom_after_node_loss for p in pools)
+    shown = [(USD.pct(p.headroom_achieved, at).replace("\xa0", " "),
+              USD.pct(p.headroom_after_node_loss, down).replace("\xa0", " ")) for p in pools]
+    assert shown == [("28.0 %", "28.0 %"), ("26.4 %", "26.4 %"), ("31.2 %", "31.2 %")]
+    for i, (a, d) in enumerate(shown):
+        assert re.search(rf"Pool {i + 1}: [^;]*; headroom {re.escape(a)} at peak, "
+                         rf"{re.escape(d)} with one node down\.", plan), (i, plan)
+    assert "Headroom (weakest pool) With one node down (weakest pool)" in plan
