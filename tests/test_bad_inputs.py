@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ HERE = ROOT / "tests" / "bad_inputs"
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "expected.yaml").read_text("utf-8"))
 CASES = sorted(EXPECTED)
 LLMSIZER = [sys.executable, "-m", "llmsizer.cli"]
+OPTION_ID = re.compile(r"[a-z0-9.-]+/[a-z0-9]+/kv-[a-z0-9]+/tp\d+")  # 'l4/fp8/kv-fp8/tp4'
 MAX_MESSAGE = 1200  # one line; the longest are the 'valid: ...' lists of catalog ids
 
 # Tallied by every test that runs something; printed and asserted by the last test.
@@ -64,7 +66,8 @@ def outcome(path: Path) -> tuple[int, str, Loaded | None, Result | None]:
         result = size(loaded)
     except LlmsizerError as exc:
         return exc.exit_code, str(exc), None, None
-    advice = [f"{w.name}: {w.advice}" for w in result.workloads if w.recommended is None]
+    advice = [f"{w.name}: {w.advice}" for w in [*result.workloads, *result.retrieval]
+              if w.recommended is None]
     return (3 if advice else 0), "; ".join(advice), loaded, result
 
 
@@ -159,6 +162,8 @@ def test_case(case: str) -> None:
     if code == 3:
         for fragment in exp["fragments"]:
             assert fragment in message, (fragment, message)
+        # the advice reaches the summary workbook: a configuration in words, not its option id
+        assert not OPTION_ID.search(message), message
         return
     doc = json.loads(result.to_json())
     for key, value in exp.get("account", {}).items():
@@ -335,7 +340,8 @@ def test_cli_tells_every_problem_of_a_file_in_one_block(tmp_path: Path, case: st
 
 
 @pytest.mark.parametrize("case", ["not-yaml.yaml", "billion-laughs.yaml", "unknown-gpu.yaml",
-                                  "hostile-rtl-override.yaml", "infeasible-fit.yaml"])
+                                  "hostile-rtl-override.yaml", "infeasible-fit.yaml",
+                                  "infeasible-embed-latency.yaml"])
 def test_cli_report_writes_nothing_for_a_failing_account(tmp_path: Path, case: str) -> None:
     out = tmp_path / "out"
     proc = run("report", HERE / case, "--out", out, cwd=tmp_path)
@@ -349,7 +355,8 @@ def test_cli_report_writes_nothing_for_a_failing_account(tmp_path: Path, case: s
     assert leaked == set()
 
 
-@pytest.mark.parametrize("case", ["infeasible-speed.yaml", "infeasible-fit.yaml"])
+@pytest.mark.parametrize("case", ["infeasible-speed.yaml", "infeasible-fit.yaml",
+                                  "infeasible-embed-latency.yaml"])
 def test_cli_infeasible_exits_3_and_says_what_would_work(case: str) -> None:
     path = HERE / case
     proc = run("size", path)

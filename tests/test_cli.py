@@ -213,6 +213,25 @@ def test_estimate_70b_on_one_l40s_is_infeasible_and_says_what_fits() -> None:
     assert "--tp 2" in msg and "--weights int4" in msg
 
 
+def test_estimate_refuses_a_request_beyond_the_context_window() -> None:
+    """Llama 3.1 70B serves 131,072 tokens (models.yaml max_context): a 500,000-token prompt
+    printed figures for a service that cannot run; now exit 2, as a requirements file."""
+    out = run("estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "8",
+              "--prompt-tokens", "500000", "--output-tokens", "300", "--concurrency", "8")
+    assert out.returncode == 2 and out.stdout == "", out.stdout
+    assert "llama-3.1-70b serves at most 131,072 tokens of context" in out.stderr
+    assert "needs 500,300" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_estimate_names_an_embedding_model_as_one() -> None:
+    """bge-m3 is in the embedding catalog: 'unknown model' sent the user looking for a typo."""
+    out = run("estimate", "--model", "bge-m3", "--gpu", "h100-sxm", "--prompt-tokens", "100",
+              "--output-tokens", "1", "--concurrency", "8")
+    assert out.returncode == 2
+    assert "bge-m3 is an embedding model" in out.stderr and "kind: embed" in out.stderr
+    assert "unknown model" not in out.stderr
+
+
 def test_estimate_json_says_infeasible_too() -> None:
     out = run("estimate", "--model", "llama-3.1-70b", "--gpu", "l40s", "--weights", "bf16",
               "--prompt-tokens", "1000", "--output-tokens", "200", "--offline", "--json")

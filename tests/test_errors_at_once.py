@@ -229,3 +229,20 @@ def test_every_rule_of_a_benchmark_and_a_speculative_block_is_told_at_once() -> 
         "as a share of the model's step (about its active parameters / the model's)",
         "acme.yaml:18:7: workloads[0].speculative: acceptance_length (4) cannot exceed "
         "draft_tokens + 1 (3): a step yields at most the drafted tokens and the model's own"]
+
+
+def test_a_request_beyond_the_context_window_is_told_beside_a_field_error() -> None:
+    """Llama 3.1 70B serves 131,072 tokens (models.yaml max_context): the window check runs
+    on the raw data too, so a file with a field error and an over-long request is fixed in
+    one run, not two."""
+    found = problems(
+        HEAD + "workloads:\n  - name: chat\n    model: llama-3.1-70b\n"
+        "    concurrent_users: -1\n    prompt_tokens: 200000\n    output_tokens: 300\n"
+        "    targets: {tokens_per_s_per_user: 30}\n")
+    assert found == [
+        "acme.yaml:7:5: workloads[0].concurrent_users: Input should be greater than or equal "
+        "to 1 (found -1); allowed: a whole number from 1 to 10,000,000",
+        "acme.yaml:8:5: workloads[0].prompt_tokens: llama-3.1-70b serves at most 131,072 "
+        "tokens of context, but one request here needs 200,300 (prompt_tokens + output_tokens "
+        "= 200,000 + 300); shorten the prompt or the answer to fit, or choose a model with a "
+        "longer context (`llmsizer catalog models` lists each model's max context tokens)"]

@@ -81,6 +81,12 @@ def workload(draw: st.DrawFn, name: str) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         w["max_context_tokens"] = prompt + output + draw(st.integers(0, 64_000))
+    # within the model's context window (a longer request is refused as input); the draws
+    # stay the same, so the other generated sets do not change
+    limit = _cat.models[w["model"]].max_context
+    w["prompt_tokens"] = min(prompt, limit - output)
+    if w.get("max_context_tokens", 0) > limit:
+        w["max_context_tokens"] = limit
     if draw(st.booleans()):
         w["prefix_cache_hit"] = draw(_money(0, 0.9))
     targets: dict[str, float] = {}

@@ -172,7 +172,8 @@ def size(file: Path, as_json: bool) -> None:
         from .documents.textreport import print_result
 
         print_result(result)
-    if any(w.recommended is None for w in result.workloads):
+    if any(w.recommended is None for w in result.workloads) or any(
+            w.recommended is None for w in result.retrieval):
         sys.exit(3)
 
 
@@ -235,11 +236,14 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
     not fit the GPUs' memory.
     """
     from .sizing.engine import estimate as run
+    from .sizing.engine import estimate_refusal
 
     if (concurrency is None) == (not offline):
         raise click.UsageError("give exactly one of --concurrency C or --offline")
     tp = int(tp_text)
     _check_tp(gpu, tp)
+    if refusal := estimate_refusal(model_id, prompt_tokens, output_tokens):
+        raise click.BadParameter(refusal[1], param_hint=f"'{refusal[0]}'")
 
     def fits(gpu_: str, tp_: int, weights: str) -> dict[str, float | str]:
         return run(model_id=model_id, gpu=gpu_, tp=tp_, replicas=replicas,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
 from ..model.catalog import Catalog, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
-from .rules import STATED, measured_problems, requirements_problems, speculative_problems
+from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
 from .schema_messages import (
     _SYNONYMS,
@@ -203,6 +203,30 @@ def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[Inpu
     return found
 
 
+def _raw_context_problems(located: Located, catalog: Catalog) -> list[InputError]:
+    """The context-window check (:func:`.rules.context_problem`) on the raw data of a file
+    whose schema failed, for its catalog models and whole-number token counts."""
+    found: list[InputError] = []
+    workloads = located.data.get("workloads")
+    for i, w in enumerate(workloads if isinstance(workloads, list) else []):
+        if not isinstance(w, dict) or w.get("kind", "generate") != "generate":
+            continue
+        prompt, output, stated = (w.get(k) for k in ("prompt_tokens", "output_tokens",
+                                                      "max_context_tokens"))
+        if type(prompt) is not int or type(output) is not int or (
+                stated is not None and type(stated) is not int):
+            continue
+        model_at = w.get("model")
+        names: list[Any] = model_at if isinstance(model_at, list) else [model_at]
+        key = "prompt_tokens" if stated is None else "max_context_tokens"
+        for name in names:
+            model = catalog.models.get(name) if isinstance(name, str) else None
+            msg = model and context_problem(str(name), model.max_context, prompt, output, stated)
+            if msg:
+                found.append(_err_at(located, located.filename, ("workloads", i, key), msg))
+    return found
+
+
 def _parse_told(located: Located, catalog: Catalog) -> Requirements:
     """:func:`parse`, with the unknown catalog ids added to the schema's problems."""
     try:
@@ -210,7 +234,8 @@ def _parse_told(located: Located, catalog: Catalog) -> Requirements:
     except InputError as exc:
         if not isinstance(located.data, dict):
             raise
-        extra = _unknown_ids(located, located.filename, catalog)
+        extra = [*_unknown_ids(located, located.filename, catalog),
+                 *_raw_context_problems(located, catalog)]
         if not extra:
             raise
         schema = exc.problems if isinstance(exc, InputErrors) else [exc]
@@ -262,7 +287,8 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
         if w.kind != "generate":
             # embed/rerank models: catalogs/embedders.yaml, of the workload's own task
             pool = {k: e for k, e in catalog.embedders.items() if e.task == w.kind}
-            known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model"))
+            if known(w.model_id, pool, f"{w.kind} model", ("workloads", i, "model")):
+                problems += _pair_problems(w, i, pool, located)
             if w.engine is not None:
                 known(w.engine, catalog.encoder_engines, "encoder engine",
                       ("workloads", i, "engine"))
@@ -307,13 +333,51 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
                 problems.append(_err_at(
                     located, fname, ("workloads", i, "speculative"),
                     f"no published MTP acceptance length for {name} with "
-                    f"{spec.draft_tokens} drafted tokens"
-                    + (f" (published for 1 to {len(published)})" if published else "")
-                    + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"))
+                    f"{spec.draft_tokens} drafted token{'s' if spec.draft_tokens > 1 else ''}"
+                    + (" (published for 1 drafted token only)" if len(published) == 1
+                       else f" (published for 1 to {len(published)})" if published else "")
+                    + "; state acceptance_length (mean tokens a step yields, e.g. 2.5)"
+                    # a model with no published figure may have no MTP module at all
+                    + ("" if published else ", or, if the model has no multi-token-prediction "
+                       "module, method: eagle, draft_model or ngram")))
+    problems += _context_problems(req, resolved, located)
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
         raise combined(problems)
     return Loaded(req=req, models=resolved, source=fname, bench=points)
+
+
+def _context_problems(req: Requirements, resolved: dict[str, Model],
+                      located: Located) -> list[InputError]:
+    """Each request longer than its model's context window (:func:`.rules.context_problem`)."""
+    found = []
+    for i, w in enumerate(req.workloads):
+        if w.kind != "generate" or w.prompt_tokens is None or w.output_tokens is None:
+            continue
+        key = "prompt_tokens" if w.max_context_tokens is None else "max_context_tokens"
+        for name in w.models:
+            model = resolved.get(name)
+            msg = model and context_problem(name, model.max_context, w.prompt_tokens,
+                                            w.output_tokens, w.max_context_tokens)
+            if msg:
+                found.append(_err_at(located, located.filename, ("workloads", i, key), msg))
+    return found
+
+
+def _pair_problems(w: Workload, i: int, pool: dict[str, Any],
+                   located: Located) -> list[InputError]:
+    """A query-passage pair longer than the reranker reads is cut off by the serving engine:
+    the scores would rank truncated passages, and the sizing would time tokens never read."""
+    longest = pool[w.model_id].max_sequence
+    if w.kind != "rerank" or w.tokens_per_pair is None or w.tokens_per_pair <= longest:
+        return []
+    fit = sorted((k for k, e in pool.items() if e.max_sequence >= w.tokens_per_pair),
+                 key=lambda k: pool[k].max_sequence)
+    return [_err_at(located, located.filename, ("workloads", i, "tokens_per_pair"),
+                    f"{w.model_id} reads at most {longest:,} tokens of a query and passage, but "
+                    f"tokens_per_pair is {w.tokens_per_pair:,}; cut the passages into shorter "
+                    "chunks, or choose a reranker that reads longer pairs"
+                    + (f" ({', '.join(fit)})" if fit else ""))]
 
 
 def _bench_points(m: Measured, located: Located, path: Path, catalog: Catalog,

@@ -63,6 +63,26 @@ def _int(cfg: dict[str, Any], rel: str, *keys: str, limit: int, default: int | N
     )
 
 
+def _context(cfg: dict[str, Any], rel: str) -> int:
+    """The longest request the model serves: max_position_embeddings, or the RoPE-scaled
+    length where the config enables scaling (Qwen's YaRN: factor 4 on 32,768 original
+    positions serves 131,072), which the requirements' context check reads."""
+    positions = _int(cfg, rel, "max_position_embeddings", limit=_LIMITS["context"], default=8192)
+    scaling = cfg.get("rope_scaling")
+    if not isinstance(scaling, dict):
+        return positions
+    factor, original = scaling.get("factor"), scaling.get("original_max_position_embeddings")
+
+    def plain(x: Any) -> float | None:
+        ok = isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+        return float(x) if ok else None
+
+    f, o = plain(factor), plain(original)
+    if f is None or o is None:
+        return positions
+    return int(min(max(positions, o * f), _LIMITS["context"]))
+
+
 def _shown(v: Any) -> str:
     text = repr(v) if isinstance(v, int | float | str | bool) or v is None else type(v).__name__
     return text if len(text) <= 40 else text[:37] + "..."
@@ -327,8 +347,7 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
             window_layers=window_layers,
             linear_attention_layers=linear_layers,
             linear_state_elements=state,
-            max_context=_int(cfg, rel, "max_position_embeddings", limit=_LIMITS["context"],
-                             default=8192),
+            max_context=_context(cfg, rel),
             source=f"config.json at {clean_text(rel)[:200]}",
         )
     except ValidationError as exc:  # pragma: no cover - the checks above pre-empt it

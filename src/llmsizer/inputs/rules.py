@@ -146,6 +146,47 @@ def _one_load(w: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def context_problem(name: str, limit: int, prompt: int, output: int, stated: int | None,
+                    *, options: bool = False) -> str | None:
+    """A request longer than the model's context window cannot be served at all: sized
+    anyway, the proposal would price a deployment that fails on its first long prompt.
+    ``stated``: max_context_tokens when the file gives it; ``options``: the words of
+    ``llmsizer estimate``'s options instead of the file's keys."""
+    need = stated if stated is not None else prompt + output
+    if need <= limit:
+        return None
+    if stated is not None:
+        what, fix = "max_context_tokens", "lower max_context_tokens"
+    elif options:
+        what = f"--prompt-tokens + --output-tokens = {prompt:,} + {output:,}"
+        fix = "shorten them"
+    else:
+        what = f"prompt_tokens + output_tokens = {prompt:,} + {output:,}"
+        fix = "shorten the prompt or the answer"
+    config = (" (a config.json's window is its max_position_embeddings, or its rope_scaling's "
+              "original_max_position_embeddings × factor where the engine serves it scaled, "
+              "as with YaRN)") if name.endswith(".json") else ""
+    return (f"{name} serves at most {limit:,} tokens of context, but one request here needs "
+            f"{need:,} ({what}); {fix} to fit, or choose a model with a longer context "
+            "(`llmsizer catalog models` lists each model's max context tokens)" + config)
+
+
+def _speed_hint(t: Mapping[str, Any]) -> str:
+    """The speed a file's latency targets already imply, as the fix: an ITL percentile or a
+    whole-answer time alone sets no speed for the sizing to meet (the mean is what sizes)."""
+    for q in (50, 90, 95, 99):
+        itl = number(t, f"itl_p{q}_ms")
+        if itl is not None and itl > 0:
+            return (f" (itl_p{q}_ms bounds the gaps between tokens but sets no mean speed: "
+                    f"{itl:g} ms is {1000 / itl:.3g} tokens/s, e.g. "
+                    f"`tokens_per_s_per_user: {1000 / itl:.3g}`)")
+    e2e = number(t, "e2e_p95_s")
+    if e2e is not None:
+        return (f" (e2e_p95_s bounds 95 % of the answers but sets no mean speed: add e.g. "
+                f"`response_time_s: {e2e:g}`)")
+    return ""
+
+
 def _generating_targets(t: Mapping[str, Any]) -> list[str]:
     found = []
     if t.get("latency_p95_s") is not None:
@@ -155,7 +196,7 @@ def _generating_targets(t: Mapping[str, Any]) -> list[str]:
     if all(t.get(k) is None for k in ("tokens_per_s_per_user", "response_time_s",
                                       "system_tokens_per_s")):
         found.append("targets needs tokens_per_s_per_user, response_time_s or "
-                     "system_tokens_per_s")
+                     "system_tokens_per_s" + _speed_hint(t))
     first, whole = number(t, "ttft_s"), number(t, "response_time_s")
     if first is not None and whole is not None and first >= whole:
         found.append(f"targets.ttft_s ({first:g} s) must be shorter than "

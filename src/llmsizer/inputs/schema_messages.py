@@ -232,6 +232,24 @@ def _number_fix(key: str, text: str) -> str | None:
     return f"{key}: {_plain(value)}"
 
 
+# Time units a misspelt key may end in, in seconds: `ttft_ms: 500` is `ttft_s: 0.5`, not 500.
+_KEY_TIME_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0,
+                   "min": 60.0, "mins": 60.0, "minutes": 60.0, "h": 3600.0, "hours": 3600.0}
+
+
+def _unit_key_fix(key: str, best: str, value: Any) -> str | None:
+    """``'ttft_s: 0.5'`` for ``ttft_ms: 500``: the number converted when the key written and
+    the key meant end in different time units; None when they do not."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    said, meant = key.lower().rsplit("_", 1)[-1], best.rsplit("_", 1)[-1]
+    if "_" not in key or said == meant or said not in _KEY_TIME_UNITS \
+            or meant not in _KEY_TIME_UNITS:
+        return None
+    converted = value * _KEY_TIME_UNITS[said] / _KEY_TIME_UNITS[meant]
+    return f"{best}: {_plain(round(converted, 9))}"
+
+
 def _leading_zero_fix(key: str, text: str) -> str | None:
     if re.fullmatch(r"[-+]?0\d+(?:\.\d*)?", text):
         return f"{key}: {_plain(float(text))}"
@@ -413,6 +431,8 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         elif best is not None and not isinstance(found, dict | list):
             value = found if found is not _ABSENT else None
             fix = _number_fix(best, value) if isinstance(value, str) else None
+            if fix is None and value is not None:
+                fix = _unit_key_fix(key, best, value)
             if fix is None and value is not None:
                 text = located.source_text(loc) or str(value)
                 fix = f"{best}: {text}" if _inline(text) else None

@@ -154,7 +154,9 @@ class Targets(_Strict):
         json_schema_extra={"example": "10", "unit": "s"})
     ttft_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
         default=None,
-        description="Time to first token: longest wait before an answer starts.",
+        description="Time to first token, the mean over requests (the wait for the prompts "
+                    "ahead included): some requests wait longer; for a bound most requests "
+                    "meet, state ttft_p95_s or ttft_p99_s.",
         json_schema_extra={"example": "2", "unit": "s"})
     ttft_p50_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
         default=None, description="Time to first token that half of the requests meet.",

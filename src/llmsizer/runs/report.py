@@ -208,9 +208,11 @@ def publish_set(out: Path, stem: str, account: str, chosen: list[str],
 
 def check_feasible(result: Result) -> None:
     """Refuse to write a proposal for an account with a workload nothing can serve."""
-    bad = [w for w in result.workloads if w.recommended is None]
+    # an embed or rerank workload too: a proposal without it would read as if it were served
+    bad = [f"{w.name}: {w.advice}" for w in result.workloads if w.recommended is None]
+    bad += [f"{w.name}: {w.advice}" for w in result.retrieval if w.recommended is None]
     if bad:
-        raise InfeasibleError("; ".join(f"{w.name}: {w.advice}" for w in bad))
+        raise InfeasibleError("; ".join(bad))
 
 
 def report(loaded: Loaded, out: Path, templates: Path | None = None,

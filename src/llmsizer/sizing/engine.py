@@ -245,6 +245,26 @@ def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:
     return used
 
 
+def estimate_refusal(model_id: str, prompt_tokens: int, output_tokens: int,
+                     catalog: Catalog | None = None) -> tuple[str, str] | None:
+    """Why ``llmsizer estimate`` refuses a model (the option, the message), or None: an embed
+    or rerank model is sized from a requirements file; a request beyond the model's context
+    window is refused as a requirements file refuses it (its figures would describe no
+    service that can run)."""
+    from ..inputs.rules import context_problem
+
+    cat = catalog or load_catalog()
+    if model_id not in cat.models and model_id in cat.embedders:
+        task = cat.embedders[model_id].task
+        return "--model", (f"{model_id} is {'an embedding' if task == 'embed' else 'a reranking'}"
+                           " model: estimate covers language models; size it in a requirements "
+                           f"file (a workload with kind: {task})")
+    model = cat.models.get(model_id)
+    msg = model and context_problem(model_id, model.max_context, prompt_tokens, output_tokens,
+                                    None, options=True)
+    return ("--prompt-tokens", msg) if msg else None
+
+
 def estimate(*, model_id: str, gpu: str, tp: int, replicas: int, weight_precision: str,
              kv_precision: str, prompt_tokens: int, output_tokens: int,
              concurrency: int | None, mbu: float | None = None, mfu: float | None = None,

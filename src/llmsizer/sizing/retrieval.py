@@ -164,7 +164,14 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     viable = [o for o in options if o.feasible and o.priced]
     best = min(viable, key=_rank, default=None)
     advice = None
-    if best is None:
+    fitting = [o for o in options if o.values["encoder_fits"] == 1]
+    if best is None and not any(o.feasible for o in options) and fitting:
+        # the nearest miss and what to change, as the language-model advice says
+        near = min(fitting, key=lambda o: float(o.values["latency_p95_s"]))
+        advice = (f"no candidate GPU meets the latency target; the nearest, "
+                  f"{cat.gpus[near.gpu].name}: {near.reason}; relax targets.latency_p95_s, send "
+                  "fewer tokens per request, or choose a smaller model")
+    elif best is None:
         advice = ("no candidate GPU both fits the model and meets the latency target"
                   if not any(o.feasible for o in options) else
                   "no feasible GPU has a purchase price: add one (costs.gpu_prices)")

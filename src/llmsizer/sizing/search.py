@@ -255,7 +255,12 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
                 "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
                 "'When the model is too big').")
     best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
-    return (f"No option meets the targets. Best achievable: {best.id} at "
+    # in the words the proposal uses for a configuration, never the option id: this text
+    # reaches the batch summary workbook and the terminal
+    gpu = catalog.gpus[best.gpu].name if best.gpu in catalog.gpus else best.gpu
+    words = (f"{best.tp} × {gpu}, {best.weight_precision.upper()} weights, "
+             f"{best.kv_precision.upper()} KV cache")
+    return (f"No option meets the targets. Best achievable: {words} at "
             f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
             f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. "
             "Relax the latency target, use a faster GPU, a lower "
