@@ -935,3 +935,35 @@ def test_the_catalog_edition_is_said_with_the_prices_not_on_the_cover() -> None:
     assert result.catalog_digest not in cover
     assert re.search(r"catalog\s+edition\s+" + result.catalog_digest, assumptions)
     assert "each price is given with its date" in assumptions
+
+
+def test_the_account_total_cost_bar_is_stacked_like_the_workloads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """x-docs review: the cost chart's "Account total" bar was drawn whole in the capital
+    cost's colour, so a two-workload account's USD 15.2 M read as all capital cost. It now
+    stacks the columns' own parts, which add up to the account's total."""
+    from llmsizer.documents import charts
+    from llmsizer.documents.proposal.tco import cost_svg
+    from llmsizer.documents.proposal.walkthrough import workload_view
+
+    drawn: list[charts.CostBar] = []
+    real = charts.cost_chart
+
+    def spy(bars: Any, *args: Any) -> str:
+        drawn.extend(bars)
+        return real(bars, *args)
+
+    monkeypatch.setattr(charts, "cost_chart", spy)
+    result = size(load(ROOT / "tests" / "data" / "two-one-gpu-pools.yaml"))
+    cat = load_catalog()
+    fmt = Formatter(result.account.currency)
+    views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
+    assert cost_svg(views, result, fmt) is not None
+    *cols, total = drawn
+    assert total.label == "Account total" and len(cols) == 2
+    assert total.onprem_total == result.totals.annual_cost_onprem
+    for part in ("annual_capex", "annual_power", "annual_support"):
+        assert getattr(total, part) == pytest.approx(sum(getattr(c, part) for c in cols))
+        assert getattr(total, part) > 0
+    assert (total.annual_capex + total.annual_power + total.annual_support
+            == pytest.approx(result.totals.annual_cost_onprem, rel=1e-9))

@@ -187,3 +187,36 @@ def test_break_even_never_reads_as_at_once(books: Books) -> None:
                if row[0].value in ("breakeven_months", "plan_breakeven_months")
                for c in row[3:] if c.data_type == "f"}
     assert formats == {'"—"'}, formats
+
+
+def test_an_option_without_a_purchase_price_reads_so(tmp_path: Path) -> None:
+    """x-docs review (the known A10 item): Wide World Importers' A10 options have no purchase
+    price; the Options sheet gave them a capital cost with their GPUs at 0 (USD 2.05 M beside
+    the PDF's "no price") and the TCO sheet's GPU price row read "$0"."""
+    result = size(load(WIDE_WORLD))
+    (w,) = result.workloads
+    unpriced = [o for o in w.options if o.feasible and not o.priced and o.gpu == "a10"]
+    assert unpriced and all(float(o.values["gpu_price"]) == 0 for o in unpriced)
+    assert all(float(o.values["capex"]) > 0 for o in unpriced)  # platforms and network only
+    book = tmp_path / "wwi.xlsx"
+    write_workbook(result, book)
+    wb = openpyxl.load_workbook(book)
+    options = wb["Options"]
+    heads = {c.value: c.column for c in options[4]}
+    rows = {r[heads["Configuration code in the results file"] - 1].value: r
+            for r in options.iter_rows(min_row=5)}
+    for o in unpriced:
+        row = rows[o.id]
+        assert row[heads["Capital cost"] - 1].value == NO_PRICE
+        assert row[heads["On-prem cost per year"] - 1].value == NO_PRICE
+        assert row[heads["Cloud cost per year"] - 1].value == pytest.approx(
+            float(o.values["annual_cost_cloud"]))  # its cloud price is listed
+    best = w.best
+    assert best is not None and best.priced
+    assert rows[best.id][heads["Capital cost"] - 1].value == pytest.approx(
+        float(best.values["capex"]))
+    tco = wb["TCO"]
+    (price_row,) = [r for r in tco.iter_rows() if r[0].value == "gpu_price"]
+    zeros = [c for c in price_row[3:] if c.data_type == "f"
+             and c.number_format.endswith(f'"{NO_PRICE}"')]
+    assert zeros, "the GPU price row prints its 0 as words"

@@ -467,3 +467,71 @@ def test_no_printed_count_of_one_reads_in_the_plural(tmp_path: Path) -> None:
     assert not found, found
     assert re.search(r"(?<![\d.,])1 GPU(?![\w/-])", text)  # the singular is printed
     assert "1 token/step" in text
+
+
+def test_one_gpu_summary_reads_in_the_singular_and_a_long_name_fits_its_header(
+        tmp_path: Path) -> None:
+    """x-docs review, an unshipped account (tests/data/one-gpu-long-name.yaml): the Summary's
+    recommendation said "server nodes (1 × NVIDIA L4 GPUs)", and the 80-character workload
+    name's further lines printed white over the Model row (the header row kept 15 pt)."""
+    from support.libreoffice import recalculated_values
+
+    from llmsizer.documents.workbook.formats import wrapped_height
+
+    result = size(load(ROOT / "tests" / "data" / "one-gpu-long-name.yaml"))
+    (group,) = result.plan.node_groups
+    assert (group.nodes, group.gpus_purchased) == (1, 1)
+    path = tmp_path / "one.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    name = result.workloads[0].name
+    (head,) = [c for row in ws.iter_rows() for c in row if c.value == name]
+    # three lines of bold 11 pt in the 30-character column, as the rows below are sized
+    assert ws.row_dimensions[head.row].height == wrapped_height(name, 30 * 0.85, 11) >= 40
+    cat = load_catalog()
+    want = (f"1 × {cat.platforms[group.platform].name} node (1 × {cat.gpus[group.gpu].name} "
+            "GPU): 1 replica of TP1 (BF16 weights, BF16 KV cache).")
+    cached = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    (cell,) = [c for row in cached.iter_rows() for c in row
+               if isinstance(c.value, str) and " GPU): " in c.value]
+    assert cell.value == want
+    assert ws[cell.coordinate].data_type == "f"  # the words follow the Plan sheet's counts
+    assert recalculated_values(path, tmp_path / "lo")["Summary"][cell.coordinate] == want
+
+
+def test_a_retrieval_workload_no_gpu_serves_is_named_on_the_summary(tmp_path: Path) -> None:
+    """x-docs review: a reranker no GPU meets has no node group, so no Summary or Retrieval
+    column, and the workbook never named it; the Summary now says so above its table, in the
+    proposal's words (tests/data/rag-reranker-unmet.yaml)."""
+    result = size(load(ROOT / "tests" / "data" / "rag-reranker-unmet.yaml"))
+    (rerank,) = [w for w in result.retrieval if w.kind == "rerank"]
+    assert rerank.best is None
+    path = tmp_path / "rag.xlsx"
+    write_workbook(result, path)
+    wb = openpyxl.load_workbook(path)
+    texts = [c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row
+             if isinstance(c.value, str) and "Passage scoring" in c.value]
+    assert len(texts) == 1, texts
+    ws = wb["Summary"]
+    (cell,) = [c for row in ws.iter_rows(max_row=5) for c in row if c.value == texts[0]]
+    assert cell.row == 4 and any(str(m).startswith("A4:") for m in ws.merged_cells.ranges)
+    h100 = next(o for o in rerank.options if o.gpu == "h100-sxm")
+    ms = f"{float(h100.values['latency_p95_s']) * 1000:,.0f} ms"
+    assert texts[0].startswith("Not in the plan or the totals: Passage scoring "
+                               "(Qwen3-Reranker 4B, reranking). No candidate GPU")
+    assert f"NVIDIA H100 SXM 80GB, answers in {ms}" in texts[0]
+
+
+def test_the_summary_names_the_nearest_miss_in_words(tmp_path: Path) -> None:
+    """x-docs review: an unmet workload's Summary cell carried the sizing's advice with the
+    option id in it ("Best achievable: h100-sxm/fp8/kv-fp8/tp8")."""
+    result = size(load(ROOT / "tests" / "data" / "unmeetable-targets.yaml"))
+    (w,) = result.workloads
+    (named,) = [o for o in w.options if w.advice and o.id in w.advice]
+    path = tmp_path / "none.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    (cell,) = [c for row in ws.iter_rows() for c in row
+               if isinstance(c.value, str) and c.value.startswith("No feasible option.")]
+    assert named.id not in cell.value
+    assert f"Best achievable: {named.tp} × NVIDIA H100 SXM 80GB, FP8 weights" in cell.value

@@ -57,7 +57,7 @@ def build_context(result: Result, catalog: Catalog | None = None,
     return {
         **cover_context(result, fmt, day),
         "workloads": views,
-        **summary_context(result, views),
+        **summary_context(result, views, cat),
         **deployment_context(result, fmt),  # partials/deployment.html.j2
         **models_context(result, fmt),  # partials/models.html.j2
         **assumptions_context(result, views, cat, fmt),

@@ -39,6 +39,12 @@ class Formatter:
         return self.number(x, 0)
 
     @classmethod
+    def stated(cls, x: float) -> str:
+        """A figure the requirements state, as stated: "2.5" busiest-hour factor, "0.5"
+        requests a second, "12,000" users (the whole-number format printed "2" and "0")."""
+        return cls.number(x, 4).rstrip("0").rstrip(".") if "." in cls.number(x, 4) else cls.number(x)
+
+    @classmethod
     def figures(cls, x: float) -> str:
         """A modelled quantity to three significant figures: "4.11" ms a sequence, "18.4"
         replicas (never "4.105" or "18.43": the fitted constants behind them are not that
@@ -272,6 +278,20 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
         for key, words, unit, off in _LAYOUT_WORDS
         if isinstance(x := values.get(key), int | float) and float(x) > off)
     return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
+
+
+def advice_words(advice: str | None, options: Sequence[Any], gpus: Mapping[str, Any]) -> str:
+    """The sizing's advice for a workload with no recommendation, with each option id in it
+    ("Best achievable: h100-sxm/fp8/kv-fp8/tp8") named as every document names the option
+    (x-docs review: the id reached the PDF's summary, walk-through and risks)."""
+    text = advice or ""
+    for o in sorted(options, key=lambda o: len(o.id), reverse=True):
+        if o.id in text:
+            g = gpus.get(o.gpu)
+            words = option_label(str(g.name) if g else o.gpu, o.tp, o.weight_precision,
+                                 o.kv_precision, o.values)
+            text = re.sub(rf"(?<![\w/-]){re.escape(o.id)}(?![\w/-])", words.replace("\\", r"\\"), text)
+    return text
 
 
 def short_name(name: str) -> str:

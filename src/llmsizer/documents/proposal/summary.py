@@ -9,9 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ...sizing.results import Result
+from ...model.catalog import Catalog
+from ...sizing.results import Result, RetrievalWorkloadResult
 from .format import Formatter, clip
 from .views import WorkloadView
 
@@ -55,7 +57,45 @@ def cover_context(result: Result, fmt: Formatter, day: dt.date) -> dict[str, Any
     }
 
 
-def summary_context(result: Result, views: Sequence[WorkloadView]) -> dict[str, Any]:
+# The requirements table's percentile targets: (input, label, unit), each a row where a
+# workload states it (templates/partials/requirements.html.j2).
+PERCENTILE_TARGETS: tuple[tuple[str, str, str], ...] = (
+    *((f"target_ttft_p{q}_s", f"Target time to first token, p{q}", "s") for q in (50, 90, 95, 99)),
+    *((f"target_itl_p{q}_ms", f"Target inter-token latency, p{q}", "ms") for q in (50, 90, 95, 99)),
+    ("target_e2e_p95_s", "Target whole answer, p95", "s"),
+)
+
+
+@dataclass(frozen=True)
+class UnsizedRetrieval:
+    """An embed or rerank workload no candidate GPU serves: it has no node group, so the
+    plan's retrieval table cannot show it and the summary and risks must say so instead."""
+
+    name: str
+    model_name: str
+    kind_text: str  # "embedding" | "reranking"
+    advice: str
+    closest: str  # the nearest miss in words ("" = none to show)
+
+
+def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrieval:
+    advice = (w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
+    missed = [o for o in w.options if not o.feasible and float(o.values.get("encoder_fits", 0)) == 1]
+    closest = ""
+    if missed:  # the lowest latency any GPU reaches, one request per batch
+        o = min(missed, key=lambda o: float(o.values["latency_p95_s"]))
+        g = cat.gpus.get(o.gpu)
+        closest = (f"The fastest, {g.name if g else o.gpu}, answers in "
+                   f"{Formatter.number(float(o.values['latency_p95_s']) * 1000, 0)} ms at the 95th "
+                   f"percentile even one request at a time, against the "
+                   f"{Formatter.number(float(o.values['target_latency_p95_s']) * 1000, 0)} ms target.")
+    return UnsizedRetrieval(name=w.name, model_name=w.model_name,
+                            kind_text="embedding" if w.kind == "embed" else "reranking",
+                            advice=advice[:1].upper() + advice[1:], closest=closest)
+
+
+def summary_context(result: Result, views: Sequence[WorkloadView],
+                    cat: Catalog) -> dict[str, Any]:
     """The workload lists and the account-level policy (``models``, one view per model, is
     the model table of the assumptions)."""
     return {
@@ -68,6 +108,9 @@ def summary_context(result: Result, views: Sequence[WorkloadView]) -> dict[str, 
         "shape_risks": [wv for wv in views if wv.w.measured_warnings],
         "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
+        "percentile_targets": PERCENTILE_TARGETS,
+        "retrieval_unsized": [unsized_retrieval(w, cat) for w in result.retrieval
+                              if w.best is None],
         "totals": result.totals,
         "policy": result.account_inputs,
         "n_plus_one": bool(result.account_inputs.get("survive_node_loss")),

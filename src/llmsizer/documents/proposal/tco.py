@@ -64,8 +64,16 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
         return None
     if len(bars) > 1:
         t = result.totals
+        # The total's bar stacks the columns' own parts when they add up to the account's
+        # total (they do by construction): drawn whole in the capital cost's colour, it read
+        # as all capital cost. The printed figure stays the totals' own.
+        parts = [sum(getattr(b, k) or 0.0 for b in bars)
+                 for k in ("annual_capex", "annual_power", "annual_support")]
+        adds_up = all(b.priced for b in bars) and abs(sum(parts) - t.annual_cost_onprem) <= (
+            1e-6 * max(1.0, abs(t.annual_cost_onprem)))
+        capex, power, support = parts if adds_up else (None, None, None)
         bars.append(charts.CostBar(
-            label="Account total", annual_capex=None, annual_power=None, annual_support=None,
+            label="Account total", annual_capex=capex, annual_power=power, annual_support=support,
             onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
             priced=all(c.priced for c in cost_columns(views, result))))
     years = fmt.unit(result.account_inputs["amortization_years"], "years")
@@ -174,9 +182,15 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
     differ from the one column: several workloads, or retrieval servers beside them)."""
     recommended = [v for v in views if v.best is not None]
     unpriced = result.totals.cloud_unpriced
+    columns = cost_columns(views, result)
+    no_purchase = list(dict.fromkeys(c.gpu for c in columns if not c.priced))
     return {
         # the costs table's columns: workloads' plan shares, then retrieval servers
-        "cost_columns": cost_columns(views, result),
+        "cost_columns": columns,
+        # the plan's GPUs without a purchase price: the capital and on-premises totals leave
+        # them out, and the cover and the summary's figures say so (x-docs review)
+        "purchase_unpriced_gpus": gpu_list(no_purchase, cat.gpus),
+        "purchase_unpriced_count": len(no_purchase),
         "account_column": len(recommended) > 1 or bool(result.plan.retrieval_groups),
         # several workloads on the plan: their columns are shares (views' ``costs``)
         "plan_shares": sum(1 for v in recommended if v.share) > 1,

@@ -98,9 +98,11 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
 # (IF(cloud_gpu_hour>0, ..., 0); a total IF(every part priced, ..., 0)): their 0 prints the
 # proposal's words, never "$0/yr" (read as a free cloud). A priced one is 0 only with no GPU
 # rented and no storage paid (none in the shipped accounts).
+# A GPU without a purchase price looks its price up as 0 too: "no price listed", not "$0"
+# (x-docs review: the TCO sheet's A10 columns read "GPU price $0").
 _UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
                                "cost_per_million_tokens_cloud",
-                               "cost_per_million_total_tokens_cloud"})
+                               "cost_per_million_total_tokens_cloud", "gpu_price"})
 
 
 def unpriced_text(name: str, *, total: bool = False) -> str:
@@ -256,6 +258,8 @@ _ROLES: dict[str, dict[str, Any]] = {
     "total": {"bold": True, "top": 1, "valign": "top"},
     "good": {"bg_color": "#C6EFCE", "font_color": "#006100"},
     "bad": {"bg_color": "#FFC7CE", "font_color": "#9C0006"},
+    "bad_wrap": {"bg_color": "#FFC7CE", "font_color": "#9C0006", "text_wrap": True,
+                 "valign": "top"},
 }
 
 

@@ -26,6 +26,10 @@ _FIGURES: tuple[tuple[str, str], ...] = (
     ("Capital cost", "capex"), ("On-prem cost per year", "annual_cost_onprem"),
     ("Cloud cost per year", "annual_cost_cloud"),
 )
+# Figures that buy the GPUs: an option whose GPU has no purchase price says so, as the
+# proposal's alternatives do, instead of a cost with its GPUs at 0 (x-docs review: an unpriced
+# A10 option read USD 2.05 M capital beside "no price" in the PDF).
+_PURCHASE = frozenset({"capex", "annual_cost_onprem"})
 # The option's code in the results file (JSON): no formula reads it, so its column is
 # hidden (unhide it to match a row with the results file); it does not print.
 _CODE_HEAD = "Configuration code in the results file"
@@ -86,6 +90,9 @@ def write(book: Book) -> None:
                 value = o.values.get(name)
                 if not o.feasible or not isinstance(value, int | float):
                     ws.write_string(row, j, "—", f("unit"))
+                    continue
+                if not o.priced and name in _PURCHASE:  # its GPUs counted at 0: not a cost
+                    ws.write_string(row, j, unpriced_text("annual_cost_cloud"), f("unit"))
                     continue
                 fmt = number_format(_UNITS[name], [float(value)], book.cur,
                                     zero_text=unpriced_text(name))

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
-from ..proposal.format import precision_name
+from ..proposal.format import advice_words, precision_name
+from ..proposal.summary import unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
 from .formats import clean_text, number_format, unit_text, unpriced_text, wrapped_height
@@ -85,11 +86,16 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     lead = "Shares " if others else ""
     with_others = (f" with {others} other workload{'s' if others > 1 else ''}" if others
                    else "")
+    nodes = _plan_cell(g_col, pl.group_rows, "group_nodes")
+    gpus = _plan_cell(g_col, pl.group_rows, "group_gpus_purchased")
+    # the units follow the live counts: one node reads "1 × … node (4 × … GPUs)"
     parts: list[tuple[str, tuple[str, str] | None]] = [
-        (lead, (_plan_cell(g_col, pl.group_rows, "group_nodes"), str(group.nodes))),
-        (" × ", platform), (" nodes (", (_plan_cell(g_col, pl.group_rows, "group_gpus_purchased"),
-                                          str(group.gpus_purchased))),
-        (" × ", gpu), (f" GPUs){with_others}: ", (replicas, str(pool.replicas))),
+        (lead, (nodes, str(group.nodes))), (" × ", platform),
+        ("", (f'IF({nodes}=1," node ("," nodes (")',
+              " node (" if group.nodes == 1 else " nodes (")),
+        ("", (gpus, str(group.gpus_purchased))), (" × ", gpu),
+        ("", (f'IF({gpus}=1," GPU)"," GPUs)")', " GPU)" if group.gpus_purchased == 1 else " GPUs)")),
+        (f"{with_others}: ", (replicas, str(pool.replicas))),
         ("", (f'IF({replicas}=1," replica"," replicas")',
               " replica" if pool.replicas == 1 else " replicas")),
         (" of TP", (tp_ref, str(pool.tp))),
@@ -184,6 +190,7 @@ def write(book: Book) -> None:
     ws.set_column(total_col, total_col, 22)
     widths = [44.0, 12.0, *[30.0] * (total_col - 2), 22.0]
     ws.repeat_columns(0, 1)
+    _unsized_retrieval(book, ws, total_col, sum(widths))
     row = 4
     ws.write_string(row, 0, "Per workload", f("header"))
     ws.write_string(row, 1, "Unit", f("header"))
@@ -192,6 +199,10 @@ def write(book: Book) -> None:
     for j, g in enumerate(groups):
         ws.write_string(row, 2 + book.n_wl + j, clean_text(g.workload), f("header"))
     ws.write_string(row, total_col, "Total (account plan)", f("header"))
+    # a long workload name wraps in its bold header: without the height its further lines
+    # printed white over the Model row (a 60+ character name, x-docs review)
+    names = [w.name for w in r.workloads] + [g.workload for g in groups]
+    ws.set_row(row, max(wrapped_height(clean_text(n), 30 * 0.85, 11) for n in names))
     ws.freeze_panes(row + 1, 2)
     row += 1
     ws.write_string(row, 0, "Model", f("label"))
@@ -207,7 +218,8 @@ def write(book: Book) -> None:
         c = rec.get(k)
         words = _words(book, c) if c else None
         if c is None:
-            text = clean_text(f"No feasible option. {w.advice or ''}")
+            advice = advice_words(w.advice, w.options, book.catalog.gpus)
+            text = clean_text(f"No feasible option. {advice}")
             ws.write_string(row, 1 + k, text, f("wrap"))
         elif words is None:
             text = c.option.id
@@ -301,6 +313,19 @@ def write(book: Book) -> None:
     ws.set_print_scale(scale)
     charts(book, ws, row + 1, sections, widths, scale)
 
+
+
+def _unsized_retrieval(book: Book, ws: Any, last_col: int, width: float) -> None:
+    """Above the table, the embed and rerank workloads no GPU serves: they have no column
+    (no node group), and the sheet never named them (x-docs review). The proposal's words."""
+    unsized = [unsized_retrieval(w, book.catalog) for w in book.r.retrieval if w.best is None]
+    if not unsized:
+        return
+    text = clean_text(" ".join(
+        f"Not in the plan or the totals: {u.name} ({u.model_name}, {u.kind_text}). {u.advice}"
+        + (f" {u.closest}" if u.closest else "") for u in unsized))
+    ws.merge_range(3, 0, 3, last_col, text, book.f("bad_wrap"))
+    ws.set_row(3, wrapped_height(text, width, 11))
 
 
 def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
