@@ -157,10 +157,14 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1000"
     _shot(page, "account-after-workbook")
 
-    # the debugger page for this account
-    page.click("#open-debugger")
-    page.wait_for_selector("#debugger")
-    _shot(page, "debugger")
+    # the debugger page for this account, in a tab of its own: the form stays as it is
+    # (the browser's Back opened a fresh form: no page is cached)
+    with page.context.expect_page() as opened:
+        page.click("#open-debugger")
+    debugger = opened.value
+    debugger.wait_for_selector("#debugger")
+    _shot(debugger, "debugger")
+    assert page.locator('[name="account.name"]').input_value() == "Acme Corp"
     assert errors == [], errors  # no CSP violation or script error
 
 
@@ -209,7 +213,7 @@ def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -
     result = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
     fmt = Formatter(result.account.currency)
     rows = [" ".join(t.replace("\xa0", " ").split()) for t in
-            page.locator("#per-workload tr").all_inner_texts()]
+            page.locator("#per-workload tbody").all_inner_texts()]
     want = [(w.name, p.shares[p.workload_indices.index(i)]["plan_capex"],
              p.shares[p.workload_indices.index(i)]["plan_annual_cost_onprem"])
             for p in result.plan.pools for i in p.workload_indices
@@ -335,3 +339,70 @@ def test_catalog_keys_stay_whole_and_sources_fold_at_1024(server: str, browser: 
         .filter(s => s.scrollWidth > s.clientWidth + 1).map(s => [s.clientWidth, s.scrollWidth])""")
     assert wider == []
     _shot(page, path.replace("/", "-") + "-1024px")
+
+
+@pytest.mark.parametrize("path", ["", "catalog/gpus", "estimate"])
+def test_a_phone_sees_every_link_of_the_header(server: str, browser: object, path: str) -> None:
+    """At 390 px the header's links ran 210 px past the window (the page scrolled sideways
+    and 'Prices', 'Estimate' sat white on the page's white): they wrap onto a second line."""
+    page = browser.new_page(viewport={"width": 390, "height": 800})  # type: ignore[attr-defined]
+    page.goto(server + path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    header = page.locator("header").bounding_box()
+    links = [page.locator("header a").nth(i).bounding_box()
+             for i in range(page.locator("header a").count())]
+    assert header and len(links) == 7
+    assert all(b and b["x"] + b["width"] <= 390 and b["y"] + b["height"] <= header["y"] + header["height"]
+               for b in links), links
+    _shot(page, (path.replace("/", "-") or "account") + "-390px")
+
+
+@pytest.mark.parametrize("account", ["example", "helpdesk-population", "frontier-moe-rack",
+                                     "rag-knowledge-base"])
+def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object,
+                                                    account: str) -> None:
+    """At 1,024 px the per-workload table was 717 to 735 px wide in a 562 px panel: the
+    capex and yearly cost, the figures a customer asks for first, were scrolled out of
+    sight. A workload's name and configuration now head its figures, and the table fits."""
+    page = browser.new_page(viewport={"width": 1024, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / f"{account}.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#per-workload")
+    panel = page.locator("#recommendation")
+    assert panel.evaluate("s => s.scrollWidth - s.clientWidth") <= 1
+    # the plan (a rack's row was 13 px too wide) and the retrieval servers (784 px) fit too
+    wider = page.evaluate("""() => [...document.querySelectorAll('#results section')]
+        .filter(s => s.scrollWidth > s.clientWidth + 1)
+        .map(s => [s.id, s.clientWidth, s.scrollWidth])""")
+    assert wider == []
+    box, last = panel.bounding_box(), page.locator("#per-workload th").nth(6).bounding_box()
+    assert box and last and last["x"] + last["width"] <= box["x"] + box["width"]
+    assert page.locator("#per-workload th").nth(6).inner_text().startswith("Per year")
+    panel.scroll_into_view_if_needed()
+    _shot(page, f"account-{account}-1024px")
+
+
+def test_a_wrong_file_gives_the_form_back_as_it_was(server: str, browser: object) -> None:
+    """Open with a file that is not YAML, or Re-read with no file chosen: the page came back
+    with the Chat API starting point, the customer's name and loads gone. app.js now sends
+    the form's fields with the file, and the server gives them back."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server)  # waits for the load event: app.js (deferred) has run
+    page.fill('[name="account.name"]', "Fabrikam Legal")
+    page.fill('[name="workloads[0].concurrent_users"]', "1234")
+    page.set_input_files("#yaml-file", str(ROOT / "tests" / "bad_inputs" / "not-yaml.yaml"))
+    page.click("#upload-yaml button")
+    page.wait_for_selector("#upload-error")
+    assert "yours as it was" in page.locator("#upload-note").inner_text()
+    assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
+    assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
+    _shot(page, "account-unreadable-file-kept")
+    page.click("#upload-workbook button")  # no workbook chosen
+    page.wait_for_selector("#upload-error")
+    assert page.locator("#upload-error").inner_text().startswith("choose a workbook")
+    assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
+    assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
+    assert errors == [e for e in errors if "400 (Bad Request)" in e], errors

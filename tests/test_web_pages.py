@@ -186,10 +186,12 @@ def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptie
     assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
 
 
-@pytest.mark.parametrize(("url", "where"), [("/download/pdf", "job-error"),
-                                            ("/download/xlsx", "problem")])
+@pytest.mark.parametrize(("url", "where", "lead"), [
+    ("/download/pdf", "job-error", "error: "),
+    ("/download/xlsx", "upload-error", "the workbook was not written: "),
+    ("/download/json", "upload-error", "the results JSON was not written: ")])
 def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
-        client: TestClient, url: str, where: str) -> None:
+        client: TestClient, url: str, where: str, lead: str) -> None:
     """The PDF job failed with 'requirements:3:1: account: required key …': a line of the
     YAML the form generates, which the user never saw; now the results panel's words."""
     from urllib.parse import urlencode
@@ -199,8 +201,27 @@ def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
     found = re.search(rf'id="{where}">([^<]*)<', r.text)
     assert found, r.text[-500:]
     assert html_lib.unescape(found.group(1)) == (
-        "error: Account — Customer name: required key 'name' is missing; add it, e.g. "
+        f"{lead}Account — Customer name: required key 'name' is missing; add it, e.g. "
         "`name: Acme Corp`")
+
+
+@pytest.mark.parametrize("url", ["/download/json", "/download/xlsx"])
+def test_a_download_that_cannot_be_written_keeps_the_form(client: TestClient, url: str) -> None:
+    """Results JSON or Workbook pressed while the form has an error: an error page replaced
+    the account, and its 'Back to the account' (or the browser's Back: no page is cached)
+    opened a fresh form: the customer's name and every change gone. Now the account page
+    comes back as it was sent, with why nothing was written on top."""
+    from urllib.parse import urlencode
+
+    form = [(k, {"account.name": "Fabrikam Legal", "workloads[0].concurrent_users": "0"}.get(k, v))
+            for k, v in chat_form()]
+    r = client.post(url, content=urlencode(form),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert 'value="Fabrikam Legal"' in r.text and 'id="problem"' not in r.text
+    assert upload_error(r.text).endswith(
+        "was not written: Chat API — Concurrent users at peak: Input should be greater than "
+        "or equal to 1 (found 0); allowed: a whole number from 1 to 10,000,000")
 
 
 @pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])
@@ -302,3 +323,48 @@ def test_a_column_of_first_token_times_shares_one_unit(client: TestClient) -> No
              re.findall(r'<td class="n">([\d.,]+(?:&nbsp;|\xa0| )m?s)</td>', table)]
     assert len(cells) == 2 and all(c.endswith(" s") for c in cells), cells
     assert float(cells[0].split()[0]) >= 10 > float(cells[1].split()[0]), cells
+
+
+@pytest.mark.parametrize(("url", "name", "body"), [
+    ("/upload/yaml", "acme.yaml", b"account: {name: [Acme"),  # nothing of it can be read
+    ("/upload/yaml", "", b""),  # Open pressed with no file chosen
+    ("/upload/workbook", "acme.xlsx", b"not a workbook"),
+    ("/upload/workbook", "", b"")])
+def test_a_file_that_gives_nothing_keeps_what_was_typed(client: TestClient, url: str,
+                                                        name: str, body: bytes) -> None:
+    """The upload carries the account form (app.js copies its fields in). A file that could
+    not be read, or no file chosen, put the Chat API starting point in place of the account
+    being typed: the customer's name, the loads, all gone for one wrong file."""
+    data = archetypes.requirements("chat")
+    data["account"]["name"] = "Fabrikam Legal"
+    data["workloads"][0]["concurrent_users"] = 1234
+    typed: dict[str, list[str]] = {}
+    for k, v in forms.form_values(data).items():
+        typed.setdefault(k, []).extend(v if isinstance(v, list) else [v])
+    r = client.post(url, data=typed, files={"file": (name, body, "application/octet-stream")})
+    assert r.status_code == 400 and upload_error(r.text)
+    assert 'value="Fabrikam Legal"' in r.text and 'value="1234"' in r.text
+    note = re.search(r'id="upload-note">([^<]*)<', r.text)
+    assert (note is not None) == (url == "/upload/yaml" and bool(name))
+    if note:
+        assert html_lib.unescape(note.group(1)) == (
+            "Nothing of acme.yaml could be read: the form below is yours as it was, not this file.")
+
+
+def test_a_one_node_plan_says_it_stops_as_the_pdf_does(client: TestClient) -> None:
+    """inputs/rag-knowledge-base.yaml buys one Dell PowerEdge XE8640 for its language model:
+    the PDF's headroom table says "stops (one node)" with that node down
+    (templates/partials/headroom.html.j2); the web's plan table said "-100 %"."""
+    r = client.post("/upload/yaml", files={"file": (
+        "rag.yaml", (ROOT / "inputs" / "rag-knowledge-base.yaml").read_bytes())})
+    assert r.status_code == 200
+    plan = r.text[r.text.index('<section id="plan">'):]
+    plan = plan[:plan.index("</table>")]
+    rows = [[html_lib.unescape(re.sub(r"<[^>]+>", "", c)).replace("\xa0", " ") for c in
+             re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", plan, re.S)]
+    xe8640 = next(row for row in rows if row and row[0] == "Dell PowerEdge XE8640")
+    assert xe8640[3] == "1" and xe8640[6] == "stops (one node)", xe8640
+    assert "-100" not in plan
+    template = (ROOT / "src" / "llmsizer" / "templates" / "partials" / "headroom.html.j2")
+    assert "stops (one node)" in template.read_text()

@@ -639,7 +639,7 @@ def test_retrieval_workloads_are_on_the_results_panel(client: TestClient) -> Non
     for g in result["plan"]["retrieval_groups"]:
         rw = next(w for w in result["retrieval"] if w["name"] == g["workload"])
         best = next(o for o in rw["options"] if o["id"] == rw["recommended"])
-        row = (f"{g['workload']} {rw['model_name']} "
+        row = (f"{g['workload']}: {rw['model_name']} "
                f"({'embedding' if g['kind'] == 'embed' else 'reranking'}) on "
                f"{cat.gpus[g['gpu']].name}")
         assert row in text
@@ -702,7 +702,7 @@ def test_per_workload_figures_are_the_plans_shares(client: TestClient, name: str
     doc = json.loads(post(client, "/download/json", fields(up.text)).text)
     table = re.search(r'<table id="per-workload">(.*?)</table>', up.text, re.S)
     assert table
-    rows = [visible(r) for r in re.findall(r"<tr\b.*?</tr>", table.group(1), re.S)][1:]
+    rows = [visible(r) for r in re.findall(r"<tbody\b.*?</tbody>", table.group(1), re.S)]
     form = Formatter(doc["account"]["currency"])
 
     class fmt:  # the page's figures as a reader sees them (visible(): no-break spaces too)

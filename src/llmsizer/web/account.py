@@ -146,8 +146,17 @@ async def download_json(request: Request) -> Response:
     data = sub.data
     sized = size_text(sub.yaml, configs=sub.configs)
     if sized.result is None:
-        return _problem(request, sized.error or "")
+        return _not_written(request, sub, "the results JSON", sized.error or "")
     return _attachment(sized.result.to_json(), f"{_stem(data)}.json", MEDIA["json"])
+
+
+def _not_written(request: Request, sub: Submitted, what: str, why: str,
+                 status: int = 400) -> HTMLResponse:
+    """A download that cannot be written: the account page again with the form as it was
+    sent and the reason on top; an error page in its place sent the user "back" to a fresh
+    form (no page is cached), losing what was typed."""
+    return _account_page(request, sub.data, status, found=sub.found,
+                         upload_error=f"{what} was not written: {why}")
 
 
 def _problem(request: Request, message: str, status: int = 400) -> HTMLResponse:
@@ -169,18 +178,19 @@ async def download_xlsx(request: Request) -> Response:
     pool = request.app.state.pool
     from starlette.concurrency import run_in_threadpool
 
+    what = "the workbook"
     error = await _unsized(sub)
     if error:
-        return _problem(request, error)
+        return _not_written(request, sub, what, error)
     try:
         stem, body = await run_in_threadpool(pool.run, "xlsx", render_document,
                                              sub.yaml, FORM_SOURCE, "xlsx", sub.configs)
     except Busy as exc:
-        return _problem(request, str(exc), 503)
+        return _not_written(request, sub, what, str(exc), 503)
     except LlmsizerError as exc:
-        return _problem(request, str(exc))
+        return _not_written(request, sub, what, str(exc))
     except TimeoutError:
-        return _problem(request, "writing the workbook took too long; try again", 503)
+        return _not_written(request, sub, what, "writing it took too long; try again", 503)
     return _attachment(body, f"{stem}.xlsx", MEDIA["xlsx"])
 
 
@@ -223,17 +233,39 @@ async def _read_upload(file: StarletteUpload, limit: int) -> bytes:
     return body
 
 
-def _no_file(request: Request, what: str, button: str) -> HTMLResponse:
+async def _kept(request: Request) -> tuple[dict[str, Any], dict[int, tuple[str, str]]] | None:
+    """The account form as it was when a file was sent (app.js copies its fields into the
+    upload), so a file that cannot be read never costs what was typed; None without it."""
+    form = await request.form()
+    items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    if not any(k.startswith(("account.", "workloads[")) for k, _ in items):
+        return None
+    return forms.form_to_data(items), forms.form_configs(items)
+
+
+async def _refused(request: Request, message: str, unread: str | None = None) -> HTMLResponse:
+    """An upload that gave nothing: the form as it was, or the starting point when the upload
+    did not carry it. ``unread``: the file of which nothing could be read; a note then says
+    the form is not that file (its figures were taken for the file's own sizing)."""
+    kept = await _kept(request)
+    form = ("yours as it was" if kept is not None else
+            f"the {archetypes.BY_KEY['chat'].title} starting point")
+    note = unread and f"Nothing of {unread} could be read: the form below is {form}, not this file."
+    data, found = kept if kept is not None else (archetypes.requirements("chat"), {})
+    return _account_page(request, data, 400, found=found, upload_error=message,
+                         upload_note=note)
+
+
+async def _no_file(request: Request, what: str, button: str) -> HTMLResponse:
     """Open or Re-read pressed with no file chosen: the page again with one line that says
     what to do (FastAPI's own answer would be a JSON validation error)."""
-    return _account_page(request, archetypes.requirements("chat"), 400,
-                         upload_error=f"choose {what} first, then press {button}")
+    return await _refused(request, f"choose {what} first, then press {button}")
 
 
 @router.post("/upload/yaml", response_class=HTMLResponse)
 async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLResponse:
     if file is None or not file.filename:
-        return _no_file(request, "a requirements YAML file", "Open")
+        return await _no_file(request, "a requirements YAML file", "Open")
     name = printable((file.filename or "upload.yaml").rsplit("/", 1)[-1])[:100]
     try:
         text = await _read_upload(file, MAX_YAML_BYTES)
@@ -242,17 +274,12 @@ async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLR
         located = load_text(text, name)
         load_from_text(text, name, catalog())  # the CLI's checks, every one
     except InputError as exc:
-        data = archetypes.requirements("chat")
         if "located" in locals() and isinstance(located.data, dict):
             data = {"schema_version": 1, **forms.form_to_data(
                 _flat(forms.form_values(located.data)))}
             return _account_page(request, data, 400, upload_error=str(exc))
-        # nothing of the file could be read: the form and its figures are the starting
-        # point, which a reader took for the file's own sizing
-        return _account_page(request, data, 400, upload_error=str(exc),
-                             upload_note=f"Nothing of {name} could be read: the form below "
-                                         f"is the {archetypes.BY_KEY['chat'].title} starting "
-                                         "point, not this file.")
+        # nothing of the file could be read: the form is the user's (or the starting point)
+        return await _refused(request, str(exc), unread=name)
     return _account_page(request, located.data)
 
 
@@ -307,7 +334,7 @@ async def upload_workbook(request: Request, file: UploadFile | None = None) -> H
     from starlette.concurrency import run_in_threadpool
 
     if file is None or not file.filename:
-        return _no_file(request, "a workbook (.xlsx) written by llmsizer", "Re-read")
+        return await _no_file(request, "a workbook (.xlsx) written by llmsizer", "Re-read")
     name = printable((file.filename or "upload.xlsx").rsplit("/", 1)[-1])[:100]
     try:
         body = await _read_upload(file, MAX_WORKBOOK_BYTES)
@@ -315,8 +342,7 @@ async def upload_workbook(request: Request, file: UploadFile | None = None) -> H
                                       body, name)
     except (LlmsizerError, Busy, TimeoutError) as exc:
         message = str(exc) if not isinstance(exc, TimeoutError) else "re-reading took too long"
-        return _account_page(request, archetypes.requirements("chat"), 400,
-                             upload_error=message)
+        return await _refused(request, message)
     return _account_page(request, out["requirements"], diff=out["diff"],
                          warnings=out["warnings"])
 

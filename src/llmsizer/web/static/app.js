@@ -98,6 +98,30 @@
     msg.textContent = "error: " + (xhr.responseText || ("the server answered " + xhr.status));
     target.replaceChildren(msg);
   });
+  // Opening or re-reading a file carries the account form's fields along: a file that
+  // cannot be read (or no file chosen) gives the form back as it was, not the starting
+  // point. Only when they fit the upload's allowance for fields (security.MULTIPART_SLACK,
+  // 64,000 bytes; about 100 bytes of part headers each).
+  document.addEventListener("submit", function (ev) {
+    var up = ev.target;
+    var account = document.getElementById("account");
+    if (!up || !account || (up.id !== "upload-yaml" && up.id !== "upload-workbook")) { return; }
+    up.querySelectorAll("input.kept").forEach(function (e) { e.remove(); });
+    var fields = [];
+    var size = 0;
+    new FormData(account).forEach(function (v, k) {
+      if (typeof v === "string") { fields.push([k, v]); size += k.length + v.length + 100; }
+    });
+    if (size > 48000) { return; }
+    fields.forEach(function (kv) {
+      var input = document.createElement("input");
+      input.type = "hidden";
+      input.className = "kept";
+      input.name = kv[0];
+      input.value = kv[1];
+      up.appendChild(input);
+    });
+  });
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
