@@ -35,7 +35,7 @@ from .inputs import api_name
 from .layout import _column as catalog_column
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "catalog_lookup", "retrieval_alone_refs", "retrieval_cell",
+__all__ = ["COUNT_ROWS", "TOTAL_ROWS", "catalog_lookup", "retrieval_alone_refs", "retrieval_cell",
            "retrieval_total_refs", "write"]
 
 FIRST_COL = 3
@@ -73,10 +73,15 @@ RAG_HEAD_ROW = _row
 for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
     _row += 1
     _ROWS[_rag_name] = _row
-# Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
+# Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds; "cloud_gpus": the GPUs
+# each server rents itself, which the cloud total's "every part priced" test reads
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
-              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud",
+              "cloud_gpus": "retrieval_cloud_gpus"}
+# the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
+COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
+              "gpus_purchased": "retrieval_gpus"}
 
 
 def _chosen(r: Result) -> list[tuple[RetrievalWorkloadResult, RetrievalOption]]:
@@ -128,8 +133,7 @@ def _note(book: Book, row: int, col: int, text: str) -> None:
 
 def _namer(col: int) -> Callable[[str], str]:
     def name(n: str) -> str:
-        n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
-             "gpus_purchased": "retrieval_gpus"}.get(n, n) if n in GROUP_COUNTS else n
+        n = COUNT_ROWS.get(n, n) if n in GROUP_COUNTS else n
         if n in _ROWS:
             return f"{letter(col)}{_ROWS[n] + 1}"
         found = input_name(n)
