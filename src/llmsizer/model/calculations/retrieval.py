@@ -159,8 +159,8 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
           MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
               * r("gpus_per_node"))),
-       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented); "
-       "the replicas alone on the language-model nodes."),
+       "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
+       "the cloud rents); the replicas alone on the language-model nodes."),
     _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
        "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
