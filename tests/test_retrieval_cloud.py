@@ -72,3 +72,24 @@ def test_where_the_cloud_sells_single_gpus_a_shared_server_rents_its_own() -> No
     assert r.totals.annual_cost_cloud == pytest.approx(
         llm.annual_cost_cloud + embed.annual_cost_cloud)
     assert r.totals.annual_cost_cloud == pytest.approx(3 * 3.99 * 8760 + 8400)
+
+
+def test_the_workbook_shows_a_shared_servers_cloud_zero_as_money(tmp_path: Path) -> None:
+    """rag-shared-cloud.yaml in the workbook: the embedder's cloud cost on the Retrieval sheet
+    and its Summary column is USD 0 a year (its GPU has a cloud price), not "no price listed",
+    the words for a GPU without one."""
+    import openpyxl
+
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.documents.workbook.retrieval_sheet import retrieval_cell
+
+    r = size(load(SHARED_CLOUD), CAT)
+    book = tmp_path / "shared.xlsx"
+    write_workbook(r, book)
+    wb = openpyxl.load_workbook(book)
+    embed = wb["Retrieval"][retrieval_cell(0, "annual_cost_cloud").split("!")[1]]
+    assert "no price listed" not in embed.number_format
+    assert embed.number_format.startswith('"$"#,##0"/yr"')
+    (cell,) = [c for row in wb["Summary"].iter_rows() for c in row
+               if c.value == f"={retrieval_cell(0, 'annual_cost_cloud')}"]
+    assert "no price listed" not in cell.number_format

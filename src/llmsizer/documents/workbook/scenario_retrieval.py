@@ -24,7 +24,7 @@ from ...sizing.retrieval import (
     scenario_retrieval,
 )
 from .book import Book
-from .formats import clean_text, number_format, unit_text, unpriced_text
+from .formats import clean_text, number_format, unit_text
 from .layout import input_name, letter
 from .retrieval_sheet import _CATALOG as SHEET_CATALOG
 from .retrieval_sheet import _ROWS as SHEET_ROWS
@@ -34,6 +34,7 @@ from .retrieval_sheet import (
     catalog_lookup,
     retrieval_cell,
     retrieval_total_refs,
+    zero_text,
 )
 from .scenario_plan import PlanRows
 
@@ -160,14 +161,14 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, at[_FREE_CLOUD], col, free_cloud, values[_FREE_CLOUD], "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
-                  unpriced_text(c.name))
+                  zero_text(c.name, values))
         for n, expr in CATALOG_ROWS:
             if n in looked_up:
                 _cell(book, ws, at[n], col, "=" + render(expr, name, table), values[n],
                       _UNITS[n])
         for c in GROUP_COST_CALCULATIONS:
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
-                  c.unit, unpriced_text(c.name))
+                  c.unit, zero_text(c.name, values))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
             row = at["retrieval_gpus_on_llm_nodes"]
             taken.setdefault(shared, []).append(f"{x}{row + 1}")
