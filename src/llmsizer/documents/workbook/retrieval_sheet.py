@@ -86,9 +86,11 @@ COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
 
 def zero_text(name: str, values: Mapping[str, Value]) -> str:
     """The words a retrieval column's figure ``name`` shows at 0 (``values``: the column's):
-    with a cloud price, a cloud figure's 0 is a real one (a server on a language-model
-    group's rented instances adds no rent), never "no price listed"."""
-    if name != "gpu_price" and float(values.get("cloud_gpu_hour", 0.0)) > 0:
+    a server on a language-model group's idle GPUs, with a cloud price, adds no rent when
+    that group's instances carry it: its cloud figures' 0 is money, not "no price listed"
+    (a server on nodes of its own keeps the words, for a what-if tier without a price)."""
+    if (name != "gpu_price" and float(values.get("shares_llm_nodes", 0.0)) > 0
+            and float(values.get("cloud_gpu_hour", 0.0)) > 0):
         return ""
     return unpriced_text(name)
 
