@@ -206,6 +206,8 @@ SHARED = Path(__file__).parent / "data" / "rag-shared.yaml"
 MIXED = Path(__file__).parent / "data" / "rag-mixed.yaml"
 WIDE_WORLD = Path(__file__).parents[1] / "inputs" / "rag-knowledge-base.yaml"
 SHARED_BUSY = Path(__file__).parent / "data" / "rag-shared-busy.yaml"
+SHARED_CLOUD = Path(__file__).parent / "data" / "rag-shared-cloud.yaml"
+SHARED_SINGLE_GPU_CLOUD = Path(__file__).parent / "data" / "rag-shared-single-gpu-cloud.yaml"
 
 
 def test_mixed_account_results_hold_the_retrieval_workloads_and_their_costs() -> None:
@@ -401,7 +403,7 @@ def test_no_scenario_row_counts_a_shared_gpu_twice(account: Path) -> None:
         parts = [g for g, _ in scenario_retrieval(sc, r.retrieval, idle, r.account_inputs,
                                                   r.tables)]
         for ng in r.plan.node_groups:  # the replicas on a group's GPUs fit its idle ones
-            assert sum(g.replicas for g in parts if g.shares_with == ng.id) <= idle[ng.id]
+            assert sum(g.replicas for g in parts if g.shares_with == ng.id) <= idle[ng.id][0]
         for g, proposed in zip(parts, r.plan.retrieval_groups, strict=True):
             if proposed.shares_with is not None and g.shares_with is None:
                 assert g.nodes > 0 and g.gpus_purchased >= g.replicas, sc.name
@@ -409,6 +411,14 @@ def test_no_scenario_row_counts_a_shared_gpu_twice(account: Path) -> None:
         s = rows[sc.name]
         assert s.gpus_purchased == e.totals["gpus_purchased"] + sum(g.gpus_purchased
                                                                    for g in parts)
+        # nor rents one twice: a server whose replicas the group's rented instances carry
+        # (GPUs rented beyond those in use, less earlier sharers') rents nothing of its own
+        carried = {k: v[1] for k, v in idle.items()}
+        for g in parts:
+            if g.shares_with is not None:
+                if g.replicas <= carried[g.shares_with]:
+                    assert (g.cloud_gpus, g.annual_cost_cloud) == (0, 0.0), sc.name
+                carried[g.shares_with] = max(0.0, carried[g.shares_with] - g.replicas)
     if account == SHARED_BUSY:
         assert moved == {"users_x1.5", "users_x2", "rate_+50%", "prompt_+50%", "output_-50%",
                          "headroom_0.5"}
@@ -456,8 +466,10 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
         out.stdout.split())
 
 
-@pytest.mark.parametrize("account", [MIXED, SHARED, WIDE_WORLD, SHARED_BUSY],
-                         ids=["own-nodes", "shared", "resized-in-scenarios", "outgrows-idle"])
+@pytest.mark.parametrize("account", [MIXED, SHARED, WIDE_WORLD, SHARED_BUSY, SHARED_CLOUD,
+                                     SHARED_SINGLE_GPU_CLOUD],
+                         ids=["own-nodes", "shared", "resized-in-scenarios", "outgrows-idle",
+                              "shared-and-own-cloud", "shared-single-gpu-cloud"])
 def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
                                                               account: Path) -> None:
     """LibreOffice, forced to recalculate, reproduces every Retrieval formula and the Plan

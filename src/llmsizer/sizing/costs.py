@@ -397,7 +397,7 @@ def sensitivity(runs: ScenarioPlans,
         total = with_retrieval(e.totals.__getitem__, groups)
         priced = cloud_priced([*((g.totals["annual_cost_cloud"], g.totals["gpus_used"])
                                  for g in e.groups),
-                               *((g.annual_cost_cloud, float(g.gpus_used)) for g in groups)])
+                               *((g.annual_cost_cloud, float(g.cloud_gpus)) for g in groups)])
         out.append(ScenarioResult(
             name=sc.name, label=sc.label, change=sc.change, input=sc.input,
             gpus_purchased=int(total("gpus_purchased")), nodes=int(total("nodes")),

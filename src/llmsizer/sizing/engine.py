@@ -203,8 +203,10 @@ def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:
 def _unpriced(parts: Sequence[tuple[str, float, float]],
               rgroups: Sequence[RetrievalGroup]) -> list[str]:
     """The GPUs of the parts of a total (GPU, cloud cost per year, GPUs in use) and of its
-    retrieval groups that run without a cloud price (calculations/costs.py cloud_priced)."""
-    rows = [*parts, *((g.gpu, g.annual_cost_cloud, float(g.gpus_used)) for g in rgroups)]
+    retrieval groups that run without a cloud price (calculations/costs.py cloud_priced): a
+    retrieval group's part is the GPUs it rents itself (none where it runs on a language-model
+    group's rented instances: that group's part prices them)."""
+    rows = [*parts, *((g.gpu, g.annual_cost_cloud, float(g.cloud_gpus)) for g in rgroups)]
     return sorted({gpu for gpu, cost, gpus in rows if not cloud_priced([(cost, gpus)])})
 
 

@@ -254,6 +254,9 @@ class RetrievalGroup(_M):
     nodes: int
     gpus_used: int
     gpus_purchased: int
+    # GPUs it rents in the cloud: on a language-model group's nodes, the replicas that group's
+    # whole instances do not already carry (retrieval_cloud_gpus)
+    cloud_gpus: int
     limited_by: str  # what limits a replica: GPU compute, latency (batch size), tokenisation CPU
     shares_with: str | None = None  # the language-model node group whose idle GPUs it uses
     capex: float

@@ -5,7 +5,9 @@ priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates lik
 an embedding server is many small stateless replicas (source article "How fast does it
 serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
 idle GPUs (bought, not used) of a language-model node group of the same GPU type: then it
-uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_llm_nodes).
+uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_llm_nodes);
+in the cloud it rents only the replicas that group's whole instances do not already carry
+(retrieval_cloud_gpus).
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
     retrieval_program()(values, {})
     env: ChainMap[str, Value] = ChainMap(
         {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
-         "gpus": values["retrieval_gpus_used"],
+         "gpus": values["retrieval_cloud_gpus"],
          "gpus_purchased": values["retrieval_gpus"]}, acct)  # type: ignore[arg-type]
     for name, expr in CATALOG_ROWS:
         env[name] = evaluate(expr, env, tables)
@@ -123,11 +125,12 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
 
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
                    acct: Mapping[str, float],
-                   idle: Mapping[str, tuple[str, str, int]] | None = None
+                   idle: Mapping[str, tuple[str, str, int, int]] | None = None
                    ) -> RetrievalWorkloadResult:
     """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
-    per GPU id, a language-model node group (id, platform, idle GPUs) whose idle GPUs the
-    replicas may use (shares_llm_nodes); on that GPU the option takes the group's platform."""
+    per GPU id, a language-model node group (id, platform, idle GPUs, idle rented cloud
+    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes); on that GPU the option
+    takes the group's platform."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -145,11 +148,12 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
         pid = req.hardware.platform or gpu.default_platform
-        group, free = None, 0
+        group, free, free_cloud = None, 0, 0
         if idle and gid in idle:
-            group, pid, free = idle[gid]
+            group, pid, free, free_cloud = idle[gid]
         values: dict[str, Value] = {
-            **base, **account, "llm_free_gpus": float(free), "weight_bytes": 2.0,
+            **base, **account, "llm_free_gpus": float(free),
+            "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
             "gpu_tflops": gpu.bf16_tflops,
             "gpu_memory_gb": gpu.memory_gb,
             "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
@@ -188,7 +192,8 @@ def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
         gpu=o.gpu, platform=o.platform, replicas=int(float(v["retrieval_replicas"])),
         nodes=int(float(v["retrieval_nodes"])),
         gpus_used=int(float(v["retrieval_gpus_used"])),
-        gpus_purchased=int(float(v["retrieval_gpus"])), limited_by=str(v["limited_by"]),
+        gpus_purchased=int(float(v["retrieval_gpus"])),
+        cloud_gpus=int(float(v["retrieval_cloud_gpus"])), limited_by=str(v["limited_by"]),
         shares_with=shares_with,
         **{k: float(v[k]) for k in GROUP_COST_FIGURES})
 
@@ -206,10 +211,13 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
 _INPUT_NAMES = tuple(i.name for i in RETRIEVAL_INPUTS)
 
 
-def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated) -> dict[str, float]:
-    """Idle GPUs (bought, not used) of each language-model node group, by its id, in the
-    scenario plan ``e`` (its groups are the proposal's, in order)."""
-    return {ng.id: float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"])
+def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated
+                  ) -> dict[str, tuple[float, float]]:
+    """Idle GPUs of each language-model node group, by its id, in the scenario plan ``e``
+    (its groups are the proposal's, in order): bought, not used; and rented in the cloud,
+    not used (its whole instances' GPUs beyond those in use)."""
+    return {ng.id: (float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"]),
+                    float(g.env["cloud_gpus_rented"]) - float(g.env["group_gpus_used"]))
             for ng, g in zip(node_groups, e.groups, strict=True)}
 
 
@@ -233,18 +241,21 @@ def scenario_changes_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorklo
 
 
 def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
-                       idle: Mapping[str, float], acct: Mapping[str, float], tables: Tables,
+                       idle: Mapping[str, tuple[float, float]], acct: Mapping[str, float],
+                       tables: Tables,
                        ) -> list[tuple[RetrievalGroup, dict[str, Value]]]:
     """The embed and rerank node groups under scenario ``sc``, each with the values it was
     evaluated with: each recommended option evaluated again on its GPU and platform, with
     the scenario's retrieval input (``sc.retrieval_input``: the load and headroom rows) and
     account input (GPU price, cloud tier, average load: the TCO lines read them) changed.
     A group on a language-model node group's idle GPUs gets that group's idle GPUs in the
-    scenario plan (``idle``: per node-group id), less the replicas of the groups before it
-    that use them: more replicas than idle GPUs buy nodes of its own, as the proposal would
-    (the scenario's language models may have taken the GPUs it used: counted twice)."""
+    scenario plan (``idle``: per node-group id, bought and rented in the cloud), less the
+    replicas of the groups before it that use them: more replicas than idle GPUs buy nodes
+    of its own, as the proposal would (the scenario's language models may have taken the
+    GPUs it used: counted twice)."""
     out: list[tuple[RetrievalGroup, dict[str, Value]]] = []
-    free = dict(idle)
+    free = {k: v[0] for k, v in idle.items()}
+    free_cloud = {k: v[1] for k, v in idle.items()}
     scen_acct = dict(acct)
     if sc.input in acct:
         scen_acct[sc.input] = float(evaluate(sc.value, acct))
@@ -254,6 +265,8 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
             continue
         values: dict[str, Value] = {k: o.values[k] for k in _INPUT_NAMES}
         values["llm_free_gpus"] = free.get(o.shares_with, 0.0) if o.shares_with else 0.0
+        values["llm_idle_cloud_gpus"] = (free_cloud.get(o.shares_with, 0.0) if o.shares_with
+                                         else 0.0)
         if sc.retrieval_input is not None and sc.retrieval_value is not None:
             values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
             if sc.retrieval_input in acct:
@@ -262,7 +275,9 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
                   scen_acct, tables)
         shares = o.shares_with if float(values["shares_llm_nodes"]) > 0 else None
         if shares is not None:
-            free[shares] = free[shares] - float(values["retrieval_gpus_on_llm_nodes"])
+            taken = float(values["retrieval_gpus_on_llm_nodes"])
+            free[shares] = free[shares] - taken
+            free_cloud[shares] = max(0.0, free_cloud[shares] - taken)
         out.append((_group(len(out) + 1, w, o, values, shares), values))
     return out
 
@@ -297,13 +312,16 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
     language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
     account order: a workload whose replicas all fit one group's idle GPUs of the same type,
     at a lower annual cost than its own nodes, takes them and they are gone for the next."""
-    idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used) for g in node_groups}
+    # idle rented cloud GPUs: the group's whole instances beyond its GPUs in use (its TCO
+    # lines' cloud_gpus_rented)
+    idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
+                   int(g.values["cloud_gpus_rented"]) - g.gpus_used) for g in node_groups}
     out = []
     for w in retrieval:
-        offer: dict[str, tuple[str, str, int]] = {}
-        for gid_group, (gpu, platform, free) in idle.items():
-            if free > 0 and free > offer.get(gpu, ("", "", 0))[2]:
-                offer[gpu] = (gid_group, platform, free)
+        offer: dict[str, tuple[str, str, int, int]] = {}
+        for gid_group, (gpu, platform, free, free_cloud) in idle.items():
+            if free > 0 and free > offer.get(gpu, ("", "", 0, 0))[2]:
+                offer[gpu] = (gid_group, platform, free, free_cloud)
         spec = next(x for x in req.workloads if x.name == w.name)
         assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer)
@@ -311,8 +329,8 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         if best is None or best.shares_with is None:
             out.append(w)
             continue
-        gpu, platform, free = idle[best.shares_with]
-        idle[best.shares_with] = (gpu, platform,
-                                  free - int(float(best.values["retrieval_replicas"])))
+        gpu, platform, free, free_cloud = idle[best.shares_with]
+        taken = int(float(best.values["retrieval_replicas"]))
+        idle[best.shares_with] = (gpu, platform, free - taken, max(0, free_cloud - taken))
         out.append(again)
     return out

@@ -325,21 +325,24 @@ def write(book: Book) -> None:
         ws.write_string(row, 0, key, f("name"))
         ws.write_string(row, 1, label, f("label"))
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))
-        def plan_refs(k: str) -> list[str]:
+        # ``rk``: the retrieval row, when not the total's own (the GPUs a server rents)
+        def plan_refs(k: str, rk: str | None = None) -> list[str]:
             name = PLAN_TOTALS[k]
             return ([f"{letter(group_col[g.id])}{pl.group_rows[name] + 1}" for g in groups]
                     # embed and rerank workloads' own node groups
-                    + retrieval_total_refs(r, k))
+                    + retrieval_total_refs(r, rk or k))
 
-        def alone_refs(k: str) -> list[str]:
+        def alone_refs(k: str, rk: str | None = None) -> list[str]:
             cells = [book.lay.cell(DEDICATED[k], c) for c in book.lay.columns
                      if c.option.id == c.workload.dedicated]
-            return [d for d in cells if d] + retrieval_alone_refs(r, k)
+            return [d for d in cells if d] + retrieval_alone_refs(r, rk or k)
 
         plan_f, ded_f = _sum(plan_refs(key)), _sum(alone_refs(key))
         if key == "annual_cost_cloud":
-            plan_f = _priced(plan_refs(key), plan_refs("gpus_used"), plan_f)
-            ded_f = _priced(alone_refs(key), alone_refs("gpus_used"), ded_f)
+            # a retrieval server's part: the GPUs it rents itself (on a language-model
+            # group's instances, that group's part)
+            plan_f = _priced(plan_refs(key), plan_refs("gpus_used", "cloud_gpus"), plan_f)
+            ded_f = _priced(alone_refs(key), alone_refs("gpus_used", "cloud_gpus"), ded_f)
         ws.write_formula(row, FIRST_COL, plan_f, f("total", fmt), plan_value)
         ws.write_formula(row, FIRST_COL + 1, ded_f, f("total", fmt), ded_value)
     _write_shares(book, ws, pl, pool_col, group_of, group_col, width)

@@ -8,7 +8,7 @@ totals add this sheet's node counts and costs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, INPUTS
 from ...model.calculations.retrieval import (
@@ -19,7 +19,7 @@ from ...model.calculations.retrieval import (
     RETRIEVAL_COST_INPUTS,
     RETRIEVAL_INPUTS,
 )
-from ...model.expr import Lookup, lookup, lookup_formula, render, to_text
+from ...model.expr import Lookup, Value, lookup, lookup_formula, render, to_text
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from ...sizing.retrieval import CATALOG_ROWS
 from .book import Book
@@ -35,8 +35,8 @@ from .inputs import api_name
 from .layout import _column as catalog_column
 from .layout import input_name, letter
 
-__all__ = ["TOTAL_ROWS", "catalog_lookup", "retrieval_alone_refs", "retrieval_cell",
-           "retrieval_total_refs", "write"]
+__all__ = ["COUNT_ROWS", "TOTAL_ROWS", "catalog_lookup", "retrieval_alone_refs", "retrieval_cell",
+           "retrieval_total_refs", "write", "zero_text"]
 
 FIRST_COL = 3
 HEAD_ROW = 4  # workload, model, GPU, platform, serving engine
@@ -73,10 +73,26 @@ RAG_HEAD_ROW = _row
 for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
     _row += 1
     _ROWS[_rag_name] = _row
-# Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds
+# Plan totals (PLAN_TOTALS keys) and the row of this sheet each adds; "cloud_gpus": the GPUs
+# each server rents itself, which the cloud total's "every part priced" test reads
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
-              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud",
+              "cloud_gpus": "retrieval_cloud_gpus"}
+# the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
+COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
+              "gpus_purchased": "retrieval_gpus"}
+
+
+def zero_text(name: str, values: Mapping[str, Value]) -> str:
+    """The words a retrieval column's figure ``name`` shows at 0 (``values``: the column's):
+    a server on a language-model group's idle GPUs, with a cloud price, adds no rent when
+    that group's instances carry it: its cloud figures' 0 is money, not "no price listed"
+    (a server on nodes of its own keeps the words, for a what-if tier without a price)."""
+    if (name != "gpu_price" and float(values.get("shares_llm_nodes", 0.0)) > 0
+            and float(values.get("cloud_gpu_hour", 0.0)) > 0):
+        return ""
+    return unpriced_text(name)
 
 
 def _chosen(r: Result) -> list[tuple[RetrievalWorkloadResult, RetrievalOption]]:
@@ -128,8 +144,7 @@ def _note(book: Book, row: int, col: int, text: str) -> None:
 
 def _namer(col: int) -> Callable[[str], str]:
     def name(n: str) -> str:
-        n = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
-             "gpus_purchased": "retrieval_gpus"}.get(n, n) if n in GROUP_COUNTS else n
+        n = COUNT_ROWS.get(n, n) if n in GROUP_COUNTS else n
         if n in _ROWS:
             return f"{letter(col)}{_ROWS[n] + 1}"
         found = input_name(n)
@@ -238,12 +253,12 @@ def write(book: Book) -> None:
         row = _ROWS[c.name]
         cached = [o.values[c.name] for _, o in chosen]
         numbers = [float(v) for v in cached if not isinstance(v, str)]
-        fmt = number_format(c.unit, numbers or [0.0], book.cur,
-                            zero_text=unpriced_text(c.name))
         ws.write_string(row, 0, c.name, f("name"))
         ws.write_string(row, 1, c.label, f("label"))
         ws.write_string(row, 2, unit_text(c.unit, book.cur), f("unit"))
         for j, cv in enumerate(cached):
+            fmt = number_format(c.unit, numbers or [0.0], book.cur,
+                                zero_text=zero_text(c.name, chosen[j][1].values))
             ws.write_formula(row, FIRST_COL + j, "=" + render(c.expr, _namer(FIRST_COL + j)),
                              f("calc", fmt), cv)
         ws.write_string(row, FIRST_COL + n + 1, f"= {to_text(c.expr)}", f("note"))

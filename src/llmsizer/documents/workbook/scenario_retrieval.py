@@ -24,27 +24,36 @@ from ...sizing.retrieval import (
     scenario_retrieval,
 )
 from .book import Book
-from .formats import clean_text, number_format, unit_text, unpriced_text
+from .formats import clean_text, number_format, unit_text
 from .layout import input_name, letter
 from .retrieval_sheet import _CATALOG as SHEET_CATALOG
 from .retrieval_sheet import _ROWS as SHEET_ROWS
-from .retrieval_sheet import TOTAL_ROWS, catalog_lookup, retrieval_cell, retrieval_total_refs
+from .retrieval_sheet import (
+    COUNT_ROWS,
+    TOTAL_ROWS,
+    catalog_lookup,
+    retrieval_cell,
+    retrieval_total_refs,
+    zero_text,
+)
 from .scenario_plan import PlanRows
 
 __all__ = ["label_rows", "retrieval_rows", "write_retrieval"]
 
 _FREE = "llm_free_gpus"
-_COUNTS = {"nodes": "retrieval_nodes", "gpus": "retrieval_gpus_used",
-           "gpus_purchased": "retrieval_gpus"}
+_FREE_CLOUD = "llm_idle_cloud_gpus"
+# the account totals the block adds to, and the GPUs each server rents itself (the cloud
+# total's "every part priced" test reads them)
+_SUMS = "cloud_gpus"
 
 
 def retrieval_rows(rows: PlanRows) -> dict[str, int]:
-    """The block's rows for a retrieval column (0-based): the idle GPUs it may use, then the
-    Retrieval calculations, after the node groups' rows; its TCO lines use the node groups'
-    own rows (the same calculations)."""
+    """The block's rows for a retrieval column (0-based): the idle GPUs it may use (bought,
+    and rented in the cloud), then the Retrieval calculations, after the node groups' rows;
+    its TCO lines use the node groups' own rows (the same calculations)."""
     row = max(rows.group.values()) + 2
-    out = {_FREE: row}
-    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=1):
+    out = {_FREE: row, _FREE_CLOUD: row + 1}
+    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=2):
         out[c.name] = row + i
     # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
     for i, name in enumerate(_REACHED, start=len(out) + 1):
@@ -57,6 +66,9 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     f = book.f
     at = retrieval_rows(rows)
     ws.write_string(at[_FREE], col, "Retrieval: idle GPUs of the language-model nodes (GPUs)",
+                    f("label"))
+    ws.write_string(at[_FREE_CLOUD], col,
+                    "Retrieval: idle rented cloud GPUs of the language-model nodes (GPUs)",
                     f("label"))
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
@@ -73,9 +85,9 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     cells to add to the plan's (``plan_sums``: the node-group cells of the scenario)."""
     r = book.r
     if not r.plan.retrieval_groups:
-        return col, {k: [] for k in plan_sums}
+        return col, {k: [] for k in (*plan_sums, _SUMS)}
     if not scenario_changes_retrieval(sc, r.retrieval, r.account_inputs):
-        return col, {k: retrieval_total_refs(r, k) for k in plan_sums}
+        return col, {k: retrieval_total_refs(r, k) for k in (*plan_sums, _SUMS)}
     f = book.f
     at = retrieval_rows(rows)
     groups = [ng.id for ng in r.plan.node_groups]
@@ -91,7 +103,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     # them: the engine's, for the option)
     looked_up = {n for n, expr in CATALOG_ROWS if changed is not None
                  and changed in references(expr)}
-    sums: dict[str, list[str]] = {k: [] for k in plan_sums}
+    sums: dict[str, list[str]] = {k: [] for k in (*plan_sums, _SUMS)}
     taken: dict[str, list[str]] = {}  # node-group id -> replicas cells of earlier sharers
     for j, ((_, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
                                             strict=True)):
@@ -113,13 +125,13 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
 
         def name(n: str, x: str = x, shared: str | None = shared,
                  gpu: str | None = gpu) -> str:
-            n = _COUNTS.get(n, n) if n in GROUP_COUNTS else n
+            n = COUNT_ROWS.get(n, n) if n in GROUP_COUNTS else n
             if n == "gpu" and gpu is not None:
                 return gpu
             if n == changed:
                 return f"{x}{rows.value + 1}"
             if n in at and (n not in _REACHED or n in looked_up) and (
-                    n != _FREE or shared is not None):
+                    n not in (_FREE, _FREE_CLOUD) or shared is not None):
                 return f"{x}{at[n] + 1}"
             if n in rows.group and n in _COST:
                 return f"{x}{rows.group[n] + 1}"
@@ -141,16 +153,22 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             free = (f"={plan_sums['gpus_purchased'][k]}-{plan_sums['gpus_used'][k]}"
                     + "".join(f"-{c}" for c in taken.get(shared, [])))
             _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
+            # the group's rented cloud GPUs (its column's TCO line) beyond those in use
+            used = plan_sums["gpus_used"][k]
+            rented = used.rstrip("0123456789") + str(rows.group["cloud_gpus_rented"] + 1)
+            free_cloud = (f"=MAX(0,{rented}-{used}"
+                          + "".join(f"-{c}" for c in taken.get(shared, [])) + ")")
+            _cell(book, ws, at[_FREE_CLOUD], col, free_cloud, values[_FREE_CLOUD], "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
-                  unpriced_text(c.name))
+                  zero_text(c.name, values))
         for n, expr in CATALOG_ROWS:
             if n in looked_up:
                 _cell(book, ws, at[n], col, "=" + render(expr, name, table), values[n],
                       _UNITS[n])
         for c in GROUP_COST_CALCULATIONS:
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
-                  c.unit, unpriced_text(c.name))
+                  c.unit, zero_text(c.name, values))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
             row = at["retrieval_gpus_on_llm_nodes"]
             taken.setdefault(shared, []).append(f"{x}{row + 1}")

@@ -200,7 +200,10 @@ def write(book: Book) -> None:
             # 0 = no price listed for a GPU of the plan (the results' None)
             value = float(getattr(scenario, out) or 0.0)
             if out == "annual_cost_cloud":
-                text = f"IF({cloud_priced_formula(sums[out], sums['gpus_used'])},{text},0)"
+                # a retrieval server's part: the GPUs it rents itself (none on a
+                # language-model group's instances: that group's part prices them)
+                gpus = [*plan_sums["gpus_used"], *extra["cloud_gpus"]]
+                text = f"IF({cloud_priced_formula(sums[out], gpus)},{text},0)"
             ws.write_formula(row, j, "=" + text, f("calc", fmts[out]), value)
     last_table_row = row
     if col > FIRST_BLOCK_COL:

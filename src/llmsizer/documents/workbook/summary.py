@@ -17,7 +17,7 @@ from .layout import SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
 from .rerun_check import write_checks
-from .retrieval_sheet import retrieval_cell
+from .retrieval_sheet import retrieval_cell, zero_text
 from .summary_charts import chart_sections, charts, summary_scale
 
 __all__ = ["write"]
@@ -285,9 +285,12 @@ def write(book: Book) -> None:
                 ws.write_string(row, 1 + k, "—", f("unit"))
         if name in _RETRIEVAL_OF and cells:
             sheet_row, field = _RETRIEVAL_OF[name]
-            for j, g in enumerate(groups):
+            best = [rw.best for rw in r.retrieval if rw.best is not None]
+            for j, (g, o) in enumerate(zip(groups, best, strict=True)):
+                # a shared server's priced cloud 0 is a real 0 (retrieval_sheet.zero_text)
+                own = number_format(unit, nums, book.cur, zero_text=zero_text(name, o.values))
                 ws.write_formula(row, 2 + book.n_wl + j, f"={retrieval_cell(j, sheet_row)}",
-                                 f("calc", fmt), float(getattr(g, field)))
+                                 f("calc", own), float(getattr(g, field)))
         if name in _TOTALS and cells:
             # the account plan's totals (Plan sheet): shared pools and nodes, not the sum
             key = _TOTAL_OF.get(name, name)

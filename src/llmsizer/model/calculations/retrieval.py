@@ -43,6 +43,11 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("llm_free_gpus", "Idle GPUs of the language-model nodes", "GPUs", "option",
           "GPUs of this type that a language-model node group bought and leaves idle (0 = "
           "none): the replicas go there when they all fit."),
+    Input("llm_idle_cloud_gpus", "Idle rented cloud GPUs of the language-model nodes", "GPUs",
+          "option",
+          "GPUs the same group's whole cloud instances rent beyond its GPUs in use (GPUs rented "
+          "- GPUs in use; 0 where the cloud sells single GPUs): in the cloud the replicas that "
+          "share its nodes run there, already paid for."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -154,12 +159,18 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
           MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
               * r("gpus_per_node"))),
-       "Replicas + the spare node's GPUs: what the cloud rents (empty slots are not rented); "
-       "the replicas alone on the language-model nodes."),
+       "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
+       "the cloud rents); the replicas alone on the language-model nodes."),
     _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
        "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
        "retrieval workload listed after it finds that many fewer idle GPUs there."),
+    _c("retrieval_cloud_gpus", "GPUs it rents in the cloud", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0),
+          MAX(0, r("retrieval_replicas") - r("llm_idle_cloud_gpus")), r("retrieval_gpus_used")),
+       "On the language-model nodes: the replicas their rented instances do not already carry "
+       "(0 when they carry them all); else its GPUs in use. The cloud lines round them up to "
+       "whole instances."),
 )
 
 
