@@ -91,7 +91,8 @@ def test_counts_and_money_are_grouped_never_e_notation() -> None:
     ungrouped = [ln for ln in text.splitlines() if re.search(r"(?<![\w,.])\d{4,}(?!\w)", ln)]
     assert not ungrouped, ungrouped
     flat = _unfolded(text)
-    assert f"Total: {tot.gpus:,} GPUs in {tot.nodes:,} nodes" in flat
+    assert (f"Total: {tot.gpus_purchased:,} GPUs bought ({tot.gpus_used:,} used) in "
+            f"{tot.nodes:,} nodes") in flat
     money = Formatter("USD").money(tot.capex).replace("\u00a0", " ")
     assert re.fullmatch(r"USD \d{1,3}(,\d{3})+ bn", money), money
     assert f"capex {money};" in flat
@@ -127,3 +128,26 @@ def test_server_names_are_never_split_mid_word_at_80_columns() -> None:
         assert set(server.split()) <= words, server
     assert not re.search(r"\bPow\b|^\s+erEdge", text, re.M)
 
+
+
+def test_total_counts_the_gpus_bought_as_the_plan_does() -> None:
+    """A GB200 NVL72 rack serving one GPU's load printed "Total: 1 GPU in 1 node" under
+    "Plan: 1 × NVIDIA GB200 NVL72 rack (72 GPUs bought, 1 used)": the total counts what is
+    bought (the capex's GPUs), the used ones beside them."""
+    tot = _sized("gb200-unpriced.yaml").totals
+    assert (tot.gpus_purchased, tot.gpus_used, tot.nodes) == (72, 1, 1)
+    text = _unfolded(_text("gb200-unpriced.yaml"))
+    assert "Total: 72 GPUs bought (1 used) in 1 node; " in text
+    assert "(72 GPUs bought, 1 used)" in text
+
+
+def test_a_total_that_leaves_a_workload_out_says_which() -> None:
+    """A reranker nothing serves is left out of the totals; the PDF summary says so
+    ("Totals cover the 2 workloads with a recommendation; 1 workload needs ..."), and so
+    does the terminal, naming it."""
+    result = _sized("rag-reranker-unmet.yaml")
+    unmet = [w.name for w in result.retrieval if w.recommended is None]
+    assert unmet == ["Passage scoring"]
+    assert ("Totals cover the 2 workloads with a recommendation; 1 workload (Passage scoring) "
+            "needs a change of target, model or hardware first.") in _unfolded(
+                _text("rag-reranker-unmet.yaml"))

@@ -369,14 +369,22 @@ def _print_total(result: Result, con: Console) -> None:
         return
     chosen = [o for w in every for o in w.options if o.id == w.recommended]
     no_price = list(dict.fromkeys(o.gpu for o in chosen if not o.priced))
-    _say(con, "Total" + (f" without {', '.join(unmet)} (no configuration meets "
-                         f"{'its' if len(unmet) == 1 else 'their'} targets)" if unmet else "")
-              + f": {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
+    # GPUs bought, as the plan lines and the PDF cover count them ("72 GPUs bought, 1 used"
+    # on a rack read beside "Total: 1 GPU" as if the rack were one GPU)
+    gpus = (_n(tot.gpus_purchased, "GPU") if tot.gpus_purchased == tot.gpus_used else
+            f"{_n(tot.gpus_purchased, 'GPU')} bought ({tot.gpus_used:,} used)")
+    _say(con, f"Total: {gpus} in {_n(tot.nodes, 'node')}; "
               f"capex {_money(tot.capex, cur)}; "
               f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
               + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
                  if tot.annual_cost_cloud is not None else
                  cloud_unpriced_words(tot.cloud_unpriced, cat.gpus)))
+    if unmet:  # the PDF summary's words
+        done = len(every) - len(unmet)
+        _say(con, f"Totals cover the {_n(done, 'workload')} with a recommendation; "
+                  f"{_n(len(unmet), 'workload')} ({', '.join(unmet)}) "
+                  f"{'needs' if len(unmet) == 1 else 'need'} a change of target, model or "
+                  "hardware first.", style="yellow")
     if no_price:
         _say(con, "The capital and on-premises figures leave out the GPUs: "
                   f"{gpu_list(no_price, cat.gpus)} {'has' if len(no_price) == 1 else 'have'} "
