@@ -151,3 +151,16 @@ def test_a_total_that_leaves_a_workload_out_says_which() -> None:
     assert ("Totals cover the 2 workloads with a recommendation; 1 workload (Passage scoring) "
             "needs a change of target, model or hardware first.") in _unfolded(
                 _text("rag-reranker-unmet.yaml"))
+
+
+def test_headroom_in_the_table_is_grouped() -> None:
+    """Ticket routing's one L40S runs 26 times its peak: its headroom read "2500%" in the
+    120-column table beside "2,500%" in the plan."""
+    w = next(w for w in _sized("eight-workloads.yaml").workloads if w.name == "Ticket routing")
+    rec = next(o for o in w.options if o.id == w.recommended)
+    shown = f"{float(rec.values['headroom_achieved']):,.0%}"
+    assert shown == "2,500%"
+    text = _text("eight-workloads.yaml", 120)
+    table = text[text.index("Ticket routing —"):]
+    star = next(ln for ln in table.splitlines() if ln.lstrip().startswith("★"))
+    assert f" {shown} " in star, star

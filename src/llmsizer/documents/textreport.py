@@ -182,7 +182,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
                     f"{float(v['tokens_per_s_per_user']):,.1f}",
                     _latency(float(v['ttft_ms'])), f"{float(v['replicas']):,.0f}",
                     f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}",
-                    f"{float(v['headroom_achieved']):.0%}",
+                    f"{float(v['headroom_achieved']):,.0%}",
                     _amount(float(v['annual_cost_onprem'])) if o.priced else "no price"]
         else:
             row += [""] * len(_NUMBER_HEADS)
