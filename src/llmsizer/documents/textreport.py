@@ -531,7 +531,8 @@ def _node_down(headroom: float, left: float | None, nodes: int) -> str:
         return "the service stops while its one node is down"
     if (left is not None and left <= 0) or headroom <= -1:
         return "the service stops while a node is down"
-    return f"{headroom:,.0%} with a node down"
+    # below zero the PDF says what it means: "peak demand is not met while a node is down"
+    return f"{headroom:,.0%} with a node down" + (" (peak demand not met)" if headroom < 0 else "")
 
 
 def _n(count: int, noun: str) -> str:
