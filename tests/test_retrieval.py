@@ -359,7 +359,10 @@ def test_retrieval_shares_idle_gpus_of_the_llm_nodes_of_the_same_type() -> None:
     assert out.returncode == 0, out.stderr
     host = short_name(CAT.platforms[llm.platform].name)
     said = " ".join(out.stdout.split())
-    assert f"on idle GPUs of the {host} nodes above (shared with the LLM pools)" in said
+    # the PDF's words (y-cli review: "Plan: 0 × ... (0 GPUs bought, 1 used)" read as a bug)
+    assert (f"Retrieval serving: use 1 idle GPU of the language-model servers ({host}) "
+            f"for {rg.workload}") in said
+    assert "no GPUs or servers bought for it" in said
     assert llm.id not in said  # the node group by its platform, never its id
 
 
@@ -460,7 +463,8 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     key = "costs.cloud_gpu_hour.rtx-pro-6000"
     assert key in " ".join(out.stdout.split())
     assert "rtx-pro-6000" not in out.stdout.replace(key, "") and " l4 " not in out.stdout
-    assert "its own nodes, not shared with the LLM pools" in " ".join(out.stdout.split())
+    assert "on its own servers, not shared with the language models" in " ".join(
+        out.stdout.split())
     # the engine each plan line is sized for, in words (the default: the serving stack)
     assert "served by serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
         out.stdout.split())

@@ -29,6 +29,7 @@ from .proposal.format import (
     NBSP,
     Formatter,
     cloud_unpriced_words,
+    gpu_list,
     option_words,
     precision_name,
     short_name,
@@ -125,9 +126,9 @@ def _config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
         one = f"{mark}{a}, {b}"
         cells.append(one if len(one) <= room else "\n".join(
             textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ",
-                          break_on_hyphens=False)
+                          break_on_hyphens=False, break_long_words=False)
             + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ",
-                            break_on_hyphens=False)))
+                            break_on_hyphens=False, break_long_words=False)))
     return cells
 
 
@@ -176,11 +177,12 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
         v = o.values
         row = [""]
         if o.feasible:
-            row += [f"{float(v['batch_per_replica']):.0f}",
-                    f"{float(v['tokens_per_s_per_user']):.1f}",
-                    _latency(float(v['ttft_ms'])), f"{float(v['replicas']):.0f}",
-                    f"{float(v['gpus']):.0f}", f"{float(v['nodes']):.0f}",
-                    f"{float(v['headroom_achieved']):.0%}",
+            # counts grouped as the PDF writes them ("712,466,573", never "712466573")
+            row += [f"{float(v['batch_per_replica']):,.0f}",
+                    f"{float(v['tokens_per_s_per_user']):,.1f}",
+                    _latency(float(v['ttft_ms'])), f"{float(v['replicas']):,.0f}",
+                    f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}",
+                    f"{float(v['headroom_achieved']):,.0%}",
                     _amount(float(v['annual_cost_onprem'])) if o.priced else "no price"]
         else:
             row += [""] * len(_NUMBER_HEADS)
@@ -225,7 +227,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
 
 
 _RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "replicas", "GPUs", "nodes",
-                    "on-prem\n{cur}/yr", "limited by")
+                    "on-prem\n{cur}/yr", "limited\nby")
 
 
 def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _Names) -> Table:
@@ -242,29 +244,41 @@ def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _N
             rows.append([f"{float(v['batch_tokens']):,.0f}",
                          f"{float(v['latency_p95_s']) * 1000:,.0f}",
                          f"{float(v['replica_tokens_per_s']):,.0f}",
-                         f"{float(v['retrieval_replicas']):.0f}",
-                         f"{float(v['retrieval_gpus']):.0f}",
-                         f"{float(v['retrieval_nodes']):.0f}",
+                         f"{float(v['retrieval_replicas']):,.0f}",
+                         *([f"{float(v['retrieval_gpus_used']):,.0f} idle", "shared"]
+                           if v.get("shares_llm_nodes") else
+                           [f"{float(v['retrieval_gpus']):,.0f}",
+                            f"{float(v['retrieval_nodes']):,.0f}"]),
                          _amount(float(v['annual_cost_onprem'])) if o.priced else "no price",
                          str(v["limited_by"])])
         else:
             rows.append([""] * len(_RETRIEVAL_HEADS))
     heads = [h.format(cur=cur) for h in _RETRIEVAL_HEADS]
     per_column, rest = (3, 12 + _WHY) if wide else (2 if width >= 90 else 1, 2)
-    room = width - sum(max([len(r[i]) for r in rows] + [len(p) for p in h.split("\n")])
-                       for i, h in enumerate(heads)) - per_column * (len(heads) + 1) - rest
+    # "limited by" (words) folds at its spaces, so it claims only its longest word: at 80
+    # columns its whole phrase left the servers folded mid-name ("Dell Pow" over "erEdge")
+    widths = [max([len(r[i]) if i < len(heads) - 1 else
+                   max(map(len, r[i].split()), default=0) for r in rows]
+                  + [len(p) for p in h.split("\n")]) for i, h in enumerate(heads)]
+    room = width - sum(widths) - per_column * (len(heads) + 1) - rest
     cells = _config_cells([(*names.lines(o), o.id == w.recommended)
                            for o in shown], room)
     config = max([13] + [_width(c) for c in cells])
     t.add_column("configuration", min_width=config, max_width=config)
     for head in heads:
-        # the figures never fold; "limited by" (words) folds at a space where room is short
-        t.add_column(head, justify="left" if head == "limited by" else "right",
-                     no_wrap=head != "limited by")
+        # the figures never fold; "limited by" (words) folds at a space, in what is left
+        words = head == "limited\nby"
+        t.add_column(head, justify="left" if words else "right", no_wrap=not words,
+                     max_width=max(widths[-1], widths[-1] + room - config) if words else None)
     if wide:
         t.add_column("why not", overflow="fold", ratio=1)
     for o, cell, row in zip(shown, cells, rows, strict=True):
         t.add_row(cell, *row, *([Text(o.reason)] if wide else []))
+    if any(o.feasible and o.values.get("shares_llm_nodes") for o in shown):
+        # "0 GPUs, 0 nodes, cost 0" beside the star read as a bug: the PDF's words instead
+        t.caption = Text("idle, shared: on GPUs the language-model servers bought and leave "
+                         "idle; no GPUs, servers or cost of its own")
+        t.caption_justify = "left"
     return t
 
 
@@ -339,13 +353,42 @@ def print_result(result: Result, console: Console | None = None) -> None:
         con.print(_models_table(t, cur, con.width))
         con.print(Text(QUALITY), highlight=False)
     _print_plan(result, con)
-    tot = result.totals
-    _say(con, f"Total: {_n(tot.gpus, 'GPU')} in {_n(tot.nodes, 'node')}; "
+    _print_total(result, con)
+
+
+def _print_total(result: Result, con: Console) -> None:
+    """The account's total in the cover's words: none where nothing meets the targets (a
+    "Total: 0 GPUs ... USD 0" read as a free plan), the workloads it leaves out named, and the
+    GPUs without a purchase price that the capital and on-premises figures leave out."""
+    cat, cur, tot = load_catalog(), result.account.currency, result.totals
+    every: list[WorkloadResult | RetrievalWorkloadResult] = [*result.workloads, *result.retrieval]
+    unmet = [w.name for w in every if w.recommended is None]
+    if not result.plan.node_groups and not result.plan.retrieval_groups:
+        _say(con, "No configuration meets the stated targets: nothing to buy, so no total.",
+             style="bold")
+        return
+    chosen = [o for w in every for o in w.options if o.id == w.recommended]
+    no_price = list(dict.fromkeys(o.gpu for o in chosen if not o.priced))
+    # GPUs bought, as the plan lines and the PDF cover count them ("72 GPUs bought, 1 used"
+    # on a rack read beside "Total: 1 GPU" as if the rack were one GPU)
+    gpus = (_n(tot.gpus_purchased, "GPU") if tot.gpus_purchased == tot.gpus_used else
+            f"{_n(tot.gpus_purchased, 'GPU')} bought ({tot.gpus_used:,} used)")
+    _say(con, f"Total: {gpus} in {_n(tot.nodes, 'node')}; "
               f"capex {_money(tot.capex, cur)}; "
               f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
               + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
                  if tot.annual_cost_cloud is not None else
                  cloud_unpriced_words(tot.cloud_unpriced, cat.gpus)))
+    if unmet:  # the PDF summary's words
+        done = len(every) - len(unmet)
+        _say(con, f"Totals cover the {_n(done, 'workload')} with a recommendation; "
+                  f"{_n(len(unmet), 'workload')} ({', '.join(unmet)}) "
+                  f"{'needs' if len(unmet) == 1 else 'need'} a change of target, model or "
+                  "hardware first.", style="yellow")
+    if no_price:
+        _say(con, "The capital and on-premises figures leave out the GPUs: "
+                  f"{gpu_list(no_price, cat.gpus)} {'has' if len(no_price) == 1 else 'have'} "
+                  "no purchase price.", style="yellow")
 
 
 def _say(con: Console, text: str, first: str = "", rest: str = "  ", style: str = "") -> None:
@@ -441,44 +484,60 @@ def _print_plan(result: Result, con: Console) -> None:
         notes = [f"; {standby} on standby" if standby else "",
                  f", {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         spare = "".join(notes)
-        _say(con, f"Plan: {g.nodes} × {platform(g.platform)} "
-                  f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used} used{spare})",
+        _say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
+                  f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used:,} used{spare})",
              style="bold")
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
             _say(con, f"Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
-                           f"{words}; {p.replicas} "
+                           f"{words}; {p.replicas:,} "
                            + ("decode " if p.prefill_replicas else "")
                            + f"replica{'' if p.replicas == 1 else 's'} "
-                           + (f"fed by {p.prefill_replicas} prefill replicas of "
+                           + (f"fed by {p.prefill_replicas:,} prefill replicas of "
                               f"{p.prefill_gpus_per_replica} GPUs " if p.prefill_replicas else "")
-                           + f"({p.spare_replicas} spare), batch "
-                           f"{p.batch_per_replica}; headroom {p.headroom_achieved:.0%}, "
-                           + (f"{p.headroom_after_node_loss:.0%} with a node down" if g.nodes > 1
-                              else "the service stops while its one node is down"),
+                           + f"({p.spare_replicas:,} spare), batch "
+                           f"{p.batch_per_replica:,}; headroom {p.headroom_achieved:,.0%}, "
+                           + _node_down(p.headroom_after_node_loss,
+                                        p.values.get("pool_replicas_after_node_loss"), g.nodes),
                  first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
         host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
-        where = (f"on idle GPUs of the {platform(host.platform)} nodes above (shared with the "
-                 "LLM pools)" if host else "its own nodes, not shared with the LLM pools")
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
         served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
-        _say(con, f"Plan: {rg.nodes} × {platform(rg.platform)} "
-                       f"({_n(rg.gpus_purchased, 'GPU')} bought, {rg.gpus_used} used) for "
-                       f"{rg.workload} "
-                       f"({'embedding' if rg.kind == 'embed' else 'reranking'}), "
-                       f"{_n(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
-                       f"{rg.limited_by}; {where}", style="bold")
+        what = (f"{rg.workload} ({'embedding' if rg.kind == 'embed' else 'reranking'}), "
+                f"{_n(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
+                f"{rg.limited_by}")
+        if host:  # the PDF's words: it buys nothing ("0 × Dell PowerEdge XE9680" read as a bug)
+            idle = "1 idle GPU" if rg.gpus_used == 1 else f"{rg.gpus_used:,} idle GPUs"
+            _say(con, f"Retrieval serving: use {idle} of the language-model servers "
+                      f"({platform(host.platform)}) for {what}; no GPUs or servers bought for it",
+                 style="bold")
+        else:
+            _say(con, f"Plan: {rg.nodes:,} × {platform(rg.platform)} "
+                      f"({_n(rg.gpus_purchased, 'GPU')} bought, {rg.gpus_used:,} used) for "
+                      f"{what}; on its own servers, not shared with the language models",
+                 style="bold")
     ded = result.totals_dedicated
     if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
         _say(con, f"Sized alone the workloads would need {_n(ded.gpus_purchased, 'GPU')} in "
                   f"{_n(ded.nodes, 'node')}, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.")
 
 
+def _node_down(headroom: float, left: float | None, nodes: int) -> str:
+    """The headroom with a node down in the PDF's words: where no replica is left the service
+    stops (a "-100%" headroom read as a figure, not as an outage)."""
+    if nodes == 1:
+        return "the service stops while its one node is down"
+    if (left is not None and left <= 0) or headroom <= -1:
+        return "the service stops while a node is down"
+    # below zero the PDF says what it means: "peak demand is not met while a node is down"
+    return f"{headroom:,.0%} with a node down" + (" (peak demand not met)" if headroom < 0 else "")
+
+
 def _n(count: int, noun: str) -> str:
     """'1 GPU', '3 GPUs': the CLI's counts in words (no '1 GPUs')."""
-    return f"{count} {noun if count == 1 else noun + 's'}"
+    return f"{count:,} {noun if count == 1 else noun + 's'}"
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:

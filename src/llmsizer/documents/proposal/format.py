@@ -81,6 +81,8 @@ class Formatter:
                 # three figures, as the costs section says, trailing zeros too: "USD 17.0 M"
                 # beside "USD 15.2 M", not "USD 17 M" ('#' keeps them, and a point after "100")
                 figures = f"{shown / limit:#.3g}".rstrip(".")
+                if abs(shown) >= 1000 * limit:  # "USD 27,400 bn", never "USD 2.74e+04 bn"
+                    figures = self.number(shown / limit, 0)
                 return f"{self.currency}{NBSP}{figures}{NBSP}{suffix}"
         return f"{self.currency}{NBSP}{shown:g}"  # pragma: no cover - |x| >= 1000 above
 

@@ -1,0 +1,168 @@
+"""The terminal report (``llmsizer size``) read as a customer reads it, at 80 columns: the
+y-cli review of 17 unusual accounts. Each figure is checked against the sizing's own result
+(its home), each wording against the PDF's words for the same thing."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from helpers import ROOT
+from rich.console import Console
+
+from llmsizer.documents.proposal.format import Formatter
+from llmsizer.documents.textreport import print_result
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+DATA = ROOT / "tests" / "data"
+
+
+@cache
+def _sized(name: str) -> Result:
+    return size(load(DATA / name))
+
+
+def _text(name: str, width: int = 80) -> str:
+    con = Console(record=True, width=width, color_system=None)
+    print_result(_sized(name), con)
+    return con.export_text()
+
+
+def _unfolded(text: str) -> str:
+    """The report's sentences with their folds undone (a plan line continues indented)."""
+    return re.sub(r"\s*\n\s+", " ", text)
+
+
+def test_nothing_meets_the_targets_gives_no_total() -> None:
+    """An account nothing can serve printed "Total: 0 GPUs in 0 nodes; capex USD 0", read as
+    a free plan; the PDF's cover says no configuration meets the stated targets."""
+    result = _sized("unmeetable-targets.yaml")
+    assert not result.plan.node_groups and result.workloads[0].recommended is None
+    text = _text("unmeetable-targets.yaml")
+    assert "No configuration meets the stated targets" in text
+    assert "Total" not in text and "USD 0" not in text
+
+
+def test_shared_retrieval_is_said_in_words_not_as_zero_servers() -> None:
+    """An embedder on a language-model server's idle GPU printed "Plan: 0 × Dell PowerEdge
+    XE9680 (0 GPUs bought, 1 used)" and a starred row of 0 GPUs, 0 nodes, cost 0: now the
+    PDF's words ("use 1 idle GPU of the language-model servers") and "1 idle", "shared"."""
+    result = _sized("eight-workloads.yaml")
+    (rg,) = result.plan.retrieval_groups
+    assert rg.shares_with and rg.gpus_purchased == 0 and rg.gpus_used == 1
+    text = _text("eight-workloads.yaml")
+    assert not re.search(r"^Plan: 0 ×", text, re.M)
+    assert ("Retrieval serving: use 1 idle GPU of the language-model servers "
+            "(Dell PowerEdge XE9680) for Search embeddings") in _unfolded(text)
+    star = next(ln for ln in text.splitlines() if ln.startswith("★ H100"))
+    assert " 1 idle shared " in star, star
+    assert "no GPUs, servers or cost of its own" in " ".join(text.split())
+
+
+def test_a_pool_that_loses_every_replica_stops_rather_than_minus_100_percent() -> None:
+    """A pool whose every replica is lost with a node down (headroom -100 %) on a two-node
+    group printed "-100% with a node down"; the service stops, as the PDF says of a one-node
+    group. A pool that keeps some replicas keeps its figure (Translation: -55 %), with what
+    it means."""
+    result = _sized("eight-workloads.yaml")
+    groups = {p: g.nodes for g in result.plan.node_groups for p in g.pools}
+    pools = {p.workloads[0]: p for p in result.plan.pools}
+    assert groups[pools["HR assistant"].id] == 2
+    assert pools["HR assistant"].values["pool_replicas_after_node_loss"] == 0
+    text = _unfolded(_text("eight-workloads.yaml"))
+    assert "-100%" not in text
+    hr = re.search(r"Pool \d+: HR assistant — .*?(?=Pool \d+:)", text)
+    assert hr and "the service stops while a node is down" in hr.group(0)
+    down = f"{pools['Translation'].headroom_after_node_loss:.0%} with a node down"
+    assert down == "-55% with a node down"
+    assert f"{down} (peak demand not met)" in text  # the PDF: "peak demand is not met"
+
+
+def test_counts_and_money_are_grouped_never_e_notation() -> None:
+    """An absurd user population printed "712466573 GPUs" and "USD 2.74e+04 bn"."""
+    result = _sized("population-absurd.yaml")
+    tot = result.totals
+    assert tot.gpus > 10**8 and tot.capex > 1e13  # the case the review found
+    text = _text("population-absurd.yaml")
+    assert "e+" not in text
+    # a count or an amount of four digits or more is grouped (model names such as "XE9680"
+    # are words, not figures)
+    ungrouped = [ln for ln in text.splitlines() if re.search(r"(?<![\w,.])\d{4,}(?!\w)", ln)]
+    assert not ungrouped, ungrouped
+    flat = _unfolded(text)
+    assert (f"Total: {tot.gpus_purchased:,} GPUs bought ({tot.gpus_used:,} used) in "
+            f"{tot.nodes:,} nodes") in flat
+    money = Formatter("USD").money(tot.capex).replace("\u00a0", " ")
+    assert re.fullmatch(r"USD \d{1,3}(,\d{3})+ bn", money), money
+    assert f"capex {money};" in flat
+
+
+def test_money_beyond_a_thousand_billion_is_grouped() -> None:
+    fmt = Formatter("USD")
+    assert fmt.money(2.7412e13) == "USD\u00a027,400\u00a0bn"
+    assert fmt.money(-1.234e12) == "USD\u00a0-1,230\u00a0bn"
+    assert fmt.money(999e9) == "USD\u00a0999\u00a0bn"  # unchanged below a thousand billion
+
+
+def test_gpus_without_a_purchase_price_are_said_to_be_left_out() -> None:
+    """A GB200 account (no purchase price) printed its capex and on-prem totals with no
+    caveat; the PDF cover says the figures leave the GPUs out."""
+    result = _sized("gb200-unpriced.yaml")
+    rec = next(o for o in result.workloads[0].options if o.id == result.workloads[0].recommended)
+    assert not rec.priced
+    name = load_catalog().gpus[rec.gpu].name
+    assert (f"The capital and on-premises figures leave out the GPUs: {name} has no purchase "
+            "price.") in _unfolded(_text("gb200-unpriced.yaml"))
+    # a priced account says nothing of the kind
+    assert "leave out the GPUs" not in _text("eight-workloads.yaml")
+
+
+def test_server_names_are_never_split_mid_word_at_80_columns() -> None:
+    """The embedding table folded its server as "Dell Pow" over "erEdge"; every word of
+    every server name is whole, and the table fits the width."""
+    text = _text("eight-workloads.yaml")
+    assert max(map(len, text.splitlines())) <= 80
+    words = set(re.findall(r"[\w()-]+", text))
+    for server in ("Dell PowerEdge XE9680", "Dell PowerEdge XE7745"):
+        assert set(server.split()) <= words, server
+    assert not re.search(r"\bPow\b|^\s+erEdge", text, re.M)
+
+
+
+def test_total_counts_the_gpus_bought_as_the_plan_does() -> None:
+    """A GB200 NVL72 rack serving one GPU's load printed "Total: 1 GPU in 1 node" under
+    "Plan: 1 × NVIDIA GB200 NVL72 rack (72 GPUs bought, 1 used)": the total counts what is
+    bought (the capex's GPUs), the used ones beside them."""
+    tot = _sized("gb200-unpriced.yaml").totals
+    assert (tot.gpus_purchased, tot.gpus_used, tot.nodes) == (72, 1, 1)
+    text = _unfolded(_text("gb200-unpriced.yaml"))
+    assert "Total: 72 GPUs bought (1 used) in 1 node; " in text
+    assert "(72 GPUs bought, 1 used)" in text
+
+
+def test_a_total_that_leaves_a_workload_out_says_which() -> None:
+    """A reranker nothing serves is left out of the totals; the PDF summary says so
+    ("Totals cover the 2 workloads with a recommendation; 1 workload needs ..."), and so
+    does the terminal, naming it."""
+    result = _sized("rag-reranker-unmet.yaml")
+    unmet = [w.name for w in result.retrieval if w.recommended is None]
+    assert unmet == ["Passage scoring"]
+    assert ("Totals cover the 2 workloads with a recommendation; 1 workload (Passage scoring) "
+            "needs a change of target, model or hardware first.") in _unfolded(
+                _text("rag-reranker-unmet.yaml"))
+
+
+def test_headroom_in_the_table_is_grouped() -> None:
+    """Ticket routing's one L40S runs 26 times its peak: its headroom read "2500%" in the
+    120-column table beside "2,500%" in the plan."""
+    w = next(w for w in _sized("eight-workloads.yaml").workloads if w.name == "Ticket routing")
+    rec = next(o for o in w.options if o.id == w.recommended)
+    shown = f"{float(rec.values['headroom_achieved']):,.0%}"
+    assert shown == "2,500%"
+    text = _text("eight-workloads.yaml", 120)
+    table = text[text.index("Ticket routing —"):]
+    star = next(ln for ln in table.splitlines() if ln.lstrip().startswith("★"))
+    assert f" {shown} " in star, star
