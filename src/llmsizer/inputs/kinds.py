@@ -112,9 +112,10 @@ def _population_rate(w: Mapping[str, Any]) -> list[str]:
     figure written as per hour)."""
     keys = ("named_users", "requests_per_user_per_hour", "peak_to_average")
     values = [w.get(k) for k in keys]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) != len(keys):
         return []  # the schema reports the key itself
-    users, per_hour, peak = (float(v) for v in values)
+    users, per_hour, peak = numbers
     rate = users * per_hour * peak / 3600
     if rate <= MAX_REQUESTS_PER_S:
         return []
