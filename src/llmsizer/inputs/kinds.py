@@ -94,9 +94,32 @@ def population_keys(w: Mapping[str, Any]) -> list[str]:
         if missing:
             return [f"named_users needs {' and '.join(missing)} too (e.g. "
                     "requests_per_user_per_hour: 6, peak_to_average: 3)"]
-        return []
+        return _population_rate(w)
     extra = [n for n in population if w.get(n) is not None]
     if extra:
         return [f"{' and '.join(extra)} describe a user population: use them "
                 "with named_users (or delete them)"]
     return []
+
+
+# the most a workload may state directly (schema: requests_per_s)
+MAX_REQUESTS_PER_S = 1_000_000
+
+
+def _population_rate(w: Mapping[str, Any]) -> list[str]:
+    """A population whose peak rate is beyond what requests_per_s may state: each key is
+    within its own range, but their product sized 712,466,573 GPUs (a per-day or per-month
+    figure written as per hour)."""
+    keys = ("named_users", "requests_per_user_per_hour", "peak_to_average")
+    values = [w.get(k) for k in keys]
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) != len(keys):
+        return []  # the schema reports the key itself
+    users, per_hour, peak = numbers
+    rate = users * per_hour * peak / 3600
+    if rate <= MAX_REQUESTS_PER_S:
+        return []
+    return [f"named_users x requests_per_user_per_hour x peak_to_average / 3600 = "
+            f"{rate:,.0f} requests/s at peak, above the {MAX_REQUESTS_PER_S:,} that "
+            "requests_per_s allows; check the figures (requests_per_user_per_hour is per user "
+            "per hour, peak_to_average the busiest hour over the average)"]
