@@ -404,21 +404,18 @@ def test_the_requirements_table_states_percentile_targets_and_fractions_as_given
 def test_the_advice_of_an_unmet_workload_names_options_in_words() -> None:
     """x-docs review: "Best achievable: h100-sxm/fp8/kv-fp8/tp8 at 35.2 tok/s per user" went
     into the summary, the walk-through and the risks as the sizing wrote it, option id and all
-    (tests/data/unmeetable-targets.yaml)."""
+    (tests/data/unmeetable-targets.yaml). The sizing now writes the option in words."""
     from llmsizer.documents.proposal import render_html
-    from llmsizer.documents.proposal.format import option_label
     from llmsizer.inputs.loader import load
-    from llmsizer.model.catalog import load_catalog
     from llmsizer.sizing.engine import size
 
     result = size(load(ROOT / "tests" / "data" / "unmeetable-targets.yaml"))
     (w,) = result.workloads
     assert w.best is None and w.advice
-    (named,) = [o for o in w.options if o.id in w.advice]  # the sizing's nearest miss
-    words = option_label(load_catalog().gpus[named.gpu].name, named.tp, named.weight_precision,
-                         named.kv_precision, named.values)
+    words = "8 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache"
+    assert f"Best achievable: {words} at " in w.advice
     text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(result))))
-    assert named.id not in text
+    assert not any(o.id in text for o in w.options)
     assert text.count(f"Best achievable: {words} at ") == 3  # summary, walk-through, risks
     # its load is concurrent users (burstiness 0): no burstiness row (it read "0" once)
     assert w.inputs["burstiness"] == 0 and "Burstiness" not in text

@@ -282,20 +282,6 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
     return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
 
 
-def advice_words(advice: str | None, options: Sequence[Any], gpus: Mapping[str, Any]) -> str:
-    """The sizing's advice for a workload with no recommendation, with each option id in it
-    ("Best achievable: h100-sxm/fp8/kv-fp8/tp8") named as every document names the option
-    (x-docs review: the id reached the PDF's summary, walk-through and risks)."""
-    text = advice or ""
-    for o in sorted(options, key=lambda o: len(o.id), reverse=True):
-        if o.id in text:
-            g = gpus.get(o.gpu)
-            words = option_label(str(g.name) if g else o.gpu, o.tp, o.weight_precision,
-                                 o.kv_precision, o.values)
-            text = re.sub(rf"(?<![\w/-]){re.escape(o.id)}(?![\w/-])", words.replace("\\", r"\\"), text)
-    return text
-
-
 def short_name(name: str) -> str:
     return name.split(" (", 1)[0]
 

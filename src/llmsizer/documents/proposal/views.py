@@ -85,7 +85,8 @@ class WorkloadView:
     # the recommendation's values with the plan's shares in place of the costs and counts
     # sized alone (plan_capex -> capex, ...): what the costs section prints per workload
     costs: Mapping[str, float | str] = field(default_factory=dict)
-    # why no option is recommended, option ids in words (format.advice_words); '' when one is
+    # why no option is recommended (the sizing names its nearest option in words); '' when
+    # one is
     advice: str = ""
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
-from ..proposal.format import advice_words, gpu_list, precision_name
+from ..proposal.format import gpu_list, precision_name
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
@@ -218,7 +218,7 @@ def write(book: Book) -> None:
         c = rec.get(k)
         words = _words(book, c) if c else None
         if c is None:
-            advice = advice_words(w.advice, w.options, book.catalog.gpus)
+            advice = w.advice or ""
             text = clean_text(f"No feasible option. {advice}")
             ws.write_string(row, 1 + k, text, f("wrap"))
         elif words is None:
