@@ -245,3 +245,23 @@ def test_summary_names_each_recommendation_in_words(tmp_path: Path) -> None:
             assert line.startswith(f"{w['name']}: {rec['tp']} × ")
             assert f"{rec['weight_precision'].upper()} weights" in line
         assert s.recommendations == o.recommendations
+
+
+def test_summary_rows_are_as_tall_as_their_wrapped_recommendations(tmp_path: Path) -> None:
+    """summary.xlsx wrote a recommendation wider than its 50-character column (two lines when
+    wrapped, more for accounts with several workloads) without a row height: LibreOffice
+    keeps an .xlsx row at its default 15 points unless the file states one, so the wrapped
+    lines printed over the next account's row."""
+    src = tmp_path / "in"
+    make_accounts(src, 2)
+    out = tmp_path / "out"
+    outcomes = batch.run_batch(batch.collect([src]), out, jobs=1, force=False, templates=None)
+    from llmsizer.runs.summary import COLUMNS, LINE_HEIGHT, write_summary
+
+    write_summary(outcomes, out / "summary.xlsx")
+    ws = openpyxl.load_workbook(out / "summary.xlsx").active
+    width = next(w for head, attr, _k, w in COLUMNS if attr == "recommendations")
+    for r, o in enumerate(outcomes, start=2):
+        (line,) = o.recommendations
+        assert width < len(line) <= 2 * (width - 2)  # 'Internal assistant: 2 × NVIDIA H100 ...'
+        assert ws.row_dimensions[r].height == 2 * LINE_HEIGHT

@@ -706,3 +706,20 @@ def test_pdf_cost_columns_include_retrieval_and_add_up_to_the_plan(tmp_path: Pat
             costs.replace("\u00a0", " ")
     if any(c.shares_with for c in cols):
         assert "idle GPUs already bought for a language" in costs
+
+
+def test_a_rerank_reason_groups_its_milliseconds() -> None:
+    """The sizing's reason for a reranker over its target printed "p95 latency 2014 ms" (the
+    terminal and the advice); every other figure we print groups its thousands. The H100's
+    2,014 ms for 20 passages of 512 tokens (tests/data/rag-reranker-unmet.yaml) is the
+    calculation list's latency_p95_s."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    path = Path(__file__).parent / "data" / "rag-reranker-unmet.yaml"
+    (rerank,) = [w for w in size(load(path)).retrieval if w.kind == "rerank"]
+    h100 = next(o for o in rerank.options if o.gpu == "h100-sxm")
+    ms = float(h100.values["latency_p95_s"]) * 1000
+    assert ms > 1000
+    assert f"p95 latency {ms:,.0f} ms over the 250 ms target" in h100.reason
+    assert rerank.advice is not None and f"{ms:,.0f} ms" in rerank.advice

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import xlsxwriter
@@ -18,7 +19,7 @@ COLUMNS = (  # header, Outcome attribute, format, width
     ("GPUs", "gpus", "int", 8),
     ("Nodes", "nodes", "int", 8),
     ("Currency", "currency", "text", 9),
-    ("Capex", "capex", "money", 14),
+    ("Capital cost", "capex", "money", 14),
     ("On-prem per year", "annual_cost_onprem", "money", 16),
     ("Cloud per year", "annual_cost_cloud", "money", 16),
     ("On-prem per M tokens", "cost_per_million_tokens_onprem", "money2", 12),
@@ -27,6 +28,14 @@ COLUMNS = (  # header, Outcome attribute, format, width
     ("Proposal", "pdf", "link", 22),
 )
 TOTALLED = {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"}
+LINE_HEIGHT = 15.0  # points, Calibri 11
+
+
+def _lines(text: str, width: int) -> int:
+    """The lines a wrapped cell of ``width`` characters takes: LibreOffice and Gnumeric keep
+    an .xlsx row at its default height unless the file states one, so a recommendation of
+    several lines printed over the next account's row."""
+    return sum(max(1, math.ceil(len(part) / max(1, width - 2))) for part in text.split("\n"))
 
 
 def write_summary(outcomes: list[Outcome], path: Path) -> None:
@@ -50,7 +59,8 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
         ws.write_string(0, c, head, f["head"])
         ws.set_column(c, c, width)
     for r, o in enumerate(outcomes, start=1):
-        for c, (_, attr, kind, _) in enumerate(COLUMNS):
+        lines = 1
+        for c, (_, attr, kind, width) in enumerate(COLUMNS):
             if kind == "link":
                 name = f"{o.stem}.{attr}"
                 if name in o.outputs:
@@ -58,13 +68,18 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
                 continue
             value = getattr(o, attr)
             if isinstance(value, list):
-                ws.write_string(r, c, clean_text("\n".join(value)), f[kind])
-            elif isinstance(value, str):
-                ws.write_string(r, c, clean_text(value), f[kind])
+                value = "\n".join(value)
+            if isinstance(value, str):
+                text = clean_text(value)
+                ws.write_string(r, c, text, f[kind])
+                if kind == "wrap":
+                    lines = max(lines, _lines(text, width))
             elif value is None:  # a cloud figure without a cloud price for a GPU
                 ws.write_string(r, c, "no price listed", f["text"])
             else:
                 ws.write_number(r, c, value, f[kind])
+        if lines > 1:
+            ws.set_row(r, LINE_HEIGHT * lines)
     last = len(outcomes)
     ws.write_string(last + 1, 0, "Total (ok and skipped accounts)", f["total"])
     currencies = {o.currency for o in outcomes if not o.failed}

@@ -92,8 +92,8 @@ def _reason(v: Mapping[str, Value], gpu_name: str) -> str:
         return (f"weights {float(v['encoder_weights_gb']):.1f} GB do not fit the engine's share "
                 f"of one {gpu_name} ({float(v['gpu_memory_gb']):.0f} GB)")
     if v["latency_met"] != 1:
-        return (f"p95 latency {float(v['latency_p95_s']) * 1000:.0f} ms over the "
-                f"{float(v['target_latency_p95_s']) * 1000:.0f} ms target even at one request "
+        return (f"p95 latency {float(v['latency_p95_s']) * 1000:,.0f} ms over the "
+                f"{float(v['target_latency_p95_s']) * 1000:,.0f} ms target even at one request "
                 "per batch")
     return ""
 
@@ -178,7 +178,8 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     elif best is None:
         advice = ("no candidate GPU both fits the model and meets the latency target"
                   if not any(o.feasible for o in options) else
-                  "no feasible GPU has a purchase price: add one (costs.gpu_prices)")
+                  "no feasible GPU has a purchase price listed: state one among the GPU "
+                  "prices of the requirements")
     return RetrievalWorkloadResult(
         name=w.name, kind=w.kind, model=w.model_id, model_name=m.name, engine=engine,
         inputs={k: float(v) for k, v in base.items()},

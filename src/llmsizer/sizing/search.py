@@ -251,7 +251,7 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
         biggest = max(float(o.values["usable_memory_gb"]) for o in options)
         return (f"{model.name} does not fit on any single node tried: the smallest weights are "
                 f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
-                "Use a lower precision (fp8, int4, fp4), a GPU with more memory (H200, B200, "
+                "Use a lower precision (FP8, INT4, FP4), a GPU with more memory (H200, B200, "
                 "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
                 "'When the model is too big').")
     best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
