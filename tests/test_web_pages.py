@@ -111,6 +111,21 @@ def test_estimate_advice_names_the_model_and_gpu(client: TestClient) -> None:
         "weights: raise the TP, lower the precision or shorten the context")
 
 
+def test_estimate_refuses_a_request_beyond_the_context_window(client: TestClient) -> None:
+    """Llama 3.1 70B holds 131,072 tokens (its config.json's max_position_embeddings); the
+    page printed figures for a 500,000-token prompt, which `llmsizer estimate` and a
+    requirements file refuse."""
+    r = client.get("/estimate", params={"model": "llama-3.1-70b", "gpu": "h200-sxm", "tp": 8,
+                                        "prompt": 500_000, "output": 128})
+    found = re.search(r'id="estimate-error">([^<]*)<', r.text)
+    assert found
+    assert html_lib.unescape(found.group(1)) == (
+        "error: Llama 3.1 70B serves at most 131,072 tokens of context; this request needs "
+        "500,128 (prompt 500,000 + answer 128): shorten them, or choose a model with a "
+        "longer context")
+    assert "Roofline" not in r.text
+
+
 def test_the_hosted_api_cost_is_said_to_be_a_year(client: TestClient) -> None:
     """The headline's hosted-API figure is annual (totals.annual_cost_api), like the others,
     in the PDF's words ("per year")."""

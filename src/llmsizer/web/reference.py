@@ -70,6 +70,14 @@ def _settings(request: Request) -> Estimate:
 
 def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None, str | None]:
     env: dict[str, Value] = {}
+    model = catalog().models.get(s.model)
+    if model is not None and s.prompt + s.output > model.max_context:
+        # refused as the command line and a requirements file refuse it: figures for a
+        # request the model cannot hold would describe no service that can run
+        return None, None, (f"{display(s.model)} serves at most {model.max_context:,} tokens "
+                            f"of context; this request needs {s.prompt + s.output:,} (prompt "
+                            f"{s.prompt:,} + answer {s.output:,}): shorten them, or choose a "
+                            "model with a longer context")
     try:
         out = estimate(model_id=s.model, gpu=s.gpu, tp=s.tp, replicas=1,
                        weight_precision=s.weights, kv_precision=s.kv, prompt_tokens=s.prompt,
