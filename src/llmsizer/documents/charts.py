@@ -390,7 +390,9 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         styles = {"capex": (NAVY, f"Capital cost over {years_label}"),
                   "power": (SAND, "Power, colocation"),
                   "support": (GREY, "Support, storage, licences"),
-                  "total": (NAVY, None), "cloud": (TEAL, "Cloud")}
+                  # a total known only whole (the account's): its own colour, never the
+                  # capital cost's, which read as "all of it is capital"
+                  "total": (TICK, "On-premises, all costs"), "cloud": (TEAL, "Cloud")}
         for key, rows in series.items():
             if rows:
                 color, label = styles[key]

@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.calculations.queueing import RATE_CALCULATIONS
+from ..model.expr import evaluate
+
 # Keys that only one kind of workload takes: a key of another kind is named in the message.
 _GENERATE_ONLY = ("concurrent_users", "output_tokens", "prompt_tokens", "max_context_tokens",
                   "prefix_cache_hit", "measured")
@@ -115,8 +118,9 @@ def _population_rate(w: Mapping[str, Any]) -> list[str]:
     numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) != len(keys):
         return []  # the schema reports the key itself
-    users, per_hour, peak = numbers
-    rate = users * per_hour * peak / 3600
+    # the peak rate by the calculation list's own formula (queueing.py), as the sizing reads it
+    load = dict(zip(keys, numbers, strict=True)) | {"requests_per_s": 0.0}
+    rate = float(evaluate(RATE_CALCULATIONS[0].expr, load))
     if rate <= MAX_REQUESTS_PER_S:
         return []
     return [f"named_users x requests_per_user_per_hour x peak_to_average / 3600 = "

@@ -65,16 +65,8 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
         return None
     if len(bars) > 1:
         t = result.totals
-        # The total's bar stacks the columns' own parts when they add up to the account's
-        # total (they do by construction): drawn whole in the capital cost's colour, it read
-        # as all capital cost. The printed figure stays the totals' own.
-        parts = [sum(getattr(b, k) or 0.0 for b in bars)
-                 for k in ("annual_capex", "annual_power", "annual_support")]
-        adds_up = all(b.priced for b in bars) and abs(sum(parts) - t.annual_cost_onprem) <= (
-            1e-6 * max(1.0, abs(t.annual_cost_onprem)))
-        capex, power, support = parts if adds_up else (None, None, None)
         bars.append(charts.CostBar(
-            label="Account total", annual_capex=capex, annual_power=power, annual_support=support,
+            label="Account total", annual_capex=None, annual_power=None, annual_support=None,
             onprem_total=t.annual_cost_onprem, cloud=t.annual_cost_cloud,
             priced=all(c.priced for c in cost_columns(views, result))))
     years = fmt.unit(result.account_inputs["amortization_years"], "years")
