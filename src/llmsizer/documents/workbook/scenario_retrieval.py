@@ -155,7 +155,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
             # the group's rented cloud GPUs (its column's TCO line) beyond those in use
             used = plan_sums["gpus_used"][k]
-            rented = used.rstrip("0123456789") + str(rows.group["cloud_gpus_rented"] + 1)
+            rented = _in_row(used, rows.group["cloud_gpus_rented"])
             free_cloud = (f"=MAX(0,{rented}-{used}"
                           + "".join(f"-{c}" for c in taken.get(shared, [])) + ")")
             _cell(book, ws, at[_FREE_CLOUD], col, free_cloud, values[_FREE_CLOUD], "GPUs")
@@ -184,6 +184,11 @@ _UNITS = {n: unit for n, _, unit in SHEET_CATALOG}
 _REACHED = tuple(n for n, expr in CATALOG_ROWS
                  if references(expr) & {sc.input for sc in SCENARIOS})
 _COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
+
+
+def _in_row(cell: str, row: int) -> str:
+    """``cell``'s column (an A1 address) in 0-based ``row``: a cell address, not a figure."""
+    return f"{cell.rstrip('0123456789')}{row + 1}"
 
 
 def _cell(book: Book, ws: Any, row: int, col: int, formula: str, value: Value,
