@@ -162,8 +162,17 @@ _CLOSED = le(r("peak_request_rate_per_s"), 0)
 _ARRIVAL_K = IF(_CLOSED, 0, POWER(r("burstiness"), 2) / 2)  # (CVa^2 + CVs^2) / 2, CVs 0
 _s0 = r("request_slot_fixed_ms")
 _g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
-_beta = _m * _s0 + _ARRIVAL_K * r("prefill_ms") * r("prefill_ms") - _budget * _g
-_linear = (_budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+
+
+def _mean_batch(budget: Expr) -> Expr:
+    """The mean's inverse above for a room D = ``budget`` (target - ttft_fixed_ms)."""
+    beta = _m * _s0 + _ARRIVAL_K * r("prefill_ms") * r("prefill_ms") - budget * _g
+    linear = (budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+    return IF(gt(budget, 0),
+              MAX(2 * budget * _s0 / (beta + POWER(MAX(0, beta * beta + 4 * _m * _g
+                                                        * budget * _s0), 0.5)), linear),
+              linear)
+
 
 # A load stated as concurrent users is a closed loop (docs/queueing.md): its arrivals are
 # paced by the answers (burstiness 0, so the Allen-Cunneen wait is 0) and its wait is the
@@ -221,10 +230,7 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "Target - TTFT without wait at batch 0: what the batch and the wait may use."),
     _c("batch_by_ttft_exact", "Batch meeting TTFT, unrounded", "sequences", "Throughput",
        IF(_CLOSED, _closed_loop_batch(r("target_ttft_ms")),
-          IF(gt(_budget, 0),
-             MAX(2 * _budget * _s0 / (_beta + POWER(MAX(0, _beta * _beta + 4 * _m * _g
-                                                             * _budget * _s0), 0.5)), _linear),
-             _linear)),
+          _mean_batch(_budget)),
        "TTFT with its wait solved for B. Arrivals at a rate: the larger of the Allen-Cunneen "
        "root 2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)) and the (B - 1) x prefill bound "
        "(D + P) / (m + P). Concurrent users (a closed loop): the round wait's quadratic "
@@ -302,29 +308,62 @@ def _wait_percentile(p: float) -> Expr:
     return IF(_CLOSED, 0, IF(lt(_rho, 1), MIN(cap, tail), cap))
 
 
-def _batch_meeting(target_ms: Expr, p: float) -> Expr:
-    """The largest batch whose p-th percentile TTFT meets ``target_ms``, in closed form. The
-    percentile has no closed-form inverse (ln of the utilisation), so ln(rho / (1 - p)) is
-    bounded by ln(1 / (1 - p)): a conservative bound, the wait k P L / (1 - rho), solved like
-    the mean (a quadratic, here (D - m B)(S0 + g B) >= k P L (S0 + K B)), or the cap
-    (B - 1) P, whichever allows more. tests/test_queueing.py checks it against the forward
-    percentile."""
+def _busy_at(batch: Expr) -> Expr:
+    """rho(B) = B P / (S0 + K B): the prefill utilisation at batch B (at least 0 sequences)."""
+    b = MAX(0, batch)
+    return b * r("prefill_ms") / (r("request_slot_fixed_ms") + r("request_slot_ms_per_seq") * b)
+
+
+def _tangent_batch(target_ms: Expr, p: float, rho0: Expr) -> Expr:
+    """The largest B whose p-th percentile TTFT meets ``target_ms`` with ln(rho / (1 - p))
+    replaced by its tangent at ``rho0`` (>= 1 - p): ln is concave, so the tangent lies above
+    it and the batch is never too large; at rho0 = rho(B) it is exact. The wait bound
+    k P (alpha + rho / rho0) / (1 - rho), alpha = ln(rho0 / (1 - p)) - 1, with rho(B) written
+    out is a quadratic, (D - m B)(S0 + g B) >= k P (alpha (S0 + K B) + P B / rho0), solved in
+    the stable form of the mean's; at most the batch with no wait at all (D / m), as the
+    tail's max(0, ln) is not below 0."""
     d = target_ms - r("ttft_fixed_ms")
-    s0 = r("request_slot_fixed_ms")
-    kk = r("request_slot_ms_per_seq")
-    g = kk - r("prefill_ms")
-    # ln(1 / (1 - p)) rounded up to 4 decimals: shorter to print, and still conservative
-    scale = r("prefill_wait_scale_ms") * (math.ceil(math.log(1 / (1 - p)) * 1e4) / 1e4)
-    e = (d - scale) * s0
-    beta = _m * s0 + scale * kk - d * g
+    s0, kk, pf = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq"), r("prefill_ms")
+    kp, g = r("prefill_wait_scale_ms"), kk - pf
+    alpha = LOG(rho0 / (1 - p), math.e) - 1
+    e = (d - kp * alpha) * s0
+    beta = _m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
     root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * _m * g * e), 0.5))
-    linear = (d + r("prefill_ms")) / (_m + r("prefill_ms"))
-    # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
-    return IF(_CLOSED, _closed_loop_batch(target_ms), IF(gt(e, 0), MAX(root, linear), linear))
+    return IF(gt(e, 0), MIN(_linear_batch(target_ms, r("ttft_fixed_ms"), _m), root), 0)
+
+
+def _busy_start(target_ms: Expr, p: float) -> Expr:
+    """A utilisation at or above the answer's: the wait alone, k P ln(rho / (1 - p)) at
+    least, must fit the room D, so rho <= (1 - p) e^(D / k P); and B <= D / m. The tangent
+    there leaves room (e > 0), and each solve from below climbs to the answer."""
+    d = target_ms - r("ttft_fixed_ms")
+    kp = r("prefill_wait_scale_ms")
+    by_wait = IF(gt(kp, 0), (1 - p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
+    return MAX(1 - p, MIN(1, by_wait,
+                          _busy_at(_linear_batch(target_ms, r("ttft_fixed_ms"), _m))))
 
 
 def _ttft_target_ms(q: int) -> Expr:
     return r(f"target_ttft_p{q}_s") * 1000
+
+
+def _busy_step(q: int, rho0: Expr) -> Expr:
+    return MAX(1 - q / 100, MIN(1, _busy_at(_tangent_batch(_ttft_target_ms(q), q / 100, rho0))))
+
+
+def _batch_meeting(q: int) -> Expr:
+    """The largest batch whose p-th percentile TTFT meets its target: the third tangent
+    solve (from ``ttft_p{q}_busy_2``) or the (B - 1) P cap, whichever allows more. A p50
+    also takes the mean's batch at its value: the median of an exponential-tailed wait,
+    W / rho x ln(2 rho), is at most its mean W (ln(2 x) <= x), so a p50 target never needs
+    more than a mean one. tests/test_queueing.py checks it against the forward percentile."""
+    target = _ttft_target_ms(q)
+    linear = (target - r("ttft_fixed_ms") + r("prefill_ms")) / (_m + r("prefill_ms"))
+    best = MAX(linear, _tangent_batch(target, q / 100, r(f"ttft_p{q}_busy_2")))
+    if q == 50:
+        best = MAX(best, _mean_batch(target - r("ttft_fixed_ms")))
+    # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
+    return IF(_CLOSED, _closed_loop_batch(target), best)
 
 
 def _itl_batch(q: int) -> Expr:
@@ -360,14 +399,25 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
        _K * r("prefill_ms"),
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
+    *(_c(f"ttft_p{q}_busy_{n}", f"Prefill busy share near the p{q} TTFT batch, estimate {n}",
+         "fraction", "Throughput",
+         _busy_step(q, _busy_start(_ttft_target_ms(q), q / 100) if n == 1
+                    else r(f"ttft_p{q}_busy_1")),
+         "The prefill utilisation at the batch the tangent of ln(rho / (1 - p)) at "
+         + ("a utilisation the target cannot exceed" if n == 1 else "the previous estimate")
+         + " allows: each estimate is closer to the answer's, from below (queueing.py).")
+      for q in PERCENTILES for n in (1, 2)),
     *(_c(f"batch_by_ttft_p{q}", f"Largest batch meeting the p{q} TTFT", "sequences",
          "Throughput",
-         IF(gt(r(f"target_ttft_p{q}_s"), 0),
-            ROUNDDOWN(_batch_meeting(_ttft_target_ms(q), q / 100), 0),
+         IF(gt(r(f"target_ttft_p{q}_s"), 0), ROUNDDOWN(_batch_meeting(q), 0),
             r("max_batch_per_replica")),
-         f"The p{q} wait bounded by k P ln(1 / (1 - p)) / (1 - rho) (conservative: "
-         f"ln(rho / (1 - p)) <= ln(1 / (1 - p))) or by (B - 1) P, solved for B in closed "
-         f"form; the engine cap when no p{q} target is stated.")
+         f"The p{q} wait W / rho x ln(rho / (1 - p)) with ln replaced by its tangent at the "
+         f"second estimate's utilisation (above ln: never too large a batch, and within a "
+         f"hundredth of a sequence of the exact one), or the (B - 1) x prefill bound, solved "
+         f"for B in closed form"
+         + (", and at least the mean's batch at this value (a median wait is at most its "
+            "mean)" if q == 50 else "")
+         + f"; the engine cap when no p{q} target is stated.")
       for q in PERCENTILES),
     *(_c(f"batch_by_itl_p{q}", f"Largest batch meeting the p{q} ITL", "sequences", "Throughput",
          IF(gt(r(f"target_itl_p{q}_ms"), 0), ROUNDDOWN(_itl_batch(q), 0),
