@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from test_load import CAT, _values
 from test_queueing import _CASES
 
+from llmsizer.model.calculations import CALCULATIONS
+from llmsizer.model.calculations.queueing import _batch_meeting, _wait_percentile
 from llmsizer.model.catalog import load_catalog
+from llmsizer.model.expr import evaluate
+
+_EXPR = {c.name: c.expr for c in CALCULATIONS}
 
 
 @pytest.mark.parametrize("q", [50, 90, 95, 99])
@@ -107,3 +112,47 @@ def test_a_p95_target_may_allow_more_than_the_mean_where_few_requests_wait() -> 
     assert 0.05 < p95["prefill_utilisation"] < 0.06
     assert p95["ttft_p95_ms"] <= 400 < p95["ttft_ms"]
     assert p95["gpus"] < mean["gpus"]
+
+
+def _largest_meeting(env: dict[str, float], q: int, target_ms: float) -> int:
+    """The forward formula searched: the largest B with ttft_fixed + m B + the p{q} wait at
+    rho(B) = B P / (S0 + K B) within the target (the forward grows with B: bisection)."""
+    def ttft(b: int) -> float:
+        rho = b * env["prefill_ms"] / (env["request_slot_fixed_ms"]
+                                       + env["request_slot_ms_per_seq"] * b)
+        wait = evaluate(_wait_percentile(q / 100), {**env, "prefill_utilisation": rho,
+                                                    "batch_served": b})
+        return env["ttft_fixed_ms"] + env["ttft_ms_per_seq"] * b + float(wait)
+    lo, hi = 0, 100_000
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ttft(mid) <= target_ms else (lo, mid - 1)
+    return lo
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([50, 90, 95, 99]), st.floats(2, 600), st.floats(0.01, 1.5),
+       st.integers(20, 2000), st.floats(2, 10), st.floats(5, 40), st.floats(0.3, 3),
+       st.floats(10, 3000))
+def test_tangent_solves_land_within_a_hundredth_of_a_sequence_of_the_forward(
+        q: int, prefill: float, b: float, output: int, shared: float, a: float, cv: float,
+        room: float) -> None:
+    """Over random loads (prefill 2-600 ms, b 0.01-1.5 ms per sequence, burstiness 0.3-3):
+    the unrounded inverse never exceeds the largest batch whose forward p{q} meets the
+    target (conservative) and is within 0.01 sequence below it (the documented margin: its
+    floor is that batch, or one less where the exact root lies within 0.01 above an
+    integer)."""
+    steps = shared + 13  # the shared steps + the engine's request-path steps
+    c = prefill + 13 * a
+    env = {"prefill_ms": prefill, "step_ms_per_seq": b, "ttft_queue_steps": shared,
+           "scheduler_steps": 13.0, "output_tokens": float(output), "ttft_fixed_ms": c,
+           "ttft_ms_per_seq": steps * b, "request_slot_fixed_ms": c + (output - 1) * a,
+           "request_slot_ms_per_seq": (steps + output - 1) * b, "burstiness": cv,
+           "prefill_wait_scale_ms": cv * cv / 2 * prefill, "peak_request_rate_per_s": 1.0,
+           "max_batch_per_replica": 100_000.0, f"target_ttft_p{q}_s": (c + room) / 1000}
+    for n in (1, 2):
+        env[f"ttft_p{q}_busy_{n}"] = float(evaluate(_EXPR[f"ttft_p{q}_busy_{n}"], env))
+    inverse = float(evaluate(_batch_meeting(q), env))
+    exact = _largest_meeting(env, q, c + room)
+    assert exact - 0.01 <= inverse < exact + 1
+    assert evaluate(_EXPR[f"batch_by_ttft_p{q}"], env) in (exact, exact - 1)
