@@ -150,7 +150,7 @@ def test_tangent_solves_land_within_a_hundredth_of_a_sequence_of_the_forward(
            "request_slot_ms_per_seq": (steps + output - 1) * b, "burstiness": cv,
            "prefill_wait_scale_ms": cv * cv / 2 * prefill, "peak_request_rate_per_s": 1.0,
            "max_batch_per_replica": 100_000.0, f"target_ttft_p{q}_s": (c + room) / 1000}
-    for n in (1, 2):
+    for n in (0, 1, 2):
         env[f"ttft_p{q}_busy_{n}"] = float(evaluate(_EXPR[f"ttft_p{q}_busy_{n}"], env))
     inverse = float(evaluate(_batch_meeting(q), env))
     exact = _largest_meeting(env, q, c + room)

@@ -309,9 +309,10 @@ def _wait_percentile(p: float) -> Expr:
 
 
 def _busy_at(batch: Expr) -> Expr:
-    """rho(B) = B P / (S0 + K B): the prefill utilisation at batch B (at least 0 sequences)."""
-    b = MAX(0, batch)
-    return b * r("prefill_ms") / (r("request_slot_fixed_ms") + r("request_slot_ms_per_seq") * b)
+    """rho(B) = B P / (S0 + K B) = P / (S0 / B + K), B written once (a short cell); a batch
+    of 0 or less reads as 1e-9 sequences, a utilisation of ~0."""
+    return r("prefill_ms") / (r("request_slot_fixed_ms") / MAX(1e-9, batch)
+                              + r("request_slot_ms_per_seq"))
 
 
 def _tangent_batch(target_ms: Expr, p: float, rho0: Expr) -> Expr:
@@ -401,12 +402,13 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
     *(_c(f"ttft_p{q}_busy_{n}", f"Prefill busy share near the p{q} TTFT batch, estimate {n}",
          "fraction", "Throughput",
-         _busy_step(q, _busy_start(_ttft_target_ms(q), q / 100) if n == 1
-                    else r(f"ttft_p{q}_busy_1")),
-         "The prefill utilisation at the batch the tangent of ln(rho / (1 - p)) at "
-         + ("a utilisation the target cannot exceed" if n == 1 else "the previous estimate")
-         + " allows: each estimate is closer to the answer's, from below (queueing.py).")
-      for q in PERCENTILES for n in (1, 2)),
+         _busy_start(_ttft_target_ms(q), q / 100) if n == 0
+         else _busy_step(q, r(f"ttft_p{q}_busy_{n - 1}")),
+         "At most the utilisation the target allows: the wait alone, k P ln(rho / (1 - p)), "
+         "fits the room, and the batch no more than with no wait (queueing.py)." if n == 0 else
+         "The prefill utilisation at the batch the tangent of ln(rho / (1 - p)) at the "
+         "previous estimate allows: each estimate is closer to the answer's, from below.")
+      for q in PERCENTILES for n in (0, 1, 2)),
     *(_c(f"batch_by_ttft_p{q}", f"Largest batch meeting the p{q} TTFT", "sequences",
          "Throughput",
          IF(gt(r(f"target_ttft_p{q}_s"), 0), ROUNDDOWN(_batch_meeting(q), 0),
