@@ -15,7 +15,7 @@ from test_load import CAT, _values
 from test_queueing import _CASES
 
 from llmsizer.model.calculations import CALCULATIONS
-from llmsizer.model.calculations.queueing import _batch_meeting, _wait_percentile
+from llmsizer.model.calculations.queueing import _TARGETS, _batch_meeting, _wait_percentile
 from llmsizer.model.catalog import load_catalog
 from llmsizer.model.expr import evaluate
 
@@ -152,7 +152,34 @@ def test_tangent_solves_land_within_a_hundredth_of_a_sequence_of_the_forward(
            "max_batch_per_replica": 100_000.0, f"target_ttft_p{q}_s": (c + room) / 1000}
     for n in (0, 1, 2):
         env[f"ttft_p{q}_busy_{n}"] = float(evaluate(_EXPR[f"ttft_p{q}_busy_{n}"], env))
-    inverse = float(evaluate(_batch_meeting(q), env))
+    name, target, p, line = next(t for t in _TARGETS if t[0] == f"ttft_p{q}")
+    inverse = float(evaluate(_batch_meeting(name, target, p, line), env))
     exact = _largest_meeting(env, q, c + room)
     assert exact - 0.01 <= inverse < exact + 1
     assert evaluate(_EXPR[f"batch_by_ttft_p{q}"], env) in (exact, exact - 1)
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.0])  # arrivals at a rate; concurrent users
+@pytest.mark.parametrize(("model_id", "gpu", "tp", "prompt", "output", "slack_ms"), _CASES)
+def test_e2e_p95_batch_is_the_inverse_of_the_forward_whole_answer(
+        model_id: str, gpu: str, tp: int, prompt: int, output: int, slack_ms: float,
+        rate: float) -> None:
+    """A p95 whole-answer target limits the batch like a TTFT percentile (it was only
+    checked: an option could be recommended above it). At batch_by_e2e_p95 the forward
+    e2e_p95_ms meets the target; one more sequence misses it."""
+    model = load_catalog().model(model_id)
+    kw: dict[str, Any] = {"tp": tp, "weights": "fp8", "kv": "fp8", "prompt": prompt,
+                          "output": output, "users": 1000}
+    load = {"burstiness": 2.0, "requests_per_s": rate}
+    free = option_values(model, gpu, **kw, overrides={**load, "max_batch_per_replica": 1})
+    target_ms = free["e2e_p95_ms"] + 20 * slack_ms
+    v = option_values(model, gpu, **kw, targets={"e2e_p95_s": target_ms / 1000,
+                                                 "system_tokens_per_s": 1.0}, overrides=load)
+    batch = v["batch_by_e2e_p95"]
+    assert 1 <= batch < min(v["max_batch_per_replica"], v["max_sequences_by_memory"])
+    assert v["batch_per_replica"] == v["batch_served"] == batch
+    assert v["e2e_p95_ms"] <= target_ms + 1e-6
+    assert v["percentile_slo_met"] == 1
+    over = option_values(model, gpu, **kw, overrides={**load, "max_batch_per_replica": batch + 1})
+    assert over["batch_per_replica"] == batch + 1
+    assert over["e2e_p95_ms"] > target_ms

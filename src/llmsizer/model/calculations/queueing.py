@@ -191,17 +191,23 @@ def _linear_batch(target_ms: Expr, fixed_ms: Expr, per_seq_ms: Expr) -> Expr:
               IF(le(fixed_ms, target_ms), r("max_batch_per_replica"), 0))
 
 
-def _closed_loop_batch(target_ms: Expr) -> Expr:
-    d = target_ms - r("ttft_fixed_ms")
+# The time without any wait is fixed + per_seq x B: the first token's (ttft_fixed_ms,
+# ttft_ms_per_seq), or the whole answer's for e2e_p95 (+ (output - 1) x TPOT, a + b B too).
+_FIRST_TOKEN = (r("ttft_fixed_ms"), _m)
+
+
+def _closed_loop_batch(target_ms: Expr, line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
+    fixed, per_seq = line
+    d = target_ms - fixed
     s = r("closed_loop_round_share")
     sf = s * r("spec_tpot_factor")
     a, b = r("step_fixed_ms"), r("step_ms_per_seq")
-    linear = _linear_batch(target_ms, r("ttft_fixed_ms"), _m)
+    linear = _linear_batch(target_ms, fixed, per_seq)
     knee = r("closed_loop_knee_batch")
-    bq = _m + sf * (a - b * knee)
+    bq = per_seq + sf * (a - b * knee)
     c = sf * a * knee + d
     root = 2 * c / (bq + POWER(bq * bq + 4 * sf * b * c, 0.5))
-    return IF(AND(gt(s, 0), gt(d, 0), le(_m * knee, d)), root, linear)
+    return IF(AND(gt(s, 0), gt(d, 0), le(per_seq * knee, d)), root, linear)
 
 
 # Read after the prefill (decode.py) and before the TTFT batch limit.
@@ -315,7 +321,8 @@ def _busy_at(batch: Expr) -> Expr:
                               + r("request_slot_ms_per_seq"))
 
 
-def _tangent_batch(target_ms: Expr, p: float, rho0: Expr) -> Expr:
+def _tangent_batch(target_ms: Expr, p: float, rho0: Expr,
+                   line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
     """The largest B whose p-th percentile TTFT meets ``target_ms`` with ln(rho / (1 - p))
     replaced by its tangent at ``rho0`` (>= 1 - p): ln is concave, so the tangent lies above
     it and the batch is never too large; at rho0 = rho(B) it is exact. The wait bound
@@ -323,48 +330,61 @@ def _tangent_batch(target_ms: Expr, p: float, rho0: Expr) -> Expr:
     out is a quadratic, (D - m B)(S0 + g B) >= k P (alpha (S0 + K B) + P B / rho0), solved in
     the stable form of the mean's; at most the batch with no wait at all (D / m), as the
     tail's max(0, ln) is not below 0."""
-    d = target_ms - r("ttft_fixed_ms")
+    fixed, m = line
+    d = target_ms - fixed
     s0, kk, pf = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq"), r("prefill_ms")
     kp, g = r("prefill_wait_scale_ms"), kk - pf
     alpha = LOG(rho0 / (1 - p), math.e) - 1
     e = (d - kp * alpha) * s0
-    beta = _m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
-    root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * _m * g * e), 0.5))
-    return IF(gt(e, 0), MIN(_linear_batch(target_ms, r("ttft_fixed_ms"), _m), root), 0)
+    beta = m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
+    root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * m * g * e), 0.5))
+    return IF(gt(e, 0), MIN(_linear_batch(target_ms, fixed, m), root), 0)
 
 
-def _busy_start(target_ms: Expr, p: float) -> Expr:
+def _busy_start(target_ms: Expr, p: float, line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
     """A utilisation at or above the answer's: the wait alone, k P ln(rho / (1 - p)) at
     least, must fit the room D, so rho <= (1 - p) e^(D / k P); and B <= D / m. The tangent
     there leaves room (e > 0), and each solve from below climbs to the answer."""
-    d = target_ms - r("ttft_fixed_ms")
+    d = target_ms - line[0]
     kp = r("prefill_wait_scale_ms")
     by_wait = IF(gt(kp, 0), (1 - p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
-    return MAX(1 - p, MIN(1, by_wait,
-                          _busy_at(_linear_batch(target_ms, r("ttft_fixed_ms"), _m))))
+    return MAX(1 - p, MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
 
 
 def _ttft_target_ms(q: int) -> Expr:
     return r(f"target_ttft_p{q}_s") * 1000
 
 
-def _busy_step(q: int, rho0: Expr) -> Expr:
-    return MAX(1 - q / 100, MIN(1, _busy_at(_tangent_batch(_ttft_target_ms(q), q / 100, rho0))))
+# The whole answer without waiting: the first token + (output - 1) x TPOT, TPOT = spec x
+# (a + b B), so again fixed + per_seq x B; its p95 adds the first token's p95 wait.
+_WHOLE_ANSWER = (r("ttft_fixed_ms")
+                 + (r("output_tokens") - 1) * r("spec_tpot_factor") * r("step_fixed_ms"),
+                 _m + (r("output_tokens") - 1) * r("spec_tpot_factor") * r("step_ms_per_seq"))
+# Each percentile target the batch is solved for: (row prefix, target ms, p, line).
+_TARGETS: tuple[tuple[str, Expr, float, tuple[Expr, Expr]], ...] = (
+    *((f"ttft_p{q}", _ttft_target_ms(q), q / 100, _FIRST_TOKEN) for q in PERCENTILES),
+    ("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95, _WHOLE_ANSWER),
+)
 
 
-def _batch_meeting(q: int) -> Expr:
-    """The largest batch whose p-th percentile TTFT meets its target: the third tangent
-    solve (from ``ttft_p{q}_busy_2``) or the (B - 1) P cap, whichever allows more. A p50
-    also takes the mean's batch at its value: the median of an exponential-tailed wait,
+def _busy_step(target_ms: Expr, p: float, line: tuple[Expr, Expr], rho0: Expr) -> Expr:
+    return MAX(1 - p, MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
+
+
+def _batch_meeting(name: str, target_ms: Expr, p: float, line: tuple[Expr, Expr]) -> Expr:
+    """The largest batch whose p-th percentile (``name``) meets its target: the third
+    tangent solve (from ``{name}_busy_2``) or the (B - 1) P cap, whichever allows more. A
+    p50 also takes the mean's batch at its value: the median of an exponential-tailed wait,
     W / rho x ln(2 rho), is at most its mean W (ln(2 x) <= x), so a p50 target never needs
-    more than a mean one. tests/test_queueing.py checks it against the forward percentile."""
-    target = _ttft_target_ms(q)
-    linear = (target - r("ttft_fixed_ms") + r("prefill_ms")) / (_m + r("prefill_ms"))
-    best = MAX(linear, _tangent_batch(target, q / 100, r(f"ttft_p{q}_busy_2")))
-    if q == 50:
-        best = MAX(best, _mean_batch(target - r("ttft_fixed_ms")))
+    more than a mean one. tests/test_queueing_percentiles.py checks it against the forward
+    percentile."""
+    fixed, m = line
+    linear = (target_ms - fixed + r("prefill_ms")) / (m + r("prefill_ms"))
+    best = MAX(linear, _tangent_batch(target_ms, p, r(f"{name}_busy_2"), line))
+    if p == 0.5:
+        best = MAX(best, _mean_batch(target_ms - fixed))
     # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
-    return IF(_CLOSED, _closed_loop_batch(target), best)
+    return IF(_CLOSED, _closed_loop_batch(target_ms, line), best)
 
 
 def _itl_batch(q: int) -> Expr:
@@ -400,18 +420,21 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
        _K * r("prefill_ms"),
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
-    *(_c(f"ttft_p{q}_busy_{n}", f"Prefill busy share near the p{q} TTFT batch, estimate {n}",
+    *(_c(f"{name}_busy_{n}", f"Prefill busy share near the {label} batch, estimate {n}",
          "fraction", "Throughput",
-         _busy_start(_ttft_target_ms(q), q / 100) if n == 0
-         else _busy_step(q, r(f"ttft_p{q}_busy_{n - 1}")),
+         _busy_start(target, p, line) if n == 0
+         else _busy_step(target, p, line, r(f"{name}_busy_{n - 1}")),
          "At most the utilisation the target allows: the wait alone, k P ln(rho / (1 - p)), "
          "fits the room, and the batch no more than with no wait (queueing.py)." if n == 0 else
          "The prefill utilisation at the batch the tangent of ln(rho / (1 - p)) at the "
          "previous estimate allows: each estimate is closer to the answer's, from below.")
-      for q in PERCENTILES for n in (0, 1, 2)),
+      for name, target, p, line in _TARGETS for n in (0, 1, 2)
+      for label in [f"p{name[6:]} TTFT" if name.startswith("ttft") else "p95 whole-answer"]),
     *(_c(f"batch_by_ttft_p{q}", f"Largest batch meeting the p{q} TTFT", "sequences",
          "Throughput",
-         IF(gt(r(f"target_ttft_p{q}_s"), 0), ROUNDDOWN(_batch_meeting(q), 0),
+         IF(gt(r(f"target_ttft_p{q}_s"), 0),
+            ROUNDDOWN(_batch_meeting(f"ttft_p{q}", _ttft_target_ms(q), q / 100, _FIRST_TOKEN),
+                      0),
             r("max_batch_per_replica")),
          f"The p{q} wait W / rho x ln(rho / (1 - p)) with ln replaced by its tangent at the "
          f"second estimate's utilisation (above ln: never too large a batch, and within a "
@@ -421,6 +444,14 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
             "mean)" if q == 50 else "")
          + f"; the engine cap when no p{q} target is stated.")
       for q in PERCENTILES),
+    _c("batch_by_e2e_p95", "Largest batch meeting the p95 whole-answer time", "sequences",
+       "Throughput",
+       IF(gt(r("target_e2e_p95_s"), 0),
+          ROUNDDOWN(_batch_meeting("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95,
+                                   _WHOLE_ANSWER), 0),
+          r("max_batch_per_replica")),
+       "The p95 first token + (output - 1) steps, solved for B like the p95 TTFT (the steps "
+       "are a + b x B too); the engine cap when no whole-answer target is stated."),
     *(_c(f"batch_by_itl_p{q}", f"Largest batch meeting the p{q} ITL", "sequences", "Throughput",
          IF(gt(r(f"target_itl_p{q}_ms"), 0), ROUNDDOWN(_itl_batch(q), 0),
             r("max_batch_per_replica")),
