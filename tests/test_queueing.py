@@ -118,9 +118,7 @@ def test_percentile_batch_meets_the_forward_percentile(
         model_id: str, gpu: str, tp: int, prompt: int, output: int, slack_ms: float,
         burstiness: float, rate: float) -> None:
     """At the batch the percentile's inverse allows the forward p95/p99 meet their target, and
-    a p99 target allows no more than a p95 one. (Not "no more than the mean": below ~5 % busy
-    fewer than 1 request in 20 waits at all, so the p95 wait can be under the mean wait:
-    tests/test_queueing_percentiles.py.)"""
+    a p99 target allows no more than a p95 or a mean one."""
     model = load_catalog().model(model_id)
     kw: dict[str, Any] = {"tp": tp, "weights": "fp8", "kv": "fp8", "prompt": prompt,
                           "output": output, "users": 1000}
@@ -136,7 +134,7 @@ def test_percentile_batch_meets_the_forward_percentile(
         if key != "ttft_s":
             assert v[f"{key[:-2]}_ms"] <= target_s * 1000 + 1e-6
             assert v["percentile_slo_met"] == 1
-    assert batches["ttft_p99_s"] <= batches["ttft_p95_s"]
+    assert batches["ttft_p99_s"] <= batches["ttft_p95_s"] <= batches["ttft_s"]
 
 
 def test_percentiles_from_the_exponential_tail() -> None:
@@ -184,10 +182,8 @@ def test_more_requests_per_second_never_fewer_gpus_at_a_p95_target(
 @SETTINGS
 @given(_MODELS, _GPUS, st.sampled_from([1, 2, 4, 8]), st.floats(0.5, 100), st.floats(0.2, 3.0),
        st.floats(0.5, 3.0))
-def test_a_p99_target_never_needs_fewer_gpus_than_p95(
+def test_a_p99_target_never_needs_fewer_gpus_than_p95_or_the_mean(
         model: str, gpu: str, tp: int, rate: float, target_s: float, burstiness: float) -> None:
-    # not "than the mean": a p95 wait is below the mean one where under ~5 % of requests wait
-    # (Llama-3.1-70B, 2 x H100, 20 requests/s, burstiness 3, 0.4 s: mean batch 4, p95 batch 5)
     if tp > CAT.platforms[CAT.gpus[gpu].default_platform].gpus_per_node:
         return
     gpus = {key: _values({"requests_per_s": rate, "burstiness": burstiness}, gpu=gpu, tp=tp,
@@ -197,8 +193,9 @@ def test_a_p99_target_never_needs_fewer_gpus_than_p95(
         if v["batch_per_replica"] >= 1:  # a feasible option meets its target at the load
             assert v["slo_met"] == 1, key
     assert gpus["ttft_p99_s"]["batch_per_replica"] <= gpus["ttft_p95_s"]["batch_per_replica"]
+    assert gpus["ttft_p95_s"]["batch_per_replica"] <= gpus["ttft_s"]["batch_per_replica"]
     if gpus["ttft_p99_s"]["batch_per_replica"] >= 1:
-        assert gpus["ttft_p99_s"]["gpus"] >= gpus["ttft_p95_s"]["gpus"]
+        assert gpus["ttft_p99_s"]["gpus"] >= gpus["ttft_p95_s"]["gpus"] >= gpus["ttft_s"]["gpus"]
 
 
 def test_the_arrival_rate_rows_move_a_population_load(tmp_path: Path) -> None:
