@@ -117,8 +117,8 @@ def test_batch_by_ttft_is_the_inverse_of_the_forward_formula(
 def test_percentile_batch_meets_the_forward_percentile(
         model_id: str, gpu: str, tp: int, prompt: int, output: int, slack_ms: float,
         burstiness: float, rate: float) -> None:
-    """The percentile's inverse is a conservative bound: at the batch it allows the forward
-    p95/p99 meet their target, and a p99 target allows no more than a p95 or a mean one."""
+    """At the batch the percentile's inverse allows the forward p95/p99 meet their target, and
+    a p99 target allows no more than a p95 or a mean one."""
     model = load_catalog().model(model_id)
     kw: dict[str, Any] = {"tp": tp, "weights": "fp8", "kv": "fp8", "prompt": prompt,
                           "output": output, "users": 1000}

@@ -351,15 +351,17 @@ CALCULATIONS: tuple[Calculation, ...] = (
     *PERCENTILE_LIMIT_CALCULATIONS,
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
        IF(_DISAGG, r("max_batch_per_replica"),
-          IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES)),
-             MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES)),
+          IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES),
+                gt(r("target_e2e_p95_s"), 0)),
+             MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES),
+                 r("batch_by_e2e_p95")),
              _mean_ttft_batch)),
        "The mean TTFT, wait for the prompts ahead included, solved for B in closed form "
        "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
        "wait and with the (B - 1) x prefill bound; and the batch each TTFT percentile "
-       "target allows; the engine cap when no TTFT target is stated, or when the option is "
-       "disaggregated (its decode replicas prefill nothing: the prefill replicas' count "
-       "meets the target)."),
+       "target and the p95 whole-answer target allow; the engine cap when no TTFT target "
+       "is stated, or when the option is disaggregated (its decode replicas prefill "
+       "nothing: the prefill replicas' count meets the target)."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("batch_by_itl"), r("max_batch_per_replica"))),

@@ -162,8 +162,17 @@ _CLOSED = le(r("peak_request_rate_per_s"), 0)
 _ARRIVAL_K = IF(_CLOSED, 0, POWER(r("burstiness"), 2) / 2)  # (CVa^2 + CVs^2) / 2, CVs 0
 _s0 = r("request_slot_fixed_ms")
 _g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
-_beta = _m * _s0 + _ARRIVAL_K * r("prefill_ms") * r("prefill_ms") - _budget * _g
-_linear = (_budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+
+
+def _mean_batch(budget: Expr) -> Expr:
+    """The mean's inverse above for a room D = ``budget`` (target - ttft_fixed_ms)."""
+    beta = _m * _s0 + _ARRIVAL_K * r("prefill_ms") * r("prefill_ms") - budget * _g
+    linear = (budget + r("prefill_ms")) / (_m + r("prefill_ms"))
+    return IF(gt(budget, 0),
+              MAX(2 * budget * _s0 / (beta + POWER(MAX(0, beta * beta + 4 * _m * _g
+                                                        * budget * _s0), 0.5)), linear),
+              linear)
+
 
 # A load stated as concurrent users is a closed loop (docs/queueing.md): its arrivals are
 # paced by the answers (burstiness 0, so the Allen-Cunneen wait is 0) and its wait is the
@@ -182,17 +191,23 @@ def _linear_batch(target_ms: Expr, fixed_ms: Expr, per_seq_ms: Expr) -> Expr:
               IF(le(fixed_ms, target_ms), r("max_batch_per_replica"), 0))
 
 
-def _closed_loop_batch(target_ms: Expr) -> Expr:
-    d = target_ms - r("ttft_fixed_ms")
+# The time without any wait is fixed + per_seq x B: the first token's (ttft_fixed_ms,
+# ttft_ms_per_seq), or the whole answer's for e2e_p95 (+ (output - 1) x TPOT, a + b B too).
+_FIRST_TOKEN = (r("ttft_fixed_ms"), _m)
+
+
+def _closed_loop_batch(target_ms: Expr, line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
+    fixed, per_seq = line
+    d = target_ms - fixed
     s = r("closed_loop_round_share")
     sf = s * r("spec_tpot_factor")
     a, b = r("step_fixed_ms"), r("step_ms_per_seq")
-    linear = _linear_batch(target_ms, r("ttft_fixed_ms"), _m)
+    linear = _linear_batch(target_ms, fixed, per_seq)
     knee = r("closed_loop_knee_batch")
-    bq = _m + sf * (a - b * knee)
+    bq = per_seq + sf * (a - b * knee)
     c = sf * a * knee + d
     root = 2 * c / (bq + POWER(bq * bq + 4 * sf * b * c, 0.5))
-    return IF(AND(gt(s, 0), gt(d, 0), le(_m * knee, d)), root, linear)
+    return IF(AND(gt(s, 0), gt(d, 0), le(per_seq * knee, d)), root, linear)
 
 
 # Read after the prefill (decode.py) and before the TTFT batch limit.
@@ -221,10 +236,7 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "Target - TTFT without wait at batch 0: what the batch and the wait may use."),
     _c("batch_by_ttft_exact", "Batch meeting TTFT, unrounded", "sequences", "Throughput",
        IF(_CLOSED, _closed_loop_batch(r("target_ttft_ms")),
-          IF(gt(_budget, 0),
-             MAX(2 * _budget * _s0 / (_beta + POWER(MAX(0, _beta * _beta + 4 * _m * _g
-                                                             * _budget * _s0), 0.5)), _linear),
-             _linear)),
+          _mean_batch(_budget)),
        "TTFT with its wait solved for B. Arrivals at a rate: the larger of the Allen-Cunneen "
        "root 2 D S0 / (beta + sqrt(beta^2 + 4 m g D S0)) and the (B - 1) x prefill bound "
        "(D + P) / (m + P). Concurrent users (a closed loop): the round wait's quadratic "
@@ -302,29 +314,83 @@ def _wait_percentile(p: float) -> Expr:
     return IF(_CLOSED, 0, IF(lt(_rho, 1), MIN(cap, tail), cap))
 
 
-def _batch_meeting(target_ms: Expr, p: float) -> Expr:
-    """The largest batch whose p-th percentile TTFT meets ``target_ms``, in closed form. The
-    percentile has no closed-form inverse (ln of the utilisation), so ln(rho / (1 - p)) is
-    bounded by ln(1 / (1 - p)): a conservative bound, the wait k P L / (1 - rho), solved like
-    the mean (a quadratic, here (D - m B)(S0 + g B) >= k P L (S0 + K B)), or the cap
-    (B - 1) P, whichever allows more. tests/test_queueing.py checks it against the forward
-    percentile."""
-    d = target_ms - r("ttft_fixed_ms")
-    s0 = r("request_slot_fixed_ms")
-    kk = r("request_slot_ms_per_seq")
-    g = kk - r("prefill_ms")
-    # ln(1 / (1 - p)) rounded up to 4 decimals: shorter to print, and still conservative
-    scale = r("prefill_wait_scale_ms") * (math.ceil(math.log(1 / (1 - p)) * 1e4) / 1e4)
-    e = (d - scale) * s0
-    beta = _m * s0 + scale * kk - d * g
-    root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * _m * g * e), 0.5))
-    linear = (d + r("prefill_ms")) / (_m + r("prefill_ms"))
-    # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
-    return IF(_CLOSED, _closed_loop_batch(target_ms), IF(gt(e, 0), MAX(root, linear), linear))
+def _busy_at(batch: Expr) -> Expr:
+    """rho(B) = B P / (S0 + K B) = P / (S0 / B + K), B written once (a short cell); a batch
+    of 0 or less reads as 1e-9 sequences, a utilisation of ~0."""
+    return r("prefill_ms") / (r("request_slot_fixed_ms") / MAX(1e-9, batch)
+                              + r("request_slot_ms_per_seq"))
+
+
+def _tangent_batch(target_ms: Expr, p: float, rho0: Expr,
+                   line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
+    """The largest B whose p-th percentile TTFT meets ``target_ms`` with ln(rho / (1 - p))
+    replaced by its tangent at ``rho0`` (>= 1 - p): ln is concave, so the tangent lies above
+    it and the batch is never too large; at rho0 = rho(B) it is exact. The wait bound
+    k P (alpha + rho / rho0) / (1 - rho), alpha = ln(rho0 / (1 - p)) - 1, with rho(B) written
+    out is a quadratic, (D - m B)(S0 + g B) >= k P (alpha (S0 + K B) + P B / rho0), solved in
+    the stable form of the mean's; at most the batch with no wait at all (D / m), as the
+    tail's max(0, ln) is not below 0."""
+    fixed, m = line
+    d = target_ms - fixed
+    s0, kk, pf = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq"), r("prefill_ms")
+    kp, g = r("prefill_wait_scale_ms"), kk - pf
+    alpha = LOG(rho0 / (1 - p), math.e) - 1
+    e = (d - kp * alpha) * s0
+    beta = m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
+    root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * m * g * e), 0.5))
+    return IF(gt(e, 0), MIN(_linear_batch(target_ms, fixed, m), root), 0)
+
+
+def _busy_start(target_ms: Expr, p: float, line: tuple[Expr, Expr] = _FIRST_TOKEN) -> Expr:
+    """A utilisation at or above the answer's: the wait alone, k P ln(rho / (1 - p)) at
+    least, must fit the room D, so rho <= (1 - p) e^(D / k P); and B <= D / m. The tangent
+    there leaves room (e > 0), and each solve from below climbs to the answer."""
+    d = target_ms - line[0]
+    kp = r("prefill_wait_scale_ms")
+    by_wait = IF(gt(kp, 0), (1 - p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
+    return MAX(1 - p, MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
 
 
 def _ttft_target_ms(q: int) -> Expr:
     return r(f"target_ttft_p{q}_s") * 1000
+
+
+# The whole answer without waiting: the first token + (output - 1) x TPOT, TPOT = spec x
+# (a + b B), so again fixed + per_seq x B; its p95 adds the first token's p95 wait.
+_WHOLE_ANSWER = (r("ttft_fixed_ms")
+                 + (r("output_tokens") - 1) * r("spec_tpot_factor") * r("step_fixed_ms"),
+                 _m + (r("output_tokens") - 1) * r("spec_tpot_factor") * r("step_ms_per_seq"))
+# Each percentile target the batch is solved for: (row prefix, target ms, p, line).
+_TARGETS: tuple[tuple[str, Expr, float, tuple[Expr, Expr]], ...] = (
+    *((f"ttft_p{q}", _ttft_target_ms(q), q / 100, _FIRST_TOKEN) for q in PERCENTILES),
+    ("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95, _WHOLE_ANSWER),
+)
+
+
+def _busy_step(target_ms: Expr, p: float, line: tuple[Expr, Expr], rho0: Expr) -> Expr:
+    return MAX(1 - p, MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
+
+
+def _batch_meeting(name: str, target_ms: Expr, p: float, line: tuple[Expr, Expr]) -> Expr:
+    """The largest batch whose p-th percentile (``name``) meets its target: the third
+    tangent solve (from ``{name}_busy_2``) or the (B - 1) P cap, whichever allows more. A
+    p50 also takes the mean's batch at its value: the median of an exponential-tailed wait,
+    W / rho x ln(2 rho), is at most its mean W (ln(2 x) <= x), so a p50 target never needs
+    more than a mean one; a p90, p95 or p99 first-token target allows at most the mean's
+    batch. tests/test_queueing_percentiles.py checks it against the forward percentile."""
+    fixed, m = line
+    linear = (target_ms - fixed + r("prefill_ms")) / (m + r("prefill_ms"))
+    best = MAX(linear, _tangent_batch(target_ms, p, r(f"{name}_busy_2"), line))
+    if p == 0.5:
+        best = MAX(best, _mean_batch(target_ms - fixed))
+    elif name.startswith("ttft"):
+        # a tail target is never looser than the mean at the same value: below about 1 - p
+        # busy the modelled p-th wait is 0 and under the mean wait, but the model's
+        # percentile carries only the wait's spread, not the prompts' or the steps', which
+        # put any measured p90 first token above its mean (issue 21's ordering property)
+        best = MIN(best, _mean_batch(target_ms - fixed))
+    # a closed loop's percentiles are its mean (no arrival randomness): exact, as the mean
+    return IF(_CLOSED, _closed_loop_batch(target_ms, line), best)
 
 
 def _itl_batch(q: int) -> Expr:
@@ -360,15 +426,39 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
        _K * r("prefill_ms"),
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
+    *(_c(f"{name}_busy_{n}", f"Prefill busy share near the {label} batch, estimate {n}",
+         "fraction", "Throughput",
+         _busy_start(target, p, line) if n == 0
+         else _busy_step(target, p, line, r(f"{name}_busy_{n - 1}")),
+         "At most the utilisation the target allows: the wait alone, k P ln(rho / (1 - p)), "
+         "fits the room, and the batch no more than with no wait (queueing.py)." if n == 0 else
+         "The prefill utilisation at the batch the tangent of ln(rho / (1 - p)) at the "
+         "previous estimate allows: each estimate is closer to the answer's, from below.")
+      for name, target, p, line in _TARGETS for n in (0, 1, 2)
+      for label in [f"p{name[6:]} TTFT" if name.startswith("ttft") else "p95 whole-answer"]),
     *(_c(f"batch_by_ttft_p{q}", f"Largest batch meeting the p{q} TTFT", "sequences",
          "Throughput",
          IF(gt(r(f"target_ttft_p{q}_s"), 0),
-            ROUNDDOWN(_batch_meeting(_ttft_target_ms(q), q / 100), 0),
+            ROUNDDOWN(_batch_meeting(f"ttft_p{q}", _ttft_target_ms(q), q / 100, _FIRST_TOKEN),
+                      0),
             r("max_batch_per_replica")),
-         f"The p{q} wait bounded by k P ln(1 / (1 - p)) / (1 - rho) (conservative: "
-         f"ln(rho / (1 - p)) <= ln(1 / (1 - p))) or by (B - 1) P, solved for B in closed "
-         f"form; the engine cap when no p{q} target is stated.")
+         f"The p{q} wait W / rho x ln(rho / (1 - p)) with ln replaced by its tangent at the "
+         f"second estimate's utilisation (above ln: never too large a batch, and within a "
+         f"hundredth of a sequence of the exact one), or the (B - 1) x prefill bound, solved "
+         f"for B in closed form"
+         + (", and at least the mean's batch at this value (a median wait is at most its "
+            "mean)" if q == 50 else ", and at most the mean's batch at this value (a tail "
+            "target is never looser than the mean)")
+         + f"; the engine cap when no p{q} target is stated.")
       for q in PERCENTILES),
+    _c("batch_by_e2e_p95", "Largest batch meeting the p95 whole-answer time", "sequences",
+       "Throughput",
+       IF(gt(r("target_e2e_p95_s"), 0),
+          ROUNDDOWN(_batch_meeting("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95,
+                                   _WHOLE_ANSWER), 0),
+          r("max_batch_per_replica")),
+       "The p95 first token + (output - 1) steps, solved for B like the p95 TTFT (the steps "
+       "are a + b x B too); the engine cap when no whole-answer target is stated."),
     *(_c(f"batch_by_itl_p{q}", f"Largest batch meeting the p{q} ITL", "sequences", "Throughput",
          IF(gt(r(f"target_itl_p{q}_ms"), 0), ROUNDDOWN(_itl_batch(q), 0),
             r("max_batch_per_replica")),
