@@ -390,9 +390,10 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         styles = {"capex": (NAVY, f"Capital cost over {years_label}"),
                   "power": (SAND, "Power, colocation"),
                   "support": (GREY, "Support, storage, licences"),
-                  # a total known only whole (the account's): its own colour, never the
-                  # capital cost's, which read as "all of it is capital"
-                  "total": (TICK, "On-premises, all costs"), "cloud": (TEAL, "Cloud")}
+                  # a total known only whole (the account's, beside its "Account total"
+                  # label): its own colour, never the capital cost's, which read as "all of
+                  # it is capital"; no legend key (a fifth one ran off narrow charts)
+                  "total": (TICK, None), "cloud": (TEAL, "Cloud")}
         for key, rows in series.items():
             if rows:
                 color, label = styles[key]
