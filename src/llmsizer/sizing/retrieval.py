@@ -173,7 +173,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         # the nearest miss and what to change, as the language-model advice says
         near = min(fitting, key=lambda o: float(o.values["latency_p95_s"]))
         advice = (f"no candidate GPU meets the latency target; the nearest, "
-                  f"{cat.gpus[near.gpu].name}: {near.reason}; relax targets.latency_p95_s, send "
+                  f"{cat.gpus[near.gpu].name}: {near.reason}; relax the p95 latency target, send "
                   "fewer tokens per request, or choose a smaller model")
     elif best is None:
         advice = ("no candidate GPU both fits the model and meets the latency target"
