@@ -146,7 +146,7 @@ def test_small_servers_of_several_lines_share_a_rack() -> None:
 
 
 def test_a_rack_above_the_power_budget_says_why(results: dict[str, Result]) -> None:
-    """frontier-moe-rack: 8 GB300 NVL72 racks of 125 kW each. The PDF's racks row read "at
+    """frontier-moe-rack: 8 GB300 NVL72 racks of 132 kW each. The PDF's racks row read "at
     most 40 kW ... per rack, 125.0 kW per rack on average", a contradiction left unexplained:
     a system above the budget takes a rack of its own (servers per rack is at least 1)."""
     def racks(r: Result) -> str:
@@ -155,7 +155,7 @@ def test_a_rack_above_the_power_budget_says_why(results: dict[str, Result]) -> N
     rack_scale = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
     assert rack_scale.bom.totals["bom_kw_per_rack_used"] > 40
     assert racks(rack_scale).endswith(
-        "at most 40 kW and 38 rack units per rack, 125 kW per rack on average; a server "
+        "at most 40 kW and 38 rack units per rack, 132 kW per rack on average; a server "
         "drawing more than that fills a rack of its own")
     assert "of its own" not in racks(results["example"])  # 4.2 kW servers: nothing to say
 
