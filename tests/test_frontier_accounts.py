@@ -1,0 +1,93 @@
+"""x-frontier review: accounts for the frontier models a presales engineer would write
+(speculative decoding, attention data parallelism, percentile first-token targets on a
+mixture of experts), read as the customer reads the proposal."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from llmsizer.documents.proposal import render_html
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+DATA = Path(__file__).resolve().parent / "data"
+ACCOUNT = DATA / "frontier-mtp-p95.yaml"
+
+
+@pytest.fixture(scope="module")
+def sized() -> tuple[Result, str]:
+    result = size(load(ACCOUNT))
+    return result, render_html(result)
+
+
+def _text(html: str, section: str) -> str:
+    part = html.split(f'id="{section}"')[1].split("</section>")[0]
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", part)))
+
+
+def test_speculative_decoding_is_stated_with_its_content_dependence(
+        sized: tuple[Result, str]) -> None:
+    """The proposal said nothing of MTP: the requirements table, walk-through, risks and
+    glossary left it out, and the walk-through called the time per output token (a step's
+    time x 0.37) "a step"."""
+    result, html = sized
+    (w,) = result.workloads
+    i, v = w.inputs, w.best.values  # type: ignore[union-attr]
+    # the catalog's published acceptance for 3 MTP drafts (TensorRT-LLM's DeepSeek-R1
+    # latency blog, table "Autoregressive MTP Layers": 2.82)
+    assert (i["spec_draft_tokens"], i["spec_acceptance_length"]) == (3, 2.82)
+    factor = float(v["spec_tpot_factor"])
+    assert factor < 0.4  # (1 + 3 x 1/61) / 2.82
+    assert float(v["tpot_full_ms"]) == pytest.approx(
+        (float(v["step_fixed_ms"]) + float(v["step_ms_per_seq"]) * float(v["batch_per_replica"]))
+        * factor)
+    requirements = _text(html, "requirements")
+    assert "Speculative decoding: tokens drafted; kept per step (average) 3; 2.82" in requirements
+    walk = _text(html, "walkthrough")
+    assert "a step checks 4 tokens of each sequence (3 drafted) and keeps 2.82 on average" in walk
+    assert "depends on the content" in walk
+    assert "full, an output token takes" in walk and "full, a step takes" not in walk
+    risks = _text(html, "risks")
+    assert "Speculative decoding" in risks and "2.82 tokens kept per step of 3 drafted" in risks
+    assert "Speculative decoding A draft" in _text(html, "glossary")
+
+
+def test_weights_under_attention_data_parallelism_add_up(sized: tuple[Result, str]) -> None:
+    """"671.0 billion parameters ... at 0.56 bytes per weight, they take 514.0 GB" (671 x 0.56 =
+    377): each of the 8 attention ranks holds its own copy of the non-expert weights, and the
+    parts the FP4 checkpoint leaves in BF16 take 2 bytes; the walk-through now says both."""
+    result, html = sized
+    v = result.workloads[0].best.values  # type: ignore[union-attr]
+    assert v["adp"] == 8
+    model = load_catalog().models["deepseek-r1"]
+    kept = model.fp4_16bit_params  # 6.21e9: attention less o_proj, routers, embeddings
+    assert v["params_kept_16bit"] == kept
+    shared = (float(v["shared_params"]) - kept) * 0.5625 + kept * 2  # NVFP4: 4.5 bits a weight
+    experts = float(v["routed_expert_params"]) * 0.5625
+    assert float(v["weights_gb"]) == pytest.approx((experts + 8 * shared) / 1e9)
+    walk = _text(html, "walkthrough")
+    assert ("Stored as FP4 at 0.56 bytes per weight (6.2 billion of them at 2 bytes: the parts "
+            "the checkpoint leaves unquantised), they take 368.1 GB for the experts and 18.2 GB "
+            "for the rest, held by each of the 8 attention ranks: 514.0 GB") in walk
+
+
+def test_a_percentile_target_says_disaggregated_serving_was_not_compared(
+        sized: tuple[Result, str], tmp_path: Path) -> None:
+    """A p95 first-token target keeps disaggregated serving out of the search (its tails are
+    the aggregated replica's forms); the proposal now says so, and only then."""
+    _result, html = sized
+    note = "Disaggregated serving (prompts read on prefill replicas of their own) was not compared"
+    assert note in _text(html, "alternatives")
+    assert "Disaggregated serving Reading prompts" in _text(html, "glossary")
+    mean = tmp_path / "mean.yaml"
+    mean.write_text(ACCOUNT.read_text(encoding="utf-8").replace("ttft_p95_s", "ttft_s"),
+                    encoding="utf-8")
+    result = size(load(mean))
+    assert any(o.values.get("disagg_prefill_gpus", 0) for o in result.workloads[0].options)
+    assert note not in _text(render_html(result), "alternatives")
