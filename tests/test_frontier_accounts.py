@@ -91,3 +91,34 @@ def test_a_percentile_target_says_disaggregated_serving_was_not_compared(
     result = size(load(mean))
     assert any(o.values.get("disagg_prefill_gpus", 0) for o in result.workloads[0].options)
     assert note not in _text(render_html(result), "alternatives")
+
+
+def test_the_kv_cache_step_adds_up_for_window_and_hybrid_layers() -> None:
+    """Gemma 3 read "2 (keys and values) × 62 layers × 16 KV heads × 128 dimensions × 1.00
+    bytes (FP8) = 40,960 bytes per token" (the product is 253,952) and Qwen3-Next "× 48 layers
+    × 2 KV heads × 256 dimensions = 12,288" (49,152): only the layers that keep every token
+    count there; the window layers and the linear-attention state are now said apart."""
+    result = size(load(DATA / "frontier-window-hybrid.yaml"))
+    gemma, qwen = (w.best.values for w in result.workloads)  # type: ignore[union-attr]
+    # config.json: Gemma 3 27B sliding_window 1,024 on 52 of 62 layers (pattern 6), 16 KV
+    # heads x 128; Qwen3-Next full_attention_interval 4 (12 of 48), 2 KV heads x 256, and 36
+    # Gated DeltaNet layers of 548,864 state values each (BF16)
+    assert gemma["kv_bytes_per_token"] == 2 * 10 * 16 * 128 * 1
+    assert gemma["window_kv_bytes_per_token"] == 2 * 52 * 16 * 128 * 1
+    assert gemma["kv_gb_per_request"] == pytest.approx(
+        (65536 * 40960 + 1024 * 212992) / 1e9)
+    assert qwen["kv_bytes_per_token"] == 2 * 12 * 2 * 256 * 1
+    assert qwen["linear_state_bytes"] == 36 * 548864 * 2
+    assert qwen["kv_gb_per_request"] == pytest.approx(
+        (131072 * 12288 + 36 * 548864 * 2) / 1e9)
+    walk = _text(render_html(result), "walkthrough")
+    assert ("2 (keys and values) × 10 layers that keep every token × 16 KV heads × 128 dimensions "
+            "× 1.00 bytes (FP8) = 40,960 bytes per token") in walk
+    assert ("The other 52 layers read only the last 1,024 tokens (a sliding window), so they keep "
+            "212,992 bytes per token for at most that many tokens") in walk
+    assert "Each request reserves 65,536 tokens: 2.90 GB" in walk
+    assert ("2 (keys and values) × 12 layers that keep every token × 2 KV heads × 256 dimensions "
+            "× 1.00 bytes (FP8) = 12,288 bytes per token") in walk
+    assert ("The 36 linear-attention layers keep a fixed state instead, 0.04 GB per request "
+            "whatever its length") in walk
+    assert "× 62 layers" not in walk and "× 48 layers" not in walk
