@@ -122,3 +122,46 @@ def test_the_kv_cache_step_adds_up_for_window_and_hybrid_layers() -> None:
     assert ("The 36 linear-attention layers keep a fixed state instead, 0.04 GB per request "
             "whatever its length") in walk
     assert "× 62 layers" not in walk and "× 48 layers" not in walk
+
+
+def _pool_step_ms(values: dict) -> float:
+    """The mixed batch's step, a + mixed b x batch (plan calculations)."""
+    return float(values["pool_step_fixed_ms"]) + float(values["pool_step_ms_per_seq"]) * max(
+        1.0, float(values["pool_batch_per_replica"]))
+
+
+def test_a_pool_meets_every_members_speed_with_and_without_speculation() -> None:
+    """A speculating member's time per output token is the shared step x its factor (0.44 at
+    2.4 tokens kept of 3 drafted), a plain member's the step itself: the pool bounded the
+    step by each member's target over its own factor, and its plain member's users got
+    23.9 ms a token against 16.7 ms (60 tok/s). Every member of every pool now meets its
+    target, and the pool's time per token is the slowest member's."""
+    result = size(load(DATA / "frontier-spec-pool.yaml"))
+    spec, plain = result.workloads
+    assert plain.inputs["spec_draft_tokens"] == 0
+    assert spec.inputs["spec_acceptance_length"] == 2.4  # stated: the customer's measurement
+    for pool in result.plan.pools:
+        step = _pool_step_ms(pool.values)
+        members = [result.workloads[i] for i in pool.workload_indices]
+        for w in members:
+            o = w.option(pool.option)
+            assert o is not None
+            target = float(o.values["target_tpot_ms"])  # 1000 / 60 tok/s
+            assert target == pytest.approx(1000 / 60)
+            assert step * float(o.values["spec_tpot_factor"]) <= target * (1 + 1e-9), w.name
+        slowest = max(float(w.option(pool.option).values["spec_tpot_factor"])  # type: ignore[union-attr]
+                      for w in members)
+        assert float(pool.values["pool_tpot_ms"]) == pytest.approx(step * slowest)
+
+
+def test_a_speculating_pool_states_its_time_per_output_token(sized: tuple[Result, str]) -> None:
+    """The summary's pool table read "Time per token 53.5 ms" for DeepSeek-R1 with MTP, the
+    step time, where its users see 19.9 ms (50 tok/s): a step yields 2.82 tokens."""
+    result, html = sized
+    (pool,) = result.plan.pools
+    v = result.workloads[0].best.values  # type: ignore[union-attr]
+    assert float(pool.values["pool_tpot_ms"]) == pytest.approx(float(v["tpot_ms"]), rel=1e-3)
+    assert float(pool.values["pool_tpot_ms"]) < 1000 / 50
+    summary = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html.split(
+        'id="summary"')[1].split("</section>")[0])))
+    assert "19.9 ms" in summary and "53.5 ms" not in summary
