@@ -47,6 +47,8 @@ def test_speculative_decoding_is_stated_with_its_content_dependence(
     assert float(v["tpot_full_ms"]) == pytest.approx(
         (float(v["step_fixed_ms"]) + float(v["step_ms_per_seq"]) * float(v["batch_per_replica"]))
         * factor)
+    assert ("with speculative decoding assumed to yield 2.82 tokens a step (it depends on the "
+            "content: section 8)") in _text(html, "summary")
     requirements = _text(html, "requirements")
     assert "Speculative decoding: tokens drafted; kept per step (average) 3; 2.82" in requirements
     walk = _text(html, "walkthrough")
@@ -166,3 +168,24 @@ def test_a_speculating_pool_states_its_time_per_output_token(sized: tuple[Result
     summary = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html.split(
         'id="summary"')[1].split("</section>")[0])))
     assert "19.9 ms" in summary and "53.5 ms" not in summary
+
+
+def test_the_requirements_table_wraps_the_other_models_inside_the_page(tmp_path: Path) -> None:
+    """The model cell of the requirements table does not wrap (a figure column): with two
+    other models named under it, the line ran off the page's right edge."""
+    import subprocess
+
+    from llmsizer.documents.proposal import render_pdf
+
+    result = size(load(DATA / "frontier-model-alternatives.yaml"))
+    assert len(result.model_alternatives) == 1
+    pdf = tmp_path / "alternatives.pdf"
+    render_pdf(result, pdf)
+    bbox = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    widths = [float(w) for w in re.findall(r'<page width="([\d.]+)"', bbox)]
+    over = [(page + 1, m.group(3)) for page, body in enumerate(bbox.split("<page ")[1:])
+            for m in re.finditer(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)"[^>]*>([^<]*)<',
+                                 body)
+            if float(m.group(2)) > widths[page] - 20 or float(m.group(1)) < 0]
+    assert not over, over[:5]
