@@ -38,6 +38,7 @@ JARGON = {
     r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
     r"\bprefix[- ]cache": "Prefix cache", r"\bdata-parallel\b": "Attention data parallelism",
     r"\b(?:embedding|reranking)\b": "Embedding and reranking",
+    r"\bspeculative decoding\b": "Speculative decoding",
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"

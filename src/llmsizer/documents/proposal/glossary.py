@@ -83,6 +83,10 @@ GLOSSARY: tuple[Term, ...] = (
          "requests (vLLM, SGLang, TensorRT-LLM); its scheduling and kernels decide how much of "
          "the hardware's speed is reached. Embedding and reranking servers run an encoder "
          "engine (Text Embeddings Inference, Infinity, a NIM); its share of peak differs too."),
+    Term("Speculative decoding", "A draft (an extra layer of the model, a small head or a "
+         "smaller model) guesses the next few tokens and the model checks them all in one "
+         "step, keeping those it agrees with: answers stream faster; how many are kept depends "
+         "on the content.", only_when="speculative"),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "

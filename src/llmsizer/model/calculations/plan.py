@@ -97,11 +97,11 @@ _n1 = gt(r("survive_node_loss"), 0)
 # strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
 # (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
 _seqs = r("demand_replicas") * r("batch_per_replica")
-# a member's batch at the strictest TPOT on its line t(B) = a + b B, never above its own
-# batch: the line would read a small-batch term (the FP4 saving) as holding at any batch
+# a member's batch at the pool's longest allowed step on its line t(B) = a + b B, never above
+# its own batch: the line would read a small-batch term (the FP4 saving) as holding at any
+# batch
 _member_tpot_batch = IF(gt(r("pool_target_tpot_ms"), 0),
-                        MIN(ROUNDDOWN((r("pool_target_tpot_ms") / r("spec_tpot_factor")
-                                       - r("step_fixed_ms"))
+                        MIN(ROUNDDOWN((r("pool_step_limit_ms") - r("step_fixed_ms"))
                                       / r("step_ms_per_seq"), 0), r("batch_by_tpot")),
                         r("max_batch_per_replica"))
 POOL_AGGREGATES: tuple[Aggregate, ...] = (
@@ -118,10 +118,24 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               IF(gt(r("target_tpot_ms"), 0), r("target_tpot_ms"), r("pool_target_tpot_largest")),
               "Every member's tokens/s target must hold in the shared batch: the smallest "
               "allowed TPOT; 0 = no per-token target."),
+    # x-frontier review: a member that speculates turns one step into several tokens (its
+    # time per output token = the step x spec_tpot_factor), so the step every member shares is
+    # bounded by each member's target over its own factor; each member's target over its own
+    # factor let a plain member's users get 23.9 ms a token against a 16.7 ms target beside
+    # a speculating one
+    Aggregate("pool_step_limit_ms", "Longest step every member's target allows", "ms", "MIN",
+              IF(gt(r("target_tpot_ms"), 0), r("target_tpot_ms"), r("pool_target_tpot_largest"))
+              / r("spec_tpot_factor"),
+              "Each member's allowed time per output token / its speculative factor (1 without "
+              "speculation): the shared step's bound, the smallest over the members."),
+    Aggregate("pool_spec_factor_largest", "Largest speculative factor", "x", "MAX",
+              r("spec_tpot_factor"),
+              "The members' time per output token / step time: the largest is the slowest "
+              "member's (1 for a member without speculative decoding)."),
     Aggregate("pool_batch_by_tpot", "Smallest member batch at the strictest TPOT", "sequences",
               "MIN", _member_tpot_batch,
-              "ROUNDDOWN((strictest TPOT - a) / b) of each member: below 1 a member cannot "
-              "share the pool's speed."),
+              "ROUNDDOWN((longest allowed step - a) / b) of each member: below 1 a member "
+              "cannot share the pool's speed."),
     Aggregate("pool_tpot_replicas", "Replicas the tokens/s targets need", "replicas", "SUM",
               IF(ge(_member_tpot_batch, 1), _seqs / _member_tpot_batch, 0),
               "Each member's sequences / its batch at the strictest TPOT: a replica's step "
@@ -191,8 +205,10 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "prefills its own prompts."),
     PlanCalculation(
         "pool_tpot_ms", "Time per output token (mixed batch)", "ms",
-        r("pool_step_fixed_ms") + r("pool_step_ms_per_seq") * MAX(1, r("pool_batch_per_replica")),
-        "a + mixed b x batch: what every member's users see (within the strictest target)."),
+        (r("pool_step_fixed_ms") + r("pool_step_ms_per_seq") * MAX(1, r("pool_batch_per_replica")))
+        * r("pool_spec_factor_largest"),
+        "(a + mixed b x batch) x the largest speculative factor: what the slowest member's "
+        "users see (within the strictest target)."),
     PlanCalculation(
         "pool_replicas_for_load", "Replicas for peak + headroom", "replicas",
         ROUNDUP(r("pool_demand_replicas") * (1 + r("headroom")), 0),
