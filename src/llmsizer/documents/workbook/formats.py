@@ -17,6 +17,7 @@ __all__ = [
     "PERCENT_UNITS",
     "Formats",
     "clean_text",
+    "dv_title",
     "fit_width",
     "forget_number_formats",
     "label_width",
@@ -34,6 +35,18 @@ _MAX_TEXT = 32_000
 def clean_text(text: str) -> str:
     """Untrusted text as it is written: control characters removed, length bounded."""
     return _CONTROL.sub("", text)[:_MAX_TEXT]
+
+
+def dv_title(text: str) -> str:
+    """A data validation's title within Excel's 32 characters (XlsxWriter refuses longer
+    ones): a longer label ends at its last whole word with an ellipsis, not mid-word as a
+    plain cut left "Concurrent users at peak (stated" in the Inputs sheet's prompts."""
+    if len(text) <= 32:
+        return text
+    head = text[:31].rsplit(" ", 1)[0]
+    if head.count("(") > head.count(")"):  # no bracket left open: "Tensor parallel…"
+        head = head[:head.rfind("(")]
+    return head.rstrip(" ,;:-") + "…"
 
 
 # --- number formats ---------------------------------------------------------------------

@@ -90,7 +90,12 @@ def _met(book: Book, c: Column) -> str | None:
 
 
 def _text(a: object) -> str:
-    return '"' + str(a).replace('"', '""') + '"'
+    """A formula's text constant. Excel refuses one over 255 characters ("Text values in
+    formulas are limited to 255 characters", Microsoft's CONCATENATE page; LibreOffice takes
+    it): a longer one, such as a rack-scale option's words, is joined from pieces."""
+    s = str(a)
+    pieces = ['"' + s[i:i + 255].replace('"', '""') + '"' for i in range(0, len(s), 255)]
+    return pieces[0] if len(pieces) == 1 else "(" + "&".join(pieces) + ")"
 
 
 def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | None:

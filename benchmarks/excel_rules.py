@@ -1,0 +1,550 @@
+"""Audit written .xlsx files against Microsoft Excel's documented rules (Excel cannot run here;
+LibreOffice and Gnumeric accept things Excel rejects). Reads the parts' XML straight from the
+zip, so it sees exactly what Excel will parse: every cell formula, defined name, data
+validation, conditional format and chart reference, the cached values and the shared strings.
+
+    PYTHONPATH=src python benchmarks/excel_rules.py out/*.xlsx      # one line per problem
+
+tests/test_workbook_excel_rules.py runs it over the shipped accounts' workbooks and the batch
+summary. Each rule names its source; the numbers are Microsoft's "Excel specifications and
+limits" (support.microsoft.com, 1672b34d-7043-467e-8e27-269d656771c3) unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
+
+__all__ = ["FUTURE_FUNCTIONS", "Node", "Problem", "check", "parse"]
+
+NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
+      "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+      "c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
+      "pr": "http://schemas.openxmlformats.org/package/2006/relationships"}
+
+# Excel specifications and limits, "Calculation specifications and limits".
+MAX_FORMULA_CHARS = 8192      # "Length of formula contents"
+MAX_NESTING = 64              # "Nested levels of functions"
+MAX_ARGUMENTS = 255           # "Arguments in a function"
+MAX_FORMULA_TEXT = 255       # "Text values in formulas are limited to 255 characters"
+                             # (Microsoft, CONCATENATE function: "Common Problems")
+MAX_CELL_CHARS = 32767        # "Total number of characters that a cell can contain"
+MAX_NUMBER_FORMATS = 200      # "Number formats in a workbook: between 200 and 250"
+MAX_HYPERLINK_CHARS = 2079    # XlsxWriter's write_url: "Excel limits URLs to 2079 characters"
+# Data validation (XlsxWriter docs, data_validation(): Excel's dialog limits): input and
+# error titles 32 characters, messages 255, a literal list 255 characters in all.
+MAX_DV_TITLE, MAX_DV_MESSAGE, MAX_DV_LIST = 32, 255, 255
+# Sheet names: Excel's rename dialog ("You typed an invalid name for a sheet"): 1-31
+# characters, none of : \ / ? * [ ], not starting or ending with ', not "History".
+MAX_SHEET_NAME = 31
+SHEET_FORBIDDEN = set(':\\/?*[]')
+
+# Functions of ECMA-376 Part 1 §18.17.7 ("Predefined Function Definitions", the Excel 2007
+# set: no prefix in the file). Only those a sizing workbook could plausibly use are listed;
+# anything else is reported so that someone checks it against §18.17.7 before it ships.
+ECMA_FUNCTIONS = frozenset({
+    "ABS", "AND", "AVERAGE", "CEILING", "CHOOSE", "COUNT", "COUNTA", "COUNTIF", "EXP", "FLOOR",
+    "HLOOKUP", "IF", "IFERROR", "INDEX", "INT", "ISBLANK", "ISERROR", "ISNUMBER", "ISTEXT", "LEN",
+    "LN", "LOG", "LOG10", "LOOKUP", "MATCH", "MAX", "MIN", "MOD", "N", "NOT", "OR", "POWER",
+    "ROUND", "ROUNDDOWN", "ROUNDUP", "SQRT", "SUM", "SUMIF", "SUMPRODUCT", "T", "TEXT", "VLOOKUP",
+})
+
+
+def _future_functions() -> frozenset[str]:
+    """Functions Excel stores with ``_xlfn.`` (added in Excel 2010 and later, and the
+    dynamic-array ones): read from XlsxWriter's own formula preparation, the list its docs
+    give under "Formulas added in Excel 2010 and later" (xlsxcells.py skips that step, so
+    the prefix must be right by construction)."""
+    ws = __import__("xlsxwriter.worksheet", fromlist=["Worksheet"]).Worksheet
+    source = inspect.getsource(ws._prepare_formula)
+    return frozenset(re.findall(r'"_xlfn\.(?:_xlws\.)?([A-Z0-9.]+)\(', source))
+
+
+FUTURE_FUNCTIONS = _future_functions()
+
+# Parameters that take a reference or an array, where a multi-cell range is not implicitly
+# intersected (Microsoft, "Implicit intersection operator: @": no @ where the function
+# "accepts an array or range (e.g. SUM() or AVERAGE())"). (function, argument index), -1: all.
+RANGE_PARAMS = frozenset({("INDEX", 0), ("MATCH", 1), ("SUM", -1), ("MAX", -1), ("MIN", -1),
+                          ("AND", -1), ("OR", -1), ("COUNT", -1), ("COUNTA", -1),
+                          ("AVERAGE", -1), ("SUMPRODUCT", -1), ("LOOKUP", 1), ("LOOKUP", 2),
+                          ("VLOOKUP", 1), ("HLOOKUP", 1), ("COUNTIF", 0), ("SUMIF", 0),
+                          ("SUMIF", 2)})
+# Functions that can return a multi-cell range: in a scalar place dynamic-array Excel shows
+# them as @INDEX(...) (same page: "Functions that return multi-cell ranges or arrays will be
+# prefixed with @ if they were authored in an older version of Excel": INDEX, OFFSET, UDFs).
+RANGE_RESULTS = frozenset({"INDEX", "OFFSET", "INDIRECT", "CHOOSE"})
+BOOLEAN_FUNCTIONS = frozenset({"AND", "OR", "NOT", "ISBLANK", "ISERROR", "ISNUMBER", "ISTEXT"})
+TEXT_FUNCTIONS = frozenset({"TEXT", "T"})
+
+_CELL = r"\$?[A-Z]{1,3}\$?[0-9]{1,7}"
+_REF = re.compile(rf"^(?:(?P<sheet>'(?:[^']|'')+'|[^'!]+)!)?(?P<a>{_CELL})(?::(?P<b>{_CELL}))?$")
+_COLUMN_ONLY = re.compile(r"^(?:.+!)?\$?[A-Z]{1,3}:\$?[A-Z]{1,3}$|^(?:.+!)?\$?\d+:\$?\d+$")
+_CELL_LIKE = re.compile(r"^[A-Za-z]{1,3}[0-9]+$|^[RrCc]$|^[Rr][0-9]*[Cc][0-9]*$")
+_NAME = re.compile(r"^[A-Za-z_\\][A-Za-z0-9_.\\]*$")
+_YES_NO = re.compile(r'^"yes";"yes";"no"$')
+_BARE_SHEET = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str   # "book.xlsx Sheet!A1" or "book.xlsx defined name x"
+    rule: str    # short rule id, e.g. "future-prefix"
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: [{self.rule}] {self.detail}"
+
+
+@dataclass
+class Node:
+    kind: str                    # num, str, bool, err, ref, fn, op, neg, pct
+    value: str = ""
+    args: list[Node] = field(default_factory=list)
+
+
+# --- parsing ------------------------------------------------------------------------------------
+
+_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, ">": 1, "<=": 1, ">=": 1, "&": 2, "+": 3, "-": 3,
+               "*": 4, "/": 4, "^": 5}
+
+
+def parse(formula: str) -> Node:
+    """The formula's tree, by precedence climbing over openpyxl's tokens (Excel's operator
+    precedence: comparison < & < + - < * / < ^ < unary)."""
+    tokens = [t for t in Tokenizer("=" + formula.removeprefix("=")).items
+              if t.type != Token.WSPACE]
+    pos = 0
+
+    def peek() -> Token | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take() -> Token:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def primary() -> Node:
+        tok = take()
+        if tok.type == Token.OP_PRE:
+            return Node("neg" if tok.value == "-" else "pos", tok.value, [expression(6)])
+        if tok.type == Token.FUNC and tok.subtype == Token.OPEN:
+            node = Node("fn", tok.value[:-1].upper())
+            nxt = peek()
+            if nxt is not None and nxt.type == Token.FUNC and nxt.subtype == Token.CLOSE:
+                take()
+                return node
+            while True:
+                node.args.append(expression(0))
+                sep = take()
+                if sep.type == Token.FUNC and sep.subtype == Token.CLOSE:
+                    return node
+                if not (sep.type == Token.SEP and sep.subtype == Token.ARG):
+                    raise ValueError(f"unexpected {sep.value!r} in {formula}")
+        if tok.type == Token.PAREN and tok.subtype == Token.OPEN:
+            inner = expression(0)
+            take()
+            return inner
+        if tok.type == Token.OPERAND:
+            kind = {Token.NUMBER: "num", Token.TEXT: "str", Token.LOGICAL: "bool",
+                    Token.ERROR: "err"}.get(tok.subtype, "ref")
+            return Node(kind, tok.value)
+        raise ValueError(f"unexpected {tok.value!r} in {formula}")
+
+    def expression(min_prec: int) -> Node:
+        left = primary()
+        while True:
+            tok = peek()
+            if tok is not None and tok.type == Token.OP_POST:
+                take()
+                left = Node("pct", "%", [left])
+                continue
+            if tok is None or tok.type != Token.OP_IN or _PRECEDENCE[tok.value] <= min_prec - 1:
+                return left
+            prec = _PRECEDENCE[take().value]
+            right = expression(prec + 1)
+            left = Node("op", tok.value, [left, right])
+
+    tree = expression(0)
+    if pos != len(tokens):
+        raise ValueError(f"trailing tokens in {formula}")
+    return tree
+
+
+# --- the workbook ------------------------------------------------------------------------------
+
+
+def _split_cell(ref: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\$?([A-Z]+)\$?([0-9]+)", ref)
+    assert m, ref
+    col = 0
+    for ch in m.group(1):
+        col = col * 26 + ord(ch) - 64
+    return col, int(m.group(2))
+
+
+def _is_cell(name: str) -> bool:
+    m = re.fullmatch(r"([A-Za-z]{1,3})([0-9]+)", name)
+    if not m:
+        return False
+    col, row = _split_cell(name.upper())
+    return col <= 16384 and 1 <= row <= 1048576
+
+
+class Book:
+    """The parts of one .xlsx that the rules read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.zip = zipfile.ZipFile(path)
+        wb = self._xml("xl/workbook.xml")
+        rels = {r.get("Id"): r.get("Target") for r in
+                self._xml("xl/_rels/workbook.xml.rels").findall("pr:Relationship", NS)}
+        self.sheets: dict[str, str] = {}
+        for s in wb.findall("m:sheets/m:sheet", NS):
+            target = rels[s.get(f"{{{NS['r']}}}id")] or ""
+            self.sheets[s.get("name") or ""] = "xl/" + target.removeprefix("/xl/")
+        self.names = [(d.get("name") or "", d.text or "", d.get("localSheetId"))
+                      for d in wb.findall("m:definedNames/m:definedName", NS)]
+        self.all_names = {n.lower() for n, _t, _l in self.names}
+        self.global_names = {n.lower(): t for n, t, local in self.names if local is None}
+        self.strings: list[str] = []
+        if "xl/sharedStrings.xml" in self.zip.namelist():
+            for si in self._xml("xl/sharedStrings.xml").findall("m:si", NS):
+                self.strings.append("".join(t.text or "" for t in si.iter(f"{{{NS['m']}}}t")))
+        # sheet -> cell -> (type, cached value, formula or None)
+        styles = self._xml("xl/styles.xml")
+        codes = {f.get("numFmtId"): f.get("formatCode") or ""
+                 for f in styles.findall("m:numFmts/m:numFmt", NS)}
+        self.formats = [codes.get(xf.get("numFmtId"), "")
+                        for xf in styles.findall("m:cellXfs/m:xf", NS)]
+        self.styles: dict[tuple[str, str], int] = {}
+        self.spans: dict[tuple[str, str, str], set[str]] = {}
+        self.cells: dict[str, dict[str, tuple[str, str, str | None]]] = {}
+        self.kinds: dict[str, list[tuple[int, int, str]]] = {}
+        self.xml: dict[str, ElementTree.Element] = {}
+        for name, part in self.sheets.items():
+            root = self._xml(part)
+            self.xml[name] = root
+            cells: dict[str, tuple[str, str, str | None]] = {}
+            for c in root.iter(f"{{{NS['m']}}}c"):
+                f = c.find("m:f", NS)
+                v = c.find("m:v", NS)
+                t = c.get("t") or "n"
+                value = v.text or "" if v is not None else ""
+                if t == "s" and value:
+                    value = self.strings[int(value)]
+                cells[c.get("r") or ""] = (t, value, None if f is None else (f.text or ""))
+                self.styles[name, c.get("r") or ""] = int(c.get("s") or 0)
+            self.cells[name] = cells
+            self.kinds[name] = [(*_split_cell(r), {"s": "s", "str": "s", "inlineStr": "s",
+                                                   "b": "b", "e": ""}.get(t, "n"))
+                                for r, (t, _v, _f) in cells.items()]
+
+    def _xml(self, part: str) -> ElementTree.Element:
+        return ElementTree.fromstring(self.zip.read(part))
+
+    def charts(self) -> Iterator[tuple[str, str]]:
+        for part in sorted(n for n in self.zip.namelist() if n.startswith("xl/charts/chart")):
+            for f in self._xml(part).iter(f"{{{NS['c']}}}f"):
+                yield part, f.text or ""
+
+    def resolve(self, ref: str, here: str) -> tuple[str, str, str] | None:
+        """(sheet, first cell, last cell) of a reference or a workbook-level defined name."""
+        ref = self.global_names.get(ref.lower(), ref)
+        m = _REF.match(ref)
+        if not m:
+            return None
+        sheet = m.group("sheet") or here
+        if sheet.startswith("'"):
+            sheet = sheet[1:-1].replace("''", "'")
+        return sheet, m.group("a").replace("$", ""), (m.group("b") or m.group("a")).replace("$", "")
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+
+def _multi_cell(book: Book, ref: str, here: str) -> bool:
+    if _COLUMN_ONLY.match(ref):
+        return True
+    span = book.resolve(ref, here)
+    return span is not None and span[1] != span[2]
+
+
+def _exact_lookup(node: Node, book: Book, here: str) -> bool:
+    """``INDEX(one column or row, MATCH(key, ids, 0))``: always one cell."""
+    if node.value != "INDEX" or len(node.args) != 2 or node.args[0].kind != "ref":
+        return False
+    span = book.resolve(node.args[0].value, here)
+    match = node.args[1]
+    if span is None or match.kind != "fn" or match.value != "MATCH" or len(match.args) != 3:
+        return False
+    (c1, r1), (c2, r2) = _split_cell(span[1]), _split_cell(span[2])
+    return (c1 == c2 or r1 == r2) and match.args[2].kind == "num" and match.args[2].value == "0"
+
+
+def _walk(node: Node, book: Book, here: str, ranged: bool, depth: int,
+          out: list[str]) -> int:
+    """Problems of one tree (appended to ``out``); returns the function nesting depth.
+    ``ranged``: this place takes a reference (no implicit intersection)."""
+    deepest = depth
+    if node.kind == "fn":
+        name = node.value
+        bare = name.removeprefix("_XLFN.").removeprefix("_XLWS.")
+        if name.startswith("_XLFN.") and bare not in FUTURE_FUNCTIONS:
+            out.append(f"future-prefix: {bare} needs no _xlfn. (ECMA-376 §18.17.7)")
+        elif not name.startswith("_XLFN.") and bare in FUTURE_FUNCTIONS:
+            out.append(f"future-prefix: {bare} must be written _xlfn.{bare} (#NAME? in Excel)")
+        elif bare not in FUTURE_FUNCTIONS and bare not in ECMA_FUNCTIONS:
+            out.append(f"unknown-function: {bare} is not a checked ECMA-376 §18.17.7 function")
+        if len(node.args) > MAX_ARGUMENTS:
+            out.append(f"arguments: {bare} has {len(node.args)} (Excel's limit 255)")
+        if bare in RANGE_RESULTS and not ranged:
+            if _exact_lookup(node, book, here):
+                # Shown as @INDEX(...) by Excel 365 but the same value: MATCH(..., 0) is a
+                # row number >= 1 or #N/A, never the 0 that makes INDEX return a range.
+                out.append("at-lookup: INDEX(column, MATCH(key, ids, 0)) in a value's place: "
+                           "Excel 365 shows @INDEX, the value is unchanged")
+            else:
+                out.append(f"implicit-intersection: {bare}(...) in a value's place: "
+                           f"Excel 365 shows @{bare}")
+        for i, arg in enumerate(node.args):
+            takes_range = (bare, i) in RANGE_PARAMS or (bare, -1) in RANGE_PARAMS
+            if bare == "IF" and i > 0:
+                takes_range = ranged  # IF passes its value on to its own place
+            deepest = max(deepest, _walk(arg, book, here, takes_range, depth + 1, out))
+    elif node.kind == "str" and len(node.value) - 2 > MAX_FORMULA_TEXT:
+        out.append(f"text-constant: {len(node.value) - 2} characters (Excel's limit 255)")
+    elif node.kind == "ref":
+        if not ranged and _multi_cell(book, node.value, here):
+            out.append(f"implicit-intersection: range {node.value} in a value's place: "
+                       f"Excel 365 shows @ or spills")
+        if "!" in node.value:
+            sheet = node.value.rsplit("!", 1)[0]
+            if not sheet.startswith("'") and (not _BARE_SHEET.match(sheet) or _is_cell(sheet)
+                                              or sheet.upper() in ("TRUE", "FALSE")):
+                out.append(f"sheet-quote: {sheet} must be quoted '{sheet}'! (XlsxWriter "
+                           f"issue 1078: Excel's quoting rules)")
+            name = sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet
+            if name not in book.sheets:
+                out.append(f"reference: no sheet {name}")
+        elif (not _REF.match(node.value) and not _COLUMN_ONLY.match(node.value)
+              and node.value.lower() not in book.all_names):
+            out.append(f"reference: {node.value} is neither a cell nor a defined name")
+    else:
+        for arg in node.args:
+            deepest = max(deepest, _walk(arg, book, here, False, depth, out))
+    return deepest
+
+
+def _types(node: Node, book: Book, here: str, seen: int = 0) -> set[str]:
+    """What a formula can return: "n" number, "s" text, "b" logical (ECMA-376 §18.18.11,
+    ST_CellType: b, n, e, s, str, inlineStr); errors aside."""
+    if seen > 50:
+        return {"n", "s", "b"}
+    k = node.kind
+    if k == "num" or k in ("neg", "pos", "pct"):
+        return {"n"}
+    if k == "str":
+        return {"s"}
+    if k == "bool":
+        return {"b"}
+    if k == "err":
+        return set()
+    if k == "op":
+        return {"b"} if _PRECEDENCE[node.value] == 1 else {"s"} if node.value == "&" else {"n"}
+    if k == "fn":
+        bare = node.value.removeprefix("_XLFN.")
+        if bare == "IF":
+            out: set[str] = set()
+            for arg in node.args[1:3]:
+                out |= _types(arg, book, here, seen + 1)
+            return out or {"b"}  # IF(c, x) with no else is FALSE when c is false
+        if bare == "INDEX" and node.args and node.args[0].kind == "ref":
+            return _range_types(book, node.args[0].value, here)
+        if bare in BOOLEAN_FUNCTIONS:
+            return {"b"}
+        if bare in TEXT_FUNCTIONS:
+            return {"s"}
+        return {"n"}
+    return _range_types(book, node.value, here)
+
+
+def _range_types(book: Book, ref: str, here: str) -> set[str]:
+    span = book.resolve(ref, here)
+    if span is None or span[0] not in book.cells:
+        return {"n", "s", "b"}
+    if span in book.spans:
+        return book.spans[span]
+    sheet, a, b = span
+    (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b)
+    out = {k for col, row, k in book.kinds[sheet] if c1 <= col <= c2 and r1 <= row <= r2}
+    book.spans[span] = (out - {""}) or {"n"}  # an empty cell reads as 0
+    return book.spans[span]
+
+
+def _check_formula(book: Book, where: str, formula: str, here: str,
+                   tree: Node | None = None) -> list[str]:
+    out: list[str] = []
+    if len(formula) + 1 > MAX_FORMULA_CHARS:
+        out.append(f"length: {len(formula) + 1} characters (Excel's limit 8,192)")
+    try:
+        tree = tree or parse(formula)
+    except (ValueError, IndexError, KeyError) as exc:
+        return [f"syntax: {exc}"]
+    depth = _walk(tree, book, here, False, 0, out)
+    if depth > MAX_NESTING:
+        out.append(f"nesting: {depth} levels of functions (Excel's limit 64)")
+    return out
+
+
+def check(path: Path) -> list[Problem]:
+    """Every rule over one workbook."""
+    book = Book(path)
+    name = path.name
+    problems: list[Problem] = []
+
+    def add(where: str, rule_detail: str) -> None:
+        rule, _, detail = rule_detail.partition(": ")
+        problems.append(Problem(f"{name} {where}", rule, detail))
+
+    seen_sheets: set[str] = set()
+    for sheet in book.sheets:
+        if not 1 <= len(sheet) <= MAX_SHEET_NAME or SHEET_FORBIDDEN & set(sheet) \
+                or sheet.startswith("'") or sheet.endswith("'") or sheet.lower() == "history" \
+                or sheet.lower() in seen_sheets:
+            add(f"sheet {sheet!r}", "sheet-name: breaks Excel's sheet-name rules")
+        seen_sheets.add(sheet.lower())
+
+    # ECMA-376 Part 1 §18.2.5 (definedName) and the formula grammar's "name": a letter, _
+    # or \ first; letters, digits, _ . \ after; not TRUE/FALSE nor a cell reference (A1 or
+    # R1C1); unique case-insensitively in its scope. Excel: at most 255 characters.
+    seen_names: set[tuple[str, str | None]] = set()
+    for dname, text, local in book.names:
+        bare = dname.removeprefix("_xlnm.")
+        if (not _NAME.match(bare) or _is_cell(bare) or _CELL_LIKE.match(bare)
+                or bare.upper() in ("TRUE", "FALSE") or len(dname) > 255
+                or (dname.lower(), local) in seen_names):
+            add(f"defined name {dname}", "name: breaks Excel's defined-name rules")
+        seen_names.add((dname.lower(), local))
+        if not dname.startswith("_xlnm."):
+            for msg in _check_formula(book, f"name {dname}", text, ""):
+                add(f"defined name {dname}", msg)
+
+    number_formats = book._xml("xl/styles.xml").findall("m:numFmts/m:numFmt", NS)
+    if len(number_formats) > MAX_NUMBER_FORMATS:
+        add("styles", f"number-formats: {len(number_formats)} custom (Excel: 200-250)")
+    for fmt in number_formats:
+        code = fmt.get("formatCode") or ""
+        # ECMA-376 §18.8.31: at most four sections (positive;negative;zero;text)
+        if code.replace('\\;', "").count(";") - len(re.findall(r'"[^"]*;[^"]*"', code)) > 3:
+            add("styles", f"number-format: {code!r} has more than four sections")
+
+    for sheet, cells in book.cells.items():
+        for ref, (t, value, formula) in cells.items():
+            where = f"{sheet}!{ref}"
+            if len(value) > MAX_CELL_CHARS:
+                add(where, f"cell-text: {len(value)} characters (Excel's limit 32,767)")
+            if t == "n" and value:
+                try:
+                    float(value)  # ECMA-376 §18.18.11: n is an xsd:double; Excel has no NaN
+                    if value.lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
+                        raise ValueError
+                except ValueError:
+                    add(where, f"cached-value: {value!r} is not a number Excel can read")
+            if formula is None:
+                continue
+            try:
+                tree = parse(formula)
+            except (ValueError, IndexError, KeyError) as exc:
+                add(where, f"syntax: {exc}")
+                continue
+            for msg in _check_formula(book, where, formula, sheet, tree):
+                add(where, f"{msg} in ={formula[:80]}")
+            if t == "e" or (not value and t == "n"):
+                continue  # an error or no cached value: nothing to compare
+            kinds = _types(tree, book, sheet)
+            cached = {"n": "n", "str": "s", "s": "s", "b": "b"}.get(t, t)
+            if (kinds == {"b"} and t == "n" and value in ("0", "1")
+                    and _YES_NO.match(book.formats[book.styles[sheet, ref]])):
+                # A logical cached as 1/0 in a yes/no number format, on purpose: LibreOffice
+                # 7.4 drops cached booleans and its PDF export then aborts (docs/
+                # libreoffice-findings.md section 6); Excel recalculates on load
+                # (calcPr fullCalcOnLoad) and until then shows the cached 1/0 as yes/no.
+                continue
+            if cached not in kinds:
+                add(where, f"cached-type: cached as {t!r} but ={formula[:60]} returns "
+                           f"{'/'.join(sorted(kinds))}")
+
+        root = book.xml[sheet]
+        for dv in root.iter(f"{{{NS['m']}}}dataValidation"):
+            where = f"{sheet} validation {dv.get('sqref')}"
+            for attr, limit in (("promptTitle", MAX_DV_TITLE), ("errorTitle", MAX_DV_TITLE),
+                                ("prompt", MAX_DV_MESSAGE), ("error", MAX_DV_MESSAGE)):
+                if len(dv.get(attr) or "") > limit:
+                    add(where, f"validation: {attr} {len(dv.get(attr) or '')} characters "
+                               f"(Excel's limit {limit})")
+            for attr in ("promptTitle", "errorTitle", "prompt", "error"):
+                text = dv.get(attr) or ""
+                if text.count("(") != text.count(")"):  # a title cut at 32 characters
+                    add(where, f"validation-text: {attr} {text!r} leaves a bracket open")
+            for tag in ("formula1", "formula2"):
+                f = dv.find(f"m:{tag}", NS)
+                if f is None or not f.text:
+                    continue
+                text = f.text
+                if dv.get("type") == "list" and text.startswith('"'):
+                    if len(text) - 2 > MAX_DV_LIST:
+                        add(where, f"validation: list {len(text) - 2} characters "
+                                   f"(Excel's limit 255)")
+                    continue
+                for msg in _check_formula(book, where, text, sheet):
+                    if not msg.startswith("implicit-intersection"):  # a range is a list
+                        add(where, msg)
+        for cf in root.iter(f"{{{NS['m']}}}conditionalFormatting"):
+            for f in cf.iter(f"{{{NS['m']}}}formula"):
+                for msg in _check_formula(book, f"{sheet} format {cf.get('sqref')}",
+                                          f.text or "", sheet):
+                    if not msg.startswith("implicit-intersection"):  # relative to each cell
+                        add(f"{sheet} format {cf.get('sqref')}", msg)
+        for link in root.iter(f"{{{NS['m']}}}hyperlink"):
+            target = link.get("location") or ""
+            if len(target) > MAX_HYPERLINK_CHARS:
+                add(f"{sheet} link {link.get('ref')}", "hyperlink: over 2,079 characters")
+        merged: list[tuple[int, int, int, int]] = []
+        for mc in root.iter(f"{{{NS['m']}}}mergeCell"):
+            a, _, b = (mc.get("ref") or "").partition(":")
+            (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b or a)
+            for (d1, s1, d2, s2) in merged:  # Excel repairs a file whose merges overlap
+                if c1 <= d2 and d1 <= c2 and r1 <= s2 and s1 <= r2:
+                    add(f"{sheet} merge {mc.get('ref')}", "merge: overlaps another merge")
+            merged.append((c1, r1, c2, r2))
+
+    for part, ref in book.charts():
+        for msg in _check_formula(book, part, ref, ""):
+            if not msg.startswith("implicit-intersection"):  # a series is a range
+                add(part, f"{msg} in {ref}")
+    return problems
+
+
+def main(paths: list[str]) -> int:
+    problems = [p for path in paths for p in check(Path(path))]
+    for p in problems:
+        print(p)
+    by_rule: dict[str, int] = {}
+    for p in problems:
+        by_rule[p.rule] = by_rule.get(p.rule, 0) + 1
+    print(f"{len(paths)} workbooks, {len(problems)} problems {by_rule}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

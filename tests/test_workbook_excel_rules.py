@@ -1,0 +1,125 @@
+"""The written workbooks against Microsoft Excel's documented rules (benchmarks/excel_rules.py):
+Excel cannot run here and LibreOffice and Gnumeric accept files Excel rejects or shows
+differently. Each rule's source is cited where it is defined in excel_rules.py: Microsoft's
+"Excel specifications and limits" (formula 8,192 characters, 64 nesting levels, 255
+arguments, 32,767 characters a cell), "Implicit intersection operator: @", ECMA-376 Part 1
+§18.17.7 (functions), §18.2.5 (defined names), §18.18.11 (cell types), XlsxWriter's list of
+functions needing ``_xlfn.`` and its data validation limits (titles 32, messages 255)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import xlsxwriter
+
+from llmsizer.documents.workbook.formats import dv_title
+from llmsizer.runs import batch
+from llmsizer.runs.summary import write_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from excel_rules import FUTURE_FUNCTIONS, Problem, check, parse  # noqa: E402
+
+ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Every shipped account's workbook and the batch's summary.xlsx, as ``llmsizer report
+    inputs/`` writes them."""
+    out = tmp_path_factory.mktemp("excel-rules")
+    outcomes = batch.run_batch(batch.collect([ROOT / "inputs"]), out, jobs=1, force=False,
+                               templates=None)
+    write_summary(outcomes, out / "summary.xlsx")
+    paths = sorted(out.glob("*.xlsx"))
+    assert len(paths) == len(ACCOUNTS) + 1, paths  # one per account, and the summary
+    return paths
+
+
+def test_the_shipped_workbooks_keep_excels_rules(books: list[Path]) -> None:
+    problems: list[Problem] = []
+    lookups = 0
+    for path in books:
+        for p in check(path):
+            if p.rule == "at-lookup":
+                lookups += 1  # shown as @INDEX(...) by Excel 365, the same value (see below)
+            else:
+                problems.append(p)
+    assert [str(p) for p in problems] == []
+    # The catalog lookups are the only places Excel 365 marks with @: INDEX of one column at
+    # an exact MATCH, which is one cell or #N/A (never the range INDEX returns for row 0).
+    assert lookups > 0
+
+
+# --- the checker itself: each rule fires on a formula Excel would reject or show changed -------
+
+
+def _problems(tmp_path: Path, cells: dict[str, tuple[str, object]]) -> dict[str, set[str]]:
+    path = tmp_path / "bad.xlsx"
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet("Data")
+    wb.add_worksheet("My Sheet").write_number("A1", 1)
+    wb.define_name("in_x", "=Data!$A$1")
+    for ref, (formula, value) in cells.items():
+        ws.write_formula(ref, formula, None, value)
+    ws.data_validation("A1", {"validate": "integer", "criteria": ">", "value": 0,
+                              "input_title": "Concurrent users at peak (stated"})
+    wb.close()
+    out: dict[str, set[str]] = {}
+    for p in check(path):
+        out.setdefault(p.where.split(" ", 1)[1], set()).add(p.rule)
+    return out
+
+
+def test_each_rule_fires(tmp_path: Path) -> None:
+    found = _problems(tmp_path, {
+        "B1": ("=STDEV.S(1,2)", 0),                # needs _xlfn.: #NAME? in Excel
+        "B2": ("=_xlfn.SUM(A1:A3)", 0),          # SUM is Excel 2007's: no prefix
+        "B3": ("=FROBNICATE(1)", 0),             # no such function
+        "B4": ("=A1:A3+1", 0),                   # a range where a value goes: @ in Excel 365
+        "B5": ("=INDEX(A1:A3,C1)", 0),           # may be a range (C1 = 0): @INDEX
+        "B6": ("=INDEX(A1:A3,MATCH(C1,D1:D3,0))", 0),  # the lookup: @INDEX, same value
+        "B7": ("=A1>0", "yes"),                  # a logical cached as text
+        "B8": ("=" + "&".join(['"' + "x" * 250 + '"'] * 33), ""),  # 8,348 characters
+        "B9": ("=" + "MAX(" * 65 + "1" + ")" * 65, 0),  # 65 levels
+        "B10": ("=SUM(A1:A3)+MAX(1,in_x)", 0),   # fine
+        "B11": ("=SUM(" + ",".join(["1"] * 256) + ")", 0),  # 256 arguments
+        "B12": ('="' + "x" * 256 + '"', ""),      # a text constant over 255
+    })
+    assert found["Data!B1"] == {"future-prefix"}
+    assert found["Data!B2"] == {"future-prefix"}
+    assert found["Data!B3"] == {"unknown-function"}
+    assert found["Data!B4"] == {"implicit-intersection"}
+    assert found["Data!B5"] == {"implicit-intersection"}
+    assert found["Data!B6"] == {"at-lookup"}
+    assert found["Data!B7"] == {"cached-type"}
+    assert found["Data!B8"] == {"length"}
+    assert found["Data!B9"] == {"nesting"}
+    assert "Data!B10" not in found
+    assert found["Data!B11"] == {"arguments"}
+    assert found["Data!B12"] == {"text-constant"}
+    assert found["Data validation A1"] == {"validation-text"}
+
+
+def test_future_functions_come_from_xlsxwriter() -> None:
+    # XlsxWriter docs, "Formulas added in Excel 2010 and later" and the dynamic array ones
+    assert {"STDEV.S", "XLOOKUP", "FILTER", "IFS", "CONCAT"} <= FUTURE_FUNCTIONS
+    assert not {"IF", "INDEX", "MATCH", "ROUNDUP", "LOG", "POWER"} & FUTURE_FUNCTIONS
+
+
+def test_the_parser_keeps_excels_precedence() -> None:
+    tree = parse('1+2*3^2>=A1&"x"')  # comparison binds loosest, then &, + , *, ^
+    assert (tree.kind, tree.value) == ("op", ">=")
+    assert (tree.args[1].kind, tree.args[1].value) == ("op", "&")
+    left = tree.args[0]
+    assert (left.value, left.args[1].value, left.args[1].args[1].value) == ("+", "*", "^")
+
+
+def test_validation_titles_end_at_a_word() -> None:
+    # Excel's input and error titles hold 32 characters (XlsxWriter's data_validation docs)
+    assert dv_title("KV reserved per request (stated)") == "KV reserved per request (stated)"
+    assert dv_title("Concurrent users at peak (stated)") == "Concurrent users at peak…"
+    assert dv_title("Tensor parallel (GPUs per replica)") == "Tensor parallel…"
+    assert dv_title("Users per replica, replicas fixed") == "Users per replica, replicas…"
