@@ -36,6 +36,11 @@ MAX_NESTING = 64              # "Nested levels of functions"
 MAX_ARGUMENTS = 255           # "Arguments in a function"
 MAX_FORMULA_TEXT = 255       # "Text values in formulas are limited to 255 characters"
                              # (Microsoft, CONCATENATE function: "Common Problems")
+MAX_FORMULA_BYTES = 16384    # "Internal length of formula" (estimated below)
+MAX_LINE_FEEDS = 253          # "Maximum number of line feeds per cell"
+MAX_HEADER_CHARS = 255        # "Characters in a header or footer"
+MAX_COLUMN_WIDTH = 255        # "Column width: 255 characters"
+MAX_ROW_HEIGHT = 409          # "Row height: 409 points"
 MAX_CELL_CHARS = 32767        # "Total number of characters that a cell can contain"
 MAX_NUMBER_FORMATS = 200      # "Number formats in a workbook: between 200 and 250"
 MAX_HYPERLINK_CHARS = 2079    # XlsxWriter's write_url: "Excel limits URLs to 2079 characters"
@@ -391,6 +396,21 @@ def _range_types(book: Book, ref: str, here: str) -> set[str]:
     return book.spans[span]
 
 
+def _ptg_bytes(node: Node) -> int:
+    """An upper estimate of the formula's parsed size, from the token sizes of MS-XLSB
+    §2.5.98 (Ptg): a number 9 bytes, a string 3 + 2 per character, a 3-D area 15, a name 5,
+    a function 4, an operator 1, IF's two jumps 8; parentheses 1."""
+    k = node.kind
+    own = {"num": 9, "bool": 2, "err": 2, "neg": 1, "pos": 1, "pct": 1, "op": 1}.get(k, 0)
+    if k == "str":
+        own = 3 + 2 * (len(node.value) - 2)
+    elif k == "ref":
+        own = 15 if ("!" in node.value or ":" in node.value) else 7
+    elif k == "fn":
+        own = 4 + (8 if node.value == "IF" else 0)
+    return own + 1 + sum(_ptg_bytes(a) for a in node.args)
+
+
 def _check_formula(book: Book, where: str, formula: str, here: str,
                    tree: Node | None = None) -> list[str]:
     out: list[str] = []
@@ -400,6 +420,9 @@ def _check_formula(book: Book, where: str, formula: str, here: str,
         tree = tree or parse(formula)
     except (ValueError, IndexError, KeyError) as exc:
         return [f"syntax: {exc}"]
+    size = _ptg_bytes(tree)
+    if size > MAX_FORMULA_BYTES:
+        out.append(f"internal-length: about {size} bytes parsed (Excel's limit 16,384)")
     depth = _walk(tree, book, here, False, 0, out)
     if depth > MAX_NESTING:
         out.append(f"nesting: {depth} levels of functions (Excel's limit 64)")
@@ -453,6 +476,8 @@ def check(path: Path) -> list[Problem]:
             where = f"{sheet}!{ref}"
             if len(value) > MAX_CELL_CHARS:
                 add(where, f"cell-text: {len(value)} characters (Excel's limit 32,767)")
+            if value.count("\n") > MAX_LINE_FEEDS:
+                add(where, f"cell-text: {value.count(chr(10))} line feeds (Excel's limit 253)")
             if t == "n" and value:
                 try:
                     float(value)  # ECMA-376 §18.18.11: n is an xsd:double; Excel has no NaN
@@ -515,10 +540,31 @@ def check(path: Path) -> list[Problem]:
                                           f.text or "", sheet):
                     if not msg.startswith("implicit-intersection"):  # relative to each cell
                         add(f"{sheet} format {cf.get('sqref')}", msg)
+        part = book.sheets[sheet]
+        rels_part = part.rsplit("/", 1)[0] + "/_rels/" + part.rsplit("/", 1)[1] + ".rels"
+        urls: dict[str | None, str] = {}
+        if rels_part in book.zip.namelist():
+            urls = {r.get("Id"): r.get("Target") or "" for r in
+                    book._xml(rels_part).findall("pr:Relationship", NS)}
         for link in root.iter(f"{{{NS['m']}}}hyperlink"):
             target = link.get("location") or ""
-            if len(target) > MAX_HYPERLINK_CHARS:
+            url = urls.get(link.get(f"{{{NS['r']}}}id"), "")
+            if len(target) > MAX_HYPERLINK_CHARS or len(url) > MAX_HYPERLINK_CHARS:
                 add(f"{sheet} link {link.get('ref')}", "hyperlink: over 2,079 characters")
+            if target:  # an internal link: Sheet!A1, the sheet must exist
+                sheet_name = target.rsplit("!", 1)[0].strip("'").replace("''", "'")
+                if "!" in target and sheet_name not in book.sheets:
+                    add(f"{sheet} link {link.get('ref')}", f"hyperlink: no sheet {sheet_name}")
+        for col in root.iter(f"{{{NS['m']}}}col"):
+            if float(col.get("width") or 0) > MAX_COLUMN_WIDTH:
+                add(f"{sheet} column {col.get('min')}", "layout: column wider than 255")
+        for row in root.iter(f"{{{NS['m']}}}row"):
+            if float(row.get("ht") or 0) > MAX_ROW_HEIGHT:
+                add(f"{sheet} row {row.get('r')}", "layout: row taller than 409 points")
+        for hf in root.iter(f"{{{NS['m']}}}headerFooter"):
+            for element in hf:
+                if len(element.text or "") > MAX_HEADER_CHARS:
+                    add(f"{sheet} header", "layout: header or footer over 255 characters")
         merged: list[tuple[int, int, int, int]] = []
         for mc in root.iter(f"{{{NS['m']}}}mergeCell"):
             a, _, b = (mc.get("ref") or "").partition(":")
@@ -535,7 +581,34 @@ def check(path: Path) -> list[Problem]:
     return problems
 
 
+def stats(path: Path) -> dict[str, int]:
+    """How close one workbook comes to the limits (for the report and docs)."""
+    book = Book(path)
+    formulas = [(sheet, f) for sheet, cells in book.cells.items()
+                for _t, _v, f in cells.values() if f is not None]
+    deepest = longest = biggest = args = 0
+    for sheet, f in formulas:
+        tree = parse(f)
+        out: list[str] = []
+        deepest = max(deepest, _walk(tree, book, sheet, False, 0, out))
+        longest = max(longest, len(f) + 1)
+        biggest = max(biggest, _ptg_bytes(tree))
+        stack = [tree]
+        while stack:
+            n = stack.pop()
+            args = max(args, len(n.args) if n.kind == "fn" else 0)
+            stack.extend(n.args)
+    return {"formulas": len(formulas), "longest": longest, "nesting": deepest,
+            "bytes": biggest, "arguments": args, "names": len(book.names),
+            "number_formats": len(book._xml("xl/styles.xml").findall("m:numFmts/m:numFmt", NS)),
+            "chart_refs": sum(1 for _ in book.charts())}
+
+
 def main(paths: list[str]) -> int:
+    if paths and paths[0] == "--stats":
+        for path in paths[1:]:
+            print(Path(path).name, stats(Path(path)))
+        return 0
     problems = [p for path in paths for p in check(Path(path))]
     for p in problems:
         print(p)

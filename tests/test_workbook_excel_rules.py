@@ -9,6 +9,7 @@ functions needing ``_xlfn.`` and its data validation limits (titles 32, messages
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from excel_rules import FUTURE_FUNCTIONS, Problem, check, parse  # noqa: E402
 
 ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
+LONG = "in_" + "x" * 27  # a defined name of 30 characters
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +64,14 @@ def _problems(tmp_path: Path, cells: dict[str, tuple[str, object]]) -> dict[str,
     ws = wb.add_worksheet("Data")
     wb.add_worksheet("My Sheet").write_number("A1", 1)
     wb.define_name("in_x", "=Data!$A$1")
+    wb.define_name(LONG, "=Data!$A$2")
     for ref, (formula, value) in cells.items():
         ws.write_formula(ref, formula, None, value)
     ws.data_validation("A1", {"validate": "integer", "criteria": ">", "value": 0,
                               "input_title": "Concurrent users at peak (stated"})
+    ws.write_url("C1", "internal:Nowhere!A1")       # a link to a sheet that is not there
+    ws.write_string("C2", "line\n" * 254)            # 254 line feeds (Excel: 253)
+    ws.set_column("F:F", 300)                        # wider than Excel's 255
     wb.close()
     out: dict[str, set[str]] = {}
     for p in check(path):
@@ -82,11 +88,14 @@ def test_each_rule_fires(tmp_path: Path) -> None:
         "B5": ("=INDEX(A1:A3,C1)", 0),           # may be a range (C1 = 0): @INDEX
         "B6": ("=INDEX(A1:A3,MATCH(C1,D1:D3,0))", 0),  # the lookup: @INDEX, same value
         "B7": ("=A1>0", "yes"),                  # a logical cached as text
-        "B8": ("=" + "&".join(['"' + "x" * 250 + '"'] * 33), ""),  # 8,348 characters
+        # 9,300 characters (a long name is a few bytes parsed: no internal-length)
+        "B8": (f"=SUM(SUM({','.join([LONG] * 200)}),SUM({','.join([LONG] * 100)}))", 0),
         "B9": ("=" + "MAX(" * 65 + "1" + ")" * 65, 0),  # 65 levels
         "B10": ("=SUM(A1:A3)+MAX(1,in_x)", 0),   # fine
         "B11": ("=SUM(" + ",".join(["1"] * 256) + ")", 0),  # 256 arguments
         "B12": ('="' + "x" * 256 + '"', ""),      # a text constant over 255
+        # 7,200 characters but about 18,000 bytes parsed (Excel: 16,384)
+        "B13": ("=MAX(" + ",".join(["SUM(" + ",".join(["1.5"] * 200) + ")"] * 9) + ")", 0),
     })
     assert found["Data!B1"] == {"future-prefix"}
     assert found["Data!B2"] == {"future-prefix"}
@@ -100,6 +109,10 @@ def test_each_rule_fires(tmp_path: Path) -> None:
     assert "Data!B10" not in found
     assert found["Data!B11"] == {"arguments"}
     assert found["Data!B12"] == {"text-constant"}
+    assert found["Data!B13"] == {"internal-length"}
+    assert found["Data link C1"] == {"hyperlink"}
+    assert found["Data!C2"] == {"cell-text"}
+    assert found["Data column 6"] == {"layout"}
     assert found["Data validation A1"] == {"validation-text"}
 
 
@@ -123,3 +136,20 @@ def test_validation_titles_end_at_a_word() -> None:
     assert dv_title("Concurrent users at peak (stated)") == "Concurrent users at peak…"
     assert dv_title("Tensor parallel (GPUs per replica)") == "Tensor parallel…"
     assert dv_title("Users per replica, replicas fixed") == "Users per replica, replicas…"
+
+
+def test_sheet_and_defined_names_are_checked(tmp_path: Path) -> None:
+    """XlsxWriter refuses bad names itself, so the file is edited afterwards: a sheet named
+    History (reserved by Excel) and a defined name that is an R1C1 cell reference."""
+    _problems(tmp_path, {"B1": ("=in_x", 0)})
+    edited = tmp_path / "edited.xlsx"
+    with zipfile.ZipFile(tmp_path / "bad.xlsx") as src, zipfile.ZipFile(edited, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "xl/workbook.xml":
+                data = (data.replace(b'name="My Sheet"', b'name="History"')
+                        .replace(b'name="in_x"', b'name="R1C1"'))
+            dst.writestr(item, data)
+    rules = {(p.where.split(" ", 1)[1], p.rule) for p in check(edited)}
+    assert ("sheet 'History'", "sheet-name") in rules
+    assert ("defined name R1C1", "name") in rules
