@@ -60,6 +60,7 @@ ECMA_FUNCTIONS = frozenset({
     "HLOOKUP", "IF", "IFERROR", "INDEX", "INT", "ISBLANK", "ISERROR", "ISNUMBER", "ISTEXT", "LEN",
     "LN", "LOG", "LOG10", "LOOKUP", "MATCH", "MAX", "MIN", "MOD", "N", "NOT", "OR", "POWER",
     "ROUND", "ROUNDDOWN", "ROUNDUP", "SQRT", "SUM", "SUMIF", "SUMPRODUCT", "T", "TEXT", "VLOOKUP",
+    "TRUE", "FALSE",
 })
 
 
@@ -87,7 +88,8 @@ RANGE_PARAMS = frozenset({("INDEX", 0), ("MATCH", 1), ("SUM", -1), ("MAX", -1), 
 # them as @INDEX(...) (same page: "Functions that return multi-cell ranges or arrays will be
 # prefixed with @ if they were authored in an older version of Excel": INDEX, OFFSET, UDFs).
 RANGE_RESULTS = frozenset({"INDEX", "OFFSET", "INDIRECT", "CHOOSE"})
-BOOLEAN_FUNCTIONS = frozenset({"AND", "OR", "NOT", "ISBLANK", "ISERROR", "ISNUMBER", "ISTEXT"})
+BOOLEAN_FUNCTIONS = frozenset({"AND", "OR", "NOT", "TRUE", "FALSE", "ISBLANK", "ISERROR",
+                               "ISNUMBER", "ISTEXT"})
 TEXT_FUNCTIONS = frozenset({"TEXT", "T"})
 
 _CELL = r"\$?[A-Z]{1,3}\$?[0-9]{1,7}"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import xlsxwriter
 
-from llmsizer.documents.workbook.formats import dv_title
+from llmsizer.documents.workbook.formats import dv_title, formula_text
 from llmsizer.runs import batch
 from llmsizer.runs.summary import write_summary
 
@@ -153,3 +153,20 @@ def test_sheet_and_defined_names_are_checked(tmp_path: Path) -> None:
     rules = {(p.where.split(" ", 1)[1], p.rule) for p in check(edited)}
     assert ("sheet 'History'", "sheet-name") in rules
     assert ("defined name R1C1", "name") in rules
+
+
+def test_long_formula_text_is_joined_from_pieces() -> None:
+    """Excel takes text constants of up to 255 characters in a formula (Microsoft's
+    CONCATENATE page); the writer joins a longer one from pieces, the same text."""
+    assert formula_text('say "hi"') == '"say ""hi"""'
+    long = 'x"' * 300  # 600 characters, the quotes doubled in the formula
+    tree = parse("=" + formula_text(long))
+    pieces = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.kind == "str":
+            assert len(node.value[1:-1].replace('""', '"')) <= 255
+            pieces.append(node.value[1:-1].replace('""', '"'))
+        stack.extend(reversed(node.args))
+    assert "".join(pieces) == long and len(pieces) == 3

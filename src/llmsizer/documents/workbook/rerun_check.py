@@ -22,7 +22,7 @@ from ...model.expr import FUNCTIONS
 from ...sizing.results import Option, WorkloadResult
 from ..proposal.format import option_label
 from .book import Book
-from .formats import clean_text, wrapped_height
+from .formats import clean_text, formula_text, wrapped_height
 from .layout import Column, letter, option_statuses
 
 __all__ = ["LABEL", "NOT_ELIGIBLE", "RerunCheck", "check", "label", "live_cost", "write_checks"]
@@ -90,12 +90,7 @@ def _met(book: Book, c: Column) -> str | None:
 
 
 def _text(a: object) -> str:
-    """A formula's text constant. Excel refuses one over 255 characters ("Text values in
-    formulas are limited to 255 characters", Microsoft's CONCATENATE page; LibreOffice takes
-    it): a longer one, such as a rack-scale option's words, is joined from pieces."""
-    s = str(a)
-    pieces = ['"' + s[i:i + 255].replace('"', '""') + '"' for i in range(0, len(s), 255)]
-    return pieces[0] if len(pieces) == 1 else "(" + "&".join(pieces) + ")"
+    return formula_text(str(a))
 
 
 def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | None:
