@@ -5,13 +5,21 @@ validation, conditional format and chart reference, the cached values and the sh
 
     PYTHONPATH=src python benchmarks/excel_rules.py out/*.xlsx      # one line per problem
 
+    PYTHONPATH=src python benchmarks/excel_rules.py --stats out/*.xlsx  # headroom to limits
+
 tests/test_workbook_excel_rules.py runs it over the shipped accounts' workbooks and the batch
 summary. Each rule names its source; the numbers are Microsoft's "Excel specifications and
 limits" (support.microsoft.com, 1672b34d-7043-467e-8e27-269d656771c3) unless said otherwise.
+Rules (their ids in the report): future-prefix, unknown-function, arguments, length,
+internal-length, nesting, text-constant, implicit-intersection, at-lookup (displayed @INDEX
+only), logical-number, logical-in-range, sheet-quote, reference, sheet-name, name,
+cached-type, cached-value, cell-text, validation, validation-text, number-format(s),
+hyperlink, layout, merge, syntax.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 import sys
@@ -88,6 +96,10 @@ RANGE_PARAMS = frozenset({("INDEX", 0), ("MATCH", 1), ("SUM", -1), ("MAX", -1), 
 # them as @INDEX(...) (same page: "Functions that return multi-cell ranges or arrays will be
 # prefixed with @ if they were authored in an older version of Excel": INDEX, OFFSET, UDFs).
 RANGE_RESULTS = frozenset({"INDEX", "OFFSET", "INDIRECT", "CHOOSE"})
+# "If an argument is an array or reference, only numbers in that array or reference are
+# used. Empty cells, logical values, or text in the array or reference are ignored."
+# (Microsoft, SUM, MAX and MIN functions); LibreOffice counts a logical as 1 or 0.
+NUMBERS_ONLY_IN_RANGES = frozenset({"SUM", "MAX", "MIN", "AVERAGE"})
 BOOLEAN_FUNCTIONS = frozenset({"AND", "OR", "NOT", "TRUE", "FALSE", "ISBLANK", "ISERROR",
                                "ISNUMBER", "ISTEXT"})
 TEXT_FUNCTIONS = frozenset({"TEXT", "T"})
@@ -235,6 +247,7 @@ class Book:
                         for xf in styles.findall("m:cellXfs/m:xf", NS)]
         self.styles: dict[tuple[str, str], int] = {}
         self.spans: dict[tuple[str, str, str], set[str]] = {}
+        self.static: dict[tuple[str, str], set[str]] = {}
         self.cells: dict[str, dict[str, tuple[str, str, str | None]]] = {}
         self.kinds: dict[str, list[tuple[int, int, str]]] = {}
         self.xml: dict[str, ElementTree.Element] = {}
@@ -323,6 +336,14 @@ def _walk(node: Node, book: Book, here: str, ranged: bool, depth: int,
             else:
                 out.append(f"implicit-intersection: {bare}(...) in a value's place: "
                            f"Excel 365 shows @{bare}")
+        if bare in NUMBERS_ONLY_IN_RANGES:
+            for arg in node.args:
+                if arg.kind == "ref" and _multi_cell(book, arg.value, here):
+                    logical = _logical_cells(book, arg.value, here)
+                    if logical:
+                        out.append(f"logical-in-range: {bare}({arg.value}) holds logicals "
+                                   f"({logical[0]}...): Excel ignores them, LibreOffice "
+                                   f"counts TRUE as 1")
         for i, arg in enumerate(node.args):
             takes_range = (bare, i) in RANGE_PARAMS or (bare, -1) in RANGE_PARAMS
             if bare == "IF" and i > 0:
@@ -347,14 +368,21 @@ def _walk(node: Node, book: Book, here: str, ranged: bool, depth: int,
               and node.value.lower() not in book.all_names):
             out.append(f"reference: {node.value} is neither a cell nor a defined name")
     else:
+        if node.kind == "op" and _PRECEDENCE[node.value] == 1:
+            left, right = (_types(a, book, here, static=True) for a in node.args)
+            if {frozenset(left), frozenset(right)} == {frozenset("b"), frozenset("n")}:
+                out.append("logical-number: a logical compared with a number: TRUE=1 is "
+                           "FALSE in Excel and Gnumeric, TRUE in LibreOffice")
         for arg in node.args:
             deepest = max(deepest, _walk(arg, book, here, False, depth, out))
     return deepest
 
 
-def _types(node: Node, book: Book, here: str, seen: int = 0) -> set[str]:
+def _types(node: Node, book: Book, here: str, seen: int = 0, static: bool = False
+           ) -> set[str]:
     """What a formula can return: "n" number, "s" text, "b" logical (ECMA-376 §18.18.11,
-    ST_CellType: b, n, e, s, str, inlineStr); errors aside."""
+    ST_CellType: b, n, e, s, str, inlineStr); errors aside. ``static``: a referenced formula
+    cell by its formula, not its cached value (logicals are cached as 1/0 on purpose)."""
     if seen > 50:
         return {"n", "s", "b"}
     k = node.kind
@@ -373,7 +401,7 @@ def _types(node: Node, book: Book, here: str, seen: int = 0) -> set[str]:
         if bare == "IF":
             out: set[str] = set()
             for arg in node.args[1:3]:
-                out |= _types(arg, book, here, seen + 1)
+                out |= _types(arg, book, here, seen + 1, static)
             return out or {"b"}  # IF(c, x) with no else is FALSE when c is false
         if bare == "INDEX" and node.args and node.args[0].kind == "ref":
             return _range_types(book, node.args[0].value, here)
@@ -382,7 +410,37 @@ def _types(node: Node, book: Book, here: str, seen: int = 0) -> set[str]:
         if bare in TEXT_FUNCTIONS:
             return {"s"}
         return {"n"}
+    span = book.resolve(node.value, here) if static else None
+    if span is not None and span[1] == span[2] and span[0] in book.cells:
+        return _cell_types(book, span[0], span[1], seen + 1)
     return _range_types(book, node.value, here)
+
+
+def _cell_types(book: Book, sheet: str, cell: str, seen: int) -> set[str]:
+    """A cell's type by its formula (memoised), or by its value when it holds none."""
+    key = (sheet, cell)
+    if key not in book.static:
+        t, _value, formula = book.cells[sheet].get(cell, ("n", "", None))
+        if formula is None:
+            kind = {"s": "s", "str": "s", "inlineStr": "s", "b": "b", "e": ""}.get(t, "n")
+            book.static[key] = {kind} - {""} if kind else set()
+        else:
+            book.static[key] = {"n", "s", "b"}  # while it is worked out (a cycle)
+            with contextlib.suppress(ValueError, IndexError, KeyError):
+                book.static[key] = _types(parse(formula), book, sheet, seen, static=True)
+    return book.static[key]
+
+
+def _logical_cells(book: Book, ref: str, here: str) -> list[str]:
+    """The cells of a range whose formulas return a logical."""
+    span = book.resolve(ref, here)
+    if span is None or span[0] not in book.cells:
+        return []
+    sheet, a, b = span
+    (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b)
+    return [f"{sheet}!{r}" for r, (_t, _v, f) in book.cells[sheet].items()
+            if f is not None and c1 <= _split_cell(r)[0] <= c2 and r1 <= _split_cell(r)[1] <= r2
+            and _cell_types(book, sheet, r, 0) == {"b"}]
 
 
 def _range_types(book: Book, ref: str, here: str) -> set[str]:

@@ -58,15 +58,17 @@ def test_the_shipped_workbooks_keep_excels_rules(books: list[Path]) -> None:
 # --- the checker itself: each rule fires on a formula Excel would reject or show changed -------
 
 
-def _problems(tmp_path: Path, cells: dict[str, tuple[str, object]]) -> dict[str, set[str]]:
+def _problems(tmp_path: Path, cells: dict[str, tuple[str, object]],
+              yes_no: tuple[str, ...] = ()) -> dict[str, set[str]]:
     path = tmp_path / "bad.xlsx"
     wb = xlsxwriter.Workbook(str(path))
     ws = wb.add_worksheet("Data")
     wb.add_worksheet("My Sheet").write_number("A1", 1)
     wb.define_name("in_x", "=Data!$A$1")
     wb.define_name(LONG, "=Data!$A$2")
+    flag = wb.add_format({"num_format": '"yes";"yes";"no"'})  # formats.py's flag format
     for ref, (formula, value) in cells.items():
-        ws.write_formula(ref, formula, None, value)
+        ws.write_formula(ref, formula, flag if ref in yes_no else None, value)
     ws.data_validation("A1", {"validate": "integer", "criteria": ">", "value": 0,
                               "input_title": "Concurrent users at peak (stated"})
     ws.write_url("C1", "internal:Nowhere!A1")       # a link to a sheet that is not there
@@ -95,8 +97,12 @@ def test_each_rule_fires(tmp_path: Path) -> None:
         "B11": ("=SUM(" + ",".join(["1"] * 256) + ")", 0),  # 256 arguments
         "B12": ('="' + "x" * 256 + '"', ""),      # a text constant over 255
         # 7,200 characters but about 18,000 bytes parsed (Excel: 16,384)
+        "B14": ("=(A1>0)=1", False),             # TRUE=1: FALSE in Excel, TRUE in LibreOffice
+        "B15": ("=SUM(B6:B7)", 0),               # B7 is a logical: Excel's SUM skips it
+        "B16": ("=A1>0", 1),  # a logical cached as 1, shown yes/no: on purpose (see rules)
+        "B17": ("=A1>0", 1),  # ... but in the General format: 1 until Excel recalculates
         "B13": ("=MAX(" + ",".join(["SUM(" + ",".join(["1.5"] * 200) + ")"] * 9) + ")", 0),
-    })
+    }, yes_no=("B16",))
     assert found["Data!B1"] == {"future-prefix"}
     assert found["Data!B2"] == {"future-prefix"}
     assert found["Data!B3"] == {"unknown-function"}
@@ -110,6 +116,10 @@ def test_each_rule_fires(tmp_path: Path) -> None:
     assert found["Data!B11"] == {"arguments"}
     assert found["Data!B12"] == {"text-constant"}
     assert found["Data!B13"] == {"internal-length"}
+    assert found["Data!B14"] == {"logical-number"}
+    assert "Data!B16" not in found
+    assert found["Data!B17"] == {"cached-type"}
+    assert found["Data!B15"] == {"logical-in-range"}
     assert found["Data link C1"] == {"hyperlink"}
     assert found["Data!C2"] == {"cell-text"}
     assert found["Data column 6"] == {"layout"}
