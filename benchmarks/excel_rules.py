@@ -23,28 +23,20 @@ import contextlib
 import inspect
 import re
 import sys
-import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from xml.etree import ElementTree
 
-from openpyxl.formula.tokenizer import Token, Tokenizer
+from excel_book import NS, PRECEDENCE, REF, Book, Node, is_cell, parse, ptg_bytes, split_cell
 
-__all__ = ["FUTURE_FUNCTIONS", "Node", "Problem", "check", "parse"]
-
-NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
-      "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
-      "c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
-      "pr": "http://schemas.openxmlformats.org/package/2006/relationships"}
+__all__ = ["FUTURE_FUNCTIONS", "Problem", "check", "stats"]
 
 # Excel specifications and limits, "Calculation specifications and limits".
 MAX_FORMULA_CHARS = 8192      # "Length of formula contents"
 MAX_NESTING = 64              # "Nested levels of functions"
 MAX_ARGUMENTS = 255           # "Arguments in a function"
-MAX_FORMULA_TEXT = 255       # "Text values in formulas are limited to 255 characters"
-                             # (Microsoft, CONCATENATE function: "Common Problems")
-MAX_FORMULA_BYTES = 16384    # "Internal length of formula" (estimated below)
+MAX_FORMULA_TEXT = 255        # "Text values in formulas are limited to 255 characters"
+                              # (Microsoft, CONCATENATE function: "Common Problems")
+MAX_FORMULA_BYTES = 16384     # "Internal length of formula" (estimated below)
 MAX_LINE_FEEDS = 253          # "Maximum number of line feeds per cell"
 MAX_HEADER_CHARS = 255        # "Characters in a header or footer"
 MAX_COLUMN_WIDTH = 255        # "Column width: 255 characters"
@@ -104,8 +96,6 @@ BOOLEAN_FUNCTIONS = frozenset({"AND", "OR", "NOT", "TRUE", "FALSE", "ISBLANK", "
                                "ISNUMBER", "ISTEXT"})
 TEXT_FUNCTIONS = frozenset({"TEXT", "T"})
 
-_CELL = r"\$?[A-Z]{1,3}\$?[0-9]{1,7}"
-_REF = re.compile(rf"^(?:(?P<sheet>'(?:[^']|'')+'|[^'!]+)!)?(?P<a>{_CELL})(?::(?P<b>{_CELL}))?$")
 _COLUMN_ONLY = re.compile(r"^(?:.+!)?\$?[A-Z]{1,3}:\$?[A-Z]{1,3}$|^(?:.+!)?\$?\d+:\$?\d+$")
 _CELL_LIKE = re.compile(r"^[A-Za-z]{1,3}[0-9]+$|^[RrCc]$|^[Rr][0-9]*[Cc][0-9]*$")
 _NAME = re.compile(r"^[A-Za-z_\\][A-Za-z0-9_.\\]*$")
@@ -121,172 +111,6 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.where}: [{self.rule}] {self.detail}"
-
-
-@dataclass
-class Node:
-    kind: str                    # num, str, bool, err, ref, fn, op, neg, pct
-    value: str = ""
-    args: list[Node] = field(default_factory=list)
-
-
-# --- parsing ------------------------------------------------------------------------------------
-
-_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, ">": 1, "<=": 1, ">=": 1, "&": 2, "+": 3, "-": 3,
-               "*": 4, "/": 4, "^": 5}
-
-
-def parse(formula: str) -> Node:
-    """The formula's tree, by precedence climbing over openpyxl's tokens (Excel's operator
-    precedence: comparison < & < + - < * / < ^ < unary)."""
-    tokens = [t for t in Tokenizer("=" + formula.removeprefix("=")).items
-              if t.type != Token.WSPACE]
-    pos = 0
-
-    def peek() -> Token | None:
-        return tokens[pos] if pos < len(tokens) else None
-
-    def take() -> Token:
-        nonlocal pos
-        pos += 1
-        return tokens[pos - 1]
-
-    def primary() -> Node:
-        tok = take()
-        if tok.type == Token.OP_PRE:
-            return Node("neg" if tok.value == "-" else "pos", tok.value, [expression(6)])
-        if tok.type == Token.FUNC and tok.subtype == Token.OPEN:
-            node = Node("fn", tok.value[:-1].upper())
-            nxt = peek()
-            if nxt is not None and nxt.type == Token.FUNC and nxt.subtype == Token.CLOSE:
-                take()
-                return node
-            while True:
-                node.args.append(expression(0))
-                sep = take()
-                if sep.type == Token.FUNC and sep.subtype == Token.CLOSE:
-                    return node
-                if not (sep.type == Token.SEP and sep.subtype == Token.ARG):
-                    raise ValueError(f"unexpected {sep.value!r} in {formula}")
-        if tok.type == Token.PAREN and tok.subtype == Token.OPEN:
-            inner = expression(0)
-            take()
-            return inner
-        if tok.type == Token.OPERAND:
-            kind = {Token.NUMBER: "num", Token.TEXT: "str", Token.LOGICAL: "bool",
-                    Token.ERROR: "err"}.get(tok.subtype, "ref")
-            return Node(kind, tok.value)
-        raise ValueError(f"unexpected {tok.value!r} in {formula}")
-
-    def expression(min_prec: int) -> Node:
-        left = primary()
-        while True:
-            tok = peek()
-            if tok is not None and tok.type == Token.OP_POST:
-                take()
-                left = Node("pct", "%", [left])
-                continue
-            if tok is None or tok.type != Token.OP_IN or _PRECEDENCE[tok.value] <= min_prec - 1:
-                return left
-            prec = _PRECEDENCE[take().value]
-            right = expression(prec + 1)
-            left = Node("op", tok.value, [left, right])
-
-    tree = expression(0)
-    if pos != len(tokens):
-        raise ValueError(f"trailing tokens in {formula}")
-    return tree
-
-
-# --- the workbook ------------------------------------------------------------------------------
-
-
-def _split_cell(ref: str) -> tuple[int, int]:
-    m = re.fullmatch(r"\$?([A-Z]+)\$?([0-9]+)", ref)
-    assert m, ref
-    col = 0
-    for ch in m.group(1):
-        col = col * 26 + ord(ch) - 64
-    return col, int(m.group(2))
-
-
-def _is_cell(name: str) -> bool:
-    m = re.fullmatch(r"([A-Za-z]{1,3})([0-9]+)", name)
-    if not m:
-        return False
-    col, row = _split_cell(name.upper())
-    return col <= 16384 and 1 <= row <= 1048576
-
-
-class Book:
-    """The parts of one .xlsx that the rules read."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.zip = zipfile.ZipFile(path)
-        wb = self._xml("xl/workbook.xml")
-        rels = {r.get("Id"): r.get("Target") for r in
-                self._xml("xl/_rels/workbook.xml.rels").findall("pr:Relationship", NS)}
-        self.sheets: dict[str, str] = {}
-        for s in wb.findall("m:sheets/m:sheet", NS):
-            target = rels[s.get(f"{{{NS['r']}}}id")] or ""
-            self.sheets[s.get("name") or ""] = "xl/" + target.removeprefix("/xl/")
-        self.names = [(d.get("name") or "", d.text or "", d.get("localSheetId"))
-                      for d in wb.findall("m:definedNames/m:definedName", NS)]
-        self.all_names = {n.lower() for n, _t, _l in self.names}
-        self.global_names = {n.lower(): t for n, t, local in self.names if local is None}
-        self.strings: list[str] = []
-        if "xl/sharedStrings.xml" in self.zip.namelist():
-            for si in self._xml("xl/sharedStrings.xml").findall("m:si", NS):
-                self.strings.append("".join(t.text or "" for t in si.iter(f"{{{NS['m']}}}t")))
-        # sheet -> cell -> (type, cached value, formula or None)
-        styles = self._xml("xl/styles.xml")
-        codes = {f.get("numFmtId"): f.get("formatCode") or ""
-                 for f in styles.findall("m:numFmts/m:numFmt", NS)}
-        self.formats = [codes.get(xf.get("numFmtId"), "")
-                        for xf in styles.findall("m:cellXfs/m:xf", NS)]
-        self.styles: dict[tuple[str, str], int] = {}
-        self.spans: dict[tuple[str, str, str], set[str]] = {}
-        self.static: dict[tuple[str, str], set[str]] = {}
-        self.cells: dict[str, dict[str, tuple[str, str, str | None]]] = {}
-        self.kinds: dict[str, list[tuple[int, int, str]]] = {}
-        self.xml: dict[str, ElementTree.Element] = {}
-        for name, part in self.sheets.items():
-            root = self._xml(part)
-            self.xml[name] = root
-            cells: dict[str, tuple[str, str, str | None]] = {}
-            for c in root.iter(f"{{{NS['m']}}}c"):
-                f = c.find("m:f", NS)
-                v = c.find("m:v", NS)
-                t = c.get("t") or "n"
-                value = v.text or "" if v is not None else ""
-                if t == "s" and value:
-                    value = self.strings[int(value)]
-                cells[c.get("r") or ""] = (t, value, None if f is None else (f.text or ""))
-                self.styles[name, c.get("r") or ""] = int(c.get("s") or 0)
-            self.cells[name] = cells
-            self.kinds[name] = [(*_split_cell(r), {"s": "s", "str": "s", "inlineStr": "s",
-                                                   "b": "b", "e": ""}.get(t, "n"))
-                                for r, (t, _v, _f) in cells.items()]
-
-    def _xml(self, part: str) -> ElementTree.Element:
-        return ElementTree.fromstring(self.zip.read(part))
-
-    def charts(self) -> Iterator[tuple[str, str]]:
-        for part in sorted(n for n in self.zip.namelist() if n.startswith("xl/charts/chart")):
-            for f in self._xml(part).iter(f"{{{NS['c']}}}f"):
-                yield part, f.text or ""
-
-    def resolve(self, ref: str, here: str) -> tuple[str, str, str] | None:
-        """(sheet, first cell, last cell) of a reference or a workbook-level defined name."""
-        ref = self.global_names.get(ref.lower(), ref)
-        m = _REF.match(ref)
-        if not m:
-            return None
-        sheet = m.group("sheet") or here
-        if sheet.startswith("'"):
-            sheet = sheet[1:-1].replace("''", "'")
-        return sheet, m.group("a").replace("$", ""), (m.group("b") or m.group("a")).replace("$", "")
 
 
 # --- the rules ---------------------------------------------------------------------------------
@@ -307,7 +131,7 @@ def _exact_lookup(node: Node, book: Book, here: str) -> bool:
     match = node.args[1]
     if span is None or match.kind != "fn" or match.value != "MATCH" or len(match.args) != 3:
         return False
-    (c1, r1), (c2, r2) = _split_cell(span[1]), _split_cell(span[2])
+    (c1, r1), (c2, r2) = split_cell(span[1]), split_cell(span[2])
     return (c1 == c2 or r1 == r2) and match.args[2].kind == "num" and match.args[2].value == "0"
 
 
@@ -357,18 +181,18 @@ def _walk(node: Node, book: Book, here: str, ranged: bool, depth: int,
                        f"Excel 365 shows @ or spills")
         if "!" in node.value:
             sheet = node.value.rsplit("!", 1)[0]
-            if not sheet.startswith("'") and (not _BARE_SHEET.match(sheet) or _is_cell(sheet)
+            if not sheet.startswith("'") and (not _BARE_SHEET.match(sheet) or is_cell(sheet)
                                               or sheet.upper() in ("TRUE", "FALSE")):
                 out.append(f"sheet-quote: {sheet} must be quoted '{sheet}'! (XlsxWriter "
                            f"issue 1078: Excel's quoting rules)")
             name = sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet
             if name not in book.sheets:
                 out.append(f"reference: no sheet {name}")
-        elif (not _REF.match(node.value) and not _COLUMN_ONLY.match(node.value)
+        elif (not REF.match(node.value) and not _COLUMN_ONLY.match(node.value)
               and node.value.lower() not in book.all_names):
             out.append(f"reference: {node.value} is neither a cell nor a defined name")
     else:
-        if node.kind == "op" and _PRECEDENCE[node.value] == 1:
+        if node.kind == "op" and PRECEDENCE[node.value] == 1:
             left, right = (_types(a, book, here, static=True) for a in node.args)
             if {frozenset(left), frozenset(right)} == {frozenset("b"), frozenset("n")}:
                 out.append("logical-number: a logical compared with a number: TRUE=1 is "
@@ -395,7 +219,7 @@ def _types(node: Node, book: Book, here: str, seen: int = 0, static: bool = Fals
     if k == "err":
         return set()
     if k == "op":
-        return {"b"} if _PRECEDENCE[node.value] == 1 else {"s"} if node.value == "&" else {"n"}
+        return {"b"} if PRECEDENCE[node.value] == 1 else {"s"} if node.value == "&" else {"n"}
     if k == "fn":
         bare = node.value.removeprefix("_XLFN.")
         if bare == "IF":
@@ -437,9 +261,9 @@ def _logical_cells(book: Book, ref: str, here: str) -> list[str]:
     if span is None or span[0] not in book.cells:
         return []
     sheet, a, b = span
-    (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b)
+    (c1, r1), (c2, r2) = split_cell(a), split_cell(b)
     return [f"{sheet}!{r}" for r, (_t, _v, f) in book.cells[sheet].items()
-            if f is not None and c1 <= _split_cell(r)[0] <= c2 and r1 <= _split_cell(r)[1] <= r2
+            if f is not None and c1 <= split_cell(r)[0] <= c2 and r1 <= split_cell(r)[1] <= r2
             and _cell_types(book, sheet, r, 0) == {"b"}]
 
 
@@ -450,25 +274,10 @@ def _range_types(book: Book, ref: str, here: str) -> set[str]:
     if span in book.spans:
         return book.spans[span]
     sheet, a, b = span
-    (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b)
+    (c1, r1), (c2, r2) = split_cell(a), split_cell(b)
     out = {k for col, row, k in book.kinds[sheet] if c1 <= col <= c2 and r1 <= row <= r2}
     book.spans[span] = (out - {""}) or {"n"}  # an empty cell reads as 0
     return book.spans[span]
-
-
-def _ptg_bytes(node: Node) -> int:
-    """An upper estimate of the formula's parsed size, from the token sizes of MS-XLSB
-    §2.5.98 (Ptg): a number 9 bytes, a string 3 + 2 per character, a 3-D area 15, a name 5,
-    a function 4, an operator 1, IF's two jumps 8; parentheses 1."""
-    k = node.kind
-    own = {"num": 9, "bool": 2, "err": 2, "neg": 1, "pos": 1, "pct": 1, "op": 1}.get(k, 0)
-    if k == "str":
-        own = 3 + 2 * (len(node.value) - 2)
-    elif k == "ref":
-        own = 15 if ("!" in node.value or ":" in node.value) else 7
-    elif k == "fn":
-        own = 4 + (8 if node.value == "IF" else 0)
-    return own + 1 + sum(_ptg_bytes(a) for a in node.args)
 
 
 def _check_formula(book: Book, where: str, formula: str, here: str,
@@ -480,7 +289,7 @@ def _check_formula(book: Book, where: str, formula: str, here: str,
         tree = tree or parse(formula)
     except (ValueError, IndexError, KeyError) as exc:
         return [f"syntax: {exc}"]
-    size = _ptg_bytes(tree)
+    size = ptg_bytes(tree)
     if size > MAX_FORMULA_BYTES:
         out.append(f"internal-length: about {size} bytes parsed (Excel's limit 16,384)")
     depth = _walk(tree, book, here, False, 0, out)
@@ -513,7 +322,7 @@ def check(path: Path) -> list[Problem]:
     seen_names: set[tuple[str, str | None]] = set()
     for dname, text, local in book.names:
         bare = dname.removeprefix("_xlnm.")
-        if (not _NAME.match(bare) or _is_cell(bare) or _CELL_LIKE.match(bare)
+        if (not _NAME.match(bare) or is_cell(bare) or _CELL_LIKE.match(bare)
                 or bare.upper() in ("TRUE", "FALSE") or len(dname) > 255
                 or (dname.lower(), local) in seen_names):
             add(f"defined name {dname}", "name: breaks Excel's defined-name rules")
@@ -628,7 +437,7 @@ def check(path: Path) -> list[Problem]:
         merged: list[tuple[int, int, int, int]] = []
         for mc in root.iter(f"{{{NS['m']}}}mergeCell"):
             a, _, b = (mc.get("ref") or "").partition(":")
-            (c1, r1), (c2, r2) = _split_cell(a), _split_cell(b or a)
+            (c1, r1), (c2, r2) = split_cell(a), split_cell(b or a)
             for (d1, s1, d2, s2) in merged:  # Excel repairs a file whose merges overlap
                 if c1 <= d2 and d1 <= c2 and r1 <= s2 and s1 <= r2:
                     add(f"{sheet} merge {mc.get('ref')}", "merge: overlaps another merge")
@@ -652,7 +461,7 @@ def stats(path: Path) -> dict[str, int]:
         out: list[str] = []
         deepest = max(deepest, _walk(tree, book, sheet, False, 0, out))
         longest = max(longest, len(f) + 1)
-        biggest = max(biggest, _ptg_bytes(tree))
+        biggest = max(biggest, ptg_bytes(tree))
         stack = [tree]
         while stack:
             n = stack.pop()
