@@ -16,7 +16,7 @@ from ...model.catalog import Catalog, load_catalog
 from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..proposal.format import catalog_note, precision_name
-from .formats import PERCENT_UNITS, Formats, clean_text, unit_text, wrapped_height
+from .formats import PERCENT_UNITS, Formats, clean_text, dv_title, unit_text, wrapped_height
 from .layout import Column, Layout, letter, used_names
 from .xlsxcells import FORMULA_CELL, direct, fast_formulas, fast_rows, fast_strings, strip_equals
 
@@ -188,7 +188,7 @@ class Book:
         shown = {"fraction": "% (type 25% or 0.25)", "flag": "1 = yes, 0 = no"}.get(
             i.unit, unit_text(i.unit, self.cur))
         message = f"{i.note} Unit: {shown}."
-        v: dict[str, Any] = {"input_title": i.label[:32], "input_message": message[:255],
+        v: dict[str, Any] = {"input_title": dv_title(i.label), "input_message": message[:255],
                              "error_title": "Value out of range"[:32]}
         kind = "integer" if i.integer else "decimal"
 

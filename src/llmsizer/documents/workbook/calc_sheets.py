@@ -15,6 +15,7 @@ from ..proposal.format import short_name
 from .book import Book
 from .formats import (
     clean_text,
+    dv_title,
     fit_width,
     label_width,
     number_format,
@@ -193,7 +194,7 @@ def _write_option_inputs(book: Book, ws: Any, i: Input, row: int, widths: dict[i
         source = lay.catalog_id_ranges.get(table or "")
         if source and lay.columns:
             ws.data_validation(row, FIRST_OPTION_COL, row, book.tail - 1, {
-                "validate": "list", "source": source, "input_title": i.label[:32],
+                "validate": "list", "source": source, "input_title": dv_title(i.label),
                 "input_message": f"{i.note} Choose a {TABLE_TITLES.get(table or '', '')} "
                                  "id from the Catalog sheet."[:255],
                 "error_message": "Pick an id from the list (rows of the Catalog sheet)."})

@@ -17,8 +17,10 @@ __all__ = [
     "PERCENT_UNITS",
     "Formats",
     "clean_text",
+    "dv_title",
     "fit_width",
     "forget_number_formats",
+    "formula_text",
     "label_width",
     "number_format",
     "shown_width",
@@ -34,6 +36,29 @@ _MAX_TEXT = 32_000
 def clean_text(text: str) -> str:
     """Untrusted text as it is written: control characters removed, length bounded."""
     return _CONTROL.sub("", text)[:_MAX_TEXT]
+
+
+def formula_text(text: str) -> str:
+    """``text`` as a formula's text constant. Excel refuses a constant over 255 characters
+    ("Text values in formulas are limited to 255 characters", Microsoft's CONCATENATE page;
+    LibreOffice takes it): a longer one, such as a rack-scale option's words or a long
+    catalog name, is joined from pieces in brackets, so it stays one operand anywhere."""
+    pieces = ['"' + text[i:i + 255].replace('"', '""') + '"' for i in range(0, len(text), 255)]
+    if len(pieces) <= 1:
+        return pieces[0] if pieces else '""'
+    return "(" + "&".join(pieces) + ")"
+
+
+def dv_title(text: str) -> str:
+    """A data validation's title within Excel's 32 characters (XlsxWriter refuses longer
+    ones): a longer label ends at its last whole word with an ellipsis, not mid-word as a
+    plain cut left "Concurrent users at peak (stated" in the Inputs sheet's prompts."""
+    if len(text) <= 32:
+        return text
+    head = text[:31].rsplit(" ", 1)[0]
+    if head.count("(") > head.count(")"):  # no bracket left open: "Tensor parallel…"
+        head = head[:head.rfind("(")]
+    return head.rstrip(" ,;:-") + "…"
 
 
 # --- number formats ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from ...model.calculations import Input
 from ...model.catalog import Model
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
+from .formats import clean_text, dv_title, fit_width, number_format, unit_text, wrapped_height
 from .layout import TABLE_COLUMN_INFO, letter
 from .options_sheet import LIVE_COL
 from .rerun_check import write_checks
@@ -81,7 +81,7 @@ def write(book: Book) -> None:
                                                                  dash_zero=True)))
         ws.data_validation(row, 2, row, 2, {
             "validate": "decimal", "criteria": ">=", "value": 0,
-            "input_title": label[:32],
+            "input_title": dv_title(label),
             "input_message": f"{label} of {book.display_name(table, tid)[:120]} in {book.cur}; "
                              "0 = no price known "
                              "(the option is then ranked after priced ones).",

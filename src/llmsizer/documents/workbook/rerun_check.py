@@ -22,7 +22,7 @@ from ...model.expr import FUNCTIONS
 from ...sizing.results import Option, WorkloadResult
 from ..proposal.format import option_label
 from .book import Book
-from .formats import clean_text, wrapped_height
+from .formats import clean_text, formula_text, wrapped_height
 from .layout import Column, letter, option_statuses
 
 __all__ = ["LABEL", "NOT_ELIGIBLE", "RerunCheck", "check", "label", "live_cost", "write_checks"]
@@ -90,7 +90,7 @@ def _met(book: Book, c: Column) -> str | None:
 
 
 def _text(a: object) -> str:
-    return '"' + str(a).replace('"', '""') + '"'
+    return formula_text(str(a))
 
 
 def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | None:

@@ -12,7 +12,7 @@ from ..proposal.format import gpu_list, precision_name
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
-from .formats import clean_text, number_format, unit_text, unpriced_text, wrapped_height
+from .formats import clean_text, formula_text, number_format, unit_text, unpriced_text, wrapped_height
 from .layout import SCOPE, Column, cached, flag_expr, letter
 from .options_sheet import LIVE_COL
 from .plan_sheet import PlanLayout, share_cell, total_cell
@@ -37,7 +37,7 @@ def _words(book: Book, c: Column) -> tuple[str, str] | None:
     text: list[str] = []
     for lead, name in parts:
         if lead:
-            formula.append('"' + lead.replace('"', '""') + '"')
+            formula.append(formula_text(lead))
             text.append(lead)
         if name is None:
             continue
@@ -108,7 +108,7 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     text: list[str] = []
     for words, cell in parts:
         if words:
-            formula.append('"' + words.replace('"', '""') + '"')
+            formula.append(formula_text(words))
             text.append(words)
         if cell is not None:
             formula.append(cell[0])
@@ -350,7 +350,7 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
     if g.shares_with:
         words = clean_text(f" × {gpu} replicas for {kind}, on idle GPUs of the language-model "
                            "nodes")
-        return (f'={retrieval_cell(j, "retrieval_replicas")}&"{words.replace(chr(34), chr(34) * 2)}"',
+        return (f'={retrieval_cell(j, "retrieval_replicas")}&{formula_text(words)}',
                 f"{g.replicas}{words}")
     # (cell, its value, the words before the unit, the unit: singular and plural, after)
     parts = ((retrieval_cell(j, "retrieval_nodes"), g.nodes, f" × {platform} ", "node", "nodes",
@@ -361,7 +361,7 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
               f" for {kind}"))
 
     def q(text: str) -> str:
-        return '"' + clean_text(text).replace(chr(34), chr(34) * 2) + '"'
+        return formula_text(clean_text(text))
 
     # the unit follows the live count, so a finance edit to 1 reads "1 × … GPU"
     formula = "&".join(f'{ref}&{q(pre)}&IF({ref}=1,{q(one)},{q(many)})&{q(post)}'
