@@ -2,6 +2,8 @@
 
 * the web app's document worker killed (the kernel's out-of-memory killer, an operator):
   every later download was an internal error until the server was restarted;
+* ``serve --host 127.0.0.2`` (or ``::1`` on port 80) refused every request of its own
+  browser as another site's (421), and ``--host ::1`` printed ``http://::1:8000/``;
 """
 
 from __future__ import annotations
@@ -89,3 +91,29 @@ def test_a_job_that_kills_its_worker_is_one_line_and_the_pool_goes_on() -> None:
         assert pool.run("xlsx", os.getpid) != os.getpid()  # a fresh worker answers
     finally:
         pool.shutdown()
+
+
+@pytest.mark.parametrize("base", ["http://127.0.0.2:8000", "http://[::1]", "http://[::1]:8000",
+                                  "http://localhost:8000"])
+def test_a_loopback_server_answers_every_loopback_address(base: str) -> None:
+    with TestClient(create_app(), base_url=base) as c:
+        assert c.get("/catalog/gpus").status_code == 200
+
+
+@pytest.mark.parametrize("host", ["evil.example", "127.0.0.1.evil.example", "[::1].evil",
+                                  "127.0.0.1:80:80", "0x7f000001", "127.1"])
+def test_a_name_that_only_resolves_to_loopback_is_still_refused(host: str) -> None:
+    """DNS rebinding: only loopback addresses written as such, and localhost, pass."""
+    with TestClient(create_app()) as c:
+        assert c.get("/catalog/gpus", headers={"host": host}).status_code == 421
+
+
+def test_serve_prints_an_ipv6_address_a_browser_can_open(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import uvicorn
+
+    from llmsizer.web.server import serve
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    serve("::1", 8123, None)
+    assert "open http://[::1]:8123/  (this machine only)" in capsys.readouterr().out

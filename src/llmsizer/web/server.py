@@ -37,7 +37,8 @@ def serve(host: str, port: int, token: str | None) -> None:
 
     check_bind(host, token)
     app = create_app(token=token, loopback_only=is_loopback(host))
-    shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
+    shown = ("127.0.0.1" if host in ("127.0.0.1", "localhost") else
+             f"[{host}]" if ":" in host and not host.startswith("[") else host)  # IPv6
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     print(f"llmsizer serve: open {url}" + (
         "  (every request must carry the token)" if token else "  (this machine only)"),
