@@ -4,21 +4,27 @@
   every later download was an internal error until the server was restarted;
 * ``serve --host 127.0.0.2`` (or ``::1`` on port 80) refused every request of its own
   browser as another site's (421), and ``--host ::1`` printed ``http://::1:8000/``;
+* U+2028, U+2029 and U+0085 (pasted from a web page) are line breaks to YAML only: the error
+  named a line the editor did not show, about a missing ':';
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import openpyxl
 import pytest
 from fastapi.testclient import TestClient
 from test_web_routes import fields, post
 
+from llmsizer.base.errors import InputError
+from llmsizer.inputs.yamlsafe import load_file
 from llmsizer.web.app import create_app
 from llmsizer.web.jobs import STOPPED, Busy, Pool
 
@@ -117,3 +123,41 @@ def test_serve_prints_an_ipv6_address_a_browser_can_open(
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
     serve("::1", 8123, None)
     assert "open http://[::1]:8123/  (this machine only)" in capsys.readouterr().out
+
+
+# ---- characters YAML reads as line breaks though editors show none --------------------------
+
+_EXAMPLE = (Path(__file__).parent.parent / "inputs" / "example.yaml").read_text("utf-8")
+
+
+@pytest.mark.parametrize(("char", "words"), [("\u2028", "line separator U+2028"),
+                                              ("\u2029", "paragraph separator U+2029"),
+                                              ("\x85", "next-line character U+0085")])
+def test_a_line_break_only_yaml_sees_is_named_where_the_editor_shows_it(
+        char: str, words: str, tmp_path: Path) -> None:
+    """Pasted into a name (line 5 of the example), PyYAML broke the line there: the error was
+    "could not find expected ':'" on line 7, a line the editor does not have there."""
+    path = tmp_path / "acme.yaml"
+    path.write_text(_EXAMPLE.replace("name: Acme Corp", f"name: Acme{char}Corp", 1), "utf-8")
+    with pytest.raises(InputError) as err:
+        load_file(path)
+    assert (err.value.line, err.value.column) == (5, 13)
+    assert words in err.value.message and "delete it" in err.value.message
+    assert "expected ':'" not in err.value.message
+
+
+def test_the_web_forms_text_with_such_a_character_is_checked_as_its_field(
+        one_worker: tuple[TestClient, object]) -> None:
+    """The form's YAML writes them escaped: notes keep them and size; a name holding one is
+    the name's error, beside the field, not an error in a file the user never saw."""
+    client, _ = one_worker
+    items = fields(client.get("/").text)
+    notes = [(k, "first\u2028second" if k == "account.notes" else v) for k, v in items]
+    if not any(k == "account.notes" for k, _ in notes):
+        notes.append(("account.notes", "first\u2028second"))
+    r = post(client, "/size", notes)
+    assert r.status_code == 200 and "U+2028" not in r.text, r.text[:500]
+    named = [(k, "Acme\u2028Corp" if k == "account.name" else v) for k, v in items]
+    r = post(client, "/size", named)
+    assert "must be one line of text" in html.unescape(r.text)
+    assert "U+2028, an invisible character" not in r.text
