@@ -6,6 +6,8 @@
   browser as another site's (421), and ``--host ::1`` printed ``http://::1:8000/``;
 * U+2028, U+2029 and U+0085 (pasted from a web page) are line breaks to YAML only: the error
   named a line the editor did not show, about a missing ':';
+* a hand-made request (``/workload?index=abc``, an upload's file sent as text) answered
+  FastAPI's 422 JSON as the whole page.
 """
 
 from __future__ import annotations
@@ -161,3 +163,22 @@ def test_the_web_forms_text_with_such_a_character_is_checked_as_its_field(
     r = post(client, "/size", named)
     assert "must be one line of text" in html.unescape(r.text)
     assert "U+2028, an invisible character" not in r.text
+
+
+@pytest.mark.parametrize(("method", "url", "kwargs", "words"), [
+    ("get", "/workload?index=abc", {}, "/workload: 'index' must be a whole number"),
+    ("post", "/upload/yaml", {"data": {"file": "not a file"}},
+     "/upload/yaml: 'file' must be a file chosen with the page's button"),
+    ("post", "/upload/workbook", {"data": {"file": "x"}},
+     "/upload/workbook: 'file' must be a file chosen with the page's button"),
+])
+def test_a_hand_made_request_gets_the_apps_error_page_not_json(
+        one_worker: tuple[TestClient, object], method: str, url: str,
+        kwargs: dict[str, object], words: str) -> None:
+    """These answered FastAPI's 422 JSON list of errors as the whole page."""
+    client, _ = one_worker
+    r = getattr(client, method)(url, **kwargs)
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert '"detail"' not in r.text and 'href="/"' in r.text
+    found = re.search(r'id="problem">([^<]*)<', r.text)
+    assert found and words in html.unescape(found.group(1)), r.text[:300]
