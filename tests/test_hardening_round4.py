@@ -10,6 +10,8 @@
   FastAPI's 422 JSON as the whole page;
 * an account past ~23 workloads (the schema allows 50) could not be updated, downloaded or
   uploaded over in the web app: Starlette's default limit of 1,000 form fields;
+* a path longer than the file system allows (``--out``, an input, ``--templates``): a
+  traceback (``Path.exists`` raises ENAMETOOLONG);
 * the Dask scheduler lost mid-batch: each account's row was distributed's exception with
   its internal task key, and distributed.client's traceback reached the terminal.
 """
@@ -279,3 +281,32 @@ def test_a_scheduler_lost_mid_batch_names_it_for_each_account_without_a_tracebac
     for a in doc["accounts"]:
         if a["status"] == "ok":
             assert valid_outputs(out, a["stem"])
+
+
+# ---- a name longer than the file system allows -----------------------------------------------
+
+_LONG = "x" * 300  # NAME_MAX is 255 bytes: Path.exists() raises ENAMETOOLONG, not False
+
+
+@pytest.mark.parametrize("args", [
+    ("{example}", "--out", "{long}"),                      # one account
+    ("{inputs}", "--out", "{long}", "--quiet"),             # a batch
+    ("{example}", "--out", "{tmp}/{long}/sub"),
+    ("{long}.yaml", "--out", "{tmp}/o"),                    # the input
+    ("{inputs}", "{long}.yaml", "--out", "{tmp}/o"),
+    ("{example}", "--out", "{tmp}/o", "--templates", "{long}"),
+])
+def test_a_name_too_long_is_one_line_not_a_traceback(args: tuple[str, ...],
+                                                      tmp_path: Path) -> None:
+    root = Path(__file__).parent.parent
+    names = {"example": str(root / "inputs" / "example.yaml"), "long": _LONG,
+             "inputs": str(root / "inputs"), "tmp": str(tmp_path)}
+    argv = [a.format(**names) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "llmsizer.cli", "report", *argv],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(root / "src")})
+    assert proc.returncode == 2, proc.stderr[-1500:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-1500:]
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "File name too long" in line, line
+    assert list(tmp_path.iterdir()) == [], "nothing written"
