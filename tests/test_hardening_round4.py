@@ -12,6 +12,8 @@
   uploaded over in the web app: Starlette's default limit of 1,000 form fields;
 * a path longer than the file system allows (``--out``, an input, ``--templates``): a
   traceback (``Path.exists`` raises ENAMETOOLONG);
+* ``serve`` on a port in use, or on an address not of this machine: "open http://…" then
+  uvicorn's error and exit 3;
 * the Dask scheduler lost mid-batch: each account's row was distributed's exception with
   its internal task key, and distributed.client's traceback reached the terminal.
 """
@@ -310,3 +312,25 @@ def test_a_name_too_long_is_one_line_not_a_traceback(args: tuple[str, ...],
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("error: ") and "File name too long" in line, line
     assert list(tmp_path.iterdir()) == [], "nothing written"
+
+
+def test_serve_on_a_port_in_use_or_a_foreign_address_is_one_line_and_exit_2() -> None:
+    """Both printed "open http://…" first, then uvicorn's "ERROR: [Errno 98] …", and exited
+    3, the code that means "no option meets the targets"."""
+    import socket
+
+    root = Path(__file__).parent.parent
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args, words in ((["--port", port], "(Address already in use): another program "
+                                               "(or another llmsizer serve) uses it"),
+                            (["--host", "192.0.2.1", "--token", "t" * 20, "--port", port],
+                             "give an address of this machine with --host")):  # TEST-NET-1
+            proc = subprocess.run([sys.executable, "-m", "llmsizer.cli", "serve", *args],
+                                  capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, "PYTHONPATH": str(root / "src")})
+            assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+            [line] = proc.stderr.strip().splitlines()
+            assert line.startswith("error: cannot listen on ") and words in line, line
