@@ -365,10 +365,10 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     from .base.errors import InputError
     from .runs.batch import scan
 
-    missing = [str(p) for p in paths if not p.exists()]
+    missing = [str(p) for p in paths if not _exists(p)]
     if missing:
         raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
-    if templates is not None and not templates.is_dir():
+    if templates is not None and not (_exists(templates) and templates.is_dir()):
         raise click.UsageError(f"--templates {templates}: not a folder")
     files, refused = scan(list(paths))
     if not files:
@@ -390,6 +390,15 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
         return
     _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused, appendix,
                  scheduler or None)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError as exc:  # a name too long: exists() raises instead of answering
+        from .base.textsafe import printable
+
+        raise click.UsageError(f"{printable(str(path))}: {exc.strerror}") from None
 
 
 def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_diff: bool,

@@ -515,6 +515,10 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         problem = str(err["msg"])
         if kind in ("model_type", "dict_type"):
             problem = "must be a mapping of `key: value` lines"
+        elif kind == "string_unicode":  # a "\ud800" escape: half a character, unprintable
+            problem = ("holds a surrogate escape such as \\ud83d (half of a character; YAML "
+                       "does not join two of them into one): write the character itself, or "
+                       "one escape of 8 hex digits such as \\U0001F680")
         msg = f"{problem} (found {shown})"
         hint = _type_hint(kind, loc, found, located, schema)
         if hint:

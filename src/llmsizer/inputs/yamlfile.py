@@ -103,7 +103,25 @@ def checked_text(text: str | bytes, filename: str) -> str:
             line=line,
             column=column,
         )
+    odd = _YAML_ONLY_BREAK.search(text)
+    if odd is not None:
+        line, column = _line_col(text, odd.start())
+        raise InputError(
+            f"file contains {_BREAK_NAMES[odd.group()]}, an invisible character that YAML reads "
+            "as a line break although editors show none (it comes with text copied from a web "
+            "page, a PDF or a word processor): delete it or type a space in its place",
+            file=filename,
+            line=line,
+            column=column,
+        )
     return text
+
+
+# YAML 1.1 (PyYAML) breaks lines at these too: a name holding one split in two, the error
+# named a line the editor did not show, and every later line number was off by one.
+_YAML_ONLY_BREAK = re.compile("[\x85\u2028\u2029]")
+_BREAK_NAMES = {"\x85": "the next-line character U+0085", "\u2028": "the line separator U+2028",
+                "\u2029": "the paragraph separator U+2029"}
 
 
 def _too_large(size: int, filename: str) -> InputError:

@@ -58,7 +58,12 @@ def identity() -> tuple[str, str]:
 def _quiet_dask() -> Iterator[None]:
     """Dask logs each failed connection attempt and each lost worker to stderr; the batch
     states what matters in its own one-line messages."""
-    loggers = [logging.getLogger(n) for n in ("distributed", "tornado", "asyncio")]
+    roots = ("distributed", "tornado", "asyncio")
+    # distributed's config gives some children (distributed.client) a level and a handler of
+    # their own, so quieting the parents alone let the lost scheduler's traceback through
+    loggers = [logging.getLogger(n) for n in roots] + [
+        lg for n, lg in list(logging.root.manager.loggerDict.items())
+        if n.startswith(tuple(r + "." for r in roots)) and isinstance(lg, logging.Logger)]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
@@ -217,14 +222,30 @@ def run_on_cluster(address: str, items: list[tuple[int, Path, str]], out: Path,
     client = connect(address)
     try:
         with _quiet_dask():
-            _run(client, items, out, templates, appendix, finish)
+            _run(client, items, out, templates, appendix, finish, printable(address))
     finally:
         with contextlib.suppress(Exception), _quiet_dask():
             client.close(timeout=5)
 
 
+def _lost(exc: Exception, shown: str, connected: bool) -> str:
+    """Why the cluster gave no result for an account, in words."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return ("the cluster lost the worker sizing this account several times (out of "
+                "memory or a crash); other accounts continue")
+    # the futures cancelled when the client lost it, or a result fetch cut (CommClosedError)
+    # (not any OSError: one raised on a worker, a full disk say, comes back as itself)
+    if (getattr(exc, "reason", None) == "scheduler-connection-lost" or not connected
+            or name == "CommClosedError"):
+        return (f"the connection to the Dask scheduler {shown} was lost before this account "
+                "was sized (the scheduler stopped or the network failed); run the batch "
+                "again: the accounts already written are skipped")
+    return f"{name}: {printable(str(exc))[:300]}"
+
+
 def _run(client: Any, items: list[tuple[int, Path, str]], out: Path, templates: Path | None,
-         appendix: bool, finish: Callable[[int, Outcome], None]) -> None:
+         appendix: bool, finish: Callable[[int, Outcome], None], shown: str = "") -> None:
     from distributed import as_completed
 
     check_workers(client)
@@ -250,12 +271,9 @@ def _run(client: Any, items: list[tuple[int, Path, str]], out: Path, templates: 
         i, path, stem, stamp = pending.pop(fut)
         try:
             res = fut.result()
-        except Exception as exc:  # the worker died too often, or a bug on the worker
-            name = type(exc).__name__
-            why = ("the cluster lost the worker sizing this account several times (out of "
-                   "memory or a crash); other accounts continue" if name == "KilledWorker"
-                   else f"{name}: {printable(str(exc))[:300]}")
-            finish(i, Outcome(file=str(path), stem=stem, status="error", message=why))
+        except Exception as exc:  # a worker died too often, the scheduler went, a bug
+            finish(i, Outcome(file=str(path), stem=stem, status="error",
+                              message=_lost(exc, shown, client.status == "running")))
             continue
         finally:
             fut.release()

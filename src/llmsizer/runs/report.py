@@ -106,9 +106,9 @@ def complete_set(out: Path, stem: str, names: list[str]) -> bool:
 
 
 def prepare_out_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise InputError(f"output folder {str(out)!r} exists and is not a folder")
-    try:
+    try:  # exists() raises, not answers False, for a name too long (ENAMETOOLONG)
+        if out.exists() and not out.is_dir():
+            raise InputError(f"output folder {str(out)!r} exists and is not a folder")
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create output folder {str(out)!r}: {exc.strerror}") from None

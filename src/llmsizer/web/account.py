@@ -10,7 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request, UploadFile
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import UploadFile as StarletteUpload
 
@@ -44,8 +44,19 @@ class Submitted:
         return forms.configs_of(self.found)
 
 
+# Up to ~40 fields a workload, 50 workloads (the schema's limit), and the account's own:
+# Starlette's default of 1,000 fields refused every update of an account past ~23 workloads
+# ("Too many fields"). The body limit (security.py) bounds the parsing either way.
+MAX_FIELDS = forms.MAX_WORKLOADS * 100 + 1_000
+
+
+async def _form(request: Request) -> Any:
+    """The posted form, parsed once (Starlette keeps it for later calls)."""
+    return await request.form(max_fields=MAX_FIELDS)
+
+
 async def _submitted(request: Request) -> Submitted:
-    form = await request.form()
+    form = await _form(request)
     items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
     return Submitted(forms.form_to_data(items), forms.form_configs(items))
 
@@ -236,7 +247,7 @@ async def _read_upload(file: StarletteUpload, limit: int) -> bytes:
 async def _kept(request: Request) -> tuple[dict[str, Any], dict[int, tuple[str, str]]] | None:
     """The account form as it was when a file was sent (app.js copies its fields into the
     upload), so a file that cannot be read never costs what was typed; None without it."""
-    form = await request.form()
+    form = await _form(request)
     items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
     if not any(k.startswith(("account.", "workloads[")) for k, _ in items):
         return None
@@ -262,9 +273,17 @@ async def _no_file(request: Request, what: str, button: str) -> HTMLResponse:
     return await _refused(request, f"choose {what} first, then press {button}")
 
 
+async def _file(request: Request) -> StarletteUpload | None:
+    """The uploaded ``file``, read from the form as parsed here (a parameter of the route
+    would have FastAPI parse it first, with the default field limit)."""
+    file = (await _form(request)).get("file")
+    return file if isinstance(file, StarletteUpload) and file.filename else None
+
+
 @router.post("/upload/yaml", response_class=HTMLResponse)
-async def upload_yaml(request: Request, file: UploadFile | None = None) -> HTMLResponse:
-    if file is None or not file.filename:
+async def upload_yaml(request: Request) -> HTMLResponse:
+    file = await _file(request)
+    if file is None:
         return await _no_file(request, "a requirements YAML file", "Open")
     name = printable((file.filename or "upload.yaml").rsplit("/", 1)[-1])[:100]
     try:
@@ -291,7 +310,7 @@ async def upload_config(request: Request) -> HTMLResponse:
     requirements put it."""
     from ..inputs.modelconfig import MAX_CONFIG_BYTES, model_from_json
 
-    form = await request.form()
+    form = await _form(request)
     items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
     which = str(form.get("config_for") or "")
     index = int(which) if which.isdigit() and int(which) < forms.MAX_WORKLOADS else -1
@@ -330,10 +349,11 @@ def _flat(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @router.post("/upload/workbook", response_class=HTMLResponse)
-async def upload_workbook(request: Request, file: UploadFile | None = None) -> HTMLResponse:
+async def upload_workbook(request: Request) -> HTMLResponse:
     from starlette.concurrency import run_in_threadpool
 
-    if file is None or not file.filename:
+    file = await _file(request)
+    if file is None:
         return await _no_file(request, "a workbook (.xlsx) written by llmsizer", "Re-read")
     name = printable((file.filename or "upload.xlsx").rsplit("/", 1)[-1])[:100]
     try:

@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
@@ -57,6 +58,23 @@ def create_app(*, token: str | None = None, loopback_only: bool = True,
                    f"{path} is not a page to open: it answers the account form"
                    if exc.status_code == 405 else str(exc.detail))
         return page(request, "problem.html.j2", exc.status_code, message=message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _not_as_sent(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        """A hand-made address or form (``/workload?index=abc``, an upload's file sent as
+        text): the app's error page naming the field, not FastAPI's JSON list of errors."""
+        from ..base.textsafe import printable
+        from .render import page
+
+        first = exc.errors()[0] if exc.errors() else {}
+        name = printable(str((first.get("loc") or ("", "?"))[-1]))[:60]
+        what = ("a whole number" if str(first.get("type", "")).startswith("int") else
+                "a file chosen with the page's button" if name == "file" else
+                "a value the app's own pages send")
+        path = printable(request.url.path)[:200]
+        return page(request, "problem.html.j2", 400,
+                    message=f"{path}: '{name}' must be {what}; open the page from the app's "
+                            "links and buttons")
 
     guarded = Guard(app, token, loopback_only)
     guarded.fastapi = app  # type: ignore[attr-defined]  # tests reach the pool through it

@@ -360,10 +360,25 @@ def _ordered(data: dict[str, Any]) -> dict[str, Any]:
         k: v for k, v in data.items() if k not in _ORDER}
 
 
+class _Dumper(yaml.SafeDumper):
+    """Text holding a character YAML reads as a line break (U+0085, U+2028, U+2029: pasted
+    from a web page) is double-quoted, where it is written as an escape: the loader refuses
+    such characters raw in a file, and the field they came from is checked as typed."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(c in value for c in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def to_yaml(data: Mapping[str, Any]) -> str:
     """YAML text the loader reads back to the same requirements."""
     head = "# Requirements written by llmsizer serve; size them with `llmsizer size FILE`.\n"
-    return head + yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
+    return head + yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                            width=100)
 
 
 def form_values(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -98,11 +98,20 @@ class Job:
             return f"writing the document took longer than {TIMEOUT_S:.0f} s; try again"
         if isinstance(exc, LlmsizerError):
             return str(exc)
+        if isinstance(exc, BrokenProcessPool):
+            return STOPPED
         return "the document could not be written (an internal error; see the server's log)"
 
 
 class Busy(Exception):
     """Too many documents are being written; the user is told to try again."""
+
+
+# A worker killed under the job (the kernel's out-of-memory killer, an operator): the pool is
+# then broken for good, so it is replaced and the user presses again (every later document
+# failed with an internal error until the server was restarted).
+STOPPED = ("the process writing the document stopped before it finished (the server may be "
+           "short of memory); press the button again")
 
 
 class Pool:
@@ -128,7 +137,12 @@ class Pool:
             running = sum(not j.future.done() for j in self._jobs.values())
             if running >= MAX_PENDING:
                 raise Busy(f"{running} documents are being written; try again in a moment")
-            job = Job(secrets.token_urlsafe(18), kind, self._pool().submit(fn, *args))
+            try:
+                future = self._pool().submit(fn, *args)
+            except BrokenProcessPool:  # a worker died since the last job
+                self._replace()
+                future = self._pool().submit(fn, *args)
+            job = Job(secrets.token_urlsafe(18), kind, future)
             self._jobs[job.id] = job
             done = [k for k, j in self._jobs.items() if j.future.done()]
             for k in done[: max(0, len(self._jobs) - KEEP_JOBS)]:
@@ -144,9 +158,19 @@ class Pool:
         job = self.submit(kind, fn, *args)
         try:
             return job.future.result(timeout=TIMEOUT_S)
+        except BrokenProcessPool:
+            with self._lock:
+                self._replace()
+            raise Busy(STOPPED) from None
         finally:
             with self._lock:
                 self._jobs.pop(job.id, None)
+
+    def _replace(self) -> None:
+        """Drop a broken executor (under the lock); the next job starts a fresh one."""
+        if self._executor is not None:
+            _stop(self._executor)
+            self._executor = None
 
     def shutdown(self) -> None:
         if self._executor is not None:

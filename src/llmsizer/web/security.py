@@ -15,6 +15,7 @@ while they stream in):
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -57,6 +58,23 @@ def too_large(path: str, sent: int | None) -> str:
                                "shorten the notes or the names")
     size = f" ({sent:,} bytes sent)" if sent is not None else ""
     return f"{what} is larger than the {limit:,} bytes allowed{size}: {advice}"
+
+
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]]+)(?::[0-9]{1,5})?")
+
+
+def loopback_host(header: str) -> bool:
+    """A Host header naming this machine: the names above, or any loopback address (a server
+    bound to 127.0.0.2 is opened as that; ``[::1]`` comes without a port on port 80). A name
+    an attacker's DNS points at 127.0.0.1 is neither."""
+    from .server import is_loopback
+
+    m = _HOST.fullmatch(header.strip().lower())
+    if m is None:
+        return False
+    host = m.group(1)
+    literal = host[0].isdigit() or host[0] == "["
+    return host in LOOPBACK_HOSTS or (literal and is_loopback(host))
 
 
 class TooLarge(Exception):
@@ -121,10 +139,9 @@ class Guard:
                     await send(m)
 
     def _refuse(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:
-        if self.loopback_only:
-            host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0].lower()
-            if host not in LOOPBACK_HOSTS:
-                return 421, "this llmsizer listens on this machine only: open it as 127.0.0.1"
+        host = headers.get(b"host", b"").decode("latin-1")
+        if self.loopback_only and not loopback_host(host):
+            return 421, "this llmsizer listens on this machine only: open it as 127.0.0.1"
         if self.token is None:
             return None
         offered = [headers.get(TOKEN_HEADER, b"").decode("latin-1")]

@@ -30,14 +30,41 @@ def check_bind(host: str, token: str | None) -> None:
                          "--token SECRET too (every request must then carry it)")
 
 
+def check_listen(host: str, port: int) -> None:
+    """Bind once before saying "open …": a port in use or an address not of this machine
+    was uvicorn's "ERROR: [Errno 98] …" after that line, and exit code 3 (which means
+    "no option meets the targets" here)."""
+    import errno
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InputError(f"--host {host}: not an address of this machine ({exc}); give one, "
+                         "e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every network)") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            fix = ("another program (or another llmsizer serve) uses it: choose another with "
+                   "--port" if exc.errno == errno.EADDRINUSE else
+                   "give an address of this machine with --host, e.g. 127.0.0.1 or 0.0.0.0")
+            raise InputError(f"cannot listen on {host} port {port} ({exc.strerror}): "
+                             f"{fix}") from None
+
+
 def serve(host: str, port: int, token: str | None) -> None:
     import uvicorn
 
     from .app import create_app
 
     check_bind(host, token)
+    check_listen(host, port)
     app = create_app(token=token, loopback_only=is_loopback(host))
-    shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
+    shown = ("127.0.0.1" if host in ("127.0.0.1", "localhost") else
+             f"[{host}]" if ":" in host and not host.startswith("[") else host)  # IPv6
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     print(f"llmsizer serve: open {url}" + (
         "  (every request must carry the token)" if token else "  (this machine only)"),
