@@ -25,6 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    path = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "inputs" / "example.yaml"
+    with tempfile.TemporaryDirectory(prefix="llmsizer-stages-") as folder:
+        _measure(n, path, Path(folder))
+
+
+def _measure(n: int, path: Path, tmp: Path) -> None:
     from llmsizer.base import heap
     from llmsizer.documents.proposal import build_context, render_pdf
     from llmsizer.documents.proposal import render as proposal
@@ -32,9 +39,6 @@ def main() -> None:
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-    path = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "inputs" / "example.yaml"
-    tmp = Path(tempfile.mkdtemp(prefix="llmsizer-stages-"))
     result = size(load(path))
     render_pdf(result, tmp / "warm.pdf")  # warm-up: imports, fonts, stylesheet, matplotlib
     write_workbook(result, tmp / "warm.xlsx")
