@@ -139,6 +139,22 @@ def test_the_kimi_p95_account_now_buys_the_disaggregated_plan(kimi: tuple[Path, 
     assert aggregated.best is not None and aggregated.best.values["gpus"] == 40
 
 
+def test_a_whole_answer_target_the_decode_pool_misses_rejects_the_pair(tmp_path: Path) -> None:
+    """The decode pool's batch is not solved for a whole-answer percentile (its steps set the
+    answer's time), so a pair that misses it must be rejected, not recommended: with
+    ``e2e_p95_s: 17`` in place of the p95 first token the Kimi account's 32-GPU plan (whole
+    answer p95 18.6 s) was still recommended; now every feasible option meets 17 s and the
+    plan costs 76 GPUs, as the aggregated one does."""
+    path = tmp_path / "e2e.yaml"
+    path.write_text(KIMI.read_text(encoding="utf-8").replace("ttft_p95_s: 2", "e2e_p95_s: 17"),
+                    encoding="utf-8")
+    (w,) = size(load(path)).workloads
+    assert all(o.values["percentile_slo_met"] == 1 and float(o.values["e2e_p95_ms"]) <= 17000
+               for o in w.options if o.feasible)
+    assert w.best is not None and w.best.values["gpus"] == 76
+    assert _xpyd([o for o in w.options if o.feasible])
+
+
 def test_a_p95_target_compares_the_disaggregated_option_of_the_mtp_account() -> None:
     """The DeepSeek-R1 MTP account (2,000 users, p95 first token within 3 s): a disaggregated
     option is compared now and loses on cost (248 GPUs against the aggregated 216). Its 17
