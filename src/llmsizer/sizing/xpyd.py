@@ -10,8 +10,9 @@ count, their queue's wait, the move of a prompt's cache and the first token are 
 The search offers it where the platform states its network per GPU (the caches move over it
 between nodes; inside one NVLink domain, e.g. an NVL72 rack, over the scale-up link), for a
 generating workload of a mixture-of-experts model (the only kind the disaggregated factor
-was fitted on: DeepSeek-R1 runs) without TTFT percentile or end-to-end targets (their tails
-are the aggregated replica's forms), unless ``policy.disaggregated: never``. It is flagged as
+was fitted on: DeepSeek-R1 runs), unless ``policy.disaggregated: never``. Its first-token and
+whole-answer percentiles are its prefill pool's queue (the aggregated replica's exponential
+tail at the pool's utilisation), counted for each stated target (disagg.py). It is flagged as
 resting on a fitted factor (docs/calibration.md, "Disaggregated prefill/decode") and wins
 only when it costs less at the targets. This module chooses inputs only.
 """
@@ -24,7 +25,6 @@ from functools import cache
 
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Workload
-from ..model.calculations import PERCENTILE_TARGETS
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value
 from .evaluate import Choice
@@ -34,17 +34,13 @@ __all__ = ["DISAGG_GAP", "offered", "pairs", "xpyd_inputs"]
 
 DISAGG_GAP = ("disaggregated serving: the prefill replicas' time rests on one factor fitted "
               "on published runs (median error 22 %)")
-_TAILS = tuple(f"target_{t}" for t in PERCENTILE_TARGETS if t.startswith(("ttft", "e2e")))
 
 
 def offered(req: Requirements, w: Workload, model: Model, catalog: Catalog,
             choice: Choice) -> bool:
     """Whether xPyD is tried for this workload on this option's platform."""
-    t = w.targets
-    tails = t is not None and any(getattr(t, name.removeprefix("target_"), None)
-                                  for name in _TAILS)
     return (req.policy.disaggregated == "auto" and w.kind == "generate" and model.experts > 0
-            and w.measured is None and not tails and choice.prefill is None
+            and w.measured is None and choice.prefill is None
             and catalog.platforms[choice.platform].scaleout_gb_s is not None)
 
 

@@ -34,8 +34,7 @@ def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
     """The glossary's ``only_when`` terms this proposal may print: disaggregated serving in
     the plan, attention data-parallel ranks in an option it lists (format.option_label),
     embedding and reranking servers in the plan, speculative decoding in a workload."""
-    uses = {"disaggregated"} if (any(p.prefill_replicas for p in result.plan.pools)
-                                 or any(v.disagg_untried for v in views)) else set()
+    uses = {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else set()
     if result.plan.retrieval_groups:
         uses.add("retrieval")
     if any(w.inputs.get("spec_draft_tokens", 0) > 0 for w in result.workloads):

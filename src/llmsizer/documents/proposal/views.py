@@ -88,9 +88,6 @@ class WorkloadView:
     # why no option is recommended (the sizing names its nearest option in words); '' when
     # one is
     advice: str = ""
-    # a mixture-of-experts workload with a first-token or whole-answer percentile target,
-    # for which the sizing did not try disaggregated serving (sizing/xpyd.offered)
-    disagg_untried: bool = False
 
     @property
     def shortlist(self) -> tuple[OptionView, ...]:

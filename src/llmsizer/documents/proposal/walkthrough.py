@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup
 
-from ...model.calculations import PERCENTILE_TARGETS
 from ...model.catalog import Catalog
 from ...sizing.engine import curve
 from ...sizing.results import Result
@@ -51,24 +50,6 @@ def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
     return svg_image(svg, "Throughput and per-user speed against batch")
 
 
-def _disagg_untried(result: Result, index: int, cat: Catalog) -> bool:
-    """Whether the sizing left disaggregated serving out for this workload only because of its
-    percentile targets (sizing/xpyd.offered: their tails are the aggregated replica's forms),
-    where it would otherwise have tried it. x-frontier review: a Kimi K2 account with a p95
-    first-token target got an aggregated plan, and the proposal never said that the
-    disaggregated one (8 GPUs fewer with a mean target) had not been compared."""
-    w = result.workloads[index]
-    requirements = result.source.requirements if result.source is not None else {}
-    if ((requirements.get("policy") or {}).get("disaggregated", "auto") != "auto"
-            or w.mode == "measured" or w.inputs.get("experts", 0) <= 0):
-        return False
-    tails = any(w.inputs.get(f"target_{t}", 0) > 0 for t in PERCENTILE_TARGETS
-                if t.startswith(("ttft", "e2e")))
-    return tails and any(o.platform in cat.platforms
-                         and cat.platforms[o.platform].scaleout_gb_s is not None
-                         for o in w.options)
-
-
 def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
                   chart: bool = True) -> WorkloadView:
     w = result.workloads[index]
@@ -103,4 +84,4 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
         max_context=model.max_context if model else None,
         model_source=catalog_note(model.source) if model else "model config supplied with the requirements",
         load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal), share=share,
-        costs=costs, advice=w.advice or "", disagg_untried=_disagg_untried(result, index, cat))
+        costs=costs, advice=w.advice or "")

@@ -17,9 +17,12 @@ the first token are computed here from the prefill layout's time per prompt toke
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, gt, lt
+import math
+
+from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, lt
 from .benchmarks import Figure
 from .core import Calculation, _c, r
+from .inputs import PERCENTILES
 
 _occupied = MAX(1, r("batch_per_replica"))
 # a decode-pool step: t(B) without the amortised prefill (prompts run in the prefill pool)
@@ -121,6 +124,70 @@ _k = IF(gt(r("peak_request_rate_per_s"), 0), POWER(r("burstiness"), 2) / 2, 0.5)
 _service_ms = 1000 / _per
 _budget = r("target_ttft_ms") - r("disagg_ttft_without_wait_ms")
 _u = r("disagg_prefill_utilisation")
+_ks = _k * _service_ms  # the wait's scale: Allen-Cunneen's wait is this x rho / (1 - rho)
+
+
+def _count_at(busy: Expr) -> Expr:
+    """The fewest prefill replicas that keep each one at most ``busy`` (a share of time)."""
+    return ROUNDUP(_rate / (_per * busy), 0)
+
+
+def _mean_count(room: Expr) -> Expr:
+    """The fewest replicas whose mean wait, rho / (1 - rho) x k S, fits ``room``: rho <=
+    D / (D + k S), so n = rate (D + k S) / (D x a replica's rate), rounded up."""
+    return ROUNDUP(_rate * (room + _ks) / (room * _per), 0)
+
+
+# The prefill pool's tail, the aggregated replica's form (queueing.py, "percentiles"): a
+# prompt waits with probability rho, then k S / (1 - rho) on average, so the p-th
+# percentile wait is k S / (1 - rho) x ln(rho / (1 - p)) when rho > 1 - p, else 0.
+def _wait_tail(p: float) -> Expr:
+    return IF(AND(gt(_u, 1 - p), lt(_u, 1)), _ks / (1 - _u) * LOG(_u / (1 - p), math.e), 0)
+
+
+def _tangent_busy(room: Expr, p: float, rho0: Expr) -> Expr:
+    """The largest busy share whose p-th percentile wait fits ``room`` with ln(rho / (1 - p))
+    replaced by its tangent at ``rho0``: ln is concave, so the tangent lies above it and the
+    share is never too large (queueing._tangent_batch): k S (alpha + rho / rho0) <= D (1 -
+    rho), alpha = ln(rho0 / (1 - p)) - 1, so rho <= (D - k S alpha) / (D + k S / rho0); at
+    least 1 - p, below which no prompt's p-th wait is above 0."""
+    alpha = LOG(rho0 / (1 - p), math.e) - 1
+    return MAX(1 - p, (room - _ks * alpha) / (room + _ks / rho0))
+
+
+def _busy_start(room: Expr, p: float) -> Expr:
+    """A share at or above the answer's: the wait alone, k S ln(rho / (1 - p)) at least, must
+    fit the room, so rho <= (1 - p) e^(D / k S), and rho < 1."""
+    return MAX(1 - p, MIN(1, (1 - p) * POWER(math.e, MIN(50, MAX(0, room) / _ks))))
+
+
+# Each stated percentile target the prefill pool is counted for: (name, target ms, p, the
+# time it bounds without the prefill wait). The whole answer adds (output - 1) x TPOT.
+_TAIL_TARGETS: tuple[tuple[str, Expr, float, Expr], ...] = (
+    *((f"ttft_p{q}", r(f"target_ttft_p{q}_s") * 1000, q / 100,
+       r("disagg_ttft_without_wait_ms")) for q in PERCENTILES),
+    ("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95,
+     r("disagg_ttft_without_wait_ms") + (r("output_tokens") - 1) * r("tpot_ms")),
+)
+
+
+def _tail_applies(target: Expr, unwaited: Expr) -> Expr:
+    return AND(XPYD, gt(target, 0), gt(target - unwaited, 0), gt(_k, 0))
+
+
+def _tail_count(name: str, target: Expr, p: float, unwaited: Expr) -> Expr:
+    """The fewest prefill replicas whose p-th percentile wait fits the room the target
+    leaves: the third tangent (at the second estimate, ``disagg_{name}_prefill_busy_2``; two
+    were up to 8 replicas over the fewest from a start at rho 1) solved for the share, and
+    n = rate / (a replica's rate x that share) rounded up. A first-token tail target also
+    takes at least the mean's count at its value (a tail target is never looser than the
+    mean, as for an aggregated replica: queueing._batch_meeting)."""
+    room = target - unwaited
+    count = _count_at(_tangent_busy(room, p, r(f"disagg_{name}_prefill_busy_2")))
+    if name.startswith("ttft") and p > 0.5:
+        count = MAX(count, _mean_count(room))
+    return IF(_tail_applies(target, unwaited), count, 0)
+
 
 # Read after the step at the batch served (tpot_ms), before the first-token time.
 XPYD_CALCULATIONS: tuple[Calculation, ...] = (
@@ -154,17 +221,37 @@ XPYD_CALCULATIONS: tuple[Calculation, ...] = (
        "The stated peak rate, or each concurrent user starting one request per cycle of "
        "first token + (output - 1) x TPOT (Little's law; the first token without its wait: "
        "the highest rate)."),
+    *(_c(f"disagg_{name}_prefill_busy_{n}",
+         f"Prefill busy share the {label} target allows, estimate {n}", "fraction",
+         "Throughput",
+         IF(_tail_applies(target, unwaited),
+            _tangent_busy(target - unwaited, p,
+                          _busy_start(target - unwaited, p) if n == 1
+                          else r(f"disagg_{name}_prefill_busy_1")), 0),
+         ("The tangent of ln(rho / (1 - p)) at a share above the answer's ((1 - p) x "
+          "e^(room / k x one prompt's time), at most 1) solved for rho: at most the share at "
+          "which the p-th percentile wait fits the room the target leaves; 0 without that "
+          "target." if n == 1 else
+          "The tangent at the first estimate solved for rho: closer to the answer, from "
+          "below (never too large a share)."))
+      for name, target, p, unwaited in _TAIL_TARGETS for n in (1, 2)
+      for label in [f"p{name[6:]} first-token" if name.startswith("ttft")
+                    else "p95 whole-answer"]),
     _c("disagg_prefill_replicas_for_load", "Prefill replicas for peak + headroom",
        "replicas", "Throughput",
        IF(XPYD, MAX(ROUNDUP(_rate * (1 + r("headroom")) / _per, 0),
                     ROUNDDOWN(_rate / _per, 0) + 1,
                     IF(AND(gt(r("target_ttft_ms"), 0), gt(_budget, 0), gt(_k, 0)),
-                       ROUNDUP(_rate * (_budget + _k * _service_ms) / (_budget * _per), 0),
-                       0)), 0),
+                       _mean_count(_budget), 0),
+                    *(_tail_count(*t) for t in _TAIL_TARGETS)), 0),
        "The most of: the rate x (1 + headroom) / a replica's prompt rate; more than the rate "
-       "alone needs (a queue at full use never drains); and the count whose queue wait "
+       "alone needs (a queue at full use never drains); the count whose mean queue wait "
        "leaves the first-token target met (rho / (1 - rho) x k x one prompt's time <= the "
-       "room the target leaves, solved for the count)."),
+       "room the target leaves, solved for the count); and for each stated percentile "
+       "target (first token, whole answer) the count whose p-th percentile wait, k x one "
+       "prompt's time / (1 - rho) x ln(rho / (1 - p)), fits its room: the tangent of ln at "
+       "the second estimate solved for rho (never too large), at least the mean's count for a "
+       "p90, p95 or p99 first token (docs/queueing.md)."),
     _c("disagg_prefill_utilisation", "Share of time the prefill replicas are busy",
        "fraction", "Throughput",
        IF(XPYD, _rate / (r("disagg_prefill_replicas_for_load") * _per), 0),
@@ -173,6 +260,12 @@ XPYD_CALCULATIONS: tuple[Calculation, ...] = (
        IF(AND(XPYD, lt(_u, 1)), _u / (1 - _u) * _k * _service_ms, 0),
        "Allen-Cunneen mean wait as for an aggregated replica (queueing.py): rho / (1 - rho) "
        "x burstiness^2 / 2 x one prompt's time (service CV 0)."),
+    *(_c(f"disagg_prefill_wait_p{q}_ms", f"Wait in the prefill queue, p{q}", "ms",
+         "Throughput", IF(XPYD, _wait_tail(q / 100), 0),
+         f"The wait {q} % of prompts stay within (exponential tail, as for an aggregated "
+         f"replica): k x one prompt's time / (1 - rho) x ln(rho / (1 - p)) when rho > 1 - p, "
+         f"else 0.")
+      for q in PERCENTILES),
     _c("disagg_ttft_ms", "Time to first token, disaggregated", "ms", "Throughput",
        r("disagg_prefill_wait_ms") + r("disagg_ttft_without_wait_ms"),
        "Wait in the prefill queue + prefill + the cache's move + overhead."),

@@ -471,16 +471,25 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "The strictest of the inter-token latency percentile batches."),
 )
 
+# An xPyD option's first token queues in its prefill pool, not on this (decode) replica:
+# its percentiles are that pool's (disagg.py, read before this list) + the unqueued first token.
+_XPYD = gt(r("disagg_prefill_gpus"), 0)
+
 PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
     _c("prefill_wait_p95_ms", "Wait 1 request in 20 exceeds", "ms", "Throughput",
-       _wait_percentile(0.95),
+       IF(_XPYD, r("disagg_prefill_wait_p95_ms"), _wait_percentile(0.95)),
        "The p95 of the wait for the prompts ahead (exponential tail, at most (B - 1) x "
-       "prefill): the proposal's \"1 request in 20 waits more than ...\"."),
+       "prefill; disaggregated: the prefill pool's queue): the proposal's \"1 request in 20 "
+       "waits more than ...\"."),
     *(_c(f"ttft_p{q}_ms", f"Time to first token, p{q}", "ms", "Throughput",
-         r("ttft_ms") - r("prefill_wait_ms")
-         + (r("prefill_wait_p95_ms") if q == 95 else _wait_percentile(q / 100)),
+         IF(_XPYD,
+            r("disagg_ttft_without_wait_ms")
+            + (r("prefill_wait_p95_ms") if q == 95 else r(f"disagg_prefill_wait_p{q}_ms")),
+            r("ttft_ms") - r("prefill_wait_ms")
+            + (r("prefill_wait_p95_ms") if q == 95 else _wait_percentile(q / 100))),
          f"TTFT without its wait + the wait {q} % of requests stay within (exponential tail: "
-         f"W / rho x ln(rho / (1 - p)), at most (B - 1) x prefill).")
+         f"W / rho x ln(rho / (1 - p)), at most (B - 1) x prefill; disaggregated: the prefill "
+         f"pool's queue and first token).")
       for q in PERCENTILES),
     _c("decode_only_step_ms", "Step without a prefill chunk", "ms", "Throughput",
        r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served"),
@@ -495,10 +504,12 @@ PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
        "Prompts started per step x chunks per prompt: the share of output tokens that wait "
        "for a chunk."),
     *(_c(f"itl_p{q}_ms", f"Inter-token latency, p{q}", "ms", "Throughput",
-         IF(gt(r("chunk_step_share"), 1 - q / 100), r("chunk_step_ms"),
-            r("decode_only_step_ms")),
+         IF(_XPYD, r("tpot_ms"),
+            IF(gt(r("chunk_step_share"), 1 - q / 100), r("chunk_step_ms"),
+               r("decode_only_step_ms"))),
          f"The step {q} % of tokens stay within: a chunk-carrying step when more than "
-         f"{100 - q} % of steps carry one, else a plain decode step.")
+         f"{100 - q} % of steps carry one, else a plain decode step; disaggregated: the "
+         f"decode pool's TPOT (no prompt shares its steps).")
       for q in PERCENTILES),
     _c("e2e_p95_ms", "Whole answer, p95", "ms", "Throughput",
        r("ttft_p95_ms") + (r("output_tokens") - 1) * r("tpot_ms"),
