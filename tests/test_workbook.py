@@ -256,11 +256,12 @@ def test_options_sheet_lists_every_option_of_the_results_json(book: Any) -> None
     doc = json.loads(result.to_json())
     in_json = [(w["name"], o["id"], o["feasible"], o["reason"])
                for w in doc["workloads"] for o in w["options"]]
-    # inputs/example.yaml: 2 workloads x 66 options: every platform carrying each GPU (issue 22)
+    # inputs/example.yaml: 2 workloads x 58 options: every platform carrying each GPU (issue 22)
     # by TP degrees it allows: H100 on DGX H100, XE9680 (TP1-8) and XE8640 (TP1-4) = 11, H200
-    # on DGX H200 and XE9680 = 8, L40S on XE7745 x 2 (TP1-8) and R760xa, 4-GPU PCIe (TP1-4) =
-    # 14; x 2 weight precisions
-    assert len(in_json) == 2 * (11 + 8 + 14) * 2 == 132
+    # on DGX H200 and XE9680 = 8, L40S on XE7745 at its 350 W card power (TP1-8) and R760xa,
+    # 4-GPU PCIe 350 W (TP1-4) = 10 (one platform entry per card power:
+    # tests/test_catalog_reference.py); x 2 weight precisions
+    assert len(in_json) == 2 * (11 + 8 + 10) * 2 == 116
     ws = book["Options"]
     heads = [c.value for c in ws[4]]
     ids, st = heads.index("Configuration code in the results file"), heads.index("Status")
