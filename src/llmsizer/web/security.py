@@ -15,6 +15,7 @@ while they stream in):
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
@@ -60,6 +61,15 @@ def too_large(path: str, sent: int | None) -> str:
     return f"{what} is larger than the {limit:,} bytes allowed{size}: {advice}"
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]]+)(?::[0-9]{1,5})?")
 
 
@@ -67,8 +77,6 @@ def loopback_host(header: str) -> bool:
     """A Host header naming this machine: the names above, or any loopback address (a server
     bound to 127.0.0.2 is opened as that; ``[::1]`` comes without a port on port 80). A name
     an attacker's DNS points at 127.0.0.1 is neither."""
-    from .server import is_loopback
-
     m = _HOST.fullmatch(header.strip().lower())
     if m is None:
         return False

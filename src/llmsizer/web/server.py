@@ -3,21 +3,12 @@ and runs the app under uvicorn."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 
 from ..base.errors import InputError
+from .security import is_loopback
 
 TOKEN_FORM = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str | None) -> None:

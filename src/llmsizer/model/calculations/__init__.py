@@ -107,13 +107,9 @@ from .plan import (
     POOL_SPARE_CALCULATIONS,
     WORKLOAD_SHARE_CALCULATIONS,
     WORKLOAD_SHARE_OF,
-    Aggregate,
-    PlanCalculation,
-    aggregate_expr,
-    fold,
-    fold_values,
     group_cost_calculations,
 )
+from .planrows import Aggregate, PlanCalculation, aggregate_expr, fold, fold_values
 from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
 from .scenarios import (

@@ -24,7 +24,7 @@ inside one node talks over NVLink (or PCIe) and the fabric line reads none.
 from __future__ import annotations
 
 from ..expr import IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, gt, le, ref
-from .plan import Aggregate, PlanCalculation
+from .planrows import Aggregate, PlanCalculation
 
 __all__ = ["BOM_LINE_CALCULATIONS", "BOM_LINE_FACTS", "BOM_PARAMETERS", "BOM_TOTAL_AGGREGATES",
            "BOM_TOTAL_CALCULATIONS", "BOM_TOTAL_LABELS", "POOL_REPLICA_SPANS_NODES",
