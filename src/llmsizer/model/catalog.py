@@ -107,9 +107,8 @@ class Model(_Entry):
     linear_attention_layers: int = Field(default=0, ge=0)
     linear_state_elements: int = Field(
         default=0, ge=0, description="recurrent state values per linear-attention layer")
-    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer keeps its own FP8 key
-    # per token per layer beside the MLA cache and scores every cached token; the attention
-    # proper then reads only the top indexer_topk of them.
+    # DeepSeek Sparse Attention (V3.2): an indexer caches an FP8 key per token per layer and
+    # scores every cached token; attention then reads only the top indexer_topk of them.
     indexer_heads: int = Field(default=0, ge=0, description="config.json index_n_heads")
     indexer_head_dim: int = Field(
         default=0, ge=0, description="config.json index_head_dim; 0 = no sparse-attention indexer")
