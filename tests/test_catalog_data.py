@@ -345,11 +345,11 @@ def test_mistral_and_deepseek_v3x_parameters_weights_and_kv(cat):
     total, 37B activated. Weights at BF16 = parameters x 2 B. KV per token at BF16 from the
     configs: GQA 2 (K, V) x layers x 8 KV heads x 128 x 2 B (Mistral Small 40 layers:
     163,840 B; Mistral Large 88 layers: 360,448 B); MLA (512 + 64) x 61 layers x 2 B =
-    70,272 B for both DeepSeek checkpoints (V3.2's indexer keys are not counted; its notes say
-    so)."""
+    70,272 B for both DeepSeek checkpoints, + V3.2's indexer keys, 61 x 132 B (128 FP8 values
+    + a 4-byte scale: tests/test_sparse_attention.py) = 78,324 B."""
     want = {"mistral-small-3.1": (24.0e9, 24.0e9, 163840),
             "mistral-large-2": (123.0e9, 123.0e9, 360448),
-            "deepseek-v3.1": (671e9, 37e9, 70272), "deepseek-v3.2": (671e9, 37e9, 70272)}
+            "deepseek-v3.1": (671e9, 37e9, 70272), "deepseek-v3.2": (671e9, 37e9, 70272 + 61 * 132)}
     for mid, (total, active, kv) in want.items():
         m = cat.model(mid)
         assert (m.params_total, m.params_active) == (pytest.approx(total), pytest.approx(active))
@@ -358,7 +358,9 @@ def test_mistral_and_deepseek_v3x_parameters_weights_and_kv(cat):
         assert v["kv_bytes_per_token"] == kv, mid
     v32 = cat.model("deepseek-v3.2")
     assert (v32.kv_lora_rank, v32.qk_rope_head_dim, v32.shared_experts) == (512, 64, 1)
-    assert "cannot" in v32.notes and "2,048" in v32.notes  # DSA: what the catalog leaves out
+    # DSA: what the sizing represents and what it still leaves out (dense prefill)
+    assert "Not represented: prefill" in v32.notes and "2,048" in v32.notes
+    assert (v32.indexer_heads, v32.indexer_head_dim, v32.indexer_topk) == (64, 128, 2048)
     # the V3.1 label reads as V3.1 now, not as V3
     assert LabelIndex(cat).model("DeepSeek-V3.1") == "deepseek-v3.1"
     assert LabelIndex(cat).model("DeepSeek-V3.2-Exp") == "deepseek-v3.2"

@@ -182,6 +182,17 @@ def _layer_kinds(cfg: dict[str, Any], rel: str, layers: int) -> tuple[int, int, 
     return window, sliding, linear, state
 
 
+def _indexer(cfg: dict[str, Any], rel: str) -> tuple[int, int, int]:
+    """(indexer heads, indexer key width, tokens attended) of DeepSeek Sparse Attention
+    (DeepSeek-V3.2's config.json: index_n_heads, index_head_dim, index_topk); zeros for
+    dense attention."""
+    if cfg.get("index_topk") is None:
+        return 0, 0, 0
+    return (_int(cfg, rel, "index_n_heads", limit=_LIMITS["heads"]),
+            _int(cfg, rel, "index_head_dim", limit=_LIMITS["head_dim"]),
+            _int(cfg, rel, "index_topk", limit=_LIMITS["context"]))
+
+
 def _index_list(cfg: dict[str, Any], rel: str, key: str, layers: int) -> list[Any] | None:
     value = cfg.get(key)
     if value is None:
@@ -326,6 +337,7 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
         raise InputError(f"config file {rel!r} describes a model of {total:.3g} parameters; "
                          "check that this is a real model's config.json")
     window, window_layers, linear_layers, state = _layer_kinds(cfg, rel, layers)
+    index_heads, index_dim, index_topk = _indexer(cfg, rel)
     hf_id = _text(cfg.get("_name_or_path"))
     try:
         return Model(
@@ -347,6 +359,9 @@ def _model(cfg: dict[str, Any], rel: str, base: Path | None) -> Model:
             window_layers=window_layers,
             linear_attention_layers=linear_layers,
             linear_state_elements=state,
+            indexer_heads=index_heads,
+            indexer_head_dim=index_dim,
+            indexer_topk=index_topk,
             max_context=_context(cfg, rel),
             source=f"config.json at {clean_text(rel)[:200]}",
         )

@@ -107,6 +107,12 @@ class Model(_Entry):
     linear_attention_layers: int = Field(default=0, ge=0)
     linear_state_elements: int = Field(
         default=0, ge=0, description="recurrent state values per linear-attention layer")
+    # DeepSeek Sparse Attention (V3.2): an indexer caches an FP8 key per token per layer and
+    # scores every cached token; attention then reads only the top indexer_topk of them.
+    indexer_heads: int = Field(default=0, ge=0, description="config.json index_n_heads")
+    indexer_head_dim: int = Field(
+        default=0, ge=0, description="config.json index_head_dim; 0 = no sparse-attention indexer")
+    indexer_topk: int = Field(default=0, ge=0, description="config.json index_topk")
     max_context: int = Field(ge=1)
     source: str
     notes: str = ""
@@ -137,6 +143,8 @@ class Model(_Entry):
             raise ValueError("sliding_window and window_layers go together (both 0 or both > 0)")
         if (self.linear_attention_layers > 0) != (self.linear_state_elements > 0):
             raise ValueError("linear_attention_layers and linear_state_elements go together")
+        if len({self.indexer_heads > 0, self.indexer_head_dim > 0, self.indexer_topk > 0}) > 1:
+            raise ValueError("indexer_heads, indexer_head_dim and indexer_topk go together")
         if self.window_layers + self.linear_attention_layers > self.layers:
             raise ValueError("window_layers + linear_attention_layers exceed layers")
         if self.moe_layers is not None and not (

@@ -125,6 +125,9 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "window_layers": float(m.window_layers),
         "linear_attention_layers": float(m.linear_attention_layers),
         "linear_state_elements": float(m.linear_state_elements),
+        "indexer_heads": float(m.indexer_heads),
+        "indexer_head_dim": float(m.indexer_head_dim),
+        "indexer_topk": float(m.indexer_topk),
         # a hosted API's price for the model, set by size_workload where the catalog has one
         "api_input_per_million": 0.0,
         "api_output_per_million": 0.0,

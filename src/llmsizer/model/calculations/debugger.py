@@ -52,8 +52,7 @@ ROOFLINE_INTENSITY = (
     MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
     / (ref("weights_read_gb") * 1e9
        + MAX(1, ref("batch_per_replica")) * ref("kv_replication")
-       * (ref("kv_bytes_per_layer_token") * ref("decode_attended_layer_tokens")
-          + ref("linear_state_bytes"))))
+       * ref("decode_kv_bytes_per_seq")))
 ROOFLINE_ACHIEVED_TFLOPS = (MAX(1, ref("batch_per_replica")) * _FLOP_PER_SEQ
                             / (ref("tpot_full_ms") / 1000) / ref("gpus_per_replica") / 1e12)
 # The roof at an arithmetic intensity ``roofline_x`` (FLOP/B): the lower of the compute and

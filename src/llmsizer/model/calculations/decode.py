@@ -82,11 +82,19 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "k/E: the top-k routed experts of E (0 for a dense model)."),
     _c("decode_attended_layer_tokens", "Cached tokens attended per sequence per step",
        "layer-tokens", "Throughput",
-       r("full_attention_layers") * r("avg_context_tokens")
+       r("full_attention_layers")
+       * IF(gt(r("indexer_topk"), 0), MIN(r("avg_context_tokens"), r("indexer_topk")),
+            r("avg_context_tokens"))
        + r("window_layers") * MIN(r("avg_context_tokens"), r("sliding_window")),
-       "Full-attention layers read the average context, sliding-window layers at most their "
-       "window (the attention kernel stops there, whatever the cache keeps); "
-       "linear-attention layers no cache at all."),
+       "Full-attention layers read the average context (sparse attention: at most the "
+       "tokens its indexer selects), sliding-window layers at most their window (the "
+       "attention kernel stops there, whatever the cache keeps); linear-attention layers no "
+       "cache at all."),
+    _c("decode_kv_bytes_per_seq", "KV read per sequence per step", "B", "Throughput",
+       r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
+       + r("indexer_bytes_per_token") * r("avg_context_tokens") + r("linear_state_bytes"),
+       "The cache of the tokens attended + the sparse-attention indexer's keys of the whole "
+       "average context (it scores every token to pick the few) + the linear-attention state."),
     _c("expert_slot_flops", "Expert overhead per token", "FLOP", "Throughput",
        IF(gt(r("experts"), 0),
           6 * r("moe_layers") * r("experts_per_token") * r("hidden_size")
@@ -97,11 +105,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "per-row cost. It weighs most where experts are narrow and many are routed per active "
        "parameter (Qwen3-30B-A3B: 8 of 128 experts 768 wide); 0 for a dense model."),
     _c("decode_kv_ms_per_seq", "KV read per sequence per step", "ms", "Throughput",
-       (r("kv_bytes_per_layer_token") * r("decode_attended_layer_tokens")
-        + r("linear_state_bytes")) * r("kv_replication") / 1e9
+       r("decode_kv_bytes_per_seq") * r("kv_replication") / 1e9
        / (_gpus * r("gpu_bandwidth_tb_s") * r("mbu_kv") * r("efficiency_scale")),
-       "Each sequence reads its KV cache at the average context, and its linear-attention "
-       "state."),
+       "Each sequence reads its KV cache at the average context (sparse attention: the "
+       "selected tokens and the indexer's keys), and its linear-attention state."),
     _c("decode_compute_ms_per_seq", "Compute per sequence per step", "ms", "Throughput",
        (2 * r("params_active") * IF(gt(r("experts"), 0), r("moe_compute_factor"), 1)
         + r("expert_slot_flops"))
@@ -115,13 +122,23 @@ CALCULATIONS: tuple[Calculation, ...] = (
           4 * r("attention_heads") * r("head_dim")),
        "Scores and weighted sum over each cached token: 4 x heads x head dim; MLA "
        "(absorbed) 2 x heads x (2 x latent rank + RoPE width)."),
+    _c("indexer_flops_per_layer_token", "Sparse-attention indexer FLOPs per cached token "
+       "per layer", "FLOP", "Throughput",
+       2 * r("indexer_heads") * r("indexer_head_dim"),
+       "The lightning indexer scores every cached token with one dot product per indexer "
+       "head (DeepSeek-V3.2-Exp paper, Eq. 1): 2 x heads x key width; 0 for dense "
+       "attention."),
     _c("decode_attention_ms_per_seq", "Attention compute per sequence per step", "ms",
        "Throughput",
-       r("attention_flops_per_layer_token") * r("decode_attended_layer_tokens")
+       (r("attention_flops_per_layer_token") * r("decode_attended_layer_tokens")
+        + r("indexer_flops_per_layer_token") * r("full_attention_layers")
+        * r("avg_context_tokens"))
        / (_gpus * r("attention_peak_tflops") * 1e12 * r("mfu_attention")
           * r("efficiency_scale")) * 1000,
        "Attention over the average context at the KV precision's rate: matters for MLA, whose "
-       "small KV cache is read with many FLOPs per byte."),
+       "small KV cache is read with many FLOPs per byte. Sparse attention: over the selected "
+       "tokens, plus the indexer over the whole context (it runs in FP8; charged at the KV "
+       "precision's rate)."),
     _c("allreduce_fixed_ms", "All-reduce latency per step", "ms", "Throughput",
        r("layers") * (IF(gt(r("attention_tp"), 1), 1, 0) + IF(gt(_MLP_REDUCE, 1), 1, 0))
        * r("allreduce_latency_us") / 1000,

@@ -156,6 +156,15 @@ INPUTS: tuple[Input, ...] = (
     _i("linear_state_elements", "Linear-attention state", "elements", "workload",
        "Recurrent state values per linear-attention layer per request (heads x key dim x "
        "value dim, plus the convolution window).", low=0, integer=True),
+    _i("indexer_heads", "Sparse-attention indexer heads", "heads", "workload",
+       "Heads of the lightning indexer that picks the tokens each query attends to "
+       "(DeepSeek-V3.2 config.json index_n_heads); 0 = dense attention.", low=0, integer=True),
+    _i("indexer_head_dim", "Sparse-attention indexer key width", "elements", "workload",
+       "Values of the indexer key cached per token per layer, in FP8 (config.json "
+       "index_head_dim); 0 = dense attention.", low=0, integer=True),
+    _i("indexer_topk", "Tokens each query attends to", "tokens", "workload",
+       "Sparse attention: cached tokens the indexer selects for each query (config.json "
+       "index_topk); 0 = every cached token.", low=0, integer=True),
     _i("spec_draft_tokens", "Drafted tokens per step", "tokens", "workload",
        "Speculative decoding or MTP: tokens the draft proposes per sequence per step "
        "(0 = off).", low=0, high=16, integer=True),

@@ -1,7 +1,7 @@
 """Memory of one replica (seed 002): weights (MoE: every expert; attention data-parallel:
 a copy of the non-expert weights per rank), KV cache per token and per request by layer kind
 (full attention grows with the context, sliding-window layers stop at their window,
-linear-attention layers hold a fixed state), the KV
+linear-attention layers hold a fixed state, a sparse-attention indexer adds its keys), the KV
 budget left after weights, and how many requests fit in it at full reserved context.
 """
 
@@ -52,10 +52,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
           2 * r("kv_heads") * r("head_dim") * r("kv_bytes_per_element")),
        "2 x KV heads x head dim x bytes (K and V; GQA counts KV heads; “The KV cache is "
        "your real budget”); MLA: latent width x bytes."),
+    _c("indexer_bytes_per_layer_token", "Sparse-attention indexer key per token per layer",
+       "B", "KV",
+       r("indexer_head_dim") + r("indexer_head_dim") / 128 * 4,
+       "DeepSeek Sparse Attention keeps the lightning indexer's key of every token beside "
+       "the MLA cache, in FP8 whatever the KV precision: key width x 1 byte + a 4-byte scale "
+       "per 128 values (128 + 4 = 132 B in vLLM's and SGLang's indexer caches); 0 for dense "
+       "attention."),
+    _c("indexer_bytes_per_token", "Sparse-attention indexer keys per token", "B", "KV",
+       r("full_attention_layers") * r("indexer_bytes_per_layer_token"),
+       "Layers x indexer key per token per layer: kept for every token of context, as the "
+       "indexer scores them all."),
     _c("kv_bytes_per_token", "KV cache per token", "B", "KV",
-       r("full_attention_layers") * r("kv_bytes_per_layer_token"),
-       "Full-attention layers x KV per token per layer: what grows with every token of "
-       "context."),
+       r("full_attention_layers") * r("kv_bytes_per_layer_token") + r("indexer_bytes_per_token"),
+       "Full-attention layers x KV per token per layer (+ the sparse-attention indexer's keys): "
+       "what grows with every token of context."),
     _c("window_kv_bytes_per_token", "KV per token of the sliding-window layers", "B", "KV",
        r("window_layers") * r("kv_bytes_per_layer_token"),
        "Sliding-window layers x KV per token per layer: held only for the last window tokens "
