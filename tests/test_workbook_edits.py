@@ -1,0 +1,89 @@
+"""Finance edits the workbook: the recalculated figures equal a fresh sizing of the equally
+edited YAML, or the re-run check says plainly that the edit needs a re-run.
+
+inputs/frontier-moe-rack.yaml (DeepSeek-R1 on GB300 NVL72) is sized with separate prefill
+replicas (xPyD: decode TP16/EP16, prefill TP8/EP8). Their speed per prompt token is an option
+input the engine worked out at the prompt length as sized (sizing/xpyd.py, PREFILL_FIGURES),
+so no formula follows a prompt edit: with the prompt doubled on Inputs (8,000 -> 16,000
+tokens) LibreOffice's xPyD column still buys 936 GPUs where the engine, re-run on the edited
+YAML, needs 1,008 for that option and picks an aggregated TP32 layout. The re-run check must
+say so on the Summary and the Inputs sheet (it said "Still the cheapest" before). A price
+edit reads nothing the prefill speed reads: the check keeps comparing costs, and the ★
+column's cost equals the engine's.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import yaml
+from helpers import ROOT
+from support.libreoffice import read_values, recalculate
+from support.named_cells import edit_named
+from test_rerun_check import _check_cells
+from test_workbook import column_options, same, write_yaml
+
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.documents.workbook.rerun_check import PREFILL_CHANGED, STILL, prefill_reads
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+
+FRONTIER = ROOT / "inputs" / "frontier-moe-rack.yaml"
+
+
+def _row(values: dict[str, object], name: str) -> int:
+    """The 1-based row of calculation ``name`` on a calculation sheet (column A)."""
+    return next(int(ref[1:]) for ref, v in values.items() if ref.startswith("A") and v == name
+                and re.fullmatch(r"A\d+", ref))
+
+
+def test_prefill_figures_read_the_prompt_not_the_prices() -> None:
+    reads = set(prefill_reads())
+    assert {"prompt_tokens", "prefix_cache_hit", "layers"} <= reads
+    assert not reads & {"electricity_per_kwh", "amortization_years", "headroom"}
+
+
+def test_prompt_edit_on_an_xpyd_account_asks_for_a_re_run(tmp_path: Path) -> None:
+    base = size(load(FRONTIER))
+    (pool,) = base.plan.pools
+    assert "/prefill-" in pool.option  # the account is sized with separate prefill replicas
+    book = tmp_path / "frontier.xlsx"
+    write_workbook(base, book)
+    data = yaml.safe_load(FRONTIER.read_text(encoding="utf-8"))
+    prompt = int(data["workloads"][0]["prompt_tokens"]) * 2
+    electricity = 0.24  # USD/kWh, from the account's 0.12 default
+    edited = edit_named(book, tmp_path / "prompt.xlsx", {"in_w1_prompt_tokens": prompt})
+    control = edit_named(book, tmp_path / "power.xlsx", {"in_electricity_per_kwh": electricity})
+    done = recalculate([edited, control], tmp_path / "out", timeout=300)
+
+    # the engine on the equally edited YAML: the xPyD option needs more GPUs, and another wins
+    d = copy.deepcopy(data)
+    d["workloads"][0]["prompt_tokens"] = prompt
+    fresh = size(load(write_yaml(d, tmp_path / "prompt.yaml")))
+    assert fresh.plan.pools[0].option != pool.option
+    want = fresh.workloads[0].option(pool.option)
+    assert want is not None
+    lo = read_values(done[edited])
+    star = next(c for c, (k, o) in column_options(base, read_values(book)).items()
+                if k == 0 and o == pool.option)
+    got = lo["Nodes"][f"{star}{_row(lo['Nodes'], 'gpus_purchased')}"]
+    assert (got, want.values["gpus_purchased"]) == (936, 1008)  # the stale speed, shown live
+    for sheet in ("Summary", "Inputs"):
+        assert _check_cells(lo[sheet]) == {"C": PREFILL_CHANGED}, sheet
+
+    # a price edit: the check still compares costs and the figures are the engine's
+    d = copy.deepcopy(data)
+    d.setdefault("costs", {})["electricity_per_kwh"] = electricity
+    fresh = size(load(write_yaml(d, tmp_path / "power.yaml")))
+    assert fresh.plan.pools[0].option == pool.option
+    want = fresh.workloads[0].option(pool.option)
+    assert want is not None
+    lo = read_values(done[control])
+    for sheet in ("Summary", "Inputs"):
+        (text,) = _check_cells(lo[sheet]).values()
+        assert str(text).startswith(STILL), (sheet, text)
+    row = _row(lo["TCO"], "annual_cost_onprem")
+    assert same(want.values["annual_cost_onprem"], lo["TCO"][f"{star}{row}"],
+                "annual_cost_onprem", rel=1e-9)
