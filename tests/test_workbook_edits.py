@@ -18,12 +18,13 @@ import copy
 import re
 from pathlib import Path
 
+import openpyxl
 import yaml
 from helpers import ROOT
 from support.libreoffice import read_values, recalculate
 from support.named_cells import edit_named
 from test_rerun_check import _check_cells
-from test_workbook import column_options, same, write_yaml
+from test_workbook import column_options, formula_cells, lint, same, write_yaml
 
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.documents.workbook.rerun_check import PREFILL_CHANGED, STILL, prefill_reads
@@ -51,6 +52,13 @@ def test_prompt_edit_on_an_xpyd_account_asks_for_a_re_run(tmp_path: Path) -> Non
     assert "/prefill-" in pool.option  # the account is sized with separate prefill replicas
     book = tmp_path / "frontier.xlsx"
     write_workbook(base, book)
+    wb = openpyxl.load_workbook(book)
+    names = set(wb.defined_names.keys())
+    wb.close()
+    guarded = [(s, f) for s, _, f in formula_cells(book) if "prefill replicas' speed" in f]
+    assert [s for s, _ in guarded] == ["Summary", "Inputs"]
+    for _, formula in guarded:  # the closed function table, under 8,000 characters
+        assert lint(formula, names) == [], formula
     data = yaml.safe_load(FRONTIER.read_text(encoding="utf-8"))
     prompt = int(data["workloads"][0]["prompt_tokens"]) * 2
     electricity = 0.24  # USD/kWh, from the account's 0.12 default

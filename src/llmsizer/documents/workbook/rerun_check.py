@@ -9,7 +9,7 @@ on the Inputs sheet, over the Options sheet's live cost column:
   compares it with the workload's frozen choice sized alone (the option the engine chose for
   the workload on its own: the plan's choice may be dearer alone because it shares nodes).
 
-Only functions of the closed function table (:mod:`llmsizer.model.expr`: IF, MIN, ROUNDDOWN,
+Only functions of the closed function table (:mod:`llmsizer.model.expr`: IF, OR, MIN, ROUNDDOWN,
 and INDEX/MATCH of its lookups) and ``&``; the cached text is computed here by the same steps.
 """
 
