@@ -9,7 +9,9 @@ tokens) LibreOffice's xPyD column still buys 936 GPUs where the engine, re-run o
 YAML, needs 1,008 for that option and picks an aggregated TP32 layout. The re-run check must
 say so on the Summary and the Inputs sheet (it said "Still the cheapest" before). A price
 edit reads nothing the prefill speed reads: the check keeps comparing costs, and the ★
-column's cost equals the engine's.
+column's cost equals the engine's. A user-population account's edits (named users, a p95
+target) keep the plan, and every Plan, Scenarios and BOM formula equals a fresh workbook's.
+LibreOffice: three edited workbooks in two soffice calls (~7 s each here).
 """
 
 from __future__ import annotations
@@ -95,3 +97,42 @@ def test_prompt_edit_on_an_xpyd_account_asks_for_a_re_run(tmp_path: Path) -> Non
     row = _row(lo["TCO"], "annual_cost_onprem")
     assert same(want.values["annual_cost_onprem"], lo["TCO"][f"{star}{row}"],
                 "annual_cost_onprem", rel=1e-9)
+
+
+HELPDESK = ROOT / "inputs" / "helpdesk-population.yaml"
+SAME_LAYOUT_SHEETS = ("Plan", "Scenarios", "BOM")
+
+
+def test_population_edits_recalculate_like_a_fresh_sizing(tmp_path: Path) -> None:
+    """inputs/helpdesk-population.yaml (2,000 named users at 6 requests an hour, first token
+    within 1.5 s at the 95th percentile): named users +30 % and the p95 target tightened to
+    1 s, each on Inputs. The engine on the equally edited YAML keeps the plan, so every
+    formula of the Plan, Scenarios and BOM sheets after LibreOffice equals the cached value
+    of a workbook written from that fresh run, cell for cell, and the users edit moves them."""
+    base = size(load(HELPDESK))
+    book = tmp_path / "helpdesk.xlsx"
+    write_workbook(base, book)
+    data = yaml.safe_load(HELPDESK.read_text(encoding="utf-8"))
+    users = round(int(data["workloads"][0]["named_users"]) * 1.3)
+    edits = {"users": ({"in_w1_named_users": users}, ("named_users", users)),
+             "p95": ({"in_w1_target_ttft_p95_s": 1.0}, ("targets", {"tokens_per_s_per_user": 25,
+                                                                     "ttft_p95_s": 1.0}))}
+    books = {k: edit_named(book, tmp_path / f"{k}.xlsx", cells) for k, (cells, _) in edits.items()}
+    done = recalculate(list(books.values()), tmp_path / "out", timeout=300)
+    formulas = [(s, ref) for s, ref, _ in formula_cells(book) if s in SAME_LAYOUT_SHEETS]
+    assert len(formulas) > 200
+    cached = read_values(book)
+    moved = 0
+    for k, (_, (field, value)) in edits.items():
+        d = copy.deepcopy(data)
+        d["workloads"][0][field] = value
+        fresh = size(load(write_yaml(d, tmp_path / f"{k}.yaml")))
+        assert [(p.workload_indices, p.option) for p in fresh.plan.pools] == [
+            (p.workload_indices, p.option) for p in base.plan.pools]
+        write_workbook(fresh, tmp_path / f"{k}-fresh.xlsx")
+        want, got = read_values(tmp_path / f"{k}-fresh.xlsx"), read_values(done[books[k]])
+        for sheet, ref in formulas:
+            w, g = want[sheet].get(ref), got[sheet].get(ref)
+            assert same(w, g, "", rel=1e-9), (k, sheet, ref, g, w)
+            moved += k == "users" and w != cached[sheet].get(ref)
+    assert moved > 20, "the users edit should move the plan"
