@@ -120,6 +120,18 @@ def _text(a: object) -> str:
     return formula_text(str(a))
 
 
+def _others(book: Book, k: int, w: WorkloadResult) -> str:
+    """What "still the cheapest" leaves out: the options without a column (no formulas, so
+    their costs stay as sized). An edit can make one of them the cheapest (helpdesk with
+    node loss survived: a re-run picks the XE8640, which had no column), so the sentence
+    says where it looked and what a re-run adds."""
+    others = len(w.options) - sum(1 for c in book.lay.columns if c.k == k)
+    if others <= 0:
+        return ""
+    return (f" (among the options on the calculation sheets; a re-run also compares the "
+            f"{others:,} other{'s' if others > 1 else ''})")
+
+
 def _prefill_changed(book: Book, k: int, w: WorkloadResult) -> str | None:
     """``OR(in_w1_prompt_tokens<>8000,…)`` over the named inputs the prefill figures read,
     against their values as sized, when an option of workload ``k`` on the calculation
@@ -164,7 +176,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
                f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
                f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
-               f"{_text(STILL + _words(book, frozen))})")
+               f"{_text(STILL + _words(book, frozen) + _others(book, k, w))})")
     formula = ("=" + compare if met is None else
                f"=IF({met},{compare},"
                f"{_text(NO_LONGER)})")
@@ -184,7 +196,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
         name = next(n for v, n in costs if v == low)
         text = f"A re-run may choose {name}, {amount} cheaper (this workload alone)"
     else:
-        text = f"{STILL}{_words(book, frozen)}"
+        text = f"{STILL}{_words(book, frozen)}{_others(book, k, w)}"
     return RerunCheck(formula, text)
 
 
