@@ -30,10 +30,17 @@ from ..model.expr import Value
 from .evaluate import Choice
 from .fidelity_disagg import _figure, _transfer
 
-__all__ = ["DISAGG_GAP", "offered", "pairs", "xpyd_inputs"]
+__all__ = ["DISAGG_GAP", "PREFILL_FIGURES", "offered", "pairs", "xpyd_inputs"]
 
 DISAGG_GAP = ("disaggregated serving: the prefill replicas' time rests on one factor fitted "
               "on published runs (median error 22 %)")
+
+
+# The option inputs of an xPyD option that are its prefill layout's calculations at the
+# workload's inputs as sized (not stated facts): a workbook edit of what those read needs a
+# re-run (documents/workbook/rerun_check.py reads this map).
+PREFILL_FIGURES = {"disagg_prefill_ms_per_token": "prefill_ms_per_token",
+                   "disagg_prefill_ms": "prefill_ms"}
 
 
 def offered(req: Requirements, w: Workload, model: Model, catalog: Catalog,
@@ -60,11 +67,12 @@ def xpyd_inputs(catalog: Catalog, prefill: Choice, prefill_env: Mapping[str, Val
     """The option inputs that make ``decode`` the decode replicas of an xPyD option whose
     prefill replicas run ``prefill`` (evaluated as ``prefill_env``)."""
     link, efficiency = _transfer(catalog, decode, _gpus(prefill), _gpus(decode))
-    ms_per_token, ms = prefill_env["prefill_ms_per_token"], prefill_env["prefill_ms"]
-    assert isinstance(ms_per_token, float) and isinstance(ms, float)
-    return {"disagg_prefill_gpus": float(_gpus(prefill)),
-            "disagg_prefill_ms_per_token": ms_per_token, "disagg_prefill_ms": ms,
-            "disagg_kv_link_gb_s": float(link), "disagg_kv_link_efficiency": efficiency}
+    out = {"disagg_prefill_gpus": float(_gpus(prefill))}
+    for name, calc in PREFILL_FIGURES.items():
+        value = prefill_env[calc]
+        assert isinstance(value, float)
+        out[name] = value
+    return out | {"disagg_kv_link_gb_s": float(link), "disagg_kv_link_efficiency": efficiency}
 
 
 def pairs(req: Requirements, w: Workload, model: Model, catalog: Catalog,

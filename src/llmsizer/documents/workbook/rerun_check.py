@@ -9,23 +9,27 @@ on the Inputs sheet, over the Options sheet's live cost column:
   compares it with the workload's frozen choice sized alone (the option the engine chose for
   the workload on its own: the plan's choice may be dearer alone because it shares nodes).
 
-Only functions of the closed function table (:mod:`llmsizer.model.expr`: IF, MIN, ROUNDDOWN,
+Only functions of the closed function table (:mod:`llmsizer.model.expr`: IF, OR, MIN, ROUNDDOWN,
 and INDEX/MATCH of its lookups) and ``&``; the cached text is computed here by the same steps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from ...model.expr import FUNCTIONS
+from ...model.calculations import CALCULATIONS
+from ...model.expr import FUNCTIONS, OR, ne, ref, references, render
 from ...sizing.results import Option, WorkloadResult
+from ...sizing.xpyd import PREFILL_FIGURES
 from ..proposal.format import option_label
 from .book import Book
 from .formats import clean_text, formula_text, wrapped_height
 from .layout import Column, letter, option_statuses
 
-__all__ = ["LABEL", "NOT_ELIGIBLE", "RerunCheck", "check", "label", "live_cost", "write_checks"]
+__all__ = ["LABEL", "NOT_ELIGIBLE", "PREFILL_CHANGED", "RerunCheck", "check", "label", "live_cost",
+           "write_checks"]
 
 NOT_ELIGIBLE = "—"  # the live cost column of an option the check cannot compare
 LABEL = "Re-run check (cheapest option alone at the current inputs)"
@@ -34,6 +38,29 @@ LABEL = "Re-run check (cheapest option alone at the current inputs)"
 STILL = "Still the cheapest for this workload alone: "
 NO_LONGER = ("The configuration chosen for this workload alone no longer meets the targets: "
              "re-run the sizing")
+
+# A separate prefill pool's speed is an input the engine worked out at the inputs as sized
+# (sizing/xpyd.py, PREFILL_FIGURES): no formula can follow an edit of what it reads, so the
+# check says so instead of comparing stale costs (a doubled prompt left 936 GPUs live where a
+# re-run needs 1,008 and picks another layout).
+PREFILL_CHANGED = ("An input the separate prefill replicas' speed was worked out from has "
+                   "changed (the prompt, the answer, the load or the model): the workbook "
+                   "keeps that speed as sized, so re-run the sizing")
+
+
+@cache
+def prefill_reads() -> tuple[str, ...]:
+    """Every name the prefill figures of an xPyD option read, through the calculation list."""
+    by_name = {c.name: c for c in CALCULATIONS}
+    seen: set[str] = set()
+    todo = list(PREFILL_FIGURES.values())
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            if name in by_name:
+                todo.extend(references(by_name[name].expr))
+    return tuple(sorted(seen))
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,37 @@ def _text(a: object) -> str:
     return formula_text(str(a))
 
 
+def _others(book: Book, k: int, w: WorkloadResult) -> str:
+    """What "still the cheapest" leaves out: the options without a column (no formulas, so
+    their costs stay as sized). An edit can make one of them the cheapest (helpdesk with
+    node loss survived: a re-run picks the XE8640, which had no column), so the sentence
+    says where it looked and what a re-run adds."""
+    others = len(w.options) - sum(1 for c in book.lay.columns if c.k == k)
+    if others <= 0:
+        return ""
+    return (f" (among the options on the calculation sheets; a re-run also compares the "
+            f"{others:,} other{'s' if others > 1 else ''})")
+
+
+def _prefill_changed(book: Book, k: int, w: WorkloadResult) -> str | None:
+    """``OR(in_w1_prompt_tokens<>8000,…)`` over the named inputs the prefill figures read,
+    against their values as sized, when an option of workload ``k`` on the calculation
+    sheets has separate prefill replicas; else None."""
+    if not any(c.k == k and float(c.option.values.get("disagg_prefill_gpus", 0.0)) > 0
+               for c in book.lay.columns):
+        return None
+    reads = set(prefill_reads())
+    named = [(f"in_w{k}_{i.name}", float(w.inputs[i.name])) for i in book.workload_inputs
+             if i.name in reads]
+    named += [(f"in_{i.name}", float(book.r.account_inputs[i.name]))
+              for i in book.account_inputs if i.name in reads]
+    tests = [ne(ref(name), value) for name, value in named]
+    most = FUNCTIONS["OR"].max_args
+    while len(tests) > most:  # OR takes at most 30 arguments: nest them
+        tests = [OR(*tests[j:j + most]) for j in range(0, len(tests), most)]
+    return render(OR(*tests), lambda n: n) if tests else None
+
+
 def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | None:
     """The re-run check of workload ``k`` (1-based); None without a frozen choice alone that
     has a column (no recommendation, or the sheets could not show it)."""
@@ -118,10 +176,13 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
                f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
                f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
-               f"{_text(STILL + _words(book, frozen))})")
+               f"{_text(STILL + _words(book, frozen) + _others(book, k, w))})")
     formula = ("=" + compare if met is None else
                f"=IF({met},{compare},"
                f"{_text(NO_LONGER)})")
+    changed = _prefill_changed(book, k, w)
+    if changed is not None:
+        formula = f"=IF({changed},{_text(PREFILL_CHANGED)},{formula[1:]})"
     # the same steps on the values at generation (MATCH: the first row holding the minimum)
     costs = [(float(o.values["annual_cost_onprem"]), _words(book, o))
              for o, _ in feasible + rejected if live_cost(book, k, o) is not None]
@@ -135,7 +196,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
         name = next(n for v, n in costs if v == low)
         text = f"A re-run may choose {name}, {amount} cheaper (this workload alone)"
     else:
-        text = f"{STILL}{_words(book, frozen)}"
+        text = f"{STILL}{_words(book, frozen)}{_others(book, k, w)}"
     return RerunCheck(formula, text)
 
 
