@@ -59,11 +59,14 @@ INPUTS: tuple[Input, ...] = (
        "Rack space, cooling and power capacity per kW of node power and month (0 = own data "
        "centre).", low=0),
     _i("gpu_price_factor", "GPU price multiplier", "x", "account",
-       "1 = the GPU prices above; the Scenarios sheet varies it (what-if on a negotiated price).",
+       "1 = the GPU prices above. Every capital cost uses it; the Scenarios sheet varies it "
+       "(what-if on a negotiated price).",
        low=0.01, high=10),
-    _i("cloud_tier_what_if", "Cloud tier for a what-if", "code", "account",
+    # not only a what-if: every cloud cost reads it (finance editing it moves the TCO too)
+    _i("cloud_tier_what_if", "Cloud price tier override", "code", "account",
        "0 = the cloud price above; 1 hyperscaler on-demand, 2 committed 1 year, 3 committed "
-       "3 years, 4 GPU cloud (catalog prices; the Scenarios sheet uses it).", low=0, high=4,
+       "3 years, 4 GPU cloud (catalog prices). Every cloud cost uses it; the Scenarios sheet "
+       "varies it.", low=0, high=4,
        integer=True),
     _i("hours_per_year", "Hours per year", "h", "account", "8,760 h: always-on service.",
        low=1, high=8784),
