@@ -11,7 +11,7 @@ from statistics import median
 from typing import Any
 
 import pytest
-from helpers import DATA
+from helpers import DATA, option_values
 
 from llmsizer.base.errors import InputError
 from llmsizer.inputs.benchdata import read_points
@@ -43,15 +43,7 @@ QWEN3_NEXT = {
 
 def _values(model: Model, *, prompt: int, output: int, kv: str = "bf16", tp: int = 1,
             gpu: str = "h200-sxm") -> dict[str, Any]:
-    cat = load_catalog()
-    req = Requirements.model_validate({
-        "schema_version": 1, "account": {"name": "t"},
-        "workloads": [{"name": "w", "model": "llama-3.1-8b", "concurrent_users": 1,
-                       "prompt_tokens": prompt, "output_tokens": output,
-                       "targets": {"system_tokens_per_s": 1.0}}]})
-    base = {**account_inputs(req, cat), **workload_inputs(req.workloads[0], model)}
-    choice = Choice(gpu, cat.gpus[gpu].default_platform, "bf16", kv, tp)
-    return evaluate_choice(base, choice, build_tables(req, cat), req, cat, None)
+    return option_values(model, gpu, tp=tp, weights="bf16", kv=kv, prompt=prompt, output=output)
 
 
 def _write(tmp_path: Path, cfg: dict[str, Any]) -> Model:

@@ -25,17 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import option_values
 
 from llmsizer.inputs.modelconfig import model_from_config
-from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import Model, load_catalog
-from llmsizer.sizing.evaluate import (
-    Choice,
-    account_inputs,
-    build_tables,
-    evaluate_choice,
-    workload_inputs,
-)
 
 LAYERS = 61  # num_hidden_layers
 MLA_VALUES = 512 + 64  # kv_lora_rank + qk_rope_head_dim
@@ -57,15 +50,8 @@ DEEPSEEK_V32 = {
 
 
 def _values(model: Model, *, prompt: int, output: int, kv: str) -> dict[str, Any]:
-    cat = load_catalog()
-    req = Requirements.model_validate({
-        "schema_version": 1, "account": {"name": "t"},
-        "workloads": [{"name": "w", "model": "deepseek-v3", "concurrent_users": 1,
-                       "prompt_tokens": prompt, "output_tokens": output,
-                       "targets": {"system_tokens_per_s": 1.0}}]})
-    base = {**account_inputs(req, cat), **workload_inputs(req.workloads[0], model)}
-    choice = Choice("h200-sxm", cat.gpus["h200-sxm"].default_platform, "fp8", kv, 8)
-    return evaluate_choice(base, choice, build_tables(req, cat), req, cat, None)
+    return option_values(model, "h200-sxm", tp=8, weights="fp8", kv=kv, prompt=prompt,
+                         output=output)
 
 
 def test_indexer_fields_from_the_catalog_and_config_json(tmp_path: Path) -> None:
