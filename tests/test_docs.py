@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers import ROOT
 
 from llmsizer.documents.docgen import generated
@@ -93,3 +94,63 @@ def test_example_points_to_docs_that_exist() -> None:
     assert named, "inputs/example.yaml should point to the reference docs"
     for path in named:
         assert (ROOT / path).is_file(), path
+
+
+def test_security_md_names_only_tests_that_exist() -> None:
+    """Each `file.py::test_name` in docs/security.md is a test in that file; a bare
+    `::test_name` is in the test file named last before it (on its row or above)."""
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    current = None
+    named = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        for m in re.finditer(r"(test_\w+\.py)?::(test_\w+)|(test_\w+\.py)", line):
+            current = m.group(1) or m.group(3) or current
+            assert current and (ROOT / "tests" / current).is_file(), (number, current)
+            if m.group(2):
+                source = (ROOT / "tests" / current).read_text(encoding="utf-8")
+                assert re.search(rf"def {m.group(2)}\b", source), \
+                    f"docs/security.md line {number}: {current} has no {m.group(2)}"
+                named += 1
+    assert named >= 40  # the tables' test column
+
+
+# docs/security.md quotes these messages from stored bad inputs (tests/bad_inputs/): the
+# message each file produces must still hold the quote, and the doc must still show it.
+SECURITY_QUOTES = {
+    "binary.yaml": "this is a PNG image, not a YAML text file",
+    "empty.yaml": "file is empty: expected a mapping such as `schema_version: 1`",
+    "top-level-list.yaml": "the top level of the file must be a mapping",
+    "yaml11-yes-bool.yaml": "write `survive_node_loss: true` or `survive_node_loss: false`",
+    "yaml11-version-float.yaml": 'put it in quotes so it is read as text: `id: "1.10"`',
+    "missing-workload-name.yaml": "required key 'name' is missing; add it, e.g. "
+                                  "`name: Internal assistant`",
+    "missing-output-tokens.yaml": "required key 'output_tokens' is missing: a generating workload "
+                                  "(kind: generate, the default) needs it, e.g. `output_tokens: 300`",
+    "mistake-concurrent-user.yaml": "unknown key 'concurrent_user' (did you mean concurrent_users "
+                                    "or named_users?); write it as `concurrent_users: 200`",
+    "mistake-gpus-string.yaml": "write a list, e.g. `gpus: [h100-sxm]`",
+    "rate-percent-as-number.yaml": "this is a fraction: write 0.1 for 10 %",
+    "unknown-gpu.yaml": "unknown GPU 'h100' (did you mean h100-sxm or h100-nvl or h100-pcie?); valid:",
+    "contradiction-ttft-longer.yaml": "targets.ttft_s (20 s) must be shorter than "
+                                      "targets.response_time_s (10 s)",
+    "hostile-control-chars.yaml": "contains the control character U+001B; delete it",
+    "infeasible-speed.yaml": "No option meets the targets. Best achievable: 4 × NVIDIA L4, FP8 "
+                             "weights, FP8 KV cache at 81.2 tok/s per user",
+    "infeasible-fit.yaml": "does not fit on any single node tried",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECURITY_QUOTES))
+def test_security_md_quotes_the_messages_the_code_gives(case: str) -> None:
+    from llmsizer.base.errors import LlmsizerError
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    quote = SECURITY_QUOTES[case]
+    assert quote in (ROOT / "docs" / "security.md").read_text(encoding="utf-8"), quote
+    try:
+        result = size(load(ROOT / "tests" / "bad_inputs" / case))
+        message = " ".join(str(w.advice) for w in result.workloads if w.recommended is None)
+    except LlmsizerError as exc:
+        message = str(exc)
+    assert quote in message
