@@ -1,8 +1,10 @@
-"""Generated docs and JSON Schemas must match the code (no drift)."""
+"""The docs must match the code: generated docs and JSON Schemas (no drift), and what the
+hand-written docs name and quote (tests, modules, messages)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from helpers import ROOT
@@ -175,3 +177,25 @@ def test_workbook_md_names_every_sheet_module() -> None:
     modules = [p.name for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]
     missing = [m for m in modules if f"`{m}`" not in text]
     assert not missing, f"docs/workbook.md (Code layout) does not name {missing}"
+
+
+def test_docgen_help_and_a_wrong_root_write_nothing(tmp_path: Path) -> None:
+    """`python -m llmsizer.documents.docgen --help` took '--help' for the repository root and
+    ended in a FileNotFoundError traceback; a root without docs/ is now one line, exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cmd = [sys.executable, "-m", "llmsizer.documents.docgen"]
+    shown = subprocess.run([*cmd, "--help"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, check=False)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: "), shown.stderr
+    assert "docs/calculations.md" in shown.stdout
+    wrong = subprocess.run([*cmd, str(tmp_path / "nowhere")], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=False)
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'nowhere'} has no docs/ folder; give the repository's root "
+        "(default: here)"]
+    assert list(tmp_path.iterdir()) == []

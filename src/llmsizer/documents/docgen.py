@@ -342,7 +342,13 @@ def generated(root: Path) -> dict[Path, str]:
 
 
 def main() -> None:
+    """``python -m llmsizer.documents.docgen [ROOT]``: ROOT is the repository (default: here)."""
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(f"usage: python -m llmsizer.documents.docgen [ROOT]\n\n{__doc__}")
+        return
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
+    if not (root / "docs").is_dir():  # else an option or a typo is a root: a traceback
+        sys.exit(f"error: {root} has no docs/ folder; give the repository's root (default: here)")
     for path, text in generated(root).items():
         path.write_text(text, encoding="utf-8")
         print(path)
