@@ -199,3 +199,41 @@ def test_docgen_help_and_a_wrong_root_write_nothing(tmp_path: Path) -> None:
         f"error: {tmp_path / 'nowhere'} has no docs/ folder; give the repository's root "
         "(default: here)"]
     assert list(tmp_path.iterdir()) == []
+
+
+# Sentences the docs quote from a shipped account's proposal, as the proposal words them now
+# (the HTML the PDF is laid out from: no WeasyPrint needed).
+PROPOSAL_QUOTES = {
+    ("queueing.md", "helpdesk-population.yaml"): [
+        "each request lasts about 14.7 s",
+        "147 users are served at the same time",
+        "busy prefilling, 1 request in 20 waits more than 121 ms for its turn",
+        "At 36.2 %",
+    ],
+    ("proposal.md", "example.yaml"): [
+        "20 GPUs = 5 replicas × TP4 in Pool 1, shared; 111 sequences per replica; 163,840 bytes "
+        "of KV per token",
+        "Range: 20 GPUs bought; 16–20 GPUs if throughput is off by the model's p90 error",
+        "NVIDIA L40S would need 144 GPUs",
+    ],
+}
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("\u00a0", " ").replace("\u202f", " "))
+
+
+@pytest.mark.parametrize("doc,account", sorted(PROPOSAL_QUOTES))
+def test_docs_quote_the_proposal_as_it_reads(doc: str, account: str) -> None:
+    import html
+
+    from llmsizer.documents.proposal.render import render_html
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    shown = _plain((ROOT / "docs" / doc).read_text(encoding="utf-8"))
+    page = _plain(html.unescape(re.sub(r"<[^>]+>", " ", render_html(size(load(
+        ROOT / "inputs" / account))))))
+    for quote in PROPOSAL_QUOTES[doc, account]:
+        assert quote in shown, f"docs/{doc} no longer quotes {quote!r}"
+        assert quote in page, f"the proposal of inputs/{account} no longer says {quote!r}"
