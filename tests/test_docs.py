@@ -237,3 +237,19 @@ def test_docs_quote_the_proposal_as_it_reads(doc: str, account: str) -> None:
     for quote in PROPOSAL_QUOTES[doc, account]:
         assert quote in shown, f"docs/{doc} no longer quotes {quote!r}"
         assert quote in page, f"the proposal of inputs/{account} no longer says {quote!r}"
+
+
+def test_proposal_md_names_every_template_variable() -> None:
+    """build_context says its variables are documented in docs/proposal.md ("Variables")."""
+    from llmsizer.documents.proposal.context import build_context
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    text = (ROOT / "docs" / "proposal.md").read_text(encoding="utf-8")
+    section = text[text.index("- Variables:"):text.index("- Fonts:")]
+    keys: set[str] = set()
+    for account in ("example.yaml", "code-assistant-alternatives.yaml", "rag-knowledge-base.yaml"):
+        keys |= set(build_context(size(load(ROOT / "inputs" / account))))
+    assert len(keys) > 50
+    missing = sorted(k for k in keys if f"`{k}`" not in section)
+    assert not missing, f"docs/proposal.md's Variables do not name {missing}"
