@@ -253,3 +253,54 @@ def test_proposal_md_names_every_template_variable() -> None:
     assert len(keys) > 50
     missing = sorted(k for k in keys if f"`{k}`" not in section)
     assert not missing, f"docs/proposal.md's Variables do not name {missing}"
+
+
+def _json_keys(doc: object, path: str = "") -> set[str]:
+    """Dotted paths of a results document's keys, not descending into the by-name maps
+    (`values`, `units`, `inputs`, ...), whose keys are calculation and input names."""
+    by_name = ("values", "units", "inputs", "account_inputs", "tables", "source")
+    out: set[str] = set()
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            out.add(f"{path}.{key}")
+            if key not in by_name:
+                out |= _json_keys(value, f"{path}.{key}")
+    elif isinstance(doc, list):
+        for item in doc:
+            out |= _json_keys(item, f"{path}[]")
+    return out
+
+
+def test_results_md_names_every_field_of_the_results_json() -> None:
+    """Each key the results JSON holds is named in docs/results.md (in backticks, alone or as
+    the last part of a path; a measured point's in docs/measured.md, where results.md points);
+    families documented by pattern (`bom_*` totals, the `plan_*` shares, `..._low` / `_high`)
+    by their prefix or suffix."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    def ticked(doc: str) -> set[str]:
+        doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # code blocks hold no field names
+        return {part for tick in re.findall(r"`([^`]+)`", doc)
+                for part in re.split(r"[.\[\]]+", tick) if part}
+
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    named = ticked(text)
+    point_named = ticked((ROOT / "docs" / "measured.md").read_text(encoding="utf-8"))
+    keys: set[str] = set()
+    for path in ("inputs/example.yaml", "inputs/rag-knowledge-base.yaml",
+                 "inputs/code-assistant-alternatives.yaml", "inputs/frontier-moe-rack.yaml",
+                 "tests/data/bench/seed000.yaml"):
+        keys |= _json_keys(size(load(ROOT / path)).model_dump(mode="json"))
+    assert len(keys) > 150
+
+    def documented(key: str) -> bool:
+        last = key.rsplit(".", 1)[1]
+        if ".measured_points[]." in key:
+            return last in point_named
+        return (last in named or (last.startswith("bom_") and "bom_*" in text)
+                or (".shares[]." in key and last.startswith("plan_"))
+                or (last.endswith(("_low", "_high")) and f"`_{last.rsplit('_', 1)[1]}`" in text))
+
+    missing = sorted(k for k in keys if not documented(k))
+    assert not missing, f"docs/results.md does not name {missing}"
