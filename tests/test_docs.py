@@ -304,3 +304,25 @@ def test_results_md_names_every_field_of_the_results_json() -> None:
 
     missing = sorted(k for k in keys if not documented(k))
     assert not missing, f"docs/results.md does not name {missing}"
+
+
+def test_fidelity_help_says_what_it_does_with_a_disaggregated_row(tmp_path: Path) -> None:
+    """`fidelity --help` said DISAGG rows are "read and skipped (not modelled)" while the
+    command predicts them (docs/measured.md): the help and a real row now agree."""
+    import json
+
+    from click.testing import CliRunner
+
+    from llmsizer.cli import main
+
+    runner = CliRunner()
+    shown = " ".join(runner.invoke(main, ["fidelity", "--help"]).output.split())
+    assert "DISAGG P:1x(TP8) D:2x(TP8): the prefill and decode pools, predicted" in shown
+    source = (ROOT / "tests" / "data" / "measured_blackwell_moe.csv").read_text(encoding="utf-8")
+    header, *rows = source.splitlines()
+    row = next(r for r in rows if "DISAGG" in r and "MTP" not in r)
+    (tmp_path / "one.csv").write_text(f"{header}\n{row}\n", encoding="utf-8")
+    result = runner.invoke(main, ["fidelity", str(tmp_path / "one.csv"), "--json"])
+    doc = json.loads(result.output)
+    assert len(doc["rows"]) == 1 and not doc["skipped"], doc["skipped"]
+    assert doc["rows"][0]["predicted"] > 0

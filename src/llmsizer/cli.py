@@ -565,7 +565,7 @@ def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
     gpu_count    all GPUs of the row (may be empty when tp states replicas)
     tp           TP8 | 8 | TP1 PP4 | PP2 | TP8 EP8 | TP8 EP8 ADP | DEP4 |
                  TP1 DP8 | TP2 x4 replicas | llama.cpp layer split across N GPUs;
-                 DISAGG P:1x(TP8) D:2x(TP8) is read and skipped (not modelled)
+                 DISAGG P:1x(TP8) D:2x(TP8): the prefill and decode pools, predicted
     precision_*  fp8, fp4/nvfp4/mxfp4, bf16, fp16, int8, int4/awq/gptq, gguf ...;
                  KV auto / not stated = the weights' default KV (FP4 -> FP8)
     isl, osl     tokens; "lengths U[0.8*L, L]" in notes = the mean, 0.9 L
