@@ -356,7 +356,8 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     PATHS may be files or folders (every .yaml / .yml file inside, in any case; a link out of
     the folder or a link loop is refused for its entry, unread). Several accounts run as a
     batch: in parallel, one bad file never stops the rest, and DIR/summary.xlsx and
-    DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran.
+    DIR/batch.json list every account. Exit code 0 all ok, 1 some failed, 2 nothing ran;
+    a single account exits 2 on bad input and 3 when nothing meets its targets (as size).
 
     A workbook llmsizer wrote (FILE.xlsx, edited on its Inputs sheet) is read back instead:
     the requirements are rebuilt from its input cells and the three outputs written afresh;
