@@ -326,3 +326,25 @@ def test_fidelity_help_says_what_it_does_with_a_disaggregated_row(tmp_path: Path
     doc = json.loads(result.output)
     assert len(doc["rows"]) == 1 and not doc["skipped"], doc["skipped"]
     assert doc["rows"][0]["predicted"] > 0
+
+
+def test_security_md_names_only_real_module_attributes() -> None:
+    """`module.NAME` in docs/security.md (a limit, a function) is an attribute of that module
+    of the package (`benchfiles.RANGES` had moved to benchpoints)."""
+    import importlib
+
+    from llmsizer.inputs.schema import json_schema
+
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    src = ROOT / "src" / "llmsizer"
+    modules = {p.stem: p for p in src.glob("*/*.py") if p.stem != "__init__"}
+    # `costs.usd_exchange_rate`, `measured.file` are requirement keys, not module attributes
+    sections = {k for _m, k, _p in _properties(json_schema())}
+    checked = 0
+    for stem, name in re.findall(r"`(?:\w+/)?(\w+)\.([A-Za-z_]\w*)`", text):
+        if stem not in modules or stem in sections or name in {"py", "json", "xlsx", "pdf", "yaml"}:
+            continue
+        module = ".".join(("llmsizer", *modules[stem].relative_to(src).with_suffix("").parts))
+        assert hasattr(importlib.import_module(module), name), f"{module} has no {name}"
+        checked += 1
+    assert checked >= 8
