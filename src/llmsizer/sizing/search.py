@@ -135,6 +135,12 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         return "speed", (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
                 f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "
                 "tok/s")
+    if f("disagg_prefill_gpus") > 0 and f("batch_by_ttft") < 1:
+        return "ttft", (f"the whole answer misses the {f('target_e2e_p95_s'):g} s p95 "
+                        "target even with one sequence per decode replica (prefill, moving the "
+                        "cache, a p95 prefill wait of "
+                        f"{_fmt(f('disagg_e2e_prefill_wait_p95_ms'))} ms and the answer's "
+                        "steps)")
     if f("batch_by_ttft") < 1:
         return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
                 f"{_fmt(f('target_ttft_ms'))} ms")
@@ -143,8 +149,8 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
                         f"(prefill, moving the cache and the fitted overhead); target "
                         f"{_fmt(f('target_ttft_ms'))} ms")
     if f("disagg_prefill_gpus") > 0 and f("percentile_slo_met") < 1:
-        # the decode pool's batch is not solved for these (its steps set the whole answer's
-        # time; the prefill pool's count meets the first-token percentiles where it can)
+        # a first-token percentile the prefill pool's count cannot meet (no room for a
+        # wait); the decode batch meets the whole-answer target (disagg_batch_by_e2e_p95)
         return "ttft", (f"first token p95 {_fmt(f('ttft_p95_ms'))} ms, whole answer p95 "
                         f"{_fmt(f('e2e_p95_ms'))} ms with disaggregated prefill replicas: a "
                         "percentile target is missed")

@@ -3,9 +3,11 @@ layout feed y decode replicas of another, on the same GPU, platform and precisio
 
 An xPyD option is evaluated by the calculation list like any option, with its decode layout
 as the option's own and the prefill layout stated as its inputs (``disagg_*``): the decode
-replicas prefill nothing and their batch has no first-token limit; the prefill replicas'
-count, their queue's wait, the move of a prompt's cache and the first token are the list's
-``XPYD_CALCULATIONS`` (model/calculations/disagg.py); the prefill GPUs join the option's.
+replicas prefill nothing and their batch has no first-token limit (a whole-answer target
+limits it, leaving the prefill queue its p95 wait: ``disagg_batch_by_e2e_p95``); the prefill
+replicas' count, their queue's wait, the move of a prompt's cache and the first token are
+the list's ``XPYD_CALCULATIONS`` (model/calculations/disagg.py); the prefill GPUs join the
+option's.
 
 The search offers it where the platform states its network per GPU (the caches move over it
 between nodes; inside one NVLink domain, e.g. an NVL72 rack, over the scale-up link), for a

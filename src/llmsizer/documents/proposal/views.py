@@ -136,6 +136,11 @@ def _binding(v: Mapping[str, float | str], measured: bool) -> str:
         return "the customer's measured throughput"
     batch = as_number(v, "batch_per_replica")
     for name, label in _BINDING:
+        if (name == "batch_by_ttft" and as_number(v, "batch_by_e2e_p95") == batch
+                < as_number(v, "max_batch_per_replica")):
+            # folded into the first-token batch (decode.py), but not a first-token target;
+            # below the engine cap only when a whole-answer target is stated
+            return "the whole-answer target"
         if as_number(v, name) == batch:
             return label
     return "the tightest limit"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
 from .core import Calculation, _c, _gpus, r, tp
+from .disagg import XPYD_BATCH_CALCULATIONS
 from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
@@ -365,9 +366,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
     *TTFT_LIMIT_CALCULATIONS,
+    *XPYD_BATCH_CALCULATIONS,
     *PERCENTILE_LIMIT_CALCULATIONS,
     _c("batch_by_ttft", "Largest batch meeting TTFT", "sequences", "Throughput",
-       IF(_DISAGG, r("max_batch_per_replica"),
+       IF(_DISAGG, r("batch_by_e2e_p95"),
           IF(OR(*(gt(r(f"target_ttft_p{q}_s"), 0) for q in PERCENTILES),
                 gt(r("target_e2e_p95_s"), 0)),
              MIN(_mean_ttft_batch, *(r(f"batch_by_ttft_p{q}") for q in PERCENTILES),
@@ -377,8 +379,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
        "wait and with the (B - 1) x prefill bound; and the batch each TTFT percentile "
        "target and the p95 whole-answer target allow; the engine cap when no TTFT target "
-       "is stated, or when the option is disaggregated (its decode replicas prefill "
-       "nothing: the prefill replicas' count meets the target)."),
+       "is stated. Disaggregated: only the whole-answer batch (the decode replicas prefill "
+       "nothing: the prefill replicas' count meets the first-token targets)."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("batch_by_itl"), r("max_batch_per_replica"))),

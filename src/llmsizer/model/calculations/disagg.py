@@ -10,9 +10,10 @@ here, as figures over those calculations and the counts a deployment states (``*
 
 ``XPYD_CALCULATIONS`` are in the calculation list (and the workbook): an option whose
 ``disagg_prefill_gpus`` is stated is an xPyD option. Its own layout is the decode pool (no
-prompt to prefill, no first-token limit on its batch); the prefill pool's count, queue and
-the first token are computed here from the prefill layout's time per prompt token
-(sizing/xpyd.py evaluates that layout and states it as the option's inputs).
+prompt to prefill, no first-token limit on its batch; a whole-answer target limits it:
+``XPYD_BATCH_CALCULATIONS``); the prefill pool's count, queue and the first token are
+computed here from the prefill layout's time per prompt token (sizing/xpyd.py evaluates
+that layout and states it as the option's inputs).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, 
 from .benchmarks import Figure
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
+from .queueing import _linear_batch
 
 _occupied = MAX(1, r("batch_per_replica"))
 # a decode-pool step: t(B) without the amortised prefill (prompts run in the prefill pool)
@@ -127,6 +129,12 @@ _u = r("disagg_prefill_utilisation")
 _ks = _k * _service_ms  # the wait's scale: Allen-Cunneen's wait is this x rho / (1 - rho)
 
 
+def _load_count(rate: Expr) -> Expr:
+    """The fewest prefill replicas for ``rate`` and the headroom: rate x (1 + headroom) / a
+    replica's rate, and more than the rate alone needs (a queue at full use never drains)."""
+    return MAX(ROUNDUP(rate * (1 + r("headroom")) / _per, 0), ROUNDDOWN(rate / _per, 0) + 1)
+
+
 def _count_at(busy: Expr) -> Expr:
     """The fewest prefill replicas that keep each one at most ``busy`` (a share of time)."""
     return ROUNDUP(_rate / (_per * busy), 0)
@@ -141,8 +149,8 @@ def _mean_count(room: Expr) -> Expr:
 # The prefill pool's tail, the aggregated replica's form (queueing.py, "percentiles"): a
 # prompt waits with probability rho, then k S / (1 - rho) on average, so the p-th
 # percentile wait is k S / (1 - rho) x ln(rho / (1 - p)) when rho > 1 - p, else 0.
-def _wait_tail(p: float) -> Expr:
-    return IF(AND(gt(_u, 1 - p), lt(_u, 1)), _ks / (1 - _u) * LOG(_u / (1 - p), math.e), 0)
+def _wait_tail(p: float, u: Expr = _u) -> Expr:
+    return IF(AND(gt(u, 1 - p), lt(u, 1)), _ks / (1 - u) * LOG(u / (1 - p), math.e), 0)
 
 
 def _tangent_busy(room: Expr, p: float, rho0: Expr) -> Expr:
@@ -189,8 +197,21 @@ def _tail_count(name: str, target: Expr, p: float, unwaited: Expr) -> Expr:
     return IF(_tail_applies(target, unwaited), count, 0)
 
 
-# Read after the step at the batch served (tpot_ms), before the first-token time.
-XPYD_CALCULATIONS: tuple[Calculation, ...] = (
+# The whole answer of an xPyD request without its wait is a line in the decode batch B:
+# prefill + the cache's move + overhead + (scheduler_steps + (output - 1) x the speculative
+# TPOT factor) steps of a + b x B (disagg_ttft_without_wait_ms + (output - 1) x tpot_ms
+# written out), so the batch meeting a whole-answer target is queueing._linear_batch's.
+_ANSWER_STEPS = r("scheduler_steps") + (r("output_tokens") - 1) * r("spec_tpot_factor")
+_ANSWER_LINE = (r("disagg_prefill_ms") + r("disagg_kv_move_ms") + r("ttft_overhead_ms")
+                + _ANSWER_STEPS * r("step_fixed_ms"), _ANSWER_STEPS * r("step_ms_per_seq"))
+_E2E_MS = r("target_e2e_p95_s") * 1000
+_E2E = AND(XPYD, gt(_E2E_MS, 0))
+_peak = r("peak_request_rate_per_s")
+
+# Read before the batch limits (decode.py): what a prompt costs the prefill pool, and the
+# decode batch a whole-answer target allows. The prefill pool keeps the p95 wait it has at
+# the count the rate and headroom need; the decode batch takes the rest of the target.
+XPYD_BATCH_CALCULATIONS: tuple[Calculation, ...] = (
     _c("disagg_prefill_replica_rate_per_s", "Prompts a prefill replica completes per second",
        "requests/s", "Throughput",
        IF(XPYD, 1000 / (r("disagg_prefill_ms_per_token") * r("disagg_prefill_time_factor")
@@ -205,6 +226,34 @@ XPYD_CALCULATIONS: tuple[Calculation, ...] = (
              * r("disagg_kv_link_efficiency") * 1e9) * 1000, 0),
        "KV per token x prompt, each prefill GPU sending its share over its own link (the "
        "scale-up link inside one NVLink domain, else the network)."),
+    _c("disagg_e2e_prefill_busy", "Prefill busy share the whole-answer batch allows for",
+       "fraction", "Throughput",
+       IF(_E2E, IF(gt(_peak, 0), _peak / (_per * _load_count(_peak)), 1 / (1 + r("headroom"))),
+          0),
+       "With a p95 whole-answer target: the share the prefill replicas counted for the rate "
+       "and headroom are busy (a stated rate), or at most 1 / (1 + headroom) (concurrent "
+       "users: their rate rises as the batch falls, so the share is bounded, not known); 0 "
+       "otherwise."),
+    _c("disagg_e2e_prefill_wait_p95_ms", "Prefill p95 wait the whole-answer batch allows for",
+       "ms", "Throughput", IF(_E2E, _wait_tail(0.95, r("disagg_e2e_prefill_busy")), 0),
+       "The prefill queue's p95 wait at that share (the exponential tail of the pool's "
+       "reported p95 wait): never less than the wait at the count the option gets (more "
+       "replicas only lower it). 0 with no headroom and concurrent users (no share below 1 "
+       "to bound it: the prefill count then meets what the answer leaves)."),
+    _c("disagg_batch_by_e2e_p95", "Largest decode batch meeting the p95 whole answer",
+       "sequences", "Throughput",
+       IF(_E2E, ROUNDDOWN(_linear_batch(_E2E_MS - r("disagg_e2e_prefill_wait_p95_ms"),
+                                        *_ANSWER_LINE), 0), r("max_batch_per_replica")),
+       "Disaggregated: the largest B whose whole answer, prefill + the cache's move + "
+       "overhead + that p95 wait + (the engine's request-path steps + (output - 1) x the "
+       "speculative TPOT factor) x t(B), meets the target; t(B) = a + b x B, so B = "
+       "(target - wait - fixed) / per sequence, rounded down (0 or less: even one sequence "
+       "misses it); the engine cap without that target."),
+)
+
+
+# Read after the step at the batch served (tpot_ms), before the first-token time.
+XPYD_CALCULATIONS: tuple[Calculation, ...] = (
     _c("disagg_ttft_without_wait_ms", "First token without waiting, disaggregated", "ms",
        "Throughput",
        IF(XPYD, r("disagg_prefill_ms") + r("disagg_kv_move_ms") + r("ttft_overhead_ms")
@@ -239,8 +288,7 @@ XPYD_CALCULATIONS: tuple[Calculation, ...] = (
                     else "p95 whole-answer"]),
     _c("disagg_prefill_replicas_for_load", "Prefill replicas for peak + headroom",
        "replicas", "Throughput",
-       IF(XPYD, MAX(ROUNDUP(_rate * (1 + r("headroom")) / _per, 0),
-                    ROUNDDOWN(_rate / _per, 0) + 1,
+       IF(XPYD, MAX(_load_count(_rate),
                     IF(AND(gt(r("target_ttft_ms"), 0), gt(_budget, 0), gt(_k, 0)),
                        _mean_count(_budget), 0),
                     *(_tail_count(*t) for t in _TAIL_TARGETS)), 0),

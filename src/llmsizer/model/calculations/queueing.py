@@ -454,11 +454,13 @@ PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_by_e2e_p95", "Largest batch meeting the p95 whole-answer time", "sequences",
        "Throughput",
        IF(gt(r("target_e2e_p95_s"), 0),
-          ROUNDDOWN(_batch_meeting("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95,
-                                   _WHOLE_ANSWER), 0),
+          IF(gt(r("disagg_prefill_gpus"), 0), r("disagg_batch_by_e2e_p95"),
+             ROUNDDOWN(_batch_meeting("e2e_p95", r("target_e2e_p95_s") * 1000, 0.95,
+                                      _WHOLE_ANSWER), 0)),
           r("max_batch_per_replica")),
        "The p95 first token + (output - 1) steps, solved for B like the p95 TTFT (the steps "
-       "are a + b x B too); the engine cap when no whole-answer target is stated."),
+       "are a + b x B too); disaggregated: the decode pool's (disagg_batch_by_e2e_p95); the "
+       "engine cap when no whole-answer target is stated."),
     *(_c(f"batch_by_itl_p{q}", f"Largest batch meeting the p{q} ITL", "sequences", "Throughput",
          IF(gt(r(f"target_itl_p{q}_ms"), 0), ROUNDDOWN(_itl_batch(q), 0),
             r("max_batch_per_replica")),
