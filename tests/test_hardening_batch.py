@@ -77,9 +77,11 @@ def test_f6_escape_and_newline_in_a_file_name_cannot_forge_a_progress_line(tmp_p
 
 @pytest.mark.parametrize("first,second", [
     ("Acme Corp", "ACME CORP"),
-    ("株式会社東京", "上海有限公司"),  # both slug to "account"
+    ("Сбербанк", "СБЕРБАНК"),  # case-folded in any script
+    ("株式会社 東京", "株式会社・東京"),  # the same words
+    ("🚀", "!!!"),  # no letters: both "account"
     ("A" * 60 + " Holdings", "A" * 60 + " Ventures"),  # slugs cut at 60 characters
-], ids=["case", "cjk", "after-60"])
+], ids=["case", "cyrillic-case", "cjk", "no-letters", "after-60"])
 def test_f7_a_second_account_with_the_same_stem_gets_its_own(tmp_path: Path, first: str,
                                                              second: str) -> None:
     """Separate runs of two accounts whose names slug alike, into one --out: the second

@@ -440,3 +440,28 @@ def test_what_a_workload_serves_is_never_cut(server: str, browser: object, width
             return [s.clientWidth - parseFloat(st.paddingLeft) - 20,
                     c.measureText(s.selectedOptions[0].text).width]; }""")
         assert text <= room, (value, text, room)
+
+
+def test_a_japanese_account_downloads_its_pdf_under_its_own_name(server: str, browser: object,
+                                                                  tmp_path: Path) -> None:
+    """The file names carry the account's name in its own script (was: `account.pdf` for
+    every name outside ASCII): the server sends it as filename*=UTF-8'' (RFC 5987)."""
+    page = browser.new_page(accept_downloads=True, viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    headline = page.locator("#headline").inner_text()
+    page.fill('[name="account.name"]', "日本電気株式会社")
+    page.wait_for_timeout(1200)  # the live update of the typed name
+    page.wait_for_function("a => document.querySelector('#headline').innerText === a",
+                           arg=headline, timeout=15000)
+    page.click("#dl-pdf")
+    page.wait_for_selector("#pdf-ready", timeout=180000)
+    _shot(page, "account-japanese-pdf-ready")
+    with page.expect_download() as dl:
+        page.click("#pdf-ready")
+    assert dl.value.suggested_filename == "日本電気株式会社.pdf"
+    pdf = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(pdf)
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "日本電気株式会社" in text

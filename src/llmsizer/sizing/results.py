@@ -479,12 +479,55 @@ _WINDOWS_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in r
 
 
 def slugify(name: str, max_len: int = 60) -> str:
-    """A safe file stem: lower-case ASCII letters, digits and hyphens, bounded length.
+    """A safe file stem: letters, digits and single hyphens, bounded, never empty.
 
-    No path separators, no dots (so never ``..``), no control characters; an empty
-    result becomes ``account``."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    slug = _UNSAFE.sub("-", ascii_name.lower()).strip("-")[:max_len].strip("-")
+    A name whose every letter and digit has an ASCII spelling (``Contoso Bank``, ``Café
+    Ñandú``, ``COM¹``) keeps the ASCII slug it always had (``contoso-bank``, ``cafe-nandu``):
+    shipped file names do not move. Any other name keeps its letters in its own script
+    (``日本電気``, ``сбербанк``, ``ελληνική-τράπεζα``), NFKC-normalised and case-folded,
+    combining marks kept with their letter; a name without letters or digits (emoji only,
+    punctuation only) becomes ``account``. Everything else becomes one hyphen; format
+    characters (bidi overrides, zero-width) are dropped, so there is never a path
+    separator, a dot (so never ``..``), a control or an invisible character. At most
+    ``max_len`` characters and ``2 * max_len`` UTF-8 bytes (120: with a batch's
+    ``--<file>`` and ``-2``, the manifest's name and the atomic writer's temp-file affixes
+    the longest name written stays under the 255-byte limit of Linux and macOS), cut before
+    a letter's combining marks, never between them. A Windows device name gets
+    ``-account``."""
+    folded = unicodedata.normalize("NFKD", name)
+    if all(c.isascii() or not _kept(c) for c in folded):  # nothing would be lost in ASCII
+        slug = _UNSAFE.sub("-", folded.encode("ascii", "ignore").decode().lower())
+    else:
+        slug = _unicode_slug(unicodedata.normalize("NFKC", unicodedata.normalize(
+            "NFKC", name).casefold()))
+    slug = _cut(slug.strip("-"), max_len, 2 * max_len).strip("-")
     if slug in _WINDOWS_DEVICES:  # `con.pdf` cannot be created on a Windows share
         slug += "-account"
     return slug or "account"
+
+
+def _kept(c: str) -> bool:
+    """A letter or a digit (any script): what a slug keeps."""
+    return unicodedata.category(c)[0] in "LN"
+
+
+def _unicode_slug(text: str) -> str:
+    out: list[str] = []
+    for c in text:
+        kind = unicodedata.category(c)
+        if _kept(c) or (kind[0] == "M" and out and out[-1] != "-"):  # a mark with its letter
+            out.append(c)
+        elif kind != "Cf" and out and out[-1] != "-":  # Cf is invisible: it separates nothing
+            out.append("-")
+    return "".join(out)
+
+
+def _cut(slug: str, max_len: int, max_bytes: int) -> str:
+    """At most ``max_len`` characters and ``max_bytes`` UTF-8 bytes, never leaving a
+    letter without its combining marks."""
+    end = min(len(slug), max_len)
+    while len(slug[:end].encode()) > max_bytes:
+        end -= 1
+    while 0 < end < len(slug) and unicodedata.category(slug[end])[0] == "M":
+        end -= 1  # the cut fell among a letter's marks: cut before the letter
+    return slug[:end]

@@ -6,6 +6,7 @@ the server keeps no account between requests."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +126,23 @@ def new_workload(request: Request, index: int = 0, start: str = "chat") -> HTMLR
 
 def _attachment(body: bytes | str, name: str, media: str) -> Response:
     return Response(body, media_type=media,
-                    headers={"content-disposition": f'attachment; filename="{name}"'})
+                    headers={"content-disposition": content_disposition(name)})
+
+
+def content_disposition(name: str) -> str:
+    """``attachment`` with the file's name (RFC 6266): an ASCII ``filename`` every browser
+    reads and, for a name in another script, ``filename*=UTF-8''`` percent-encoded (RFC
+    5987), which browsers prefer. The name is a slug and an extension; the header is still
+    built so that no quote, backslash, CR/LF or non-ASCII byte can reach it."""
+    from urllib.parse import quote
+
+    stem, _, ext = name.rpartition(".") if "." in name else (name, "", "")
+    fallback = re.sub(r"[^A-Za-z0-9-]+", "-", stem).strip("-") or "account"
+    ext = re.sub(r"[^A-Za-z0-9]+", "", ext)
+    fallback += f".{ext}" if ext else ""
+    if name == fallback:
+        return f'attachment; filename="{fallback}"'
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def _stem(data: dict[str, Any]) -> str:

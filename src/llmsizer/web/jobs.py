@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,20 +82,28 @@ class Job:
     kind: str
     future: Future[Any]
     started: float = field(default_factory=time.monotonic)
+    executor: ProcessPoolExecutor | None = field(default=None, repr=False)
+    call: tuple[Any, ...] = field(default=(), repr=False)  # (fn, *args): to run it elsewhere
+    timed_out: bool = False  # its worker was (or will be) stopped: it says "timeout" for good
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def overdue(self) -> bool:
+        return not self.future.done() and (self.timed_out or self.elapsed() > TIMEOUT_S)
+
     def state(self) -> str:
         """running | done | failed | timeout"""
-        if not self.future.done():
-            return "timeout" if self.elapsed() > TIMEOUT_S else "running"
+        if self.timed_out or self.overdue():
+            return "timeout"
+        if not self.future.done() or self.future.cancelled():  # cancelled: being moved
+            return "running"
         return "failed" if self.future.exception() is not None else "done"
 
     def error(self) -> str:
-        exc = self.future.exception() if self.future.done() else None
         if self.state() == "timeout":
             return f"writing the document took longer than {TIMEOUT_S:.0f} s; try again"
+        exc = self.future.exception() if self.state() == "failed" else None
         if isinstance(exc, LlmsizerError):
             return str(exc)
         if isinstance(exc, BrokenProcessPool):
@@ -115,11 +123,20 @@ STOPPED = ("the process writing the document stopped before it finished (the ser
 
 
 class Pool:
-    """The worker processes and the jobs they run (bounded)."""
+    """The worker processes and the jobs they run (bounded).
+
+    A job past :data:`TIMEOUT_S` frees its worker. An executor cannot stop one of its
+    workers: a worker that ends breaks the whole pool, and every job running in it fails.
+    So the executor of an overdue job is retired: new jobs go to a fresh one at once (a
+    hung job no longer holds a worker anyone is waiting for), the retired one's other jobs
+    run to their end, and its processes are ended as soon as every job it still runs is
+    overdue. Meanwhile a retired worker or two may run beside the new ones; jobs waiting
+    in the retired executor that no worker has taken are moved to the fresh one."""
 
     def __init__(self, workers: int = WORKERS) -> None:
         self._workers = workers
         self._executor: ProcessPoolExecutor | None = None
+        self._retired: list[ProcessPoolExecutor] = []
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -134,37 +151,79 @@ class Pool:
 
     def submit(self, kind: str, fn: Any, *args: Any) -> Job:
         with self._lock:
+            self._reap()
             running = sum(not j.future.done() for j in self._jobs.values())
             if running >= MAX_PENDING:
                 raise Busy(f"{running} documents are being written; try again in a moment")
-            try:
-                future = self._pool().submit(fn, *args)
-            except BrokenProcessPool:  # a worker died since the last job
-                self._replace()
-                future = self._pool().submit(fn, *args)
-            job = Job(secrets.token_urlsafe(18), kind, future)
+            future, executor = self._start(fn, *args)
+            job = Job(secrets.token_urlsafe(18), kind, future, executor=executor,
+                      call=(fn, *args))
             self._jobs[job.id] = job
             done = [k for k, j in self._jobs.items() if j.future.done()]
             for k in done[: max(0, len(self._jobs) - KEEP_JOBS)]:
                 del self._jobs[k]
             return job
 
+    def _start(self, fn: Any, *args: Any) -> tuple[Future[Any], ProcessPoolExecutor]:
+        try:
+            return self._pool().submit(fn, *args), self._pool()
+        except BrokenProcessPool:  # a worker died since the last job
+            self._replace()
+            return self._pool().submit(fn, *args), self._pool()
+
     def get(self, job_id: str) -> Job | None:
         with self._lock:
+            self._reap()
             return self._jobs.get(job_id)
+
+    def _reap(self) -> None:
+        """Under the lock: retire the executor of an overdue job and end a retired one's
+        processes once every job it still runs is overdue (see the class)."""
+        overdue = [j for j in self._jobs.values() if j.overdue()]
+        for job in overdue:
+            job.timed_out = True
+        if self._executor is not None and any(j.executor is self._executor for j in overdue):
+            self._retired.append(self._executor)
+            self._executor = None
+            for job in list(self._jobs.values()):
+                # still waiting for a worker there: run it in the fresh executor instead
+                if job.executor is self._retired[-1] and job.future.cancel():
+                    job.future, job.executor = self._start(*job.call)
+        for executor in list(self._retired):
+            if all(j.overdue() for j in self._jobs.values()
+                   if j.executor is executor and not j.future.done()):
+                _stop(executor)
+                self._retired.remove(executor)
 
     def run(self, kind: str, fn: Any, *args: Any) -> Any:
         """Submit and wait (for the quick documents); raises the job's error or TimeoutError."""
         job = self.submit(kind, fn, *args)
+        deadline = time.monotonic() + TIMEOUT_S
         try:
-            return job.future.result(timeout=TIMEOUT_S)
+            while True:
+                future = job.future
+                try:
+                    return future.result(timeout=max(0.0, deadline - time.monotonic()))
+                except CancelledError:
+                    if job.future is future:
+                        raise
+                    # moved from a retired executor to a fresh one (_reap): wait on that
         except BrokenProcessPool:
             with self._lock:
-                self._replace()
+                if job.timed_out:  # its worker was ended by _reap, as overdue
+                    raise TimeoutError from None
+                if job.executor is self._executor:  # not a retired one: that one is broken
+                    self._replace()
             raise Busy(STOPPED) from None
+        except TimeoutError:
+            with self._lock:
+                job.timed_out = True
+                self._reap()  # kept among the jobs until its worker is ended
+            raise
         finally:
             with self._lock:
-                self._jobs.pop(job.id, None)
+                if job.future.done():
+                    self._jobs.pop(job.id, None)
 
     def _replace(self) -> None:
         """Drop a broken executor (under the lock); the next job starts a fresh one."""
@@ -173,9 +232,10 @@ class Pool:
             self._executor = None
 
     def shutdown(self) -> None:
-        if self._executor is not None:
-            _stop(self._executor)
-            self._executor = None
+        with self._lock:
+            for executor in [*self._retired, *([self._executor] if self._executor else [])]:
+                _stop(executor)
+            self._executor, self._retired = None, []
 
 
 class Drawer:
