@@ -120,28 +120,21 @@ def lookup(table: str, key: str, column: str) -> Lookup:
     return Lookup(table, Ref(key), column)
 
 
-# The spreadsheet spelling of a Lookup: VLOOKUP of the table from its ids' column to the
-# value's, exact match (0: first match, case-insensitive like the Python side; ids are
-# lower-case). It was INDEX(values,MATCH(key,ids,0)), the same value, but INDEX may return a
-# range, so Excel 365 shows every such legacy formula as @INDEX(...); VLOOKUP returns a value
-# (Microsoft, "Implicit intersection operator: @"; benchmarks/excel_rules.py). Both exist in
-# every Excel, LibreOffice and Gnumeric (no _xlfn. prefix).
+# The spreadsheet spelling of a Lookup: VLOOKUP, exact match (0: first match, case-insensitive
+# like the Python side). INDEX(values,MATCH(key,ids,0)) gave the same value but, as INDEX may
+# return a range, Excel 365 shows it @INDEX(...) in these legacy formulas; VLOOKUP returns a
+# value (Microsoft, "Implicit intersection operator: @"). In every Excel, LibreOffice, Gnumeric.
 LOOKUP_FUNCTIONS = ("VLOOKUP",)
 _RANGE = re.compile(r"^((?:[^!]+!)?)\$?([A-Z]+)\$?(\d+)(?::\$?([A-Z]+)\$?(\d+))?$")
 
 
 def _column_number(letters: str) -> int:
-    n = 0
-    for ch in letters:
-        n = n * 26 + ord(ch) - 64
-    return n
+    return sum((ord(ch) - 64) * 26 ** i for i, ch in enumerate(reversed(letters)))
 
 
 def lookup_formula(key: str, ids: str, values: str) -> str:
-    """``VLOOKUP(key,table,n,0)``: ``ids`` and ``values`` are column ranges over the same
-    rows of one sheet, the ids' left of (or at) the values' (``Catalog!$A$5:$A$9``,
-    ``Catalog!$C$5:$C$9`` -> ``VLOOKUP(key,Catalog!$A$5:$C$9,3,0)``); ``key`` a rendered
-    operand."""
+    """``VLOOKUP(key,table,n,0)`` of same-rowed column ranges, ids left of values
+    (``Catalog!$A$5:$A$9``, ``Catalog!$C$5:$C$9`` -> ``VLOOKUP(key,Catalog!$A$5:$C$9,3,0)``)."""
     a, b = _RANGE.match(ids), _RANGE.match(values)
     if a is None or b is None:
         raise ValueError(f"not a column range: {ids!r}, {values!r}")
