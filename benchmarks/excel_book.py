@@ -146,7 +146,7 @@ class Book:
         self.formats = [codes.get(xf.get("numFmtId"), "")
                         for xf in styles.findall("m:cellXfs/m:xf", NS)]
         self.styles: dict[tuple[str, str], int] = {}
-        self.spans: dict[tuple[str, str, str], set[str]] = {}
+        self.spans: dict[tuple[str, str, str, int], set[str]] = {}
         self.static: dict[tuple[str, str], set[str]] = {}
         self.cells: dict[str, dict[str, tuple[str, str, str | None]]] = {}
         self.kinds: dict[str, list[tuple[int, int, str]]] = {}

@@ -229,6 +229,9 @@ def _types(node: Node, book: Book, here: str, seen: int = 0, static: bool = Fals
             return out or {"b"}  # IF(c, x) with no else is FALSE when c is false
         if bare == "INDEX" and node.args and node.args[0].kind == "ref":
             return _range_types(book, node.args[0].value, here)
+        if (bare == "VLOOKUP" and len(node.args) >= 3 and node.args[1].kind == "ref"
+                and node.args[2].kind == "num"):  # the table's n-th column
+            return _range_types(book, node.args[1].value, here, int(float(node.args[2].value)))
         if bare in BOOLEAN_FUNCTIONS:
             return {"b"}
         if bare in TEXT_FUNCTIONS:
@@ -267,17 +270,21 @@ def _logical_cells(book: Book, ref: str, here: str) -> list[str]:
             and _cell_types(book, sheet, r, 0) == {"b"}]
 
 
-def _range_types(book: Book, ref: str, here: str) -> set[str]:
+def _range_types(book: Book, ref: str, here: str, column: int = 0) -> set[str]:
+    """What the cells of a range hold; ``column``: only its n-th column (1-based)."""
     span = book.resolve(ref, here)
     if span is None or span[0] not in book.cells:
         return {"n", "s", "b"}
-    if span in book.spans:
-        return book.spans[span]
+    key = (*span, column)
+    if key in book.spans:
+        return book.spans[key]
     sheet, a, b = span
     (c1, r1), (c2, r2) = split_cell(a), split_cell(b)
+    if column:
+        c1 = c2 = c1 + column - 1
     out = {k for col, row, k in book.kinds[sheet] if c1 <= col <= c2 and r1 <= row <= r2}
-    book.spans[span] = (out - {""}) or {"n"}  # an empty cell reads as 0
-    return book.spans[span]
+    book.spans[key] = (out - {""}) or {"n"}  # an empty cell reads as 0
+    return book.spans[key]
 
 
 def _check_formula(book: Book, where: str, formula: str, here: str,

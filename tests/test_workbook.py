@@ -50,10 +50,13 @@ SNAPSHOT = ROOT / "tests" / "snapshots" / "example_formulas.txt"
 # DESIGN §2: the only functions an emitted formula may call.
 ALLOWED_FUNCTIONS = frozenset(
     {"ROUNDUP", "ROUNDDOWN", "MAX", "MIN", "IF", "AND", "OR", "LOG", "POWER", "SUM",
-     *LOOKUP_FUNCTIONS})  # INDEX/MATCH: catalog lookups only (expr.lookup_formula)
-# The only ranges a formula may use: one Catalog column (a lookup's ids or values), or one
-# Options column (the re-run check's MIN and INDEX/MATCH over one workload's options).
-_CATALOG_COLUMN = re.compile(r"^(?:Catalog|Options)!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+$")
+     "INDEX", "MATCH",  # the re-run check's cheapest option's name (Options columns only)
+     *LOOKUP_FUNCTIONS})  # VLOOKUP: catalog lookups only (expr.lookup_formula)
+# The only ranges a formula may use: a Catalog table from its ids' column A (a lookup's
+# VLOOKUP), or one Options column (the re-run check's MIN and INDEX/MATCH over one
+# workload's options).
+_CATALOG_COLUMN = re.compile(r"^(?:Catalog!\$A\$[0-9]+:\$[A-Z]+\$[0-9]+"
+                             r"|Options!\$([A-Z]+)\$[0-9]+:\$\1\$[0-9]+)$")
 # Operators: arithmetic, comparisons and "&" (text join, used only for the Summary's sentence).
 ALLOWED_OPERATORS = frozenset({"+", "-", "*", "/", "^", "=", "<>", "<", "<=", ">", ">=", "&"})
 _CELL = re.compile(r"^(?:(?:Summary|Plan|Inputs|KV|Throughput|Nodes|TCO|Catalog|Assumptions|"
@@ -387,13 +390,16 @@ def test_lint_catches_what_it_must() -> None:
     assert lint("=ROUNDUP(in_users/7,0)+KV!D8*Catalog!$A$5", names) == []
     assert lint('=IF(KV!D8="fp8",1,0)&"x"', names) == []
     assert lint("=XLOOKUP(1,A1:A2,B1:B2)", names) != []
-    assert lint("=VLOOKUP(1,A1:B2,2,0)", names) != []
+    assert lint("=VLOOKUP(1,A1:B2,2,0)", names) != []  # a range off the Catalog
+    assert lint("=VLOOKUP(KV!D8,Catalog!$A$5:$C$7,3,0)", names) == []
+    assert lint("=VLOOKUP(KV!D8,Catalog!$B$5:$C$7,2,0)", names) != []  # not from the ids
     assert lint("=_xlfn.IFS(1,2)", names) != []
     assert lint("=in_unknown*2", names) == ["reference in_unknown"]
     assert lint("=-in_users", names) != []  # unary minus: -2^2 = 4 in Excel
     assert lint("=A1:B2", names) != []  # ranges never appear in computed cells
-    assert lint("=INDEX(Catalog!$C$5:$C$7,MATCH(D8,Catalog!$A$5:$A$7,0))", names) == []
-    assert lint("=INDEX(Catalog!$C$5:$D$7,MATCH(D8,Catalog!$A$5:$A$7,0))", names) != []
+    assert lint("=INDEX(Options!$B$5:$B$7,MATCH(MIN(Options!$X$5:$X$7),Options!$X$5:$X$7,0))",
+                names) == []
+    assert lint("=INDEX(Options!$B$5:$C$7,MATCH(D8,Options!$X$5:$X$7,0))", names) != []
     assert lint("=SUM(KV!$C$5:$C$7)", names) != []
     assert lint("=INDIRECT(\"A1\")", names) != []
 

@@ -42,17 +42,20 @@ def books(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def test_the_shipped_workbooks_keep_excels_rules(books: list[Path]) -> None:
     problems: list[Problem] = []
-    lookups = 0
+    lookups: list[str] = []
     for path in books:
         for p in check(path):
             if p.rule == "at-lookup":
-                lookups += 1  # shown as @INDEX(...) by Excel 365, the same value (see below)
+                lookups.append(p.where)  # shown as @INDEX(...) by Excel 365, the same value
             else:
                 problems.append(p)
     assert [str(p) for p in problems] == []
-    # The catalog lookups are the only places Excel 365 marks with @: INDEX of one column at
-    # an exact MATCH, which is one cell or #N/A (never the range INDEX returns for row 0).
-    assert lookups > 0
+    # The re-run check's name of the cheapest option is the only place Excel 365 marks with
+    # @: INDEX of one Options column at an exact MATCH, one cell or #N/A (never the range
+    # INDEX returns for row 0), two cells a workload (Summary, Inputs). The catalog lookups
+    # are VLOOKUPs (a value, no @; they were INDEX/MATCH and shown @INDEX).
+    assert lookups and {w.split(" ", 1)[1].split("!")[0] for w in lookups} == {"Summary",
+                                                                              "Inputs"}
 
 
 # --- the checker itself: each rule fires on a formula Excel would reject or show changed -------

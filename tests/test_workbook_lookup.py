@@ -1,7 +1,8 @@
-"""Catalog lookups in the workbook: INDEX/MATCH with exact match (issue 14).
+"""Catalog lookups in the workbook: VLOOKUP with exact match (issue 14; INDEX/MATCH before,
+which Excel 365 shows as @INDEX).
 
 A lookup (``expr.Lookup``) means ``tables[table][key][column]`` in Python and
-``INDEX(values,MATCH(key,ids,0))`` in a spreadsheet (``expr.lookup_formula``). The nested IFs
+``VLOOKUP(key,table,n,0)`` in a spreadsheet (``expr.lookup_formula``). The nested IFs
 this replaces fell back to the catalog's last row for an id that is not in it; now an unknown
 id is an error on both sides (``EvalError`` / ``#N/A``). One example evaluated every way:
 Python, LibreOffice (forced recalculation), Gnumeric; then the real workbook with a GPU id
@@ -54,8 +55,11 @@ KEYS = ["h200-sxm", "L40S", "h100-sxm", "no-such-gpu"]
 
 
 def test_formula_text() -> None:
-    got = render(EXPR, lambda n: "KV!D8", lambda lk, key: lookup_formula(key, "I", "V"))
-    assert got == "INDEX(V,MATCH(KV!D8,I,0))*2"
+    got = render(EXPR, lambda n: "KV!D8", lambda lk, key: lookup_formula(
+        key, "Catalog!$A$5:$A$9", "Catalog!$C$5:$C$9"))
+    assert got == "VLOOKUP(KV!D8,Catalog!$A$5:$C$9,3,0)*2"
+    with pytest.raises(ValueError):  # not one table: the values start on another row
+        lookup_formula("KV!D8", "Catalog!$A$5:$A$9", "Catalog!$C$6:$C$10")
 
 
 def test_python_meaning() -> None:
@@ -110,8 +114,9 @@ def test_unknown_gpu_typed_into_the_workbook_is_an_error_not_the_last_row(tmp_pa
 
 def test_one_row_table_range_takes_the_blank_row_below(tmp_path: Path) -> None:
     """Gnumeric 1.12 answers #REF! for INDEX over one cell (measured, kept here so a fixed
-    Gnumeric shows up); the workbook's one-row tables (legal-128k: one precision) therefore
-    look up over the row and the blank row below it, which works in both engines."""
+    Gnumeric shows up), which is why the workbook's one-row tables (legal-128k: one
+    precision) look up over the row and the blank row below it; VLOOKUP over the one row
+    works in both engines, and over the two rows too."""
     path = tmp_path / "one.xlsx"
     wb = xlsxwriter.Workbook(str(path))
     ws = wb.add_worksheet("S")
@@ -119,12 +124,14 @@ def test_one_row_table_range_takes_the_blank_row_below(tmp_path: Path) -> None:
     ws.write_number(0, 1, 1.0)  # row 2 stays blank, as below every Catalog table
     ws.write_string(3, 0, "fp8")
     ws.write_string(4, 0, "int4")
+    ws.write_formula(3, 1, "=INDEX($B$1,MATCH(A4,$A$1,0))", None, -1)
     ws.write_formula(3, 2, "=" + lookup_formula("A4", "$A$1", "$B$1"), None, -1)
     ws.write_formula(3, 3, "=" + lookup_formula("A4", "$A$1:$A$2", "$B$1:$B$2"), None, -1)
     ws.write_formula(4, 3, "=" + lookup_formula("A5", "$A$1:$A$2", "$B$1:$B$2"), None, -1)
     wb.close()
     gn = read_values(gnumeric.recalculate(path, tmp_path / "gn.xlsx"))["S"]
     lo = recalculated_values(path, tmp_path / "lo")["S"]
-    assert gn["C4"] == "#REF!" and lo["C4"] == 1  # the Gnumeric finding
+    assert gn["B4"] == "#REF!" and lo["B4"] == 1  # the Gnumeric finding
+    assert gn["C4"] == lo["C4"] == 1
     assert gn["D4"] == lo["D4"] == 1
     assert gn["D5"] == lo["D5"] == "#N/A"

@@ -15,12 +15,14 @@ and INDEX/MATCH of its lookups) and ``&``; the cached text is computed here by t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from ...model.calculations import CALCULATIONS
 from ...model.expr import FUNCTIONS, OR, ne, ref, references, render
+from ...sizing.evaluate import Choice
 from ...sizing.results import Option, WorkloadResult
 from ...sizing.xpyd import PREFILL_FIGURES
 from ..proposal.format import option_label
@@ -44,23 +46,62 @@ NO_LONGER = ("The configuration chosen for this workload alone no longer meets t
 # check says so instead of comparing stale costs (a doubled prompt left 936 GPUs live where a
 # re-run needs 1,008 and picks another layout).
 PREFILL_CHANGED = ("An input the separate prefill replicas' speed was worked out from has "
-                   "changed (the prompt, the answer, the load or the model): the workbook "
-                   "keeps that speed as sized, so re-run the sizing")
+                   "changed (the prompt, its cached share or the model; for a short prompt "
+                   "also the answer, the load or the targets): the workbook keeps that speed "
+                   "as sized, so re-run the sizing")
+
+
+# prefill_ms is MAX(prompt x time per token, one step's weight read) + fixed times, and that
+# weight read's expert share grows with the batch an aggregated replica would run: through it
+# the figures read the load, the targets, the answer length and the memory settings. The read
+# is at most every weight once (the share is capped at 1), so where the prompt's time exceeds
+# that bound as sized, no edit of what the share alone reads can reach the figures (the guard
+# fired on 8 re-readable load, target, answer and memory edits of frontier-moe-rack that left
+# the speed as it was).
+BATCH_SHARE = "experts_read_busiest_fraction"
 
 
 @cache
-def prefill_reads() -> tuple[str, ...]:
-    """Every name the prefill figures of an xPyD option read, through the calculation list."""
+def prefill_reads(bounded: bool = False) -> tuple[str, ...]:
+    """Every name the prefill figures of an xPyD option read, through the calculation list;
+    ``bounded``: where the weight-read floor cannot win (what only its expert share reads is
+    left out)."""
     by_name = {c.name: c for c in CALCULATIONS}
     seen: set[str] = set()
     todo = list(PREFILL_FIGURES.values())
     while todo:
         name = todo.pop()
-        if name not in seen:
+        if name not in seen and not (bounded and name == BATCH_SHARE):
             seen.add(name)
             if name in by_name:
                 todo.extend(references(by_name[name].expr))
     return tuple(sorted(seen))
+
+
+def _prefill_layout(w: WorkloadResult, o: Option) -> Option | None:
+    """The aggregated option of an xPyD option's prefill layout (its figures are the ones the
+    xPyD option copied), from the id's '/prefill-tp8-ep8-adp8'; None if not among the
+    options."""
+    part = next((p for p in o.id.split("/") if p.startswith("prefill-")), None)
+    if part is None:
+        return None
+    layout = {m[1]: int(m[2]) for m in re.finditer(r"([a-z]+)(\d+)", part.removeprefix("prefill-"))}
+    choice = Choice(o.gpu, o.platform, o.weight_precision, o.kv_precision, layout["tp"],
+                    ep=layout.get("ep", 1), adp=layout.get("adp", 1),
+                    platform_in_id=o.id.endswith(f"/{o.platform}"))
+    return w.option(choice.id)
+
+
+def _floor_bounded(w: WorkloadResult, o: Option) -> bool:
+    """Whether the prompt's prefill time on the prefill layout, as sized, is at least its
+    largest weight read (every weight once): then the batch does not reach the figures."""
+    p = _prefill_layout(w, o)
+    if p is None:
+        return False
+    v = {n: float(p.values[n]) for n in ("prefill_tokens", "prefill_ms_per_token",
+                                          "shared_weights_ms", "all_experts_ms")}
+    return v["prefill_tokens"] * v["prefill_ms_per_token"] >= (v["shared_weights_ms"]
+                                                               + v["all_experts_ms"])
 
 
 @dataclass(frozen=True)
@@ -133,13 +174,15 @@ def _others(book: Book, k: int, w: WorkloadResult) -> str:
 
 
 def _prefill_changed(book: Book, k: int, w: WorkloadResult) -> str | None:
-    """``OR(in_w1_prompt_tokens<>8000,…)`` over the named inputs the prefill figures read,
-    against their values as sized, when an option of workload ``k`` on the calculation
-    sheets has separate prefill replicas; else None."""
-    if not any(c.k == k and float(c.option.values.get("disagg_prefill_gpus", 0.0)) > 0
-               for c in book.lay.columns):
+    """``OR(in_w1_prompt_tokens<>8000,…)`` over the named inputs the prefill figures read
+    (the batch's only where the weight-read floor can win: :func:`_floor_bounded`), against
+    their values as sized, when an option of workload ``k`` on the calculation sheets has
+    separate prefill replicas; else None."""
+    xpyd = [c.option for c in book.lay.columns
+            if c.k == k and float(c.option.values.get("disagg_prefill_gpus", 0.0)) > 0]
+    if not xpyd:
         return None
-    reads = set(prefill_reads())
+    reads = {n for o in xpyd for n in prefill_reads(_floor_bounded(w, o))}
     named = [(f"in_w{k}_{i.name}", float(w.inputs[i.name])) for i in book.workload_inputs
              if i.name in reads]
     named += [(f"in_{i.name}", float(book.r.account_inputs[i.name]))
