@@ -460,9 +460,9 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     from .base.textsafe import printable, terminal_text
     from .runs.batch import (
         SUMMARY_NAME,
+        Terminated,
         default_jobs,
         run_batch,
-        Terminated,
         terminate_on_sigterm,
         write_batch_files,
     )
