@@ -1,7 +1,8 @@
 """The Inputs sheet of a returned workbook back to requirement fields: each named input cell
 llmsizer wrote is read, and a changed one is mapped to the requirement field it came from
 (users, lengths, targets, speculative decoding, policy, costs, GPU/cloud/node and hosted-API
-prices) or refused with why it is not re-read. Validating the edited requirements is :mod:`.reread`'s (errors name the cells).
+prices) or refused with why it is not re-read. Validating the edited requirements is
+:mod:`.reread`'s (errors name the cells).
 """
 
 from __future__ import annotations
