@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
@@ -345,6 +345,19 @@ def _base_env(acct: dict[str, float], w: WorkloadResult, o: Option) -> dict[str,
     return {**acct, **w.inputs, **{k: o.values[k] for k in _OPTION_INPUTS}}
 
 
+def tier_moves_price(tables: Tables, gpus: Iterable[str]) -> bool:
+    """Whether a cloud-tier what-if changes the price or instance size of one of ``gpus``:
+    not where the account prices every one itself (cloud_columns puts its own price in every
+    tier), so the cloud-tier rows would all show the proposal's figure again."""
+    for gid in gpus:
+        row = tables["gpus"].get(gid)
+        if row is None or any(row[f"cloud_{c}"] != row["cloud_gpu_hour"]
+                              or row[f"cloud_gpus_{c}"] != row["cloud_gpus_per_instance"]
+                              for c in _TIER_COLUMN.values()):
+            return True
+    return False
+
+
 def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
                   tables: Tables, retrieval: Sequence[RetrievalWorkloadResult],
                   ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
@@ -357,10 +370,14 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
     stated = [w.inputs for w in workloads if w.best is not None]
     stated_retrieval = [w.inputs for w in retrieval if w.best is not None]
+    gpus = {w.best.gpu for w in workloads if w.best is not None} | {
+        w.best.gpu for w in retrieval if w.best is not None}
     out = []
     for sc in SCENARIOS:
         if not applies(sc, stated, stated_retrieval):
             continue  # e.g. the rate rows of a load stated as concurrent users alone
+        if sc.input == "cloud_tier_what_if" and not tier_moves_price(tables, gpus):
+            continue  # the account's own cloud price in every tier: rows that all repeat
         envs: list[tuple[int, dict[str, Value]]] = []
         for k, w in enumerate(workloads, start=1):
             if w.best is None:
