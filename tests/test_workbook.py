@@ -23,6 +23,7 @@ import pytest
 import yaml
 from helpers import EXAMPLE, ROOT, example_dict
 
+from llmsizer.documents.inputcells import speculative_lock
 from llmsizer.documents.workbook import (
     CALC_SHEETS,
     COL_NAME,
@@ -452,9 +453,14 @@ def test_every_input_the_calculations_use_is_a_named_unlocked_validated_cell(boo
             continue
         names = [f"in_{i.name}"] if i.scope == "account" else [
             f"in_w{k}_{i.name}" for k in range(1, len(result.workloads) + 1)]
-        for name in names:
+        for k, name in enumerate(names):
             cell = _cell_of(book, name)
-            assert cell.protection.locked is False, name
+            # a speculative-decoding figure a re-read cannot take back (no draft method in the
+            # workbook, or the draft layer's) is shown locked, not as an input (inputcells)
+            w = result.workloads[k].inputs if i.scope != "account" else {}
+            locked = speculative_lock(i.name, float(w.get("spec_draft_tokens", 0)),
+                                      float(w.get("spec_draft_layers", 0))) is not None
+            assert (cell.protection.locked is not False) == locked, name
             assert cell.data_type == "n", name
             assert cell.coordinate in validated, name
             assert i.note[:40] in (prompts[cell.coordinate] or ""), name

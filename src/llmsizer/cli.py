@@ -1,7 +1,8 @@
 """Command line. Heavy libraries are imported inside commands so ``--help`` starts fast.
 
 Exit codes: 0 ok; 1 some accounts of a batch failed; 2 bad input or arguments;
-3 infeasible (nothing fits / meets the target); 130 interrupted (Ctrl-C).
+3 infeasible (nothing fits / meets the target); 130 interrupted (Ctrl-C); 143 stopped by
+SIGTERM (128 + 15: `timeout`, a CI runner, a scheduler shutting down).
 """
 
 from __future__ import annotations
@@ -102,14 +103,14 @@ _HELP_ERRORS: tuple[type[click.UsageError], ...] = tuple(
     e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e is not None)
 
 
-def _exit_interrupted(message: str) -> NoReturn:
+def _exit_interrupted(message: str, code: int = 130) -> NoReturn:
     _echo(message, err=True)
     # Not sys.exit: CPython 3.11 remembers a Ctrl-C that escaped code a C extension ran
     # through PyRun_String while importing, and after our SystemExit kills itself with
     # SIGINT (returncode -2, seen in CI). Our own clean-up has run in `finally` blocks.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(code)
 
 
 class _Main(click.Group):
@@ -459,6 +460,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     from .base.textsafe import printable, terminal_text
     from .runs.batch import (
         SUMMARY_NAME,
+        Terminated,
         default_jobs,
         run_batch,
         terminate_on_sigterm,
@@ -514,8 +516,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
                 outcomes = run_batch(files, out_dir, jobs=njobs, force=force, templates=templates,
                                      on_done=line, refused=refused, appendix=appendix,
                                      scheduler=scheduler)
-    except KeyboardInterrupt:
-        _exit_interrupted("interrupted: finished accounts are kept; run again to complete the rest")
+    except KeyboardInterrupt as exc:
+        stopped = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        _exit_interrupted(f"{stopped}: finished accounts are kept; run again to complete the "
+                          "rest", 143 if isinstance(exc, Terminated) else 130)
     doc = write_batch_files(outcomes, out_dir)
     ok = sum(o.status == "ok" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)

@@ -1,7 +1,8 @@
 """The Inputs sheet of a returned workbook back to requirement fields: each named input cell
 llmsizer wrote is read, and a changed one is mapped to the requirement field it came from
-(users, lengths, targets, policy, costs, GPU/cloud/node prices) or refused with why it is
-not re-read. Validating the edited requirements is :mod:`.reread`'s (errors name the cells).
+(users, lengths, targets, speculative decoding, policy, costs, GPU/cloud/node and hosted-API
+prices) or refused with why it is not re-read. Validating the edited requirements is
+:mod:`.reread`'s (errors name the cells).
 """
 
 from __future__ import annotations
@@ -75,9 +76,21 @@ _WORKLOAD_FIELDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "target_system_tokens_per_s": (("targets", "system_tokens_per_s"), True),
 }
 _INTEGER = frozenset({"concurrent_users", "named_users", "prompt_tokens", "output_tokens",
-                      "max_context_tokens"})
+                      "max_context_tokens", "draft_tokens"})
 _PRICE_FIELDS = {("gpus", "price"): "gpu_prices", ("gpus", "cloud_gpu_hour"): "cloud_gpu_hour",
-                 ("platforms", "base_price"): "node_prices"}
+                 ("platforms", "base_price"): "node_prices",
+                 ("models", "api_input_per_million"): "api_input_per_million",
+                 ("models", "api_output_per_million"): "api_output_per_million",
+                 ("retrieval", "api_per_million_tokens"): "retrieval_api_per_million"}
+_PRICE_LABELS = {"price": "Purchase price", "cloud_gpu_hour": "Cloud price per GPU-hour",
+                 "base_price": "Node price without GPUs",
+                 "api_input_per_million": "Hosted API price per million input tokens",
+                 "api_output_per_million": "Hosted API price per million output tokens",
+                 "api_per_million_tokens": "Hosted API price per million tokens"}
+# speculative decoding: workload input -> field of the workload's speculative block
+_SPECULATIVE_FIELDS = {"spec_draft_tokens": "draft_tokens",
+                       "spec_acceptance_length": "acceptance_length",
+                       "spec_draft_cost": "draft_cost"}
 _LABELS = {i.name: i.label for i in INPUTS}
 _WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
 
@@ -125,13 +138,18 @@ def edited_requirements(sheets: Mapping[str, Cells], names: Mapping[str, str],
         old = inputs[name]
         if not isinstance(old, int | float) or name not in names:
             continue
-        label, fieldname, setter = _target(name, workloads, prices)
+        label, fieldname, setter = _target(name, workloads, prices, inputs)
         where, new = _cell_value(sheets, names[name], filename, label)
         if not _changed(float(old), new):
             continue
         if setter is None:
             raise InputError(f"{where} ({label}) was changed from {shown(old)} to "
                              f"{shown(new)}; {fieldname}", file=filename)
+        twin = next((c for c in changes if c.field == fieldname), None)
+        if twin is not None and twin.new != new:  # two workloads' cells of one model's price
+            raise InputError(f"{where} ({label}) and {twin.cell} set {fieldname} to "
+                             f"{shown(new)} and {shown(twin.new)}: give both the same value",
+                             file=filename)
         setter(data, new)
         changes.append(Change(cell=where, label=label, field=fieldname, old=float(old), new=new))
         cells[fieldname] = f"{where} ({label})"
@@ -169,14 +187,50 @@ def _dotted(path: tuple[str | int, ...]) -> str:
     return out
 
 
-def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any]
-            ) -> tuple[str, str, Any]:
+def speculative_lock(key: str, draft_tokens: float, draft_layers: float) -> str | None:
+    """Why a speculative-decoding cell of a workload is not read back (the workbook writes
+    it locked, not as an input), or None when it is: ``draft_tokens`` and ``draft_layers``
+    are the workload's spec_draft_tokens and spec_draft_layers as written."""
+    if key == "spec_draft_layers":
+        return ("it follows from the draft method (an MTP module or EAGLE head runs one layer "
+                "unless a draft cost is stated): change speculative in the requirements")
+    if key not in _SPECULATIVE_FIELDS:
+        return None
+    if draft_tokens <= 0:
+        return ("speculative decoding is off for this workload and its draft method is not "
+                "in the workbook: add a speculative block to the requirements")
+    if key == "spec_draft_cost" and draft_layers > 0:
+        return ("the draft's cost is its model layer (Draft forward in model layers); a "
+                "stated draft_cost replaces that layer: state it in the requirements")
+    return None
+
+
+def _speculative(k: int, key: str, w: Mapping[str, Any], inputs: Mapping[str, Any]
+                 ) -> tuple[str, Any]:
+    """(requirement field or why not, setter or None) of a speculative-decoding cell."""
+    why = speculative_lock(key, float(inputs.get(f"in_w{k + 1}_spec_draft_tokens", 0)),
+                           float(inputs.get(f"in_w{k + 1}_spec_draft_layers", 0)))
+    if why is not None or w.get("speculative") is None:
+        return why or "speculative decoding is off for this workload", None
+    path = ("workloads", k, "speculative", _SPECULATIVE_FIELDS[key])
+    if key == "spec_draft_tokens":  # 0 drafted tokens: speculative decoding off
+        def setter(data: dict[str, Any], value: float) -> None:
+            w = data["workloads"][k]
+            if value == 0:
+                w["speculative"] = None
+            else:
+                w["speculative"]["draft_tokens"] = _typed("draft_tokens", value)
+        return _dotted(path), setter
+    return _dotted(path), _set(path)
+
+
+def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any],
+            inputs: Mapping[str, Any]) -> tuple[str, str, Any]:
     """(label, requirement field or why it is not re-read, setter or None) of a named cell."""
     if name in prices:
         table, tid, column = prices[name]
         section = _PRICE_FIELDS.get((table, column))
-        label = {"price": "Purchase price", "cloud_gpu_hour": "Cloud price per GPU-hour",
-                 "base_price": "Node price without GPUs"}.get(column, column) + f": {tid}"
+        label = _PRICE_LABELS.get(column, column) + f": {tid}"
         if section is None:
             return label, "it is not an account price", None
         path: tuple[str | int, ...] = ("costs", section, str(tid))
@@ -201,6 +255,8 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
         rel, zero_none = _WORKLOAD_FIELDS[key]
         path = ("workloads", k, *rel)
         return label, _dotted(path), _set(path, zero_none, rel[-1])
+    if key in _SPECULATIVE_FIELDS or key == "spec_draft_layers":
+        return (label, *_speculative(k, key, w, inputs))
     if key == "fixed_users_per_replica":
         return label, ("the sizing gives every user a slot; users per replica at a fixed "
                        "replica count are for llmsizer estimate --concurrency"), None

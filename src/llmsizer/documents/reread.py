@@ -298,12 +298,15 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
                              "(was the data copied from another workbook?); size the "
                              "requirements file again", file=filename)
         ignored: list[Change] = []
+        # the named input cells, locked ones included (inputcells reads or refuses each)
+        inputs = frozenset(str(t).lstrip("=").replace("$", "").replace("'", "")
+                           for n, t in defined_names(orig).items() if n.startswith("in_"))
         for sheet in orig.sheetnames:
             if sheet not in sheets:
                 raise InputError(f"sheet {sheet!r} is missing (deleted or renamed); llmsizer "
                                  "re-reads only workbooks whose sheets are all there",
                                  file=filename)
-            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename, foreign)
+            ignored += _compare_sheet(sheets[sheet], orig[sheet], filename, foreign, inputs)
         foreign += [f"sheet {s!r}" for s in sheets if s not in orig.sheetnames]
         theirs = {k: normal_name_target(v) for k, v in names.items()}
         for name, target in sorted(defined_names(orig).items()):
@@ -318,7 +321,8 @@ def _compare(sheets: Mapping[str, Cells], names: Mapping[str, str], orig: Any, d
         orig.close()
 
 
-def _compare_sheet(cells: Cells, orig: Any, filename: str, foreign: list[str]) -> list[Change]:
+def _compare_sheet(cells: Cells, orig: Any, filename: str, foreign: list[str],
+                   inputs: frozenset[str] = frozenset()) -> list[Change]:
     ignored = []
     seen: set[str] = set()
     for row in orig.iter_rows():
@@ -347,6 +351,8 @@ def _compare_sheet(cells: Cells, orig: Any, filename: str, foreign: list[str]) -
                     label = str(orig.cell(row=o.row, column=2).value or orig.title)
                     ignored.append(Change(cell=ref, label=label, field="", old=o.value,
                                           new=value))
+                continue
+            if ref in inputs and kind != "f":  # a locked named input: inputcells says why
                 continue
             if kind == "f" or not _same_value(o.value, value):
                 raise InputError(

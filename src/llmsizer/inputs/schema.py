@@ -182,6 +182,23 @@ class Costs(_Strict):
         description="Price of a node without its GPUs by catalog platform id, in the account's currency; "
                     "replaces the catalog price.",
         json_schema_extra={"example": "{dell-xe9680: 45000}", "unit": "currency per node"})
+    api_input_per_million: dict[str, Annotated[float, Field(ge=0, le=10_000)]] = Field(
+        default={},
+        description="A hosted API's price per million input tokens by model id, in the account's "
+                    "currency; replaces the catalog's listed price (0 = none listed).",
+        json_schema_extra={"example": "{deepseek-r1: 1.2}", "unit": "currency per million tokens"})
+    api_output_per_million: dict[str, Annotated[float, Field(ge=0, le=10_000)]] = Field(
+        default={},
+        description="A hosted API's price per million output tokens by model id, in the "
+                    "account's currency; replaces the catalog's listed price (0 = none listed).",
+        json_schema_extra={"example": "{deepseek-r1: 5}", "unit": "currency per million tokens"})
+    retrieval_api_per_million: dict[Literal["embed", "rerank"],
+                                    Annotated[float, Field(ge=0, le=10_000)]] = Field(
+        default={},
+        description="The compared hosted embedding (embed) or reranking (rerank) API's price "
+                    "per million input tokens, in the account's currency; replaces the "
+                    "catalog's listed price (0 = none listed).",
+        json_schema_extra={"example": "{embed: 0.02}", "unit": "currency per million tokens"})
     cloud_tier: CloudTier = Field(
         default="committed_1yr",
         description="Which cloud offer the comparison rents: hyperscaler_on_demand, committed_1yr, "

@@ -462,12 +462,17 @@ def write_batch_files(outcomes: list[Outcome], out: Path) -> str:
     return doc
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a batch: it unwinds as Ctrl-C does, and exits 143 (128 + 15), not 130."""
+
+
 @contextlib.contextmanager
 def terminate_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt so the batch stops the same clean way."""
+    """Turn SIGTERM into KeyboardInterrupt (:class:`Terminated`) so the batch stops the same
+    clean way as on Ctrl-C."""
 
     def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Terminated
 
     old = signal.signal(signal.SIGTERM, handler)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
@@ -191,12 +191,27 @@ def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]
 
 
 def api_inputs(req: Requirements, catalog: Catalog, model_id: str) -> dict[str, float]:
+    """A hosted API's prices for the model: the account's (costs.api_*), else the catalog's."""
     api = catalog.prices.api.get(model_id)
+    c = req.costs
+    given_in, given_out = (c.api_input_per_million.get(model_id),
+                           c.api_output_per_million.get(model_id))
     return {
-        "api_input_per_million": in_account_currency(req, api.input_usd_per_million if api else None),
-        "api_output_per_million": in_account_currency(
+        "api_input_per_million": given_in if given_in is not None else in_account_currency(
+            req, api.input_usd_per_million if api else None),
+        "api_output_per_million": given_out if given_out is not None else in_account_currency(
             req, api.output_usd_per_million if api else None),
     }
+
+
+def retrieval_api_price(req: Requirements, catalog: Catalog, kind: str) -> float:
+    """The compared hosted embedding or reranking API's price per million tokens: the
+    account's (costs.retrieval_api_per_million), else the catalog's in the account currency."""
+    own = req.costs.retrieval_api_per_million.get(kind)  # type: ignore[call-overload]
+    if own is not None:
+        return float(own)
+    api = catalog.prices.embedding_reference(kind)
+    return in_account_currency(req, api.usd_per_million_tokens if api else None)
 
 
 def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
@@ -256,15 +271,22 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
             source="account requirements (costs)" if value is not None else item.source))
     for mid in models:
         api = catalog.prices.api.get(mid)
-        if api is None:
-            continue
-        model_name = catalog.models[mid].name
-        for kind, usd in (("input", api.input_usd_per_million),
-                          ("output", api.output_usd_per_million)):
-            rows.append(PriceUsed(
-                item=f"api:{mid}:{kind}", label=f"{model_name} hosted API, {kind} tokens",
-                value=in_account_currency(req, usd), unit=f"{cur} per million tokens",
-                date=api.date, source=f"{api.provider}. {api.source}"))
+        model_name = catalog.models[mid].name if mid in catalog.models else mid
+        for kind, usd, own in (
+                ("input", api.input_usd_per_million if api else None,
+                 req.costs.api_input_per_million.get(mid)),
+                ("output", api.output_usd_per_million if api else None,
+                 req.costs.api_output_per_million.get(mid))):
+            if own is not None:
+                rows.append(PriceUsed(
+                    item=f"api:{mid}:{kind}", label=f"{model_name} hosted API, {kind} tokens",
+                    value=own, unit=f"{cur} per million tokens", date=None,
+                    source=f"account override (costs.api_{kind}_per_million)"))
+            elif api is not None:
+                rows.append(PriceUsed(
+                    item=f"api:{mid}:{kind}", label=f"{model_name} hosted API, {kind} tokens",
+                    value=in_account_currency(req, usd), unit=f"{cur} per million tokens",
+                    date=api.date, source=f"{api.provider}. {api.source}"))
     return rows
 
 
@@ -323,6 +345,19 @@ def _base_env(acct: dict[str, float], w: WorkloadResult, o: Option) -> dict[str,
     return {**acct, **w.inputs, **{k: o.values[k] for k in _OPTION_INPUTS}}
 
 
+def tier_moves_price(tables: Tables, gpus: Iterable[str]) -> bool:
+    """Whether a cloud-tier what-if changes the price or instance size of one of ``gpus``:
+    not where the account prices every one itself (cloud_columns puts its own price in every
+    tier), so the cloud-tier rows would all show the proposal's figure again."""
+    for gid in gpus:
+        row = tables["gpus"].get(gid)
+        if row is None or any(row[f"cloud_{c}"] != row["cloud_gpu_hour"]
+                              or row[f"cloud_gpus_{c}"] != row["cloud_gpus_per_instance"]
+                              for c in _TIER_COLUMN.values()):
+            return True
+    return False
+
+
 def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
                   tables: Tables, retrieval: Sequence[RetrievalWorkloadResult],
                   ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
@@ -335,10 +370,14 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
     stated = [w.inputs for w in workloads if w.best is not None]
     stated_retrieval = [w.inputs for w in retrieval if w.best is not None]
+    gpus = {w.best.gpu for w in workloads if w.best is not None} | {
+        w.best.gpu for w in retrieval if w.best is not None}
     out = []
     for sc in SCENARIOS:
         if not applies(sc, stated, stated_retrieval):
             continue  # e.g. the rate rows of a load stated as concurrent users alone
+        if sc.input == "cloud_tier_what_if" and not tier_moves_price(tables, gpus):
+            continue  # the account's own cloud price in every tier: rows that all repeat
         envs: list[tuple[int, dict[str, Value]]] = []
         for k, w in enumerate(workloads, start=1):
             if w.best is None:

@@ -93,9 +93,14 @@ def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int)
     for group, (read, total) in coverage(results, skipped).items():
         median = f"{quantile(errors[group], 0.5) * 100:9.1f}%" if group in errors else ""
         _say(f"  {group:40} {read:>5} / {total:<5} {read / total * 100:5.1f}% {median}")
+    kinds = _reason_kinds(skipped)
+    listed = sum(count for _, count in kinds)
+    # a row with several reasons counts under each: say so where the counts add up to more
+    per = (f", rows per reason (a row with several reasons counts under each: {listed} in "
+           "all):" if listed > len(skipped) else ", rows per reason:")
     _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
-         f"{', rows per reason:' if skipped else '.'}")
-    for reason, count in _reason_kinds(skipped):
+         f"{per if skipped else '.'}")
+    for reason, count in kinds:
         _say(f"{count:>5}  {reason}")
 
 

@@ -34,6 +34,7 @@ from ..model.calculations.retrieval import (
 from ..model.calculations.scenarios import Scenario
 from ..model.catalog import Catalog, Embedder
 from ..model.expr import Expr, Value, evaluate, references
+from .costs import retrieval_api_price
 from .evaluate import Tables
 from .results import (
     NodeGroup,
@@ -142,8 +143,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
         **cat.engine_constants(engine)}
     if p.mfu is not None:
         account["mfu_encode"] = p.mfu
-    api = cat.prices.embedding_reference(w.kind)
-    api_price = api.usd_per_million_tokens if api is not None else 0.0
+    api_price = retrieval_api_price(req, cat, w.kind)
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]

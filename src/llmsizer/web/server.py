@@ -46,6 +46,27 @@ def check_listen(host: str, port: int) -> None:
                              f"{fix}") from None
 
 
+WILDCARDS = frozenset({"0.0.0.0", "::", "[::]", ""})
+
+
+def open_lines(host: str, port: int, token: str | None) -> list[str]:
+    """What ``serve`` prints: the address(es) to open. A wildcard bind (0.0.0.0, ::) is no
+    address a browser can open: give this machine's name for colleagues and the loopback
+    address for this machine."""
+    import socket
+
+    query = f"?token={token}" if token else ""
+    note = "  (every request must carry the token)" if token else "  (this machine only)"
+    if host in WILDCARDS:
+        loop = "[::1]" if ":" in host else "127.0.0.1"
+        return [f"llmsizer serve: open http://{socket.gethostname()}:{port}/{query}"
+                f" from other machines{note}",
+                f"llmsizer serve: open http://{loop}:{port}/{query} on this machine"]
+    shown = ("127.0.0.1" if host in ("127.0.0.1", "localhost") else
+             f"[{host}]" if ":" in host and not host.startswith("[") else host)  # IPv6
+    return [f"llmsizer serve: open http://{shown}:{port}/{query}{note}"]
+
+
 def serve(host: str, port: int, token: str | None) -> None:
     import uvicorn
 
@@ -54,10 +75,6 @@ def serve(host: str, port: int, token: str | None) -> None:
     check_bind(host, token)
     check_listen(host, port)
     app = create_app(token=token, loopback_only=is_loopback(host))
-    shown = ("127.0.0.1" if host in ("127.0.0.1", "localhost") else
-             f"[{host}]" if ":" in host and not host.startswith("[") else host)  # IPv6
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-    print(f"llmsizer serve: open {url}" + (
-        "  (every request must carry the token)" if token else "  (this machine only)"),
-        flush=True)
+    for line in open_lines(host, port, token):
+        print(line, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -104,6 +104,8 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
                                 gpu_name=g.name if g else grp.gpu,
                                 pools=tuple(pools[pid] for pid in grp.pools)))
     rviews = []
+    asked = result.source.requirements if result.source is not None else {}
+    own_api = (asked.get("costs") or {}).get("retrieval_api_per_million") or {}
     for rg in result.plan.retrieval_groups:
         w = next(x for x in result.retrieval if x.name == rg.workload)
         o = w.best
@@ -121,7 +123,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             tokens_per_s_per_gpu=float(o.values["replica_tokens_per_s"]),
             million_tokens_per_year=float(o.values["retrieval_million_tokens_per_year"]),
             cost_per_million_onprem=float(o.values["retrieval_cost_per_million_tokens_onprem"]),
-            api_name=api.name if api else "", api_date=(api.date or "undated") if api else "",
+            api_name=api.name if api else "",
+            api_date=("the account's price" if rg.kind in own_api else api.date or "undated")
+            if api else "",
             api_per_million=float(o.values["api_per_million_tokens"]),
             annual_cost_api=float(o.values["retrieval_annual_cost_api"]),
             engine_name=engine.name if engine else w.engine,

@@ -121,8 +121,17 @@ class Book:
             "structure": structure_digest(self.formulas, self.names, self.normal),
             "source": r.source.model_dump(mode="json") if r.source is not None else None,
             "inputs": self.named_values,
-            "prices": {name: [table, tid, col]
-                       for (table, tid, col), name in self.lay.price_names.items()},
+            "prices": {**{name: [table, tid, col]
+                          for (table, tid, col), name in self.lay.price_names.items()},
+                       # a workload's hosted-API prices: read back as the account's, by model
+                       **{f"in_w{k}_{col}": ["models", w.model, col]
+                          for k, w in enumerate(r.workloads, start=1)
+                          for col in ("api_input_per_million", "api_output_per_million")
+                          if f"in_w{k}_{col}" in self.named_values},
+                       # the compared hosted embedding / reranking API's (Inputs: in_api_<kind>)
+                       **{f"in_api_{kind}": ["retrieval", kind, "api_per_million_tokens"]
+                          for kind in ("embed", "rerank")
+                          if f"in_api_{kind}" in self.named_values}},
             "outputs": key_outputs(r),
         }
         for name, value in metadata_properties(meta):

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...model.calculations import Input
 from ...model.catalog import Model
+from ..inputcells import speculative_lock
 from .book import Book
 from .formats import clean_text, dv_title, fit_width, number_format, unit_text, wrapped_height
 from .layout import TABLE_COLUMN_INFO, letter
@@ -155,7 +156,10 @@ def _api_rows(book: Book, ws: Any, row: int, note_col: int, name_col: int) -> in
             "input_title": "Hosted API price",
             "input_message": f"{api.name[:120]} per million input tokens in {book.cur}.",
             "error_message": "Hosted API price: a number of at least 0."})
-        source = (f"{api.provider} list price"
+        asked = book.r.source.requirements if book.r.source is not None else {}
+        own = w.kind in ((asked.get("costs") or {}).get("retrieval_api_per_million") or {})
+        source = ("Account override (requirements file, costs.retrieval_api_per_million)."
+                  if own else f"{api.provider} list price"
                   f"{f' ({api.date})' if api.date else ''}: {api.source}")
         book.note(ws, row, note_col, source)
         if len(what) > 38:
@@ -177,7 +181,11 @@ def _workload_row(book: Book, ws: Any, row: int, i: Input) -> None:
     ws.write_string(row, 0, i.label, f("label"))
     ws.write_string(row, 1, unit_text(i.unit, book.cur), f("unit"))
     for k, value in enumerate(vals, start=1):
-        ws.write_number(row, 1 + k, value, f("input", fmt))
+        w = book.r.workloads[k - 1].inputs
+        # a speculative-decoding figure that is not read back is shown, locked, not an input
+        locked = speculative_lock(i.name, float(w.get("spec_draft_tokens", 0)),
+                                  float(w.get("spec_draft_layers", 0))) is not None
+        ws.write_number(row, 1 + k, value, f("calc" if locked else "input", fmt))
         book.wb.define_name(f"in_w{k}_{i.name}", f"=Inputs!${letter(1 + k)}${row + 1}")
         book.named_values[f"in_w{k}_{i.name}"] = value
     if vals:
