@@ -1,0 +1,64 @@
+"""Money in a currency other than the dollar (fresh-eyes review, 2026-11): the bounds on
+money amounts are in US dollars, checked at the account's exchange rate, and the default
+electricity tariff (0.12 USD per kWh, schema.Costs) is converted the same way, so a yen
+account neither refuses a usual 31 JPY per kWh nor runs on a free 0.12 JPY."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+from helpers import ROOT
+
+from llmsizer.documents.workbook.registry import write_workbook
+from llmsizer.inputs.loader import load, load_from_text
+from llmsizer.inputs.schema import Costs
+from llmsizer.sizing.engine import size
+
+JPY = ROOT / "tests" / "data" / "jpy-manufacturer.yaml"
+
+
+def _with_tariff(tariff: float | None) -> str:
+    text = JPY.read_text("utf-8")
+    return text.replace("  electricity_per_kwh: 31\n",
+                        "" if tariff is None else f"  electricity_per_kwh: {tariff}\n")
+
+
+def test_a_yen_tariff_and_cloud_price_above_the_dollar_figures_are_accepted() -> None:
+    costs = load(JPY).req.costs
+    # 31 > 10 and 1,600 > 1,000: both were refused while the bounds read as yen
+    assert costs.electricity_per_kwh == 31
+    assert costs.cloud_gpu_hour == {"h100-sxm": 1600}
+
+
+def test_the_yen_tariff_reaches_the_cost_of_power() -> None:
+    onprem = {t: size(load_from_text(_with_tariff(t), "kobe.yaml")).totals.annual_cost_onprem
+              for t in (0, 15.5, 31)}
+    power_at_half = onprem[15.5] - onprem[0]
+    assert power_at_half > 0
+    # power is the only term the tariff moves, and it moves it in proportion
+    assert abs((onprem[31] - onprem[0]) - 2 * power_at_half) < 1e-6 * onprem[31]
+
+
+def test_the_default_tariff_is_the_dollar_default_at_the_exchange_rate() -> None:
+    usd = Costs.model_fields["electricity_per_kwh"].default
+    text = _with_tariff(None).replace("  cloud_gpu_hour: {h100-sxm: 1600}\n", "")
+    left_out = load_from_text(text, "kobe.yaml").req.costs
+    assert left_out.usd_exchange_rate == 151.7
+    assert left_out.electricity_per_kwh == round(usd * 151.7, 6)  # 18.2 JPY, not 0.12 JPY
+    dollars = load_from_text(text.replace("currency: JPY", "currency: USD").replace(
+        "  usd_exchange_rate: 151.7\n", ""), "acme.yaml").req.costs
+    assert dollars.electricity_per_kwh == usd
+
+
+def test_the_workbook_lets_finance_type_a_yen_tariff(tmp_path: Path) -> None:
+    book = tmp_path / "kobe.xlsx"
+    write_workbook(size(load(JPY)), book)
+    ws = openpyxl.load_workbook(book)["Inputs"]
+    cell = next(c for row in ws.iter_rows() for c in row if c.value == "Electricity price")
+    target = ws.cell(row=cell.row, column=3)
+    assert target.value == 31
+    rules = [dv for dv in ws.data_validations.dataValidation if target.coordinate in dv.sqref]
+    assert len(rules) == 1
+    # "between 0 and 10" refused the tariff the cell holds; the bound left is 0 and up
+    assert (rules[0].operator, rules[0].formula1) == ("greaterThanOrEqual", "0")
