@@ -62,3 +62,21 @@ def test_the_workbook_lets_finance_type_a_yen_tariff(tmp_path: Path) -> None:
     assert len(rules) == 1
     # "between 0 and 10" refused the tariff the cell holds; the bound left is 0 and up
     assert (rules[0].operator, rules[0].formula1) == ("greaterThanOrEqual", "0")
+
+
+def _money_formats(book: Path, symbol: str) -> set[str]:
+    wb = openpyxl.load_workbook(book)
+    return {c.number_format for ws in wb for row in ws.iter_rows() for c in row
+            if f'"{symbol}"' in c.number_format}
+
+
+def test_the_workbook_shows_yen_without_cents(tmp_path: Path) -> None:
+    yen, dollars = tmp_path / "kobe.xlsx", tmp_path / "acme.xlsx"
+    write_workbook(size(load(JPY)), yen)
+    write_workbook(size(load(ROOT / "inputs" / "example.yaml")), dollars)
+    # the dollar workbook prints cents where a price is small ("$2.35/h")
+    assert any('.00"/h"' in f for f in _money_formats(dollars, "$"))
+    shown = _money_formats(yen, "¥")
+    assert any('"/h"' in f for f in shown) and any('"/M tok"' in f for f in shown)
+    # the yen has no minor unit: "¥402/h", not "¥402.00/h"; the tariff keeps one decimal
+    assert not any(".00" in f for f in shown), shown

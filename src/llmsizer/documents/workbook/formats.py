@@ -64,6 +64,9 @@ def dv_title(text: str) -> str:
 # --- number formats ---------------------------------------------------------------------
 
 _CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
+# Currencies without a minor unit (ISO 4217 exponent 0): "¥402/h", never "¥402.00/h"
+_NO_MINOR_UNIT = frozenset({"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF",
+                            "UGX", "VND", "VUV", "XAF", "XOF", "XPF"})
 _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month",
@@ -160,6 +163,8 @@ def _number_format(unit: str, values: tuple[float, ...], currency: str, dash_zer
         per = unit.removeprefix("currency")
         per = {"/yr": "/yr", "/h": "/h", "/kWh": "/kWh", "/M tok": "/M tok"}.get(per, per)
         decimals = {"/h": 2, "/kWh": 3, "/M tok": 2}.get(per, 0)
+        if currency in _NO_MINOR_UNIT:  # the cents' two digits do not exist
+            decimals = max(0, decimals - 2)
         fmt = _money(currency, decimals, per)
     elif unit in PERCENT_UNITS:
         fmt = "0.0%"
