@@ -268,7 +268,13 @@ def _money_problems(costs: Mapping[str, Any], currency: str, rate: Any) -> list[
                 bound = (f"{most:,.0f}" if most >= 100 else f"{most:.3g}") + (
                     f" {currency}{_MONEY_UNITS[key]}, the worth of {bound} at "
                     f"costs.usd_exchange_rate {per_usd:g}")
-            found.append(f"{where}: too high (found {amount:.10g}); allowed: at most {bound}")
+            hint = ""
+            if currency != "USD" and per_usd < 0.1 and amount * per_usd <= limit:
+                # fits at the inverse rate: US dollars per JPY written for JPY per US dollar
+                hint = (f"; or is the rate inverted? costs.usd_exchange_rate is {currency} per "
+                        f"US dollar: 1 / {per_usd:g} = {1 / per_usd:,.4g}")
+            found.append(f"{where}: too high (found {amount:.10g}); allowed: at most {bound}"
+                         + hint)
     return found
 
 
