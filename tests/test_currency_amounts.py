@@ -80,3 +80,20 @@ def test_the_workbook_shows_yen_without_cents(tmp_path: Path) -> None:
     assert any('"/h"' in f for f in shown) and any('"/M tok"' in f for f in shown)
     # the yen has no minor unit: "¥402/h", not "¥402.00/h"; the tariff keeps one decimal
     assert not any(".00" in f for f in shown), shown
+
+
+def test_a_model_without_a_hosted_api_price_reads_no_price_listed(tmp_path: Path) -> None:
+    """Qwen2.5 72B has no hosted API price in the catalog: the TCO sheet printed its API
+    cost as ¥0/yr, a free API, where the PDF says "no price listed"."""
+    text = JPY.read_text("utf-8").replace("model: llama-3.1-8b", "model: qwen2.5-72b")
+    result = size(load_from_text(text, "kobe.yaml"))
+    assert result.workloads[0].options[0].values["annual_cost_api"] == 0  # none listed
+    book = tmp_path / "kobe.xlsx"
+    write_workbook(result, book)
+    ws = openpyxl.load_workbook(book)["TCO"]
+    rows = [row for row in ws.iter_rows() if row[1].value in (
+        "Hosted API cost per year", "Hosted API cost per million tokens (in + out)")]
+    assert len(rows) == 2
+    for row in rows:  # each option's column: a formula that gives 0 without an API price
+        cells = [c for c in row[3:] if '"¥"' in c.number_format]
+        assert cells and all('"no price listed"' in c.number_format for c in cells)

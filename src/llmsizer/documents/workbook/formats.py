@@ -127,10 +127,12 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
 # proposal's words, never "$0/yr" (read as a free cloud). A priced one is 0 only with no GPU
 # rented and no storage paid (none in the shipped accounts).
 # A GPU without a purchase price looks its price up as 0 too: "no price listed", not "$0"
-# (x-docs review: the TCO sheet's A10 columns read "GPU price $0").
+# (x-docs review: the TCO sheet's A10 columns read "GPU price $0"). A model without a hosted
+# API price costs 0 there as well (fresh-eyes review: "Hosted API cost per year ¥0/yr").
 _UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
                                "cost_per_million_tokens_cloud",
-                               "cost_per_million_total_tokens_cloud", "gpu_price"})
+                               "cost_per_million_total_tokens_cloud", "gpu_price",
+                               "annual_cost_api", "cost_per_million_total_tokens_api"})
 
 
 def unpriced_text(name: str, *, total: bool = False) -> str:
