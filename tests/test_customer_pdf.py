@@ -39,6 +39,7 @@ JARGON = {
     r"\bprefix[- ]cache": "Prefix cache", r"\bdata-parallel\b": "Attention data parallelism",
     r"\b(?:embedding|reranking)\b": "Embedding and reranking",
     r"\bspeculative decoding\b": "Speculative decoding",
+    r"\d GB\b": "GB",  # a unit the reader must know to be 10^9 bytes, not 2^30 (GiB)
 }
 # Requirement keys and cloud-tier ids: the customer never saw the YAML they name.
 KEYS = re.compile(r"\b(?:costs|policy|account|workloads)\.[a-z_]+|\bcommitted_[13]yr\b"

@@ -167,3 +167,19 @@ def test_headroom_in_the_table_is_grouped() -> None:
     table = text[text.index("Ticket routing —"):]
     star = next(ln for ln in table.splitlines() if ln.lstrip().startswith("★"))
     assert f" {shown} " in star, star
+
+
+def test_renting_or_an_api_recommended_is_said_as_the_pdf_says_it() -> None:
+    """A cloud recommendation printed only "Plan: 1 × Dell ... (8 GPUs bought)" and "capex
+    EUR 323 k": read as servers to buy. The PDF summary's sentence now follows the total."""
+    result = _sized("eu-bank-cloud.yaml")
+    assert result.deployment.recommended == "cloud"
+    text = _unfolded(_text("eu-bank-cloud.yaml"))
+    fmt = Formatter(result.account.currency)
+    cloud = fmt.money(result.deployment.annual_cost["cloud"]).replace("\xa0", " ")
+    assert (f"Recommended way to run it: renting the same GPUs in the cloud (committed one-year "
+            f"contract), the way the requirements ask for, at {cloud} a year.") in text
+    onprem = fmt.money(result.deployment.annual_cost["on_prem"]).replace("\xa0", " ")
+    assert f"would cost {onprem} a year, against {cloud} for the cloud." in text
+    # an account that buys, as most do, gets no such line
+    assert "Recommended way" not in _text("three-workloads.yaml")

@@ -25,6 +25,7 @@ from ..sizing.results import (
     WorkloadResult,
 )
 from .fasttable import print_table
+from .proposal.deployment import deployment_context
 from .proposal.format import (
     NBSP,
     Formatter,
@@ -379,6 +380,11 @@ def _print_total(result: Result, con: Console) -> None:
               + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
                  if tot.annual_cost_cloud is not None else
                  cloud_unpriced_words(tot.cloud_unpriced, cat.gpus)))
+    way = deployment_context(result, Formatter(cur))["deployment"]
+    if way is not None and way["recommended"] != "on_prem":  # the PDF's sentence: renting or
+        # an API recommended read as servers to buy from the plan and capex lines alone
+        _say(con, " ".join(f"{way['lead']} {way['cheaper']}".replace(NBSP, " ").split()),
+             style="bold")
     if unmet:  # the PDF summary's words
         done = len(every) - len(unmet)
         _say(con, f"Totals cover the {_n(done, 'workload')} with a recommendation; "

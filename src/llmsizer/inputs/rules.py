@@ -12,6 +12,7 @@ wording serves both callers:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,6 +37,18 @@ _LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
              "named_users": "a whole number from 1 to 100,000,000",
              "requests_per_user_per_hour": "a number above 0",
              "peak_to_average": "a number from 1 to 100"}
+
+# The most each money amount may be, in US dollars with its unit: a bound against a typo (a
+# price with three zeros too many), checked at the account's exchange rate so that it means the
+# same in yen as in dollars (schema.Costs carries them as `usd_maximum`).
+MONEY_LIMITS_USD = {"electricity_per_kwh": 10, "network_per_node": 10_000_000,
+                    "gpu_prices": 10_000_000, "cloud_gpu_hour": 1_000,
+                    "node_prices": 100_000_000, "storage_per_tb_month": 100_000,
+                    "software_per_gpu_year": 1_000_000, "colocation_per_kw_month": 100_000}
+_MONEY_UNITS = {"electricity_per_kwh": " per kWh", "network_per_node": " per node",
+                "gpu_prices": " per GPU", "cloud_gpu_hour": " per GPU-hour",
+                "node_prices": " per node", "storage_per_tb_month": " per TB-month",
+                "software_per_gpu_year": " per GPU-year", "colocation_per_kw_month": " per kW-month"}
 
 _REQUIRED_TO_GENERATE = {"prompt_tokens": "prompt_tokens: 500",
                          "output_tokens": "output_tokens: 300",
@@ -220,6 +233,8 @@ def requirements_problems(data: Mapping[str, Any]) -> list[str]:
     if currency == "USD" and rate not in (None, 1.0, STATED):
         found.append("costs.usd_exchange_rate must be 1 (or left out) when "
                      "account.currency is USD")
+    if isinstance(costs, Mapping) and isinstance(currency, str):
+        found += _money_problems(costs, currency, rate)
     seen: set[str] = set()
     workloads = data.get("workloads")
     for w in workloads if isinstance(workloads, list) else []:
@@ -229,6 +244,37 @@ def requirements_problems(data: Mapping[str, Any]) -> list[str]:
             break
         if isinstance(name, str):
             seen.add(name.lower())
+    return found
+
+
+def _money_problems(costs: Mapping[str, Any], currency: str, rate: Any) -> list[str]:
+    """Each money amount above its bound in US dollars, converted at the exchange rate."""
+    if currency != "USD" and (isinstance(rate, bool) or not isinstance(rate, int | float)
+                              or not 0 < rate < math.inf):
+        return []  # no usable rate: its own message says so
+    per_usd = 1.0 if currency == "USD" else float(rate)
+    found = []
+    for key, limit in MONEY_LIMITS_USD.items():
+        value = costs.get(key)
+        items = value.items() if isinstance(value, Mapping) else [(None, value)]
+        for item, amount in items:
+            if isinstance(amount, bool) or not isinstance(amount, int | float) \
+                    or amount <= limit * per_usd:
+                continue
+            where = f"costs.{key}" + (f".{item}" if item is not None else "")
+            bound = f"{limit:,} USD{_MONEY_UNITS[key]}"
+            if currency != "USD":
+                most = limit * per_usd
+                bound = (f"{most:,.0f}" if most >= 100 else f"{most:.3g}") + (
+                    f" {currency}{_MONEY_UNITS[key]}, the worth of {bound} at "
+                    f"costs.usd_exchange_rate {per_usd:g}")
+            hint = ""
+            if currency != "USD" and per_usd < 0.1 and amount * per_usd <= limit:
+                # fits at the inverse rate: US dollars per JPY written for JPY per US dollar
+                hint = (f"; or is the rate inverted? costs.usd_exchange_rate is {currency} per "
+                        f"US dollar: 1 / {per_usd:g} = {1 / per_usd:,.4g}")
+            found.append(f"{where}: too high (found {amount:.10g}); allowed: at most {bound}"
+                         + hint)
     return found
 
 

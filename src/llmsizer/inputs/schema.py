@@ -9,6 +9,7 @@ Reading a file is :mod:`.loader`; the messages for what the schema refuses, :mod
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,7 +19,7 @@ from pydantic import (
 )
 
 from ..model.catalog import CloudTier
-from .rules import requirements_problems, values_of
+from .rules import MONEY_LIMITS_USD, requirements_problems, values_of
 from .schema_workload import (
     Account,
     PrecisionId,
@@ -130,12 +131,19 @@ class Policy(_Strict):
         json_schema_extra={"example": "0.5", "unit": "fraction"})
 
 
+def _usd_at_most(key: str) -> Any:
+    # A money amount's upper bound is in US dollars, checked at the account's exchange rate
+    # (inputs/rules.py): 31 JPY per kWh is a usual tariff, 31 USD is not.
+    return Field(json_schema_extra={"usd_maximum": MONEY_LIMITS_USD[key]})
+
+
 class Costs(_Strict):
     """Power, support, amortisation and price overrides for the cost of ownership."""
 
-    electricity_per_kwh: Annotated[float, Field(ge=0, le=10)] = Field(
+    electricity_per_kwh: Annotated[float, Field(ge=0), _usd_at_most("electricity_per_kwh")] = Field(
         default=0.12,
-        description="Electricity tariff for the data centre, in the account's currency.",
+        description="Electricity tariff for the data centre, in the account's currency; left out, "
+                    "0.12 US dollars converted at usd_exchange_rate.",
         json_schema_extra={"example": "0.21", "unit": "currency/kWh"})
     pue: Annotated[float, Field(ge=1, le=3)] = Field(
         default=1.3,
@@ -153,7 +161,7 @@ class Costs(_Strict):
         default=0.6,
         description="Mean demand as a share of peak: scales power and the tokens served per year.",
         json_schema_extra={"example": "0.6", "unit": "fraction"})
-    network_per_node: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
+    network_per_node: Annotated[float, Field(ge=0), _usd_at_most("network_per_node")] | None = Field(
         default=None,
         description="Scale-out network (switch ports, optics, cables) per node, once; left out, the "
                     "catalog's dated estimate (price list extras).",
@@ -167,17 +175,17 @@ class Costs(_Strict):
         default=8760.0,
         description="Hours of service per year (8,760: always on).",
         json_schema_extra={"example": "8760", "unit": "h"})
-    gpu_prices: dict[str, Annotated[float, Field(gt=0, le=10_000_000)]] = Field(
+    gpu_prices: dict[str, Annotated[float, Field(gt=0), _usd_at_most("gpu_prices")]] = Field(
         default={},
         description="Purchase price per GPU by catalog GPU id, in the account's currency; replaces the "
                     "catalog price.",
         json_schema_extra={"example": "{h100-sxm: 27000}", "unit": "currency per GPU"})
-    cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0, le=1000)]] = Field(
+    cloud_gpu_hour: dict[str, Annotated[float, Field(gt=0), _usd_at_most("cloud_gpu_hour")]] = Field(
         default={},
         description="Cloud price per GPU-hour by catalog GPU id, in the account's currency; replaces the "
                     "catalog price.",
         json_schema_extra={"example": "{h100-sxm: 2.5}", "unit": "currency per GPU-hour"})
-    node_prices: dict[str, Annotated[float, Field(gt=0, le=100_000_000)]] = Field(
+    node_prices: dict[str, Annotated[float, Field(gt=0), _usd_at_most("node_prices")]] = Field(
         default={},
         description="Price of a node without its GPUs by catalog platform id, in the account's currency; "
                     "replaces the catalog price.",
@@ -212,11 +220,11 @@ class Costs(_Strict):
         default=10.0,
         description="Shared storage per node (model versions, logs).",
         json_schema_extra={"example": "10", "unit": "TB"})
-    storage_per_tb_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+    storage_per_tb_month: Annotated[float, Field(ge=0), _usd_at_most("storage_per_tb_month")] | None = Field(
         default=None,
         description="Storage price per TB-month; left out, the catalog's dated price.",
         json_schema_extra={"example": "20", "unit": "currency per TB-month"})
-    software_per_gpu_year: Annotated[float, Field(ge=0, le=1_000_000)] = Field(
+    software_per_gpu_year: Annotated[float, Field(ge=0), _usd_at_most("software_per_gpu_year")] = Field(
         default=0.0,
         description="Software licence per GPU per year (NVIDIA AI Enterprise lists 4,500 USD); "
                     "0 = open-source serving.",
@@ -232,7 +240,8 @@ class Costs(_Strict):
         description="Power budget of one rack in the data centre, for the bill of materials' "
                     "rack count; left out, the catalog's estimate (40 kW).",
         json_schema_extra={"example": "17", "unit": "kW"})
-    colocation_per_kw_month: Annotated[float, Field(ge=0, le=100_000)] | None = Field(
+    colocation_per_kw_month: Annotated[
+        float, Field(ge=0), _usd_at_most("colocation_per_kw_month")] | None = Field(
         default=None,
         description="Rack space and power capacity per kW of node power per month (0 = own data "
                     "centre); left out, the catalog's dated colocation price.",
@@ -264,6 +273,22 @@ class Requirements(_Strict):
         default=Costs(),
         description="What the cost of ownership assumes: power, support, amortisation, prices.",
         json_schema_extra={"example": "{electricity_per_kwh: 0.12}"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tariff_in_currency(cls, data: Any) -> Any:
+        """The default tariff is in US dollars: 0.12 yen per kWh would make power free."""
+        if not isinstance(data, dict):
+            return data
+        account, costs = data.get("account"), data.get("costs", {})
+        currency = account.get("currency") if isinstance(account, dict) else None
+        rate = costs.get("usd_exchange_rate") if isinstance(costs, dict) else None
+        if (not isinstance(costs, dict) or not isinstance(currency, str) or currency == "USD"
+                or isinstance(rate, bool) or not isinstance(rate, int | float)
+                or not 0 < rate < math.inf or "electricity_per_kwh" in costs):
+            return data
+        usd = Costs.model_fields["electricity_per_kwh"].default
+        return {**data, "costs": {**costs, "electricity_per_kwh": round(usd * rate, 6)}}
 
     @model_validator(mode="after")
     def _consistent(self) -> Requirements:

@@ -141,6 +141,11 @@ def _allowed(schema: dict[str, Any] | None) -> str:
         what = "a whole number" if kind == "integer" else "a number"
         lo, hi = schema.get("minimum"), schema.get("maximum")
         xlo = schema.get("exclusiveMinimum")
+        if hi is None and schema.get("usd_maximum") is not None:  # a money bound (rules.py)
+            most = (f"{_num(schema['usd_maximum'])} USD, or its worth in the account's "
+                    "currency")
+            return (f"{what} from {_num(lo)} to {most}" if lo is not None
+                    else f"{what} more than {_num(xlo or 0)} and at most {most}")
         if lo is not None and hi is not None:
             return f"{what} from {_num(lo)} to {_num(hi)}"
         if xlo is not None and hi is not None:
@@ -248,6 +253,20 @@ def _unit_key_fix(key: str, best: str, value: Any) -> str | None:
         return None
     converted = value * _KEY_TIME_UNITS[said] / _KEY_TIME_UNITS[meant]
     return f"{best}: {_plain(round(converted, 9))}"
+
+
+def _time_unit_hint(key: str, found: float, schema: dict[str, Any]) -> str:
+    """`ttft_s: 2000` is 2,000 ms written into seconds (and `itl_p99_ms: 0.05` the reverse):
+    the same time in the key's unit, when only that fits the range; else ''."""
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if lo is None or hi is None:
+        return ""
+    for unit, other, factor in (("_s", "milliseconds", 0.001), ("_ms", "seconds", 1000.0)):
+        meant = found * factor
+        if key.endswith(unit) and not lo <= found <= hi and lo <= meant <= hi:
+            return (f"; the unit is in the key name: for {_plain(found)} {other} write "
+                    f"`{key}: {_plain(round(meant, 9))}`")
+    return ""
 
 
 def _leading_zero_fix(key: str, text: str) -> str | None:
@@ -453,7 +472,8 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     elif kind == "value_error":
         msg = str(err["msg"]).removeprefix("Value error, ")
         # a cross-field rule names the field it is about first: point at that line
-        named = re.match(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*", msg)
+        # (a catalog id in it may hold hyphens: costs.gpu_prices.h100-sxm)
+        named = re.match(r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_-]*)*", msg)
         if named is not None:
             sub = (*loc, *named.group().split("."))
             if _value_at(data, sub) is not _ABSENT and (pos := located.position(sub)):
@@ -488,6 +508,8 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         if (isinstance(found, int | float) and maximum is not None and fraction
                 and max(1, maximum) < found <= 100):
             msg += f"; this is a fraction: write {_plain(found / 100)} for {_plain(found)} %"
+        elif isinstance(found, int | float) and not isinstance(found, bool):
+            msg += _time_unit_hint(str(loc[-1]), found, schema or {})
     elif kind in _LENGTH_KINDS and isinstance(found, list):
         msg = f"holds {len(found) or 'no'} item{'' if len(found) == 1 else 's'}"
         if allowed:

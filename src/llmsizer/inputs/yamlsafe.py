@@ -325,7 +325,12 @@ def _build(
     if isinstance(node, MappingNode):
         result: dict[str, Any] = {}
         first_seen: dict[str, Node] = {}
-        for key_node, value_node in node.value:
+        for i, (key_node, value_node) in enumerate(node.value):
+            split = _split_number(node, i)
+            if split is not None:
+                loader.problems.append(InputError(split, file=loader.filename,
+                                                  **_where(key_node.start_mark)))
+                continue
             try:
                 key = _key(loader, key_node)
             except InputError as exc:
@@ -347,6 +352,26 @@ def _build(
             )
         return result
     raise AssertionError(f"unexpected YAML node {node!r}")  # pragma: no cover
+
+
+def _split_number(node: MappingNode, i: int) -> str | None:
+    """The message for `{h100-sxm: 27,000}`: inside braces the comma of a thousands
+    separator ends the entry, leaving `h100-sxm: 27` and a key `000` without a value; None
+    when the i-th key is no such fragment."""
+    key, value = node.value[i]
+    if not node.flow_style or i == 0 or not isinstance(key, ScalarNode) \
+            or key.style is not None or not re.fullmatch(r"\d{3}(?:\.\d+)?", key.value) \
+            or not isinstance(value, ScalarNode) or value.value != "":
+        return None
+    before_key, before = node.value[i - 1]
+    if not isinstance(before, ScalarNode) or before.style is not None \
+            or not re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})*", before.value) \
+            or key.start_mark.index != before.end_mark.index + 1:  # `27,000`, not `27, 000`
+        return None
+    name = before_key.value if isinstance(before_key, ScalarNode) else "key"
+    return (f"`{name}: {before.value},{key.value}` has a thousands separator: inside {{ }} a "
+            f"comma separates entries, so it reads as `{name}: {before.value}` and a key "
+            f"{key.value}; write `{name}: {before.value}{key.value}` without the comma")
 
 
 def _key(loader: _StrictLoader, node: Node) -> str:

@@ -46,6 +46,8 @@ GLOSSARY: tuple[Term, ...] = (
          "against the question, so that the best ones reach the LLM.", only_when="retrieval"),
     Term("Expert parallelism (EP)", "Spreading a mixture-of-experts model's experts over "
          "several GPUs, so each GPU holds and computes only some of them."),
+    Term("GB", "Gigabyte, 10⁹ bytes: every memory size in this proposal; a GPU's memory is "
+         "taken as its vendor prints it (80 GB for an H100)."),
     Term("GPU", "The accelerator card that holds the model in its memory and does the "
          "arithmetic; servers (nodes) carry several."),
     Term("Headroom", "Capacity bought above the expected peak demand, as a share of that peak, "

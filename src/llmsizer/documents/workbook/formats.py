@@ -64,6 +64,9 @@ def dv_title(text: str) -> str:
 # --- number formats ---------------------------------------------------------------------
 
 _CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
+# Currencies without a minor unit (ISO 4217 exponent 0): "¥402/h", never "¥402.00/h"
+_NO_MINOR_UNIT = frozenset({"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF",
+                            "UGX", "VND", "VUV", "XAF", "XOF", "XPF"})
 _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month",
@@ -124,10 +127,12 @@ def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zer
 # proposal's words, never "$0/yr" (read as a free cloud). A priced one is 0 only with no GPU
 # rented and no storage paid (none in the shipped accounts).
 # A GPU without a purchase price looks its price up as 0 too: "no price listed", not "$0"
-# (x-docs review: the TCO sheet's A10 columns read "GPU price $0").
+# (x-docs review: the TCO sheet's A10 columns read "GPU price $0"). A model without a hosted
+# API price costs 0 there as well (fresh-eyes review: "Hosted API cost per year ¥0/yr").
 _UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
                                "cost_per_million_tokens_cloud",
-                               "cost_per_million_total_tokens_cloud", "gpu_price"})
+                               "cost_per_million_total_tokens_cloud", "gpu_price",
+                               "annual_cost_api", "cost_per_million_total_tokens_api"})
 
 
 def unpriced_text(name: str, *, total: bool = False) -> str:
@@ -160,6 +165,8 @@ def _number_format(unit: str, values: tuple[float, ...], currency: str, dash_zer
         per = unit.removeprefix("currency")
         per = {"/yr": "/yr", "/h": "/h", "/kWh": "/kWh", "/M tok": "/M tok"}.get(per, per)
         decimals = {"/h": 2, "/kWh": 3, "/M tok": 2}.get(per, 0)
+        if currency in _NO_MINOR_UNIT:  # the cents' two digits do not exist
+            decimals = max(0, decimals - 2)
         fmt = _money(currency, decimals, per)
     elif unit in PERCENT_UNITS:
         fmt = "0.0%"

@@ -37,7 +37,7 @@ INPUTS: tuple[Input, ...] = (
        "How fast a node reads the model weights when a replica restarts (local NVMe 5-7 "
        "GB/s; network storage less).", low=0.01, high=1000),
     _i("electricity_per_kwh", "Electricity price", "currency/kWh", "account",
-       "Tariff for the data centre power.", low=0, high=10),
+       "Tariff for the data centre power.", low=0),  # no top: 31 JPY is usual
     _i("pue", "PUE", "ratio", "account", "Facility power / IT power.", low=1, high=3),
     _i("amortization_years", "Amortisation period", "years", "account",
        "Years over which hardware capex is written off.", low=1, high=10),
