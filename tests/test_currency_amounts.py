@@ -10,6 +10,7 @@ from pathlib import Path
 import openpyxl
 from helpers import ROOT
 
+from llmsizer.base.errors import InputError
 from llmsizer.documents.workbook.registry import write_workbook
 from llmsizer.inputs.loader import load, load_from_text
 from llmsizer.inputs.schema import Costs
@@ -97,3 +98,35 @@ def test_a_model_without_a_hosted_api_price_reads_no_price_listed(tmp_path: Path
     for row in rows:  # each option's column: a formula that gives 0 without an API price
         cells = [c for c in row[3:] if '"¥"' in c.number_format]
         assert cells and all('"no price listed"' in c.number_format for c in cells)
+
+
+def test_api_prices_are_bounded_in_dollars_and_located_despite_dots_in_the_model_id() -> None:
+    # A won account: 1 USD = 1,400 KRW (a usual rate), so a hosted API's 60 USD per million
+    # output tokens is 84,000 KRW; the bound read as 10,000 in the account's own currency had
+    # refused it. A typo (200 million) is still refused, told at its line although the model
+    # id llama-3.1-8b holds dots (the message's path was split at every dot: line 1).
+    text = """schema_version: 1
+account: {name: Seoul Test, currency: KRW}
+workloads:
+  - name: Chat
+    model: llama-3.1-8b
+    concurrent_users: 20
+    prompt_tokens: 1000
+    output_tokens: 200
+    targets: {tokens_per_s_per_user: 20}
+hardware: {gpus: [h100-sxm]}
+costs:
+  usd_exchange_rate: 1400
+  api_output_per_million: {llama-3.1-8b: 84000}
+"""
+    assert load_from_text(text, "seoul.yaml").req.costs.api_output_per_million == {
+        "llama-3.1-8b": 84000}
+    typo = text + "  api_input_per_million: {llama-3.1-8b: 200000000}\n"
+    try:
+        load_from_text(typo, "seoul.yaml")
+    except InputError as exc:
+        told = str(exc)
+    else:
+        raise AssertionError("a 200-million-won price per million tokens was accepted")
+    assert "seoul.yaml:14:" in told
+    assert "at most 14,000,000 KRW per million tokens" in told

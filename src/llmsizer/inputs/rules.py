@@ -44,11 +44,16 @@ _LOAD_KEYS = {"concurrent_users": "a whole number from 1 to 10,000,000",
 MONEY_LIMITS_USD = {"electricity_per_kwh": 10, "network_per_node": 10_000_000,
                     "gpu_prices": 10_000_000, "cloud_gpu_hour": 1_000,
                     "node_prices": 100_000_000, "storage_per_tb_month": 100_000,
-                    "software_per_gpu_year": 1_000_000, "colocation_per_kw_month": 100_000}
+                    "software_per_gpu_year": 1_000_000, "colocation_per_kw_month": 100_000,
+                    "api_input_per_million": 10_000, "api_output_per_million": 10_000,
+                    "retrieval_api_per_million": 10_000}
 _MONEY_UNITS = {"electricity_per_kwh": " per kWh", "network_per_node": " per node",
                 "gpu_prices": " per GPU", "cloud_gpu_hour": " per GPU-hour",
                 "node_prices": " per node", "storage_per_tb_month": " per TB-month",
-                "software_per_gpu_year": " per GPU-year", "colocation_per_kw_month": " per kW-month"}
+                "software_per_gpu_year": " per GPU-year", "colocation_per_kw_month": " per kW-month",
+                "api_input_per_million": " per million tokens",
+                "api_output_per_million": " per million tokens",
+                "retrieval_api_per_million": " per million tokens"}
 
 _REQUIRED_TO_GENERATE = {"prompt_tokens": "prompt_tokens: 500",
                          "output_tokens": "output_tokens: 300",

@@ -190,18 +190,20 @@ class Costs(_Strict):
         description="Price of a node without its GPUs by catalog platform id, in the account's currency; "
                     "replaces the catalog price.",
         json_schema_extra={"example": "{dell-xe9680: 45000}", "unit": "currency per node"})
-    api_input_per_million: dict[str, Annotated[float, Field(ge=0, le=10_000)]] = Field(
+    api_input_per_million: dict[str, Annotated[
+            float, Field(ge=0), _usd_at_most("api_input_per_million")]] = Field(
         default={},
         description="A hosted API's price per million input tokens by model id, in the account's "
                     "currency; replaces the catalog's listed price (0 = none listed).",
         json_schema_extra={"example": "{deepseek-r1: 1.2}", "unit": "currency per million tokens"})
-    api_output_per_million: dict[str, Annotated[float, Field(ge=0, le=10_000)]] = Field(
+    api_output_per_million: dict[str, Annotated[
+            float, Field(ge=0), _usd_at_most("api_output_per_million")]] = Field(
         default={},
         description="A hosted API's price per million output tokens by model id, in the "
                     "account's currency; replaces the catalog's listed price (0 = none listed).",
         json_schema_extra={"example": "{deepseek-r1: 5}", "unit": "currency per million tokens"})
-    retrieval_api_per_million: dict[Literal["embed", "rerank"],
-                                    Annotated[float, Field(ge=0, le=10_000)]] = Field(
+    retrieval_api_per_million: dict[Literal["embed", "rerank"], Annotated[
+            float, Field(ge=0), _usd_at_most("retrieval_api_per_million")]] = Field(
         default={},
         description="The compared hosted embedding (embed) or reranking (rerank) API's price "
                     "per million input tokens, in the account's currency; replaces the "

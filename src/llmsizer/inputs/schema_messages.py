@@ -417,6 +417,25 @@ def _clean_loc(loc: tuple[str | int, ...], data: Any) -> tuple[str | int, ...]:
     return tuple(out)
 
 
+def _keys_of(data: Any, loc: tuple[str | int, ...], dotted: str
+             ) -> tuple[str | int, ...] | None:
+    """The keys a dotted path names below ``loc``, each the longest key of the file that
+    the rest of the path starts with (a key may hold dots); None if the file lacks one."""
+    node = _value_at(data, loc)
+    keys: list[str | int] = list(loc)
+    rest = dotted
+    while rest:
+        if not isinstance(node, dict):
+            return None
+        key = max((k for k in node if isinstance(k, str)
+                   and (rest == k or rest.startswith(k + "."))), key=len, default=None)
+        if key is None:
+            return None
+        keys.append(key)
+        node, rest = node[key], rest[len(key) + 1:]
+    return tuple(keys)
+
+
 def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> InputError:
     loc = _clean_loc(tuple(err["loc"]), data)
     kind = err["type"]
@@ -473,10 +492,11 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         msg = str(err["msg"]).removeprefix("Value error, ")
         # a cross-field rule names the field it is about first: point at that line
         # (a catalog id in it may hold hyphens: costs.gpu_prices.h100-sxm)
-        named = re.match(r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_-]*)*", msg)
+        # (a model id may hold dots too: costs.api_output_per_million.llama-3.1-8b)
+        named = re.match(r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_][a-z0-9_.-]*)?(?=[:\s]|$)", msg)
         if named is not None:
-            sub = (*loc, *named.group().split("."))
-            if _value_at(data, sub) is not _ABSENT and (pos := located.position(sub)):
+            sub = _keys_of(data, loc, named.group())
+            if sub is not None and (pos := located.position(sub)):
                 line, col = pos
         if loc == () and msg.startswith("two workloads are named") and isinstance(data, dict):
             seen: set[str] = set()
