@@ -39,7 +39,8 @@ from llmsizer.documents.workbook import (
 from llmsizer.inputs.loader import load
 from llmsizer.model.calculations import CALCULATIONS, INPUTS
 from llmsizer.model.catalog import load_catalog
-from llmsizer.model.expr import FUNCTIONS, LOOKUP_FUNCTIONS
+from llmsizer.model.expr import FUNCTIONS
+from llmsizer.model.sheetlookup import LOOKUP_FUNCTIONS
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
@@ -52,7 +53,7 @@ SNAPSHOT = ROOT / "tests" / "snapshots" / "example_formulas.txt"
 ALLOWED_FUNCTIONS = frozenset(
     {"ROUNDUP", "ROUNDDOWN", "MAX", "MIN", "IF", "AND", "OR", "LOG", "POWER", "SUM",
      "INDEX", "MATCH",  # the re-run check's cheapest option's name (Options columns only)
-     *LOOKUP_FUNCTIONS})  # VLOOKUP: catalog lookups only (expr.lookup_formula)
+     *LOOKUP_FUNCTIONS})  # VLOOKUP: catalog lookups only (sheetlookup.lookup_formula)
 # The only ranges a formula may use: a Catalog table from its ids' column A (a lookup's
 # VLOOKUP), or one Options column (the re-run check's MIN and INDEX/MATCH over one
 # workload's options).

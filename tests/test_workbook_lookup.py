@@ -2,7 +2,7 @@
 which Excel 365 shows as @INDEX).
 
 A lookup (``expr.Lookup``) means ``tables[table][key][column]`` in Python and
-``VLOOKUP(key,table,n,0)`` in a spreadsheet (``expr.lookup_formula``). The nested IFs
+``VLOOKUP(key,table,n,0)`` in a spreadsheet (``sheetlookup.lookup_formula``). The nested IFs
 this replaces fell back to the catalog's last row for an id that is not in it; now an unknown
 id is an error on both sides (``EvalError`` / ``#N/A``). One example evaluated every way:
 Python, LibreOffice (forced recalculation), Gnumeric; then the real workbook with a GPU id
@@ -22,7 +22,8 @@ from support.libreoffice import read_values, recalculated_values
 
 from llmsizer.documents.workbook import COL_NAME, FIRST_OPTION_COL, write_workbook
 from llmsizer.inputs.loader import load
-from llmsizer.model.expr import EvalError, evaluate, lookup, lookup_formula, render
+from llmsizer.model.expr import EvalError, evaluate, lookup, render
+from llmsizer.model.sheetlookup import lookup_formula
 from llmsizer.sizing.engine import size
 
 openpyxl: Any = importlib.import_module("openpyxl")

@@ -1,4 +1,4 @@
-"""Layer 2 — the sizing model as data: the expression language (``expr``), the catalog and
+"""Layer 2 — the sizing model as data: the expression language (``expr``) and its spreadsheet lookups (``sheetlookup``), the catalog and
 its YAML files (``catalog``, ``catalogs/``), and ``calculations``, the one home of every
 formula."""
 
@@ -7,4 +7,5 @@ __all__ = [
     "calculations",
     "catalog",
     "expr",
+    "sheetlookup",
 ]

@@ -26,7 +26,6 @@ Traps, written down so nobody rediscovers them:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -95,7 +94,7 @@ class Call(Expr):
 class Lookup(Expr):
     """``table[key][column]``: a catalog value chosen by an input (GPU, precision).
 
-    In a spreadsheet it becomes :func:`lookup_formula`: ``VLOOKUP`` of the key in the
+    In a spreadsheet it becomes :func:`.sheetlookup.lookup_formula`: ``VLOOKUP`` of the key in the
     table's ids, exact match, so an id that is not in the table is ``#N/A`` there, as it is
     :class:`EvalError` here (never another row's value)."""
 
@@ -118,33 +117,6 @@ def ref(name: str) -> Ref:
 
 def lookup(table: str, key: str, column: str) -> Lookup:
     return Lookup(table, Ref(key), column)
-
-
-# The spreadsheet spelling of a Lookup: VLOOKUP, exact match (0: first match, case-insensitive
-# like the Python side). INDEX(values,MATCH(key,ids,0)) gave the same value but, as INDEX may
-# return a range, Excel 365 shows it @INDEX(...) in these legacy formulas; VLOOKUP returns a
-# value (Microsoft, "Implicit intersection operator: @"). In every Excel, LibreOffice, Gnumeric.
-LOOKUP_FUNCTIONS = ("VLOOKUP",)
-_RANGE = re.compile(r"^((?:[^!]+!)?)\$?([A-Z]+)\$?(\d+)(?::\$?([A-Z]+)\$?(\d+))?$")
-
-
-def _column_number(letters: str) -> int:
-    return sum((ord(ch) - 64) * 26 ** i for i, ch in enumerate(reversed(letters)))
-
-
-def lookup_formula(key: str, ids: str, values: str) -> str:
-    """``VLOOKUP(key,table,n,0)`` of same-rowed column ranges, ids left of values
-    (``Catalog!$A$5:$A$9``, ``Catalog!$C$5:$C$9`` -> ``VLOOKUP(key,Catalog!$A$5:$C$9,3,0)``)."""
-    a, b = _RANGE.match(ids), _RANGE.match(values)
-    if a is None or b is None:
-        raise ValueError(f"not a column range: {ids!r}, {values!r}")
-    sheet, first, top, _, bottom = a.groups()
-    v_sheet, column, v_top, _, v_bottom = b.groups()
-    n = _column_number(column) - _column_number(first) + 1
-    if v_sheet != sheet or (v_top, v_bottom) != (top, bottom) or n < 1:
-        raise ValueError(f"ids {ids!r} and values {values!r} are not one table's columns")
-    end = f":${column}${bottom or top}"
-    return f"VLOOKUP({key},{sheet}${first}${top}{end},{n},0)"
 
 
 def _cmp(op: str) -> Callable[[Operand, Operand], Expr]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ...model.calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
-from ...model.expr import Bin, Call, Expr, Lookup, lookup_formula, references, render
+from ...model.expr import Bin, Call, Expr, Lookup, references, render
+from ...model.sheetlookup import lookup_formula
 from ...sizing.costs import _TIER_COLUMN, tier_words  # the tier's catalog column, its words
 from ...sizing.results import Option, Result, WorkloadResult
 from .formats import clean_text

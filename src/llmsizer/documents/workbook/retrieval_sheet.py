@@ -19,7 +19,8 @@ from ...model.calculations.retrieval import (
     RETRIEVAL_COST_INPUTS,
     RETRIEVAL_INPUTS,
 )
-from ...model.expr import Lookup, Value, lookup, lookup_formula, render, to_text
+from ...model.expr import Lookup, Value, lookup, render, to_text
+from ...model.sheetlookup import lookup_formula
 from ...sizing.results import Result, RetrievalOption, RetrievalWorkloadResult
 from ...sizing.retrieval import CATALOG_ROWS
 from .book import Book

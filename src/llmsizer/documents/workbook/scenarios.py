@@ -24,7 +24,8 @@ from ...model.calculations import (
     Scenario,
     cloud_priced_formula,
 )
-from ...model.expr import Lookup, Value, lookup_formula, render
+from ...model.expr import Lookup, Value, render
+from ...model.sheetlookup import lookup_formula
 from ...sizing.costs import result_scenario_plans
 from ..marker import normalize_formula
 from .book import Book
