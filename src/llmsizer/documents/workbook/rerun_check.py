@@ -98,10 +98,7 @@ def _floor_bounded(w: WorkloadResult, o: Option) -> bool:
     p = _prefill_layout(w, o)
     if p is None:
         return False
-    v = {n: float(p.values[n]) for n in ("prefill_tokens", "prefill_ms_per_token",
-                                          "shared_weights_ms", "all_experts_ms")}
-    return v["prefill_tokens"] * v["prefill_ms_per_token"] >= (v["shared_weights_ms"]
-                                                               + v["all_experts_ms"])
+    return float(p.values["prefill_compute_ms"]) >= float(p.values["all_weights_ms"])
 
 
 @dataclass(frozen=True)

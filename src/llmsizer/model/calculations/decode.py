@@ -326,6 +326,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Bandwidth ceiling: weights / (TP x bandwidth x efficiency) (“How fast does it "
        "serve?”: 70 GB / 3.35 TB/s = 21 ms); MoE: the experts the batch touches. Pipeline "
        "stages each re-read their weights per micro-batch, so PP does not divide it."),
+    _c("all_weights_ms", "Every weight read once", "ms", "Throughput",
+       r("shared_weights_ms") + r("all_experts_ms"),
+       "The most a step's weight streaming can be, whatever the batch: the workbook's re-run "
+       "check asks whether a prompt's compute stays above it."),
     _c("fp4_small_batch_saving_ms", "FP4 small-batch saving per step", "ms", "Throughput",
        IF(AND(gt(r("kv_lora_rank"), 0),
               le(r("batch_upper_bound") / r("adp") * r("spec_tokens_per_step"), 16)),
@@ -350,8 +354,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Tokens/s of one user alone (batch 1, k of E experts read per token verified, the "
        "busiest GPU's under expert parallelism; x the speculative TPOT factor): the ceiling no "
        "batch size can beat."),
+    _c("prefill_compute_ms", "Compute of one prompt", "ms", "Throughput",
+       r("prefill_tokens") * r("prefill_ms_per_token"),
+       "The prompt's tokens at the prefill's time per token."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
-       MAX(r("prefill_tokens") * r("prefill_ms_per_token"), r("decode_weights_ms"))
+       MAX(r("prefill_compute_ms"), r("decode_weights_ms"))
        + r("comm_fixed_ms") + r("step_overhead_ms"),
        "Compute-bound prefill (at least one weight read) + all-reduce latency + overhead."),
     _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
