@@ -1,6 +1,6 @@
-"""Layer 2 — the sizing model as data: the expression language (``expr``) and its spreadsheet lookups (``sheetlookup``), the catalog and
-its YAML files (``catalog``, ``catalogs/``), and ``calculations``, the one home of every
-formula."""
+"""Layer 2 — the sizing model as data: the expression language (``expr``) and its
+spreadsheet lookups (``sheetlookup``), the catalog and its YAML files (``catalog``,
+``catalogs/``), and ``calculations``, the one home of every formula."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
