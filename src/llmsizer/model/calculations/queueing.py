@@ -397,7 +397,7 @@ def _itl_batch(q: int) -> Expr:
     """The largest batch whose p-th percentile inter-token latency (``itl_p{q}_ms``) meets the
     target, in closed form and exact: the forward ITL is a chunk-carrying step when more than
     1 - p of steps carry a chunk, else a plain decode step, and all three pieces are
-    monotone in B. A plain step is spec x (a + b B) - pps B (linear); a chunk step adds
+    monotone in B. A plain step is spec x (a + (b - pps) B) (linear); a chunk step adds
     ppt x MIN(prompt, chunk) and is at least the mean step spec x (a + b B) (chunk_step_ms:
     a second line, so its batch is the smaller of two); the share of chunk steps,
     n x B x spec x (a + b B) / (S0 + K B), stays within s = 1 - p below the root
@@ -407,7 +407,7 @@ def _itl_batch(q: int) -> Expr:
     target = r(f"target_itl_p{q}_ms")
     spec = r("spec_tpot_factor")
     fixed = spec * r("step_fixed_ms")
-    per_seq = spec * r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+    per_seq = spec * (r("step_ms_per_seq") - r("prefill_ms_per_seq_step"))
     chunk = r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens"))
     n = MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))
     s = 1 - q / 100  # the forward's own threshold (itl_p{q}_ms), the same float
@@ -497,8 +497,9 @@ PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
          f"pool's queue and first token).")
       for q in PERCENTILES),
     _c("decode_only_step_ms", "Step without a prefill chunk", "ms", "Throughput",
-       r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served"),
-       "t(B) without the amortised prefill share: the step most tokens see."),
+       r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served") * r("spec_tpot_factor"),
+       "t(B) without the amortised prefill share, both x the speculative TPOT factor as in "
+       "TPOT: the step most tokens see."),
     _c("chunk_step_ms", "Step carrying a prefill chunk", "ms", "Throughput",
        MAX(r("decode_only_step_ms")
            + r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens")),
