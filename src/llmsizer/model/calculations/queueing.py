@@ -397,15 +397,17 @@ def _itl_batch(q: int) -> Expr:
     """The largest batch whose p-th percentile inter-token latency (``itl_p{q}_ms``) meets the
     target, in closed form and exact: the forward ITL is a chunk-carrying step when more than
     1 - p of steps carry a chunk, else a plain decode step, and all three pieces are
-    monotone in B. A plain step is spec x (a + b B) - pps B (linear); a chunk step adds
-    ppt x MIN(prompt, chunk); the share of chunk steps, n x B x spec x (a + b B) / (S0 + K B),
-    stays within s = 1 - p below the root 2 s S0 / (beta + sqrt(beta^2 + 4 n spec b s S0)),
-    beta = n spec a - s K. So ITL <= T exactly when B is at most the chunk step's batch, or
-    at most both the plain step's batch and the share's root (the larger of the two)."""
+    monotone in B. A plain step is spec x (a + (b - pps) B) (linear); a chunk step adds
+    ppt x MIN(prompt, chunk) and is at least the mean step spec x (a + b B) (chunk_step_ms:
+    a second line, so its batch is the smaller of two); the share of chunk steps,
+    n x B x spec x (a + b B) / (S0 + K B), stays within s = 1 - p below the root
+    2 s S0 / (beta + sqrt(beta^2 + 4 n spec b s S0)), beta = n spec a - s K. So ITL <= T
+    exactly when B is at most the chunk step's batch, or at most both the plain step's batch
+    and the share's root (the larger of the two)."""
     target = r(f"target_itl_p{q}_ms")
     spec = r("spec_tpot_factor")
     fixed = spec * r("step_fixed_ms")
-    per_seq = spec * r("step_ms_per_seq") - r("prefill_ms_per_seq_step")
+    per_seq = spec * (r("step_ms_per_seq") - r("prefill_ms_per_seq_step"))
     chunk = r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens"))
     n = MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))
     s = 1 - q / 100  # the forward's own threshold (itl_p{q}_ms), the same float
@@ -413,8 +415,9 @@ def _itl_batch(q: int) -> Expr:
     beta = n * fixed - s * kk
     root = 2 * s * s0 / (beta + POWER(POWER(beta, 2) + 4 * n * spec * r("step_ms_per_seq") * s
                                       * s0, 0.5))
-    return MAX(_linear_batch(target - chunk, fixed, per_seq),
-               MIN(_linear_batch(target, fixed, per_seq), root))
+    by_chunk_step = MIN(_linear_batch(target - chunk, fixed, per_seq),
+                        _linear_batch(target, fixed, spec * r("step_ms_per_seq")))
+    return MAX(by_chunk_step, MIN(_linear_batch(target, fixed, per_seq), root))
 
 
 # Read before batch_by_ttft: the batch each stated TTFT percentile allows.
@@ -494,12 +497,16 @@ PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
          f"pool's queue and first token).")
       for q in PERCENTILES),
     _c("decode_only_step_ms", "Step without a prefill chunk", "ms", "Throughput",
-       r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served"),
-       "t(B) without the amortised prefill share: the step most tokens see."),
+       r("tpot_ms") - r("prefill_ms_per_seq_step") * r("batch_served") * r("spec_tpot_factor"),
+       "t(B) without the amortised prefill share, both x the speculative TPOT factor as in "
+       "TPOT: the step most tokens see."),
     _c("chunk_step_ms", "Step carrying a prefill chunk", "ms", "Throughput",
-       r("decode_only_step_ms")
-       + r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens")),
-       "A decode step that also prefills one chunk of a new prompt."),
+       MAX(r("decode_only_step_ms")
+           + r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens")),
+           r("tpot_ms")),
+       "A decode step that also prefills one chunk of a new prompt, and never less than the "
+       "mean step (TPOT): the mean averages these steps with plain ones, so when the prompts "
+       "bring more than one chunk per step, a step carries the mean prefill per step."),
     _c("chunk_step_share", "Share of steps carrying a prefill chunk", "fraction", "Throughput",
        MIN(1, r("replica_request_rate_per_s") * r("tpot_ms") / 1000
            * MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))),
