@@ -378,9 +378,49 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     assert f"capital cost {money};" in cover
     assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no "
             "purchase price.") in cover
-    assert "Capital cost: GPUs not priced" in text and "On-prem per year: GPUs not priced" in text
+    # rented (policy.deployment: cloud): the purchase cards follow the cloud's, as the
+    # alternative (the cards' words changed with test_a_rented_or_api_answer_leads_with_its_cost)
+    assert ("Capital cost if bought: GPUs not priced" in text
+            and "On-prem per year if bought: GPUs not priced" in text)
     # the costs table's GPU line: no price, not "USD 0" (read as free GPUs)
     assert "GPUs (once) no price listed Scale-out network" in text
+
+
+@pytest.mark.parametrize(("name", "way"), [("eu-bank-cloud.yaml", "cloud"),
+                                            ("api-cheapest.yaml", "api")])
+def test_a_rented_or_api_answer_leads_with_its_cost(name: str, way: str) -> None:
+    """Presales review: an account told to rent (or to use a hosted API) read "capital cost
+    EUR 323 k" on the cover and "8 GPUs bought" on the summary's first card. The way
+    recommended now leads, what buying would take after it, labelled as the alternative."""
+    from llmsizer.documents.proposal import render_html
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "tests" / "data" / name))
+    assert result.deployment.recommended == way
+    tot, fmt = result.totals, Formatter(result.account.currency)
+    money = lambda x: re.sub(r"\s+", " ", fmt.money(x))  # noqa: E731
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
+    cover, summary = text.split("Executive summary")[:2]
+    (g,) = result.plan.node_groups
+    if way == "cloud":
+        lead = (f"Recommendation, rented in the cloud: {g.values['cloud_gpus_rented']:.0f} × "
+                f"NVIDIA H200 SXM in {g.values['cloud_instances']:.0f} cloud instances; "
+                f"{money(tot.annual_cost_cloud)} per year in the cloud. The alternative, buying:")
+        cards = (f"{money(tot.annual_cost_cloud)} Cloud per year (recommended) "
+                 f"{tot.cloud_gpus_rented} GPUs rented {money(tot.annual_cost_onprem)} On-prem")
+    else:
+        lead = (f"Recommendation: a hosted API, paid per token, at "
+                f"{money(tot.annual_cost_api)} per year. The alternative, buying, sized for "
+                "comparison:")
+        cards = (f"{money(tot.annual_cost_api)} Hosted API per year (recommended) "
+                 f"{money(tot.annual_cost_cloud)} Cloud per year {money(tot.annual_cost_onprem)} "
+                 "On-prem per year if bought")
+    assert lead in cover and cover.index(lead) < cover.index(f"capital cost {money(tot.capex)};")
+    assert cards in summary
+    assert (f"{money(tot.capex)} Capital cost if bought {tot.gpus_purchased} GPUs if bought, "
+            "in 1 node") in summary
+    assert "GPUs bought" not in summary.split("Range:")[0].split("Policy headroom")[-1]
 
 
 def test_the_requirements_table_states_percentile_targets_and_fractions_as_given() -> None:

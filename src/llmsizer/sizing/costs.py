@@ -492,7 +492,7 @@ _TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
                   "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
                   "annual_cost_onprem": "annual_cost_onprem",
                   "annual_cost_cloud": "annual_cost_cloud",
-                  "annual_cost_api": "annual_cost_onprem"}
+                  "annual_cost_api": "annual_cost_onprem", "cloud_gpus_rented": "cloud_gpus"}
 
 
 def with_retrieval(total: Callable[[str], float],
