@@ -303,6 +303,35 @@ def test_walk_through_rates_and_replicas_show_three_figures(path: Path,
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_a_figure_beside_its_target_is_never_shown_as_the_target(path: Path,
+                                                                rendered: Callable) -> None:
+    """Presales review: the walk-through read "17 s (target 17 s)" for a whole answer of
+    16,991 ms and "25.0 tok/s (target 25.0 tok/s)" for 25.04 (fabrikam-services): within
+    rounding of its target, a figure is shown with the figures that put it on its side."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    scale = {"ms": 0.001, "s": 1.0, "tok/s": 1.0}
+    pairs = re.findall(r"([\d.,]+) (ms|s|tok/s) \(target ([\d.,]+) (ms|s|tok/s)\)", text)
+    for x, xu, t, tu in pairs:
+        assert float(x.replace(",", "")) * scale[xu] != float(t.replace(",", "")) * scale[tu], \
+            (x, xu, t, tu)
+
+
+def test_figures_within_rounding_of_their_target_keep_their_side() -> None:
+    """Formatter.ms_vs and tok_s_vs: the figures that show a value on its side of the target
+    as printed; as :meth:`ms` and :meth:`tok_s` where three figures already do."""
+    fmt = Formatter("USD")
+    shown = lambda s: s.replace("\xa0", " ")  # noqa: E731
+    assert shown(fmt.ms(16991.0)) == "17 s" and shown(fmt.ms_vs(16991.0, 17)) == "16.99 s"
+    assert shown(fmt.ms_vs(1999.6, 2)) == "1,999.6 ms"  # "2,000 ms (target 2 s)" before
+    assert shown(fmt.ms_vs(989.0, 3)) == shown(fmt.ms(989.0)) == "989 ms"
+    assert shown(fmt.ms_vs(17000.0, 17)) == "17 s"  # on the target: as it is
+    assert shown(fmt.tok_s_vs(25.04, 25)) == "25.04 tok/s"
+    assert shown(fmt.tok_s_vs(25.4, 25)) == shown(fmt.tok_s(25.4)) == "25.4 tok/s"
+    assert shown(fmt.tok_s_vs(100.4, 100)) == "100.4 tok/s"
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
 def test_gpus_per_node_said_as_bought_or_as_room(path: Path, rendered: Callable) -> None:
     """Proseware Clinic Network's walk-through said "1 GPU = 1 replica × TP1, in 1 × Generic
     2U 4-GPU PCIe Gen4 server (4 GPUs and 4 replicas per node)": a node that is not filled
