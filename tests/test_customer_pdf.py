@@ -265,7 +265,10 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # (an account that prices its GPUs' cloud hours itself lists no tier rows: they repeated)
     tiers = [x for x in data["sensitivity"] if x["input"] == "cloud_tier_what_if"]
     assert ("Cloud price: committed 3 years" in text) == bool(tiers)
-    assert not re.findall(r"Cloud price (?!per\b)[A-Za-z]", text)
+    # ... and says why under the table (costs.cloud_tiers_fixed), only then
+    assert ("Cloud price tiers are not varied: this account states its own cloud prices."
+            in text) == (not tiers)
+    assert not re.findall(r"Cloud price (?!per\b|tiers are not varied)[A-Za-z]", text)
     # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
     assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
