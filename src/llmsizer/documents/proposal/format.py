@@ -244,6 +244,9 @@ _CITED_FILE = re.compile(r"[;,] reference [a-z_]+\.(?:csv|md)(?=\))")
 _REFERENCES = {"reference notes": "published specifications",
                "reference prices": "published prices"}
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
+# the catalog flags an estimate in capitals ("base_price_usd is an ESTIMATE"), which the proposal
+# says as it says every other estimate, in lower case ("a flagged estimate")
+_SHOUTED = re.compile(r"\bESTIMATE(S?)\b")
 # a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
 _BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
@@ -255,10 +258,11 @@ def _said(m: re.Match[str], words: str) -> str:
 
 
 def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
-    """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), the
-    project's reference files left out, a catalog id in ``names`` (platform id -> name)
-    by its name, and "70.6e9" as "70.6 billion"."""
+    """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), its
+    ESTIMATE flags in lower case, the project's reference files left out, a catalog id in
+    ``names`` (platform id -> name) by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
+    text = _SHOUTED.sub(lambda m: _said(m, "estimate" + m.group(1).lower()), text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
     if names:
