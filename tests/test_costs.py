@@ -32,7 +32,7 @@ from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Costs
 from llmsizer.model.calculations import SCENARIOS
 from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
-from llmsizer.sizing.costs import is_stale, price_age_days
+from llmsizer.sizing.costs import cloud_tiers_fixed, is_stale, price_age_days
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.evaluate import Choice, error_group
 from llmsizer.sizing.results import Result
@@ -278,11 +278,20 @@ def test_northwind_lists_no_cloud_tier_rows_its_own_price_makes_repeat(tmp_path:
     for words in ("hyperscaler on-demand", "committed 1 year", "committed 3 years",
                   "GPU cloud on-demand"):
         assert f"Cloud price: {words}" not in text, words
+    # and both say why, under the rows (presales review: the rows were missing unsaid)
+    said = "Cloud price tiers are not varied: this account states its own cloud prices."
+    assert said in " ".join(text.split()) and cloud_tiers_fixed(r.workloads, r.tables,
+                                                                     r.retrieval)
     book = tmp_path / "nwr.xlsx"
     write_workbook(r, book)
     ws = openpyxl.load_workbook(book, data_only=True)["Scenarios"]
     labels = [row[0].value for row in ws.iter_rows(min_row=6)]
     assert "GPU price" in labels and "Cloud price" not in labels
+    assert any(str(v).startswith(said) for v in labels if v), labels
+    # an account priced by the catalog lists the tier rows and says nothing of the kind
+    example = size(load(EXAMPLE))
+    assert [s for s in example.sensitivity if s.input == "cloud_tier_what_if"]
+    assert not cloud_tiers_fixed(example.workloads, example.tables, example.retrieval)
 
 
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(

@@ -265,7 +265,10 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # (an account that prices its GPUs' cloud hours itself lists no tier rows: they repeated)
     tiers = [x for x in data["sensitivity"] if x["input"] == "cloud_tier_what_if"]
     assert ("Cloud price: committed 3 years" in text) == bool(tiers)
-    assert not re.findall(r"Cloud price (?!per\b)[A-Za-z]", text)
+    # ... and says why under the table (costs.cloud_tiers_fixed), only then
+    assert ("Cloud price tiers are not varied: this account states its own cloud prices."
+            in text) == (not tiers)
+    assert not re.findall(r"Cloud price (?!per\b|tiers are not varied)[A-Za-z]", text)
     # the error range signed alike: "within −23.9 % to +27.1 %", not a hyphen beside a plus
     assert re.search(r"was within [−+]?\d", text) and not re.search(r"was within -\d", text)
 
@@ -300,6 +303,35 @@ def test_walk_through_rates_and_replicas_show_three_figures(path: Path,
         assert len(shown.replace(".", "").replace(",", "").lstrip("0").rstrip("0")) <= 3, shown
     pools = {Formatter.figures(float(p["demand_replicas"])) for p in data["plan"]["pools"]}
     assert pools <= set(demand), (pools, demand)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_a_figure_beside_its_target_is_never_shown_as_the_target(path: Path,
+                                                                rendered: Callable) -> None:
+    """Presales review: the walk-through read "17 s (target 17 s)" for a whole answer of
+    16,991 ms and "25.0 tok/s (target 25.0 tok/s)" for 25.04 (fabrikam-services): within
+    rounding of its target, a figure is shown with the figures that put it on its side."""
+    _data, pdf = rendered(path)
+    text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
+    scale = {"ms": 0.001, "s": 1.0, "tok/s": 1.0}
+    pairs = re.findall(r"([\d.,]+) (ms|s|tok/s) \(target ([\d.,]+) (ms|s|tok/s)\)", text)
+    for x, xu, t, tu in pairs:
+        assert float(x.replace(",", "")) * scale[xu] != float(t.replace(",", "")) * scale[tu], \
+            (x, xu, t, tu)
+
+
+def test_figures_within_rounding_of_their_target_keep_their_side() -> None:
+    """Formatter.ms_vs and tok_s_vs: the figures that show a value on its side of the target
+    as printed; as :meth:`ms` and :meth:`tok_s` where three figures already do."""
+    fmt = Formatter("USD")
+    shown = lambda s: s.replace("\xa0", " ")  # noqa: E731
+    assert shown(fmt.ms(16991.0)) == "17 s" and shown(fmt.ms_vs(16991.0, 17)) == "16.99 s"
+    assert shown(fmt.ms_vs(1999.6, 2)) == "1,999.6 ms"  # "2,000 ms (target 2 s)" before
+    assert shown(fmt.ms_vs(989.0, 3)) == shown(fmt.ms(989.0)) == "989 ms"
+    assert shown(fmt.ms_vs(17000.0, 17)) == "17 s"  # on the target: as it is
+    assert shown(fmt.tok_s_vs(25.04, 25)) == "25.04 tok/s"
+    assert shown(fmt.tok_s_vs(25.4, 25)) == shown(fmt.tok_s(25.4)) == "25.4 tok/s"
+    assert shown(fmt.tok_s_vs(100.4, 100)) == "100.4 tok/s"
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
@@ -378,9 +410,49 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     assert f"capital cost {money};" in cover
     assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no "
             "purchase price.") in cover
-    assert "Capital cost: GPUs not priced" in text and "On-prem per year: GPUs not priced" in text
+    # rented (policy.deployment: cloud): the purchase cards follow the cloud's, as the
+    # alternative (the cards' words changed with test_a_rented_or_api_answer_leads_with_its_cost)
+    assert ("Capital cost if bought: GPUs not priced" in text
+            and "On-prem per year if bought: GPUs not priced" in text)
     # the costs table's GPU line: no price, not "USD 0" (read as free GPUs)
     assert "GPUs (once) no price listed Scale-out network" in text
+
+
+@pytest.mark.parametrize(("name", "way"), [("eu-bank-cloud.yaml", "cloud"),
+                                            ("api-cheapest.yaml", "api")])
+def test_a_rented_or_api_answer_leads_with_its_cost(name: str, way: str) -> None:
+    """Presales review: an account told to rent (or to use a hosted API) read "capital cost
+    EUR 323 k" on the cover and "8 GPUs bought" on the summary's first card. The way
+    recommended now leads, what buying would take after it, labelled as the alternative."""
+    from llmsizer.documents.proposal import render_html
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "tests" / "data" / name))
+    assert result.deployment.recommended == way
+    tot, fmt = result.totals, Formatter(result.account.currency)
+    money = lambda x: re.sub(r"\s+", " ", fmt.money(x))  # noqa: E731
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
+    cover, summary = text.split("Executive summary")[:2]
+    (g,) = result.plan.node_groups
+    if way == "cloud":
+        lead = (f"Recommendation, rented in the cloud: {g.values['cloud_gpus_rented']:.0f} × "
+                f"NVIDIA H200 SXM in {g.values['cloud_instances']:.0f} cloud instances; "
+                f"{money(tot.annual_cost_cloud)} per year in the cloud. The alternative, buying:")
+        cards = (f"{money(tot.annual_cost_cloud)} Cloud per year (recommended) "
+                 f"{tot.cloud_gpus_rented} GPUs rented {money(tot.annual_cost_onprem)} On-prem")
+    else:
+        lead = (f"Recommendation: a hosted API, paid per token, at "
+                f"{money(tot.annual_cost_api)} per year. The alternative, buying, sized for "
+                "comparison:")
+        cards = (f"{money(tot.annual_cost_api)} Hosted API per year (recommended) "
+                 f"{money(tot.annual_cost_cloud)} Cloud per year {money(tot.annual_cost_onprem)} "
+                 "On-prem per year if bought")
+    assert lead in cover and cover.index(lead) < cover.index(f"capital cost {money(tot.capex)};")
+    assert cards in summary
+    assert (f"{money(tot.capex)} Capital cost if bought {tot.gpus_purchased} GPUs if bought, "
+            "in 1 node") in summary
+    assert "GPUs bought" not in summary.split("Range:")[0].split("Policy headroom")[-1]
 
 
 def test_the_requirements_table_states_percentile_targets_and_fractions_as_given() -> None:

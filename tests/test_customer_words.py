@@ -43,6 +43,9 @@ def test_no_internal_references_reach_the_customer(
     text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
                           text=True).stdout
     assert not _hits(re.sub(r"\s+", " ", text)), _hits(text)
+    # the catalog's "ESTIMATE" flag in the prose's words (presales review: the price list
+    # shouted it; the proposal says "a flagged estimate", "an estimate" everywhere else)
+    assert "ESTIMATE" not in text
     # formats by their usual names (FP8, MXFP4), never the catalog's lower-case ids
     assert not re.findall(r"\b(?:fp8|fp4|nvfp4|mxfp4|bf16|fp16|int8|int4) (?:weights|KV)", text)
     assert not re.findall(r"\b1 replicas\b", text)  # small-l4-l40s printed '1 replicas of'

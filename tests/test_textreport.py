@@ -183,3 +183,26 @@ def test_renting_or_an_api_recommended_is_said_as_the_pdf_says_it() -> None:
     assert f"would cost {onprem} a year, against {cloud} for the cloud." in text
     # an account that buys, as most do, gets no such line
     assert "Recommended way" not in _text("three-workloads.yaml")
+
+
+def test_the_total_leads_with_the_way_recommended() -> None:
+    """Presales review: a rented or API answer's total led with "8 GPUs in 1 node; capex EUR
+    323 k", what buying costs. The way recommended now comes first, buying after it as the
+    alternative, in the cover's words (templates/partials/cover.html.j2)."""
+    result = _sized("eu-bank-cloud.yaml")
+    tot, fmt = result.totals, Formatter(result.account.currency)
+    money = lambda x: fmt.money(x).replace("\xa0", " ")  # noqa: E731
+    assert tot.cloud_gpus_rented == 8 == result.plan.node_groups[0].values["cloud_gpus_rented"]
+    assert (f"Total: 8 GPUs rented in the cloud; cloud {money(tot.annual_cost_cloud)}/yr. The "
+            f"alternative, buying: 8 GPUs in 1 node; capex {money(tot.capex)}; on-prem "
+            f"{money(tot.annual_cost_onprem)}/yr") in _unfolded(_text("eu-bank-cloud.yaml"))
+    api = _sized("api-cheapest.yaml")
+    assert api.deployment.recommended == "api" and api.totals.annual_cost_api is not None
+    fmt = Formatter(api.account.currency)
+    text = _unfolded(_text("api-cheapest.yaml"))
+    assert (f"Total: a hosted API, {money(api.totals.annual_cost_api)}/yr. The alternative, "
+            f"buying, sized for comparison: {api.totals.gpus_purchased} GPUs in 1 node; capex "
+            f"{money(api.totals.capex)};") in text
+    # an account that buys, as most do: the total as it was, buying first
+    assert re.search(r"^Total: 32 GPUs[^;]* in 4 nodes; capex ", _text("three-workloads.yaml"),
+                     re.M)

@@ -410,6 +410,41 @@ def test_the_results_say_costs_in_the_pdfs_words(client: TestClient) -> None:
             "per year on-premises") in cover
 
 
+@pytest.mark.parametrize(("name", "way"), [("eu-bank-cloud.yaml", "cloud"),
+                                            ("api-cheapest.yaml", "api")])
+def test_a_rented_or_api_answer_leads_with_its_cost_as_the_pdf_does(
+        client: TestClient, name: str, way: str) -> None:
+    """Presales review: an account told to rent read "8 GPUs in 1 node: capital cost EUR
+    323 k" first, as one told to buy does. Like the PDF's cover (cover.html.j2: the pins
+    above hold for an account that buys), the way recommended now leads and buying follows
+    as the alternative."""
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    path = ROOT / "tests" / "data" / name
+    r = client.post("/upload/yaml", files={"file": (name, path.read_bytes())})
+    assert r.status_code == 200
+    panel = r.text[r.text.index('<section id="recommendation">'):]
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", panel[:panel.index("</section>")]))
+                    .replace("\xa0", " ").split())
+    result = size(load(path))
+    assert result.deployment.recommended == way
+    t, fmt = result.totals, Formatter(result.account.currency)
+    money = lambda x: " ".join(fmt.money(x).replace("\xa0", " ").split())  # noqa: E731
+    buy = (f"{t.gpus_purchased} GPUs in 1 node; capital cost {money(t.capex)}; "
+           f"{money(t.annual_cost_onprem)} per year on-premises")
+    if way == "cloud":
+        assert text.startswith(f"Recommendation {t.cloud_gpus_rented} GPUs rented in the cloud: "
+                               f"{money(t.annual_cost_cloud)} per year in the cloud The "
+                               f"alternative, buying: {buy}"), text[:300]
+    else:
+        assert text.startswith(f"Recommendation A hosted API, paid per token, at "
+                               f"{money(t.annual_cost_api)} per year The alternative, buying, "
+                               f"sized for comparison: {buy}, or "
+                               f"{money(t.annual_cost_cloud)} per year rented in the cloud."
+                               ), text[:300]
+
+
 def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient) -> None:
     """inputs/enterprise-multi.yaml runs three pools on one node group. The PDF's plan and
     headroom tables give each pool's headroom, one precision for the column: 28.0 %, 26.4 %,

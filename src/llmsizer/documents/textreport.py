@@ -374,13 +374,20 @@ def _print_total(result: Result, con: Console) -> None:
     # on a rack read beside "Total: 1 GPU" as if the rack were one GPU)
     gpus = (_n(tot.gpus_purchased, "GPU") if tot.gpus_purchased == tot.gpus_used else
             f"{_n(tot.gpus_purchased, 'GPU')} bought ({tot.gpus_used:,} used)")
-    _say(con, f"Total: {gpus} in {_n(tot.nodes, 'node')}; "
-              f"capex {_money(tot.capex, cur)}; "
-              f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr; "
-              + (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr"
-                 if tot.annual_cost_cloud is not None else
-                 cloud_unpriced_words(tot.cloud_unpriced, cat.gpus)))
+    cloud = (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr" if tot.annual_cost_cloud is not None
+             else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))
+    buy = f"{gpus} in {_n(tot.nodes, 'node')}; capex {_money(tot.capex, cur)}; " \
+          f"on-prem {_money(tot.annual_cost_onprem, cur)}/yr"
     way = deployment_context(result, Formatter(cur))["deployment"]
+    # the way recommended leads, as on the PDF's cover: renting or an API first, buying after
+    if way is not None and way["recommended"] == "cloud":
+        _say(con, f"Total: {_n(tot.cloud_gpus_rented, 'GPU')} rented in the cloud; {cloud}. "
+                  f"The alternative, buying: {buy}")
+    elif way is not None and way["recommended"] == "api" and tot.annual_cost_api is not None:
+        _say(con, f"Total: a hosted API, {_money(tot.annual_cost_api, cur)}/yr. The "
+                  f"alternative, buying, sized for comparison: {buy}; {cloud}")
+    else:
+        _say(con, f"Total: {buy}; {cloud}")
     if way is not None and way["recommended"] != "on_prem":  # the PDF's sentence: renting or
         # an API recommended read as servers to buy from the plan and capex lines alone
         _say(con, " ".join(f"{way['lead']} {way['cheaper']}".replace(NBSP, " ").split()),

@@ -358,6 +358,21 @@ def tier_moves_price(tables: Tables, gpus: Iterable[str]) -> bool:
     return False
 
 
+def _recommended_gpus(workloads: Sequence[WorkloadResult],
+                      retrieval: Sequence[RetrievalWorkloadResult]) -> set[str]:
+    return {w.best.gpu for w in workloads if w.best is not None} | {
+        w.best.gpu for w in retrieval if w.best is not None}
+
+
+def cloud_tiers_fixed(workloads: Sequence[WorkloadResult], tables: Tables,
+                      retrieval: Sequence[RetrievalWorkloadResult]) -> bool:
+    """Whether the sensitivity leaves out its cloud-tier rows (scenario_envs) because the
+    account states its own cloud price for every GPU of the plan (tier_moves_price): the
+    proposal's table and the workbook's Scenarios sheet say so under the rows."""
+    gpus = _recommended_gpus(workloads, retrieval)
+    return bool(gpus) and not tier_moves_price(tables, gpus)
+
+
 def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
                   tables: Tables, retrieval: Sequence[RetrievalWorkloadResult],
                   ) -> list[tuple[Scenario, list[tuple[int, dict[str, Value]]]]]:
@@ -370,13 +385,12 @@ def scenario_envs(workloads: Sequence[WorkloadResult], acct: dict[str, float],
 
     stated = [w.inputs for w in workloads if w.best is not None]
     stated_retrieval = [w.inputs for w in retrieval if w.best is not None]
-    gpus = {w.best.gpu for w in workloads if w.best is not None} | {
-        w.best.gpu for w in retrieval if w.best is not None}
+    fixed = cloud_tiers_fixed(workloads, tables, retrieval)
     out = []
     for sc in SCENARIOS:
         if not applies(sc, stated, stated_retrieval):
             continue  # e.g. the rate rows of a load stated as concurrent users alone
-        if sc.input == "cloud_tier_what_if" and not tier_moves_price(tables, gpus):
+        if sc.input == "cloud_tier_what_if" and fixed:
             continue  # the account's own cloud price in every tier: rows that all repeat
         envs: list[tuple[int, dict[str, Value]]] = []
         for k, w in enumerate(workloads, start=1):
@@ -492,7 +506,7 @@ _TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
                   "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
                   "annual_cost_onprem": "annual_cost_onprem",
                   "annual_cost_cloud": "annual_cost_cloud",
-                  "annual_cost_api": "annual_cost_onprem"}
+                  "annual_cost_api": "annual_cost_onprem", "cloud_gpus_rented": "cloud_gpus"}
 
 
 def with_retrieval(total: Callable[[str], float],

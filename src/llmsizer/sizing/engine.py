@@ -234,7 +234,8 @@ def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str])
         annual_cost_api=total("annual_cost_api") if api_known else None,
         cost_per_million_total_tokens_api=(
             float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None),
-        gpus_used=int(total("gpus_used")), gpus_purchased=int(total("gpus_purchased")))
+        gpus_used=int(total("gpus_used")), gpus_purchased=int(total("gpus_purchased")),
+        cloud_gpus_rented=int(total("cloud_gpus_rented")))
 
 
 def _used_ids(workloads: Iterable[WorkloadResult]) -> dict[str, set[str]]:

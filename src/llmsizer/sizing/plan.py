@@ -462,6 +462,8 @@ def plan_sums(e: Evaluated) -> Callable[[str], float]:
 
     def total(key: str) -> float:
         name = "gpus_used" if key == "gpus" else key
+        if name == "cloud_gpus_rented":  # the node groups' whole instances, not the options'
+            return _sum([float(g.env[name]) for g in e.groups])
         return e.totals[name] if name in e.totals else per_option(key)
 
     return total

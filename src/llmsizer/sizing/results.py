@@ -188,6 +188,9 @@ class Totals(_M):
     # workload's model has an API price in the catalog
     annual_cost_api: float | None = None
     cost_per_million_total_tokens_api: float | None = None
+    # GPUs rented in the cloud (whole instances: cloud_gpus_rented; a retrieval group's own
+    # retrieval_cloud_gpus): what the cover and summary lead with when the cloud is recommended
+    cloud_gpus_rented: int = 0
 
 
 class PlanPool(_M):

@@ -128,6 +128,28 @@ class Formatter:
         shown = f"{float(x):#.3g}" if 1 <= abs(x) < 100 else self.figures(x)
         return f"{shown}{NBSP}ms"
 
+    def ms_vs(self, x: float, target_s: float) -> str:
+        """A latency beside its target in seconds, "X (target Y)": as :meth:`ms`, with more
+        figures where three would round it onto the target as shown or past it ("16.99 s
+        (target 17 s)" for 16,991 ms, not "17 s (target 17 s)")."""
+        scale = 1000.0 if self.ms_unit([x]) == "s" else 1.0
+        n = _figures_apart(float(x) / scale, float(target_s) * 1000 / scale,
+                           float(f"{float(target_s):.3g}") * 1000 / scale)
+        if n == 3:
+            return self.ms(x)
+        return f"{float(x) / scale:,.{n}g}{NBSP}{'s' if scale > 1 else 'ms'}"
+
+    def tok_s_vs(self, x: float, target: float) -> str:
+        """A speed beside its target, "X (target Y)": as :meth:`tok_s`, with more decimals
+        where its one would round it onto the target as shown ("25.04 tok/s (target 25.0
+        tok/s)", not "25.0 tok/s (target 25.0 tok/s)")."""
+        digits = 1 if abs(x) < 100 else 0
+        shown_target = round(float(target), 1 if abs(target) < 100 else 0)
+        for d in range(digits, digits + 4):
+            if _apart(round(float(x), d), float(x), float(target), shown_target):
+                return f"{self.number(x, d)}{NBSP}tok/s"
+        return self.tok_s(x)
+
     @staticmethod
     def ms_unit(xs: Iterable[float | None]) -> str:
         """The unit of a column of latencies in ms: "s" where any of them rounds to 10 s or
@@ -222,6 +244,9 @@ _CITED_FILE = re.compile(r"[;,] reference [a-z_]+\.(?:csv|md)(?=\))")
 _REFERENCES = {"reference notes": "published specifications",
                "reference prices": "published prices"}
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
+# the catalog flags an estimate in capitals ("base_price_usd is an ESTIMATE"), which the proposal
+# says as it says every other estimate, in lower case ("a flagged estimate")
+_SHOUTED = re.compile(r"\bESTIMATE(S?)\b")
 # a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
 _BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
@@ -233,10 +258,11 @@ def _said(m: re.Match[str], words: str) -> str:
 
 
 def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
-    """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), the
-    project's reference files left out, a catalog id in ``names`` (platform id -> name)
-    by its name, and "70.6e9" as "70.6 billion"."""
+    """A catalog note or source in words: its field names said (``CATALOG_FIELD_WORDS``), its
+    ESTIMATE flags in lower case, the project's reference files left out, a catalog id in
+    ``names`` (platform id -> name) by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
+    text = _SHOUTED.sub(lambda m: _said(m, "estimate" + m.group(1).lower()), text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
     if names:
@@ -337,3 +363,19 @@ def cloud_unpriced_words(gpu_ids: Sequence[str], gpus: Mapping[str, Any],
                       else ", ".join(f"costs.cloud_gpu_hour.{g}" for g in gpu_ids))
     return (f"no cloud price is listed for {listed} in this cloud tier, so the cloud cannot be "
             f"compared; a price per GPU-hour in {where} makes it comparable")
+
+
+def _apart(shown: float, x: float, target: float, shown_target: float) -> bool:
+    """Whether a figure as shown stands on the same side of its target as shown as the
+    figure does of the target (equal only where they are equal)."""
+    if x == target:
+        return True
+    return shown != shown_target and (shown > shown_target) == (x > target)
+
+
+def _figures_apart(x: float, target: float, shown_target: float) -> int:
+    """The significant figures (3 to 7) that show ``x`` on its side of ``target``."""
+    for n in range(3, 8):
+        if _apart(float(f"{x:.{n}g}"), x, target, shown_target):
+            return n
+    return 7

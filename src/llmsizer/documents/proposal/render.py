@@ -77,7 +77,7 @@ FILTERS = {
     "money": "money", "pct": "pct", "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
-    "pctdigits": "pct_digits", "msunit": "ms_unit",
+    "pctdigits": "pct_digits", "msunit": "ms_unit", "msvs": "ms_vs", "toksvs": "tok_s_vs",
 }
 
 

@@ -8,9 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...sizing.costs import cloud_tiers_fixed
 from ...sizing.results import Result
 from .format import Formatter, svg_image
 from .views import WorkloadView
+
+# Said under the table (and on the workbook's Scenarios sheet) where the cloud-tier rows are
+# left out: each would repeat the account's own cloud price (costs.cloud_tiers_fixed).
+TIERS_FIXED = "Cloud price tiers are not varied: this account states its own cloud prices."
 
 
 @dataclass(frozen=True)
@@ -33,10 +38,13 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
 
     shown = [wv for wv in views if wv.best is not None]
     if not shown or not result.sensitivity:
-        return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False}
+        return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False,
+                "tiers_fixed": ""}
     # the embed and rerank servers are in every row: resized by the rate and headroom rows,
     # priced by the GPU-price, cloud and load rows (costs.sensitivity)
     kept = bool(result.plan.retrieval_groups)
+    fixed = TIERS_FIXED if cloud_tiers_fixed(result.workloads, result.tables,
+                                             result.retrieval) else ""
     t = result.totals
     base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,
                        t.annual_cost_onprem, t.annual_cost_cloud, False)
@@ -55,10 +63,12 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # changes from lower to higher), each with its own label: picking them by cost labelled
     # both bars with the first row when the two cost the same.
     if not chart:  # the detailed proposal's only
-        return {"scenarios": rows, "tornado_chart": None, "base": base, "retrieval_kept": kept}
+        return {"scenarios": rows, "tornado_chart": None, "base": base, "retrieval_kept": kept,
+                "tiers_fixed": fixed}
     bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
             for label, g in groups.items()]
     bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
     drawn = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
                       "Annual on-premises cost under each scenario")
-    return {"scenarios": rows, "tornado_chart": drawn, "base": base, "retrieval_kept": kept}
+    return {"scenarios": rows, "tornado_chart": drawn, "base": base, "retrieval_kept": kept,
+            "tiers_fixed": fixed}

@@ -26,8 +26,9 @@ from ...model.calculations import (
 )
 from ...model.expr import Lookup, Value, render
 from ...model.sheetlookup import lookup_formula
-from ...sizing.costs import result_scenario_plans
+from ...sizing.costs import cloud_tiers_fixed, result_scenario_plans
 from ..marker import normalize_formula
+from ..proposal.sensitivity import TIERS_FIXED
 from .book import Book
 from .formats import (
     clean_text,
@@ -231,7 +232,10 @@ def write(book: Book) -> None:
                       {"level": 1, "hidden": True})
         ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})
         ws.set_column(col, col, None, None, {"collapsed": True})
-    note = ("The grouped columns (+ above the column letters) hold each scenario's "
+    # the proposal's line under its table, where the cloud-tier rows are left out
+    fixed = cloud_tiers_fixed(r.workloads, r.tables, r.retrieval)
+    note = ((TIERS_FIXED + " " if fixed else "")
+            + "The grouped columns (+ above the column letters) hold each scenario's "
             "calculations: one column per workload, then one per pool and one per node "
             "group, as on the Plan sheet. A calculation the changed input does not reach "
             "is left blank there: it keeps the proposal's value on the calculation sheets.")
