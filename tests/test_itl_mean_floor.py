@@ -175,3 +175,22 @@ def test_a_speculative_plain_step_is_positive() -> None:
     plain = v["tpot_ms"] - v["prefill_ms_per_seq_step"] * v["batch_served"] * v["spec_tpot_factor"]
     assert v["decode_only_step_ms"] == v["itl_p50_ms"] == plain
     assert 11 < v["itl_p50_ms"] < v["tpot_ms"] <= v["itl_p99_ms"]
+
+
+def test_the_fidelity_burst_step_takes_the_prefill_off_at_the_speculative_factor() -> None:
+    """The fidelity reader's TPOT for a burst whose prompts ran first
+    (benchmarks.py ``decode_only_tpot_ms``) had the same slip as the plain step above: the
+    amortised prefill came off TPOT without the speculative factor. At the same MTP option's
+    full batch it must be t(B) without the prefill share, times the factor, and positive."""
+    from llmsizer.model.calculations import FIGURE_EXPRS
+
+    result = size(load(ROOT / "tests" / "data" / "frontier-mtp-p95.yaml"))
+    (option,) = [o for o in result.workloads[0].options if o.id == "b200/fp4/kv-fp8/tp8"]
+    v = dict(option.values)
+    spec, full = v["spec_tpot_factor"], max(1.0, v["batch_per_replica"])
+    v["tpot_ms"] = (v["step_fixed_ms"] + v["step_ms_per_seq"] * full) * spec  # saturated
+    burst = evaluate(FIGURE_EXPRS["decode_only_tpot_ms"], v)
+    plain = (v["step_fixed_ms"] + (v["step_ms_per_seq"] - v["prefill_ms_per_seq_step"]) * full) \
+        * spec
+    assert isinstance(burst, float) and burst > 0
+    assert math.isclose(burst, plain, rel_tol=1e-12)

@@ -80,7 +80,7 @@ FIGURES: tuple[Figure, ...] = (
            "linear in B, solved for B (Little's law, closed form); no steady state "
            "(saturated) = the engine's cap."),
     Figure("decode_only_tpot_ms", "ms",
-           r("tpot_ms") - r("prefill_ms_per_seq_step") * _occupied,
+           r("tpot_ms") - r("prefill_ms_per_seq_step") * _occupied * r("spec_tpot_factor"),
            "TPOT when prompts are not interleaved with decode (a burst whose prefill ran "
            "first): t(B) without the amortised prefill share."),
     Figure("served_rate_per_s", "requests/s",
