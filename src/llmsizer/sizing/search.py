@@ -364,9 +364,9 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
             best_xpyd[key] = (rank, ch, ran)
             candidates.append(ch)
     options += [option(ch, *ran) for _, ch, ran in best_xpyd.values()]
-    aggregated = options
+    kept = options  # with no feasible option, the aggregated ones only
     offered_on = {ch.platform for _, ch, _ in best_xpyd.values()}
-    options = aggregated + [
+    options = kept + [
         option(ch, env, "xpyd", _xpyd_reason(catalog, ch, reason), gaps)
         for platform, (_, ch, (env, _, reason, gaps)) in near_xpyd.items()
         if platform not in offered_on]
@@ -375,9 +375,9 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     recommended = feasible[0].id if feasible else None
     advice = None
     if not feasible:
-        # the aggregated options only: its words ("8 × GPU") describe one kind of replica
+        # not the nearest pairs: the advice's words ("8 × GPU") describe one kind of replica
         advice = pick.advice if pick is not None and pick.failure else _advice(
-            w, model, aggregated, catalog)
+            w, model, kept, catalog)
     note = pick.note if pick is not None else None
     if w.measured is not None and w.measured.tokens_per_s_per_replica is not None:
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
