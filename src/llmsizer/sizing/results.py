@@ -41,7 +41,7 @@ class Option(_M):
     tp: int
     feasible: bool
     reason: str
-    reason_code: str  # "" | "weights" | "kv" | "speed" | "ttft" | "itl"
+    reason_code: str  # "" | "weights" | "kv" | "speed" | "ttft" | "itl" | "measured" | "xpyd"
     priced: bool
     calibration_gaps: list[str]  # why this option's figures rest on an uncalibrated path
     values: dict[str, float | str]

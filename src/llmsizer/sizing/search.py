@@ -279,6 +279,24 @@ def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) 
             "precision or a smaller model.")
 
 
+def _nearest(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
+             ) -> tuple[object, ...]:
+    """How near a rejected option comes to the targets, lowest first, as :func:`_advice`
+    picks the best achievable: one that holds a request's cache before one that does not,
+    then the fastest single user (bandwidth ceiling), then the option ranking."""
+    return (float(v["max_sequences_by_memory"]) < 1,
+            -float(v["bandwidth_ceiling_tokens_per_s"]), *_rank(priced, gaps, v))
+
+
+def _xpyd_reason(catalog: Catalog, ch: Choice, reason: str) -> str:
+    """A rejected disaggregated option's reason, naming the serving mode and the platform
+    (it stands for every prefill/decode pair tried there) as an option's line names it."""
+    from ..documents.proposal.format import platform_words
+
+    return (f"disaggregated prefill/decode on {platform_words(catalog.platforms, ch.platform)}"
+            f": {reason}")
+
+
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
                   tables: Tables, acct: dict[str, float],
                   points: Sequence[BenchPoint] = (),
@@ -328,10 +346,17 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     best_xpyd: dict[tuple[str, str, str, str], tuple[tuple[object, ...], Choice,
                                                      tuple[dict[str, Value], str, str,
                                                            list[str]]]] = {}
+    # and the nearest rejected one per platform, so a platform where every pair misses says
+    # why (one line, not one per pair tried)
+    near_xpyd: dict[str, tuple[tuple[object, ...], Choice,
+                               tuple[dict[str, Value], str, str, list[str]]]] = {}
     for ch, stated in xpyd.pairs(req, w, model, catalog, list(evaluated)):
         ran = run(ch, stated)
         env, _, reason, gaps = ran
         if reason:
+            near = _nearest(tables["gpus"][ch.gpu]["price"] > 0, gaps, env)
+            if ch.platform not in near_xpyd or near < near_xpyd[ch.platform][0]:
+                near_xpyd[ch.platform] = (near, ch, ran)
             continue
         key = (ch.gpu, ch.platform, ch.weight_precision, ch.kv_precision)
         rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env)
@@ -339,13 +364,20 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
             best_xpyd[key] = (rank, ch, ran)
             candidates.append(ch)
     options += [option(ch, *ran) for _, ch, ran in best_xpyd.values()]
+    kept = options  # with no feasible option, the aggregated ones only
+    offered_on = {ch.platform for _, ch, _ in best_xpyd.values()}
+    options = kept + [
+        option(ch, env, "xpyd", _xpyd_reason(catalog, ch, reason), gaps)
+        for platform, (_, ch, (env, _, reason, gaps)) in near_xpyd.items()
+        if platform not in offered_on]
     feasible = sorted((o for o in options if o.feasible), key=_rank_key)
     rejected = [o for o in options if not o.feasible]
     recommended = feasible[0].id if feasible else None
     advice = None
     if not feasible:
+        # not the nearest pairs: the advice's words ("8 × GPU") describe one kind of replica
         advice = pick.advice if pick is not None and pick.failure else _advice(
-            w, model, options, catalog)
+            w, model, kept, catalog)
     note = pick.note if pick is not None else None
     if w.measured is not None and w.measured.tokens_per_s_per_replica is not None:
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "

@@ -29,6 +29,7 @@ from .forms import Configs
 WORKERS = 2
 MAX_PENDING = 6  # jobs queued or running; more is refused ("busy, try again")
 TIMEOUT_S = 120.0
+DRAW_TIMEOUT_S = 30.0  # a live update's charts; past it the chart area says so
 KEEP_JOBS = 32  # finished jobs kept for download (bytes in memory), oldest dropped
 MEDIA = {"pdf": "application/pdf",
          "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -243,41 +244,79 @@ class Drawer:
     longer than the sizing, and in the server's process it would hold the interpreter lock
     the next user's numbers wait for. The worker gets the requirements text and returns
     HTML (nothing else crosses); its bounded cache keeps a sizing's charts, so the same text
-    is drawn once. Without a worker (not started, or it died) the server draws them."""
+    is drawn once. Without a worker (not started, or it died) the server draws them.
+
+    A drawing past :data:`DRAW_TIMEOUT_S` gets the chart area's message, and its worker is
+    ended (:func:`_stop`, as the documents' pool ends a retired executor's) and replaced: a
+    hung drawing held the only worker, and every later page waited behind it. A drawing
+    queued behind the hung one is cut off with it and runs again in the fresh worker."""
 
     def __init__(self) -> None:
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def start(self) -> None:
+    def start(self, warm: bool = True) -> None:
         from .render import warm_charts
 
         with self._lock:
             if self._executor is None:
-                self._executor = ProcessPoolExecutor(
-                    1, mp_context=multiprocessing.get_context("spawn"))
-                self._executor.submit(warm_charts)
+                self._executor = _draw_executor()
+                if warm:
+                    self._executor.submit(warm_charts)
 
     async def draw(self, yaml_text: str, configs: Configs = ()) -> str:
         from starlette.concurrency import run_in_threadpool
 
-        from .render import charts_html
+        from .render import charts_html, charts_late_html
 
-        executor = self._executor
-        if executor is not None:
+        for _ in range(2):  # once more where a hung drawing's replacement cut this one off
+            executor = self._executor
+            if executor is None:
+                break
             try:
-                return str(await asyncio.wrap_future(executor.submit(charts_html, yaml_text,
-                                                                         configs)))
+                future: Future[Any] = executor.submit(charts_html, yaml_text, configs)
             except (BrokenProcessPool, RuntimeError):  # the worker was killed, or shut down
-                with self._lock:
-                    self._executor = None
+                self._drop(executor)
+                break
+            try:
+                return str(await asyncio.wait_for(asyncio.wrap_future(future), DRAW_TIMEOUT_S))
+            except TimeoutError:
+                self._replace(executor)
+                return charts_late_html(DRAW_TIMEOUT_S)
+            except asyncio.CancelledError:
+                if self._executor is executor or not future.cancelled():
+                    raise  # the request itself was cancelled (the page left)
+                continue  # queued behind a drawing past its time, whose worker was replaced
+            except (BrokenProcessPool, RuntimeError):
+                if self._executor is not executor:
+                    continue  # the same, handed to the ended worker already: run again
+                self._drop(executor)  # the worker was killed
+                break
         return str(await run_in_threadpool(charts_html, yaml_text, configs))
+
+    def _drop(self, executor: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is executor:
+                self._executor = None
+
+    def _replace(self, executor: ProcessPoolExecutor) -> None:
+        """End a worker past its time and start a fresh one (unwarmed: the next user's
+        drawing would wait behind the warm-up)."""
+        with self._lock:
+            if self._executor is executor:
+                _stop(executor)
+                self._executor = _draw_executor()
 
     def shutdown(self) -> None:
         with self._lock:
             if self._executor is not None:
                 _stop(self._executor)
                 self._executor = None
+
+
+def _draw_executor() -> ProcessPoolExecutor:
+    # spawn, as the pool's: the server runs threads
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
 
 
 def _stop(executor: ProcessPoolExecutor) -> None:

@@ -76,6 +76,14 @@ def charts_html(yaml_text: str, configs: Configs = ()) -> str:
         charts=charts(size_text(yaml_text, configs=configs)))
 
 
+def charts_late_html(limit_s: float) -> str:
+    """The chart area when the drawing ran past its time limit (:class:`.jobs.Drawer`)."""
+    return ENV.get_template("_charts.html.j2").render(
+        charts=None, late=f"The charts took longer than {limit_s:.0f} s to draw and are left "
+                          "out this time; the figures above are complete. Change a field to "
+                          "draw them again.")
+
+
 def warm_charts() -> None:
     """Import, size and draw once, so the first user does not wait for the worker's start."""
     from . import archetypes, forms

@@ -74,7 +74,10 @@ def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog) -> NotCh
 
 
 def _reason_title(o: Option) -> str:
-    return _REASONS.get(o.reason_code, o.reason)
+    # "xpyd" (the nearest disaggregated pair of a platform where none met the targets): its
+    # own reason, which names the platform, so the proposal's list says why
+    title = _REASONS.get(o.reason_code, o.reason)
+    return title[:1].upper() + title[1:]
 
 
 def rejected_groups(w: WorkloadResult, cat: Catalog) -> list[RejectGroup]:
