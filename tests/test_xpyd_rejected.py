@@ -87,3 +87,23 @@ def test_no_line_where_a_disaggregated_option_is_feasible(path: Path) -> None:
     [w] = size(load(path)).workloads
     assert any(o.feasible and "/prefill-" in o.id for o in w.options)
     assert _xpyd(w) == []
+
+
+def test_an_aggregated_option_missing_a_whole_answer_target_says_so() -> None:
+    """With only a whole-answer target stated, an aggregated option no batch could serve read
+    "TTFT 264 ms even for one request; target 0 ms" (the mean first-token target, unset).
+    It now names the target it misses; a first-token percentile target likewise."""
+    w = size(load(TIGHT)).workloads[0]
+    reasons = {o.reason for o in w.options if o.reason_code == "ttft"}
+    assert reasons and all(r.startswith("the whole answer misses the 8 s p95 target even for "
+                                        "one request (one request alone waits ") for r in reasons)
+    assert not any("target 0 ms" in o.reason for o in w.options)
+    text = (ROOT / "inputs" / "example.yaml").read_text("utf-8")
+    assert "      ttft_s: " in text
+    tight = text.replace("      ttft_s: ", "      ttft_p99_s: 0.01\n      ttft_was: ", 1)
+    tight = "\n".join(line for line in tight.splitlines() if "ttft_was" not in line) + "\n"
+    from llmsizer.inputs.loader import load_from_text
+    r = size(load_from_text(tight, "p99.yaml"))
+    missed = {o.reason for wl in r.workloads for o in wl.options if o.reason_code == "ttft"}
+    assert missed and all(m.startswith("the first-token p99 target of 10 ms is missed even for "
+                                       "one request (one request alone waits ") for m in missed)

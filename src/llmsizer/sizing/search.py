@@ -6,13 +6,14 @@ in :mod:`llmsizer.model.calculations`; this module only searches and ranks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 
 from ..inputs.benchpoints import BenchPoint
 from ..inputs.schema import Requirements
 from ..inputs.schema_workload import Workload
 from ..model.calculations import CALCULATIONS, INPUTS
+from ..model.calculations.inputs import PERCENTILES
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value
 from . import costs, xpyd
@@ -142,8 +143,7 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
                         f"{_fmt(f('disagg_e2e_prefill_wait_p95_ms'))} ms and the answer's "
                         "steps)")
     if f("batch_by_ttft") < 1:
-        return "ttft", (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
-                f"{_fmt(f('target_ttft_ms'))} ms")
+        return "ttft", _ttft_why(f)
     if f("disagg_prefill_gpus") > 0 and 0 < f("target_ttft_ms") < f("ttft_ms"):
         return "ttft", (f"TTFT {_fmt(f('ttft_ms'))} ms with disaggregated prefill replicas "
                         f"(prefill, moving the cache and the fitted overhead); target "
@@ -158,6 +158,21 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         return "itl", ("the inter-token latency percentile target is missed even for one "
                        "request: the steps that also prefill a new prompt's chunk are too slow")
     return "", ""
+
+
+def _ttft_why(f: Callable[[str], float]) -> str:
+    """Which first-token or whole-answer target no batch meets, in its own terms (a file with
+    only a whole-answer target read "TTFT 264 ms even for one request; target 0 ms")."""
+    one = f"one request alone waits {_fmt(f('ttft_one_user_ms'))} ms for its first token"
+    if f("target_e2e_p95_s") > 0 and f("batch_by_e2e_p95") < 1:
+        return (f"the whole answer misses the {f('target_e2e_p95_s'):g} s p95 target even for "
+                f"one request ({one} before the answer's steps)")
+    for q in PERCENTILES:
+        if f(f"target_ttft_p{q}_s") > 0 and f(f"batch_by_ttft_p{q}") < 1:
+            return (f"the first-token p{q} target of {_fmt(f(f'target_ttft_p{q}_s') * 1000)} ms "
+                    f"is missed even for one request ({one}, before any wait)")
+    return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
+            f"{_fmt(f('target_ttft_ms'))} ms")
 
 
 def _model_class(model: Model) -> str:
