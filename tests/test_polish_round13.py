@@ -49,3 +49,20 @@ def test_no_line_end_before_a_closing_block_tag() -> None:
     html = render_html(size(load(DATA / "eu-bank-cloud.yaml")))
     assert "No spare node was requested and it runs on one node" in html
     assert not re.search(r"\s</(?:p|li|td|th)>", html.replace("\xa0", "x"))
+
+
+@pytest.mark.parametrize(("path", "way", "verb"), [
+    (DATA / "eu-bank-cloud.yaml", "cloud", "rented"),
+    (DATA / "api-cheapest.yaml", "api", "if bought"),
+    (DATA.parent.parent / "inputs" / "example.yaml", "on_prem", "bought"),
+])
+def test_range_line_says_the_recommended_way(path: Path, way: str, verb: str) -> None:
+    """The summary's "Range:" line under the cards leads the way the cards do: a rent
+    recommendation's GPUs are rented (the cards' "GPUs rented"), a hosted API's are what
+    buying would take ("GPUs if bought")."""
+    result = size(load(path))
+    assert result.deployment is not None and result.deployment.recommended == way
+    text = re.sub(r"<[^>]+>", "", render_html(result))
+    gpus = result.totals.cloud_gpus_rented if way == "cloud" else result.totals.gpus_purchased
+    line = re.search(r"Range: (.*)", text)
+    assert line and line.group(1).startswith(f"{gpus} GPUs {verb};"), line
