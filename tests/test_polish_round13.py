@@ -66,3 +66,16 @@ def test_range_line_says_the_recommended_way(path: Path, way: str, verb: str) ->
     gpus = result.totals.cloud_gpus_rented if way == "cloud" else result.totals.gpus_purchased
     line = re.search(r"Range: (.*)", text)
     assert line and line.group(1).startswith(f"{gpus} GPUs {verb};"), line
+
+
+@pytest.mark.parametrize("path", [DATA / "jpy-manufacturer.yaml", DATA / "eu-bank-cloud.yaml"],
+                         ids=["jpy-manufacturer", "eu-bank-cloud"])
+def test_the_accounts_average_load_is_said_once_not_after_the_api_clause(path: Path) -> None:
+    """Fresh-eyes review: "...no hosted-API price is listed for this model (yours: 60 %)."
+    read as if the 60 % were the API's. The account's average load now leads the
+    break-even list, said once."""
+    result = size(load(path))
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
+    load_pct = f"{result.account_inputs['average_load'] * 100:.0f} %"  # \s+ folded the no-break space
+    assert f"Your average load is {load_pct}: change it on the workbook's Inputs sheet" in text
+    assert "(yours:" not in text
