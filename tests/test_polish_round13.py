@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ShippedOutputs
 
+from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal.render import render_html
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
@@ -79,3 +80,19 @@ def test_the_accounts_average_load_is_said_once_not_after_the_api_clause(path: P
     load_pct = f"{result.account_inputs['average_load'] * 100:.0f} %"  # \s+ folded the no-break space
     assert f"Your average load is {load_pct}: change it on the workbook's Inputs sheet" in text
     assert "(yours:" not in text
+
+
+def test_duplicate_workload_names_say_both_lines_and_a_free_name(tmp_path: Path) -> None:
+    """The duplicate-name error names the line of each workload and suggests a name for the
+    second that no workload has yet ("Chat (2)" is taken here, so "Chat (3)")."""
+    one = ("    model: llama-3.1-8b\n    concurrent_users: 10\n    prompt_tokens: 500\n"
+           "    output_tokens: 200\n    targets: {tokens_per_s_per_user: 20, ttft_s: 1}\n")
+    path = tmp_path / "acme.yaml"
+    path.write_text("schema_version: 1\naccount: {name: Acme}\nworkloads:\n"
+                    f"  - name: Chat\n{one}  - name: Chat (2)\n{one}  - name: Chat\n{one}"
+                    "hardware: {gpus: [l4]}\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load(path)
+    assert str(err.value).endswith(
+        "acme.yaml:16:5: workloads[2].name: two workloads are named 'Chat' (lines 4 and 16): "
+        "names must be unique; rename the second, e.g. name: Chat (3)")
