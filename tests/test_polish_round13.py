@@ -96,3 +96,31 @@ def test_duplicate_workload_names_say_both_lines_and_a_free_name(tmp_path: Path)
     assert str(err.value).endswith(
         "acme.yaml:16:5: workloads[2].name: two workloads are named 'Chat' (lines 4 and 16): "
         "names must be unique; rename the second, e.g. name: Chat (3)")
+
+
+def _tariff_input(page: str) -> str:
+    found = re.search(r'<input[^>]*id="costs\.electricity_per_kwh"[^>]*>', page)
+    assert found, "no electricity field"
+    return found.group()
+
+
+def test_the_forms_electricity_placeholder_is_the_default_in_the_accounts_currency() -> None:
+    """An EUR account that leaves the tariff out: the form showed 0.12 as if in euros; it
+    shows what the engine applies (0.12 US dollars at the file's rate) and says so."""
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+    from llmsizer.web.forms import tariff_placeholder
+
+    bank = DATA / "eu-bank-cloud.yaml"
+    applied = load(bank).req.costs.electricity_per_kwh
+    assert applied == pytest.approx(0.12 * 0.93)  # the file's usd_exchange_rate
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (bank.name, bank.read_bytes())}).text
+        assert f'placeholder="{applied:g} (= 0.12 USD)"' in _tariff_input(page)
+        usd = DATA.parent.parent / "inputs" / "example.yaml"
+        page = client.post("/upload/yaml", files={"file": (usd.name, usd.read_bytes())}).text
+        assert 'placeholder="0.12"' in _tariff_input(page)
+    # no usable rate yet (being typed): the words, no figure
+    assert tariff_placeholder({"account.currency": "EUR", "costs.usd_exchange_rate": ""}) == \
+        "0.12 USD converted"
