@@ -96,7 +96,9 @@ def test_every_rule_of_an_embed_workload_and_duplicate_names_are_told_at_once() 
         "arrivals per second) or named_users with requests_per_user_per_hour and peak_to_average; found both",
         "acme.yaml:11:5: workloads[1]: an online embed load needs tokens_per_request and "
         "targets.latency_p95_s too (e.g. tokens_per_request: 64, targets: {latency_p95_s: 0.1})",
-        "acme.yaml:11:5: workloads[1].name: two workloads are named 'Chat': names must be unique",
+        # both lines, and a free name for the second (the fresh-eyes review: it named neither)
+        "acme.yaml:11:5: workloads[1].name: two workloads are named 'chat' and 'Chat' (lines 5 "
+        "and 11): names must be unique, whatever their case; rename the second, e.g. name: Chat (2)",
         "acme.yaml:14:5: workloads[1]: prompt_tokens is for kind: generate workloads; this "
         "workload is kind: embed, which takes requests_per_s or named_users, tokens_per_request "
         "and targets.latency_p95_s (online), and/or corpus_tokens and reindex_within_hours "

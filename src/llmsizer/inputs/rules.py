@@ -240,16 +240,31 @@ def requirements_problems(data: Mapping[str, Any]) -> list[str]:
                      "account.currency is USD")
     if isinstance(costs, Mapping) and isinstance(currency, str):
         found += _money_problems(costs, currency, rate)
-    seen: set[str] = set()
     workloads = data.get("workloads")
-    for w in workloads if isinstance(workloads, list) else []:
-        name = w.get("name") if isinstance(w, Mapping) else None
+    names = [w.get("name") if isinstance(w, Mapping) else None
+             for w in (workloads if isinstance(workloads, list) else [])]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
         if isinstance(name, str) and name.lower() in seen:
-            found.append(f"two workloads are named {name!r}: names must be unique")
+            found.append(duplicate_name(names, seen[name.lower()], i))
             break
         if isinstance(name, str):
-            seen.add(name.lower())
+            seen[name.lower()] = i
     return found
+
+
+def duplicate_name(names: list[Any], first: int, second: int) -> str:
+    """Two workloads of one name (compared whatever their case): both named by index (the
+    loader's message puts their lines in: schema_messages.py) and a free name suggested
+    for the second, so the fix is one edit."""
+    a, b = names[first], names[second]
+    taken = {n.lower() for n in names if isinstance(n, str)}
+    n = 2
+    while f"{b} ({n})".lower() in taken:
+        n += 1
+    named, case = (f"{a!r}", "") if a == b else (f"{a!r} and {b!r}", ", whatever their case")
+    return (f"two workloads are named {named} (workloads[{first}] and workloads[{second}]): "
+            f"names must be unique{case}; rename the second, e.g. name: {b} ({n})")
 
 
 def _money_problems(costs: Mapping[str, Any], currency: str, rate: Any) -> list[str]:

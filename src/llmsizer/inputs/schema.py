@@ -250,6 +250,16 @@ class Costs(_Strict):
         json_schema_extra={"example": "184", "unit": "currency per kW-month"})
 
 
+def default_tariff(currency: Any, rate: Any) -> float | None:
+    """The electricity tariff a file that leaves it out gets, in a currency other than USD:
+    the default 0.12 US dollars at ``usd_exchange_rate``; None for USD, or without a usable
+    rate (its own message says so). The web form's placeholder shows it too (web/forms.py)."""
+    if (not isinstance(currency, str) or currency == "USD" or isinstance(rate, bool)
+            or not isinstance(rate, int | float) or not 0 < rate < math.inf):
+        return None
+    return round(float(Costs.model_fields["electricity_per_kwh"].default) * rate, 6)
+
+
 class Requirements(_Strict):
     """A customer's LLM-serving requirements (inputs/<account>.yaml)."""
 
@@ -285,12 +295,10 @@ class Requirements(_Strict):
         account, costs = data.get("account"), data.get("costs", {})
         currency = account.get("currency") if isinstance(account, dict) else None
         rate = costs.get("usd_exchange_rate") if isinstance(costs, dict) else None
-        if (not isinstance(costs, dict) or not isinstance(currency, str) or currency == "USD"
-                or isinstance(rate, bool) or not isinstance(rate, int | float)
-                or not 0 < rate < math.inf or "electricity_per_kwh" in costs):
+        tariff = default_tariff(currency, rate)
+        if not isinstance(costs, dict) or tariff is None or "electricity_per_kwh" in costs:
             return data
-        usd = Costs.model_fields["electricity_per_kwh"].default
-        return {**data, "costs": {**costs, "electricity_per_kwh": round(usd * rate, 6)}}
+        return {**data, "costs": {**costs, "electricity_per_kwh": tariff}}
 
     @model_validator(mode="after")
     def _consistent(self) -> Requirements:

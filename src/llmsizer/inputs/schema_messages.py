@@ -498,17 +498,15 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             sub = _keys_of(data, loc, named.group())
             if sub is not None and (pos := located.position(sub)):
                 line, col = pos
-        if loc == () and msg.startswith("two workloads are named") and isinstance(data, dict):
-            seen: set[str] = set()
-            for i, w in enumerate(data.get("workloads") or []):
-                wname = w.get("name") if isinstance(w, dict) else None
-                if isinstance(wname, str) and wname.lower() in seen:
-                    pos = located.position(("workloads", i, "name"))
-                    line, col = pos if pos else (line, col)
-                    field = f"workloads[{i}].name"
-                    break
-                if isinstance(wname, str):
-                    seen.add(wname.lower())
+        twins = re.search(r" \(workloads\[(\d+)\] and workloads\[(\d+)\]\)", msg)
+        if loc == () and msg.startswith("two workloads are named") and twins:
+            # point at the second one's name, and say the line of each (rules.duplicate_name)
+            first, second = (located.position(("workloads", int(i), "name"))
+                             for i in twins.groups())
+            field = f"workloads[{twins.group(2)}].name"
+            if first and second:
+                line, col = second
+                msg = msg.replace(twins.group(), f" (lines {first[0]} and {second[0]})")
     elif found is None and kind not in _RANGE_KINDS:
         msg = "has no value (nothing after the colon)"
         if allowed:

@@ -23,7 +23,7 @@ import yaml
 from pydantic_core import PydanticUndefined
 
 from ..base.textsafe import printable
-from ..inputs.schema import Costs, Hardware, Policy
+from ..inputs.schema import Costs, Hardware, Policy, default_tariff
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
 from ..model.catalog import CLOUD_TIERS, Catalog, load_catalog
 from ..sizing.costs import tier_words
@@ -198,6 +198,24 @@ COST_FIELDS = (
     _f(Costs, "kw_per_rack", "Power budget per rack (kW)"),
     _f(Costs, "colocation_per_kw_month", "Colocation per kW-month"),
 )
+
+
+def tariff_placeholder(values: Mapping[str, Any]) -> str:
+    """The electricity field's placeholder: the default the engine applies when it is left
+    empty, in the account's currency (schema.default_tariff: 0.12 US dollars at the exchange
+    rate, "0.1116 (= 0.12 USD)": short enough for the field); "0.12 USD converted" while no
+    usable rate is given; "" for USD (the field's own default). app.js says the same, without
+    the figure, while currency or rate is edited."""
+    currency = str(values.get("account.currency") or "USD").strip()
+    if currency == "USD":
+        return ""
+    usd = _default(Costs, "electricity_per_kwh")
+    try:
+        rate: float | None = float(str(values.get("costs.usd_exchange_rate", "")))
+    except ValueError:
+        rate = None
+    tariff = default_tariff(currency, rate)
+    return f"{usd} USD converted" if tariff is None else f"{tariff:g} (= {usd} USD)"
 PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>
 PRICE_LABELS = {"gpu_prices": "Purchase per GPU", "cloud_gpu_hour": "Cloud per GPU-hour",
                 "node_prices": "Node without GPUs"}  # the price overrides' headings

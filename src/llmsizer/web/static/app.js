@@ -134,6 +134,22 @@
       up.appendChild(input);
     });
   });
+  // The electricity placeholder follows the currency being typed: the default is 0.12 US
+  // dollars converted at the exchange rate (the page is drawn with the converted figure,
+  // forms.tariff_placeholder); no figure is computed here, so it says "0.12 USD converted".
+  document.addEventListener("input", function (ev) {
+    var t = ev.target;
+    if (!t || (t.id !== "account.currency" && t.id !== "costs.usd_exchange_rate")) { return; }
+    var tariff = document.getElementById("costs.electricity_per_kwh");
+    var currency = document.getElementById("account.currency");
+    if (!tariff || !currency) { return; }
+    if (!tariff.dataset.usd) {
+      var m = tariff.placeholder.match(/([0-9.]+) USD/);
+      tariff.dataset.usd = m ? m[1] : tariff.placeholder;
+    }
+    var cur = currency.value.trim();
+    tariff.placeholder = tariff.dataset.usd + (cur && cur !== "USD" ? " USD converted" : "");
+  });
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
