@@ -18,10 +18,10 @@ import pytest
 from support.named_cells import cloud_price_name, edit_named
 
 from llmsizer.base.errors import InputError
-from llmsizer.documents.proposal.format import short_name
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.inputs.schema import Requirements
 from llmsizer.model.catalog import load_catalog
+from llmsizer.model.names import short_name
 from llmsizer.sizing.evaluate import account_inputs, build_tables
 from llmsizer.sizing.results import RetrievalWorkloadResult
 from llmsizer.sizing.retrieval import size_retrieval

@@ -22,10 +22,11 @@ import pytest
 from helpers import ROOT
 from support.libreoffice import to_pdf
 
-from llmsizer.documents.proposal.format import option_label, platform_words
+from llmsizer.documents.proposal.format import option_label
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
+from llmsizer.model.names import platform_words
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Option, Result, WorkloadResult
 

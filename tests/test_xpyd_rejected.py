@@ -105,5 +105,5 @@ def test_an_aggregated_option_missing_a_whole_answer_target_says_so() -> None:
     from llmsizer.inputs.loader import load_from_text
     r = size(load_from_text(tight, "p99.yaml"))
     missed = {o.reason for wl in r.workloads for o in wl.options if o.reason_code == "ttft"}
-    assert missed and all(m.startswith("the first-token p99 target of 10 ms is missed even for "
+    assert missed and all(m.startswith("the first-token p99 target of 0.01 s is missed even for "
                                        "one request (one request alone waits ") for m in missed)

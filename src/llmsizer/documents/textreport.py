@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model.catalog import Catalog, load_catalog
+from ..model.names import short_name
 from ..sizing.results import (
     ModelAlternatives,
     Option,
@@ -33,7 +34,6 @@ from .proposal.format import (
     gpu_list,
     option_words,
     precision_name,
-    short_name,
 )
 from .proposal.models import QUALITY
 

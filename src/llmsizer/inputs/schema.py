@@ -257,7 +257,8 @@ def default_tariff(currency: Any, rate: Any) -> float | None:
     if (not isinstance(currency, str) or currency == "USD" or isinstance(rate, bool)
             or not isinstance(rate, int | float) or not 0 < rate < math.inf):
         return None
-    return round(float(Costs.model_fields["electricity_per_kwh"].default) * rate, 6)
+    usd = float(Costs.model_fields["electricity_per_kwh"].default)
+    return round(usd * rate, 6)
 
 
 class Requirements(_Strict):

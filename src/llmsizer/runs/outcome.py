@@ -41,8 +41,9 @@ def recommendation_words(name: str, recommended: str | None,
                          options: list[dict[str, Any]]) -> str:
     """A workload's recommendation as the proposal words it ("Chat: 2 × NVIDIA H100 SXM 80GB,
     FP8 weights, FP8 KV cache on Dell PowerEdge XE8640"), never its option id."""
-    from ..documents.proposal.format import option_words, short_name
+    from ..documents.proposal.format import option_words
     from ..model.catalog import load_catalog
+    from ..model.names import short_name
 
     o = next((x for x in options if x["id"] == recommended), None)
     if o is None:

@@ -16,6 +16,7 @@ from ..model.calculations import CALCULATIONS, INPUTS
 from ..model.calculations.inputs import PERCENTILES
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value
+from ..model.names import platform_words
 from . import costs, xpyd
 from .evaluate import (
     Choice,
@@ -169,8 +170,8 @@ def _ttft_why(f: Callable[[str], float]) -> str:
                 f"one request ({one} before the answer's steps)")
     for q in PERCENTILES:
         if f(f"target_ttft_p{q}_s") > 0 and f(f"batch_by_ttft_p{q}") < 1:
-            return (f"the first-token p{q} target of {_fmt(f(f'target_ttft_p{q}_s') * 1000)} ms "
-                    f"is missed even for one request ({one}, before any wait)")
+            return (f"the first-token p{q} target of {f(f'target_ttft_p{q}_s'):g} s is "
+                    f"missed even for one request ({one}, before any wait)")
     return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
             f"{_fmt(f('target_ttft_ms'))} ms")
 
@@ -306,8 +307,6 @@ def _nearest(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
 def _xpyd_reason(catalog: Catalog, ch: Choice, reason: str) -> str:
     """A rejected disaggregated option's reason, naming the serving mode and the platform
     (it stands for every prefill/decode pair tried there) as an option's line names it."""
-    from ..documents.proposal.format import platform_words
-
     return (f"disaggregated prefill/decode on {platform_words(catalog.platforms, ch.platform)}"
             f": {reason}")
 

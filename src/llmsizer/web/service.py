@@ -25,7 +25,6 @@ from ..documents.proposal.format import (
     Formatter,
     cloud_unpriced_words,
     option_label,
-    platform_words,
 )
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
@@ -35,6 +34,7 @@ from ..inputs.loader import load_from_text
 from ..inputs.modelconfig import model_from_json
 from ..inputs.yamlsafe import load_text
 from ..model.catalog import Catalog, Model, load_catalog
+from ..model.names import platform_words
 from ..sizing.engine import size
 from ..sizing.results import Result
 from . import forms

@@ -11,8 +11,9 @@ from typing import Any
 
 from ...model.calculations import INPUTS
 from ...model.catalog import Catalog, customer_source
+from ...model.names import short_name
 from ...sizing.results import Result
-from .format import NBSP, Formatter, catalog_note, short_name
+from .format import NBSP, Formatter, catalog_note
 from .views import WorkloadView
 
 

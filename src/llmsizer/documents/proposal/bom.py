@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.names import short_name
 from ...sizing.results import Result
-from .format import NBSP, Formatter, short_name
+from .format import NBSP, Formatter
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ...model.catalog import CLOUD_TIERS
+from ...model.names import short_name
 
 NBSP = "\u00a0"
 
@@ -306,22 +307,6 @@ def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: st
         for key, words, unit, off in _LAYOUT_WORDS
         if isinstance(x := values.get(key), int | float) and float(x) > off)
     return f"{option_words(gpu_name, tp, weight_precision, kv_precision)}{extra}"
-
-
-def short_name(name: str) -> str:
-    return name.split(" (", 1)[0]
-
-
-def platform_words(platforms: Mapping[str, Any], platform_id: str) -> str:
-    """A platform as an option's line names it: its short name ('Dell PowerEdge XE7745'), or
-    the full one where another catalog platform shares the short name (one chassis in two
-    power builds), so two options never read alike."""
-    p = platforms.get(platform_id)
-    if p is None:
-        return platform_id
-    short = short_name(p.name)
-    shared = sum(short_name(q.name) == short for q in platforms.values()) > 1
-    return str(p.name) if shared else short
 
 
 def chart_name(gpu_name: str) -> str:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...model.names import short_name
 from ...sizing.results import ModelAlternative, ModelAlternatives, Result
-from .format import Formatter, option_words, short_name
+from .format import Formatter, option_words
 
 WAY = {"on_prem": "on-premises", "cloud": "in the cloud", "api": "through the hosted API"}
 

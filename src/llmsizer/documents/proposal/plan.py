@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.catalog import Catalog
+from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import Formatter, chart_name, precision_name, short_name
+from .format import Formatter, chart_name, precision_name
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from ...model.catalog import Catalog
+from ...model.names import platform_words
 from ...sizing.results import Option, WorkloadResult
-from .format import platform_words
 
 # Alternatives per workload in the lean proposal (`report --appendix` shows every GPU and
 # platform): the best few are what a reader compares; each row costs layout time.

@@ -9,9 +9,9 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, Input
 from ...model.expr import to_text
+from ...model.names import short_name
 from ...sizing.results import Option
 from ..marker import normalize_formula
-from ..proposal.format import short_name
 from .book import Book
 from .formats import (
     clean_text,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..proposal.format import platform_words
+from ...model.names import platform_words
 from .book import Book
 from .formats import _PAGE_CHARS, clean_text, number_format, unit_text, wrapped_height
 from .rerun_check import label
