@@ -10,7 +10,7 @@ their catalog values: benchmarks/calibrate.py's objective and solver), then once
 from the full refit, and the held-out source's rows scored. With no --only, the catalog's
 constants are scored as they are (in-sample only). --train-without-ep fits (and refits per
 fold) on the rows without expert parallelism only, so the expert-parallel rows are held out
-by construction (the FP4 small-batch saving: docs/calibration.md, "Fifth pass"). Nothing is
+by construction (the FP4 small-batch saving: docs/calibration-history.md, "Fifth pass"). Nothing is
 written: the figures go into
 docs/calibration.md by hand with the command that made them. A refit of two or three
 constants takes seconds; the cross-validation a minute or two on the shared machine.

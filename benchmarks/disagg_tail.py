@@ -1,5 +1,5 @@
 """The disaggregated rows above the p90 bar (35 %), each with the modelled parts behind it
-(issue 23, eighth pass: docs/calibration.md, "Eighth pass: the rows above 35 %").
+(issue 23, eighth pass: docs/calibration-history.md, "Eighth pass: the rows above 35 %").
 
     PYTHONPATH=src python benchmarks/disagg_tail.py            # the table and the classes
     PYTHONPATH=src python benchmarks/disagg_tail.py --bar 0.5

@@ -1,5 +1,5 @@
 """The disaggregated runs' own first-token times against the model's (issue 23, ninth pass:
-docs/calibration.md, "Ninth pass: the runs' own first-token times"). A diagnostic: the
+docs/calibration-history.md, "Ninth pass: the runs' own first-token times"). A diagnostic: the
 measured TTFT is never an input of the model; nothing is fitted.
 
     PYTHONPATH=src python benchmarks/disagg_ttft.py              # the tables

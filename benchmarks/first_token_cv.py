@@ -1,4 +1,4 @@
-"""Held-out check of a split of the first token's engine steps (docs/calibration.md, "Seventh
+"""Held-out check of a split of the first token's engine steps (docs/calibration-history.md, "Seventh
 session: ATOM and TensorRT-LLM"): an experiment, not part of the model.
 
 ``calibrate.py --round-share`` fits one count of engine steps before the first token for every

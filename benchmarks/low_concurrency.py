@@ -22,7 +22,7 @@ milliseconds in every group that shares its cause. With --bytes, the same rows w
 weights, one per line with the weights each GPU reads per step (GB and ms at the catalog's
 bandwidth efficiency) beside the residual, then per GPU family and precision a least-squares
 line residual = a + k x weight ms: a bandwidth shortfall shows as k (the residual grows with
-the bytes), a fixed cost per step or per layer as a (docs/calibration.md, "Fourth pass").
+the bytes), a fixed cost per step or per layer as a (docs/calibration-history.md, "Fourth pass").
 Nothing is written.
 """
 

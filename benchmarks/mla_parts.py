@@ -1,6 +1,6 @@
 """The decode step's parts against the measured TPOT, for every MLA model's latency row
 (DeepSeek, Kimi): aggregated fixed-concurrency rows and disaggregated decode pools
-(issue 23, fifth pass: docs/calibration.md, "Fifth pass: MLA attention at large batch").
+(issue 23, fifth pass: docs/calibration-history.md, "Fifth pass: MLA attention at large batch").
 
     python benchmarks/mla_parts.py              # every MLA TPOT / ITL row of both files
     python benchmarks/mla_parts.py --disagg     # disaggregated decode pools only

@@ -1,4 +1,4 @@
-"""Cross-validation of the speculative-decoding (``MTP on``) rows (docs/calibration.md,
+"""Cross-validation of the speculative-decoding (``MTP on``) rows (docs/calibration-history.md,
 "Speculative decoding on InferenceX's prompts (issue 23)").
 
 MTP rows are predicted, not fitted: the shared constants come from the other rows. The one

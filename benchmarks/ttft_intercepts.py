@@ -1,5 +1,5 @@
 """First-token time at low concurrency split into a fixed part and a part per prompt token,
-per InferenceX engine, GPU, weight precision and image (docs/calibration.md, "Seventh
+per InferenceX engine, GPU, weight precision and image (docs/calibration-history.md, "Seventh
 session: SGLang"): which of the two the model misses, on which stack.
 
 For each group of InferenceX fixed-concurrency TTFT rows at C <= 8 without attention DP that

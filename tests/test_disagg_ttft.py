@@ -1,5 +1,5 @@
 """The disaggregated runs' own first-token times (benchmarks/data/disagg_ttft.csv; issue 23,
-docs/calibration.md "Ninth pass: the runs' own first-token times").
+docs/calibration-history.md "Ninth pass: the runs' own first-token times").
 
 Source of every figure: the InferenceX production-API snapshot,
 vngcloud/InferenceX-app@528c4146b8f502fcbce8df7870a935a970cbae25

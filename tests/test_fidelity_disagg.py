@@ -87,7 +87,7 @@ def test_group_errors_as_documented(results):
 
 
 def test_the_decode_recipes_moe_backend_sets_the_exchange(results):
-    """Ninth pass (docs/calibration.md, "TensorRT-LLM's MoE exchange by fabric"): TensorRT-LLM
+    """Ninth pass (docs/calibration-history.md, "TensorRT-LLM's MoE exchange by fabric"): TensorRT-LLM
     picks the expert exchange by the MoE backend, and CutlassFusedMoE quantises an NVFP4
     checkpoint's tokens before the all-to-all (post_quant_comm = run_post_quant_allgather or
     enable_alltoall), so they cross at 0.5 byte a value + one FP8 scale per 16; the outputs
@@ -400,7 +400,7 @@ def test_every_cited_recipe_matches_its_rows_label():
 
 
 def test_the_b200_sglang_mtp_sweep_runs_read_their_mtp_layers(results):
-    """docs/calibration.md "Eighth pass": the six B200 FP4 Dynamo-SGLang 8k / 1k MTP rows of
+    """docs/calibration-history.md "Eighth pass": the six B200 FP4 Dynamo-SGLang 8k / 1k MTP rows of
     2026-06-11 had no MTP layer count and took the default (3). The run's configuration
     (SemiAnalysisAI/InferenceX@263aace86 `.github/configs/nvidia-master.yaml`,
     dsr1-fp4-b200-dynamo-sglang-mtp, the 8k1k six-variant sweep merged that day) names
@@ -424,7 +424,7 @@ def test_the_b200_sglang_mtp_sweep_runs_read_their_mtp_layers(results):
 
 
 def test_the_h200_sglang_runs_keep_a_bf16_cache(results):
-    """docs/calibration.md "Eighth pass": no H200 Dynamo-SGLang recipe sets kv-cache-dtype
+    """docs/calibration-history.md "Eighth pass": no H200 Dynamo-SGLang recipe sets kv-cache-dtype
     (csahithi/srt-slurm@b080470 recipes/h200/, the last commit before the 2026-02-07 runs),
     so SGLang keeps the model's BF16 (docs.sglang.io, Quantized KV Cache), where an unstated
     cache with FP8 weights reads as FP8. The 20 rows state it; 1 prefill + 3 decode workers

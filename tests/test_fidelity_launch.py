@@ -1,4 +1,4 @@
-"""Engine settings the measured rows imply but do not state (issue 23; docs/calibration.md,
+"""Engine settings the measured rows imply but do not state (issue 23; docs/calibration-history.md,
 "The tail, investigated"), each pinned on its real rows of tests/data/measured_blackwell_moe.csv:
 
 - gpt-oss on Hopper in the TensorRT-LLM 1.2 perf overview: labelled FP8, run with the Triton
@@ -168,7 +168,7 @@ def test_no_inferencex_sglang_row_ran_the_prefill_delayer() -> None:
     InferenceX passes it only in the attention-DP lane of dsr1_fp4_b200.sh (since 94d496862,
     2026-06-23) and dsr1_fp4_b200_mtp.sh (539735000, 2026-07-02). All 105 SGLang
     fixed-concurrency TTFT rows here run without attention DP, the latest dated 2026-06-11,
-    so the reader models no delayer (docs/calibration.md, "Seventh session: SGLang's prefill
+    so the reader models no delayer (docs/calibration-history.md, "Seventh session: SGLang's prefill
     delayer"). A row from that lane must get the hold before it is added here."""
     sglang = [p for p in POINTS if "framework=sglang" in p.raw.get("notes", "")
               and p.metric == "ttft_ms" and p.regime == "concurrency"]

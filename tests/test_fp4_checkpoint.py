@@ -1,5 +1,5 @@
 """FP4 checkpoints keep attention, the router, embeddings and lm_head at 16 bits (docs/
-calibration.md, "Ninth pass: FP4 checkpoints' 16-bit parts"): the catalog's
+calibration-history.md, "Ninth pass: FP4 checkpoints' 16-bit parts"): the catalog's
 fp4_16bit_params is counted from config.json shapes and the checkpoint's exclude list, and the
 weights priced with it match the published checkpoint sizes."""
 
@@ -53,7 +53,7 @@ def test_kept_part_priced_at_two_bytes_in_memory() -> None:
     """The 16-bit part costs 2 bytes in memory (and so in the KV budget); FP8 weights keep the
     single price (the field applies to FP4 only). The step's weight reads still price it at
     the FP4 size: at 2 bytes the small-batch FP4 steps came out longer than measured
-    (docs/calibration.md, "Ninth pass: FP4 checkpoints' 16-bit parts")."""
+    (docs/calibration-history.md, "Ninth pass: FP4 checkpoints' 16-bit parts")."""
     fp4 = _values("deepseek-r1", "b200", "fp4", "fp8", 8, ep=8)
     fp8 = _values("deepseek-r1", "b200", "fp8", "fp8", 8, ep=8)
     kept = 6.210e9  # models.yaml, nvidia/DeepSeek-R1-0528-FP4-v2

@@ -1,5 +1,5 @@
 """``benchmarks/mla_parts.py``: the decode step's parts against the measured TPOT of the MLA
-rows (issue 23, fifth pass; docs/calibration.md, "Fifth pass: MLA attention at large batch").
+rows (issue 23, fifth pass; docs/calibration-history.md, "Fifth pass: MLA attention at large batch").
 
 Data: tests/data/measured_blackwell_moe.csv, InferenceX DeepSeek-R1-0528 runs (the InferenceX
 production-API snapshot, vngcloud/InferenceX-app@528c4146b
@@ -68,7 +68,7 @@ def test_one_stack_on_one_rack_leaves_attention_shares_far_apart(rows: dict[int,
 
 def test_rows_per_expert_gemm_do_not_set_the_compute_efficiency(
         rows: dict[int, mla_parts.Parts]) -> None:
-    """Sixth pass (docs/calibration.md, "Sixth pass: expert GEMMs and all-to-all at large
+    """Sixth pass (docs/calibration-history.md, "Sixth pass: expert GEMMs and all-to-all at large
     batch"): a grouped-GEMM efficiency that grows with the rows per expert GEMM (DeepGEMM's
     masked-layout table: 0.47 of the FP8 peak at 256 rows, 0.62 at 1,024) cannot explain the
     4-bit decode pools. Rows 717 and 719 (GB200 DEP32, 1k / 8k, 4,096 and 8,192 users: 128

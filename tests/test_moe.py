@@ -164,7 +164,7 @@ def _busiest_share_group_limited(batch: int, trials: int = 1500) -> float:
 
 @pytest.mark.parametrize("batch", [1, 4])
 def test_busiest_gpu_share_matches_deepseek_group_limited_routing(batch: int) -> None:
-    """Issue 23, EP rows at concurrency <= 4 (docs/calibration.md, third pass): the busiest
+    """Issue 23, EP rows at concurrency <= 4 (docs/calibration-history.md, third pass): the busiest
     EP8 GPU's expert share the step waits for is within 10 % of a simulation of the routing
     DeepSeek-R1 runs (0.094 vs 0.094 at one token, 0.236 vs 0.226 at four), so the
     over-prediction of the FP4 EP8 rows at concurrency 1 is not in the experts read."""
@@ -236,7 +236,7 @@ def test_fp4_block_scales_are_read_with_the_weights(weights: str,
 
 def test_fp4_small_batch_step_is_shorter_than_the_fixed_terms(
         predicted: dict[int, tuple[float, float]]) -> None:
-    """Why no FP4 bandwidth efficiency can fit the FP4 rows at small batch (docs/calibration.md,
+    """Why no FP4 bandwidth efficiency can fit the FP4 rows at small batch (docs/calibration-history.md,
     "Fourth pass: FP4 at small batch"): in one InferenceX run (SGLang v0.5.12 on 8x B200,
     DeepSeek-R1-0528, concurrency 1, 2026-05-22) the FP4 TP8 EP8 step (rows 642/672, 5.87 and
     6.04 ms) is shorter than the model's all-reduce latency and step overhead alone, while the

@@ -1,5 +1,5 @@
 """The harness's routing of disaggregated requests to decode replicas with a batch limit
-(model/calculations/routing.py; docs/calibration.md, "Fourth pass: routing and large
+(model/calculations/routing.py; docs/calibration-history.md, "Fourth pass: routing and large
 batches").
 
 InferenceX's multi-node runs go through srt-slurm: nginx in front of up to ten Dynamo
@@ -123,7 +123,7 @@ def _busy(rows: dict[str, dict[str, str]], decode_gpus: int) -> float:
     ("DISAGG P:1x(TP8 EP8 ADP) D:3x(TP8 EP8)", "3", "1024", 24, 1.7, 0.65, 0.20),
     # GB200 FP4 1k/8k MTP, recipe ctx1_gen7_tep8_batch1_eplb0_mtp3.yaml (InferenceX@f316a0ef6
     # dsr1-fp4-gb200-dynamo-trt): 7 users, 7 one-slot replicas; -14.5 % (-6.3 % before its 3
-    # drafts paid their fixed forward cost, docs/calibration.md "Fifth pass")
+    # drafts paid their fixed forward cost, docs/calibration-history.md "Fifth pass")
     ("DISAGG P:1x(TP4 EP4 ADP) D:7x(TP8 EP8)", "7", "1024", 56, 4.3, 0.42, 0.15),
 ])
 def test_random_routing_fixes_the_small_runs(disagg, label, conc, isl, decode_gpus, measured,

@@ -97,7 +97,7 @@ def test_draft_forward_cost_in_the_step() -> None:
                    "draft_cost": 0.1})
     assert stated["spec_draft_fixed_ms"] == 0
     # measured on NVIDIA's stack; AMD's has no published figure (ATOM MI355X rows at 8 users
-    # went +5 to +12 points with it: docs/calibration.md, "Fifth pass")
+    # went +5 to +12 points with it: docs/calibration-history.md, "Fifth pass")
     assert _env({"method": "mtp", "draft_tokens": 3}, "mi355x")["spec_draft_fixed_ms"] == 0
 
 

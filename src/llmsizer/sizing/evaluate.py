@@ -214,7 +214,7 @@ def efficiency_inputs(req: Requirements, catalog: Catalog, gpu: str,
         "stack_efficiency": k(stack_constant(catalog, gpu)),
         "calibration_derating": 1.0,  # size_workload sets it from the option's calibration gaps
         "step_overhead_ms": k("step_overhead_ms"),
-        # measured on NVIDIA's stacks only (docs/calibration.md, "Fifth pass")
+        # measured on NVIDIA's stacks only (docs/calibration-history.md, "Fifth pass")
         "draft_forward_ms": k("draft_forward_ms") if nvidia else 0.0,
         "allreduce_latency_us": k("allreduce_latency_us"),
         "alltoall_latency_us": k("alltoall_latency_us"),

@@ -69,7 +69,7 @@ def disagg_sglang_on_random_chat_prompts(point: BenchPoint, text: str) -> bool:
     (srt-slurm's sa-bench ``--use-chat-template`` from csahithi/srt-slurm@5569876, 2026-01-21;
     InferenceX ``benchmarks/multi_node/amd_utils/bench.sh`` with MTP), EAGLE / NEXTN with
     top-k 1 (the recipes, ``amd_utils/models.yaml``). Every such row is dated 2026-02 or
-    later. Dynamo-TensorRT-LLM rows keep the published figure (docs/calibration.md, "Fourth
+    later. Dynamo-TensorRT-LLM rows keep the published figure (docs/calibration-history.md, "Fourth
     pass")."""
     return bool(point.disaggregated) and "sglang" in (framework(text) or "")
 

@@ -1,5 +1,5 @@
 """The MoE backend each TensorRT-LLM disaggregated recipe's decode worker runs, for
-``llmsizer fidelity`` (docs/calibration.md, "Ninth pass: TensorRT-LLM's MoE exchange by
+``llmsizer fidelity`` (docs/calibration-history.md, "Ninth pass: TensorRT-LLM's MoE exchange by
 fabric").
 
 Read from the recipes the rows' notes name (``recipes/trtllm/...yaml``, srt-slurm;

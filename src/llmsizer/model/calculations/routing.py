@@ -7,7 +7,7 @@ front of up to ten Dynamo frontends (``frontend.enable_multiple_frontends`` true
 routing round-robin with its own counter (``dynamo.frontend --router-mode``, default
 round-robin). Which decode replica a request reaches thus does not depend on which replicas
 are full: with a per-replica batch limit a request can wait behind a full replica while
-another has a free slot (docs/calibration.md, "Fourth pass: routing and large batches").
+another has a free slot (docs/calibration-history.md, "Fourth pass: routing and large batches").
 A single round-robin frontend would keep the slots nearly full, so this is not a property
 of the product a customer deploys, and the sizing does not use it.
 """
