@@ -145,14 +145,15 @@ def test_a_whole_answer_target_limits_the_decode_pool_s_batch(tmp_path: Path) ->
     32-GPU plan (whole answer p95 18.6 s) was once recommended; then such pairs were
     rejected and the plan cost the aggregated 76 GPUs; now the decode batch is limited to
     meet the target (disagg_batch_by_e2e_p95, tests/test_xpyd_e2e.py) and every feasible
-    option meets 17 s, the disaggregated plan at 48 GPUs."""
+    option meets 17 s, the disaggregated plan at 52 GPUs (48 while the split followed the
+    rate's count, which jumped with the load: tests/test_xpyd_monotone.py)."""
     path = tmp_path / "e2e.yaml"
     path.write_text(KIMI.read_text(encoding="utf-8").replace("ttft_p95_s: 2", "e2e_p95_s: 17"),
                     encoding="utf-8")
     (w,) = size(load(path)).workloads
     assert all(o.values["percentile_slo_met"] == 1 and float(o.values["e2e_p95_ms"]) <= 17000
                for o in w.options if o.feasible)
-    assert w.best is not None and w.best.values["gpus"] == 48
+    assert w.best is not None and w.best.values["gpus"] == 52
     assert w.best.values["batch_per_replica"] == w.best.values["batch_by_e2e_p95"]
     assert _xpyd([o for o in w.options if o.feasible])
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, lt
+from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, le, lt
 from .benchmarks import Figure
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
@@ -206,11 +206,55 @@ _ANSWER_LINE = (r("disagg_prefill_ms") + r("disagg_kv_move_ms") + r("ttft_overhe
                 + _ANSWER_STEPS * r("step_fixed_ms"), _ANSWER_STEPS * r("step_ms_per_seq"))
 _E2E_MS = r("target_e2e_p95_s") * 1000
 _E2E = AND(XPYD, gt(_E2E_MS, 0))
-_peak = r("peak_request_rate_per_s")
+
+# The whole-answer target is split between the prefill queue's p95 wait and the decode
+# steps: a busier prefill pool (fewer prefill GPUs) leaves the decode batch less time (more
+# decode GPUs). The split is the cheapest of these busy shares (at most 1 / (1 + headroom)),
+# in GPUs per request/s, which do not depend on the rate: the decode batch is then the same
+# at every load and both pools grow with it. (Reserving the wait at the share of the count
+# the rate needs, as before, swung with that count's rounding: a stated rate just under a
+# whole number of replicas left the queue nearly full, its wait took the target and the
+# decode pool grew up to 19x for 1 % more load; concurrent users without headroom reserved
+# no wait and left the prefill pool only the batch's rounding, up to 20x its count.)
+_E2E_SHARES = (0.95, 0.9, 0.8, 0.7, 0.5, 0.05)  # 0.05: the p95 wait is 0 (queueing.py)
+
+
+def _e2e_share(share: float) -> Expr:
+    return MIN(share, 1 / (1 + r("headroom")))
+
+
+def _e2e_batch(wait: Expr) -> Expr:
+    """The largest decode batch whose whole answer meets the target with ``wait`` in the
+    prefill queue: the line solved for B, rounded down."""
+    return ROUNDDOWN(_linear_batch(_E2E_MS - wait, *_ANSWER_LINE), 0)
+
+
+def _e2e_split_gpus(share: float) -> Expr:
+    """GPUs per request/s at that split: prefill GPUs / (a replica's rate x the share) +
+    decode GPUs x (output - 1) x TPOT at the batch / the batch (Little's law), the batch
+    capped as the option's is (memory, tokens/s, engine); none where it is under one."""
+    busy = _e2e_share(share)
+    batch = MIN(_e2e_batch(_wait_tail(0.95, busy)), r("max_sequences_by_memory"),
+                r("batch_by_tpot"), r("max_batch_per_replica"))
+    return IF(gt(batch, 0.999),
+              r("disagg_prefill_gpus") / (_per * busy)
+              + r("gpus_per_replica") * (r("output_tokens") - 1) * r("spec_tpot_factor")
+              * (r("step_fixed_ms") / MAX(1, batch) + r("step_ms_per_seq")) / 1000,
+              1e12)
+
+
+def _cheapest_share() -> Expr:
+    """The share whose split costs least (the busier on a tie)."""
+    least = MIN(*(r(f"disagg_e2e_split_gpus_{round(s * 100)}") for s in _E2E_SHARES))
+    out: Expr = _e2e_share(_E2E_SHARES[-1])
+    for s in reversed(_E2E_SHARES[:-1]):
+        out = IF(le(r(f"disagg_e2e_split_gpus_{round(s * 100)}"), least), _e2e_share(s), out)
+    return out
+
 
 # Read before the batch limits (decode.py): what a prompt costs the prefill pool, and the
-# decode batch a whole-answer target allows. The prefill pool keeps the p95 wait it has at
-# the count the rate and headroom need; the decode batch takes the rest of the target.
+# decode batch a whole-answer target allows. The decode batch leaves the prefill queue the
+# p95 wait at the split's share and takes the rest of the target.
 XPYD_BATCH_CALCULATIONS: tuple[Calculation, ...] = (
     _c("disagg_prefill_replica_rate_per_s", "Prompts a prefill replica completes per second",
        "requests/s", "Throughput",
@@ -226,24 +270,28 @@ XPYD_BATCH_CALCULATIONS: tuple[Calculation, ...] = (
              * r("disagg_kv_link_efficiency") * 1e9) * 1000, 0),
        "KV per token x prompt, each prefill GPU sending its share over its own link (the "
        "scale-up link inside one NVLink domain, else the network)."),
+    *(_c(f"disagg_e2e_split_gpus_{round(s * 100)}",
+         f"GPUs per request/s with the prefill pool {round(s * 100)} % busy", "GPUs",
+         "Throughput", IF(_E2E, _e2e_split_gpus(s), 0),
+         f"With a p95 whole-answer target, the prefill queue at {round(s * 100)} % busy (at "
+         f"most 1 / (1 + headroom)): prefill GPUs per replica / (a replica's rate x that "
+         f"share) + decode GPUs per replica x (output - 1) x TPOT / the decode batch that "
+         f"the rest of the target allows (capped by memory, tokens/s and the engine); "
+         f"10^12 where not even one sequence fits; 0 without that target.")
+      for s in _E2E_SHARES),
     _c("disagg_e2e_prefill_busy", "Prefill busy share the whole-answer batch allows for",
-       "fraction", "Throughput",
-       IF(_E2E, IF(gt(_peak, 0), _peak / (_per * _load_count(_peak)), 1 / (1 + r("headroom"))),
-          0),
-       "With a p95 whole-answer target: the share the prefill replicas counted for the rate "
-       "and headroom are busy (a stated rate), or at most 1 / (1 + headroom) (concurrent "
-       "users: their rate rises as the batch falls, so the share is bounded, not known); 0 "
-       "otherwise."),
+       "fraction", "Throughput", IF(_E2E, _cheapest_share(), 0),
+       "With a p95 whole-answer target: of the shares above, the one whose GPUs per "
+       "request/s are fewest (the busier on a tie); it does not depend on the rate, so the "
+       "decode batch is the same at every load; 0 otherwise."),
     _c("disagg_e2e_prefill_wait_p95_ms", "Prefill p95 wait the whole-answer batch allows for",
        "ms", "Throughput", IF(_E2E, _wait_tail(0.95, r("disagg_e2e_prefill_busy")), 0),
        "The prefill queue's p95 wait at that share (the exponential tail of the pool's "
-       "reported p95 wait): never less than the wait at the count the option gets (more "
-       "replicas only lower it). 0 with no headroom and concurrent users (no share below 1 "
-       "to bound it: the prefill count then meets what the answer leaves)."),
+       "reported p95 wait); the prefill count then meets what the answer leaves (the "
+       "whole-answer tail count), at most the share's count (+1 for the tangent solve)."),
     _c("disagg_batch_by_e2e_p95", "Largest decode batch meeting the p95 whole answer",
        "sequences", "Throughput",
-       IF(_E2E, ROUNDDOWN(_linear_batch(_E2E_MS - r("disagg_e2e_prefill_wait_p95_ms"),
-                                        *_ANSWER_LINE), 0), r("max_batch_per_replica")),
+       IF(_E2E, _e2e_batch(r("disagg_e2e_prefill_wait_p95_ms")), r("max_batch_per_replica")),
        "Disaggregated: the largest B whose whole answer, prefill + the cache's move + "
        "overhead + that p95 wait + (the engine's request-path steps + (output - 1) x the "
        "speculative TPOT factor) x t(B), meets the target; t(B) = a + b x B, so B = "
