@@ -32,6 +32,10 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     if not cost:
         return {"deployment": None}
     rec = d.recommended
+    # a way the requirements name, or the default when they say nothing (it read "the way the
+    # requirements ask for" for an account that never asked)
+    why = ("the way the requirements ask for" if d.stated
+           else "the default when the requirements do not say how to run it")
     rec_cost = fmt.money(cost[rec]) if rec in cost else "no price known"
     if d.asked == "cheapest":
         ways_priced = [f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items() if w != rec]
@@ -40,13 +44,12 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         others = "; ".join(ways_priced)
         lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
                 f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
-    elif rec in cost and d.cheaper:  # why not the cheaper way: the requirements name this one
-        lead = (f"Recommended way to run it: {ways[rec]}, the way the requirements ask for, at "
-                f"{rec_cost} a year.")
+    elif rec in cost and d.cheaper:  # why not the cheaper way: named, or the default
+        lead = (f"Recommended way to run it: {ways[rec]}, {why}, at {rec_cost} a year.")
     elif rec in cost:
         lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
     else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
-        lead = (f"Recommended way to run it: {ways[rec]}, as the requirements ask; its cost is "
+        lead = (f"Recommended way to run it: {ways[rec]}, {why}; its cost is "
                 "not known: no price is listed for it (section 6).")
     cheaper = ""
     if d.cheaper:
@@ -54,11 +57,15 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         cheaper = ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
                    + f", against {rec_cost} for {SHORT[rec]}.")
     if d.reasons:
-        intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper
+        intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper and d.stated
                  else "What the customer asked us to weigh:")
+    elif not d.cheaper:
+        intro = ""
+    elif d.stated:
+        intro = f"The requirements give no reason for choosing {SHORT[rec]} over the cheaper way."
     else:
-        intro = (f"The requirements give no reason for choosing {SHORT[rec]} over the cheaper way."
-                 if d.cheaper else "")
+        intro = (f"The requirements neither ask for {SHORT[rec]} nor give a reason for it: the "
+                 "cheaper way above is worth weighing.")
     derived = {p.item.partition(":")[2] for p in result.prices
                if p.item.startswith("cloud:") and p.derived}
     if ("cloud" in (rec, *d.cheaper)
