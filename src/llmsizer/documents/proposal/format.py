@@ -15,6 +15,8 @@ from ...model.catalog import CLOUD_TIERS
 from ...model.names import short_name
 
 NBSP = "\u00a0"
+# a headroom above this (10 = 1,000 %) prints as "> 1,000 %": Formatter.headroom
+HEADROOM_SHOWN_UP_TO = 10.0
 
 
 # ---- formatting: the one helper for every number in the PDF --------------------------------
@@ -111,6 +113,22 @@ class Formatter:
         if s.startswith("-") and not s.strip("-0.,%"):
             s = s[1:]
         return s.replace("%", f"{NBSP}%")
+
+    def headroom(self, x: float, digits: int | None = None) -> str:
+        """A headroom as :meth:`pct`, bounded: above 1,000 % it reads "> 1,000 %" (one L4 for
+        four users printed "2,500 %", true but read as a bug; the smallest configuration that
+        meets the targets carries far more than the load, and the workbook keeps the figure)."""
+        if float(x) > HEADROOM_SHOWN_UP_TO:
+            return f">{NBSP}{self.pct(HEADROOM_SHOWN_UP_TO, 0)}"
+        return self.pct(x, digits)
+
+    def headroom_note(self, xs: Iterable[float]) -> str:
+        """The sentence under a table where any of these headrooms prints as "> 1,000 %"."""
+        if not any(float(x) > HEADROOM_SHOWN_UP_TO for x in xs):
+            return ""
+        return (f"A headroom above {self.pct(HEADROOM_SHOWN_UP_TO, 0)} is shown as "
+                f"“{self.headroom(float('inf'))}”: the smallest configuration that meets the "
+                "targets carries far more than the peak load (the workbook holds the figure).")
 
     @staticmethod
     def pct_digits(xs: Iterable[float]) -> int:
