@@ -149,3 +149,24 @@ def test_the_sensitivity_table_says_what_its_bold_marks() -> None:
     assert "A scenario whose figures differ from the proposal's is named in bold." in html
     assert "Rows that differ" not in html
     assert "<td><strong>Concurrent users ×0.5</strong></td>" in html
+
+
+def test_a_pool_with_no_replica_left_after_a_node_loss_is_said_to_stop() -> None:
+    """Fabrikam's HR assistant: its only replica on one of two L40S nodes shared with other
+    pools, none of it able to restart on the other: section 5 read "loses its only replica;
+    0 run once it has restarted: headroom -100 %", the plan table "-100.0 %" and the
+    walk-through "with one node down: -100 %". The engine's figure: no replica runs with that
+    node down, so the pool stops, as a one-node pool's row already said."""
+    result = size(load(DATA / "eight-workloads.yaml"))
+    pool = next(p for p in result.plan.pools
+                if [result.workloads[i].name for i in p.workload_indices] == ["HR assistant"])
+    assert float(pool.values["pool_replicas_after_node_loss"]) == 0
+    assert pool.headroom_after_node_loss == -1
+    html = re.sub(r"\s+", " ", render_html(result))
+    assert ("Pool 1 (HR assistant):</strong> policy 25 % above peak; achieved <strong>350 %"
+            "</strong> at peak with both nodes of its node group up. With the node that hurts "
+            "it most down it loses its only replica, and no other node has the free GPUs to "
+            "restart it: this pool stops while that node is down — consider asking for a spare "
+            "node.") in html.replace(NBSP, " ")
+    assert "0 run once" not in html
+    assert "-100.0" not in html and "-100 %" not in html.replace(NBSP, " ")
