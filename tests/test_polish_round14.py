@@ -91,6 +91,10 @@ def test_headroom_prints_bounded_above_a_thousand_percent() -> None:
     assert fmt.headroom(10.0).replace(NBSP, " ") == "1,000 %"  # the bound itself, as is
     assert fmt.headroom(0.264, 1).replace(NBSP, " ") == "26.4 %"  # below: pct's, digits kept
     assert fmt.headroom(-1.0).replace(NBSP, " ") == "-100 %"
+    # from 100 %, whole percents (tests/data/population-p99.yaml printed "966.7 %")
+    assert fmt.headroom(9.667, 1).replace(NBSP, " ") == "967 %"
+    assert fmt.headroom(3.5, 1).replace(NBSP, " ") == "350 %"
+    assert fmt.headroom(0.996, 1).replace(NBSP, " ") == "99.6 %"
     assert fmt.headroom_note([0.3, 2.0]) == ""
     assert "the workbook holds the figure" in fmt.headroom_note([0.3, 25.0])
 
