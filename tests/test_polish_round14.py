@@ -174,3 +174,17 @@ def test_a_pool_with_no_replica_left_after_a_node_loss_is_said_to_stop() -> None
             "node.") in html.replace(NBSP, " ")
     assert "0 run once" not in html
     assert "-100.0" not in html and "-100 %" not in html.replace(NBSP, " ")
+
+
+@pytest.mark.parametrize(("path", "said"), [
+    (DATA / "gb200-unpriced.yaml", "The price without GPUs is a derived estimate, low confidence"),
+    (DATA.parent.parent / "inputs" / "frontier-moe-rack.yaml",
+     "(8 x 33 kW power shelves; secondary): 100.8 kW GPU budget"),
+], ids=["gb200-derived", "gb300-reference"])
+def test_rack_notes_read_without_shouting_or_the_projects_files(path: Path, said: str) -> None:
+    """The NVL72 racks' catalog notes reached section 7 as "a DERIVED estimate" (ESTIMATE
+    was already said in lower case) and "secondary, in the project's infrastructure
+    reference" (a file the customer never saw)."""
+    html = re.sub(r"\s+", " ", render_html(size(load(path))))
+    assert said in html
+    assert "DERIVED" not in html and "project's" not in html

@@ -267,7 +267,10 @@ _REFERENCES = {"reference notes": "published specifications",
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
 # the catalog flags an estimate in capitals ("base_price_usd is an ESTIMATE"), which the proposal
 # says as it says every other estimate, in lower case ("a flagged estimate")
-_SHOUTED = re.compile(r"\bESTIMATE(S?)\b")
+_SHOUTED = re.compile(r"\b(ESTIMATE|DERIVED)(S?)\b")
+# a note citing the project's own reference in passing ("secondary, in the project's
+# infrastructure reference"): the customer never saw it, the public source is named
+_PROJECT_REFERENCE = re.compile(r",? in the project's [a-z ]*reference\b")
 # a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
 _BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
@@ -283,7 +286,8 @@ def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
     ESTIMATE flags in lower case, the project's reference files left out, a catalog id in
     ``names`` (platform id -> name) by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
-    text = _SHOUTED.sub(lambda m: _said(m, "estimate" + m.group(1).lower()), text)
+    text = _SHOUTED.sub(lambda m: _said(m, (m.group(1) + m.group(2)).lower()), text)
+    text = _PROJECT_REFERENCE.sub("", text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
     if names:
