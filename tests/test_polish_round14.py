@@ -137,13 +137,17 @@ def test_one_retrieval_engine_is_named_once_and_no_others_are_implied() -> None:
     html = re.sub(r"\s+", " ", render_html(size(load(DATA / "rag-mixed.yaml"))))
     assert ("Serving engine assumed for both: serving stack (Text Embeddings Inference, "
             "Infinity, NIM).") in html
-    assert "These servers run on nodes of their own" in html
+    assert ("These servers run on nodes of their own, not shared with the language-model "
+            "servers; their GPUs and costs are in the totals.") in html
     assert "The others run" not in html
     # one retrieval workload on the language model's idle GPUs: named, nothing said of others
     shared = re.sub(r"\s+", " ", render_html(size(load(DATA / "rag-shared.yaml"))))
     assert "Serving engine assumed: serving stack" in shared
     assert "runs on GPUs the language-model servers bought" in shared
     assert "run on nodes of their own" not in shared
+    # "it buys nothing" was followed by "Their GPUs and costs are in the totals."
+    assert "it buys nothing and shares those servers' power, space and failures.</p>" in shared
+    assert "GPUs and costs are in the totals" not in shared
 
 
 def test_the_sensitivity_table_says_what_its_bold_marks() -> None:
