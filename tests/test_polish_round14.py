@@ -192,3 +192,14 @@ def test_rack_notes_read_without_shouting_or_the_projects_files(path: Path, said
     html = re.sub(r"\s+", " ", render_html(size(load(path))))
     assert said in html
     assert "DERIVED" not in html and "project's" not in html
+
+
+def test_an_on_premises_figure_without_its_gpus_says_so_where_it_is_compared() -> None:
+    """Lucerne's GB200 has no purchase price: the cover says the on-premises figure leaves
+    the GPUs out, but the summary read "at USD 631 k a year" and "against USD 631 k for
+    on-premises" beside a hosted API at USD 54.5 k, as if the figures were alike."""
+    ctx = _deployment(DATA / "gb200-unpriced.yaml")
+    assert str(ctx["lead"]).endswith("at USD 631 k a year without the GPUs, which have no "
+                                      "purchase price.")
+    assert "against USD 631 k for on-premises without the GPUs." in str(ctx["cheaper"])
+    assert "without the GPUs" not in str(_deployment(TINY)["lead"])  # its L4 is priced
