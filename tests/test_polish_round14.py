@@ -203,3 +203,17 @@ def test_an_on_premises_figure_without_its_gpus_says_so_where_it_is_compared() -
                                       "purchase price.")
     assert "against USD 631 k for on-premises without the GPUs." in str(ctx["cheaper"])
     assert "without the GPUs" not in str(_deployment(TINY)["lead"])  # its L4 is priced
+
+
+@pytest.mark.parametrize(("path", "opening"), [
+    (DATA / "api-cheapest.yaml", "For comparison with the hosted API, what buying the plan would "
+                                 "take: servers,"),
+    (DATA / "eu-bank-cloud.yaml", "For comparison with renting, what buying the plan would take: "
+                                  "servers,"),
+    (TINY, "What the plan buys and needs around it: servers,"),
+], ids=["api", "cloud", "on-prem"])
+def test_the_bill_of_materials_says_whether_the_plan_buys_it(path: Path, opening: str) -> None:
+    """A hosted API or renting recommended: the bill of materials opened "What the plan
+    buys", though the summary recommends buying nothing."""
+    html = re.sub(r"\s+", " ", render_html(size(load(path))))
+    assert opening in html
