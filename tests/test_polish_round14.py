@@ -217,3 +217,14 @@ def test_the_bill_of_materials_says_whether_the_plan_buys_it(path: Path, opening
     buys", though the summary recommends buying nothing."""
     html = re.sub(r"\s+", " ", render_html(size(load(path))))
     assert opening in html
+
+
+def test_resilience_under_a_hosted_api_is_said_to_be_the_comparisons() -> None:
+    """Litware's hosted API is recommended, yet section 5 said, of the servers sized for
+    comparison only, "while that node is down the service stops"."""
+    html = re.sub(r"\s+", " ", render_html(size(load(DATA / "api-cheapest.yaml"))))
+    section = html[html.index('id="headroom"'):html.index('id="tco"')]
+    assert ("With the hosted API recommended, these are the figures of the servers sized for "
+            "comparison") in section
+    own = re.sub(r"\s+", " ", render_html(size(load(TINY))))
+    assert "these are the figures of the servers sized for comparison" not in own
