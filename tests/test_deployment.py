@@ -76,12 +76,16 @@ def test_a_cheaper_way_is_named_with_both_figures_and_no_reason_said(acme: Resul
            for k, v in build_context(acme)["deployment"].items()}
     assert ctx["cheaper"] == ("A hosted API (paid per token) would cost USD 443 k a year, "
                               "against USD 480 k for on-premises.")
-    # the lead says why it is not the cheaper way (it read as a plain recommendation)
+    # the lead says why it is not the cheaper way (it read as a plain recommendation): Acme
+    # states no way to run it, so on-premises is the default (it read "the way the
+    # requirements ask for": tests/test_polish_round14.py)
+    assert not d.stated
     assert ctx["lead"] == ("Recommended way to run it: buying and running the servers "
-                           "(on-premises), the way the requirements ask for, at USD 480 k a year.")
+                           "(on-premises), the default when the requirements do not say how to "
+                           "run it, at USD 480 k a year.")
     assert ctx["reasons"] == []
-    assert ctx["reasons_intro"] == ("The requirements give no reason for choosing on-premises "
-                                    "over the cheaper way.")
+    assert ctx["reasons_intro"] == ("The requirements neither ask for on-premises nor give a "
+                                    "reason for it: the cheaper way above is worth weighing.")
 
 
 def test_reasons_are_listed_escaped_and_cloud_can_be_asked(tmp_path: Path) -> None:

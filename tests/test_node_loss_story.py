@@ -69,7 +69,7 @@ def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
         said = (f"reloads {fmt.gb(float(wv['weights_gb']))} of weights in at least "
                 f"{fmt.seconds(float(wv['restart_s']))}").replace("\u00a0", " ")
         assert said in node_loss, said
-        assert fmt.pct(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
+        assert fmt.headroom(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
     assert "5.0 GB/s assumed" in node_loss
 
     data = yaml.safe_load(path.read_text())

@@ -164,7 +164,7 @@ def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
         same(col, lay.pool_rows, NODE_LOSS_POOL_ROWS, p)
         # the sheet's value equals the engine's (above); the PDF prints the engine's, rounded
         # (Agent platform sits at 28.75 %: LibreOffice's last bit may round it the other way)
-        shown = fmt.pct(float(p.values["pool_headroom_after_node_loss"]))
+        shown = fmt.headroom(float(p.values["pool_headroom_after_node_loss"]))
         assert shown.replace("\u00a0", " ") in case.pdf_text, (name, p.id, shown)
     for j, g in enumerate(r.plan.node_groups):
         same(get_column_letter(FIRST_COL + j + 1), lay.group_rows, NODE_LOSS_GROUP_ROWS, g)

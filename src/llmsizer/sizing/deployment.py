@@ -28,5 +28,6 @@ def decide(req: Requirements, totals: Totals) -> Deployment:
     recommended = cheapest if asked == "cheapest" else asked
     cheaper = [way for way in ranked
                if recommended in priced and priced[way] < priced[recommended]]
-    return Deployment(asked=asked, recommended=recommended, cheapest=cheapest,
+    return Deployment(asked=asked, stated="deployment" in req.policy.model_fields_set,
+                      recommended=recommended, cheapest=cheapest,
                       annual_cost=priced, cheaper=cheaper, reasons=list(req.account.reasons))

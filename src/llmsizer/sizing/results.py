@@ -117,6 +117,9 @@ class Deployment(_M):
     customer's reasons (``account.reasons``)."""
 
     asked: str = "on_prem"  # policy.deployment: on_prem | cloud | cheapest
+    # policy.deployment given in the requirements; False: the default (on_prem) applied, and
+    # the proposal must not say the requirements asked for it
+    stated: bool = True
     recommended: str = "on_prem"  # on_prem | cloud | api
     cheapest: str = "on_prem"  # the way that costs least per year (of those priced)
     annual_cost: dict[str, float] = {}  # per way priced: on_prem, cloud, api (when known)

@@ -10,6 +10,7 @@ from typing import Any
 from ...sizing.costs import tier_words
 from ...sizing.results import Result
 from .format import Formatter
+from .summary import purchase_unpriced
 
 
 def _ways(result: Result) -> dict[str, str]:
@@ -32,33 +33,50 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     if not cost:
         return {"deployment": None}
     rec = d.recommended
+    # a way the requirements name, or the default when they say nothing (it read "the way the
+    # requirements ask for" for an account that never asked)
+    why = ("the way the requirements ask for" if d.stated
+           else "the default when the requirements do not say how to run it")
+    # a GPU without a purchase price leaves the on-premises figure short of its GPUs (the
+    # cover says so): each mention of that figure says it too (Lucerne's GB200 read "at
+    # USD 631 k a year" beside cards marked "GPUs not priced")
+    unpriced = bool(purchase_unpriced(result))
+
+    def bare(way: str) -> str:
+        return " without the GPUs" if unpriced and way == "on_prem" else ""
+
     rec_cost = fmt.money(cost[rec]) if rec in cost else "no price known"
+    # the lead's "a year", with the reason where the figure leaves out the GPUs
+    year = "a year" + (bare(rec) and f"{bare(rec)}, which have no purchase price")
     if d.asked == "cheapest":
-        ways_priced = [f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items() if w != rec]
+        ways_priced = [f"{SHORT[w]} {fmt.money(c)}{bare(w)}" for w, c in cost.items() if w != rec]
         if result.totals.cloud_unpriced:  # left out of the comparison: said so (section 6 why)
             ways_priced.append("the cloud: no price listed")
         others = "; ".join(ways_priced)
-        lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year, the cheapest of "
+        lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} {year}, the cheapest of "
                 f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
-    elif rec in cost and d.cheaper:  # why not the cheaper way: the requirements name this one
-        lead = (f"Recommended way to run it: {ways[rec]}, the way the requirements ask for, at "
-                f"{rec_cost} a year.")
+    elif rec in cost and d.cheaper:  # why not the cheaper way: named, or the default
+        lead = f"Recommended way to run it: {ways[rec]}, {why}, at {rec_cost} {year}."
     elif rec in cost:
-        lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} a year."
+        lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} {year}."
     else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
-        lead = (f"Recommended way to run it: {ways[rec]}, as the requirements ask; its cost is "
+        lead = (f"Recommended way to run it: {ways[rec]}, {why}; its cost is "
                 "not known: no price is listed for it (section 6).")
     cheaper = ""
     if d.cheaper:
-        parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year" for w in d.cheaper]
+        parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year{bare(w)}" for w in d.cheaper]
         cheaper = ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
-                   + f", against {rec_cost} for {SHORT[rec]}.")
+                   + f", against {rec_cost} for {SHORT[rec]}{bare(rec)}.")
     if d.reasons:
-        intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper
+        intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper and d.stated
                  else "What the customer asked us to weigh:")
+    elif not d.cheaper:
+        intro = ""
+    elif d.stated:
+        intro = f"The requirements give no reason for choosing {SHORT[rec]} over the cheaper way."
     else:
-        intro = (f"The requirements give no reason for choosing {SHORT[rec]} over the cheaper way."
-                 if d.cheaper else "")
+        intro = (f"The requirements neither ask for {SHORT[rec]} nor give a reason for it: the "
+                 "cheaper way above is worth weighing.")
     derived = {p.item.partition(":")[2] for p in result.prices
                if p.item.startswith("cloud:") and p.derived}
     if ("cloud" in (rec, *d.cheaper)

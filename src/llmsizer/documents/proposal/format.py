@@ -15,6 +15,8 @@ from ...model.catalog import CLOUD_TIERS
 from ...model.names import short_name
 
 NBSP = "\u00a0"
+# a headroom above this (10 = 1,000 %) prints as "> 1,000 %": Formatter.headroom
+HEADROOM_SHOWN_UP_TO = 10.0
 
 
 # ---- formatting: the one helper for every number in the PDF --------------------------------
@@ -111,6 +113,24 @@ class Formatter:
         if s.startswith("-") and not s.strip("-0.,%"):
             s = s[1:]
         return s.replace("%", f"{NBSP}%")
+
+    def headroom(self, x: float, digits: int | None = None) -> str:
+        """A headroom as :meth:`pct`, bounded: above 1,000 % it reads "> 1,000 %" (one L4 for
+        four users printed "2,500 %", true but read as a bug; the smallest configuration that
+        meets the targets carries far more than the load, and the workbook keeps the figure)."""
+        if float(x) > HEADROOM_SHOWN_UP_TO:
+            return f">{NBSP}{self.pct(HEADROOM_SHOWN_UP_TO, 0)}"
+        # from 100 %, whole percents: "966.7 %" (Adventure Works' one H100 for 24 users) showed
+        # a precision the sizing does not have; below, a column keeps its one precision
+        return self.pct(x, 0 if abs(float(x)) >= 1 else digits)
+
+    def headroom_note(self, xs: Iterable[float]) -> str:
+        """The sentence under a table where any of these headrooms prints as "> 1,000 %"."""
+        if not any(float(x) > HEADROOM_SHOWN_UP_TO for x in xs):
+            return ""
+        return (f"A headroom above {self.pct(HEADROOM_SHOWN_UP_TO, 0)} is shown as "
+                f"“{self.headroom(float('inf'))}”: the smallest configuration that meets the "
+                "targets carries far more than the peak load (the workbook holds the figure).")
 
     @staticmethod
     def pct_digits(xs: Iterable[float]) -> int:
@@ -247,7 +267,10 @@ _REFERENCES = {"reference notes": "published specifications",
 _REFERENCE = re.compile(r"\breference (?:[a-z_]+\.(?:csv|md)\b|notes\b|prices\b)")
 # the catalog flags an estimate in capitals ("base_price_usd is an ESTIMATE"), which the proposal
 # says as it says every other estimate, in lower case ("a flagged estimate")
-_SHOUTED = re.compile(r"\bESTIMATE(S?)\b")
+_SHOUTED = re.compile(r"\b(ESTIMATE|DERIVED)(S?)\b")
+# a note citing the project's own reference in passing ("secondary, in the project's
+# infrastructure reference"): the customer never saw it, the public source is named
+_PROJECT_REFERENCE = re.compile(r",? in the project's [a-z ]*reference\b")
 # a count in engineering notation ("70.6e9 safetensors total"), said as the proposal says it
 _BILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)e9( safetensors total)?\b")
 
@@ -263,7 +286,8 @@ def catalog_note(text: str, names: Mapping[str, str] | None = None) -> str:
     ESTIMATE flags in lower case, the project's reference files left out, a catalog id in
     ``names`` (platform id -> name) by its name, and "70.6e9" as "70.6 billion"."""
     text = _CATALOG_FIELDS.sub(lambda m: _said(m, CATALOG_FIELD_WORDS[m.group(0)]), text)
-    text = _SHOUTED.sub(lambda m: _said(m, "estimate" + m.group(1).lower()), text)
+    text = _SHOUTED.sub(lambda m: _said(m, (m.group(1) + m.group(2)).lower()), text)
+    text = _PROJECT_REFERENCE.sub("", text)
     text = _REFERENCE.sub(lambda m: _REFERENCES.get(m.group(0), "published specifications"),
                           _CITED_FILE.sub("", text))
     if names:

@@ -75,7 +75,8 @@ def _filter(method: str) -> Callable[..., str | int]:
 
 FILTERS = {
     "num": "number", "qty": "count", "approx": "approx", "fig": "figures", "many": "count_of",
-    "money": "money", "pct": "pct", "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
+    "money": "money", "pct": "pct", "headroom": "headroom", "hnote": "headroom_note",
+    "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
     "pctdigits": "pct_digits", "msunit": "ms_unit", "msvs": "ms_vs", "toksvs": "tok_s_vs",
