@@ -498,15 +498,18 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             sub = _keys_of(data, loc, named.group())
             if sub is not None and (pos := located.position(sub)):
                 line, col = pos
-        twins = re.search(r" \(workloads\[(\d+)\] and workloads\[(\d+)\]\)", msg)
-        if loc == () and msg.startswith("two workloads are named") and twins:
+        twins = re.search(r" \((workloads\[\d+\](?:, workloads\[\d+\])* and "
+                          r"workloads\[\d+\])\)", msg)
+        if loc == () and re.match(r"\w+ workloads are named", msg) and twins:
             # point at the second one's name, and say the line of each (rules.duplicate_name)
-            first, second = (located.position(("workloads", int(i), "name"))
-                             for i in twins.groups())
-            field = f"workloads[{twins.group(2)}].name"
-            if first and second:
-                line, col = second
-                msg = msg.replace(twins.group(), f" (lines {first[0]} and {second[0]})")
+            indexes = [int(i) for i in re.findall(r"\d+", twins.group(1))]
+            where = [located.position(("workloads", i, "name")) for i in indexes]
+            field = f"workloads[{indexes[1]}].name"
+            lines = [str(pos[0]) for pos in where if pos]
+            if len(lines) == len(indexes) and where[1]:
+                line, col = where[1]
+                msg = msg.replace(twins.group(), f" (lines {', '.join(lines[:-1])} and "
+                                                 f"{lines[-1]})")
     elif found is None and kind not in _RANGE_KINDS:
         msg = "has no value (nothing after the colon)"
         if allowed:
