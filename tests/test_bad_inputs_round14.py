@@ -173,3 +173,19 @@ def test_a_file_not_found_names_the_file_meant(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load(tmp_path / "accounts" / "acme.yaml")
     assert str(caught.value).endswith(f"; the folder {tmp_path / 'accounts'} does not exist")
+
+
+def test_a_key_in_the_wrong_block_is_told_where_it_belongs() -> None:
+    """`headroom:` under hardware, `ttft_s:` beside targets instead of in it: no spelling is
+    close, so the message listed the block's keys and stopped; the key's home is the fix."""
+    text = (HEAD + "workloads:\n" + workload() + "    ttft_s: 2\nhardware:\n"
+            "  gpus: [h100-sxm]\n  headroom: 0.3\n")
+    found = problems(text)
+    assert found[0].startswith(
+        "acme.yaml:11:5: workloads[0]: unknown key 'ttft_s'; `ttft_s:` belongs under "
+        "`targets:` in a workload: move it there, lined up with that block's keys; allowed "
+        "here: burstiness, "), found[0]
+    assert found[1] == (
+        "acme.yaml:14:3: hardware: unknown key 'headroom'; `headroom:` belongs under "
+        "`policy:`: move it there, lined up with that block's keys; allowed here: gpus, "
+        "kv_precisions, platform, tensor_parallel, weight_precisions")

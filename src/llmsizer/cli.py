@@ -333,7 +333,7 @@ def _not_fitting(out: dict[str, float | str],
               help="Output folder (created if missing).")
 @click.option("--templates", type=_Path(file_okay=False, path_type=Path),
               help="Folder with your own proposal templates (replaces the shipped ones).")
-@click.option("--jobs", type=_Whole(1, 256), help="Worker processes (default: CPU count).")
+@click.option("--jobs", type=_Whole(1, 256), help="Accounts sized at once (default: one per CPU core).")
 @click.option("--force", is_flag=True, help="Redo accounts whose outputs are up to date.")
 @click.option("--quiet", is_flag=True, help="One line per account, no progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print batch.json when done.")
@@ -535,12 +535,12 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
 
 @main.command(short_help="Run the presales web app on this machine.")
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on; other than loopback needs --token.")
+              help="Address to listen on; any but this machine's own needs --token.")
 @click.option("--port", type=_Whole(1, 65535), default=8000, show_default=True,
               help="Port to listen on: open http://127.0.0.1:PORT/ in a browser.")
 @click.option("--token", envvar="LLMSIZER_TOKEN",
-              help="Shared secret every request must carry (required off loopback; "
-                   "or LLMSIZER_TOKEN).")
+              help="Shared password every request must carry (required when --host is not "
+                   "this machine; or set LLMSIZER_TOKEN).")
 @_clean_errors
 def serve(host: str, port: int, token: str | None) -> None:
     """Run the presales web app: the account form sized live, documents one click away.

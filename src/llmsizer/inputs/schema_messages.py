@@ -22,9 +22,9 @@ from .schema import Requirements
 from .yamlpositions import Located
 
 
-def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+def _model_at(loc: tuple[str | int, ...], start: Any = Requirements) -> type[BaseModel] | None:
     """The pydantic model class that owns the field at ``loc`` (for 'did you mean')."""
-    cls: Any = Requirements
+    cls: Any = start
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
@@ -41,6 +41,24 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
             return None
         cls = nxt
     return cls if isinstance(cls, type) else None
+
+
+@cache
+def _homes() -> dict[str, str]:
+    """Where each key of the file belongs, for a key written in the wrong block (`targets:`
+    at the top level, `headroom:` under hardware); a key of two blocks (`name`) is left out."""
+    found: dict[str, list[str]] = {}
+
+    def walk(cls: Any, where: str) -> None:
+        for key in cls.model_fields:
+            found.setdefault(key, []).append(where)
+            inner = _model_at((key, "?"), cls)
+            if inner is not None:
+                walk(inner, "in each workload (an item under `workloads:`)" if key == "workloads"
+                     else f"under `{key}:`" + (" in a workload" if where != "at the top level"
+                                              else ""))
+    walk(Requirements, "at the top level")
+    return {key: homes[0] for key, homes in found.items() if len(homes) == 1}
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
@@ -477,6 +495,8 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             msg += f"; write it as `{fix}`" if fix else f"; rename it to `{best}:`"
         elif best is not None:
             msg += f"; rename it to `{best}:`"
+        elif (home := _homes().get(key)) is not None:
+            msg += f"; `{key}:` belongs {home}: move it there, lined up with that block's keys"
         msg += f"; allowed here: {', '.join(names)}"
         field = _dotted(loc[:-1]) or None
     elif kind == "missing":
