@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..model.catalog import load_catalog, suggest
-from .loader import spelled_as
+from .loader import named_as, spelled_as
 
 
 def _plain(text: str) -> float | None:
@@ -59,9 +59,7 @@ def estimate_problems(model_id: str, gpu: str, weights: str, kv: str,
             continue  # an embedding model: estimate_refusal says where it is sized
         names = sorted(table)
         if (meant := spelled_as(value, names, kind)) is not None:
-            found.append(f"{option}: unknown {kind} {value!r}: the catalog names it {meant} "
-                         f"(ids are lower case, with the catalog's hyphens and dots); write "
-                         f"{option} {meant}")
+            found.append(f"{option}: {named_as(kind, value, meant)} {option} {meant}")
         else:
             where = f"`{listing}` lists them" if listing else f"valid: {', '.join(names)}"
             found.append(f"{option}: unknown {kind} {value!r}{suggest(value, names)}; {where}")
