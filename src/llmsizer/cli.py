@@ -75,11 +75,24 @@ class _Choice(click.Choice):  # type: ignore[type-arg]
             raise click.BadParameter(f"{exc.message}{hint}", ctx=ctx, param=param) from None
 
 
-class _FiniteRange(click.FloatRange):
-    """A float range that refuses NaN: NaN compares false with both bounds, so click's own
-    range check lets it through (issue 25, F17)."""
+class _Whole(click.IntRange):
+    """A whole-number range whose parse error says what to type (`500tok`, `1,000`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from .inputs.options import number_fix
+        if isinstance(value, str) and (fix := number_fix(value, whole=True)):
+            self.fail(fix, param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class _FiniteRange(click.FloatRange):
+    """A float range that refuses NaN: NaN compares false with both bounds, so click's own
+    range check lets it through (issue 25, F17); a parse error says what to type (`80%`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from .inputs.options import number_fix
+        if isinstance(value, str) and (fix := number_fix(value, whole=False)):  # nan parses
+            self.fail(fix, param, ctx)
         x = super().convert(value, param, ctx)
         if not math.isfinite(x):
             self.fail(f"{value!r} is not a number; give a value in {self._describe_range()}",
@@ -162,7 +175,8 @@ def validate(file: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the results JSON.")
 @_clean_errors
 def size(file: Path, as_json: bool) -> None:
-    """Size the workloads in FILE and print the options and the recommendation."""
+    """Size the workloads in FILE and print the options and the recommendation (exit 2: bad
+    input, every problem with its line; 3: no option meets a workload's targets)."""
     from .inputs.loader import load
     from .sizing.engine import size as run
 
@@ -204,21 +218,22 @@ def catalog(kind: str, as_json: bool) -> None:
               help="Tensor-parallel degree: GPUs that hold one copy of the model (as "
                    "hardware.tensor_parallel allows: 1, 2, 4 or 8; 16 to 72 inside an NVL72 "
                    "rack's NVLink domain; up to the GPU's max_tp).")
-@click.option("--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True,
+@click.option("--replicas", type=_Whole(1, 100_000), default=1, show_default=True,
               help="Copies of the model; scales output_tokens_per_s.")
 @click.option("--weights", "weight_precision", default="fp8", show_default=True,
               help="Weight precision: bf16, fp16, fp8, int8, int4, fp4 or mxfp4.")
 @click.option("--kv", "kv_precision", default="fp8", show_default=True,
               help="KV-cache precision: bf16, fp16, fp8, int8, int4, fp4 or mxfp4.")
-@click.option("--prompt-tokens", type=click.IntRange(1, 2_000_000), required=True,
+@click.option("--prompt-tokens", type=_Whole(1, 2_000_000), required=True,
               help="Input tokens per request.")
-@click.option("--output-tokens", type=click.IntRange(1, 1_000_000), required=True,
+@click.option("--output-tokens", type=_Whole(1, 1_000_000), required=True,
               help="Generated tokens per request.")
-@click.option("--concurrency", type=click.IntRange(1, 100_000),
+@click.option("--concurrency", type=_Whole(1, 100_000),
               help="Users per replica (1-100,000), each sending the next request as its "
                    "answer ends, as benchmarks measure; those beyond what memory holds wait "
                    "for a slot, in the TTFT.")
-@click.option("--offline", is_flag=True, help="Batch limited only by KV memory and engine cap.")
+@click.option("--offline", is_flag=True, help="No users: a batch job, as many requests at once "
+              "as the KV-cache memory and the engine's batch cap allow.")
 @click.option("--mbu", type=_FiniteRange(0.05, 1, min_open=True),
               help="Override bandwidth efficiency (share of peak memory bandwidth, over 0.05, "
                    "at most 1; as policy.mbu).")
@@ -236,13 +251,16 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
     Exits 3, saying why and what would fit, when the model and one request's KV cache do
     not fit the GPUs' memory.
     """
+    from .inputs.options import estimate_problems, tp_problem
     from .sizing.engine import estimate as run
     from .sizing.engine import estimate_refusal
 
-    if (concurrency is None) == (not offline):
-        raise click.UsageError("give exactly one of --concurrency C or --offline")
+    if found := estimate_problems(model_id, gpu, weight_precision, kv_precision, concurrency,
+                                  offline):  # every one at once, as a file's problems
+        raise click.UsageError(found)
+    if problem := tp_problem(gpu, int(tp_text)):
+        raise click.BadParameter(problem, param_hint="'--tp'")
     tp = int(tp_text)
-    _check_tp(gpu, tp)
     if refusal := estimate_refusal(model_id, prompt_tokens, output_tokens):
         raise click.BadParameter(refusal[1], param_hint=f"'{refusal[0]}'")
 
@@ -267,22 +285,6 @@ def _figure(v: float | str) -> str:
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
     return str(v)
-
-
-def _check_tp(gpu: str, tp: int) -> None:
-    """The sizing search tries a degree only up to the GPU's fast-link group (max_tp) and
-    its platforms' GPUs per node; ``estimate`` refuses what the search would never try."""
-    from .model.catalog import load_catalog
-
-    cat = load_catalog()
-    spec = cat.gpu(gpu)
-    per_node = max((p.gpus_per_node for p in cat.platforms.values() if gpu in p.gpus),
-                   default=spec.max_tp)
-    limit = min(spec.max_tp, per_node)
-    if tp > limit:
-        raise click.BadParameter(f"{tp} is more than {gpu} allows (tensor parallelism up to "
-                                 f"{limit} GPUs on its fast link); use --tp {limit} or less",
-                                 param_hint="'--tp'")
 
 
 def _not_fitting(out: dict[str, float | str],
@@ -331,7 +333,7 @@ def _not_fitting(out: dict[str, float | str],
               help="Output folder (created if missing).")
 @click.option("--templates", type=_Path(file_okay=False, path_type=Path),
               help="Folder with your own proposal templates (replaces the shipped ones).")
-@click.option("--jobs", type=click.IntRange(1, 256), help="Worker processes (default: CPU count).")
+@click.option("--jobs", type=_Whole(1, 256), help="Accounts sized at once (default: one per CPU core).")
 @click.option("--force", is_flag=True, help="Redo accounts whose outputs are up to date.")
 @click.option("--quiet", is_flag=True, help="One line per account, no progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print batch.json when done.")
@@ -533,12 +535,12 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
 
 @main.command(short_help="Run the presales web app on this machine.")
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on; other than loopback needs --token.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True,
+              help="Address to listen on; any but this machine's own needs --token.")
+@click.option("--port", type=_Whole(1, 65535), default=8000, show_default=True,
               help="Port to listen on: open http://127.0.0.1:PORT/ in a browser.")
 @click.option("--token", envvar="LLMSIZER_TOKEN",
-              help="Shared secret every request must carry (required off loopback; "
-                   "or LLMSIZER_TOKEN).")
+              help="Shared password every request must carry (required when --host is not "
+                   "this machine; or set LLMSIZER_TOKEN).")
 @_clean_errors
 def serve(host: str, port: int, token: str | None) -> None:
     """Run the presales web app: the account form sized live, documents one click away.

@@ -1,5 +1,6 @@
 """Layer 3 — what comes in: the requirements schema (``schema``, its error lines in
 ``schema_messages``, its cross-field rules in ``rules`` and ``kinds``) and ``loader``; the
+command line's values checked in the same words (``options``); the
 safe YAML reader (``yamlfile`` → ``yamlsafe``, with ``yamlpositions``); Hugging Face
 config.json models (``modelconfig``); the customer's benchmark files (``benchfiles``,
 ``benchformats``, ``benchpoints``) and published result tables (``benchlabels``,
@@ -15,6 +16,7 @@ __all__ = [
     "kinds",
     "loader",
     "modelconfig",
+    "options",
     "rules",
     "schema",
     "schema_messages",

@@ -6,13 +6,15 @@ Every problem is an :class:`InputError` with the file, line and column (:mod:`.s
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
-from ..model.catalog import Catalog, Model, load_catalog, suggest
+from ..model.catalog import Catalog, LabelIndex, Model, load_catalog, suggest
 from .benchpoints import BenchPoint
 from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
@@ -156,11 +158,41 @@ def _err_at(located: Located, filename: str, loc: tuple[str | int, ...], msg: st
                       column=pos[1] if pos else None, field=_dotted(loc))
 
 
+def _bare(text: str) -> str:
+    return re.sub(r"[-_ .]", "", text.casefold())
+
+
+def named_as(kind: str, value: str, meant: str) -> str:
+    """The message's start for an id spelt otherwise (:func:`spelled_as`), the id to write
+    following it; the spelling rule only where the spelling is all that differs."""
+    why = (" (ids are lower case, with the catalog's hyphens and dots)"
+           if _bare(value) == _bare(meant) else "")
+    return f"unknown {kind} {_short(value)}: the catalog names it {meant}{why}; write"
+
+
+def spelled_as(value: str, names: Iterable[str], kind: str) -> str | None:
+    """The one catalog id ``value`` spells otherwise (case, hyphens, spaces, dots: `H100-SXM`,
+    `h100 sxm`), or names by a label the catalog knows (a GPU's or model's name, Hugging Face
+    id or alias: `Llama-3.1-70B-Instruct`, `NVIDIA H100 SXM`), or None: then the fix is
+    certain, and told alone rather than as three guesses and the catalog's every id."""
+    names = list(names)
+    same = [n for n in names if _bare(n) == _bare(value)]
+    if len(same) == 1:
+        return same[0]
+    if kind not in ("GPU", "model") or sum(_bare(n).startswith(_bare(value)) for n in names) > 1:
+        return None  # `h200` begins h200-sxm and h200-nvl: the catalog's alias is no certainty
+    labels = LabelIndex(load_catalog())
+    meant = labels.gpu(value) if kind == "GPU" else labels.model(value)
+    return meant if meant in names else None
+
+
 def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
              loc: tuple[str | int, ...]) -> InputError:
     names = sorted(table)
     hint = " (or the path of a Hugging Face config.json next to this file)" if kind == "model" \
         else ""
+    if (meant := spelled_as(value, names, kind)) is not None:
+        return _err_at(located, filename, loc, f"{named_as(kind, value, meant)} {meant}{hint}")
     return _err_at(located, filename, loc, f"unknown {kind} {_short(value)}"
                    f"{suggest(value, names)}; valid: {', '.join(names)}{hint}")
 

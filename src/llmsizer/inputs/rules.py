@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel
@@ -215,11 +216,32 @@ def _generating_targets(t: Mapping[str, Any]) -> list[str]:
                                       "system_tokens_per_s")):
         found.append("targets needs tokens_per_s_per_user, response_time_s or "
                      "system_tokens_per_s" + _speed_hint(t))
+    found += _percentiles_in_order(t)
     first, whole = number(t, "ttft_s"), number(t, "response_time_s")
     if first is not None and whole is not None and first >= whole:
         found.append(f"targets.ttft_s ({first:g} s) must be shorter than "
                      f"targets.response_time_s ({whole:g} s): the first token comes before "
                      "the whole answer")
+    return found
+
+
+def _percentiles_in_order(t: Mapping[str, Any]) -> list[str]:
+    """A higher percentile's target below a lower one's: 95 % of the requests within 1 s
+    already puts half of them within 1 s, so the lower target (2 s) never binds; written
+    so, the two were almost surely swapped."""
+    found = []
+    for key, unit, what in (("ttft_p{}_s", "s", "first tokens"),
+                            ("itl_p{}_ms", "ms", "gaps between tokens")):
+        stated = [(q, v) for q in (50, 90, 95, 99)
+                  if (v := number(t, key.format(q))) is not None]
+        for (low, low_v), (high, high_v) in pairwise(stated):
+            if high_v < low_v:
+                found.append(
+                    f"targets.{key.format(high)} ({high_v:g} {unit}) is below "
+                    f"targets.{key.format(low)} ({low_v:g} {unit}): the p{high} target bounds "
+                    f"{high} % of the {what}, so it cannot be below the p{low} one, which "
+                    f"bounds {low} %; swap the two values, or raise "
+                    f"{key.format(high)} to at least {low_v:g}")
     return found
 
 
@@ -243,28 +265,48 @@ def requirements_problems(data: Mapping[str, Any]) -> list[str]:
     workloads = data.get("workloads")
     names = [w.get("name") if isinstance(w, Mapping) else None
              for w in (workloads if isinstance(workloads, list) else [])]
-    seen: dict[str, int] = {}
+    groups: dict[str, list[int]] = {}
     for i, name in enumerate(names):
-        if isinstance(name, str) and name.lower() in seen:
-            found.append(duplicate_name(names, seen[name.lower()], i))
-            break
         if isinstance(name, str):
-            seen[name.lower()] = i
+            groups.setdefault(name.lower(), []).append(i)
+    # every name used more than once, each told once with all its workloads (not only the
+    # first pair: a file with two pairs was otherwise fixed in two runs)
+    suggested: set[str] = set()
+    for group in groups.values():
+        if len(group) > 1:
+            found.append(duplicate_name(names, group, suggested))
     return found
 
 
-def duplicate_name(names: list[Any], first: int, second: int) -> str:
-    """Two workloads of one name (compared whatever their case): both named by index (the
-    loader's message puts their lines in: schema_messages.py) and a free name suggested
-    for the second, so the fix is one edit."""
-    a, b = names[first], names[second]
-    taken = {n.lower() for n in names if isinstance(n, str)}
-    n = 2
-    while f"{b} ({n})".lower() in taken:
-        n += 1
-    named, case = (f"{a!r}", "") if a == b else (f"{a!r} and {b!r}", ", whatever their case")
-    return (f"two workloads are named {named} (workloads[{first}] and workloads[{second}]): "
-            f"names must be unique{case}; rename the second, e.g. name: {b} ({n})")
+_COUNTS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight",
+           9: "nine", 10: "ten"}
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def duplicate_name(names: list[Any], group: list[int], suggested: set[str]) -> str:
+    """The workloads of one name (compared whatever their case, ``group``: their indexes):
+    each named by index (the loader's message puts their lines in: schema_messages.py) and a
+    free name suggested for each but the first, so the fix is one edit per repeat; a name
+    suggested is added to ``suggested`` (lower case), so two messages never offer the same."""
+    taken = {n.lower() for n in names if isinstance(n, str)} | suggested
+    fixes = []
+    for i in group[1:]:
+        n = 2
+        while f"{names[i]} ({n})".lower() in taken:
+            n += 1
+        taken.add(f"{names[i]} ({n})".lower())
+        suggested.add(f"{names[i]} ({n})".lower())
+        fixes.append(f"name: {names[i]} ({n})")
+    spellings = list(dict.fromkeys(repr(names[i]) for i in group))
+    case = ", whatever their case" if len(spellings) > 1 else ""
+    count = _COUNTS.get(len(group), f"{len(group)}")
+    which = "the second" if len(group) == 2 else "all but the first"
+    return (f"{count} workloads are named {_listed(spellings)} "
+            f"({_listed([f'workloads[{i}]' for i in group])}): names must be unique{case}; "
+            f"rename {which}, e.g. {_listed(fixes)}")
 
 
 def _money_problems(costs: Mapping[str, Any], currency: str, rate: Any) -> list[str]:

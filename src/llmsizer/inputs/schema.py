@@ -62,13 +62,20 @@ class Hardware(_Strict):
     @field_validator("gpus", "weight_precisions", "kv_precisions", "tensor_parallel")
     @classmethod
     def _each_once(cls, items: list[Any] | None) -> list[Any] | None:
-        # a repeat would size (and list) every option of that item twice
-        seen: set[Any] = set()
+        # a repeat would size (and list) every option of that item twice; every repeat is
+        # told, so that a list with two is fixed in one run
+        counts: dict[Any, int] = {}
         for item in items or ():
-            if item in seen:
-                raise ValueError(f"lists {item} twice; list each once")
-            seen.add(item)
+            counts[item] = counts.get(item, 0) + 1
+        repeats = [f"{item} {_TIMES.get(n, f'{n} times')}" for item, n in counts.items() if n > 1]
+        if repeats:
+            told = repeats[0] if len(repeats) == 1 else (
+                f"{', '.join(repeats[:-1])} and {repeats[-1]}")
+            raise ValueError(f"lists {told}; list each once")
         return items
+
+
+_TIMES = {2: "twice", 3: "three times"}
 
 
 class Policy(_Strict):

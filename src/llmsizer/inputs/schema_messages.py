@@ -22,9 +22,9 @@ from .schema import Requirements
 from .yamlpositions import Located
 
 
-def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+def _model_at(loc: tuple[str | int, ...], start: Any = Requirements) -> type[BaseModel] | None:
     """The pydantic model class that owns the field at ``loc`` (for 'did you mean')."""
-    cls: Any = Requirements
+    cls: Any = start
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
@@ -41,6 +41,24 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
             return None
         cls = nxt
     return cls if isinstance(cls, type) else None
+
+
+@cache
+def _homes() -> dict[str, str]:
+    """Where each key of the file belongs, for a key written in the wrong block (`targets:`
+    at the top level, `headroom:` under hardware); a key of two blocks (`name`) is left out."""
+    found: dict[str, list[str]] = {}
+
+    def walk(cls: Any, where: str) -> None:
+        for key in cls.model_fields:
+            found.setdefault(key, []).append(where)
+            inner = _model_at((key, "?"), cls)
+            if inner is not None:
+                walk(inner, "in each workload (an item under `workloads:`)" if key == "workloads"
+                     else f"under `{key}:`" + (" in a workload" if where != "at the top level"
+                                              else ""))
+    walk(Requirements, "at the top level")
+    return {key: homes[0] for key, homes in found.items() if len(homes) == 1}
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
@@ -477,6 +495,8 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             msg += f"; write it as `{fix}`" if fix else f"; rename it to `{best}:`"
         elif best is not None:
             msg += f"; rename it to `{best}:`"
+        elif (home := _homes().get(key)) is not None:
+            msg += f"; `{key}:` belongs {home}: move it there, lined up with that block's keys"
         msg += f"; allowed here: {', '.join(names)}"
         field = _dotted(loc[:-1]) or None
     elif kind == "missing":
@@ -498,15 +518,18 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             sub = _keys_of(data, loc, named.group())
             if sub is not None and (pos := located.position(sub)):
                 line, col = pos
-        twins = re.search(r" \(workloads\[(\d+)\] and workloads\[(\d+)\]\)", msg)
-        if loc == () and msg.startswith("two workloads are named") and twins:
+        twins = re.search(r" \((workloads\[\d+\](?:, workloads\[\d+\])* and "
+                          r"workloads\[\d+\])\)", msg)
+        if loc == () and re.match(r"\w+ workloads are named", msg) and twins:
             # point at the second one's name, and say the line of each (rules.duplicate_name)
-            first, second = (located.position(("workloads", int(i), "name"))
-                             for i in twins.groups())
-            field = f"workloads[{twins.group(2)}].name"
-            if first and second:
-                line, col = second
-                msg = msg.replace(twins.group(), f" (lines {first[0]} and {second[0]})")
+            indexes = [int(i) for i in re.findall(r"\d+", twins.group(1))]
+            where = [located.position(("workloads", i, "name")) for i in indexes]
+            field = f"workloads[{indexes[1]}].name"
+            lines = [str(pos[0]) for pos in where if pos]
+            if len(lines) == len(indexes) and where[1]:
+                line, col = where[1]
+                msg = msg.replace(twins.group(), f" (lines {', '.join(lines[:-1])} and "
+                                                 f"{lines[-1]})")
     elif found is None and kind not in _RANGE_KINDS:
         msg = "has no value (nothing after the colon)"
         if allowed:

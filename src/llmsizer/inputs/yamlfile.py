@@ -9,6 +9,8 @@ What is refused here, and why:
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import os
 import pathlib
 import re
@@ -53,7 +55,7 @@ def read_file(path: pathlib.Path | str) -> tuple[bytes, str]:
             data = handle.read(MAX_BYTES + 1)  # special files can report size 0
     except FileNotFoundError:
         raise InputError(
-            "file not found: check the path and the file name", file=filename
+            "file not found: check the path and the file name" + _nearby(p), file=filename
         ) from None
     except IsADirectoryError:
         raise InputError(
@@ -66,6 +68,24 @@ def read_file(path: pathlib.Path | str) -> tuple[bytes, str]:
             file=filename,
         ) from None
     return data, filename
+
+
+def _nearby(path: pathlib.Path) -> str:
+    """The requirement files beside a path not found whose names are close to it (`acme.yml`
+    for acme.yaml, a typo), or that its folder is missing: the fix, not only the failure."""
+    folder = path.parent
+    if not folder.is_dir():
+        return f"; the folder {printable(str(folder))} does not exist"
+    try:  # a bounded look: a huge folder is not listed whole for a hint
+        with os.scandir(folder) as entries:
+            names = [e.name for e in itertools.islice(entries, 2000)
+                     if e.name.lower().endswith((".yaml", ".yml"))]
+    except OSError:
+        return ""
+    lower = {n.lower(): n for n in names}
+    close = [lower[c] for c in difflib.get_close_matches(path.name.lower(), lower, n=2,
+                                                          cutoff=0.8)]
+    return printable(f" (did you mean {' or '.join(close)}?)") if close else ""
 
 
 def checked_text(text: str | bytes, filename: str) -> str:
