@@ -1,0 +1,204 @@
+"""The web app, fourteenth round: charts drawn by the server itself get the worker's time limit;
+stopping an executor whose waiting jobs were cancelled no longer kills its manager thread
+(Python 3.11's ``InvalidStateError``); every field of every page has a label, and a sizing
+error is tied to its field for a screen reader."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from test_web_browser import browser, server  # noqa: F401  (fixtures: a real server and Chromium)
+from test_web_jobs_timeout import _hang, _overdue, _pid_of
+from test_web_routes import fields, post
+
+from llmsizer.web import jobs, render
+from llmsizer.web.app import create_app
+from llmsizer.web.jobs import Drawer, Pool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def stuck(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The charts replaced by a drawing that waits until the test ends (a hung matplotlib);
+    a 1 s limit."""
+    release = threading.Event()
+
+    def _draw(yaml_text: str, configs: object = ()) -> str:
+        release.wait(600)
+        return "<section id=\"charts\">drawn</section>"
+
+    monkeypatch.setattr(jobs, "DRAW_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(render, "charts_html", _draw)
+    yield release
+    release.set()
+
+
+def test_a_drawing_in_the_server_thread_has_the_workers_limit(stuck: threading.Event) -> None:
+    """Without a worker (not started, or it died) the server draws the charts: the request
+    waited as long as the drawing took, with no limit. Now it gets the chart area's message
+    after DRAW_TIMEOUT_S, as a drawing in the worker does."""
+    drawer = Drawer()  # not started: no worker process
+    try:
+        html = asyncio.run(drawer.draw("x"))
+        assert "The charts took longer than 1 s to draw" in html
+        assert html.lstrip().startswith("<section id=\"charts\">")
+        # a second one queues behind the hung thread and is answered the same way
+        assert "took longer than 1 s" in asyncio.run(drawer.draw("y"))
+    finally:
+        stuck.set()
+        drawer.shutdown()
+
+
+def test_the_charts_request_answers_while_the_servers_drawing_hangs(
+        stuck: threading.Event) -> None:
+    """The route as a browser reaches it: a client without the app's lifespan has no
+    charts worker, so the server draws; the request returns with the message."""
+    client = TestClient(create_app())  # no `with`: the lifespan (and its worker) never starts
+    items = fields(client.get("/").text)
+    r = post(client, "/charts", items)
+    assert r.status_code == 200
+    assert "took longer than 1 s to draw" in r.text
+    stuck.set()
+
+
+def _moved_then_stopped(tmp_path: Path) -> threading.Thread:
+    """One worker, hung; four jobs wait behind it and are moved to a fresh executor; the
+    pool is stopped. Returns the hung executor's manager thread, and nothing else: the
+    executor is dropped as a server drops it (the thread then needs the executor no longer
+    there to clean up)."""
+    pool = Pool(1)
+    try:
+        hung = pool.submit("pdf", _hang, str(tmp_path / "hung.pid"))
+        _pid_of(tmp_path / "hung.pid")
+        assert hung.executor is not None
+        manager = hung.executor._executor_manager_thread  # type: ignore[attr-defined]
+        assert isinstance(manager, threading.Thread) and manager.is_alive()
+        waiting = [pool.submit("pdf", os.getpid) for _ in range(4)]
+        _overdue(hung)
+        pool.get(hung.id)  # retires the hung executor and moves the waiting jobs
+        moved = [j for j in waiting if j.executor is not hung.executor]
+        assert moved and all(j.future.result(timeout=60) != os.getpid() for j in moved)
+    finally:
+        pool.shutdown()  # stops the retired executor: the cancelled jobs are still in its table
+    return manager
+
+
+def test_stopping_an_executor_with_moved_jobs_leaves_no_thread_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs waiting behind a hung one are cancelled in its executor and moved (Pool._reap);
+    when that executor was stopped and dropped, its manager thread set an error on the
+    cancelled jobs and died of ``InvalidStateError`` (the warning in the web tests' output),
+    leaving its queues open. Each thread error is collected here."""
+    errors: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    monkeypatch.setattr(jobs, "TIMEOUT_S", 3.0)
+    manager = _moved_then_stopped(tmp_path)
+    # stopping waits for the thread's clean-up (jobs._stop): it has ended, with no error
+    assert not manager.is_alive()
+    assert errors == []
+
+
+class Controls(HTMLParser):
+    """Every form control of a page and whether a label names it: a ``<label for>``, a
+    ``<label>`` around it, or ``aria-label``/``aria-labelledby``. Hidden controls (type
+    hidden, the ``hidden`` attribute) are not shown to anyone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.label_for: set[str] = set()
+        self.open_labels = 0
+        self.controls: list[tuple[str, bool]] = []  # (name or id, named by a label)
+        self.ids: set[str] = set()
+        self.described: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if a.get("aria-describedby"):
+            self.described.append(str(a["aria-describedby"]))
+        if tag == "label":
+            self.open_labels += 1
+            if a.get("for"):
+                self.label_for.add(str(a["for"]))
+        elif tag in ("input", "select", "textarea"):
+            if a.get("type") == "hidden" or "hidden" in a:
+                return
+            named = bool(self.open_labels or a.get("aria-label") or a.get("aria-labelledby"))
+            self.controls.append((str(a.get("id") or a.get("name") or tag), named))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self.open_labels = max(0, self.open_labels - 1)
+
+    def unlabelled(self) -> list[str]:
+        return [c for c, named in self.controls if not named and c not in self.label_for]
+
+
+def _controls(html: str) -> Controls:
+    c = Controls()
+    c.feed(html)
+    return c
+
+
+ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", ["/", "/?start=rag", "/estimate", "/catalog/gpus"])
+def test_every_field_of_a_page_has_a_label(path: str) -> None:
+    with TestClient(create_app()) as client:
+        page = _controls(client.get(path).text)
+    assert len(page.controls) >= (40 if path.startswith("/?") or path == "/" else 0)
+    assert page.unlabelled() == []
+
+
+@pytest.mark.parametrize("account", [p.stem for p in ACCOUNTS])
+def test_every_field_of_each_shipped_account_has_a_label(account: str) -> None:
+    """Each shipped example opened (several workloads, retrieval, alternatives, measured
+    figures): its form's every field has a label, and nothing points at a missing id."""
+    with TestClient(create_app()) as client:
+        r = client.post("/upload/yaml", files={"file": (f"{account}.yaml",
+                                                        (ROOT / "inputs" / f"{account}.yaml").read_bytes())})
+    assert r.status_code == 200
+    page = _controls(r.text)
+    assert page.unlabelled() == []
+    assert [d for d in page.described if d not in page.ids] == []
+
+
+def test_a_bad_upload_is_read_with_the_file_field() -> None:
+    """The upload's message is tied to the file fields (aria-describedby) and announced."""
+    with TestClient(create_app()) as client:
+        r = client.post("/upload/yaml", files={"file": (
+            "not-yaml.yaml", (ROOT / "tests" / "bad_inputs" / "not-yaml.yaml").read_bytes())})
+    assert r.status_code == 400
+    assert 'id="upload-error" role="alert"' in r.text
+    page = _controls(r.text)
+    assert page.described.count("upload-error") == 2 and "upload-error" in page.ids
+
+
+def test_a_sizing_error_is_tied_to_its_field(server: str, browser: Any) -> None:  # noqa: F811
+    """A screen reader hears the message with the field: app.js marks the field invalid and
+    points it at the message beside it, and clears both once the value is good again."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(server)
+    users = page.locator('[name="workloads[0].concurrent_users"]')
+    users.fill("0")
+    page.wait_for_selector('[data-field="workloads[0].concurrent_users"] .field-error',
+                           timeout=15000)
+    assert users.get_attribute("aria-invalid") == "true"
+    described = users.get_attribute("aria-describedby")
+    assert described and page.locator(f"#{described}").inner_text().startswith(
+        "concurrent_users")
+    users.fill("200")
+    page.wait_for_selector("#headline", timeout=15000)
+    page.wait_for_function("() => !document.querySelector('.field-error')", timeout=15000)
+    assert users.get_attribute("aria-invalid") is None
+    assert users.get_attribute("aria-describedby") is None
