@@ -6,6 +6,10 @@
   function placeError() {
     document.querySelectorAll(".field-error").forEach(function (e) { e.remove(); });
     document.querySelectorAll(".has-error").forEach(function (e) { e.classList.remove("has-error"); });
+    document.querySelectorAll("[aria-invalid]").forEach(function (e) {
+      e.removeAttribute("aria-invalid");
+      e.removeAttribute("aria-describedby");
+    });
     var slot = document.getElementById("error-slot");
     if (!slot || !slot.dataset.field) { return; }
     var name = slot.dataset.field;
@@ -25,10 +29,16 @@
     if (!box) { return; }
     var msg = document.createElement("div");
     msg.className = "field-error";
+    msg.id = "field-error";
     msg.setAttribute("role", "alert");
     msg.textContent = slot.dataset.message;
     box.classList.add("has-error");
     box.appendChild(msg);
+    // a screen reader reads the message with the field, and says the field is wrong
+    box.querySelectorAll("input:not([type=hidden]), select, textarea:not([hidden])").forEach(function (f) {
+      f.setAttribute("aria-invalid", "true");
+      f.setAttribute("aria-describedby", "field-error");
+    });
   }
   document.addEventListener("htmx:afterSettle", placeError);
   document.addEventListener("DOMContentLoaded", placeError);
