@@ -179,7 +179,7 @@ def test_a_bad_upload_is_read_with_the_file_field() -> None:
         r = client.post("/upload/yaml", files={"file": (
             "not-yaml.yaml", (ROOT / "tests" / "bad_inputs" / "not-yaml.yaml").read_bytes())})
     assert r.status_code == 400
-    assert 'id="upload-error" role="alert"' in r.text
+    assert 'role="alert" id="upload-error"' in r.text
     page = _controls(r.text)
     assert page.described.count("upload-error") == 2 and "upload-error" in page.ids
 
@@ -230,3 +230,16 @@ def test_a_phone_reads_every_table_without_scrolling_sideways(
         assert [s.split(" (")[0] for s in shown if s] == [
             "GPUs bought", "Capital cost", "On-premises per year"]
         assert page.locator('#per-workload td[data-label^="Capital cost"]').count() >= 3
+
+
+def test_an_empty_form_names_the_customer_name_not_a_yaml_key() -> None:
+    """Every field emptied: the page said "Account: required key 'account' is missing; add
+    it, e.g. `account: {name: Acme Corp}`" (the YAML's words, a key and an example line the
+    user never saw). Now the Customer name is marked, in the form's words."""
+    with TestClient(create_app()) as client:
+        items = [(k, "" if k.startswith("account.") else v) for k, v in
+                 fields(client.get("/").text)]
+        r = post(client, "/size", items)
+    assert 'id="error-slot" data-field="account.name"' in r.text
+    assert "Account — Customer name: required, and left empty" in r.text
+    assert "required key" not in r.text and "e.g. `" not in r.text
