@@ -243,3 +243,51 @@ def test_an_empty_form_names_the_customer_name_not_a_yaml_key() -> None:
     assert 'id="error-slot" data-field="account.name"' in r.text
     assert "Account — Customer name: required, and left empty" in r.text
     assert "required key" not in r.text and "e.g. `" not in r.text
+
+
+@pytest.mark.parametrize("account", [p.stem for p in ACCOUNTS])
+def test_the_accounts_totals_on_the_page_are_the_results_jsons(account: str) -> None:
+    """Each shipped account opened: the account's row of the per-workload table and the
+    headline give the engine's totals (the results JSON's totals, in the PDF's Formatter)."""
+    import html as html_lib
+    import re
+
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    result = size(load(ROOT / "inputs" / f"{account}.yaml"))
+    t, fmt = result.totals, Formatter(result.account.currency)
+    with TestClient(create_app()) as client:
+        r = client.post("/upload/yaml", files={"file": (f"{account}.yaml",
+                                                        (ROOT / "inputs" / f"{account}.yaml").read_bytes())})
+    text = html_lib.unescape(r.text)
+    if not result.plan.node_groups:  # nothing meets the targets: no plan, no totals row
+        assert 'id="per-workload"' not in text or "Account (plan)" not in text
+        return
+    row = re.search(r'<tbody class="total">.*?</tbody>', text, re.S)
+    assert row, account
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", row.group(0))]
+    assert [c for c in cells if c] == [fmt.count(t.gpus_purchased), fmt.money(t.capex),
+                                       fmt.money(t.annual_cost_onprem)]
+    head = re.search(r'id="headline">([^<]*)<', text)
+    assert head, account
+    if result.deployment.recommended == "cloud":
+        assert head.group(1).startswith(f"{t.cloud_gpus_rented} GPUs rented in the cloud")
+    elif result.deployment.recommended != "api":
+        assert head.group(1) == (f"{t.gpus_purchased} GPUs in {t.nodes} node"
+                                 f"{'s' if t.nodes != 1 else ''}: capital cost {fmt.money(t.capex)}")
+
+
+def test_the_config_json_chooser_has_the_forms_width(server: str, browser: Any) -> None:  # noqa: F811
+    """At 1,280 px the config.json chooser sat in half of the form: Chromium cut its words to
+    "No fil…osen" and its Use it button fell below it. The model takes a row of its own."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(server)
+    chooser = page.locator('[id="workloads[0].config_file"]').bounding_box()
+    use = page.locator('button[name="config_for"][value="0"]').bounding_box()
+    name = page.locator('[id="workloads[0].name"]').bounding_box()
+    assert chooser and use and name
+    assert chooser["width"] >= 220  # "Choose File" and "No file chosen" whole
+    assert use["y"] < chooser["y"] + chooser["height"]  # beside it, not below
+    assert use["x"] + use["width"] <= name["x"] + name["width"] + 1  # within the form
