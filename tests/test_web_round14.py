@@ -291,3 +291,14 @@ def test_the_config_json_chooser_has_the_forms_width(server: str, browser: Any) 
     assert chooser["width"] >= 220  # "Choose File" and "No file chosen" whole
     assert use["y"] < chooser["y"] + chooser["height"]  # beside it, not below
     assert use["x"] + use["width"] <= name["x"] + name["width"] + 1  # within the form
+
+
+def test_the_estimates_slider_values_show_whole_on_a_phone(server: str, browser: Any) -> None:  # noqa: F811
+    """At 390 px the prompt slider's value read "102" (1,024 cut at the panel's edge)."""
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    page.goto(server + "estimate")
+    panel = page.locator("#estimate section").bounding_box()
+    assert panel
+    for out in ("#batch-value", "#prompt-value"):
+        box = page.locator(out).bounding_box()
+        assert box and box["x"] + box["width"] <= panel["x"] + panel["width"], out
