@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,7 +244,8 @@ class Drawer:
     longer than the sizing, and in the server's process it would hold the interpreter lock
     the next user's numbers wait for. The worker gets the requirements text and returns
     HTML (nothing else crosses); its bounded cache keeps a sizing's charts, so the same text
-    is drawn once. Without a worker (not started, or it died) the server draws them.
+    is drawn once. Without a worker (not started, or it died) the server draws them, in a
+    thread of its own and under the same limit.
 
     A drawing past :data:`DRAW_TIMEOUT_S` gets the chart area's message, and its worker is
     ended (:func:`_stop`, as the documents' pool ends a retired executor's) and replaced: a
@@ -253,6 +254,7 @@ class Drawer:
 
     def __init__(self) -> None:
         self._executor: ProcessPoolExecutor | None = None
+        self._thread: ThreadPoolExecutor | None = None  # drawings without a worker
         self._lock = threading.Lock()
 
     def start(self, warm: bool = True) -> None:
@@ -265,11 +267,9 @@ class Drawer:
                     self._executor.submit(warm_charts)
 
     async def draw(self, yaml_text: str, configs: Configs = ()) -> str:
-        from starlette.concurrency import run_in_threadpool
-
         from .render import charts_html, charts_late_html
 
-        for _ in range(2):  # once more where a hung drawing's replacement cut this one off
+        for attempt in range(2):  # once more where a hung drawing's replacement cut this one off
             executor = self._executor
             if executor is None:
                 break
@@ -281,6 +281,10 @@ class Drawer:
             try:
                 return str(await asyncio.wait_for(asyncio.wrap_future(future), DRAW_TIMEOUT_S))
             except TimeoutError:
+                if self._executor is not executor and attempt == 0:
+                    # its time ran out waiting behind a hung drawing whose worker was just
+                    # replaced (the wait includes the queue): the fresh worker draws it
+                    continue
                 self._replace(executor)
                 return charts_late_html(DRAW_TIMEOUT_S)
             except asyncio.CancelledError:
@@ -292,7 +296,23 @@ class Drawer:
                     continue  # the same, handed to the ended worker already: run again
                 self._drop(executor)  # the worker was killed
                 break
-        return str(await run_in_threadpool(charts_html, yaml_text, configs))
+        # no worker: drawn here, in a thread of its own and with the same limit (the request
+        # waited as long as the drawing took; a thread cannot be ended, so a hung one is left
+        # to finish while later drawings queue behind it and get the same message)
+        local = asyncio.get_running_loop().run_in_executor(
+            self._server_thread(), charts_html, yaml_text, configs)
+        try:
+            return str(await asyncio.wait_for(local, DRAW_TIMEOUT_S))
+        except TimeoutError:
+            return charts_late_html(DRAW_TIMEOUT_S)
+
+    def _server_thread(self) -> ThreadPoolExecutor:
+        """One thread for the drawings without a worker: a hung one holds that thread only,
+        never the request threads the live numbers need."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix="llmsizer-charts")
+            return self._thread
 
     def _drop(self, executor: ProcessPoolExecutor) -> None:
         with self._lock:
@@ -312,6 +332,9 @@ class Drawer:
             if self._executor is not None:
                 _stop(self._executor)
                 self._executor = None
+            if self._thread is not None:
+                self._thread.shutdown(wait=False, cancel_futures=True)
+                self._thread = None
 
 
 def _draw_executor() -> ProcessPoolExecutor:
@@ -319,12 +342,25 @@ def _draw_executor() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
 
 
+STOP_JOIN_S = 10.0  # bounds the wait for an ended executor's own thread to finish
+
+
 def _stop(executor: ProcessPoolExecutor) -> None:
     """Stop the workers with the server: a job still running is ended, not left behind (a
-    stopped server left its spawned workers running, orphaned)."""
-    # the executor's own table of its worker processes (no public way to reach them)
+    stopped server left its spawned workers running, orphaned).
+
+    The executor is kept until its manager thread has finished: a job cancelled while it
+    waited (moved by :meth:`Pool._reap`, or a drawing cut off by the limit) stays in the
+    executor's table until that thread reads the shutdown. Dropped before, the executor
+    was collected, the thread skipped the shutdown's clean-up (it needs the executor) and,
+    seeing the workers ended, set an error on the cancelled job: Python 3.11's
+    InvalidStateError killed the thread and left its queues open ("leaked semaphore")."""
+    # the executor's own table of its worker processes and its thread (no public way)
     processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(STOP_JOIN_S)

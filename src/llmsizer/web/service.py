@@ -139,6 +139,7 @@ class _Cache:
 CACHE = _Cache(CACHE_ENTRIES)
 CHARTS = threading.Lock()
 _MISSING = re.compile(r"^required key '([a-z_]+)' is missing")
+EMPTY = "required, and left empty"
 
 
 def _load_field(path: str | None, message: str) -> str | None:
@@ -191,8 +192,14 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE, configs: Configs = ()) 
         # the form has no lines: the CLI's message under the field as the form labels it
         # (the workload's name, the field's label), never the path in the generated YAML
         out.error_field, out.error_message = _load_field(exc.field, exc.message), exc.message
+        if _MISSING.match(exc.message):
+            # a required key missing is a field left empty: the loader's words name the
+            # YAML key and an example line ("add it, e.g. `name: Acme Corp`"), not the form
+            out.error_message = EMPTY
+            if out.error_field == "account":  # every account field empty: its required one
+                out.error_field = "account.name"
         where = forms.field_words(out.error_field, _data(yaml_text)) if out.error_field else ""
-        out.error = f"{where}: {exc.message}" if where else exc.message
+        out.error = f"{where}: {out.error_message}" if where else out.error_message
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:

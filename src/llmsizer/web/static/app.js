@@ -6,6 +6,10 @@
   function placeError() {
     document.querySelectorAll(".field-error").forEach(function (e) { e.remove(); });
     document.querySelectorAll(".has-error").forEach(function (e) { e.classList.remove("has-error"); });
+    document.querySelectorAll("[aria-invalid]").forEach(function (e) {
+      e.removeAttribute("aria-invalid");
+      e.removeAttribute("aria-describedby");
+    });
     var slot = document.getElementById("error-slot");
     if (!slot || !slot.dataset.field) { return; }
     var name = slot.dataset.field;
@@ -25,10 +29,16 @@
     if (!box) { return; }
     var msg = document.createElement("div");
     msg.className = "field-error";
+    msg.id = "field-error";
     msg.setAttribute("role", "alert");
     msg.textContent = slot.dataset.message;
     box.classList.add("has-error");
     box.appendChild(msg);
+    // a screen reader reads the message with the field, and says the field is wrong
+    box.querySelectorAll("input:not([type=hidden]), select, textarea:not([hidden])").forEach(function (f) {
+      f.setAttribute("aria-invalid", "true");
+      f.setAttribute("aria-describedby", "field-error");
+    });
   }
   document.addEventListener("htmx:afterSettle", placeError);
   document.addEventListener("DOMContentLoaded", placeError);
@@ -150,6 +160,30 @@
     var cur = currency.value.trim();
     tariff.placeholder = tariff.dataset.usd + (cur && cur !== "USD" ? " USD converted" : "");
   });
+  // On a phone a table is a card per row (app.css, under 640 px): each cell carries its
+  // column's heading, read from the table's heading row (colspans counted).
+  function labelCells() {
+    document.querySelectorAll("table:not(.stacks)").forEach(function (t) {
+      var head = t.tHead ? t.tHead.rows[0] : t.rows[0];
+      if (!head || !Array.prototype.every.call(head.cells, function (c) { return c.tagName === "TH"; })) { return; }
+      var names = [];
+      Array.prototype.forEach.call(head.cells, function (c) {
+        for (var k = 0; k < c.colSpan; k++) { names.push(c.textContent.replace(/\s+/g, " ").trim()); }
+      });
+      head.classList.add("head");
+      Array.prototype.forEach.call(t.rows, function (row) {
+        if (row === head) { return; }
+        var col = 0;
+        Array.prototype.forEach.call(row.cells, function (c) {
+          if (c.tagName === "TD" && names[col] && c.colSpan === 1) { c.dataset.label = names[col]; }
+          col += c.colSpan;
+        });
+      });
+      t.classList.add("stacks");
+    });
+  }
+  document.addEventListener("DOMContentLoaded", labelCells);
+  document.addEventListener("htmx:afterSettle", labelCells);
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
