@@ -4,7 +4,8 @@ the ranking).
 
 It starts from each workload's own best option (today's sizing: the plan never costs more
 than that), tries the option keys several workloads could share, then moves one workload at
-a time to another of its feasible options while that ranks better. A key's workloads pool
+a time to another of its feasible options (its first 16, and its best on each GPU and
+platform the plan buys) while that ranks better. A key's workloads pool
 only where pooling ranks better than separate pools. That is decided per node group (a split
 changes only its group), once per set of the group's options; a group with more than
 MAX_KEYS_RETRIED shared keys re-decides only the keys a trial changed, and the chosen
