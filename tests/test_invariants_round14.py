@@ -425,3 +425,20 @@ def test_one_request_at_a_time_reads_the_same_experts_stated_either_way() -> Non
     assert users.values["batch_served"] == rate.values["batch_served"] == 1
     assert float(rate.values["tokens_per_s_per_user"]) == pytest.approx(
         float(users.values["tokens_per_s_per_user"]), rel=0.01)
+
+
+def test_a_speed_rejection_never_prints_the_target_as_the_speed() -> None:
+    """Found while minimising: gpt-oss-120b BF16 on 2 B200s reaches 174.38 tok/s for one
+    user against 1,500 tokens in 8.6 s = 174.42; the reason read 'only 174.4 tok/s ...;
+    target 174.4 tok/s'."""
+    r = _size({"schema_version": 1, "account": {"name": "t"},
+               "workloads": [{"name": "w0", "model": "gpt-oss-120b", "requests_per_s": 1.25,
+                              "prompt_tokens": 64, "output_tokens": 1500,
+                              "targets": {"response_time_s": 8.6}}],
+               "hardware": {"gpus": ["b200"], "weight_precisions": ["bf16"],
+                            "kv_precisions": ["fp8"], "tensor_parallel": [2]},
+               "policy": {"disaggregated": "never"}})
+    assert r is not None
+    o = next(o for o in r.workloads[0].options if o.id == "b200/bf16/kv-fp8/tp2")
+    assert o.reason == ("even one user gets only 174.38 tok/s here (bandwidth ceiling); "
+                        "target 174.42 tok/s")
