@@ -171,10 +171,12 @@ def test_a_speculative_plain_step_is_positive() -> None:
     result = size(load(ROOT / "tests" / "data" / "frontier-mtp-p95.yaml"))
     (option,) = [o for o in result.workloads[0].options if o.id == "b200/fp4/kv-fp8/tp8"]
     v = option.values
-    assert 0.3 < v["spec_tpot_factor"] < 0.4 and v["chunk_step_share"] < 0.5
+    assert 0.3 < v["spec_tpot_factor"] < 0.4
     plain = v["tpot_ms"] - v["prefill_ms_per_seq_step"] * v["batch_served"] * v["spec_tpot_factor"]
-    assert v["decode_only_step_ms"] == v["itl_p50_ms"] == plain
-    assert 11 < v["itl_p50_ms"] < v["tpot_ms"] <= v["itl_p99_ms"]
+    # (every step now carries a chunk at this load, so the p50 is a chunk step: the slot time
+    # takes the factor too since round 14, and the users' requests come 2.6 x as often)
+    assert v["decode_only_step_ms"] == plain
+    assert 11 < v["decode_only_step_ms"] < v["tpot_ms"] <= v["itl_p99_ms"]
 
 
 def test_the_fidelity_burst_step_takes_the_prefill_off_at_the_speculative_factor() -> None:

@@ -155,6 +155,7 @@ def test_tangent_solves_land_within_a_hundredth_of_a_sequence_of_the_forward(
     c = prefill + 13 * a
     env = {"prefill_ms": prefill, "step_ms_per_seq": b, "ttft_queue_steps": shared,
            "scheduler_steps": 13.0, "output_tokens": float(output), "ttft_fixed_ms": c,
+           "spec_tpot_factor": 1.0,  # no speculation: each output token one step
            "ttft_ms_per_seq": steps * b, "request_slot_fixed_ms": c + (output - 1) * a,
            "request_slot_ms_per_seq": (steps + output - 1) * b, "burstiness": cv,
            "prefill_wait_scale_ms": cv * cv / 2 * prefill, "peak_request_rate_per_s": 1.0,

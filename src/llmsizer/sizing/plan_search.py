@@ -4,7 +4,8 @@ the ranking).
 
 It starts from each workload's own best option (today's sizing: the plan never costs more
 than that), tries the option keys several workloads could share, then moves one workload at
-a time to another of its feasible options while that ranks better. A key's workloads pool
+a time to another of its feasible options (its first 16, and its best on each GPU and
+platform the plan buys) while that ranks better. A key's workloads pool
 only where pooling ranks better than separate pools. That is decided per node group (a split
 changes only its group), once per set of the group's options; a group with more than
 MAX_KEYS_RETRIED shared keys re-decides only the keys a trial changed, and the chosen
@@ -140,6 +141,15 @@ def _key_members(e: Evaluated, workloads: Sequence[WorkloadResult], memo: Memo,
     return {k: (sorted(m), alone and len(m) > 1) for k, (m, alone) in out.items()}
 
 
+def _best_per_hardware(options: Sequence[Option]) -> dict[tuple[str, str], Option]:
+    """The first feasible option (the engine's rank order) on each GPU and platform."""
+    out: dict[tuple[str, str], Option] = {}
+    for o in options:
+        if o.feasible:
+            out.setdefault((o.gpu, o.platform), o)
+    return out
+
+
 def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
                 memo: Memo | None = None) -> Evaluated:
     """The best-ranked plan found for the workloads that have a feasible option (see the
@@ -149,6 +159,10 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
              for i, w in enumerate(workloads)}
     cands = {i: opts for i, opts in cands.items() if opts}
     dedicated = {i: opts[0] for i, opts in cands.items()}
+    # Each workload's best option on each GPU and platform, past the first 16 too: a node the
+    # plan already buys may hold it for nothing (a B200 node's free GPUs beat a cheaper
+    # H100 node of its own), and more headroom must never find a cheaper plan than less.
+    on_hw = {i: _best_per_hardware(workloads[i].options) for i in cands}
     cache: dict[tuple[str, ...], Evaluated] = {}
     memo = memo if memo is not None else Memo()
 
@@ -172,7 +186,11 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
     for _ in range(MAX_PASSES):
         improved = False
         for i, opts in cands.items():
-            for o in opts:
+            bought = {(o.gpu, o.platform) for o in best.choice.options.values()}
+            ids = {o.id for o in opts}
+            extra = [on_hw[i][hw] for hw in sorted(bought)
+                     if hw in on_hw[i] and on_hw[i][hw].id not in ids]
+            for o in [*opts, *extra]:
                 if o.id == best.choice.options[i].id:
                     continue
                 e = trial({**best.choice.options, i: o}, best)

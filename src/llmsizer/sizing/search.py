@@ -134,9 +134,11 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
     if f("measured_tokens_per_s_per_replica") > 0:
         return "", ""  # calibrated mode: the customer's benchmark replaces the latency model
     if f("batch_by_tpot") < 1:
-        return "speed", (f"even one user gets only {_fmt(f('bandwidth_ceiling_tokens_per_s'), 1)} tok/s "
-                f"here (bandwidth ceiling); target {_fmt(f('required_tokens_per_s_per_user'), 1)} "
-                "tok/s")
+        got, need = f("bandwidth_ceiling_tokens_per_s"), f("required_tokens_per_s_per_user")
+        # two decimals where one would print the same figure twice ("174.4 ...; target 174.4")
+        digits = 1 if _fmt(got, 1) != _fmt(need, 1) else 2
+        return "speed", (f"even one user gets only {_fmt(got, digits)} tok/s here (bandwidth "
+                         f"ceiling); target {_fmt(need, digits)} tok/s")
     if f("disagg_prefill_gpus") > 0 and f("batch_by_ttft") < 1:
         return "ttft", (f"the whole answer misses the {f('target_e2e_p95_s'):g} s p95 "
                         "target even with one sequence per decode replica (prefill, moving the "

@@ -27,11 +27,14 @@ from .inputs import PERCENTILES
 # ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
 # benchmark figures (benchmarks.py) solve the same relation for an offered rate.
 # The engine's request path (``scheduler_steps`` whole steps before the first token, decode.py
-# ``ttft_ms``) is a + b x B per step too.
-SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + r("output_tokens") - 1
+# ``ttft_ms``) is a + b x B per step too. Under speculation each output token takes
+# spec_tpot_factor of a step (tpot_ms): counted as a whole step, a request held its slot as
+# long as without speculation, and the concurrency a rate causes hardly fell.
+_OUTPUT_STEPS = (r("output_tokens") - 1) * r("spec_tpot_factor")
+SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + _OUTPUT_STEPS
 SLOT_FIXED_MS = (r("prefill_ms") + r("ttft_overhead_ms")
                  + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-                 + (r("scheduler_steps") + r("output_tokens") - 1) * r("step_fixed_ms"))
+                 + (r("scheduler_steps") + _OUTPUT_STEPS) * r("step_fixed_ms"))
 
 # Read before the step time: the rate depends on inputs alone.
 RATE_CALCULATIONS: tuple[Calculation, ...] = (
