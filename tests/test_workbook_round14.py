@@ -1,0 +1,108 @@
+"""The workbook in finance's hands (round 14): what-if cells that look editable are read back,
+and the cloud-tier what-if rows say when a price typed on Inputs makes them repeat.
+
+1. ``in_gpu_price_factor`` and ``in_cloud_tier_what_if`` are yellow input cells on the
+   Inputs sheet and every cost formula reads them, so an edit recalculates the whole
+   workbook; the old read-back refused them ("it is not a requirements field"), so the
+   figures finance saw could not be re-run. They now read back as the fields they stand
+   for: the multiplier as ``costs.gpu_prices`` (every GPU price of the workbook times it),
+   the tier code as ``costs.cloud_tier``. Each edit is recalculated in LibreOffice and in
+   Gnumeric and compared with a workbook written from the re-run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import ROOT
+from support import gnumeric
+from support.libreoffice import read_values, recalculate
+from support.named_cells import edit_named
+from test_workbook import same, write_yaml
+from test_workbook_finance_edits import KEY_ROWS
+
+from llmsizer.base.errors import InputError
+from llmsizer.documents.reread import read_workbook
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+
+EXAMPLE = ROOT / "inputs" / "example.yaml"  # catalog-priced: H100 SXM USD 30,000
+
+
+def _key_cells(values: dict[str, object]) -> dict[str, object]:
+    """The Summary's key figures (nodes, GPUs, capex, annual costs, cost per million,
+    break-even): cell -> value, for the workload and total columns."""
+    rows = {int(ref[1:]) for ref, v in values.items()
+            if re.fullmatch(r"A\d+", ref) and str(v).startswith(KEY_ROWS)}
+    assert len(rows) == len(KEY_ROWS), rows
+    return {ref: v for ref, v in values.items()
+            if re.fullmatch(r"[C-Z]\d+", ref) and int(ref[1:]) in rows}
+
+
+# (named cell, edited value, what the requirements file would say instead)
+WHAT_IFS = {"factor": ("in_gpu_price_factor", 0.8,
+                       {"gpu_prices": {"h100-sxm": 24_000.0, "h200-sxm": 28_000.0,
+                                       "l40s": 6_400.0}}),
+            "tier": ("in_cloud_tier_what_if", 3, {"cloud_tier": "committed_3yr"})}
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    tmp = tmp_path_factory.mktemp("example")
+    base = size(load(EXAMPLE))
+    write_workbook(base, tmp / "example.xlsx")
+    return tmp / "example.xlsx", base
+
+
+def test_what_if_cells_read_back_as_the_requirements_they_stand_for(
+        example: tuple[Path, object], tmp_path: Path) -> None:
+    """The re-run of an edited multiplier or tier code is the run of a requirements file
+    that states the prices or tier (catalog prices USD 30,000 / 35,000 / 8,000 x 0.8)."""
+    book, _ = example
+    shipped = yaml.safe_load(EXAMPLE.read_text())
+    for key, (name, value, costs) in WHAT_IFS.items():
+        back = read_workbook(edit_named(book, tmp_path / f"{key}.xlsx", {name: value}))
+        assert [c.field for c in back.changes] == [
+            "costs.gpu_prices" if key == "factor" else "costs.cloud_tier"]
+        data = {**shipped, "costs": {**shipped["costs"], **costs}}
+        fresh = size(load(write_yaml(data, tmp_path / f"{key}.yaml")))
+        assert size(back.loaded).to_json() == fresh.to_json(), key
+
+
+def test_what_if_cells_out_of_range_are_refused_at_the_cell(
+        example: tuple[Path, object], tmp_path: Path) -> None:
+    book, _ = example
+    for name, value, words in (("in_cloud_tier_what_if", 2.5, "a whole number from 0 to 4"),
+                               ("in_gpu_price_factor", 0, "from 0.01 to 10")):
+        with pytest.raises(InputError) as exc:
+            read_workbook(edit_named(book, tmp_path / "bad.xlsx", {name: value}))
+        assert words in str(exc.value) and "Inputs!C" in str(exc.value)
+
+
+def test_edited_what_ifs_recalculate_like_the_re_run(example: tuple[Path, object],
+                                                      tmp_path: Path) -> None:
+    """LibreOffice and Gnumeric recalculate each edit to the Summary's key figures of a
+    workbook written from ``llmsizer report EDITED.xlsx`` (the plan stays: every GPU price
+    scales alike; the on-prem plan does not rent)."""
+    book, base = example
+    edited = {k: edit_named(book, tmp_path / f"{k}.xlsx", {name: value})
+              for k, (name, value, _) in WHAT_IFS.items()}
+    lo = recalculate(list(edited.values()), tmp_path / "lo", timeout=600)
+    (tmp_path / "gn").mkdir()
+    before = _key_cells(read_values(book)["Summary"])
+    for key, path in edited.items():
+        fresh = size(read_workbook(path).loaded)
+        assert [(p.workload_indices, p.option) for p in fresh.plan.pools] == [
+            (p.workload_indices, p.option) for p in base.plan.pools], key  # type: ignore[attr-defined]
+        write_workbook(fresh, tmp_path / f"{key}-fresh.xlsx")
+        want = _key_cells(read_values(tmp_path / f"{key}-fresh.xlsx")["Summary"])
+        assert want != before, key  # the edit moves the figures
+        for engine, out in (("LibreOffice", lo[path]),
+                            ("Gnumeric", gnumeric.recalculate(path, tmp_path / "gn" / path.name))):
+            got = read_values(out)["Summary"]
+            for ref, v in want.items():
+                assert same(v, got.get(ref), "", rel=1e-9), (key, engine, ref, got.get(ref), v)
