@@ -106,3 +106,52 @@ def test_edited_what_ifs_recalculate_like_the_re_run(example: tuple[Path, object
             got = read_values(out)["Summary"]
             for ref, v in want.items():
                 assert same(v, got.get(ref), "", rel=1e-9), (key, engine, ref, got.get(ref), v)
+
+
+# --- 2. the cloud-tier rows after a cloud price is typed on Inputs ----------------------------
+
+
+def _tier_rows(values: dict[str, object]) -> dict[int, list[object]]:
+    """The Scenarios sheet's cloud-tier rows: row -> [change, GPUs, nodes, capex, on-prem,
+    cloud]."""
+    return {int(ref[1:]): [values.get(f"{c}{ref[1:]}") for c in "BDEFGH"]
+            for ref, v in values.items() if re.fullmatch(r"A\d+", ref) and v == "Cloud price"}
+
+
+def _note(values: dict[str, object]) -> str:
+    return next(str(v) for ref, v in values.items()
+                if re.fullmatch(r"A\d+", ref) and str(v).startswith(("The cloud price rows",
+                                                                     "The grouped columns")))
+
+
+def test_a_typed_cloud_price_makes_the_tier_rows_say_they_repeat(
+        example: tuple[Path, object], tmp_path: Path) -> None:
+    """inputs/example.yaml rents the plan's NVIDIA H100 SXM at the catalog's tier prices
+    (USD 4.59 on demand, 2.65 one-year, 2.65 x 0.6642 three-year: derived, no dated offer,
+    3.99 GPU cloud). Typed on Inputs, USD 2.00 is the account's own price in every tier: the
+    four rows then show one cloud cost (the old sheet showed them under the tier names
+    alone), and the re-run that states the price leaves them out (TIERS_FIXED)."""
+    book, base = example
+    written = read_values(book)["Scenarios"]
+    rows = _tier_rows(written)
+    assert [v[0] for v in rows.values()] == [
+        "hyperscaler on-demand", "committed 1 year", "committed 3 years, derived",
+        "GPU cloud on-demand"]
+    assert len({v[5] for v in rows.values()}) == 4
+    assert _note(written).startswith("The grouped columns")
+    edited = edit_named(book, tmp_path / "cloud.xlsx", {"in_cloud_h100_sxm": 2.0})
+    lo = recalculate([edited], tmp_path / "lo", timeout=600)[edited]
+    fresh = size(read_workbook(edited).loaded)
+    # USD 599,136 a year at 2.65 per GPU-hour as written, 462,480 at the typed 2.00
+    assert fresh.totals.annual_cost_cloud is not None
+    assert fresh.totals.annual_cost_cloud < base.totals.annual_cost_cloud  # type: ignore[attr-defined]
+    assert not [s for s in fresh.sensitivity if s.input == "cloud_tier_what_if"]
+    for engine, out in (("LibreOffice", lo),
+                        ("Gnumeric", gnumeric.recalculate(edited, tmp_path / "gn.xlsx"))):
+        got = read_values(out)["Scenarios"]
+        tiers = _tier_rows(got)
+        assert [v[0] for v in tiers.values()] == [
+            "hyperscaler on-demand, own price", "committed 1 year, own price",
+            "committed 3 years, own price", "GPU cloud on-demand, own price"], engine
+        assert {v[5] for v in tiers.values()} == {fresh.totals.annual_cost_cloud}, engine
+        assert _note(got).startswith("The cloud price rows repeat the proposal"), engine
