@@ -12,8 +12,10 @@ and the cloud-tier what-if rows say when a price typed on Inputs makes them repe
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,6 +32,7 @@ from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
+openpyxl: Any = importlib.import_module("openpyxl")
 EXAMPLE = ROOT / "inputs" / "example.yaml"  # catalog-priced: H100 SXM USD 30,000
 
 
@@ -127,8 +130,8 @@ def _note(values: dict[str, object]) -> str:
 def test_a_typed_cloud_price_makes_the_tier_rows_say_they_repeat(
         example: tuple[Path, object], tmp_path: Path) -> None:
     """inputs/example.yaml rents the plan's NVIDIA H100 SXM at the catalog's tier prices
-    (USD 4.59 on demand, 2.65 one-year, 2.65 x 0.6642 three-year: derived, no dated offer,
-    3.99 GPU cloud). Typed on Inputs, USD 2.00 is the account's own price in every tier: the
+    (Catalog sheet: USD 6.88 hyperscaler on-demand, 2.65 one-year, 1.47 three-year, derived
+    from the one-year price by the catalog's ratio, no dated offer, 3.99 GPU cloud). Typed on Inputs, USD 2.00 is the account's own price in every tier: the
     four rows then show one cloud cost (the old sheet showed them under the tier names
     alone), and the re-run that states the price leaves them out (TIERS_FIXED)."""
     book, base = example
@@ -155,3 +158,30 @@ def test_a_typed_cloud_price_makes_the_tier_rows_say_they_repeat(
             "committed 3 years, own price", "GPU cloud on-demand, own price"], engine
         assert {v[5] for v in tiers.values()} == {fresh.totals.annual_cost_cloud}, engine
         assert _note(got).startswith("The cloud price rows repeat the proposal"), engine
+
+
+# --- 3. what the printed sheets cut ----------------------------------------------------------
+
+
+def test_printed_columns_hold_their_words(tmp_path: Path) -> None:
+    """Seen in LibreOffice's PDF of tests/data/jpy-manufacturer.yaml: the Options sheet's
+    workload column (20 wide) printed "Maintenance manual Q&A" against the option's words
+    with no gap ("Q&A1 × NVIDIA"; it now gets its length + 2, up to 36), and the Inputs
+    sheet's unit column (13 wide) cut "% of capex / year" to "% of capex / yea". Each column
+    holds its longest text at the ~1.15 characters of plain text a unit of width prints
+    (tests/test_workbook_words.py's measure)."""
+    book = tmp_path / "jpy.xlsx"
+    write_workbook(size(load(ROOT / "tests" / "data" / "jpy-manufacturer.yaml")), book)
+    wb = openpyxl.load_workbook(book)
+    try:
+        for sheet, col, first in (("Options", "A", 5), ("Inputs", "B", 5)):
+            ws = wb[sheet]
+            texts = [str(c.value) for c in ws[col][first - 1:] if isinstance(c.value, str)]
+            assert texts, sheet
+            longest = max(texts, key=len)
+            assert len(longest) / 1.15 <= ws.column_dimensions[col].width, (sheet, longest)
+        assert "Maintenance manual Q&A" in {c.value for c in wb["Options"]["A"]}
+        assert wb["Options"].column_dimensions["A"].width >= 24
+        assert "% of capex / year" in {c.value for c in wb["Inputs"]["B"]}
+    finally:
+        wb.close()

@@ -49,6 +49,9 @@ def write(book: Book) -> None:
     f = book.f
     r = book.r
     total = sum(len(w.options) for w in r.workloads)
+    # the workload's name whole: a longer one ran into the option's words ("Q&A1 × NVIDIA")
+    widths = {**_WIDTHS, "Workload": min(36, max(_WIDTHS["Workload"], *(
+        len(clean_text(w.name)) + 2 for w in r.workloads)))}
     book.title(ws, "Every option evaluated, feasible and rejected",
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
@@ -56,19 +59,19 @@ def write(book: Book) -> None:
                "column is live: the annual on-premises cost now of each feasible, priced "
                "option with a column (— when it no longer meets the targets); the Summary's "
                "re-run check names the cheapest.",
-               span=(1, _WIDTHS["Workload"] + _WIDTHS["Option"]))  # the repeated columns
+               span=(1, widths["Workload"] + widths["Option"]))  # the repeated columns
     shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
     heads = list(_HEADS)
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
-        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH), None,
+        ws.set_column(j, j, widths.get(head, _FIGURE_WIDTH), None,
                       {"hidden": head == _CODE_HEAD})
     ws.set_row(row, 30)
     ws.freeze_panes(row + 1, 2)
     ws.repeat_rows(row, row)
-    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads if h != _CODE_HEAD),
-              _WIDTHS["Workload"] + _WIDTHS["Option"])
+    fit_width(ws, sum(widths.get(h, _FIGURE_WIDTH) for h in heads if h != _CODE_HEAD),
+              widths["Workload"] + widths["Option"])
     ws.repeat_columns(0, 1)
     first_figure = heads.index(_FIGURES[0][0])
     for k, w in enumerate(r.workloads, start=1):
