@@ -29,6 +29,7 @@ from test_workbook_finance_edits import KEY_ROWS
 from llmsizer.base.errors import InputError
 from llmsizer.documents.reread import read_workbook
 from llmsizer.documents.workbook import write_workbook
+from llmsizer.documents.workbook.formats import number_format
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
@@ -131,9 +132,10 @@ def test_a_typed_cloud_price_makes_the_tier_rows_say_they_repeat(
         example: tuple[Path, object], tmp_path: Path) -> None:
     """inputs/example.yaml rents the plan's NVIDIA H100 SXM at the catalog's tier prices
     (Catalog sheet: USD 6.88 hyperscaler on-demand, 2.65 one-year, 1.47 three-year, derived
-    from the one-year price by the catalog's ratio, no dated offer, 3.99 GPU cloud). Typed on Inputs, USD 2.00 is the account's own price in every tier: the
-    four rows then show one cloud cost (the old sheet showed them under the tier names
-    alone), and the re-run that states the price leaves them out (TIERS_FIXED)."""
+    from the one-year price by the catalog's ratio, no dated offer, 3.99 GPU cloud). Typed
+    on Inputs, USD 2.00 is the account's own price in every tier: the four rows then show
+    one cloud cost (the old sheet showed them under the tier names alone), and the re-run
+    that states the price leaves them out (TIERS_FIXED)."""
     book, base = example
     written = read_values(book)["Scenarios"]
     rows = _tier_rows(written)
@@ -185,3 +187,10 @@ def test_printed_columns_hold_their_words(tmp_path: Path) -> None:
         assert "% of capex / year" in {c.value for c in wb["Inputs"]["B"]}
     finally:
         wb.close()
+
+
+def test_one_switch_is_singular() -> None:
+    """The BOM's account totals printed "1 switches" (front-end leaf switches of
+    inputs/example.yaml: 10 front-end ports, one leaf)."""
+    fmt = number_format("switches", (1.0, 2.0), "USD")
+    assert fmt.startswith('[=1]0" switch";') and '" switches"' in fmt
