@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from ...model.calculations import CALCULATIONS
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unpriced_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    label_width,
+    number_format,
+    unpriced_text,
+    wrapped_height,
+)
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
 from .rerun_check import NOT_ELIGIBLE, label, live_cost
 
@@ -49,9 +56,11 @@ def write(book: Book) -> None:
     f = book.f
     r = book.r
     total = sum(len(w.options) for w in r.workloads)
-    # the workload's name whole: a longer one ran into the option's words ("Q&A1 × NVIDIA")
-    widths = {**_WIDTHS, "Workload": min(36, max(_WIDTHS["Workload"], *(
-        len(clean_text(w.name)) + 2 for w in r.workloads)))}
+    # the workload's name whole and a gap after it: "Maintenance manual Q&A" filled 20 and
+    # printed against the option's words ("Q&A1 × NVIDIA"); one unit more (a page more wide
+    # at 24 for jpy-manufacturer)
+    widths = {**_WIDTHS, "Workload": min(36, label_width(
+        (clean_text(w.name) for w in r.workloads), _WIDTHS["Workload"] - 1) + 1)}
     book.title(ws, "Every option evaluated, feasible and rejected",
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
