@@ -195,3 +195,26 @@ def test_one_switch_is_singular() -> None:
     inputs/example.yaml: 10 front-end ports, one leaf)."""
     fmt = number_format("switches", (1.0, 2.0), "USD")
     assert fmt.startswith('[=1]0" switch";') and '" switches"' in fmt
+
+
+def test_the_catalogs_cloud_source_says_own_or_derived(example: tuple[Path, object],
+                                                       tmp_path: Path) -> None:
+    """The Catalog sheet's cloud price source said "dated cloud offers by tier" for every
+    GPU: also for tests/data/eu-bank-cloud.yaml's, whose tier columns all hold the account's
+    own price (EUR 2.35 and 3.10), and without naming example's derived tiers (H100 SXM:
+    no dated three-year offer, Catalog 1.47 = 2.65 x the catalog's ratio)."""
+    book, _ = example
+    bank = tmp_path / "bank.xlsx"
+    write_workbook(size(load(ROOT / "tests" / "data" / "eu-bank-cloud.yaml")), bank)
+    for path, gpu, words in (
+            (bank, "h100-sxm", "the account's own cloud price (requirements file, "
+                               "costs.cloud_gpu_hour), paid in every tier"),
+            (book, "h100-sxm", "derived by the catalog's ratio between tiers (no dated "
+                               "offer): committed three-year contract: see")):
+        wb = openpyxl.load_workbook(path)
+        try:
+            ws = wb["Catalog"]
+            row = next(r for r in ws.iter_rows() if r[0].value == gpu)
+            assert any(words in str(c.value) for c in row), (path.name, [c.value for c in row])
+        finally:
+            wb.close()
