@@ -209,8 +209,8 @@ def test_the_catalogs_cloud_source_says_own_or_derived(example: tuple[Path, obje
     for path, gpu, words in (
             (bank, "h100-sxm", "the account's own cloud price (requirements file, "
                                "costs.cloud_gpu_hour), paid in every tier"),
-            (book, "h100-sxm", "derived by the catalog's ratio between tiers (no dated "
-                               "offer): committed three-year contract: see")):
+            (book, "h100-sxm", "derived by the catalog's tier ratio (no dated offer): "
+                               "committed three-year contract; see the note on Inputs")):
         wb = openpyxl.load_workbook(path)
         try:
             ws = wb["Catalog"]

@@ -95,11 +95,11 @@ def _cloud_source(cat: Catalog, tid: str, own: frozenset[str]) -> str:
                 "paid in every tier")
     derived = [tier_words(t) for t in CLOUD_TIERS
                if (p := cloud_price(cat, tid, t)) is not None and p.steps]
-    return ("dated cloud offers by tier (the dated price list)"
-            + (f"; derived by the catalog's ratio between tiers (no dated offer): "
-               f"{', '.join(derived)}" if derived else "")
-            + ": see the cloud price's note on Inputs; a price typed there is paid in every "
-            "tier")
+    # no longer than the purchase price's source: a taller row pushed the precisions onto
+    # pages of their own (acme-corp printed 51 pages, not 49)
+    return ("dated cloud offers by tier"
+            + (f"; derived by the catalog's tier ratio (no dated offer): {', '.join(derived)}"
+               if derived else " (the dated price list)") + "; see the note on Inputs")
 
 
 def _catalog_texts(cat: Catalog, table: str, tid: str,
