@@ -16,7 +16,7 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
-from ..model.calculations import INPUTS, PERCENTILE_TARGETS
+from ..model.calculations import CLOUD_TIER_CODES, INPUTS, PERCENTILE_TARGETS
 from .xlsxsafe import Cells
 
 
@@ -92,6 +92,12 @@ _SPECULATIVE_FIELDS = {"spec_draft_tokens": "draft_tokens",
                        "spec_acceptance_length": "acceptance_length",
                        "spec_draft_cost": "draft_cost"}
 _LABELS = {i.name: i.label for i in INPUTS}
+_BOUNDS = {i.name: (i.low, i.high, i.integer) for i in INPUTS}
+# account inputs that are no requirement field but move every cost: read back as the fields
+# they stand for (the GPU price multiplier as the prices it multiplies, the tier code as
+# costs.cloud_tier), so what finance saw recalculated is what the re-run sizes
+_WHAT_IFS = ("gpu_price_factor", "cloud_tier_what_if")
+_TIER_BY_CODE = {code: tier for tier, code in CLOUD_TIER_CODES.items()}
 _WORKLOAD_NAME = re.compile(r"^in_w(\d+)_(.+)$")
 
 
@@ -134,7 +140,8 @@ def edited_requirements(sheets: Mapping[str, Cells], names: Mapping[str, str],
     prices: dict[str, Any] = dict(meta.get("prices") or {})
     changes: list[Change] = []
     cells: dict[str, str] = {}  # requirement field (dotted) -> 'Inputs!C5 (label)'
-    for name in sorted(inputs):
+    # the multiplier last: it multiplies the GPU prices as edited
+    for name in sorted(inputs, key=lambda n: (n == "in_gpu_price_factor", n)):
         old = inputs[name]
         if not isinstance(old, int | float) or name not in names:
             continue
@@ -150,10 +157,25 @@ def edited_requirements(sheets: Mapping[str, Cells], names: Mapping[str, str],
             raise InputError(f"{where} ({label}) and {twin.cell} set {fieldname} to "
                              f"{shown(new)} and {shown(twin.new)}: give both the same value",
                              file=filename)
+        _check_bounds(name, new, where, label, filename)
         setter(data, new)
         changes.append(Change(cell=where, label=label, field=fieldname, old=float(old), new=new))
         cells[fieldname] = f"{where} ({label})"
     return changes, data, cells
+
+
+def _check_bounds(name: str, value: float, where: str, label: str, filename: str) -> None:
+    """A what-if cell's value within the Inputs sheet's validation (a requirement field's is
+    validated with the requirements; these stand for several fields or a code)."""
+    key = name.removeprefix("in_")
+    if key not in _WHAT_IFS:
+        return
+    low, high, integer = _BOUNDS[key]
+    if (low is not None and value < low) or (high is not None and value > high) or (
+            integer and not value.is_integer()):
+        span = f"{shown(low)} to {shown(high)}"
+        raise InputError(f"{where} ({label}): must be {'a whole number ' if integer else ''}"
+                         f"from {span}, found {shown(value)}", file=filename)
 
 
 def at_cells(exc: InputError, cells: Mapping[str, str], filename: str) -> InputError:
@@ -239,6 +261,10 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
     if m is None:
         key = name.removeprefix("in_")
         label = _LABELS.get(key, key)
+        if key == "gpu_price_factor":
+            return label, "costs.gpu_prices", _factor_setter(prices, inputs)
+        if key == "cloud_tier_what_if":
+            return label, "costs.cloud_tier", _tier_setter
         if key not in _ACCOUNT_FIELDS:
             return label, "it is not a requirements field; set it in the requirements", None
         section, fieldname = _ACCOUNT_FIELDS[key]
@@ -275,6 +301,34 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
     return label, (f"it describes the model ({w.get('model')}), which llmsizer reads from the "
                    "catalog or its config.json, not from the workbook: undo the change, or name "
                    "another model in the requirements"), None
+
+
+def _factor_setter(prices: Mapping[str, Any], inputs: Mapping[str, Any]) -> Any:
+    """The GPU price multiplier as the purchase prices it multiplies: every GPU price of the
+    workbook (as edited: this setter runs after the price cells') and every one the
+    requirements state, times the multiplier; an unknown price (0) stays unknown."""
+    def setter(data: dict[str, Any], value: float) -> None:
+        costs = data.get("costs")
+        if costs is None:
+            costs = data["costs"] = {}
+        own: dict[str, Any] = dict(costs.get("gpu_prices") or {})
+        for name, (table, tid, column) in prices.items():
+            written = inputs.get(name)
+            if (table, column) == ("gpus", "price") and isinstance(written, int | float):
+                own.setdefault(str(tid), float(written))
+        costs["gpu_prices"] = {g: float(p) * value for g, p in own.items() if float(p) > 0}
+    return setter
+
+
+def _tier_setter(data: dict[str, Any], value: float) -> None:
+    """A cloud tier code (1-4) as costs.cloud_tier; 0 (the price as written) changes
+    nothing."""
+    tier = _TIER_BY_CODE.get(int(value))
+    if tier is not None:
+        costs = data.get("costs")
+        if costs is None:
+            costs = data["costs"] = {}
+        costs["cloud_tier"] = tier
 
 
 def _flag_setter(path: tuple[str, str]) -> Any:

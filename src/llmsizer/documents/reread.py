@@ -22,7 +22,8 @@ Reading, in order, each refusal one clear line (:class:`~llmsizer.base.errors.In
    the engine chooses options itself; they are reported, and ignored;
 5. the Inputs sheet's named cells are mapped back to requirement fields (:mod:`.inputcells`)
    and validated like YAML (errors name the sheet and cell): users, lengths, targets,
-   headroom, N+1, memory utilisation, runtime reserve, costs, GPU/cloud/node prices. Cells
+   headroom, N+1, memory utilisation, runtime reserve, costs, GPU/cloud/node prices, the
+   GPU price multiplier (as the GPU prices it multiplies) and the cloud tier code. Cells
    that are not requirement fields (a model's architecture, a throughput that comes from
    benchmark files) must keep their value.
 

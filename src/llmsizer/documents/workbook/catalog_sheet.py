@@ -8,8 +8,8 @@ from __future__ import annotations
 from functools import partial
 
 from ...model.calculations import TABLE_COLUMNS
-from ...model.catalog import Catalog
-from ...sizing.costs import TIER_FALLBACK, tier_cell_formula
+from ...model.catalog import CLOUD_TIERS, Catalog
+from ...sizing.costs import TIER_FALLBACK, cloud_price, tier_cell_formula, tier_words
 from ..proposal.format import catalog_note, precision_name
 from .book import Book
 from .formats import clean_text, fit_width, number_format, wrapped_height
@@ -34,6 +34,8 @@ def write(book: Book) -> None:
     fit_width(ws, 54 + 14 * width + 120, 20)
     ws.repeat_columns(0, 0)
     cat = book.catalog
+    asked = book.r.source.requirements if book.r.source is not None else {}
+    own = frozenset((asked.get("costs") or {}).get("cloud_gpu_hour") or {})
     for table, hrow in book.lay.catalog_blocks:
         cols = TABLE_COLUMNS[table]
         # column A holds the catalog's codes because the formulas look them up by code
@@ -54,7 +56,7 @@ def write(book: Book) -> None:
             row = hrow + 1 + n
             data = book.r.tables[table][tid]
             ws.write_string(row, 0, tid, f("label_bold"))
-            texts = _catalog_texts(cat, table, tid)
+            texts = _catalog_texts(cat, table, tid, own)
             ws.write_string(row, 1, texts[0], f("wrap"))  # long names were cut
             for j, colname in enumerate(cols):
                 value = float(data[colname])
@@ -84,15 +86,30 @@ def _gpu_cell(lay: Layout, tid: str, column: str) -> str:
             or lay.catalog_cells[("gpus", tid, column)].removeprefix("Catalog!"))
 
 
-def _catalog_texts(cat: Catalog, table: str, tid: str) -> list[str]:
+def _cloud_source(cat: Catalog, tid: str, own: frozenset[str]) -> str:
+    """Where a GPU's cloud tier prices come from: the account's own price in every tier
+    (costs.cloud_columns), else the dated offers, naming the tiers derived by the catalog's
+    ratio between tiers (costs.cloud_price; the tier columns' figures say neither)."""
+    if tid in own:
+        return ("the account's own cloud price (requirements file, costs.cloud_gpu_hour), "
+                "paid in every tier")
+    derived = [tier_words(t) for t in CLOUD_TIERS
+               if (p := cloud_price(cat, tid, t)) is not None and p.steps]
+    # no longer than the purchase price's source: a taller row pushed the precisions onto
+    # pages of their own (acme-corp printed 51 pages, not 49)
+    return ("dated cloud offers by tier"
+            + (f"; derived by the catalog's tier ratio (no dated offer): {', '.join(derived)}"
+               if derived else " (the dated price list)") + "; see the note on Inputs")
+
+
+def _catalog_texts(cat: Catalog, table: str, tid: str,
+                   own: frozenset[str] = frozenset()) -> list[str]:
     names = {pid: p.name for pid, p in cat.platforms.items()}
     if table == "gpus" and tid in cat.gpus:
         g = cat.gpus[tid]
         return [g.name, catalog_note(g.source, names),
                 f"{catalog_note(g.price_source, names)} ({g.price_date})" if g.price_source
-                else "no price found",
-                "dated cloud offers by tier (the dated price list): see the cloud price's "
-                "note on Inputs"]
+                else "no price found", _cloud_source(cat, tid, own)]
     if table == "platforms" and tid in cat.platforms:
         p = cat.platforms[tid]
         return [p.name, catalog_note(p.source, names), catalog_note(p.notes, names)]

@@ -73,7 +73,8 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "workloads": "workload", "PDUs": "PDU", "ports": "port", "servers": "server",
             "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance",
             "pools": "pool", "ranks": "rank", "stages": "stage", "columns": "column",
-            "elements": "element", "layer-tokens": "layer-token", "tokens/step": "token/step"}
+            "elements": "element", "layer-tokens": "layer-token", "tokens/step": "token/step",
+            "switches": "switch"}  # the BOM's "1 switches" (round 14)
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 _FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,

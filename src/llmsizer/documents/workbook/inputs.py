@@ -22,6 +22,8 @@ __all__ = ["write"]
 
 # Workload inputs that describe the model (fields of a catalog model), not the business.
 MODEL_FIELDS = frozenset(Model.model_fields)
+# the unit column: "% of capex / year" whole (at 13 its last letter was cut)
+UNIT_WIDTH = 17
 ZERO_IS_NONE = "0 = none"  # an input's note says so: 0 is shown as "none", not "0 s"
 
 
@@ -36,13 +38,13 @@ def write(book: Book) -> None:
     book.title(ws, f"Inputs: {r.account.name}",
                "Yellow cells with blue numbers are inputs: change them and every other sheet "
                "recalculates. Each has a name (last column) that the formulas use.",
-               span=(note_col, 38 + 13 + 24 * book.n_wl + 70))
+               span=(note_col, 38 + UNIT_WIDTH + 24 * book.n_wl + 70))
     ws.set_column(0, 0, 38)
-    ws.set_column(1, 1, 13)
+    ws.set_column(1, 1, UNIT_WIDTH)
     ws.set_column(2, 1 + book.n_wl, 24)
     ws.set_column(note_col, note_col, 70)
     ws.set_column(name_col, name_col, 34)
-    fit_width(ws, 51 + 24 * book.n_wl + 70, 51)
+    fit_width(ws, 38 + UNIT_WIDTH + 24 * book.n_wl + 70, 38 + UNIT_WIDTH)
     ws.repeat_columns(0, 1)
     row = 3
     header = ("Input", "Unit", "Value")

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from ...model.calculations import CALCULATIONS
 from .book import Book
-from .formats import clean_text, fit_width, number_format, unpriced_text, wrapped_height
+from .formats import (
+    clean_text,
+    fit_width,
+    label_width,
+    number_format,
+    unpriced_text,
+    wrapped_height,
+)
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
 from .rerun_check import NOT_ELIGIBLE, label, live_cost
 
@@ -49,6 +56,11 @@ def write(book: Book) -> None:
     f = book.f
     r = book.r
     total = sum(len(w.options) for w in r.workloads)
+    # the workload's name whole and a gap after it: "Maintenance manual Q&A" filled 20 and
+    # printed against the option's words ("Q&A1 × NVIDIA"); one unit more (a page more wide
+    # at 24 for jpy-manufacturer)
+    widths = {**_WIDTHS, "Workload": min(36, label_width(
+        (clean_text(w.name) for w in r.workloads), _WIDTHS["Workload"] - 1) + 1)}
     book.title(ws, "Every option evaluated, feasible and rejected",
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
@@ -56,19 +68,19 @@ def write(book: Book) -> None:
                "column is live: the annual on-premises cost now of each feasible, priced "
                "option with a column (— when it no longer meets the targets); the Summary's "
                "re-run check names the cheapest.",
-               span=(1, _WIDTHS["Workload"] + _WIDTHS["Option"]))  # the repeated columns
+               span=(1, widths["Workload"] + widths["Option"]))  # the repeated columns
     shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
     heads = list(_HEADS)
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
-        ws.set_column(j, j, _WIDTHS.get(head, _FIGURE_WIDTH), None,
+        ws.set_column(j, j, widths.get(head, _FIGURE_WIDTH), None,
                       {"hidden": head == _CODE_HEAD})
     ws.set_row(row, 30)
     ws.freeze_panes(row + 1, 2)
     ws.repeat_rows(row, row)
-    fit_width(ws, sum(_WIDTHS.get(h, _FIGURE_WIDTH) for h in heads if h != _CODE_HEAD),
-              _WIDTHS["Workload"] + _WIDTHS["Option"])
+    fit_width(ws, sum(widths.get(h, _FIGURE_WIDTH) for h in heads if h != _CODE_HEAD),
+              widths["Workload"] + widths["Option"])
     ws.repeat_columns(0, 1)
     first_figure = heads.index(_FIGURES[0][0])
     for k, w in enumerate(r.workloads, start=1):

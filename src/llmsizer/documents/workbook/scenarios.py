@@ -33,6 +33,7 @@ from .book import Book
 from .formats import (
     clean_text,
     fit_width,
+    formula_text,
     number_format,
     unit_text,
     unpriced_text,
@@ -43,6 +44,7 @@ from .layout import _column as catalog_column
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, total_cell
 from .scenario_plan import Member, PlanRows, downstream, write_plan
 from .scenario_retrieval import label_rows, write_retrieval
+from .scenario_tiers import TIER_INPUT, TIERS_REPEAT, change_cell, repeat_test
 
 __all__ = ["write"]
 
@@ -131,9 +133,10 @@ def _templates(book: Book, sc: Scenario, done: dict[str, _Templates]) -> _Templa
     return out
 
 
-# scenario, change, input changed: wide enough for "Requests/s at peak" and the input's words
-# ("Concurrent users at peak (stated)": they were cut at the next column)
-_WIDTHS = (22, 20, 40)
+# scenario, change, input changed: wide enough for "Requests/s at peak", "hyperscaler
+# on-demand, derived" and the input's words ("Concurrent users at peak (stated)": they were
+# cut at the next column)
+_WIDTHS = (22, 30, 40)
 
 
 def write(book: Book) -> None:
@@ -178,11 +181,17 @@ def write(book: Book) -> None:
     col = FIRST_BLOCK_COL
     done: dict[str, _Templates] = {}
     retrieval_columns = False
+    tiers: str | None = None  # the live test that the cloud-tier rows repeat the proposal
     for (sc, envs, plan), scenario in zip(runs, r.sensitivity, strict=True):
         assert scenario.name == sc.name
         row += 1
         ws.write_string(row, 0, sc.label, f("label"))
-        ws.write_string(row, 1, sc.change, f("text"))
+        if sc.input == TIER_INPUT:  # says derived, or own price once one is typed
+            tiers = tiers or repeat_test(book)
+            formula, shows = change_cell(book, sc, tiers)
+            ws.write_formula(row, 1, formula, f("text"), shows)
+        else:
+            ws.write_string(row, 1, sc.change, f("text"))
         ws.write_string(row, 2, _INPUT_WORDS.get(sc.input, sc.input), f("text"))
         members: dict[int, Member] = {}
         for wk, env in envs:
@@ -242,7 +251,12 @@ def write(book: Book) -> None:
     # wrapped over the table's columns: on one line it ran off the printed page
     last = 2 + len(SCENARIO_OUTPUTS)
     ws.merge_range(last_table_row + 2, 0, last_table_row + 2, last, "", f("wrap_note"))
-    ws.write_string(last_table_row + 2, 0, note, f("wrap_note"))
+    if tiers is None:
+        ws.write_string(last_table_row + 2, 0, note, f("wrap_note"))
+    else:  # the rows shown: a price typed for every GPU of the plan makes them repeat
+        ws.write_formula(last_table_row + 2, 0, f'=IF({tiers},{formula_text(TIERS_REPEAT)},"")&'
+                         f"{formula_text(note)}", f("wrap_note"), note)
+        note = TIERS_REPEAT + note  # the row tall enough for the longer text
     ws.set_row(last_table_row + 2, wrapped_height(note, sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     ws.freeze_panes(ROW_HEAD + 1, 1)
     ws.print_area(0, 0, last_table_row + 2, 2 + len(SCENARIO_OUTPUTS))
