@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from pathlib import Path
 
 import openpyxl
@@ -31,7 +32,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def _text(html: str) -> str:
-    return re.sub(r"\s+", " ", html.replace("\xa0", " "))
+    return re.sub(r"\s+", " ", unescape(html).replace("\xa0", " "))
 
 
 # ---- 1. cheapest with an unpriced GPU ---------------------------------------------------------
