@@ -9,20 +9,37 @@ cheapest, and why the customer chose it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..inputs.schema import Requirements
-from .results import Deployment, Totals
+from .results import Deployment, Plan, RetrievalWorkloadResult, Totals, WorkloadResult
 
 # The ways, in the order a tie is broken: buying first (the default), then renting.
 WAYS = ("on_prem", "cloud", "api")
 
 
-def decide(req: Requirements, totals: Totals) -> Deployment:
+def purchase_unpriced(workloads: Sequence[WorkloadResult],
+                      retrieval: Sequence[RetrievalWorkloadResult], plan: Plan) -> list[str]:
+    """GPU ids of the plan without a purchase price, in plan order: its capital and
+    on-premises figures leave them out (the PDF's cover and cards, the workbook's Summary)."""
+    groups = {g.workload for g in plan.retrieval_groups}
+    chosen = [w.best for w in workloads] + [w.best for w in retrieval if w.name in groups]
+    return list(dict.fromkeys(o.gpu for o in chosen if o is not None and not o.priced))
+
+
+def decide(req: Requirements, totals: Totals, unpriced_gpus: Sequence[str] = ()) -> Deployment:
     """The way to recommend and the ways that cost less than it. A way without a price
-    (no cloud offer, a model without a hosted API) is left out of the comparison."""
+    (no cloud offer, a model without a hosted API) is left out of the comparison; so is, for
+    "cheapest", a way whose figure is incomplete: on-premises when ``unpriced_gpus`` (GPUs
+    without a purchase price) is not empty, its figure leaving their cost out (a GB200 plan
+    read "on-premises, the cheapest" at a figure without its GPUs)."""
     costs = {"on_prem": totals.annual_cost_onprem, "cloud": totals.annual_cost_cloud,
              "api": totals.annual_cost_api}
     priced = {way: float(c) for way, c in costs.items() if c is not None and c > 0}
-    ranked = sorted(priced, key=lambda way: (priced[way], WAYS.index(way)))
+    incomplete = ["on_prem"] if unpriced_gpus and "on_prem" in priced else []
+    # an incomplete figure is a floor: it can lose a comparison but never win one
+    ranked = sorted((w for w in priced if w not in incomplete),
+                    key=lambda way: (priced[way], WAYS.index(way)))
     cheapest = ranked[0] if ranked else "on_prem"
     asked = req.policy.deployment
     recommended = cheapest if asked == "cheapest" else asked
@@ -30,4 +47,5 @@ def decide(req: Requirements, totals: Totals) -> Deployment:
                if recommended in priced and priced[way] < priced[recommended]]
     return Deployment(asked=asked, stated="deployment" in req.policy.model_fields_set,
                       recommended=recommended, cheapest=cheapest,
-                      annual_cost=priced, cheaper=cheaper, reasons=list(req.account.reasons))
+                      annual_cost=priced, cheaper=cheaper, incomplete=incomplete,
+                      reasons=list(req.account.reasons))

@@ -28,7 +28,7 @@ from ..model.expr import Expr, Value, evaluate
 from . import costs
 from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
-from .deployment import decide
+from .deployment import decide, purchase_unpriced
 from .evaluate import (
     Choice,
     account_inputs,
@@ -179,7 +179,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
         bom=bill_of_materials(plan, workloads, retrieval, acct, cat,
                               req.costs.usd_exchange_rate or 1.0, req.costs.kw_per_rack),
         totals=totals,
-        deployment=decide(req, totals),
+        deployment=decide(req, totals, purchase_unpriced(workloads, retrieval, plan)),
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),

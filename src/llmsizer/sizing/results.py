@@ -124,6 +124,9 @@ class Deployment(_M):
     cheapest: str = "on_prem"  # the way that costs least per year (of those priced)
     annual_cost: dict[str, float] = {}  # per way priced: on_prem, cloud, api (when known)
     cheaper: list[str] = []  # the ways that cost less than the recommended one, cheapest first
+    # the ways whose figure leaves a part out (on_prem: GPUs without a purchase price), kept
+    # out of "cheapest" (the figure is a floor; it read "on-premises, the cheapest")
+    incomplete: list[str] = []
     reasons: list[str] = []  # account.reasons, as given
 
 

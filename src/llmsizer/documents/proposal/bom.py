@@ -26,6 +26,8 @@ def _tb(fmt: Formatter, x: float, digits: int) -> str:
 
 
 def _switches(fmt: Formatter, leaves: float, spines: float, ports: float) -> str:
+    if leaves <= 0:  # one server (calculations/bom.py): it read "0 leaf switches of 64 ports"
+        return "no switch of its own: a single server plugs into the customer's network"
     text = f"{fmt.count_of(leaves, 'leaf switch', 'leaf switches')}"
     if spines > 0:
         text += f" and {fmt.count_of(spines, 'spine switch', 'spine switches')}"

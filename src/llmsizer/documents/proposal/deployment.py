@@ -48,13 +48,22 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     rec_cost = fmt.money(cost[rec]) if rec in cost else "no price known"
     # the lead's "a year", with the reason where the figure leaves out the GPUs
     year = "a year" + (bare(rec) and f"{bare(rec)}, which have no purchase price")
-    if d.asked == "cheapest":
-        ways_priced = [f"{SHORT[w]} {fmt.money(c)}{bare(w)}" for w, c in cost.items() if w != rec]
+    if d.asked == "cheapest" and rec in d.incomplete:  # no way priced in full: none chosen
+        lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} {year}; no way is priced "
+                "in full, so none is shown as the cheapest.")
+    elif d.asked == "cheapest":
+        ways_priced = [f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items()
+                       if w != rec and w not in d.incomplete]
         if result.totals.cloud_unpriced:  # left out of the comparison: said so (section 6 why)
             ways_priced.append("the cloud: no price listed")
+        # a figure short of the GPUs is a floor: left out of the comparison, and said so
+        ways_priced.extend(f"{SHORT[w]} left out: {fmt.money(cost[w])} a year{bare(w)}, which "
+                           "have no purchase price" for w in d.incomplete)
         others = "; ".join(ways_priced)
+        full = " in full" if d.incomplete else ""
         lead = (f"Recommended way to run it: {ways[rec]}, at {rec_cost} {year}, the cheapest of "
-                f"the ways priced, as the requirements ask" + (f" ({others})." if others else "."))
+                f"the ways priced{full}, as the requirements ask"
+                + (f" ({others})." if others else "."))
     elif rec in cost and d.cheaper:  # why not the cheaper way: named, or the default
         lead = f"Recommended way to run it: {ways[rec]}, {why}, at {rec_cost} {year}."
     elif rec in cost:

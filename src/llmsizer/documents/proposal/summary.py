@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.catalog import Catalog
+from ...sizing.deployment import purchase_unpriced as unpriced_gpus
 from ...sizing.results import Result, RetrievalWorkloadResult
 from .format import Formatter, clip
 from .views import WorkloadView
@@ -97,10 +98,7 @@ def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrie
 def purchase_unpriced(result: Result) -> list[str]:
     """GPU ids of the plan without a purchase price, in plan order: its capital and
     on-premises figures leave them out (the PDF's cover and cards, the workbook's Summary)."""
-    groups = {g.workload for g in result.plan.retrieval_groups}
-    chosen = [w.best for w in result.workloads] + [
-        w.best for w in result.retrieval if w.name in groups]
-    return list(dict.fromkeys(o.gpu for o in chosen if o is not None and not o.priced))
+    return unpriced_gpus(result.workloads, result.retrieval, result.plan)
 
 
 def summary_context(result: Result, views: Sequence[WorkloadView],

@@ -89,9 +89,13 @@ def zero_text(name: str, values: Mapping[str, Value]) -> str:
     """The words a retrieval column's figure ``name`` shows at 0 (``values``: the column's):
     a server on a language-model group's idle GPUs, with a cloud price, adds no rent when
     that group's instances carry it: its cloud figures' 0 is money, not "no price listed"
-    (a server on nodes of its own keeps the words, for a what-if tier without a price)."""
-    if (name != "gpu_price" and float(values.get("shares_llm_nodes", 0.0)) > 0
-            and float(values.get("cloud_gpu_hour", 0.0)) > 0):
+    (a server on nodes of its own keeps the words, for a what-if tier without a price).
+    Its on-premises price per million tokens there is 0 too: it rides on GPUs already bought,
+    said so in words as the PDF does (a "$0.00/M tok" read as a free service)."""
+    shared = float(values.get("shares_llm_nodes", 0.0)) > 0
+    if shared and name == "retrieval_cost_per_million_tokens_onprem":
+        return "no extra cost: on GPUs already bought"
+    if name != "gpu_price" and shared and float(values.get("cloud_gpu_hour", 0.0)) > 0:
         return ""
     return unpriced_text(name)
 

@@ -134,6 +134,7 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("cost_per_million_tokens_onprem", "On-prem cost per million output tokens"),
     ("cost_per_million_tokens_cloud", "Cloud cost per million output tokens"),
     ("breakeven_months", "Buy-vs-rent break-even"),
+    ("breakeven_in_writeoff", "Buying pays back within the amortisation period"),
 )
 _TOTALS = ("gpus_purchased", "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud")
 # Rows that show a workload's share of the plan (Plan sheet), not the option sized alone:
@@ -145,6 +146,7 @@ _SHARE_OF = {"nodes": "plan_nodes", "gpus_purchased": "plan_gpus_purchased",
              "cost_per_million_tokens_onprem": "plan_cost_per_million_tokens_onprem",
              "cost_per_million_tokens_cloud": "plan_cost_per_million_tokens_cloud",
              "breakeven_months": "plan_breakeven_months",
+             "breakeven_in_writeoff": "plan_breakeven_in_writeoff",
              "headroom_achieved": "plan_headroom_achieved",
              "headroom_after_node_loss": "plan_headroom_after_node_loss"}
 # The total column's figure of a row: the Plan sheet's account total (GPUs in use are the

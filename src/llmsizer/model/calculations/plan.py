@@ -23,6 +23,7 @@ from ..expr import (
     eq,
     ge,
     gt,
+    le,
     lift,
     lt,
     ref,
@@ -500,6 +501,12 @@ WORKLOAD_SHARE_CALCULATIONS += (
                                + r("plan_annual_capex")) / 12), 0),
         "As the TCO break-even, on its shares (the same as its node group's: every share is "
         "the same fraction of the group's line); 0 = renting stays cheaper."),
+    PlanCalculation(
+        "plan_breakeven_in_writeoff", "Buying pays back within the amortisation period (share)",
+        "flag", AND(gt(r("plan_breakeven_months"), 0),
+                    le(r("plan_breakeven_months"), r("amortization_years") * 12)),
+        "As the TCO row, on its share's break-even: 1 when it comes within the amortisation "
+        "period (years x 12 months)."),
 )
 
 # A workload's share figure of each plan total (PLAN_TOTALS keys).

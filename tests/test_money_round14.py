@@ -1,0 +1,160 @@
+"""The money logic a CFO would question (PDF review, round 14).
+
+1. "cheapest" with a GPU without a purchase price: the on-premises figure leaves the GPU out
+   (a floor), so it must not win the comparison (tests/data/unpriced-cheapest.yaml).
+2. A break-even past the amortisation period is no case for buying (Litware,
+   tests/data/api-cheapest.yaml: 214 months, 186 after item 3, on a 3-year write-off).
+3. One server buys no scale-out network and no switch (Pip & Pixel, tests/data/tiny-startup.yaml,
+   bought a USD 17,578 share of a 1,024-GPU InfiniBand fabric: prices.yaml network_per_node).
+4. Retrieval on idle GPUs already bought costs nothing extra: said in words, never "USD 0" per
+   million tokens (tests/data/rag-shared.yaml).
+5. Section 5 for a cloud recommendation advises a spare instance, not a spare node
+   (tests/data/eu-bank-cloud.yaml)."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import openpyxl
+import pytest
+from helpers import EXAMPLE
+
+from llmsizer.documents.proposal import build_context
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(html).replace("\xa0", " "))
+
+
+# ---- 1. cheapest with an unpriced GPU ---------------------------------------------------------
+
+def test_an_on_premises_figure_without_its_gpus_never_wins_cheapest() -> None:
+    r = size(load(DATA / "unpriced-cheapest.yaml"))
+    d, t = r.deployment, r.totals
+    (w,) = r.workloads
+    assert w.best is not None and w.best.gpu == "a10" and not w.best.priced
+    # one A10 rented all year at the account's 3.00 an hour, plus 10 TB x 70 x 12 storage
+    assert t.annual_cost_cloud == pytest.approx(3.0 * 8760 + 10 * 70 * 12)
+    # the on-premises figure leaves the GPU out: it is below the cloud's, but only a floor
+    assert t.annual_cost_onprem < t.annual_cost_cloud
+    assert d.incomplete == ["on_prem"]
+    assert (d.cheapest, d.recommended, d.cheaper) == ("cloud", "cloud", [])
+    lead = _text(build_context(r)["deployment"]["lead"])
+    assert "the cheapest of the ways priced in full" in lead
+    assert "on-premises left out: USD 19.1 k a year without the GPUs" in lead
+
+
+def test_a_complete_figure_still_compares_as_before() -> None:
+    """Every GPU priced: nothing is left out (Litware: the hosted API is the cheapest)."""
+    d = size(load(DATA / "api-cheapest.yaml")).deployment
+    assert d.incomplete == [] and d.recommended == d.cheapest == "api"
+
+
+# ---- 2. break-even past the write-off ---------------------------------------------------------
+
+def test_a_break_even_past_the_write_off_says_buying_does_not_pay_back(tmp_path: Path) -> None:
+    r = size(load(DATA / "api-cheapest.yaml"))
+    assert r.account_inputs["amortization_years"] == 3
+    (pool,) = r.plan.pools
+    (share,) = pool.shares
+    # computed once (calculations: plan_breakeven_months, plan_breakeven_in_writeoff)
+    # 214 months before its one server stopped buying a network share (item 3)
+    assert share["plan_breakeven_months"] == pytest.approx(186.5, abs=0.05)
+    assert share["plan_breakeven_in_writeoff"] == 0
+    html = _text(render_html(r))
+    assert "not within the 3 years amortisation (186 months)" in html
+    assert '<td class="n">186 months</td>' not in html
+    # the workbook: the Summary's row is a formula over the Plan sheet's, cached as the JSON's
+    book = tmp_path / "b.xlsx"
+    write_workbook(r, book)
+    ws = openpyxl.load_workbook(book)["Summary"]
+    (row,) = [row for row in ws.iter_rows()
+              if row[0].value == "Buying pays back within the amortisation period"]
+    assert str(row[2].value).startswith("=Plan!")
+    assert '"no"' in row[2].number_format
+    plan = openpyxl.load_workbook(book)["Plan"]
+    (prow,) = [row for row in plan.iter_rows() if row[0].value == "plan_breakeven_in_writeoff"]
+    assert any(isinstance(c.value, str) and c.value.startswith("=AND(") for c in prow)
+
+
+def test_a_break_even_within_the_write_off_still_reads_in_months() -> None:
+    """Acme (inputs/example.yaml): 25 months on a 3-year write-off."""
+    r = size(load(EXAMPLE))
+    shares = [s for p in r.plan.pools for s in p.shares]
+    assert shares and all(s["plan_breakeven_in_writeoff"] == 1 for s in shares)
+    months = round(shares[0]["plan_breakeven_months"])
+    assert 0 < months <= 36
+    assert f'<td class="n">{months} months</td>' in _text(render_html(r))
+
+
+# ---- 3. one server: no scale-out network, no switch ---------------------------------------------
+
+def test_one_server_buys_no_network_share_and_no_switch() -> None:
+    r = size(load(DATA / "tiny-startup.yaml"))
+    (g,) = r.plan.node_groups
+    assert g.nodes == 1
+    assert g.values["capex_network"] == 0
+    # the platform (USD 15,000 without GPUs) and one L4 at the account's USD 2,400: no network
+    assert r.totals.capex == pytest.approx(15_000 + 2_400)
+    assert r.bom.totals["bom_frontend_leaf_switches"] == 0
+    assert r.bom.totals["bom_fabric_leaf_switches"] == 0
+    html = _text(render_html(r))
+    assert "no switch of its own: a single server plugs into the customer's network" in html
+    assert "0 leaf switches" not in html
+
+
+def test_several_servers_keep_their_network_and_switch() -> None:
+    """Acme: 5 servers keep 5 x USD 17,578 of scale-out network and one front-end leaf."""
+    r = size(load(EXAMPLE))
+    (g,) = r.plan.node_groups
+    assert g.nodes == 5
+    assert g.values["capex_network"] == pytest.approx(5 * 17_578)
+    assert r.bom.totals["bom_frontend_leaf_switches"] == 1
+
+
+# ---- 4. retrieval on idle GPUs ------------------------------------------------------------------
+
+def test_retrieval_on_idle_gpus_reads_no_extra_cost_not_zero(tmp_path: Path) -> None:
+    r: Result = size(load(DATA / "rag-shared.yaml"))
+    (rg,) = r.plan.retrieval_groups
+    assert rg.shares_with and rg.nodes == 0 and rg.annual_cost_onprem == 0
+    html = _text(render_html(r))
+    assert html.count("no extra cost: on GPUs already bought") == 2  # plan and costs tables
+    assert re.search(r'<td class="n">\s*(<strong>)?USD 0(</strong>)?\s*</td>\s*<td>OpenAI',
+                     html) is None
+    book = tmp_path / "b.xlsx"
+    write_workbook(r, book)
+    ws = openpyxl.load_workbook(book)["Retrieval"]
+    (row,) = [row for row in ws.iter_rows()
+              if row[0].value == "retrieval_cost_per_million_tokens_onprem"]
+    cell = row[3]
+    assert str(cell.value).startswith("=IF(")  # still the formula: an edit shows a price
+    assert cell.number_format.endswith(';"no extra cost: on GPUs already bought"')
+
+
+# ---- 5. section 5 for a cloud recommendation ----------------------------------------------------
+
+def test_cloud_recommendation_advises_a_spare_instance() -> None:
+    r = size(load(DATA / "eu-bank-cloud.yaml"))
+    assert r.deployment.recommended == "cloud"
+    html = _text(render_html(r))
+    section = html[html.index('id="headroom"'):]
+    section = section[:section.index("</section>")]
+    assert "consider renting a spare instance" in section
+    assert "spare node" not in section.replace("No spare node was requested", "")
+    assert "the provider replaces one that fails" in section
+
+
+def test_on_premises_still_advises_a_spare_node() -> None:
+    html = _text(render_html(size(load(DATA / "tiny-startup.yaml"))))
+    assert "consider asking for a spare node" in html
+    assert "spare instance" not in html
