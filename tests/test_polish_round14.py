@@ -230,3 +230,22 @@ def test_resilience_under_a_hosted_api_is_said_to_be_the_comparisons() -> None:
             "servers sized for comparison") in section
     own = re.sub(r"\s+", " ", render_html(size(load(TINY))))
     assert "these are the figures of the servers sized for comparison" not in own
+
+
+def test_a_re_read_workbook_keeps_the_way_to_run_it_a_default(tmp_path: Path) -> None:
+    """tests/data/tiny-startup.yaml states no policy.deployment: its proposal says on-premises
+    is the default. The workbook embeds the requirements with every default filled in, so a
+    re-read workbook said the customer had asked for on-premises ("stated": true) until the
+    embedded copy left an unstated way out."""
+    from llmsizer.documents.reread import read_workbook
+    from llmsizer.documents.workbook import write_workbook
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    first = size(load(TINY))
+    assert first.deployment.stated is False
+    book = tmp_path / "tiny.xlsx"
+    write_workbook(first, book)
+    again = size(read_workbook(book).loaded)
+    assert again.deployment.stated is False
+    assert again.to_json() == first.to_json()

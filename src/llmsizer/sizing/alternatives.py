@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..inputs.loader import Loaded
 from ..model.catalog import Catalog
+from .deployment import embedded_requirements
 from .results import ModelAlternative, ModelAlternatives, Result, SourceInfo
 
 RULE = ("the cheapest per year that meets the targets; at equal cost, the one that buys fewer "
@@ -93,4 +94,4 @@ def compare(loaded: Loaded, catalog: Catalog, size_one: Callable[[Loaded], Resul
     source = final.source or SourceInfo(requirements={})
     return final.model_copy(update={
         "model_alternatives": tables,
-        "source": source.model_copy(update={"requirements": req.model_dump(mode="json")})})
+        "source": source.model_copy(update={"requirements": embedded_requirements(req)})})

@@ -10,6 +10,7 @@ cheapest, and why the customer chose it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..inputs.schema import Requirements
 from .results import Deployment, Plan, RetrievalWorkloadResult, Totals, WorkloadResult
@@ -49,3 +50,13 @@ def decide(req: Requirements, totals: Totals, unpriced_gpus: Sequence[str] = ())
                       recommended=recommended, cheapest=cheapest,
                       annual_cost=priced, cheaper=cheaper, incomplete=incomplete,
                       reasons=list(req.account.reasons))
+
+
+def embedded_requirements(req: Requirements) -> dict[str, Any]:
+    """The requirements as the workbook embeds them: every default filled in, except the way
+    to run the service when the file did not state it, so a re-read workbook still says it
+    was the default (``Deployment.stated``), not that the customer asked for it."""
+    data = req.model_dump(mode="json")
+    if "deployment" not in req.policy.model_fields_set:
+        data["policy"].pop("deployment", None)
+    return data

@@ -28,7 +28,7 @@ from ..model.expr import Expr, Value, evaluate
 from . import costs
 from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
-from .deployment import decide, purchase_unpriced
+from .deployment import decide, embedded_requirements, purchase_unpriced
 from .evaluate import (
     Choice,
     account_inputs,
@@ -184,7 +184,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
         source=SourceInfo(
-            requirements=req.model_dump(mode="json"),
+            requirements=embedded_requirements(req),
             models={k: m.model_dump(mode="json") for k, m in loaded.models.items()
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
