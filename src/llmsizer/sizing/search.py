@@ -184,8 +184,8 @@ def _ttft_why(f: Callable[[str], float]) -> str:
                     f"missed even for one request ({one}, before any wait)")
     if f("target_ttft_s") <= 0 < f("target_response_time_s"):
         # the bound is the response time (decode.py target_ttft_ms): say so, not "TTFT target"
-        return (f"the first token alone takes {_fmt(f('ttft_one_user_ms') / 1000, 1)} s even "
-                f"for one request, so {_first_token_bound(f)}")
+        return (f"the first token alone takes {_fmt(f('ttft_one_user_ms'))} ms even for one "
+                f"request, so {_first_token_bound(f)}")
     return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; "
             f"{_first_token_bound(f)}")
 
