@@ -235,6 +235,10 @@ def test_generated_sets_are_varied(cases: list[Case]) -> None:
     assert len(models) >= 10 and len(gpus) >= 10 and len(precisions) >= 4
     assert len(users) >= 20 and len(currencies) >= 3
     assert any(w.mode == "measured" for c in generated for w in c.result.workloads)
+    # both ways target_ttft_ms is set (decode.py): a stated TTFT, and a response time alone
+    stated = [(w.inputs["target_ttft_s"], w.inputs["target_response_time_s"])
+              for c in generated for w in c.result.workloads]
+    assert any(t > 0 for t, _ in stated) and any(t == 0 < rt for t, rt in stated)
 
 
 def test_libreoffice_reproduces_every_formula(cases: list[Case],

@@ -149,8 +149,11 @@ class Targets(_Strict):
         json_schema_extra={"example": "30", "unit": "tok/s"})
     response_time_s: Annotated[float, Field(ge=0.01, le=3600)] | None = Field(
         default=None,
-        description="Whole answer within this time: output_tokens / response_time_s is the speed each "
-                    "user needs.",
+        description="Response time: output_tokens / response_time_s is the mean speed each user "
+                    "needs after the first token (300 tokens in 10 s = 30 tokens/s), and "
+                    "without ttft_s the mean first token must also come within it. The first "
+                    "token's time is not taken off: at exactly that speed an answer ends one "
+                    "first token later; to bound the whole answer, state e2e_p95_s.",
         json_schema_extra={"example": "10", "unit": "s"})
     ttft_s: Annotated[float, Field(ge=0.01, le=600)] | None = Field(
         default=None,

@@ -149,8 +149,8 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         return "ttft", _ttft_why(f)
     if f("disagg_prefill_gpus") > 0 and 0 < f("target_ttft_ms") < f("ttft_ms"):
         return "ttft", (f"TTFT {_fmt(f('ttft_ms'))} ms with disaggregated prefill replicas "
-                        f"(prefill, moving the cache and the fitted overhead); target "
-                        f"{_fmt(f('target_ttft_ms'))} ms")
+                        f"(prefill, moving the cache and the fitted overhead); "
+                        f"{_first_token_bound(f)}")
     if f("disagg_prefill_gpus") > 0 and f("percentile_slo_met") < 1:
         # a first-token percentile the prefill pool's count cannot meet (no room for a
         # wait); the decode batch meets the whole-answer target (disagg_batch_by_e2e_p95)
@@ -161,6 +161,14 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         return "itl", ("the inter-token latency percentile target is missed even for one "
                        "request: the steps that also prefill a new prompt's chunk are too slow")
     return "", ""
+
+
+def _first_token_bound(f: Callable[[str], float]) -> str:
+    """The first-token bound in the customer's terms: the TTFT target, or without one the
+    response time it comes from (decode.py target_ttft_ms)."""
+    if f("target_ttft_s") <= 0 < f("target_response_time_s"):
+        return f"no answer comes within the {f('target_response_time_s'):g} s response time"
+    return f"target {_fmt(f('target_ttft_ms'))} ms"
 
 
 def _ttft_why(f: Callable[[str], float]) -> str:
@@ -174,8 +182,12 @@ def _ttft_why(f: Callable[[str], float]) -> str:
         if f(f"target_ttft_p{q}_s") > 0 and f(f"batch_by_ttft_p{q}") < 1:
             return (f"the first-token p{q} target of {f(f'target_ttft_p{q}_s'):g} s is "
                     f"missed even for one request ({one}, before any wait)")
-    return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; target "
-            f"{_fmt(f('target_ttft_ms'))} ms")
+    if f("target_ttft_s") <= 0 < f("target_response_time_s"):
+        # the bound is the response time (decode.py target_ttft_ms): say so, not "TTFT target"
+        return (f"the first token alone takes {_fmt(f('ttft_one_user_ms'))} ms even for one "
+                f"request, so {_first_token_bound(f)}")
+    return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; "
+            f"{_first_token_bound(f)}")
 
 
 def _model_class(model: Model) -> str:

@@ -139,7 +139,7 @@ SHAPE_FIELDS = (
 )
 TARGET_FIELDS = (
     _f(Targets, "targets.tokens_per_s_per_user", "Tokens/s per user"),
-    _f(Targets, "targets.response_time_s", "Whole answer within (s)"),
+    _f(Targets, "targets.response_time_s", "Response time (s): sets tokens/s per user"),
     _f(Targets, "targets.ttft_s", "First token within (s)"),
     _f(Targets, "targets.system_tokens_per_s", "System tokens/s"),
     # percentile targets (issue 21): definitions in docs/calculations.md, "Latency targets"

@@ -7,7 +7,7 @@ GB / (TB/s) is a millisecond, which is why memory-time terms need no conversion 
 
 from __future__ import annotations
 
-from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
+from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, _gpus, r, tp
 from .disagg import XPYD_BATCH_CALCULATIONS
 from .inputs import PERCENTILES
@@ -50,7 +50,7 @@ _crossing_allreduces = (IF(gt(r("attention_tp"), r("gpus_per_node")), 1, 0)
 # the other nodes an expert-parallel group spans (its ranks beyond the first node)
 _OTHER_NODES = MAX(1, ROUNDUP((r("ep") - r("gpus_per_node")) / r("gpus_per_node"), 0))
 _DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (disagg.py)
-_mean_ttft_batch = IF(gt(r("target_ttft_s"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
+_mean_ttft_batch = IF(gt(r("target_ttft_ms"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
                       r("max_batch_per_replica"))
 
 CALCULATIONS: tuple[Calculation, ...] = (
@@ -371,7 +371,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
        + r("ttft_overhead_ms"),
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
-       r("target_ttft_s") * 1000, "Target in ms; 0 = no TTFT target."),
+       IF(AND(gt(r("target_ttft_s"), 0),
+              OR(le(r("target_response_time_s"), 0),
+                 lt(r("target_ttft_s"), r("target_response_time_s")))),
+          r("target_ttft_s"), r("target_response_time_s")) * 1000,
+       "The TTFT target; without a tighter one, the response time (a first token later than "
+       "the response time cannot meet it); 0 = neither. Not first token + the answer's "
+       "steps: the response time sets the speed (output / time, “From Users to GPUs”: 300 "
+       "in 10 s = 30 tok/s, the first token apart), which the whole answer would raise to "
+       "31.5 tok/s there and Ref A from 3 to 4 L40S; e2e_p95_s bounds the whole answer."),
     *TTFT_LIMIT_CALCULATIONS,
     *XPYD_BATCH_CALCULATIONS,
     *PERCENTILE_LIMIT_CALCULATIONS,
@@ -385,9 +393,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "The mean TTFT, wait for the prompts ahead included, solved for B in closed form "
        "(queueing.py): the larger of the batches meeting the target with the Allen-Cunneen "
        "wait and with the (B - 1) x prefill bound; and the batch each TTFT percentile "
-       "target and the p95 whole-answer target allow; the engine cap when no TTFT target "
-       "is stated. Disaggregated: only the whole-answer batch (the decode replicas prefill "
-       "nothing: the prefill replicas' count meets the first-token targets)."),
+       "target and the p95 whole-answer target allow; the engine cap when neither a TTFT "
+       "target nor a response time is stated. Disaggregated: only the whole-answer batch "
+       "(the decode replicas prefill nothing: the prefill replicas' count meets the "
+       "first-token targets)."),
     _c("batch_per_replica", "Batch per replica", "sequences", "Throughput",
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("batch_by_itl"), r("max_batch_per_replica"))),
@@ -429,7 +438,7 @@ SERVED_CALCULATIONS: tuple[Calculation, ...] = (
     *PERCENTILE_CALCULATIONS,
     _c("slo_met", "Meets latency targets", "flag", "Throughput",
        AND(IF(gt(r("target_tpot_ms"), 0), le(r("tpot_ms"), r("target_tpot_ms")), 1),
-           IF(gt(r("target_ttft_s"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1),
+           IF(gt(r("target_ttft_ms"), 0), le(r("ttft_ms"), r("target_ttft_ms")), 1),
            r("percentile_slo_met")),
        "1 when TPOT, TTFT and every stated percentile meet their targets."),
     _c("replica_output_tokens_per_s", "Output tokens/s per replica", "tok/s", "Throughput",

@@ -102,7 +102,8 @@ INPUTS: tuple[Input, ...] = (
     _i("target_tokens_per_s_per_user", "Target tokens/s per user", "tok/s", "workload",
        "Streaming speed each user must see; 0 = none.", low=0),
     _i("target_response_time_s", "Target response time", "s", "workload",
-       "Whole answer within this time (“From Users to GPUs”: output / time = tok/s per user); 0 = none.",
+       "Output / time = tok/s per user (“From Users to GPUs”); without a TTFT target it "
+       "also bounds the mean first token; 0 = none.",
        low=0),
     _i("target_ttft_s", "Target time to first token", "s", "workload", "0 = none.", low=0),
     *(_i(f"target_ttft_p{q}_s", f"Target p{q} time to first token", "s", "workload",
