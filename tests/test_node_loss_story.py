@@ -37,15 +37,19 @@ def test_storage_read_bandwidth_is_a_sourced_default() -> None:
 
 
 def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
-    """enterprise-multi's agent platform: gpt-oss-120b (the catalog's 116.8e9 parameters) on 2
-    H100s, experts spread over both and attention data-parallel (each rank keeps its own copy
+    """enterprise-multi's agent platform on H100s only: gpt-oss-120b (the catalog's 116.8e9
+    parameters) on 2 H100s, experts spread over both and attention data-parallel (each rank keeps its own copy
     of the 1.5e9 non-expert weights). Only the MoE experts are MXFP4 (0.53125 bytes a weight
     with its block scales); the checkpoint keeps attention, router and embeddings in BF16
     (the catalog's 2.1674e9 16-bit parameters: config.json's modules_to_not_convert), so
     the non-expert copy is 2 bytes a weight and the rest of the 16-bit part (the input
     embedding, outside OpenAI's active count) adds its 2 - 0.53125 bytes once: 68.2 GB a
-    replica reloads, read at 5 GB/s: 13.6 s; at a stated 1 GB/s, 68.2 s."""
-    path = ROOT / "inputs" / "enterprise-multi.yaml"
+    replica reloads, read at 5 GB/s: 13.6 s; at a stated 1 GB/s, 68.2 s. With B200 allowed
+    the plan puts it on one B200 (no data-parallel copy), so this pins the H100s it is about."""
+    data = yaml.safe_load((ROOT / "inputs" / "enterprise-multi.yaml").read_text())
+    data["hardware"]["gpus"] = ["h100-sxm"]
+    path = tmp_path / "em-h100.yaml"
+    path.write_text(yaml.safe_dump(data))
     result = size(load(path))
     agent = next(w for w in result.workloads if w.name == "Agent platform")
     assert agent.best is not None
@@ -72,7 +76,6 @@ def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
         assert fmt.headroom(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
     assert "5.0 GB/s assumed" in node_loss
 
-    data = yaml.safe_load(path.read_text())
     data.setdefault("policy", {})["storage_read_gb_per_s"] = 1.0
     slow = tmp_path / "slow.yaml"
     slow.write_text(yaml.safe_dump(data))

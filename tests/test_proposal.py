@@ -895,11 +895,11 @@ def test_walkthrough_names_the_inter_token_latency_batch_when_it_limits(tmp_path
 
 
 def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered]) -> None:
-    """Issue 22 items 1-2 on enterprise-multi.yaml (three pools of one workload on 7 XE8640
-    nodes): the headroom section states each pool's headroom on its group's nodes, and the
-    costs section prints each workload's share of the plan (6/24, 16/24, 2/24 of the
-    group's capital cost: the pools' GPUs running replicas; the fourth node's worth is the
-    standby node), not each sized alone."""
+    """Issue 22 items 1-2 on enterprise-multi.yaml (three pools of one workload on 3 XE9685L
+    nodes of 8 B200s): the headroom section states each pool's headroom on its group's nodes,
+    and the costs section prints each workload's share of the plan (6/15, 8/15, 1/15 of the
+    group's capital cost: the pools' GPUs running replicas; the standby node's 8 GPUs and the
+    one left free are shared in the same parts), not each sized alone."""
     result, data, pdf = rendered(str(ROOT / "inputs" / "enterprise-multi.yaml"))
     text = text_of(pdf)
     fmt = Formatter(data["account"]["currency"])
@@ -913,7 +913,7 @@ def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered])
         assert f"restarted: headroom {pct}" in section
     start = text.index("TCO and cost per million")
     costs = text[start:text.index("Owning, renting or buying tokens", start)]
-    for pool, share in zip(result.plan.pools, (6 / 24, 16 / 24, 2 / 24), strict=True):
+    for pool, share in zip(result.plan.pools, (6 / 15, 8 / 15, 1 / 15), strict=True):
         assert pool.shares[0]["plan_capex"] == pytest.approx(share * group.capex, rel=1e-12)
         assert fmt.money(pool.shares[0]["plan_capex"]).replace("\u00a0", " ") in costs
     # the walk-through derives each pool, then the workload's part of its node group

@@ -444,14 +444,21 @@ def test_a_rented_or_api_answer_leads_with_its_cost_as_the_pdf_does(
                                ), text[:300]
 
 
-def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient) -> None:
-    """inputs/enterprise-multi.yaml runs three pools on one node group. The PDF's plan and
-    headroom tables give each pool's headroom, one precision for the column: 28.0 %, 26.4 %,
-    31.2 %. The web gave only the group's, 26.4 % (its weakest pool, unsaid), so the chat
-    pool's 28 % appeared nowhere. Now each pool's follows the table, at the PDF's precision,
-    and the group's columns say they are the weakest pool's."""
-    r = client.post("/upload/yaml", files={"file": (
-        "multi.yaml", (ROOT / "inputs" / "enterprise-multi.yaml").read_bytes())})
+def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient,
+                                                          tmp_path: Path) -> None:
+    """inputs/enterprise-multi.yaml on H100s only runs three pools on one node group (7
+    XE8640 nodes; with B200 allowed the plan is 3 B200 nodes whose pools read 28.0 %, 79.2 %
+    and 220 %, past the one-precision range). The PDF's plan and headroom tables give each
+    pool's headroom, one precision for the column: 28.0 %, 26.4 %, 31.2 %. The web gave only
+    the group's, 26.4 % (its weakest pool, unsaid), so the chat pool's 28 % appeared nowhere.
+    Now each pool's follows the table, at the PDF's precision, and the group's columns say
+    they are the weakest pool's."""
+    text = (ROOT / "inputs" / "enterprise-multi.yaml").read_text()
+    text = text.replace("gpus: [h100-sxm, h200-sxm, b200]", "gpus: [h100-sxm]")
+    assert "gpus: [h100-sxm]" in text
+    path = tmp_path / "multi.yaml"
+    path.write_text(text)
+    r = client.post("/upload/yaml", files={"file": ("multi.yaml", path.read_bytes())})
     assert r.status_code == 200
     plan = r.text[r.text.index('<section id="plan">'):]
     plan = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", plan[:plan.index("</section>")]))
@@ -459,7 +466,7 @@ def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient) ->
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
-    pools = size(load(ROOT / "inputs" / "enterprise-multi.yaml")).plan.pools
+    pools = size(load(path)).plan.pools
     assert len(pools) == 3
     at = USD.pct_digits(p.headroom_achieved for p in pools)
     down = USD.pct_digits(p.headroom_after_node_loss for p in pools)

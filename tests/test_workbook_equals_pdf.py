@@ -115,16 +115,17 @@ def test_scenarios_sheet_equals_the_pdf_table(name: str, cases: dict[str, Case])
 
 
 def test_the_sheet_follows_the_plan_not_each_workload_alone(cases: dict[str, Case]) -> None:
-    """enterprise-multi: three workloads on shared XE8640 nodes. Doubling users needs 52 GPUs
-    in 13 nodes in the plan (the PDF's row); summing each workload sized alone gave 72 in 18."""
+    """enterprise-multi: three workloads on shared XE9685L nodes. Doubling users needs 40 GPUs
+    in 5 nodes in the plan (the PDF's row; 52 in 13 XE8640 nodes before the plan search's
+    per-platform seeds), and the Scenarios sheet's row is the plan's."""
     case = cases["enterprise-multi.yaml"]
     users_x2 = next(s for s in case.result.sensitivity if s.name == "users_x2")
-    assert (users_x2.gpus_purchased, users_x2.nodes) == (52, 13)
+    assert (users_x2.gpus_purchased, users_x2.nodes) == (40, 5)
     sheet = case.sheets["Scenarios"]
     cols = _columns(sheet, HEAD_ROW)
     row = HEAD_ROW + 1 + 1 + [s.name for s in case.result.sensitivity].index("users_x2")
-    assert sheet[f"{cols['GPUs bought']}{row}"] == 52
-    assert sheet[f"{cols['Nodes']}{row}"] == 13
+    assert sheet[f"{cols['GPUs bought']}{row}"] == 40
+    assert sheet[f"{cols['Nodes']}{row}"] == 5
 
 
 # The Plan sheet's node-loss rows (issue 22, item 3): whole free slots, the spare nodes N+1
@@ -246,15 +247,15 @@ def test_summary_workload_rows_are_the_plan_shares(name: str, cases: dict[str, C
 
 
 def test_enterprise_multi_shares_by_the_plan() -> None:
-    """enterprise-multi: three pools of one workload each on 7 XE8640 nodes (28 GPUs, one of
-    them a standby node: issue 22 item 3). Each workload's share is its pool's GPUs running
-    replicas over the group's 24 (6 + 16 + 2, Plan sheet): 6/24, 16/24 and 2/24 of the 7
-    nodes and 28 GPUs."""
+    """enterprise-multi: three pools of one workload each on 3 XE9685L nodes (24 B200s, one
+    node's worth a standby: issue 22 item 3; 7 XE8640 nodes before the plan search's
+    per-platform seeds). Each workload's share is its pool's GPUs running replicas over the
+    group's 15 (6 + 8 + 1, Plan sheet): 6/15, 8/15 and 1/15 of the 3 nodes and 24 GPUs."""
     r = size(load(ROOT / "inputs" / "enterprise-multi.yaml"))
     (group,) = r.plan.node_groups
-    assert (group.nodes, group.gpus_purchased) == (7, 28)
+    assert (group.nodes, group.gpus_purchased) == (3, 24)
     shares = [p.shares[0] for p in r.plan.pools]
-    assert [p.gpus for p in r.plan.pools] == [6, 16, 2]
-    assert [s["plan_group_share"] for s in shares] == pytest.approx([6 / 24, 16 / 24, 2 / 24])
-    assert [s["plan_nodes"] for s in shares] == pytest.approx([1.75, 7 * 16 / 24, 7 * 2 / 24])
+    assert [p.gpus for p in r.plan.pools] == [6, 8, 1]
+    assert [s["plan_group_share"] for s in shares] == pytest.approx([6 / 15, 8 / 15, 1 / 15])
+    assert [s["plan_nodes"] for s in shares] == pytest.approx([3 * 6 / 15, 3 * 8 / 15, 3 / 15])
     assert sum(s["plan_capex"] for s in shares) == pytest.approx(group.capex, rel=1e-12)
