@@ -121,8 +121,11 @@ class Formatter:
         if float(x) > HEADROOM_SHOWN_UP_TO:
             return f">{NBSP}{self.pct(HEADROOM_SHOWN_UP_TO, 0)}"
         # from 100 %, whole percents: "966.7 %" (Adventure Works' one H100 for 24 users) showed
-        # a precision the sizing does not have; below, a column keeps its one precision
-        return self.pct(x, 0 if abs(float(x)) >= 1 else digits)
+        # a precision the sizing does not have; a column passes headroom_digits, one precision
+        # for all its rows ("28.0 %" above "220 %" read as two)
+        if digits is None:
+            digits = 0 if abs(float(x)) >= 1 else None
+        return self.pct(x, digits)
 
     def headroom_note(self, xs: Iterable[float]) -> str:
         """The sentence under a table where any of these headrooms prints as "> 1,000 %"."""
@@ -131,6 +134,13 @@ class Formatter:
         return (f"A headroom above {self.pct(HEADROOM_SHOWN_UP_TO, 0)} is shown as "
                 f"“{self.headroom(float('inf'))}”: the smallest configuration that meets the "
                 "targets carries far more than the peak load (the workbook holds the figure).")
+
+    @classmethod
+    def headroom_digits(cls, xs: Iterable[float]) -> int:
+        """The decimals a column of headrooms shows: none once any of them reaches 100 % (whole
+        percents there, :meth:`headroom`), else as :meth:`pct_digits`."""
+        xs = [float(x) for x in xs]
+        return 0 if any(abs(x) >= 1 for x in xs) else cls.pct_digits(xs)
 
     @staticmethod
     def pct_digits(xs: Iterable[float]) -> int:

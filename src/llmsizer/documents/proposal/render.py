@@ -79,7 +79,8 @@ FILTERS = {
     "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
-    "pctdigits": "pct_digits", "msunit": "ms_unit", "msvs": "ms_vs", "toksvs": "tok_s_vs",
+    "pctdigits": "pct_digits", "headroomdigits": "headroom_digits", "msunit": "ms_unit",
+    "msvs": "ms_vs", "toksvs": "tok_s_vs",
 }
 
 
