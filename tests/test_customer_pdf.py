@@ -210,9 +210,7 @@ def test_retrieval_cost_per_million_reads_the_same_in_summary_and_costs(rendered
         # its tokens a year, to three figures in both: "15,100,000 million"
         tokens = f"{fmt.approx(best['values']['retrieval_million_tokens_per_year'])} million"
         assert tokens in summary and tokens in costs, (r["name"], tokens)
-    # the reranker's, as the summary states it (0.0051 while its one server bought a network
-    # share: tests/test_money_round14.py)
-    assert "USD 0.0046" in costs
+    assert "USD 0.0051" in costs  # the reranker's, as the summary states it
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])

@@ -14,10 +14,7 @@ lines' shares summed and rounded up (small servers of several lines share a rack
 kind of server this is MAX(ROUNDUP(kW / kW per rack), ROUNDUP(RU / RU per rack)) in whole
 servers.
 
-Switches: a standard two-tier fat tree, non-blocking. A single server needs none: its
-front-end ports plug into the customer's existing network, and it has no other server to
-link to (NVIDIA Enterprise Reference Architectures size switches per scalable unit of many
-servers). From two servers up to one switch's ports, one leaf
+Switches: a standard two-tier fat tree, non-blocking. Up to one switch's ports, one leaf
 switch and no spine; beyond, each leaf gives half its ports to nodes and half to the spines,
 so leaves = ROUNDUP(ports / (switch ports / 2)) and spines = ROUNDUP(leaf uplinks / switch
 ports). The GPU fabric is needed only where a replica (TP x PP GPUs) spans nodes; a replica
@@ -125,9 +122,8 @@ BOM_TOTAL_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation("bom_pdus", "PDUs", "PDUs", r("bom_racks") * r("pdus_per_rack"),
                     "Racks x PDUs per rack."),
     PlanCalculation("bom_frontend_leaf_switches", "Front-end leaf switches", "switches",
-                    IF(gt(r("bom_nodes"), 1), leaf_switches(r("bom_frontend_ports"), _FE), 0),
-                    "None for a single server (it plugs into the customer's network); else "
-                    "one switch up to its port count; beyond, half of each leaf's ports "
+                    leaf_switches(r("bom_frontend_ports"), _FE),
+                    "One switch up to its port count; beyond, half of each leaf's ports "
                     "face the servers."),
     PlanCalculation("bom_frontend_spine_switches", "Front-end spine switches", "switches",
                     spine_switches(r("bom_frontend_leaf_switches"), _FE),

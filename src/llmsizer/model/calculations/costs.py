@@ -15,14 +15,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("nodes") * r("node_base_price"), "Nodes x node price without GPUs."),
     _c("capex_gpus", "Capex: GPUs", "currency", "TCO", r("gpus_purchased") * r("gpu_price"),
        "GPUs purchased x GPU price."),
-    # network_per_node is a node's share of a fat-tree linking servers (prices.yaml): one
-    # server links to none, and plugs into the customer's own network (Pip & Pixel's one L4
-    # server bought a USD 17.6 k share of a 1,024-GPU InfiniBand fabric)
     _c("capex_network", "Capex: scale-out network", "currency", "TCO",
-       IF(gt(r("nodes"), 1), r("nodes") * r("network_per_node"), 0),
-       "Nodes x network per node, from two servers up: a single server has no other server "
-       "to link to (NVIDIA Enterprise Reference Architectures: the east-west fabric is not "
-       "necessarily required for inference)."),
+       r("nodes") * r("network_per_node"), "Nodes x network per node."),
     _c("capex", "Capital cost", "currency", "TCO",
        r("capex_platforms") + r("capex_gpus") + r("capex_network"),
        "Platforms + GPUs + network (the bill of materials per node)."),
@@ -119,8 +113,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     # a break-even past the write-off (Litware read "buying beats renting after 214 months"
     # on a 3-year write-off) is no case for buying: the proposal says it does not pay back
     _c("breakeven_in_writeoff", "Buying pays back within the amortisation period", "flag",
-       "TCO", AND(gt(r("breakeven_months"), 0),
-                  le(r("breakeven_months"), r("amortization_years") * 12)),
+       "TCO", IF(AND(gt(r("breakeven_months"), 0),
+                     le(r("breakeven_months"), r("amortization_years") * 12)), 1, 0),
        "1 when the break-even comes within the amortisation period (years x 12 months); "
        "0 = renting stays cheaper over it, or no cloud price listed."),
     _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",

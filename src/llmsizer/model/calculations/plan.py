@@ -503,8 +503,8 @@ WORKLOAD_SHARE_CALCULATIONS += (
         "the same fraction of the group's line); 0 = renting stays cheaper."),
     PlanCalculation(
         "plan_breakeven_in_writeoff", "Buying pays back within the amortisation period (share)",
-        "flag", AND(gt(r("plan_breakeven_months"), 0),
-                    le(r("plan_breakeven_months"), r("amortization_years") * 12)),
+        "flag", IF(AND(gt(r("plan_breakeven_months"), 0),
+                       le(r("plan_breakeven_months"), r("amortization_years") * 12)), 1, 0),
         "As the TCO row, on its share's break-even: 1 when it comes within the amortisation "
         "period (years x 12 months)."),
 )

@@ -556,7 +556,7 @@ LATENCY_DEFINITIONS: tuple[tuple[str, str, str], ...] = (
     ("response_time_s", "Response time (mean)",
      "Output tokens / this time is the mean speed each user needs after the first token; "
      "without ttft_s the mean first token must also come within it. The first token's time "
-     "is not taken off (seed 000: 300 tokens in 10 s = 30 tokens/s), so the whole answer "
+     "is not taken off (the LLM sizing series' rule: 300 tokens in 10 s = 30 tokens/s), so the whole answer "
      "may end one first token later: e2e_p95_s bounds the whole answer."),
     ("e2e_p95_s", "Whole answer (p95)",
      "The time 95 % of requests get their whole answer within, from arrival to the last "
