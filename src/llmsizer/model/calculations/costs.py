@@ -113,8 +113,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     # a break-even past the write-off (Litware read "buying beats renting after 214 months"
     # on a 3-year write-off) is no case for buying: the proposal says it does not pay back
     _c("breakeven_in_writeoff", "Buying pays back within the amortisation period", "flag",
-       "TCO", IF(AND(gt(r("breakeven_months"), 0),
-                     le(r("breakeven_months"), r("amortization_years") * 12)), 1, 0),
+       "TCO", AND(gt(r("breakeven_months"), 0),
+                  le(r("breakeven_months"), r("amortization_years") * 12)),
        "1 when the break-even comes within the amortisation period (years x 12 months); "
        "0 = renting stays cheaper over it, or no cloud price listed."),
     _c("breakeven_load_vs_cloud", "Average load above which buying beats renting by the hour",
