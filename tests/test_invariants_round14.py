@@ -370,7 +370,8 @@ def test_moe_expert_share_follows_the_target_not_the_batch() -> None:
 # A100 nodes (16 GPUs, 184,064 a year) while one H100 node held both workloads at the higher
 # load (8 GPUs, 167,118). Moving one workload at a time never empties two half-used nodes
 # into one; seeding each GPU and platform with every workload's best option there finds it
-# (95,901 on 4 H100s), but it re-plans inputs/enterprise-multi.yaml: left for a decision.
+# (95,901 on 4 H100s). Landed in plan_search.py; it also re-planned enterprise-multi
+# (28 GPUs on 7 servers -> 24 B200 on 3).
 LOAD_CASE = {
     "schema_version": 1, "account": {"name": "t"},
     "hardware": {"gpus": ["h200-sxm", "a100-sxm", "h100-sxm"], "kv_precisions": ["fp8"],
