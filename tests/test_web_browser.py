@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -39,22 +40,27 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llmsizer.cli", "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
     url = f"http://127.0.0.1:{port}/"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "static/app.css", timeout=1).read()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise AssertionError(proc.stdout.read().decode() if proc.stdout else "") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    # its output to a file: a pipe nobody reads would stall the server once 64 KB of warnings
+    # filled it
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([sys.executable, "-m", "llmsizer.cli", "serve", "--port",
+                                 str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                env=os.environ.copy())
+        try:
+            for _ in range(200):
+                try:
+                    urllib.request.urlopen(url + "static/app.css", timeout=1).read()
+                    break
+                except OSError:
+                    if proc.poll() is not None:
+                        log.seek(0)
+                        raise AssertionError(log.read().decode()) from None
+                    time.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +76,26 @@ def browser() -> Iterator[object]:
         b.close()
 
 
+def click_to_new_page(page: object, button: str) -> None:
+    """Click what loads a new page (a quick start, open a YAML, re-read a workbook, use a
+    config.json), wait for its load event and check its stylesheet applied. A loaded CI
+    machine once measured a page with no style at all (the form 1,264 px wide at x = 8, the
+    browser's own body margin): the app's page failed there, not the layout under test, so
+    the check says which of the page's requests failed or were refused."""
+    trouble: list[str] = []
+    failed = lambda r: trouble.append(f"{r.url}: {r.failure}")  # noqa: E731
+    refused = lambda r: trouble.append(f"{r.url}: {r.status}") if r.status >= 400 else None  # noqa: E731
+    page.on("requestfailed", failed)  # type: ignore[attr-defined]
+    page.on("response", refused)  # type: ignore[attr-defined]
+    try:
+        with page.expect_navigation(wait_until="load", timeout=120000):  # type: ignore[attr-defined]
+            page.click(button)  # type: ignore[attr-defined]
+        styled = page.evaluate("getComputedStyle(document.body).marginTop")  # type: ignore[attr-defined]
+        assert styled == "0px", f"app.css did not apply (body margin {styled}): {trouble}"
+    finally:
+        page.remove_listener("requestfailed", failed)  # type: ignore[attr-defined]
+        page.remove_listener("response", refused)  # type: ignore[attr-defined]
+
 def _shot(page: object, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
 
@@ -80,8 +106,8 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(server)
-    page.click("#start-rag")
-    page.click("#start-chat")
+    click_to_new_page(page, "#start-rag")
+    click_to_new_page(page, "#start-chat")
     headline = page.locator("#headline")
     before = headline.inner_text()
     _shot(page, "account")
@@ -150,7 +176,7 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     cells[0].value = 1000
     wb.save(book_path)
     page.set_input_files("#workbook-file", str(book_path))
-    page.click("#upload-workbook button")
+    click_to_new_page(page, "#upload-workbook button")
     page.wait_for_selector("#diff", timeout=120000)
     diff = page.locator("#diff").inner_text()
     assert "2,000" in diff and "1,000" in diff, diff
@@ -176,7 +202,7 @@ def test_a_rag_account_shows_each_kind_with_its_fields(server: str, browser: obj
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(server)
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     page.wait_for_selector('[name="workloads[2].candidates_per_request"]')
     page.wait_for_load_state()  # the kind switch below is app.js's (a deferred script)
     _shot(page, "account-rag")
@@ -198,7 +224,7 @@ def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(server)
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     page.wait_for_selector("#retrieval")
     panel = page.locator("#retrieval").inner_text()
     assert "embedding" in panel and "reranking" in panel, panel
@@ -228,7 +254,7 @@ def test_retrieval_panel_and_a_config_json_model(server: str, browser: object) -
     _shot(page, "account-rag-per-workload")
     page.set_input_files('[name="workloads[0].config_file"]',
                          str(ROOT / "tests" / "data" / "llama-70b-class" / "config.json"))
-    page.click('button[name="config_for"][value="0"]')
+    click_to_new_page(page, 'button[name="config_for"][value="0"]')
     page.wait_for_selector("#headline")
     chosen = page.locator('[name="workloads[0].model"] option:checked').inner_text()
     assert chosen == "Llama-3-70B-class (seed 001/002/003 round figures) (your config.json)"
@@ -266,7 +292,7 @@ def test_an_item_error_is_marked_beside_its_field(server: str, browser: object,
     page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
     page.goto(server)
     page.set_input_files("#yaml-file", str(bad))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     # the message is placed beside its box after htmx settles, a moment after the results
     # panel (with #sizing-error) is swapped in: wait for the message itself
     page.wait_for_selector('#account [data-field="hardware.gpus"] .field-error', timeout=15000)
@@ -313,7 +339,7 @@ def test_the_page_never_scrolls_sideways_on_a_laptop(server: str, browser: objec
     page = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
     page.goto(server)
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     page.wait_for_selector("#retrieval")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     form = page.locator("#account").bounding_box()
@@ -367,7 +393,7 @@ def test_the_recommendation_shows_its_costs_at_1024(server: str, browser: object
     page = browser.new_page(viewport={"width": 1024, "height": 900})  # type: ignore[attr-defined]
     page.goto(server)
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / f"{account}.yaml"))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     page.wait_for_selector("#per-workload")
     panel = page.locator("#recommendation")
     assert panel.evaluate("s => s.scrollWidth - s.clientWidth") <= 1
@@ -394,13 +420,13 @@ def test_a_wrong_file_gives_the_form_back_as_it_was(server: str, browser: object
     page.fill('[name="account.name"]', "Fabrikam Legal")
     page.fill('[name="workloads[0].concurrent_users"]', "1234")
     page.set_input_files("#yaml-file", str(ROOT / "tests" / "bad_inputs" / "not-yaml.yaml"))
-    page.click("#upload-yaml button")
+    click_to_new_page(page, "#upload-yaml button")
     page.wait_for_selector("#upload-error")
     assert "yours as it was" in page.locator("#upload-note").inner_text()
     assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"
     assert page.locator('[name="workloads[0].concurrent_users"]').input_value() == "1234"
     _shot(page, "account-unreadable-file-kept")
-    page.click("#upload-workbook button")  # no workbook chosen
+    click_to_new_page(page, "#upload-workbook button")  # no workbook chosen
     page.wait_for_selector("#upload-error")
     assert page.locator("#upload-error").inner_text().startswith("choose a workbook")
     assert page.locator('[name="account.name"]').input_value() == "Fabrikam Legal"

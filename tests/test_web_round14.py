@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from test_web_browser import browser, server  # noqa: F401  (fixtures: a real server and Chromium)
+from test_web_browser import browser, click_to_new_page, server  # noqa: F401  (fixtures: a real server and Chromium)
 from test_web_jobs_timeout import _hang, _overdue, _pid_of
 from test_web_routes import fields, post
 
@@ -215,7 +215,7 @@ def test_a_phone_reads_every_table_without_scrolling_sideways(
     page.goto(server + path)
     if not path:
         page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
-        page.click("#upload-yaml button")
+        click_to_new_page(page, "#upload-yaml button")
         page.wait_for_selector("#retrieval-groups td[data-label]")
     wider = page.evaluate("""() => [...document.querySelectorAll('table')]
         .filter(t => t.getBoundingClientRect().right > window.innerWidth + 1
