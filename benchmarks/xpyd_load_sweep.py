@@ -14,7 +14,6 @@ import argparse
 import itertools
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,8 @@ from llmsizer.sizing.evaluate import (
     Choice,
     account_inputs,
     build_tables,
-    evaluate_choice,
-    workload_inputs,
 )
-from llmsizer.sizing.search import SearchMemo, reason_for, size_workload
-from llmsizer.sizing.xpyd import xpyd_inputs
+from llmsizer.sizing.search import evaluate_pair, reason_for, size_workload
 
 CAT = load_catalog()
 
@@ -65,18 +61,10 @@ def sized(doc: dict[str, Any], decode: Choice, prefill: Choice
     (None where rejected)."""
     req = load_from_text(yaml.safe_dump(doc), "sweep.yaml", CAT).req
     (w,) = req.workloads
-    model = CAT.models[w.model]
-    tables, acct = build_tables(req, CAT), account_inputs(req, CAT)
-    res = size_workload(req, w, model, CAT, tables, acct)
+    res = size_workload(req, w, CAT.models[w.model_id], CAT, build_tables(req, CAT),
+                        account_inputs(req, CAT))
     best = next((o for o in res.options if o.feasible and "/prefill-" in o.id), None)
-    memo = SearchMemo(req, CAT)
-    base = {**acct, **workload_inputs(w, model)}
-    pair = replace(decode, prefill=(prefill.tp, prefill.ep, prefill.adp))
-    _gaps, calibration = memo.calibration(pair, w.model, model, False)
-    _gaps, own = memo.calibration(prefill, w.model, model, False)
-    stated = xpyd_inputs(CAT, prefill, evaluate_choice(base, prefill, tables, req, CAT, own),
-                         decode)
-    env = evaluate_choice(base, pair, tables, req, CAT, {**calibration, **stated})
+    env = evaluate_pair(req, CAT, decode, prefill)
     return (best.id if best else "-", _gpus(best.values) if best else None,
             None if reason_for(env)[1] else _gpus(env))
 

@@ -16,7 +16,6 @@ load, and concurrent users without headroom could leave the prefill pool 19 -> 7
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +25,8 @@ from hypothesis import strategies as st
 
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.model.catalog import load_catalog
-from llmsizer.sizing.evaluate import (
-    Choice,
-    account_inputs,
-    build_tables,
-    evaluate_choice,
-    workload_inputs,
-)
-from llmsizer.sizing.search import SearchMemo, reason_for
-from llmsizer.sizing.xpyd import xpyd_inputs
+from llmsizer.sizing.evaluate import Choice
+from llmsizer.sizing.search import evaluate_pair, reason_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = load_catalog()
@@ -78,17 +70,7 @@ def _pair(account: str, doc: dict[str, Any]) -> dict[str, Any] | None:
     """The account's xPyD pair evaluated as the search evaluates it (None if rejected)."""
     _path, decode, prefill, *_ = ACCOUNTS[account]
     req = load_from_text(yaml.safe_dump(doc), "monotone.yaml", CAT).req
-    (w,) = req.workloads
-    model = CAT.models[w.model]
-    base = {**account_inputs(req, CAT), **workload_inputs(w, model)}
-    tables = build_tables(req, CAT)
-    memo = SearchMemo(req, CAT)
-    pair = replace(decode, prefill=(prefill.tp, prefill.ep, prefill.adp))
-    _gaps, calibration = memo.calibration(pair, w.model, model, False)
-    _gaps, own = memo.calibration(prefill, w.model, model, False)
-    stated = xpyd_inputs(CAT, prefill, evaluate_choice(base, prefill, tables, req, CAT, own),
-                         decode)
-    env = evaluate_choice(base, pair, tables, req, CAT, {**calibration, **stated})
+    env = evaluate_pair(req, CAT, decode, prefill)
     return None if reason_for(env)[1] else env
 
 

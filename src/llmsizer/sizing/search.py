@@ -7,6 +7,7 @@ in :mod:`llmsizer.model.calculations`; this module only searches and ranks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from operator import itemgetter
 
 from ..inputs.benchpoints import BenchPoint
@@ -21,6 +22,8 @@ from . import costs, xpyd
 from .evaluate import (
     Choice,
     Tables,
+    account_inputs,
+    build_tables,
     compute_bits,
     confidence_inputs,
     efficiency_inputs,
@@ -323,6 +326,26 @@ def _xpyd_reason(catalog: Catalog, ch: Choice, reason: str) -> str:
     (it stands for every prefill/decode pair tried there) as an option's line names it."""
     return (f"disaggregated prefill/decode on {platform_words(catalog.platforms, ch.platform)}"
             f": {reason}")
+
+
+def evaluate_pair(req: Requirements, catalog: Catalog, decode: Choice,
+                  prefill: Choice) -> dict[str, Value]:
+    """One stated xPyD pair for the account's only workload, evaluated as
+    :func:`size_workload` evaluates the pairs it tries: a sweep of one fixed pair
+    (benchmarks/xpyd_load_sweep.py, tests/test_xpyd_monotone.py)."""
+    (w,) = req.workloads
+    model = catalog.models[w.model_id]
+    memo, tables = SearchMemo(req, catalog), build_tables(req, catalog)
+    base: dict[str, Value] = {**account_inputs(req, catalog), **workload_inputs(w, model),
+                              **costs.api_inputs(req, catalog, w.model_id)}
+
+    def env(ch: Choice, stated: dict[str, float]) -> dict[str, Value]:
+        _gaps, calibration = memo.calibration(ch, w.model_id, model, w.measured is not None)
+        return evaluate_choice(base, ch, tables, req, catalog, {**calibration, **stated},
+                               memo.efficiency(ch.gpu, ch.weight_precision))
+
+    pair = replace(decode, prefill=(prefill.tp, prefill.ep, prefill.adp))
+    return env(pair, xpyd.xpyd_inputs(catalog, prefill, env(prefill, {}), decode))
 
 
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
