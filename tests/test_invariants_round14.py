@@ -429,6 +429,23 @@ def test_one_request_at_a_time_reads_the_same_experts_stated_either_way() -> Non
         float(users.values["tokens_per_s_per_user"]), rel=0.01)
 
 
+@pytest.mark.parametrize("rate", [0.01, 1, 10, 100])
+def test_the_experts_read_bound_holds_the_concurrency_a_rate_causes(rate: float) -> None:
+    """decode.py concurrency_bound(_2): Little's law at the slower steps of a larger batch is
+    at or above the concurrency served, so the experts are never read at fewer sequences
+    than a replica runs. At 1 request/s the first bound (at the 93-sequence step) is 5 and
+    the second (at 5) is 2, the concurrency itself: the share is exact, as for 2 users."""
+    v = _one_at_a_time({"requests_per_s": rate}).values
+    assert float(v["concurrent_users"]) <= float(v["concurrency_bound_2"]) \
+        <= float(v["concurrency_bound"])
+    assert float(v["batch_served"]) <= float(v["batch_experts_read"]) \
+        <= float(v["batch_upper_bound"])
+    if rate == 1:
+        users = _one_at_a_time({"concurrent_users": 2}).values
+        assert v["batch_experts_read"] == v["batch_served"] == 2
+        assert float(v["experts_read_fraction"]) == float(users["experts_read_fraction"])
+
+
 def test_a_speed_rejection_never_prints_the_target_as_the_speed() -> None:
     """Found while minimising: gpt-oss-120b BF16 on 2 B200s reaches 174.38 tok/s for one
     user against 1,500 tokens in 8.6 s = 174.42; the reason read 'only 174.4 tok/s ...;

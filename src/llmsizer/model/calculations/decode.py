@@ -56,6 +56,40 @@ def _prefill(weights_ms: Expr) -> Expr:
     return MAX(r("prefill_compute_ms"), weights_ms) + r("comm_fixed_ms") + r("step_overhead_ms")
 
 
+
+def _concurrency_bound_rows(suffix: str, batch: Expr, at: str) -> tuple[Calculation, ...]:
+    """An upper bound of the concurrency an arrival rate causes, with no circular reference:
+    Little's law (queueing.concurrency_by_rate) with every step and prefill reading the
+    experts of ``batch`` sequences, a batch at or above the one served. Its slot times are
+    at or above those served (no FP4 saving either), so the concurrency is too. Unrolled
+    twice: the second pass reads the experts at the first's bound, which tightens it."""
+    share, weights = f"experts_read_bound{suffix}_fraction", f"decode_weights_bound{suffix}_ms"
+    slot = f"request_slot_fixed_bound{suffix}_ms"
+    return (
+        _c(share, f"Share of experts read, {at}", "fraction", "Throughput", _share_read(batch),
+           f"1 - (1 - k/E)^B at the {at} (as the share read per step): at or above the share "
+           "the batch served reads."),
+        _c(weights, f"Weight streaming per step, {at}", "ms", "Throughput",
+           r("shared_weights_ms") + r("all_experts_ms") * _busiest(r(share)),
+           f"The weights a step reads at the {at} (MoE: the experts it touches): at or above "
+           "the step served, as its batch is at or below."),
+        _c(slot, f"Time a request holds a slot, batch 0, {at}", "ms", "Throughput",
+           slot_fixed_ms(_prefill(r(weights)), _step_fixed(r(weights))),
+           "First token + (output - 1) steps with no other sequence, each step and the "
+           f"prefill reading the weights at the {at} (without the FP4 saving): at or above "
+           "the same time at the batch served."),
+        _c(f"concurrency_bound{suffix}", f"Concurrent users at peak, at most ({at})", "users",
+           "Throughput",
+           IF(gt(r("peak_request_rate_per_s"), 0),
+              concurrency_by_rate(r(slot), r(slot) + SLOT_STEPS * r("step_ms_per_seq")
+                                  * r("batch_upper_bound")),
+              r("users")),
+           "The arrival rate's concurrency by Little's law, as for the concurrent users, with "
+           f"the slot times at the {at} (full: at the largest batch at this load): at or above "
+           "those at the batch served, so this is at or above the concurrency served."),
+    )
+
+
 _RATE_LOAD = AND(gt(r("peak_request_rate_per_s"), 0), le(r("target_system_tokens_per_s"), 0))
 
 # Experts spread over GPUs exchange tokens by all-to-all only under attention data-parallel:
@@ -328,38 +362,17 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "memory, the engine cap and the tokens/s batch (which "
        "does not depend on it: no circular reference). At or above the batch served; the "
        "TTFT batch is left out because it reads the step time."),
-    _c("experts_read_bound_fraction", "Share of experts read, largest batch", "fraction",
-       "Throughput", _share_read(r("batch_upper_bound")),
-       "1 - (1 - k/E)^B at the largest batch at this load (as the share read per step): "
-       "at or above the share the batch served reads."),
-    _c("decode_weights_bound_ms", "Weight streaming per step, largest batch", "ms",
-       "Throughput",
-       r("shared_weights_ms") + r("all_experts_ms") * _busiest(r("experts_read_bound_fraction")),
-       "The weights a step reads at the largest batch at this load (MoE: the experts that "
-       "batch touches): at or above the step served, as its batch is at or below."),
-    _c("request_slot_fixed_bound_ms", "Time a request holds a slot, batch 0, largest batch's "
-       "weights", "ms", "Throughput",
-       slot_fixed_ms(_prefill(r("decode_weights_bound_ms")),
-                     _step_fixed(r("decode_weights_bound_ms"))),
-       "First token + (output - 1) steps with no other sequence, each step and the prefill "
-       "reading the weights of the largest batch at this load (without the FP4 saving): at "
-       "or above the same time at the batch served."),
-    _c("concurrency_bound", "Concurrent users at peak, at most", "users", "Throughput",
-       IF(gt(r("peak_request_rate_per_s"), 0),
-          concurrency_by_rate(r("request_slot_fixed_bound_ms"),
-                              r("request_slot_fixed_bound_ms")
-                              + SLOT_STEPS * r("step_ms_per_seq") * r("batch_upper_bound")),
-          r("users")),
-       "The arrival rate's concurrency by Little's law, as for the concurrent users, with "
-       "the slot times of the largest batch at this load: they are at or above those at the "
-       "batch served, so this is at or above the concurrency, with no circular reference."),
+    *_concurrency_bound_rows("", r("batch_upper_bound"), "largest batch at this load"),
+    *_concurrency_bound_rows("_2", MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"))),
+                             "first concurrency bound"),
     _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
-       IF(_RATE_LOAD, MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"))),
+       IF(_RATE_LOAD, MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"),
+                                 r("concurrency_bound_2"))),
           r("batch_upper_bound")),
        "The largest batch at this load; under an arrival rate, at most the concurrency it "
-       "causes, which bounds the batch served (one request at a time reads k of E experts, "
-       "stated as a rate or as one user). At or above the batch served, so the expert-read "
-       "share is exact or conservative."),
+       "causes (its two bounds), which bounds the batch served (one request at a time reads "
+       "k of E experts, stated as a rate or as one user). At or above the batch served, so "
+       "the expert-read share is exact or conservative."),
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
        _share_read(r("batch_experts_read")),
        "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): k/E at "
