@@ -350,8 +350,9 @@ def _expert_case(response_time_s: float) -> dict[str, Any]:
 
 @pytest.mark.xfail(strict=True, reason="known: the expert-read share is taken at a bound that "
                    "grows with the tokens/s target, not at the batch served (decode.py "
-                   "batch_upper_bound); an exact share needs a fixed point the calculation "
-                   "list cannot hold")
+                   "batch_experts_read): the TTFT batch reads the step time, so capping the "
+                   "share's batch by it needs a second copy of the step rows after the batch "
+                   "per replica (an arrival rate's concurrency now caps it)")
 def test_moe_expert_share_follows_the_target_not_the_batch() -> None:
     """Found by this search. gpt-oss-20b on L4 TP2, 200 requests/s, 30,000-token prompts:
     the first-token target holds both cases to a batch of 2, yet the looser 23.2 s response
@@ -415,18 +416,34 @@ def _one_at_a_time(load: dict[str, Any]) -> Option:
     return next(o for o in r.workloads[0].options if o.id == "h100-pcie/fp8/kv-fp8/tp1")
 
 
-@pytest.mark.xfail(strict=True, reason="known: under an arrival rate the expert-read share is "
-                   "taken at the engine cap within memory (decode.py batch_upper_bound), as "
-                   "the concurrency the rate causes reads the step time")
 def test_one_request_at_a_time_reads_the_same_experts_stated_either_way() -> None:
     """Found by this search (a longer prompt made an MoE option feasible: fewer sequences fit,
     so fewer experts were read). qwen3-30b-a3b on one H100 PCIe, one request in flight: as
     one concurrent user, 6 % of the experts read and 215 tok/s; as 0.01 requests/s (the
-    same single request), 99.8 % and 51 tok/s."""
+    same single request), 99.8 % and 51 tok/s. The share is now read at most at the
+    concurrency the rate causes at the largest batch's step (decode.py concurrency_bound):
+    1 here, so 6 % and 215 tok/s either way."""
     users, rate = _one_at_a_time({"concurrent_users": 1}), _one_at_a_time({"requests_per_s": 0.01})
     assert users.values["batch_served"] == rate.values["batch_served"] == 1
     assert float(rate.values["tokens_per_s_per_user"]) == pytest.approx(
         float(users.values["tokens_per_s_per_user"]), rel=0.01)
+
+
+@pytest.mark.parametrize("rate", [0.01, 1, 10, 100])
+def test_the_experts_read_bound_holds_the_concurrency_a_rate_causes(rate: float) -> None:
+    """decode.py concurrency_bound(_2): Little's law at the slower steps of a larger batch is
+    at or above the concurrency served, so the experts are never read at fewer sequences
+    than a replica runs. At 1 request/s the first bound (at the 93-sequence step) is 5 and
+    the second (at 5) is 2, the concurrency itself: the share is exact, as for 2 users."""
+    v = _one_at_a_time({"requests_per_s": rate}).values
+    assert float(v["concurrent_users"]) <= float(v["concurrency_bound_2"]) \
+        <= float(v["concurrency_bound"])
+    assert float(v["batch_served"]) <= float(v["batch_experts_read"]) \
+        <= float(v["batch_upper_bound"])
+    if rate == 1:
+        users = _one_at_a_time({"concurrent_users": 2}).values
+        assert v["batch_experts_read"] == v["batch_served"] == 2
+        assert float(v["experts_read_fraction"]) == float(users["experts_read_fraction"])
 
 
 def test_a_speed_rejection_never_prints_the_target_as_the_speed() -> None:

@@ -14,7 +14,10 @@ from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
     PERCENTILE_LIMIT_CALCULATIONS,
+    SLOT_STEPS,
     TTFT_LIMIT_CALCULATIONS,
+    concurrency_by_rate,
+    slot_fixed_ms,
 )
 
 
@@ -36,6 +39,58 @@ def _busiest(share: Expr) -> Expr:
                   * POWER(2 * LOG(r("ep"), 2.718281828459045), 0.5)),
               share)
 
+
+def _share_read(batch: Expr) -> Expr:
+    """1 - (1 - k/E)^B: the share of experts the step's tokens at ``batch`` sequences touch."""
+    return 1 - POWER(1 - r("expert_share_per_token"),
+                     MAX(1, batch / r("pp")) * r("spec_tokens_per_step"))
+
+
+def _step_fixed(weights_ms: Expr) -> Expr:
+    """a of t(B) for a step streaming ``weights_ms`` of weights (before any FP4 saving)."""
+    return weights_ms + r("comm_fixed_ms") + r("step_overhead_ms") + r("spec_draft_fixed_ms")
+
+
+def _prefill(weights_ms: Expr) -> Expr:
+    """One prompt's prefill: its compute, at least one read of ``weights_ms``, + latency."""
+    return MAX(r("prefill_compute_ms"), weights_ms) + r("comm_fixed_ms") + r("step_overhead_ms")
+
+
+
+def _concurrency_bound_rows(suffix: str, batch: Expr, at: str) -> tuple[Calculation, ...]:
+    """An upper bound of the concurrency an arrival rate causes, with no circular reference:
+    Little's law (queueing.concurrency_by_rate) with every step and prefill reading the
+    experts of ``batch`` sequences, a batch at or above the one served. Its slot times are
+    at or above those served (no FP4 saving either), so the concurrency is too. Unrolled
+    twice: the second pass reads the experts at the first's bound, which tightens it."""
+    share, weights = f"experts_read_bound{suffix}_fraction", f"decode_weights_bound{suffix}_ms"
+    slot = f"request_slot_fixed_bound{suffix}_ms"
+    return (
+        _c(share, f"Share of experts read, {at}", "fraction", "Throughput", _share_read(batch),
+           f"1 - (1 - k/E)^B at the {at} (as the share read per step): at or above the share "
+           "the batch served reads."),
+        _c(weights, f"Weight streaming per step, {at}", "ms", "Throughput",
+           r("shared_weights_ms") + r("all_experts_ms") * _busiest(r(share)),
+           f"The weights a step reads at the {at} (MoE: the experts it touches): at or above "
+           "the step served, as its batch is at or below."),
+        _c(slot, f"Time a request holds a slot, batch 0, {at}", "ms", "Throughput",
+           slot_fixed_ms(_prefill(r(weights)), _step_fixed(r(weights))),
+           "First token + (output - 1) steps with no other sequence, each step and the "
+           f"prefill reading the weights at the {at} (without the FP4 saving): at or above "
+           "the same time at the batch served."),
+        _c(f"concurrency_bound{suffix}", f"Concurrent users at peak, at most ({at})", "users",
+           "Throughput",
+           IF(gt(r("peak_request_rate_per_s"), 0),
+              concurrency_by_rate(r(slot), r(slot) + SLOT_STEPS * r("step_ms_per_seq")
+                                  * r("batch_upper_bound")),
+              r("users")),
+           "The arrival rate's concurrency by Little's law, as for the concurrent users, with "
+           f"the slot times at the {at} (full: at the largest batch at this load): at or above "
+           "those at the batch served, so this is at or above the concurrency served."),
+    )
+
+
+_RATE_LOAD = AND(gt(r("peak_request_rate_per_s"), 0), le(r("target_system_tokens_per_s"), 0))
 
 # Experts spread over GPUs exchange tokens by all-to-all only under attention data-parallel:
 # without it every GPU holds every token after attention, computes its own experts, and the
@@ -290,7 +345,13 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "each solved for B: conservative, and it does not depend on the step time it limits. "
        "Speculation: the step may take the allowed time / its TPOT factor, and each sequence "
        "puts 1 + drafted tokens through the experts."),
-    _c("batch_upper_bound", "Batch the experts are read at", "sequences", "Throughput",
+    _c("prefill_compute_ms", "Compute of one prompt", "ms", "Throughput",
+       r("prefill_tokens") * r("prefill_ms_per_token"),
+       "The prompt's tokens at the prefill's time per token."),
+    _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
+       0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
+       "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
+    _c("batch_upper_bound", "Largest batch at this load", "sequences", "Throughput",
        MAX(1, MIN(IF(OR(gt(r("target_system_tokens_per_s"), 0),
                         gt(r("peak_request_rate_per_s"), 0)), r("max_batch_per_replica"),
                      r("users")),
@@ -299,12 +360,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "The most sequences a replica runs at this load: the users present (a throughput "
        "target or an arrival rate: the engine cap, as such replicas are sized full) within "
        "memory, the engine cap and the tokens/s batch (which "
-       "does not depend on it: no circular reference). At or above the batch served, so the "
-       "expert-read share is exact or conservative; the TTFT batch is left out because it "
-       "reads the step time."),
+       "does not depend on it: no circular reference). At or above the batch served; the "
+       "TTFT batch is left out because it reads the step time."),
+    *_concurrency_bound_rows("", r("batch_upper_bound"), "largest batch at this load"),
+    *_concurrency_bound_rows("_2", MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"))),
+                             "first concurrency bound"),
+    _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+       IF(_RATE_LOAD, MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"),
+                                 r("concurrency_bound_2"))),
+          r("batch_upper_bound")),
+       "The largest batch at this load; under an arrival rate, at most the concurrency it "
+       "causes (its two bounds), which bounds the batch served (one request at a time reads "
+       "k of E experts, stated as a rate or as one user). At or above the batch served, so "
+       "the expert-read share is exact or conservative."),
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
-       1 - POWER(1 - r("expert_share_per_token"),
-                 MAX(1, r("batch_upper_bound") / r("pp")) * r("spec_tokens_per_step")),
+       _share_read(r("batch_experts_read")),
        "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): k/E at "
        "B = 1, all at large B. B is the step's tokens at this load (a micro-batch under "
        "pipelining; x (1 + drafted) under speculation); every rank's tokens reach the "
@@ -332,15 +402,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "check asks whether a prompt's compute stays above it."),
     _c("fp4_small_batch_saving_ms", "FP4 small-batch saving per step", "ms", "Throughput",
        IF(AND(gt(r("kv_lora_rank"), 0),
-              le(r("batch_upper_bound") / r("adp") * r("spec_tokens_per_step"), 16)),
+              le(r("batch_experts_read") / r("adp") * r("spec_tokens_per_step"), 16)),
           r("layers") * r("fp4_layer_saving_us") / 1000, 0),
        "NVIDIA's FP4 checkpoints of MLA models (DeepSeek) keep the fused attention "
        "down-projection and the router in BF16, which both engines run through min-latency "
        "kernels at 1-16 tokens per attention rank (published: about 11 µs a layer; fitted "
        "on the rows without expert parallelism); 0 for other models, weights and GPUs."),
     _c("step_fixed_ms", "Step time at batch 0 (a)", "ms", "Throughput",
-       r("decode_weights_ms") + r("comm_fixed_ms") + r("step_overhead_ms")
-       + r("spec_draft_fixed_ms") - r("fp4_small_batch_saving_ms"),
+       _step_fixed(r("decode_weights_ms")) - r("fp4_small_batch_saving_ms"),
        "a of t(B) = a + b x B: weights, all-reduce and all-to-all latency, scheduler overhead, "
        "the draft forwards' fixed work (speculation)."),
     _c("bandwidth_ceiling_tokens_per_s", "Fastest single-user speed", "tok/s", "Throughput",
@@ -354,16 +423,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Tokens/s of one user alone (batch 1, k of E experts read per token verified, the "
        "busiest GPU's under expert parallelism; x the speculative TPOT factor): the ceiling no "
        "batch size can beat."),
-    _c("prefill_compute_ms", "Compute of one prompt", "ms", "Throughput",
-       r("prefill_tokens") * r("prefill_ms_per_token"),
-       "The prompt's tokens at the prefill's time per token."),
     _c("prefill_ms", "Prefill of one prompt", "ms", "Throughput",
-       MAX(r("prefill_compute_ms"), r("decode_weights_ms"))
-       + r("comm_fixed_ms") + r("step_overhead_ms"),
+       _prefill(r("decode_weights_ms")),
        "Compute-bound prefill (at least one weight read) + all-reduce latency + overhead."),
-    _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
-       0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
-       "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
     _c("ttft_one_user_ms", "Time to first token, one user alone", "ms", "Throughput",
        r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
                                                   + r("step_ms_per_seq"))

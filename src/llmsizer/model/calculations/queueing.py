@@ -32,9 +32,18 @@ from .inputs import PERCENTILES
 # long as without speculation, and the concurrency a rate causes hardly fell.
 _OUTPUT_STEPS = (r("output_tokens") - 1) * r("spec_tpot_factor")
 SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + _OUTPUT_STEPS
-SLOT_FIXED_MS = (r("prefill_ms") + r("ttft_overhead_ms")
-                 + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-                 + (r("scheduler_steps") + _OUTPUT_STEPS) * r("step_fixed_ms"))
+
+
+def slot_fixed_ms(prefill_ms: Expr, step_fixed_ms: Expr) -> Expr:
+    """The slot time at batch 0 for a prompt's prefill and a step's fixed part: written once
+    for the step served (SLOT_FIXED_MS) and the slower one at the largest batch (decode.py
+    ``concurrency_bound``)."""
+    return (prefill_ms + r("ttft_overhead_ms")
+            + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
+            + (r("scheduler_steps") + _OUTPUT_STEPS) * step_fixed_ms)
+
+
+SLOT_FIXED_MS = slot_fixed_ms(r("prefill_ms"), r("step_fixed_ms"))
 
 # Read before the step time: the rate depends on inputs alone.
 RATE_CALCULATIONS: tuple[Calculation, ...] = (
@@ -49,6 +58,16 @@ RATE_CALCULATIONS: tuple[Calculation, ...] = (
 _rate_ms = r("peak_request_rate_per_s") / 1000
 _solo_denominator = 1 - _rate_ms * SLOT_STEPS * r("step_ms_per_seq")
 
+
+def concurrency_by_rate(slot_fixed: Expr, slot_full: Expr) -> Expr:
+    """Little's law under the arrival rate, rounded up: the smaller of rate x the slot time
+    with the replica full (``slot_full``) and the one-replica solution rate x c0 / (1 - rate
+    x steps x b) (c0 = ``slot_fixed``). Both grow with the step time, so at a slower step
+    (decode.py ``concurrency_bound``) it is at or above the concurrency served."""
+    return ROUNDUP(IF(gt(_solo_denominator, 0),
+                      MIN(_rate_ms * slot_full, _rate_ms * slot_fixed / _solo_denominator),
+                      _rate_ms * slot_full), 0)
+
 # Read after the full replica's step time and before the batch served.
 LOAD_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_full_ms", "Time a request holds a slot, replica full", "ms", "Throughput",
@@ -57,11 +76,7 @@ LOAD_CALCULATIONS: tuple[Calculation, ...] = (
        "holds its slot on a replica sized for this load (t(B) grows with B)."),
     _c("concurrent_users", "Concurrent users at peak", "users", "Throughput",
        IF(gt(r("peak_request_rate_per_s"), 0),
-          ROUNDUP(IF(gt(_solo_denominator, 0),
-                     MIN(_rate_ms * r("request_slot_full_ms"),
-                         _rate_ms * SLOT_FIXED_MS / _solo_denominator),
-                     _rate_ms * r("request_slot_full_ms")), 0),
-          r("users")),
+          concurrency_by_rate(SLOT_FIXED_MS, r("request_slot_full_ms")), r("users")),
        "Stated, or from the arrival rate by Little's law L = rate x W, W = the time a request "
        "holds a slot at the batch the load causes (a + b x B, so L = rate x c0 / (1 - rate x "
        "steps x b) on one replica), at most rate x the slot time with the replica full; "
