@@ -42,6 +42,8 @@ class Loaded(BaseModel):
     models: dict[str, Model]  # workload model string -> resolved model (catalog or config.json)
     source: str  # file name for messages
     bench: dict[int, tuple[BenchPoint, ...]] = {}  # workload index -> its benchmark points
+    # doubtful targets (inputs/doubts.py), each with its file, line and the fix: the CLI prints them
+    warnings: tuple[str, ...] = ()
 
 
 def parse(located: Located, filename: str) -> Requirements:
@@ -376,7 +378,20 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
         raise combined(problems)
-    return Loaded(req=req, models=resolved, source=fname, bench=points)
+    return Loaded(req=req, models=resolved, source=fname, bench=points,
+                  warnings=tuple(_doubts(req, located)))
+
+
+def _doubts(req: Requirements, located: Located) -> list[str]:
+    """Each doubtful target (:func:`.doubts.target_doubts`) as the command line tells it."""
+    from .doubts import target_doubts
+
+    out = []
+    for d in target_doubts(req):
+        where = _err_at(located, located.filename, ("workloads", d.workload, "targets", d.key),
+                        d.text + (f"; if so, write `{d.fix}`" if d.fix else ""))
+        out.append(str(where))
+    return out
 
 
 def _context_problems(req: Requirements, resolved: dict[str, Model],
