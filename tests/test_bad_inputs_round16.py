@@ -138,3 +138,39 @@ def test_validate_and_size_print_the_warning_and_still_succeed(tmp_path: Path) -
         assert proc.stderr.startswith(f"warning: {path}:10:42: workloads[0].targets.ttft_s: 45 s "
                                       "before the first token"), proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+# --- round 16's malformed files, read as a presales engineer reads them -------------------
+
+
+def test_an_id_in_a_word_processors_quotes_says_why_it_is_unknown() -> None:
+    """`model: “llama-3.1-8b”` (pasted from a document) said only 'the catalog names it
+    llama-3.1-8b', which reads the same as what was typed: the quotes are the difference."""
+    text = chat("ttft_s: 2").replace("model: llama-3.1-8b", "model: \u201cllama-3.1-8b\u201d")
+    (found,) = problems(text)
+    assert found.startswith("acme.yaml:6:5: workloads[0].model: unknown model "
+                            "'\u201cllama-3.1-8b\u201d': the catalog names it llama-3.1-8b "
+                            "(\u201c \u201d and \u2018 \u2019 are a word processor's quotes: "
+                            "YAML keeps them as part of the id; type plain quotes \" or none); "
+                            "write llama-3.1-8b"), found
+
+
+def test_a_mapping_written_as_a_list_says_to_delete_the_dashes() -> None:
+    """`targets:` with `- tokens_per_s_per_user: 30` lines got the generic 'write targets:
+    followed by key: value lines', which those lines already look like."""
+    text = (HEAD + "  - name: chat\n    model: llama-3.1-8b\n    concurrent_users: 20\n"
+            "    prompt_tokens: 500\n    output_tokens: 300\n    targets:\n"
+            "      - tokens_per_s_per_user: 30\n      - ttft_s: 2\n")
+    (found,) = problems(text)
+    assert found.startswith("acme.yaml:10:5: workloads[0].targets: must be a mapping")
+    assert found.endswith("; the lines under `targets:` start with `- ` (a list): delete the "
+                          "dashes"), found
+
+
+def test_a_line_indented_too_far_is_pointed_at_its_first_character() -> None:
+    """PyYAML marks the `:` (column 22 of `     concurrent_users: 200`): an editor jumped
+    to the end of the key, not to the indentation the message is about."""
+    text = chat("ttft_s: 2").replace("    concurrent_users", "     concurrent_users")
+    (found,) = problems(text)
+    assert found.startswith("acme.yaml:7:6: not valid YAML: inconsistent indentation: line 7 "
+                            "is indented 5 spaces, line 6 above it 4 spaces"), found

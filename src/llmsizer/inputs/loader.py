@@ -164,11 +164,18 @@ def _bare(text: str) -> str:
     return re.sub(r"[-_ .]", "", text.casefold())
 
 
+_TYPOGRAPHIC = "\u201c\u201d\u2018\u2019\u201e\u201a\u00ab\u00bb"  # “ ” ‘ ’ „ ‚ « »
+
+
 def named_as(kind: str, value: str, meant: str) -> str:
     """The message's start for an id spelt otherwise (:func:`spelled_as`), the id to write
     following it; the spelling rule only where the spelling is all that differs."""
     why = (" (ids are lower case, with the catalog's hyphens and dots)"
            if _bare(value) == _bare(meant) else "")
+    if value.strip()[:1] in _TYPOGRAPHIC or value.strip()[-1:] in _TYPOGRAPHIC:
+        # pasted from a word processor or chat: YAML keeps such quotes as part of the text
+        why = (" (\u201c \u201d and \u2018 \u2019 are a word processor's quotes: YAML keeps "
+               "them as part of the id; type plain quotes \" or none)")
     return f"unknown {kind} {_short(value)}: the catalog names it {meant}{why}; write"
 
 
