@@ -174,3 +174,10 @@ def test_a_line_indented_too_far_is_pointed_at_its_first_character() -> None:
     (found,) = problems(text)
     assert found.startswith("acme.yaml:7:6: not valid YAML: inconsistent indentation: line 7 "
                             "is indented 5 spaces, line 6 above it 4 spaces"), found
+
+
+def test_a_one_model_list_is_shown_its_own_model_without_brackets() -> None:
+    """`model: [llama-3.1-8b]` was told to write `model: llama-3.3-70b`, another model."""
+    text = chat("ttft_s: 2").replace("model: llama-3.1-8b", "model: [llama-3.1-8b]")
+    (found,) = problems(text)
+    assert "(write one model without brackets, e.g. `model: llama-3.1-8b`)" in found, found

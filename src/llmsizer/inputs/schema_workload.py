@@ -86,9 +86,12 @@ def _alternatives(value: Any) -> Any:
         raise PydanticCustomError(
             "model_alternatives",
             "lists {n} model{s}; a list gives 2 to {most} alternatives to compare (write one "
-            "model without brackets, e.g. `model: llama-3.3-70b`)",
+            "model without brackets, e.g. `model: {one}`)",
             {"n": len(value), "s": "" if len(value) == 1 else "s",
-             "most": MAX_MODEL_ALTERNATIVES})
+             "most": MAX_MODEL_ALTERNATIVES,
+             # the file's own model, when it names one that reads as an id
+             "one": value[0] if value and isinstance(value[0], str)
+             and re.fullmatch(r"[\w.-]{1,80}", value[0]) else "llama-3.3-70b"})
     seen = [v for v in value if isinstance(v, str)]
     twice = sorted({v for v in seen if seen.count(v) > 1})
     if twice:
