@@ -181,3 +181,13 @@ def test_a_one_model_list_is_shown_its_own_model_without_brackets() -> None:
     text = chat("ttft_s: 2").replace("model: llama-3.1-8b", "model: [llama-3.1-8b]")
     (found,) = problems(text)
     assert "(write one model without brackets, e.g. `model: llama-3.1-8b`)" in found, found
+
+
+def test_targets_without_a_speed_say_what_to_add() -> None:
+    """`targets: {ttft_s: 2}` was told only the three keys' names, none with a value."""
+    text = chat("ttft_s: 2").replace("{tokens_per_s_per_user: 30, ", "{")
+    (found,) = problems(text)
+    assert found == ("acme.yaml:10:5: workloads[0]: targets needs tokens_per_s_per_user, "
+                     "response_time_s or system_tokens_per_s; add e.g. `tokens_per_s_per_user: "
+                     "30` (the speed each user sees), `response_time_s: 10` (a whole answer) or "
+                     "`system_tokens_per_s: 5000` (batch work)")
