@@ -51,7 +51,8 @@ def test_the_reported_file_tells_its_six_problems_in_one_run() -> None:
         "acme.yaml:9:5: workloads[0].prompt_tokens: Input should be greater than or equal to 1 "
         "(found -5); allowed: a whole number from 1 to 2,000,000",
         "acme.yaml:10:5: workloads[0]: targets needs tokens_per_s_per_user, response_time_s or "
-        "system_tokens_per_s",
+        "system_tokens_per_s; add e.g. `tokens_per_s_per_user: 30` (the speed each user sees), "
+        "`response_time_s: 10` (a whole answer) or `system_tokens_per_s: 5000` (batch work)",
         "acme.yaml:11:7: workloads[0].targets: unknown key 'ttft_p97_s' (did you mean ttft_p99_s "
         "or ttft_p95_s or ttft_p90_s?); write it as `ttft_p99_s: 1.5`; allowed here: e2e_p95_s, "
         "itl_p50_ms, itl_p90_ms, itl_p95_ms, itl_p99_ms, latency_p95_s, response_time_s, "

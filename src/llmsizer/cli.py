@@ -163,11 +163,19 @@ def main() -> None:
 @_clean_errors
 def validate(file: Path) -> None:
     """Check a requirements FILE without sizing it."""
+    loaded = _load(file)
+    n = len(loaded.req.workloads)
+    _echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
+
+
+def _load(file: Path) -> Any:
+    """FILE's Loaded; a doubtful target (inputs/doubts.py) is sized as written, told on stderr."""
     from .inputs.loader import load
 
     loaded = load(file)
-    n = len(loaded.req.workloads)
-    _echo(f"{file}: valid ({n} workload{'s' if n != 1 else ''})")
+    for w in loaded.warnings:
+        _echo(f"warning: {w}", err=True)
+    return loaded
 
 
 @main.command(short_help="Size a requirements file: the options and the recommendation.")
@@ -177,10 +185,9 @@ def validate(file: Path) -> None:
 def size(file: Path, as_json: bool) -> None:
     """Size the workloads in FILE and print the options and the recommendation (exit 2: bad
     input, every problem with its line; 3: no option meets a workload's targets)."""
-    from .inputs.loader import load
     from .sizing.engine import size as run
 
-    result = run(load(file))
+    result = run(_load(file))
     if as_json:
         _echo(result.to_json(), nl=False)
     else:
@@ -390,7 +397,10 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     if len(files) == 1 and not scheduler:
         if files[0] in refused:
             raise InputError(refused[files[0]])
-        _report_one(files[0], out_dir, templates, appendix)
+        from .runs.report import report as run
+
+        for w in run(_load(files[0]), out_dir, templates=templates, appendix=appendix)[1]:
+            _echo(str(w))
         return
     _report_many(files, out_dir, templates, jobs, force, quiet, as_json, refused, appendix,
                  scheduler or None)
@@ -418,7 +428,7 @@ def _report_workbook(book: Path, out_dir: Path, templates: Path | None, show_dif
     with working(out_dir):
         reread = read_workbook(book)
     result = size(reread.loaded)
-    for warning in reread.warnings:
+    for warning in (*reread.warnings, *reread.loaded.warnings):  # the last: doubtful targets
         _echo(f"warning: {warning}", err=True)
     if show_diff:
         for line in diff_lines(reread, result):
@@ -445,15 +455,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.exists() and a.samefile(b)
     except OSError:
         return False
-
-
-def _report_one(file: Path, out_dir: Path, templates: Path | None, appendix: bool) -> None:
-    from .inputs.loader import load
-    from .runs.report import report as run
-
-    _, written = run(load(file), out_dir, templates=templates, appendix=appendix)
-    for w in written:
-        _echo(str(w))
 
 
 def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs: int | None,

@@ -1,5 +1,6 @@
 """Layer 3 — what comes in: the requirements schema (``schema``, its error lines in
-``schema_messages``, its cross-field rules in ``rules`` and ``kinds``) and ``loader``; the
+``schema_messages``, its cross-field rules in ``rules`` and ``kinds``, the targets it
+sizes but doubts in ``doubts``) and ``loader``; the
 command line's values checked in the same words (``options``); the
 safe YAML reader (``yamlfile`` → ``yamlsafe``, with ``yamlpositions``); Hugging Face
 config.json models (``modelconfig``); the customer's benchmark files (``benchfiles``,
@@ -13,6 +14,7 @@ __all__ = [
     "benchformats",
     "benchlabels",
     "benchpoints",
+    "doubts",
     "kinds",
     "loader",
     "modelconfig",

@@ -42,6 +42,8 @@ class Loaded(BaseModel):
     models: dict[str, Model]  # workload model string -> resolved model (catalog or config.json)
     source: str  # file name for messages
     bench: dict[int, tuple[BenchPoint, ...]] = {}  # workload index -> its benchmark points
+    # doubtful targets (inputs/doubts.py), each with its file, line and the fix: the CLI prints them
+    warnings: tuple[str, ...] = ()
 
 
 def parse(located: Located, filename: str) -> Requirements:
@@ -162,11 +164,18 @@ def _bare(text: str) -> str:
     return re.sub(r"[-_ .]", "", text.casefold())
 
 
+_TYPOGRAPHIC = "\u201c\u201d\u2018\u2019\u201e\u201a\u00ab\u00bb"  # “ ” ‘ ’ „ ‚ « »
+
+
 def named_as(kind: str, value: str, meant: str) -> str:
     """The message's start for an id spelt otherwise (:func:`spelled_as`), the id to write
     following it; the spelling rule only where the spelling is all that differs."""
     why = (" (ids are lower case, with the catalog's hyphens and dots)"
            if _bare(value) == _bare(meant) else "")
+    if value.strip()[:1] in _TYPOGRAPHIC or value.strip()[-1:] in _TYPOGRAPHIC:
+        # pasted from a word processor or chat: YAML keeps such quotes as part of the text
+        why = (" (\u201c \u201d and \u2018 \u2019 are a word processor's quotes: YAML keeps "
+               "them as part of the id; type plain quotes \" or none)")
     return f"unknown {kind} {_short(value)}: the catalog names it {meant}{why}; write"
 
 
@@ -376,7 +385,20 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
         raise combined(problems)
-    return Loaded(req=req, models=resolved, source=fname, bench=points)
+    return Loaded(req=req, models=resolved, source=fname, bench=points,
+                  warnings=tuple(_doubts(req, located)))
+
+
+def _doubts(req: Requirements, located: Located) -> list[str]:
+    """Each doubtful target (:func:`.doubts.target_doubts`) as the command line tells it."""
+    from .doubts import target_doubts
+
+    out = []
+    for d in target_doubts(req):
+        where = _err_at(located, located.filename, ("workloads", d.workload, "targets", d.key),
+                        d.text + (f"; if so, write `{d.fix}`" if d.fix else ""))
+        out.append(str(where))
+    return out
 
 
 def _context_problems(req: Requirements, resolved: dict[str, Model],

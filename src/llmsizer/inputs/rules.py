@@ -203,7 +203,9 @@ def _speed_hint(t: Mapping[str, Any]) -> str:
     if e2e is not None:
         return (f" (e2e_p95_s bounds 95 % of the answers but sets no mean speed: add e.g. "
                 f"`response_time_s: {e2e:g}`)")
-    return ""
+    # nothing to derive it from: the three forms, each with the schema's example
+    return ("; add e.g. `tokens_per_s_per_user: 30` (the speed each user sees), "
+            "`response_time_s: 10` (a whole answer) or `system_tokens_per_s: 5000` (batch work)")
 
 
 def _generating_targets(t: Mapping[str, Any]) -> list[str]:

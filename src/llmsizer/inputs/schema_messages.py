@@ -356,6 +356,9 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
         name = found if isinstance(found, str) and _inline(found) else "Internal assistant"
         return (f"each item is a workload: write `- name: {name}` and its other keys "
                 "(model:, targets:, ...) on the lines below, lined up under name:")
+    if kind in ("model_type", "dict_type") and isinstance(found, list) and found \
+            and all(isinstance(x, dict) for x in found):  # `- key: value` lines under it
+        return f"the lines under `{key}:` start with `- ` (a list): delete the dashes"
     if kind in ("model_type", "dict_type"):
         example = _MISSING_EXAMPLES.get(key, "")
         return (f"write `{key}:` followed by `key: value` lines indented under it"

@@ -167,6 +167,9 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
         )
         if indent is not None:
             where = _where(mark)
+            if mark is not None and mark.line < len(lines := text.splitlines()):
+                # at the line's first character, the one to move (PyYAML marks the `:`)
+                where["column"] = len(lines[mark.line]) - len(lines[mark.line].lstrip(" ")) + 1
             if "mapping values" in (exc.problem or ""):
                 indent += " (if the line is meant as one value containing `: `, put it in quotes)"
             return InputError(f"not valid YAML: inconsistent indentation: {indent}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..base.version import __version__
+from ..inputs.doubts import target_doubts
 from ..inputs.loader import Loaded
 from ..inputs.schema import Costs, Requirements
 from ..model.calculations import (
@@ -42,6 +43,7 @@ from .plan_search import choose_plan
 from .results import (
     AccountInfo,
     Assumption,
+    InputWarning,
     Plan,
     Result,
     RetrievalGroup,
@@ -183,6 +185,8 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
+        input_warnings=[InputWarning(workload=d.name, key=d.key, text=d.text)
+                        for d in target_doubts(req)],
         source=SourceInfo(
             requirements=embedded_requirements(req),
             models={k: m.model_dump(mode="json") for k, m in loaded.models.items()

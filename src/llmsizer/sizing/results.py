@@ -397,6 +397,14 @@ class ModelAlternatives(_M):
     alternatives: list[ModelAlternative]  # in the order the requirements list them
 
 
+class InputWarning(_M):
+    """A target inside its allowed range but doubtful (inputs/doubts.py): the PDF shows it."""
+
+    workload: str  # the workload's name
+    key: str  # the key under targets
+    text: str  # in the customer's words
+
+
 class Assumption(_M):
     name: str
     value: float | str
@@ -450,6 +458,7 @@ class Result(_M):
     totals_dedicated: Totals  # each workload sized alone, summed
     assumptions: list[Assumption]
     units: dict[str, str]
+    input_warnings: list[InputWarning] = []  # doubtful targets, sized as written
     cloud_tier: str = "committed_1yr"  # costs.cloud_tier the cloud comparison rents at
     deployment: Deployment = Deployment()  # buy, rent or hosted API
     prices: list[PriceUsed] = []  # every dated price the costs use

@@ -113,6 +113,8 @@ def summary_context(result: Result, views: Sequence[WorkloadView],
         "gap_risks": [wv for wv in views if wv.best is not None
                       and bool(wv.best.v.get("measured_gap_risk"))],
         "shape_risks": [wv for wv in views if wv.w.measured_warnings],
+        # targets inside their range but doubtful (inputs/doubts.py), sized as written
+        "target_doubts": result.input_warnings,
         "models": _first_per_model(views),
         "infeasible": [wv for wv in views if wv.best is None],
         "percentile_targets": PERCENTILE_TARGETS,
