@@ -161,6 +161,13 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
               * r("gpus_per_node"))),
        "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
        "the cloud rents); the replicas alone on the language-model nodes."),
+    _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
+       r("retrieval_gpus_used") - r("retrieval_replicas"),
+       "The spare node's GPUs that run no replica (0 on the language-model nodes)."),
+    _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
+       "Its nodes' GPUs beyond replicas and standby (0 on the language-model nodes): "
+       "replicas + standby + idle = GPUs bought."),
     _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
        "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
