@@ -355,7 +355,7 @@ GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "group_nodes", "Nodes", "nodes", r("group_packed_nodes") + r("group_spare_nodes_added"),
         "Nodes for load and spares + the spare nodes N+1 needs."),
     PlanCalculation(
-        "group_gpus_used", "GPUs used", "GPUs",
+        "group_gpus_used", "GPUs serving or on standby", "GPUs",
         r("group_load_spare_gpus") + r("group_spare_nodes_added") * r("gpus_per_node"),
         "Load + spares + the spare nodes' GPUs (as a workload sized alone counts spares)."),
     PlanCalculation(
@@ -446,7 +446,7 @@ WORKLOAD_SHARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation("plan_gpus_purchased", "GPUs bought (share)", "GPUs",
                     r("plan_group_share") * r("group_gpus_purchased"),
                     "Share of its group x GPUs purchased."),
-    PlanCalculation("plan_gpus_used", "GPUs in use (share)", "GPUs",
+    PlanCalculation("plan_gpus_used", "GPUs serving or on standby (share)", "GPUs",
                     r("plan_group_share") * r("group_gpus_used"),
                     "Share of its group x GPUs used."),
     PlanCalculation("plan_capex", "Capital cost (share)", "currency",

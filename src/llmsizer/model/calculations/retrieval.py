@@ -155,7 +155,7 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
        "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
-    _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
+    _c("retrieval_gpus_used", "GPUs serving or on standby", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
           MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
               * r("gpus_per_node"))),
