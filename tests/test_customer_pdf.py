@@ -38,6 +38,7 @@ JARGON = {
     r"\bcontinuous batching\b": "Continuous batching", r"\bserving engine\b": "Serving engine",
     r"\bprefix[- ]cache": "Prefix cache", r"\bdata-parallel\b": "Attention data parallelism",
     r"\b(?:embedding|reranking)\b": "Embedding and reranking",
+    r"\d (?:on standby|idle)\b": "Serving, on standby, idle",  # format.gpu_split
     r"\bspeculative decoding\b": "Speculative decoding",
     r"\d GB\b": "GB",  # a unit the reader must know to be 10^9 bytes, not 2^30 (GiB)
 }

@@ -535,7 +535,7 @@ def test_workbook_retrieval_sheet_recalculates_like_the_engine(tmp_path: Path,
     total = heads["Total (account plan)"]
     for label, field in (("Nodes (its share of the plan)", "nodes"),
                          ("GPUs bought (its share)", "gpus_purchased"),
-                         ("GPUs in use (its share)", "gpus_used"),
+                         ("GPUs serving or on standby (its share)", "gpus_used"),
                          ("Capital cost (its share)", "capex"),
                          ("On-prem cost per year (its share)", "annual_cost_onprem"),
                          ("Cloud cost per year (its share, rented at the cloud tier)",

@@ -98,8 +98,9 @@ def test_counts_and_money_are_grouped_never_e_notation() -> None:
     ungrouped = [ln for ln in text.splitlines() if re.search(r"(?<![\w,.])\d{4,}(?!\w)", ln)]
     assert not ungrouped, ungrouped
     flat = _unfolded(text)
-    assert (f"Total: {tot.gpus_purchased:,} GPUs bought ({tot.gpus_used:,} used) in "
-            f"{tot.nodes:,} nodes") in flat
+    assert (tot.gpus_standby, tot.gpus_serving + tot.gpus_idle) == (0, tot.gpus_purchased)
+    assert (f"Total: {tot.gpus_purchased:,} GPUs bought ({tot.gpus_serving:,} serving, "
+            f"{tot.gpus_idle:,} idle) in {tot.nodes:,} nodes") in flat
     money = Formatter("USD").money(tot.capex).replace("\u00a0", " ")
     assert re.fullmatch(r"USD \d[\d,.]* (M|bn)", money) and "e" not in money, money
     assert f"capex {money};" in flat
@@ -140,12 +141,13 @@ def test_server_names_are_never_split_mid_word_at_80_columns() -> None:
 def test_total_counts_the_gpus_bought_as_the_plan_does() -> None:
     """A GB200 NVL72 rack serving one GPU's load printed "Total: 1 GPU in 1 node" under
     "Plan: 1 × NVIDIA GB200 NVL72 rack (72 GPUs bought, 1 used)": the total counts what is
-    bought (the capex's GPUs), the used ones beside them."""
+    bought (the capex's GPUs), split as the PDF splits them (1 serving, 71 idle)."""
     tot = _sized("gb200-unpriced.yaml").totals
     assert (tot.gpus_purchased, tot.gpus_used, tot.nodes) == (72, 1, 1)
     text = _unfolded(_text("gb200-unpriced.yaml"))
-    assert "Total: 72 GPUs bought (1 used) in 1 node; " in text
-    assert "(72 GPUs bought, 1 used)" in text
+    assert (tot.gpus_serving, tot.gpus_standby, tot.gpus_idle) == (1, 0, 71)
+    assert "Total: 72 GPUs bought (1 serving, 71 idle) in 1 node; " in text
+    assert "(72 GPUs bought: 1 serving, 71 idle)" in text
 
 
 def test_a_total_that_leaves_a_workload_out_says_which() -> None:
@@ -209,5 +211,5 @@ def test_the_total_leads_with_the_way_recommended() -> None:
             f"buying, sized for comparison: {api.totals.gpus_purchased} GPUs in 1 node; capex "
             f"{money(api.totals.capex)};") in text
     # an account that buys, as most do: the total as it was, buying first
-    assert re.search(r"^Total: 32 GPUs[^;]* in 4 nodes; capex ", _text("three-workloads.yaml"),
-                     re.M)
+    assert re.search(r"^Total: 32 GPUs bought \(18 serving, 8 on standby, 6 idle\) in 4 nodes; "
+                     r"capex ", _unfolded(_text("three-workloads.yaml")), re.M)

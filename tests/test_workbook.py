@@ -322,7 +322,7 @@ def test_summary_totals_are_the_engines(book: Any, cached: dict[str, dict[str, o
     # the capital cost of the GPUs bought)
     # (the rows' per-workload cells are each workload's share of the plan, issue 22)
     for label, value in (("Nodes (its share of the plan)", totals.nodes),
-                         ("GPUs in use (its share)", totals.gpus_used),
+                         ("GPUs serving or on standby (its share)", totals.gpus_used),
                          ("GPUs bought (its share)", totals.gpus_purchased),
                          ("Capital cost (its share)", totals.capex),
                          ("On-prem cost per year (its share)", totals.annual_cost_onprem)):

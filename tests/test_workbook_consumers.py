@@ -134,7 +134,7 @@ def test_libreoffice_default_profile_exports_every_shipped_workbook(
         # then each embed or rerank workload's column: its retrieval group
         groups = case.result.plan.retrieval_groups
         for label, name, total, field in (
-                ("GPUs in use (its share)", "plan_gpus_used", t.gpus_used, "gpus_used"),
+                ("GPUs serving or on standby (its share)", "plan_gpus_used", t.gpus_used, "gpus_used"),
                 ("GPUs bought (its share)", "plan_gpus_purchased", t.gpus_purchased,
                  "gpus_purchased")):
             want = ([s[name] for s in shares] + [float(getattr(g, field)) for g in groups]

@@ -173,7 +173,7 @@ def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
 
 @pytest.mark.parametrize("name", ACCOUNTS)
 def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None:
-    """The Summary's total column after recalculation: GPUs bought and GPUs in use, labelled,
+    """The Summary's total column after recalculation: GPUs bought and GPUs used, labelled,
     nodes and costs; each as the PDF's summary prints it."""
     case = cases[name]
     t = case.result.totals
@@ -185,7 +185,7 @@ def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None
     text = case.pdf_text.replace("\u00a0", " ")
     for label, want, count in (
             ("GPUs bought (its share)", t.gpus_purchased, True),
-            ("GPUs in use (its share)", t.gpus_used, True),
+            ("GPUs serving or on standby (its share)", t.gpus_used, True),
             ("Nodes (its share of the plan)", t.nodes, True),
             ("Capital cost (its share)", t.capex, False),
             ("On-prem cost per year (its share)", t.annual_cost_onprem, False),
@@ -197,16 +197,19 @@ def test_summary_totals_equal_the_pdf(name: str, cases: dict[str, Case]) -> None
     kpis = _line(fmt, {"gpus_purchased": t.gpus_purchased, "nodes": t.nodes, "capex": t.capex,
                        "annual_cost_onprem": t.annual_cost_onprem,
                        "annual_cost_cloud": t.annual_cost_cloud}) + " GPUS BOUGHT"
-    # both counts where they differ (a baseboard comes full), as the Summary sheet has them
-    if t.gpus_used != t.gpus_purchased:
-        kpis += f", {fmt.count(t.gpus_used)} IN USE"
+    # the GPUs bought split where some do not serve (a baseboard comes full, N+1 standby):
+    # serving + on standby is the Summary sheet's "serving or on standby" checked above
+    assert t.gpus_serving + t.gpus_standby == t.gpus_used
+    parts = [(t.gpus_serving, "SERVING"), (t.gpus_standby, "ON STANDBY"), (t.gpus_idle, "IDLE")]
+    if t.gpus_standby or t.gpus_idle:
+        kpis += ": " + ", ".join(f"{fmt.count(n)} {w}" for n, w in parts if n)
     assert kpis + " NODES" in text, (name, kpis)
 
 
 # Summary row label -> (share calculation, the plan total it sums to)
 SHARE_ROWS = (("Nodes (its share of the plan)", "plan_nodes", "nodes"),
               ("GPUs bought (its share)", "plan_gpus_purchased", "gpus_purchased"),
-              ("GPUs in use (its share)", "plan_gpus_used", "gpus_used"),
+              ("GPUs serving or on standby (its share)", "plan_gpus_used", "gpus_used"),
               ("Capital cost (its share)", "plan_capex", "capex"),
               ("On-prem cost per year (its share)", "plan_annual_cost_onprem",
                "annual_cost_onprem"),

@@ -120,7 +120,7 @@ def test_the_guard_fires_exactly_when_a_re_run_changes_the_prefill_speed(
 ROUND = {"example": ("in_price_h100_sxm", 36_000),  # USD 30,000 in the catalog
          "frontier-moe-rack": ("in_w1_target_tokens_per_s_per_user", 50),  # from 60
          "helpdesk-population": ("in_w1_named_users", 2_600)}  # from 2,000
-KEY_ROWS = ("Nodes", "GPUs bought", "GPUs in use", "Replicas", "Capital cost",
+KEY_ROWS = ("Nodes", "GPUs bought", "GPUs serving or on standby", "Replicas", "Capital cost",
             "On-prem cost per year", "Cloud cost per year", "On-prem cost per million",
             "Cloud cost per million", "Buy-vs-rent")
 

@@ -32,6 +32,7 @@ from .proposal.format import (
     Formatter,
     cloud_unpriced_words,
     gpu_list,
+    gpu_split,
     option_words,
     precision_name,
 )
@@ -370,10 +371,11 @@ def _print_total(result: Result, con: Console) -> None:
         return
     chosen = [o for w in every for o in w.options if o.id == w.recommended]
     no_price = list(dict.fromkeys(o.gpu for o in chosen if not o.priced))
-    # GPUs bought, as the plan lines and the PDF cover count them ("72 GPUs bought, 1 used"
-    # on a rack read beside "Total: 1 GPU" as if the rack were one GPU)
-    gpus = (_n(tot.gpus_purchased, "GPU") if tot.gpus_purchased == tot.gpus_used else
-            f"{_n(tot.gpus_purchased, 'GPU')} bought ({tot.gpus_used:,} used)")
+    # GPUs bought, as the plan lines and the PDF count them ("72 GPUs bought, 1 used" on a
+    # rack read beside "Total: 1 GPU" as if the rack were one GPU): serving, standby, idle
+    split = gpu_split(tot.gpus_serving, tot.gpus_standby, tot.gpus_idle)
+    gpus = (f"{_n(tot.gpus_purchased, 'GPU')} bought ({split})" if split else
+            _n(tot.gpus_purchased, "GPU"))
     cloud = (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr" if tot.annual_cost_cloud is not None
              else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))
     buy = f"{gpus} in {_n(tot.nodes, 'node')}; capex {_money(tot.capex, cur)}; " \
@@ -491,15 +493,15 @@ def _print_plan(result: Result, con: Console) -> None:
         return cat.gpus[gid].name if gid in cat.gpus else gid
 
     for g in result.plan.node_groups:
-        standby = int(g.values.get("group_standby_gpus", 0.0))
         added = int(g.values.get("group_spare_nodes_added", 0.0))
-        # the N+1 spares that run no replica: the GPUs a failed node's replicas restart on
-        notes = [f"; {standby} on standby" if standby else "",
-                 f", {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
-        spare = "".join(notes)
+        # the GPUs bought in the proposal's words: serving, on standby (the N+1 spares that
+        # run no replica: a failed node's replicas restart on them), idle
+        split = gpu_split(g.values["group_pool_gpus"], g.values["group_standby_gpus"],
+                          g.values["group_idle_gpus"])
+        notes = [f": {split}" if split else "",
+                 f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         _say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
-                  f"({_n(g.gpus_purchased, 'GPU')} bought, {g.gpus_used:,} used{spare})",
-             style="bold")
+                  f"({_n(g.gpus_purchased, 'GPU')} bought{''.join(notes)})", style="bold")
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
@@ -527,8 +529,9 @@ def _print_plan(result: Result, con: Console) -> None:
                       f"({platform(host.platform)}) for {what}; no GPUs or servers bought for it",
                  style="bold")
         else:
+            split = gpu_split(rg.replicas, rg.standby_gpus, rg.idle_gpus)
             _say(con, f"Plan: {rg.nodes:,} × {platform(rg.platform)} "
-                      f"({_n(rg.gpus_purchased, 'GPU')} bought, {rg.gpus_used:,} used) for "
+                      f"({_n(rg.gpus_purchased, 'GPU')} bought{': ' + split if split else ''}) for "
                       f"{what}; on its own servers, not shared with the language models",
                  style="bold")
     ded = result.totals_dedicated

@@ -503,7 +503,8 @@ def by_load(acct: dict[str, float], w: WorkloadResult,
 # the customer, so the API way's annual cost adds their on-premises cost (else a RAG account
 # compared the API for part of the service with on-premises for all of it).
 _TOTAL_FIGURES = {"gpus": "gpus_used", "gpus_used": "gpus_used",
-                  "gpus_purchased": "gpus_purchased", "nodes": "nodes", "capex": "capex",
+                  "gpus_purchased": "gpus_purchased", "gpus_standby": "standby_gpus",
+                  "nodes": "nodes", "capex": "capex",
                   "annual_cost_onprem": "annual_cost_onprem",
                   "annual_cost_cloud": "annual_cost_cloud",
                   "annual_cost_api": "annual_cost_onprem", "cloud_gpus_rented": "cloud_gpus"}

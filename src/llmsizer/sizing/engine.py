@@ -20,6 +20,8 @@ from ..model.calculations import (
     TOTAL_COST_PER_MILLION_TOTAL_API,
     TOTAL_COST_PER_MILLION_TOTAL_CLOUD,
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
+    TOTAL_GPUS_IDLE,
+    TOTAL_GPUS_SERVING,
     UNITS,
     cloud_priced,
     program,
@@ -217,7 +219,8 @@ def _unpriced(parts: Sequence[tuple[str, float, float]],
 def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str]) -> Totals:
     env: dict[str, Value] = {k: total(k) for k in (
         "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
-        "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api")}
+        "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api",
+        "gpus_used", "gpus_purchased", "gpus_standby")}
     cloud_known = not unpriced
 
     def cloud(expr: Expr) -> float | None:
@@ -239,6 +242,9 @@ def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str])
         cost_per_million_total_tokens_api=(
             float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None),
         gpus_used=int(total("gpus_used")), gpus_purchased=int(total("gpus_purchased")),
+        gpus_serving=int(float(evaluate(TOTAL_GPUS_SERVING, env))),
+        gpus_standby=int(total("gpus_standby")),
+        gpus_idle=int(float(evaluate(TOTAL_GPUS_IDLE, env))),
         cloud_gpus_rented=int(total("cloud_gpus_rented")))
 
 

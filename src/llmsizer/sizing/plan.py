@@ -449,6 +449,8 @@ def option_sums(options: Sequence[Option]) -> Callable[[str], float]:
     """Totals of options each sized alone (the dedicated sizing): ``total(key)`` sums the
     options' value of ``key`` (``gpus_used`` is their ``gpus``)."""
     def total(key: str) -> float:
+        if key == "gpus_standby":
+            return 0.0  # sized alone, a workload's spares run as replicas (spare_replicas)
         name = "gpus" if key == "gpus_used" else key
         return _sum([float(o.values[name]) for o in options])
 
@@ -464,6 +466,8 @@ def plan_sums(e: Evaluated) -> Callable[[str], float]:
         name = "gpus_used" if key == "gpus" else key
         if name == "cloud_gpus_rented":  # the node groups' whole instances, not the options'
             return _sum([float(g.env[name]) for g in e.groups])
+        if name == "gpus_standby":  # the node groups' spares that run no replica
+            return _sum([float(g.env["group_standby_gpus"]) for g in e.groups])
         return e.totals[name] if name in e.totals else per_option(key)
 
     return total

@@ -182,6 +182,11 @@ class Totals(_M):
     cost_per_million_tokens_cloud: float | None
     gpus_used: int  # GPUs that serve replicas (spares included)
     gpus_purchased: int  # GPUs bought: whole baseboards on fixed platforms
+    # GPUs bought, split: running replicas (running spares included) + spares on standby that
+    # run no replica + idle (a full baseboard's GPUs beyond load and spares)
+    gpus_serving: int = 0
+    gpus_standby: int = 0
+    gpus_idle: int = 0
 
     # input + output tokens (cost_per_million_tokens_* above count output tokens only)
     million_total_tokens_per_year: float = 0.0
@@ -263,6 +268,8 @@ class RetrievalGroup(_M):
     nodes: int
     gpus_used: int
     gpus_purchased: int
+    standby_gpus: int = 0  # the spare node's GPUs that run no replica (retrieval_standby_gpus)
+    idle_gpus: int = 0  # its nodes' GPUs beyond replicas and standby (retrieval_idle_gpus)
     # GPUs it rents in the cloud: on a language-model group's nodes, the replicas that group's
     # whole instances do not already carry (retrieval_cloud_gpus)
     cloud_gpus: int

@@ -194,6 +194,8 @@ def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
         nodes=int(float(v["retrieval_nodes"])),
         gpus_used=int(float(v["retrieval_gpus_used"])),
         gpus_purchased=int(float(v["retrieval_gpus"])),
+        standby_gpus=int(float(v["retrieval_standby_gpus"])),
+        idle_gpus=int(float(v["retrieval_idle_gpus"])),
         cloud_gpus=int(float(v["retrieval_cloud_gpus"])), limited_by=str(v["limited_by"]),
         shares_with=shares_with,
         **{k: float(v[k]) for k in GROUP_COST_FIGURES})

@@ -140,6 +140,15 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         got, need = f("bandwidth_ceiling_tokens_per_s"), f("required_tokens_per_s_per_user")
         # two decimals where one would print the same figure twice ("174.4 ...; target 174.4")
         digits = 1 if _fmt(got, 1) != _fmt(need, 1) else 2
+        if got >= need:
+            # the weights alone allow the speed: reading the prompts, spread over the answer's
+            # steps, is what misses it ("even one user gets only 24.7 tok/s; target 20.0")
+            one = f("tokens_per_s_per_user")
+            return "speed", (f"{_prompt_read(f)}, spread over its answer, adds "
+                             f"{_fmt(f('prefill_ms_per_seq_step'), 1)} ms to every step, so "
+                             f"one user gets {_fmt(one, digits)} tok/s "
+                             f"({_fmt(got, digits)} without it); target {_fmt(need, digits)} "
+                             f"tok/s: {_PROMPT_HELP}")
         return "speed", (f"even one user gets only {_fmt(got, digits)} tok/s here (bandwidth "
                          f"ceiling); target {_fmt(need, digits)} tok/s")
     if f("disagg_prefill_gpus") > 0 and f("batch_by_ttft") < 1:
@@ -189,8 +198,25 @@ def _ttft_why(f: Callable[[str], float]) -> str:
         # the bound is the response time (decode.py target_ttft_ms): say so, not "TTFT target"
         return (f"the first token alone takes {_fmt(f('ttft_one_user_ms'))} ms even for one "
                 f"request, so {_first_token_bound(f)}")
+    if 0 < f("target_ttft_ms") < f("prefill_ms"):
+        # the prompt alone takes longer than the first token may: no batch or queue is the cause
+        return (f"{_prompt_read(f)} alone takes {_fmt(f('prefill_ms'))} ms (first token "
+                f"{_fmt(f('ttft_one_user_ms'))} ms even for one request); "
+                f"{_first_token_bound(f)}: {_PROMPT_HELP}")
     return (f"TTFT {_fmt(f('ttft_one_user_ms'))} ms even for one request; "
             f"{_first_token_bound(f)}")
+
+
+_PROMPT_HELP = "a shorter prompt, more of it from the prefix cache or a faster GPU would help"
+
+
+def _prompt_read(f: Callable[[str], float]) -> str:
+    """Reading the prompt, in the customer's words: its tokens, or those the prefix cache
+    does not hold."""
+    if f("prefill_tokens") < f("prompt_tokens"):
+        return (f"reading the prompt's {_fmt(f('prefill_tokens'))} tokens not in the prefix "
+                "cache")
+    return f"reading each {_fmt(f('prompt_tokens'))}-token prompt"
 
 
 def _model_class(model: Model) -> str:

@@ -12,7 +12,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import customer_words, precision_name
+from ..documents.proposal.format import customer_words, gpu_split, precision_name
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textreport import params_text
 from .forms import Configs
@@ -48,6 +48,7 @@ def _environment() -> jinja2.Environment:
     env.globals.update(version=__version__, article=ARTICLE)
     env.filters["words"] = customer_words  # engine text as the PDF words it
     env.globals["display"] = display
+    env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
     env.filters["display"] = display
     env.filters["num"] = num
     # parameter counts as `llmsizer catalog models` prints them (6.74 B, not 6.7 B)

@@ -33,7 +33,8 @@ from .walkthrough import workload_view
 def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
     """The glossary's ``only_when`` terms this proposal may print: disaggregated serving in
     the plan, attention data-parallel ranks in an option it lists (format.option_label),
-    embedding and reranking servers in the plan, speculative decoding in a workload."""
+    embedding and reranking servers in the plan, speculative decoding in a workload, GPUs
+    bought that do not serve (format.gpu_split: on standby or idle)."""
     uses = {"disaggregated"} if any(p.prefill_replicas for p in result.plan.pools) else set()
     if result.plan.retrieval_groups:
         uses.add("retrieval")
@@ -42,6 +43,10 @@ def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
     if any(float(a.option.values.get("adp", 1.0) or 1.0) > 1
            for wv in views for a in wv.alternatives):
         uses.add("data-parallel")
+    if result.totals.gpus_standby or result.totals.gpus_idle or any(
+            g.values.get("group_standby_gpus") or g.values.get("group_idle_gpus")
+            for g in result.plan.node_groups):
+        uses.add("standby-idle")
     return frozenset(uses)
 
 

@@ -398,3 +398,13 @@ def _figures_apart(x: float, target: float, shown_target: float) -> int:
         if _apart(float(f"{x:.{n}g}"), x, target, shown_target):
             return n
     return 7
+
+
+def gpu_split(serving: float, standby: float, idle: float) -> str:
+    """GPUs bought, split in the glossary's words: "15 serving, 8 on standby, 1 idle" (the
+    parts add up to the GPUs bought; a part of 0 is left out); "" when every GPU serves.
+    The PDF, the CLI and the web page say it with these words (tests/test_gpu_split.py)."""
+    if not standby and not idle:
+        return ""
+    parts = [(serving, "serving"), (standby, "on standby"), (idle, "idle")]
+    return ", ".join(f"{int(n):,} {words}" for n, words in parts if n)

@@ -66,8 +66,8 @@ GLOSSARY: tuple[Term, ...] = (
          "many expert sub-networks, so it computes less than its size suggests but must still "
          "hold every expert in memory."),
     Term("N+1", "Buying one node's worth more than peak demand needs, as spare replicas or "
-         "free GPUs that can host a whole replica, so that peak demand is still served while "
-         "any one node is down."),
+         "GPUs on standby that can host a whole replica, so that peak demand is still served "
+         "while any one node is down."),
     Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),
@@ -89,6 +89,10 @@ GLOSSARY: tuple[Term, ...] = (
          "smaller model) guesses the next few tokens and the model checks them all in one "
          "step, keeping those it agrees with: answers stream faster; how many are kept depends "
          "on the content.", only_when="speculative"),
+    Term("Serving, on standby, idle", "The GPUs bought: serving GPUs run replicas (spare "
+         "replicas included); GPUs on standby run nothing until they take over a failed "
+         "node's replicas (N+1); idle GPUs are left over because servers come with all their "
+         "GPUs.", only_when="standby-idle"),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "

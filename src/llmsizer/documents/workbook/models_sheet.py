@@ -21,7 +21,7 @@ _COLUMNS: tuple[tuple[str, float, str], ...] = (
                                                             "0.0"),
     ("Configuration that meets the targets", 44, ""), ("Weights in memory (GB)", 12, "0.0"),
     ("Tokens/s per user", 11, "0.0"), ("First token (ms)", 11, "#,##0"),
-    ("GPUs bought", 10, "#,##0"), ("GPUs in use", 10, "#,##0"), ("Capital cost ({cur})", 14,
+    ("GPUs bought", 10, "#,##0"), ("GPUs serving or on standby", 10, "#,##0"), ("Capital cost ({cur})", 14,
                                                                  "#,##0"),
     ("Cost per year {way} ({cur})", 16, "#,##0"), ("Recommended", 12, ""),
 )

@@ -65,7 +65,7 @@ GROUP_ITEMS: tuple[Item, ...] = (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIO
                                  *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS)
 POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
 GROUP_NAMES = frozenset(i.name for i in GROUP_ITEMS)
-TOTAL_LABELS = {"nodes": ("Nodes", "nodes"), "gpus_used": ("GPUs used", "GPUs"),
+TOTAL_LABELS = {"nodes": ("Nodes", "nodes"), "gpus_used": ("GPUs serving or on standby", "GPUs"),
                 "gpus_purchased": ("GPUs purchased", "GPUs"), "capex": ("Capital cost", "currency"),
                 "annual_cost_onprem": ("On-prem cost per year", "currency/yr"),
                 "annual_cost_cloud": ("Cloud cost per year", "currency/yr")}

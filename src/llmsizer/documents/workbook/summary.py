@@ -120,7 +120,7 @@ _SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("gpu", "GPU"), ("platform", "Platform"), ("weight_precision", "Weight precision"),
     ("kv_precision", "KV-cache precision"), ("tp", "Tensor parallel (GPUs per replica)"),
     ("nodes", "Nodes (its share of the plan)"), ("gpus_purchased", "GPUs bought (its share)"),
-    ("gpus", "GPUs in use (its share)"), ("replicas", "Replicas (its share of its pool)"),
+    ("gpus", "GPUs serving or on standby (its share)"), ("replicas", "Replicas (its share of its pool)"),
     ("concurrent_users", "Concurrent users at peak"), ("users_per_replica", "Users per replica"),
     ("required_tokens_per_s_per_user", "Required tokens/s per user"),
     ("tokens_per_s_per_user", "Tokens/s per user at peak"),

@@ -355,7 +355,7 @@ GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "group_nodes", "Nodes", "nodes", r("group_packed_nodes") + r("group_spare_nodes_added"),
         "Nodes for load and spares + the spare nodes N+1 needs."),
     PlanCalculation(
-        "group_gpus_used", "GPUs used", "GPUs",
+        "group_gpus_used", "GPUs serving or on standby", "GPUs",
         r("group_load_spare_gpus") + r("group_spare_nodes_added") * r("gpus_per_node"),
         "Load + spares + the spare nodes' GPUs (as a workload sized alone counts spares)."),
     PlanCalculation(
@@ -367,6 +367,11 @@ GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
         IF(gt(r("platform_sold_full"), 0), r("group_nodes") * r("gpus_per_node"),
            r("group_gpus_used")),
         "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
+    PlanCalculation(
+        "group_idle_gpus", "GPUs bought running nothing (idle)", "GPUs",
+        r("group_gpus_purchased") - r("group_gpus_used"),
+        "GPUs purchased - GPUs used: a full baseboard's GPUs beyond load and spares. GPUs "
+        "running replicas + on standby + idle = GPUs purchased."),
 )
 
 POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -441,7 +446,7 @@ WORKLOAD_SHARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation("plan_gpus_purchased", "GPUs bought (share)", "GPUs",
                     r("plan_group_share") * r("group_gpus_purchased"),
                     "Share of its group x GPUs purchased."),
-    PlanCalculation("plan_gpus_used", "GPUs in use (share)", "GPUs",
+    PlanCalculation("plan_gpus_used", "GPUs serving or on standby (share)", "GPUs",
                     r("plan_group_share") * r("group_gpus_used"),
                     "Share of its group x GPUs used."),
     PlanCalculation("plan_capex", "Capital cost (share)", "currency",
@@ -559,6 +564,11 @@ def group_cost_calculations(calculations: tuple[Calculation, ...]) -> tuple[Calc
 PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_purchased",
                "nodes": "group_nodes", "capex": "capex",
                "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud"}
+
+# The account's GPUs bought, split three ways that add up to them (the proposal, CLI and web
+# say "N serving, N on standby, N idle"): standby counts the spares that run no replica.
+TOTAL_GPUS_SERVING = ref("gpus_used") - ref("gpus_standby")
+TOTAL_GPUS_IDLE = ref("gpus_purchased") - ref("gpus_used")
 
 # What the plan saves against sizing each workload alone (``*_dedicated``: totals_dedicated).
 PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")

@@ -155,12 +155,19 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
        "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
-    _c("retrieval_gpus_used", "GPUs in use", "GPUs", "Retrieval",
+    _c("retrieval_gpus_used", "GPUs serving or on standby", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
           MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
               * r("gpus_per_node"))),
        "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
        "the cloud rents); the replicas alone on the language-model nodes."),
+    _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
+       r("retrieval_gpus_used") - r("retrieval_replicas"),
+       "The spare node's GPUs that run no replica (0 on the language-model nodes)."),
+    _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
+       "Its nodes' GPUs beyond replicas and standby (0 on the language-model nodes): "
+       "replicas + standby + idle = GPUs bought."),
     _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
        "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
