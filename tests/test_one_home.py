@@ -36,6 +36,9 @@ ALLOWED = {
                                       "+ 127)): the benchmark's arithmetic, not the sizing's"),
     "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
                                   "output; acceptance length <= drafted tokens + 1)"),
+    "inputs/doubts.py": ("plausibility warnings on stated targets (a first-token time beyond "
+                         "20 s + the prompt at 2,000 tokens/s; the value in the other unit, "
+                         "/ 1000): a check of the input, no sizing figure"),
 }
 SIZING_WORDS = (
     "bandwidth", "tflops", "flops", "kv", "weight", "param", "gpus", "node", "replica",
