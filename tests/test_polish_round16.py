@@ -36,3 +36,35 @@ def test_the_cover_lists_every_server_its_capital_cost_pays_for(
             "embedding; 8 × NVIDIA RTX PRO 6000 Blackwell Server Edition in 1 × Dell PowerEdge "
             "XE7745 for Passage reranking, in all 20 GPUs bought in 4 nodes; capital cost "
             "USD 373 k") in cover
+
+
+def test_burst_risk_of_a_shared_plan_gives_the_pools_headroom(
+        shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Acme Corp: the plan pools both workloads on 5 replicas, 85.4 % headroom (summary and
+    section 5), but the risks' "Burst above peak" read each workload sized alone: "Internal
+    assistant: 14,236 tok/s installed against 6,000 tok/s at peak (137 % headroom)". The pool's
+    own figures: 6,000 + 3,300 tok/s at peak, 5 replicas against 2.7 needed."""
+    out = shipped_outputs(ROOT / "inputs" / "example.yaml")
+    (pool,) = out.result.plan.pools
+    assert (pool.replicas, round(pool.headroom_achieved, 3)) == (5, 0.854)
+    text = _page_text(out.pdf, 1, 99)
+    burst = text.split("Burst above peak", 1)[1].split("Model or engine change", 1)[0]
+    assert ("Pool 1 (Internal assistant, Contract RAG): 9,300 tok/s at peak; its 5 replicas "
+            "hold 85.4 % headroom above the 2.7 that peak needs.") in burst
+    assert "137 %" not in burst and "installed against" not in burst
+
+
+def test_burst_risk_of_pools_sharing_nodes_reads_each_pools_figures(
+        shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Adventure Works Group: three pools on 3 shared servers. The risk read "Company-wide chat:
+    339,486 tok/s installed against 30,000 tok/s at peak (156 % headroom)", the chat sized alone
+    on 12 GPUs, where the plan runs it on 6 replicas with 28 % headroom."""
+    out = shipped_outputs(ROOT / "inputs" / "enterprise-multi.yaml")
+    text = _page_text(out.pdf, 1, 99)
+    burst = text.split("Burst above peak", 1)[1].split("Model or engine change", 1)[0]
+    for pool in out.result.plan.pools:
+        assert f"its {pool.replicas} replica" in burst
+    assert ("Pool 1 (Company-wide chat): 30,000 tok/s at peak; its 6 replicas hold 28 % "
+            "headroom above the 4.69 that peak needs.") in burst
+    assert "Pool 3 (Agent platform): 3,200 tok/s at peak; its 1 replica holds 220 %" in burst
+    assert "339,486" not in burst
