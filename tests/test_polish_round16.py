@@ -8,12 +8,14 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import ShippedOutputs
 
 from llmsizer.documents.proposal.format import NBSP
 
 ROOT = Path(__file__).resolve().parents[1]
 RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
+INPUTS = sorted((ROOT / "inputs").glob("*.y*ml"))
 
 
 def _page_text(pdf: Path, first: int, last: int) -> str:
@@ -68,3 +70,37 @@ def test_burst_risk_of_pools_sharing_nodes_reads_each_pools_figures(
             "headroom above the 4.69 that peak needs.") in burst
     assert "Pool 3 (Agent platform): 3,200 tok/s at peak; its 1 replica holds 220 %" in burst
     assert "339,486" not in burst
+
+
+def test_the_headroom_table_and_burst_risk_state_it_in_replicas(
+        shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Fabrikam Legal: section 5 defined headroom as "installed capacity ÷ peak demand − 1" and
+    its table showed 1,139 tok/s installed against 360 tok/s at peak, which divide to 216 %, beside
+    "175 %": the headroom counts replicas (6 against the 2.18 peak needs), and the tokens/s of six
+    replicas at full batch serve each user at 17.3 tok/s, above the 15.0 target."""
+    out = shipped_outputs(ROOT / "inputs" / "legal-128k.yaml")
+    text = _page_text(out.pdf, 1, 99)
+    assert "installed capacity ÷ peak demand" not in text
+    assert "(replicas installed ÷ the replicas peak demand needs − 1)" in text
+    # the table's row (pdftotext reads the name cell apart): policy, achieved, one node down,
+    # spare, replicas installed, replicas peak needs
+    assert "Replicas installed Replicas peak needs" in text
+    assert "20 % 175 % 83.3 % 3 6 2.18" in text
+    assert ("Contract review 128K: 360 tok/s at peak; its 6 replicas hold 175 % headroom above "
+            "the 2.18 that peak needs.") in text
+    assert "1,139" not in text
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_every_burst_figure_divides_to_its_headroom(
+        path: Path, shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """The burst risk's replicas ÷ replicas needed − 1 is the headroom it prints beside them, to
+    the rounding of the printed figures, on every shipped account (pooled or not)."""
+    text = _page_text(shipped_outputs(path).pdf, 1, 99)
+    burst = text.split("Burst above peak", 1)[1].split("Model or engine change", 1)[0]
+    found = re.findall(r"its ([\d,]+) replicas? holds? ([\d.,]+) % headroom above the "
+                       r"([\d.,]+) that peak needs", burst)
+    assert found, burst
+    for replicas, headroom, needs in found:
+        r, h, d = (float(x.replace(",", "")) for x in (replicas, headroom, needs))
+        assert abs((r / d - 1) * 100 - h) <= max(0.6, 0.01 * r / d * 100), (replicas, headroom, needs)
