@@ -12,6 +12,7 @@ import pytest
 from conftest import ShippedOutputs
 
 from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.glossary import GLOSSARY
 
 ROOT = Path(__file__).resolve().parents[1]
 RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
@@ -104,3 +105,18 @@ def test_every_burst_figure_divides_to_its_headroom(
     for replicas, headroom, needs in found:
         r, h, d = (float(x.replace(",", "")) for x in (replicas, headroom, needs))
         assert abs((r / d - 1) * 100 - h) <= max(0.6, 0.01 * r / d * 100), (replicas, headroom, needs)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_the_glossary_heading_never_ends_a_page_above_one_term(
+        path: Path, shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Acme Corp's page 11 ended with "9 Glossary" and its first term, "Batch", alone; the
+    other terms followed on page 12."""
+    pdf = shipped_outputs(path).pdf
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
+                           capture_output=True, text=True).stdout.split("\f")
+    (page,) = [p for p in pages if re.search(r"^9 Glossary$", p, re.M)]
+    after = page.split("9 Glossary", 1)[1]
+    heads = {t.term.split(",")[0].split(" ")[0] for t in GLOSSARY}
+    rows = [ln for ln in after.splitlines() if ln.strip() and ln.split()[0].rstrip(",") in heads]
+    assert len(rows) >= 2, after
