@@ -120,3 +120,17 @@ def test_the_glossary_heading_never_ends_a_page_above_one_term(
     heads = {t.term.split(",")[0].split(" ")[0] for t in GLOSSARY}
     rows = [ln for ln in after.splitlines() if ln.strip() and ln.split()[0].rstrip(",") in heads]
     assert len(rows) >= 2, after
+
+
+def test_the_plans_time_per_token_says_it_is_the_full_batchs(
+        shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Proseware Clinic Network: the plan table's "Time per token 66.3 ms" (a full batch of 52)
+    sat above "18.2 tok/s per user" (the 40 users at peak: 54.8 ms a step); 1,000 / 66.3 is
+    15.1 tok/s. The walk-through says both; the table says which it shows."""
+    out = shipped_outputs(ROOT / "inputs" / "small-l4-l40s.yaml")
+    text = _page_text(out.pdf, 1, 99)
+    assert "Time per token (full batch)" in text
+    assert ("Time per token (full batch) Headroom One node down 1 66.3 ms 30 %"
+            in _page_text(out.pdf, 2, 2))
+    assert "full, a step takes 66.3 ms" in text
+    assert "Modelled alone at peak: 18.2 tok/s per user" in text
