@@ -134,3 +134,15 @@ def test_the_plans_time_per_token_says_it_is_the_full_batchs(
             in _page_text(out.pdf, 2, 2))
     assert "full, a step takes 66.3 ms" in text
     assert "Modelled alone at peak: 18.2 tok/s per user" in text
+
+
+def test_a_whole_replica_share_reads_as_a_whole_number(
+        shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
+    """Adventure Works Group's walk-through: "its part of the plan is 40 % of the node group:
+    6.00 replicas, 1.20 nodes" for a pool of 6 whole replicas; a pooled workload's share keeps
+    its fraction (Acme Corp: 2.78 replicas)."""
+    awg = _page_text(shipped_outputs(ROOT / "inputs" / "enterprise-multi.yaml").pdf, 1, 99)
+    assert "40 % of the node group: 6 replicas, 1.20 nodes, 9.6 GPUs bought" in awg
+    assert "6.00 replicas" not in awg
+    acme = _page_text(shipped_outputs(ROOT / "inputs" / "example.yaml").pdf, 1, 99)
+    assert "55.6 % of the node group: 2.78 replicas, 2.78 nodes, 11.1 GPUs bought" in acme
