@@ -144,5 +144,6 @@ def test_a_whole_replica_share_reads_as_a_whole_number(
     awg = _page_text(shipped_outputs(ROOT / "inputs" / "enterprise-multi.yaml").pdf, 1, 99)
     assert "40 % of the node group: 6 replicas, 1.20 nodes, 9.6 GPUs bought" in awg
     assert "6.00 replicas" not in awg
+    assert "6.7 % of the node group: 1 replica, 0.20 nodes" in awg  # the agent platform's pool
     acme = _page_text(shipped_outputs(ROOT / "inputs" / "example.yaml").pdf, 1, 99)
     assert "55.6 % of the node group: 2.78 replicas, 2.78 nodes, 11.1 GPUs bought" in acme
