@@ -230,7 +230,7 @@ def test_resilience_under_a_hosted_api_is_said_to_be_the_comparisons() -> None:
     comparison only, "while that node is down the service stops"."""
     html = re.sub(r"\s+", " ", render_html(size(load(DATA / "api-cheapest.yaml"))))
     section = html[html.index('id="headroom"'):html.index('id="tco"')]
-    assert ("peak demand − 1). With the hosted API recommended, these are the figures of the "
+    assert ("peak demand needs − 1). With the hosted API recommended, these are the figures of the "
             "servers sized for comparison") in section
     own = re.sub(r"\s+", " ", render_html(size(load(TINY))))
     assert "these are the figures of the servers sized for comparison" not in own
