@@ -42,7 +42,9 @@ def _words(serving: float, standby: float, idle: float) -> str:
 
 
 def _flat(text: str) -> str:
-    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", text)))
+    """The page's words: tags as spaces, no space before a comma (the PDF's KPI keeps each
+    part of the split in a span of its own, so a part never breaks over two lines)."""
+    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", text))).replace(" ,", ",")
 
 
 @pytest.mark.parametrize("account", ACCOUNTS, ids=lambda p: p.stem)
