@@ -348,8 +348,9 @@ def test_adp_balance_wait_applies_to_inferencex_attention_dp_rows_only() -> None
 
 def test_engine_steps_add_whole_served_steps_to_the_first_token() -> None:
     """scheduler_steps x the served step (TPOT without the speculative factor) is added to
-    the first token, and the batch-1 figure adds the same steps at batch 1; the product's
-    default engine takes the fitted first_token_engine_steps."""
+    the first token, and the batch-1 figure adds the same steps at batch 1, each less the
+    prompt's own prefill share (ttft_own_prefill_ms); the product's default engine takes the
+    fitted first_token_engine_steps."""
     model = load_catalog().model("llama-3.1-70b")
     kw: dict[str, Any] = {"tp": 2, "prompt": 2000, "output": 300, "users": 40}
     rate = {"requests_per_s": 1.0, "burstiness": 1.0}  # open arrivals: the prompt queue
@@ -357,7 +358,7 @@ def test_engine_steps_add_whole_served_steps_to_the_first_token() -> None:
     some = option_values(model, "h100-sxm", **kw, overrides={"scheduler_steps": 10.0, **rate})
     default = option_values(model, "h100-sxm", **kw)
     assert default["scheduler_steps"] == load_catalog().constant("first_token_engine_steps") > 0
-    step = some["tpot_ms"] / some["spec_tpot_factor"]
+    step = some["tpot_ms"] / some["spec_tpot_factor"] - some["prefill_ms_per_seq_step"]
     assert some["tpot_ms"] == pytest.approx(none["tpot_ms"])
     # the prompt queue's wait moves too (a longer slot time: fewer requests/s at 40 users)
     assert some["prefill_wait_ms"] < none["prefill_wait_ms"]
@@ -365,7 +366,34 @@ def test_engine_steps_add_whole_served_steps_to_the_first_token() -> None:
                                                           - none["prefill_wait_ms"]) == (
         pytest.approx(10 * step))
     assert some["ttft_one_user_ms"] - none["ttft_one_user_ms"] == pytest.approx(
-        10 * (some["step_fixed_ms"] + some["step_ms_per_seq"]))
+        10 * (some["step_fixed_ms"] + some["step_ms_per_seq"] - some["prefill_ms_per_seq_step"]))
+
+
+def test_one_users_first_token_counts_its_prompt_once() -> None:
+    """The steps before a first token cost a + b x B with the prompt one of the B, and b
+    carries each sequence's prefill spread over its answer (prefill_ms_per_seq_step), while
+    prefill_ms already holds this prompt's. Counted twice, one user's first token grew with
+    1 / answer length: Llama-3.1-8B on one L40S (BF16), a 100,000-token prompt, 32.0 s with
+    256 tokens out and 22.4 s with 1,000, for a 13.2 s prefill. Once, the first token does
+    not depend on the answer's length (only the KV read at the mean context moves: < 1 %)."""
+    model = load_catalog().model("llama-3.1-8b")
+    kw: dict[str, Any] = {"weights": "bf16", "prompt": 100_000, "context": 131_072}
+    short, long = (option_values(model, "l40s", **kw, output=n) for n in (256, 1000))
+    assert short["batch_per_replica"] == long["batch_per_replica"] == 1
+    assert short["prefill_ms"] == pytest.approx(long["prefill_ms"])
+    assert short["ttft_one_user_ms"] == pytest.approx(long["ttft_one_user_ms"], rel=0.01)
+    assert short["ttft_ms"] == pytest.approx(short["ttft_one_user_ms"])
+    # the own share taken off: (shared + engine steps) x prefill / answer
+    steps = short["ttft_queue_steps"] + short["scheduler_steps"]
+    assert short["ttft_own_prefill_ms"] == pytest.approx(
+        steps * short["prefill_compute_ms"] / 256)
+    # 20 tokens out: those 253 steps would take off 12.6 prefills, leaving the times at
+    # batch 0 (the closed forms' intercepts) below zero and a utilisation's divisor at 0;
+    # at most the one prefill is taken off
+    tiny = option_values(model, "l40s", **kw, output=20)
+    assert tiny["ttft_own_prefill_ms"] == pytest.approx(tiny["prefill_compute_ms"])
+    assert tiny["ttft_fixed_ms"] > 0 and tiny["request_slot_fixed_ms"] > 0
+    assert tiny["ttft_one_user_ms"] > tiny["prefill_ms"]
 
 
 def test_engine_steps_follow_the_engine_profile_of_a_measured_row() -> None:

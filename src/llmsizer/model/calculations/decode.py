@@ -351,6 +351,16 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_queue_steps", "Decode steps a new request waits", "steps", "Throughput",
        0.5 + r("prefill_tokens") / r("prefill_chunk_tokens"),
        "Half a step to join, plus one step per prefill chunk it shares with decode (fitted)."),
+    _c("ttft_own_prefill_ms", "The prompt's own prefill in the steps before its first token",
+       "ms", "Throughput",
+       MIN((r("ttft_queue_steps") + r("scheduler_steps")) * r("prefill_ms_per_seq_step"),
+           r("prefill_compute_ms")),
+       "The steps before a first token cost a + b x B with the prompt one of the B, and b "
+       "carries each sequence's prefill spread over its answer's steps; the prefill of one "
+       "prompt already counts this prompt's, so the first token takes that share off (it grows as prompt^2 "
+       "/ (chunk x output): one user, a 100k prompt, 256 tokens out counted it 1.0 x more). "
+       "At most one prefill, so every time at batch 0 stays positive (exact while those "
+       "steps are no more than the answer's)."),
     _c("batch_upper_bound", "Largest batch at this load", "sequences", "Throughput",
        MAX(1, MIN(IF(OR(gt(r("target_system_tokens_per_s"), 0),
                         gt(r("peak_request_rate_per_s"), 0)), r("max_batch_per_replica"),
@@ -430,7 +440,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
                                                   + r("step_ms_per_seq"))
        + r("scheduler_steps") * (r("step_fixed_ms") + r("step_ms_per_seq"))
-       + r("ttft_overhead_ms"),
+       + r("ttft_overhead_ms") - r("ttft_own_prefill_ms"),
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        IF(AND(gt(r("target_ttft_s"), 0),

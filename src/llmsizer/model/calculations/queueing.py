@@ -40,7 +40,7 @@ def slot_fixed_ms(prefill_ms: Expr, step_fixed_ms: Expr) -> Expr:
     ``concurrency_bound``)."""
     return (prefill_ms + r("ttft_overhead_ms")
             + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-            + (r("scheduler_steps") + _OUTPUT_STEPS) * step_fixed_ms)
+            + (r("scheduler_steps") + _OUTPUT_STEPS) * step_fixed_ms - r("ttft_own_prefill_ms"))
 
 
 SLOT_FIXED_MS = slot_fixed_ms(r("prefill_ms"), r("step_fixed_ms"))
@@ -237,9 +237,10 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_fixed_ms", "First token without waiting, batch 0", "ms", "Throughput",
        r("prefill_ms") + r("ttft_overhead_ms")
        + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms"))
-       + r("scheduler_steps") * r("step_fixed_ms"),
-       "Prefill + overhead + the shared steps' latency + the engine's request-path steps: "
-       "TTFT without wait at batch 0."),
+       + r("scheduler_steps") * r("step_fixed_ms") - r("ttft_own_prefill_ms"),
+       "Prefill + overhead + the shared steps' latency + the engine's request-path steps, "
+       "less the prompt's own prefill share (the time each sequence adds counts it): TTFT at "
+       "batch 1 less one sequence's steps."),
     _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
        (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq"),
        "Each sequence in the batch lengthens the steps a new prompt shares or waits through."),
@@ -267,7 +268,8 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("ttft_unqueued_ms", "First token without waiting", "ms", "Throughput",
        r("prefill_ms")
        + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
-       + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor") + r("ttft_overhead_ms"),
+       + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor") + r("ttft_overhead_ms")
+       - r("ttft_own_prefill_ms"),
        "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
        "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
        "all-reduce latency or overhead (chosen by cross-validation on published benchmarks); "
