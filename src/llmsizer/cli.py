@@ -492,6 +492,12 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
             msg += "\n    ".join(printable(part) for part in told.split("\n"))
         elif o.failed:
             msg += printable(told)
+        # a doubtful input (inputs/doubts.py) under its account's line, as `size` prints it
+        if o.warnings and quiet:
+            msg += f" ({len(o.warnings)} input warning{'s' if len(o.warnings) > 1 else ''}: "\
+                   "see batch.json)"
+        elif o.warnings:
+            msg += "".join(f"\n    warning: {printable(w)}" for w in o.warnings)
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")

@@ -31,6 +31,9 @@ class Outcome:
     currency: str = ""
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # what the file's checks doubt but size as written (a target in the other unit, a name's
+    # quotes), each naming its file and line as `validate` prints it
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
