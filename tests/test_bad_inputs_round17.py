@@ -10,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from llmsizer.base.errors import InputError
+from llmsizer.documents.proposal.render import render_html
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.inputs.schema_workload import without_quotes
 from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
 
 CAT = load_catalog()
 HEAD = "schema_version: 1\naccount:\n  name: Test Co\n"
@@ -95,6 +97,9 @@ def test_a_name_in_typographic_quotes_is_printed_without_them_and_told() -> None
         "the proposal names it Acme Corp",
         "acme.yaml:5:5: workloads[0].name: the typographic quotes around „Chat“ are left out: "
         "the proposal names it Chat")
+    # the proposal (its cover and headings) prints the names without the quotes
+    html = render_html(size(loaded))
+    assert "Acme Corp" in html and "“Acme Corp”" not in html and "„Chat“" not in html
     # the same name twice, once in quotes, is the same workload name twice
     twice = text + CHAT.replace("workloads:\n", "").replace("name: chat", "name: Chat")
     assert "two workloads are named 'Chat' (lines 5 and 11)" in problems(twice)[0]
