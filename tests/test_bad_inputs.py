@@ -292,7 +292,7 @@ def test_a_key_holding_a_line_break_stays_on_its_line(tmp_path: Path) -> None:
     head, *lines = str(caught.value).split("\n")
     assert head == f"{path}: 2 problems:" and len(lines) == 2, str(caught.value)
     assert all(line.startswith(f"  {path}:") and "\x1b" not in line for line in lines)
-    assert "costs.gpu_prices.\\n: Input should be a valid number" in lines[0]
+    assert "costs.gpu_prices.\\n: must be a number" in lines[0]
     assert "e.g. `\\n: 2`" in lines[0] and "unknown key 'bad\\x1bkey'" in lines[1]
 
 # --- the command line: real exit codes, one line, nothing written -------------------------

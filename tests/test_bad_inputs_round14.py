@@ -74,7 +74,7 @@ def test_a_higher_percentile_target_below_a_lower_one_is_refused() -> None:
         "{tokens_per_s_per_user: 30, ttft_p50_s: 2, ttft_p95_s: 1, itl_p50_ms: 50, "
         "itl_p99_ms: 20}")).replace("prompt_tokens: 500", "prompt_tokens: -5")
     found = problems(text)
-    assert found[0].startswith("acme.yaml:8:5: workloads[0].prompt_tokens: Input should be")
+    assert found[0].startswith("acme.yaml:8:5: workloads[0].prompt_tokens: must be at least 1 ")
     assert found[1:] == [
         "acme.yaml:10:57: workloads[0]: targets.ttft_p95_s (1 s) is below targets.ttft_p50_s "
         "(2 s): the p95 target bounds 95 % of the first tokens, so it cannot be below the p50 "

@@ -80,7 +80,7 @@ BAD = {
                       "    targets: {tokens_per_s_per_user: 5}\n",
                       ["unknown model 'lama-3.1-70b'", "did you mean llama-3.1-70b"]),
     "negative": ("policy:\n  headroom: -0.5\n",
-                 ["policy.headroom", "greater than or equal to 0", "found -0.5"]),
+                 ["policy.headroom", "must be at least 0", "found -0.5"]),
     "not_yaml": ("workloads: [unclosed\n", ["not valid YAML"]),
     "string_for_list": ("hardware:\n  gpus: h100-sxm\n", ["write a list"]),
     "units_in_number": ("workloads:\n  - name: a\n    model: llama-3.1-8b\n    concurrent_users: 5\n"

@@ -48,7 +48,7 @@ def test_the_reported_file_tells_its_six_problems_in_one_run() -> None:
         f"acme.yaml:5:5: workloads[0]: required key 'output_tokens' is missing: {GENERATING}, "
         "e.g. `output_tokens: 300`",
         f"acme.yaml:5:5: workloads[0]: {ONE_WAY}concurrent_users and requests_per_s",
-        "acme.yaml:9:5: workloads[0].prompt_tokens: Input should be greater than or equal to 1 "
+        "acme.yaml:9:5: workloads[0].prompt_tokens: must be at least 1 "
         "(found -5); allowed: a whole number from 1 to 2,000,000",
         "acme.yaml:10:5: workloads[0]: targets needs tokens_per_s_per_user, response_time_s or "
         "system_tokens_per_s; add e.g. `tokens_per_s_per_user: 30` (the speed each user sees), "
@@ -77,7 +77,7 @@ def test_every_rule_of_a_generating_workload_is_told_beside_a_field_error() -> N
         "or named_users (or delete it)",
         "acme.yaml:13:5: workloads[0]: max_context_tokens (4096) is smaller than prompt_tokens + "
         "output_tokens (5300)",
-        "acme.yaml:14:5: workloads[0].prefix_cache_hit: Input should be less than or equal to "
+        "acme.yaml:14:5: workloads[0].prefix_cache_hit: must be at most "
         "0.99 (found 2); allowed: a number from 0 to 0.99; this is a fraction: write 0.02 for "
         "2 %",
         "acme.yaml:15:15: workloads[0]: targets.ttft_s (20 s) must be shorter than "
@@ -104,7 +104,7 @@ def test_every_rule_of_an_embed_workload_and_duplicate_names_are_told_at_once() 
         "workload is kind: embed, which takes requests_per_s or named_users, tokens_per_request "
         "and targets.latency_p95_s (online), and/or corpus_tokens and reindex_within_hours "
         "(offline) (delete prompt_tokens, or set kind: generate)",
-        "acme.yaml:15:5: workloads[1].requests_per_s: Input should be greater than 0 (found 0); "
+        "acme.yaml:15:5: workloads[1].requests_per_s: must be more than 0 (found 0); "
         "allowed: a number more than 0 and at most 1,000,000",
         "acme.yaml:16:5: workloads[1]: named_users needs requests_per_user_per_hour and "
         "peak_to_average too (e.g. requests_per_user_per_hour: 6, peak_to_average: 3)"]
@@ -150,7 +150,7 @@ def test_a_value_that_failed_is_not_compared_and_a_misspelt_key_is_not_missing()
     assert found == [
         "acme.yaml:7:5: workloads[0]: unknown key 'concurrent_user' (did you mean "
         f"concurrent_users or named_users?); write it as `concurrent_users: 20`; {allowed}",
-        "acme.yaml:8:5: workloads[0].prompt_tokens: Input should be greater than or equal to 1 "
+        "acme.yaml:8:5: workloads[0].prompt_tokens: must be at least 1 "
         "(found -5); allowed: a whole number from 1 to 2,000,000",
         "acme.yaml:11:5: workloads[0]: unknown key 'target' (did you mean targets?); rename it "
         f"to `targets:`; {allowed}"]
@@ -168,17 +168,17 @@ def test_a_value_that_failed_is_not_compared_and_a_misspelt_key_is_not_missing()
      "item is a workload: write `- name: chat` and its other keys (model:, targets:, ...) on the "
      "lines below, lined up under name:"),
     ("workloads:\n" + CHAT + "policy:\n  headroom: 25\n",
-     "acme.yaml:12:3: policy.headroom: Input should be less than or equal to 3 (found 25); "
+     "acme.yaml:12:3: policy.headroom: must be at most 3 (found 25); "
      "allowed: a number from 0 to 3; this is a fraction: write 0.25 for 25 %"),
     ("workloads:\n" + CHAT + "policy:\n  survive_node_loss: \"true\"\n",
-     "acme.yaml:12:3: policy.survive_node_loss: Input should be a valid boolean (found 'true'); "
+     "acme.yaml:12:3: policy.survive_node_loss: must be true or false (found 'true'); "
      "write it without quotes: `survive_node_loss: true`"),
     ("workloads:\n" + CHAT.replace("prompt_tokens: 500", "prompt_tokens: 500.5"),
-     "acme.yaml:8:5: workloads[0].prompt_tokens: Input should be a valid integer (found 500.5); "
+     "acme.yaml:8:5: workloads[0].prompt_tokens: must be a whole number (found 500.5); "
      "write a whole number, e.g. `prompt_tokens: 500` (allowed: a whole number from 1 to "
      "2,000,000)"),
     ("workloads: 3\n",
-     "acme.yaml:4:1: workloads: Input should be a valid list (found 3); write `workloads:` "
+     "acme.yaml:4:1: workloads: must be a list (found 3); write `workloads:` "
      "followed by one `- name: ...` item per workload, as in inputs/example.yaml"),
     ("workloads:\n" + CHAT + "hardware:\n  gpus: [h100-sxm, l40s, h100-sxm]\n",
      "acme.yaml:12:3: hardware.gpus: lists h100-sxm twice; list each once"),
@@ -207,8 +207,8 @@ def test_a_batch_tells_a_bad_files_problems_one_per_line_and_writes_the_good_one
     assert (f"invalid input {bad}: 2 problems:\n"
             f"      {bad}:5:5: workloads[0]: required key 'output_tokens' is missing: "
             f"{GENERATING}, e.g. `output_tokens: 300`\n"
-            f"      {bad}:7:5: workloads[0].concurrent_users: Input should be greater than or "
-            "equal to 1 (found -1); allowed: a whole number from 1 to 10,000,000\n") in proc.stderr
+            f"      {bad}:7:5: workloads[0].concurrent_users: must be at least "
+            "1 (found -1); allowed: a whole number from 1 to 10,000,000\n") in proc.stderr
     doc = json.loads((out / "batch.json").read_text("utf-8"))
     assert {Path(a["file"]).name: a["status"] for a in doc["accounts"]} == {
         "bad.yaml": "invalid input", "good.yaml": "ok"}
@@ -243,8 +243,8 @@ def test_a_request_beyond_the_context_window_is_told_beside_a_field_error() -> N
         "    concurrent_users: -1\n    prompt_tokens: 200000\n    output_tokens: 300\n"
         "    targets: {tokens_per_s_per_user: 30}\n")
     assert found == [
-        "acme.yaml:7:5: workloads[0].concurrent_users: Input should be greater than or equal "
-        "to 1 (found -1); allowed: a whole number from 1 to 10,000,000",
+        "acme.yaml:7:5: workloads[0].concurrent_users: must be at least "
+        "1 (found -1); allowed: a whole number from 1 to 10,000,000",
         "acme.yaml:8:5: workloads[0].prompt_tokens: llama-3.1-70b serves at most 131,072 "
         "tokens of context, but one request here needs 200,300 (prompt_tokens + output_tokens "
         "= 200,000 + 300); shorten the prompt or the answer to fit, or choose a model with a "

@@ -235,8 +235,8 @@ def test_a_download_that_cannot_be_written_keeps_the_form(client: TestClient, ur
     assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
     assert 'value="Fabrikam Legal"' in r.text and 'id="problem"' not in r.text
     assert upload_error(r.text).endswith(
-        "was not written: Chat API — Concurrent users at peak: Input should be greater than "
-        "or equal to 1 (found 0); allowed: a whole number from 1 to 10,000,000")
+        "was not written: Chat API — Concurrent users at peak: must be at least 1 "
+        "(found 0); allowed: a whole number from 1 to 10,000,000")
 
 
 @pytest.mark.parametrize("kind", ["gpus", "models", "platforms"])

@@ -197,7 +197,7 @@ def test_a_sizing_error_is_tied_to_its_field(server: str, browser: Any) -> None:
     described = users.get_attribute("aria-describedby")
     # the loader's words for 0 users (inputs/schema.py: at least 1), beside the field
     assert described and page.locator(f"#{described}").inner_text().startswith(
-        "Input should be greater than or equal to 1 (found 0)")
+        "must be at least 1 (found 0)")
     users.fill("200")
     page.wait_for_selector("#headline", timeout=15000)
     page.wait_for_function("() => !document.querySelector('.field-error')", timeout=15000)

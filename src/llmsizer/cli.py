@@ -480,8 +480,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     def line(o: Outcome, done: int, total: int) -> None:
         nonlocal failures
         failures += o.failed
-        # a file name (or a message quoting one) holding ESC or a line break must not
-        # recolour the terminal or forge a log line (issue 25, F6)
+        # ESC or a line break in a file name must not recolour the terminal or forge a line (issue 25, F6)
         msg = f"[{done}/{total}] {o.status:13} {printable(o.file)}"
         # an input error names its file first ("f.yaml:3:5: ..."): the line names it once
         told = o.message[len(str(o.file)):] if o.message.startswith(str(o.file)) else (
@@ -492,6 +491,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
             msg += "\n    ".join(printable(part) for part in told.split("\n"))
         elif o.failed:
             msg += printable(told)
+        msg += o.warnings_told(quiet)  # a doubtful input, as `size` prints it
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)
             progress.update(task, advance=1, description=f"{o.stem[:30]} · {failures} failed")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs.schema import json_schema
-from ..inputs.schema_messages import _allowed
+from ..inputs.schema_words import _allowed
 from ..model.calculations import CALCULATIONS, INPUTS, LATENCY_DEFINITIONS
 from ..model.expr import to_text
 from ..sizing.results import results_schema

@@ -46,6 +46,7 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..base.textsafe import printable
+from ..inputs.schema_words import said
 from ..model.catalog import Catalog, Model, load_catalog
 from .inputcells import Change, at_cells, edited_requirements, shown
 from .marker import (
@@ -195,7 +196,7 @@ def _first_error(exc: Exception) -> str:
         with contextlib.suppress(Exception):
             first = errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            return short_reason(ValueError(f"{where}: {first.get('msg', '')}"))
+            return short_reason(ValueError(f"{where}: {said(dict(first))}"))
     return short_reason(exc)
 
 

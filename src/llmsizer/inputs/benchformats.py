@@ -45,6 +45,7 @@ from ..base.textsafe import clean_text, printable
 from ..model.calculations import BENCH_MEAN, BENCH_TO_MS
 from ..model.expr import evaluate
 from .benchpoints import _LIMIT, RANGES, BenchPoint, Latency, _f
+from .schema_words import said
 
 __all__ = ["FORMATS", "detect_format", "parse_bench"]
 
@@ -97,7 +98,7 @@ def _out_of_range(exc: ValidationError) -> str:
     name = ".".join(loc) or "a figure"
     kind = _KINDS.get(loc[0]) if loc else None
     if kind is None:
-        return f"{name}: {printable(str(err.get('msg', 'invalid'))[:80])}"
+        return f"{name}: {printable(said(dict(err))[:80])}"
     lo, hi, unit = RANGES[kind]
     return (f"{name} is {_shown(err.get('input'))} {unit}; allowed: {lo:g} to {hi:g} {unit} "
             "(a physical range: is the figure in the unit the tool writes?)")

@@ -25,10 +25,10 @@ from .schema_messages import (
     _dotted,
     _format,
     _model_at,
-    _plain,
     _short,
     _value_at,
 )
+from .schema_words import _plain
 from .schema_workload import SCHEMA_VERSION, Measured, Workload
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
@@ -386,7 +386,24 @@ def resolve(req: Requirements, located: Located, path: Path, catalog: Catalog, *
         problems.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
         raise combined(problems)
     return Loaded(req=req, models=resolved, source=fname, bench=points,
-                  warnings=tuple(_doubts(req, located)))
+                  warnings=tuple(_unquoted(req, located) + _doubts(req, located)))
+
+
+def _unquoted(req: Requirements, located: Located) -> list[str]:
+    """A name whose typographic quotes the schema dropped (schema_workload.without_quotes),
+    told with its line: the outputs print it without them."""
+    names = [(("account", "name"), req.account.name)] + [
+        (("workloads", i, "name"), w.name) for i, w in enumerate(req.workloads)]
+    out = []
+    for loc, name in names:
+        written = _value_at(located.data, loc)
+        if isinstance(written, str) and written != name:
+            out.append(str(_err_at(
+                located, located.filename, loc,
+                # a name is one line of plain text (schema_workload.Text): shown as it is
+                f"the typographic quotes around {written[:60]} are left out: the proposal "
+                f"names it {name[:60]}")))
+    return out
 
 
 def _doubts(req: Requirements, located: Located) -> list[str]:

@@ -19,6 +19,9 @@ from ..base.errors import InputError
 from ..base.textsafe import printable
 from ..model.catalog import load_catalog, suggest
 from .schema import Requirements
+from .schema_numbers import _leading_zero_fix, _number_fix, _time_unit_hint, _unit_key_fix
+from .schema_words import _allowed, _plain, _schema_at, said
+from .schema_words import shown as _shown
 from .yamlpositions import Located
 
 
@@ -92,109 +95,6 @@ def _short(text: str, limit: int = 60) -> str:
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
-def _num(x: float) -> str:
-    """A bound or a suggested value as a person writes it: 10,000,000 / 0.99 / 1e-05."""
-    if isinstance(x, int) or (math.isfinite(x) and x == int(x) and abs(x) < 1e15):
-        return f"{int(x):,}"
-    return f"{x:g}"
-
-
-def _plain(x: float) -> str:
-    """A number as it should be typed into the YAML file (no thousands separators)."""
-    if isinstance(x, int) and not isinstance(x, bool):  # exact, and never overflows a float
-        text = str(x)
-        return text if len(text) <= 20 else f"{text[:12]}… ({len(text)} digits)"
-    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.6g}"
-
-
-@cache
-def _schema() -> dict[str, Any]:
-    return Requirements.model_json_schema()
-
-
-def _schema_at(loc: tuple[str | int, ...]) -> dict[str, Any] | None:
-    """The JSON-schema node of the field at ``loc`` (refs resolved, ``| None`` removed)."""
-    root = _schema()
-    defs: dict[str, Any] = root.get("$defs", {})
-
-    def settle(node: dict[str, Any]) -> dict[str, Any]:
-        for _ in range(10):
-            if "$ref" in node:
-                node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
-            elif "anyOf" in node:
-                options = [o for o in node["anyOf"] if o.get("type") != "null"]
-                node = options[0] if options else {}
-            else:
-                break
-        return node
-
-    node: dict[str, Any] | None = root
-    for part in loc:
-        if node is None:
-            return None
-        node = settle(node)
-        if isinstance(part, int):
-            node = node.get("items")
-        elif part in node.get("properties", {}):
-            node = node["properties"][part]
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = node["additionalProperties"]
-        else:
-            return None
-    return settle(node) if node is not None else None
-
-
-def _allowed(schema: dict[str, Any] | None) -> str:
-    """What a field accepts, in words: 'a number more than 0 and at most 600'."""
-    if not schema:
-        return ""
-    if "const" in schema:
-        return str(schema["const"])
-    if "enum" in schema:
-        return "one of " + ", ".join(str(e) for e in schema["enum"])
-    kind = schema.get("type")
-    if kind in ("integer", "number"):
-        what = "a whole number" if kind == "integer" else "a number"
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        xlo = schema.get("exclusiveMinimum")
-        if hi is None and schema.get("usd_maximum") is not None:  # a money bound (rules.py)
-            most = (f"{_num(schema['usd_maximum'])} USD, or its worth in the account's "
-                    "currency")
-            return (f"{what} from {_num(lo)} to {most}" if lo is not None
-                    else f"{what} more than {_num(xlo or 0)} and at most {most}")
-        if lo is not None and hi is not None:
-            return f"{what} from {_num(lo)} to {_num(hi)}"
-        if xlo is not None and hi is not None:
-            return f"{what} more than {_num(xlo)} and at most {_num(hi)}"
-        if lo is not None:
-            return f"{what} of at least {_num(lo)}"
-        return what
-    if kind == "string":
-        if schema.get("pattern") == "^[A-Z]{3}$":
-            return "a three-letter currency code in capitals, such as USD, EUR or GBP"
-        lo, hi = schema.get("minLength"), schema.get("maxLength")
-        if hi is not None and lo:
-            return f"one line of text, {lo} to {_num(hi)} characters"
-        if hi is not None:
-            return f"text of at most {_num(hi)} characters"
-        return "text"
-    if kind == "boolean":
-        return "true or false"
-    if kind == "array":
-        items = _allowed(schema.get("items"))
-        size = ""
-        if schema.get("maxItems") is not None:
-            size = f" of {schema.get('minItems', 0)} to {schema['maxItems']} items"
-        elif schema.get("minItems"):
-            size = f" of at least {schema['minItems']} item" + ("s" if schema["minItems"] > 1 else "")
-        return f"a list{size}" + (f", each {items}" if items else "")
-    if kind == "object":
-        return "a mapping of `key: value` lines indented under this key"
-    return ""
-
-
 _MISSING_EXAMPLES = {
     "schema_version": "`schema_version: 1` as the first line",
     "account": "`account: {name: Acme Corp}`",
@@ -209,89 +109,6 @@ _MISSING_EXAMPLES = {
     "gpus_per_replica": "`gpus_per_replica: 8`",
     "tokens_per_s_per_replica": "`tokens_per_s_per_replica: 2500`",
 }
-
-# A number written with its unit: '2s', '500 ms', '10%', '$0.12', '10k', '1,000 tok/s'.
-_NUMBER_WITH_UNIT = re.compile(
-    r"^\s*(?P<cur>[$€£¥])?\s*(?P<num>[-+]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*"
-    r"(?P<unit>[A-Za-z%µ]+(?:\s*/\s*[A-Za-z]+)?)?\s*$"
-)
-_TIME_UNITS = {"ms": 0.001, "msec": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1.0,
-               "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
-               "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0,
-               "hours": 3600.0}
-_MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "bn": 1e9}
-_NOISE_UNITS = {"tok/s", "tokens/s", "t/s", "tps", "tok", "tokens", "token", "users", "user",
-                "gb", "kwh", "usd", "eur", "gbp", "years", "year", "yrs", "y", "x", "gpus", "gpu"}
-
-
-def _number_fix(key: str, text: str) -> str | None:
-    """``'ttft_s: 2'`` for ``ttft_s`` written as ``'2s'`` (or ``'2000 ms'``); None if ``text``
-    is not a number with a unit this can read."""
-    m = _NUMBER_WITH_UNIT.match(text)
-    if m is None:
-        return None
-    num_text = m["num"].replace("_", "")
-    if re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", num_text):
-        num_text = num_text.replace(",", "")  # 10,000 -> 10000
-    elif "," in num_text:
-        num_text = num_text.replace(",", ".", 1) if num_text.count(",") == 1 else ""
-    try:
-        value = float(num_text)
-    except ValueError:
-        return None
-    unit = re.sub(r"\s+", "", m["unit"] or "")
-    if unit == "" and not m["cur"] and num_text == m["num"]:
-        return None  # nothing to strip: not this helper's case
-    if unit == "%":
-        value /= 100
-    elif unit in _TIME_UNITS and key.endswith("_s"):
-        value *= _TIME_UNITS[unit]
-    elif unit in _MULTIPLIERS:
-        value *= _MULTIPLIERS[unit]
-    elif unit and unit.lower() not in _NOISE_UNITS:
-        return None
-    if not math.isfinite(value):
-        return None
-    return f"{key}: {_plain(value)}"
-
-
-# Time units a misspelt key may end in, in seconds: `ttft_ms: 500` is `ttft_s: 0.5`, not 500.
-_KEY_TIME_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0,
-                   "min": 60.0, "mins": 60.0, "minutes": 60.0, "h": 3600.0, "hours": 3600.0}
-
-
-def _unit_key_fix(key: str, best: str, value: Any) -> str | None:
-    """``'ttft_s: 0.5'`` for ``ttft_ms: 500``: the number converted when the key written and
-    the key meant end in different time units; None when they do not."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    said, meant = key.lower().rsplit("_", 1)[-1], best.rsplit("_", 1)[-1]
-    if "_" not in key or said == meant or said not in _KEY_TIME_UNITS \
-            or meant not in _KEY_TIME_UNITS:
-        return None
-    converted = value * _KEY_TIME_UNITS[said] / _KEY_TIME_UNITS[meant]
-    return f"{best}: {_plain(round(converted, 9))}"
-
-
-def _time_unit_hint(key: str, found: float, schema: dict[str, Any]) -> str:
-    """`ttft_s: 2000` is 2,000 ms written into seconds (and `itl_p99_ms: 0.05` the reverse):
-    the same time in the key's unit, when only that fits the range; else ''."""
-    lo, hi = schema.get("minimum"), schema.get("maximum")
-    if lo is None or hi is None:
-        return ""
-    for unit, other, factor in (("_s", "milliseconds", 0.001), ("_ms", "seconds", 1000.0)):
-        meant = found * factor
-        if key.endswith(unit) and not lo <= found <= hi and lo <= meant <= hi:
-            return (f"; the unit is in the key name: for {_plain(found)} {other} write "
-                    f"`{key}: {_plain(round(meant, 9))}`")
-    return ""
-
-
-def _leading_zero_fix(key: str, text: str) -> str | None:
-    if re.fullmatch(r"[-+]?0\d+(?:\.\d*)?", text):
-        return f"{key}: {_plain(float(text))}"
-    return None
-
 
 def _quoted(key: str, raw: str) -> str:
     return f'{key}: "{raw}"'
@@ -347,6 +164,15 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
                 extra = f"; {_short(unknown[0], 40)} is not a catalog GPU id{close}"
                 items = fixed
         return f"write a list, e.g. `{key}: [{', '.join(items)}]`{extra}"
+    if kind == "list_type" and loc[-1:] == ("tensor_parallel",) and isinstance(found, int) \
+            and not isinstance(found, bool):  # `tensor_parallel: 3`: a list of degrees
+        degrees = (_schema_at((*loc, 0)) or {}).get("enum", [])
+        if found in degrees:
+            return f"write a list, e.g. `{key}: [{found}]`"
+        near = [int(c) for c in re.findall(r"\d+", _nearest(found, degrees))]
+        return (f"write a list of the degrees to try, e.g. `{key}: [{', '.join(map(str, near))}]`"
+                if near else "write a list, e.g. `tensor_parallel: [8]`") + \
+            f" ({found} is not a degree: allowed are {', '.join(map(str, degrees))})"
     if kind == "list_type" and loc == ("workloads",) and not isinstance(found, dict):
         return ("write `workloads:` followed by one `- name: ...` item per workload, "
                 "as in inputs/example.yaml")
@@ -398,6 +224,17 @@ def _best(word: str, names: list[str]) -> str | None:
     if not close:
         return None
     return next(n for n in names if n.lower() == close[0])
+
+
+def _nearest(found: float, choices: list[Any]) -> str:
+    """'; did you mean 2 or 4?' for `tensor_parallel: 3`: the allowed numbers either side of
+    it ('' when none are numbers or it is beyond them all by more than the largest)."""
+    numbers = sorted(c for c in choices if isinstance(c, int | float) and not isinstance(c, bool))
+    if not numbers or not math.isfinite(found) or not 0 <= found <= 2 * numbers[-1]:
+        return ""
+    below = [c for c in numbers if c < found][-1:]
+    above = [c for c in numbers if c > found][:1]
+    return "; did you mean " + " or ".join(str(c) for c in below + above) + "?"
 
 
 _HINTS = {
@@ -466,10 +303,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     schema = _schema_at(loc)
     allowed = _allowed(schema)
     found = _value_at(data, loc)
-    shown = _short(found) if isinstance(found, str) else (
-        "nothing" if found is _ABSENT else repr(found))
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
+    shown = "nothing" if found is _ABSENT else _shown(found)
     if kind == "extra_forbidden":
         owner = _model_at(loc)
         names = sorted(owner.model_fields) if owner else []
@@ -543,7 +377,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         if allowed:
             msg += f"; allowed: {allowed}"
     elif kind in _RANGE_KINDS:
-        msg = f"{err['msg']} (found {shown})"
+        msg = f"{said(err)} (found {shown})"
         if allowed:
             msg += f"; allowed: {allowed}"
         # a percentage typed into a fraction (headroom: 25): also where the maximum is above 1
@@ -563,14 +397,16 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     elif kind in _LENGTH_KINDS:
         size = f", {len(found):,} characters" if isinstance(found, str) else (
             f", {len(found):,} items" if isinstance(found, list | dict) else "")
-        msg = f"{err['msg']} (found {shown}{size})"
+        msg = f"{said(err)} (found {shown}{size})"
         if allowed:
             msg += f"; allowed: {allowed}"
     elif kind == "literal_error":
         choices = [str(e) for e in (schema or {}).get("enum", [])]
-        msg = f"{err['msg']} (found {shown})"
+        msg = f"{said(err)} (found {shown})"
         if isinstance(found, str) and choices:
             msg += suggest(found, choices)
+        elif isinstance(found, int | float) and not isinstance(found, bool):
+            msg += _nearest(found, (schema or {}).get("enum", []))
     elif kind == "string_pattern_mismatch":
         msg = f"must be {allowed or 'text in the documented format'} (found {shown})"
         if isinstance(found, str) and re.fullmatch(r"[A-Za-z]{3}", found.strip()):
@@ -578,7 +414,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     elif kind in ("single_line", "unsafe_text"):
         msg = f"{err['msg']} (found {shown})"
     else:
-        problem = str(err["msg"])
+        problem = said(err)
         if kind in ("model_type", "dict_type"):
             problem = "must be a mapping of `key: value` lines"
         elif kind == "string_unicode":  # a "\ud800" escape: half a character, unprintable

@@ -61,12 +61,32 @@ def _one_line(text: str) -> str:
 
 Text = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_one_line)]
 
+# A name pasted from a word processor or an e-mail keeps its typographic quotes (“Acme Corp”):
+# YAML reads them as part of the name, and the cover printed them. Quotes around the whole name
+# (opening and closing of one pair, none inside) are dropped; the loader warns (unquoted_names).
+TYPOGRAPHIC_QUOTES = (("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u201e", "\u201c"),
+                      ("\u201e", "\u201d"), ("\u201a", "\u2018"), ("\u00ab", "\u00bb"),
+                      ("\u00bb", "\u00ab"), ("\u300c", "\u300d"))
+
+
+def without_quotes(text: str) -> str:
+    """``Acme Corp`` for “Acme Corp”; any other text as it is (“A” and “B”: two quotes)."""
+    for opening, closing in TYPOGRAPHIC_QUOTES:
+        inner = text[len(opening):-len(closing)]
+        if (len(text) > 2 and text.startswith(opening) and text.endswith(closing)
+                and opening not in inner and closing not in inner and inner.strip()):
+            return inner.strip()
+    return text
+
+
+Name = Annotated[Text, AfterValidator(without_quotes)]
+
 
 def _not_a_boolean(value: Any) -> Any:
     """``true`` equals 1 in Python, so a Literal[1, 2, 4, 8] takes it even in strict mode
     (issue 25: `tensor_parallel: [1, true]` was accepted)."""
     if isinstance(value, bool):
-        raise PydanticCustomError("literal_error", "Input should be {expected}",
+        raise PydanticCustomError("literal_error", "must be {expected}",
                                   {"expected": "1, 2, 4, 8, 16, 32, 64 or 72, not true/false"})
     return value
 
@@ -111,7 +131,7 @@ class _Strict(BaseModel):
 class Account(_Strict):
     """Who the proposal is for."""
 
-    name: Text = Field(
+    name: Name = Field(
         description="Customer name, as printed on the proposal's cover and in file names.",
         json_schema_extra={"example": "Acme Corp"})
     id: Text | None = Field(
@@ -296,7 +316,7 @@ class Workload(_Strict):
     """One workload: a model, its users at peak, the request shape and the targets. ``kind``
     says what it serves: a generating LLM (the default), an embedding model or a reranker."""
 
-    name: Text = Field(
+    name: Name = Field(
         description="Name of the workload, unique within the file; heads its section of the proposal.",
         json_schema_extra={"example": "Internal assistant"})
     model: ModelChoice = Field(

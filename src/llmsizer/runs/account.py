@@ -56,6 +56,7 @@ def size_account(path: Path, stem: str, stamp_of: Callable[[], str],
     try:
         stamp: str | None = stamp_of()
         loaded = load(path)
+        o.warnings = list(loaded.warnings)
         if stamp_of() != stamp:
             stamp = None
         result = size(loaded)

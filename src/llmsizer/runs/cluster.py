@@ -182,8 +182,9 @@ def size_remote(task: dict[str, Any], templates: dict[str, bytes] | None) -> dic
 
         o = size_account(path, task["stem"], lambda: task["stamp"], write, shown=task["shown"])
         # messages name the file as the client gave it, not the worker's copy
-        o.message = o.message.replace(str(path), task["shown"]).replace(str(src),
-                                                                         task["shown_dir"])
+        o.message, *o.warnings = (
+            m.replace(str(path), task["shown"]).replace(str(src), task["shown_dir"])
+            for m in (o.message, *o.warnings))
     return {"outcome": asdict(o), "files": files}
 
 

@@ -31,10 +31,24 @@ class Outcome:
     currency: str = ""
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # what the file's checks doubt but size as written (a target in the other unit, a name's
+    # quotes), each naming its file and line as `validate` prints it
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         return self.status not in ("ok", "skipped")
+
+    def warnings_told(self, quiet: bool) -> str:
+        """The account's input warnings under its batch line, one a line and indented (each
+        names the file and line, escaped: it cannot pass for another account's line); with
+        --quiet their count on the line itself."""
+        from ..base.textsafe import printable
+
+        n = len(self.warnings)
+        if n and quiet:
+            return f" ({n} input warning{'s' if n > 1 else ''}: see batch.json)"
+        return "".join(f"\n    warning: {printable(w)}" for w in self.warnings)
 
 
 def recommendation_words(name: str, recommended: str | None,

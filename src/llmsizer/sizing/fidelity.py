@@ -45,6 +45,7 @@ from pydantic import ValidationError
 from ..inputs.benchdata import BenchPoint, Skipped, read_points
 from ..inputs.benchlabels import serving_features
 from ..inputs.schema import Policy, Requirements
+from ..inputs.schema_words import said
 from ..inputs.schema_workload import Account, Speculative, Targets, Workload
 from ..model.calculations import FIGURE_EXPRS, GROUP_OUTPUT_TOKENS_PER_S
 from ..model.catalog import Catalog, LabelIndex, load_catalog
@@ -227,7 +228,7 @@ def interpret(point: BenchPoint, catalog: Catalog, labels: LabelIndex | None = N
         named = {"prompt_tokens": "isl", "output_tokens": "osl"}
         return Skipped(point.row, tuple(
             f"{named.get(str(e['loc'][-1]), str(e['loc'][-1]))} "
-            f"{e['msg'].replace('Input should', 'should')}"
+            f"{said(dict(e))}"
             for e in exc.errors(include_input=False, include_url=False)), point.raw)
     base: dict[str, Value] = {**account_inputs(req, catalog),
                               **workload_inputs(req.workloads[0], catalog.models[point.model])}

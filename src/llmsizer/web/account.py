@@ -308,7 +308,7 @@ async def upload_yaml(request: Request) -> HTMLResponse:
         from ..inputs.yamlsafe import load_text
 
         located = load_text(text, name)
-        load_from_text(text, name, catalog())  # the CLI's checks, every one
+        loaded = load_from_text(text, name, catalog())  # the CLI's checks, every one
     except InputError as exc:
         if "located" in locals() and isinstance(located.data, dict):
             data = {"schema_version": 1, **forms.form_to_data(
@@ -316,7 +316,8 @@ async def upload_yaml(request: Request) -> HTMLResponse:
             return _account_page(request, data, 400, upload_error=str(exc))
         # nothing of the file could be read: the form is the user's (or the starting point)
         return await _refused(request, str(exc), unread=name)
-    return _account_page(request, located.data)
+    # what the checks doubt (inputs/doubts.py) with the file's line, as `validate` prints it
+    return _account_page(request, located.data, warnings=loaded.warnings)
 
 
 @router.post("/upload/config", response_class=HTMLResponse)

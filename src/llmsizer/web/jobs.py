@@ -65,7 +65,7 @@ def reread_workbook(data: bytes, name: str) -> dict[str, Any]:
     result = size(reread.loaded)
     req = reread.loaded.req.model_dump(mode="json", exclude_defaults=True)
     return {"requirements": {"schema_version": 1, **req},
-            "diff": diff_lines(reread, result), "warnings": list(reread.warnings)}
+            "diff": diff_lines(reread, result), "warnings": [*reread.warnings, *reread.loaded.warnings]}
 
 
 def _lower_priority() -> None:
