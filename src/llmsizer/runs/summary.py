@@ -58,6 +58,8 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
     for c, (head, _, _, width) in enumerate(COLUMNS):
         ws.write_string(0, c, head, f["head"])
         ws.set_column(c, c, width)
+    # the header wraps too ("On-prem per M tokens" in 12): LibreOffice showed its first line
+    ws.set_row(0, LINE_HEIGHT * max(_lines(head, width) for head, _, _, width in COLUMNS))
     for r, o in enumerate(outcomes, start=1):
         lines = 1
         for c, (_, attr, kind, width) in enumerate(COLUMNS):

@@ -84,7 +84,6 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
         ws.write_blank(row, book.tail, None, f("header"))
         ws.write_blank(row, book.tail + 1, None, f("header"))
     ws.set_row(ROW_WORKLOAD, 30)
-    ws.set_row(ROW_STATUS, 66)
     ws.set_column(COL_NAME, COL_NAME, 24)
     ws.set_column(COL_UNIT, COL_UNIT, 11)
     ws.set_column(book.tail, book.tail, 60)
@@ -168,6 +167,9 @@ def write(book: Book, sheet: str) -> None:
     ws.set_row(ROW_WORKLOAD, max([30.0] + [
         wrapped_height(clean_text(c.workload.name), min(widths[c.col] + 2, 28) * 0.75, 11)
         for c in lay.columns]))
+    # the status row (8 pt) likewise: a long rejection reason lost its last lines at 66 pt
+    ws.set_row(ROW_STATUS, max([66.0] + [
+        wrapped_height(c.status, min(widths[c.col] + 2, 28), 8) for c in lay.columns]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
     labels = [c.label for c in CALCULATIONS if c.sheet == sheet]
     if sheet == "KV":

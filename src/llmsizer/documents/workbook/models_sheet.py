@@ -11,7 +11,7 @@ from ...sizing.results import ModelAlternative
 from ..proposal.format import option_words
 from ..proposal.models import QUALITY, WAY
 from .book import Book
-from .formats import clean_text
+from .formats import clean_text, wrapped_height
 
 __all__ = ["write"]
 
@@ -54,10 +54,15 @@ def write(book: Book) -> None:
         row += 1
         ws.write_string(row, 0, clean_text(f"Recommended: {t.rule}."), f("note"))
         row += 1
-        for col, (head, width, _) in enumerate(_COLUMNS):
-            way = WAY.get(t.alternatives[0].way, "")
-            ws.write_string(row, col, head.format(cur=book.cur, way=way), f("header"))
+        heads = [head.format(cur=book.cur, way=WAY.get(t.alternatives[0].way, ""))
+                 for head, _, _ in _COLUMNS]
+        for col, ((_, width, _), head) in enumerate(zip(_COLUMNS, heads, strict=True)):
+            ws.write_string(row, col, head, f("header"))
             ws.set_column(col, col, width)
+        # the header row made tall enough for its wrapped (bold) words: at the default
+        # height LibreOffice showed one line of "Parameters (billion)"
+        ws.set_row(row, max(wrapped_height(head, width * 0.9, 11)
+                            for (_, width, _), head in zip(_COLUMNS, heads, strict=True)))
         row += 1
         for alt in t.alternatives:
             role = "calc_rec" if alt.chosen else "calc"
