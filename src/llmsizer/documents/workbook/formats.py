@@ -204,11 +204,12 @@ def _number_format(unit: str, values: tuple[float, ...], currency: str, dash_zer
 _PAGE_CHARS = 200  # column-width characters that print legibly across a landscape A4 page
 
 
-def fit_width(ws: Any, width: float, repeated: float = 0.0) -> None:
+def fit_width(ws: Any, width: float, repeated: float = 0.0) -> int:
     """Fit to the page width: one page when it stays legible, else as many pages wide as
-    needed, the ``repeated`` (label) columns printed again on each."""
+    needed, the ``repeated`` (label) columns printed again on each. Returns the pages."""
     pages = max(1, math.ceil((width - repeated) / (_PAGE_CHARS - repeated)))
     ws.fit_to_pages(pages, 0)
+    return pages
 
 
 def label_width(labels: Iterable[str], least: float) -> int:
