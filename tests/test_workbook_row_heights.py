@@ -28,7 +28,9 @@ openpyxl: Any = importlib.import_module("openpyxl")
 matplotlib: Any = importlib.import_module("matplotlib")
 ImageFont: Any = importlib.import_module("PIL.ImageFont")
 
-SHIPPED = sorted((ROOT / "inputs").glob("*.yaml"))
+# the shipped accounts, and one with an 80-character workload name (tests/data)
+SHIPPED = [*sorted((ROOT / "inputs").glob("*.yaml")),
+           ROOT / "tests" / "data" / "one-gpu-long-name.yaml"]
 _SCALE = 100  # fonts loaded at 100 x the point size: widths to 1/100 pt
 _PADDING_PT = 3.0  # the cell's inner margins, left and right together
 _FACES = {(False, False): "DejaVuSans", (True, False): "DejaVuSans-Bold",
