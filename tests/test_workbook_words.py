@@ -554,7 +554,7 @@ def test_calculation_sheets_show_a_long_workload_name_whole(tmp_path: Path) -> N
         (head,) = {c.row for row in ws.iter_rows(max_row=8) for c in row if c.value == name}
         width = ws.column_dimensions[get_column_letter(
             next(c.column for c in ws[head] if c.value == name))].width
-        need = wrapped_height(name, width * 0.9, 11)  # bold: a tenth fewer characters a line
+        need = wrapped_height(name, width * 0.75, 11)
         # (the width read back is the written one plus the pixel padding: a point of slack)
         assert need > 60 and ws.row_dimensions[head].height >= need - 1, sheet
 
