@@ -55,9 +55,16 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
         "total": wb.add_format({"bold": True, "num_format": "#,##0", "top": 1}),
         "bad": wb.add_format({"font_color": "#9C0006", "bg_color": "#FFC7CE"}),
     }
-    for c, (head, _, _, width) in enumerate(COLUMNS):
+    for c, (head, attr, kind, width) in enumerate(COLUMNS):
         ws.write_string(0, c, head, f["head"])
-        ws.set_column(c, c, width)
+        # file names and links whole (about 1.15 characters per unit of width): LibreOffice
+        # cut "inputs/code-assistant-alternatives.yaml" at 28
+        texts = ([f"{o.stem}.{attr}" for o in outcomes] if kind == "link" else
+                 [str(getattr(o, attr)) for o in outcomes] if kind == "text" else [])
+        longest = max(map(len, texts), default=0)
+        ws.set_column(c, c, max(width, math.ceil(longest / 1.15) + 1))
+    # the header wraps too ("On-prem per M tokens" in 12): LibreOffice showed its first line
+    ws.set_row(0, LINE_HEIGHT * max(_lines(head, width) for head, _, _, width in COLUMNS))
     for r, o in enumerate(outcomes, start=1):
         lines = 1
         for c, (_, attr, kind, width) in enumerate(COLUMNS):

@@ -59,8 +59,8 @@ def write(book: Book) -> None:
                 ws.write_number(row, 1, value, fmt)
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit_apart"))
         ws.write_string(row, 3, clean_text(source), f("wrap_note"))
-        ws.set_row(row, max(wrapped_height(source, 95), wrapped_height(label, 44),
-                            wrapped_height(value, 16) if isinstance(value, str) else 0))
+        ws.set_row(row, max(wrapped_height(source, 95), wrapped_height(label, 44, 11),  # 11 pt
+                            wrapped_height(value, 16, 11) if isinstance(value, str) else 0))
         row += 1
 
     def section(text: str) -> None:

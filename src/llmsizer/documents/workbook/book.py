@@ -171,7 +171,7 @@ class Book:
         if last > col:
             ws.merge_range(1, col, 1, last, "", fmt)
         ws.write_string(1, col, clean_text(subtitle), fmt)  # write_string: never a formula
-        ws.set_row(1, wrapped_height(subtitle, width, 10))
+        ws.set_row(1, wrapped_height(subtitle, width, 11))  # the subtitle style is 11 pt
 
     def note(self, ws: Any, row: int, col: int, text: str) -> None:
         """A wrapped note in a 70-character column, its row made tall enough."""

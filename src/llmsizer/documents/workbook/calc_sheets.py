@@ -5,6 +5,7 @@ per option (the same column on all four). KV starts with the engine's choices fo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, Input
@@ -51,7 +52,8 @@ SHEET_TITLES = {
 RISK_FLAGS = frozenset({"measured_gap_risk"})  # flags shown red when TRUE
 
 
-def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
+def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> str:
+    """The header rows; returns the subtitle, written once the columns' widths are known."""
     f = book.f
     lay = book.lay
     sub = ("Each column is one option the engine evaluated (the same column on KV, "
@@ -60,9 +62,6 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
            "sheets follow.")
     if lay.hidden:
         sub += "  " + "; ".join(lay.hidden) + "."
-    last = min(book.tail - 1, FIRST_OPTION_COL + 5)  # the first printed page's columns
-    book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL,
-               span=(last, 36 + 11 + 14 * (last - COL_UNIT)))
     # the option in the words of the Options sheet and the proposal (its code stays in the
     # Options sheet's hidden column, for matching the results file)
     for row, text in ((ROW_WORKLOAD, "Workload"),
@@ -84,14 +83,18 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> None:
         ws.write_blank(row, book.tail, None, f("header"))
         ws.write_blank(row, book.tail + 1, None, f("header"))
     ws.set_row(ROW_WORKLOAD, 30)
-    ws.set_row(ROW_STATUS, 66)
-    ws.set_column(COL_NAME, COL_NAME, 24)
+    # the names (9 pt, about 1.4 per unit of width) whole: 24 cut the longest on screen
+    names = [c.name for c in CALCULATIONS if c.sheet == sheet] + (
+        [i.name for i in book.option_inputs] if sheet == "KV" else [])
+    longest = max(map(len, names), default=0)
+    ws.set_column(COL_NAME, COL_NAME, max(24, math.ceil(longest / 1.4) + 1))
     ws.set_column(COL_UNIT, COL_UNIT, 11)
     ws.set_column(book.tail, book.tail, 60)
     ws.set_column(book.tail + 1, book.tail + 1, 100)
     ws.freeze_panes(ROW_STATUS + 1, FIRST_OPTION_COL)
     ws.repeat_rows(ROW_WORKLOAD, ROW_STATUS)
     ws.repeat_columns(COL_LABEL, COL_UNIT)
+    return sub
 
 
 def _option_words(book: Book, o: Option) -> str:
@@ -114,7 +117,7 @@ def write(book: Book, sheet: str) -> None:
     f = book.f
     lay = book.lay
     words = {c.col: _option_words(book, c.option) for c in lay.columns}
-    _headers(book, ws, sheet, words)
+    sub = _headers(book, ws, sheet, words)
     widths = dict.fromkeys((c.col for c in lay.columns), 12)
     if sheet == "KV":
         _section(book, ws, ROW_SECTION, "The engine's choices and calibrated efficiencies "
@@ -168,6 +171,9 @@ def write(book: Book, sheet: str) -> None:
     ws.set_row(ROW_WORKLOAD, max([30.0] + [
         wrapped_height(clean_text(c.workload.name), min(widths[c.col] + 2, 28) * 0.75, 11)
         for c in lay.columns]))
+    # the status row (8 pt) likewise: a long rejection reason lost its last lines at 66 pt
+    ws.set_row(ROW_STATUS, max([66.0] + [
+        wrapped_height(c.status, min(widths[c.col] + 2, 28), 8) for c in lay.columns]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
     labels = [c.label for c in CALCULATIONS if c.sheet == sheet]
     if sheet == "KV":
@@ -175,7 +181,15 @@ def write(book: Book, sheet: str) -> None:
     wide = label_width(labels, 36)
     ws.set_column(COL_LABEL, COL_LABEL, wide)
     ws.print_area(0, COL_LABEL, last_row, max(COL_UNIT, book.tail - 1))
-    fit_width(ws, wide + 11 + sum(min(w + 2, 28) for w in widths.values()), wide + 11)
+    printed = [min(widths[c.col] + 2, 28) for c in lay.columns]
+    pages = fit_width(ws, wide + 11 + sum(printed), wide + 11)
+    # The subtitle is merged over the columns the first printed page surely holds: merged
+    # over six option columns it ran past the page's edge in LibreOffice (Fabrikam Legal,
+    # four 24-wide options a page). A page holds at least its share of the printed width.
+    room = (wide + 11 + sum(printed) + (pages - 1) * (wide + 11)) / pages
+    fits = sum(1 for k in range(len(printed)) if wide + 11 + sum(printed[:k + 1]) <= room)
+    book.title(ws, SHEET_TITLES[sheet], sub, COL_LABEL,
+               span=(COL_UNIT + fits, wide + 11 + sum(printed[:fits])))
 
 
 def _write_option_inputs(book: Book, ws: Any, i: Input, row: int, widths: dict[int, int]) -> None:

@@ -108,6 +108,9 @@ def write(book: Book) -> None:
         ws.write_string(row, 1 + k, clean_text(w.name), f("header"))
         ws.write_string(row + 1, 1 + k, clean_text(w.model_name), f("text"))
         ws.write_string(row + 2, 1 + k, w.mode, f("text"))
+    # the workload names wrap (bold) in their 24-wide columns: "Customer service chat (MoE)"
+    # showed its first line only at the default height
+    ws.set_row(row, max(wrapped_height(clean_text(w.name), 24 * 0.9, 11) for w in r.workloads))
     ws.write_string(row + 2, note_col, "modelled = roofline model with calibrated "
                     "efficiencies; measured = the customer's benchmark replaces it.",
                     f("note"))

@@ -11,7 +11,7 @@ from ...sizing.results import ModelAlternative
 from ..proposal.format import option_words
 from ..proposal.models import QUALITY, WAY
 from .book import Book
-from .formats import clean_text
+from .formats import clean_text, fit_width, label_width, wrapped_height
 
 __all__ = ["write"]
 
@@ -23,7 +23,7 @@ _COLUMNS: tuple[tuple[str, float, str], ...] = (
     ("Tokens/s per user", 11, "0.0"), ("First token (ms)", 11, "#,##0"),
     ("GPUs bought", 10, "#,##0"), ("GPUs serving or on standby", 10, "#,##0"), ("Capital cost ({cur})", 14,
                                                                  "#,##0"),
-    ("Cost per year {way} ({cur})", 16, "#,##0"), ("Recommended", 12, ""),
+    ("Cost per year {way} ({cur})", 16, "#,##0"), ("Recommended", 14, ""),  # bold: 12 broke it
 )
 
 
@@ -43,21 +43,35 @@ def write(book: Book) -> None:
         return
     ws = book.ws["Models"]
     f = book.f
+    # the model and configuration columns as wide as their longest words: a configuration
+    # was cut at its 44-character column in LibreOffice ("... FP8 KV cache" of "... on Dell
+    # PowerEdge XE8640 ...")
+    rows = [_values(a) for t in book.r.model_alternatives for a in t.alternatives]
+    widths = [label_width([str(v[col]) for v in rows if isinstance(v[col], str)], width)
+              if col in (0, 3) else width for col, (_, width, _) in enumerate(_COLUMNS)]
     book.title(ws, "Models compared",
                "Cached figures from the engine, not formulas: each row sizes the whole account "
                "with that model under the same load, targets, hardware and policy. The other "
                "sheets compute the recommended model. " + QUALITY,
-               span=(len(_COLUMNS) - 1, 150))
+               span=(len(_COLUMNS) - 1, sum(widths)))
+    # printed on one page wide when legible: the subtitle, merged over all the columns, was
+    # cut at the first page's edge
+    fit_width(ws, sum(widths))
     row = 3
     for t in book.r.model_alternatives:
         ws.write_string(row, 0, clean_text(t.workload), f("section"))
         row += 1
         ws.write_string(row, 0, clean_text(f"Recommended: {t.rule}."), f("note"))
         row += 1
-        for col, (head, width, _) in enumerate(_COLUMNS):
-            way = WAY.get(t.alternatives[0].way, "")
-            ws.write_string(row, col, head.format(cur=book.cur, way=way), f("header"))
+        heads = [head.format(cur=book.cur, way=WAY.get(t.alternatives[0].way, ""))
+                 for head, _, _ in _COLUMNS]
+        for col, (width, head) in enumerate(zip(widths, heads, strict=True)):
+            ws.write_string(row, col, head, f("header"))
             ws.set_column(col, col, width)
+        # the header row made tall enough for its wrapped (bold) words: at the default
+        # height LibreOffice showed one line of "Parameters (billion)"
+        ws.set_row(row, max(wrapped_height(head, width * 0.9, 11)
+                            for width, head in zip(widths, heads, strict=True)))
         row += 1
         for alt in t.alternatives:
             role = "calc_rec" if alt.chosen else "calc"
