@@ -84,8 +84,9 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> str:
         ws.write_blank(row, book.tail + 1, None, f("header"))
     ws.set_row(ROW_WORKLOAD, 30)
     # the names (9 pt, about 1.4 per unit of width) whole: 24 cut the longest on screen
-    names = [c.name for c in CALCULATIONS if c.sheet == sheet] + (
-        [i.name for i in book.option_inputs] if sheet == "KV" else [])
+    names = [c.name for c in CALCULATIONS if c.sheet == sheet]
+    if sheet == "KV":  # the option's own inputs head the KV sheet
+        names.extend(i.name for i in book.option_inputs)
     longest = max(map(len, names), default=0)
     ws.set_column(COL_NAME, COL_NAME, max(24, math.ceil(longest / 1.4) + 1))
     ws.set_column(COL_UNIT, COL_UNIT, 11)
