@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
+from test_bad_inputs_round14 import problems  # the loader's lines for a text
 
 from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal.render import render_html
@@ -31,13 +32,6 @@ def chat(targets: str, prompt: int = 500) -> str:
     return (HEAD + "  - name: chat\n    model: llama-3.1-8b\n    concurrent_users: 20\n"
             f"    prompt_tokens: {prompt}\n    output_tokens: 300\n"
             f"    targets: {{tokens_per_s_per_user: 30, {targets}}}\n")
-
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(InputError) as caught:
-        load_from_text(text, "acme.yaml", CAT)
-    lines = str(caught.value).split("\n")
-    return lines if len(lines) == 1 else [line.removeprefix("  ") for line in lines[1:]]
 
 
 @pytest.mark.parametrize(("targets", "told"), [

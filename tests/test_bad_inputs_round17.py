@@ -8,8 +8,8 @@ warning. Each test fails on the code before it."""
 from __future__ import annotations
 
 import pytest
+from test_bad_inputs_round14 import problems  # the loader's lines for a text
 
-from llmsizer.base.errors import InputError
 from llmsizer.documents.proposal.render import render_html
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.inputs.schema_workload import without_quotes
@@ -21,13 +21,6 @@ HEAD = "schema_version: 1\naccount:\n  name: Test Co\n"
 CHAT = ("workloads:\n  - name: chat\n    model: llama-3.1-8b\n    concurrent_users: 20\n"
         "    prompt_tokens: 500\n    output_tokens: 300\n"
         "    targets: {tokens_per_s_per_user: 30}\n")
-
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(InputError) as caught:
-        load_from_text(text, "acme.yaml", CAT)
-    lines = str(caught.value).split("\n")
-    return lines if len(lines) == 1 else [line.removeprefix("  ") for line in lines[1:]]
 
 
 @pytest.mark.parametrize(("tail", "told"), [
