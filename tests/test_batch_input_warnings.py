@@ -60,3 +60,26 @@ def test_a_batch_tells_each_files_input_warnings_under_its_line(tmp_path: Path) 
     assert res.exit_code == 0, res.output
     assert f"ok            {doubtful} (2 input warnings: see batch.json)" in res.stderr
     assert "warning:" not in res.stderr
+
+
+def test_an_unchanged_account_still_tells_its_warnings(tmp_path: Path) -> None:
+    # Once failed: the second run skipped the unchanged file (its outputs were fresh) and
+    # printed and kept no warning for it, as if its 45 s first-token target had been fixed.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    doubtful = folder / "a-doubtful.yaml"
+    doubtful.write_text(yaml.safe_dump(account("Contoso", 45), sort_keys=False))
+    (folder / "b-clean.yaml").write_text(yaml.safe_dump(account("Fabrikam", 2), sort_keys=False))
+    out = tmp_path / "out"
+    runner = CliRunner()
+    first = runner.invoke(main, ["report", str(folder), "--out", str(out), "--jobs", "1"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(main, ["report", str(folder), "--out", str(out), "--jobs", "1"])
+    assert again.exit_code == 0, again.output
+    lines = again.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.endswith(str(doubtful)))
+    assert f"skipped       {doubtful}" in lines[at], lines
+    assert lines[at + 1].startswith(f"    warning: {doubtful}:") and "45 s before the first" \
+        in lines[at + 1], lines
+    doc = json.loads((out / "batch.json").read_text("utf-8"))
+    assert [len(a["warnings"]) for a in doc["accounts"]] == [1, 0]

@@ -294,6 +294,7 @@ def _run_batch(files: list[Path], out: Path, jobs: int, force: bool, templates: 
             outcomes[i].status = "skipped"
             outcomes[i].message = "unchanged since its outputs were written"
             _fill_from_json(outcomes[i], out)
+            outcomes[i].warnings = _warnings_of(f)
             done += 1
             if on_done:
                 on_done(outcomes[i], done, len(files))
@@ -425,6 +426,17 @@ def _fill_from_json(o: Outcome, out: Path) -> None:
         o.recommendations = [recommendation_words(w["name"], w["recommended"], w["options"])
                              for w in doc["workloads"]]
         o.outputs = [f"{o.stem}{s}" for s in OUTPUT_SUFFIXES]
+
+
+def _warnings_of(path: Path) -> list[str]:
+    """A skipped account's input warnings, read again (loading checks, it does not size): an
+    unchanged file still holds the doubtful target it held when its outputs were written."""
+    from ..inputs.loader import load
+
+    try:
+        return list(load(path).warnings)
+    except Exception:  # changed into something unreadable since: its next run says why
+        return []
 
 
 def batch_json(outcomes: list[Outcome]) -> str:
