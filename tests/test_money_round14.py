@@ -73,8 +73,8 @@ def test_a_break_even_past_the_write_off_says_buying_does_not_pay_back(tmp_path:
     assert share["plan_breakeven_months"] == pytest.approx(214.1, abs=0.05)
     assert share["plan_breakeven_in_writeoff"] == 0
     html = _text(render_html(r))
-    assert "not within the 3 years amortisation (214 months)" in html
-    assert '<td class="n">214 months</td>' not in html
+    assert "214 months, past the 3 years of amortisation" in html
+    assert '<td class="n name">214 months</td>' not in html
     # the workbook: the Summary's row is a formula over the Plan sheet's, cached as the JSON's
     book = tmp_path / "b.xlsx"
     write_workbook(r, book)
@@ -96,7 +96,7 @@ def test_a_break_even_within_the_write_off_still_reads_in_months() -> None:
     assert shares and all(s["plan_breakeven_in_writeoff"] == 1 for s in shares)
     months = round(shares[0]["plan_breakeven_months"])
     assert 0 < months <= 36
-    assert f'<td class="n">{months} months</td>' in _text(render_html(r))
+    assert f'<td class="n name">{months} months</td>' in _text(render_html(r))
 
 
 # ---- the scale-out network per server (kept) ----------------------------------------------------

@@ -222,7 +222,12 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
         t.add_column(head, justify="left" if i == 0 else "right", no_wrap=i > 0,
                      min_width=widths[keep[i]], max_width=widths[0] if i == 0 else None)
     if wide:
-        t.add_column("why not", overflow="fold", ratio=1)
+        # what the other columns leave of the width (each pays two spaces and a border, the
+        # table one more border): a reason wider than that was cut at the terminal's edge,
+        # words lost mid-line ("spread o" / "answer, adds", round 18), rich not shrinking the
+        # configuration below its minimum
+        why = width - sum(widths[k] + 3 for k in keep) - 1 - 3
+        t.add_column("why not", overflow="fold", max_width=max(why, _WHY))
     for row, reason in zip(rows, reasons, strict=True):
         t.add_row(*row, *([Text(reason)] if wide else []))
     return t, dropped

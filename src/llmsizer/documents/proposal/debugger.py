@@ -32,8 +32,16 @@ class DebugTable:
 
 def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
     share = fmt.pct(d.low_utilisation_share)
-    target = (f"{fmt.seconds(d.ttft_target_s)} (the target)" if d.ttft_target_stated
-              else f"{fmt.seconds(d.ttft_target_s)} (the article's threshold; no target stated)")
+    # a stated target in the words the requirements table uses: "the 2.5 s p99 target"
+    named = " and ".join(fmt.seconds(x) + ("" if name == "mean" else f" {name}")
+                         for name, x in d.ttft_targets)
+    plural = "s" if len(d.ttft_targets) > 1 else ""
+    slow, within = ((f"misses the {named} target{plural}", f"meets the {named} target{plural}")
+                    if d.ttft_target_stated else
+                    (f"takes longer than {fmt.seconds(d.ttft_target_s)} (the article's "
+                     "threshold; no target stated)",
+                     f"stays within {fmt.seconds(d.ttft_target_s)} (the article's threshold; "
+                     "no target stated)"))
     return (
         DebugRow("Out of memory (OOM) crash, requests preempted",
                  "Batch × context exceeds the KV-cache budget",
@@ -47,8 +55,8 @@ def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
                  "Lower the batch per replica or add replicas; enable prefix caching for "
                  "shared prompts",
                  (f"Beyond {fmt.count(d.ttft_limit_users)} concurrent users the first token "
-                  f"takes longer than {target}" if d.ttft_limit_users < d.memory_limit_users
-                  else f"The first token stays within {target} until memory is full, at "
+                  f"{slow}" if d.ttft_limit_users < d.memory_limit_users
+                  else f"The first token {within} until memory is full, at "
                        f"{fmt.count(d.memory_limit_users)} concurrent users")
                  + f" (planned: {fmt.count(d.planned_users)} users)"),
         DebugRow(f"Low GPU utilisation (under {share})",
