@@ -136,8 +136,9 @@ SECURITY_QUOTES = {
     "contradiction-ttft-longer.yaml": "targets.ttft_s (20 s) must be shorter than "
                                       "targets.response_time_s (10 s)",
     "hostile-control-chars.yaml": "contains the control character U+001B; delete it",
-    "infeasible-speed.yaml": "No option meets the targets. Best achievable: 4 × NVIDIA L4, FP8 "
-                             "weights, FP8 KV cache at 81.2 tok/s per user",
+    "infeasible-speed.yaml": "No option meets the 2,000 tok/s per-user speed target: the best is "
+                             "80.4 tok/s (4 × NVIDIA L4, FP8 weights, FP8 KV cache, one request "
+                             "at a time). Relax tokens_per_s_per_user to at most 80 tok/s",
     "infeasible-fit.yaml": "does not fit on any single node tried",
 }
 

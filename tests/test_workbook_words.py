@@ -535,7 +535,7 @@ def test_the_summary_names_the_nearest_miss_in_words(tmp_path: Path) -> None:
     (cell,) = [c for row in ws.iter_rows() for c in row
                if isinstance(c.value, str) and c.value.startswith("No feasible option.")]
     assert not any(o.id in cell.value for o in w.options)
-    assert "Best achievable: 8 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache" in cell.value
+    assert "(8 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache, one request at a time)" in cell.value
 
 
 def test_calculation_sheets_show_a_long_workload_name_whole(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from ..model.catalog import Catalog, Model
 from ..model.expr import Value
 from ..model.names import platform_words
 from . import costs, xpyd
+from .advice import advice as advice_for
 from .evaluate import (
     Choice,
     Tables,
@@ -310,39 +311,11 @@ class SearchMemo:
         return hit
 
 
-def _advice(w: Workload, model: Model, options: list[Option], catalog: Catalog) -> str:
-    if not options:
-        return ("No configuration to try: the tensor-parallel degrees listed in "
-                "hardware.tensor_parallel exceed what every listed GPU's platform allows (GPUs per "
-                "node and the GPU's own limit). Allow a smaller tensor-parallel degree or another "
-                "GPU.")
-    fitting = [o for o in options if float(o.values["max_sequences_by_memory"]) >= 1]
-    if not fitting:
-        smallest = min(float(o.values["weights_gb"]) for o in options)
-        biggest = max(float(o.values["usable_memory_gb"]) for o in options)
-        return (f"{model.name} does not fit on any single node tried: the smallest weights are "
-                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
-                "Use a lower precision (FP8, INT4, FP4), a GPU with more memory (H200, B200, "
-                "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
-                "'When the model is too big').")
-    best = max(fitting, key=lambda o: float(o.values["bandwidth_ceiling_tokens_per_s"]))
-    # in the words the proposal uses for a configuration, never the option id: this text
-    # reaches the batch summary workbook and the terminal
-    gpu = catalog.gpus[best.gpu].name if best.gpu in catalog.gpus else best.gpu
-    words = (f"{best.tp} × {gpu}, {best.weight_precision.upper()} weights, "
-             f"{best.kv_precision.upper()} KV cache")
-    return (f"No option meets the targets. Best achievable: {words} at "
-            f"{float(best.values['bandwidth_ceiling_tokens_per_s']):,.1f} tok/s per user and "
-            f"TTFT {float(best.values['ttft_one_user_ms']):,.0f} ms for a single user. "
-            "Relax the latency target, use a faster GPU, a lower "
-            "precision or a smaller model.")
-
-
 def _nearest(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
              ) -> tuple[object, ...]:
-    """How near a rejected option comes to the targets, lowest first, as :func:`_advice`
-    picks the best achievable: one that holds a request's cache before one that does not,
-    then the fastest single user (bandwidth ceiling), then the option ranking."""
+    """How near a rejected option comes to the targets, lowest first: one that holds a
+    request's cache before one that does not, then the fastest single user (bandwidth
+    ceiling), then the option ranking."""
     return (float(v["max_sequences_by_memory"]) < 1,
             -float(v["bandwidth_ceiling_tokens_per_s"]), *_rank(priced, gaps, v))
 
@@ -453,7 +426,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     advice = None
     if not feasible:
         # not the nearest pairs: the advice's words ("8 × GPU") describe one kind of replica
-        advice = pick.advice if pick is not None and pick.failure else _advice(
+        advice = pick.advice if pick is not None and pick.failure else advice_for(
             w, model, kept, catalog)
     note = pick.note if pick is not None else None
     if w.measured is not None and w.measured.tokens_per_s_per_replica is not None:

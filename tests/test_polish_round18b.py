@@ -1,0 +1,64 @@
+"""Follow-ups from the eighteenth review round (helper E, 2026-11-29) on the two new accounts
+(tests/data/eur-insurer.yaml, tests/data/agentic-coding.yaml): the advice names the target
+no option meets, a rented plan reads the same on every surface, the terminal ranks by the
+account's own way of running it, one rounding per figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+
+DATA = Path(__file__).resolve().parent / "data"
+INSURER = DATA / "eur-insurer.yaml"
+CODING = DATA / "agentic-coding.yaml"
+
+
+def _insurer_chat(tmp_path: Path, **targets: float) -> Path:
+    """The insurer with the chat's inter-token target replaced by ``targets``."""
+    doc = yaml.safe_load(INSURER.read_text(encoding="utf-8"))
+    chat = doc["workloads"][1]["targets"]
+    del chat["itl_p95_ms"]
+    chat.update(targets)
+    path = tmp_path / "insurer.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def _chat(path: Path):  # type: ignore[no-untyped-def]
+    return next(w for w in size(load(path)).workloads if w.name == "Agent-assist chat")
+
+
+def test_the_advice_names_the_inter_token_target_that_failed(tmp_path: Path) -> None:
+    """With itl_p95_ms: 2 the advice read "Best achievable: 8 × NVIDIA H200 SXM ... at 99.0
+    tok/s per user and TTFT 232 ms ... Relax the latency target": the speed (25 tok/s) and
+    first-token (2 s) targets are met; the 2 ms ITL is not. The best p95 inter-token latency
+    one request gets is the H200 TP8's plain decode step, 10.1 ms (itl_p95_ms row at batch
+    1), so the file must allow at least 11 ms."""
+    w = _chat(_insurer_chat(tmp_path, itl_p95_ms=2))
+    assert w.recommended is None
+    assert w.advice == (
+        "No option meets the 2 ms p95 inter-token target: the best is 10.1 ms (8 × NVIDIA H200 "
+        "SXM, FP8 weights, FP8 KV cache, one request at a time). Relax itl_p95_ms to at least "
+        "11 ms, or use a faster GPU, a lower precision or a smaller model.")
+    best = min(float(o.values["itl_p95_ms"]) for o in w.options
+               if float(o.values["max_sequences_by_memory"]) >= 1)
+    assert round(best, 1) == 10.1
+    # the advice is right: at the value it names, an option meets the target
+    assert _chat(_insurer_chat(tmp_path, itl_p95_ms=11)).recommended is not None
+
+
+def test_the_advice_names_the_whole_answer_target_in_seconds(tmp_path: Path) -> None:
+    """With e2e_p95_s: 3 (the file's unit, seconds) the same "99.0 tok/s ... Relax the latency
+    target" advice; the best p95 whole answer is 3.81 s (first token + 349 steps of the H200
+    TP8, one request), so at least 3.9 s."""
+    w = _chat(_insurer_chat(tmp_path, e2e_p95_s=3))
+    assert w.advice is not None and w.advice.startswith(
+        "No option meets the 3 s p95 whole-answer target: the best is 3.81 s (8 × NVIDIA H200 "
+        "SXM, FP8 weights, FP8 KV cache, one request at a time). Relax e2e_p95_s to at least "
+        "3.9 s")
+    assert "tok/s" not in w.advice
+    assert _chat(_insurer_chat(tmp_path, e2e_p95_s=3.9)).recommended is not None
