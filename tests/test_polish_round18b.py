@@ -5,10 +5,19 @@ account's own way of running it, one rounding per figure."""
 
 from __future__ import annotations
 
+import io
+import re
+from html import unescape
 from pathlib import Path
 
+import openpyxl
 import yaml
+from rich.console import Console
 
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.textreport import print_result
+from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 
@@ -62,3 +71,64 @@ def test_the_advice_names_the_whole_answer_target_in_seconds(tmp_path: Path) -> 
         "3.9 s")
     assert "tok/s" not in w.advice
     assert _chat(_insurer_chat(tmp_path, e2e_p95_s=3.9)).recommended is not None
+
+
+def _words(html: str) -> str:
+    """The HTML's text as a reader sees it: tags gone, entities read, one space between."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+
+
+def _recommendation_row(path: Path) -> list[str]:
+    ws = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    row = next(r for r in ws.iter_rows() if r[0].value == "Recommendation")
+    return [str(c.value) for c in row[2:] if c.value]
+
+
+def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Path) -> None:
+    """The insurer rents (policy.deployment: cloud). The cover read "16 × H100 in 2 cloud
+    instances", the executive summary "Rent in the cloud the GPUs of 4 × Dell PowerEdge
+    XE8640", the workbook's Recommendation row "Shares 4 × Dell PowerEdge XE8640 nodes" (as if
+    buying) and the terminal "Plan: 4 × Dell PowerEdge XE8640 (16 GPUs bought ...)". Each now
+    reads the node group's rows: cloud_gpus_rented 16 in cloud_instances 2 (8 H100 per
+    instance, catalog cloud_gpus_per_instance)."""
+    result = size(load(INSURER))
+    assert result.deployment.recommended == "cloud"
+    (g,) = result.plan.node_groups
+    rented, instances = g.values["cloud_gpus_rented"], g.values["cloud_instances"]
+    assert (rented, instances) == (16, 2)
+    words = "16 × NVIDIA H100 SXM 80GB in 2 cloud instances"
+    text = _words(render_html(result))
+    assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
+    assert f"Rent in the cloud {words} (12 serving, 4 on standby) for both workloads, shared." in text
+    assert "the GPUs of" not in text
+    book = tmp_path / "insurer.xlsx"
+    write_workbook(result, book)
+    cells = _recommendation_row(book)
+    assert cells == [
+        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 6 "
+        "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
+        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 3 "
+        "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
+    con = Console(width=200, file=io.StringIO())
+    print_result(result, con)
+    out = con.file.getvalue()  # type: ignore[attr-defined]
+    assert f"Plan, rented in the cloud: {words} (12 serving, 4 on standby)" in out
+    assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
+
+
+def test_a_bought_plan_still_names_its_servers(tmp_path: Path) -> None:
+    """The coding agent buys (policy.deployment: on_prem): the executive summary, the workbook
+    and the terminal name the servers bought, as before the rented wording."""
+    result = size(load(CODING))
+    assert result.deployment.recommended == "on_prem"
+    text = _words(render_html(result))
+    assert "Rent in the cloud" not in text and "rented in" not in text
+    (g,) = result.plan.node_groups
+    assert re.search(rf"Buy {g.nodes} × [^(]+ \({g.gpus_purchased} GPUs", text)
+    book = tmp_path / "coding.xlsx"
+    write_workbook(result, book)
+    assert all(re.match(rf"(Shares )?{g.nodes} × .+ nodes? \({g.gpus_purchased} × ", c)
+               for c in _recommendation_row(book))
+    con = Console(width=200, file=io.StringIO())
+    print_result(result, con)
+    assert f"({g.gpus_purchased} GPUs bought" in con.file.getvalue()  # type: ignore[attr-defined]

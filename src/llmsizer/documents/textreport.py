@@ -497,6 +497,7 @@ def _print_plan(result: Result, con: Console) -> None:
     def gpu(gid: str) -> str:
         return cat.gpus[gid].name if gid in cat.gpus else gid
 
+    rented = result.deployment.recommended == "cloud"
     for g in result.plan.node_groups:
         added = int(g.values.get("group_spare_nodes_added", 0.0))
         # the GPUs bought in the proposal's words: serving, on standby (the N+1 spares that
@@ -505,8 +506,15 @@ def _print_plan(result: Result, con: Console) -> None:
                           g.values["group_idle_gpus"])
         notes = [f": {split}" if split else "",
                  f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
-        _say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
-                  f"({_n(g.gpus_purchased, 'GPU')} bought{''.join(notes)})", style="bold")
+        if rented:  # the PDF cover's terms, from the group's rows (GPUs rented, instances)
+            n_rented = int(g.values["cloud_gpus_rented"])
+            _say(con, f"Plan, rented in the cloud: {n_rented:,} × {gpu(g.gpu)} in "
+                      f"{_n(int(g.values['cloud_instances']), 'cloud instance')}"
+                      + (f" ({split})" if split and n_rented == g.gpus_purchased else ""),
+                 style="bold")
+        else:
+            _say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
+                      f"({_n(g.gpus_purchased, 'GPU')} bought{''.join(notes)})", style="bold")
         for pid in g.pools:
             p = pools[pid]
             words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)

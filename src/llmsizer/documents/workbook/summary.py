@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
+from ...sizing.results import NodeGroup
 from ..proposal.format import gpu_list, precision_name
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
@@ -64,9 +65,41 @@ def _plan_cell(col: str, rows: dict[str, int], key: str) -> str:
     return f"Plan!{col}{rows[key] + 1}"
 
 
+_Part = tuple[str, tuple[str, str] | None]  # words, then a (formula, cached text) cell or None
+
+
+def _bought_words(group: NodeGroup, g_col: str, pl: PlanLayout, lead: str,
+                  platform: tuple[str, str], gpu: tuple[str, str]) -> list[_Part]:
+    """'5 × HGX nodes (40 × H100 GPUs)': the servers a purchase buys. The units follow the
+    live counts: one node reads "1 × … node (4 × … GPUs)"."""
+    nodes = _plan_cell(g_col, pl.group_rows, "group_nodes")
+    gpus = _plan_cell(g_col, pl.group_rows, "group_gpus_purchased")
+    return [
+        (lead, (nodes, str(group.nodes))), (" × ", platform),
+        ("", (f'IF({nodes}=1," node ("," nodes (")',
+              " node (" if group.nodes == 1 else " nodes (")),
+        ("", (gpus, str(group.gpus_purchased))), (" × ", gpu),
+        ("", (f'IF({gpus}=1," GPU)"," GPUs)")', " GPU)" if group.gpus_purchased == 1 else " GPUs)"))]
+
+
+def _rented_words(group: NodeGroup, g_col: str, pl: PlanLayout, lead: str,
+                  gpu: tuple[str, str]) -> list[_Part]:
+    """'16 × H100 rented in 2 cloud instances': what the cloud rents, in the PDF cover's terms,
+    from the node group's cloud_gpus_rented and cloud_instances rows (never a recount)."""
+    rented = _plan_cell(g_col, pl.group_rows, "cloud_gpus_rented")
+    instances = _plan_cell(g_col, pl.group_rows, "cloud_instances")
+    n_rented = int(float(group.values["cloud_gpus_rented"]))
+    n_instances = int(float(group.values["cloud_instances"]))
+    return [
+        (lead, (rented, str(n_rented))), (" × ", gpu), (" rented in ", (instances, str(n_instances))),
+        ("", (f'IF({instances}=1," cloud instance"," cloud instances")',
+              " cloud instance" if n_instances == 1 else " cloud instances"))]
+
+
 def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     """'Shares 5 × HGX nodes (40 × H100 GPUs) with 2 other workloads: 7 replicas of TP4 (FP8
-    weights, FP8 KV cache) serve its pool.' Formula over the Plan sheet and the option."""
+    weights, FP8 KV cache) serve its pool.' Formula over the Plan sheet and the option; a
+    rented plan: 'Shares 16 × H100 rented in 2 cloud instances with ...'."""
     r = book.r
     pool = next((p for p in r.plan.pools if c.k - 1 in p.workload_indices), None)
     if pool is None:
@@ -86,15 +119,9 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     lead = "Shares " if others else ""
     with_others = (f" with {others} other workload{'s' if others > 1 else ''}" if others
                    else "")
-    nodes = _plan_cell(g_col, pl.group_rows, "group_nodes")
-    gpus = _plan_cell(g_col, pl.group_rows, "group_gpus_purchased")
-    # the units follow the live counts: one node reads "1 × … node (4 × … GPUs)"
-    parts: list[tuple[str, tuple[str, str] | None]] = [
-        (lead, (nodes, str(group.nodes))), (" × ", platform),
-        ("", (f'IF({nodes}=1," node ("," nodes (")',
-              " node (" if group.nodes == 1 else " nodes (")),
-        ("", (gpus, str(group.gpus_purchased))), (" × ", gpu),
-        ("", (f'IF({gpus}=1," GPU)"," GPUs)")', " GPU)" if group.gpus_purchased == 1 else " GPUs)")),
+    parts = (_rented_words(group, g_col, pl, lead, gpu) if r.deployment.recommended == "cloud"
+             else _bought_words(group, g_col, pl, lead, platform, gpu))
+    parts += [
         (f"{with_others}: ", (replicas, str(pool.replicas))),
         ("", (f'IF({replicas}=1," replica"," replicas")',
               " replica" if pool.replicas == 1 else " replicas")),
