@@ -20,6 +20,7 @@ from llmsizer.documents.textreport import print_result
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
+from llmsizer.sizing.search import cost_order
 
 DATA = Path(__file__).resolve().parent / "data"
 INSURER = DATA / "eur-insurer.yaml"
@@ -132,3 +133,59 @@ def test_a_bought_plan_still_names_its_servers(tmp_path: Path) -> None:
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     assert f"({g.gpus_purchased} GPUs bought" in con.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _terminal_rows(out: str, title: str) -> list[tuple[str, str]]:
+    """(configuration, cost) of each feasible row of a workload's terminal table."""
+    table = out[out.index(title):]
+    table = table[:table.index("└")]
+    rows = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) > 8 and cells[8].endswith(" k"):  # a feasible row: its cost
+            rows.append((cells[0].lstrip("★ ").strip(), cells[8]))
+    return rows
+
+
+def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere() -> None:
+    """The insurer rents, yet the terminal's options table showed and ranked by "on-prem
+    EUR/yr": its chat's ★ row (2 × H100 on XE8640, EUR 265 k on-premises) led, while four
+    H200 rows rent for EUR 125 k a year against its 213 k (cloud per year,
+    annual_cost_cloud). The terminal, the PDF's alternatives and the web page's options now
+    list the options in one order, the cloud's cost (cost_order)."""
+    from fastapi.testclient import TestClient
+
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.documents.proposal.walkthrough import workload_view
+    from llmsizer.model.catalog import load_catalog
+    from llmsizer.web.app import create_app
+
+    result = size(load(INSURER))
+    index, w = next((i, w) for i, w in enumerate(result.workloads) if w.name == "Agent-assist chat")
+    con = Console(width=200, file=io.StringIO())
+    print_result(result, con)
+    out = con.file.getvalue()  # type: ignore[attr-defined]
+    assert "cloud" in out[out.index("Agent-assist chat"):].splitlines()[2]  # the cost head
+    rows = _terminal_rows(out, "Agent-assist chat — ")
+    assert rows[0] == ("4 × H200 SXM, FP8 weights, FP8 KV, Dell PowerEdge XE9680", "125 k")
+    assert ("2 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE8640", "213 k") in rows
+    costs = [float(c.removesuffix(" k")) for _, c in rows]
+    assert costs == sorted(costs)
+    feasible = [o for o in w.options if o.feasible]
+    ranked = sorted(feasible, key=lambda o: float(o.values["annual_cost_cloud"]))
+    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [125]
+    order = {o.id: i for i, o in enumerate(cost_order(w.options, "cloud"))}
+    # the PDF's alternatives (best per GPU and platform) follow the same order
+    pdf = [a.option.id for a in workload_view(result, index, load_catalog(),
+                                              Formatter("EUR"), chart=False).alternatives]
+    assert pdf[0] == ranked[0].id and [order[i] for i in pdf] == sorted(order[i] for i in pdf)
+    # the web page's options table: the same rows, in the same order, priced by the cloud
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "insurer.yaml", INSURER.read_bytes())}).text
+    section = page[page.index('<section id="options">'):]
+    section = section[section.index("Agent-assist chat"):]
+    section = section[:section.index("</table>")]
+    assert ">Cloud per year<" in section
+    web = [_words(c) for c in re.findall(r'<td class="n">([^<]*)</td>\s*<td>', section)]
+    assert web[:len(rows)] == [f"EUR {c}" for _, c in rows]

@@ -25,6 +25,7 @@ from ..sizing.results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
+from ..sizing.search import cost_order
 from .fasttable import print_table
 from .proposal.deployment import deployment_context
 from .proposal.format import (
@@ -118,6 +119,15 @@ class _Names:
                 f"{precision_name(o.kv_precision)} KV", ", ".join([*spread, self.server(o.platform)]))
 
 
+def _cost(o: Option, rented: bool) -> str:
+    """An option's cost per year in the account's way: the cloud's when it rents."""
+    if rented:
+        v = o.values
+        return (_amount(float(v["annual_cost_cloud"])) if float(v["cloud_gpu_hour"]) > 0
+                else "no price")
+    return _amount(float(o.values["annual_cost_onprem"])) if o.priced else "no price"
+
+
 def _config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
     """(first phrase, second phrase, recommended) -> the configuration cells: one line where it
     fits in ``room`` columns, else the second phrase on a line of its own under the first, a
@@ -164,15 +174,19 @@ _DROPPED_NAMES = {1: "batch", 3: "TTFT", 7: "headroom"}  # in the order of the c
 _DROP_WHEN_NARROW = (7, 3, 1)
 
 
-def _workload_table(w: WorkloadResult, cur: str, width: int,
-                    names: _Names) -> tuple[Table, list[str]]:
-    """The options table, and the names of the figures dropped to fit ``width``."""
+def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names,
+                    way: str = "on_prem") -> tuple[Table, list[str]]:
+    """The options table, and the names of the figures dropped to fit ``width``. ``way``:
+    the account's way of running it (deployment.recommended); renting, the cost column is
+    the cloud's and the rows are in its order, as the PDF and the web page list them."""
+    rented = way == "cloud"
     wide = width >= _WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
     t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
-    shown = [o for o in w.options if o.feasible or wide]  # narrow: ruled out listed under it
+    # narrow: ruled out listed under it
+    shown = [o for o in cost_order(w.options, way) if o.feasible or wide]
     rows: list[list[str]] = []
     reasons: list[str] = []
     for o in shown:
@@ -185,12 +199,13 @@ def _workload_table(w: WorkloadResult, cur: str, width: int,
                     _latency(float(v['ttft_ms'])), f"{float(v['replicas']):,.0f}",
                     f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}",
                     f"{float(v['headroom_achieved']):,.0%}",
-                    _amount(float(v['annual_cost_onprem'])) if o.priced else "no price"]
+                    _cost(o, rented)]
         else:
             row += [""] * len(_NUMBER_HEADS)
         rows.append(row)
         reasons.append(o.reason if not o.feasible else "")
-    heads = ["configuration", *(h.format(cur=cur) for h in _NUMBER_HEADS)]
+    heads = ["configuration", *(h.format(cur=cur) for h in _NUMBER_HEADS[:-1]),
+             ("cloud\n{cur}/yr" if rented else _NUMBER_HEADS[-1]).format(cur=cur)]
     widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
               for i, head in enumerate(heads)]
     # wide tables pay a border and two spaces per column and keep room for "why not"; narrow
@@ -333,7 +348,8 @@ def print_result(result: Result, console: Console | None = None) -> None:
     for w in result.workloads:
         # a server's detail is kept where two of this table's options would read the same
         names = _Names(cat, list(w.options))
-        table, dropped = _workload_table(w, cur, con.width, names)
+        table, dropped = _workload_table(w, cur, con.width, names,
+                                         result.deployment.recommended)
         print_table(table, con)
         if dropped and not told:
             # say once what a narrow table leaves out, or a reader takes it for not computed

@@ -279,6 +279,21 @@ def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
             -float(v["headroom_achieved"]))
 
 
+def cost_order(options: Sequence[Option], way: str) -> list[Option]:
+    """The options as every surface lists them (the terminal's table, the PDF's alternatives,
+    the web page's options) for the account's way of running it (``deployment.recommended``):
+    renting, the feasible ones by cloud cost per year (those without a cloud price last, then
+    the engine's ranking); otherwise the engine's order (on-premises cost). The rejected
+    follow, in the engine's order. Review round 18: the terminal ranked and priced a rented
+    account's options by what buying them costs."""
+    if way != "cloud":
+        return list(options)
+    feasible = sorted((o for o in options if o.feasible), key=lambda o: (
+        0 if float(o.values["cloud_gpu_hour"]) > 0 else 1, float(o.values["annual_cost_cloud"]),
+        *_rank_key(o)))
+    return feasible + [o for o in options if not o.feasible]
+
+
 class SearchMemo:
     """What the option search works out once per account instead of once per option (issue
     #25 item 3: ~35,000 options are evaluated for 50 workloads): each GPU and weight
