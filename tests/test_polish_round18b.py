@@ -189,3 +189,36 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
     assert ">Cloud per year<" in section
     web = [_words(c) for c in re.findall(r'<td class="n">([^<]*)</td>\s*<td>', section)]
     assert web[:len(rows)] == [f"EUR {c}" for _, c in rows]
+
+
+def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: Path) -> None:
+    """The insurer's break-even (capex / monthly saving, calculations breakeven_months) is
+    95.8 months for each workload's share: the workbook showed "95.8 months", the PDF "96
+    months". Yearly prices and a whole-year write-off support no tenth of a month: whole
+    months in both (the workbook's cached value stays exact; only its display rounds)."""
+    result = size(load(INSURER))
+    months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
+    assert [round(m, 1) for m in months] == [95.8, 95.8]
+    book = tmp_path / "insurer.xlsx"
+    write_workbook(result, book)
+    ws = openpyxl.load_workbook(book)["Summary"]
+    row = next(r for r in ws.iter_rows() if r[0].value == "Buy-vs-rent break-even")
+    formats = {c.number_format for c in row[2:4]}
+    assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
+    text = _words(render_html(result))
+    assert text.count("96 months, past the 3 years of amortisation") == 2
+
+
+def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:
+    """The insurer's two workloads share 4 nodes half and half: its costs table read "2.00 /
+    8.0" (nodes / GPUs bought). Whole counts now read "2 / 8"; enterprise-multi's chat, a
+    fifth of 6 nodes (plan_nodes 1.2, 9.6 GPUs), keeps its fraction and the row says why."""
+    text = _words(render_html(size(load(INSURER))))
+    assert "Nodes / GPUs bought 2 / 8 2 / 8 4 / 16" in text
+    multi = size(load(DATA.parent.parent / "inputs" / "enterprise-multi.yaml"))
+    chat = next(s for p in multi.plan.pools for s in p.shares
+                if "Company-wide chat" in p.workloads)
+    assert (round(chat["plan_nodes"], 2), round(chat["plan_gpus_purchased"], 1)) == (1.2, 9.6)
+    text = _words(render_html(multi))
+    assert ("Nodes / GPUs bought (a share of nodes shared with other workloads: a fraction) "
+            "1.20 / 9.6") in text

@@ -1,8 +1,8 @@
 """Layer 5 — what a person reads: the workbook (``workbook``, one module per sheet), the PDF
-proposal (``proposal``, one module per section), ``charts`` and ``roofline`` (on the SVG
-canvas of ``chartcanvas``), terminal tables
-(``textreport``; long ones drawn fast by ``fasttable``), an edited workbook read back
-(``marker``, ``xlsxsafe``, ``inputcells``, ``reread``), and the generated docs (``docgen``)."""
+proposal (``proposal``, one module per section), ``charts`` and ``roofline`` (on the SVG canvas
+of ``chartcanvas``), terminal tables (``textreport``; long ones drawn fast by ``fasttable``;
+the catalog's: ``textcatalog``), an edited workbook read back (``marker``, ``xlsxsafe``,
+``inputcells``, ``reread``), and the generated docs (``docgen``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "proposal",
     "reread",
     "roofline",
+    "textcatalog",
     "textreport",
     "workbook",
     "xlsxsafe",

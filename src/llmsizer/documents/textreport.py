@@ -7,7 +7,6 @@ import re
 import sys
 import textwrap
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from rich import box
@@ -38,6 +37,7 @@ from .proposal.format import (
     precision_name,
 )
 from .proposal.models import QUALITY
+from .textcatalog import catalog_table, params_text
 
 
 def _console() -> Console:
@@ -471,35 +471,6 @@ def _models_table(t: ModelAlternatives, cur: str, width: int) -> Table:
     return tab
 
 
-def params_text(x: float) -> str:
-    """A parameter count as people say it: 6.74 B, 70.6 B, 671 B (3 significant figures)."""
-    return f"{x / 1e9:.3g} B" if x >= 1e9 else f"{x / 1e6:.3g} M"
-
-
-def _cell(x: Any) -> str:
-    if x is None:
-        return "—"
-    # 131,072 tokens as the web page and the PDF write it, not 131072
-    return f"{x:,.6g}" if isinstance(x, float) else f"{x:,}" if isinstance(x, int) else str(x)
-
-
-# (attribute, header, formatter) per catalog; headers wrap onto two lines so narrow
-# terminals keep every column readable.
-_CATALOG_COLUMNS: dict[str, list[tuple[str, str, Callable[[Any], str]]]] = {
-    "gpus": [("memory_gb", "memory\nGB", _cell), ("bandwidth_tb_s", "bandwidth\nTB/s", _cell),
-             ("bf16_tflops", "BF16\nTFLOPS", _cell), ("fp8_tflops", "FP8\nTFLOPS", _cell),
-             ("fp4_tflops", "FP4\nTFLOPS", _cell), ("price_usd", "price\nUSD", _cell)],
-    "models": [("params_total", "params\ntotal", params_text),
-               ("params_active", "params\nactive", params_text), ("layers", "layers", _cell),
-               ("kv_heads", "KV\nheads", _cell), ("head_dim", "head\ndim", _cell),
-               ("max_context", "max context\ntokens", _cell)],
-    "platforms": [("gpus_per_node", "GPUs per\nnode", _cell),
-                  ("nvlink_domain", "NVLink\ndomain", _cell),
-                  ("node_power_kw", "node power\nkW", _cell),
-                  ("base_price_usd", "base price\nUSD", _cell)],
-}
-
-
 def _print_plan(result: Result, con: Console) -> None:
     """The account plan: what is bought, which workloads share what, and the saving, in the
     words of the proposal (platform and GPU names, precisions), not option ids."""
@@ -586,30 +557,5 @@ def _n(count: int, noun: str) -> str:
 
 
 def print_catalog(kind: str, table: dict[str, Any], console: Console | None = None) -> None:
-    con = console or _console()
-    t = Table(title=kind, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
-    cols = _CATALOG_COLUMNS[kind]
-    rows = [[fmt(getattr(e, attr)) if getattr(e, attr) is not None else "—"
-             for attr, _, fmt in cols] for e in table.values()]
-    figures = sum(max([len(r[i]) for r in rows] + [len(p) for p in head.split("\n")]) + 2
-                  for i, (_, head, _) in enumerate(cols))
-    ids = max(map(len, table), default=2)
-    # a name squeezed beside the id and the figures was cut to "NVID…": where fewer than 24
-    # columns are left for it, it goes under its id instead (one column, no cut)
-    stacked = con.width - figures - ids - 6 < 24
-    if stacked:
-        room = max(con.width - figures - 4, ids)
-        t.add_column("id\n  name", no_wrap=True, min_width=min(room, 30))
-        firsts = ["\n".join([key, *textwrap.wrap(e.name, room, initial_indent="  ",
-                                                 subsequent_indent="  ",
-                                                 break_on_hyphens=False)])
-                  for key, e in table.items()]
-    else:
-        t.add_column("id", no_wrap=True, min_width=ids)
-        t.add_column("name", ratio=1)
-        firsts = list(table)
-    for _, head, _ in cols:
-        t.add_column(head, justify="right", no_wrap=True)
-    for first, e, row in zip(firsts, table.values(), rows, strict=True):
-        t.add_row(first, *([] if stacked else [e.name]), *row)
-    con.print(t)
+    """The catalog command's table (:func:`.textcatalog.catalog_table`)."""
+    catalog_table(kind, table, console or _console())

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from ..base.version import __version__
 from ..documents.proposal.format import customer_words, gpu_split, precision_name
 from ..documents.proposal.glossary import GLOSSARY
-from ..documents.textreport import params_text
+from ..documents.textcatalog import params_text
 from .forms import Configs
 
 _HERE = resources.files("llmsizer.web")

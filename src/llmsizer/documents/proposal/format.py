@@ -211,6 +211,16 @@ class Formatter:
     def decimal(self, x: float, digits: int = 2) -> str:
         return self.number(x, digits)
 
+    def share(self, x: float, digits: int = 2) -> str:
+        """A count that may be a share of something shared: whole as a count ("2", never
+        "2.00", review round 18), a fraction with ``digits`` decimals ("1.33")."""
+        return self.count(x) if float(x).is_integer() else self.number(x, digits)
+
+    @staticmethod
+    def whole(x: float) -> bool:
+        """Whether a count is whole (a template's test: a share of a shared node may not be)."""
+        return float(x).is_integer()
+
     def params(self, x: float) -> str:
         """Parameter counts as 70.6 billion."""
         if abs(x) >= 1e9:

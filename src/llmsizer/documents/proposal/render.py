@@ -80,7 +80,7 @@ FILTERS = {
     "secs": "seconds", "stated": "stated",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",
     "pctdigits": "pct_digits", "headroomdigits": "headroom_digits", "msunit": "ms_unit",
-    "msvs": "ms_vs", "toksvs": "tok_s_vs",
+    "msvs": "ms_vs", "toksvs": "tok_s_vs", "share": "share", "whole": "whole",
 }
 
 

@@ -78,7 +78,9 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "switches": "switch"}  # the BOM's "1 switches" (round 14)
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
-_FIXED_DECIMALS = {"kW": 1, "months": 1, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
+# months whole, as the PDF prints them: the break-even read "95.8 months" here, "96" there
+# (review round 18; its inputs are yearly figures)
+_FIXED_DECIMALS = {"kW": 1, "months": 0, "years": 1, "h": 0, "M tokens": 0, "TFLOP/s": 1,
                    "TOPS": 1, "tok/s": 1, "GB/s": 0, "FLOP/B": 0}
 _UNIT_SUFFIX = {"M tokens": "M tok", "x": "×", "ratio": "", "code": ""}
 
