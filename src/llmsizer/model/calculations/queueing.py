@@ -23,15 +23,18 @@ from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, 
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
 
-# The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_STEPS x b x B:
+# The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_MS_PER_SEQ x B:
 # ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
 # benchmark figures (benchmarks.py) solve the same relation for an offered rate.
 # The engine's request path (``scheduler_steps`` whole steps before the first token, decode.py
 # ``ttft_ms``) is a + b x B per step too. Under speculation each output token takes
 # spec_tpot_factor of a step (tpot_ms): counted as a whole step, a request held its slot as
 # long as without speculation, and the concurrency a rate causes hardly fell.
+# Each sequence brings at most one prefill to a first token's steps (ttft_prefill_excess_ms):
+# the slot time each sequence adds is SLOT_STEPS x b less that excess (0 for most answers).
 _OUTPUT_STEPS = (r("output_tokens") - 1) * r("spec_tpot_factor")
 SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + _OUTPUT_STEPS
+SLOT_MS_PER_SEQ = SLOT_STEPS * r("step_ms_per_seq") - r("ttft_prefill_excess_ms")
 
 
 def slot_fixed_ms(prefill_ms: Expr, step_fixed_ms: Expr) -> Expr:
@@ -56,7 +59,7 @@ RATE_CALCULATIONS: tuple[Calculation, ...] = (
 )
 
 _rate_ms = r("peak_request_rate_per_s") / 1000
-_solo_denominator = 1 - _rate_ms * SLOT_STEPS * r("step_ms_per_seq")
+_solo_denominator = 1 - _rate_ms * SLOT_MS_PER_SEQ
 
 
 def concurrency_by_rate(slot_fixed: Expr, slot_full: Expr) -> Expr:
@@ -71,7 +74,7 @@ def concurrency_by_rate(slot_fixed: Expr, slot_full: Expr) -> Expr:
 # Read after the full replica's step time and before the batch served.
 LOAD_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_full_ms", "Time a request holds a slot, replica full", "ms", "Throughput",
-       SLOT_FIXED_MS + SLOT_STEPS * r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
+       SLOT_FIXED_MS + SLOT_MS_PER_SEQ * MAX(1, r("batch_per_replica")),
        "First token + (output - 1) steps at the batch per replica: the longest a request "
        "holds its slot on a replica sized for this load (t(B) grows with B)."),
     _c("concurrent_users", "Concurrent users at peak", "users", "Throughput",
@@ -179,7 +182,7 @@ _m = r("ttft_ms_per_seq")
 _CLOSED = le(r("peak_request_rate_per_s"), 0)
 _ARRIVAL_K = IF(_CLOSED, 0, POWER(r("burstiness"), 2) / 2)  # (CVa^2 + CVs^2) / 2, CVs 0
 _s0 = r("request_slot_fixed_ms")
-_g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
+_g = SLOT_MS_PER_SEQ - r("prefill_ms")
 
 
 def _mean_batch(budget: Expr) -> Expr:
@@ -242,8 +245,10 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "less the prompt's own prefill share (the time each sequence adds counts it): TTFT at "
        "batch 1 less one sequence's steps."),
     _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
-       (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq"),
-       "Each sequence in the batch lengthens the steps a new prompt shares or waits through."),
+       (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq")
+       - r("ttft_prefill_excess_ms"),
+       "Each sequence in the batch lengthens the steps a new prompt shares or waits through, "
+       "by at most its own prompt's prefill."),
     _c("closed_loop_knee_batch", "Batch where a closed loop's round wait starts",
        "sequences", "Throughput",
        IF(gt(r("closed_loop_round_share"), 0),
@@ -269,8 +274,9 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
        r("prefill_ms")
        + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
        + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor") + r("ttft_overhead_ms")
-       - r("ttft_own_prefill_ms"),
-       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
+       - r("ttft_own_prefill_ms") - r("batch_served") * r("ttft_prefill_excess_ms"),
+       "Prefill + the decode steps it waits for or shares (each sequence's prefill share in "
+       "them at most one prefill, the prompt's own once); a prefill chunk hides the step's "
        "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
        "all-reduce latency or overhead (chosen by cross-validation on published benchmarks); "
        "+ the whole steps the engine's request path takes (tokeniser, scheduler, "
@@ -294,7 +300,7 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
        "wait (share x (in flight - 1) steps, less the steps a prompt's own chunks ride: the "
        "users' prompts arrive in rounds); 0 for a rate or a disaggregated option."),
     _c("request_slot_ms", "Time a request holds a slot at this load", "ms", "Throughput",
-       r("request_slot_fixed_ms") + SLOT_STEPS * r("step_ms_per_seq") * r("batch_served"),
+       r("request_slot_fixed_ms") + SLOT_MS_PER_SEQ * r("batch_served"),
        "First token (without its wait) + (output - 1) steps at the batch served."),
     _c("replica_request_rate_per_s", "Requests a replica starts per second", "requests/s",
        "Throughput", r("batch_served") * 1000 / r("request_slot_ms"),
@@ -443,9 +449,9 @@ def _itl_batch(q: int) -> Expr:
 # Read before batch_by_ttft: the batch each stated TTFT percentile allows.
 PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_ms_per_seq", "Slot time each sequence adds", "ms", "Throughput",
-       SLOT_STEPS * r("step_ms_per_seq"),
-       "(First token's shared steps + output - 1) x b: the slot time grows by this per "
-       "sequence in the batch."),
+       SLOT_MS_PER_SEQ,
+       "(First token's shared steps + output - 1) x b, less the prefill share beyond one "
+       "prefill: the slot time grows by this per sequence in the batch."),
     _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
        _K * r("prefill_ms"),
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
