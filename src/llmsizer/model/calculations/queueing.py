@@ -334,8 +334,14 @@ _K = _ARRIVAL_K
 _rho = r("prefill_utilisation")
 
 
+def _tail(p: float) -> float:
+    """1 - p written as typed (0.05, not 0.050000000000000044 in every formula)."""
+    return round(1 - p, 12)
+
+
 def _wait_percentile(p: float) -> Expr:
-    tail = IF(gt(_rho, 1 - p), _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / (1 - p), math.e), 0)
+    tail = IF(gt(_rho, _tail(p)),
+              _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / _tail(p), math.e), 0)
     cap = (r("batch_served") - 1) * r("prefill_ms")
     return IF(_CLOSED, 0, IF(lt(_rho, 1), MIN(cap, tail), cap))
 
@@ -360,7 +366,7 @@ def _tangent_batch(target_ms: Expr, p: float, rho0: Expr,
     d = target_ms - fixed
     s0, kk, pf = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq"), r("prefill_ms")
     kp, g = r("prefill_wait_scale_ms"), kk - pf
-    alpha = LOG(rho0 / (1 - p), math.e) - 1
+    alpha = LOG(rho0 / _tail(p), math.e) - 1
     e = (d - kp * alpha) * s0
     beta = m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
     root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * m * g * e), 0.5))
@@ -373,8 +379,8 @@ def _busy_start(target_ms: Expr, p: float, line: tuple[Expr, Expr] = _FIRST_TOKE
     there leaves room (e > 0), and each solve from below climbs to the answer."""
     d = target_ms - line[0]
     kp = r("prefill_wait_scale_ms")
-    by_wait = IF(gt(kp, 0), (1 - p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
-    return MAX(1 - p, MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
+    by_wait = IF(gt(kp, 0), _tail(p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
+    return MAX(_tail(p), MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
 
 
 def _ttft_target_ms(q: int) -> Expr:
@@ -394,7 +400,7 @@ _TARGETS: tuple[tuple[str, Expr, float, tuple[Expr, Expr]], ...] = (
 
 
 def _busy_step(target_ms: Expr, p: float, line: tuple[Expr, Expr], rho0: Expr) -> Expr:
-    return MAX(1 - p, MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
+    return MAX(_tail(p), MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
 
 
 def _batch_meeting(name: str, target_ms: Expr, p: float, line: tuple[Expr, Expr]) -> Expr:
@@ -436,7 +442,7 @@ def _itl_batch(q: int) -> Expr:
     per_seq = spec * (r("step_ms_per_seq") - r("prefill_ms_per_seq_step"))
     chunk = r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens"))
     n = MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))
-    s = 1 - q / 100  # the forward's own threshold (itl_p{q}_ms), the same float
+    s = _tail(q / 100)  # the forward's own threshold (itl_p{q}_ms), the same float
     s0, kk = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq")
     beta = n * fixed - s * kk
     root = 2 * s * s0 / (beta + POWER(POWER(beta, 2) + 4 * n * spec * r("step_ms_per_seq") * s
@@ -540,7 +546,7 @@ PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
        "for a chunk."),
     *(_c(f"itl_p{q}_ms", f"Inter-token latency, p{q}", "ms", "Throughput",
          IF(_XPYD, r("tpot_ms"),
-            IF(gt(r("chunk_step_share"), 1 - q / 100), r("chunk_step_ms"),
+            IF(gt(r("chunk_step_share"), _tail(q / 100)), r("chunk_step_ms"),
                r("decode_only_step_ms"))),
          f"The step {q} % of tokens stay within: a chunk-carrying step when more than "
          f"{100 - q} % of steps carry one, else a plain decode step; disaggregated: the "
