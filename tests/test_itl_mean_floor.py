@@ -149,7 +149,11 @@ def test_the_itl_inverse_is_the_forward_largest_batch(
            "output_tokens": float(output), "ttft_queue_steps": 0.5 + prompt / chunk,
            "scheduler_steps": 13.0, "disagg_prefill_gpus": 0.0,
            "max_batch_per_replica": 4096.0, f"target_itl_p{q}_ms": target}
-    env["request_slot_fixed_ms"] = per_token * prompt + (13 + output) * a
+    env["prefill_compute_ms"] = per_token * prompt
+    for name in ("ttft_own_prefill_ms", "ttft_prefill_excess_ms"):  # short answers: > 0
+        env[name] = float(evaluate(_EXPR[name], env))
+    env["request_slot_fixed_ms"] = per_token * prompt + (13 + output) * a - env[
+        "ttft_own_prefill_ms"]
     env["request_slot_ms_per_seq"] = float(evaluate(_EXPR["request_slot_ms_per_seq"], env))
     lo, hi = 0, 4096
     while lo < hi:

@@ -12,7 +12,7 @@ from ..expr import IF, MAX, MIN, POWER, Expr, gt, ref
 from .core import r
 from .queueing import (
     SLOT_FIXED_MS,
-    SLOT_STEPS,
+    SLOT_MS_PER_SEQ,
     adp_balance_wait_ms,
     burst_wait_ms,
     recv_poll_wait_ms,
@@ -34,9 +34,9 @@ class Figure:
 # a prompt waiting for its prefill holds no batch slot yet: the cycle leaves its wait out
 _cycle = r("request_cycle_ms")
 _occupied = MAX(1, r("batch_per_replica"))
-# Little's law: a request's cycle = c0 + steps x b x B (ttft_ms + (output - 1) x tpot_ms),
-# the same slot time the sizing solves for a stated arrival rate (queueing.py).
-_steps = SLOT_STEPS
+# Little's law: a request's cycle = c0 + K x B (ttft_ms + (output - 1) x tpot_ms, K = steps x b
+# less the prefill share beyond one prefill), the slot time the sizing solves (queueing.py).
+_per_seq = SLOT_MS_PER_SEQ
 _c0 = SLOT_FIXED_MS
 _rate_ms = r("request_rate_given") / 1000
 
@@ -72,9 +72,9 @@ FIGURES: tuple[Figure, ...] = (
            "N requests at once (request rate inf): the mean of floor(i / B) request cycles "
            "for a slot plus (i mod B) + 1 prefills, prompts prefilled first (queueing.py)."),
     Figure("rate_batch_per_replica", "sequences",
-           IF(gt(1 - _rate_ms * _steps * r("step_ms_per_seq"), 0),
+           IF(gt(1 - _rate_ms * _per_seq, 0),
               MIN(r("max_batch_per_replica"),
-                  _rate_ms * _c0 / (1 - _rate_ms * _steps * r("step_ms_per_seq"))),
+                  _rate_ms * _c0 / (1 - _rate_ms * _per_seq)),
               r("max_batch_per_replica")),
            "Open loop at rate L per replica: B = L x (ttft_ms + (output - 1) x tpot_ms), both "
            "linear in B, solved for B (Little's law, closed form); no steady state "

@@ -14,7 +14,7 @@ from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
     PERCENTILE_LIMIT_CALCULATIONS,
-    SLOT_STEPS,
+    SLOT_MS_PER_SEQ,
     TTFT_LIMIT_CALCULATIONS,
     concurrency_by_rate,
     slot_fixed_ms,
@@ -81,8 +81,7 @@ def _concurrency_bound_rows(suffix: str, batch: Expr, at: str) -> tuple[Calculat
         _c(f"concurrency_bound{suffix}", f"Concurrent users at peak, at most ({at})", "users",
            "Throughput",
            IF(gt(r("peak_request_rate_per_s"), 0),
-              concurrency_by_rate(r(slot), r(slot) + SLOT_STEPS * r("step_ms_per_seq")
-                                  * r("batch_upper_bound")),
+              concurrency_by_rate(r(slot), r(slot) + SLOT_MS_PER_SEQ * r("batch_upper_bound")),
               r("users")),
            "The arrival rate's concurrency by Little's law, as for the concurrent users, with "
            f"the slot times at the {at} (full: at the largest batch at this load): at or above "
@@ -359,8 +358,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "carries each sequence's prefill spread over its answer's steps; the prefill of one "
        "prompt already counts this prompt's, so the first token takes that share off (it grows as prompt^2 "
        "/ (chunk x output): one user, a 100k prompt, 256 tokens out counted it 1.0 x more). "
-       "At most one prefill, so every time at batch 0 stays positive (exact while those "
-       "steps are no more than the answer's)."),
+       "At most one prefill, so every time at batch 0 stays positive."),
+    _c("ttft_prefill_excess_ms", "Prefill share the first token's steps count beyond one "
+       "prefill", "ms", "Throughput",
+       (r("ttft_queue_steps") + r("scheduler_steps")) * r("prefill_ms_per_seq_step")
+       - r("ttft_own_prefill_ms"),
+       "Steps before a first token x each sequence's prefill share, beyond one whole "
+       "prefill: 0 unless those steps outnumber the answer's. A sequence brings at most its "
+       "prompt's prefill to a first token's steps (the prompt's own is in prefill), so each "
+       "sequence's first-token time leaves it out (queueing.py)."),
     _c("batch_upper_bound", "Largest batch at this load", "sequences", "Throughput",
        MAX(1, MIN(IF(OR(gt(r("target_system_tokens_per_s"), 0),
                         gt(r("peak_request_rate_per_s"), 0)), r("max_batch_per_replica"),
@@ -440,7 +446,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("prefill_ms") + r("ttft_queue_steps") * (r("comm_fixed_ms") + r("step_overhead_ms")
                                                   + r("step_ms_per_seq"))
        + r("scheduler_steps") * (r("step_fixed_ms") + r("step_ms_per_seq"))
-       + r("ttft_overhead_ms") - r("ttft_own_prefill_ms"),
+       + r("ttft_overhead_ms") - r("ttft_own_prefill_ms") - r("ttft_prefill_excess_ms"),
        "The best TTFT this option can give (batch 1): ttft_ms at batch 1."),
     _c("target_ttft_ms", "Allowed time to first token", "ms", "Throughput",
        IF(AND(gt(r("target_ttft_s"), 0),

@@ -24,7 +24,7 @@ from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, 
 from .benchmarks import Figure
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
-from .queueing import _linear_batch
+from .queueing import _linear_batch, _tail
 
 _occupied = MAX(1, r("batch_per_replica"))
 # a decode-pool step: t(B) without the amortised prefill (prompts run in the prefill pool)
@@ -150,7 +150,7 @@ def _mean_count(room: Expr) -> Expr:
 # prompt waits with probability rho, then k S / (1 - rho) on average, so the p-th
 # percentile wait is k S / (1 - rho) x ln(rho / (1 - p)) when rho > 1 - p, else 0.
 def _wait_tail(p: float, u: Expr = _u) -> Expr:
-    return IF(AND(gt(u, 1 - p), lt(u, 1)), _ks / (1 - u) * LOG(u / (1 - p), math.e), 0)
+    return IF(AND(gt(u, _tail(p)), lt(u, 1)), _ks / (1 - u) * LOG(u / _tail(p), math.e), 0)
 
 
 def _tangent_busy(room: Expr, p: float, rho0: Expr) -> Expr:
@@ -159,14 +159,14 @@ def _tangent_busy(room: Expr, p: float, rho0: Expr) -> Expr:
     share is never too large (queueing._tangent_batch): k S (alpha + rho / rho0) <= D (1 -
     rho), alpha = ln(rho0 / (1 - p)) - 1, so rho <= (D - k S alpha) / (D + k S / rho0); at
     least 1 - p, below which no prompt's p-th wait is above 0."""
-    alpha = LOG(rho0 / (1 - p), math.e) - 1
-    return MAX(1 - p, (room - _ks * alpha) / (room + _ks / rho0))
+    alpha = LOG(rho0 / _tail(p), math.e) - 1
+    return MAX(_tail(p), (room - _ks * alpha) / (room + _ks / rho0))
 
 
 def _busy_start(room: Expr, p: float) -> Expr:
     """A share at or above the answer's: the wait alone, k S ln(rho / (1 - p)) at least, must
     fit the room, so rho <= (1 - p) e^(D / k S), and rho < 1."""
-    return MAX(1 - p, MIN(1, (1 - p) * POWER(math.e, MIN(50, MAX(0, room) / _ks))))
+    return MAX(_tail(p), MIN(1, _tail(p) * POWER(math.e, MIN(50, MAX(0, room) / _ks))))
 
 
 # Each stated percentile target the prefill pool is counted for: (name, target ms, p, the

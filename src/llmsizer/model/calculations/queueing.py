@@ -23,15 +23,18 @@ from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, ROUNDUP, Expr, gt, 
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
 
-# The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_STEPS x b x B:
+# The time a request holds a batch slot at batch B is SLOT_FIXED_MS + SLOT_MS_PER_SEQ x B:
 # ttft_ms + (output - 1) x tpot_ms with both written out as a + b x B (decode.py). The
 # benchmark figures (benchmarks.py) solve the same relation for an offered rate.
 # The engine's request path (``scheduler_steps`` whole steps before the first token, decode.py
 # ``ttft_ms``) is a + b x B per step too. Under speculation each output token takes
 # spec_tpot_factor of a step (tpot_ms): counted as a whole step, a request held its slot as
 # long as without speculation, and the concurrency a rate causes hardly fell.
+# Each sequence brings at most one prefill to a first token's steps (ttft_prefill_excess_ms):
+# the slot time each sequence adds is SLOT_STEPS x b less that excess (0 for most answers).
 _OUTPUT_STEPS = (r("output_tokens") - 1) * r("spec_tpot_factor")
 SLOT_STEPS = r("ttft_queue_steps") + r("scheduler_steps") + _OUTPUT_STEPS
+SLOT_MS_PER_SEQ = SLOT_STEPS * r("step_ms_per_seq") - r("ttft_prefill_excess_ms")
 
 
 def slot_fixed_ms(prefill_ms: Expr, step_fixed_ms: Expr) -> Expr:
@@ -56,7 +59,7 @@ RATE_CALCULATIONS: tuple[Calculation, ...] = (
 )
 
 _rate_ms = r("peak_request_rate_per_s") / 1000
-_solo_denominator = 1 - _rate_ms * SLOT_STEPS * r("step_ms_per_seq")
+_solo_denominator = 1 - _rate_ms * SLOT_MS_PER_SEQ
 
 
 def concurrency_by_rate(slot_fixed: Expr, slot_full: Expr) -> Expr:
@@ -71,7 +74,7 @@ def concurrency_by_rate(slot_fixed: Expr, slot_full: Expr) -> Expr:
 # Read after the full replica's step time and before the batch served.
 LOAD_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_full_ms", "Time a request holds a slot, replica full", "ms", "Throughput",
-       SLOT_FIXED_MS + SLOT_STEPS * r("step_ms_per_seq") * MAX(1, r("batch_per_replica")),
+       SLOT_FIXED_MS + SLOT_MS_PER_SEQ * MAX(1, r("batch_per_replica")),
        "First token + (output - 1) steps at the batch per replica: the longest a request "
        "holds its slot on a replica sized for this load (t(B) grows with B)."),
     _c("concurrent_users", "Concurrent users at peak", "users", "Throughput",
@@ -179,7 +182,7 @@ _m = r("ttft_ms_per_seq")
 _CLOSED = le(r("peak_request_rate_per_s"), 0)
 _ARRIVAL_K = IF(_CLOSED, 0, POWER(r("burstiness"), 2) / 2)  # (CVa^2 + CVs^2) / 2, CVs 0
 _s0 = r("request_slot_fixed_ms")
-_g = SLOT_STEPS * r("step_ms_per_seq") - r("prefill_ms")
+_g = SLOT_MS_PER_SEQ - r("prefill_ms")
 
 
 def _mean_batch(budget: Expr) -> Expr:
@@ -242,8 +245,10 @@ TTFT_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
        "less the prompt's own prefill share (the time each sequence adds counts it): TTFT at "
        "batch 1 less one sequence's steps."),
     _c("ttft_ms_per_seq", "First-token time each sequence adds", "ms", "Throughput",
-       (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq"),
-       "Each sequence in the batch lengthens the steps a new prompt shares or waits through."),
+       (r("ttft_queue_steps") + r("scheduler_steps")) * r("step_ms_per_seq")
+       - r("ttft_prefill_excess_ms"),
+       "Each sequence in the batch lengthens the steps a new prompt shares or waits through, "
+       "by at most its own prompt's prefill."),
     _c("closed_loop_knee_batch", "Batch where a closed loop's round wait starts",
        "sequences", "Throughput",
        IF(gt(r("closed_loop_round_share"), 0),
@@ -269,8 +274,9 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
        r("prefill_ms")
        + r("ttft_queue_steps") * (r("tpot_ms") / r("spec_tpot_factor") - r("decode_weights_ms"))
        + r("scheduler_steps") * r("tpot_ms") / r("spec_tpot_factor") + r("ttft_overhead_ms")
-       - r("ttft_own_prefill_ms"),
-       "Prefill + the decode steps it waits for or shares; a prefill chunk hides the step's "
+       - r("ttft_own_prefill_ms") - r("batch_served") * r("ttft_prefill_excess_ms"),
+       "Prefill + the decode steps it waits for or shares (each sequence's prefill share in "
+       "them at most one prefill, the prompt's own once); a prefill chunk hides the step's "
        "weight read (its GEMMs read the weights anyway), not the other sequences' work, "
        "all-reduce latency or overhead (chosen by cross-validation on published benchmarks); "
        "+ the whole steps the engine's request path takes (tokeniser, scheduler, "
@@ -294,7 +300,7 @@ WAIT_CALCULATIONS: tuple[Calculation, ...] = (
        "wait (share x (in flight - 1) steps, less the steps a prompt's own chunks ride: the "
        "users' prompts arrive in rounds); 0 for a rate or a disaggregated option."),
     _c("request_slot_ms", "Time a request holds a slot at this load", "ms", "Throughput",
-       r("request_slot_fixed_ms") + SLOT_STEPS * r("step_ms_per_seq") * r("batch_served"),
+       r("request_slot_fixed_ms") + SLOT_MS_PER_SEQ * r("batch_served"),
        "First token (without its wait) + (output - 1) steps at the batch served."),
     _c("replica_request_rate_per_s", "Requests a replica starts per second", "requests/s",
        "Throughput", r("batch_served") * 1000 / r("request_slot_ms"),
@@ -328,8 +334,14 @@ _K = _ARRIVAL_K
 _rho = r("prefill_utilisation")
 
 
+def _tail(p: float) -> float:
+    """1 - p written as typed (0.05, not 0.050000000000000044 in every formula)."""
+    return round(1 - p, 12)
+
+
 def _wait_percentile(p: float) -> Expr:
-    tail = IF(gt(_rho, 1 - p), _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / (1 - p), math.e), 0)
+    tail = IF(gt(_rho, _tail(p)),
+              _K * r("prefill_ms") / (1 - _rho) * LOG(_rho / _tail(p), math.e), 0)
     cap = (r("batch_served") - 1) * r("prefill_ms")
     return IF(_CLOSED, 0, IF(lt(_rho, 1), MIN(cap, tail), cap))
 
@@ -354,7 +366,7 @@ def _tangent_batch(target_ms: Expr, p: float, rho0: Expr,
     d = target_ms - fixed
     s0, kk, pf = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq"), r("prefill_ms")
     kp, g = r("prefill_wait_scale_ms"), kk - pf
-    alpha = LOG(rho0 / (1 - p), math.e) - 1
+    alpha = LOG(rho0 / _tail(p), math.e) - 1
     e = (d - kp * alpha) * s0
     beta = m * s0 + kp * alpha * kk + kp * pf / rho0 - d * g
     root = 2 * e / (beta + POWER(MAX(0, POWER(beta, 2) + 4 * m * g * e), 0.5))
@@ -367,8 +379,8 @@ def _busy_start(target_ms: Expr, p: float, line: tuple[Expr, Expr] = _FIRST_TOKE
     there leaves room (e > 0), and each solve from below climbs to the answer."""
     d = target_ms - line[0]
     kp = r("prefill_wait_scale_ms")
-    by_wait = IF(gt(kp, 0), (1 - p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
-    return MAX(1 - p, MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
+    by_wait = IF(gt(kp, 0), _tail(p) * POWER(math.e, MIN(50, MAX(0, d) / kp)), 1)
+    return MAX(_tail(p), MIN(1, by_wait, _busy_at(_linear_batch(target_ms, *line))))
 
 
 def _ttft_target_ms(q: int) -> Expr:
@@ -388,7 +400,7 @@ _TARGETS: tuple[tuple[str, Expr, float, tuple[Expr, Expr]], ...] = (
 
 
 def _busy_step(target_ms: Expr, p: float, line: tuple[Expr, Expr], rho0: Expr) -> Expr:
-    return MAX(1 - p, MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
+    return MAX(_tail(p), MIN(1, _busy_at(_tangent_batch(target_ms, p, rho0, line))))
 
 
 def _batch_meeting(name: str, target_ms: Expr, p: float, line: tuple[Expr, Expr]) -> Expr:
@@ -430,7 +442,7 @@ def _itl_batch(q: int) -> Expr:
     per_seq = spec * (r("step_ms_per_seq") - r("prefill_ms_per_seq_step"))
     chunk = r("prefill_ms_per_token") * MIN(r("prefill_tokens"), r("prefill_chunk_tokens"))
     n = MAX(1, r("prefill_tokens") / r("prefill_chunk_tokens"))
-    s = 1 - q / 100  # the forward's own threshold (itl_p{q}_ms), the same float
+    s = _tail(q / 100)  # the forward's own threshold (itl_p{q}_ms), the same float
     s0, kk = r("request_slot_fixed_ms"), r("request_slot_ms_per_seq")
     beta = n * fixed - s * kk
     root = 2 * s * s0 / (beta + POWER(POWER(beta, 2) + 4 * n * spec * r("step_ms_per_seq") * s
@@ -443,9 +455,9 @@ def _itl_batch(q: int) -> Expr:
 # Read before batch_by_ttft: the batch each stated TTFT percentile allows.
 PERCENTILE_LIMIT_CALCULATIONS: tuple[Calculation, ...] = (
     _c("request_slot_ms_per_seq", "Slot time each sequence adds", "ms", "Throughput",
-       SLOT_STEPS * r("step_ms_per_seq"),
-       "(First token's shared steps + output - 1) x b: the slot time grows by this per "
-       "sequence in the batch."),
+       SLOT_MS_PER_SEQ,
+       "(First token's shared steps + output - 1) x b, less the prefill share beyond one "
+       "prefill: the slot time grows by this per sequence in the batch."),
     _c("prefill_wait_scale_ms", "Wait scale of the prompt queue", "ms", "Throughput",
        _K * r("prefill_ms"),
        "(CVa^2 + CVs^2) / 2 x prefill (CVs 0): Allen-Cunneen's wait is this x rho / (1 - rho)."),
@@ -534,7 +546,7 @@ PERCENTILE_CALCULATIONS: tuple[Calculation, ...] = (
        "for a chunk."),
     *(_c(f"itl_p{q}_ms", f"Inter-token latency, p{q}", "ms", "Throughput",
          IF(_XPYD, r("tpot_ms"),
-            IF(gt(r("chunk_step_share"), 1 - q / 100), r("chunk_step_ms"),
+            IF(gt(r("chunk_step_share"), _tail(q / 100)), r("chunk_step_ms"),
                r("decode_only_step_ms"))),
          f"The step {q} % of tokens stay within: a chunk-carrying step when more than "
          f"{100 - q} % of steps carry one, else a plain decode step; disaggregated: the "
