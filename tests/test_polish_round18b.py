@@ -90,31 +90,31 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     instances", the executive summary "Rent in the cloud the GPUs of 4 × Dell PowerEdge
     XE8640", the workbook's Recommendation row "Shares 4 × Dell PowerEdge XE8640 nodes" (as if
     buying) and the terminal "Plan: 4 × Dell PowerEdge XE8640 (16 GPUs bought ...)". Each now
-    reads the node group's rows: cloud_gpus_rented 16 in cloud_instances 2 (8 H100 per
-    instance, catalog cloud_gpus_per_instance)."""
+    reads the node group's rows: cloud_gpus_rented 16 in cloud_instances 16 (after stage's
+    instance sizes: one H200 per instance; the plan buys 2 × Dell PowerEdge XE9680)."""
     result = size(load(INSURER))
     assert result.deployment.recommended == "cloud"
     (g,) = result.plan.node_groups
     rented, instances = g.values["cloud_gpus_rented"], g.values["cloud_instances"]
-    assert (rented, instances) == (16, 2)
-    words = "16 × NVIDIA H100 SXM 80GB in 2 cloud instances"
+    assert (rented, instances) == (16, 16)
+    words = "16 × NVIDIA H200 SXM in 16 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
-    assert f"Rent in the cloud {words} (12 serving, 4 on standby) for both workloads, shared." in text
+    assert f"Rent in the cloud {words} (8 serving, 8 on standby) for both workloads, shared." in text
     assert "the GPUs of" not in text
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     cells = _recommendation_row(book)
     assert cells == [
-        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 6 "
+        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 4 "
         "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
-        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 3 "
-        "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
+        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 1 "
+        "replica of TP4 (FP8 weights, FP8 KV cache) in its pool."]
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]
-    assert f"Plan, rented in the cloud: {words} (12 serving, 4 on standby)" in out
-    assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
+    assert f"Plan, rented in the cloud: {words} (8 serving, 8 on standby)" in out
+    assert "Dell PowerEdge XE9680 (16 GPUs bought" not in out
 
 
 def test_a_bought_plan_still_names_its_servers(tmp_path: Path) -> None:
@@ -192,13 +192,14 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
 
 
 def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: Path) -> None:
-    """The insurer's break-even (capex / monthly saving, calculations breakeven_months) is
-    95.8 months for each workload's share: the workbook showed "95.8 months", the PDF "96
-    months". Yearly prices and a whole-year write-off support no tenth of a month: whole
-    months in both (the workbook's cached value stays exact; only its display rounds)."""
+    """The insurer's break-even (capex / monthly saving, calculations breakeven_months) was
+    95.8 months for each workload's share (71.3 after stage's instance sizes): the workbook
+    showed "95.8 months", the PDF "96 months". Yearly prices and a whole-year write-off
+    support no tenth of a month: whole months in both (the workbook's cached value stays
+    exact; only its display rounds)."""
     result = size(load(INSURER))
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
-    assert [round(m, 1) for m in months] == [95.8, 95.8]
+    assert [round(m, 1) for m in months] == [71.3, 71.3]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -206,15 +207,16 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("96 months, past the 3 years of amortisation") == 2
+    assert text.count("71 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:
-    """The insurer's two workloads share 4 nodes half and half: its costs table read "2.00 /
-    8.0" (nodes / GPUs bought). Whole counts now read "2 / 8"; enterprise-multi's chat, a
+    """The insurer's two workloads share their nodes half and half: its costs table read
+    "2.00 / 8.0" (nodes / GPUs bought; "1.00 / 8.0" on 2 XE9680 since stage's instance
+    sizes). Whole counts now read "1 / 8"; enterprise-multi's chat, a
     fifth of 6 nodes (plan_nodes 1.2, 9.6 GPUs), keeps its fraction and the row says why."""
     text = _words(render_html(size(load(INSURER))))
-    assert "Nodes / GPUs bought 2 / 8 2 / 8 4 / 16" in text
+    assert "Nodes / GPUs bought 1 / 8 1 / 8 2 / 16" in text
     multi = size(load(DATA.parent.parent / "inputs" / "enterprise-multi.yaml"))
     chat = next(s for p in multi.plan.pools for s in p.shares
                 if "Company-wide chat" in p.workloads)
