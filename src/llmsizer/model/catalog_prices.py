@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Entry(BaseModel):
@@ -24,14 +24,43 @@ _DATE = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
                           "null = undated")
 
 
+# How many other instance sizes an offer may list: the calculation list reads that many
+# size columns per tier (model/calculations/catalog_values.py, the gpus table).
+MAX_OTHER_SIZES = 2
+
+
+class InstanceSize(Entry):
+    """Another size the offer's instances are sold in (the same provider, GPU and tier),
+    with its own price: a small plan rents the size that holds it."""
+
+    gpus: int = Field(ge=1, le=72)
+    usd_per_gpu_hour: float = Field(gt=0)
+    offer: str
+    date: str | None = _DATE
+    source: str
+
+
 class CloudOffer(Entry):
-    """One named cloud offer: how the cloud sells the GPU and at what price."""
+    """One named cloud offer: how the cloud sells the GPU and at what price; ``sizes`` lists
+    the other instance sizes the same offer comes in (none = only ``gpus_per_instance``)."""
 
     usd_per_gpu_hour: float = Field(gt=0)
     gpus_per_instance: int = Field(ge=1, le=72, description="1 = single GPUs are rented")
     offer: str
     date: str | None = _DATE
     source: str
+    sizes: list[InstanceSize] = Field(default_factory=list, max_length=MAX_OTHER_SIZES)
+
+    @model_validator(mode="after")
+    def _sizes_distinct(self) -> CloudOffer:
+        counts = [self.gpus_per_instance, *(s.gpus for s in self.sizes)]
+        if len(set(counts)) != len(counts):
+            raise ValueError("each instance size of an offer holds a different number of GPUs")
+        return self
+
+    def other_sizes(self) -> list[InstanceSize]:
+        """The other sizes, fewest GPUs first (the order of the size columns)."""
+        return sorted(self.sizes, key=lambda s: s.gpus)
 
 
 class PricedItem(Entry):
