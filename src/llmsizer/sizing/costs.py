@@ -245,8 +245,7 @@ def retrieval_api_price(req: Requirements, catalog: Catalog, kind: str) -> float
     return in_account_currency(req, api.usd_per_million_tokens if api else None)
 
 
-def instances_rented(parts: Iterable[tuple[str, Mapping[str, Value]]]
-                     ) -> dict[str, dict[int, int]]:
+def instances_rented(*parts: tuple[str, Mapping[str, Value]]) -> dict[str, dict[int, int]]:
     """Per GPU, the cloud instances its node groups (``parts``: GPU, the group's values) rent,
     by the size picked (calculations cloud_size_picked: 0 = the offer's own size)."""
     out: dict[str, dict[int, int]] = {}

@@ -166,9 +166,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models, costs.instances_rented(
-            [(g.gpu, g.values) for g in plan.node_groups]
-            + [(w.best.gpu, w.best.values) for w in retrieval
-               if w.best is not None and not w.best.shares_with])),
+            *((g.gpu, g.values) for g in plan.node_groups),
+            *((w.best.gpu, w.best.values) for w in retrieval
+              if w.best is not None and not w.best.shares_with))),
         sensitivity=costs.sensitivity(runs, [
             [g for g, _ in scenario_retrieval(sc, retrieval, scenario_idle(plan.node_groups, e),
                                               acct, tables)] for sc, _envs, e in runs]),

@@ -79,7 +79,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
           ("offer", "the offer's own size", r("cloud_gpus_per_instance"), r("cloud_gpu_hour")),
           ("size1", "other size 1", r("cloud_size1_gpus"), r("cloud_size1_gpu_hour")),
           ("size2", "other size 2", r("cloud_size2_gpus"), r("cloud_size2_gpu_hour")))),
-    _c("cloud_size_picked", "Cloud instance size rented", "code", "TCO",
+    _c("cloud_size_picked", "Cloud instance size rented", "size no.", "TCO",
        IF(AND(gt(r("cloud_rent_hour_size2"), 0),
               OR(lt(r("cloud_gpus_per_instance"), r("cloud_replica_gpus")),
                  lt(r("cloud_rent_hour_size2"), r("cloud_rent_hour_offer"))),
