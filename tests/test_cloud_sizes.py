@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import ROOT
+from support import gnumeric
 from support.libreoffice import read_values, recalculate
 from test_workbook import expected_values, formula_cells, same
 
@@ -160,23 +161,41 @@ def test_what_if_tiers_rent_each_tiers_sizes(tmp_path: Path) -> None:
         1 * 6.88 * 151.7 * 8760 + extras, rel=1e-12)
 
 
-def test_libreoffice_recalculates_the_sizes_like_the_engine(tmp_path: Path) -> None:
-    """The jpy on-demand workbook recalculated by LibreOffice: every formula cell equals the
-    engine (the size columns on the Catalog sheet, the rows above on the TCO sheet)."""
+def test_a_node_group_rents_for_its_widest_replica(tmp_path: Path) -> None:
+    """inputs/code-assistant.yaml on demand: one H100 node group of a TP1 pool and a TP4 pool,
+    15 GPUs in use. A p5.4xlarge (1 GPU) cannot hold the TP4 replica, so the group rents
+    ROUNDUP(15 / 8) = 2 p5.48xlarge (16 GPUs), not 15 single GPUs (the TP1 pool's size)."""
+    data: dict[str, Any] = yaml.safe_load((ROOT / "inputs" / "code-assistant.yaml").read_text())
+    data.setdefault("costs", {})["cloud_tier"] = "hyperscaler_on_demand"
+    path = tmp_path / "code-assistant-on-demand.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = size(load(path))
+    (group,) = result.plan.node_groups
+    v = group.values
+    assert group.gpu == "h100-sxm" and group.gpus_used == 15
+    assert v["group_cloud_replica_gpus"] == 4
+    assert (v["cloud_instances"], v["cloud_instance_gpus"], v["cloud_gpus_rented"]) == (2, 8, 16)
+
+
+def test_spreadsheets_recalculate_the_sizes_like_the_engine(tmp_path: Path) -> None:
+    """The jpy on-demand workbook recalculated by LibreOffice and by Gnumeric: every formula
+    cell equals the engine (the size columns on the Catalog sheet, the rows above on TCO)."""
     result = size(load(_jpy_on_demand(tmp_path)))
     book = tmp_path / "jpy.xlsx"
     write_workbook(result, book)
     out = tmp_path / "out"
     out.mkdir()
-    lo = read_values(recalculate([book], out, timeout=300)[book])
     cached = read_values(book)
     engine = expected_values(result, cached)
-    seen, problems = set(), []
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        seen.add(name)
-        if not same(expected, lo.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {lo.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
-    assert not problems, "\n".join(problems[:20])
-    assert {"cloud_instance_gpus", "cloud_size_picked", "annual_cloud_rent"} <= seen
+    for label, got in (
+            ("LibreOffice", read_values(recalculate([book], out, timeout=300)[book])),
+            ("Gnumeric", read_values(gnumeric.recalculate(book, tmp_path / "gn.xlsx")))):
+        seen, problems = set(), []
+        for sheet, ref, formula in formula_cells(book):
+            expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+            seen.add(name)
+            if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+                problems.append(f"{label} {sheet}!{ref} ({name}): "
+                                f"{got.get(sheet, {}).get(ref)!r} vs {expected!r}: {formula[:200]}")
+        assert not problems, "\n".join(problems[:20])
+        assert {"cloud_instance_gpus", "cloud_size_picked", "annual_cloud_rent"} <= seen
