@@ -1,0 +1,71 @@
+"""A mixture of experts reads the experts of the batch it serves (issue 21 item 5): the batch
+limits are solved twice, first with the experts read at the largest batch the load may cause,
+then at that first estimate (src/llmsizer/model/calculations/first_pass.py). Checked here as
+the property a customer relies on: on MoE models, a looser first-token or response-time
+target never needs more GPUs (before, a looser response time let the tokens/s batch grow
+and the step read that batch's experts while the first-token target held the batch served
+smaller: test_invariants_round14.test_moe_expert_share_follows_the_target_not_the_batch).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from test_invariants_round14 import MOE, SETTINGS, _never_easier, _size, accounts
+
+from llmsizer.model.calculations import CALCULATIONS
+
+FIRST_TOKEN_KEYS = ["ttft_s", "ttft_p90_s", "ttft_p95_s", "ttft_p99_s", "response_time_s"]
+
+
+@SETTINGS
+@given(accounts(MOE), st.sampled_from(FIRST_TOKEN_KEYS), st.floats(0.3, 30),
+       st.floats(1.01, 4))
+def test_a_looser_first_token_or_response_time_never_needs_more_gpus(
+        d: dict[str, Any], key: str, value: float, factor: float) -> None:
+    targets = d["workloads"][0]["targets"]
+    targets.setdefault(key, value)
+    loose = copy.deepcopy(d)
+    loose["workloads"][0]["targets"][key] = targets[key] * factor
+    easy, hard = _size(loose), _size(d)
+    if easy is not None and hard is not None:
+        _never_easier(easy, hard)
+
+
+@SETTINGS
+@given(accounts(MOE))
+def test_the_batch_served_never_reads_fewer_experts_than_it_touches(d: dict[str, Any]) -> None:
+    """The share read is 1 - (1 - k/E)^B at a batch at or above the batch served and at most
+    the largest the load may cause; the batch per replica is at most its first estimate (at
+    least 1)."""
+    r = _size(d)
+    if r is None:
+        return
+    for w in r.workloads:
+        for o in w.options:
+            v = o.values
+            if not o.feasible or "batch_experts_read" not in v:
+                continue
+            assert float(v["batch_served"]) <= float(v["batch_experts_read"]) \
+                <= float(v["batch_experts_bound"]), o.id
+            assert float(v["batch_per_replica"]) <= max(1.0, float(v["batch_per_replica_first"]))
+
+
+def test_each_first_estimate_is_a_copy_of_the_row_it_estimates() -> None:
+    """One home: a first-estimate row is its row with the share's batch and the other copies
+    renamed, never a second formula (so the two evaluations cannot drift apart)."""
+    from llmsizer.model.calculations.first_pass import FIRST, renamed
+    from llmsizer.model.expr import to_text
+
+    rows = {c.name: c for c in CALCULATIONS}
+    firsts = [n for n in rows if n.endswith(FIRST)]
+    assert "batch_per_replica_first" in firsts and "step_fixed_ms_first" in firsts
+    names = {n[: -len(FIRST)]: n for n in firsts} | {"batch_experts_read": "batch_experts_bound"}
+    for n in firsts:
+        original = rows[n[: -len(FIRST)]]
+        if original.name == "batch_per_replica":  # itself at most its first estimate
+            continue
+        assert to_text(rows[n].expr) == to_text(renamed(original.expr, names)), n
