@@ -10,11 +10,12 @@ smaller: test_invariants_round14.test_moe_expert_share_follows_the_target_not_th
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from test_invariants_round14 import MOE, SETTINGS, _never_easier, _size, accounts
+from test_invariants_round14 import MOE, SETTINGS, _expert_case, _never_easier, _size, accounts
 
 from llmsizer.model.calculations import CALCULATIONS
 
@@ -69,3 +70,34 @@ def test_each_first_estimate_is_a_copy_of_the_row_it_estimates() -> None:
         if original.name == "batch_per_replica":  # itself at most its first estimate
             continue
         assert to_text(rows[n].expr) == to_text(renamed(original.expr, names)), n
+
+
+def test_libreoffice_recalculates_the_second_solve(tmp_path: Path) -> None:
+    """The workbook of test_invariants_round14's looser case (where the first estimate, a
+    batch of 3, is below the 6-sequence bound, so the second solve matters): every formula
+    cell equals the engine's after LibreOffice recalculates it (no circular reference)."""
+    from support.libreoffice import read_values, recalculate
+    from test_workbook import expected_values, formula_cells, same
+
+    from llmsizer.documents.workbook import write_workbook
+
+    result = _size(_expert_case(23.166221375040028))
+    assert result is not None
+    o = next(o for o in result.workloads[0].options if o.id == "l4/fp8/kv-fp8/tp2")
+    assert float(o.values["batch_experts_read"]) == 3 < float(o.values["batch_experts_bound"])
+    book = tmp_path / "moe.xlsx"
+    write_workbook(result, book)
+    lo = read_values(recalculate([book], tmp_path / "recalc", timeout=300)[book])
+    cached = read_values(book)
+    engine = expected_values(result, cached)
+    problems, checked = [], 0
+    for sheet, ref, _ in formula_cells(book):
+        if (sheet, ref) not in engine:
+            continue
+        expected, name = engine[(sheet, ref)]
+        got = lo.get(sheet, {}).get(ref)
+        checked += 1
+        if got is None or not same(expected, got, name, rel=1e-9):
+            problems.append(f"{sheet}!{ref} ({name}): LibreOffice {got!r}, engine {expected!r}")
+    firsts = {name for _, name in engine.values() if name.endswith("_first")}
+    assert checked > 500 and "batch_per_replica_first" in firsts and not problems, problems[:20]
