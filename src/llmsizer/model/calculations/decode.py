@@ -7,12 +7,10 @@ GB / (TB/s) is a millisecond, which is why memory-time terms need no conversion 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, _gpus, r, tp
 from .disagg import XPYD_BATCH_CALCULATIONS
-from .first_pass import FIRST, first_pass
+from .first_pass import FIRST, first_pass, served_batch_rows
 from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
@@ -486,12 +484,7 @@ _SHARE_ROWS: tuple[Calculation, ...] = (
 )
 
 _FIRST_ROWS, _SECOND_ROWS = first_pass(_SHARE_ROWS, "batch_experts_read", "batch_experts_bound")
-_SERVED_BATCH = replace(
-    _SECOND_ROWS[-1],
-    expr=MIN(_SECOND_ROWS[-1].expr, MAX(1, r("batch_per_replica" + FIRST))),
-    note="MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine cap), "
-         "each with the experts read at the first estimate of the batch (at least 1), and at "
-         "most that estimate: the batch never touches more experts than its step reads.")
+_BY_FIRST_ESTIMATE, _SERVED_BATCH = served_batch_rows(_SECOND_ROWS[-1])
 assert _SECOND_ROWS[-1].name == "batch_per_replica"
 
 CALCULATIONS: tuple[Calculation, ...] = (
@@ -504,6 +497,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "least 1. The batch per replica is at most this estimate, so the share of experts "
        "read is the batch served's, or above it (conservative); no circular reference."),
     *_SECOND_ROWS[:-1],
+    _BY_FIRST_ESTIMATE,
     _SERVED_BATCH,
     _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
        (r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")))

@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..expr import Bin, Call, Expr, Lookup, Ref, references
-from .core import Calculation
+from ..expr import IF, MAX, MIN, Bin, Call, Expr, Lookup, Ref, lt, references
+from .core import Calculation, _c, r
 
 FIRST = "_first"
+# the batch per replica's limits (decode.py), each solved with the experts read at the
+# first estimate
+LIMITS = ("max_sequences_by_memory", "batch_by_tpot", "batch_by_ttft", "batch_by_itl",
+          "max_batch_per_replica")
 
 
 def renamed(expr: Expr, names: dict[str, str]) -> Expr:
@@ -66,3 +70,22 @@ def first_pass(rows: tuple[Calculation, ...], seed: str,
     out = [copies.get(c.name, c) for c in rows
            if c.name not in copies or copies[c.name].name in needed]
     return tuple(out), tuple(copied)
+
+
+def served_batch_rows(batch: Calculation) -> tuple[Calculation, Calculation]:
+    """``batch_by_first_estimate``'s row, and ``batch`` (the batch per replica, from the
+    second solve's limits) at most it."""
+    limits = [r(n) for n in LIMITS]
+    first = MAX(1, r("batch_per_replica" + FIRST))
+    by_first = _c(
+        "batch_by_first_estimate", "Largest batch the first estimate allows", "sequences",
+        "Throughput", IF(lt(first, MIN(*limits)), first, r("max_batch_per_replica")),
+        "The first estimate of the batch (at least 1) where it is below every limit solved "
+        "with the experts read at it (those limits hold only up to the batch whose experts "
+        "the step reads), else the engine cap (no limit of its own). A pool needs its "
+        "sequences / this batch in replicas, as for each limit.")
+    return by_first, replace(
+        batch, expr=MAX(0, MIN(*limits, r(by_first.name))),
+        note="MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine "
+             "cap, the first estimate where it is below them all): the batch never touches "
+             "more experts than its step reads.")
