@@ -13,8 +13,9 @@ The formulas live in topic modules; this module alone assembles the list, in the
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
 :mod:`.memory`, :mod:`.speculative` (what a step costs and yields under speculative
 decoding), :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
-concurrency after the full replica's step time, before the batch served), :mod:`.replicas`,
-:mod:`.costs`, :mod:`.confidence`.
+concurrency after the full replica's step time, before the batch served; its batch limits
+are solved twice, :mod:`.first_pass` writing the first solve from the rows themselves),
+:mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
 Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
 production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, _gpus, r, tp
 from .disagg import XPYD_BATCH_CALCULATIONS
+from .first_pass import FIRST, first_pass, served_batch_rows
 from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
@@ -107,7 +108,7 @@ _DISAGG = gt(r("disagg_prefill_gpus"), 0)  # the option is an xPyD decode pool (
 _mean_ttft_batch = IF(gt(r("target_ttft_ms"), 0), ROUNDDOWN(r("batch_by_ttft_exact"), 0),
                       r("max_batch_per_replica"))
 
-CALCULATIONS: tuple[Calculation, ...] = (
+_BEFORE_SHARE: tuple[Calculation, ...] = (
     _c("avg_context_tokens", "Average context during decode", "tokens", "Throughput",
        r("prompt_tokens") + r("output_tokens") / 2, "Prompt + half the output."),
     _c("attention_width", "Attention width", "elements", "Throughput",
@@ -381,14 +382,21 @@ CALCULATIONS: tuple[Calculation, ...] = (
     *_concurrency_bound_rows("", r("batch_upper_bound"), "largest batch at this load"),
     *_concurrency_bound_rows("_2", MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"))),
                              "first concurrency bound"),
-    _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+    _c("batch_experts_bound", "Largest batch the experts may be read at", "sequences",
+       "Throughput",
        IF(_RATE_LOAD, MAX(1, MIN(r("batch_upper_bound"), r("concurrency_bound"),
                                  r("concurrency_bound_2"))),
           r("batch_upper_bound")),
        "The largest batch at this load; under an arrival rate, at most the concurrency it "
        "causes (its two bounds), which bounds the batch served (one request at a time reads "
-       "k of E experts, stated as a rate or as one user). At or above the batch served, so "
-       "the expert-read share is exact or conservative."),
+       "k of E experts, stated as a rate or as one user). The first estimate of every batch "
+       "limit reads the experts at this batch (first_pass.py)."),
+)
+
+# Every row here that reads the share of experts read is evaluated twice (first_pass.py):
+# first with the experts read at batch_experts_bound, then at the first estimate of the
+# batch per replica (batch_experts_read).
+_SHARE_ROWS: tuple[Calculation, ...] = (
     _c("experts_read_fraction", "Share of experts read per step", "fraction", "Throughput",
        _share_read(r("batch_experts_read")),
        "1 - (1 - k/E)^B: expected share of experts a step's B tokens touch (MoE): k/E at "
@@ -479,6 +487,24 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(0, MIN(r("max_sequences_by_memory"), r("batch_by_tpot"), r("batch_by_ttft"),
                   r("batch_by_itl"), r("max_batch_per_replica"))),
        "MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine cap)."),
+)
+
+_FIRST_ROWS, _SECOND_ROWS = first_pass(_SHARE_ROWS, "batch_experts_read", "batch_experts_bound")
+_BY_FIRST_ESTIMATE, _SERVED_BATCH = served_batch_rows(_SECOND_ROWS[-1])
+assert _SECOND_ROWS[-1].name == "batch_per_replica"
+
+CALCULATIONS: tuple[Calculation, ...] = (
+    *_BEFORE_SHARE,
+    *_FIRST_ROWS,
+    _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+       MAX(1, MIN(r("batch_experts_bound"), r("batch_per_replica" + FIRST))),
+       "The first estimate of the batch per replica (every limit solved with the experts "
+       "read at the largest batch this load may cause), at most that largest batch, at "
+       "least 1. The batch per replica is at most this estimate, so the share of experts "
+       "read is the batch served's, or above it (conservative); no circular reference."),
+    *_SECOND_ROWS[:-1],
+    _BY_FIRST_ESTIMATE,
+    _SERVED_BATCH,
     _c("tpot_full_ms", "Time per output token, replica full", "ms", "Throughput",
        (r("step_fixed_ms") + r("step_ms_per_seq") * MAX(1, r("batch_per_replica")))
        * r("spec_tpot_factor"),

@@ -90,6 +90,10 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_ttft_replicas", "Replicas the TTFT targets need", "replicas", "SUM",
               IF(gt(r("batch_by_ttft"), 0), _seqs / r("batch_by_ttft"), 0),
               "Each member's sequences / its TTFT batch (at its own prompt and step time)."),
+    Aggregate("pool_first_estimate_replicas", "Replicas the experts read need", "replicas",
+              "SUM", _seqs / r("batch_by_first_estimate"),
+              "Each member's sequences / the first estimate of its batch where that binds "
+              "(the batch whose experts its step reads; decode.py), else / the engine cap."),
     Aggregate("pool_itl_replicas", "Replicas the inter-token latency targets need", "replicas",
               "SUM", IF(gt(r("batch_by_itl"), 0), _seqs / r("batch_by_itl"), 0),
               "Each member's sequences / its inter-token latency percentile batch."),
@@ -129,7 +133,8 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "pool_demand_replicas", "Replicas at peak, no headroom", "replicas",
         IF(_has_demand,
            MAX(r("pool_tpot_replicas"), r("pool_memory_replicas"), r("pool_ttft_replicas"),
-               r("pool_itl_replicas"), r("pool_demand_sequences") / r("max_batch_per_replica")),
+               r("pool_itl_replicas"), r("pool_first_estimate_replicas"),
+               r("pool_demand_sequences") / r("max_batch_per_replica")),
            r("pool_members_demand_replicas")),
         "The largest need: tokens/s, KV memory, TTFT, inter-token latency or the engine cap "
         "(sequences / cap). "
