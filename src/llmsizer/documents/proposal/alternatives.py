@@ -12,7 +12,6 @@ from ...model.calculations import IMPRACTICAL
 from ...model.catalog import Catalog
 from ...model.expr import evaluate
 from ...sizing.results import Option, Plan, WorkloadResult
-from ...sizing.search import cost_order
 from .format import CONTROL_CHARS, Formatter, chart_name, clip, precision_name, svg_image
 from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
 
@@ -34,13 +33,14 @@ def _practical(o: Option, w: WorkloadResult) -> bool:
         "best_gpus_purchased": best.values["gpus_purchased"]})
 
 
-def alternative_views(w: WorkloadResult, cat: Catalog, way: str = "on_prem") -> list[OptionView]:
-    """The best feasible option per GPU and server platform, in rank order for the account's
-    way of running it (:func:`cost_order`: a rented account by cloud cost), and the
-    recommendation wherever it ranks; impractical options (:func:`impractical`) left out."""
+def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
+    """The best feasible option per GPU and server platform, in the engine's rank order (by
+    the cost of the account's way of running it, search.py ``_rank``: a rented account by
+    cloud cost), and the recommendation wherever it ranks; impractical options
+    (:func:`impractical`) left out."""
     seen: set[tuple[str, str]] = set()
     out = []
-    for o in cost_order(w.options, way):  # feasible options first, best first
+    for o in w.options:  # feasible options first, best first
         key = (o.gpu, o.platform)
         if o.feasible and _practical(o, w) and (key not in seen or o.id == w.recommended):
             seen.add(key)

@@ -54,7 +54,7 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
                   chart: bool = True) -> WorkloadView:
     w = result.workloads[index]
     best = option_view(w.best, w, cat) if w.best is not None else None
-    alternatives = alternative_views(w, cat, result.deployment.recommended)
+    alternatives = alternative_views(w, cat)
     feasible = [o for o in w.options if o.feasible]
     rejected = rejected_groups(w, cat)
     model = cat.models.get(w.model)
