@@ -20,6 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..base.errors import CatalogError
 
+# the price models live in catalog_prices (re-exported here: the loader and its callers)
+from .catalog_prices import CLOUD_TIERS, ApiPrice, CloudOffer, CloudTier, Prices, TierRatio
+
+__all__ = ["CLOUD_TIERS", "ApiPrice", "CloudOffer", "CloudTier", "Prices", "TierRatio"]
+
 T = TypeVar("T")
 
 
@@ -204,89 +209,6 @@ class Constant(_Entry):
     value: float
     unit: str
     source: str
-
-
-CloudTier = Literal["hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud"]
-CLOUD_TIERS: tuple[CloudTier, ...] = ("hyperscaler_on_demand", "committed_1yr", "committed_3yr",
-                                      "gpu_cloud")
-_DATE = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
-              description="when the source observed the price (YYYY, YYYY-MM or YYYY-MM-DD); "
-                          "null = undated")
-
-
-class CloudOffer(_Entry):
-    """One named cloud offer: how the cloud sells the GPU and at what price."""
-
-    usd_per_gpu_hour: float = Field(gt=0)
-    gpus_per_instance: int = Field(ge=1, le=72, description="1 = single GPUs are rented")
-    offer: str
-    date: str | None = _DATE
-    source: str
-
-
-class PricedItem(_Entry):
-    value: float = Field(ge=0)
-    unit: str
-    date: str | None = _DATE
-    source: str
-
-
-class ApiPrice(_Entry):
-    input_usd_per_million: float = Field(gt=0)
-    output_usd_per_million: float = Field(gt=0)
-    provider: str
-    date: str | None = _DATE
-    source: str
-
-
-class EmbeddingApiPrice(_Entry):
-    """A hosted embedding or reranking API's list price per million input tokens (its
-    output, a vector or a score, is not billed). ``compare`` marks the one offer per kind
-    the cost formulas set beside the customer's own servers."""
-
-    name: str
-    kind: Literal["embed", "rerank"]
-    usd_per_million_tokens: float = Field(gt=0)
-    compare: bool = False
-    provider: str
-    date: str | None = _DATE
-    source: str
-
-
-class TierRatio(_Entry):
-    """How one cloud tier's price relates to another's: a GPU without a dated offer in
-    ``to_tier`` is priced at its ``from_tier`` price times ``ratio`` (and flagged derived)."""
-
-    to_tier: CloudTier
-    from_tier: CloudTier
-    ratio: float = Field(gt=0, le=10)
-    # the catalog GPUs whose dated offers in both tiers give the ratio (tests recompute it);
-    # empty when the pair lies outside the catalog's offers (then ``basis`` gives its prices)
-    pairs: list[str] = []
-    basis: str = Field(min_length=1, description="the arithmetic, in words, from cited prices")
-    source: str
-
-
-class Prices(_Entry):
-    """prices.yaml: dated cloud offers by tier, the ratios between tiers, bill-of-materials
-    extras, hosted-API prices."""
-
-    tier_ratios: list[TierRatio]
-    cloud: dict[str, dict[CloudTier, CloudOffer]]
-    extras: dict[Literal["network_per_node", "storage_per_tb_month", "software_per_gpu_year",
-                         "colocation_per_kw_month"], PricedItem]
-    api: dict[str, ApiPrice]
-    embedding_api: dict[str, EmbeddingApiPrice] = {}
-
-    def embedding_reference(self, kind: str) -> EmbeddingApiPrice | None:
-        """The offer of ``kind`` marked ``compare`` (the catalog allows one per kind)."""
-        return next((p for p in self.embedding_api.values() if p.kind == kind and p.compare),
-                    None)
-
-    def cloud_offer(self, gpu: str, tier: CloudTier) -> CloudOffer | None:
-        """The dated offer for ``gpu`` in exactly ``tier`` (none from another tier: a missing
-        tier is derived by a ratio, sizing.costs.cloud_price)."""
-        return self.cloud.get(gpu, {}).get(tier)
 
 
 class Coverage(_Entry):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..inputs.schema import Requirements
@@ -21,6 +21,7 @@ from ..model.calculations import (
     INPUTS,
     PRICE_IN_ACCOUNT_CURRENCY,
     SCENARIOS,
+    TABLE_COLUMNS,
     Scenario,
     applies,
     cloud_priced,
@@ -28,6 +29,7 @@ from ..model.calculations import (
     program,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
+from ..model.catalog_prices import MAX_OTHER_SIZES
 from ..model.expr import IF, Value, eq, evaluate, lift, ref, render
 from .plan import Evaluated, PlanChoice, evaluate_plan
 from .results import (
@@ -52,6 +54,10 @@ _TIER_WORDS: dict[str, str] = {
 _TIER_COLUMN = {"hyperscaler_on_demand": "on_demand", "committed_1yr": "1yr",
                 "committed_3yr": "3yr", "gpu_cloud": "gpu_cloud"}
 assert tuple(CLOUD_TIER_CODES) == CLOUD_TIERS
+# the other instance sizes' columns of the gpus table (calculations.TABLE_COLUMNS)
+_SIZE_SLOTS = tuple(range(1, MAX_OTHER_SIZES + 1))
+_SIZE_PRICES = tuple(f"cloud_size{k}_gpu_hour" for k in _SIZE_SLOTS)
+assert all(f"cloud_size{k}_gpus" in TABLE_COLUMNS["gpus"] for k in _SIZE_SLOTS)
 
 
 def tier_words(tier: str) -> str:
@@ -70,12 +76,15 @@ def in_account_currency(req: Requirements, usd_price: float | None) -> float:
 @dataclass(frozen=True)
 class TierPrice:
     """A GPU's cloud price in one tier: its own dated offer there, or one derived from its
-    offer in another tier by the catalog's tier ratios (``steps``, in the order applied)."""
+    offer in another tier by the catalog's tier ratios (``steps``, in the order applied);
+    ``sizes``: the offer's other instance sizes (GPUs, price per GPU-hour in the tier, the
+    same ratios applied), fewest GPUs first."""
 
     usd_per_gpu_hour: float
     offer: CloudOffer  # the dated offer the price rests on
     offer_tier: CloudTier  # that offer's tier
     steps: tuple[TierRatio, ...] = ()  # () = the tier's own offer
+    sizes: tuple[tuple[int, float], ...] = ()
 
     @property
     def derived(self) -> bool:
@@ -90,7 +99,8 @@ def cloud_price(catalog: Catalog, gid: str, tier: CloudTier,
     None when no tier prices the GPU."""
     offer = catalog.prices.cloud_offer(gid, tier)
     if offer is not None:
-        return TierPrice(offer.usd_per_gpu_hour, offer, tier)
+        return TierPrice(offer.usd_per_gpu_hour, offer, tier, (),
+                         tuple((s.gpus, s.usd_per_gpu_hour) for s in offer.other_sizes()))
     rules = [r for r in catalog.prices.tier_ratios
              if r.to_tier == tier and r.from_tier not in (*_seen, tier)]
     # one ratio from an offer before a chain of ratios
@@ -98,9 +108,12 @@ def cloud_price(catalog: Catalog, gid: str, tier: CloudTier,
     for rule in direct + [r for r in rules if r not in direct]:
         base = cloud_price(catalog, gid, rule.from_tier, (*_seen, tier))
         if base is not None:
-            value = float(evaluate(DERIVED_TIER_PRICE, {
-                "other_tier_price": base.usd_per_gpu_hour, "tier_ratio": rule.ratio}))
-            return TierPrice(value, base.offer, base.offer_tier, (*base.steps, rule))
+            def derive(usd: float, rule: TierRatio = rule) -> float:
+                return float(evaluate(DERIVED_TIER_PRICE, {
+                    "other_tier_price": usd, "tier_ratio": rule.ratio}))
+            return TierPrice(derive(base.usd_per_gpu_hour), base.offer, base.offer_tier,
+                             (*base.steps, rule),
+                             tuple((g, derive(usd)) for g, usd in base.sizes))
     return None
 
 
@@ -118,23 +131,34 @@ def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float
 def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
     """The gpus-table cloud columns of one GPU: the account's tier (or override) and every
     tier's price for the what-if scenarios, each in that tier (derived by the catalog's tier
-    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it). A GPU
-    the account prices itself (costs.cloud_gpu_hour) keeps that price in every tier."""
+    ratios where the GPU has no offer in it; 0 price, 1 GPU when no tier prices it), with the
+    offer's other instance sizes (0 GPUs, 0 price where it has fewer). A GPU the account
+    prices itself (costs.cloud_gpu_hour) keeps that price in every tier and size."""
     out: dict[str, float] = {}
     for tier in CLOUD_TIERS:
         found = cloud_price(catalog, gid, tier)
         col = _TIER_COLUMN[tier]
         out[f"cloud_{col}"] = in_account_currency(req, found.usd_per_gpu_hour if found else None)
         out[f"cloud_gpus_{col}"] = float(found.offer.gpus_per_instance) if found else 1.0
+        sizes = found.sizes if found else ()
+        for k in _SIZE_SLOTS:
+            gpus, usd = sizes[k - 1] if k <= len(sizes) else (0, 0.0)
+            out[f"cloud_size{k}_gpus_{col}"] = float(gpus)
+            out[f"cloud_size{k}_{col}"] = in_account_currency(req, usd or None)
     chosen = _TIER_COLUMN[req.costs.cloud_tier]
     out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
     out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
+    for k in _SIZE_SLOTS:
+        out[f"cloud_size{k}_gpus"] = out[f"cloud_size{k}_gpus_{chosen}"]
+        out[f"cloud_size{k}_gpu_hour"] = out[f"cloud_size{k}_{chosen}"]
     if gid in req.costs.cloud_gpu_hour:
-        # the account's own price is what it pays in every tier: a cloud-tier what-if would
-        # otherwise put the catalog's price back for this GPU (rows that moved for no reason)
-        for col in _TIER_COLUMN.values():
-            out[f"cloud_{col}"] = out["cloud_gpu_hour"]
-            out[f"cloud_gpus_{col}"] = out["cloud_gpus_per_instance"]
+        # the account's own price is what it pays in every tier and size: a cloud-tier
+        # what-if would otherwise put the catalog's price back for this GPU (rows that moved
+        # for no reason)
+        for k in _SIZE_SLOTS:
+            out[f"cloud_size{k}_gpu_hour"] = out["cloud_gpu_hour"]
+        for column, fallback in TIER_FALLBACK.items():
+            out[column] = out[fallback]
     return out
 
 
@@ -147,7 +171,14 @@ TIER_CELL = IF(eq(ref("cloud_gpu_hour"), ref("cloud_gpu_hour_written")), ref("ti
 # Each tier column of the gpus table and the account-tier column it falls back to.
 TIER_FALLBACK = {**{f"cloud_{col}": "cloud_gpu_hour" for col in _TIER_COLUMN.values()},
                  **{f"cloud_gpus_{col}": "cloud_gpus_per_instance"
-                    for col in _TIER_COLUMN.values()}}
+                    for col in _TIER_COLUMN.values()},
+                 **{f"cloud_size{k}_{col}": f"cloud_size{k}_gpu_hour"
+                    for k in _SIZE_SLOTS for col in _TIER_COLUMN.values()},
+                 **{f"cloud_size{k}_gpus_{col}": f"cloud_size{k}_gpus"
+                    for k in _SIZE_SLOTS for col in _TIER_COLUMN.values()},
+                 # the other sizes' prices in the account's tier: its own price, typed on
+                 # Inputs, is what it pays for every size
+                 **{price: "cloud_gpu_hour" for price in _SIZE_PRICES}}
 
 
 def tier_cell_formula(column: str, values: dict[str, float], cell: Callable[[str], str]
@@ -214,10 +245,48 @@ def retrieval_api_price(req: Requirements, catalog: Catalog, kind: str) -> float
     return in_account_currency(req, api.usd_per_million_tokens if api else None)
 
 
+def instances_rented(*parts: tuple[str, Mapping[str, Value]]) -> dict[str, dict[int, int]]:
+    """Per GPU, the cloud instances its node groups (``parts``: GPU, the group's values) rent,
+    by the size picked (calculations cloud_size_picked: 0 = the offer's own size)."""
+    out: dict[str, dict[int, int]] = {}
+    for gid, v in parts:
+        n = int(float(v.get("cloud_instances", 0)))
+        if n > 0:
+            code = int(float(v.get("cloud_size_picked", 0)))
+            by_size = out.setdefault(gid, {})
+            by_size[code] = by_size.get(code, 0) + n
+    return out
+
+
+def _rented_words(offer: CloudOffer, rented: Mapping[int, int]) -> tuple[str, str]:
+    """(the instances the plan rents, e.g. "1 × AWS p5.4xlarge us-east-1 (1 GPU, 6.88 USD/h)",
+    or the offer's name when it rents none; the sources of the other sizes it rents)."""
+    sizes = offer.other_sizes()
+
+    def name(code: int) -> str:
+        return offer.offer if code == 0 or code > len(sizes) else sizes[code - 1].offer
+
+    bought = " and ".join(f"{n:,} × {name(code)}" for code, n in sorted(rented.items()))
+    others = " ".join(f"{sizes[code - 1].offer}: {sizes[code - 1].source}."
+                      for code in sorted(rented) if 0 < code <= len(sizes))
+    return bought or offer.offer, others
+
+
+def _sold_words(offer: CloudOffer) -> str:
+    sold = ("single GPUs" if offer.gpus_per_instance == 1
+            else f"whole {offer.gpus_per_instance}-GPU instances")
+    sizes = offer.other_sizes()
+    if sizes:
+        sold += ", or " + " or ".join(f"{s.gpus}-GPU" for s in sizes) + " instances"
+    return sold
+
+
 def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
-                models: Sequence[str]) -> list[PriceUsed]:
+                models: Sequence[str], rented: Mapping[str, Mapping[int, int]] | None = None,
+                ) -> list[PriceUsed]:
     """The dated prices behind the recommended options' costs, in the order a reader needs
-    them: cloud offers, GPU purchase prices, bill-of-materials extras, API prices."""
+    them: cloud offers (naming the instances the plan rents: ``rented``, instances_rented),
+    GPU purchase prices, bill-of-materials extras, API prices."""
     cur = req.account.currency
     tier: CloudTier = req.costs.cloud_tier
     rows: list[PriceUsed] = []
@@ -226,19 +295,27 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
         override = req.costs.cloud_gpu_hour.get(gid)
         found = cloud_price(catalog, gid, tier)
         if override is not None:
+            bought = ("; rented: " + _rented_words(found.offer, (rented or {}).get(gid, {}))[0]
+                      if found is not None and (rented or {}).get(gid) else "")
             rows.append(PriceUsed(item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour",
                                   value=override, unit=f"{cur}/GPU-hour", date=None,
-                                  source="account override (costs.cloud_gpu_hour)"))
+                                  source="account override (costs.cloud_gpu_hour)" + bought))
         elif found is not None:
             offer = found.offer
-            sold = ("single GPUs" if offer.gpus_per_instance == 1
-                    else f"whole {offer.gpus_per_instance}-GPU instances")
             base = in_account_currency(req, offer.usd_per_gpu_hour)
+            codes = sorted((rented or {}).get(gid, {}))
+            bought, others = _rented_words(offer, (rented or {}).get(gid, {}))
+            # the plan rents one other size alone: its price and date are the ones paid
+            size = (offer.other_sizes()[codes[0] - 1]
+                    if len(codes) == 1 and 0 < codes[0] <= len(found.sizes) else None)
+            paid = found.sizes[codes[0] - 1][1] if size is not None else found.usd_per_gpu_hour
             rows.append(PriceUsed(
                 item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour ({tier_words(tier)}"
                 + (", derived)" if found.derived else ")"),
-                value=in_account_currency(req, found.usd_per_gpu_hour), unit=f"{cur}/GPU-hour",
-                date=offer.date, source=f"{offer.offer}; sold as {sold}. {offer.source}",
+                value=in_account_currency(req, paid), unit=f"{cur}/GPU-hour",
+                date=size.date if size is not None else offer.date,
+                source=f"{bought}; sold as {_sold_words(offer)}. {offer.source}"
+                + (f". {others}" if others else ""),
                 note=derivation_words(found, tier, cur, base) if found.derived else "",
                 derived=found.derived, flag="derived" if found.derived else "",
                 derived_from_tier=found.offer_tier if found.derived else None,
@@ -351,9 +428,7 @@ def tier_moves_price(tables: Tables, gpus: Iterable[str]) -> bool:
     tier), so the cloud-tier rows would all show the proposal's figure again."""
     for gid in gpus:
         row = tables["gpus"].get(gid)
-        if row is None or any(row[f"cloud_{c}"] != row["cloud_gpu_hour"]
-                              or row[f"cloud_gpus_{c}"] != row["cloud_gpus_per_instance"]
-                              for c in _TIER_COLUMN.values()):
+        if row is None or any(row[column] != row[own] for column, own in TIER_FALLBACK.items()):
             return True
     return False
 

@@ -112,7 +112,8 @@ def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
                 "(SemiAnalysis H100 index); on-demand list prices are 2-3x higher and shown in "
                 "the scenarios")
         + "; the cloud is priced as each offer sells: whole instances (e.g. 8 GPUs) or single "
-          "GPUs where the provider rents them (GPUs per instance in the price list)"))
+          "GPUs where the provider rents them, in the cheapest of the offer's instance sizes "
+          "that holds a replica (the instances rented in the price list)"))
     return out
 
 
@@ -159,7 +160,10 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
-        prices=costs.prices_used(req, cat, option_gpus, rec_models),
+        prices=costs.prices_used(req, cat, option_gpus, rec_models, costs.instances_rented(
+            *((g.gpu, g.values) for g in plan.node_groups),
+            *((w.best.gpu, w.best.values) for w in retrieval
+              if w.best is not None and not w.best.shares_with))),
         sensitivity=costs.sensitivity(runs, [
             [g for g, _ in scenario_retrieval(sc, retrieval, scenario_idle(plan.node_groups, e),
                                               acct, tables)] for sc, _envs, e in runs]),

@@ -90,6 +90,17 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
        for tier, column in _TIER_COLUMN.items()},
     **{f"cloud_gpus_{column}": (f"GPUs per cloud instance, {tier_words(tier)}", "GPUs")
        for tier, column in _TIER_COLUMN.items()},
+    # the offers' other instance sizes (0 = none), in the account's tier and in each tier
+    **{f"cloud_size{k}_gpus": (f"GPUs per cloud instance, other size {k}", "GPUs")
+       for k in (1, 2)},
+    **{f"cloud_size{k}_gpu_hour": (f"Cloud price per GPU-hour, other size {k}", "currency/h")
+       for k in (1, 2)},
+    **{f"cloud_size{k}_gpus_{column}": (
+        f"GPUs per cloud instance, other size {k}, {tier_words(tier)}", "GPUs")
+       for k in (1, 2) for tier, column in _TIER_COLUMN.items()},
+    **{f"cloud_size{k}_{column}": (
+        f"Cloud price per GPU-hour, other size {k}, {tier_words(tier)}", "currency/h")
+       for k in (1, 2) for tier, column in _TIER_COLUMN.items()},
 }
 # Catalog cells the account may change (costs): they live on Inputs as named cells.
 PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in_cloud_",

@@ -51,7 +51,10 @@ _ACCOUNT = {i.name for i in INPUTS if i.scope == "account"}
 _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node price without GPUs",
             "currency"), ("node_power_kw", "Node power", "kW"),
             ("cloud_gpu_hour", "Cloud price per GPU-hour", "currency/h"),
-            ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"))
+            ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"),
+            *((f"cloud_size{k}_{c}", f"{label}, other size {k}", unit) for k in (1, 2)
+              for c, label, unit in (("gpus", "GPUs per cloud instance", "GPUs"),
+                                     ("gpu_hour", "Cloud price per GPU-hour", "currency/h"))))
 # the option's GPU and platform figures that the Catalog sheet lists (the engine reads the
 # same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
 _LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),
@@ -83,7 +86,7 @@ TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_g
               "cloud_gpus": "retrieval_cloud_gpus"}
 # the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
 COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
-              "gpus_purchased": "retrieval_gpus"}
+              "gpus_purchased": "retrieval_gpus", "cloud_replica_gpus": "retrieval_replica_gpus"}
 
 
 def zero_text(name: str, values: Mapping[str, Value]) -> str:

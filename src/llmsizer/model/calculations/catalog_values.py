@@ -90,6 +90,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud_gpus"),
           lookup("gpus", "gpu", "cloud_gpus_per_instance")),
        "How the offer is sold: whole instances of this many GPUs (1 = single GPUs)."),
+    *(c for k in (1, 2) for c in (
+        _c(f"cloud_size{k}_gpus", f"GPUs per cloud instance, other size {k}", "GPUs", "TCO",
+           IF(gt(r("cloud_tier_what_if"), 0), _tier_column(f"cloud_size{k}_gpus"),
+              lookup("gpus", "gpu", f"cloud_size{k}_gpus")),
+           "Another instance size the same offer is sold in (fewest GPUs first; 0 = none)."),
+        _c(f"cloud_size{k}_gpu_hour", f"Cloud price per GPU-hour, other size {k}", "currency/h",
+           "TCO", IF(gt(r("cloud_tier_what_if"), 0), _tier_column(f"cloud_size{k}"),
+                     lookup("gpus", "gpu", f"cloud_size{k}_gpu_hour")),
+           "That size's own price per GPU-hour (0 = no such size)."))),
     _c("context_tokens", "KV reserved per request", "tokens", "KV",
        IF(gt(r("max_context_tokens"), 0), r("max_context_tokens"),
           r("prompt_tokens") + r("kv_output_occupancy") * r("output_tokens")),
@@ -105,7 +114,11 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "gpus": ("memory_gb", "bandwidth_tb_s", "bf16_tflops", "fp8_tflops", "int8_tops",
              "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour", "cloud_gpus_per_instance",
              "cloud_on_demand", "cloud_gpus_on_demand", "cloud_1yr", "cloud_gpus_1yr",
-             "cloud_3yr", "cloud_gpus_3yr", "cloud_gpu_cloud", "cloud_gpus_gpu_cloud"),
+             "cloud_3yr", "cloud_gpus_3yr", "cloud_gpu_cloud", "cloud_gpus_gpu_cloud",
+             # the offers' other instance sizes (catalog MAX_OTHER_SIZES), account tier first
+             *(f"cloud_size{k}_{c}" for k in (1, 2)
+               for c in ("gpus", "gpu_hour", "gpus_on_demand", "on_demand", "gpus_1yr", "1yr",
+                         "gpus_3yr", "3yr", "gpus_gpu_cloud", "gpu_cloud"))),
     "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price", "scaleout_gb_s"),
     "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
 }

@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..expr import AND, IF, ROUNDUP, gt, le, ref
+from ..expr import AND, IF, MAX, OR, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, le, lt, ref
 from .core import Calculation, _c, r
+
+
+def _instances(size: Expr) -> Expr:
+    """Whole instances of ``size`` GPUs for the GPUs in use, ROUNDDOWN(size / the largest
+    replica) replicas to an instance."""
+    per = ROUNDDOWN(size / r("cloud_replica_gpus"), 0) * r("cloud_replica_gpus")
+    return ROUNDUP(r("gpus") / MAX(1, per), 0)
+
 
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("capex_platforms", "Capex: platforms without GPUs", "currency", "TCO",
@@ -52,15 +60,56 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("annual_cost_onprem", "On-prem cost per year", "currency/yr", "TCO",
        r("annual_capex") + r("annual_facility") + r("annual_services"),
        "Amortised capex + power and colocation + support, storage and licences."),
+    # Cloud instances come in sizes (catalog prices.yaml, an offer's sizes): a replica's GPUs
+    # share NVLink, so a replica never spans instances while a size holds it; replicas pack
+    # ROUNDDOWN(size / replica) to an instance. The plan rents the cheapest single size that
+    # holds its largest replica; the offer's own size, spanning instances, when none does.
+    _c("cloud_replica_gpus", "GPUs of the largest replica", "GPUs", "TCO",
+       MAX(1, r("gpus_per_replica"), r("disagg_prefill_gpus")),
+       "GPUs per replica (a disaggregated prefill replica when wider): what one cloud instance "
+       "must hold."),
+    *(_c(f"cloud_rent_hour_{name}", f"Cloud rent per hour in {words}", "currency/h", "TCO",
+         IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
+            _instances(size) * size * price,
+            (ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price) if name == "offer" else 0),
+         f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed "
+         + ("(spanning instances when a replica is wider)." if name == "offer"
+            else "(0 = this size cannot hold a replica, or there is none)."))
+      for name, words, size, price in (
+          ("offer", "the offer's own size", r("cloud_gpus_per_instance"), r("cloud_gpu_hour")),
+          ("size1", "other size 1", r("cloud_size1_gpus"), r("cloud_size1_gpu_hour")),
+          ("size2", "other size 2", r("cloud_size2_gpus"), r("cloud_size2_gpu_hour")))),
+    _c("cloud_size_picked", "Cloud instance size rented", "size no.", "TCO",
+       IF(AND(gt(r("cloud_rent_hour_size2"), 0),
+              OR(lt(r("cloud_gpus_per_instance"), r("cloud_replica_gpus")),
+                 lt(r("cloud_rent_hour_size2"), r("cloud_rent_hour_offer"))),
+              OR(le(r("cloud_rent_hour_size1"), 0),
+                 le(r("cloud_rent_hour_size2"), r("cloud_rent_hour_size1")))), 2,
+          IF(AND(gt(r("cloud_rent_hour_size1"), 0),
+                 OR(lt(r("cloud_gpus_per_instance"), r("cloud_replica_gpus")),
+                    lt(r("cloud_rent_hour_size1"), r("cloud_rent_hour_offer")))), 1, 0)),
+       "0 = the offer's own size; 1 or 2 = another size that holds the largest replica and "
+       "rents for less (or the offer's size cannot hold it); a tie keeps the larger size."),
+    _c("cloud_instance_gpus", "GPUs per cloud instance rented", "GPUs", "TCO",
+       IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpus"),
+          IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpus"), r("cloud_gpus_per_instance"))),
+       "The size picked."),
+    _c("cloud_instance_gpu_hour", "Cloud price per GPU-hour paid", "currency/h", "TCO",
+       IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpu_hour"),
+          IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpu_hour"), r("cloud_gpu_hour"))),
+       "The price of the size picked."),
     _c("cloud_instances", "Cloud instances", "instances", "TCO",
-       ROUNDUP(r("gpus") / r("cloud_gpus_per_instance"), 0),
-       "Whole instances for the GPUs in use (spares included): the cloud sells instances."),
+       IF(ge(r("cloud_instance_gpus"), r("cloud_replica_gpus")),
+          _instances(r("cloud_instance_gpus")),
+          ROUNDUP(r("gpus") / r("cloud_instance_gpus"), 0)),
+       "Whole instances for the GPUs in use (spares included), ROUNDDOWN(size / replica) "
+       "replicas to an instance: the cloud sells instances."),
     _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
-       r("cloud_instances") * r("cloud_gpus_per_instance"),
+       r("cloud_instances") * r("cloud_instance_gpus"),
        "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold."),
     _c("annual_cloud_rent", "Cloud rent per year", "currency/yr", "TCO",
-       r("cloud_gpus_rented") * r("cloud_gpu_hour") * r("hours_per_year"),
-       "GPUs rented x price per GPU-hour x hours, always on."),
+       r("cloud_gpus_rented") * r("cloud_instance_gpu_hour") * r("hours_per_year"),
+       "GPUs rented x the size's price per GPU-hour x hours, always on."),
     _c("annual_cloud_extras", "Cloud storage and licences per year", "currency/yr", "TCO",
        r("annual_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
        "The same storage and per-GPU licences as on-prem."),

@@ -111,6 +111,10 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               "SUM", r("disagg_prefill_gpus_for_load"),
               "Each member's prefill replicas for its load x their GPUs (0 when prefill and "
               "decode share the replicas)."),
+    Aggregate("pool_cloud_replica_gpus", "GPUs of the largest replica", "GPUs", "MAX",
+              r("cloud_replica_gpus"),
+              "The widest replica of its members (a disaggregated prefill replica included): "
+              "what one cloud instance must hold."),
     Aggregate("pool_member_count", "Members", "workloads", "SUM", lift(1),
               "Shares the pool equally among members only when none has any load."),
 )
@@ -408,6 +412,9 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_headroom_after_node_loss", "Headroom with one node down (weakest pool)",
               "fraction", "MIN", r("pool_headroom_after_node_loss"),
               "The least of the group's pools."),
+    Aggregate("group_cloud_replica_gpus", "GPUs of the largest replica", "GPUs", "MAX",
+              r("pool_cloud_replica_gpus"),
+              "The widest replica of the group's pools: what one cloud instance must hold."),
 )
 
 # Each workload's part of the plan (issue 22: the per-workload rows show the plan, not each
@@ -537,7 +544,8 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
 # read with the group's nodes and GPUs in place of one option's: the ones that depend on the
 # counts and lead to the group's figures, in list order.
 GROUP_COUNTS: dict[str, str] = {"nodes": "group_nodes", "gpus": "group_gpus_used",
-                                "gpus_purchased": "group_gpus_purchased"}
+                                "gpus_purchased": "group_gpus_purchased",
+                                "cloud_replica_gpus": "group_cloud_replica_gpus"}
 GROUP_COST_FIGURES = ("capex", "annual_cost_onprem", "annual_cost_cloud")
 
 

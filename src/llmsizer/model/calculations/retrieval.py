@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..expr import IF, MAX, MIN, ROUNDUP, Program, Text, compile_program, ge, gt, lt
+from ..expr import IF, MAX, MIN, ROUNDUP, Program, Text, compile_program, ge, gt, lift, lt
 from .core import Calculation, Input, _c, r
 
 RETRIEVAL_INPUTS: tuple[Input, ...] = (
@@ -172,6 +172,8 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
        "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
        "retrieval workload listed after it finds that many fewer idle GPUs there."),
+    _c("retrieval_replica_gpus", "GPUs per replica", "GPUs", "Retrieval", lift(1),
+       "An embedding or reranking replica runs on one GPU: any cloud instance size holds it."),
     _c("retrieval_cloud_gpus", "GPUs it rents in the cloud", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0),
           MAX(0, r("retrieval_replicas") - r("llm_idle_cloud_gpus")), r("retrieval_gpus_used")),
