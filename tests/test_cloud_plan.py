@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,14 @@ def test_every_surface_says_the_same_rent(insurer: Result, tmp_path: Path) -> No
     assert '"annual_cost_cloud": 220766.12' in insurer.to_json()
     pdf = render_html(insurer).replace(NBSP, " ")
     assert f"{words} per year in the cloud" in pdf
+    # why the chat's first row (4 × H200, the cheapest to rent alone) is not its
+    # recommendation, in rent: sharing the claims' H100 instances costs less (it quoted the
+    # on-premises costs, "than buying separate servers")
+    text = " ".join(re.sub(r"<[^>]+>", " ", pdf).split())
+    assert ("costs EUR 125 k a year rented for this workload alone, against EUR 213 k for the "
+            "recommendation; but the recommendation shares its Dell PowerEdge XE8640 nodes with "
+            "Claims document classification, which costs the account less than renting "
+            "separate instances") in text
     con = Console(width=200, file=io.StringIO())
     print_result(insurer, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]

@@ -60,19 +60,23 @@ def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:
     return tuple((cat.gpus[g].name if g in cat.gpus else g, n) for g, n in fewest.items())
 
 
-def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog) -> NotChosen | None:
-    """Set when the cheapest row for the workload alone is not the plan's choice."""
+def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog,
+               way: str = "on_prem") -> NotChosen | None:
+    """Set when the cheapest row for the workload alone is not the plan's choice; its costs
+    in the account's way (``way``: deployment.recommended; renting, the cloud's)."""
     rec, alone = w.best, w.option(w.dedicated)
     if rec is None or alone is None or rec.id == alone.id:
         return None
+    cost = "annual_cost_cloud" if way == "cloud" else "annual_cost_onprem"
     pool_ids = {p.id for p in plan.pools if index in p.workload_indices}
     group = next((g for g in plan.node_groups if pool_ids & set(g.pools)), None)
     names = [n for p in plan.pools if group is not None and p.id in group.pools
              for i, n in zip(p.workload_indices, p.workloads, strict=True) if i != index]
     return NotChosen(row=option_view(alone, w, cat), recommended=option_view(rec, w, cat),
                      shared_with=tuple(dict.fromkeys(names)),
-                     equal_cost=alone.values["annual_cost_onprem"]
-                     == rec.values["annual_cost_onprem"])
+                     equal_cost=alone.values[cost] == rec.values[cost],
+                     row_cost=float(alone.values[cost]), recommended_cost=float(rec.values[cost]),
+                     rented=way == "cloud")
 
 
 def _reason_title(o: Option) -> str:
