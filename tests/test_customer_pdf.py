@@ -394,7 +394,9 @@ def test_one_gpu_pools_read_in_the_singular() -> None:
 def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out() -> None:
     """x-docs review: rented A10s (no purchase price) put "capital cost USD 32.6 k; USD 26.8 k
     per year on-premises" on the cover and the summary's cards, the servers and network
-    alone, with nothing said before section 6."""
+    alone, with nothing said before section 6. (The plan is now the cheapest to rent: one
+    A100 80GB PCIe, also without a purchase price, at USD 20,037 a year rather than two A10 at
+    23,411.)"""
     from llmsizer.documents.proposal import render_html
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
@@ -402,15 +404,15 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     result = size(load(ROOT / "tests" / "data" / "rent-unpriced-a10.yaml"))
     (pool,) = result.plan.pools
     option = next(o for o in result.workloads[0].options if o.id == pool.option)
-    assert option.gpu == "a10" and not option.priced
+    assert option.gpu == "a100-80gb-pcie" and not option.priced
     assert float(option.values["gpu_price"]) == 0 and result.totals.capex > 0
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
     cover = text.split("Executive summary")[0]
     fmt = Formatter(result.account.currency)
     money = re.sub(r"\s+", " ", fmt.money(result.totals.capex))
     assert f"capital cost {money};" in cover
-    assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A10 has no "
-            "purchase price.") in cover
+    assert ("The capital and on-premises figures leave out the GPUs: NVIDIA A100 80GB PCIe has "
+            "no purchase price.") in cover
     # rented (policy.deployment: cloud): the purchase cards follow the cloud's, as the
     # alternative (the cards' words changed with test_a_rented_or_api_answer_leads_with_its_cost)
     assert ("Capital cost if bought: GPUs not priced" in text

@@ -85,15 +85,19 @@ def test_cli_plan_lines_name_configurations_in_words(path: Path) -> None:
     con = Console(record=True, width=400)
     print_result(result, con)
     plan = [line for line in con.export_text().splitlines()
-            if line.startswith(("Plan:", "  Pool "))]
+            if line.startswith(("Plan:", "Plan, rented in the cloud:", "  Pool "))]
     assert plan, "the plan is printed"
     cat = load_catalog()
     ids = {o.id for w in result.workloads for o in w.options} | {
         p.id for p in result.plan.pools} | {g.platform for g in result.plan.node_groups}
     for line in plan:
         assert not [i for i in ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w/-])", line)], line
+    rented = result.deployment.recommended == "cloud"
     for g in result.plan.node_groups:
-        assert any(cat.platforms[g.platform].name.split(" (")[0] in line for line in plan)
+        # a rented plan names its GPUs and cloud instances, not the servers it would buy
+        # (d5c5d8a: "Plan, rented in the cloud: 3 × NVIDIA L40S in 3 cloud instances")
+        name = (cat.gpus[g.gpu].name if rented else cat.platforms[g.platform].name.split(" (")[0])
+        assert any(name in line for line in plan)
 
 
 def test_the_break_even_chart_fits_every_line_it_draws() -> None:

@@ -20,7 +20,6 @@ from llmsizer.documents.textreport import print_result
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
-from llmsizer.sizing.search import cost_order
 
 DATA = Path(__file__).resolve().parent / "data"
 INSURER = DATA / "eur-insurer.yaml"
@@ -90,31 +89,34 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     instances", the executive summary "Rent in the cloud the GPUs of 4 × Dell PowerEdge
     XE8640", the workbook's Recommendation row "Shares 4 × Dell PowerEdge XE8640 nodes" (as if
     buying) and the terminal "Plan: 4 × Dell PowerEdge XE8640 (16 GPUs bought ...)". Each now
-    reads the node group's rows: cloud_gpus_rented 16 in cloud_instances 16 (after stage's
-    instance sizes: one H200 per instance; the plan buys 2 × Dell PowerEdge XE9680)."""
+    reads the node group's rows: cloud_gpus_rented 16 in cloud_instances 2. (Stage's instance
+    sizes had the plan cheapest to buy rent 16 H200 in 16 one-GPU instances for EUR 234 k;
+    the plan is now the cheapest to rent, tests/test_cloud_plan.py: the 16 H100 of 4 × Dell
+    PowerEdge XE8640, rented as two 8-GPU instances for EUR 221 k.)"""
     result = size(load(INSURER))
     assert result.deployment.recommended == "cloud"
     (g,) = result.plan.node_groups
     rented, instances = g.values["cloud_gpus_rented"], g.values["cloud_instances"]
-    assert (rented, instances) == (16, 16)
-    words = "16 × NVIDIA H200 SXM in 16 cloud instances"
+    assert (rented, instances) == (16, 2)
+    words = "16 × NVIDIA H100 SXM 80GB in 2 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
-    assert f"Rent in the cloud {words} (8 serving, 8 on standby) for both workloads, shared." in text
+    assert (f"Rent in the cloud {words} (10 serving, 4 on standby, 2 idle) for both "
+            "workloads, shared.") in text
     assert "the GPUs of" not in text
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     cells = _recommendation_row(book)
     assert cells == [
-        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 4 "
+        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 4 "
         "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
-        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 1 "
-        "replica of TP4 (FP8 weights, FP8 KV cache) in its pool."]
+        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 3 "
+        "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]
-    assert f"Plan, rented in the cloud: {words} (8 serving, 8 on standby)" in out
-    assert "Dell PowerEdge XE9680 (16 GPUs bought" not in out
+    assert f"Plan, rented in the cloud: {words} (10 serving, 4 on standby, 2 idle)" in out
+    assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
 
 
 def test_a_bought_plan_still_names_its_servers(tmp_path: Path) -> None:
@@ -174,7 +176,7 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
     feasible = [o for o in w.options if o.feasible]
     ranked = sorted(feasible, key=lambda o: float(o.values["annual_cost_cloud"]))
     assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [125]
-    order = {o.id: i for i, o in enumerate(cost_order(w.options, "cloud"))}
+    order = {o.id: i for i, o in enumerate(w.options)}
     # the PDF's alternatives (best per GPU and platform) follow the same order
     pdf = [a.option.id for a in workload_view(result, index, load_catalog(),
                                               Formatter("EUR"), chart=False).alternatives]
@@ -193,13 +195,14 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
 
 def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: Path) -> None:
     """The insurer's break-even (capex / monthly saving, calculations breakeven_months) was
-    95.8 months for each workload's share (71.3 after stage's instance sizes): the workbook
-    showed "95.8 months", the PDF "96 months". Yearly prices and a whole-year write-off
-    support no tenth of a month: whole months in both (the workbook's cached value stays
-    exact; only its display rounds)."""
+    95.8 months for each workload's share: the workbook showed "95.8 months", the PDF "96
+    months". Yearly prices and a whole-year write-off support no tenth of a month: whole
+    months in both (the workbook's cached value stays exact; only its display rounds). (71.3
+    on stage's plan cheapest to buy, 16 H200; 95.8 again on the plan cheapest to rent, the 16
+    H100 of 4 × XE8640: both workloads' shares break even together, one node group.)"""
     result = size(load(INSURER))
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
-    assert [round(m, 1) for m in months] == [71.3, 71.3]
+    assert [round(m, 1) for m in months] == [95.8, 95.8]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -207,16 +210,20 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("71 months, past the 3 years of amortisation") == 2
+    assert text.count("96 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:
-    """The insurer's two workloads share their nodes half and half: its costs table read
-    "2.00 / 8.0" (nodes / GPUs bought; "1.00 / 8.0" on 2 XE9680 since stage's instance
-    sizes). Whole counts now read "1 / 8"; enterprise-multi's chat, a
-    fifth of 6 nodes (plan_nodes 1.2, 9.6 GPUs), keeps its fraction and the row says why."""
+    """The insurer's two workloads share their nodes: its costs table read "2.00 / 8.0"
+    (nodes / GPUs bought) for each half of 4 nodes. Whole counts now read whole: the account's
+    4 / 16 (the plan cheapest to rent, 4 × XE8640 of 4 H100; stage's H200 plan read "1 / 8"
+    for each half of 2 XE9680); the workloads' shares of those nodes, 1.60 / 6.4 and
+    2.40 / 9.6 (4 and 6 of the 10 GPUs serving: 16 x 4/10 = 6.4), keep their fraction and
+    the row says why, as enterprise-multi's chat does, a fifth of 6 nodes (plan_nodes 1.2,
+    9.6 GPUs)."""
     text = _words(render_html(size(load(INSURER))))
-    assert "Nodes / GPUs bought 1 / 8 1 / 8 2 / 16" in text
+    assert ("Nodes / GPUs bought (a share of nodes shared with other workloads: a fraction) "
+            "1.60 / 6.4 2.40 / 9.6 4 / 16") in text
     multi = size(load(DATA.parent.parent / "inputs" / "enterprise-multi.yaml"))
     chat = next(s for p in multi.plan.pools for s in p.shares
                 if "Company-wide chat" in p.workloads)

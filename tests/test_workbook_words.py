@@ -562,15 +562,16 @@ def test_calculation_sheets_show_a_long_workload_name_whole(tmp_path: Path) -> N
 def test_the_summary_says_when_the_costs_leave_unpriced_gpus_out(tmp_path: Path) -> None:
     """x-docs review: rented A10s (no purchase price) gave the Summary a capital cost of the
     servers and network alone, unremarked, where the proposal's cover now says so
-    (tests/data/rent-unpriced-a10.yaml)."""
+    (tests/data/rent-unpriced-a10.yaml; since the plan is the cheapest to rent, one A100 80GB
+    PCIe at USD 20,037 a year rather than two A10 at 23,411: tests/test_cloud_plan.py)."""
     result = size(load(ROOT / "tests" / "data" / "rent-unpriced-a10.yaml"))
     best = result.workloads[0].best
-    assert best is not None and best.gpu == "a10" and not best.priced
+    assert best is not None and best.gpu == "a100-80gb-pcie" and not best.priced
     path = tmp_path / "rent.xlsx"
     write_workbook(result, path)
     ws = openpyxl.load_workbook(path)["Summary"]
     assert ws["A4"].value == ("The capital and on-premises figures leave out the GPUs: "
-                              "NVIDIA A10 has no purchase price.")
+                              "NVIDIA A100 80GB PCIe has no purchase price.")
     shipped = tmp_path / "example.xlsx"  # a priced plan: no such line
     write_workbook(size(load(ROOT / "inputs" / "example.yaml")), shipped)
     assert openpyxl.load_workbook(shipped)["Summary"]["A4"].value is None

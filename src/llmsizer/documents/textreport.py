@@ -24,7 +24,6 @@ from ..sizing.results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
-from ..sizing.search import cost_order
 from .fasttable import print_table
 from .proposal.deployment import deployment_context
 from .proposal.format import (
@@ -178,7 +177,8 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names,
                     way: str = "on_prem") -> tuple[Table, list[str]]:
     """The options table, and the names of the figures dropped to fit ``width``. ``way``:
     the account's way of running it (deployment.recommended); renting, the cost column is
-    the cloud's and the rows are in its order, as the PDF and the web page list them."""
+    the cloud's. The rows are in the engine's order (search.py ``_rank``: by the cost of the
+    way the plan was searched for), as the PDF and the web page list them."""
     rented = way == "cloud"
     wide = width >= _WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
@@ -186,7 +186,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names,
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
     # narrow: ruled out listed under it
-    shown = [o for o in cost_order(w.options, way) if o.feasible or wide]
+    shown = [o for o in w.options if o.feasible or wide]
     rows: list[list[str]] = []
     reasons: list[str] = []
     for o in shown:

@@ -86,6 +86,9 @@ class Policy(_Strict):
         description="How the proposal recommends running the service: on_prem (buy the servers, "
                     "the default), cloud (rent the same GPUs at costs.cloud_tier) or cheapest "
                     "(whichever of buying, renting and the hosted API costs least per year). "
+                    "It also chooses the plan: the one cheapest to buy (on_prem), cheapest to "
+                    "rent (cloud, GPUs without a cloud price last) or, for cheapest, the "
+                    "cheaper of the two, each in its own way. "
                     "Whenever another way costs less than the one recommended, the executive "
                     "summary says so with both figures and the customer's account.reasons.",
         json_schema_extra={"example": "cheapest", "unit": "mode"})

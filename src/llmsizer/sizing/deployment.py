@@ -17,6 +17,8 @@ from .results import Deployment, Plan, RetrievalWorkloadResult, Totals, Workload
 
 # The ways, in the order a tie is broken: buying first (the default), then renting.
 WAYS = ("on_prem", "cloud", "api")
+# The ways a plan is searched for (sizing/engine.py): a hosted API buys no GPUs.
+PLANNED_WAYS = WAYS[:2]
 
 
 def purchase_unpriced(workloads: Sequence[WorkloadResult],

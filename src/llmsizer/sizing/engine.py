@@ -7,6 +7,7 @@ batch sizes). All sizing arithmetic is in :mod:`llmsizer.model.calculations`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from ..base.version import __version__
 from ..inputs.doubts import target_doubts
@@ -31,16 +32,17 @@ from ..model.expr import Expr, Value, evaluate
 from . import costs
 from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
-from .deployment import decide, embedded_requirements, purchase_unpriced
+from .deployment import PLANNED_WAYS, decide, embedded_requirements, purchase_unpriced
 from .evaluate import (
     Choice,
+    Tables,
     account_inputs,
     build_tables,
     evaluate_choice,
     stack_constant,
     workload_inputs,
 )
-from .plan import confidence_range, option_sums, plan_sums, to_plan
+from .plan import Evaluated, confidence_range, option_sums, plan_sums, to_plan
 from .plan_search import choose_plan
 from .results import (
     AccountInfo,
@@ -49,6 +51,7 @@ from .results import (
     Plan,
     Result,
     RetrievalGroup,
+    RetrievalWorkloadResult,
     SourceInfo,
     Totals,
     WorkloadResult,
@@ -62,7 +65,7 @@ from .retrieval import (
     share_idle_gpus,
     size_retrieval,
 )
-from .search import SearchMemo, calibration_gaps, derating, size_workload
+from .search import SearchMemo, calibration_gaps, derating, ranked, size_workload
 
 
 def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
@@ -129,36 +132,28 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     tables = build_tables(req, cat)
     acct = account_inputs(req, cat)
     memo = SearchMemo(req, cat)
-    workloads = [size_workload(req, w, loaded.models[w.model_id], cat, tables, acct,
-                               loaded.bench.get(i, ()), memo)
-                 for i, w in enumerate(req.workloads) if w.kind == "generate"]
+    # the ways the plan is searched for: the account's, or for "cheapest" buying and renting
+    ways = PLANNED_WAYS if req.policy.deployment == "cheapest" else (req.policy.deployment,)
+    sized = [size_workload(req, w, loaded.models[w.model_id], cat, tables, acct,
+                           loaded.bench.get(i, ()), memo, ways[0])
+             for i, w in enumerate(req.workloads) if w.kind == "generate"]
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
-    rgroups = alone = retrieval_groups(retrieval)
-    chosen = [w.best for w in workloads if w.best is not None]
-    # the API comparison holds only when every recommended workload's model has an API price
-    api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
-    dedicated = _totals(costs.with_retrieval(option_sums(chosen), rgroups), api_known,
-                        _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]), float(o.values["gpus"]))
-                                   for o in chosen], rgroups))
-    # The account plan (plan.py) chooses each workload's option: that is the recommendation.
-    chosen_plan = choose_plan(workloads, acct)
-    workloads = [w.model_copy(update={
-        "dedicated": w.recommended,
-        "recommended": chosen_plan.choice.options[i].id if i in chosen_plan.choice.options
-        else None}) for i, w in enumerate(workloads)]
+    alone = retrieval_groups(retrieval)
+    searched = [_planned(req, cat, tables, acct, way, sized if way == ways[0] else [
+        ranked(w, way, cat, loaded.models[w.model]) for w in sized], retrieval, alone)
+        for way in ways]
+    # the way whose plan costs least in that way (a tie: buying); a plan with a GPU without a
+    # price in its way never wins (its figure leaves those GPUs out)
+    pick = min(searched, key=lambda s: (s.own_cost is None, s.own_cost or 0.0,
+                                        PLANNED_WAYS.index(s.way)))
+    workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated = (
+        pick.workloads, pick.chosen, pick.plan, pick.retrieval, pick.rgroups, pick.totals,
+        pick.dedicated)
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
-    plan = _with_range(to_plan(chosen_plan, workloads, acct),
-                       confidence_range(chosen_plan, workloads, acct))
-    # with the plan's node groups known, a retrieval workload may use their idle GPUs
-    retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
-    rgroups = retrieval_groups(retrieval)
-    totals = _totals(costs.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
-                     _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
-                                for g in plan.node_groups], rgroups))
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
@@ -201,6 +196,53 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     )
     costs.keep_scenario_plans(result, chosen_plan.choice.pools, runs)
     return result
+
+
+class _Planned(NamedTuple):
+    """The account planned for one way of running it (:func:`_planned`)."""
+
+    way: str
+    workloads: list[WorkloadResult]  # ranked for the way, the plan's options recommended
+    chosen: Evaluated
+    plan: Plan
+    retrieval: list[RetrievalWorkloadResult]  # on the plan's idle GPUs where they fit
+    rgroups: list[RetrievalGroup]
+    totals: Totals
+    dedicated: Totals  # each workload sized alone on its own first option
+    own_cost: float | None  # the way's cost per year; None where a GPU has no price in it
+
+
+def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, float],
+             way: str, workloads: list[WorkloadResult],
+             retrieval: list[RetrievalWorkloadResult],
+             alone: list[RetrievalGroup]) -> _Planned:
+    """The plan searched for ``way`` (plan.py WAY_COST) over workloads ranked for it, and
+    its totals. ``alone``: the retrieval workloads' groups before any shares the plan's
+    nodes."""
+    chosen = [w.best for w in workloads if w.best is not None]
+    # the API comparison holds only when every recommended workload's model has an API price
+    api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
+    dedicated = _totals(costs.with_retrieval(option_sums(chosen), alone), api_known,
+                        _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]),
+                                    float(o.values["gpus"])) for o in chosen], alone))
+    # The account plan (plan.py) chooses each workload's option: that is the recommendation.
+    chosen_plan = choose_plan(workloads, acct, way=way)
+    workloads = [w.model_copy(update={
+        "dedicated": w.recommended,
+        "recommended": chosen_plan.choice.options[i].id if i in chosen_plan.choice.options
+        else None}) for i, w in enumerate(workloads)]
+    plan = _with_range(to_plan(chosen_plan, workloads, acct),
+                       confidence_range(chosen_plan, workloads, acct))
+    # with the plan's node groups known, a retrieval workload may use their idle GPUs
+    retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
+    rgroups = retrieval_groups(retrieval)
+    totals = _totals(costs.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
+                     _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
+                                for g in plan.node_groups], rgroups))
+    own = totals.annual_cost_cloud if way == "cloud" else (
+        None if purchase_unpriced(workloads, retrieval, plan) else totals.annual_cost_onprem)
+    return _Planned(way, workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated,
+                    own if own is not None and own > 0 else None)
 
 
 def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:

@@ -14,11 +14,16 @@ What it decides, and why:
   so it is not searched.
 * **the search** — :mod:`.plan_search` (it evaluates plans with :func:`evaluate_plan`'s
   stages, memoised in a :class:`Memo`).
-* **ties** — lowest annual on-prem cost, then fewest GPUs bought, then fewest GPUs used, then
-  fewest pools (at equal cost one deployment of a model beats two identical ones side by side:
-  that is where pooling saves without saving a node), then the lower precision that meets the
-  targets, then most headroom (the weakest pool's); the engine ranks options the same way
-  (issue 22).
+* **ties** — lowest annual cost in the way the account runs it (``policy.deployment``:
+  bought, the on-prem cost; rented, the cloud cost, a plan with a GPU without a cloud price
+  after every priced one, then at equal rent the buying rank below; "cheapest" searches both
+  ways and keeps the plan whose cost in its own way is lowest, sizing/engine.py), then fewest
+  GPUs bought, then fewest GPUs used, then fewest pools (at equal cost one deployment of a
+  model beats two identical ones side by side: that is where pooling saves without saving a
+  node), then the lower precision that meets the targets, then most headroom (the weakest
+  pool's); the engine ranks options the same way (issue 22, search.py ``_rank``). Review
+  round 18: a rented insurer was given the plan cheapest to buy, 16 × H200 renting for EUR
+  234 k a year, not the one cheapest to rent.
 """
 
 from __future__ import annotations
@@ -54,7 +59,10 @@ from ..model.calculations import (
 from ..model.expr import Expr, Formula, Value, compile_expr, evaluate, references
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
-__all__ = ["Memo", "PlanChoice", "confidence_range", "evaluate_plan", "plan_key"]
+__all__ = ["WAY_COST", "Memo", "PlanChoice", "confidence_range", "evaluate_plan", "plan_key"]
+
+# The cost a way of running the service is ranked by (policy.deployment, search.py _rank).
+WAY_COST = {"on_prem": "annual_cost_onprem", "cloud": "annual_cost_cloud"}
 
 PoolKey = tuple[str, str, str]  # model, platform, option id
 
@@ -141,6 +149,7 @@ class Evaluated:
     groups: tuple[_Group, ...]
     totals: Mapping[str, float]
     options_rank: OptionsRank
+    way: str = "on_prem"  # the way it is ranked for (WAY_COST)
 
     @cached_property
     def pools(self) -> tuple[_Pool, ...]:
@@ -161,9 +170,12 @@ class Evaluated:
         unfit = sum(g.unfit for g in self.groups)
         headroom = min((_f(g.env, "group_headroom_achieved") for g in self.groups), default=0.0)
         o = self.options_rank
-        return (float(unfit), o.unpriced, self.totals["annual_cost_onprem"],
-                o.uncalibrated, self.totals["gpus_purchased"], self.totals["gpus_used"],
-                float(len(self.choice.pools)), o.precision, o.kv, -headroom)
+        buying = (o.unpriced, self.totals["annual_cost_onprem"],
+                  o.uncalibrated, self.totals["gpus_purchased"], self.totals["gpus_used"],
+                  float(len(self.choice.pools)), o.precision, o.kv, -headroom)
+        if self.way == "cloud":  # rented: the rent first, then as buying ranks
+            return (float(unfit), o.cloud_unpriced, self.totals["annual_cost_cloud"], *buying)
+        return (float(unfit), *buying)
 
 
 @dataclass(frozen=True)
@@ -171,6 +183,7 @@ class OptionsRank:
     """The parts of a plan's rank that depend on its options alone, not on how they pool."""
 
     unpriced: float
+    cloud_unpriced: float  # options whose GPU has no cloud price (a rented plan ranks them last)
     uncalibrated: float  # at equal cost, outside the calibration data last (search._rank_key)
     precision: float  # the summed bytes per weight: lower precision first (issue 22)
     kv: float
@@ -180,6 +193,7 @@ class OptionsRank:
         opts = options.values()
         return OptionsRank(
             unpriced=float(sum(1 for o in opts if not o.priced)),
+            cloud_unpriced=float(sum(1 for o in opts if float(o.values["cloud_gpu_hour"]) <= 0)),
             uncalibrated=float(sum(1 for o in opts if o.calibration_gaps)),
             precision=_sum([float(o.values["weight_bytes_per_param"]) for o in opts]),
             kv=_sum([float(o.values["kv_bytes_per_element"]) for o in opts]))
@@ -212,6 +226,7 @@ class Memo:
     plans: int = 0  # plans evaluated (evaluate_plan's or _best_pooling's)
     base: tuple[Evaluated, dict[PoolKey, tuple[list[tuple[int, str]], bool]]] | None = None
     group_runs: int = 0  # node groups whose stages ran (not found in ``groups``)
+    way: str = "on_prem"  # the way the search ranks plans for (WAY_COST)
 
     def group(self, sigs: tuple[PoolSig, ...], opts: Mapping[int, Option],
               workloads: Sequence[WorkloadResult], acct: Mapping[str, float]) -> _Group:
@@ -249,7 +264,8 @@ def evaluate_plan(choice: PlanChoice, workloads: Sequence[WorkloadResult],
     groups = [memo.group(tuple(sigs), opts, workloads, acct) for sigs in by_hw.values()]
     totals = {key: _sum([g.totals[key] for g in groups]) for key in PLAN_TOTALS}
     return Evaluated(choice, tuple(groups), totals,
-                     options_rank if options_rank is not None else memo.options_rank(opts))
+                     options_rank if options_rank is not None else memo.options_rank(opts),
+                     memo.way)
 
 
 def _group(sigs: Sequence[PoolSig], opts: Mapping[int, Option],

@@ -83,7 +83,7 @@ def _best_pooling(options: Mapping[int, Option], workloads: Sequence[WorkloadRes
     memo.plans += 1
     totals = {key: _sum([g.totals[key] for g in groups]) for key in PLAN_TOTALS}
     return Evaluated(PlanChoice(options, tuple(sorted(pools))), tuple(groups), totals,
-                     memo.options_rank(options))
+                     memo.options_rank(options), memo.way)
 
 
 MAX_KEYS_RETRIED = 2  # a node group with more shared keys re-decides only those a trial changed
@@ -112,10 +112,14 @@ def _group_pooling(members: Sequence[int], options: Mapping[int, Option],
         split = frozenset(k for k in kept if was[k][1])
         shared = [k for k in shared if k not in kept]
 
+    # the way's cost first (a node group is one GPU: priced in the way or not, split or not)
+    costs = ("annual_cost_cloud", "annual_cost_onprem") if memo.way == "cloud" else (
+        "annual_cost_onprem",)
+
     def group(pools: tuple[tuple[int, ...], ...]) -> tuple[tuple[float, ...], _Group]:
         g = memo.group(tuple((m, tuple(options[i].id for i in m)) for m in pools), options,
                        workloads, acct)
-        return (float(g.unfit), g.totals["annual_cost_onprem"], g.totals["gpus_purchased"],
+        return (float(g.unfit), *(g.totals[c] for c in costs), g.totals["gpus_purchased"],
                 g.totals["gpus_used"], float(len(pools))), g
 
     best = _pooled(keys, workloads, split)
@@ -151,10 +155,11 @@ def _best_per_hardware(options: Sequence[Option]) -> dict[tuple[str, str], Optio
 
 
 def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
-                memo: Memo | None = None) -> Evaluated:
+                memo: Memo | None = None, way: str = "on_prem") -> Evaluated:
     """The best-ranked plan found for the workloads that have a feasible option (see the
-    module docstring). Each workload's option list is in the engine's rank order; ``memo``
-    (a new one by default) keeps the search's stages and counts its work."""
+    module docstring), ranked for ``way`` (plan.py WAY_COST). Each workload's option list is
+    in the engine's rank order for that way; ``memo`` (a new one by default, ranking for
+    ``way``) keeps the search's stages and counts its work."""
     cands = {i: [o for o in w.options if o.feasible][:MAX_OPTIONS_PER_WORKLOAD]
              for i, w in enumerate(workloads)}
     cands = {i: opts for i, opts in cands.items() if opts}
@@ -164,7 +169,7 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
     # H100 node of its own), and more headroom must never find a cheaper plan than less.
     on_hw = {i: _best_per_hardware(workloads[i].options) for i in cands}
     cache: dict[tuple[str, ...], Evaluated] = {}
-    memo = memo if memo is not None else Memo()
+    memo = memo if memo is not None else Memo(way=way)
 
     def trial(options: Mapping[int, Option], base: Evaluated | None) -> Evaluated:
         sig = tuple(options[i].id for i in sorted(options))
@@ -207,7 +212,8 @@ def choose_plan(workloads: Sequence[WorkloadResult], acct: Mapping[str, float],
         if not improved:
             break
     # the chosen options with every shared key re-decided (the groups' stages are memoised)
-    full = Memo(memo.pools, memo.groups, memo.ranks, memo.keys, memo.group_inputs)
+    full = Memo(memo.pools, memo.groups, memo.ranks, memo.keys, memo.group_inputs,
+                way=memo.way)
     e = _best_pooling(best.choice.options, workloads, acct, full)
     memo.plans, memo.group_runs = memo.plans + full.plans, memo.group_runs + full.group_runs
     return e if e.rank <= best.rank else best  # at a tie, the full rule's pools

@@ -263,35 +263,48 @@ def derating(catalog: Catalog, gaps: Sequence[str]) -> float:
     return catalog.constant("uncalibrated_derating") if gaps else 1.0
 
 
-def _rank_key(o: Option) -> tuple[int, float, int, float, float, float, float, float]:
+Rank = tuple[float, ...]
+
+
+def rank_key(way: str = "on_prem") -> Callable[[Option], Rank]:
+    """The options' ranking for a way of running the service (:func:`_rank`)."""
+    return lambda o: _rank(o.priced, o.calibration_gaps, o.values, way)
+
+
+def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value], way: str = "on_prem"
+          ) -> Rank:
     """Lowest cost; at equal cost a calibrated option before an extrapolated one (the
     recommendation must not rest on uncalibrated optimism), then fewest GPUs bought, fewest
     GPUs used (a TP1 replica beats TP8 in the same sold-full node), the lower precision that
-    meets the targets, most headroom (issue 22)."""
-    return _rank(o.priced, o.calibration_gaps, o.values)
-
-
-def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value]
-          ) -> tuple[int, float, int, float, float, float, float, float]:
-    return (0 if priced else 1, float(v["annual_cost_onprem"]),
-            1 if gaps else 0, float(v["gpus_purchased"]), float(v["gpus"]),
-            float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
-            -float(v["headroom_achieved"]))
-
-
-def cost_order(options: Sequence[Option], way: str) -> list[Option]:
-    """The options as every surface lists them (the terminal's table, the PDF's alternatives,
-    the web page's options) for the account's way of running it (``deployment.recommended``):
-    renting, the feasible ones by cloud cost per year (those without a cloud price last, then
-    the engine's ranking); otherwise the engine's order (on-premises cost). The rejected
-    follow, in the engine's order. Review round 18: the terminal ranked and priced a rented
-    account's options by what buying them costs."""
+    meets the targets, most headroom (issue 22). The cost is the way's: bought (on-premises
+    per year, an option whose GPU has no purchase price last) or rented (cloud per year, an
+    option whose GPU has no cloud price last, then the buying rank: equal rent is decided as
+    buying decides it). Review round 18: a rented account's plan was the cheapest to buy,
+    4 × H200 options renting for EUR 125 k listed above the recommendation at 213 k."""
+    onprem = (0.0 if priced else 1.0, float(v["annual_cost_onprem"]),
+              1.0 if gaps else 0.0, float(v["gpus_purchased"]), float(v["gpus"]),
+              float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
+              -float(v["headroom_achieved"]))
     if way != "cloud":
-        return list(options)
-    feasible = sorted((o for o in options if o.feasible), key=lambda o: (
-        0 if float(o.values["cloud_gpu_hour"]) > 0 else 1, float(o.values["annual_cost_cloud"]),
-        *_rank_key(o)))
-    return feasible + [o for o in options if not o.feasible]
+        return onprem
+    return (0.0 if float(v["cloud_gpu_hour"]) > 0 else 1.0, float(v["annual_cost_cloud"]),
+            *onprem)
+
+
+def ranked(w: WorkloadResult, way: str, catalog: Catalog, model: Model) -> WorkloadResult:
+    """The workload with its feasible options in the way's rank order (the rejected after
+    them, as they were), the first recommended and its confidence band."""
+    feasible = sorted((o for o in w.options if o.feasible), key=rank_key(way))
+    best = feasible[0] if feasible else None
+    conf = None
+    if best is not None:
+        layout = Choice(best.gpu, best.platform, best.weight_precision, best.kv_precision,
+                        best.tp)
+        conf = costs.confidence(best, "measured" if w.mode == "measured"
+                                else error_group(catalog, layout, model))
+    return w.model_copy(update={
+        "options": feasible + [o for o in w.options if not o.feasible],
+        "recommended": best.id if best is not None else None, "confidence": conf})
 
 
 class SearchMemo:
@@ -365,10 +378,10 @@ def evaluate_pair(req: Requirements, catalog: Catalog, decode: Choice,
 def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog,
                   tables: Tables, acct: dict[str, float],
                   points: Sequence[BenchPoint] = (),
-                  memo: SearchMemo | None = None) -> WorkloadResult:
+                  memo: SearchMemo | None = None, way: str = "on_prem") -> WorkloadResult:
     """One workload: every candidate option evaluated and either rejected (with its reason)
-    or ranked; the cheapest is the workload's own recommendation. ``memo``: the account's
-    (one is made when not given)."""
+    or ranked for ``way`` (:func:`ranked`); the first is the workload's own recommendation.
+    ``memo``: the account's (one is made when not given)."""
     memo = memo or SearchMemo(req, catalog)
     winputs = workload_inputs(w, model)
     winputs.update(costs.api_inputs(req, catalog, w.model_id))
@@ -424,7 +437,7 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                 near_xpyd[ch.platform] = (near, ch, ran)
             continue
         key = (ch.gpu, ch.platform, ch.weight_precision, ch.kv_precision)
-        rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env)
+        rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env, way)
         if key not in best_xpyd or rank < best_xpyd[key][0]:
             best_xpyd[key] = (rank, ch, ran)
             candidates.append(ch)
@@ -435,11 +448,8 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         option(ch, env, "xpyd", _xpyd_reason(catalog, ch, reason), gaps)
         for platform, (_, ch, (env, _, reason, gaps)) in near_xpyd.items()
         if platform not in offered_on]
-    feasible = sorted((o for o in options if o.feasible), key=_rank_key)
-    rejected = [o for o in options if not o.feasible]
-    recommended = feasible[0].id if feasible else None
     advice = None
-    if not feasible:
+    if not any(o.feasible for o in options):
         # not the nearest pairs: the advice's words ("8 × GPU") describe one kind of replica
         advice = pick.advice if pick is not None and pick.failure else advice_for(
             w, model, kept, catalog)
@@ -448,16 +458,9 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
                 f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
                 "(requirements, measured block).")
-    best = next((o for o in feasible[:1]), None)
-    conf = None
-    if best is not None:
-        ch = next(c for c in candidates if c.id == best.id)
-        conf = costs.confidence(best, "measured" if w.measured is not None
-                                else error_group(catalog, ch, model))
-    return WorkloadResult(
-        confidence=conf,
+    return ranked(WorkloadResult(
         name=w.name, model=w.model_id, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
-        recommended=recommended, advice=advice, options=feasible + rejected,
+        recommended=None, advice=advice, options=options,
         measured_note=note, measured_points=pick.points if pick is not None else [],
-        measured_warnings=pick.warnings if pick is not None else [])
+        measured_warnings=pick.warnings if pick is not None else []), way, catalog, model)

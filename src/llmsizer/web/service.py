@@ -36,8 +36,7 @@ from ..inputs.yamlsafe import load_text
 from ..model.catalog import Catalog, Model, load_catalog
 from ..model.names import platform_words
 from ..sizing.engine import size
-from ..sizing.results import Option, Result, WorkloadResult
-from ..sizing.search import cost_order
+from ..sizing.results import Result
 from . import forms
 from .forms import Configs
 
@@ -93,10 +92,6 @@ class Sized:
         """The account rents (deployment.recommended): its options are priced and ranked by
         the cloud's cost per year, as the terminal and the PDF list them."""
         return self.result is not None and self.result.deployment.recommended == "cloud"
-
-    def options(self, w: WorkloadResult) -> list[Option]:
-        """A workload's options in the order every surface lists them (:func:`cost_order`)."""
-        return cost_order(w.options, "cloud" if self.rented else "on_prem")
 
     def cloud_unpriced(self) -> str:
         """Why the cloud has no total (the PDF's words), or "" when every GPU is priced."""

@@ -12,7 +12,6 @@ from ...model.calculations import IMPRACTICAL
 from ...model.catalog import Catalog
 from ...model.expr import evaluate
 from ...sizing.results import Option, Plan, WorkloadResult
-from ...sizing.search import cost_order
 from .format import CONTROL_CHARS, Formatter, chart_name, clip, precision_name, svg_image
 from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
 
@@ -34,13 +33,14 @@ def _practical(o: Option, w: WorkloadResult) -> bool:
         "best_gpus_purchased": best.values["gpus_purchased"]})
 
 
-def alternative_views(w: WorkloadResult, cat: Catalog, way: str = "on_prem") -> list[OptionView]:
-    """The best feasible option per GPU and server platform, in rank order for the account's
-    way of running it (:func:`cost_order`: a rented account by cloud cost), and the
-    recommendation wherever it ranks; impractical options (:func:`impractical`) left out."""
+def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
+    """The best feasible option per GPU and server platform, in the engine's rank order (by
+    the cost of the account's way of running it, search.py ``_rank``: a rented account by
+    cloud cost), and the recommendation wherever it ranks; impractical options
+    (:func:`impractical`) left out."""
     seen: set[tuple[str, str]] = set()
     out = []
-    for o in cost_order(w.options, way):  # feasible options first, best first
+    for o in w.options:  # feasible options first, best first
         key = (o.gpu, o.platform)
         if o.feasible and _practical(o, w) and (key not in seen or o.id == w.recommended):
             seen.add(key)
@@ -60,19 +60,23 @@ def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:
     return tuple((cat.gpus[g].name if g in cat.gpus else g, n) for g, n in fewest.items())
 
 
-def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog) -> NotChosen | None:
-    """Set when the cheapest row for the workload alone is not the plan's choice."""
+def not_chosen(w: WorkloadResult, index: int, plan: Plan, cat: Catalog,
+               way: str = "on_prem") -> NotChosen | None:
+    """Set when the cheapest row for the workload alone is not the plan's choice; its costs
+    in the account's way (``way``: deployment.recommended; renting, the cloud's)."""
     rec, alone = w.best, w.option(w.dedicated)
     if rec is None or alone is None or rec.id == alone.id:
         return None
+    cost = "annual_cost_cloud" if way == "cloud" else "annual_cost_onprem"
     pool_ids = {p.id for p in plan.pools if index in p.workload_indices}
     group = next((g for g in plan.node_groups if pool_ids & set(g.pools)), None)
     names = [n for p in plan.pools if group is not None and p.id in group.pools
              for i, n in zip(p.workload_indices, p.workloads, strict=True) if i != index]
     return NotChosen(row=option_view(alone, w, cat), recommended=option_view(rec, w, cat),
                      shared_with=tuple(dict.fromkeys(names)),
-                     equal_cost=alone.values["annual_cost_onprem"]
-                     == rec.values["annual_cost_onprem"])
+                     equal_cost=alone.values[cost] == rec.values[cost],
+                     row_cost=float(alone.values[cost]), recommended_cost=float(rec.values[cost]),
+                     rented=way == "cloud")
 
 
 def _reason_title(o: Option) -> str:

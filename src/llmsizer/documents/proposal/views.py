@@ -50,12 +50,17 @@ class RejectGroup:
 class NotChosen:
     """Why the table's first row (the cheapest configuration for this workload alone) is
     not the recommendation: the plan puts the workload on nodes it shares with others
-    (``shared_with``), or the row costs the same and a tie rule decides (``equal_cost``)."""
+    (``shared_with``), or the row costs the same and a tie rule decides (``equal_cost``).
+    Costs are the way the account runs it (``rented``: the cloud's per year, as its options
+    are ranked; else on-premises)."""
 
     row: OptionView
     recommended: OptionView
     shared_with: tuple[str, ...]
     equal_cost: bool
+    row_cost: float = 0.0
+    recommended_cost: float = 0.0
+    rented: bool = False
 
 
 @dataclass(frozen=True)

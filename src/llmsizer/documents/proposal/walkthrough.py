@@ -54,7 +54,7 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
                   chart: bool = True) -> WorkloadView:
     w = result.workloads[index]
     best = option_view(w.best, w, cat) if w.best is not None else None
-    alternatives = alternative_views(w, cat, result.deployment.recommended)
+    alternatives = alternative_views(w, cat)
     feasible = [o for o in w.options if o.feasible]
     rejected = rejected_groups(w, cat)
     model = cat.models.get(w.model)
@@ -75,7 +75,7 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
     return WorkloadView(
         index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
         alternatives=tuple(alternatives),
-        not_chosen=not_chosen(w, index, result.plan, cat),
+        not_chosen=not_chosen(w, index, result.plan, cat, result.deployment.recommended),
         impractical=impractical(w, cat),
         more_feasible=len([o for o in feasible if o.id not in shown_ids]),
         feasible_count=len(feasible), rejected=tuple(rejected),

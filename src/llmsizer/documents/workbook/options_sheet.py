@@ -20,7 +20,7 @@ from .formats import (
     wrapped_height,
 )
 from .layout import OPTIONS_HEADER_ROW, OPTIONS_LABEL_COL, option_statuses
-from .rerun_check import NOT_ELIGIBLE, label, live_cost
+from .rerun_check import NOT_ELIGIBLE, cost, label, live_cost
 
 __all__ = ["LIVE_COL", "write"]
 
@@ -44,6 +44,9 @@ _WIDTHS = {"Workload": 20, "Option": 52, _CODE_HEAD: 24, "Status": 34, "Platform
            "Column": 8}
 _FIGURE_WIDTH = 15
 _LIVE_HEAD = "On-prem cost per year now"
+# the way the account runs it (rerun_check.cost): a rented account compares the cloud's cost
+_LIVE_HEADS = {"annual_cost_onprem": _LIVE_HEAD, "annual_cost_cloud": "Cloud cost per year now"}
+_LIVE_WORDS = {"annual_cost_onprem": "on-premises", "annual_cost_cloud": "cloud"}
 _HEADS = ("Workload", "Option", _CODE_HEAD, "Status", "Platform", *(h for h, _ in _FIGURES),
           "Column", _LIVE_HEAD)
 # The re-run check's column (rerun_check.py): live where the option has a column.
@@ -65,12 +68,12 @@ def write(book: Book) -> None:
                f"{total} options. Figures are the engine's at generation time (values, not "
                "formulas); an option with a column on KV, Throughput, Nodes and TCO "
                "recalculates there (its column is named in the Column column). The last "
-               "column is live: the annual on-premises cost now of each feasible, priced "
-               "option with a column (— when it no longer meets the targets); the Summary's "
-               "re-run check names the cheapest.",
+               f"column is live: the annual {_LIVE_WORDS[cost(book)]} cost now of each "
+               "feasible, priced option with a column (— when it no longer meets the "
+               "targets); the Summary's re-run check names the cheapest.",
                span=(1, widths["Workload"] + widths["Option"]))  # the repeated columns
     shown = {(c.k, c.option.id): c.letter for c in book.lay.columns}
-    heads = list(_HEADS)
+    heads = [*_HEADS[:-1], _LIVE_HEADS[cost(book)]]
     row = OPTIONS_HEADER_ROW
     for j, head in enumerate(heads):
         ws.write_string(row, j, head, f("header"))
@@ -115,7 +118,7 @@ def write(book: Book) -> None:
                 ws.write_string(row, LIVE_COL, NOT_ELIGIBLE, f("unit"))
             else:
                 ws.write_formula(row, LIVE_COL, live[0], f("calc", number_format(
-                    _UNITS["annual_cost_onprem"], [live[1]], book.cur)), live[1])
+                    _UNITS[cost(book)], [live[1]], book.cur)), live[1])
             ws.set_row(row, max(wrapped_height(status, _WIDTHS["Status"], 8),
                                 # bold (the recommendation) runs about a tenth wider
                                 wrapped_height(words, _WIDTHS["Option"] * (0.9 if rec else 1),

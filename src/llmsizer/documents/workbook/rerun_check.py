@@ -3,8 +3,9 @@ hardware frozen at generation still the cheapest? One formula per workload, on t
 on the Inputs sheet, over the Options sheet's live cost column:
 
 * the Options sheet's last column holds, for every feasible, priced option that has a column
-  on the calculation sheets, its annual on-premises cost now (``=IF(<meets targets>,
-  <cost>,"—")``, both live); any other option holds "—" (its figures are values);
+  on the calculation sheets, its annual cost now in the way the account runs it (:func:`cost`:
+  on-premises, or rented in the cloud, as the engine ranks the options) (``=IF(<meets
+  targets>,<cost>,"—")``, both live); any other option holds "—" (its figures are values);
 * the check names the cheapest of them (MIN, then INDEX/MATCH on the option labels) and
   compares it with the workload's frozen choice sized alone (the option the engine chose for
   the workload on its own: the plan's choice may be dearer alone because it shares nodes).
@@ -30,8 +31,8 @@ from .book import Book
 from .formats import clean_text, formula_text, wrapped_height
 from .layout import Column, letter, option_statuses
 
-__all__ = ["LABEL", "NOT_ELIGIBLE", "PREFILL_CHANGED", "RerunCheck", "check", "label", "live_cost",
-           "write_checks"]
+__all__ = ["LABEL", "NOT_ELIGIBLE", "PREFILL_CHANGED", "RerunCheck", "check", "cost", "label",
+           "live_cost", "write_checks"]
 
 NOT_ELIGIBLE = "—"  # the live cost column of an option the check cannot compare
 LABEL = "Re-run check (cheapest option alone at the current inputs)"
@@ -122,9 +123,25 @@ def _words(book: Book, o: Option) -> str:
     return f"{label(book, o)} on {clean_text(book.display_name('platforms', o.platform))}"
 
 
+def cost(book: Book) -> str:
+    """The cost the check compares: the cloud's per year where the account rents (the engine
+    ranks a rented account's options by it, sizing/search.py ``_rank``), else the on-premises
+    one. A rented insurer's check read "A re-run may choose 2 × H100 ..., 22 % cheaper" beside
+    the 4 × H200 option chosen as the cheapest to rent."""
+    return "annual_cost_cloud" if book.r.deployment.recommended == "cloud" else (
+        "annual_cost_onprem")
+
+
+def _priced(book: Book, o: Option) -> bool:
+    """Priced in the way compared: a purchase price, or a cloud price where the account rents."""
+    if cost(book) == "annual_cost_cloud":
+        return float(o.values["cloud_gpu_hour"]) > 0
+    return o.priced
+
+
 def _eligible(book: Book, k: int, o: Option) -> Column | None:
     """The option's column when the check compares it: feasible, priced, with a column."""
-    if not (o.feasible and o.priced):
+    if not (o.feasible and _priced(book, o)):
         return None
     return next((c for c in book.lay.columns if c.k == k and c.option.id == o.id), None)
 
@@ -135,14 +152,15 @@ def live_cost(book: Book, k: int, o: Option) -> tuple[str, float] | None:
     c = _eligible(book, k, o)
     if c is None:
         return None
-    met, cost = _met(book, c), book.lay.cell("annual_cost_onprem", c)
-    if cost is None:
+    name = cost(book)
+    met, cell = _met(book, c), book.lay.cell(name, c)
+    if cell is None:
         return None
     if met is None:
-        return (f"={cost}", float(o.values["annual_cost_onprem"]))
+        return (f"={cell}", float(o.values[name]))
     # IF(flag): a flag is TRUE/FALSE in a spreadsheet and TRUE=1 is FALSE in Excel and
     # Gnumeric (a boolean is not a number there)
-    return (f'=IF({met},{cost},"{NOT_ELIGIBLE}")', float(o.values["annual_cost_onprem"]))
+    return (f'=IF({met},{cell},"{NOT_ELIGIBLE}")', float(o.values[name]))
 
 
 def _met(book: Book, c: Column) -> str | None:
@@ -224,10 +242,11 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     if changed is not None:
         formula = f"=IF({changed},{_text(PREFILL_CHANGED)},{formula[1:]})"
     # the same steps on the values at generation (MATCH: the first row holding the minimum)
-    costs = [(float(o.values["annual_cost_onprem"]), _words(book, o))
+    name = cost(book)
+    costs = [(float(o.values[name]), _words(book, o))
              for o, _ in feasible + rejected if live_cost(book, k, o) is not None]
     low = min(v for v, _ in costs)
-    mine_v = float(frozen.values["annual_cost_onprem"])
+    mine_v = float(frozen.values[name])
     if mine_v > low:
         pct = (1 - low / mine_v) * 100
         rounddown = FUNCTIONS["ROUNDDOWN"].python

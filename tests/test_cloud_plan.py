@@ -1,0 +1,192 @@
+"""A rented account gets the plan that is cheapest to rent (review round 18, helper F).
+
+``policy.deployment`` decided only whether the proposal said buy or rent; the options and
+the account plan were always ranked by the on-premises cost per year. The insurer
+(tests/data/eur-insurer.yaml, deployment: cloud, committed three-year tier, EUR at 0.92)
+was given the plan cheapest to BUY, 16 × H200 renting for EUR 233,873 a year, while 16 × H100
+of the same search rent for EUR 220,766. Now the ranking follows the way the account runs it
+(search.py ``_rank``, plan.py ``Evaluated.rank``): cloud -> the cloud cost per year first (a
+GPU without a cloud price after every priced one, then the buying rank); cheapest -> the
+plan searched for both ways, the one cheapest in its own way kept (engine.py)."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import EXAMPLE, example_dict
+from rich.console import Console
+from test_workbook import write_yaml
+
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.textreport import print_result
+from llmsizer.inputs.loader import load
+from llmsizer.sizing import plan_search
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.plan import Memo
+from llmsizer.sizing.results import Option, Result
+
+DATA = Path(__file__).resolve().parent / "data"
+INSURER = DATA / "eur-insurer.yaml"
+# The insurer's plan: 4 claims replicas of 1 H100 and 3 chat replicas of 2 H100 (10 GPUs)
+# and one 4-GPU node for N+1 in 4 × Dell PowerEdge XE8640, 16 H100 rented as two 8-GPU
+# instances at the committed three-year price: EUR 220,766 a year (docs/results.md).
+RENT = 220_766
+
+
+@pytest.fixture(scope="module")
+def insurer() -> Result:
+    return size(load(INSURER))
+
+
+def _variant(tmp_path: Path, name: str, **changes: Any) -> Path:
+    doc = yaml.safe_load(INSURER.read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        section, field = key.split("__")
+        doc[section][field] = value
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_the_insurer_rents_the_plan_cheapest_to_rent(insurer: Result) -> None:
+    t = insurer.totals
+    assert insurer.deployment.recommended == "cloud"
+    assert [g.gpu for g in insurer.plan.node_groups] == ["h100-sxm"]
+    assert (t.cloud_gpus_rented, t.gpus_purchased) == (16, 16)
+    assert t.annual_cost_cloud is not None and round(t.annual_cost_cloud) == RENT
+    # each workload's ★ is its option cheapest to rent: the classifier's 1 × H100 (8 GPUs,
+    # EUR 110 k alone) before 1 × H200 (EUR 125 k), as the terminal lists them
+    claims, _chat = insurer.workloads
+    first = claims.option(claims.dedicated)
+    assert first is not None and first.gpu == "h100-sxm"
+    rents = [float(o.values["annual_cost_cloud"]) for o in claims.options if o.feasible]
+    assert rents == sorted(rents) and round(rents[0]) == round(
+        float(first.values["annual_cost_cloud"]))
+
+
+def test_no_plan_the_search_considers_rents_for_less(insurer: Result) -> None:
+    """Every pair of the workloads' best options per GPU and server (the search's seeds:
+    plan_search ``_best_per_hardware``), pooled as the search pools them: none that meets
+    the targets rents for less than the plan recommended."""
+    acct = insurer.account_inputs
+    best: list[list[Option]] = []
+    for w in insurer.workloads:
+        seen: dict[tuple[str, str], Option] = {}
+        for o in w.options:
+            if o.feasible:
+                seen.setdefault((o.gpu, o.platform), o)
+        best.append(list(seen.values()))
+    assert {o.gpu for o in best[0]} == {"h100-sxm", "h200-sxm"}  # the L40S misses the speed
+    rents = []
+    for pair in itertools.product(*best):
+        e = plan_search._best_pooling(dict(enumerate(pair)), insurer.workloads, acct,
+                                      Memo(way="cloud"))
+        if e.rank[0] == 0:  # every pool keeps up with its targets
+            rents.append(e.totals["annual_cost_cloud"])
+    assert len(rents) == len(best[0]) * len(best[1])
+    assert round(min(rents)) == RENT
+
+
+@pytest.mark.parametrize("gpu, rent", [("h100-sxm", RENT), ("h200-sxm", 233_873)])
+def test_forcing_each_gpu_rents_for_no_less(tmp_path: Path, gpu: str, rent: int) -> None:
+    """The insurer sized with one GPU allowed (hardware.gpus): H100 rents for the same
+    EUR 220,766, H200 for 233,873 (the plan stage recommended); on L40S the classifier meets
+    no speed target (its 8,000-token prompts) and the chat alone rents for EUR 579,886."""
+    r = size(load(_variant(tmp_path, gpu, hardware__gpus=[gpu])))
+    assert r.totals.annual_cost_cloud is not None
+    assert round(r.totals.annual_cost_cloud) == rent >= RENT
+    only_l40s = size(load(_variant(tmp_path, "l40s", hardware__gpus=["l40s"])))
+    assert [w.recommended is None for w in only_l40s.workloads] == [True, False]
+    assert only_l40s.totals.annual_cost_cloud is not None
+    assert round(only_l40s.totals.annual_cost_cloud) == 579_886
+
+
+def test_buying_and_cheapest_accounts_get_their_own_plans(tmp_path: Path) -> None:
+    """The same insurer bought (on_prem) keeps the plan cheapest to buy, 16 H200 at EUR
+    339,391 a year on-premises (renting it: 233,873); asked for the cheapest way, both plans
+    are searched and the rented one wins at 220,766 (stage: 233,873, the bought plan's rent)."""
+    bought = size(load(_variant(tmp_path, "bought", policy__deployment="on_prem")))
+    assert [g.gpu for g in bought.plan.node_groups] == ["h200-sxm"]
+    assert round(bought.totals.annual_cost_onprem) == 339_391
+    assert bought.totals.annual_cost_cloud is not None
+    assert round(bought.totals.annual_cost_cloud) == 233_873
+    cheapest = size(load(_variant(tmp_path, "cheapest", policy__deployment="cheapest")))
+    d = cheapest.deployment
+    assert (d.recommended, d.cheapest, d.cheaper) == ("cloud", "cloud", [])
+    assert round(d.annual_cost["cloud"]) == RENT
+    assert [g.gpu for g in cheapest.plan.node_groups] == ["h100-sxm"]
+
+
+def test_every_surface_says_the_same_rent(insurer: Result, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    words = "EUR 221 k"
+    assert '"annual_cost_cloud": 220766.12' in insurer.to_json()
+    pdf = render_html(insurer).replace(NBSP, " ")
+    assert f"{words} per year in the cloud" in pdf
+    # why the chat's first row (4 × H200, the cheapest to rent alone) is not its
+    # recommendation, in rent: sharing the claims' H100 instances costs less (it quoted the
+    # on-premises costs, "than buying separate servers")
+    text = " ".join(re.sub(r"<[^>]+>", " ", pdf).split())
+    assert ("costs EUR 125 k a year rented for this workload alone, against EUR 213 k for the "
+            "recommendation; but the recommendation shares its Dell PowerEdge XE8640 nodes with "
+            "Claims document classification, which costs the account less than renting "
+            "separate instances") in text
+    con = Console(width=200, file=io.StringIO())
+    print_result(insurer, con)
+    out = con.file.getvalue()  # type: ignore[attr-defined]
+    assert f"cloud {words}/yr" in out and f"at {words} a year" in out
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "insurer.yaml", INSURER.read_bytes())}).text
+    assert f"{words} per year in the cloud" in page.replace(NBSP, " ").replace("&nbsp;", " ")
+
+
+def test_an_account_that_buys_is_unchanged() -> None:
+    """Acme (inputs/example.yaml, on-premises by default): the same plan as before, 20 H100
+    in 5 × XE8640 at USD 479,506 a year, options in the order of their on-premises cost."""
+    r = size(load(EXAMPLE))
+    assert r.deployment.recommended == "on_prem"
+    assert [w.recommended for w in r.workloads] == ["h100-sxm/fp8/kv-fp8/tp4/dell-xe8640"] * 2
+    assert round(r.totals.annual_cost_onprem) == 479_506
+    for w in r.workloads:
+        costs = [float(o.values["annual_cost_onprem"]) for o in w.options
+                 if o.feasible and o.priced]
+        assert costs == sorted(costs)
+
+
+def test_a_cloud_account_whose_cheapest_gpu_to_buy_has_no_cloud_price(tmp_path: Path) -> None:
+    """Llama 3.3 70B for 60 users at 10 tok/s on [RTX PRO 6000, L40S]: the RTX PRO 6000
+    (USD 8,565, 96 GB: one GPU a replica) is the cheapest to buy, 3 GPUs at USD 58,319 a
+    year, but has no cloud offer. Rented, stage planned it anyway and the proposal had no
+    cloud figure (cloud_unpriced); the plan is now the priced L40S (TP2, 8 GPUs) at USD
+    80,548 a year, the RTX options ranked after every option with a cloud price."""
+    data = example_dict()
+    data.update(workloads=[{
+        "name": "Chat", "model": "llama-3.3-70b", "concurrent_users": 60,
+        "prompt_tokens": 2000, "output_tokens": 300,
+        "targets": {"tokens_per_s_per_user": 10}}],
+        hardware={"gpus": ["rtx-pro-6000", "l40s"]})
+    data["policy"] = {"deployment": "on_prem"}
+    bought = size(load(write_yaml(data, tmp_path / "bought.yaml")))
+    assert [g.gpu for g in bought.plan.node_groups] == ["rtx-pro-6000"]
+    assert round(bought.totals.annual_cost_onprem) == 58_319
+    assert bought.totals.annual_cost_cloud is None  # no cloud offer for the RTX PRO 6000
+    data["policy"] = {"deployment": "cloud"}
+    rented = size(load(write_yaml(data, tmp_path / "rented.yaml")))
+    assert [g.gpu for g in rented.plan.node_groups] == ["l40s"]
+    assert rented.totals.cloud_unpriced == []
+    assert rented.totals.annual_cost_cloud is not None
+    assert round(rented.totals.annual_cost_cloud) == 80_548
+    (w,) = rented.workloads
+    priced = [float(o.values["cloud_gpu_hour"]) > 0 for o in w.options if o.feasible]
+    assert priced == sorted(priced, reverse=True) and not priced[-1]
