@@ -2,7 +2,7 @@
 cheapest single size that holds its largest replica, replicas packed ROUNDDOWN(size / replica)
 to an instance; the offer's own size, spanning instances, when no size holds one.
 
-Prices from the project's price reference (/work/shared/reference/prices.csv, copied into
+Prices from the project's price reference (the shared reference prices.csv, copied into
 prices.yaml with their sources): AWS p5.48xlarge 55.04 USD/h = 6.88 per H100-hour (8 GPUs)
 and p5.4xlarge 6.88 (1 GPU), SkyPilot aws/vms.csv v8 (rows 1 and 4); Lambda B200 8x 53.52 USD/h
 = 6.69, 1x 6.99, 2x 13.78 = 6.89 per GPU-hour (SkyPilot lambda/vms.csv v8, row 23); Azure

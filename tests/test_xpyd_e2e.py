@@ -47,7 +47,8 @@ _Q = (50, 90, 95, 99)
 # batch served (the step, the first token, the prefill pool's count for the load and its
 # queue, the percentiles), in the list's order.
 _LIMIT = ("disagg_prefill_replica_rate_per_s", "disagg_kv_move_ms",
-          *(c.name for c in CALCULATIONS if c.name.startswith("disagg_e2e_split_gpus_")),
+          *(c.name for c in CALCULATIONS if c.name.startswith("disagg_e2e_split_gpus_")
+            and not c.name.endswith("_first")),
           "disagg_e2e_prefill_busy", "disagg_e2e_prefill_wait_p95_ms", "disagg_batch_by_e2e_p95")
 _FORWARD = tuple(
     c.name for c in CALCULATIONS
@@ -56,7 +57,8 @@ _FORWARD = tuple(
                   "disagg_prefill_wait_ms", "disagg_ttft_ms", "ttft_ms", "prefill_wait_p95_ms",
                   "e2e_p95_ms")
     or ("_prefill_busy_" in c.name and c.name.startswith("disagg_"))
-    or c.name in {f"disagg_prefill_wait_p{q}_ms" for q in _Q} | {f"ttft_p{q}_ms" for q in _Q})
+    or c.name in {f"disagg_prefill_wait_p{q}_ms" for q in _Q} | {f"ttft_p{q}_ms" for q in _Q}
+    if not c.name.endswith("_first"))  # the MoE first solve's copies (first_pass.py)
 _limit_program = compile_program([(n, _EXPR[n]) for n in _LIMIT])
 _forward_program = compile_program([(n, _EXPR[n]) for n in _FORWARD])
 
@@ -306,7 +308,10 @@ def test_an_aggregated_option_limited_by_the_whole_answer_gets_the_same_words() 
     (w,) = result.workloads
     assert w.best is not None and float(w.best.values["disagg_prefill_gpus"]) == 0
     v = w.best.values
-    assert v["batch_per_replica"] == v["batch_by_e2e_p95"] == 9 < v["batch_by_tpot"]
+    # the MoE first solve (experts read at the speed's 17 sequences) holds the batch at 9; the
+    # second solve's limits, at the experts of 9, are looser (first_pass.py: conservative)
+    assert (v["batch_per_replica"] == v["batch_by_first_estimate"] == v["batch_by_e2e_p95_first"]
+            == 9 < v["batch_by_tpot"] <= v["batch_by_e2e_p95"])
     html = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(result))))
     assert (f"The tightest, the whole-answer target, sets {int(v['batch_per_replica'])} "
             "sequences per replica") in html

@@ -140,13 +140,22 @@ def _binding(v: Mapping[str, float | str], measured: bool) -> str:
     if measured:
         return "the customer's measured throughput"
     batch = as_number(v, "batch_per_replica")
+    # An MoE batch held at the first solve's estimate (first_pass.py: the experts read are
+    # those of that batch) is set by what limited the first solve: read its copies.
+    first = ("_first" if "batch_by_first_estimate" in v
+             and as_number(v, "batch_by_first_estimate") == batch
+             and as_number(v, "batch_per_replica_first") == batch else "")
+
+    def at(name: str) -> float:
+        return as_number(v, name + first if name + first in v else name)
+
     for name, label in _BINDING:
-        if (name == "batch_by_ttft" and as_number(v, "batch_by_e2e_p95") == batch
+        if (name == "batch_by_ttft" and at("batch_by_e2e_p95") == batch
                 < as_number(v, "max_batch_per_replica")):
             # folded into the first-token batch (decode.py), but not a first-token target;
             # below the engine cap only when a whole-answer target is stated
             return "the whole-answer target"
-        if as_number(v, name) == batch:
+        if at(name) == batch:
             return label
     return "the tightest limit"
 

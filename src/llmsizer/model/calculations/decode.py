@@ -497,11 +497,15 @@ CALCULATIONS: tuple[Calculation, ...] = (
     *_BEFORE_SHARE,
     *_FIRST_ROWS,
     _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
-       MAX(1, MIN(r("batch_experts_bound"), r("batch_per_replica" + FIRST))),
+       IF(_DISAGG, r("batch_experts_bound"),
+          MAX(1, MIN(r("batch_experts_bound"), r("batch_per_replica" + FIRST)))),
        "The first estimate of the batch per replica (every limit solved with the experts "
        "read at the largest batch this load may cause), at most that largest batch, at "
        "least 1. The batch per replica is at most this estimate, so the share of experts "
-       "read is the batch served's, or above it (conservative); no circular reference."),
+       "read is the batch served's, or above it (conservative); no circular reference. A "
+       "disaggregated decode pool keeps the largest batch: its whole-answer split weighs "
+       "several batches with one share, and a share that followed the target made a "
+       "tighter target cheaper."),
     *_SECOND_ROWS[:-1],
     _BY_FIRST_ESTIMATE,
     _SERVED_BATCH,
