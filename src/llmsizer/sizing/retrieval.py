@@ -112,16 +112,19 @@ def _rank(o: RetrievalOption, way: str) -> Rank:
 
 
 def recommend(options: Sequence[RetrievalOption], way: str) -> RetrievalOption | None:
-    """The feasible option with a price (or on a language-model group's idle GPUs) that ranks
-    first in ``way``; at a tie, the first by GPU id."""
-    viable = sorted((o for o in options if o.feasible and o.priced), key=lambda o: o.id)
+    """The feasible option with a price in ``way`` (renting, a purchase price or a cloud
+    one, as a language-model option is recommended; or on a language-model group's idle
+    GPUs) that ranks first in ``way``; at a tie, the first by GPU id."""
+    viable = sorted((o for o in options if o.feasible and (o.priced or (
+        way == "cloud" and float(o.values["cloud_gpu_hour"]) > 0))), key=lambda o: o.id)
     return min(viable, key=lambda o: _rank(o, way), default=None)
 
 
 def ranked_retrieval(w: RetrievalWorkloadResult, way: str) -> RetrievalWorkloadResult:
     """The workload with its recommendation ranked for ``way`` (the options searched once)."""
     best = recommend(w.options, way)
-    return w.model_copy(update={"recommended": best.id if best is not None else None})
+    return w.model_copy(update={"recommended": best.id if best is not None else None,
+                                "advice": None if best is not None else w.advice})
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
