@@ -534,8 +534,12 @@ def _print_plan(result: Result, con: Console) -> None:
                       f"({_n(rg.gpus_purchased, 'GPU')} bought{': ' + split if split else ''}) for "
                       f"{what}; on its own servers, not shared with the language models",
                  style="bold")
-    ded = result.totals_dedicated
-    if ded.annual_cost_onprem != result.totals.annual_cost_onprem or ded.nodes != result.totals.nodes:
+    ded, tot = result.totals_dedicated, result.totals
+    if result.deployment.recommended == "cloud":  # a rented account's terms, as the PDF's
+        if ded.annual_cost_cloud is not None and ded.annual_cost_cloud != tot.annual_cost_cloud:
+            _say(con, f"Sized alone the workloads would rent {_n(ded.cloud_gpus_rented, 'GPU')}, "
+                      f"cloud {_money(ded.annual_cost_cloud, cur)}/yr.")
+    elif ded.annual_cost_onprem != tot.annual_cost_onprem or ded.nodes != tot.nodes:
         _say(con, f"Sized alone the workloads would need {_n(ded.gpus_purchased, 'GPU')} in "
                   f"{_n(ded.nodes, 'node')}, on-prem {_money(ded.annual_cost_onprem, cur)}/yr.")
 

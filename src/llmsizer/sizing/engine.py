@@ -59,13 +59,14 @@ from .results import (
 )
 from .retrieval import (
     rag_first_token,
+    ranked_retrieval,
     retrieval_groups,
     scenario_idle,
     scenario_retrieval,
     share_idle_gpus,
     size_retrieval,
 )
-from .search import SearchMemo, calibration_gaps, derating, ranked, size_workload
+from .search import SearchMemo, calibration_gaps, derating, size_workload_ways
 
 
 def assumptions(req: Requirements, catalog: Catalog, acct: dict[str, float],
@@ -134,23 +135,23 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     memo = SearchMemo(req, cat)
     # the ways the plan is searched for: the account's, or for "cheapest" buying and renting
     ways = PLANNED_WAYS if req.policy.deployment == "cheapest" else (req.policy.deployment,)
-    sized = [size_workload(req, w, loaded.models[w.model_id], cat, tables, acct,
-                           loaded.bench.get(i, ()), memo, ways[0])
+    # each workload's options searched once, ranked (and its disaggregated pairs kept) per way
+    sized = [size_workload_ways(req, w, loaded.models[w.model_id], cat, tables, acct,
+                                loaded.bench.get(i, ()), memo, ways)
              for i, w in enumerate(req.workloads) if w.kind == "generate"]
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
-    alone = retrieval_groups(retrieval)
-    searched = [_planned(req, cat, tables, acct, way, sized if way == ways[0] else [
-        ranked(w, way, cat, loaded.models[w.model]) for w in sized], retrieval, alone)
-        for way in ways]
+    searched = [_planned(req, cat, tables, acct, way, [s[n] for s in sized],
+                         [ranked_retrieval(w, way) for w in retrieval])
+                for n, way in enumerate(ways)]
     # the way whose plan costs least in that way (a tie: buying); a plan with a GPU without a
     # price in its way never wins (its figure leaves those GPUs out)
     pick = min(searched, key=lambda s: (s.own_cost is None, s.own_cost or 0.0,
                                         PLANNED_WAYS.index(s.way)))
-    workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated = (
+    workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated, alone = (
         pick.workloads, pick.chosen, pick.plan, pick.retrieval, pick.rgroups, pick.totals,
-        pick.dedicated)
+        pick.dedicated, pick.alone)
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
@@ -210,15 +211,15 @@ class _Planned(NamedTuple):
     totals: Totals
     dedicated: Totals  # each workload sized alone on its own first option
     own_cost: float | None  # the way's cost per year; None where a GPU has no price in it
+    alone: list[RetrievalGroup]  # the retrieval workloads' groups before any shares a node
 
 
 def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, float],
              way: str, workloads: list[WorkloadResult],
-             retrieval: list[RetrievalWorkloadResult],
-             alone: list[RetrievalGroup]) -> _Planned:
-    """The plan searched for ``way`` (plan.py WAY_COST) over workloads ranked for it, and
-    its totals. ``alone``: the retrieval workloads' groups before any shares the plan's
-    nodes."""
+             retrieval: list[RetrievalWorkloadResult]) -> _Planned:
+    """The plan searched for ``way`` (plan.py WAY_COST) over workloads (and embed and rerank
+    workloads) ranked for it, and its totals."""
+    alone = retrieval_groups(retrieval)  # before any shares the plan's nodes
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
@@ -234,7 +235,7 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     plan = _with_range(to_plan(chosen_plan, workloads, acct),
                        confidence_range(chosen_plan, workloads, acct))
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
-    retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups)
+    retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups, way)
     rgroups = retrieval_groups(retrieval)
     totals = _totals(costs.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
                      _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
@@ -242,7 +243,7 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     own = totals.annual_cost_cloud if way == "cloud" else (
         None if purchase_unpriced(workloads, retrieval, plan) else totals.annual_cost_onprem)
     return _Planned(way, workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated,
-                    own if own is not None and own > 0 else None)
+                    own if own is not None and own > 0 else None, alone)
 
 
 def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:

@@ -44,6 +44,7 @@ from .results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
+from .search import Rank, by_way
 
 if TYPE_CHECKING:  # plan imports nothing of this module; only the type is needed here
     from .plan import Evaluated
@@ -99,8 +100,31 @@ def _reason(v: Mapping[str, Value], gpu_name: str) -> str:
     return ""
 
 
-def _rank(o: RetrievalOption) -> tuple[float, float, str]:
-    return (float(o.values["annual_cost_onprem"]), float(o.values["retrieval_gpus"]), o.id)
+def _rank(o: RetrievalOption, way: str) -> Rank:
+    """The options' ranking in the account's way, as the language-model options' (search.py
+    ``by_way``): buying, the on-premises cost per year, then the fewest GPUs bought; renting,
+    the rent per year first (one on a language-model group's instances is priced by that
+    group). Review round 18: a rented account's reranker was chosen by its buying cost."""
+    rentable = float(o.values["cloud_gpu_hour"]) > 0 or o.shares_with is not None
+    return by_way(way, (float(o.values["annual_cost_onprem"]),
+                        float(o.values["retrieval_gpus"])), rentable,
+                  float(o.values["annual_cost_cloud"]))
+
+
+def recommend(options: Sequence[RetrievalOption], way: str) -> RetrievalOption | None:
+    """The feasible option with a price in ``way`` (renting, a purchase price or a cloud
+    one, as a language-model option is recommended; or on a language-model group's idle
+    GPUs) that ranks first in ``way``; at a tie, the first by GPU id."""
+    viable = sorted((o for o in options if o.feasible and (o.priced or (
+        way == "cloud" and float(o.values["cloud_gpu_hour"]) > 0))), key=lambda o: o.id)
+    return min(viable, key=lambda o: _rank(o, way), default=None)
+
+
+def ranked_retrieval(w: RetrievalWorkloadResult, way: str) -> RetrievalWorkloadResult:
+    """The workload with its recommendation ranked for ``way`` (the options searched once)."""
+    best = recommend(w.options, way)
+    return w.model_copy(update={"recommended": best.id if best is not None else None,
+                                "advice": None if best is not None else w.advice})
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
@@ -127,12 +151,12 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
 
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
                    acct: Mapping[str, float],
-                   idle: Mapping[str, tuple[str, str, int, int]] | None = None
-                   ) -> RetrievalWorkloadResult:
+                   idle: Mapping[str, tuple[str, str, int, int]] | None = None,
+                   way: str = "on_prem") -> RetrievalWorkloadResult:
     """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
     per GPU id, a language-model node group (id, platform, idle GPUs, idle rented cloud
     GPUs) whose idle GPUs the replicas may use (shares_llm_nodes); on that GPU the option
-    takes the group's platform."""
+    takes the group's platform. The recommendation ranks first in ``way`` (:func:`_rank`)."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -166,8 +190,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
             id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
             priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
             shares_with=shares))
-    viable = [o for o in options if o.feasible and o.priced]
-    best = min(viable, key=_rank, default=None)
+    best = recommend(options, way)
     advice = None
     fitting = [o for o in options if o.values["encoder_fits"] == 1]
     if best is None and not any(o.feasible for o in options) and fitting:
@@ -311,11 +334,13 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
 
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
                     retrieval: Sequence[RetrievalWorkloadResult],
-                    node_groups: Sequence[NodeGroup]) -> list[RetrievalWorkloadResult]:
+                    node_groups: Sequence[NodeGroup], way: str = "on_prem"
+                    ) -> list[RetrievalWorkloadResult]:
     """The embed and rerank workloads sized again with the idle GPUs of the plan's
     language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
     account order: a workload whose replicas all fit one group's idle GPUs of the same type,
-    at a lower annual cost than its own nodes, takes them and they are gone for the next."""
+    at a lower annual cost than its own nodes (in ``way``), takes them and they are gone
+    for the next."""
     # idle rented cloud GPUs: the group's whole instances beyond its GPUs in use (its TCO
     # lines' cloud_gpus_rented)
     idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
@@ -328,7 +353,8 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                 offer[gpu] = (gid_group, platform, free, free_cloud)
         spec = next(x for x in req.workloads if x.name == w.name)
         assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
-        again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer)
+        again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
+                               way)
         best = again.best
         if best is None or best.shares_with is None:
             out.append(w)

@@ -285,10 +285,17 @@ def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value], way: str = 
               1.0 if gaps else 0.0, float(v["gpus_purchased"]), float(v["gpus"]),
               float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
               -float(v["headroom_achieved"]))
+    return by_way(way, onprem, float(v["cloud_gpu_hour"]) > 0, float(v["annual_cost_cloud"]))
+
+
+def by_way(way: str, onprem: Rank, rentable: bool, annual_cost_cloud: float) -> Rank:
+    """A ranking in the way of running the service: buying, ``onprem`` (the buying rank,
+    its cost first); renting, the rent per year first (``rentable``: a cloud price is known,
+    one without after every priced one), then the buying rank. The language-model options
+    (:func:`_rank`) and the embedding and reranking servers' (sizing/retrieval.py) both."""
     if way != "cloud":
         return onprem
-    return (0.0 if float(v["cloud_gpu_hour"]) > 0 else 1.0, float(v["annual_cost_cloud"]),
-            *onprem)
+    return (0.0 if rentable else 1.0, annual_cost_cloud, *onprem)
 
 
 def ranked(w: WorkloadResult, way: str, catalog: Catalog, model: Model) -> WorkloadResult:
@@ -382,6 +389,17 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     """One workload: every candidate option evaluated and either rejected (with its reason)
     or ranked for ``way`` (:func:`ranked`); the first is the workload's own recommendation.
     ``memo``: the account's (one is made when not given)."""
+    return size_workload_ways(req, w, model, catalog, tables, acct, points, memo, (way,))[0]
+
+
+def size_workload_ways(req: Requirements, w: Workload, model: Model, catalog: Catalog,
+                       tables: Tables, acct: dict[str, float],
+                       points: Sequence[BenchPoint] = (), memo: SearchMemo | None = None,
+                       ways: Sequence[str] = ("on_prem",)) -> list[WorkloadResult]:
+    """:func:`size_workload` for each of ``ways`` (one result per way, in order), every
+    option evaluated once: the disaggregated pair kept per GPU, platform and precisions is
+    the way's best (review round 18: under "cheapest" the rented plan was searched over the
+    pairs cheapest to buy)."""
     memo = memo or SearchMemo(req, catalog)
     winputs = workload_inputs(w, model)
     winputs.update(costs.api_inputs(req, catalog, w.model_id))
@@ -421,9 +439,9 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
     # disaggregated: every pair of the layouts above; the best feasible one per GPU,
     # platform and precisions is kept (the others would only lengthen the list, so only
     # the kept ones become Options)
-    best_xpyd: dict[tuple[str, str, str, str], tuple[tuple[object, ...], Choice,
-                                                     tuple[dict[str, Value], str, str,
-                                                           list[str]]]] = {}
+    best_xpyd: dict[str, dict[tuple[str, str, str, str],
+                              tuple[Rank, Choice, tuple[dict[str, Value], str, str,
+                                                        list[str]]]]] = {way: {} for way in ways}
     # and the nearest rejected one per platform, so a platform where every pair misses says
     # why (one line, not one per pair tried)
     near_xpyd: dict[str, tuple[tuple[object, ...], Choice,
@@ -437,19 +455,25 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
                 near_xpyd[ch.platform] = (near, ch, ran)
             continue
         key = (ch.gpu, ch.platform, ch.weight_precision, ch.kv_precision)
-        rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env, way)
-        if key not in best_xpyd or rank < best_xpyd[key][0]:
-            best_xpyd[key] = (rank, ch, ran)
-            candidates.append(ch)
-    options += [option(ch, *ran) for _, ch, ran in best_xpyd.values()]
+        for way, best in best_xpyd.items():
+            rank = _rank(tables["gpus"][ch.gpu]["price"] > 0, gaps, env, way)
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, ch, ran)
     kept = options  # with no feasible option, the aggregated ones only
-    offered_on = {ch.platform for _, ch, _ in best_xpyd.values()}
-    options = kept + [
-        option(ch, env, "xpyd", _xpyd_reason(catalog, ch, reason), gaps)
-        for platform, (_, ch, (env, _, reason, gaps)) in near_xpyd.items()
-        if platform not in offered_on]
+    # a platform with a feasible pair has one for every way
+    offered_on = {ch.platform for _, ch, _ in best_xpyd[ways[0]].values()}
+    rejected = [option(ch, env, "xpyd", _xpyd_reason(catalog, ch, reason), gaps)
+                for platform, (_, ch, (env, _, reason, gaps)) in near_xpyd.items()
+                if platform not in offered_on]
+    built: dict[Choice, Option] = {}  # a pair kept for both ways is one Option
+    for best in best_xpyd.values():
+        for _, ch, ran in best.values():
+            if ch not in built:
+                built[ch] = option(ch, *ran)
+    per_way = {way: kept + [built[ch] for _, ch, _ in best.values()] + rejected
+               for way, best in best_xpyd.items()}
     advice = None
-    if not any(o.feasible for o in options):
+    if not any(o.feasible for o in kept + list(built.values())):
         # not the nearest pairs: the advice's words ("8 × GPU") describe one kind of replica
         advice = pick.advice if pick is not None and pick.failure else advice_for(
             w, model, kept, catalog)
@@ -458,9 +482,10 @@ def size_workload(req: Requirements, w: Workload, model: Model, catalog: Catalog
         note = (f"Measured: the customer's figure of {w.measured.tokens_per_s_per_replica:,.0f} "
                 f"tok/s per replica of {w.measured.gpus_per_replica} × {w.measured.gpu} "
                 "(requirements, measured block).")
-    return ranked(WorkloadResult(
+    return [ranked(WorkloadResult(
         name=w.name, model=w.model_id, model_name=model.name,
         mode="measured" if w.measured else "modelled", inputs=winputs,
-        recommended=None, advice=advice, options=options,
+        recommended=None, advice=advice, options=per_way[way],
         measured_note=note, measured_points=pick.points if pick is not None else [],
         measured_warnings=pick.warnings if pick is not None else []), way, catalog, model)
+        for way in ways]

@@ -62,7 +62,9 @@ class PlanView:
     shared_nodes: bool  # some group holds several pools
     pool_of: Mapping[int, PoolView]  # workload index -> its pool
     dedicated: Totals  # each workload sized alone
-    saving: float  # annual on-prem, against the dedicated sizing
+    # per year against the dedicated sizing, in the account's way (rented: the cloud's);
+    # None where a GPU has no cloud price (the rent figures leave it out)
+    saving: float | None
     saving_share: float
     retrieval: tuple[RetrievalView, ...] = ()  # embed and rerank workloads' own nodes
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
@@ -84,7 +86,12 @@ def _disaggregated(p: PlanPool, result: Result) -> str:
 
 def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
     """``plan``: the account plan as the proposal states it (templates/partials/plan.html.j2)."""
-    from ...model.calculations import PLAN_SAVING, PLAN_SAVING_SHARE
+    from ...model.calculations import (
+        PLAN_SAVING,
+        PLAN_SAVING_CLOUD,
+        PLAN_SAVING_SHARE,
+        PLAN_SAVING_SHARE_CLOUD,
+    )
     from ...model.expr import evaluate
 
     names = {i: w.model_name for i, w in enumerate(result.workloads)}
@@ -131,12 +138,22 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             annual_cost_api=float(o.values["retrieval_annual_cost_api"]),
             engine_name=engine.name if engine else w.engine,
             engine_fallback=engine is not None and engine.mfu_encode is None))
-    ded = result.totals_dedicated
-    env = {"annual_cost_onprem": result.totals.annual_cost_onprem,
-           "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
+    ded, tot = result.totals_dedicated, result.totals
+    saving: float | None = None
+    share = 0.0
+    if result.deployment.recommended != "cloud":
+        env = {"annual_cost_onprem": tot.annual_cost_onprem,
+               "annual_cost_onprem_dedicated": ded.annual_cost_onprem}
+        saving, share = (float(evaluate(PLAN_SAVING, env)),
+                         float(evaluate(PLAN_SAVING_SHARE, env)))
+    elif tot.annual_cost_cloud is not None and ded.annual_cost_cloud is not None:
+        env = {"annual_cost_cloud": tot.annual_cost_cloud,
+               "annual_cost_cloud_dedicated": ded.annual_cost_cloud}
+        saving, share = (float(evaluate(PLAN_SAVING_CLOUD, env)),
+                         float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)))
     return {"plan": PlanView(
         groups=tuple(groups), pooled=any(p.shared for p in pools.values()),
         shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
         pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
-        saving=float(evaluate(PLAN_SAVING, env)), saving_share=float(evaluate(PLAN_SAVING_SHARE, env)),
+        saving=saving, saving_share=share,
         retrieval=tuple(rviews), rag=result.plan.rag_first_token)}

@@ -583,7 +583,11 @@ PLAN_TOTALS = {"gpus_used": "group_gpus_used", "gpus_purchased": "group_gpus_pur
 TOTAL_GPUS_SERVING = ref("gpus_used") - ref("gpus_standby")
 TOTAL_GPUS_IDLE = ref("gpus_purchased") - ref("gpus_used")
 
-# What the plan saves against sizing each workload alone (``*_dedicated``: totals_dedicated).
+# What the plan saves against sizing each workload alone (``*_dedicated``: totals_dedicated),
+# bought (on-premises per year) and rented (cloud per year: a rented account's terms).
 PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")
 PLAN_SAVING_SHARE = IF(gt(ref("annual_cost_onprem_dedicated"), 0),
                        PLAN_SAVING / ref("annual_cost_onprem_dedicated"), 0)
+PLAN_SAVING_CLOUD = ref("annual_cost_cloud_dedicated") - ref("annual_cost_cloud")
+PLAN_SAVING_SHARE_CLOUD = IF(gt(ref("annual_cost_cloud_dedicated"), 0),
+                             PLAN_SAVING_CLOUD / ref("annual_cost_cloud_dedicated"), 0)

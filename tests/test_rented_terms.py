@@ -1,0 +1,130 @@
+"""A rented account's comparisons in the cost of renting (review round 18, helper G).
+
+Helper F gave a rented account (policy.deployment: cloud, or cheapest resolving to cloud)
+the plan and options cheapest to rent; three comparisons still spoke of buying:
+
+1. the terminal's "Sized alone ..." line and the PDF's plan saving quoted the on-premises
+   cost (the insurer, tests/data/eur-insurer.yaml: "Sized alone the workloads would need 24
+   GPUs in 4 nodes, on-prem EUR 516 k/yr"; the PDF's saving "EUR 163 k (31.6 %)" against
+   EUR 353 k a year of buying, for an account that rents the plan at EUR 221 k);
+2. the embedding and reranking servers were chosen by their buying cost (retrieval.py
+   ``_rank``), a rented knowledge base's reranker on an RTX PRO 6000 that has no cloud price;
+3. under "cheapest", the disaggregated prefill/decode pair kept per GPU and platform was the
+   one cheapest to buy, also for the plan searched for renting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from rich.console import Console
+
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.textreport import print_result
+from llmsizer.inputs.loader import load
+from llmsizer.model.calculations import PLAN_SAVING_CLOUD, PLAN_SAVING_SHARE_CLOUD
+from llmsizer.model.catalog import load_catalog
+from llmsizer.model.expr import evaluate
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.evaluate import account_inputs, build_tables
+from llmsizer.sizing.results import Result
+from llmsizer.sizing.search import SearchMemo, size_workload, size_workload_ways
+
+ROOT = Path(__file__).resolve().parents[1]
+INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
+RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
+
+
+@pytest.fixture(scope="module")
+def insurer() -> Result:
+    return size(load(INSURER))
+
+
+def _terminal(result: Result) -> str:
+    con = Console(record=True, width=200, color_system=None)
+    print_result(result, con)
+    return con.export_text()
+
+
+def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None:
+    """Each workload alone on its option cheapest to rent (totals_dedicated): 16 GPUs for
+    EUR 235,047 a year, against the plan's 16 at EUR 220,766 (the instances shared). The old
+    line quoted the buying figure, 24 GPUs in 4 nodes at EUR 516 k."""
+    ded = insurer.totals_dedicated
+    assert ded.annual_cost_cloud is not None
+    assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (16, 235_047)
+    text = _terminal(insurer)
+    assert "Sized alone the workloads would rent 16 GPUs, cloud EUR 235 k/yr." in text
+    assert "on-prem EUR 516 k" not in text
+
+
+def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
+    """The plan's saving in rent (calculations PLAN_SAVING_CLOUD): 235,047 - 220,766 =
+    EUR 14,281 a year, 6.1 % of renting each workload alone."""
+    ded, tot = insurer.totals_dedicated, insurer.totals
+    env = {"annual_cost_cloud": tot.annual_cost_cloud,
+           "annual_cost_cloud_dedicated": ded.annual_cost_cloud}
+    assert round(float(evaluate(PLAN_SAVING_CLOUD, env))) == 14_281
+    assert float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)) == pytest.approx(0.0608, abs=1e-4)
+    pdf = " ".join(render_html(insurer).replace(NBSP, " ").split())
+    assert ("sized one workload at a time, the same service would rent 16 GPUs at EUR 235 k "
+            "per year in the cloud; this plan rents for EUR 221 k, EUR 14.3 k (6.1 %) less "
+            "each year.") in pdf
+    assert "per year on-premises; this plan costs" not in pdf
+
+
+def test_a_bought_account_keeps_its_buying_terms() -> None:
+    """inputs/example.yaml (bought): the line as before."""
+    text = _terminal(size(load(ROOT / "inputs" / "example.yaml")))
+    assert "Sized alone the workloads would need 24 GPUs in 6 nodes, on-prem USD 575 k/yr." in text
+
+
+def _rented(tmp_path: Path, src: Path, deployment: str) -> Path:
+    doc = yaml.safe_load(src.read_text(encoding="utf-8"))
+    doc.setdefault("policy", {})["deployment"] = deployment
+    path = tmp_path / f"{src.stem}-{deployment}.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_a_rented_knowledge_base_rents_its_cheapest_retrieval_servers(tmp_path: Path) -> None:
+    """inputs/rag-knowledge-base.yaml rented: bought, its embedder runs on L4 (USD
+    59,825 a year to buy, 42,445 to rent) and its reranker on an RTX PRO 6000 (no cloud
+    price: the rent figure would leave it out). Rented, each takes the option cheapest to
+    rent among those meeting the target, as the language-model options do (search.py
+    ``by_way``): the MI325X for both, USD 31,092 and 42,438 a year (2 and 3 GPUs)."""
+    bought = size(load(RAG))
+    assert [w.recommended for w in bought.retrieval] == ["l4", "rtx-pro-6000"]
+    rented = size(load(_rented(tmp_path, RAG, "cloud")))
+    assert rented.deployment.recommended == "cloud"
+    for w in rented.retrieval:
+        best = w.best
+        assert best is not None and best.gpu == "mi325x"
+        rents = [float(o.values["annual_cost_cloud"]) for o in w.options
+                 if o.feasible and float(o.values["cloud_gpu_hour"]) > 0]
+        assert float(best.values["annual_cost_cloud"]) == min(rents)
+    assert [(g.gpu, round(g.annual_cost_cloud), g.cloud_gpus)
+            for g in rented.plan.retrieval_groups] == [("mi325x", 31_092, 2),
+                                                       ("mi325x", 42_438, 3)]
+    assert rented.totals.cloud_unpriced == []
+
+
+def test_under_cheapest_each_way_keeps_its_own_disaggregated_pairs() -> None:
+    """inputs/frontier-moe-rack.yaml (DeepSeek-R1 on GB300 racks, disaggregated): the one
+    search for both ways (engine, deployment: cheapest) gives each way the option list that
+    way's own search gives: its pairs kept by its own ranking, not by the buying one."""
+    loaded = load(ROOT / "inputs" / "frontier-moe-rack.yaml")
+    cat, req = load_catalog(), loaded.req
+    (w,) = req.workloads
+    tables, acct = build_tables(req, cat), account_inputs(req, cat)
+    both = size_workload_ways(req, w, loaded.models[w.model_id], cat, tables, acct,
+                              (), SearchMemo(req, cat), ("on_prem", "cloud"))
+    for way, got in zip(("on_prem", "cloud"), both, strict=True):
+        alone = size_workload(req, w, loaded.models[w.model_id], cat, tables, acct, (),
+                              SearchMemo(req, cat), way)
+        assert [o.id for o in got.options] == [o.id for o in alone.options]
+        assert got.recommended == alone.recommended
+    assert any(o.feasible and "prefill" in o.id for o in both[1].options)
