@@ -160,6 +160,9 @@ def test_the_deployment_advice_never_weighs_an_unpriced_cloud(tmp_path: Path, as
 
     data = yaml.safe_load(WIDE_WORLD.read_text(encoding="utf-8"))
     data["policy"] = {**data.get("policy", {}), "deployment": asked}
+    # Renting, the search prefers what the cloud prices (session 18: the reranker moves to a
+    # priced GPU); on the RTX PRO 6000 alone, which no cloud offer prices, it cannot.
+    data["hardware"] = {"gpus": ["rtx-pro-6000"]}
     r = size(load(write_yaml(data, tmp_path / "wide-world.yaml")))
     d = r.deployment
     assert "cloud" not in d.annual_cost and "cloud" not in d.cheaper
