@@ -128,3 +128,28 @@ def test_under_cheapest_each_way_keeps_its_own_disaggregated_pairs() -> None:
         assert [o.id for o in got.options] == [o.id for o in alone.options]
         assert got.recommended == alone.recommended
     assert any(o.feasible and "prefill" in o.id for o in both[1].options)
+
+
+def test_the_walkthrough_gives_each_workloads_part_in_rent() -> None:
+    """Step 8 of the walk-through read "3 replicas, 2.40 nodes, 9.6 GPUs bought and EUR 212 k
+    a year on-premises" for the insurer's chat, whose plan is rented: it now gives the part's
+    rent (its share of the node group's cloud cost, plan_annual_cost_cloud), and the parts
+    add up to the plan's rent; a bought account reads as before (enterprise-multi)."""
+    import re
+    from html import unescape
+
+    r = size(load(INSURER))
+    assert r.deployment.recommended == "cloud"
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(r))))
+    text = text.replace(NBSP, " ")
+    parts = [p for pool in r.plan.pools for p in pool.shares]
+    fmt = r.account.currency
+    for p in parts:
+        money = f"{fmt} {float(p['plan_annual_cost_cloud']) / 1000:.3g} k"
+        assert f"and {money} a year rented in the cloud (section 6)" in text, money
+    assert sum(float(p["plan_annual_cost_cloud"]) for p in parts) == pytest.approx(
+        r.totals.annual_cost_cloud, rel=1e-9)
+    assert "a year on-premises (section 6)" not in text
+    bought = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(
+        size(load(ROOT / "inputs" / "enterprise-multi.yaml"))))))
+    assert "GPUs bought and USD 257 k a year on-premises (section 6)" in bought.replace(NBSP, " ")
