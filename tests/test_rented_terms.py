@@ -153,3 +153,29 @@ def test_the_walkthrough_gives_each_workloads_part_in_rent() -> None:
     bought = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", render_html(
         size(load(ROOT / "inputs" / "enterprise-multi.yaml"))))))
     assert "GPUs bought and USD 257 k a year on-premises (section 6)" in bought.replace(NBSP, " ")
+
+
+def test_the_web_pages_per_workload_parts_are_in_rent() -> None:
+    """The web page's "each workload's share of the plan" table priced a rented plan's parts
+    on-premises ("On-premises per year (its share)": EUR 141 k and 212 k, 353 k in all) under
+    the headline "16 GPUs rented in the cloud: EUR 221 k per year": each part now in rent
+    (EUR 88.3 k + 132 k = the 221 k), buying's figures labelled as such."""
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    r = size(load(INSURER))
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "insurer.yaml", INSURER.read_bytes())}).text
+    page = page.replace("&nbsp;", " ").replace(NBSP, " ")
+    table = page[page.index('<table id="per-workload">'):]
+    table = table[:table.index("</table>")]
+    assert "Cloud per year (its share)" in table and "GPUs if bought (its share)" in table
+    assert "On-premises per year" not in table
+    cells = re.findall(r'<td class="n">(EUR [^<]+)</td>', table)
+    for p in (s for pool in r.plan.pools for s in pool.shares):
+        assert f"EUR {float(p['plan_annual_cost_cloud']) / 1000:.3g} k" in cells
+    assert "EUR 221 k" in cells  # the account's row: the plan's rent
