@@ -6,7 +6,7 @@ scattered over nodes host nothing. Where N+1 is asked and a pool still falls sho
 adds a spare node instead of claiming one.
 
 Each case is computed here by hand and checked against the PLAN calculations
-(calculations/plan.py), run in the order sizing/plan.py runs them; the last test checks the
+(calculations/plan_node_loss.py), run in the order sizing/plan.py runs them; the last test checks the
 wiring on a shipped account.
 """
 

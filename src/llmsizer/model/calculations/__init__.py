@@ -19,7 +19,8 @@ are solved twice, :mod:`.first_pass` writing the first solve from the rows thems
 Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
 production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
-and :mod:`.plan` (the account plan); :mod:`.core` holds the
+and :mod:`.plan` (the account plan: its stages in :mod:`.plan_pools`,
+:mod:`.plan_node_loss` and :mod:`.plan_shares`); :mod:`.core` holds the
 building blocks, :mod:`.inputs` the inputs.
 """
 
@@ -90,30 +91,33 @@ from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
-    GROUP_HEADROOM_AGGREGATES,
-    GROUP_LOAD_AGGREGATES,
-    GROUP_NODE_LOSS_AGGREGATES,
-    GROUP_NODE_LOSS_CALCULATIONS,
-    GROUP_SIZE_AGGREGATES,
-    GROUP_SIZE_CALCULATIONS,
-    GROUP_SPARE_CALCULATIONS,
     PLAN_SAVING,
     PLAN_SAVING_CLOUD,
     PLAN_SAVING_SHARE,
     PLAN_SAVING_SHARE_CLOUD,
     PLAN_STAGES,
     PLAN_TOTALS,
-    POOL_AGGREGATES,
-    POOL_CALCULATIONS,
-    POOL_HEADROOM_CALCULATIONS,
-    POOL_NODE_LOSS_CALCULATIONS,
-    POOL_SPARE_CALCULATIONS,
     TOTAL_GPUS_IDLE,
     TOTAL_GPUS_SERVING,
-    WORKLOAD_SHARE_CALCULATIONS,
-    WORKLOAD_SHARE_OF,
     group_cost_calculations,
 )
+from .plan_node_loss import (
+    GROUP_HEADROOM_AGGREGATES,
+    GROUP_NODE_LOSS_AGGREGATES,
+    GROUP_NODE_LOSS_CALCULATIONS,
+    POOL_HEADROOM_CALCULATIONS,
+    POOL_NODE_LOSS_CALCULATIONS,
+)
+from .plan_pools import (
+    GROUP_LOAD_AGGREGATES,
+    GROUP_SIZE_AGGREGATES,
+    GROUP_SIZE_CALCULATIONS,
+    GROUP_SPARE_CALCULATIONS,
+    POOL_AGGREGATES,
+    POOL_CALCULATIONS,
+    POOL_SPARE_CALCULATIONS,
+)
+from .plan_shares import WORKLOAD_SHARE_CALCULATIONS, WORKLOAD_SHARE_OF
 from .planrows import Aggregate, PlanCalculation, aggregate_expr, fold, fold_values
 from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR

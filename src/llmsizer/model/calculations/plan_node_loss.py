@@ -1,0 +1,175 @@
+"""The account plan with a node down (issue 22, item 3), stages five to eight: the replicas a
+node takes with it and the whole free slots they restart on (the placement is written above
+:data:`.plan_pools.GROUP_SIZE_CALCULATIONS`), the spare node N+1 adds when a pool falls short,
+the group's final counts (nodes, GPUs used, purchased, on standby and idle), and the headroom
+each pool keeps at peak, all nodes up and one down. :mod:`.plan` lists the stages in order.
+"""
+
+from __future__ import annotations
+
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, gt, lift, lt
+from .core import r
+from .plan_pools import N_PLUS_ONE as _n1
+from .planrows import Aggregate, PlanCalculation
+
+_gpr = r("gpus_per_replica")
+
+
+def _slots_off_node(free_nodes: Expr) -> Expr:
+    """Whole replica slots on the nodes running nothing (``free_nodes`` whole ones and the
+    standby GPUs of one more). A replica wider than a node that lost one node still has its
+    other nodes: one free node brings it back."""
+    return IF(gt(r("pool_replica_nodes"), 1),
+              ROUNDDOWN((free_nodes + r("pool_replica_nodes") - 1) / r("pool_replica_nodes"), 0),
+              free_nodes * ROUNDDOWN(r("gpus_per_node") / _gpr, 0)
+              + ROUNDDOWN(r("group_free_gpus_standby_node") / _gpr, 0))
+
+
+def _slots_alone(spare_nodes: Expr) -> Expr:
+    """A pool alone in its group, replicas spread evenly: whole slots in the free GPUs of the
+    nodes other than the fullest (``spare_nodes`` whole nodes added on top). A node's free
+    GPUs are whole slots here: TP divides the node's GPUs. A replica wider than a node keeps
+    its surviving nodes."""
+    free_on_lost = IF(gt(r("platform_sold_full"), 0),
+                      MAX(0, r("gpus_per_node") - r("pool_replicas_lost_with_a_node") * _gpr), 0)
+    survivors = (r("pool_replica_nodes") - 1) * r("gpus_per_node")
+    return MAX(0, ROUNDDOWN((r("group_free_gpus") + spare_nodes * r("gpus_per_node")
+                             - free_on_lost + survivors) / _gpr, 0))
+
+
+def _replicas_after_node_loss(slots_alone: str, slots_off_node: str) -> Expr:
+    """The pool's replicas running with the node that hurts it most down, once the lost ones
+    have restarted on whole free slots. Alone in its group: the other nodes' free slots.
+    Sharing a group (packed): the worse of a full node down (restarts on the partly used
+    node's free GPUs and on the nodes running nothing) and the partly used node down
+    (restarts on the nodes running nothing only)."""
+    lost, on_partial = r("pool_replicas_lost_with_a_node"), r("pool_replicas_on_partial_node")
+    off = r(slots_off_node)
+    alone = r("pool_replicas") - lost + MIN(lost, r(slots_alone))
+    shared = MIN(r("pool_replicas") - lost + MIN(lost, r("pool_restart_slots_partial") + off),
+                 r("pool_replicas") - on_partial + MIN(on_partial, off))
+    return IF(eq(r("group_pool_count"), 1), alone, shared)
+
+
+def _headroom_after(replicas: Expr) -> Expr:
+    return IF(gt(r("pool_demand_replicas"), 0), replicas / r("pool_demand_replicas") - 1, 0)
+
+
+POOL_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_replica_nodes", "Nodes one replica spans", "nodes",
+        ROUNDUP(_gpr / r("gpus_per_node"), 0),
+        "1 when a replica fits in one node (or one NVLink domain on a rack-scale platform)."),
+    PlanCalculation(
+        "pool_replicas_lost_with_a_node", "Replicas lost with one node", "replicas",
+        MIN(r("pool_replicas"), r("replicas_per_node"),
+            IF(eq(r("group_pool_count"), 1),
+               ROUNDUP(r("pool_replicas") / r("group_packed_nodes"), 0), r("pool_replicas"))),
+        "Alone in its group: the fullest node when spread evenly. Sharing: at most a node "
+        "full of the pool's replicas (true of any packing)."),
+    PlanCalculation(
+        "pool_replicas_on_partial_node", "Replicas on the partly used node", "replicas",
+        IF(gt(r("group_free_gpus_partial"), 0),
+           MIN(r("pool_replicas"), ROUNDDOWN((r("gpus_per_node") - r("group_free_gpus_partial"))
+                                             / _gpr, 0)), 0),
+        "At most what fits beside its free GPUs; 0 when there is no such node."),
+    PlanCalculation(
+        "pool_restart_slots_partial", "Restart slots on the partly used node", "replicas",
+        ROUNDDOWN(r("group_free_gpus_partial") / _gpr, 0),
+        "Whole replicas its free GPUs hold: free GPUs / GPUs per replica, rounded down."),
+    PlanCalculation(
+        "pool_restart_slots_alone", "Restart slots on the other nodes (pool alone)", "replicas",
+        _slots_alone(lift(0)),
+        "Alone in its group: (free GPUs - those of the fullest node) / GPUs per replica."),
+    PlanCalculation(
+        "pool_restart_slots_off_node", "Restart slots on nodes running nothing", "replicas",
+        _slots_off_node(r("group_free_nodes")),
+        "Whole free nodes x replicas per node (a replica wider than a node: its surviving "
+        "nodes + one free node bring it back) + what the standby GPUs of one more node hold."),
+    PlanCalculation(
+        "pool_replicas_after_node_loss_packed", "Replicas with one node down, before a spare "
+        "node", "replicas",
+        _replicas_after_node_loss("pool_restart_slots_alone", "pool_restart_slots_off_node"),
+        "Replicas not on the node that hurts the pool most + those restarted on whole free "
+        "slots (a replica's GPUs free in one node, or whole free nodes)."),
+    PlanCalculation(
+        "pool_headroom_after_node_loss_packed", "Headroom with one node down, before a spare "
+        "node", "fraction", _headroom_after(r("pool_replicas_after_node_loss_packed")),
+        "Negative with N+1 asked: the group gets a spare node."),
+)
+
+GROUP_NODE_LOSS_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_after_node_loss_packed",
+              "Headroom with one node down, before a spare node (weakest pool)", "fraction",
+              "MIN", r("pool_headroom_after_node_loss_packed"), "The least of the group's pools."),
+)
+
+GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_spare_nodes_added", "Spare nodes added for N+1", "nodes",
+        IF(AND(_n1, lt(r("group_headroom_after_node_loss_packed"), 0)),
+           1, 0),
+        "With N+1 asked and a pool short of its peak with a node down: one whole free node. "
+        "A node down loses at most a node's worth of replicas, and a replica wider than a "
+        "node restarts on its surviving nodes + the free one."),
+    PlanCalculation(
+        "group_nodes", "Nodes", "nodes", r("group_packed_nodes") + r("group_spare_nodes_added"),
+        "Nodes for load and spares + the spare nodes N+1 needs."),
+    PlanCalculation(
+        "group_gpus_used", "GPUs serving or on standby", "GPUs",
+        r("group_load_spare_gpus") + r("group_spare_nodes_added") * r("gpus_per_node"),
+        "Load + spares + the spare nodes' GPUs (as a workload sized alone counts spares)."),
+    PlanCalculation(
+        "group_standby_gpus", "Spare GPUs on standby", "GPUs",
+        r("group_gpus_used") - r("group_pool_gpus"),
+        "Spare GPUs no pool runs a replica on: they take over a failed node's replicas."),
+    PlanCalculation(
+        "group_gpus_purchased", "GPUs purchased", "GPUs",
+        IF(gt(r("platform_sold_full"), 0), r("group_nodes") * r("gpus_per_node"),
+           r("group_gpus_used")),
+        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
+    PlanCalculation(
+        "group_idle_gpus", "GPUs bought running nothing (idle)", "GPUs",
+        r("group_gpus_purchased") - r("group_gpus_used"),
+        "GPUs purchased - GPUs used: a full baseboard's GPUs beyond load and spares. GPUs "
+        "running replicas + on standby + idle = GPUs purchased."),
+)
+
+POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_restart_slots_alone_final", "Restart slots on the other nodes, spare nodes "
+        "included (pool alone)", "replicas", _slots_alone(r("group_spare_nodes_added")),
+        "As before, with the spare nodes' GPUs free as well."),
+    PlanCalculation(
+        "pool_restart_slots_off_node_final", "Restart slots on nodes running nothing, spare "
+        "nodes included", "replicas",
+        _slots_off_node(r("group_free_nodes") + r("group_spare_nodes_added")),
+        "As before, with the spare nodes free as well."),
+    PlanCalculation(
+        "pool_replicas_after_node_loss", "Replicas with one node down", "replicas",
+        _replicas_after_node_loss("pool_restart_slots_alone_final",
+                                  "pool_restart_slots_off_node_final"),
+        "As before the spare node, with the spare nodes free as well: the replicas that "
+        "still run once the lost ones have restarted."),
+    PlanCalculation(
+        "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
+        IF(gt(r("pool_demand_replicas"), 0),
+           r("pool_replicas") / r("pool_demand_replicas") - 1, 0),
+        "Capacity / peak demand - 1, all nodes up."),
+    PlanCalculation(
+        "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
+        _headroom_after(r("pool_replicas_after_node_loss")),
+        "Replicas with the node that hurts the pool most down / peak demand - 1. Negative: "
+        "the pool's peak is not met while a node is down; N+1 holds at 0 or more."),
+)
+
+GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_achieved", "Headroom achieved at peak (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_achieved"), "The least of the group's pools."),
+    Aggregate("group_headroom_after_node_loss", "Headroom with one node down (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_after_node_loss"),
+              "The least of the group's pools."),
+    Aggregate("group_cloud_replica_gpus", "GPUs of the largest replica", "GPUs", "MAX",
+              r("pool_cloud_replica_gpus"),
+              "The widest replica of the group's pools: what one cloud instance must hold."),
+)
