@@ -1,6 +1,6 @@
 """Issue 21, item 1: load stated three ways (concurrent users, a peak arrival rate, a user
 population), turned into a concurrency by Little's law solved with the request time the load
-itself causes (src/llmsizer/model/calculations/queueing.py, docs/queueing.md)."""
+itself causes (src/llmsizer/model/calculations/load.py, docs/queueing.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Requirements
-from llmsizer.model.calculations.queueing import SLOT_FIXED_MS, SLOT_STEPS
+from llmsizer.model.calculations.load import SLOT_FIXED_MS, SLOT_STEPS
 from llmsizer.model.catalog import load_catalog
 from llmsizer.model.expr import evaluate
 from llmsizer.sizing.engine import size

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model.calculations.queueing import RATE_CALCULATIONS
+from ..model.calculations.load import RATE_CALCULATIONS
 from ..model.expr import evaluate
 
 # Keys that only one kind of workload takes: a key of another kind is named in the message.

@@ -24,7 +24,7 @@ from ..model.calculations import (
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
 )
-from ..model.calculations.queueing import RATE_CALCULATIONS
+from ..model.calculations.load import RATE_CALCULATIONS
 from ..model.calculations.retrieval import (
     RAG_TTFT,
     RETRIEVAL_COST_CALCULATIONS,

@@ -12,7 +12,7 @@ which is why memory-time terms need no conversion factor.
 The formulas live in topic modules; this module alone assembles the list, in the order a
 calculation may read only inputs and calculations before it: :mod:`.catalog_values`,
 :mod:`.memory`, :mod:`.speculative` (what a step costs and yields under speculative
-decoding), :mod:`.decode` (split around :mod:`.queueing`: the load becomes a
+decoding), :mod:`.decode` (split around :mod:`.load` and :mod:`.queueing`: the load becomes a
 concurrency after the full replica's step time, before the batch served; its batch limits
 are solved twice, :mod:`.first_pass` writing the first solve from the rows themselves),
 :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
@@ -35,6 +35,7 @@ from . import (
     confidence,
     costs,
     decode,
+    load,
     memory,
     queueing,
     replicas,
@@ -87,7 +88,7 @@ from .debugger import (
     TTFT_WHEN_NO_TARGET_S,
 )
 from .disagg import DISAGG_FIGURES, XPYD_CALCULATIONS, XPYD_NODE_CALCULATIONS
-from .inputs import INPUTS, PERCENTILE_TARGETS, PERCENTILES
+from .inputs import INPUTS, LATENCY_DEFINITIONS, PERCENTILE_TARGETS, PERCENTILES
 from .plan import (
     GROUP_COST_FIGURES,
     GROUP_COUNTS,
@@ -119,7 +120,6 @@ from .plan_pools import (
 )
 from .plan_shares import WORKLOAD_SHARE_CALCULATIONS, WORKLOAD_SHARE_OF
 from .planrows import Aggregate, PlanCalculation, aggregate_expr, fold, fold_values
-from .queueing import LATENCY_DEFINITIONS
 from .replicas import GROUP_OUTPUT_TOKENS_PER_S, IMPRACTICAL, IMPRACTICAL_FACTOR
 from .scenarios import (
     BREAKEVEN_LOADS,
@@ -237,10 +237,10 @@ INPUT_NAMES = frozenset(i.name for i in INPUTS)
 CALCULATIONS: tuple[Calculation, ...] = (
     catalog_values.CALCULATIONS
     + memory.CALCULATIONS
-    + queueing.RATE_CALCULATIONS
+    + load.RATE_CALCULATIONS
     + speculative.CALCULATIONS
     + decode.CALCULATIONS
-    + queueing.LOAD_CALCULATIONS
+    + load.LOAD_CALCULATIONS
     + decode.SERVED_STEP_CALCULATIONS
     + queueing.WAIT_CALCULATIONS
     + XPYD_CALCULATIONS

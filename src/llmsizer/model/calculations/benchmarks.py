@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from ..expr import IF, MAX, MIN, POWER, Expr, gt, ref
 from .core import r
+from .load import SLOT_FIXED_MS, SLOT_MS_PER_SEQ
 from .queueing import (
-    SLOT_FIXED_MS,
-    SLOT_MS_PER_SEQ,
     adp_balance_wait_ms,
     burst_wait_ms,
     recv_poll_wait_ms,

@@ -1,7 +1,8 @@
 """Every value the formulas read (``INPUTS``), in the order the workbook's Inputs sheet and
 docs/calculations.md list them: account-wide policy and costs, then each workload, then each
 option (the engine's search choices and the calibrated efficiencies). ``low``/``high`` are
-the workbook's validation bounds.
+the workbook's validation bounds. ``LATENCY_DEFINITIONS`` says what each latency a target
+may name means (docs and the Assumptions sheet print it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,32 @@ PERCENTILES = (50, 90, 95, 99)
 # Their names under ``targets`` in the requirements file (the input is ``target_<name>``).
 PERCENTILE_TARGETS = (*(f"ttft_p{q}_s" for q in PERCENTILES),
                       *(f"itl_p{q}_ms" for q in PERCENTILES), "e2e_p95_s")
+
+# Each latency a target may name, defined once: docs (docgen) and the Assumptions sheet print
+# this table.
+LATENCY_DEFINITIONS: tuple[tuple[str, str, str], ...] = (
+    ("ttft_s", "Time to first token (mean)",
+     "Mean over requests of the time from a request's arrival to its first output token, "
+     "waiting for the prompts ahead included."),
+    ("ttft_p50_s ... ttft_p99_s", "Time to first token (p50, p90, p95, p99)",
+     "The time 50 / 90 / 95 / 99 % of requests get their first token within (a percentile "
+     "over requests, waiting included)."),
+    ("tokens_per_s_per_user", "Tokens/s per user (mean)",
+     "1 / TPOT, where TPOT is the mean time per output token after the first one (the first "
+     "token is not counted)."),
+    ("itl_p50_ms ... itl_p99_ms", "Inter-token latency (p50, p90, p95, p99)",
+     "The time 50 / 90 / 95 / 99 % of output tokens after the first come within of the "
+     "previous token (a percentile over tokens; steps that also prefill a new prompt's chunk "
+     "included)."),
+    ("response_time_s", "Response time (mean)",
+     "Output tokens / this time is the mean speed each user needs after the first token; "
+     "without ttft_s the mean first token must also come within it. The first token's time "
+     "is not taken off (the LLM sizing series' rule: 300 tokens in 10 s = 30 tokens/s), so the whole answer "
+     "may end one first token later: e2e_p95_s bounds the whole answer."),
+    ("e2e_p95_s", "Whole answer (p95)",
+     "The time 95 % of requests get their whole answer within, from arrival to the last "
+     "token, waiting included."),
+)
 
 
 def _i(name: str, label: str, unit: str, scope: Scope, note: str, **kw: object) -> Input:
