@@ -15,9 +15,10 @@ import math
 from ..expr import AND, IF, LOG, MAX, MIN, POWER, ROUNDDOWN, Expr, gt, le, lt
 from .core import Calculation, _c, r
 from .inputs import PERCENTILES
-from .load import SLOT_FIXED_MS, SLOT_MS_PER_SEQ
+from .load import SLOT_FIXED_MS
 
-# decode.py reads the load's helpers from here
+# decode.py reads these of the load's from here
+from .load import SLOT_MS_PER_SEQ as SLOT_MS_PER_SEQ
 from .load import concurrency_by_rate as concurrency_by_rate
 from .load import slot_fixed_ms as slot_fixed_ms
 
