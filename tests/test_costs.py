@@ -32,10 +32,11 @@ from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Costs
 from llmsizer.model.calculations import SCENARIOS
 from llmsizer.model.catalog import CLOUD_TIERS, load_catalog
-from llmsizer.sizing.costs import cloud_tiers_fixed, is_stale, price_age_days
+from llmsizer.sizing.costs import is_stale, price_age_days
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.evaluate import Choice, error_group
 from llmsizer.sizing.results import Result
+from llmsizer.sizing.sensitivity import cloud_tiers_fixed
 
 openpyxl: Any = importlib.import_module("openpyxl")
 
@@ -260,7 +261,7 @@ def test_northwind_lists_no_cloud_tier_rows_its_own_price_makes_repeat(tmp_path:
     GPU-hour, the AWS p6-b300 on-demand offer its comment cites) and is costed on demand at
     that price. Its own price is paid whatever the tier, so the four cloud-tier rows all
     showed the proposal's cloud cost again: they are not listed, in the JSON, the PDF's
-    what-if table or the workbook's Scenarios sheet (costs.tier_moves_price)."""
+    what-if table or the workbook's Scenarios sheet (sensitivity.tier_moves_price)."""
     r = size(load(ROOT / "inputs" / "frontier-moe-rack.yaml"))
     t = r.totals
     assert r.cloud_tier == "hyperscaler_on_demand" and t.annual_cost_cloud is not None
@@ -305,8 +306,8 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     as proposed. They were kept as proposed in every row: 50 % more requests per second cost
     nothing more."""
     from llmsizer.documents.proposal.context import build_context
-    from llmsizer.sizing.costs import result_scenario_plans
     from llmsizer.sizing.retrieval import scenario_idle, scenario_retrieval
+    from llmsizer.sizing.sensitivity import result_scenario_plans
 
     path = ROOT / "inputs" / "rag-knowledge-base.yaml"
     r = size(load(path))
@@ -549,18 +550,18 @@ def test_scenario_plans_kept_for_the_workbook() -> None:
     """size() keeps the sensitivity's scenario plans for the workbook's Scenarios sheet (one
     evaluation an account); they are the plans evaluated afresh, and a copy of the Result
     with other workloads does not reuse them."""
-    from llmsizer.sizing import costs
+    from llmsizer.sizing import sensitivity
 
     r = size(load(EXAMPLE))
-    kept = costs.result_scenario_plans(r)
+    kept = sensitivity.result_scenario_plans(r)
     assert kept is r._scenario_plans.value[4]
-    fresh = costs.scenario_plans(r.workloads, r.account_inputs, r.tables,
-                                 [p.workload_indices for p in r.plan.pools], r.retrieval)
+    fresh = sensitivity.scenario_plans(r.workloads, r.account_inputs, r.tables,
+                                       [p.workload_indices for p in r.plan.pools], r.retrieval)
     assert [(sc.name, envs, e.totals) for sc, envs, e in kept] == [
         (sc.name, envs, e.totals) for sc, envs, e in fresh]
-    assert costs.sensitivity(kept) == r.sensitivity
+    assert sensitivity.sensitivity(kept) == r.sensitivity
     other = r.model_copy(update={"workloads": list(r.workloads)})
-    assert costs.result_scenario_plans(other) is not kept
+    assert sensitivity.result_scenario_plans(other) is not kept
     # kept beside the Result, not part of it: equal to a Result without it, and not pickled
     again = pickle.loads(pickle.dumps(r))
     assert again == r and again._scenario_plans.value is None

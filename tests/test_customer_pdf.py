@@ -266,7 +266,7 @@ def test_formats_counts_and_hosted_apis_in_words(path: Path, rendered: Callable)
     # (an account that prices its GPUs' cloud hours itself lists no tier rows: they repeated)
     tiers = [x for x in data["sensitivity"] if x["input"] == "cloud_tier_what_if"]
     assert ("Cloud price: committed 3 years" in text) == bool(tiers)
-    # ... and says why under the table (costs.cloud_tiers_fixed), only then
+    # ... and says why under the table (sensitivity.cloud_tiers_fixed), only then
     assert ("Cloud price tiers are not varied: this account states its own cloud prices."
             in text) == (not tiers)
     assert not re.findall(r"Cloud price (?!per\b|tiers are not varied)[A-Za-z]", text)

@@ -104,7 +104,7 @@ def test_the_break_even_chart_fits_every_line_it_draws() -> None:
     """Before: costs at 10-20 % load were cut flat at the top of the axis. Now the value axis
     fits the loads from 30 % up and the load axis starts where the costs fit under it."""
     from llmsizer.documents.charts import breakeven_window
-    from llmsizer.sizing.costs import by_load
+    from llmsizer.sizing.sensitivity import by_load
 
     result = size(load(ROOT / "inputs" / "code-assistant-alternatives.yaml"))
     w = result.workloads[0]

@@ -395,9 +395,9 @@ def test_no_scenario_row_counts_a_shared_gpu_twice(account: Path) -> None:
     GPUs (4 GPUs, 1 node: 2 GPUs serving two things), as did users x1.5, prompt +50 % and
     output -50 % (3 of 4 GPUs in use). Half the users leave 3 idle: they stay there."""
     from llmsizer.inputs.loader import load
-    from llmsizer.sizing.costs import result_scenario_plans
     from llmsizer.sizing.engine import size
     from llmsizer.sizing.retrieval import scenario_idle, scenario_retrieval
+    from llmsizer.sizing.sensitivity import result_scenario_plans
 
     r = size(load(account), CAT)
     rows = {s.name: s for s in r.sensitivity}

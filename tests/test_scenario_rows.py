@@ -106,10 +106,10 @@ def test_applies_reads_the_stated_form_never_the_figures() -> None:
 def test_the_kept_plans_are_the_listed_rows(path: Path) -> None:
     """The workbook's Scenarios sheet zips the kept plans with the results' rows: the same
     list, evaluated afresh or kept."""
-    from llmsizer.sizing import costs
+    from llmsizer.sizing import sensitivity
 
     r = size(load(path))
-    fresh = costs.scenario_plans(r.workloads, r.account_inputs, r.tables,
-                                 [p.workload_indices for p in r.plan.pools], r.retrieval)
+    fresh = sensitivity.scenario_plans(r.workloads, r.account_inputs, r.tables,
+                                       [p.workload_indices for p in r.plan.pools], r.retrieval)
     assert [sc.name for sc, _e, _p in fresh] == [s.name for s in r.sensitivity] == [
-        sc.name for sc, _e, _p in costs.result_scenario_plans(r)]
+        sc.name for sc, _e, _p in sensitivity.result_scenario_plans(r)]

@@ -29,7 +29,7 @@ from ..model.calculations import (
 )
 from ..model.catalog import Catalog, load_catalog
 from ..model.expr import Expr, Value, evaluate
-from . import costs
+from . import costs, sensitivity
 from .alternatives import compare, has_alternatives
 from .bom import bill_of_materials
 from .deployment import PLANNED_WAYS, decide, embedded_requirements, purchase_unpriced
@@ -158,14 +158,14 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
-    runs = costs.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
+    runs = sensitivity.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
         prices=costs.prices_used(req, cat, option_gpus, rec_models, costs.instances_rented(
             *((g.gpu, g.values) for g in plan.node_groups),
             *((w.best.gpu, w.best.values) for w in retrieval
               if w.best is not None and not w.best.shares_with))),
-        sensitivity=costs.sensitivity(runs, [
+        sensitivity=sensitivity.sensitivity(runs, [
             [g for g, _ in scenario_retrieval(sc, retrieval, scenario_idle(plan.node_groups, e),
                                               acct, tables)] for sc, _envs, e in runs]),
         llmsizer_version=__version__,
@@ -195,7 +195,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
                     if k not in cat.models},
             bench={str(i): list(p) for i, p in sorted(loaded.bench.items())}),
     )
-    costs.keep_scenario_plans(result, chosen_plan.choice.pools, runs)
+    sensitivity.keep_scenario_plans(result, chosen_plan.choice.pools, runs)
     return result
 
 
@@ -223,7 +223,7 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     chosen = [w.best for w in workloads if w.best is not None]
     # the API comparison holds only when every recommended workload's model has an API price
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
-    dedicated = _totals(costs.with_retrieval(option_sums(chosen), alone), api_known,
+    dedicated = _totals(sensitivity.with_retrieval(option_sums(chosen), alone), api_known,
                         _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]),
                                     float(o.values["gpus"])) for o in chosen], alone))
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
@@ -237,7 +237,7 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups, way)
     rgroups = retrieval_groups(retrieval)
-    totals = _totals(costs.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
+    totals = _totals(sensitivity.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
                      _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
                                 for g in plan.node_groups], rgroups))
     own = totals.annual_cost_cloud if way == "cloud" else (

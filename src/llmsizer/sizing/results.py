@@ -473,7 +473,7 @@ class Result(_M):
     bom: BillOfMaterials = BillOfMaterials()  # the plan's bill of materials
     model_alternatives: list[ModelAlternatives] = []  # workloads given 2-4 models
     source: SourceInfo | None = None
-    # costs.keep_scenario_plans: the sensitivity's plans, for the workbook (not serialised)
+    # sensitivity.keep_scenario_plans: the sensitivity's plans, for the workbook (not serialised)
     _scenario_plans: Kept = PrivateAttr(default_factory=lambda: Kept())
 
     def to_json(self) -> str:

@@ -18,7 +18,7 @@ from ..model.calculations.inputs import PERCENTILES
 from ..model.catalog import Catalog, Model
 from ..model.expr import Value
 from ..model.names import platform_words
-from . import costs, xpyd
+from . import costs, sensitivity, xpyd
 from .advice import advice as advice_for
 from .evaluate import (
     Choice,
@@ -307,8 +307,8 @@ def ranked(w: WorkloadResult, way: str, catalog: Catalog, model: Model) -> Workl
     if best is not None:
         layout = Choice(best.gpu, best.platform, best.weight_precision, best.kv_precision,
                         best.tp)
-        conf = costs.confidence(best, "measured" if w.mode == "measured"
-                                else error_group(catalog, layout, model))
+        conf = sensitivity.confidence(best, "measured" if w.mode == "measured"
+                                      else error_group(catalog, layout, model))
     return w.model_copy(update={
         "options": feasible + [o for o in w.options if not o.feasible],
         "recommended": best.id if best is not None else None, "confidence": conf})

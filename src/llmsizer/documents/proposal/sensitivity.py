@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...sizing.costs import cloud_tiers_fixed
 from ...sizing.results import Result
+from ...sizing.sensitivity import cloud_tiers_fixed
 from .format import Formatter, svg_image
 from .views import WorkloadView
 
 # Said under the table (and on the workbook's Scenarios sheet) where the cloud-tier rows are
-# left out: each would repeat the account's own cloud price (costs.cloud_tiers_fixed).
+# left out: each would repeat the account's own cloud price (sensitivity.cloud_tiers_fixed).
 TIERS_FIXED = "Cloud price tiers are not varied: this account states its own cloud prices."
 
 
@@ -41,7 +41,7 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
         return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False,
                 "tiers_fixed": ""}
     # the embed and rerank servers are in every row: resized by the rate and headroom rows,
-    # priced by the GPU-price, cloud and load rows (costs.sensitivity)
+    # priced by the GPU-price, cloud and load rows (sizing.sensitivity.sensitivity)
     kept = bool(result.plan.retrieval_groups)
     fixed = TIERS_FIXED if cloud_tiers_fixed(result.workloads, result.tables,
                                              result.retrieval) else ""

@@ -143,8 +143,8 @@ def provider_words(provider: str) -> str:
 
 def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                fmt: Formatter, chart: bool) -> list[BreakEvenView]:
-    """Cost per million tokens by average load for each recommendation (costs.by_load)."""
-    from ...sizing.costs import by_load
+    """Cost per million tokens by average load for each recommendation (sensitivity.by_load)."""
+    from ...sizing.sensitivity import by_load
     from .. import charts
 
     out = []

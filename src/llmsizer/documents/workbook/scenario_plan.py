@@ -2,7 +2,7 @@
 node group beside the scenario's member columns, holding the Plan sheet's formulas
 (:mod:`llmsizer.model.calculations.plan`) over those member columns instead of the
 workload sheets. The scenario's totals are sums over its node-group columns, so a scenario
-row buys what the proposal's sensitivity table says (``sizing.costs.scenario_plans``).
+row buys what the proposal's sensitivity table says (``sizing.sensitivity.scenario_plans``).
 """
 
 from __future__ import annotations

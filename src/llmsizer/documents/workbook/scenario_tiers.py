@@ -5,8 +5,8 @@ catalog's ratio between tiers, costs.cloud_price) says so. A cloud price finance
 Inputs is the account's own and is paid in every tier (costs.TIER_CELL on the Catalog
 sheet), so once every GPU of the plan has one, the four rows repeat the proposal: the rows
 then say so, and so does the note under the table (the re-run, sizing an account that states
-its own prices, leaves the rows out: costs.cloud_tiers_fixed, the proposal's TIERS_FIXED).
-The test is costs.tier_moves_price over the Catalog cells: each tier column against the
+its own prices, leaves the rows out: sensitivity.cloud_tiers_fixed, the proposal's TIERS_FIXED).
+The test is sensitivity.tier_moves_price over the Catalog cells: each tier column against the
 column it falls back to (costs.TIER_FALLBACK).
 """
 

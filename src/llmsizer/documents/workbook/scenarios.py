@@ -26,7 +26,7 @@ from ...model.calculations import (
 )
 from ...model.expr import Lookup, Value, render
 from ...model.sheetlookup import lookup_formula
-from ...sizing.costs import cloud_tiers_fixed, result_scenario_plans
+from ...sizing.sensitivity import cloud_tiers_fixed, result_scenario_plans
 from ..marker import normalize_formula
 from ..proposal.sensitivity import TIERS_FIXED
 from .book import Book
