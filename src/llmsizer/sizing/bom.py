@@ -19,6 +19,7 @@ from ..model.calculations import (
     POOL_WEIGHTS_STORED_GB,
     PRICE_IN_ACCOUNT_CURRENCY,
     fold_values,
+    stated_product,
 )
 from ..model.catalog import Catalog
 from ..model.expr import Value, evaluate
@@ -109,8 +110,8 @@ def bill_of_materials(plan: Plan, workloads: Sequence[WorkloadResult],
                    if f.name == "kw_per_rack" else f for f in figures]
     figures.append(BomParameter(
         name=NVAIE, label="NVIDIA AI Enterprise, per GPU-year", unit="currency/GPU-year",
-        value=_num(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": nvaie.value,
-                                                         "usd_exchange_rate": usd_rate})),
+        value=stated_product(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": nvaie.value,
+                                                          "usd_exchange_rate": usd_rate}),
         source=f"{nvaie.source} ({nvaie.date})", estimate=False))
     params = {f.name: f.value for f in figures}
     lines: list[BomLine] = []

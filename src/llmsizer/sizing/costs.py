@@ -21,10 +21,11 @@ from ..model.calculations import (
     DERIVED_TIER_PRICE,
     PRICE_IN_ACCOUNT_CURRENCY,
     TABLE_COLUMNS,
+    stated_product,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
 from ..model.catalog_prices import MAX_OTHER_SIZES
-from ..model.expr import IF, Value, eq, evaluate, lift, ref, render
+from ..model.expr import IF, Value, eq, lift, ref, render
 from .results import PriceUsed
 
 _TIER_WORDS: dict[str, str] = {
@@ -52,8 +53,8 @@ def in_account_currency(req: Requirements, usd_price: float | None) -> float:
     if not usd_price:
         return 0.0
     rate = req.costs.usd_exchange_rate or 1.0
-    return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY,
-                          {"usd_price": usd_price, "usd_exchange_rate": rate}))
+    return stated_product(PRICE_IN_ACCOUNT_CURRENCY,
+                          {"usd_price": usd_price, "usd_exchange_rate": rate})
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ def cloud_price(catalog: Catalog, gid: str, tier: CloudTier,
         base = cloud_price(catalog, gid, rule.from_tier, (*_seen, tier))
         if base is not None:
             def derive(usd: float, rule: TierRatio = rule) -> float:
-                return float(evaluate(DERIVED_TIER_PRICE, {
-                    "other_tier_price": usd, "tier_ratio": rule.ratio}))
+                return stated_product(DERIVED_TIER_PRICE, {
+                    "other_tier_price": usd, "tier_ratio": rule.ratio})
             return TierPrice(derive(base.usd_per_gpu_hour), base.offer, base.offer_tier,
                              (*base.steps, rule),
                              tuple((g, derive(usd)) for g, usd in base.sizes))

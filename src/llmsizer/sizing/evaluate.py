@@ -13,11 +13,10 @@ from ..inputs.schema_workload import Targets, Workload
 from ..model.calculations import (
     COMPUTE_CODES,
     PERCENTILE_TARGETS,
-    PRICE_IN_ACCOUNT_CURRENCY,
     program,
 )
 from ..model.catalog import Catalog, Model
-from ..model.expr import Value, evaluate
+from ..model.expr import Value
 from . import costs
 
 Tables = dict[str, dict[str, dict[str, float]]]
@@ -25,14 +24,10 @@ Tables = dict[str, dict[str, dict[str, float]]]
 
 def build_tables(req: Requirements, catalog: Catalog) -> Tables:
     """The catalog rows the formulas look up, with the account's price overrides applied."""
-    rate = req.costs.usd_exchange_rate or 1.0
 
     def usd(price: float | None) -> float:
         """A catalog price (USD) in the account's currency; 0 when unknown."""
-        if not price:
-            return 0.0
-        return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY,
-                              {"usd_price": price, "usd_exchange_rate": rate}))
+        return costs.in_account_currency(req, price)
 
     gpus: dict[str, dict[str, float]] = {}
     for gid, g in catalog.gpus.items():

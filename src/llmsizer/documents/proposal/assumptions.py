@@ -129,10 +129,9 @@ def _catalog_price(result: Result, usd: float | None) -> float | None:
     rate = result.account_inputs.get("usd_exchange_rate")
     if rate is None:
         return None
-    from ...model.calculations import PRICE_IN_ACCOUNT_CURRENCY
-    from ...model.expr import evaluate
+    from ...model.calculations import PRICE_IN_ACCOUNT_CURRENCY, stated_product
 
-    return float(evaluate(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate}))
+    return stated_product(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate})
 
 
 _DATE_ASIDE = re.compile(r" [(](.*)[)]$")  # "2024 (as the article quotes it)"

@@ -75,6 +75,7 @@ from .costs import (
     TOTAL_COST_PER_MILLION_TOTAL_ONPREM,
     cloud_priced,
     cloud_priced_formula,
+    stated_product,
 )
 from .debugger import (
     DEBUG_LOW_UTILISATION_BATCH,
@@ -229,6 +230,7 @@ __all__ = [
     "fold",
     "fold_values",
     "program",
+    "stated_product",
 ]
 
 INPUT_NAMES = frozenset(i.name for i in INPUTS)

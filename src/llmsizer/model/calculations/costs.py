@@ -5,9 +5,10 @@ tokens and the break-even points; the account totals' cost per million tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 
-from ..expr import AND, IF, MAX, OR, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, le, lt, ref
+from ..expr import AND, IF, MAX, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lt, ref
 from .core import Calculation, _c, r
 
 
@@ -206,6 +207,28 @@ PRICE_IN_ACCOUNT_CURRENCY = ref("usd_price") * ref("usd_exchange_rate")
 # by the catalog's documented ratio between the two tiers (prices.yaml, tier_ratios), so that
 # every option of a comparison is rented in one tier.
 DERIVED_TIER_PRICE = ref("other_tier_price") * ref("tier_ratio")
+
+
+def _digits(x: float) -> int:
+    """Significant digits of ``x`` as written (its shortest decimal: 0.6642 has 4)."""
+    mantissa = repr(abs(x)).lower().split("e")[0].replace(".", "")
+    return max(1, len(mantissa.strip("0")))
+
+
+def stated_product(expr: Expr, env: Mapping[str, float]) -> float:
+    """``expr``, a product of the stated numbers ``env`` (a USD price x the exchange rate,
+    an offer x a tier ratio: PRICE_IN_ACCOUNT_CURRENCY, DERIVED_TIER_PRICE), as the decimal
+    they state. A product of numbers of m and n significant digits has at most m + n; binary
+    floats miss it in the last bit (1.29 x 0.6642 = 0.8568180000000001, not 0.856818), which
+    the workbook then wrote as a long constant in its Inputs and Catalog cells. The product
+    is rounded to m + n digits when that moves it by float noise alone (a few units in the
+    last place); otherwise, or at 16 digits and more, it is the float product."""
+    value = float(evaluate(expr, env))
+    digits = sum(_digits(x) for x in env.values())
+    if value == 0 or not math.isfinite(value) or digits >= 16:
+        return value
+    short = float(f"{value:.{digits}g}")
+    return short if abs(short - value) <= 4 * math.ulp(value) else value
 
 # The account's cloud total holds only when every part of it (node group, retrieval group or,
 # alone, option) that runs GPUs has a cloud price: a part's annual_cost_cloud is 0 when its
