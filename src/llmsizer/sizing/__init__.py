@@ -2,13 +2,14 @@
 (``search``, with what to change when no option meets the targets in ``advice``, evaluating
 each option with ``evaluate``, or a customer benchmark point with ``measured``), the account
 plan (``plan``, searched by ``plan_search``), buy, rent or hosted API compared
-(``deployment``), prices, sensitivity and confidence (``costs``), the plan's bill of materials
-(``bom``), model-vs-measured checks (``fidelity``; rows a run contradicts: ``fidelity_checks``;
-disaggregated rows: ``fidelity_disagg``; embedding rows: ``fidelity_embed``; the round-share
-fit: ``fidelity_fit``; MLPerf rows: ``fidelity_mlperf``; a disaggregated run's decode recipe:
-``fidelity_recipes``; the printed report: ``fidelity_report``), disaggregated prefill/decode
-options sized to a load (``xpyd``), the production debugger's edges and the roofline
-(``debugger``), and the results document they produce (``results``)."""
+(``deployment``), prices (``costs``), sensitivity and confidence (``sensitivity``), the plan's
+bill of materials (``bom``), model-vs-measured checks (``fidelity``; rows a run contradicts:
+``fidelity_checks``; disaggregated rows: ``fidelity_disagg``; embedding rows:
+``fidelity_embed``; the round-share fit: ``fidelity_fit``; MLPerf rows: ``fidelity_mlperf``; a
+disaggregated run's decode recipe: ``fidelity_recipes``; the printed report:
+``fidelity_report``), disaggregated prefill/decode options sized to a load (``xpyd``), the
+production debugger's edges and the roofline (``debugger``), and the results document they
+produce (``results``)."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -36,5 +37,6 @@ __all__ = [
     "results",
     "retrieval",
     "search",
+    "sensitivity",
     "xpyd",
 ]
