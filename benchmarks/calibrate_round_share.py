@@ -4,6 +4,7 @@ cross-validate them leaving one source out.
 
     python benchmarks/calibrate_round_share.py [--write]
     python benchmarks/calibrate_round_share.py --second-sources  # + a second source per engine
+    python benchmarks/calibrate_round_share.py --second-sources --first-wave-only  # experiment
     python benchmarks/calibrate.py --round-share [--write]     # the same
 """
 
@@ -27,6 +28,7 @@ from calibration_data import (
 )
 
 from llmsizer.model.catalog import Catalog, load_catalog
+from llmsizer.sizing import fidelity
 from llmsizer.sizing.fidelity import Case, RowResult, lock_step, tables_for
 from llmsizer.sizing.fidelity_fit import closed_loop_ttft
 
@@ -224,5 +226,10 @@ if __name__ == "__main__":
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
     parser.add_argument("--second-sources", action="store_true",
                         help="add measured_second_sources.csv; leave one source out per engine")
+    parser.add_argument("--first-wave-only", action="store_true",
+                        help="an experiment: read the second sources' rows as InferenceX's, "
+                             "a burst in their first wave only (fidelity.lock_step off)")
     args = parser.parse_args()
+    if args.first_wave_only:
+        fidelity.lock_step = lambda case: False  # harness_givens looks it up at each call
     round_share_main(args.write, args.second_sources)
