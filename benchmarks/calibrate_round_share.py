@@ -3,6 +3,8 @@ docs/calibration.md "Fixed-concurrency TTFT: engine steps and the round wait"), 
 cross-validate them leaving one source out.
 
     python benchmarks/calibrate_round_share.py [--write]
+    python benchmarks/calibrate_round_share.py --second-sources  # + a second source per engine
+    python benchmarks/calibrate_round_share.py --second-sources --first-wave-only  # experiment
     python benchmarks/calibrate.py --round-share [--write]     # the same
 """
 
@@ -26,7 +28,8 @@ from calibration_data import (
 )
 
 from llmsizer.model.catalog import Catalog, load_catalog
-from llmsizer.sizing.fidelity import Case, RowResult, tables_for
+from llmsizer.sizing import fidelity
+from llmsizer.sizing.fidelity import Case, RowResult, lock_step, tables_for
 from llmsizer.sizing.fidelity_fit import closed_loop_ttft
 
 # --- the first token at fixed concurrency: engine steps and round wait (queueing.py) -------
@@ -55,11 +58,21 @@ def _soft_l1(error: float) -> float:
     return 2 * (math.sqrt(1 + z * z) - 1)
 
 
-def fit_round_share(cases: Sequence[Case], catalog: Catalog
+def engine_of_source(src: str) -> str:
+    """The serving engine a source's rows ran ("InferenceX trt" and "dstack trt-llm" are both
+    TensorRT-LLM's PyTorch backend); a source without one is its own engine."""
+    word = src.split(" ")[-1] if src.startswith(("InferenceX ", "dstack ")) else src
+    return {"trt-llm": "trt"}.get(word, word)
+
+
+def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = False
                     ) -> tuple[tuple[float, float], list[RowResult], dict[str, tuple[float, float]],
                                str]:
     """((engine steps, round share) fitted on every row, the rows predicted leaving one source
-    out, each fold's pair, the docs table). Grid search on the soft-L1 log loss."""
+    out, each fold's pair, the docs table). Grid search on the soft-L1 log loss.
+    ``per_engine``: a source is scored with the constants fitted on the other sources of its
+    own engine only (leave one source out within the engine); an engine with one source keeps
+    the fit on every other source, and the table says so."""
     rows = _ttft_rows(cases)
     tables = tables_for(catalog)
     # preds[row][steps index][share index]
@@ -83,9 +96,24 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog
     full = best(rows)
     held: list[RowResult] = []
     folds: dict[str, tuple[float, float]] = {}
-    for src in sorted({source_of(c.point) for c in rows}):
-        i, j = best([c for c in rows if source_of(c.point) != src])
+    sources = sorted({source_of(c.point) for c in rows})
+    alone: set[str] = set()
+    flat: set[str] = set()  # training rows whose loss no step count moves (bursts every round)
+    for src in sources:
+        train = [c for c in rows if source_of(c.point) != src]
+        if per_engine:
+            own = [c for c in train
+                   if engine_of_source(source_of(c.point)) == engine_of_source(src)]
+            if own:
+                train = own
+            else:
+                alone.add(src)
+        i, j = best(train)
         folds[src] = (STEPS_GRID[i], ROUND_GRID[j])
+        low = [c for c in train if (c.point.concurrency or 0) < ROUND_MIN_CONCURRENCY]
+        losses = [loss(low, k, j) for k in range(len(STEPS_GRID))]
+        if max(losses) - min(losses) < 1e-9:
+            flat.add(src)
         for c in rows:
             if source_of(c.point) == src:
                 held.append(RowResult(c.point, c.engine, preds[id(c)][i][j], 0.0,
@@ -107,13 +135,50 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog
         return (r.point.concurrency or 0) >= ROUND_MIN_CONCURRENCY
 
     for src, (steps, share) in folds.items():
-        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
+        fold = f"{steps:.0f}, {share:.2f}" + (" (its engine's only source)" if src in alone
+                                               else " (no step count moves the rows fitted on)"
+                                               if src in flat else "")
+        line(f"{src}, C >= {ROUND_MIN_CONCURRENCY}", fold,
              [r for r in held if source_of(r.point) == src and high(r)])
-        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", f"{steps:.0f}, {share:.2f}",
+        line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", fold,
              [r for r in held if source_of(r.point) == src and not high(r)])
-    line(f"all, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in held if high(r)])
-    line(f"all, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in held if not high(r)])
+    groups = [("all", held)]
+    if per_engine:  # the issue's bars are on the first two files' rows: apart from the new ones
+        groups += [("the first two files", [r for r in held if "dstack" not in r.point.source]),
+                   ("second sources", [r for r in held if "dstack" in r.point.source])]
+    for name, part in groups:
+        line(f"{name}, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in part if high(r)])
+        line(f"{name}, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in part if not high(r)])
     return (STEPS_GRID[full[0]], ROUND_GRID[full[1]]), held, folds, "\n".join(out)
+
+
+def burst_lines(cases: Sequence[Case]) -> str:
+    """Measured only, no model: for each engine and GPU of the lock-step rows (every round a
+    burst, fidelity.lock_step) below ROUND_MIN_CONCURRENCY, the least-squares line through the
+    mean first token against the prompts a burst's request waits for, (C + 1) / 2: its slope
+    (one prompt's prefill) and what it leaves at none (the request path), also in the run's
+    own steps (its TPOT at the lowest concurrency)."""
+    runs: dict[tuple[str, str], dict[int, dict[str, float]]] = {}
+    for c in cases:
+        p = c.point
+        if lock_step(c) and p.concurrency and p.concurrency < ROUND_MIN_CONCURRENCY \
+                and p.metric in ("ttft_ms", "tpot_ms") and p.osl == min(
+                    q.point.osl for q in cases if q.point.source == p.source):
+            key = (source_of(p), p.gpu or "")
+            runs.setdefault(key, {}).setdefault(p.concurrency, {})[p.metric] = p.value
+    out = ["| run | concurrencies | prefill per prompt ahead | left at none | in its steps |",
+           "|---|---|---:|---:|---:|"]
+    for (src, gpu), by_c in sorted(runs.items()):
+        xs = [(c + 1) / 2 for c in sorted(by_c)]
+        ys = [by_c[c]["ttft_ms"] for c in sorted(by_c)]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+                 / sum((x - mx) ** 2 for x in xs))
+        left = my - slope * mx
+        tpot = by_c[min(by_c)]["tpot_ms"]
+        out.append(f"| {src}, {gpu} | {', '.join(map(str, sorted(by_c)))} | {slope:.0f} ms | "
+                   f"{left:.0f} ms | {left / tpot:.1f} |")
+    return "\n".join(out)
 
 
 def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> None:
@@ -139,13 +204,19 @@ def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> 
     print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
 
 
-def round_share_main(write_out: bool) -> None:
+def round_share_main(write_out: bool, second: bool = False) -> None:
+    """``second``: add tests/data/measured_second_sources.csv and score each source with the
+    constants fitted on its own engine's other source (a report: never written)."""
+    if write_out and second:
+        raise SystemExit("--second-sources is a report; --write fits the first two files only")
     catalog = load_catalog()
-    cases, _, _ = load_cases(catalog)
-    pair, _, folds, table_md = fit_round_share(cases, catalog)
+    cases, _, _ = load_cases(catalog, second)
+    pair, _, folds, table_md = fit_round_share(cases, catalog, per_engine=second)
     print(f"first_token_engine_steps, closed_loop_round_share = {pair} (was "
           f"{catalog.constant('first_token_engine_steps')}, "
           f"{catalog.constant('closed_loop_round_share')}); folds: {folds}\n{table_md}")
+    if second:
+        print(f"\nthe second sources' bursts, measured only:\n{burst_lines(cases)}")
     if write_out:
         write_round_share(pair, table_md, len(_ttft_rows(cases)))
 
@@ -153,4 +224,12 @@ def round_share_main(write_out: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
-    round_share_main(parser.parse_args().write)
+    parser.add_argument("--second-sources", action="store_true",
+                        help="add measured_second_sources.csv; leave one source out per engine")
+    parser.add_argument("--first-wave-only", action="store_true",
+                        help="an experiment: read the second sources' rows as InferenceX's, "
+                             "a burst in their first wave only (fidelity.lock_step off)")
+    args = parser.parse_args()
+    if args.first_wave_only:
+        fidelity.lock_step = lambda case: False  # harness_givens looks it up at each call
+    round_share_main(args.write, args.second_sources)

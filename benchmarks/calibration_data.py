@@ -24,6 +24,9 @@ DATA = ROOT / "tests" / "data" / "calibration_points.csv"
 # Blackwell, AMD and MoE results (TensorRT-LLM perf overviews and blog, InferenceX); rows with
 # disaggregated serving or speculative decoding (MTP) are not modelled and not fitted.
 NEW_DATA = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
+# a second published source for the engines of NEW_DATA's fixed-concurrency TTFT rows (dstack's
+# DeepSeek-R1 runs, 2025-03): read only by the issue-21 cross-validation's ``--second-sources``
+SECOND_DATA = ROOT / "tests" / "data" / "measured_second_sources.csv"
 CONSTANTS = ROOT / "src" / "llmsizer" / "model" / "catalogs" / "constants.yaml"
 DOC = ROOT / "docs" / "calibration.md"
 F_SCALE = 0.15
@@ -34,11 +37,12 @@ def _group_model(model: str | None) -> str:
 def source_of(point: BenchPoint) -> str:
     """The publication (and engine release) a row comes from: the unit of leave-one-source-out.
     InferenceX rows are split by serving framework (SGLang, TensorRT-LLM, ATOM, vLLM): each is
-    a different engine measured by the same harness."""
+    a different engine measured by the same harness; so are dstack's (SECOND_DATA)."""
     text = point.source
-    if "InferenceX" in text:
-        found = re.search(r"framework=([\w-]+)", point.raw.get("notes", ""))
-        return f"InferenceX {found.group(1) if found else 'other'}"
+    for harness in ("InferenceX", "dstack"):  # one harness, several engines: split by engine
+        if harness in text:
+            found = re.search(r"framework=([\w-]+)", point.raw.get("notes", ""))
+            return f"{harness} {found.group(1) if found else 'other'}"
     for needle, name in (("Online Serving", "TensorRT-LLM v0.14 online serving"),
                          ("Best_perf_practice", "TensorRT-LLM DeepSeek-R1 blog"),
                          ("developer-guide/perf-overview", "TensorRT-LLM 1.2 perf overview"),
@@ -96,12 +100,12 @@ def replace_section(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
 
 
-def load_cases(catalog: Catalog) -> tuple[list[Case], int, int]:
+def load_cases(catalog: Catalog, second: bool = False) -> tuple[list[Case], int, int]:
     """Cases of both files (the second's source texts recorded in NEW_SOURCES), the number of
-    rows read and the number interpreted."""
+    rows read and the number interpreted; ``second``: SECOND_DATA's too."""
     cases: list[Case] = []
     n_rows = 0
-    for path in (DATA, NEW_DATA):
+    for path in (DATA, NEW_DATA, *((SECOND_DATA,) if second else ())):
         points, unreadable = read_points(path, catalog)
         if path == NEW_DATA:
             NEW_SOURCES.update(p.source for p in points)

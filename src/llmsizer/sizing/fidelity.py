@@ -309,13 +309,28 @@ def _recv_interval(case: Case, catalog: Catalog) -> float:
     return k("sglang_inferencex_recv_interval_low" if low else "sglang_inferencex_recv_interval")
 
 
+_LOCK_STEP = re.compile(r"random-range-ratio 1\b.*request-rate inf")
+
+
+def lock_step(case: Case) -> bool:
+    """A closed loop that stays in rounds: every prompt and every answer the same length
+    (SGLang's bench_serving ``--random-range-ratio 1``, the answers' published total = requests
+    x length) at request rate "inf". The first C prompts arrive at once, are prefilled before
+    any decodes, decode together and end at the same step, so their successors arrive at once
+    again: every request is in a burst of C, not only the first wave."""
+    return case.point.regime == "concurrency" and bool(
+        _LOCK_STEP.search(row_text(case.point)))
+
+
 def harness_givens(case: Case, catalog: Catalog, users: float) -> dict[str, float]:
     """What a fixed-concurrency row's benchmark harness adds to its first token (the
     ``closed_loop_ttft_ms`` givens), none of it part of a customer's deployment: the users per
     replica, TensorRT-LLM's attention-DP balance hold, SGLang's request polling, and the
     first wave's share. InferenceX sends ``inferencex_prompts_per_user`` x C prompts at request
-    rate "inf" with at most C in flight, after warm-up: its first C arrive at once."""
-    wave = (1 / catalog.constant("inferencex_prompts_per_user")) if _inferencex(case) else 0.0
+    rate "inf" with at most C in flight, after warm-up: its first C arrive at once (its lengths
+    U[0.8 L, L] spread the later rounds). A :func:`lock_step` run is a burst every round."""
+    wave = (1.0 if lock_step(case) else
+            (1 / catalog.constant("inferencex_prompts_per_user")) if _inferencex(case) else 0.0)
     return {"concurrency_given": users,
             "adp_balance_timeout_given": _adp_balance_timeout(case, catalog),
             "recv_interval_given": _recv_interval(case, catalog),
