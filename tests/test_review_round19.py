@@ -1,0 +1,168 @@
+"""Review round 19 (helper C): a rented account read as a customer reads it.
+
+Each test fails on the code before the round:
+
+1. the shipped knowledge base rented (inputs/rag-knowledge-base.yaml with
+   policy.deployment: cloud) rents 2 + 3 AMD Instinct MI325X for its embedder and reranker
+   (retrieval_cloud_gpus), yet the PDF said "Retrieval serving: buy 1 × Generic 8x AMD MI325X
+   OAM server (8 GPUs)" twice, priced them on-premises (USD 74.0 k a year each), and its cover
+   listed "8 × AMD Instinct MI325X in 1 × ... server" twice beside "in all 7 GPUs rented";
+   the terminal and the web page said the same in their words;
+2. a rented account's "cheaper way" sentence ("Buying and running the servers (on-premises)
+   would cost EUR 172 k a year, against EUR 225 k for the cloud") did not say the buying
+   figure is the same plan's GPUs bought: like with like, now said;
+3. "the 12 GPUs the recommendation buys" and the what-if table's "GPUs bought" beside a
+   plan that rents them;
+4. a rented account whose embedding options have no price was told to state a purchase price.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+import yaml
+from rich.console import Console
+
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.textreport import print_result
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
+INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
+BANK = ROOT / "tests" / "data" / "eu-bank-cloud.yaml"
+
+
+def _variant(tmp: Path, src: Path, name: str, **changes: dict[str, object]) -> Path:
+    doc = yaml.safe_load(src.read_text(encoding="utf-8"))
+    for key, values in changes.items():
+        doc.setdefault(key, {}).update(values)
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def _words(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+
+
+@pytest.fixture(scope="module")
+def rented_rag(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    path = _variant(tmp_path_factory.mktemp("rag"), RAG, "rag-rented",
+                    policy={"deployment": "cloud"})
+    r = size(load(path))
+    assert r.deployment.recommended == "cloud"
+    # the figures the documents must give: 2 and 3 MI325X rented, USD 31.1 k and 42.4 k a year
+    assert [(g.gpu, g.cloud_gpus, g.gpus_purchased, round(g.annual_cost_cloud))
+            for g in r.plan.retrieval_groups] == [("mi325x", 2, 8, 31_092),
+                                                  ("mi325x", 3, 8, 42_438)]
+    assert r.totals.cloud_gpus_rented == 7
+    return path, r
+
+
+def test_a_rented_knowledge_base_pdf_rents_its_retrieval_servers(
+        rented_rag: tuple[Path, Result]) -> None:
+    _, r = rented_rag
+    text = _words(render_html(r))
+    assert ("Retrieval serving: rent 2 × AMD Instinct MI325X in the cloud for Query and corpus "
+            "embedding and rent 3 × AMD Instinct MI325X in the cloud for Passage reranking.") in text
+    assert "buy 1 × Generic 8x AMD MI325X OAM server" not in text
+    # its table: the GPUs rented and the rent, never the 8-GPU servers and their buying cost
+    table = text[text.index("Retrieval serving: rent"):text.index("A question answered")]
+    assert "GPUs rented" in table and "USD 31.1 k" in table and "USD 42.4 k" in table
+    assert "USD 74.0 k" not in table
+    assert "Per million tokens, if bought" in table
+    assert "Per year: the rent in the cloud, at the account's contract tier." in text
+    # the cover adds up: 2 GH200 + 2 + 3 MI325X = the 7 GPUs rented
+    cover = text[:text.index("Sized with llmsizer")]
+    assert ("2 × AMD Instinct MI325X rented for Query and corpus embedding; 3 × AMD Instinct "
+            "MI325X rented for Passage reranking, in all 7 GPUs rented") in cover
+    # buying, the alternative, still names the servers a purchase takes
+    assert cover.count("8 × AMD Instinct MI325X in 1 × Generic 8x AMD MI325X OAM server") == 2
+
+
+def test_a_rented_knowledge_base_in_the_terminal_rents_its_retrieval_servers(
+        rented_rag: tuple[Path, Result]) -> None:
+    _, r = rented_rag
+    con = Console(width=200, record=True, color_system=None)
+    print_result(r, con)
+    text = con.export_text()
+    assert ("Plan, rented in the cloud: 2 × AMD Instinct MI325X for Query and corpus embedding"
+            in " ".join(text.split()))
+    assert "(8 GPUs bought" not in text  # the old "1 × Generic ... server (8 GPUs bought: ...)"
+    for name in ("Query and corpus embedding —", "Passage reranking —"):
+        block = text[text.index(name):]
+        head = next(ln for ln in block.splitlines() if "limited" in ln)
+        star = next(ln for ln in block.splitlines() if ln.lstrip("│ ").startswith("★"))
+        assert "cloud" in head and "on-prem" not in head
+        assert ("31.1 k" if "Query" in name else "42.4 k") in star
+
+
+def test_a_rented_knowledge_base_on_the_web_page_rents_its_retrieval_servers(
+        rented_rag: tuple[Path, Result]) -> None:
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    path, _ = rented_rag
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "rag-rented.yaml", path.read_bytes())}).text
+    page = page.replace("&nbsp;", " ").replace(NBSP, " ")
+    groups = page[page.index('<table id="retrieval-groups">'):]
+    groups = groups[:groups.index("</table>")]
+    assert "GPUs rented" in groups and "Cloud per year" in groups
+    assert "USD 31.1 k" in groups and "USD 42.4 k" in groups
+    assert "On-premises per year" not in groups
+    options = page[page.index("<h3>Query and corpus embedding"):]
+    options = options[:options.index("</table>")]
+    star = options[options.index('class="rec"'):]
+    star = star[:star.index("</tr>")]
+    assert "USD 31.1 k" in star and "no price" not in star
+
+
+def test_a_rented_accounts_cheaper_way_is_the_same_plan_bought() -> None:
+    r = size(load(BANK))
+    assert r.deployment.recommended == "cloud" and r.deployment.cheaper == ["on_prem"]
+    text = _words(render_html(r))
+    assert ("Buying the same GPUs and running the servers (on-premises) would cost EUR 172 k a "
+            "year, against EUR 225 k for renting them in the cloud: the same plan, priced both "
+            "ways.") in text
+    # the figure is this plan's GPUs bought: the cover's alternative
+    assert "The alternative, buying: 8 × NVIDIA H200 SXM in 1 × Dell PowerEdge XE9680" in text
+
+
+def test_a_rented_accounts_alternatives_and_what_if_do_not_say_bought() -> None:
+    text = _words(render_html(size(load(INSURER))))
+    assert "more than three times the 12 GPUs the recommendation would buy" in text
+    assert "the recommendation buys" not in text
+    what_if = text[text.index("What if: sensitivity"):text.index("Assumptions register")]
+    assert "Scenario GPUs if bought Nodes if bought Capital cost if bought" in what_if
+    assert "GPUs bought" not in what_if.split("Scenario", 1)[1]
+    # a bought account's table reads as before
+    bought = _words(render_html(size(load(ROOT / "inputs" / "small-l4-l40s.yaml"))))
+    assert "Scenario GPUs bought Nodes Capital cost On-premises per year" in bought
+
+
+def test_a_rented_account_without_a_priced_embedder_is_told_to_state_a_cloud_price(
+        tmp_path: Path) -> None:
+    """H200 NVL and MI355X have neither a purchase nor a cloud price in the catalog: renting,
+    the advice asks for what renting needs."""
+    path = _variant(tmp_path, RAG, "rag-unpriced", policy={"deployment": "cloud"},
+                    hardware={"gpus": ["h200-nvl", "mi355x"]})
+    r = size(load(path))
+    embed = next(w for w in r.retrieval if w.kind == "embed")
+    assert embed.recommended is None and any(o.feasible for o in embed.options)
+    assert embed.advice == ("no feasible GPU has a cloud price listed: state one among the "
+                            "cloud prices per GPU-hour of the requirements")
+    bought = size(load(_variant(tmp_path, RAG, "rag-unpriced-bought",
+                                hardware={"gpus": ["h200-nvl", "mi355x"]})))
+    assert next(w for w in bought.retrieval if w.kind == "embed").advice == (
+        "no feasible GPU has a purchase price listed: state one among the GPU prices of the "
+        "requirements")
