@@ -166,3 +166,28 @@ def test_a_rented_account_without_a_priced_embedder_is_told_to_state_a_cloud_pri
     assert next(w for w in bought.retrieval if w.kind == "embed").advice == (
         "no feasible GPU has a purchase price listed: state one among the GPU prices of the "
         "requirements")
+
+
+def test_a_rented_web_pages_buying_columns_add_up_and_say_if_bought(
+        rented_rag: tuple[Path, Result]) -> None:
+    """The web page's per-workload table heads its column "GPUs if bought (its share)"; a
+    rented knowledge base's retrieval rows gave the GPUs rented there (2 and 3) above an
+    account row of the 18 bought. The plan table said "GPUs bought" and "Capital cost"."""
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    path, r = rented_rag
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "rag-rented.yaml", path.read_bytes())}).text
+    table = page[page.index('<table id="per-workload">'):]
+    table = table[:table.index("</table>")]
+    assert "GPUs if bought (its share)" in table
+    counts = re.findall(r'<td class="n">—</td><td class="n">\d+</td><td class="n">(\d+)</td>',
+                        table)
+    assert counts == ["8", "8"] and r.totals.gpus_purchased == 18
+    plan = page[page.index("<h2>Plan</h2>"):]
+    plan = plan[:plan.index("</table>")]
+    assert "GPUs if bought" in plan and "Capital cost if bought" in plan
+    assert "GPUs bought" not in plan
