@@ -49,7 +49,9 @@ def _variant(tmp: Path, src: Path, name: str, **changes: dict[str, object]) -> P
 
 
 def _words(html: str) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+    """The page's words, one space apart; a tag before a comma or stop leaves no space."""
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+    return re.sub(r" ([,.;])", r"\1", text)
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +193,21 @@ def test_a_rented_web_pages_buying_columns_add_up_and_say_if_bought(
     plan = plan[:plan.index("</table>")]
     assert "GPUs if bought" in plan and "Capital cost if bought" in plan
     assert "GPUs bought" not in plan
+
+
+def test_a_rented_workloads_walk_through_rents_its_gpus() -> None:
+    """The walk-through's step 8 of a workload alone in its plan said "3 GPUs are bought" for
+    an assistant the plan rents (inputs/ref-a-7b-assistant.yaml, cheapest: the cloud at USD
+    35.5 k a year); round 18 gave rent only to the step of a shared plan."""
+    r = size(load(ROOT / "inputs" / "ref-a-7b-assistant.yaml"))
+    assert r.deployment.recommended == "cloud"
+    text = _words(render_html(r))
+    assert ("3 GPUs = 3 replicas × TP1, rented in 3 cloud instances (if bought: 1 × Generic 2U "
+            "4-GPU PCIe Gen4 server (4x L40S, 350 W), a node holds up to 4 GPUs and 4 replicas; 3 "
+            "GPUs in all).") in text
+    assert "GPUs are bought" not in text
+    bank = _words(render_html(size(load(BANK))))
+    assert "8 GPUs = 8 replicas × TP1, rented in 8 cloud instances (if bought: 1 × Dell" in bank
+    bought = _words(render_html(size(load(ROOT / "inputs" / "small-l4-l40s.yaml"))))
+    assert ("1 GPU = 1 replica × TP1, in 1 × Generic 2U 4-GPU PCIe Gen4 server (4x L4, 72 W), a "
+            "node holds up to 4 GPUs and 4 replicas; 1 GPU is bought.") in bought
