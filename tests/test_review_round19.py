@@ -211,3 +211,25 @@ def test_a_rented_workloads_walk_through_rents_its_gpus() -> None:
     bought = _words(render_html(size(load(ROOT / "inputs" / "small-l4-l40s.yaml"))))
     assert ("1 GPU = 1 replica × TP1, in 1 × Generic 2U 4-GPU PCIe Gen4 server (4x L4, 72 W), a "
             "node holds up to 4 GPUs and 4 replicas; 1 GPU is bought.") in bought
+
+
+def test_the_cost_charts_workload_names_are_whole(tmp_path: Path) -> None:
+    """The annual-cost chart cut its labels at 28 characters: the insurer's "Claims document
+    classification" read "Claims document classificat…". A label now has two lines, broken
+    after a word; a name as long as two lines is still whole, and the chart stays clear of
+    collisions (tests/test_chart_labels.py's reading of the SVG)."""
+    from test_chart_labels import _chart_parts, _svgs, collisions
+
+    def labels(path: Path) -> list[str]:
+        svg = dict(_svgs(path))["cost"]
+        assert collisions(svg) == []
+        return [t.what for t in _chart_parts(svg)[1]]
+
+    assert "Claims document classification" in labels(INSURER)
+    doc = yaml.safe_load(INSURER.read_text(encoding="utf-8"))
+    doc["workloads"][0]["name"] = "Claims document classification and motor triage"
+    longer = tmp_path / "insurer-long-name.yaml"
+    longer.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    got = labels(longer)
+    assert not any("…" in t for t in got), got
+    assert "Claims document classification and" in got and "motor triage" in got, got
