@@ -214,18 +214,21 @@ def test_a_rented_workloads_walk_through_rents_its_gpus() -> None:
 
 
 def test_the_cost_charts_workload_names_are_whole(tmp_path: Path) -> None:
-    """The annual-cost chart cut its labels at 28 characters: the insurer's "Claims document
-    classification" read "Claims document classificat…". A label now has two lines, broken
+    """The annual-cost and memory charts cut a workload's name at 28 characters: the insurer's
+    "Claims document classification" read "Claims document classificat…" (PDF and web page).
+    A label now has two lines, broken
     after a word; a name as long as two lines is still whole, and the chart stays clear of
     collisions (tests/test_chart_labels.py's reading of the SVG)."""
     from test_chart_labels import _chart_parts, _svgs, collisions
 
-    def labels(path: Path) -> list[str]:
-        svg = dict(_svgs(path))["cost"]
+    def labels(path: Path, chart: str = "cost") -> list[str]:
+        svg = dict(_svgs(path))[chart]
         assert collisions(svg) == []
         return [t.what for t in _chart_parts(svg)[1]]
 
     assert "Claims document classification" in labels(INSURER)
+    # the memory chart's workload headings were cut the same way (the web page shows it too)
+    assert "Claims document classification" in labels(INSURER, "memory")
     doc = yaml.safe_load(INSURER.read_text(encoding="utf-8"))
     doc["workloads"][0]["name"] = "Claims document classification and motor triage"
     longer = tmp_path / "insurer-long-name.yaml"
@@ -233,3 +236,5 @@ def test_the_cost_charts_workload_names_are_whole(tmp_path: Path) -> None:
     got = labels(longer)
     assert not any("…" in t for t in got), got
     assert "Claims document classification and" in got and "motor triage" in got, got
+    memory = labels(longer, "memory")
+    assert "Claims document classification and" in memory and "motor triage" in memory
