@@ -239,3 +239,19 @@ def test_the_cost_charts_workload_names_are_whole(tmp_path: Path) -> None:
     memory = labels(longer, "memory")
     assert not any("…" in t for t in memory), memory
     assert "Claims document classification" in memory and "and motor triage" in memory
+
+
+def test_the_glossary_speaks_of_renting_too() -> None:
+    """A rented proposal's glossary defined a node as "bought", N+1 as "buying one node's worth
+    more", headroom as "capacity bought" and the serving, standby and idle GPUs as "the GPUs
+    bought": each entry now holds for a rented plan as well (one glossary for both ways)."""
+    from llmsizer.documents.proposal.glossary import GLOSSARY
+
+    meaning = {t.term: t.meaning for t in GLOSSARY}
+    for term in ("Headroom", "N+1", "Node", "Serving, on standby, idle"):
+        assert "rented" in meaning[term], (term, meaning[term])
+    assert meaning["Node"] == ("One server with its GPUs, powered and failing as a unit; "
+                               "rented, one cloud instance.")
+    text = _words(render_html(size(load(INSURER))))
+    assert "Node One server with its GPUs, powered and failing as a unit; rented, one cloud " \
+           "instance." in text
