@@ -255,3 +255,28 @@ def test_the_glossary_speaks_of_renting_too() -> None:
     text = _words(render_html(size(load(INSURER))))
     assert "Node One server with its GPUs, powered and failing as a unit; rented, one cloud " \
            "instance." in text
+
+
+def test_the_range_counts_the_retrieval_servers_as_the_total_does(
+        rented_rag: tuple[Path, Result]) -> None:
+    """The summary's range put the language-model servers' GPUs at both ends of the model's
+    error beside a total that also counts the embedding and reranking servers: the rented
+    knowledge base read "18 GPUs if bought; 2–3 GPUs if throughput is off", and the bought one
+    "20 GPUs bought; the same" over a range of 4 to 4. Both ends now add the 16 GPUs its
+    retrieval servers buy (8 + 8), as the total does."""
+    _, r = rented_rag
+    assert [g.gpus_purchased for g in r.plan.retrieval_groups] == [8, 8]
+    assert r.totals.gpus_purchased == 18
+    assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) \
+        == (18, 19)
+    text = _words(render_html(r))
+    assert ("Range: 18 GPUs if bought; 18–19 GPUs if throughput is off by the model's p90 "
+            "error.") in text
+    bought = size(load(RAG))
+    assert bought.totals.gpus_purchased == 20
+    assert (bought.plan.gpus_purchased_if_throughput_high,
+            bought.plan.gpus_purchased_if_throughput_low) == (20, 20)
+    # an account without retrieval servers keeps its range (the insurer: 12 to 16)
+    insurer = size(load(INSURER)).plan
+    assert (insurer.gpus_purchased_if_throughput_high,
+            insurer.gpus_purchased_if_throughput_low) == (12, 16)
