@@ -280,3 +280,21 @@ def test_the_range_counts_the_retrieval_servers_as_the_total_does(
     insurer = size(load(INSURER)).plan
     assert (insurer.gpus_purchased_if_throughput_high,
             insurer.gpus_purchased_if_throughput_low) == (12, 16)
+
+
+def test_the_cost_table_gives_the_cloud_instance_size_rented() -> None:
+    """inputs/legal-128k.yaml rents its 12 B200 in use as 6 instances of 2 GPUs at USD 4.58 a
+    GPU-hour (the 2-GPU size's price): the cost table read "6 × 8" (the largest size's GPUs,
+    48 GPUs that are not rented) and USD 4.44 (the 8-GPU size's price), figures that do not
+    make its USD 498 k a year."""
+    r = size(load(ROOT / "inputs" / "legal-128k.yaml"))
+    (g,) = r.plan.node_groups
+    v = g.values
+    assert (v["cloud_instances"], v["cloud_instance_gpus"], v["cloud_gpus_rented"]) == (6, 2, 12)
+    assert round(float(v["cloud_instance_gpu_hour"]), 2) == 4.58
+    # the rent is those GPUs at that price, always on (calculations/costs.py annual_cloud_rent)
+    assert float(v["annual_cloud_rent"]) == pytest.approx(12 * float(v["cloud_instance_gpu_hour"])
+                                                          * 8760)
+    text = _words(render_html(r))
+    assert ("Cloud instances × GPUs each 6 × 2 Cloud price per GPU-hour USD 4.58 derived Cloud "
+            "per year USD 498 k") in text
