@@ -298,3 +298,15 @@ def test_the_cost_table_gives_the_cloud_instance_size_rented() -> None:
     text = _words(render_html(r))
     assert ("Cloud instances × GPUs each 6 × 2 Cloud price per GPU-hour USD 4.58 derived Cloud "
             "per year USD 498 k") in text
+
+
+def test_the_terminal_names_the_proposal_when_it_points_to_a_section() -> None:
+    """The terminal's "Recommended way" sentence is the PDF's and pointed to "(section 6,
+    prices used)", a section the terminal does not have: it names the PDF proposal."""
+    r = size(load(ROOT / "inputs" / "ref-a-7b-assistant.yaml"))
+    con = Console(width=200, record=True, color_system=None)
+    print_result(r, con)
+    text = " ".join(con.export_text().split())
+    assert ("The cloud figure rests on a price derived for that tier from another tier's dated "
+            "price (the PDF proposal's section 6, prices used).") in text
+    assert "(section 6" not in text

@@ -427,8 +427,10 @@ def _print_total(result: Result, con: Console) -> None:
         _say(con, f"Total: {buy}; {cloud}")
     if way is not None and way["recommended"] != "on_prem":  # the PDF's sentence: renting or
         # an API recommended read as servers to buy from the plan and capex lines alone
-        _say(con, " ".join(f"{way['lead']} {way['cheaper']}".replace(NBSP, " ").split()),
-             style="bold")
+        # the PDF's sections are the proposal's: the terminal names it ("(section 6, prices
+        # used)" read as a part of this output, review round 19)
+        words = f"{way['lead']} {way['cheaper']}".replace("(section ", "(the PDF proposal's section ")
+        _say(con, " ".join(words.replace(NBSP, " ").split()), style="bold")
     if unmet:  # the PDF summary's words
         done = len(every) - len(unmet)
         _say(con, f"Totals cover the {_n(done, 'workload')} with a recommendation; "
