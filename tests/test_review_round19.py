@@ -310,3 +310,34 @@ def test_the_terminal_names_the_proposal_when_it_points_to_a_section() -> None:
     assert ("The cloud figure rests on a price derived for that tier from another tier's dated "
             "price (the PDF proposal's section 6, prices used).") in text
     assert "(section 6" not in text
+
+
+def test_a_rented_knowledge_base_workbook_rents_its_retrieval_servers(
+        rented_rag: tuple[Path, Result], tmp_path: Path) -> None:
+    """The workbook's Summary read "1 × Generic 8x AMD MI325X OAM server node (8 × AMD
+    Instinct MI325X GPUs): 2 replicas for embedding" beside a language model "rented in 2
+    cloud instances": rented, it gives the GPUs rented, live from the Retrieval sheet's
+    "GPUs it rents in the cloud" row (LibreOffice recalculates it to the same words)."""
+    import openpyxl
+
+    from llmsizer.documents.workbook import write_workbook
+
+    _, r = rented_rag
+    path = tmp_path / "rented.xlsx"
+    write_workbook(r, path)
+    ws = openpyxl.load_workbook(path)["Summary"]
+    cached = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    found = {}
+    for row in ws.iter_rows(min_row=1, max_row=12):
+        for cell in row:
+            if isinstance(cell.value, str) and "rented in the cloud: " in cell.value:
+                found[cached[cell.coordinate].value] = cell.value
+    assert set(found) == {"2 × AMD Instinct MI325X GPUs rented in the cloud: 2 replicas for "
+                          "embedding",
+                          "3 × AMD Instinct MI325X GPUs rented in the cloud: 3 replicas for "
+                          "reranking"}
+    retrieval = openpyxl.load_workbook(path)["Retrieval"]
+    for formula in found.values():
+        ref = formula[1:].split("&", 1)[0].split("!")[1]
+        assert retrieval[f"A{ref.lstrip('ABCDEFGHIJKLMNOPQRSTUVWXYZ')}"].value \
+            == "retrieval_cloud_gpus"
