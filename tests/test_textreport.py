@@ -188,7 +188,10 @@ def test_renting_or_an_api_recommended_is_said_as_the_pdf_says_it() -> None:
     assert (f"Recommended way to run it: renting the same GPUs in the cloud (committed one-year "
             f"contract), the way the requirements ask for, at {cloud} a year.") in text
     onprem = fmt.money(result.deployment.annual_cost["on_prem"]).replace("\xa0", " ")
-    assert f"would cost {onprem} a year, against {cloud} for the cloud." in text
+    # like with like (review round 19): the same plan's GPUs bought
+    assert (f"Buying the same GPUs and running the servers (on-premises) would cost {onprem} a "
+            f"year, against {cloud} for renting them in the cloud: the same plan, priced both "
+            "ways.") in text
     # an account that buys, as most do, gets no such line
     assert "Recommended way" not in _text("three-workloads.yaml")
 

@@ -359,8 +359,11 @@ def test_the_summary_counts_retrieval_servers_in_the_right_number(books: Any) ->
               for c in row if isinstance(c.value, str) and "replicas for" in c.value]
     assert any(f"{group.gpus_purchased} × " in v and " GPUs): " in v for v in cached)
 
-    class _Book:  # the one attribute _retrieval_words reads
+    from types import SimpleNamespace
+
+    class _Book:  # the attributes _retrieval_words reads: a bought plan (round 19: rented words)
         catalog = load_catalog()
+        r = SimpleNamespace(deployment=SimpleNamespace(recommended="on_prem"))
 
     one = group.model_copy(update={"nodes": 1, "gpus_purchased": 1, "replicas": 1})
     formula, text = summary._retrieval_words(_Book(), 1, one)  # type: ignore[arg-type]

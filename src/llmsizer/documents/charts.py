@@ -87,9 +87,11 @@ def _hbars(ax: Any, ys: Sequence[float], lefts: Sequence[float], widths: Sequenc
 
 
 def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: float = 7.5,
-                bold: Sequence[bool] | None = None, colors: Sequence[str] | None = None) -> None:
+                bold: Sequence[bool] | None = None, colors: Sequence[str] | None = None,
+                wrap: bool = False) -> None:
     """Category labels left of the axes as plain texts: a tick per row would be five artists
-    (a quarter of a bar chart's time) for one label."""
+    (a quarter of a bar chart's time) for one label. ``wrap``: a label too wide breaks once
+    after a word (:func:`_wrap`) before anything is cut, where a row has room for two lines."""
     ax.set_yticks([])
     to_axes = ax.get_yaxis_transform()  # x in axes fractions, y in data
     # Each line is cut (with an ellipsis) to the room left of the axes, measured in the
@@ -98,7 +100,8 @@ def _row_labels(ax: Any, ys: Sequence[float], labels: Sequence[str], fontsize: f
     room = (box.x0 - 0.012 * box.width) * width_in * 72 - 2
     for i, (y, label) in enumerate(zip(ys, labels, strict=True)):
         prop = FontProperties(size=fontsize, weight="bold" if bold and bold[i] else "normal")
-        label = "\n".join(_fit(line, prop, room) for line in label.split("\n"))
+        lines = (_wrap(label, prop, room) if wrap else label).split("\n")
+        label = "\n".join(_fit(line, prop, room) for line in lines)
         ax.text(-0.012, y, label, transform=to_axes, ha="right", va="center",
                 fontsize=fontsize, linespacing=1.15,
                 color=colors[i] if colors else "#4a5563",
@@ -404,7 +407,9 @@ def cost_chart(bars: Sequence[CostBar], years_label: str, money: Fmt, money_shor
         top = 1.22 * max(widest, 1.0)
         ax.set_xlim(0, top)
         ax.set_ylim(-0.6, 2 * n - 0.6)
-        _row_labels(ax, ys, labels)
+        # two bars per label: room for two lines ("Claims document classificat…" was cut,
+        # review round 19)
+        _row_labels(ax, ys, labels, wrap=True)
         # a value at the axis's very end would print half outside the chart
         _x_values(ax, [t for t in _nice_ticks(top, 5) if t <= 0.95 * top], money_short,
                   "Cost per year")

@@ -158,6 +158,15 @@ _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes
                  "head-\nroom", "on-prem\n{cur}/yr")
 
 
+def _retrieval_cost(o: RetrievalOption, rented: bool) -> str:
+    """A retrieval option's cost per year in the account's way (:func:`_cost`'s rule)."""
+    v = o.values
+    if rented:
+        return (_amount(float(v["annual_cost_cloud"]))
+                if float(v["cloud_gpu_hour"]) > 0 or o.shares_with else "no price")
+    return _amount(float(v["annual_cost_onprem"])) if o.priced else "no price"
+
+
 def _latency(ms: float) -> str:
     """A first-token time in the "TTFT ms" column to three figures, as the PDF rounds it
     (the model's first-token error is about +/-25 %): "16,100", never "16,131"."""
@@ -252,8 +261,11 @@ _RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "replicas", "GPUs
                     "on-prem\n{cur}/yr", "limited\nby")
 
 
-def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _Names) -> Table:
-    """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style."""
+def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _Names,
+                     rented: bool = False) -> Table:
+    """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style;
+    ``rented``: the GPUs it rents and its rent, as the language-model table's (it read
+    "on-prem" and "no price" beside the MI325X a rented account rents, round 19)."""
     wide = width >= _WIDE
     t = Table(title=Text(f"{w.name} — {w.model_name} ({w.kind})"), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
@@ -269,13 +281,14 @@ def _retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: _N
                          f"{float(v['retrieval_replicas']):,.0f}",
                          *([f"{float(v['retrieval_gpus_used']):,.0f} idle", "shared"]
                            if v.get("shares_llm_nodes") else
-                           [f"{float(v['retrieval_gpus']):,.0f}",
+                           [f"{float(v['retrieval_cloud_gpus' if rented else 'retrieval_gpus']):,.0f}",
                             f"{float(v['retrieval_nodes']):,.0f}"]),
-                         _amount(float(v['annual_cost_onprem'])) if o.priced else "no price",
+                         _retrieval_cost(o, rented),
                          str(v["limited_by"])])
         else:
             rows.append([""] * len(_RETRIEVAL_HEADS))
-    heads = [h.format(cur=cur) for h in _RETRIEVAL_HEADS]
+    heads = [("cloud\n{cur}/yr" if rented and h.startswith("on-prem") else h).format(cur=cur)
+             for h in _RETRIEVAL_HEADS]
     per_column, rest = (3, 12 + _WHY) if wide else (2 if width >= 90 else 1, 2)
     # "limited by" (words) folds at its spaces, so it claims only its longest word: at 80
     # columns its whole phrase left the servers folded mid-name ("Dell Pow" over "erEdge")
@@ -366,7 +379,8 @@ def print_result(result: Result, console: Console | None = None) -> None:
             con.print(Text(w.advice, style="red"), highlight=False)
     for rw in result.retrieval:
         names = _Names(cat, list(rw.options))
-        print_table(_retrieval_table(rw, cur, con.width, names), con)
+        print_table(_retrieval_table(rw, cur, con.width, names,
+                                     result.deployment.recommended == "cloud"), con)
         r_out = [o for o in rw.options if not o.feasible]
         if r_out and not wide:
             _ruled_out(r_out, names, con)
@@ -413,8 +427,10 @@ def _print_total(result: Result, con: Console) -> None:
         _say(con, f"Total: {buy}; {cloud}")
     if way is not None and way["recommended"] != "on_prem":  # the PDF's sentence: renting or
         # an API recommended read as servers to buy from the plan and capex lines alone
-        _say(con, " ".join(f"{way['lead']} {way['cheaper']}".replace(NBSP, " ").split()),
-             style="bold")
+        # the PDF's sections are the proposal's: the terminal names it ("(section 6, prices
+        # used)" read as a part of this output, review round 19)
+        words = f"{way['lead']} {way['cheaper']}".replace("(section ", "(the PDF proposal's section ")
+        _say(con, " ".join(words.replace(NBSP, " ").split()), style="bold")
     if unmet:  # the PDF summary's words
         done = len(every) - len(unmet)
         _say(con, f"Totals cover the {_n(done, 'workload')} with a recommendation; "
@@ -527,6 +543,10 @@ def _print_plan(result: Result, con: Console) -> None:
             idle = "1 idle GPU" if rg.gpus_used == 1 else f"{rg.gpus_used:,} idle GPUs"
             _say(con, f"Retrieval serving: use {idle} of the language-model servers "
                       f"({platform(host.platform)}) for {what}; no GPUs or servers bought for it",
+                 style="bold")
+        elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
+            _say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
+                      "on instances of its own, not shared with the language models",
                  style="bold")
         else:
             split = gpu_split(rg.replicas, rg.standby_gpus, rg.idle_gpus)

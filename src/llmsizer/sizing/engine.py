@@ -25,6 +25,7 @@ from ..model.calculations import (
     TOTAL_GPUS_SERVING,
     UNITS,
     cloud_priced,
+    fold_values,
     program,
 )
 from ..model.catalog import Catalog, load_catalog
@@ -232,11 +233,11 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
         "dedicated": w.recommended,
         "recommended": chosen_plan.choice.options[i].id if i in chosen_plan.choice.options
         else None}) for i, w in enumerate(workloads)]
-    plan = _with_range(to_plan(chosen_plan, workloads, acct),
-                       confidence_range(chosen_plan, workloads, acct))
+    plan = to_plan(chosen_plan, workloads, acct)
     # with the plan's node groups known, a retrieval workload may use their idle GPUs
     retrieval = share_idle_gpus(req, cat, tables, acct, retrieval, plan.node_groups, way)
     rgroups = retrieval_groups(retrieval)
+    plan = _with_range(plan, confidence_range(chosen_plan, workloads, acct), rgroups)
     totals = _totals(sensitivity.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
                      _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
                                 for g in plan.node_groups], rgroups))
@@ -246,11 +247,19 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
                     own if own is not None and own > 0 else None, alone)
 
 
-def _with_range(plan: Plan, gpus: tuple[int, int] | None) -> Plan:
+def _with_range(plan: Plan, gpus: tuple[int, int] | None,
+                rgroups: Sequence[RetrievalGroup] = ()) -> Plan:
+    """The plan with its range of GPUs bought at both ends of the model's throughput error:
+    the language-model servers' (plan.confidence_range) plus the GPUs the embedding and
+    reranking servers buy as sized, so that both ends count what the total counts (review
+    round 19: a knowledge base read "18 GPUs if bought; 2-3 GPUs if throughput is off", the
+    range leaving out the 16 GPUs of its retrieval servers)."""
     if gpus is None:
         return plan
-    return plan.model_copy(update={"gpus_purchased_if_throughput_low": gpus[0],
-                                   "gpus_purchased_if_throughput_high": gpus[1]})
+    own = fold_values("SUM", [float(g.gpus_purchased) for g in rgroups])
+    low, high = (int(fold_values("SUM", [float(n), own])) for n in gpus)
+    return plan.model_copy(update={"gpus_purchased_if_throughput_low": low,
+                                   "gpus_purchased_if_throughput_high": high})
 
 
 def _unpriced(parts: Sequence[tuple[str, float, float]],

@@ -120,11 +120,26 @@ def recommend(options: Sequence[RetrievalOption], way: str) -> RetrievalOption |
     return min(viable, key=lambda o: _rank(o, way), default=None)
 
 
+# what to change when options meet the target but none has a price in the account's way
+UNPRICED_ADVICE = {
+    "on_prem": ("no feasible GPU has a purchase price listed: state one among the GPU prices "
+                "of the requirements"),
+    # renting: a cloud price, not a purchase price (review round 19: a rented account was told
+    # to state a purchase price it would never pay)
+    "cloud": ("no feasible GPU has a cloud price listed: state one among the cloud prices per "
+              "GPU-hour of the requirements"),
+}
+
+
 def ranked_retrieval(w: RetrievalWorkloadResult, way: str) -> RetrievalWorkloadResult:
-    """The workload with its recommendation ranked for ``way`` (the options searched once)."""
+    """The workload with its recommendation ranked for ``way`` (the options searched once);
+    without one, the advice says which price ``way`` lacks."""
     best = recommend(w.options, way)
+    advice = w.advice
+    if best is None and any(o.feasible for o in w.options):
+        advice = UNPRICED_ADVICE.get(way, UNPRICED_ADVICE["on_prem"])
     return w.model_copy(update={"recommended": best.id if best is not None else None,
-                                "advice": None if best is not None else w.advice})
+                                "advice": None if best is not None else advice})
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
@@ -202,8 +217,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     elif best is None:
         advice = ("no candidate GPU both fits the model and meets the latency target"
                   if not any(o.feasible for o in options) else
-                  "no feasible GPU has a purchase price listed: state one among the GPU "
-                  "prices of the requirements")
+                  UNPRICED_ADVICE.get(way, UNPRICED_ADVICE["on_prem"]))
     return RetrievalWorkloadResult(
         name=w.name, kind=w.kind, model=w.model_id, model_name=m.name, engine=engine,
         inputs={k: float(v) for k, v in base.items()},

@@ -126,7 +126,7 @@ def memory_svg(views: Sequence[WorkloadView], fmt: Formatter) -> Markup | None:
     bars: list[charts.MemoryBar] = []
     for wv in shown:
         if len(shown) > 1:
-            bars.append(charts.MemoryBar(label=clip(CONTROL_CHARS.sub("", wv.w.name), 28),
+            bars.append(charts.MemoryBar(label=clip(CONTROL_CHARS.sub("", wv.w.name), 56),
                                          segments={}, chosen=False))
         ranked = ([o for o in wv.alternatives if o.recommended]
                   + [o for o in wv.alternatives if not o.recommended])

@@ -73,9 +73,17 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
                 "not known: no price is listed for it (section 6).")
     cheaper = ""
     if d.cheaper:
+        # rented, buying is the same plan's GPUs bought, and said so: like with like (review
+        # round 19: "Buying and running the servers (on-premises) would cost EUR 172 k a
+        # year, against EUR 225 k for the cloud" read as another plan, searched for buying)
+        same = rec == "cloud" and "on_prem" in d.cheaper
+        if same:
+            ways["on_prem"] = "buying the same GPUs and running the servers (on-premises)"
         parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year{bare(w)}" for w in d.cheaper]
+        against = ("renting them in the cloud: the same plan, priced both ways" if same
+                   else f"{SHORT[rec]}{bare(rec)}")
         cheaper = ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
-                   + f", against {rec_cost} for {SHORT[rec]}{bare(rec)}.")
+                   + f", against {rec_cost} for {against}.")
     if d.reasons:
         intro = (f"The customer's reasons for {SHORT[rec]}:" if d.cheaper and d.stated
                  else "What the customer asked us to weigh:")

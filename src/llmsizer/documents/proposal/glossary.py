@@ -50,8 +50,9 @@ GLOSSARY: tuple[Term, ...] = (
          "taken as its vendor prints it (80 GB for an H100)."),
     Term("GPU", "The accelerator card that holds the model in its memory and does the "
          "arithmetic; servers (nodes) carry several."),
-    Term("Headroom", "Capacity bought above the expected peak demand, as a share of that peak, "
-         "to absorb bursts and growth."),
+    # bought or rented alike (review round 19: a rented plan's glossary spoke only of buying)
+    Term("Headroom", "Capacity above the expected peak demand, bought or rented, as a share of "
+         "that peak, to absorb bursts and growth."),
     Term("Inter-token latency", "The time between two tokens of one answer; a percentile "
          "target counts the slower steps that also read a new user's prompt."),
     Term("Hosted API", "A model run by a provider on its own servers and billed per token "
@@ -65,10 +66,11 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Mixture of experts (MoE)", "A model design in which each token uses only a few of "
          "many expert sub-networks, so it computes less than its size suggests but must still "
          "hold every expert in memory."),
-    Term("N+1", "Buying one node's worth more than peak demand needs, as spare replicas or "
+    Term("N+1", "One node's worth more than peak demand needs, bought or rented, as spare replicas or "
          "GPUs on standby that can host a whole replica, so that peak demand is still served "
          "while any one node is down."),
-    Term("Node", "One server with its GPUs, bought, powered and failing as a unit."),
+    Term("Node", "One server with its GPUs, powered and failing as a unit; rented, one cloud "
+         "instance."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
          "p10 to p90 is the range that holds eight cases in ten."),
     Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack."),
@@ -89,7 +91,7 @@ GLOSSARY: tuple[Term, ...] = (
          "smaller model) guesses the next few tokens and the model checks them all in one "
          "step, keeping those it agrees with: answers stream faster; how many are kept depends "
          "on the content.", only_when="speculative"),
-    Term("Serving, on standby, idle", "The GPUs bought: serving GPUs run replicas (spare "
+    Term("Serving, on standby, idle", "The GPUs bought or rented: serving GPUs run replicas (spare "
          "replicas included); GPUs on standby run nothing until they take over a failed "
          "node's replicas (N+1); idle GPUs are left over because servers come with all their "
          "GPUs.", only_when="standby-idle"),

@@ -382,12 +382,20 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
         return (f'={retrieval_cell(j, "retrieval_replicas")}&{formula_text(words)}',
                 f"{g.replicas}{words}")
     # (cell, its value, the words before the unit, the unit: singular and plural, after)
-    parts = ((retrieval_cell(j, "retrieval_nodes"), g.nodes, f" × {platform} ", "node", "nodes",
-              " ("),
-             (retrieval_cell(j, "retrieval_gpus"), g.gpus_purchased, f" × {gpu} ", "GPU", "GPUs",
-              "): "),
-             (retrieval_cell(j, "retrieval_replicas"), g.replicas, " ", "replica", "replicas",
-              f" for {kind}"))
+    if book.r.deployment.recommended == "cloud":  # rented: the GPUs it rents, as the PDF's
+        # (review round 19: "1 × Generic 8x AMD MI325X OAM server node (8 × ... GPUs)")
+        parts: tuple[tuple[str, int, str, str, str, str], ...] = (
+            (retrieval_cell(j, "retrieval_cloud_gpus"), g.cloud_gpus, f" × {gpu} ", "GPU",
+             "GPUs", " rented in the cloud: "),
+            (retrieval_cell(j, "retrieval_replicas"), g.replicas, " ", "replica", "replicas",
+             f" for {kind}"))
+    else:
+        parts = ((retrieval_cell(j, "retrieval_nodes"), g.nodes, f" × {platform} ", "node",
+                  "nodes", " ("),
+                 (retrieval_cell(j, "retrieval_gpus"), g.gpus_purchased, f" × {gpu} ", "GPU",
+                  "GPUs", "): "),
+                 (retrieval_cell(j, "retrieval_replicas"), g.replicas, " ", "replica",
+                  "replicas", f" for {kind}"))
 
     def q(text: str) -> str:
         return formula_text(clean_text(text))
