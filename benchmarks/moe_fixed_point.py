@@ -1,0 +1,346 @@
+"""How far the mixture-of-experts batch per replica is from its fixed point (session 19).
+
+A step reads the share of experts its batch touches, s(B) = 1 - (1 - k/E)^B, and every batch
+limit L shrinks as s grows. The product solves the limits at the share of the largest batch
+the load may cause (the first estimate b1 = batch_per_replica_first) and again at b1, and
+serves min(b1, L(s(b1))) (model/calculations/first_pass.py). The largest batch whose own
+experts still allow it, b* = max{b : L(s(b)) >= b}, may be larger.
+
+Measured with the calculation list itself, one row changed: ``batch_per_replica_first`` reads
+a number instead of its formula (:data:`FORCED`). Forcing it to b1 gives the product's values
+exactly (checked on every option); forcing it to b gives the batch served when the experts
+are read at b, min(b, L(s(b))). b* is found by bisection on ``served(b) >= b`` (the limits
+only shrink as b grows; ``--scan`` checks that by a linear scan). Nothing else is computed
+here: replicas, GPUs, TPOT and TTFT at b* are the list's own rows.
+
+Two views per account:
+- per option: every feasible aggregated MoE option (disaggregated decode pools keep the
+  largest batch's share on purpose, decode.py): batch served now, b*, GPUs now and at b*,
+  and whether the list's own slo_met / TPOT / TTFT rows hold at b*;
+- per plan: the account sized by the engine as shipped, then again with every evaluation
+  of the list replaced by the fixed-point one (``program`` patched in the sizing modules):
+  the GPUs the plan buys now against those it would buy at b*.
+
+Both views also show a candidate for one more solve (:func:`secant`, not in the product): the
+batch where the line through the two solves' smallest limits, against the share of experts
+the busiest GPU reads, meets the batch; the list solved there serves min(c, L(s(c))). Checked
+on every option: never below the product's batch, never above b*.
+
+    python benchmarks/moe_fixed_point.py              # shipped MoE accounts + the grid
+    python benchmarks/moe_fixed_point.py --shipped    # shipped accounts only
+    python benchmarks/moe_fixed_point.py --scan 40    # also check bisection by linear scan
+    python benchmarks/moe_fixed_point.py --worst 15   # list the 15 largest plan gaps
+
+Nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from llmsizer.base.errors import LlmsizerError  # noqa: E402
+from llmsizer.inputs.loader import load, load_from_text  # noqa: E402
+from llmsizer.model import calculations as calc  # noqa: E402
+from llmsizer.model.calculations.first_pass import FIRST  # noqa: E402
+from llmsizer.model.catalog import load_catalog  # noqa: E402
+from llmsizer.model.expr import Program, Ref, compile_program  # noqa: E402
+from llmsizer.sizing import costs, engine, evaluate  # noqa: E402
+from llmsizer.sizing.results import Result  # noqa: E402
+
+FORCED = "_forced_first_estimate"
+SHIPPED = ["moe-chat", "frontier-moe-rack", "enterprise-multi"]
+MODELS = ["mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-120b", "deepseek-v3", "kimi-k2"]
+GPUS = ["l40s", "h100-sxm", "h200-sxm", "b200"]
+TTFT_S = [0.3, 1.0, 2.0, 5.0]
+TOKENS_PER_S = [10, 25, 50]
+PROMPTS = [500, 2000, 8000]
+USERS = [64, 512]
+
+Tables = dict[str, dict[str, dict[str, float]]]
+
+
+def _forced_program() -> Program:
+    rows = [(c.name, Ref(FORCED) if c.name == "batch_per_replica" + FIRST else c.expr)
+            for c in calc.CALCULATIONS]
+    return compile_program(rows)
+
+
+ORIGINAL = calc.program()
+FORCED_PROGRAM = _forced_program()
+
+
+def run_forced(env: dict[str, Any], tables: Tables, b: float) -> dict[str, Any]:
+    e = {**env, FORCED: float(b)}
+    FORCED_PROGRAM(e, tables)
+    return e
+
+
+def aggregated_moe(v: dict[str, Any]) -> bool:
+    return float(v.get("experts", 0)) > 0 and float(v.get("disagg_prefill_gpus", 0)) <= 0
+
+
+def fixed_point(env: dict[str, Any], tables: Tables) -> tuple[int, dict[str, Any]]:
+    """b* = the largest integer b whose served batch, with the experts read at b, is b; and
+    the list evaluated there. ``env`` holds the inputs (and possibly stale rows)."""
+    now = dict(env)
+    ORIGINAL(now, tables)
+    b1 = max(1, int(float(now["batch_per_replica" + FIRST])))
+
+    def holds(b: int) -> bool:
+        return float(run_forced(env, tables, b)["batch_per_replica"]) >= b
+
+    if not holds(b1):  # the first estimate is above the second limits: b* below it
+        lo, hi = 0, b1
+    else:
+        lo = b1
+        hi = max(b1, int(float(now["batch_experts_bound"]))) + 1
+        while holds(hi):  # the limits never exceed the engine cap; this ends
+            lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+    b = max(1, lo)
+    return b, run_forced(env, tables, b)
+
+
+LIMITS = ("max_sequences_by_memory", "batch_by_tpot", "batch_by_ttft", "batch_by_itl",
+          "max_batch_per_replica")
+
+
+def secant(env: dict[str, Any], tables: Tables) -> tuple[int, dict[str, Any]]:
+    """A candidate for one more solve (not in the product): the smallest limit, unclipped,
+    is known at two shares of experts read by the busiest GPU, u_A (first solve, at the
+    largest batch) and u_B (second solve, at the first estimate lo). Along the line through
+    them, the largest integer c in [lo, min(L_B, bound)] with line(u(c)) >= c, u(c) read from
+    the list's row; the list then solved with the experts read at c serves min(c, L(s(c))),
+    conservative whatever the line says. Every limit and share is the list's own row; only
+    the line is this script's."""
+    now = dict(env)
+    ORIGINAL(now, tables)
+    bound, lo = float(now["batch_experts_bound"]), max(1, int(float(now["batch_per_replica" + FIRST])))
+    at_lo = run_forced(env, tables, lo)
+    la = min(float(now.get(k + FIRST, now[k])) for k in LIMITS)
+    lb = min(float(at_lo[k]) for k in LIMITS)
+    ua = float(now["experts_read_busiest_fraction" + FIRST])
+    ub = float(at_lo["experts_read_busiest_fraction"])
+
+    def on_line(b: int) -> bool:
+        u = float(run_forced(env, tables, b)["experts_read_busiest_fraction"])
+        return (lb if ua <= ub else lb + (la - lb) * (u - ub) / (ua - ub)) >= b
+
+    a, z = lo, max(lo, int(min(lb, bound)))
+    if on_line(z):
+        a = z
+    while z - a > 1:
+        mid = (a + z) // 2
+        a, z = (mid, z) if on_line(mid) else (a, mid)
+    return a, run_forced(env, tables, a)
+
+
+Solver = Callable[[dict[str, Any], Tables], tuple[int, dict[str, Any]]]
+
+
+def program_with(solver: Solver) -> Callable[[dict[str, Any], Tables], None]:
+    """Drop-in for the list's compiled program: the MoE batch's experts read at ``solver``'s
+    batch (aggregated MoE options; every other option as the product evaluates it)."""
+    def run(env: dict[str, Any], tables: Tables) -> None:
+        probe = dict(env)
+        ORIGINAL(probe, tables)
+        if not aggregated_moe(probe):
+            env.update(probe)
+            return
+        env.update(solver(env, tables)[1])
+        env.pop(FORCED, None)
+    return run
+
+
+PATCHED = (evaluate, costs, engine)
+
+
+def size_with(solver: Solver | None, loaded: Any) -> Result:
+    cat = load_catalog()
+    prog: Callable[[], Any] = calc.program if solver is None else (
+        lambda: program_with(solver))
+    saved = [m.program for m in PATCHED]
+    try:
+        for m in PATCHED:
+            m.program = prog  # type: ignore[attr-defined]
+        return engine.size(loaded, cat)
+    finally:
+        for m, p in zip(PATCHED, saved, strict=True):
+            m.program = p  # type: ignore[attr-defined]
+
+
+@dataclass
+class OptionGap:
+    case: str
+    option: str
+    served: float
+    fixed: int
+    gpus_now: float
+    gpus_fixed: float
+    gpus_secant: float
+    slo_met: bool
+    tpot_ok: bool
+    ttft_ok: bool
+
+
+@dataclass
+class PlanGap:
+    case: str
+    now: int
+    fixed: int
+    secant: int
+
+
+def option_gaps(case: str, r: Result, scan: bool) -> Iterator[OptionGap]:
+    for w in r.workloads:
+        for o in w.options:
+            v: dict[str, Any] = {**r.account_inputs, **w.inputs, **o.values}
+            if not o.feasible or not aggregated_moe(v):
+                continue
+            again = dict(v)
+            ORIGINAL(again, r.tables)
+            forced = run_forced(v, r.tables, float(v["batch_per_replica" + FIRST]))
+            for k in ("batch_per_replica", "gpus", "ttft_ms", "tpot_ms"):
+                assert float(forced[k]) == float(again[k]) == float(v[k]), (case, o.id, k)
+            b, at = fixed_point(v, r.tables)
+            c, at_c = secant(v, r.tables)
+            assert float(v["batch_per_replica"]) <= float(at_c["batch_per_replica"]) <= b, \
+                (case, o.id, c)
+            if scan:
+                served = [float(run_forced(v, r.tables, x)["batch_per_replica"]) >= x
+                          for x in range(1, int(float(v["max_batch_per_replica"])) + 2)]
+                assert b == max([x for x, ok in enumerate(served, 1) if ok], default=1), \
+                    (case, o.id, b)
+            tpot_t, ttft_t = float(at["target_tpot_ms"]), float(at["target_ttft_ms"])
+            yield OptionGap(case, o.id, float(v["batch_per_replica"]), b, float(v["gpus"]),
+                            float(at["gpus"]), float(at_c["gpus"]), bool(at["slo_met"]),
+                            tpot_t <= 0 or float(at["tpot_ms"]) <= tpot_t * (1 + 1e-9),
+                            ttft_t <= 0 or float(at["ttft_ms"]) <= ttft_t * (1 + 1e-9))
+
+
+def grid() -> Iterator[tuple[str, dict[str, Any]]]:
+    for model, gpu, ttft, tps, prompt, users in itertools.product(
+            MODELS, GPUS, TTFT_S, TOKENS_PER_S, PROMPTS, USERS):
+        name = f"{model} {gpu} ttft {ttft} s {tps} tok/s prompt {prompt} users {users}"
+        yield name, {
+            "schema_version": 1, "account": {"name": "grid"},
+            "workloads": [{"name": "w", "model": model, "concurrent_users": users,
+                           "prompt_tokens": prompt, "output_tokens": 400,
+                           "targets": {"tokens_per_s_per_user": tps, "ttft_s": ttft}}],
+            "hardware": {"gpus": [gpu], "weight_precisions": ["fp8", "bf16", "fp4", "mxfp4"],
+                         "kv_precisions": ["fp8"]},
+            "policy": {"headroom": 0.25, "survive_node_loss": False,
+                       "disaggregated": "never", "deployment": "on_prem"}}
+
+
+def _q(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+
+
+def _spread(label: str, pairs: list[tuple[float, float]]) -> None:
+    """``label``: how many more GPUs the first member of each pair buys than the second."""
+    extra = [a / b - 1 for a, b in pairs if b > 0]
+    over = sum(a >= 1.2 * b for a, b in pairs if b > 0)
+    print(f"{label}: median {statistics.median(extra):+.1%}, p90 {_q(extra, 0.9):+.1%}, "
+          f"worst {max(extra):+.1%}; > 0 on {sum(x > 0 for x in extra)}, >= 20 % on {over}, "
+          f"< 0 on {sum(x < 0 for x in extra)} of {len(extra)}")
+
+
+def summary(title: str, gaps: list[OptionGap], plans: list[PlanGap]) -> None:
+    print(f"\n== {title}: {len(gaps)} feasible aggregated MoE options, {len(plans)} plans")
+    if gaps:
+        ratio = [g.fixed / max(1.0, g.served) for g in gaps]
+        print(f"b*/b_served: median {statistics.median(ratio):.2f}, p90 {_q(ratio, 0.9):.2f}, "
+              f"worst {max(ratio):.2f}; equal on {sum(x == 1 for x in ratio)}")
+        _spread("option GPUs now / at b* - 1", [(g.gpus_now, g.gpus_fixed) for g in gaps])
+        _spread("  with one more solve (secant)", [(g.gpus_secant, g.gpus_fixed) for g in gaps])
+        bad = [g for g in gaps if not (g.slo_met and g.tpot_ok and g.ttft_ok)]
+        print(f"targets at b*: slo_met and TPOT/TTFT rows hold on {len(gaps) - len(bad)} "
+              f"of {len(gaps)}")
+        for g in bad[:5]:
+            print("   misses:", g.case, g.option, g.served, g.fixed)
+    if plans:
+        _spread("plan GPUs now / at b* - 1", [(p.now, p.fixed) for p in plans])
+        _spread("  with one more solve (secant)", [(p.secant, p.fixed) for p in plans])
+
+
+def run_case(case: str, loaded: Any, scan: bool,
+             gaps: list[OptionGap], plans: list[PlanGap]) -> None:
+    now = size_with(None, loaded)
+    fixed, sec = size_with(fixed_point, loaded), size_with(secant, loaded)
+    gaps.extend(option_gaps(case, now, scan))
+    if all(w.recommended for r in (now, fixed, sec) for w in r.workloads):
+        plans.append(PlanGap(case, now.totals.gpus_purchased, fixed.totals.gpus_purchased,
+                             sec.totals.gpus_purchased))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shipped", action="store_true", help="shipped accounts only")
+    ap.add_argument("--scan", type=int, default=0, help="check bisection on N options")
+    ap.add_argument("--worst", type=int, default=10, help="list the N largest plan gaps")
+    ap.add_argument("--models", nargs="*", default=MODELS)
+    a = ap.parse_args()
+    gaps: list[OptionGap] = []
+    plans: list[PlanGap] = []
+    for name in SHIPPED:
+        run_case(name, load(ROOT / "inputs" / f"{name}.yaml"), a.scan > 0, gaps, plans)
+    for p in plans:
+        print(f"{p.case}: plan buys {p.now} GPUs now, {p.fixed} at the fixed point")
+    by_case: dict[str, list[OptionGap]] = {}
+    for g in gaps:
+        by_case.setdefault(g.case, []).append(g)
+    for case, gs in by_case.items():
+        worst = max(gs, key=lambda g: g.gpus_now / max(1.0, g.gpus_fixed))
+        print(f"  {case}: {len(gs)} options, largest option gap {worst.option}: batch "
+              f"{worst.served:g} -> {worst.fixed}, GPUs {worst.gpus_now:g} -> "
+              f"{worst.gpus_fixed:g}")
+    summary("shipped accounts", gaps, plans)
+    if a.shipped:
+        return
+    ggaps: list[OptionGap] = []
+    gplans: list[PlanGap] = []
+    refused = 0
+    for k, (case, d) in enumerate(grid()):
+        if d["workloads"][0]["model"] not in a.models:
+            continue
+        try:
+            loaded = load_from_text(yaml.safe_dump(d), "grid.yaml")
+        except LlmsizerError:
+            refused += 1
+            continue
+        run_case(case, loaded, k < a.scan, ggaps, gplans)
+    print(f"\ngrid: {refused} cases refused by the loader")
+    summary("grid", ggaps, gplans)
+    for model in a.models:
+        mine = [p for p in gplans if p.case.startswith(model + " ")]
+        if mine:
+            summary(f"grid, {model}", [g for g in ggaps if g.case.startswith(model + " ")], mine)
+    print("\nplans >= 20 % over the fixed point's (now; with one more solve), by first-token "
+          "target:")
+    for ttft in TTFT_S:
+        mine = [p for p in gplans if f" ttft {ttft} s " in p.case]
+        print(f"  {ttft} s: {sum(p.now >= 1.2 * p.fixed for p in mine)}; "
+              f"{sum(p.secant >= 1.2 * p.fixed for p in mine)} of {len(mine)}")
+    print("\nlargest plan gaps (GPUs bought now -> at b*; with one more solve):")
+    for p in sorted(gplans, key=lambda p: -p.now / max(1, p.fixed))[:a.worst]:
+        print(f"  {p.case}: {p.now} -> {p.fixed}; {p.secant}")
+
+
+if __name__ == "__main__":
+    main()
