@@ -12,7 +12,7 @@ import pytest
 from llmsizer.inputs.loader import load
 from llmsizer.model.calculations import CALCULATIONS
 from llmsizer.model.expr import Tables, Value, evaluate
-from llmsizer.sizing import costs, engine, search
+from llmsizer.sizing import engine, search, sensitivity
 from llmsizer.sizing import evaluate as evaluate_module
 from llmsizer.sizing.engine import size
 
@@ -35,7 +35,7 @@ def test_compiled_list_gives_the_tree_walks_bytes(name: str,
     loaded = load(ROOT / "inputs" / name)
     compiled = size(loaded).to_json()
     monkeypatch.setattr(evaluate_module, "program", _walked)
-    monkeypatch.setattr(costs, "program", _walked)
+    monkeypatch.setattr(sensitivity, "program", _walked)
     walked = size(loaded).to_json()
     assert len(compiled) > 10_000 and compiled == walked
 
