@@ -494,7 +494,7 @@ _KEEP = (*LIMITS, "experts_read_busiest_fraction")  # what the third solve's lin
 _FIRST_ROWS, _SHARE_COPIED = first_pass(_SHARE_ROWS, "batch_experts_read", "batch_experts_bound",
                                         keep=_KEEP)
 _SECOND_COPIES, _ = first_pass(
-    _SHARE_COPIED, "batch_experts_read", "batch_experts_second", SECOND, "second",
+    _SHARE_COPIED, "batch_experts_read", "batch_experts_estimate", SECOND, "second",
     "the first estimate", keep=_KEEP)
 _SECOND_ROWS = _SHARE_COPIED
 _BY_FIRST_ESTIMATE, _SERVED_BATCH = served_batch_rows(_SECOND_ROWS[-1])
@@ -504,7 +504,7 @@ _COPIED = {c.name for c in _SHARE_COPIED}
 CALCULATIONS: tuple[Calculation, ...] = (
     *_BEFORE_SHARE,
     *_FIRST_ROWS,
-    _c("batch_experts_second", "Batch the experts are read at, second estimate", "sequences",
+    _c("batch_experts_estimate", "Batch the experts are read at, second estimate", "sequences",
        "Throughput",
        IF(_DISAGG, r("batch_experts_bound"),
           MAX(1, MIN(r("batch_experts_bound"), r("batch_per_replica" + FIRST)))),

@@ -39,33 +39,33 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
     solve reads the experts at). ``busiest_at(b)`` is the share of its experts the busiest
     GPU reads at b sequences (decode.py's expression); ``first`` / ``second`` name the rows
     copied by each solve."""
-    lo, top, unit = (r("batch_experts_second"), r("batch_experts_top"),
+    lo, top, unit = (r("batch_experts_estimate"), r("batch_experts_top"),
                      r("batch_experts_unit"))
-    lb, ub = r("batch_limit_second"), r("experts_read_busiest_fraction" + SECOND)
+    lb, ub = r("line_limit_at_estimate"), r("experts_read_busiest_fraction" + SECOND)
 
     def step(k: int) -> Calculation:
         prev = lo if k == 1 else r(f"batch_experts_try_{k - 1}")
         b = prev + unit * 2 ** (STEPS - k)
         return _c(f"batch_experts_try_{k}", f"Batch the line allows, step {k} of {STEPS}",
                   "sequences", "Throughput",
-                  IF(AND(le(b, top), ge(lb + r("batch_limit_slope") * (busiest_at(b) - ub), b)),
+                  IF(AND(le(b, top), ge(lb + r("line_limit_slope") * (busiest_at(b) - ub), b)),
                      b, prev),
                   f"The previous step + {2 ** (STEPS - k)} x the step unit where that batch is "
                   "at most the top and the line's limit at the share of its experts the "
                   "busiest GPU reads there is at least it, else the previous step.")
 
     return (
-        _c("batch_limit_first", "Smallest batch limit, first estimate", "sequences",
+        _c("line_limit_at_bound", "Smallest batch limit, first estimate", "sequences",
            "Throughput", _smallest(FIRST, first),
            "MIN(memory, tokens/s, TTFT, inter-token latency, engine cap), each solved with "
            "the experts read at the largest batch this load may cause (not clipped at 0)."),
-        _c("batch_limit_second", "Smallest batch limit, second estimate", "sequences",
+        _c("line_limit_at_estimate", "Smallest batch limit, second estimate", "sequences",
            "Throughput", _smallest(SECOND, second),
            "The same limits solved with the experts read at the first estimate."),
-        _c("batch_limit_slope", "Batch limit per share of experts read", "sequences",
+        _c("line_limit_slope", "Batch limit per share of experts read", "sequences",
            "Throughput",
            IF(gt(r("experts_read_busiest_fraction" + FIRST), ub),
-              (r("batch_limit_first") - lb) / (r("experts_read_busiest_fraction" + FIRST) - ub),
+              (r("line_limit_at_bound") - lb) / (r("experts_read_busiest_fraction" + FIRST) - ub),
               0),
            "The line through the two estimates' smallest limits against the share of its "
            "experts the busiest GPU reads: its slope (0 where the shares are equal)."),
