@@ -3,8 +3,8 @@
 A step reads the share of experts its batch touches, s(B) = 1 - (1 - k/E)^B, and every batch
 limit L shrinks as s grows. The product solves the limits at the share of the largest batch
 the load may cause (the first estimate b1 = batch_per_replica_first) and again at b1, and
-served min(b1, L(s(b1))) before the third solve (model/calculations/first_pass.py). The largest batch whose own
-experts still allow it, b* = max{b : L(s(b)) >= b}, may be larger.
+served min(b1, L(s(b1))) before the third solve (model/calculations/first_pass.py). The
+largest batch whose own experts still allow it, b* = max{b : L(s(b)) >= b}, may be larger.
 
 Since the third solve (model/calculations/third_solve.py) the product reads the experts at
 the batch where the line through the two solves' smallest limits meets the batch, c, and
