@@ -3,28 +3,28 @@
 A step reads the share of experts its batch touches, s(B) = 1 - (1 - k/E)^B, and every batch
 limit L shrinks as s grows. The product solves the limits at the share of the largest batch
 the load may cause (the first estimate b1 = batch_per_replica_first) and again at b1, and
-serves min(b1, L(s(b1))) (model/calculations/first_pass.py). The largest batch whose own
-experts still allow it, b* = max{b : L(s(b)) >= b}, may be larger.
+served min(b1, L(s(b1))) before the third solve (model/calculations/first_pass.py). The
+largest batch whose own experts still allow it, b* = max{b : L(s(b)) >= b}, may be larger.
 
-Measured with the calculation list itself, one row changed: ``batch_per_replica_first`` reads
-a number instead of its formula (:data:`FORCED`). Forcing it to b1 gives the product's values
-exactly (checked on every option); forcing it to b gives the batch served when the experts
-are read at b, min(b, L(s(b))). b* is found by bisection on ``served(b) >= b`` (the limits
-only shrink as b grows; ``--scan`` checks that by a linear scan). Nothing else is computed
-here: replicas, GPUs, TPOT and TTFT at b* are the list's own rows.
+Since the third solve (model/calculations/third_solve.py) the product reads the experts at
+the batch where the line through the two solves' smallest limits meets the batch, c, and
+serves min(c, L(s(c))). This script measures it against two references, both the calculation
+list itself with one row changed:
+- today (before the third solve): ``batch_experts_read`` reads the first estimate
+  (``batch_experts_estimate``), which is the list as it was (:data:`TODAY_PROGRAM`);
+- b* by bisection on ``served(b) >= b``, the list with ``batch_per_replica_first`` read as a
+  number b and the experts read at min(b, largest batch) (:data:`FORCED`; the limits only
+  shrink as b grows; ``--scan`` checks that by a linear scan). Replicas, GPUs, TPOT and TTFT
+  at b* are the list's own rows.
 
 Two views per account:
 - per option: every feasible aggregated MoE option (disaggregated decode pools keep the
-  largest batch's share on purpose, decode.py): batch served now, b*, GPUs now and at b*,
-  and whether the list's own slo_met / TPOT / TTFT rows hold at b*;
-- per plan: the account sized by the engine as shipped, then again with every evaluation
-  of the list replaced by the fixed-point one (``program`` patched in the sizing modules):
-  the GPUs the plan buys now against those it would buy at b*.
-
-Both views also show a candidate for one more solve (:func:`secant`, not in the product): the
-batch where the line through the two solves' smallest limits, against the share of experts
-the busiest GPU reads, meets the batch; the list solved there serves min(c, L(s(c))). Checked
-on every option: never below the product's batch, never above b*.
+  largest batch's share on purpose, decode.py): batch served today, by the product and at b*,
+  the GPUs of each, and whether the product's own slo_met / TPOT / TTFT rows hold; checked on
+  every option: today's batch <= the product's <= b*;
+- per plan: the account sized by the engine as shipped (the product), then with every
+  evaluation of the list replaced by today's and by the fixed-point one (``program`` patched
+  in the sizing modules): the GPUs each plan buys.
 
     python benchmarks/moe_fixed_point.py              # shipped MoE accounts + the grid
     python benchmarks/moe_fixed_point.py --shipped    # shipped accounts only
@@ -55,8 +55,8 @@ from llmsizer.inputs.loader import load, load_from_text  # noqa: E402
 from llmsizer.model import calculations as calc  # noqa: E402
 from llmsizer.model.calculations.first_pass import FIRST  # noqa: E402
 from llmsizer.model.catalog import load_catalog  # noqa: E402
-from llmsizer.model.expr import Program, Ref, compile_program  # noqa: E402
-from llmsizer.sizing import costs, engine, evaluate  # noqa: E402
+from llmsizer.model.expr import MAX, MIN, Expr, Program, Ref, compile_program  # noqa: E402
+from llmsizer.sizing import engine, evaluate  # noqa: E402
 from llmsizer.sizing.results import Result  # noqa: E402
 
 FORCED = "_forced_first_estimate"
@@ -71,14 +71,15 @@ USERS = [64, 512]
 Tables = dict[str, dict[str, dict[str, float]]]
 
 
-def _forced_program() -> Program:
-    rows = [(c.name, Ref(FORCED) if c.name == "batch_per_replica" + FIRST else c.expr)
-            for c in calc.CALCULATIONS]
-    return compile_program(rows)
+def _program_with(changed: dict[str, Expr]) -> Program:
+    return compile_program([(c.name, changed.get(c.name, c.expr)) for c in calc.CALCULATIONS])
 
 
 ORIGINAL = calc.program()
-FORCED_PROGRAM = _forced_program()
+FORCED_PROGRAM = _program_with({
+    "batch_per_replica" + FIRST: Ref(FORCED),
+    "batch_experts_read": MAX(1, MIN(Ref("batch_experts_bound"), Ref(FORCED)))})
+TODAY_PROGRAM = _program_with({"batch_experts_read": Ref("batch_experts_estimate")})
 
 
 def run_forced(env: dict[str, Any], tables: Tables, b: float) -> dict[str, Any]:
@@ -115,38 +116,11 @@ def fixed_point(env: dict[str, Any], tables: Tables) -> tuple[int, dict[str, Any
     return b, run_forced(env, tables, b)
 
 
-LIMITS = ("max_sequences_by_memory", "batch_by_tpot", "batch_by_ttft", "batch_by_itl",
-          "max_batch_per_replica")
-
-
-def secant(env: dict[str, Any], tables: Tables) -> tuple[int, dict[str, Any]]:
-    """A candidate for one more solve (not in the product): the smallest limit, unclipped,
-    is known at two shares of experts read by the busiest GPU, u_A (first solve, at the
-    largest batch) and u_B (second solve, at the first estimate lo). Along the line through
-    them, the largest integer c in [lo, min(L_B, bound)] with line(u(c)) >= c, u(c) read from
-    the list's row; the list then solved with the experts read at c serves min(c, L(s(c))),
-    conservative whatever the line says. Every limit and share is the list's own row; only
-    the line is this script's."""
-    now = dict(env)
-    ORIGINAL(now, tables)
-    bound, lo = float(now["batch_experts_bound"]), max(1, int(float(now["batch_per_replica" + FIRST])))
-    at_lo = run_forced(env, tables, lo)
-    la = min(float(now.get(k + FIRST, now[k])) for k in LIMITS)
-    lb = min(float(at_lo[k]) for k in LIMITS)
-    ua = float(now["experts_read_busiest_fraction" + FIRST])
-    ub = float(at_lo["experts_read_busiest_fraction"])
-
-    def on_line(b: int) -> bool:
-        u = float(run_forced(env, tables, b)["experts_read_busiest_fraction"])
-        return (lb if ua <= ub else lb + (la - lb) * (u - ub) / (ua - ub)) >= b
-
-    a, z = lo, max(lo, int(min(lb, bound)))
-    if on_line(z):
-        a = z
-    while z - a > 1:
-        mid = (a + z) // 2
-        a, z = (mid, z) if on_line(mid) else (a, mid)
-    return a, run_forced(env, tables, a)
+def today(env: dict[str, Any], tables: Tables) -> tuple[int, dict[str, Any]]:
+    """The list as it was before the third solve: the experts read at the first estimate."""
+    e = dict(env)
+    TODAY_PROGRAM(e, tables)
+    return int(float(e["batch_per_replica"])), e
 
 
 Solver = Callable[[dict[str, Any], Tables], tuple[int, dict[str, Any]]]
@@ -166,7 +140,7 @@ def program_with(solver: Solver) -> Callable[[dict[str, Any], Tables], None]:
     return run
 
 
-PATCHED = (evaluate, costs, engine)
+PATCHED = (evaluate, engine)
 
 
 def size_with(solver: Solver | None, loaded: Any) -> Result:
@@ -191,7 +165,8 @@ class OptionGap:
     fixed: int
     gpus_now: float
     gpus_fixed: float
-    gpus_secant: float
+    gpus_today: float
+    today: float
     slo_met: bool
     tpot_ok: bool
     ttft_ok: bool
@@ -200,9 +175,9 @@ class OptionGap:
 @dataclass
 class PlanGap:
     case: str
-    now: int
+    now: int  # the product
     fixed: int
-    secant: int
+    today: int  # before the third solve
 
 
 def option_gaps(case: str, r: Result, scan: bool) -> Iterator[OptionGap]:
@@ -213,23 +188,24 @@ def option_gaps(case: str, r: Result, scan: bool) -> Iterator[OptionGap]:
                 continue
             again = dict(v)
             ORIGINAL(again, r.tables)
-            forced = run_forced(v, r.tables, float(v["batch_per_replica" + FIRST]))
             for k in ("batch_per_replica", "gpus", "ttft_ms", "tpot_ms"):
-                assert float(forced[k]) == float(again[k]) == float(v[k]), (case, o.id, k)
+                assert float(again[k]) == float(v[k]), (case, o.id, k)
             b, at = fixed_point(v, r.tables)
-            c, at_c = secant(v, r.tables)
-            assert float(v["batch_per_replica"]) <= float(at_c["batch_per_replica"]) <= b, \
-                (case, o.id, c)
+            _, old = today(v, r.tables)
+            assert float(old["batch_per_replica"]) <= float(v["batch_per_replica"]) <= b, \
+                (case, o.id, old["batch_per_replica"], v["batch_per_replica"], b)
+            assert float(v["batch_served"]) <= float(v["batch_experts_read"]), (case, o.id)
             if scan:
                 served = [float(run_forced(v, r.tables, x)["batch_per_replica"]) >= x
                           for x in range(1, int(float(v["max_batch_per_replica"])) + 2)]
                 assert b == max([x for x, ok in enumerate(served, 1) if ok], default=1), \
                     (case, o.id, b)
-            tpot_t, ttft_t = float(at["target_tpot_ms"]), float(at["target_ttft_ms"])
+            tpot_t, ttft_t = float(v["target_tpot_ms"]), float(v["target_ttft_ms"])
             yield OptionGap(case, o.id, float(v["batch_per_replica"]), b, float(v["gpus"]),
-                            float(at["gpus"]), float(at_c["gpus"]), bool(at["slo_met"]),
-                            tpot_t <= 0 or float(at["tpot_ms"]) <= tpot_t * (1 + 1e-9),
-                            ttft_t <= 0 or float(at["ttft_ms"]) <= ttft_t * (1 + 1e-9))
+                            float(at["gpus"]), float(old["gpus"]),
+                            float(old["batch_per_replica"]), bool(v["slo_met"]),
+                            tpot_t <= 0 or float(v["tpot_ms"]) <= tpot_t * (1 + 1e-9),
+                            ttft_t <= 0 or float(v["ttft_ms"]) <= ttft_t * (1 + 1e-9))
 
 
 def grid() -> Iterator[tuple[str, dict[str, Any]]]:
@@ -264,29 +240,35 @@ def _spread(label: str, pairs: list[tuple[float, float]]) -> None:
 def summary(title: str, gaps: list[OptionGap], plans: list[PlanGap]) -> None:
     print(f"\n== {title}: {len(gaps)} feasible aggregated MoE options, {len(plans)} plans")
     if gaps:
-        ratio = [g.fixed / max(1.0, g.served) for g in gaps]
-        print(f"b*/b_served: median {statistics.median(ratio):.2f}, p90 {_q(ratio, 0.9):.2f}, "
-              f"worst {max(ratio):.2f}; equal on {sum(x == 1 for x in ratio)}")
-        _spread("option GPUs now / at b* - 1", [(g.gpus_now, g.gpus_fixed) for g in gaps])
-        _spread("  with one more solve (secant)", [(g.gpus_secant, g.gpus_fixed) for g in gaps])
+        for label, served in (("today", [g.today for g in gaps]),
+                              ("product", [g.served for g in gaps])):
+            ratio = [g.fixed / max(1.0, x) for g, x in zip(gaps, served, strict=True)]
+            print(f"b*/batch {label}: median {statistics.median(ratio):.2f}, p90 "
+                  f"{_q(ratio, 0.9):.2f}, worst {max(ratio):.2f}; equal on "
+                  f"{sum(x == 1 for x in ratio)}")
+        _spread("option GPUs today / at b* - 1", [(g.gpus_today, g.gpus_fixed) for g in gaps])
+        _spread("option GPUs product / at b* - 1", [(g.gpus_now, g.gpus_fixed) for g in gaps])
+        print(f"batch product > today on {sum(g.served > g.today for g in gaps)} options "
+              "(below today, above b*: never, asserted)")
         bad = [g for g in gaps if not (g.slo_met and g.tpot_ok and g.ttft_ok)]
-        print(f"targets at b*: slo_met and TPOT/TTFT rows hold on {len(gaps) - len(bad)} "
+        print(f"targets, product: slo_met and TPOT/TTFT rows hold on {len(gaps) - len(bad)} "
               f"of {len(gaps)}")
         for g in bad[:5]:
             print("   misses:", g.case, g.option, g.served, g.fixed)
     if plans:
-        _spread("plan GPUs now / at b* - 1", [(p.now, p.fixed) for p in plans])
-        _spread("  with one more solve (secant)", [(p.secant, p.fixed) for p in plans])
+        _spread("plan GPUs today / at b* - 1", [(p.today, p.fixed) for p in plans])
+        _spread("plan GPUs product / at b* - 1", [(p.now, p.fixed) for p in plans])
+        _spread("plan GPUs product / today - 1", [(p.now, p.today) for p in plans])
 
 
 def run_case(case: str, loaded: Any, scan: bool,
              gaps: list[OptionGap], plans: list[PlanGap]) -> None:
     now = size_with(None, loaded)
-    fixed, sec = size_with(fixed_point, loaded), size_with(secant, loaded)
+    fixed, old = size_with(fixed_point, loaded), size_with(today, loaded)
     gaps.extend(option_gaps(case, now, scan))
-    if all(w.recommended for r in (now, fixed, sec) for w in r.workloads):
+    if all(w.recommended for r in (now, fixed, old) for w in r.workloads):
         plans.append(PlanGap(case, now.totals.gpus_purchased, fixed.totals.gpus_purchased,
-                             sec.totals.gpus_purchased))
+                             old.totals.gpus_purchased))
 
 
 def main() -> None:
@@ -301,7 +283,8 @@ def main() -> None:
     for name in SHIPPED:
         run_case(name, load(ROOT / "inputs" / f"{name}.yaml"), a.scan > 0, gaps, plans)
     for p in plans:
-        print(f"{p.case}: plan buys {p.now} GPUs now, {p.fixed} at the fixed point")
+        print(f"{p.case}: plan buys {p.today} GPUs today, {p.now} with the third solve, "
+              f"{p.fixed} at the fixed point")
     by_case: dict[str, list[OptionGap]] = {}
     for g in gaps:
         by_case.setdefault(g.case, []).append(g)
@@ -331,15 +314,17 @@ def main() -> None:
         mine = [p for p in gplans if p.case.startswith(model + " ")]
         if mine:
             summary(f"grid, {model}", [g for g in ggaps if g.case.startswith(model + " ")], mine)
-    print("\nplans >= 20 % over the fixed point's (now; with one more solve), by first-token "
-          "target:")
+    print("\nplans >= 20 % over the fixed point's (today; product), by first-token target:")
     for ttft in TTFT_S:
         mine = [p for p in gplans if f" ttft {ttft} s " in p.case]
-        print(f"  {ttft} s: {sum(p.now >= 1.2 * p.fixed for p in mine)}; "
-              f"{sum(p.secant >= 1.2 * p.fixed for p in mine)} of {len(mine)}")
-    print("\nlargest plan gaps (GPUs bought now -> at b*; with one more solve):")
+        print(f"  {ttft} s: {sum(p.today >= 1.2 * p.fixed for p in mine)}; "
+              f"{sum(p.now >= 1.2 * p.fixed for p in mine)} of {len(mine)}")
+    print("\nlargest plan gaps (GPUs bought today -> product; at b*):")
     for p in sorted(gplans, key=lambda p: -p.now / max(1, p.fixed))[:a.worst]:
-        print(f"  {p.case}: {p.now} -> {p.fixed}; {p.secant}")
+        print(f"  {p.case}: {p.today} -> {p.now}; {p.fixed}")
+    print("\nlargest gaps before the third solve (today -> product; at b*):")
+    for p in sorted(gplans, key=lambda p: -p.today / max(1, p.fixed))[:a.worst]:
+        print(f"  {p.case}: {p.today} -> {p.now}; {p.fixed}")
 
 
 if __name__ == "__main__":

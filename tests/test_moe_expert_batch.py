@@ -83,24 +83,27 @@ def test_the_batch_served_never_reads_fewer_experts_than_it_touches(d: dict[str,
                 continue
             assert float(v["batch_served"]) <= float(v["batch_experts_read"]) \
                 <= float(v["batch_experts_bound"]), o.id
-            assert float(v["batch_per_replica"]) <= max(1.0, float(v["batch_per_replica_first"]))
+            assert float(v["batch_per_replica"]) <= max(
+                1.0, float(v["batch_experts_read"]), float(v["batch_per_replica_first"]))
 
 
 def test_each_first_estimate_is_a_copy_of_the_row_it_estimates() -> None:
-    """One home: a first-estimate row is its row with the share's batch and the other copies
-    renamed, never a second formula (so the two evaluations cannot drift apart)."""
+    """One home: a first- or second-estimate row is its row with the share's batch and the
+    other copies renamed, never a second formula (so the evaluations cannot drift apart)."""
     from llmsizer.model.calculations.first_pass import FIRST, renamed
+    from llmsizer.model.calculations.third_solve import SECOND
     from llmsizer.model.expr import to_text
 
     rows = {c.name: c for c in CALCULATIONS}
-    firsts = [n for n in rows if n.endswith(FIRST)]
-    assert "batch_per_replica_first" in firsts and "step_fixed_ms_first" in firsts
-    names = {n[: -len(FIRST)]: n for n in firsts} | {"batch_experts_read": "batch_experts_bound"}
-    for n in firsts:
-        original = rows[n[: -len(FIRST)]]
-        if original.name == "batch_per_replica":  # itself at most its first estimate
-            continue
-        assert to_text(rows[n].expr) == to_text(renamed(original.expr, names)), n
+    for suffix, seed in ((FIRST, "batch_experts_bound"), (SECOND, "batch_experts_estimate")):
+        copies = [n for n in rows if n.endswith(suffix) and n[: -len(suffix)] in rows]
+        assert "step_fixed_ms" + suffix in copies and "batch_by_ttft" + suffix in copies
+        names = {n[: -len(suffix)]: n for n in copies} | {"batch_experts_read": seed}
+        for n in copies:
+            original = rows[n[: -len(suffix)]]
+            if original.name == "batch_per_replica":  # itself at most its estimate
+                continue
+            assert to_text(rows[n].expr) == to_text(renamed(original.expr, names)), n
 
 
 def test_libreoffice_recalculates_the_second_solve(tmp_path: Path) -> None:

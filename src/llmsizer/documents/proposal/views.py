@@ -140,22 +140,27 @@ def _binding(v: Mapping[str, float | str], measured: bool) -> str:
     if measured:
         return "the customer's measured throughput"
     batch = as_number(v, "batch_per_replica")
-    # An MoE batch held at the first solve's estimate (first_pass.py: the experts read are
-    # those of that batch) is set by what limited the first solve: read its copies.
-    first = ("_first" if "batch_by_first_estimate" in v
-             and as_number(v, "batch_by_first_estimate") == batch
-             and as_number(v, "batch_per_replica_first") == batch else "")
+    # An MoE batch held at the estimate (first_pass.py, third_solve.py: the experts read are
+    # those of that batch) is set by what limited the first solve: read its copies. Held at
+    # the third solve's batch, it is the first solve's smallest limit (the line followed it
+    # down from the largest batch's experts).
+    held = ("batch_by_first_estimate" in v and as_number(v, "batch_by_first_estimate") == batch
+            and batch in (as_number(v, "batch_per_replica_first"),
+                          as_number(v, "batch_experts_read")))
+    first = "_first" if held else ""
 
     def at(name: str) -> float:
         return as_number(v, name + first if name + first in v else name)
 
+    limit = batch if not held or as_number(v, "batch_per_replica_first") == batch else min(
+        at(name) for name, _ in _BINDING)
     for name, label in _BINDING:
-        if (name == "batch_by_ttft" and at("batch_by_e2e_p95") == batch
+        if (name == "batch_by_ttft" and at("batch_by_e2e_p95") == limit
                 < as_number(v, "max_batch_per_replica")):
             # folded into the first-token batch (decode.py), but not a first-token target;
             # below the engine cap only when a whole-answer target is stated
             return "the whole-answer target"
-        if at(name) == batch:
+        if at(name) == limit:
             return label
     return "the tightest limit"
 

@@ -14,7 +14,8 @@ calculation may read only inputs and calculations before it: :mod:`.catalog_valu
 :mod:`.memory`, :mod:`.speculative` (what a step costs and yields under speculative
 decoding), :mod:`.decode` (split around :mod:`.load` and :mod:`.queueing`: the load becomes a
 concurrency after the full replica's step time, before the batch served; its batch limits
-are solved twice, :mod:`.first_pass` writing the first solve from the rows themselves),
+are solved three times, :mod:`.first_pass` writing the first and second solves from the rows
+themselves and :mod:`.third_solve` finding the batch the third reads the experts at),
 :mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
 Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
 production debugger's and the roofline's figures),

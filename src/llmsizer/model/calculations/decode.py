@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..expr import AND, IF, LOG, MAX, MIN, OR, POWER, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, _gpus, r, tp
 from .disagg import XPYD_BATCH_CALCULATIONS
-from .first_pass import FIRST, first_pass, served_batch_rows
+from .first_pass import FIRST, LIMITS, first_pass, served_batch_rows
 from .inputs import PERCENTILES
 from .queueing import (
     PERCENTILE_CALCULATIONS,
@@ -20,6 +20,7 @@ from .queueing import (
     concurrency_by_rate,
     slot_fixed_ms,
 )
+from .third_solve import SECOND, third_solve_rows
 
 
 def _allreduce_bytes(n: Expr) -> Expr:
@@ -489,23 +490,29 @@ _SHARE_ROWS: tuple[Calculation, ...] = (
        "MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine cap)."),
 )
 
-_FIRST_ROWS, _SECOND_ROWS = first_pass(_SHARE_ROWS, "batch_experts_read", "batch_experts_bound")
+_KEEP = (*LIMITS, "experts_read_busiest_fraction")  # what the third solve's line reads
+_FIRST_ROWS, _SHARE_COPIED = first_pass(_SHARE_ROWS, "batch_experts_read", "batch_experts_bound",
+                                        keep=_KEEP)
+_SECOND_COPIES, _ = first_pass(
+    _SHARE_COPIED, "batch_experts_read", "batch_experts_estimate", SECOND, "second",
+    "the first estimate", keep=_KEEP)
+_SECOND_ROWS = _SHARE_COPIED
 _BY_FIRST_ESTIMATE, _SERVED_BATCH = served_batch_rows(_SECOND_ROWS[-1])
 assert _SECOND_ROWS[-1].name == "batch_per_replica"
+_COPIED = {c.name for c in _SHARE_COPIED}
 
 CALCULATIONS: tuple[Calculation, ...] = (
     *_BEFORE_SHARE,
     *_FIRST_ROWS,
-    _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+    _c("batch_experts_estimate", "Batch the experts are read at, second estimate", "sequences",
+       "Throughput",
        IF(_DISAGG, r("batch_experts_bound"),
           MAX(1, MIN(r("batch_experts_bound"), r("batch_per_replica" + FIRST)))),
        "The first estimate of the batch per replica (every limit solved with the experts "
        "read at the largest batch this load may cause), at most that largest batch, at "
-       "least 1. The batch per replica is at most this estimate, so the share of experts "
-       "read is the batch served's, or above it (conservative); no circular reference. A "
-       "disaggregated decode pool keeps the largest batch: its whole-answer split weighs "
-       "several batches with one share, and a share that followed the target made a "
-       "tighter target cheaper."),
+       "least 1: the second solve reads the experts at it."),
+    *(c for c in _SECOND_COPIES if c.name.endswith(SECOND)),
+    *third_solve_rows(lambda b: _busiest(_share_read(b)), _DISAGG, _COPIED, _COPIED),
     *_SECOND_ROWS[:-1],
     _BY_FIRST_ESTIMATE,
     _SERVED_BATCH,

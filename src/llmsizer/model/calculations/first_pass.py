@@ -45,25 +45,29 @@ def renamed(expr: Expr, names: dict[str, str]) -> Expr:
     return expr
 
 
-def first_pass(rows: tuple[Calculation, ...], seed: str,
-               seed_first: str) -> tuple[tuple[Calculation, ...], tuple[Calculation, ...]]:
+def first_pass(rows: tuple[Calculation, ...], seed: str, seed_first: str,
+               suffix: str = FIRST, estimate: str = "first",
+               at: str = "the largest batch this load may cause",
+               keep: tuple[str, ...] = ()) -> tuple[tuple[Calculation, ...],
+                                                     tuple[Calculation, ...]]:
     """``rows`` with each one that reads ``seed`` (directly or through an earlier row)
-    replaced by its copy ``name + FIRST``, which reads ``seed_first`` and the other copies
-    instead, copies the last row's copy does not read left out; and the rows so copied, in
-    their order (they follow the copies in the list: every row they read is then there)."""
+    replaced by its copy ``name + suffix`` (labelled "..., ``estimate`` estimate"), which
+    reads ``seed_first`` and the other copies instead, copies that neither the last row's
+    copy nor those of ``keep`` read left out; and the rows so copied, in their order (they
+    follow the copies in the list: every row they read is then there)."""
     names = {seed: seed_first}
     copies: dict[str, Calculation] = {}
     copied: list[Calculation] = []
     for c in rows:
         if references(c.expr) & names.keys():
-            names[c.name] = c.name + FIRST
+            names[c.name] = c.name + suffix
             copies[c.name] = replace(
-                c, name=c.name + FIRST, label=f"{c.label}, first estimate",
+                c, name=c.name + suffix, label=f"{c.label}, {estimate} estimate",
                 expr=renamed(c.expr, names),
-                note=f"As '{c.label}' (below), with the experts read at the largest batch "
-                     "this load may cause: the first estimate of the batch per replica.")
+                note=f"As '{c.label}' (below), with the experts read at {at}: the {estimate} "
+                     "estimate of the batch per replica.")
             copied.append(c)
-    needed = {copied[-1].name + FIRST}
+    needed = {copied[-1].name + suffix} | {n + suffix for n in keep if n in copies}
     for c in reversed(copies.values()):
         if c.name in needed:
             needed |= references(c.expr)
@@ -74,18 +78,19 @@ def first_pass(rows: tuple[Calculation, ...], seed: str,
 
 def served_batch_rows(batch: Calculation) -> tuple[Calculation, Calculation]:
     """``batch_by_first_estimate``'s row, and ``batch`` (the batch per replica, from the
-    second solve's limits) at most it."""
+    final solve's limits) at most it."""
     limits = [r(n) for n in LIMITS]
-    first = MAX(1, r("batch_per_replica" + FIRST))
+    estimate = MAX(1, r("batch_experts_read"), r("batch_per_replica" + FIRST))
     by_first = _c(
-        "batch_by_first_estimate", "Largest batch the first estimate allows", "sequences",
-        "Throughput", IF(lt(first, MIN(*limits)), first, r("max_batch_per_replica")),
-        "The first estimate of the batch (at least 1) where it is below every limit solved "
-        "with the experts read at it (those limits hold only up to the batch whose experts "
-        "the step reads), else the engine cap (no limit of its own). A pool needs its "
-        "sequences / this batch in replicas, as for each limit.")
+        "batch_by_first_estimate", "Largest batch the estimate allows", "sequences",
+        "Throughput", IF(lt(estimate, MIN(*limits)), estimate, r("max_batch_per_replica")),
+        "The estimate of the batch (the batch the experts are read at, or the first estimate "
+        "where it is larger; at least 1) where it is below every limit solved with the "
+        "experts read at it (those limits hold only up to the batch whose experts the step "
+        "reads), else the engine cap (no limit of its own). A pool needs its sequences / "
+        "this batch in replicas, as for each limit.")
     return by_first, replace(
         batch, expr=MAX(0, MIN(*limits, r(by_first.name))),
         note="MIN(memory, tokens/s SLO, TTFT SLO, inter-token latency percentile SLO, engine "
-             "cap, the first estimate where it is below them all): the batch never touches "
-             "more experts than its step reads.")
+             "cap, the estimate where it is below them all): the batch never touches more "
+             "experts than its step reads.")
