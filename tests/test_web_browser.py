@@ -324,7 +324,7 @@ def test_every_problem_of_an_uploaded_file_is_marked_beside_its_field(
         box = f'#account [data-field="{field}"]'
         page.wait_for_selector(f"{box} .field-error", timeout=15000)
         assert words in page.locator(f"{box} .field-error").inner_text(), field
-        assert page.locator(f"{box} [aria-invalid=true]").count() == 1, field
+        assert page.locator(f"{box} [aria-invalid=true]").count() >= 1, field
     assert page.locator("#account .field-error").count() == 3
     assert page.locator("#sizing-error li").count() == 3
     _shot(page, "account-three-problems")
