@@ -97,7 +97,8 @@ def _summary_rows(pdf: Path) -> dict[str, list[str]]:
         for line in lines:
             label, _, rest = line.strip().partition("  ")
             # a rented plan's buying rows say "if bought" (review round 19): the same rows
-            rows.setdefault(label.replace(" if bought", ""), []).append(rest)
+            rows.setdefault(label.replace("GPUs if bought", "GPUs bought")
+                            .replace(" if bought", ""), []).append(rest)
     return rows
 
 
