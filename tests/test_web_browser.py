@@ -303,6 +303,33 @@ def test_an_item_error_is_marked_beside_its_field(server: str, browser: object,
     _shot(page, "account-unknown-gpu")
 
 
+def test_every_problem_of_an_uploaded_file_is_marked_beside_its_field(
+        server: str, browser: object, tmp_path: Path) -> None:
+    """Review round 19: a file with three problems (a model misspelt, a negative request
+    rate, a word for the prompt's tokens) marked only the model field, and the results panel
+    told only that one; each field now has its message (app.js, one slot per problem)."""
+    text = (ROOT / "inputs" / "example.yaml").read_text()
+    bad = tmp_path / "three-problems.yaml"
+    bad.write_text(text.replace("model: llama-3.1-70b", "model: llama-3.1-70c", 1)
+                   .replace("    concurrent_users: 100\n", "    requests_per_s: -2\n", 1)
+                   .replace("    prompt_tokens: 2000\n", "    prompt_tokens: lots\n", 1))
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(bad))
+    click_to_new_page(page, "#upload-yaml button")
+    marked = {"workloads[0].model": "unknown model 'llama-3.1-70c'",
+              "workloads[1].requests_per_s": "must be more than 0 (found -2)",
+              "workloads[1].prompt_tokens": "must be a whole number (found 'lots')"}
+    for field, words in marked.items():
+        box = f'#account [data-field="{field}"]'
+        page.wait_for_selector(f"{box} .field-error", timeout=15000)
+        assert words in page.locator(f"{box} .field-error").inner_text(), field
+        assert page.locator(f"{box} [aria-invalid=true]").count() >= 1, field
+    assert page.locator("#account .field-error").count() == 3
+    assert page.locator("#sizing-error li").count() == 3
+    _shot(page, "account-three-problems")
+
+
 def test_a_workloads_fields_share_the_width_evenly(server: str, browser: object) -> None:
     """The two columns of a workload are equal, so 'Answers (a language model)' is not cut:
     the Remove button floated beside the grid and a file input widened the first column."""

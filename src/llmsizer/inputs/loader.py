@@ -195,11 +195,15 @@ def spelled_as(value: str, names: Iterable[str], kind: str) -> str | None:
     return meant if meant in names else None
 
 
+# What an unknown model may be instead of a catalog id, in a file's words (the web app says it
+# in the form's: web/service.py, web_words)
+CONFIG_HINT = " (or the path of a Hugging Face config.json next to this file)"
+
+
 def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
              loc: tuple[str | int, ...]) -> InputError:
     names = sorted(table)
-    hint = " (or the path of a Hugging Face config.json next to this file)" if kind == "model" \
-        else ""
+    hint = CONFIG_HINT if kind == "model" else ""
     if (meant := spelled_as(value, names, kind)) is not None:
         return _err_at(located, filename, loc, f"{named_as(kind, value, meant)} {meant}{hint}")
     return _err_at(located, filename, loc, f"unknown {kind} {_short(value)}"

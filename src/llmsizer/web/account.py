@@ -24,7 +24,7 @@ from ..sizing.results import slugify
 from . import archetypes, forms
 from .jobs import MEDIA, Busy, render_document, reread_workbook
 from .render import ENV, page
-from .service import FORM_SOURCE, Sized, catalog, size_text
+from .service import FORM_SOURCE, Sized, catalog, size_text, web_words
 
 router = APIRouter()
 
@@ -313,9 +313,9 @@ async def upload_yaml(request: Request) -> HTMLResponse:
         if "located" in locals() and isinstance(located.data, dict):
             data = {"schema_version": 1, **forms.form_to_data(
                 _flat(forms.form_values(located.data)))}
-            return _account_page(request, data, 400, upload_error=str(exc))
+            return _account_page(request, data, 400, upload_error=web_words(str(exc)))
         # nothing of the file could be read: the form is the user's (or the starting point)
-        return await _refused(request, str(exc), unread=name)
+        return await _refused(request, web_words(str(exc)), unread=name)
     # what the checks doubt (inputs/doubts.py) with the file's line, as `validate` prints it
     return _account_page(request, located.data, warnings=loaded.warnings)
 

@@ -89,7 +89,13 @@ ACCOUNT_FIELDS = (
 )
 WORKLOAD_FIELDS = (
     _f(Workload, "name", "Workload name", "text"),
-    _f(Workload, "model", "Model", "choice"),
+    # the schema's help says "the path of a config.json next to this file": the form has no
+    # folder, it takes the file itself (review round 19)
+    Field("model", "Model", "choice",
+          "A model of the catalog, or your model's Hugging Face config.json: choose the file "
+          "under this field and press Use it. Compare with: alternatives sized under the same "
+          "load, targets and hardware; the proposal compares them and recommends the cheapest "
+          "that meets the targets."),
 )
 # Models compared with the workload's model (``model: [it, these...]``): a list of its own in the
 # form, sent after the model, joined to it by form_to_data and split from it by form_values.

@@ -30,7 +30,7 @@ from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
-from ..inputs.loader import load_from_text
+from ..inputs.loader import CONFIG_HINT, load_from_text
 from ..inputs.modelconfig import model_from_json
 from ..inputs.yamlsafe import load_text
 from ..model.catalog import Catalog, Model, load_catalog
@@ -45,6 +45,17 @@ CACHE_ENTRIES = 32
 _WORKLOAD = re.compile(r"^workloads\[\d+\]$")
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One problem of the requirements as the page tells it: the form field it belongs to
+    (the loader's path, so the page marks that field), the words beside it, and the line in
+    the results panel (the field's label, then the words)."""
+
+    field: str | None
+    message: str
+    text: str
+
+
 @dataclass
 class Sized:
     """One sizing as the pages show it, or the error that stopped it."""
@@ -54,6 +65,10 @@ class Sized:
     error: str | None = None  # the CLI's line
     error_field: str | None = None  # the form field it belongs to
     error_message: str | None = None  # the words beside the field
+    # every problem of the requirements, told at once as the CLI tells them (the first is
+    # error_field/error_message): (field or None, the words beside it, the line in the panel)
+    problems: tuple[Problem, ...] = ()
+    more: int = 0  # problems beyond those told (base/errors.py, MAX_SHOWN)
     debugger: list[DebugTable] = field(default_factory=list)
     fmt: Formatter | None = None
     plan: PlanView | None = None
@@ -163,6 +178,29 @@ def _load_field(path: str | None, message: str) -> str | None:
     return f"{path}.load_as" if message.startswith("state the load") else path
 
 
+def web_words(message: str) -> str:
+    """A loader message in the web app's words: an unknown model's "(or the path of a Hugging
+    Face config.json next to this file)" fits a file on disk, not an upload (there is no
+    folder): the form takes the config.json itself."""
+    return message.replace(CONFIG_HINT, " (or choose your model's Hugging Face config.json "
+                                        "under the workload's Model field and press Use it)")
+
+
+def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
+    """One problem as the form tells it: the form has no lines, so the CLI's message goes
+    under the field as the form labels it (the workload's name, the field's label), never
+    the path in the generated YAML."""
+    where, message = _load_field(exc.field, exc.message), web_words(exc.message)
+    if _MISSING.match(exc.message):
+        # a required key missing is a field left empty: the loader's words name the YAML
+        # key and an example line ("add it, e.g. `name: Acme Corp`"), not the form
+        message = EMPTY
+        if where == "account":  # every account field empty: its required one
+            where = "account.name"
+    words = forms.field_words(where, data) if where else ""
+    return Problem(where, message, f"{words}: {message}" if words else message)
+
+
 def _data(yaml_text: str) -> dict[str, Any]:
     """The requirements data of text the form wrote (the workloads' names for a message), or
     {} when the text does not load."""
@@ -195,17 +233,14 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE, configs: Configs = ()) 
     try:
         result = size(load_from_text(yaml_text, source, cat, models=models_of(configs)), cat)
     except InputError as exc:
-        # the form has no lines: the CLI's message under the field as the form labels it
-        # (the workload's name, the field's label), never the path in the generated YAML
-        out.error_field, out.error_message = _load_field(exc.field, exc.message), exc.message
-        if _MISSING.match(exc.message):
-            # a required key missing is a field left empty: the loader's words name the
-            # YAML key and an example line ("add it, e.g. `name: Acme Corp`"), not the form
-            out.error_message = EMPTY
-            if out.error_field == "account":  # every account field empty: its required one
-                out.error_field = "account.name"
-        where = forms.field_words(out.error_field, _data(yaml_text)) if out.error_field else ""
-        out.error = f"{where}: {out.error_message}" if where else out.error_message
+        # every problem at once (a file's three problems showed one, one field marked:
+        # review round 19), each beside its field
+        data = _data(yaml_text)
+        out.problems = tuple(_problem(p, data) for p in getattr(exc, "problems", [exc]))
+        out.more = getattr(exc, "more", 0)
+        first = out.problems[0]
+        out.error_field, out.error_message = first.field, first.message
+        out.error = first.text
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:

@@ -61,6 +61,16 @@ class Formatter:
         460,930 million tokens a year that rest on estimated loads (a count keeps every digit)."""
         return self.number(float(f"{float(x):.3g}"), 0) if abs(x) >= 1000 else self.count(x)
 
+    def millions(self, x: float) -> str:
+        """A count given in millions, in the word a reader uses for its size, to three
+        significant figures as :meth:`approx`: "461 million", "615 billion", "2.02 trillion"
+        (review round 19: "2,020,000 million" tokens a year read oddly)."""
+        shown = float(f"{float(x):.3g}")  # rounded first: 999.6 million is "1 billion"
+        for scale, word in ((1e6, "trillion"), (1e3, "billion")):
+            if abs(shown) >= scale:
+                return f"{float(f'{shown / scale:.3g}'):,g}{NBSP}{word}"
+        return f"{self.approx(x)}{NBSP}million"
+
     @staticmethod
     def precision(p: str) -> str:
         return precision_name(p)

@@ -74,7 +74,8 @@ def _filter(method: str) -> Callable[..., str | int]:
 
 
 FILTERS = {
-    "num": "number", "qty": "count", "approx": "approx", "fig": "figures", "many": "count_of",
+    "num": "number", "qty": "count", "approx": "approx", "millions": "millions",
+    "fig": "figures", "many": "count_of",
     "money": "money", "pct": "pct", "headroom": "headroom", "hnote": "headroom_note",
     "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",

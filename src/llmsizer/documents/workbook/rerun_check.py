@@ -188,6 +188,21 @@ def _others(book: Book, k: int, w: WorkloadResult) -> str:
             f"{others:,} other{'s' if others > 1 else ''})")
 
 
+def _plan_pick(book: Book, w: WorkloadResult) -> str:
+    """Where the plan runs the workload on another option than its cheapest alone, that
+    option, so the sentence does not read as a contradiction of the Recommendation beside it
+    (review round 19: a rented insurer's chat read "Still the cheapest for this workload
+    alone: 4 × NVIDIA H200 SXM ..." under a recommendation of H100s: the plan chooses for the
+    account, its pools and node groups, not for each workload alone)."""
+    if w.recommended is None or w.recommended == w.dedicated:
+        return ""
+    pick = next((o for o in w.options if o.id == w.recommended), None)
+    if pick is None:
+        return ""
+    return (f". The plan runs it on {_words(book, pick)} instead: chosen for the account as a "
+            "whole (its pools and node groups), not for this workload alone")
+
+
 def _prefill_changed(book: Book, k: int, w: WorkloadResult) -> str | None:
     """``OR(in_w1_prompt_tokens<>8000,…)`` over the named inputs the prefill figures read
     (the batch's only where the weight-read floor can win: :func:`_floor_bounded`), against
@@ -234,7 +249,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
     compare = (f"IF({mine}>MIN({rng}),{_text('A re-run may choose ')}&{cheapest}&"
                f"{_text(', ')}&IF({saving}>=1,ROUNDDOWN({saving},0)&{_text(' %')},"
                f"{_text('under 1 %')})&{_text(' cheaper (this workload alone)')},"
-               f"{_text(STILL + _words(book, frozen) + _others(book, k, w))})")
+               f"{_text(STILL + _words(book, frozen) + _others(book, k, w) + _plan_pick(book, w))})")
     formula = ("=" + compare if met is None else
                f"=IF({met},{compare},"
                f"{_text(NO_LONGER)})")
@@ -255,7 +270,7 @@ def check(book: Book, k: int, w: WorkloadResult, live_col: int) -> RerunCheck | 
         name = next(n for v, n in costs if v == low)
         text = f"A re-run may choose {name}, {amount} cheaper (this workload alone)"
     else:
-        text = f"{STILL}{_words(book, frozen)}{_others(book, k, w)}"
+        text = f"{STILL}{_words(book, frozen)}{_others(book, k, w)}{_plan_pick(book, w)}"
     return RerunCheck(formula, text)
 
 

@@ -268,7 +268,7 @@ def write(book: Book) -> None:
         row = _basis_row(book, ws, row)
     units = {i.name: i.unit for i in INPUTS} | {c.name: c.unit for c in CALCULATIONS}
     flags = {c.name for c in CALCULATIONS if flag_expr(c.expr)}
-    for name, label in _summary_rows(measured):
+    for name, label in _summary_rows(measured, r.deployment.recommended == "cloud"):
         unit = units.get(name)
         if unit is None:
             continue
@@ -426,10 +426,19 @@ _MEASURED_ROWS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _summary_rows(measured: bool) -> list[tuple[str, str]]:
+# A rented plan's buying rows, said as the PDF's cards and the web's plan table say them:
+# the GPUs, nodes and costs buying would take, beside a plan that rents (review round 19:
+# a rented insurer's Summary led with "GPUs bought (its share)")
+_IF_BOUGHT = {"nodes": "Nodes if bought (its share of the plan)",
+              "gpus_purchased": "GPUs if bought (its share)",
+              "capex": "Capital cost if bought (its share)",
+              "annual_cost_onprem": "On-prem cost per year if bought (its share)"}
+
+
+def _summary_rows(measured: bool, rented: bool = False) -> list[tuple[str, str]]:
     """The Summary's rows; measured vs modelled throughput side by side when any
-    workload is sized from a benchmark."""
-    rows = list(_SUMMARY_ROWS)
+    workload is sized from a benchmark; a rented plan's buying rows say "if bought"."""
+    rows = [(n, _IF_BOUGHT.get(n, label) if rented else label) for n, label in _SUMMARY_ROWS]
     if measured:
         at = next(i for i, (n, _) in enumerate(rows) if n == "slo_met") + 1
         rows[at:at] = _MEASURED_ROWS

@@ -10,9 +10,13 @@
       e.removeAttribute("aria-invalid");
       e.removeAttribute("aria-describedby");
     });
-    var slot = document.getElementById("error-slot");
-    if (!slot || !slot.dataset.field) { return; }
-    var name = slot.dataset.field;
+    // every problem of the requirements: one slot each (a file's three problems marked
+    // only the first field)
+    document.querySelectorAll(".error-slot").forEach(function (slot, n) {
+      if (slot.dataset.field) { markField(slot.dataset.field, slot.dataset.message, n); }
+    });
+  }
+  function markField(name, message, n) {
     var box = null;
     // the form's fields only (the slot carries data-field too); "hardware.gpus[0]" is an
     // item of the field "hardware.gpus"
@@ -28,16 +32,18 @@
     }
     if (!box) { return; }
     var msg = document.createElement("div");
+    var id = n ? "field-error-" + n : "field-error";
     msg.className = "field-error";
-    msg.id = "field-error";
+    msg.id = id;
     msg.setAttribute("role", "alert");
-    msg.textContent = slot.dataset.message;
+    msg.textContent = message;
     box.classList.add("has-error");
     box.appendChild(msg);
     // a screen reader reads the message with the field, and says the field is wrong
     box.querySelectorAll("input:not([type=hidden]), select, textarea:not([hidden])").forEach(function (f) {
       f.setAttribute("aria-invalid", "true");
-      f.setAttribute("aria-describedby", "field-error");
+      var told = f.getAttribute("aria-describedby");
+      f.setAttribute("aria-describedby", told && told.indexOf("field-error") === 0 ? told + " " + id : id);
     });
   }
   document.addEventListener("htmx:afterSettle", placeError);
