@@ -146,7 +146,9 @@ def test_the_rerun_check_says_the_plan_runs_the_chat_on_h100(
 
 @pytest.mark.parametrize(("millions", "words"), [
     (263.4, "263 million"), (999.6, "1 billion"), (80_500, "80.5 billion"),
-    (615_000, "615 billion"), (2_020_000, "2.02 trillion"), (15_137_280, "15.1 trillion")])
+    (615_000, "615 billion"), (2_020_000, "2.02 trillion"), (15_137_280, "15.1 trillion"),
+    # below a million, the count itself (it read "0 million")
+    (0.4, "400,000"), (0.012345, "12,300"), (0.0, "0")])
 def test_large_token_counts_read_in_billions_and_trillions(millions: float, words: str) -> None:
     assert Formatter("EUR").millions(millions) == words.replace(" ", NBSP)
 

@@ -69,7 +69,11 @@ class Formatter:
         for scale, word in ((1e6, "trillion"), (1e3, "billion")):
             if abs(shown) >= scale:
                 return f"{float(f'{shown / scale:.3g}'):,g}{NBSP}{word}"
-        return f"{self.approx(x)}{NBSP}million"
+        if abs(shown) >= 1:
+            return f"{self.approx(x)}{NBSP}million"
+        # below a million the count itself: "0 million" said nothing (a small account's
+        # 0.4 million tokens a year is "400,000")
+        return self.approx(float(f"{float(x) * 1e6:.3g}"))
 
     @staticmethod
     def precision(p: str) -> str:
