@@ -186,11 +186,38 @@ def web_words(message: str) -> str:
                                         "under the workload's Model field and press Use it)")
 
 
+# The loader's hints for a number field (inputs/schema_messages.py, _type_hint) show the YAML
+# line to write (`prompt_tokens: 300`); a form field takes the value alone.
+_NUMBER_HINTS = (
+    (r"write a plain number without units or quotes, e\.g\. `{key}: ([^`]+)`", "type a {kind} "
+     "such as \\1"),
+    (r"write a plain number without units: `{key}: ([^`]+)`(?: \(seconds: the unit is in the key "
+     r"name\))?", "type the number alone: \\1"),
+    (r"write the number without quotes: `{key}: ([^`]+)`", "type the number alone: \\1"),
+    (r"write a whole number, e\.g\. (?:`{key}: )?([^`;,)\s]+)`?", "type a whole number such as \\1"),
+    (r"write a number, e\.g\. `{key}: ([^`]+)`", "type a number such as \\1"),
+)
+
+
+def form_words(message: str, field: str | None) -> str:
+    """A loader message for ``field`` in the form's words: where the CLI shows the YAML line
+    to write ("e.g. `prompt_tokens: 300`"), the form says what to type in the field ("type a
+    whole number such as 300"). The CLI's own words stay as they are (the file is its input)."""
+    if not field:
+        return message
+    key = re.escape(field.rsplit(".", 1)[-1].split("[", 1)[0])
+    kind = "whole number" if "must be a whole number" in message else "number"
+    for pattern, words in _NUMBER_HINTS:
+        message = re.sub(pattern.format(key=key), words.format(kind=kind), message)
+    return message
+
+
 def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
     """One problem as the form tells it: the form has no lines, so the CLI's message goes
     under the field as the form labels it (the workload's name, the field's label), never
     the path in the generated YAML."""
-    where, message = _load_field(exc.field, exc.message), web_words(exc.message)
+    where = _load_field(exc.field, exc.message)
+    message = form_words(web_words(exc.message), exc.field)
     if _MISSING.match(exc.message):
         # a required key missing is a field left empty: the loader's words name the YAML
         # key and an example line ("add it, e.g. `name: Acme Corp`"), not the form
@@ -199,6 +226,21 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
             where = "account.name"
     words = forms.field_words(where, data) if where else ""
     return Problem(where, message, f"{words}: {message}" if words else message)
+
+
+def upload_words(exc: InputError, name: str, data: dict[str, Any]) -> str:
+    """A readable file's problems as the upload box lists them: the file's name, then each
+    problem as the results panel tells it (the workload's name, the field's label, what to
+    type), one a line; the CLI's lines ("acme.yaml:21:5: workloads[1].prompt_tokens: ...")
+    name the file's lines and paths, which the form does not show."""
+    problems = [_problem(p, data) for p in getattr(exc, "problems", [exc])]
+    more = getattr(exc, "more", 0)
+    if len(problems) == 1 and not more:
+        return f"{name}: {problems[0].text}"
+    lines = [f"{name}: {len(problems) + more} problems:", *(p.text for p in problems)]
+    if more:
+        lines.append(f"and {more} more (fix these to see them)")
+    return "\n".join(lines)
 
 
 def _data(yaml_text: str) -> dict[str, Any]:
