@@ -18,7 +18,7 @@ from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.model.catalog import load_catalog
 from llmsizer.web.app import create_app
-from llmsizer.web.service import form_words, size_text
+from llmsizer.web.service import size_text
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ["Internal assistant — Model", "Contract RAG — Requests per second at peak",
@@ -99,6 +99,8 @@ def test_the_cli_keeps_the_files_words() -> None:
 ])
 def test_each_number_hint_reads_as_what_to_type(field: str, cli: str, web: str) -> None:
     """The loader's number hints (inputs/schema_messages.py _type_hint) in the form's words."""
+    from llmsizer.web.service import form_words  # new in round 19: the other tests run before
+
     assert form_words(f"must be a number (found 'x'); {cli}", field) == \
         f"must be a number (found 'x'); {web}"
 
