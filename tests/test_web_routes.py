@@ -488,6 +488,7 @@ def test_yaml_upload_errors_name_the_file_and_the_forms_field(client: TestClient
     err = re.search(r'id="upload-error">([^<]*)<', r.text)
     assert err and err.group(1).startswith(
         "acme.yaml: Internal assistant — Concurrent users at peak: must be a whole number")
+    assert re.search(r"\(line \d+\)$", err.group(1).strip())  # the file's line, for an editor
     # an alias bomb is refused by the same loader as the CLI's
     bomb = b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"
     r = client.post("/upload/yaml", files={"file": ("bomb.yaml", bomb)})

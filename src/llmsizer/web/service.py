@@ -231,13 +231,16 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
 def upload_words(exc: InputError, name: str, data: dict[str, Any]) -> str:
     """A readable file's problems as the upload box lists them: the file's name, then each
     problem as the results panel tells it (the workload's name, the field's label, what to
-    type), one a line; the CLI's lines ("acme.yaml:21:5: workloads[1].prompt_tokens: ...")
-    name the file's lines and paths, which the form does not show."""
-    problems = [_problem(p, data) for p in getattr(exc, "problems", [exc])]
+    type) and the file's line, one a line; not the CLI's field paths
+    ("acme.yaml:21:5: workloads[1].prompt_tokens: ..."), which the form does not show."""
+    errors = getattr(exc, "problems", [exc])
+    # the file's line stays: whoever fixes the file in an editor needs it
+    problems = [f"{_problem(p, data).text} (line {p.line})" if p.line else
+                _problem(p, data).text for p in errors]
     more = getattr(exc, "more", 0)
     if len(problems) == 1 and not more:
-        return f"{name}: {problems[0].text}"
-    lines = [f"{name}: {len(problems) + more} problems:", *(p.text for p in problems)]
+        return f"{name}: {problems[0]}"
+    lines = [f"{name}: {len(problems) + more} problems:", *problems]
     if more:
         lines.append(f"and {more} more (fix these to see them)")
     return "\n".join(lines)
