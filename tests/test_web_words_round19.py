@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from test_review_round19b import _three_problems
 
 from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import load_from_text
@@ -21,19 +22,10 @@ from llmsizer.web.app import create_app
 from llmsizer.web.service import size_text
 
 ROOT = Path(__file__).resolve().parents[1]
+# _three_problems: the reviewer's file (inputs/example.yaml with a misspelt model, a negative
+# request rate and a word for the prompt's tokens), shared with test_review_round19b
 LABELS = ["Internal assistant — Model", "Contract RAG — Requests per second at peak",
           "Contract RAG — Prompt tokens"]
-
-
-def _three_problems() -> str:
-    """inputs/example.yaml with a model misspelt, a negative request rate and a word for the
-    prompt's tokens (the reviewer's file)."""
-    text = (ROOT / "inputs" / "example.yaml").read_text(encoding="utf-8")
-    bad = (text.replace("model: llama-3.1-70b", "model: llama-3.1-70c", 1)
-           .replace("    concurrent_users: 100\n", "    requests_per_s: -2\n", 1)
-           .replace("    prompt_tokens: 2000\n", "    prompt_tokens: lots\n", 1))
-    assert bad.count("llama-3.1-70c") == 1 and "requests_per_s: -2" in bad and "lots" in bad
-    return bad
 
 
 @pytest.fixture(scope="module")
