@@ -1,6 +1,6 @@
 """The command line's values checked in the words the file's checks use: a number typed with
 its unit, separators or a percent sign, and ``estimate``'s catalog ids and degree, every
-problem at once (the counterpart of the loader's list; ``cli.py`` only raises them)."""
+problem at once (the counterpart of the loader's list; ``cli/`` only raises them)."""
 
 from __future__ import annotations
 
