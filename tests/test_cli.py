@@ -74,7 +74,7 @@ BAD = {
     # the GPU's family typed without its form factor: the names that start with it come
     # first (difflib alone offered "gh200 or b200" before "h200-sxm")
     "gpu_family_only": ("hardware:\n  gpus: [h200]\n",
-                        ["unknown GPU 'h200'", "did you mean h200-sxm or h200-nvl"]),
+                        ["unknown GPU 'h200'", "did you mean h200-sxm (NVIDIA H200 SXM) or h200-nvl"]),
     "unknown_model": ("workloads:\n  - name: a\n    model: lama-3.1-70b\n    concurrent_users: 5\n"
                       "    prompt_tokens: 10\n    output_tokens: 10\n"
                       "    targets: {tokens_per_s_per_user: 5}\n",

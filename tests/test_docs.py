@@ -132,7 +132,8 @@ SECURITY_QUOTES = {
                                     "or named_users?); write it as `concurrent_users: 200`",
     "mistake-gpus-string.yaml": "write a list, e.g. `gpus: [h100-sxm]`",
     "rate-percent-as-number.yaml": "this is a fraction: write 0.1 for 10 %",
-    "unknown-gpu.yaml": "unknown GPU 'h100' (did you mean h100-sxm or h100-nvl or h100-pcie?); valid:",
+    "unknown-gpu.yaml": "unknown GPU 'h100' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or "
+                        "h100-nvl (NVIDIA H100 NVL) or h100-pcie (NVIDIA H100 PCIe)?); valid:",
     "contradiction-ttft-longer.yaml": "targets.ttft_s (20 s) must be shorter than "
                                       "targets.response_time_s (10 s)",
     "hostile-control-chars.yaml": "contains the control character U+001B; delete it",

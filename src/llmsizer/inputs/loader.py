@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..base.errors import MAX_SHOWN, InputError, InputErrors, combined
-from ..model.catalog import Catalog, LabelIndex, Model, load_catalog, suggest
+from ..model.catalog import Catalog, LabelIndex, Model, close_matches, load_catalog
 from .benchpoints import BenchPoint
 from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
@@ -200,14 +200,45 @@ def spelled_as(value: str, names: Iterable[str], kind: str) -> str | None:
 CONFIG_HINT = " (or the path of a Hugging Face config.json next to this file)"
 
 
+class UnknownId(InputError):
+    """A catalog id the catalog lacks, with what its message is made of: the ``kind`` ('GPU',
+    'model', 'platform' ...), the ``value`` written, the one id it surely ``meant`` or the
+    ``close`` ones, and every id of the table with its name (``choices``). The CLI names ids
+    (the file takes ids); the web app the names its form lists (web/service.py)."""
+
+    def __init__(self, message: str, *, kind: str = "", value: str = "",
+                 meant: str | None = None, close: tuple[str, ...] = (),
+                 choices: tuple[tuple[str, str], ...] = (), **where: Any) -> None:
+        self.kind, self.value, self.meant = kind, value, meant
+        self.close, self.choices = close, choices
+        super().__init__(message, **where)
+
+
+def _named(cid: str, name: str) -> str:
+    """A catalog id with its name, where the name says more than the id: `h100-sxm (NVIDIA
+    H100 SXM 80GB)`, but `gpt-oss-20b` alone."""
+    return cid if _bare(name) == _bare(cid) else f"{cid} ({name})"
+
+
 def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
              loc: tuple[str | int, ...]) -> InputError:
-    names = sorted(table)
+    ids = sorted(table)
+    choices = tuple((k, str(getattr(table[k], "name", k))) for k in ids)
     hint = CONFIG_HINT if kind == "model" else ""
-    if (meant := spelled_as(value, names, kind)) is not None:
-        return _err_at(located, filename, loc, f"{named_as(kind, value, meant)} {meant}{hint}")
-    return _err_at(located, filename, loc, f"unknown {kind} {_short(value)}"
-                   f"{suggest(value, names)}; valid: {', '.join(names)}{hint}")
+    pos = located.position(loc)
+    where: dict[str, Any] = {"file": filename, "line": pos[0] if pos else None,
+             "column": pos[1] if pos else None, "field": _dotted(loc)}
+    if (meant := spelled_as(value, ids, kind)) is not None:
+        return UnknownId(f"{named_as(kind, value, meant)} {meant}{hint}", kind=kind, value=value,
+                         meant=meant, choices=choices, **where)
+    close = tuple(close_matches(value, ids))
+    name = dict(choices)
+    # the file takes ids; each guess with its name, which `llmsizer catalog` and the
+    # documents show (a typo of the id is often a half-remembered name)
+    guess = (" (did you mean " + " or ".join(_named(c, name[c]) for c in close) + "?)"
+             if close else "")
+    return UnknownId(f"unknown {kind} {_short(value)}{guess}; valid: {', '.join(ids)}{hint}",
+                     kind=kind, value=value, close=close, choices=choices, **where)
 
 
 def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:

@@ -404,6 +404,14 @@ class LabelIndex:
 
 def suggest(word: str, choices: list[str]) -> str:
     """' (did you mean X?)' or '' — shared by every 'unknown name' message."""
+    close = close_matches(word, choices)
+    return " (did you mean " + " or ".join(close) + "?)" if close else ""
+
+
+def close_matches(word: str, choices: list[str]) -> list[str]:
+    """The (at most three) choices closest to ``word``, closest first: what :func:`suggest`
+    names, for a message that words them otherwise (the web app names a catalog id by the
+    name its form shows)."""
     w = word.lower()
     # a name that starts with what was typed first ("h200" -> h200-sxm, not gh200): difflib's
     # ratio alone ranks the shorter near-miss higher
@@ -412,10 +420,8 @@ def suggest(word: str, choices: list[str]) -> str:
     close = (starts + [c for c in difflib.get_close_matches(w, [c.lower() for c in choices],
                                                              n=3, cutoff=0.5)
                        if c not in starts])[:3]
-    if not close:
-        return ""
     original = {c.lower(): c for c in choices}
-    return " (did you mean " + " or ".join(original[c] for c in close) + "?)"
+    return [original[c] for c in close]
 
 
 def _pick(table: dict[str, T], key: str, kind: str) -> T:
