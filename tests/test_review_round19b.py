@@ -71,7 +71,8 @@ def test_an_uploaded_file_with_three_problems_shows_and_marks_all_three(
     assert [t.split(":")[0] for t in told] == [
         "Internal assistant — Model", "Contract RAG — Requests per second at peak",
         "Contract RAG — Prompt tokens"]
-    assert "did you mean llama-3.1-70b" in told[0]
+    # the form's Model list names it Llama 3.1 70B (tests/test_web_words_round20.py)
+    assert "did you mean Llama 3.1 70B" in told[0]
     assert "must be more than 0 (found -2)" in told[1]
     assert "must be a whole number (found 'lots')" in told[2]
     # an upload has no folder: the advice names the form's own config.json upload

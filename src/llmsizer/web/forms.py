@@ -23,6 +23,7 @@ import yaml
 from pydantic_core import PydanticUndefined
 
 from ..base.textsafe import printable
+from ..documents.proposal.format import precision_name
 from ..inputs.schema import Costs, Hardware, Policy, default_tariff
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
 from ..model.catalog import CLOUD_TIERS, Catalog, load_catalog
@@ -53,6 +54,17 @@ class Field:
     def word(self, choice: str) -> str:
         """The words shown for one choice ('' when the choice has none of its own)."""
         return dict(zip(self.choices, self.words, strict=False)).get(choice, "")
+
+
+def display(catalog_id: str) -> str:
+    """A catalog id (GPU, model, platform, embedder) as the form shows it: the catalog's name (the
+    value sent stays the id the YAML holds)."""
+    cat = load_catalog()
+    for table in (cat.gpus, cat.models, cat.platforms, cat.embedders):
+        entry = table.get(catalog_id)
+        if entry is not None:
+            return str(entry.name)
+    return precision_name(catalog_id) if catalog_id in cat.precisions else catalog_id
 
 
 def _shown(v: Any) -> str:
@@ -242,6 +254,9 @@ _TEXT = {f"account.{f.key}" for f in ACCOUNT_FIELDS} | {
     "hardware.platform", "costs.cloud_tier", "policy.deployment"} | {
     f"workloads[].{f.key}" for f in (*WORKLOAD_FIELDS, KIND, MEASURED_FIELDS[0], *ENGINE_FIELDS)}
 _LISTS = {f"hardware.{f.key}" for f in HARDWARE_LISTS}
+# the lists of catalog ids: a box an uploaded file made of `gpus: 8` is the id '8' (an unknown
+# GPU, told as one), not the number 8 ("must be text ...: put it in quotes", review round 20)
+_TEXT |= {"hardware.gpus", "hardware.weight_precisions", "hardware.kv_precisions"}
 _BOOLS = {"policy.survive_node_loss"}
 
 
@@ -469,6 +484,37 @@ _LABELS = ({f"account.{f.key}": f.label for f in ACCOUNT_FIELDS}
            | {f"workloads[].{COMPARE}": "Compare with", f"workloads[].{LOAD_AS}": "Load stated as"})
 _ITEM = re.compile(r"\[\d+\]")  # a list item's index: its field's label names the list
 _WHOLE = re.compile(r"^workloads\[(\d{1,3})\]$")
+# each field's kind by its generic path, and the groups of fields a file writes as a mapping
+_KINDS = ({f"account.{f.key}": f.kind for f in ACCOUNT_FIELDS}
+          | {f"workloads[].{f.key}": f.kind
+             for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
+          | {f"hardware.{f.key}": f.kind for f in (*HARDWARE_LISTS, platform_field(()))}
+          | {f"policy.{f.key}": f.kind for f in POLICY_FIELDS}
+          | {f"costs.{f.key}": f.kind for f in COST_FIELDS}
+          | {k: "group" for k in (*_SECTIONS, "workloads[]", "workloads[].targets",
+                                  "workloads[].measured")})
+
+
+def _generic_path(path: str) -> str:
+    """'workloads[1].targets.ttft_s' -> 'workloads[].targets.ttft_s'; 'hardware.gpus[0]' ->
+    'hardware.gpus' (a list's item is told under its list)."""
+    m = _INDEX.match(path) or _WHOLE.match(path)
+    if m:
+        return f"workloads[].{_ITEM.sub('', m.group(2))}" if m.re is _INDEX else "workloads[]"
+    return _ITEM.sub("", path)
+
+
+def field_kind(path: str) -> str:
+    """The kind of form field a loader field path names (``Field.kind``: 'bool', 'list' (a
+    group of boxes), 'lines' ...), 'group' for a group of fields (a section, a workload, its
+    targets), '' when the form has none."""
+    return _KINDS.get(_generic_path(path), "")
+
+
+def key_label(path: str, key: str) -> str:
+    """The form's label of ``key`` under the group at ``path`` ('policy', 'headroom' ->
+    'Headroom'), or the key in words where the form has no field for it."""
+    return _LABELS.get(f"{_generic_path(path)}.{key}") or _key_words(key)
 
 
 def field_words(path: str, data: Mapping[str, Any]) -> str:

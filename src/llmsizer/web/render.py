@@ -12,26 +12,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import customer_words, gpu_split, precision_name
+from ..documents.proposal.format import customer_words, gpu_split
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
 from .forms import Configs
+from .forms import display as display  # its home is forms (the error words use it too)
 
 _HERE = resources.files("llmsizer.web")
 ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
-
-
-def display(catalog_id: str) -> str:
-    """A catalog id (GPU, model, platform, embedder) as the form shows it: the catalog's name (the
-    value sent stays the id the YAML holds)."""
-    from ..model.catalog import load_catalog
-
-    cat = load_catalog()
-    for table in (cat.gpus, cat.models, cat.platforms, cat.embedders):
-        entry = table.get(catalog_id)
-        if entry is not None:
-            return str(entry.name)
-    return precision_name(catalog_id) if catalog_id in cat.precisions else catalog_id
 
 
 def num(x: float) -> str:

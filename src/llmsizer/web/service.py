@@ -11,6 +11,7 @@ request. An update therefore returns without waiting for the drawing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -30,8 +31,9 @@ from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.views import WorkloadView
 from ..documents.proposal.walkthrough import workload_view
-from ..inputs.loader import CONFIG_HINT, load_from_text
+from ..inputs.loader import CONFIG_HINT, UnknownId, load_from_text
 from ..inputs.modelconfig import model_from_json
+from ..inputs.schema_messages import _short
 from ..inputs.yamlsafe import load_text
 from ..model.catalog import Catalog, Model, load_catalog
 from ..model.names import platform_words
@@ -178,12 +180,36 @@ def _load_field(path: str | None, message: str) -> str | None:
     return f"{path}.load_as" if message.startswith("state the load") else path
 
 
+WEB_CONFIG_HINT = (" (or choose your model's Hugging Face config.json under the workload's "
+                   "Model field and press Use it)")
+
+
 def web_words(message: str) -> str:
     """A loader message in the web app's words: an unknown model's "(or the path of a Hugging
     Face config.json next to this file)" fits a file on disk, not an upload (there is no
     folder): the form takes the config.json itself."""
-    return message.replace(CONFIG_HINT, " (or choose your model's Hugging Face config.json "
-                                        "under the workload's Model field and press Use it)")
+    return message.replace(CONFIG_HINT, WEB_CONFIG_HINT)
+
+
+def _either(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def unknown_words(exc: UnknownId) -> str:
+    """An id the catalog lacks, in the form's words: the guesses and the choices by the names
+    the form's lists show ('Llama 3.1 70B'), not the catalog ids of the CLI's message
+    ('llama-3.1-70b'), which the form never shows (review round 20)."""
+    names = dict(exc.choices)
+    what = f"unknown {exc.kind} {_short(exc.value)}"
+    hint = WEB_CONFIG_HINT if exc.kind == "model" else ""
+    if exc.meant is not None:
+        return f"{what}: the list names it {names[exc.meant]}; choose that{hint}"
+    guess = f" (did you mean {_either([names[c] for c in exc.close])}?)" if exc.close else ""
+    if (exc.field or "").startswith("costs."):
+        # a price keyed by an unknown id: the form asks each catalog entry's price by its name
+        return f"{what}{guess}; the form asks the price of each one it knows, under its name"
+    shown = sorted(set(names.values()), key=str.casefold)
+    return f"{what}{guess}; choose from the list: {', '.join(shown)}{hint}"
 
 
 # The loader's hints for a number field (inputs/schema_messages.py, _type_hint) show the YAML
@@ -202,14 +228,122 @@ _NUMBER_HINTS = (
 def form_words(message: str, field: str | None) -> str:
     """A loader message for ``field`` in the form's words: where the CLI shows the YAML line
     to write ("e.g. `prompt_tokens: 300`"), the form says what to type in the field ("type a
-    whole number such as 300"). The CLI's own words stay as they are (the file is its input)."""
+    whole number such as 300"), and what to choose, tick or fill in where the file wrote the
+    wrong shape (shape_words). The CLI's own words stay as they are (the file is its input)."""
     if not field:
         return message
     key = re.escape(field.rsplit(".", 1)[-1].split("[", 1)[0])
     kind = "whole number" if "must be a whole number" in message else "number"
     for pattern, words in _NUMBER_HINTS:
         message = re.sub(pattern.format(key=key), words.format(kind=kind), message)
-    return message
+    return shape_words(message, field)
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _names(ids: str, joined: str = ", ") -> list[str]:
+    """Catalog ids as a message lists them ('h100-sxm, l40s'), as the form's boxes name them."""
+    return [forms.display(i.strip()) for i in ids.split(joined) if i.strip()]
+
+
+_TICK = "tick each one to consider in the boxes"
+_FILL = "fill in its fields in the form"
+_IN_FILE_BOOL = ("choose yes or no in the list (in a file, write true or false: yes, no, on "
+                 "and off are read as text)")
+
+
+def shape_words(message: str, field: str) -> str:
+    """The loader's advice on a value of the wrong shape, in the form's words (review round
+    20): the CLI says which YAML to write (`gpus: [h100-sxm]`, delete the dashes, quotes); the
+    form has a list to choose from, boxes to tick, fields to fill in. What only the file can
+    get wrong is said as the file's, after the form's way."""
+    kind = forms.field_kind(field)
+    key = re.escape(field.rsplit(".", 1)[-1].split("[", 1)[0])
+    sub = functools.partial(re.sub, count=1)
+    if kind == "bool":
+        message = sub(rf"write it without quotes: `{key}: (true|false)`",
+                      r"choose yes or no in the list (in a file, write \1 without quotes)",
+                      message)
+        message = sub(rf"write `{key}: true` or `{key}: false` \(yes/no/on/off are read as "
+                      r"text, not as a boolean\)", _IN_FILE_BOOL, message)
+    if kind == "list":
+        message = sub(
+            rf"write a list, e\.g\. `{key}: \[([^\]`]*)\]`(?:; ('[^']*') is not a catalog GPU "
+            r"id(?: \(did you mean (.+?)\?\))?)?",
+            lambda m: f"{_TICK}, e.g. {_and(_names(m[1]))}" + (
+                f"; {m[2]} is not in the list" if m[2] else "") + (
+                f" (did you mean {_either(_names(m[3], ' or '))}?)" if m[3] else ""), message)
+        message = sub(rf"write a list of the degrees to try, e\.g\. `{key}: \[([^\]`]*)\]`",
+                      lambda m: f"tick the degrees to try, e.g. {_and(m[1].split(', '))}",
+                      message)
+        message = sub(r"write a list(?:: \[a, b\] or one `- item` per line|, e\.g\. \[h100-sxm\] "
+                      r"or one '- item' per line|: start each item with `- ` \(e\.g\. "
+                      r"`- name: \.\.\.`\), as in inputs/example\.yaml)", _TICK, message)
+        # `gpus: [8]`: the form's box holds the id '8' whatever it reads
+        message = sub(r"put it in quotes so it is read as text: \"[^\"]*\"", _TICK, message)
+    if kind == "lines":
+        message = sub(r"write a list, e\.g\. \[h100-sxm\] or one '- item' per line",
+                      "type one a line", message)
+    if kind == "group":
+        message = message.replace("must be a mapping of `key: value` lines",
+                                  "must be a group of fields")
+        message = sub(rf"the lines under `{key}:` start with `- ` \(a list\): delete the dashes",
+                      f"{_FILL} (in the file, the lines under {key} start with a dash: delete "
+                      "the dashes)", message)
+        message = sub(rf"write `{key}:` followed by `key: value` lines indented under it"
+                      r"(?:, or e\.g\. `[^`]*`)?", _FILL, message)
+        message = sub(r"each item is a workload: write `- name: ([^`]*)` and its other keys "
+                      r"\(model:, targets:, \.\.\.\) on the lines below, lined up under name:",
+                      r"each workload is a group of fields: fill in this one's in the form, "
+                      r"starting with its name, \1", message)
+    if field == "workloads":
+        message = sub(r"write (?:a list: start each item with `- ` \(e\.g\. `- name: \.\.\.`\), "
+                      r"as in inputs/example\.yaml|`workloads:` followed by one `- name: \.\.\.` "
+                      r"item per workload \((?:see|as in) inputs/example\.yaml\))",
+                      "add each workload with Add workload and fill in its fields", message)
+    if kind == "choice":  # a list to choose from: `model: 5` read as a number
+        message = sub(r"put it in quotes so it is read as text: `[^`]*`", "choose one in the list",
+                      message)
+    # a text field: the form's text is text whatever it reads (no quotes to put)
+    message = sub(rf"put it in quotes so it is read as text: (?:`{key}: \"(.*)\"`|\"(.*)\")",
+                  lambda m: f"type {m[1] if m[1] is not None else m[2]} in the field (in a "
+                            "file, in quotes)", message)
+    message = message.replace("; put the text in quotes", "; type it in the field as text")
+    message = sub(rf"; write `{key}: ([A-Z]{{3}})`", r"; type \1", message)
+    message = sub(r"has no value \(nothing after the colon\); write (.+), or delete the line if "
+                  r"the key is optional", r"has no value (nothing after the colon in the file); "
+                  r"type \1, or leave the field empty if it is optional", message)
+    return _unknown_key_words(message, field)
+
+
+_UNKNOWN_KEY = re.compile(r"^unknown key ('(?:[^'\\]|\\.)*'|\"[^\"]*\")( \(did you mean "
+                          r"([a-z0-9_]+)(?: or ([a-z0-9_]+))*\?\))?(.*?); allowed here: "
+                          r"([a-z0-9_, ]+)$")
+
+
+def _unknown_key_words(message: str, field: str) -> str:
+    """A key the file writes that the schema lacks, told by the fields the form shows: the
+    key the file meant by its label, the value to type in it, the group's fields."""
+    m = _UNKNOWN_KEY.match(message)
+    if m is None:
+        return message
+    head = f"the file's key {m[1]} is no field here"
+    if m[2]:
+        guesses = re.findall(r"(?:mean| or) ([a-z0-9_]+)", m[2])
+        head += f" (did you mean {_either([forms.key_label(field, g) for g in guesses])}?)"
+    rest = m[5]
+    fix = re.match(r"; write it as `([a-z0-9_]+): (.+)`", rest)
+    rename = re.match(r"; rename it to `([a-z0-9_]+):`", rest)
+    if fix:
+        rest = f"; type {fix[2]} in {forms.key_label(field, fix[1])}" + rest[fix.end():]
+    elif rename:
+        rest = f"; use {forms.key_label(field, rename[1])}" + rest[rename.end():]
+    if "`" in rest:
+        rest = ""  # a file-only hint (a key under another group): the line says where
+    labels = sorted({forms.key_label(field, k) for k in m[6].split(", ")}, key=str.casefold)
+    return f"{head}{rest}; allowed here: {', '.join(labels)}"
 
 
 def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
@@ -217,7 +351,8 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
     under the field as the form labels it (the workload's name, the field's label), never
     the path in the generated YAML."""
     where = _load_field(exc.field, exc.message)
-    message = form_words(web_words(exc.message), exc.field)
+    message = (unknown_words(exc) if isinstance(exc, UnknownId)
+               else form_words(web_words(exc.message), exc.field))
     if _MISSING.match(exc.message):
         # a required key missing is a field left empty: the loader's words name the YAML
         # key and an example line ("add it, e.g. `name: Acme Corp`"), not the form
