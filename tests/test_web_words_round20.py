@@ -239,3 +239,17 @@ def test_the_cli_keeps_the_files_words_for_the_shape() -> None:
         "acme.yaml:34:3: policy.survive_node_loss: must be true or false (found 'yes'); write "
         "`survive_node_loss: true` or `survive_node_loss: false` (yes/no/on/off are read as text, "
         "not as a boolean)")
+
+
+def test_estimates_unknown_gpu_names_each_guess_as_the_file_does() -> None:
+    """`estimate --gpu h100-sxn` said "(did you mean h100-sxm or h200-sxm or h100-nvl?)": ids
+    alone, where the file's message now names them (a model's name adds nothing to its id)."""
+    from llmsizer.inputs.options import estimate_problems
+
+    assert estimate_problems("llama-3.1-70bb", "h100-sxn", "fp8", "fp8", 1, False) == (
+        "2 problems:\n"
+        "  --model: unknown model 'llama-3.1-70bb' (did you mean llama-3.1-70b or llama-3.3-70b "
+        "or llama-3-70b?); `llmsizer catalog models` lists them\n"
+        "  --gpu: unknown GPU 'h100-sxn' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or "
+        "h200-sxm (NVIDIA H200 SXM) or h100-nvl (NVIDIA H100 NVL)?); `llmsizer catalog gpus` "
+        "lists them")

@@ -232,13 +232,18 @@ def _unknown(located: Located, filename: str, value: str, table: dict[str, Any],
         return UnknownId(f"{named_as(kind, value, meant)} {meant}{hint}", kind=kind, value=value,
                          meant=meant, choices=choices, **where)
     close = tuple(close_matches(value, ids))
-    name = dict(choices)
-    # the file takes ids; each guess with its name, which `llmsizer catalog` and the
-    # documents show (a typo of the id is often a half-remembered name)
-    guess = (" (did you mean " + " or ".join(_named(c, name[c]) for c in close) + "?)"
-             if close else "")
-    return UnknownId(f"unknown {kind} {_short(value)}{guess}; valid: {', '.join(ids)}{hint}",
-                     kind=kind, value=value, close=close, choices=choices, **where)
+    return UnknownId(f"unknown {kind} {_short(value)}{id_guesses(close, table)}; valid: "
+                     f"{', '.join(ids)}{hint}", kind=kind, value=value, close=close,
+                     choices=choices, **where)
+
+
+def id_guesses(close: Iterable[str], table: dict[str, Any]) -> str:
+    """' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or h100-nvl (NVIDIA H100 NVL)?)', or ''
+    without guesses: the file and the command line take ids, each told with its name, which
+    `llmsizer catalog` and the documents show (a typo of an id is often a half-remembered
+    name)."""
+    said = [_named(c, str(getattr(table[c], "name", c))) for c in close]
+    return " (did you mean " + " or ".join(said) + "?)" if said else ""
 
 
 def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from ..model.catalog import load_catalog, suggest
-from .loader import named_as, spelled_as
+from ..model.catalog import close_matches, load_catalog
+from .loader import id_guesses, named_as, spelled_as
 
 
 def _plain(text: str) -> float | None:
@@ -62,7 +62,8 @@ def estimate_problems(model_id: str, gpu: str, weights: str, kv: str,
             found.append(f"{option}: {named_as(kind, value, meant)} {option} {meant}")
         else:
             where = f"`{listing}` lists them" if listing else f"valid: {', '.join(names)}"
-            found.append(f"{option}: unknown {kind} {value!r}{suggest(value, names)}; {where}")
+            found.append(f"{option}: unknown {kind} {value!r}"
+                         f"{id_guesses(close_matches(value, names), table)}; {where}")
     if len(found) < 2:
         return "".join(found)
     return f"{len(found)} problems:\n  " + "\n  ".join(found)
