@@ -12,7 +12,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import customer_words, gpu_split, precision_name
+from ..documents.proposal.format import Formatter, customer_words, gpu_split, precision_name
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
 from .forms import Configs
@@ -40,6 +40,9 @@ def num(x: float) -> str:
     return f"{float(x):,.3f}".rstrip("0").rstrip(".")
 
 
+WIDE_CHOICE = 22
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -51,11 +54,15 @@ def _environment() -> jinja2.Environment:
     env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
     env.filters["display"] = display
     env.filters["num"] = num
+    env.filters["ms"] = Formatter("").ms  # a latency as the PDF gives it ("549 ms", "31.4 ms")
     # parameter counts as `llmsizer catalog models` prints them (6.74 B, not 6.7 B)
     env.filters["params"] = params_text
     # the PDF's glossary, every term (the page has room for those the PDF lists only when used)
     env.globals["glossary"] = sorted(GLOSSARY, key=lambda t: t.term.lower())
     env.globals["term"] = {t.term: t.meaning for t in GLOSSARY}
+    # a list whose longest choice is longer than this (characters) takes a whole row of the
+    # form: half a row holds about 22 characters at 1,024 px (_fields.html.j2)
+    env.globals["WIDE_CHOICE"] = WIDE_CHOICE
     return env
 
 

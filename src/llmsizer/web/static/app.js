@@ -195,7 +195,8 @@
     var t = ev.target;
     if (t && t.type === "range") {
       var out = document.getElementById(t.id + "-value");
-      if (out) { out.textContent = t.value; }
+      // grouped as the page's figures are ("131,072", not "131072"; review round 20)
+      if (out) { out.textContent = Number(t.value).toLocaleString("en-US"); }
     }
   });
 })();
