@@ -9,6 +9,9 @@ beside the PDF of the same account (`llmsizer report inputs/<account>.yaml`).
   one figure.
 - inputs/helpdesk-population.yaml (2,000 named users): the page never said the 147 users at
   the same time it was sized for; the PDF's walk-through does.
+- inputs/enterprise-multi.yaml (three workloads on shared nodes): the PDF says what sharing
+  saves (7 nodes, 36 GPUs, USD 924 k a year sized alone; USD 281 k, 30.5 % less); the page
+  never did.
 - `llmsizer size` printed "headroom 39%" where the PDF and the page say "38.8 %".
 - the estimate page gave "549.3 ms" where the results page and the PDF give three figures,
   and its context slider read "1024".
@@ -94,6 +97,21 @@ def test_a_population_tells_the_users_it_makes_at_peak() -> None:
     assert "147 users are served at the same time." in page
     # a load stated as concurrent users is the form's own figure: no sentence
     assert "served at the same time" not in _page("moe-chat.yaml")
+
+
+def test_a_shared_plan_says_what_sharing_saves() -> None:
+    """enterprise-multi.yaml: the PDF's "Saving:" sentence (templates/partials/plan.html.j2),
+    from result.totals_dedicated and PLAN_SAVING."""
+    result = _sized("enterprise-multi.yaml")
+    ded, tot = result.totals_dedicated, result.totals
+    assert (ded.nodes, ded.gpus_purchased) == (7, 36)
+    usd = Formatter("USD").money
+    assert [usd(x).replace(NBSP, " ") for x in (ded.annual_cost_onprem, tot.annual_cost_onprem)] \
+        == ["USD 924 k", "USD 643 k"]
+    assert ("Saving: sized one workload at a time, the same service would need 7 nodes (36 GPUs "
+            "bought) at USD 924 k per year on-premises; this plan costs USD 643 k, USD 281 k "
+            "(30.5 %) less each year.") in _page("enterprise-multi.yaml")
+    assert "Saving:" not in _page("helpdesk-population.yaml")  # one workload: nothing shared
 
 
 def _size_text(name: str, width: int = 100) -> str:
