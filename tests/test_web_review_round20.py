@@ -12,6 +12,8 @@ beside the PDF of the same account (`llmsizer report inputs/<account>.yaml`).
 - inputs/enterprise-multi.yaml (three workloads on shared nodes): the PDF says what sharing
   saves (7 nodes, 36 GPUs, USD 924 k a year sized alone; USD 281 k, 30.5 % less); the page
   never did.
+- inputs/small-l4-l40s.yaml's headline read "1 GPUs in 1 node"; counts of thousands were
+  ungrouped ("14976 GPUs"), unlike every other figure of the page.
 - `llmsizer size` printed "headroom 39%" where the PDF and the page say "38.8 %".
 - the estimate page gave "549.3 ms" where the results page and the PDF give three figures,
   and its context slider read "1024".
@@ -112,6 +114,24 @@ def test_a_shared_plan_says_what_sharing_saves() -> None:
             "bought) at USD 924 k per year on-premises; this plan costs USD 643 k, USD 281 k "
             "(30.5 %) less each year.") in _page("enterprise-multi.yaml")
     assert "Saving:" not in _page("helpdesk-population.yaml")  # one workload: nothing shared
+
+
+def test_the_headline_counts_in_words_and_groups_thousands() -> None:
+    """small-l4-l40s.yaml: one L4 in one server (its PDF: "1 × NVIDIA L4 in 1 × ..."); the
+    absurd population of tests/data/population-absurd.yaml: tens of thousands of GPUs."""
+    tot = _sized("small-l4-l40s.yaml").totals
+    assert (tot.gpus_purchased, tot.nodes) == (1, 1)
+    assert "1 GPU in 1 node: capital cost USD 35.2 k" in _page("small-l4-l40s.yaml")
+    assert "1 GPUs" not in _page("small-l4-l40s.yaml")
+    text = (ROOT / "tests" / "data" / "population-absurd.yaml").read_text()
+    big = size(load(ROOT / "tests" / "data" / "population-absurd.yaml")).totals
+    assert big.gpus_purchased > 10_000
+    with TestClient(create_app()) as c:
+        r = c.post("/upload/yaml", files={"file": ("absurd.yaml", text.encode())})
+    headline = re.search(r'id="headline">([^<]*)<', r.text)
+    assert headline, r.text[:500]
+    assert headline.group(1).startswith(f"{big.gpus_purchased:,} GPUs in {big.nodes:,} nodes"), \
+        headline.group(1)
 
 
 def _size_text(name: str, width: int = 100) -> str:

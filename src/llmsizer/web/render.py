@@ -43,6 +43,12 @@ def num(x: float) -> str:
 WIDE_CHOICE = 22
 
 
+def many(n: float, noun: str) -> str:
+    """A count and its noun as the PDF's ``many`` filter writes them: "1 GPU", "1,488 GPUs"
+    (the headline read "1 GPUs in 1 node" for inputs/small-l4-l40s.yaml; review round 20)."""
+    return f"{Formatter('').count(n)} {noun if n == 1 else noun + 's'}"
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -51,6 +57,7 @@ def _environment() -> jinja2.Environment:
     env.globals.update(version=__version__, article=ARTICLE)
     env.filters["words"] = customer_words  # engine text as the PDF words it
     env.globals["display"] = display
+    env.globals["many"] = many
     env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
     env.filters["display"] = display
     env.filters["num"] = num
