@@ -189,3 +189,22 @@ def test_a_lists_chosen_words_are_never_cut(server: str, browser: object,  # noq
                               s.clientWidth - 26]; })
           .filter(([, need, room]) => need > room); }""")
     assert cut == [], cut
+
+
+def test_a_phones_account_row_is_not_called_a_share(server: str, browser: object) -> None:  # noqa: F811
+    """At 390 px each cell of the per-workload table shows its column's heading; the account's
+    totals read "GPUs bought (its share) 20", "Capital cost (its share) USD 373 k"
+    (inputs/rag-knowledge-base.yaml), as if the account were a share of itself."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    with page.expect_navigation(wait_until="load", timeout=120000):
+        page.click("#upload-yaml button")
+    page.wait_for_selector("#per-workload.stacks", timeout=60000)
+    labels = page.eval_on_selector_all("#per-workload tbody.total td.n",
+                                       "tds => tds.map(td => td.dataset.label)")
+    assert labels == ["GPUs bought", "Capital cost", "On-premises per year"], labels
+    # the workloads' own rows keep the column's words
+    first = page.eval_on_selector("#per-workload tbody:not(.total) td.n[data-label]",
+                                  "td => td.dataset.label")
+    assert first == "Batch (its pool's)"

@@ -181,7 +181,8 @@
         if (row === head) { return; }
         var col = 0;
         Array.prototype.forEach.call(row.cells, function (c) {
-          if (c.tagName === "TD" && names[col] && c.colSpan === 1) { c.dataset.label = names[col]; }
+          // a cell that names itself keeps its words (the account's totals are not "its share")
+          if (c.tagName === "TD" && names[col] && c.colSpan === 1 && !c.dataset.label) { c.dataset.label = names[col]; }
           col += c.colSpan;
         });
       });
