@@ -208,3 +208,21 @@ def test_a_phones_account_row_is_not_called_a_share(server: str, browser: object
     first = page.eval_on_selector("#per-workload tbody:not(.total) td.n[data-label]",
                                   "td => td.dataset.label")
     assert first == "Batch (its pool's)"
+
+
+def test_add_workload_gives_the_new_one_a_name_of_its_own() -> None:
+    """The Chat quick start, then Add workload: the new workload was named "Chat API" too, and
+    the sizing stopped at once ("two workloads are named 'Chat API'") with nothing typed."""
+    from test_web_routes import fields, post
+
+    with TestClient(create_app()) as c:
+        home = c.get("/?start=chat").text
+        added = c.get("/workload", params={"index": 1, "start": "chat"}).text
+        items = fields(home)
+        assert ("workloads[0].name", "Chat API") in items
+        more = [(k, v) for k, v in fields(f'<form id="account">{added}</form>')
+                if k.startswith("workloads[1].")]
+        assert ("workloads[1].name", "Chat API (2)") in more
+        r = post(c, "/size", items + more)
+    assert r.status_code == 200
+    assert 'id="sizing-error"' not in r.text and 'id="headline"' in r.text
