@@ -275,9 +275,12 @@ def test_the_accounts_totals_on_the_page_are_the_results_jsons(account: str) -> 
     head = re.search(r'id="headline">([^<]*)<', text)
     assert head, account
     if result.deployment.recommended == "cloud":
-        assert head.group(1).startswith(f"{t.cloud_gpus_rented} GPUs rented in the cloud")
+        assert head.group(1).startswith(f"{fmt.count(t.cloud_gpus_rented)} GPU"
+                                        f"{'s' if t.cloud_gpus_rented != 1 else ''} rented in the cloud")
     elif result.deployment.recommended != "api":
-        assert head.group(1) == (f"{t.gpus_purchased} GPUs in {t.nodes} node"
+        # counts in words and grouped, as the PDF's (review round 20: "1 GPUs in 1 node")
+        assert head.group(1) == (f"{fmt.count(t.gpus_purchased)} GPU"
+                                 f"{'s' if t.gpus_purchased != 1 else ''} in {fmt.count(t.nodes)} node"
                                  f"{'s' if t.nodes != 1 else ''}: capital cost {fmt.money(t.capex)}")
 
 

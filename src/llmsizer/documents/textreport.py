@@ -55,6 +55,13 @@ def _money(x: float, cur: str) -> str:
     return Formatter(cur).money(x).replace(NBSP, " ")
 
 
+def _headroom(x: float) -> str:
+    """A headroom to the PDF's and the web page's precision (Formatter.headroom: "38.8%",
+    whole percents from 100 %, ">1,000%" above it), without the PDF's thin spaces: the
+    terminal printed "39%" where the proposal says "38.8 %" (review round 20)."""
+    return Formatter("").headroom(x).replace(NBSP, "")
+
+
 def _amount(x: float) -> str:
     """A money cell under a header that names the currency once: "288 k", "1.19 M"."""
     return _money(x, "").strip()
@@ -207,7 +214,7 @@ def _workload_table(w: WorkloadResult, cur: str, width: int, names: _Names,
                     f"{float(v['tokens_per_s_per_user']):,.1f}",
                     _latency(float(v['ttft_ms'])), f"{float(v['replicas']):,.0f}",
                     f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}",
-                    f"{float(v['headroom_achieved']):,.0%}",
+                    _headroom(float(v['headroom_achieved'])),
                     _cost(o, rented)]
         else:
             row += [""] * len(_NUMBER_HEADS)
@@ -528,7 +535,7 @@ def _print_plan(result: Result, con: Console) -> None:
                            + (f"fed by {p.prefill_replicas:,} prefill replicas of "
                               f"{p.prefill_gpus_per_replica} GPUs " if p.prefill_replicas else "")
                            + f"({p.spare_replicas:,} spare), batch "
-                           f"{p.batch_per_replica:,}; headroom {p.headroom_achieved:,.0%}, "
+                           f"{p.batch_per_replica:,}; headroom {_headroom(p.headroom_achieved)}, "
                            + _node_down(p.headroom_after_node_loss,
                                         p.values.get("pool_replicas_after_node_loss"), g.nodes),
                  first="  ", rest="    ")
@@ -572,7 +579,7 @@ def _node_down(headroom: float, left: float | None, nodes: int) -> str:
     if (left is not None and left <= 0) or headroom <= -1:
         return "the service stops while a node is down"
     # below zero the PDF says what it means: "peak demand is not met while a node is down"
-    return f"{headroom:,.0%} with a node down" + (" (peak demand not met)" if headroom < 0 else "")
+    return f"{_headroom(headroom)} with a node down" + (" (peak demand not met)" if headroom < 0 else "")
 
 
 def _n(count: int, noun: str) -> str:

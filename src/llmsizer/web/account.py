@@ -119,7 +119,11 @@ async def live_charts(request: Request) -> HTMLResponse:
 def new_workload(request: Request, index: int = 0, start: str = "chat") -> HTMLResponse:
     key = start if start in archetypes.BY_KEY else "chat"
     index = max(0, min(index, forms.MAX_WORKLOADS * 4 - 1))
-    values = forms.form_values({"workloads": [{}] * index + [archetypes.workload(key)]})
+    added = archetypes.workload(key)
+    if index > 0:  # a name of its own: two "Chat API" stopped the sizing the moment the button
+        # was pressed ("two workloads are named 'Chat API'"; review round 20)
+        added["name"] = f"{added['name']} ({index + 1})"
+    values = forms.form_values({"workloads": [{}] * index + [added]})
     return page(request, "_workload.html.j2", i=index, values=values, forms=forms,
                 catalog=catalog())
 

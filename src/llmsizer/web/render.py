@@ -4,6 +4,7 @@ error, not an empty string."""
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from typing import Any
 
@@ -12,9 +13,10 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import customer_words, gpu_split
+from ..documents.proposal.format import Formatter, customer_words, gpu_split
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
+from . import forms
 from .forms import Configs
 from .forms import display as display  # its home is forms (the error words use it too)
 
@@ -28,22 +30,55 @@ def num(x: float) -> str:
     return f"{float(x):,.3f}".rstrip("0").rstrip(".")
 
 
+WIDE_CHOICE = 22
+
+
+# a requirement key in the engine's and the schema's words ("Relax ttft_p95_s to at least
+# 0.22 s", a field's help "state ttft_p95_s or ttft_p99_s"): the page names the form's field, the
+# box the user types in, and a choice by the words its list shows (review round 20). Keys with
+# an underscore only, so that no plain word ("engine") is taken for one; a vLLM flag the help
+# names as vLLM's ("vLLM's gpu_memory_utilization") stays the flag.
+_FIELDS = (*forms.KIND_FIELDS, *forms.LOAD_FIELDS, *forms.POLICY_FIELDS, *forms.COST_FIELDS)
+_LABELS = {f.key.rsplit(".", 1)[-1]: f.label for f in _FIELDS}
+_LABELS.update({c: w for f in _FIELDS for c, w in zip(f.choices, f.words, strict=False) if w})
+_LABELS = {k: v for k, v in _LABELS.items() if "_" in k}
+_LABEL_KEYS = re.compile(r"(?<![\w.])(?<!vLLM's )(" + "|".join(
+    re.escape(k) for k in sorted(_LABELS, key=len, reverse=True)) + r")(?!\w|\.\w)")
+
+
+def form_terms(text: str) -> str:
+    """Engine text as the page says it: the PDF's customer words, and a requirement key as the
+    form's label in quotes ("Relax “First token, 95th percentile (s)” to at least 0.22 s")."""
+    return _LABEL_KEYS.sub(lambda m: f"“{_LABELS[m.group(1)]}”", customer_words(text))
+
+
+def many(n: float, noun: str) -> str:
+    """A count and its noun as the PDF's ``many`` filter writes them: "1 GPU", "1,488 GPUs"
+    (the headline read "1 GPUs in 1 node" for inputs/small-l4-l40s.yaml; review round 20)."""
+    return f"{Formatter('').count(n)} {noun if n == 1 else noun + 's'}"
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
         autoescape=True,  # account names and notes never become HTML
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(version=__version__, article=ARTICLE)
-    env.filters["words"] = customer_words  # engine text as the PDF words it
+    env.filters["words"] = form_terms  # engine text as the PDF words it, keys as the form's labels
     env.globals["display"] = display
+    env.globals["many"] = many
     env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
     env.filters["display"] = display
     env.filters["num"] = num
+    env.filters["ms"] = Formatter("").ms  # a latency as the PDF gives it ("549 ms", "31.4 ms")
     # parameter counts as `llmsizer catalog models` prints them (6.74 B, not 6.7 B)
     env.filters["params"] = params_text
     # the PDF's glossary, every term (the page has room for those the PDF lists only when used)
     env.globals["glossary"] = sorted(GLOSSARY, key=lambda t: t.term.lower())
     env.globals["term"] = {t.term: t.meaning for t in GLOSSARY}
+    # a list whose longest choice is longer than this (characters) takes a whole row of the
+    # form: half a row holds about 22 characters at 1,024 px (_fields.html.j2)
+    env.globals["WIDE_CHOICE"] = WIDE_CHOICE
     return env
 
 

@@ -29,7 +29,8 @@ from ..documents.proposal.format import (
 )
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
-from ..documents.proposal.views import WorkloadView
+from ..documents.proposal.summary import confidence_total
+from ..documents.proposal.views import WorkloadView, load_sentence
 from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import CONFIG_HINT, UnknownId, load_from_text
 from ..inputs.modelconfig import model_from_json
@@ -124,6 +125,24 @@ class Sized:
         if self.result is None or self.fmt is None:
             return {"model_choices": []}
         return models_context(self.result, self.fmt)
+
+    def load(self, index: int) -> str:
+        """How workload ``index``'s load, stated as a request rate or a population, became the
+        users served at the same time: the PDF walk-through's sentence (review round 20: a
+        help desk of 2,000 named users never told the 147 users it was sized for); "" for a
+        load stated as concurrent users (the form's own figure)."""
+        if self.result is None or self.fmt is None:
+            return ""
+        w = self.result.workloads[index]
+        source = w.best or (w.options[0] if w.options else None)
+        if source is None or float(source.values.get("peak_request_rate_per_s", 0.0)) <= 0:
+            return ""
+        return load_sentence(w, source.values, self.fmt.count, self.fmt.decimal)
+
+    def confidence(self) -> dict[str, int] | None:
+        """The GPUs bought at both ends of the model's p90 throughput error, as the PDF's
+        summary states them beside the recommendation (review round 20: the page never did)."""
+        return confidence_total(self.result) if self.result is not None else None
 
 
 @dataclass(frozen=True)

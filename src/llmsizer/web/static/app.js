@@ -181,7 +181,8 @@
         if (row === head) { return; }
         var col = 0;
         Array.prototype.forEach.call(row.cells, function (c) {
-          if (c.tagName === "TD" && names[col] && c.colSpan === 1) { c.dataset.label = names[col]; }
+          // a cell that names itself keeps its words (the account's totals are not "its share")
+          if (c.tagName === "TD" && names[col] && c.colSpan === 1 && !c.dataset.label) { c.dataset.label = names[col]; }
           col += c.colSpan;
         });
       });
@@ -195,7 +196,8 @@
     var t = ev.target;
     if (t && t.type === "range") {
       var out = document.getElementById(t.id + "-value");
-      if (out) { out.textContent = t.value; }
+      // grouped as the page's figures are ("131,072", not "131072"; review round 20)
+      if (out) { out.textContent = Number(t.value).toLocaleString("en-US"); }
     }
   });
 })();
