@@ -376,17 +376,23 @@ def test_catalog_names_are_never_cut_at_80_columns(kind: str) -> None:
 
 def test_estimate_prints_counts_as_counts() -> None:
     """"max_sequences_by_memory 1,085.00" and "batch_per_replica 16.00": a count of
-    sequences or bytes has no decimals; speeds and times keep two (the --json figures)."""
+    sequences or bytes has no decimals. Review round 20: the lines were the JSON's keys
+    ("tpot_ms 25.04"); they are now the calculation list's labels with units, rounded as the
+    PDF rounds (three figures for a latency: its first-token error is about +/-25 %,
+    docs/calibration.md), from the same figures as --json."""
     args = ["estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4",
             "--prompt-tokens", "1000", "--output-tokens", "200", "--concurrency", "16"]
     text = run(*args).stdout
     doc = json.loads(run(*args, "--json").stdout)
-    shown = dict(ln.split(None, 1) for ln in text.splitlines())
-    assert shown["batch_per_replica"] == f"{doc['batch_per_replica']:,.0f}"
-    assert shown["max_sequences_by_memory"] == f"{doc['max_sequences_by_memory']:,.0f}"
-    assert shown["kv_bytes_per_token"] == f"{doc['kv_bytes_per_token']:,.0f}"
-    assert shown["tpot_ms"] == f"{doc['tpot_ms']:,.2f}" and not doc["tpot_ms"].is_integer()
-    assert not [v for v in shown.values() if v.endswith(".00")], shown
+    shown = dict(re.split(r"\s{2,}", ln.strip(), maxsplit=1) for ln in text.splitlines())
+    assert shown["Batch per replica"] == f"{doc['batch_per_replica']:,.0f} sequences"
+    assert shown["Max sequences by memory"] == f"{doc['max_sequences_by_memory']:,.0f} sequences"
+    assert shown["KV cache per token"] == f"{doc['kv_bytes_per_token']:,.0f} bytes"
+    assert shown["Time per output token"] == f"{doc['tpot_ms']:#.3g} ms"
+    assert shown["Output tokens/s, all replicas"] == f"{doc['output_tokens_per_s']:,.0f} tok/s"
+    assert shown["Limited by"] == doc["bound"] == "memory bandwidth"
+    assert not [k for k in shown if "_" in k], shown  # no JSON key left
+    assert not [v for v in shown.values() if ".00" in v], shown
 
 
 def test_first_token_times_are_rounded_as_the_pdf_rounds_them() -> None:

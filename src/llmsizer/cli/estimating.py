@@ -79,15 +79,45 @@ def estimate(model_id: str, gpu: str, tp_text: str, replicas: int, weight_precis
     if as_json:
         _echo(json.dumps(out, indent=2))
     else:
-        for k, v in out.items():
-            _echo(f"{k:32} {_figure(v)}")
+        for label, shown in _lines(out):
+            _echo(f"{label:32} {shown}")
 
 
-def _figure(v: float | str) -> str:
-    """A count as a count ("1,085" sequences, not "1,085.00"); other figures to 2 decimals."""
-    if isinstance(v, float):
-        return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
-    return str(v)
+# What the figures are called where the calculation list has no row for them (the list's own
+# label and unit otherwise: one name per figure in the CLI, the workbook and the PDF).
+_NAMED = {"output_tokens_per_s": ("Output tokens/s, all replicas", "tok/s"),
+          "calibration_derating": ("Speed credited", "ratio"),
+          "bound": ("Limited by", "")}
+
+
+def _lines(out: dict[str, float | str]) -> list[tuple[str, str]]:
+    """The figures under the calculation list's labels with their units, rounded as the PDF
+    rounds them (review round 20: the CLI printed its JSON keys, "tpot_ms 25.04"): counts
+    whole, latencies and speeds to what the model supports, sizes in GB to the PDF's digits."""
+    from ..documents.proposal.format import Formatter
+    from ..model.calculations import CALCULATIONS
+
+    rows = {c.name: (c.label, c.unit) for c in CALCULATIONS if c.label and c.unit}
+    fmt = Formatter("USD")
+    lines = []
+    for key, v in out.items():
+        label, unit = _NAMED.get(key) or rows[key]
+        if isinstance(v, str):
+            shown = v
+        elif key == "calibration_derating":
+            shown = ("1 (measured results cover this GPU, precision and model class)" if v == 1
+                     else f"{v:.2g} of the modelled speed (no measured results for this GPU, "
+                          "precision or model class)")
+        elif unit == "tok/s":
+            shown = fmt.tok_s(v)
+        elif unit == "B":
+            shown = fmt.bytes(v)
+        elif unit == "sequences":
+            shown = fmt.count_of(v, "sequence")
+        else:
+            shown = fmt.unit(v, unit)
+        lines.append((label, shown.replace("\N{NO-BREAK SPACE}", " ")))
+    return lines
 
 
 def _not_fitting(out: dict[str, float | str],
