@@ -78,11 +78,14 @@ def test_a_misspelt_model_is_guessed_and_listed_by_the_names_of_the_model_list(
     # the form's Model list shows "Llama 3.1 70B", never llama-3.1-70b (it said
     # "(did you mean llama-3.1-70b or llama-3.3-70b or llama-3-70b?); valid: deepseek-r1, ...")
     said = ("Internal assistant — Model: unknown model 'llama-3.1-70b-instruc' (did you mean "
-            "Llama 3.1 70B, Llama 3.3 70B or Llama 3 70B?); choose from the list: "
-            f"{names}{UPLOAD_HINT}")
+            "Llama 3.1 70B, Llama 3.3 70B or Llama 3 70B?), or choose another from the list"
+            f"{UPLOAD_HINT}")
     assert box == [f"acme.yaml: {said} (line 11)"]
     assert panel == [said]
     assert "llama-3.3-70b" not in said and "deepseek-r1" not in said
+    # with guesses, the form's list beside the box is not written out again (the 40 names
+    # were noise); without one, every name is (the '8' GPU below)
+    assert names.split(", ")[0] not in said
 
 
 def test_a_model_by_its_hugging_face_name_is_told_by_the_name_the_list_shows(
@@ -100,14 +103,12 @@ def test_an_unknown_gpu_and_platform_are_told_by_the_names_the_form_shows(
     text = _file("  gpus: [h100-sxm, h200-sxm, l40s]", "  gpus: [h100-sxn, h200-sxm, l40s]")
     text = text.replace("  kv_precisions: [fp8]\n", "  kv_precisions: [fp8]\n  platform: dgx-h10\n")
     box, _ = _upload(client, text)
-    cat = load_catalog()
     assert box == [
         "Hardware — GPUs to consider: unknown GPU 'h100-sxn' (did you mean NVIDIA H100 SXM "
-        "80GB, NVIDIA H200 SXM or NVIDIA H100 NVL?); choose from the list: "
-        f"{_names(cat.gpus)} (line 29)",
+        "80GB, NVIDIA H200 SXM or NVIDIA H100 NVL?), or choose another from the list (line 29)",
         "Hardware — Platform (server or node): unknown platform 'dgx-h10' (did you mean NVIDIA "
         "DGX H100 (8x H100 SXM5 80GB), NVIDIA DGX H200 (8x H200 SXM5 141GB) or NVIDIA DGX A100 "
-        f"(8x A100 80GB SXM4)?); choose from the list: {_names(cat.platforms)} (line 32)"]
+        "(8x A100 80GB SXM4)?), or choose another from the list (line 32)"]
 
 
 def test_the_cli_keeps_the_ids_the_file_takes_each_guess_with_its_name() -> None:

@@ -227,8 +227,10 @@ def unknown_words(exc: UnknownId) -> str:
     if (exc.field or "").startswith("costs."):
         # a price keyed by an unknown id: the form asks each catalog entry's price by its name
         return f"{what}{guess}; the form asks the price of each one it knows, under its name"
+    if exc.close:  # the list is beside the message: its 24-40 names again were noise
+        return f"{what}{guess}, or choose another from the list{hint}"
     shown = sorted(set(names.values()), key=str.casefold)
-    return f"{what}{guess}; choose from the list: {', '.join(shown)}{hint}"
+    return f"{what}; choose from the list: {', '.join(shown)}{hint}"
 
 
 # The loader's hints for a number field (inputs/schema_messages.py, _type_hint) show the YAML
