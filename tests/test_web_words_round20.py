@@ -254,3 +254,25 @@ def test_estimates_unknown_gpu_names_each_guess_as_the_file_does() -> None:
         "  --gpu: unknown GPU 'h100-sxn' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or "
         "h200-sxm (NVIDIA H200 SXM) or h100-nvl (NVIDIA H100 NVL)?); `llmsizer catalog gpus` "
         "lists them")
+
+
+# ---- 3. the load stated more than one way, or not at all (session 20) ---------------------
+
+def test_a_load_stated_two_ways_is_told_by_the_form_s_load_chooser(client: TestClient) -> None:
+    """inputs/rules.py's "state the load exactly one way: concurrent_users (users at the same
+    time), requests_per_s ... ; found concurrent_users and requests_per_s" named the file's
+    keys; the form has one chooser, Load stated as, with the three ways by name."""
+    box, _ = _upload(client, _file("    concurrent_users: 200\n",
+                                   "    concurrent_users: 200\n    requests_per_s: 5\n"))
+    assert box == ["acme.yaml: Internal assistant — Load stated as: the file states the load two "
+                   "ways (Concurrent users and Request rate); choose one of Concurrent users, "
+                   "Request rate or User population (line 10)"]
+
+
+def test_no_load_is_told_by_the_chooser_too(client: TestClient) -> None:
+    box, panel = _upload(client, _file("    concurrent_users: 200\n", ""))
+    said = ("Internal assistant — Load stated as: no load is stated; choose Concurrent users, "
+            "Request rate or User population and fill in its fields")
+    assert box == [f"acme.yaml: {said} (line 10)"]
+    assert panel == [said]
+    assert "concurrent_users" not in said and "named_users" not in said

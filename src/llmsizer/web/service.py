@@ -336,7 +336,29 @@ def shape_words(message: str, field: str) -> str:
     message = sub(r"has no value \(nothing after the colon\); write (.+), or delete the line if "
                   r"the key is optional", r"has no value (nothing after the colon in the file); "
                   r"type \1, or leave the field empty if it is optional", message)
+    message = _LOAD_WAYS.sub(_load_words, message, count=1)
     return _unknown_key_words(message, field)
+
+
+# The load stated more than one way (inputs/rules.py, inputs/kinds.py): the form has one
+# chooser, "Load stated as", with the three ways by name (forms.LOAD_FORMS).
+_LOAD_WAYS = re.compile(r"state the load exactly one way: .*?; found (.+)$")
+_COUNT_WORDS = {2: "two", 3: "three"}
+_LOAD_KEY_WAY = {"concurrent_users": "users", "requests_per_s": "rate",
+                 "named_users": "population"}
+
+
+def _load_words(m: re.Match[str]) -> str:
+    names = {key: words for key, words, _ in forms.LOAD_FORMS}
+    keys = re.findall(r"[a-z_]+", m[1])
+    if keys == ["both"]:  # an embed/rerank workload: only a rate or a population is a load
+        keys = ["requests_per_s", "named_users"]
+    ways = [names[_LOAD_KEY_WAY[k]] for k in keys if k in _LOAD_KEY_WAY]
+    every = _either([w for _, w, _ in forms.LOAD_FORMS])
+    if not ways:
+        return f"no load is stated; choose {every} and fill in its fields"
+    return (f"the file states the load {_COUNT_WORDS[len(ways)]} ways ({' and '.join(ways)}); "
+            f"choose one of {every}")
 
 
 _UNKNOWN_KEY = re.compile(r"^unknown key ('(?:[^'\\]|\\.)*'|\"[^\"]*\")( \(did you mean "
