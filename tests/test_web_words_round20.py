@@ -276,3 +276,14 @@ def test_no_load_is_told_by_the_chooser_too(client: TestClient) -> None:
     assert box == [f"acme.yaml: {said} (line 10)"]
     assert panel == [said]
     assert "concurrent_users" not in said and "named_users" not in said
+
+
+def test_a_file_that_is_not_yaml_says_where_in_words(client: TestClient) -> None:
+    """The upload box said "acme.yaml:5:13: not valid YAML: …", a compiler's way to point; the
+    place is said in words (the CLI keeps file:line:column, which editors jump to)."""
+    text = _file("  name: Acme Corp\n", "  name: Acme: Corp\n")
+    r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
+    told = html_lib.unescape(re.sub(r"<[^>]+>", "", r.text))
+    assert ("acme.yaml is not valid YAML at line 5, column 13: mapping values are not allowed "
+            "here; a value contains `: `") in told
+    assert "acme.yaml:5:13" not in told

@@ -24,7 +24,7 @@ from ..sizing.results import slugify
 from . import archetypes, forms
 from .jobs import MEDIA, Busy, render_document, reread_workbook
 from .render import ENV, page
-from .service import FORM_SOURCE, Sized, catalog, size_text, upload_words, web_words
+from .service import FORM_SOURCE, Sized, catalog, size_text, syntax_words, upload_words, web_words
 
 router = APIRouter()
 
@@ -320,7 +320,7 @@ async def upload_yaml(request: Request) -> HTMLResponse:
             return _account_page(request, data, 400,
                                  upload_error=upload_words(exc, name, located.data))
         # nothing of the file could be read: the form is the user's (or the starting point)
-        return await _refused(request, web_words(str(exc)), unread=name)
+        return await _refused(request, syntax_words(web_words(str(exc))), unread=name)
     # what the checks doubt (inputs/doubts.py) with the file's line, as `validate` prints it
     return _account_page(request, located.data, warnings=loaded.warnings)
 

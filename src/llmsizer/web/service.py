@@ -210,6 +210,15 @@ def web_words(message: str) -> str:
     return message.replace(CONFIG_HINT, WEB_CONFIG_HINT)
 
 
+_SYNTAX = re.compile(r"^(.*?):(\d+):(\d+): not valid YAML: ")
+
+
+def syntax_words(message: str) -> str:
+    """A file that is not YAML, told with its place in words ("acme.yaml is not valid YAML
+    at line 5, column 13: …"), not as a compiler's "acme.yaml:5:13:" (session 20)."""
+    return _SYNTAX.sub(r"\1 is not valid YAML at line \2, column \3: ", message, count=1)
+
+
 def _either(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
