@@ -287,3 +287,32 @@ def test_a_file_that_is_not_yaml_says_where_in_words(client: TestClient) -> None
     assert ("acme.yaml is not valid YAML at line 5, column 13: mapping values are not allowed "
             "here; a value contains `: `") in told
     assert "acme.yaml:5:13" not in told
+
+
+# ---- 4. the fields' help in the form's words (session 20) --------------------------------
+
+def _help_of(page: str, label: str) -> str:
+    m = re.search(r'<label for="[^"]*" title="([^"]*)">' + re.escape(label) + "<", page)
+    assert m, label
+    return html_lib.unescape(m[1])
+
+
+def test_the_fields_help_names_choices_and_fields_as_the_form_shows_them(
+        client: TestClient) -> None:
+    """The tooltips were the schema's help for the YAML: "cloud (rent …) or cheapest",
+    "one of the encoder engine classes (catalogs/embedders.yaml encoder_engines):
+    serving-stack …", "required when account.currency is not USD"; the form's reader sees
+    the list's words and the fields' labels, and has no catalog file or docs folder."""
+    page = client.get("/").text
+    recommend = _help_of(page, "Recommend")
+    assert recommend.startswith(
+        "How the proposal recommends running the service: “Buying the servers” (buy the "
+        "servers, the default), “Renting the GPUs in a cloud” (rent the same GPUs at the cloud "
+        "price tier in the requirements) or “Whichever costs least (buy, rent or hosted API)”.")
+    assert "account.reasons" not in recommend
+    assert recommend.endswith("the customer's “Why this way of running it (one reason a line)”.")
+    assert _help_of(page, "Units per US dollar") == (
+        "Units of the account's currency per US dollar; required when “Currency” is not USD.")
+    helps = " ".join(html_lib.unescape(t) for t in re.findall(r'title="([^"]*)"', page))
+    assert "catalogs/" not in helps and "docs/" not in helps
+    assert "serving-stack" not in helps and "on_prem" not in helps

@@ -13,6 +13,7 @@ only the chosen kind's fields are sent, so no key of another kind reaches the sc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -84,11 +85,38 @@ def _default(model: Any, name: str) -> str:
     return "" if d is None or d is PydanticUndefined or isinstance(d, dict | list) else _shown(d)
 
 
+# A catalog file or a doc the schema's help cites: the form's reader has neither
+_FILE_NOTE = re.compile(r"\s*\((?:[^()]*\s)?(?:catalogs|docs)/[^()]*\)")
+
+
+# A choice's id where the help names it: an id that is no English word ("serving-stack",
+# "on_prem") wherever it stands; a word ("cloud", "cheapest") only where the help lists it
+# with what it means, "cloud (rent …)", not in "cheapest to rent".
+_CHOICE_AT = re.compile(r"(?<![\w“-])([a-z0-9]+(?:[-_][a-z0-9]+)*)(?![\w”-])( \([^()]*\))?")
+
+
+def _chosen(m: re.Match[str], *, choice: str, word: str) -> str:
+    if m[1] != choice or not (m[2] or re.search(r"[-_]", choice)):
+        return m[0]
+    # the list's words already say what its parentheses said ("serving stack (Text Embeddings
+    # Inference, …)"): keep only whether it is the default
+    said = m[2] or ""
+    if "(" in word and said:
+        said = " (the default)" if "default" in said else ""
+    return f"“{word}”{said}"
+
+
 def _f(model: Any, key: str, label: str, kind: str = "number",
        choices: Iterable[str] = (), words: Iterable[str] = ()) -> Field:
+    """A field with the schema's help in the form's words: each choice by the words its list
+    shows ("cloud (rent …)" -> "“Renting the GPUs in a cloud” (rent …)"), no file cited."""
     name = key.rpartition(".")[2]
-    return Field(key, label, kind, _help(model, name), tuple(choices), _default(model, name),
-                 tuple(words))
+    choices, words = tuple(choices), tuple(words)
+    helped = _FILE_NOTE.sub("", _help(model, name))
+    for choice, word in sorted(zip(choices, words, strict=False), key=lambda c: -len(c[0])):
+        if word:
+            helped = _CHOICE_AT.sub(functools.partial(_chosen, choice=choice, word=word), helped)
+    return Field(key, label, kind, helped, choices, _default(model, name), words)
 
 
 ACCOUNT_FIELDS = (

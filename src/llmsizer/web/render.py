@@ -42,6 +42,11 @@ _FIELDS = (*forms.KIND_FIELDS, *forms.LOAD_FIELDS, *forms.POLICY_FIELDS, *forms.
 _LABELS = {f.key.rsplit(".", 1)[-1]: f.label for f in _FIELDS}
 _LABELS.update({c: w for f in _FIELDS for c, w in zip(f.choices, f.words, strict=False) if w})
 _LABELS = {k: v for k, v in _LABELS.items() if "_" in k}
+# a key by its section's path ("account.currency"): the field's label
+_DOTTED_LABELS = {f"{section}.{f.key}": f.label for section, fields in (
+    ("account", forms.ACCOUNT_FIELDS), ("policy", forms.POLICY_FIELDS)) for f in fields}
+_DOTTED = re.compile(r"(?<![\w.])(?:" + "|".join(
+    re.escape(k) for k in sorted(_DOTTED_LABELS, key=len, reverse=True)) + r")(?![\w])")
 _LABEL_KEYS = re.compile(r"(?<![\w.])(?<!vLLM's )(" + "|".join(
     re.escape(k) for k in sorted(_LABELS, key=len, reverse=True)) + r")(?!\w|\.\w)")
 
@@ -49,7 +54,8 @@ _LABEL_KEYS = re.compile(r"(?<![\w.])(?<!vLLM's )(" + "|".join(
 def form_terms(text: str) -> str:
     """Engine text as the page says it: the PDF's customer words, and a requirement key as the
     form's label in quotes ("Relax “First token, 95th percentile (s)” to at least 0.22 s")."""
-    return _LABEL_KEYS.sub(lambda m: f"“{_LABELS[m.group(1)]}”", customer_words(text))
+    text = _LABEL_KEYS.sub(lambda m: f"“{_LABELS[m.group(1)]}”", customer_words(text))
+    return _DOTTED.sub(lambda m: f"“{_DOTTED_LABELS[m.group(0)]}”", text)
 
 
 def many(n: float, noun: str) -> str:
