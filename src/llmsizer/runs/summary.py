@@ -16,18 +16,24 @@ COLUMNS = (  # header, Outcome attribute, format, width
     ("Status", "status", "text", 14),
     ("Message", "message", "wrap", 50),
     ("Recommendation per workload", "recommendations", "wrap", 50),
-    ("GPUs", "gpus", "int", 8),
+    # as the proposal's cover counts them: the GPUs and servers bought (whole servers, idle
+    # GPUs included: "133" beside a cover's "144 GPUs" read as two plans), and the GPUs the
+    # cloud comparison rents
+    ("GPUs bought", "gpus", "int", 8),
     ("Nodes", "nodes", "int", 8),
+    ("GPUs rented", "cloud_gpus_rented", "int", 8),
     ("Currency", "currency", "text", 9),
     ("Capital cost", "capex", "money", 14),
     ("On-prem per year", "annual_cost_onprem", "money", 16),
     ("Cloud per year", "annual_cost_cloud", "money", 16),
-    ("On-prem per M tokens", "cost_per_million_tokens_onprem", "money2", 12),
-    ("Cloud per M tokens", "cost_per_million_tokens_cloud", "money2", 12),
+    # per million output tokens, as the proposal's "Per million output tokens alone" row (its
+    # "per million tokens" counts input + output: a header without "output" read as that)
+    ("On-prem per M output tokens", "cost_per_million_tokens_onprem", "money2", 12),
+    ("Cloud per M output tokens", "cost_per_million_tokens_cloud", "money2", 12),
     ("Workbook", "xlsx", "link", 22),
     ("Proposal", "pdf", "link", 22),
 )
-TOTALLED = {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"}
+TOTALLED = {"gpus", "nodes", "cloud_gpus_rented", "capex", "annual_cost_onprem", "annual_cost_cloud"}
 LINE_HEIGHT = 15.0  # points, Calibri 11
 
 
@@ -63,7 +69,7 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
                  [str(getattr(o, attr)) for o in outcomes] if kind == "text" else [])
         longest = max(map(len, texts), default=0)
         ws.set_column(c, c, max(width, math.ceil(longest / 1.15) + 1))
-    # the header wraps too ("On-prem per M tokens" in 12): LibreOffice showed its first line
+    # the header wraps too ("On-prem per M output tokens" in 12): LibreOffice showed its first line
     ws.set_row(0, LINE_HEIGHT * max(_lines(head, width) for head, _, _, width in COLUMNS))
     for r, o in enumerate(outcomes, start=1):
         lines = 1
@@ -91,7 +97,7 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
     ws.write_string(last + 1, 0, "Total (ok and skipped accounts)", f["total"])
     currencies = {o.currency for o in outcomes if not o.failed}
     for c, (_, attr, _, _) in enumerate(COLUMNS):
-        if attr in TOTALLED and (attr in ("gpus", "nodes") or len(currencies) <= 1):
+        if attr in TOTALLED and (attr in ("gpus", "nodes", "cloud_gpus_rented") or len(currencies) <= 1):
             if any(getattr(o, attr) is None for o in outcomes):
                 # a sum of the priced accounts alone would understate the cloud
                 ws.write_string(last + 1, c, "no price listed", f["total"])

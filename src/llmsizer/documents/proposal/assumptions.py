@@ -107,7 +107,9 @@ def _source(text: str) -> str:
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
-    money = {"electricity_per_kwh": " per kWh", "network_per_node": " per node"}
+    if name == "electricity_per_kwh":
+        return fmt.tariff(x) + " per kWh"
+    money = {"network_per_node": " per node"}
     if name in money:
         return fmt.money(x) + money[name]
     if name == "support_rate":
@@ -175,15 +177,18 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                             catalog_note(g.price_source, names) if g and g.price_source
                             else None, g.price_date if g else None,
                             "costs.gpu_prices")
+        # an unknown price in words, not "—" before the source's dash: "— — no price known"
+        # (review round 20, Harrow & Finch's GB300 cloud price)
         if not price:
-            src = "no purchase price known: on-premises figures leave the GPUs out"
-        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
-                        src))
+            src = "none in the catalog or the requirements: on-premises figures leave the GPUs out"
+        rows.append(Row(f"{name}: purchase price per GPU",
+                        fmt.money(price) if price else "not known", src))
         used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
         csrc = (_dated(used_row.source, used_row.date)
-                + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
-        rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
-                        csrc))
+                + (f"; {used_row.note}" if used_row.note else "")) if used_row else (
+            "none in the catalog or the requirements, in any cloud tier: the cloud is not compared")
+        rows.append(Row(f"{name}: cloud price per GPU-hour",
+                        fmt.money(cloud) if cloud else "not known", csrc))
     for pid in platforms:
         p = cat.platforms.get(pid)
         row = result.tables["platforms"].get(pid, {})
