@@ -19,6 +19,24 @@ from .views import WorkloadView
 TIERS_FIXED = "Cloud price tiers are not varied: this account states its own cloud prices."
 
 
+def _plan_gpus(result: Result) -> list[str]:
+    return list(dict.fromkeys([w.best.gpu for w in result.workloads if w.best is not None]
+                              + [w.best.gpu for w in result.retrieval if w.best is not None]))
+
+
+def cloud_unpriced_gpus(result: Result) -> list[str]:
+    """The GPUs of the plan without a cloud price in the account's tier (none derived)."""
+    return [g for g in _plan_gpus(result)
+            if not float(result.tables["gpus"][g]["cloud_gpu_hour"]) > 0]
+
+
+def cloud_total_words(result: Result) -> bool:
+    """Whether an account's cloud total at 0 reads "not comparable" (some GPUs of the plan
+    priced, some not) rather than "no price listed" (none priced: Harrow & Finch's GB300 plan
+    read "not comparable" beside columns that all said "no price listed")."""
+    return len(cloud_unpriced_gpus(result)) < len(_plan_gpus(result))
+
+
 def tiers_fixed_words(result: Result) -> str:
     """The line under the what-if table where its cloud-tier rows are left out
     (sensitivity.cloud_tiers_fixed): the account states its own cloud prices (TIERS_FIXED), or
@@ -27,9 +45,8 @@ def tiers_fixed_words(result: Result) -> str:
     account states its own cloud prices"); "" where the rows are there."""
     if not cloud_tiers_fixed(result.workloads, result.tables, result.retrieval):
         return ""
-    ids = dict.fromkeys([w.best.gpu for w in result.workloads if w.best is not None]
-                        + [w.best.gpu for w in result.retrieval if w.best is not None])
-    unpriced = [g for g in ids if not float(result.tables["gpus"][g]["cloud_gpu_hour"]) > 0]
+    ids = _plan_gpus(result)
+    unpriced = cloud_unpriced_gpus(result)
     if not unpriced:
         return TIERS_FIXED
     gpus = load_catalog().gpus
