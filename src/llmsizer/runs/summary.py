@@ -18,10 +18,10 @@ COLUMNS = (  # header, Outcome attribute, format, width
     ("Recommendation per workload", "recommendations", "wrap", 50),
     # as the proposal's cover counts them: the GPUs and servers bought (whole servers, idle
     # GPUs included: "133" beside a cover's "144 GPUs" read as two plans), and the GPUs the
-    # cloud comparison rents
+    # recommendation rents (a dash where it buys)
     ("GPUs bought", "gpus", "int", 8),
     ("Nodes", "nodes", "int", 8),
-    ("GPUs rented", "cloud_gpus_rented", "int", 8),
+    ("GPUs rented", "cloud_gpus_rented", "rented", 8),
     ("Currency", "currency", "text", 9),
     ("Capital cost", "capex", "money", 14),
     ("On-prem per year", "annual_cost_onprem", "money", 16),
@@ -55,6 +55,8 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
         "text": wb.add_format({"valign": "top"}),
         "wrap": wb.add_format({"text_wrap": True, "valign": "top"}),
         "int": wb.add_format({"num_format": "#,##0", "valign": "top"}),
+        # GPUs rented where the recommendation rents them, else a dash (not "0 rented")
+        "rented": wb.add_format({"num_format": '#,##0;-#,##0;"—"', "valign": "top"}),
         "money": wb.add_format({"num_format": "#,##0", "valign": "top"}),
         "money2": wb.add_format({"num_format": "#,##0.00", "valign": "top"}),
         "link": wb.add_format({"font_color": "blue", "underline": 1, "valign": "top"}),
