@@ -244,3 +244,16 @@ def test_the_batch_summary_counts_gpus_as_the_cover_does(retailer: Result, bank:
            for r in (2, 3)}
     assert got == {"Harrow & Finch Retail plc": (144, 0), "Sakura Trust Bank": (48, 34)}
     assert (retailer.totals.gpus_purchased, bank.totals.cloud_gpus_rented) == (144, 34)
+
+
+def test_the_production_debuggers_modelled_limits_read_to_three_figures(
+        retailer: Result) -> None:
+    """The debugger (PDF appendix and the web page: documents/proposal/debugger.py) said
+    "Memory runs out at 57,603 tokens per request": the KV budget behind it rests on a fitted
+    memory reserve, so three figures, as the proposal's other estimates."""
+    from llmsizer.documents.proposal.debugger import debugger_tables
+    from llmsizer.documents.proposal.format import Formatter
+
+    (table,) = debugger_tables(retailer, Formatter(retailer.account.currency))
+    here = table.rows[0].here.replace(NBSP, " ")
+    assert here.startswith("Memory runs out at 57,600 tokens per request with 256 requests")
