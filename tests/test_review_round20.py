@@ -257,3 +257,12 @@ def test_the_production_debuggers_modelled_limits_read_to_three_figures(
     (table,) = debugger_tables(retailer, Formatter(retailer.account.currency))
     here = table.rows[0].here.replace(NBSP, " ")
     assert here.startswith("Memory runs out at 57,600 tokens per request with 256 requests")
+
+
+def test_a_price_the_requirements_leave_out_names_its_catalog_source(retailer_html: str) -> None:
+    """Harrow & Finch states no network price: its GBP 13.9 k per node is the catalog's dated
+    USD 17,600 estimate at 0.79, yet the register said "— the account's requirements"."""
+    text = _words(retailer_html)
+    assert ("Network per node: GBP 13.9 k per node — not in the requirements: the catalog's "
+            "dated estimate, yobitel knowledge base, 'InfiniBand NDR' (dated 2026-06); converted "
+            "from USD at the account's rate") in text

@@ -227,6 +227,19 @@ def _register(rows: Sequence[Row]) -> list[RegisterGroup]:
                                                               if own else [])
 
 
+def _policy_source(result: Result, key: str) -> str:
+    """Where a policy figure comes from: the requirements, or for a price they leave out the
+    catalog's dated estimate the costs used (results' prices): "Network per node: GBP 13.9 k
+    — the account's requirements" of an account that states none (review round 20)."""
+    used = next((p for p in result.prices if p.item == f"extra:{key}"), None)
+    if used is not None and not used.source.startswith("account "):  # override, requirements
+        where = used.source.split(":", 1)[0].strip()
+        return (f"not in the requirements: the catalog's dated estimate, {_dated(where, used.date)}"
+                + ("" if result.account.currency == "USD"
+                   else "; converted from USD at the account's rate"))
+    return "the account's requirements (its policy and running costs)"
+
+
 def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                         fmt: Formatter) -> dict[str, Any]:
     """``assumptions`` (and grouped by source, ``register``), ``policy_rows``, ``price_rows``
@@ -234,7 +247,7 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
     assumptions = [Row(assumption_label(a.name), fmt.unit(a.value, a.unit), _source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(assumption_label(k), _policy_value(fmt, k, result.account_inputs[k]),
-                  "the account's requirements (its policy and running costs)")
+                  _policy_source(result, k))
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(assumption_label(name), fmt.unit(c.value, c.unit), _source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
