@@ -266,3 +266,17 @@ def test_a_price_the_requirements_leave_out_names_its_catalog_source(retailer_ht
     assert ("Network per node: GBP 13.9 k per node — not in the requirements: the catalog's "
             "dated estimate, yobitel knowledge base, 'InfiniBand NDR' (dated 2026-06); converted "
             "from USD at the account's rate") in text
+
+
+def test_the_batch_summary_shows_yen_per_million_tokens_whole(tmp_path: Path) -> None:
+    """summary.xlsx printed the bank's cost per million output tokens "2,864.32": yen have no
+    cents (the workbook's own formats already drop them)."""
+    from llmsizer.runs.account import size_account
+    from llmsizer.runs.summary import write_summary
+
+    o = size_account(BANK, BANK.stem, lambda: "", lambda _r, _s: [])
+    write_summary([o], tmp_path / "summary.xlsx")
+    ws = openpyxl.load_workbook(tmp_path / "summary.xlsx")["Accounts"]
+    col = {c.value: c.column for c in ws[1]}
+    for head in ("On-prem per M output tokens", "Cloud per M output tokens"):
+        assert ws.cell(row=2, column=col[head]).number_format == "#,##0", head

@@ -8,6 +8,7 @@ from pathlib import Path
 import xlsxwriter
 
 from ..base.textsafe import clean_text
+from ..documents.workbook.formats import has_minor_unit
 from .outcome import Outcome
 
 COLUMNS = (  # header, Outcome attribute, format, width
@@ -92,7 +93,9 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
             elif value is None:  # a cloud figure without a cloud price for a GPU
                 ws.write_string(r, c, "no price listed", f["text"])
             else:
-                ws.write_number(r, c, value, f[kind])
+                # a currency without cents (JPY) shows its costs per million tokens whole
+                whole = kind == "money2" and not has_minor_unit(o.currency)
+                ws.write_number(r, c, value, f["money" if whole else kind])
         if lines > 1:
             ws.set_row(r, LINE_HEIGHT * lines)
     last = len(outcomes)
