@@ -107,8 +107,9 @@ def test_summary_recalculated_by_libreoffice_equals_batch_json(tmp_path: Path) -
     got = recalculated_values(out / "summary.xlsx", tmp_path / "lo")["Accounts"]
     assert got["F5"] == sum(o.gpus for o in outcomes)  # GPUs total, a live SUM
     assert got["G5"] == sum(o.nodes for o in outcomes)
-    assert got["I5"] == pytest.approx(sum(o.capex for o in outcomes), rel=1e-12)
-    assert got["J5"] == pytest.approx(sum(o.annual_cost_onprem for o in outcomes), rel=1e-12)
+    assert got["H5"] == sum(o.cloud_gpus_rented for o in outcomes)  # GPUs rented (round 20)
+    assert got["J5"] == pytest.approx(sum(o.capex for o in outcomes), rel=1e-12)
+    assert got["K5"] == pytest.approx(sum(o.annual_cost_onprem for o in outcomes), rel=1e-12)
     for r, o in enumerate(outcomes, start=2):
         assert got[f"F{r}"] == o.gpus and got[f"C{r}"] == o.status
 

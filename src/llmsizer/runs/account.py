@@ -67,7 +67,9 @@ def size_account(path: Path, stem: str, stamp_of: Callable[[], str],
             o.recommendations.append(recommendation_words(
                 w.name, w.recommended, [x.model_dump(include=_OPTION_KEYS) for x in w.options]))
         t = result.totals
-        o.gpus, o.nodes, o.capex = t.gpus, t.nodes, t.capex
+        o.gpus, o.nodes, o.capex = t.gpus_purchased, t.nodes, t.capex
+        # the GPUs rented where the recommendation rents (the cover's count), else none
+        o.cloud_gpus_rented = t.cloud_gpus_rented if result.deployment.recommended == "cloud" else 0
         o.annual_cost_onprem, o.annual_cost_cloud = t.annual_cost_onprem, t.annual_cost_cloud
         o.cost_per_million_tokens_onprem = t.cost_per_million_tokens_onprem
         o.cost_per_million_tokens_cloud = t.cost_per_million_tokens_cloud

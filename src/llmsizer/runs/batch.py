@@ -419,7 +419,9 @@ def _fill_from_json(o: Outcome, out: Path) -> None:
         o.account = doc["account"]["name"]
         o.currency = doc["account"]["currency"]
         t = doc["totals"]
-        o.gpus, o.nodes, o.capex = t["gpus"], t["nodes"], t["capex"]
+        o.gpus, o.nodes, o.capex = t["gpus_purchased"], t["nodes"], t["capex"]
+        o.cloud_gpus_rented = (t.get("cloud_gpus_rented", 0)
+                               if doc.get("deployment", {}).get("recommended") == "cloud" else 0)
         o.annual_cost_onprem, o.annual_cost_cloud = t["annual_cost_onprem"], t["annual_cost_cloud"]
         o.cost_per_million_tokens_onprem = t.get("cost_per_million_tokens_onprem", 0.0)
         o.cost_per_million_tokens_cloud = t.get("cost_per_million_tokens_cloud", 0.0)

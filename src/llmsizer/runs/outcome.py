@@ -20,8 +20,9 @@ class Outcome:
     account: str = ""
     recommendations: list[str] = field(default_factory=list)
 
-    gpus: int = 0
+    gpus: int = 0  # GPUs bought (Totals.gpus_purchased), as the proposal's cover
     nodes: int = 0
+    cloud_gpus_rented: int = 0
     capex: float = 0.0
     annual_cost_onprem: float = 0.0
     # None: a GPU of the account's plan has no cloud price (results Totals)

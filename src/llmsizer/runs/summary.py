@@ -8,6 +8,7 @@ from pathlib import Path
 import xlsxwriter
 
 from ..base.textsafe import clean_text
+from ..documents.workbook.formats import has_minor_unit
 from .outcome import Outcome
 
 COLUMNS = (  # header, Outcome attribute, format, width
@@ -16,18 +17,24 @@ COLUMNS = (  # header, Outcome attribute, format, width
     ("Status", "status", "text", 14),
     ("Message", "message", "wrap", 50),
     ("Recommendation per workload", "recommendations", "wrap", 50),
-    ("GPUs", "gpus", "int", 8),
+    # as the proposal's cover counts them: the GPUs and servers bought (whole servers, idle
+    # GPUs included: "133" beside a cover's "144 GPUs" read as two plans), and the GPUs the
+    # recommendation rents (a dash where it buys)
+    ("GPUs bought", "gpus", "int", 8),
     ("Nodes", "nodes", "int", 8),
+    ("GPUs rented", "cloud_gpus_rented", "rented", 8),
     ("Currency", "currency", "text", 9),
     ("Capital cost", "capex", "money", 14),
     ("On-prem per year", "annual_cost_onprem", "money", 16),
     ("Cloud per year", "annual_cost_cloud", "money", 16),
-    ("On-prem per M tokens", "cost_per_million_tokens_onprem", "money2", 12),
-    ("Cloud per M tokens", "cost_per_million_tokens_cloud", "money2", 12),
+    # per million output tokens, as the proposal's "Per million output tokens alone" row (its
+    # "per million tokens" counts input + output: a header without "output" read as that)
+    ("On-prem per M output tokens", "cost_per_million_tokens_onprem", "money2", 12),
+    ("Cloud per M output tokens", "cost_per_million_tokens_cloud", "money2", 12),
     ("Workbook", "xlsx", "link", 22),
     ("Proposal", "pdf", "link", 22),
 )
-TOTALLED = {"gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud"}
+TOTALLED = {"gpus", "nodes", "cloud_gpus_rented", "capex", "annual_cost_onprem", "annual_cost_cloud"}
 LINE_HEIGHT = 15.0  # points, Calibri 11
 
 
@@ -49,6 +56,8 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
         "text": wb.add_format({"valign": "top"}),
         "wrap": wb.add_format({"text_wrap": True, "valign": "top"}),
         "int": wb.add_format({"num_format": "#,##0", "valign": "top"}),
+        # GPUs rented where the recommendation rents them, else a dash (not "0 rented")
+        "rented": wb.add_format({"num_format": '#,##0;-#,##0;"—"', "valign": "top"}),
         "money": wb.add_format({"num_format": "#,##0", "valign": "top"}),
         "money2": wb.add_format({"num_format": "#,##0.00", "valign": "top"}),
         "link": wb.add_format({"font_color": "blue", "underline": 1, "valign": "top"}),
@@ -63,7 +72,7 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
                  [str(getattr(o, attr)) for o in outcomes] if kind == "text" else [])
         longest = max(map(len, texts), default=0)
         ws.set_column(c, c, max(width, math.ceil(longest / 1.15) + 1))
-    # the header wraps too ("On-prem per M tokens" in 12): LibreOffice showed its first line
+    # the header wraps too ("On-prem per M output tokens" in 12): LibreOffice showed its first line
     ws.set_row(0, LINE_HEIGHT * max(_lines(head, width) for head, _, _, width in COLUMNS))
     for r, o in enumerate(outcomes, start=1):
         lines = 1
@@ -84,14 +93,16 @@ def write_summary(outcomes: list[Outcome], path: Path) -> None:
             elif value is None:  # a cloud figure without a cloud price for a GPU
                 ws.write_string(r, c, "no price listed", f["text"])
             else:
-                ws.write_number(r, c, value, f[kind])
+                # a currency without cents (JPY) shows its costs per million tokens whole
+                whole = kind == "money2" and not has_minor_unit(o.currency)
+                ws.write_number(r, c, value, f["money" if whole else kind])
         if lines > 1:
             ws.set_row(r, LINE_HEIGHT * lines)
     last = len(outcomes)
     ws.write_string(last + 1, 0, "Total (ok and skipped accounts)", f["total"])
     currencies = {o.currency for o in outcomes if not o.failed}
     for c, (_, attr, _, _) in enumerate(COLUMNS):
-        if attr in TOTALLED and (attr in ("gpus", "nodes") or len(currencies) <= 1):
+        if attr in TOTALLED and (attr in ("gpus", "nodes", "cloud_gpus_rented") or len(currencies) <= 1):
             if any(getattr(o, attr) is None for o in outcomes):
                 # a sum of the priced accounts alone would understate the cloud
                 ws.write_string(last + 1, c, "no price listed", f["total"])

@@ -107,7 +107,9 @@ def _source(text: str) -> str:
 
 
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
-    money = {"electricity_per_kwh": " per kWh", "network_per_node": " per node"}
+    if name == "electricity_per_kwh":
+        return fmt.tariff(x) + " per kWh"
+    money = {"network_per_node": " per node"}
     if name in money:
         return fmt.money(x) + money[name]
     if name == "support_rate":
@@ -175,15 +177,18 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                             catalog_note(g.price_source, names) if g and g.price_source
                             else None, g.price_date if g else None,
                             "costs.gpu_prices")
+        # an unknown price in words, not "—" before the source's dash: "— — no price known"
+        # (review round 20, Harrow & Finch's GB300 cloud price)
         if not price:
-            src = "no purchase price known: on-premises figures leave the GPUs out"
-        rows.append(Row(f"{name}: purchase price per GPU", fmt.money(price) if price else "—",
-                        src))
+            src = "none in the catalog or the requirements: on-premises figures leave the GPUs out"
+        rows.append(Row(f"{name}: purchase price per GPU",
+                        fmt.money(price) if price else "not known", src))
         used_row = next((p for p in result.prices if p.item == f"cloud:{gid}"), None)
         csrc = (_dated(used_row.source, used_row.date)
-                + (f"; {used_row.note}" if used_row.note else "")) if used_row else "no price known"
-        rows.append(Row(f"{name}: cloud price per GPU-hour", fmt.money(cloud) if cloud else "—",
-                        csrc))
+                + (f"; {used_row.note}" if used_row.note else "")) if used_row else (
+            "none in the catalog or the requirements, in any cloud tier: the cloud is not compared")
+        rows.append(Row(f"{name}: cloud price per GPU-hour",
+                        fmt.money(cloud) if cloud else "not known", csrc))
     for pid in platforms:
         p = cat.platforms.get(pid)
         row = result.tables["platforms"].get(pid, {})
@@ -222,6 +227,19 @@ def _register(rows: Sequence[Row]) -> list[RegisterGroup]:
                                                               if own else [])
 
 
+def _policy_source(result: Result, key: str) -> str:
+    """Where a policy figure comes from: the requirements, or for a price they leave out the
+    catalog's dated estimate the costs used (results' prices): "Network per node: GBP 13.9 k
+    — the account's requirements" of an account that states none (review round 20)."""
+    used = next((p for p in result.prices if p.item == f"extra:{key}"), None)
+    if used is not None and not used.source.startswith("account "):  # override, requirements
+        where = used.source.split(":", 1)[0].strip()
+        return (f"not in the requirements: the catalog's dated estimate, {_dated(where, used.date)}"
+                + ("" if result.account.currency == "USD"
+                   else "; converted from USD at the account's rate"))
+    return "the account's requirements (its policy and running costs)"
+
+
 def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Catalog,
                         fmt: Formatter) -> dict[str, Any]:
     """``assumptions`` (and grouped by source, ``register``), ``policy_rows``, ``price_rows``
@@ -229,7 +247,7 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
     assumptions = [Row(assumption_label(a.name), fmt.unit(a.value, a.unit), _source(a.source))
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(assumption_label(k), _policy_value(fmt, k, result.account_inputs[k]),
-                  "the account's requirements (its policy and running costs)")
+                  _policy_source(result, k))
               for k in _POLICY_KEYS if k in result.account_inputs]
     calibration = [Row(assumption_label(name), fmt.unit(c.value, c.unit), _source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]

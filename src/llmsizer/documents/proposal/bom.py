@@ -34,7 +34,7 @@ def _switches(fmt: Formatter, leaves: float, spines: float, ports: float) -> str
     return f"{text} of {fmt.count(ports)} ports"
 
 
-def _racks_detail(fmt: Formatter, bom: Any, p: dict[str, Any]) -> str:
+def _racks_detail(fmt: Formatter, bom: Any, lines: list[Any], p: dict[str, Any]) -> str:
     """The Racks row's words: the rack's limits and the average draw. A server that alone
     draws more than a rack is planned for (a rack-scale system: servers per rack is at least
     1 in the calculation list) fills a rack of its own, so the average passes the limit: said
@@ -44,7 +44,7 @@ def _racks_detail(fmt: Formatter, bom: Any, p: dict[str, Any]) -> str:
     the BOM's."""
     t = bom.totals
     limit = p["kw_per_rack"].value
-    over = [ln for ln in bom.lines if ln.values["line_node_power_kw"] > limit]
+    over = [ln for ln in lines if ln.values["line_node_power_kw"] > limit]
     limits = (f"at most {fmt.unit(limit, 'kW')} and "
               f"{fmt.count_of(p['rack_units_per_rack'].value, 'rack unit')} per rack")
     average = f"{fmt.kw(t['bom_kw_per_rack_used'])} per rack on average"
@@ -55,7 +55,7 @@ def _racks_detail(fmt: Formatter, bom: Any, p: dict[str, Any]) -> str:
         for ln in over))
     own = (f"each {names} draws more than the {fmt.unit(limit, 'kW')} a rack is planned for "
            "here, so it fills a rack of its own whose power and cooling must carry it")
-    if len(over) == len(bom.lines):
+    if len(over) == len(lines):
         return own
     return f"{own}; for the other servers {limits}; {average}, all racks counted"
 
@@ -68,7 +68,12 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
     t = bom.totals
     p = {x.name: x for x in bom.parameters}
     rows: list[BomRow] = []
-    for ln in bom.lines:
+    # the lines that buy servers: a retrieval group on a language-model group's idle GPUs keeps
+    # its BOM line at 0 (the workbook's column is live: a what-if may give it servers), which
+    # read "Servers: NVIDIA GB300 NVL72 rack, 0 servers, 0 × NVIDIA GB300 in all" twice under
+    # the 2 racks bought (review round 20, Harrow & Finch)
+    lines = [ln for ln in bom.lines if ln.values["line_nodes"] > 0] or bom.lines[:1]
+    for ln in lines:
         v = ln.values
         rows.append(BomRow(
             f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
@@ -76,8 +81,8 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
             f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
             f"{fmt.kw(v['line_node_power_kw'])} each", ln.estimate))
     rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))
-    fe = bom.lines[0].values
-    speeds = sorted({ln.values["line_frontend_gbps"] for ln in bom.lines})
+    fe = lines[0].values
+    speeds = sorted({ln.values["line_frontend_gbps"] for ln in lines})
     fe_switches = _switches(fmt, t["bom_frontend_leaf_switches"],
                             t["bom_frontend_spine_switches"], p["frontend_switch_ports"].value)
     speed = " or ".join(fmt.unit(s, "Gb/s") for s in speeds)
@@ -106,7 +111,7 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
     rows.append(BomRow(
         "Racks", fmt.count_of(t["bom_racks"], "rack"),
         f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; "
-        f"{_racks_detail(fmt, bom, p)}",
+        f"{_racks_detail(fmt, bom, lines, p)}",
         p["kw_per_rack"].estimate))
     rows.append(BomRow("PDUs", fmt.count(t["bom_pdus"]),
                        f"{fmt.count(p['pdus_per_rack'].value)} per rack (two power feeds)",

@@ -47,17 +47,19 @@ def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
                  "Batch × context exceeds the KV-cache budget",
                  "Cap the context (vLLM --max-model-len) or the batch (--max-num-seqs); an "
                  "FP8 KV cache takes half the memory of 16-bit",
-                 f"Memory runs out at {fmt.count(d.oom_context_tokens)} tokens per request "
+                 # modelled limits to three figures (fmt.approx): "57,603 tokens" claimed a
+                 # precision the memory reserve behind it does not have (review round 20)
+                 f"Memory runs out at {fmt.approx(d.oom_context_tokens)} tokens per request "
                  f"with {fmt.count(d.planned_batch)} requests per replica (planned: "
                  f"{fmt.count(d.planned_context_tokens)} tokens)"),
         DebugRow("First token too slow",
                  "Prefill waits behind decode steps: too many sequences per replica",
                  "Lower the batch per replica or add replicas; enable prefix caching for "
                  "shared prompts",
-                 (f"Beyond {fmt.count(d.ttft_limit_users)} concurrent users the first token "
+                 (f"Beyond {fmt.approx(d.ttft_limit_users)} concurrent users the first token "
                   f"{slow}" if d.ttft_limit_users < d.memory_limit_users
                   else f"The first token {within} until memory is full, at "
-                       f"{fmt.count(d.memory_limit_users)} concurrent users")
+                       f"{fmt.approx(d.memory_limit_users)} concurrent users")
                  + f" (planned: {fmt.count(d.planned_users)} users)"),
         DebugRow(f"Low GPU utilisation (under {share})",
                  "Too few sequences per replica to amortise reading the weights",

@@ -110,6 +110,14 @@ class Formatter:
             return f"{self.currency}{NBSP}{float(x):#.2g}"
         return self.money(x)
 
+    def tariff(self, x: float) -> str:
+        """An electricity tariff per kWh: three significant figures, as tariffs are quoted in
+        fractions of a cent ("GBP 0.245", "USD 0.12", "JPY 18.2"); :meth:`money`'s cents
+        printed a stated 0.245 GBP as "GBP 0.24" (review round 20)."""
+        if 0 < abs(x) < 1000:
+            return f"{self.currency}{NBSP}{float(x):.3g}"
+        return self.money(x)
+
     def money_short(self, x: float) -> str:
         """Chart axes, as the text says money (:meth:`money`: USD 1.50 M, USD 60.0 k, three
         figures as the costs section promises; an axis read "USD 200k" under a text's "USD 200

@@ -76,7 +76,7 @@ def _filter(method: str) -> Callable[..., str | int]:
 FILTERS = {
     "num": "number", "qty": "count", "approx": "approx", "millions": "millions",
     "fig": "figures", "many": "count_of",
-    "money": "money", "pct": "pct", "headroom": "headroom", "hnote": "headroom_note",
+    "money": "money", "tariff": "tariff", "pct": "pct", "headroom": "headroom", "hnote": "headroom_note",
     "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",
     "dec": "decimal", "params": "params", "unit": "unit", "prec": "precision", "uprice": "unit_price",

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.catalog import load_catalog
 from ...sizing.results import Result
 from ...sizing.sensitivity import cloud_tiers_fixed
 from .format import Formatter, svg_image
@@ -16,6 +17,44 @@ from .views import WorkloadView
 # Said under the table (and on the workbook's Scenarios sheet) where the cloud-tier rows are
 # left out: each would repeat the account's own cloud price (sensitivity.cloud_tiers_fixed).
 TIERS_FIXED = "Cloud price tiers are not varied: this account states its own cloud prices."
+
+
+def _plan_gpus(result: Result) -> list[str]:
+    return list(dict.fromkeys([w.best.gpu for w in result.workloads if w.best is not None]
+                              + [w.best.gpu for w in result.retrieval if w.best is not None]))
+
+
+def cloud_unpriced_gpus(result: Result) -> list[str]:
+    """The GPUs of the plan without a cloud price in the account's tier (none derived)."""
+    return [g for g in _plan_gpus(result)
+            if not float(result.tables["gpus"][g]["cloud_gpu_hour"]) > 0]
+
+
+def cloud_total_words(result: Result) -> bool:
+    """Whether an account's cloud total at 0 reads "not comparable" (some GPUs of the plan
+    priced, some not) rather than "no price listed" (none priced: Harrow & Finch's GB300 plan
+    read "not comparable" beside columns that all said "no price listed")."""
+    return len(cloud_unpriced_gpus(result)) < len(_plan_gpus(result))
+
+
+def tiers_fixed_words(result: Result) -> str:
+    """The line under the what-if table where its cloud-tier rows are left out
+    (sensitivity.cloud_tiers_fixed): the account states its own cloud prices (TIERS_FIXED), or
+    a GPU of the plan has no cloud price in any tier, which the same test finds (review
+    round 20: Harrow & Finch's GB300 plan, with no cloud price anywhere, was told "this
+    account states its own cloud prices"); "" where the rows are there."""
+    if not cloud_tiers_fixed(result.workloads, result.tables, result.retrieval):
+        return ""
+    ids = _plan_gpus(result)
+    unpriced = cloud_unpriced_gpus(result)
+    if not unpriced:
+        return TIERS_FIXED
+    gpus = load_catalog().gpus
+    names = " or ".join(gpus[g].name if g in gpus else g for g in unpriced)
+    if len(unpriced) == len(ids):
+        return f"Cloud price tiers are not varied: no cloud price is listed for {names} in any tier."
+    return ("Cloud price tiers are not varied: this account states its own cloud prices, and "
+            f"none is listed for {names} in any tier.")
 
 
 @dataclass(frozen=True)
@@ -43,8 +82,7 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # the embed and rerank servers are in every row: resized by the rate and headroom rows,
     # priced by the GPU-price, cloud and load rows (sizing.sensitivity.sensitivity)
     kept = bool(result.plan.retrieval_groups)
-    fixed = TIERS_FIXED if cloud_tiers_fixed(result.workloads, result.tables,
-                                             result.retrieval) else ""
+    fixed = tiers_fixed_words(result)
     t = result.totals
     base = ScenarioRow("As proposed", "", t.gpus_purchased, t.nodes, t.capex,
                        t.annual_cost_onprem, t.annual_cost_cloud, False)

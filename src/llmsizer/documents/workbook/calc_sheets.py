@@ -119,7 +119,12 @@ def write(book: Book, sheet: str) -> None:
     lay = book.lay
     words = {c.col: _option_words(book, c.option) for c in lay.columns}
     sub = _headers(book, ws, sheet, words)
-    widths = dict.fromkeys((c.col for c in lay.columns), 12)
+    # a column as wide as its option's words need to wrap in about nine lines (up to the 28
+    # the figures allow): a rack-scale option's ~200 characters in a 14-wide column made a
+    # header row of twenty lines, repeated on every printed page (Northwind Research's KV
+    # sheet, review round 20); the usual ~80 characters keep the 12 a figure needs
+    widths = {c.col: max(12, min(26, math.ceil(len(words[c.col]) / (0.75 * 9))))
+              for c in lay.columns}
     if sheet == "KV":
         _section(book, ws, ROW_SECTION, "The engine's choices and calibrated efficiencies "
                  "for each option (inputs)")
@@ -172,8 +177,10 @@ def write(book: Book, sheet: str) -> None:
     ws.set_row(ROW_WORKLOAD, max([30.0] + [
         wrapped_height(clean_text(c.workload.name), min(widths[c.col] + 2, 28) * 0.75, 11)
         for c in lay.columns]))
-    # the status row (8 pt) likewise: a long rejection reason lost its last lines at 66 pt
-    ws.set_row(ROW_STATUS, max([66.0] + [
+    # the status row (8 pt) likewise: a long rejection reason lost its last lines at 66 pt;
+    # no longer 66 pt at least (five empty lines under "★ recommended", repeated on every
+    # printed page, where every option meets the targets: review round 20)
+    ws.set_row(ROW_STATUS, max([30.0] + [
         wrapped_height(c.status, min(widths[c.col] + 2, 28), 8) for c in lay.columns]))
     # Print the labels and the option columns (names, formulas and notes stay on screen).
     labels = [c.label for c in CALCULATIONS if c.sheet == sheet]

@@ -68,6 +68,14 @@ _CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": 
 # Currencies without a minor unit (ISO 4217 exponent 0): "¥402/h", never "¥402.00/h"
 _NO_MINOR_UNIT = frozenset({"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF",
                             "UGX", "VND", "VUV", "XAF", "XOF", "XPF"})
+
+
+def has_minor_unit(currency: str) -> bool:
+    """Whether ``currency`` has cents (JPY, KRW, ... have none: "JPY 2,864.32" shows digits
+    the currency does not have)."""
+    return currency not in _NO_MINOR_UNIT
+
+
 _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": "sequence",
             "users": "user", "tokens": "token", "layers": "layer", "heads": "head",
             "experts": "expert", "steps": "step", "years": "year", "months": "month",

@@ -40,6 +40,7 @@ from ...model.calculations import (
 )
 from ...model.expr import render, to_text
 from ...sizing.results import Result
+from ..proposal.sensitivity import cloud_total_words
 from .book import Book
 from .formats import (
     clean_text,
@@ -321,7 +322,7 @@ def write(book: Book) -> None:
         plan_value = float(getattr(r.totals, key) or 0.0)
         ded_value = float(getattr(r.totals_dedicated, key) or 0.0)
         fmt = number_format(unit, [plan_value, ded_value], book.cur,
-                            zero_text=unpriced_text(key, total=True))
+                            zero_text=unpriced_text(key, total=cloud_total_words(r)))
         ws.write_string(row, 0, key, f("name"))
         ws.write_string(row, 1, label, f("label"))
         ws.write_string(row, 2, unit_text(unit, book.cur), f("unit"))

@@ -26,9 +26,9 @@ from ...model.calculations import (
 )
 from ...model.expr import Lookup, Value, render
 from ...model.sheetlookup import lookup_formula
-from ...sizing.sensitivity import cloud_tiers_fixed, result_scenario_plans
+from ...sizing.sensitivity import result_scenario_plans
 from ..marker import normalize_formula
-from ..proposal.sensitivity import TIERS_FIXED
+from ..proposal.sensitivity import tiers_fixed_words
 from .book import Book
 from .formats import (
     clean_text,
@@ -61,6 +61,9 @@ _ROWS = PlanRows.after(BLOCK_ROW_VALUE, _CALC_ROW)  # then the pools' and node g
 # The input each row changes, in the words of the Inputs sheet (no input names on a sheet
 # the customer reads).
 _INPUT_WORDS = {i.name: i.label for i in INPUTS}
+# and its unit, for the value cell's number format: General printed 66.66666666666667
+# requests/s (a population's busiest hour at +50 %) and 0.7 for "GPU price -30 %"
+_INPUT_UNITS = {i.name: i.unit for i in INPUTS}
 
 
 def _lookup(book: Book, lk: Lookup, key: str) -> str:
@@ -242,8 +245,8 @@ def write(book: Book) -> None:
         ws.set_column(FIRST_BLOCK_COL, col - 1, 14, None, {"level": 1, "hidden": True})
         ws.set_column(col, col, None, None, {"collapsed": True})
     # the proposal's line under its table, where the cloud-tier rows are left out
-    fixed = cloud_tiers_fixed(r.workloads, r.tables, r.retrieval)
-    note = ((TIERS_FIXED + " " if fixed else "")
+    fixed = tiers_fixed_words(r)
+    note = ((fixed + " " if fixed else "")
             + "The grouped columns (+ above the column letters) hold each scenario's "
             "calculations: one column per workload, then one per pool and one per node "
             "group, as on the Plan sheet. A calculation the changed input does not reach "
@@ -270,8 +273,11 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     ws.write_string(BLOCK_ROW_HEAD, col, f"{sc.label} {sc.change}", f("header"))
     ws.write_string(BLOCK_ROW_HEAD + 1, col, clean_text(c.workload.name), f("header"))
     ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
+    changed = _number(env[sc.input])
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
-                     f("calc"), _number(env[sc.input]))
+                     f("calc", number_format(_INPUT_UNITS.get(sc.input, ""), [changed] if
+                                             isinstance(changed, float) else [], book.cur)),
+                     changed)
     o, k = c.letter, str(c.k)
     write, normal, cur = ws.write_formula, book.normal, book.cur
     for calc, row, unit, flag, text, norm in _templates(book, sc, done):

@@ -10,6 +10,7 @@ from typing import Any
 from ...model.calculations import CALCULATIONS, INPUTS
 from ...sizing.results import NodeGroup
 from ..proposal.format import gpu_list, precision_name
+from ..proposal.sensitivity import cloud_total_words
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
 from .calc_sheets import RISK_FLAGS
@@ -128,6 +129,17 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
         (" of TP", (tp_ref, str(pool.tp))),
         (f" ({precision_name(pool.weight_precision)} weights, "
          f"{precision_name(pool.kv_precision)} KV cache)", None)]
+    prefill_gpus = book.lay.cell("disagg_prefill_gpus", c)
+    if pool.prefill_replicas and prefill_gpus is not None:
+        # disaggregated: the replicas above decode; the prefill replicas are GPUs of the plan
+        # too (the sentence read "15 replicas of TP4" beside 128 GPUs: 60 + 34 x 2 prefill,
+        # review round 20), as the PDF's "34 prefill replicas of 2 GPUs"
+        prefill = _plan_cell(p_col, pl.pool_rows, "pool_prefill_replicas")
+        parts += [
+            (" decoding, fed by ", (prefill, str(pool.prefill_replicas))),
+            (" prefill replicas of ", (prefill_gpus, str(pool.prefill_gpus_per_replica))),
+            ("", (f'IF({prefill_gpus}=1," GPU"," GPUs")',
+                  " GPU" if pool.prefill_gpus_per_replica == 1 else " GPUs"))]
     if len(r.plan.pools) > 1 or len(pool.workloads) > 1:
         parts.append((" in its pool", None))
     parts.append((".", None))
@@ -326,9 +338,9 @@ def write(book: Book) -> None:
             total = float(getattr(r.totals, key) or 0.0)  # None: no cloud price
             # its own decimals: whole nodes and GPUs printed "7.00 nodes" in the format of
             # the workloads' fractional shares beside it
+            zero = unpriced_text(key, total=cloud_total_words(r))
             ws.write_formula(row, total_col, f"={total_cell(r, key)}",
-                             f("total", number_format(unit, [total], book.cur,
-                                                      zero_text=unpriced_text(key, total=True))),
+                             f("total", number_format(unit, [total], book.cur, zero_text=zero)),
                              total)
         if name in flags:
             book.pass_fail(ws, row, 2, row, 1 + book.n_wl)

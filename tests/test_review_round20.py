@@ -1,0 +1,293 @@
+"""Review round 20 (helper C): the PDF proposal and the workbook read as a presales lead reads
+them before a customer signs, on two new accounts (not shipped: tests/data):
+
+- Harrow & Finch Retail plc (tests/data/gbp-retailer-rack.yaml): GBP, bought, DeepSeek-V3.1
+  on GB300 NVL72 or GB200 NVL72 racks for 40,000 staff (4 requests an hour, x3 in the
+  busiest hour) with a p99 first-token and a p95 inter-token target, plus embedding and
+  reranking; a disaggregated GB300 plan wins;
+- Sakura Trust Bank (tests/data/jpy-bank-cloud.yaml): JPY, rented at a committed one-year
+  price, a bursty Qwen3-14B chat and a Llama-3.3-70B RAG at 32k prompts, N+1.
+
+Each test below the two accounts' fails on the code before the round:
+
+1. the PDF's bill of materials listed "Servers: NVIDIA GB300 NVL72 rack, 0 servers, 0 × NVIDIA
+   GB300 in all" twice (the retrieval groups on the racks' idle GPUs) under the 2 racks bought;
+2. an unknown price read "cloud price per GPU-hour: — — no price known";
+3. a stated tariff of 0.245 GBP per kWh was printed "GBP 0.24";
+4. "no extra cost: on GPUs already bought" ran over the next column in the costs table and
+   the retrieval table (a figure column does not wrap);
+5. the rented GPUs of a workload read "2.0" and "32.0", and the account's column "—";
+6. the what-if table said "this account states its own cloud prices" of an account that
+   states none (GB300: no cloud price in any tier);
+7. the account's cloud total read "not comparable" beside columns that all read "no price
+   listed" (PDF, workbook Summary and Plan);
+8. the Scenarios sheet's "Value of the input changed" row was General: 66.66666666666667
+   requests/s;
+9. the workbook's Summary said "15 replicas of TP4" of a disaggregated pool of 128 GPUs (60
+   decode + 34 prefill replicas x 2), the prefill replicas left out;
+10. summary.xlsx counted 133 "GPUs" (serving) of an account whose cover says 144 bought, and
+    its "per M tokens" were per million output tokens, unsaid;
+11. the example's glossary sent its last seven terms to a thirteenth page of their own;
+12. a rack-scale option's words made the calculation sheets' header row twenty lines tall.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from html import unescape
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html, render_pdf
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+RETAILER = ROOT / "tests" / "data" / "gbp-retailer-rack.yaml"
+BANK = ROOT / "tests" / "data" / "jpy-bank-cloud.yaml"
+
+
+def _words(html: str) -> str:
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+    return re.sub(r" ([,.;])", r"\1", text)
+
+
+@pytest.fixture(scope="module")
+def retailer() -> Result:
+    return size(load(RETAILER))
+
+
+@pytest.fixture(scope="module")
+def bank() -> Result:
+    return size(load(BANK))
+
+
+@pytest.fixture(scope="module")
+def retailer_html(retailer: Result) -> str:
+    return render_html(retailer)
+
+
+@pytest.fixture(scope="module")
+def retailer_book(retailer: Result, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("retailer") / "retailer.xlsx"
+    write_workbook(retailer, path)
+    return path
+
+
+# ---- the two accounts ------------------------------------------------------------------------
+
+
+def test_the_retailer_buys_two_gb300_racks_with_disaggregated_serving(retailer: Result) -> None:
+    """40,000 staff x 4 requests an hour x 3 in the busiest hour = 133.3 requests/s; each lasts
+    ~23.7 s, so by Little's law 3,155 users at once, at 25 tok/s each: 78,875 tok/s. On GB300
+    (FP4 weights, FP8 KV) one decode replica of TP4 runs 256 sequences (the engine's cap), so
+    3,155 / 256 = 12.3 replicas, x1.2 headroom rounded up = 15, fed by 34 prefill replicas of
+    2 GPUs: 60 + 68 = 128 GPUs in 2 racks of 72 (144 bought). The GB200 at the reseller's
+    GBP 27,500 needs 160 GPUs, 3 racks: GBP 3.85 M a year against 2.86 M. Embedding (80
+    requests/s) and reranking (80 x 40 passages) fit on 2 and 3 of the 16 idle GPUs."""
+    pool = retailer.plan.pools[0]
+    assert (pool.gpu, pool.tp, pool.replicas, pool.prefill_replicas,
+            pool.prefill_gpus_per_replica, pool.gpus) == ("gb300", 4, 15, 34, 2, 128)
+    assert retailer.workloads[0].best is not None
+    assert float(retailer.workloads[0].best.values["concurrent_users"]) == pytest.approx(3155, abs=1)
+    t = retailer.totals
+    assert (t.gpus_purchased, t.nodes, t.gpus) == (144, 2, 133)
+    assert round(t.capex, -4) == 5_490_000 and round(t.annual_cost_onprem, -4) == 2_860_000
+    assert t.annual_cost_cloud is None  # the catalog has no GB300 cloud price
+    assert [(g.gpu, g.gpus_purchased) for g in retailer.plan.retrieval_groups] == [
+        ("gb300", 0), ("gb300", 0)]
+    gb200 = next(o for o in retailer.workloads[0].options if o.feasible and o.gpu == "gb200")
+    assert round(float(gb200.values["annual_cost_onprem"]), -4) == 3_850_000
+
+
+def test_the_bank_rents_h200_for_the_chat_and_h100_for_the_rag(bank: Result) -> None:
+    """Chat: 12 requests/s x ~5.7 s = 68 users at once; one H200 (FP8) carries 192 at 30
+    tok/s, so 1 replica + 1 spare (N+1) = 2 H200 rented at JPY 520 an hour. RAG: 1.5
+    requests/s x ~38 s = 57 users; 36,000 tokens of FP8 KV per request (5.9 GB) and the 8 s
+    p95 first token allow 11 sequences per TP4 H100 replica: 57 / 11 = 5.2, x1.25 rounded up
+    = 7, + 1 spare = 8 replicas = 32 H100 at JPY 380. 34 GPUs rented: JPY 128 M a year,
+    against JPY 172 M a year to buy (JPY 315 M capital)."""
+    assert [(p.gpu, p.tp, p.replicas, p.spare_replicas) for p in bank.plan.pools] == [
+        ("h200-sxm", 1, 2, 1), ("h100-sxm", 4, 8, 1)]
+    t = bank.totals
+    assert bank.deployment.recommended == "cloud"
+    assert t.cloud_gpus_rented == 34
+    assert round(t.annual_cost_cloud or 0, -6) == 128_000_000
+    assert round(t.annual_cost_onprem, -6) == 172_000_000 and round(t.capex, -6) == 315_000_000
+
+
+# ---- the PDF ---------------------------------------------------------------------------------
+
+
+def test_the_bill_of_materials_lists_only_servers_bought(retailer_html: str) -> None:
+    text = _words(retailer_html)
+    assert "Servers: NVIDIA GB300 NVL72 rack * 2 servers" in text
+    assert "0 servers" not in text and "0 × NVIDIA GB300" not in text
+
+
+def test_an_unknown_price_is_said_in_words(retailer_html: str) -> None:
+    text = _words(retailer_html)
+    assert "per GPU-hour: — —" not in text and "no price known" not in text
+    assert ("NVIDIA GB300 (per Blackwell Ultra GPU, NVL72): cloud price per GPU-hour: not known "
+            "— none in the catalog or the requirements, in any cloud tier") in text
+
+
+def test_a_stated_tariff_is_printed_as_stated(retailer_html: str) -> None:
+    text = _words(retailer_html)
+    assert "GBP 0.245 per kWh" in text and "GBP 0.24 per kWh" not in text
+
+
+def test_no_extra_cost_wraps_in_its_column(retailer_html: str) -> None:
+    cells = re.findall(r'<td class="([^"]*)">(?:<strong>)?no extra cost: on GPUs already bought',
+                       retailer_html)
+    assert len(cells) == 4  # two retrieval workloads, in the plan's table and the costs table
+    assert all("name" in c.split() for c in cells)  # td.n.name wraps (print.css)
+
+
+def test_rented_gpus_read_whole_and_add_up(bank: Result) -> None:
+    text = _words(render_html(bank))
+    assert "Cloud GPUs rented 2 32 34" in text
+
+
+def test_the_what_if_table_says_why_cloud_tiers_are_not_varied(retailer_html: str) -> None:
+    text = _words(retailer_html)
+    assert ("Cloud price tiers are not varied: no cloud price is listed for NVIDIA GB300 (per "
+            "Blackwell Ultra GPU, NVL72) in any tier.") in text
+    assert "states its own cloud prices" not in text
+
+
+def test_a_cloud_total_with_nothing_priced_reads_no_price_listed(
+        retailer_html: str, retailer_book: Path) -> None:
+    text = _words(retailer_html)
+    assert "Cloud per year no price listed no price listed no price listed no price listed" in text
+    for sheet in ("Summary", "Plan"):
+        ws = openpyxl.load_workbook(retailer_book)[sheet]
+        formats = [c.number_format for row in ws.iter_rows() for c in row
+                   if isinstance(c.value, str) and c.value.startswith("=")
+                   and "not comparable" in c.number_format]
+        assert formats == [], sheet
+
+
+def test_the_glossary_of_the_example_fits_its_page(tmp_path: Path) -> None:
+    """inputs/example.yaml: 31 terms; at 7.8 pt the last seven went to page 13 alone."""
+    pdf = tmp_path / "example.pdf"
+    render_pdf(size(load(ROOT / "inputs" / "example.yaml")), pdf)
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")[:-1]
+    glossary = [i for i, p in enumerate(pages) if "Glossary" in p and "Replica" in p]
+    assert glossary == [len(pages) - 1]  # one page, the last
+    assert "TTFT" in pages[-1] and "Batch" in pages[-1]
+
+
+# ---- the workbook ----------------------------------------------------------------------------
+
+
+def test_the_scenarios_value_row_has_a_number_format(retailer_book: Path) -> None:
+    ws = openpyxl.load_workbook(retailer_book)["Scenarios"]
+    cached = openpyxl.load_workbook(retailer_book, data_only=True)["Scenarios"]
+    row = next(c.row for c in ws["I"] if c.value == "Value of the input changed")
+    values = [(c.coordinate, c.number_format) for c in ws[row][9:] if c.value is not None]
+    assert values and all(fmt != "General" for _, fmt in values)
+    # 40,000 x 4 x 3 / 3,600 x 1.5 = 66.67 requests/s, shown to one decimal
+    assert cached["J" + str(row)].value == pytest.approx(66.667, abs=1e-3)
+    assert ws["J" + str(row)].number_format == '#,##0.0" requests/s"'
+
+
+def test_the_summary_names_the_prefill_replicas(retailer_book: Path) -> None:
+    cached = openpyxl.load_workbook(retailer_book, data_only=True)["Summary"]
+    texts = [c.value for row in cached.iter_rows(max_row=12) for c in row
+             if isinstance(c.value, str) and "replicas of TP4" in c.value]
+    assert texts == ["2 × NVIDIA GB300 NVL72 rack (72 Blackwell Ultra GPUs, 36 Grace CPUs; 18 "
+                     "compute trays x 4 GPUs) nodes (144 × NVIDIA GB300 (per Blackwell Ultra GPU, "
+                     "NVL72) GPUs): 15 replicas of TP4 (FP4 weights, FP8 KV cache) decoding, fed "
+                     "by 34 prefill replicas of 2 GPUs."]
+
+
+def test_a_rack_scale_options_header_row_stays_short(tmp_path: Path) -> None:
+    """Northwind Research (inputs/frontier-moe-rack.yaml): ~200 characters of option words in
+    a 14-wide column made a header row of 213 to 318 points on the calculation sheets, repeated
+    on every printed page; in columns as wide as the words need, 168."""
+    path = tmp_path / "frontier.xlsx"
+    write_workbook(size(load(ROOT / "inputs" / "frontier-moe-rack.yaml")), path)
+    from llmsizer.documents.workbook.calc_sheets import ROW_OPTION
+
+    book = openpyxl.load_workbook(path)
+    for sheet in ("KV", "Throughput", "Nodes", "TCO"):
+        height = book[sheet].row_dimensions[ROW_OPTION + 1].height
+        assert height is not None and height < 200, (sheet, height)
+
+
+def test_the_batch_summary_counts_gpus_as_the_cover_does(retailer: Result, bank: Result,
+                                                         tmp_path: Path) -> None:
+    """summary.xlsx's row of an account, as the batch fills it (runs.account.size_account):
+    the retailer's cover says 144 GPUs bought (133 serving, 11 idle), the bank's 34 rented."""
+    from llmsizer.runs.account import size_account
+    from llmsizer.runs.summary import COLUMNS, write_summary
+
+    heads = [h for h, *_ in COLUMNS]
+    assert {"GPUs bought", "GPUs rented", "On-prem per M output tokens",
+            "Cloud per M output tokens"} <= set(heads)
+    outcomes = [size_account(src, src.stem, lambda: "", lambda _r, _s: [])
+                for src in (RETAILER, BANK)]
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    write_summary(outcomes, tmp_path / "summary.xlsx")
+    ws = openpyxl.load_workbook(tmp_path / "summary.xlsx")["Accounts"]
+    col = {c.value: c.column for c in ws[1]}
+    got = {ws.cell(row=r, column=2).value: (ws.cell(row=r, column=col["GPUs bought"]).value,
+                                            ws.cell(row=r, column=col["GPUs rented"]).value)
+           for r in (2, 3)}
+    assert got == {"Harrow & Finch Retail plc": (144, 0), "Sakura Trust Bank": (48, 34)}
+    assert (retailer.totals.gpus_purchased, bank.totals.cloud_gpus_rented) == (144, 34)
+
+
+def test_the_production_debuggers_modelled_limits_read_to_three_figures(
+        retailer: Result) -> None:
+    """The debugger (PDF appendix and the web page: documents/proposal/debugger.py) said
+    "Memory runs out at 57,603 tokens per request": the KV budget behind it rests on a fitted
+    memory reserve, so three figures, as the proposal's other estimates."""
+    from llmsizer.documents.proposal.debugger import debugger_tables
+    from llmsizer.documents.proposal.format import Formatter
+
+    (table,) = debugger_tables(retailer, Formatter(retailer.account.currency))
+    here = table.rows[0].here.replace(NBSP, " ")
+    assert here.startswith("Memory runs out at 57,600 tokens per request with 256 requests")
+
+
+def test_a_price_the_requirements_leave_out_names_its_catalog_source(retailer_html: str) -> None:
+    """Harrow & Finch states no network price: its GBP 13.9 k per node is the catalog's dated
+    USD 17,600 estimate at 0.79, yet the register said "— the account's requirements"."""
+    text = _words(retailer_html)
+    assert ("Network per node: GBP 13.9 k per node — not in the requirements: the catalog's "
+            "dated estimate, yobitel knowledge base, 'InfiniBand NDR' (dated 2026-06); converted "
+            "from USD at the account's rate") in text
+
+
+def test_the_batch_summary_shows_yen_per_million_tokens_whole(tmp_path: Path) -> None:
+    """summary.xlsx printed the bank's cost per million output tokens "2,864.32": yen have no
+    cents (the workbook's own formats already drop them)."""
+    from llmsizer.runs.account import size_account
+    from llmsizer.runs.summary import write_summary
+
+    o = size_account(BANK, BANK.stem, lambda: "", lambda _r, _s: [])
+    write_summary([o], tmp_path / "summary.xlsx")
+    ws = openpyxl.load_workbook(tmp_path / "summary.xlsx")["Accounts"]
+    col = {c.value: c.column for c in ws[1]}
+    for head in ("On-prem per M output tokens", "Cloud per M output tokens"):
+        assert ws.cell(row=2, column=col[head]).number_format == "#,##0", head
+
+
+def test_the_walk_through_states_the_inter_token_latency_against_its_target(
+        retailer: Result, retailer_html: str) -> None:
+    """The retailer asks for 95 % of tokens within 50 ms of the one before: the requirements
+    table printed the target, and no page said what the plan gives (the decode replicas'
+    full-batch step, 38.6 ms: the p95 is the step itself, no prompt read in between)."""
+    assert retailer.workloads[0].best is not None
+    assert float(retailer.workloads[0].best.values["itl_p95_ms"]) == pytest.approx(38.59, abs=0.01)
+    assert ("95 % of tokens follow the one before within 38.6 ms (target 50 ms)"
+            in _words(retailer_html))
