@@ -304,3 +304,12 @@ def test_full_bandwidth_in_the_walk_through_says_where_the_losses_went() -> None
     assert ("Calibrated on measured results, the model streams the weights at the datasheet's "
             "full bandwidth and counts what the serving engine loses in the overhead of each "
             "step below.") in text
+
+
+def test_the_plan_s_gpus_add_up_with_the_retrieval_on_idle_gpus(retailer_html: str) -> None:
+    """Page 2 said "144 GPUs: 128 serving, 16 idle" under the tiles' "133 serving, 11 idle":
+    both true, 5 idle GPUs of the rack run the embedding (2) and reranking (3) servers, but
+    side by side they read as two answers. The plan now says where the 5 went."""
+    words = _words(retailer_html)
+    assert ("Buy 2 × NVIDIA GB300 NVL72 rack (144 GPUs: 128 serving, 5 running retrieval, "
+            "11 idle) for the workload.") in words
