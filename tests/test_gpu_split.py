@@ -27,7 +27,9 @@ from llmsizer.sizing.results import Result
 from llmsizer.web.account import update_html
 
 ROOT = Path(__file__).resolve().parents[1]
-ACCOUNTS = sorted((ROOT / "inputs").glob("*.yaml"))
+# + an account whose retrieval servers run on a rack's idle GPUs (review round 20)
+ACCOUNTS = [*sorted((ROOT / "inputs").glob("*.yaml")),
+            ROOT / "tests" / "data" / "gbp-retailer-rack.yaml"]
 
 
 @cache
@@ -35,9 +37,10 @@ def _sized(path: Path) -> Result:
     return size(load(path))
 
 
-def _words(serving: float, standby: float, idle: float) -> str:
+def _words(serving: float, standby: float, idle: float, retrieval: float = 0) -> str:
     """The split as the customer reads it; every part named when any GPU does not serve."""
-    parts = [(serving, "serving"), (standby, "on standby"), (idle, "idle")]
+    parts = [(serving, "serving"), (retrieval, "running retrieval"), (standby, "on standby"),
+             (idle, "idle")]
     return ", ".join(f"{int(n):,} {w}" for n, w in parts if n)
 
 
@@ -61,8 +64,15 @@ def test_the_split_adds_up_and_every_surface_says_the_jsons_figures(account: Pat
         if g["shares_with"] is None:
             assert g["replicas"] + g["standby_gpus"] + g["idle_gpus"] == g["gpus_purchased"]
     total = _words(t["gpus_serving"], t["gpus_standby"], t["gpus_idle"])
-    per_group = [_words(v["group_pool_gpus"], v["group_standby_gpus"], v["group_idle_gpus"])
-                 for _, v in groups]
+    # a group's idle GPUs that run retrieval servers are told apart, so the groups add up to
+    # the total (page 2 said "128 serving, 16 idle" under the cover's "133 serving, 11 idle")
+    lent = [sum(g["replicas"] for g in j["plan"]["retrieval_groups"]
+                if g["shares_with"] == group["id"]) for group in j["plan"]["node_groups"]]
+    per_group = [_words(v["group_pool_gpus"], v["group_standby_gpus"],
+                        v["group_idle_gpus"] - n, n) for (_, v), n in zip(groups, lent, strict=True)]
+    assert sum(v["group_pool_gpus"] for _, v in groups) + sum(lent) + sum(
+        g["replicas"] for g in j["plan"]["retrieval_groups"] if g["shares_with"] is None
+    ) == t["gpus_serving"]
     proposal = _flat(render_html(r))
     con = Console(record=True, width=400, color_system=None)
     print_result(r, con)

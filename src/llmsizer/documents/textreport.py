@@ -32,6 +32,7 @@ from .proposal.format import (
     cloud_unpriced_words,
     gpu_list,
     gpu_split,
+    group_split,
     option_words,
     precision_name,
 )
@@ -512,8 +513,7 @@ def _print_plan(result: Result, con: Console) -> None:
         added = int(g.values.get("group_spare_nodes_added", 0.0))
         # the GPUs bought in the proposal's words: serving, on standby (the N+1 spares that
         # run no replica: a failed node's replicas restart on them), idle
-        split = gpu_split(g.values["group_pool_gpus"], g.values["group_standby_gpus"],
-                          g.values["group_idle_gpus"])
+        split = group_split(g, result.plan.retrieval_groups)
         notes = [f": {split}" if split else "",
                  f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         if rented:  # the PDF cover's terms, from the group's rows (GPUs rented, instances)

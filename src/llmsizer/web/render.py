@@ -13,7 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from ..base.version import __version__
-from ..documents.proposal.format import Formatter, customer_words, gpu_split
+from ..documents.proposal.format import Formatter, customer_words, gpu_split, group_split
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
 from . import forms
@@ -74,6 +74,7 @@ def _environment() -> jinja2.Environment:
     env.globals["display"] = display
     env.globals["many"] = many
     env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
+    env.globals["group_split"] = group_split  # a node group's, with its GPUs lent to retrieval
     env.filters["display"] = display
     env.filters["num"] = num
     env.filters["ms"] = Formatter("").ms  # a latency as the PDF gives it ("549 ms", "31.4 ms")

@@ -432,11 +432,25 @@ def _figures_apart(x: float, target: float, shown_target: float) -> int:
     return 7
 
 
-def gpu_split(serving: float, standby: float, idle: float) -> str:
+def gpu_split(serving: float, standby: float, idle: float, retrieval: float = 0) -> str:
     """GPUs bought, split in the glossary's words: "15 serving, 8 on standby, 1 idle" (the
     parts add up to the GPUs bought; a part of 0 is left out); "" when every GPU serves.
+    ``retrieval``: a node group's idle GPUs that run embedding or reranking servers, told
+    apart ("128 serving, 5 running retrieval, 11 idle"; ``idle`` is then what is left).
     The PDF, the CLI and the web page say it with these words (tests/test_gpu_split.py)."""
-    if not standby and not idle:
+    if not standby and not idle and not retrieval:
         return ""
-    parts = [(serving, "serving"), (standby, "on standby"), (idle, "idle")]
+    parts = [(serving, "serving"), (retrieval, "running retrieval"), (standby, "on standby"),
+             (idle, "idle")]
     return ", ".join(f"{int(n):,} {words}" for n, words in parts if n)
+
+
+def group_split(group: Any, retrieval: Iterable[Any]) -> str:
+    """A language-model node group's GPUs as :func:`gpu_split` tells them, with the idle
+    GPUs that the retrieval groups sharing it (``shares_with``) run: the cover's account
+    split ("133 serving, 11 idle") then adds up with the plan's ("128 serving, 5 running
+    retrieval, 11 idle"; review round 20, where the plan said "16 idle")."""
+    v = group.values
+    shared = sum(r.replicas for r in retrieval if r.shares_with == group.id)
+    return gpu_split(v["group_pool_gpus"], v["group_standby_gpus"],
+                     v["group_idle_gpus"] - shared, shared)

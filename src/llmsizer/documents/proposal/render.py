@@ -49,7 +49,14 @@ from ...model.catalog import Catalog
 from ...sizing.results import Result
 from .appendix import formula_context
 from .context import build_context
-from .format import CONTROL_CHARS, Formatter, customer_words, gpu_split, option_label
+from .format import (
+    CONTROL_CHARS,
+    Formatter,
+    customer_words,
+    gpu_split,
+    group_split,
+    option_label,
+)
 from .htmltree import plain_tree
 from .svgtext import install as _one_line_svg_text
 
@@ -128,6 +135,7 @@ def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
     env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
     env.filters["option_label"] = _option_label
     env.globals["gpu_split"] = gpu_split  # "15 serving, 8 on standby, 1 idle": one wording
+    env.globals["group_split"] = group_split  # a node group's, with its GPUs lent to retrieval
     return env
 
 
