@@ -129,10 +129,12 @@ GROUP_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
            r("group_gpus_used")),
         "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
     PlanCalculation(
-        "group_idle_gpus", "GPUs bought running nothing (idle)", "GPUs",
+        "group_idle_gpus", "GPUs bought beyond replicas and standby (idle)", "GPUs",
         r("group_gpus_purchased") - r("group_gpus_used"),
         "GPUs purchased - GPUs used: a full baseboard's GPUs beyond load and spares. GPUs "
-        "running replicas + on standby + idle = GPUs purchased."),
+        "running replicas + on standby + idle = GPUs purchased. Embedding and reranking "
+        "servers may run on these (Retrieval sheet): the plan then counts them as running "
+        "retrieval, not idle."),
 )
 
 POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
