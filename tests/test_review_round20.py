@@ -313,3 +313,38 @@ def test_the_plan_s_gpus_add_up_with_the_retrieval_on_idle_gpus(retailer_html: s
     words = _words(retailer_html)
     assert ("Buy 2 × NVIDIA GB300 NVL72 rack (144 GPUs: 128 serving, 5 running retrieval, "
             "11 idle) for the workload.") in words
+
+
+def test_a_default_policy_figure_is_not_attributed_to_the_requirements(bank: Result) -> None:
+    """The register said "Electricity price: JPY 18.2 per kWh — the account's requirements"
+    for tests/data/jpy-bank-cloud.yaml, which states no tariff, PUE, amortisation, support,
+    load or memory share: JPY 18.2 is the schema's USD 0.12 default at the stated 152 yen to
+    the dollar. inputs/example.yaml states each (costs and policy), and says so. The embedded
+    requirements leave the defaults out, so a workbook re-read from them still tells them
+    apart, and sizes the same."""
+    from llmsizer.inputs.loader import load_from_text
+    from llmsizer.model.catalog import load_catalog
+
+    said = _words(render_html(bank))
+    assert ("Electricity price: JPY 18.2 per kWh — not in the requirements: llmsizer's default, "
+            "USD 0.12 per kWh converted at the account's rate") in said
+    assert "PUE: 1.30 — not in the requirements: llmsizer's default" in said
+    assert "the account's requirements (its policy and running costs)" not in said
+    stated = _words(render_html(size(load(ROOT / "inputs" / "example.yaml"))))
+    assert ("Electricity price: USD 0.12 per kWh — the account's requirements (its policy and "
+            "running costs)") in stated
+    assert bank.source is not None
+    embedded = bank.source.requirements
+    assert "electricity_per_kwh" not in embedded["costs"] and "pue" not in embedded["costs"]
+    import yaml
+
+    def stated(x: object) -> object:  # the file's way: a key with no value is left out
+        if isinstance(x, dict):
+            return {k: stated(v) for k, v in x.items() if v is not None}
+        return [stated(v) for v in x] if isinstance(x, list) else x
+
+    again = size(load_from_text(yaml.safe_dump(stated(embedded)), "again.yaml", load_catalog()))
+    assert again.totals.annual_cost_cloud == bank.totals.annual_cost_cloud
+    assert again.account_inputs["electricity_per_kwh"] == bank.account_inputs[
+        "electricity_per_kwh"]
+    assert again.source is not None and again.source.requirements == embedded

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..inputs.schema import Requirements
+from ..inputs.schema import Requirements, default_tariff
 from .results import Deployment, Plan, RetrievalWorkloadResult, Totals, WorkloadResult
 
 # The ways, in the order a tie is broken: buying first (the default), then renting.
@@ -54,11 +54,26 @@ def decide(req: Requirements, totals: Totals, unpriced_gpus: Sequence[str] = ())
                       reasons=list(req.account.reasons))
 
 
+# The policy and running-cost figures the proposal's register attributes to their source
+# (documents/proposal/assumptions.py): one the file leaves out is llmsizer's default, not
+# "the account's requirements" (review round 20).
+DEFAULTED = {"policy": ("deployment", "gpu_memory_utilization"),
+             "costs": ("electricity_per_kwh", "pue", "amortization_years", "support_rate",
+                       "average_load", "hours_per_year")}
+
+
 def embedded_requirements(req: Requirements) -> dict[str, Any]:
-    """The requirements as the workbook embeds them: every default filled in, except the way
-    to run the service when the file did not state it, so a re-read workbook still says it
-    was the default (``Deployment.stated``), not that the customer asked for it."""
+    """The requirements as the workbook embeds them: every default filled in, except those of
+    :data:`DEFAULTED` the file did not state, so a re-read workbook (which fills the same
+    defaults) still says they were the defaults (``Deployment.stated``, the register's
+    sources), not that the customer asked for them. A tariff the schema converted from the
+    USD default for another currency (``default_tariff``) counts as not stated."""
     data = req.model_dump(mode="json")
-    if "deployment" not in req.policy.model_fields_set:
-        data["policy"].pop("deployment", None)
+    tariff = default_tariff(req.account.currency, req.costs.usd_exchange_rate)
+    for section, keys in DEFAULTED.items():
+        stated = getattr(req, section).model_fields_set
+        for key in keys:
+            if key not in stated or (key == "electricity_per_kwh" and tariff is not None
+                                     and req.costs.electricity_per_kwh == tariff):
+                data[section].pop(key, None)
     return data

@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...inputs.schema import Costs
 from ...model.calculations import INPUTS
 from ...model.catalog import Catalog, customer_source
 from ...model.names import short_name
+from ...sizing.deployment import DEFAULTED
 from ...sizing.results import Result
 from .format import NBSP, Formatter, catalog_note
 from .views import WorkloadView
@@ -237,6 +239,13 @@ def _policy_source(result: Result, key: str) -> str:
         return (f"not in the requirements: the catalog's dated estimate, {_dated(where, used.date)}"
                 + ("" if result.account.currency == "USD"
                    else "; converted from USD at the account's rate"))
+    asked = result.source.requirements if result.source is not None else None
+    section = "policy" if key in DEFAULTED["policy"] else "costs"
+    if asked is not None and key in DEFAULTED[section] and key not in asked.get(section, {}):
+        return ("not in the requirements: llmsizer's default"
+                + (f", USD {Costs.model_fields['electricity_per_kwh'].default} per kWh converted "
+                   "at the account's rate"
+                   if key == "electricity_per_kwh" and result.account.currency != "USD" else ""))
     return "the account's requirements (its policy and running costs)"
 
 
