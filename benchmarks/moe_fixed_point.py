@@ -30,14 +30,18 @@ Two views per account:
     python benchmarks/moe_fixed_point.py --shipped    # shipped accounts only
     python benchmarks/moe_fixed_point.py --scan 40    # also check bisection by linear scan
     python benchmarks/moe_fixed_point.py --worst 15   # list the 15 largest plan gaps
+    python benchmarks/moe_fixed_point.py --save a.json  # every plan and option's figures
 
-Nothing is written.
+Nothing else is written: two --save files compare two versions of the product per plan and
+per option (``--compare a.json b.json``, no sizing).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
+import json
 import statistics
 import sys
 from collections.abc import Callable, Iterator
@@ -277,7 +281,13 @@ def main() -> None:
     ap.add_argument("--scan", type=int, default=0, help="check bisection on N options")
     ap.add_argument("--worst", type=int, default=10, help="list the N largest plan gaps")
     ap.add_argument("--models", nargs="*", default=MODELS)
+    ap.add_argument("--save", type=Path, help="write every plan and option's figures (JSON)")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="compare two --save files' product GPUs and batches; no sizing")
     a = ap.parse_args()
+    if a.compare:
+        compare(*a.compare)
+        return
     gaps: list[OptionGap] = []
     plans: list[PlanGap] = []
     for name in SHIPPED:
@@ -325,6 +335,37 @@ def main() -> None:
     print("\nlargest gaps before the third solve (today -> product; at b*):")
     for p in sorted(gplans, key=lambda p: -p.today / max(1, p.fixed))[:a.worst]:
         print(f"  {p.case}: {p.today} -> {p.now}; {p.fixed}")
+    if a.save:
+        a.save.write_text(json.dumps({
+            "plans": [dataclasses.asdict(p) for p in plans + gplans],
+            "options": [dataclasses.asdict(g) for g in gaps + ggaps]}), encoding="utf-8")
+
+
+def compare(before: Path, after: Path) -> None:
+    """Two --save files (the product before and after a change): plans and options whose
+    GPUs or batch moved, and how many are above the fixed point's in each."""
+    old, new = (json.loads(f.read_text(encoding="utf-8")) for f in (before, after))
+    for kind, key, gpus in (("plans", ("case",), "now"), ("options", ("case", "option"),
+                                                          "gpus_now")):
+        a = {tuple(x[k] for k in key): x for x in old[kind]}
+        b = {tuple(x[k] for k in key): x for x in new[kind]}
+        both = a.keys() & b.keys()
+        up = sorted((k for k in both if b[k][gpus] > a[k][gpus]),
+                    key=lambda k: a[k][gpus] / b[k][gpus])
+        down = [k for k in both if b[k][gpus] < a[k][gpus]]
+        fixed = "fixed" if kind == "plans" else "gpus_fixed"
+        print(f"{kind}: {len(both)} in both ({len(a)} before, {len(b)} after); GPUs up on "
+              f"{len(up)}, down on {len(down)}")
+        for label, d in (("before", a), ("after", b)):
+            ks = [k for k in both]
+            print(f"  {label}: above b*'s GPUs on {sum(d[k][gpus] > d[k][fixed] for k in ks)}, "
+                  f">= 20 % above on {sum(d[k][gpus] >= 1.2 * d[k][fixed] for k in ks)}")
+        for k in up[:10]:
+            print(f"  up: {k}: {a[k][gpus]:g} -> {b[k][gpus]:g} (b*: {b[k][fixed]:g})")
+        if kind == "options":
+            moved = sum(b[k]["served"] != a[k]["served"] for k in both)
+            lower = sum(b[k]["served"] < a[k]["served"] for k in both)
+            print(f"  batch moved on {moved} options, lower on {lower}")
 
 
 if __name__ == "__main__":

@@ -40,14 +40,15 @@ def test_kimi_k2_at_a_tight_first_token_buys_the_batch_its_experts_allow() -> No
     """With the experts of the largest batch (256 sequences, 99.5 % of Kimi-K2's) no batch
     met the 0.3 s first token: the first estimate fell to 0, the second solve kept a batch of
     1, and the plan bought 5,120 H200 (640 replicas of TP8; benchmarks/moe_fixed_point.py,
-    'today'). The line through the two solves' smallest limits (-27 at the largest batch, 107
-    at one sequence) meets the batch at 36, the limits solved with 36 sequences' experts allow
-    36: 18 replicas, 144 GPUs, the fixed point b* = 36's plan, targets held."""
+    'today'). The TTFT limit's line (-27 at the largest batch, 107 at one sequence, the
+    smallest limit at both) meets the batch at 36, the limits solved with 36 sequences'
+    experts allow 36: 18 replicas, 144 GPUs, the fixed point b* = 36's plan, targets held."""
     r = _size()
     v = _recommended(r)
     assert float(v["batch_per_replica_first"]) == 0
     assert float(v["batch_experts_estimate"]) == 1
-    assert float(v["line_limit_at_bound"]) == -27 and float(v["line_limit_at_estimate"]) == 107
+    assert float(v["batch_by_ttft_first"]) == -27
+    assert float(v["batch_by_ttft_second"]) == float(v["line_limit_at_estimate"]) == 107
     assert float(v["batch_experts_read"]) == float(v["batch_per_replica"]) == 36
     assert r.totals.gpus_purchased == 144
     assert float(v["slo_met"]) == 1
@@ -58,6 +59,36 @@ def test_kimi_k2_at_a_tight_first_token_buys_the_batch_its_experts_allow() -> No
         max(1.0, float(v["batch_served"]) / float(v["pp"])) * float(v["spec_tokens_per_step"]))
     assert float(v["batch_served"]) <= float(v["batch_experts_read"])
     assert float(v["experts_read_fraction"]) >= share - 1e-12
+
+
+# The grid's "qwen3-30b-a3b l40s ttft 0.3 s 50 tok/s prompt 2000 users 64", as the grid
+# states it (benchmarks/moe_fixed_point.py grid(); its worst plan gap in session 19).
+QWEN_L40S = {
+    "schema_version": 1, "account": {"name": "grid"},
+    "workloads": [{"name": "w", "model": "qwen3-30b-a3b", "concurrent_users": 64,
+                   "prompt_tokens": 2000, "output_tokens": 400,
+                   "targets": {"tokens_per_s_per_user": 50, "ttft_s": 0.3}}],
+    "hardware": {"gpus": ["l40s"], "weight_precisions": ["fp8", "bf16", "fp4", "mxfp4"],
+                 "kv_precisions": ["fp8"]},
+    "policy": {"headroom": 0.25, "survive_node_loss": False, "disaggregated": "never",
+               "deployment": "on_prem"}}
+
+
+def test_the_line_follows_the_first_token_limit_not_the_smallest_at_each_solve() -> None:
+    """Qwen3-30B-A3B on L40S, 0.3 s first token, 50 tok/s, 64 users: with the largest batch's
+    experts the first-token limit allows 0; with one sequence's it allows 14 while the speed
+    target allows 6 (it does not read the experts). Session 19's line joined the smallest
+    limit at each (0, then the speed target's 6), met the batch at 3 and the plan bought 27
+    L40S (benchmarks/moe_fixed_point.py --worst, 'product' before this change; 80 before the
+    third solve). The first-token limit's own line (0 to 14) meets it at 4, the limits at 4
+    sequences' experts allow 4: 20 L40S, the plan at the fixed point b* (the same script)."""
+    r = engine.size(load_from_text(yaml.safe_dump(QWEN_L40S), "qwen.yaml"), load_catalog())
+    v = _recommended(r)
+    assert float(v["batch_by_ttft_first"]) == 0 and float(v["batch_by_ttft_second"]) == 14
+    assert float(v["batch_by_tpot"]) == float(v["batch_experts_top"]) == 6
+    assert float(v["batch_experts_read"]) == float(v["batch_per_replica"]) == 4
+    assert r.totals.gpus_purchased == 20
+    assert float(v["slo_met"]) == 1
 
 
 def test_every_option_serves_at_most_the_batch_whose_experts_it_reads() -> None:
@@ -72,6 +103,11 @@ def test_every_option_serves_at_most_the_batch_whose_experts_it_reads() -> None:
             v["batch_experts_read"], v["batch_per_replica_first"]), o.id
         assert v["batch_experts_estimate"] <= v["batch_experts_read"] \
             <= v["batch_experts_bound"], o.id
+        # never below the second solve's batch where the first estimate is a sequence or
+        # more (third_solve.py's docstring: by construction)
+        if v["batch_per_replica_first"] >= 1:
+            assert v["batch_per_replica"] >= min(v["batch_experts_estimate"],
+                                                 v["line_limit_at_estimate"]), o.id
 
 
 def test_libreoffice_recalculates_the_third_solve(tmp_path: Path) -> None:
@@ -98,4 +134,4 @@ def test_libreoffice_recalculates_the_third_solve(tmp_path: Path) -> None:
         if got is None or not same(expected, got, name, rel=1e-9):
             problems.append(f"{sheet}!{ref} ({name}): LibreOffice {got!r}, engine {expected!r}")
     assert checked > 500 and not problems, problems[:20]
-    assert {"batch_experts_try_10", "line_limit_slope", "batch_by_ttft_second"} <= names
+    assert {"batch_experts_try_10", "batch_by_ttft_slope", "batch_by_ttft_second"} <= names
