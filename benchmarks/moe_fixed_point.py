@@ -30,14 +30,23 @@ Two views per account:
     python benchmarks/moe_fixed_point.py --shipped    # shipped accounts only
     python benchmarks/moe_fixed_point.py --scan 40    # also check bisection by linear scan
     python benchmarks/moe_fixed_point.py --worst 15   # list the 15 largest plan gaps
+    python benchmarks/moe_fixed_point.py --save a.json  # every plan and option's figures
+    python benchmarks/moe_fixed_point.py --floored b.json  # the percentile-target grid
 
-Nothing is written.
+Nothing else is written: two --save files compare two versions of the product per plan and
+per option (``--compare a.json b.json``, no sizing). ``--floored`` sizes, with the product
+only (no b*, about 2 minutes), a second grid whose targets are a p95 first token or a p95
+whole answer (limits solved with a floor at 0, which the third solve's line must not pass
+through), with 800-token answers and arrival-rate loads too, and writes each plan's and
+option's GPUs; ``--compare-floored a.json b.json`` compares two such files.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
+import json
 import statistics
 import sys
 from collections.abc import Callable, Iterator
@@ -223,6 +232,54 @@ def grid() -> Iterator[tuple[str, dict[str, Any]]]:
                        "disaggregated": "never", "deployment": "on_prem"}}
 
 
+def floored_grid() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Targets a p95 first token or whole answer (their batch limits stop at 0)."""
+    loads = [("concurrent_users", 64), ("concurrent_users", 512), ("requests_per_s", 5),
+             ("requests_per_s", 30)]
+    targets = [("e2e_p95_s", 12.5), ("e2e_p95_s", 30), ("ttft_p95_s", 0.5), ("ttft_p95_s", 2)]
+    for model, gpu, (target, value), tps, prompt, (rate, n) in itertools.product(
+            MODELS, [*GPUS, "gb300"], targets, [10, 40], [500, 3000, 8000], loads):
+        yield f"{model} {gpu} {target} {value} {tps} tok/s prompt {prompt} {rate} {n}", {
+            "schema_version": 1, "account": {"name": "grid"},
+            "workloads": [{"name": "w", "model": model, rate: n, "prompt_tokens": prompt,
+                           "output_tokens": 800,
+                           "targets": {"tokens_per_s_per_user": tps, target: value}}],
+            "hardware": {"gpus": [gpu], "weight_precisions": ["fp8", "fp4"],
+                         "kv_precisions": ["fp8"]},
+            "policy": {"headroom": 0.25, "survive_node_loss": False,
+                       "disaggregated": "never", "deployment": "on_prem"}}
+
+
+def save_floored(path: Path) -> None:
+    cat, out = load_catalog(), {}
+    for case, d in floored_grid():
+        try:
+            r = engine.size(load_from_text(yaml.safe_dump(d), "grid.yaml"), cat)
+        except LlmsizerError:
+            continue
+        w = r.workloads[0]
+        out[case] = {"plan": r.totals.gpus_purchased if w.recommended else None,
+                     "options": {o.id: float(o.values["gpus"]) for o in w.options
+                                 if o.feasible}}
+    path.write_text(json.dumps(out), encoding="utf-8")
+    print(f"{len(out)} cases sized, written to {path}")
+
+
+def compare_floored(before: Path, after: Path) -> None:
+    a, b = (json.loads(f.read_text(encoding="utf-8")) for f in (before, after))
+    cases = [c for c in a if c in b]
+    plans = [c for c in cases if a[c]["plan"] is not None and b[c]["plan"] is not None]
+    opts = [(c, o) for c in cases for o in a[c]["options"] if o in b[c]["options"]]
+    up = sorted(((c, o) for c, o in opts if b[c]["options"][o] > a[c]["options"][o]),
+                key=lambda k: a[k[0]]["options"][k[1]] / b[k[0]]["options"][k[1]])
+    print(f"{len(plans)} plans: GPUs up on {sum(b[c]['plan'] > a[c]['plan'] for c in plans)}, "
+          f"down on {sum(b[c]['plan'] < a[c]['plan'] for c in plans)}; {len(opts)} options: "
+          f"up on {len(up)}, down on "
+          f"{sum(b[c]['options'][o] < a[c]['options'][o] for c, o in opts)}")
+    for c, o in up[:10]:
+        print(f"  up: {c} {o}: {a[c]['options'][o]:g} -> {b[c]['options'][o]:g}")
+
+
 def _q(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
@@ -277,7 +334,21 @@ def main() -> None:
     ap.add_argument("--scan", type=int, default=0, help="check bisection on N options")
     ap.add_argument("--worst", type=int, default=10, help="list the N largest plan gaps")
     ap.add_argument("--models", nargs="*", default=MODELS)
+    ap.add_argument("--save", type=Path, help="write every plan and option's figures (JSON)")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="compare two --save files' product GPUs and batches; no sizing")
+    ap.add_argument("--floored", type=Path, help="size the percentile-target grid, write it")
+    ap.add_argument("--compare-floored", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
     a = ap.parse_args()
+    if a.compare:
+        compare(*a.compare)
+        return
+    if a.floored:
+        save_floored(a.floored)
+        return
+    if a.compare_floored:
+        compare_floored(*a.compare_floored)
+        return
     gaps: list[OptionGap] = []
     plans: list[PlanGap] = []
     for name in SHIPPED:
@@ -325,6 +396,37 @@ def main() -> None:
     print("\nlargest gaps before the third solve (today -> product; at b*):")
     for p in sorted(gplans, key=lambda p: -p.today / max(1, p.fixed))[:a.worst]:
         print(f"  {p.case}: {p.today} -> {p.now}; {p.fixed}")
+    if a.save:
+        a.save.write_text(json.dumps({
+            "plans": [dataclasses.asdict(p) for p in plans + gplans],
+            "options": [dataclasses.asdict(g) for g in gaps + ggaps]}), encoding="utf-8")
+
+
+def compare(before: Path, after: Path) -> None:
+    """Two --save files (the product before and after a change): plans and options whose
+    GPUs or batch moved, and how many are above the fixed point's in each."""
+    old, new = (json.loads(f.read_text(encoding="utf-8")) for f in (before, after))
+    for kind, key, gpus in (("plans", ("case",), "now"), ("options", ("case", "option"),
+                                                          "gpus_now")):
+        a = {tuple(x[k] for k in key): x for x in old[kind]}
+        b = {tuple(x[k] for k in key): x for x in new[kind]}
+        both = a.keys() & b.keys()
+        up = sorted((k for k in both if b[k][gpus] > a[k][gpus]),
+                    key=lambda k: a[k][gpus] / b[k][gpus])
+        down = [k for k in both if b[k][gpus] < a[k][gpus]]
+        fixed = "fixed" if kind == "plans" else "gpus_fixed"
+        print(f"{kind}: {len(both)} in both ({len(a)} before, {len(b)} after); GPUs up on "
+              f"{len(up)}, down on {len(down)}")
+        for label, d in (("before", a), ("after", b)):
+            ks = [k for k in both]
+            print(f"  {label}: above b*'s GPUs on {sum(d[k][gpus] > d[k][fixed] for k in ks)}, "
+                  f">= 20 % above on {sum(d[k][gpus] >= 1.2 * d[k][fixed] for k in ks)}")
+        for k in up[:10]:
+            print(f"  up: {k}: {a[k][gpus]:g} -> {b[k][gpus]:g} (b*: {b[k][fixed]:g})")
+        if kind == "options":
+            moved = sum(b[k]["served"] != a[k]["served"] for k in both)
+            lower = sum(b[k]["served"] < a[k]["served"] for k in both)
+            print(f"  batch moved on {moved} options, lower on {lower}")
 
 
 if __name__ == "__main__":

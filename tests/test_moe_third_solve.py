@@ -40,14 +40,15 @@ def test_kimi_k2_at_a_tight_first_token_buys_the_batch_its_experts_allow() -> No
     """With the experts of the largest batch (256 sequences, 99.5 % of Kimi-K2's) no batch
     met the 0.3 s first token: the first estimate fell to 0, the second solve kept a batch of
     1, and the plan bought 5,120 H200 (640 replicas of TP8; benchmarks/moe_fixed_point.py,
-    'today'). The line through the two solves' smallest limits (-27 at the largest batch, 107
-    at one sequence) meets the batch at 36, the limits solved with 36 sequences' experts allow
-    36: 18 replicas, 144 GPUs, the fixed point b* = 36's plan, targets held."""
+    'today'). The line through the TTFT limit (-27 at the largest batch, 107 at one sequence,
+    the smallest limit at both) meets the batch at 36, the limits solved with 36 sequences'
+    experts allow 36: 18 replicas, 144 GPUs, the fixed point b* = 36's plan, targets held."""
     r = _size()
     v = _recommended(r)
     assert float(v["batch_per_replica_first"]) == 0
     assert float(v["batch_experts_estimate"]) == 1
-    assert float(v["line_limit_at_bound"]) == -27 and float(v["line_limit_at_estimate"]) == 107
+    assert float(v["line_limit_at_bound"]) == float(v["batch_by_ttft_first"]) == -27
+    assert float(v["line_limit_at_estimate"]) == float(v["batch_by_ttft_second"]) == 107
     assert float(v["batch_experts_read"]) == float(v["batch_per_replica"]) == 36
     assert r.totals.gpus_purchased == 144
     assert float(v["slo_met"]) == 1
@@ -58,6 +59,63 @@ def test_kimi_k2_at_a_tight_first_token_buys_the_batch_its_experts_allow() -> No
         max(1.0, float(v["batch_served"]) / float(v["pp"])) * float(v["spec_tokens_per_step"]))
     assert float(v["batch_served"]) <= float(v["batch_experts_read"])
     assert float(v["experts_read_fraction"]) >= share - 1e-12
+
+
+# The grid's "qwen3-30b-a3b l40s ttft 0.3 s 50 tok/s prompt 2000 users 64", as the grid
+# states it (benchmarks/moe_fixed_point.py grid(); its worst plan gap in session 19).
+QWEN_L40S = {
+    "schema_version": 1, "account": {"name": "grid"},
+    "workloads": [{"name": "w", "model": "qwen3-30b-a3b", "concurrent_users": 64,
+                   "prompt_tokens": 2000, "output_tokens": 400,
+                   "targets": {"tokens_per_s_per_user": 50, "ttft_s": 0.3}}],
+    "hardware": {"gpus": ["l40s"], "weight_precisions": ["fp8", "bf16", "fp4", "mxfp4"],
+                 "kv_precisions": ["fp8"]},
+    "policy": {"headroom": 0.25, "survive_node_loss": False, "disaggregated": "never",
+               "deployment": "on_prem"}}
+
+
+def test_the_line_follows_the_first_token_limit_not_the_smallest_at_each_solve() -> None:
+    """Qwen3-30B-A3B on L40S, 0.3 s first token, 50 tok/s, 64 users: with the largest batch's
+    experts the first-token limit allows 0; with one sequence's it allows 14 while the speed
+    target allows 6 (it does not read the experts). Session 19's line joined the smallest
+    limit at each (0, then the speed target's 6), met the batch at 3 and the plan bought 27
+    L40S (benchmarks/moe_fixed_point.py --worst, 'product' before this change; 80 before the
+    third solve). The first-token limit's own line (0 to 14) meets it at 4, the limits at 4
+    sequences' experts allow 4: 20 L40S, the plan at the fixed point b* (the same script)."""
+    r = engine.size(load_from_text(yaml.safe_dump(QWEN_L40S), "qwen.yaml"), load_catalog())
+    v = _recommended(r)
+    assert float(v["line_limit_at_bound"]) == float(v["batch_by_ttft_first"]) == 0
+    assert float(v["line_limit_at_estimate"]) == float(v["batch_by_ttft_second"]) == 14
+    assert float(v["batch_by_tpot"]) == float(v["batch_experts_top"]) == 6
+    assert float(v["batch_experts_read"]) == float(v["batch_per_replica"]) == 4
+    assert r.totals.gpus_purchased == 20
+    assert float(v["slo_met"]) == 1
+
+
+def test_a_whole_answer_target_keeps_the_line_through_the_smallest_limits() -> None:
+    """DeepSeek-V3 on GB300 (FP8, TP4), 5 requests/s, 3,000-token prompts, 800-token answers,
+    40 tok/s, 95 % of answers within 12.5 s. The whole-answer limit stops at 0 (no batch meets
+    it with the largest batch's experts), so the first-token limit's own line from that floor
+    (0 to 52 at one sequence) overshoots: with it the experts were read at a batch where the
+    whole answer allows 1 sequence and the option needed 316 GPUs (session 20's first try,
+    measured by benchmarks/moe_fixed_point.py --floored; docs/queueing.md). With a
+    percentile or whole-answer target the line goes through the smallest limits (0, then the
+    speed target's 20), as in session 19: batch 9, 36 GPUs."""
+    text = yaml.safe_dump({
+        "schema_version": 1, "account": {"name": "grid"},
+        "workloads": [{"name": "w", "model": "deepseek-v3", "requests_per_s": 5,
+                       "prompt_tokens": 3000, "output_tokens": 800,
+                       "targets": {"tokens_per_s_per_user": 40, "e2e_p95_s": 12.5}}],
+        "hardware": {"gpus": ["gb300"], "weight_precisions": ["fp8"], "kv_precisions": ["fp8"]},
+        "policy": {"headroom": 0.25, "survive_node_loss": False, "disaggregated": "never",
+                   "deployment": "on_prem"}})
+    r = engine.size(load_from_text(text, "deepseek.yaml"), load_catalog())
+    (v,) = [o.values for o in r.workloads[0].options if o.id == "gb300/fp8/kv-fp8/tp4"]
+    assert float(v["batch_by_ttft_first"]) == 0 and float(v["batch_by_ttft_second"]) == 52
+    assert float(v["line_limit_at_bound"]) == 0
+    assert float(v["line_limit_at_estimate"]) == float(v["batch_by_tpot"]) == 20
+    assert float(v["batch_per_replica"]) == float(v["batch_experts_read"]) == 9
+    assert float(v["gpus"]) == 36 and float(v["slo_met"]) == 1
 
 
 def test_every_option_serves_at_most_the_batch_whose_experts_it_reads() -> None:
@@ -72,6 +130,11 @@ def test_every_option_serves_at_most_the_batch_whose_experts_it_reads() -> None:
             v["batch_experts_read"], v["batch_per_replica_first"]), o.id
         assert v["batch_experts_estimate"] <= v["batch_experts_read"] \
             <= v["batch_experts_bound"], o.id
+        # never below the second solve's batch where the first estimate is a sequence or
+        # more (third_solve.py's docstring: by construction)
+        if v["batch_per_replica_first"] >= 1:
+            assert v["batch_per_replica"] >= min(v["batch_experts_estimate"],
+                                                 v["line_limit_at_estimate"]), o.id
 
 
 def test_libreoffice_recalculates_the_third_solve(tmp_path: Path) -> None:

@@ -1,32 +1,65 @@
-"""The third solve of a mixture of experts' batch: the batch where the line through the two
-solves' smallest limits meets the batch, found by a fixed number of bisection rows
+"""The third solve of a mixture of experts' batch: the batch where the line through the first-
+token limit at the two solves meets the batch, found by a fixed number of bisection rows
 (docs/queueing.md, "A third solve").
 
 The first solve reads the experts of the largest batch the load may cause and can fall far
 below the batch whose own experts allow it (b*): with 99.5 % of Kimi-K2's experts read no
-batch met a 0.3 s first token, and the plan bought 5,120 H200 where 144 serve. The two solves
-give the smallest limit at two shares of its experts the busiest GPU reads (u_A at the
-largest batch, u_B at the first estimate); along the line through them the limit at a batch b
-is L(b) = L_B + slope x (u(b) - u_B). The candidate c is the largest whole batch in
-[first estimate, min(L_B, largest batch)] with L(c) >= c, found by 10 rows that each try a
-step of unit x 2^k sequences (512, 256, ..., 1 units; unit = 1 while the range is under 1,024
-sequences, else range / 1,023: the resolution), each evaluating the busiest GPU's share at the
-step with the share rows' own expressions. The rows below the share (decode.py) are then
-solved with the experts read at c, and the batch served is at most c and every limit solved
-there: conservative whatever the line says. Where the line finds nothing above the first
-estimate, c is the first estimate and the batch is as the second solve gave it before.
+batch met a 0.3 s first token, and the plan bought 5,120 H200 where 144 serve. Of the batch
+limits only the first-token (TTFT) and inter-token latency ones read the step; memory, the
+tokens/s batch and the engine cap do not read the share of experts and bound the top
+instead. The two solves give the TTFT limit at two shares of its experts the busiest GPU
+reads (u_A at the largest batch, u_B at the first estimate); along the line through them the
+limit at a batch b is L(b) = L_B + slope x (u(b) - u_B). The candidate c is the largest whole
+batch in [first estimate, top] with L(c) >= c, top = min(every limit at u_B, largest batch).
+
+Session 19's line went through the smallest limit at each solve, which joins two different
+limits where a different one is smallest at each (the TTFT limit at u_A, the speed target at
+u_B): below both, so c fell short (Qwen3-30B-A3B on L40S at a 0.3 s first token bought 27
+GPUs where 20 serve). That line is kept where a TTFT percentile, whole-answer or
+inter-token latency target is stated, or the load is an arrival rate or a throughput: there
+the limits that read the step fall off a cliff as the prefill queue fills and stop at 0 (no
+batch meets the target), so their value at u_A is not on their line, and a line through
+that floor overshoots (an option bought up to ten times the GPUs;
+benchmarks/moe_fixed_point.py --floored). The TTFT limit's own line is drawn only for
+concurrent users with a mean first-token or response-time target.
+
+c is found by 10 rows that each try a step of unit x 2^k sequences (512, 256, ..., 1 units;
+unit = 1 while the range is under 1,024 sequences, else range / 1,023: the resolution), each
+evaluating the busiest GPU's share at the step with the share rows' own expressions. The rows
+below the share (decode.py) are then solved with the experts read at c, and the batch served
+is at most c and every limit solved there: conservative whatever the line says. Where the
+line finds nothing above the first estimate, c is the first estimate and the batch is as the
+second solve gave it.
+
+The batch served is at least the second solve's wherever the first estimate is at least one
+sequence, by construction: c is at most the largest batch, so the limits at c read no more
+experts than the first solve's and are at least the first estimate, and so is c. Where the
+first estimate is below one sequence (no batch meets the targets with the largest batch's
+experts) the second solve reads one sequence's experts, and a line that overshoots could
+leave less than one (never on the grid, benchmarks/moe_fixed_point.py); a MAX with the second
+solve's batch would not mend it, as the rows below read the experts at c, and a batch above
+the limits there would miss its targets in those rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
 from .core import Calculation, _c, r
 from .first_pass import FIRST, LIMITS
+from .inputs import PERCENTILES
 
 SECOND = "_second"
 STEPS = 10  # bisection rows: exact to one sequence over a range under 2^10 sequences
+
+
+# where the limits that read the step stop at 0 (queueing.py): a percentile or whole-answer
+# target, or a load stated as a rate or a throughput (an open queue's wait grows without
+# bound); there the line goes through the smallest limits (session 19)
+_FLOORED = OR(*(gt(r(f"target_{t}_p{q}_{u}"), 0) for t, u in (("ttft", "s"), ("itl", "ms"))
+                for q in PERCENTILES), gt(r("target_e2e_p95_s"), 0),
+              gt(r("peak_request_rate_per_s"), 0), gt(r("target_system_tokens_per_s"), 0))
 
 
 def _smallest(suffix: str, copied: set[str]) -> Expr:
@@ -42,6 +75,8 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
     lo, top, unit = (r("batch_experts_estimate"), r("batch_experts_top"),
                      r("batch_experts_unit"))
     lb, ub = r("line_limit_at_estimate"), r("experts_read_busiest_fraction" + SECOND)
+    ttft = "batch_by_ttft"
+    assert ttft in first and ttft in second
 
     def step(k: int) -> Calculation:
         prev = lo if k == 1 else r(f"batch_experts_try_{k - 1}")
@@ -55,23 +90,27 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
                   "busiest GPU reads there is at least it, else the previous step.")
 
     return (
-        _c("line_limit_at_bound", "Smallest batch limit, first estimate", "sequences",
-           "Throughput", _smallest(FIRST, first),
-           "MIN(memory, tokens/s, TTFT, inter-token latency, engine cap), each solved with "
-           "the experts read at the largest batch this load may cause (not clipped at 0)."),
-        _c("line_limit_at_estimate", "Smallest batch limit, second estimate", "sequences",
-           "Throughput", _smallest(SECOND, second),
-           "The same limits solved with the experts read at the first estimate."),
+        _c("line_limit_at_bound", "Batch limit on the line, first estimate", "sequences",
+           "Throughput", IF(_FLOORED, _smallest(FIRST, first), r(ttft + FIRST)),
+           "The TTFT batch limit solved with the experts read at the largest batch this load "
+           "may cause (not clipped at 0); where a TTFT percentile, whole-answer or "
+           "inter-token latency target is stated, or the load is a rate or a throughput "
+           "(the limits stop at 0 there), the smallest of MIN(memory, tokens/s, TTFT, "
+           "inter-token latency, engine cap) there."),
+        _c("line_limit_at_estimate", "Batch limit on the line, second estimate", "sequences",
+           "Throughput", IF(_FLOORED, _smallest(SECOND, second), r(ttft + SECOND)),
+           "The same limit solved with the experts read at the first estimate."),
         _c("line_limit_slope", "Batch limit per share of experts read", "sequences",
            "Throughput",
            IF(gt(r("experts_read_busiest_fraction" + FIRST), ub),
               (r("line_limit_at_bound") - lb) / (r("experts_read_busiest_fraction" + FIRST) - ub),
               0),
-           "The line through the two estimates' smallest limits against the share of its "
-           "experts the busiest GPU reads: its slope (0 where the shares are equal)."),
+           "The line through the two estimates' limits against the share of its experts the "
+           "busiest GPU reads: its slope (0 where the shares are equal)."),
         _c("batch_experts_top", "Largest batch the line may reach", "sequences", "Throughput",
-           MAX(lo, ROUNDDOWN(MIN(lb, r("batch_experts_bound")), 0)),
-           "The second estimate's smallest limit, at most the largest batch at this load, "
+           MAX(lo, ROUNDDOWN(MIN(_smallest(SECOND, second), r("batch_experts_bound")), 0)),
+           "Every limit solved with the experts read at the first estimate (memory, tokens/s, "
+           "TTFT, inter-token latency, engine cap), at most the largest batch at this load, "
            "at least the first estimate: a batch reading more experts than the first "
            "estimate cannot allow more than the limits at it."),
         _c("batch_experts_unit", "Bisection step unit", "sequences", "Throughput",
@@ -82,8 +121,8 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
         _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
            IF(disagg, r("batch_experts_bound"), r(f"batch_experts_try_{STEPS}")),
            "The largest batch from the first estimate up to the top where the line through "
-           "the two estimates' smallest limits allows it (the third solve): at most the "
-           "largest batch at this load, at least 1. The batch per replica is at most it and "
+           "the two estimates' TTFT limits allows it (the third solve): at most the largest "
+           "batch at this load, at least 1. The batch per replica is at most it and "
            "every limit solved with its experts, so the share of experts read is the batch "
            "served's, or above it (conservative); no circular reference. A disaggregated "
            "decode pool keeps the largest batch: its whole-answer split weighs several "
