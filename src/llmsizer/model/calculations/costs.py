@@ -118,8 +118,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("cloud_gpu_hour"), 0), r("annual_cloud_rent") + r("annual_cloud_extras"), 0),
        "Rent + storage + licences (0 = no price listed: storage alone is not a cloud cost)."),
     _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
-       r("required_system_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year") / 1e6,
-       "Peak demand x average load x seconds per year."),
+       IF(gt(r("peak_request_rate_per_s"), 0),
+          r("peak_request_rate_per_s") * r("output_tokens"), r("required_system_tokens_per_s"))
+       * r("average_load") * 3600 * r("hours_per_year") / 1e6,
+       "Peak demand x average load x seconds per year. A load stated as a rate asks for "
+       "rate x output tokens, whatever the latency targets (users x the speed each must see "
+       "counted a request's tokens again for every user Little's law rounds up)."),
     _c("million_input_tokens_per_year", "Input tokens served per year", "M tokens", "TCO",
        r("million_tokens_per_year") * r("prompt_tokens") / r("output_tokens"),
        "Output tokens x prompt / output length: each request carries its prompt."),
