@@ -378,3 +378,11 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         idle[best.shares_with] = (gpu, platform, free - taken, max(0, free_cloud - taken))
         out.append(again)
     return out
+
+
+def lent_and_idle(group: NodeGroup, retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
+    """(the GPUs of a language-model node group that the retrieval groups sharing it run,
+    its idle GPUs left): the plan's words split a group's GPUs with them ("128 serving, 5
+    running retrieval, 11 idle"), so they add up to the account's total."""
+    lent = sum(r.replicas for r in retrieval if r.shares_with == group.id)
+    return lent, int(group.values["group_idle_gpus"]) - lent

@@ -450,7 +450,8 @@ def group_split(group: Any, retrieval: Iterable[Any]) -> str:
     GPUs that the retrieval groups sharing it (``shares_with``) run: the cover's account
     split ("133 serving, 11 idle") then adds up with the plan's ("128 serving, 5 running
     retrieval, 11 idle"; review round 20, where the plan said "16 idle")."""
-    v = group.values
-    shared = sum(r.replicas for r in retrieval if r.shares_with == group.id)
-    return gpu_split(v["group_pool_gpus"], v["group_standby_gpus"],
-                     v["group_idle_gpus"] - shared, shared)
+    from ...sizing.retrieval import lent_and_idle
+
+    lent, idle = lent_and_idle(group, list(retrieval))
+    return gpu_split(group.values["group_pool_gpus"], group.values["group_standby_gpus"], idle,
+                     lent)
