@@ -316,3 +316,16 @@ def test_the_fields_help_names_choices_and_fields_as_the_form_shows_them(
     helps = " ".join(html_lib.unescape(t) for t in re.findall(r'title="([^"]*)"', page))
     assert "catalogs/" not in helps and "docs/" not in helps
     assert "serving-stack" not in helps and "on_prem" not in helps
+
+
+def test_the_cli_s_guesses_never_nest_brackets(tmp_path: Path) -> None:
+    """A platform's name has brackets of its own: the CLI said "dgx-h100 (NVIDIA DGX H100 (8x
+    H100 SXM5 80GB))"; the name's brackets are flattened to a comma (catalogs: "NVIDIA DGX
+    H100 (8x H100 SXM5 80GB)")."""
+    text = _file("  gpus: [h100-sxm, h200-sxm, l40s]", "  gpus: [h100-sxm]\n  platform: dgx-h10")
+    with pytest.raises(InputError) as got:
+        load_from_text(text, "acme.yaml", load_catalog())
+    said = str(got.value)
+    assert ("unknown platform 'dgx-h10' (did you mean dgx-h100 (NVIDIA DGX H100, 8x H100 SXM5 "
+            "80GB) or dgx-h200 (NVIDIA DGX H200, 8x H200 SXM5 141GB)") in said
+    assert "80GB))" not in said

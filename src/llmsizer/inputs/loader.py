@@ -217,7 +217,10 @@ class UnknownId(InputError):
 def _named(cid: str, name: str) -> str:
     """A catalog id with its name, where the name says more than the id: `h100-sxm (NVIDIA
     H100 SXM 80GB)`, but `gpt-oss-20b` alone."""
-    return cid if _bare(name) == _bare(cid) else f"{cid} ({name})"
+    # a name's own brackets flattened: "dgx-h100 (NVIDIA DGX H100, 8x H100 SXM5 80GB)", not
+    # "dgx-h100 (NVIDIA DGX H100 (8x H100 SXM5 80GB))"
+    flat = re.sub(r" \(([^()]*)\)", r", \1", name)
+    return cid if _bare(name) == _bare(cid) else f"{cid} ({flat})"
 
 
 def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
