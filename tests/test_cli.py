@@ -277,7 +277,7 @@ def test_size_counts_in_words() -> None:
     server, as its PDF says)."""
     out = run("size", ROOT / "inputs" / "small-l4-l40s.yaml").stdout
     assert "(1 GPU bought)" in out  # every GPU serves: no split is said
-    assert re.search(r"^Total: 1 GPU in 1 node; ", out, re.M)
+    assert re.search(r"^Total: 1 GPU bought in 1 node; ", out, re.M)
     assert not re.search(r"\b1 (GPUs|nodes|replicas)\b", out)
 
 

@@ -211,15 +211,20 @@ def test_the_total_leads_with_the_way_recommended() -> None:
     money = lambda x: fmt.money(x).replace("\xa0", " ")  # noqa: E731
     assert tot.cloud_gpus_rented == 8 == result.plan.node_groups[0].values["cloud_gpus_rented"]
     assert (f"Total: 8 GPUs rented in the cloud; cloud {money(tot.annual_cost_cloud)}/yr. The "
-            f"alternative, buying: 8 GPUs in 1 node; capex {money(tot.capex)}; on-prem "
+            f"alternative, buying: 8 GPUs bought in 1 node; capex {money(tot.capex)}; on-prem "
             f"{money(tot.annual_cost_onprem)}/yr") in _unfolded(_text("eu-bank-cloud.yaml"))
     api = _sized("api-cheapest.yaml")
     assert api.deployment.recommended == "api" and api.totals.annual_cost_api is not None
     fmt = Formatter(api.account.currency)
     text = _unfolded(_text("api-cheapest.yaml"))
     assert (f"Total: a hosted API, {money(api.totals.annual_cost_api)}/yr. The alternative, "
-            f"buying, sized for comparison: {api.totals.gpus_purchased} GPUs in 1 node; capex "
+            f"buying, sized for comparison: {api.totals.gpus_purchased} GPUs bought in 1 node; "
+            f"capex "
             f"{money(api.totals.capex)};") in text
-    # an account that buys, as most do: the total as it was, buying first
+    # an account that buys, as most do: the total as it was, buying first; "bought" said
+    # whether or not any GPU idles (session 20: "Total: 20 GPUs in 4 nodes" dropped it)
     assert re.search(r"^Total: 32 GPUs bought \(18 serving, 8 on standby, 6 idle\) in 4 nodes; "
                      r"capex ", _unfolded(_text("three-workloads.yaml")), re.M)
+    con = Console(record=True, width=100, color_system=None)  # inputs/example.yaml: none idle
+    print_result(size(load(DATA.parents[1] / "inputs" / "example.yaml")), con)
+    assert re.search(r"^Total: 20 GPUs bought in 5 nodes; capex ", con.export_text(), re.M)

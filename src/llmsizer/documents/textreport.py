@@ -417,8 +417,7 @@ def _print_total(result: Result, con: Console) -> None:
     # GPUs bought, as the plan lines and the PDF count them ("72 GPUs bought, 1 used" on a
     # rack read beside "Total: 1 GPU" as if the rack were one GPU): serving, standby, idle
     split = gpu_split(tot.gpus_serving, tot.gpus_standby, tot.gpus_idle)
-    gpus = (f"{_n(tot.gpus_purchased, 'GPU')} bought ({split})" if split else
-            _n(tot.gpus_purchased, "GPU"))
+    gpus = f"{_n(tot.gpus_purchased, 'GPU')} bought" + (f" ({split})" if split else "")
     cloud = (f"cloud {_money(tot.annual_cost_cloud, cur)}/yr" if tot.annual_cost_cloud is not None
              else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))
     buy = f"{gpus} in {_n(tot.nodes, 'node')}; capex {_money(tot.capex, cur)}; " \
