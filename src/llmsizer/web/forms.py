@@ -503,22 +503,19 @@ def platform_field(ids: Iterable[str]) -> Field:
 # The form's sections (their legends) and each field's label by its generic path: an error's
 # field path is said in these words (field_words), never as the loader's path.
 _SECTIONS = {"account": "Account", "hardware": "Hardware", "policy": "Policy", "costs": "Costs"}
-_LABELS = ({f"account.{f.key}": f.label for f in ACCOUNT_FIELDS}
-           | {f"workloads[].{f.key}": f.label
-              for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
-           | {f"hardware.{f.key}": f.label for f in (*HARDWARE_LISTS, platform_field(()))}
-           | {f"policy.{f.key}": f.label for f in POLICY_FIELDS}
-           | {f"costs.{f.key}": f.label for f in COST_FIELDS}
+# every field by its generic path (one list of the form's sections)
+FIELDS_BY_PATH = ({f"account.{f.key}": f for f in ACCOUNT_FIELDS}
+            | {f"workloads[].{f.key}": f
+               for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
+            | {f"hardware.{f.key}": f for f in (*HARDWARE_LISTS, platform_field(()))}
+            | {f"policy.{f.key}": f for f in POLICY_FIELDS}
+            | {f"costs.{f.key}": f for f in COST_FIELDS})
+_LABELS = ({path: f.label for path, f in FIELDS_BY_PATH.items()}
            | {f"workloads[].{COMPARE}": "Compare with", f"workloads[].{LOAD_AS}": "Load stated as"})
 _ITEM = re.compile(r"\[\d+\]")  # a list item's index: its field's label names the list
 _WHOLE = re.compile(r"^workloads\[(\d{1,3})\]$")
 # each field's kind by its generic path, and the groups of fields a file writes as a mapping
-_KINDS = ({f"account.{f.key}": f.kind for f in ACCOUNT_FIELDS}
-          | {f"workloads[].{f.key}": f.kind
-             for f in (*WORKLOAD_FIELDS, KIND, *LOAD_FIELDS, *KIND_FIELDS)}
-          | {f"hardware.{f.key}": f.kind for f in (*HARDWARE_LISTS, platform_field(()))}
-          | {f"policy.{f.key}": f.kind for f in POLICY_FIELDS}
-          | {f"costs.{f.key}": f.kind for f in COST_FIELDS}
+_KINDS = ({path: f.kind for path, f in FIELDS_BY_PATH.items()}
           | {k: "group" for k in (*_SECTIONS, "workloads[]", "workloads[].targets",
                                   "workloads[].measured")})
 

@@ -43,8 +43,8 @@ _LABELS = {f.key.rsplit(".", 1)[-1]: f.label for f in _FIELDS}
 _LABELS.update({c: w for f in _FIELDS for c, w in zip(f.choices, f.words, strict=False) if w})
 _LABELS = {k: v for k, v in _LABELS.items() if "_" in k}
 # a key by its section's path ("account.currency"): the field's label
-_DOTTED_LABELS = {f"{section}.{f.key}": f.label for section, fields in (
-    ("account", forms.ACCOUNT_FIELDS), ("policy", forms.POLICY_FIELDS)) for f in fields}
+_DOTTED_LABELS = {path: f.label for path, f in forms.FIELDS_BY_PATH.items()
+                  if path.startswith(("account.", "policy."))}
 _DOTTED = re.compile(r"(?<![\w.])(?:" + "|".join(
     re.escape(k) for k in sorted(_DOTTED_LABELS, key=len, reverse=True)) + r")(?![\w])")
 _LABEL_KEYS = re.compile(r"(?<![\w.])(?<!vLLM's )(" + "|".join(
