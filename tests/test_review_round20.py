@@ -134,7 +134,7 @@ def test_the_bill_of_materials_lists_only_servers_bought(retailer_html: str) -> 
 def test_an_unknown_price_is_said_in_words(retailer_html: str) -> None:
     text = _words(retailer_html)
     assert "per GPU-hour: — —" not in text and "no price known" not in text
-    assert ("NVIDIA GB300 (per Blackwell Ultra GPU, NVL72): cloud price per GPU-hour: not known "
+    assert ("NVIDIA GB300 (Blackwell Ultra): cloud price per GPU-hour: not known "
             "— none in the catalog or the requirements, in any cloud tier") in text
 
 
@@ -157,8 +157,8 @@ def test_rented_gpus_read_whole_and_add_up(bank: Result) -> None:
 
 def test_the_what_if_table_says_why_cloud_tiers_are_not_varied(retailer_html: str) -> None:
     text = _words(retailer_html)
-    assert ("Cloud price tiers are not varied: no cloud price is listed for NVIDIA GB300 (per "
-            "Blackwell Ultra GPU, NVL72) in any tier.") in text
+    assert ("Cloud price tiers are not varied: no cloud price is listed for NVIDIA GB300 "
+            "(Blackwell Ultra) in any tier.") in text
     assert "states its own cloud prices" not in text
 
 
@@ -204,8 +204,8 @@ def test_the_summary_names_the_prefill_replicas(retailer_book: Path) -> None:
     texts = [c.value for row in cached.iter_rows(max_row=12) for c in row
              if isinstance(c.value, str) and "replicas of TP4" in c.value]
     assert texts == ["2 × NVIDIA GB300 NVL72 rack (72 Blackwell Ultra GPUs, 36 Grace CPUs; 18 "
-                     "compute trays x 4 GPUs) nodes (144 × NVIDIA GB300 (per Blackwell Ultra GPU, "
-                     "NVL72) GPUs): 15 replicas of TP4 (FP4 weights, FP8 KV cache) decoding, fed "
+                     "compute trays x 4 GPUs) nodes (144 × NVIDIA GB300 (Blackwell Ultra) "
+                     "GPUs): 15 replicas of TP4 (FP4 weights, FP8 KV cache) decoding, fed "
                      "by 34 prefill replicas of 2 GPUs."]
 
 

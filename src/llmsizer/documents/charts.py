@@ -429,9 +429,11 @@ class TornadoRow:
     high_label: str  # "x2"
 
 
-def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_short: Fmt) -> str:
-    """One bar per input from the base to each of its scenarios' values (annual on-prem
-    cost), widest swing first: which estimate moves the cost most."""
+def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_short: Fmt,
+                  axis: str = "On-premises cost per year") -> str:
+    """One bar per input from the base to each of its scenarios' values (the annual cost
+    ``axis`` names: on-premises, or the cloud's where renting is recommended), widest swing
+    first: which estimate moves the cost most."""
     n = max(len(rows), 1)
     values = [base, *(r.low for r in rows), *(r.high for r in rows)]
     lo, hi = min(values), max(values)
@@ -463,7 +465,7 @@ def tornado_chart(rows: Sequence[TornadoRow], base: float, money: Fmt, money_sho
         ticks = [t for t in MaxNLocator(5).tick_values(left, right)
                  if left <= t <= right - 0.05 * (right - left)]
         _x_values(ax, ticks, money_short,
-                  f"On-premises cost per year (vertical line: as proposed, {money(base)})")
+                  f"{axis} (vertical line: as proposed, {money(base)})")
         _bar_legend(ax)
         return to_svg(fig)
 

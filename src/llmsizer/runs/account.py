@@ -14,7 +14,7 @@ from ..base.atomic import write_text_atomic
 from .outcome import Outcome, recommendation_words
 from .stamps import _stamp_path, fingerprint
 
-_OPTION_KEYS = {"id", "gpu", "platform", "tp", "weight_precision", "kv_precision"}
+_OPTION_KEYS = ("id", "gpu", "platform", "tp", "weight_precision", "kv_precision")
 
 
 def process(path: Path, out: Path, stem: str, templates: Path | None,
@@ -63,9 +63,13 @@ def size_account(path: Path, stem: str, stamp_of: Callable[[], str],
         o.account = result.account.name
         o.currency = result.account.currency
         check_feasible(result)
+        # the option's fields its words need, and the values that give its layout beyond TP
+        from ..documents.proposal.format import LAYOUT_KEYS
+        keys: dict[str, Any] = {**dict.fromkeys(_OPTION_KEYS, True),
+                                "values": dict.fromkeys(LAYOUT_KEYS, True)}
         for w in result.workloads:
             o.recommendations.append(recommendation_words(
-                w.name, w.recommended, [x.model_dump(include=_OPTION_KEYS) for x in w.options]))
+                w.name, w.recommended, [x.model_dump(include=keys) for x in w.options]))
         t = result.totals
         o.gpus, o.nodes, o.capex = t.gpus_purchased, t.nodes, t.capex
         # the GPUs rented where the recommendation rents (the cover's count), else none

@@ -55,8 +55,11 @@ class Outcome:
 def recommendation_words(name: str, recommended: str | None,
                          options: list[dict[str, Any]]) -> str:
     """A workload's recommendation as the proposal words it ("Chat: 2 × NVIDIA H100 SXM 80GB,
-    FP8 weights, FP8 KV cache on Dell PowerEdge XE8640"), never its option id."""
-    from ..documents.proposal.format import option_words
+    FP8 weights, FP8 KV cache on Dell PowerEdge XE8640"), never its option id: with its
+    layout beyond TP where the option's ``values`` give it (format.option_label: "· experts
+    spread over 16 GPUs · decode only, prompts read by prefill replicas of 8 GPUs"; review
+    round 21: a disaggregated recommendation read as a plain TP16 one)."""
+    from ..documents.proposal.format import option_label
     from ..model.catalog import load_catalog
     from ..model.names import short_name
 
@@ -66,5 +69,6 @@ def recommendation_words(name: str, recommended: str | None,
     cat = load_catalog()
     gpu = cat.gpus[o["gpu"]].name if o["gpu"] in cat.gpus else o["gpu"]
     plat = cat.platforms.get(o["platform"])
-    words = option_words(gpu, o["tp"], o["weight_precision"], o["kv_precision"])
+    words = option_label(gpu, o["tp"], o["weight_precision"], o["kv_precision"],
+                         o.get("values") or {})
     return f"{name}: {words}" + (f" on {short_name(plat.name)}" if plat else "")

@@ -360,6 +360,7 @@ _LAYOUT_WORDS = (("ep", "experts spread over", "GPUs", 1.0),
                  ("adp", "attention data-parallel over", "ranks", 1.0),
                  ("disagg_prefill_gpus", "decode only, prompts read by prefill replicas of",
                   "GPUs", 0.0))
+LAYOUT_KEYS = tuple(key for key, *_ in _LAYOUT_WORDS)  # the option values option_label reads
 
 
 def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: str,

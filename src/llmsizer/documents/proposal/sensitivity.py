@@ -78,7 +78,7 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     shown = [wv for wv in views if wv.best is not None]
     if not shown or not result.sensitivity:
         return {"scenarios": [], "tornado_chart": None, "base": None, "retrieval_kept": False,
-                "tiers_fixed": ""}
+                "tiers_fixed": "", "tornado_cloud": False}
     # the embed and rerank servers are in every row: resized by the rate and headroom rows,
     # priced by the GPU-price, cloud and load rows (sizing.sensitivity.sensitivity)
     kept = bool(result.plan.retrieval_groups)
@@ -100,13 +100,25 @@ def sensitivity_context(result: Result, views: Sequence[WorkloadView],
     # The lower change's bar and the higher change's (the scenarios list each estimate's
     # changes from lower to higher), each with its own label: picking them by cost labelled
     # both bars with the first row when the two cost the same.
+    # renting recommended: the chart is of the cloud cost, what the recommendation pays
+    # (review round 21: a rented plan's only chart was of the on-premises cost), where every
+    # row has a cloud price
+    cloud = (result.deployment is not None and result.deployment.recommended == "cloud"
+             and base.cloud is not None
+             and all(r.cloud is not None for g in groups.values() for r in g))
     if not chart:  # the detailed proposal's only
         return {"scenarios": rows, "tornado_chart": None, "base": base, "retrieval_kept": kept,
-                "tiers_fixed": fixed}
-    bars = [charts.TornadoRow(label, g[0].onprem, g[-1].onprem, g[0].change, g[-1].change)
+                "tiers_fixed": fixed, "tornado_cloud": False}
+
+    def drawn_figure(r: ScenarioRow) -> float:  # the figure the chart draws
+        return float(r.cloud or 0.0) if cloud else r.onprem
+
+    mid = drawn_figure(base)
+    bars = [charts.TornadoRow(label, drawn_figure(g[0]), drawn_figure(g[-1]), g[0].change, g[-1].change)
             for label, g in groups.items()]
-    bars.sort(key=lambda b: -max(abs(b.high - base.onprem), abs(b.low - base.onprem)))
-    drawn = svg_image(charts.tornado_chart(bars, base.onprem, fmt.money, fmt.money_short),
-                      "Annual on-premises cost under each scenario")
+    bars.sort(key=lambda b: -max(abs(b.high - mid), abs(b.low - mid)))
+    what = "Cloud cost per year" if cloud else "On-premises cost per year"
+    drawn = svg_image(charts.tornado_chart(bars, mid, fmt.money, fmt.money_short, what),
+                      f"Annual {what.removesuffix(' per year').lower()} under each scenario")
     return {"scenarios": rows, "tornado_chart": drawn, "base": base, "retrieval_kept": kept,
-            "tiers_fixed": fixed}
+            "tiers_fixed": fixed, "tornado_cloud": cloud}

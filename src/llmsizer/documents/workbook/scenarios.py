@@ -56,6 +56,18 @@ BLOCK_FIRST_CALC = 7  # then one row per calculation, in CALCULATIONS order
 _LABELS = {"gpus_purchased": "GPUs bought", "nodes": "Nodes", "capex": "Capital cost",
            "annual_cost_onprem": "On-prem cost per year",
            "annual_cost_cloud": "Cloud cost per year"}
+
+
+def _label(key: str, rented: bool) -> str:
+    """A column's header; where renting is recommended the buying columns are the
+    alternative, said so, and the cloud cost is the recommendation's (review round 21: the
+    sheet read "GPUs bought" beside a plan that rents them, as the PDF's table did)."""
+    if not rented:
+        return _LABELS[key]
+    return "Cloud cost per year (recommended)" if key == "annual_cost_cloud" else (
+        _LABELS[key].replace("GPUs bought", "GPUs") + " if bought")
+
+
 _CALC_ROW = {c.name: BLOCK_FIRST_CALC + i for i, c in enumerate(CALCULATIONS)}
 _ROWS = PlanRows.after(BLOCK_ROW_VALUE, _CALC_ROW)  # then the pools' and node groups' rows
 # The input each row changes, in the words of the Inputs sheet (no input names on a sheet
@@ -164,7 +176,9 @@ def write(book: Book) -> None:
                span=(2 + len(SCENARIO_OUTPUTS), sum(_WIDTHS) + 16 * len(SCENARIO_OUTPUTS)))
     recommended = {c.k: c for c in book.lay.columns if c.recommended}
     runs = result_scenario_plans(r)  # the sensitivity's own, kept by size()
-    heads = ["Scenario", "Change", "Input changed", *(_LABELS[k] for k in SCENARIO_OUTPUTS)]
+    heads = ["Scenario", "Change", "Input changed",
+             *(_label(k, r.deployment is not None and r.deployment.recommended == "cloud")
+               for k in SCENARIO_OUTPUTS)]
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
     ws.set_row(ROW_HEAD, 30)

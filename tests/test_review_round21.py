@@ -1,0 +1,182 @@
+"""Review round 21 (helper B): the PDF proposal, the workbook and a batch's summary.xlsx read
+as a customer reads them. Each test fails on the code before the round:
+
+1. a rented plan's range spoke of GPUs bought beside a headline of GPUs rented, and where the
+   two counts were equal called the bought range "rented": Banque Lumière (8 one-GPU cloud
+   instances) read "Range: 8 GPUs rented; 8–16 GPUs if throughput is off", the 16 being two
+   8-GPU servers bought. The calculation list has no range of GPUs rented (plan.
+   confidence_range counts GPUs bought): the line now says whose range it is;
+2. the what-if table of a rented plan led with "GPUs if bought" and left the cost of what the
+   recommendation does (renting) last; its tornado chart was of the on-premises cost; the
+   workbook's Scenarios sheet headed its columns "GPUs bought", "Capital cost";
+3. the GB300's catalog name, "NVIDIA GB300 (per Blackwell Ultra GPU, NVL72)", printed as
+   "576 × NVIDIA GB300 (per Blackwell Ultra GPU, NVL72) in 8 × NVIDIA GB300 NVL72 rack": the
+   rack belongs to the platform, and GB200's read the same way;
+4. a batch's summary.xlsx gave Northwind Research's disaggregated DeepSeek-R1 plan as
+   "16 × NVIDIA GB300 …, FP4 weights, FP8 KV cache on NVIDIA GB300 NVL72 rack": the experts
+   spread over 16 GPUs, attention data-parallel and the 8-GPU prefill replicas its own PDF
+   states were left out.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from llmsizer.documents.proposal.context import build_context
+from llmsizer.documents.proposal.format import NBSP, option_label
+from llmsizer.documents.proposal.render import _render_template, _roots, render_html
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+EU_BANK = DATA / "eu-bank-cloud.yaml"
+JPY_BANK = DATA / "jpy-bank-cloud.yaml"
+FRONTIER = ROOT / "inputs" / "frontier-moe-rack.yaml"
+
+
+def _words(html: str) -> str:
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+    return re.sub(r" ([,.;])", r"\1", text)
+
+
+@pytest.fixture(scope="module")
+def eu_bank() -> Result:
+    return size(load(EU_BANK))
+
+
+@pytest.fixture(scope="module")
+def jpy_bank() -> Result:
+    return size(load(JPY_BANK))
+
+
+@pytest.fixture(scope="module")
+def frontier() -> Result:
+    return size(load(FRONTIER))
+
+
+# ---- 1. the range beside a rented recommendation ---------------------------------------------
+
+def test_a_rented_plans_range_is_said_to_be_the_buying_alternatives(eu_bank: Result) -> None:
+    """Banque Lumière rents 8 × H200 in 8 one-GPU cloud instances (the cover's "8 GPUs
+    rented"); buying takes one 8-GPU Dell XE9680, and two at the model's p90 error (the plan's
+    gpus_purchased_if_throughput_low: 16). Before: "Range: 8 GPUs rented; 8–16 GPUs ..."."""
+    r = eu_bank
+    assert r.deployment is not None and r.deployment.recommended == "cloud"
+    assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (8, 8)
+    assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (8, 16)
+    text = _words(render_html(r))
+    line = re.search(r"Range: (.*?rented\.)", text)
+    assert line is not None
+    assert line.group(1) == (
+        "8 GPUs if bought; 8–16 GPUs if throughput is off by the model's p90 error. This range is "
+        "the buying alternative's, in whole servers; the proposal computes none for the 8 GPUs "
+        "rented.")
+
+
+def test_a_rented_plans_range_keeps_its_own_counts(jpy_bank: Result) -> None:
+    """Sakura Trust Bank: 34 GPUs rented (2 H200 + 32 H100), 48 if bought in 10 servers, 40–52
+    at the model's p90 error (plan.confidence_range)."""
+    r = jpy_bank
+    assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (34, 48)
+    assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (40, 52)
+    assert ("Range: 48 GPUs if bought; 40–52 GPUs if throughput is off by the model's p90 error. "
+            "This range is the buying alternative's, in whole servers; the proposal computes none "
+            "for the 34 GPUs rented.") in _words(render_html(r))
+
+
+# ---- 2. the what-if table, its chart and the Scenarios sheet of a rented plan ------------------
+
+def test_a_rented_plans_what_if_table_leads_with_the_cloud_cost(jpy_bank: Result) -> None:
+    """The table's first figure column is what the recommendation pays: the cloud per year
+    (totals.annual_cost_cloud, JPY 128 M); the buying columns follow, "if bought"."""
+    html = render_html(jpy_bank)
+    table = html[html.index('<table class="scenarios'):]
+    table = table[:table.index("</table>")]
+    heads = [_words(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+    assert heads == ["Scenario", "Cloud per year (recommended)", "GPUs if bought",
+                     "Nodes if bought", "Capital cost if bought", "On-premises per year if bought"]
+    first = [_words(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", table)][:3]
+    assert round(jpy_bank.totals.annual_cost_cloud or 0) == 128_374_800
+    assert first == ["As proposed", "JPY 128 M", "48"]
+
+
+def test_an_owned_plans_what_if_table_keeps_its_order() -> None:
+    """The example buys: GPUs bought first, the cloud cost last, as before."""
+    html = render_html(size(load(ROOT / "inputs" / "example.yaml")))
+    table = html[html.index('<table class="scenarios'):]
+    heads = [_words(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table[:table.index("</thead>")])]
+    assert heads == ["Scenario", "GPUs bought", "Nodes", "Capital cost", "On-premises per year",
+                     "Cloud per year"]
+
+
+def test_a_rented_plans_tornado_is_of_the_cloud_cost(jpy_bank: Result) -> None:
+    """The detailed proposal's tornado chart: of the cloud cost where renting is recommended
+    (axis "Cloud cost per year (vertical line: as proposed, JPY 128 M)")."""
+    html = _render_template(_roots(None), {**build_context(jpy_bank, detail=True),
+                                           "appendix": True})
+    text = _words(html)
+    assert "Which estimate moves the cloud cost most:" in text
+    assert "Which estimate moves the on-premises cost most" not in text
+    import base64
+    svgs = [base64.b64decode(m).decode() for m in
+            re.findall(r'data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)', html)]
+    assert any("Cloud cost per year (vertical line: as proposed, JPY 128" in _words(s)
+               for s in svgs)
+
+
+def test_a_rented_plans_scenarios_sheet_says_if_bought(jpy_bank: Result, tmp_path: Path) -> None:
+    path = tmp_path / "bank.xlsx"
+    write_workbook(jpy_bank, path)
+    ws = openpyxl.load_workbook(path)["Scenarios"]
+    assert [ws.cell(row=4, column=c).value for c in range(4, 9)] == [
+        "GPUs if bought", "Nodes if bought", "Capital cost if bought",
+        "On-prem cost per year if bought", "Cloud cost per year (recommended)"]
+
+
+# ---- 3. the GB300's name -------------------------------------------------------------------
+
+def test_the_gb300_is_named_as_customers_name_it(frontier: Result) -> None:
+    """Northwind Research buys 576 GB300 GPUs in 8 GB300 NVL72 racks: the GPU's name is the
+    chip's, the rack's detail stays the platform's."""
+    cat = load_catalog()
+    assert cat.gpu("gb300").name == "NVIDIA GB300 (Blackwell Ultra)"
+    assert cat.gpu("gb200").name == "NVIDIA GB200 (Blackwell)"
+    text = _words(render_html(frontier))
+    assert "Recommendation: 576 × NVIDIA GB300 (Blackwell Ultra) in 8 × NVIDIA GB300 NVL72 rack;" in text
+    assert "per Blackwell" not in text
+
+
+# ---- 4. summary.xlsx: a disaggregated recommendation in the PDF's words -----------------------
+
+def test_the_batch_summary_gives_the_disaggregated_layout(frontier: Result, tmp_path: Path) -> None:
+    """summary.xlsx's recommendation of Northwind Research: the option as the PDF names it
+    (format.option_label), its 16-GPU expert parallelism, attention data-parallel over 16
+    ranks and 8-GPU prefill replicas included, fresh and read back from the results JSON of a
+    skipped account alike."""
+    import json
+
+    from llmsizer.runs.account import size_account
+    from llmsizer.runs.outcome import recommendation_words
+
+    (w,) = frontier.workloads
+    best = next(o for o in w.options if o.id == w.recommended)
+    assert (best.values["ep"], best.values["adp"], best.values["disagg_prefill_gpus"]) == (16, 16, 8)
+    label = option_label("NVIDIA GB300 (Blackwell Ultra)", best.tp, best.weight_precision,
+                         best.kv_precision, best.values)
+    assert label in _words(render_html(frontier))
+    want = f"Reasoning assistant: {label} on NVIDIA GB300 NVL72 rack"
+    assert label.endswith("decode only, prompts read by prefill replicas of 8 GPUs")
+    o = size_account(FRONTIER, FRONTIER.stem, lambda: "", lambda _r, _s: [])
+    assert o.recommendations == [want]
+    doc = json.loads(frontier.to_json())
+    (jw,) = doc["workloads"]
+    assert recommendation_words(jw["name"], jw["recommended"], jw["options"]) == want
