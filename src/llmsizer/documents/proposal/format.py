@@ -178,7 +178,9 @@ class Formatter:
         if (unit or self.ms_unit([x])) == "s":
             return self.seconds(float(x) / 1000)
         # from 1 ms, a trailing zero kept: "58.0 ms" a token beside "22.1 ms", not "58 ms"
-        shown = f"{float(x):#.3g}" if 1 <= abs(x) < 100 else self.figures(x)
+        # (a value that rounds up to 100 keeps no point: 99.99999 ms, an embedding latency at
+        # its 100 ms target, read "100. ms" in review round 21)
+        shown = f"{float(x):#.3g}".rstrip(".") if 1 <= abs(x) < 100 else self.figures(x)
         return f"{shown}{NBSP}ms"
 
     def ms_vs(self, x: float, target_s: float) -> str:
