@@ -145,7 +145,9 @@ def test_a_rented_accounts_alternatives_and_what_if_do_not_say_bought() -> None:
     assert "more than three times the 12 GPUs the recommendation would buy" in text
     assert "the recommendation buys" not in text
     what_if = text[text.index("What if: sensitivity"):text.index("Assumptions register")]
-    assert "Scenario GPUs if bought Nodes if bought Capital cost if bought" in what_if
+    # the cloud cost, what the recommendation pays, leads (review round 21)
+    assert ("Scenario Cloud per year (recommended) GPUs if bought Nodes if bought Capital cost "
+            "if bought") in what_if
     assert "GPUs bought" not in what_if.split("Scenario", 1)[1]
     # a bought account's table reads as before
     bought = _words(render_html(size(load(ROOT / "inputs" / "small-l4-l40s.yaml"))))

@@ -219,3 +219,20 @@ def test_the_accounts_tokens_are_said_to_be_the_language_models() -> None:
     assert ("The account's tokens are the language models' alone, so its costs per million "
             "tokens are the whole account's costs, retrieval servers included, over the tokens "
             "the language models read and write.") in text
+
+
+def test_the_scenarios_sheets_grouped_columns_name_options_in_words(
+        jpy_bank: Result, tmp_path: Path) -> None:
+    """Sakura Trust Bank's Scenarios sheet: the grouped columns' option row read
+    "h200-sxm/fp8/kv-fp8/tp1/dell-xe9680" (the option's code) where the calculation sheets say
+    "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680"."""
+    path = tmp_path / "bank.xlsx"
+    write_workbook(jpy_bank, path)
+    wb = openpyxl.load_workbook(path)
+    heads = {str(c.value) for c in wb["Scenarios"][6] if c.value is not None}
+    codes = sorted(h for h in heads if re.match(r"^[a-z0-9.-]+/[a-z0-9]+/kv-", h))
+    assert codes == []
+    kv = {str(c.value) for c in wb["KV"][5] if c.value is not None}
+    assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in kv
+    assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in heads
+    assert "4 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE8640" in heads

@@ -56,8 +56,8 @@ def recommendation_words(name: str, recommended: str | None,
                          options: list[dict[str, Any]]) -> str:
     """A workload's recommendation as the proposal words it ("Chat: 2 × NVIDIA H100 SXM 80GB,
     FP8 weights, FP8 KV cache on Dell PowerEdge XE8640"), never its option id: with its
-    layout beyond TP where the option's ``values`` give it (format.option_label: "· experts
-    spread over 16 GPUs · decode only, prompts read by prefill replicas of 8 GPUs"; review
+    layout beyond TP where the option's ``values`` give it (format.option_label: experts spread
+    over GPUs, attention data-parallel, the prefill replicas of disaggregated serving; review
     round 21: a disaggregated recommendation read as a plain TP16 one)."""
     from ..documents.proposal.format import option_label
     from ..model.catalog import load_catalog

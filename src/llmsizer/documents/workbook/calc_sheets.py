@@ -98,9 +98,10 @@ def _headers(book: Book, ws: Any, sheet: str, words: dict[int, str]) -> str:
     return sub
 
 
-def _option_words(book: Book, o: Option) -> str:
+def option_words(book: Book, o: Option) -> str:
     """The option row's words: the Options sheet's (and the proposal's) name of the option on
-    its server, so that options apart only in their platform read apart."""
+    its server, so that options apart only in their platform read apart (the Scenarios
+    sheet's grouped columns head theirs with it too, never with the option's code)."""
     server = short_name(book.display_name("platforms", o.platform))
     return f"{label(book, o)} on {clean_text(server)}"
 
@@ -117,7 +118,7 @@ def write(book: Book, sheet: str) -> None:
     ws = book.ws[sheet]
     f = book.f
     lay = book.lay
-    words = {c.col: _option_words(book, c.option) for c in lay.columns}
+    words = {c.col: option_words(book, c.option) for c in lay.columns}
     sub = _headers(book, ws, sheet, words)
     # a column as wide as its option's words need to wrap in about nine lines (up to the 28
     # the figures allow): a rack-scale option's ~200 characters in a 14-wide column made a

@@ -16,6 +16,7 @@ from ...model.calculations import CALCULATIONS, GROUP_COUNTS, PLAN_TOTALS, Aggre
 from ...model.expr import Value, references, render
 from ...sizing.plan import Evaluated
 from .book import Book
+from .calc_sheets import option_words
 from .formats import number_format, unpriced_text
 from .layout import SCOPE, Column, input_name, letter
 from .plan_sheet import GROUP_ITEMS, POOL_ITEMS, Item
@@ -143,7 +144,8 @@ def write_plan(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             ws.write_string(rows.value - 3, p_col, f"{sc.label} {sc.change}", f("header"))
             ws.write_string(rows.value - 2, p_col, "Pool: " + ", ".join(
                 m.column.workload.name for m in ms), f("header"))
-            ws.write_string(rows.value - 1, p_col, ms[0].column.option.id, f("header"))
+            ws.write_string(rows.value - 1, p_col, option_words(book, ms[0].column.option),
+                            f("header"))
             namers = [_placed(_namer(book, rows, sc, pool_own, m)) for m in ms]
             for item in POOL_ITEMS:
                 _write_cell(book, ws, rows.pool[item.name], p_col, item, namers, p.env)

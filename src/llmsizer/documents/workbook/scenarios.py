@@ -30,6 +30,7 @@ from ...sizing.sensitivity import result_scenario_plans
 from ..marker import normalize_formula
 from ..proposal.sensitivity import tiers_fixed_words
 from .book import Book
+from .calc_sheets import option_words
 from .formats import (
     clean_text,
     fit_width,
@@ -286,7 +287,9 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     x = letter(col)
     ws.write_string(BLOCK_ROW_HEAD, col, f"{sc.label} {sc.change}", f("header"))
     ws.write_string(BLOCK_ROW_HEAD + 1, col, clean_text(c.workload.name), f("header"))
-    ws.write_string(BLOCK_ROW_HEAD + 2, col, c.option.id, f("header"))
+    # the option in the calculation sheets' words (review round 21: its code,
+    # "h200-sxm/fp8/kv-fp8/tp1/dell-xe9680", headed the column)
+    ws.write_string(BLOCK_ROW_HEAD + 2, col, option_words(book, c.option), f("header"))
     changed = _number(env[sc.input])
     ws.write_formula(BLOCK_ROW_VALUE, col, _formula(book, sc.value, c, x, None),
                      f("calc", number_format(_INPUT_UNITS.get(sc.input, ""), [changed] if
