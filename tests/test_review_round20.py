@@ -205,8 +205,9 @@ def test_the_summary_names_the_prefill_replicas(retailer_book: Path) -> None:
              if isinstance(c.value, str) and "replicas of TP4" in c.value]
     assert texts == ["2 × NVIDIA GB300 NVL72 rack (72 Blackwell Ultra GPUs, 36 Grace CPUs; 18 "
                      "compute trays x 4 GPUs) nodes (144 × NVIDIA GB300 (Blackwell Ultra) "
-                     "GPUs): 15 replicas of TP4 (FP4 weights, FP8 KV cache) decoding, fed "
-                     "by 34 prefill replicas of 2 GPUs."]
+                     "GPUs): 15 replicas of TP4 (FP4 weights, FP8 KV cache; experts spread "
+                     "over 4 GPUs, attention data-parallel over 4 ranks) decoding, fed by 34 "
+                     "prefill replicas of 2 GPUs."]
 
 
 def test_a_rack_scale_options_header_row_stays_short(tmp_path: Path) -> None:

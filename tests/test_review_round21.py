@@ -236,3 +236,31 @@ def test_the_scenarios_sheets_grouped_columns_name_options_in_words(
     assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in kv
     assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in heads
     assert "4 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE8640" in heads
+
+
+# ---- fresh review: Rheinwerk Analytik (tests/data/eur-gb200-mtp-r21.yaml) ---------------------
+
+RHEINWERK = DATA / "eur-gb200-mtp-r21.yaml"
+
+
+def test_the_workbook_summary_gives_the_layout_the_pdf_gives(tmp_path: Path) -> None:
+    """Rheinwerk buys two GB200 NVL72 racks for DeepSeek-R1 with MTP: 30 replicas of TP4 whose
+    experts spread over 4 GPUs, attention data-parallel over 4 ranks (the PDF's option words).
+    The workbook's Summary read "30 replicas of TP4 (FP4 weights, FP8 KV cache)." Its formula
+    joins the KV sheet's ep and adp cells: LibreOffice's recalculation gives the same text."""
+    from support.libreoffice import recalculated_values
+
+    r = size(load(RHEINWERK))
+    (w,) = r.workloads
+    best = next(o for o in w.options if o.id == w.recommended)
+    assert (best.tp, best.values["ep"], best.values["adp"], r.plan.pools[0].replicas) == (4, 4, 4, 30)
+    assert ("experts spread over 4 GPUs · attention data-parallel over 4 ranks"
+            in _words(render_html(r)))
+    path = tmp_path / "rheinwerk.xlsx"
+    write_workbook(r, path)
+    want = ("2 × NVIDIA GB200 NVL72 rack (72 Blackwell GPUs, 36 Grace CPUs; 18 compute trays x 4 "
+            "GPUs) nodes (144 × NVIDIA GB200 (Blackwell) GPUs): 30 replicas of TP4 (FP4 weights, "
+            "FP8 KV cache; experts spread over 4 GPUs, attention data-parallel over 4 ranks).")
+    cached = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    assert cached["C7"].value == want
+    assert recalculated_values(path, tmp_path / "lo")["Summary"]["C7"] == want

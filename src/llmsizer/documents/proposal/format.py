@@ -363,6 +363,9 @@ _LAYOUT_WORDS = (("ep", "experts spread over", "GPUs", 1.0),
                  ("disagg_prefill_gpus", "decode only, prompts read by prefill replicas of",
                   "GPUs", 0.0))
 LAYOUT_KEYS = tuple(key for key, *_ in _LAYOUT_WORDS)  # the option values option_label reads
+# a layout value's words and unit ("experts spread over", "GPUs"), for a sentence that joins
+# cells (the workbook's Summary)
+LAYOUT_WORDS = {key: (words, unit) for key, words, unit, _ in _LAYOUT_WORDS}
 
 
 def option_label(gpu_name: str, tp: int, weight_precision: str, kv_precision: str,

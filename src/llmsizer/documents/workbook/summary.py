@@ -9,7 +9,7 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
 from ...sizing.results import NodeGroup
-from ..proposal.format import gpu_list, precision_name
+from ..proposal.format import LAYOUT_WORDS, gpu_list, precision_name
 from ..proposal.sensitivity import cloud_total_words
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
@@ -128,7 +128,17 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
               " replica" if pool.replicas == 1 else " replicas")),
         (" of TP", (tp_ref, str(pool.tp))),
         (f" ({precision_name(pool.weight_precision)} weights, "
-         f"{precision_name(pool.kv_precision)} KV cache)", None)]
+         f"{precision_name(pool.kv_precision)} KV cache", None)]
+    sep = "; "
+    for key in ("ep", "adp"):  # the layout beyond TP, as the PDF's option words give it
+        # (review round 21: Rheinwerk's summary read "30 replicas of TP4 (FP4 weights, FP8 KV
+        # cache)" of replicas whose experts spread over 4 GPUs, attention data-parallel)
+        ref, x = book.lay.cell(key, c), float(c.option.values.get(key, 1) or 1)
+        if ref is not None and x > 1 and x.is_integer():
+            words, unit = LAYOUT_WORDS[key]
+            parts += [(f"{sep}{words} ", (ref, str(int(x)))), (f" {unit}", None)]
+            sep = ", "
+    parts.append((")", None))
     prefill_gpus = book.lay.cell("disagg_prefill_gpus", c)
     if pool.prefill_replicas and prefill_gpus is not None:
         # disaggregated: the replicas above decode; the prefill replicas are GPUs of the plan
