@@ -127,18 +127,19 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
         ("", (f'IF({replicas}=1," replica"," replicas")',
               " replica" if pool.replicas == 1 else " replicas")),
         (" of TP", (tp_ref, str(pool.tp))),
-        (f" ({precision_name(pool.weight_precision)} weights, "
-         f"{precision_name(pool.kv_precision)} KV cache", None)]
-    sep = "; "
+    ]
+    layout: list[tuple[str, tuple[str, str] | None]] = []
     for key in ("ep", "adp"):  # the layout beyond TP, as the PDF's option words give it
         # (review round 21: Rheinwerk's summary read "30 replicas of TP4 (FP4 weights, FP8 KV
         # cache)" of replicas whose experts spread over 4 GPUs, attention data-parallel)
         ref, x = book.lay.cell(key, c), float(c.option.values.get(key, 1) or 1)
         if ref is not None and x > 1 and x.is_integer():
             words, unit = LAYOUT_WORDS[key]
-            parts += [(f"{sep}{words} ", (ref, str(int(x)))), (f" {unit}", None)]
-            sep = ", "
-    parts.append((")", None))
+            layout += [(f"{', ' if layout else '; '}{words} ", (ref, str(int(x)))),
+                       (f" {unit}", None)]
+    parts.append((f" ({precision_name(pool.weight_precision)} weights, "
+                  f"{precision_name(pool.kv_precision)} KV cache{'' if layout else ')'}", None))
+    parts += [*layout, (")", None)] if layout else []
     prefill_gpus = book.lay.cell("disagg_prefill_gpus", c)
     if pool.prefill_replicas and prefill_gpus is not None:
         # disaggregated: the replicas above decode; the prefill replicas are GPUs of the plan
