@@ -16,6 +16,21 @@ as a customer reads them. Each test fails on the code before the round:
    "16 × NVIDIA GB300 …, FP4 weights, FP8 KV cache on NVIDIA GB300 NVL72 rack": the experts
    spread over 16 GPUs, attention data-parallel and the 8-GPU prefill replicas its own PDF
    states were left out.
+
+Fresh review, two new accounts (tests/data/*-r21.yaml) and three shipped ones:
+
+5. Maple Ridge Credit Union (CAD, L40S bought, chat + embedding + reranking): the embedding's
+   p95 latency at its 100 ms target printed "100. ms" (table and end-to-end sentence); the cost
+   table's account column gave 386 billion tokens and CAD 0.63 per million beside retrieval
+   columns of 11.4 billion and 2.98 trillion, unsaid that they are the language models' alone;
+6. the Scenarios sheet's grouped columns named options by their code
+   ("h200-sxm/fp8/kv-fp8/tp1/dell-xe9680");
+7. Rheinwerk Analytik (EUR, GB200 NVL72 bought, DeepSeek-R1 with MTP, p99 first token): the
+   workbook's Summary left out the experts spread over 4 GPUs and attention data-parallel the
+   PDF states.
+
+test_an_owned_plans_what_if_table_keeps_its_order guards the bought table's order (it passes
+before and after).
 """
 
 from __future__ import annotations
