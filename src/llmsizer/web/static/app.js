@@ -38,7 +38,10 @@
     msg.setAttribute("role", "alert");
     msg.textContent = message;
     box.classList.add("has-error");
-    box.appendChild(msg);
+    // one message row per field (app.css: a field's third row): a second problem of the same
+    // field goes under the first, not over it
+    var first = box.querySelector(":scope > .field-error");
+    (first || box).appendChild(msg);
     // a screen reader reads the message with the field, and says the field is wrong
     box.querySelectorAll("input:not([type=hidden]), select, textarea:not([hidden])").forEach(function (f) {
       f.setAttribute("aria-invalid", "true");
