@@ -126,3 +126,27 @@ def test_sizing_shows_where_the_user_is_looking(server: str, browser: Any,  # no
     assert visible == "visible"
     assert busy and busy["y"] >= 0 and busy["y"] + busy["height"] <= page.viewport_size["height"], busy
     assert busy["x"] >= 0 and busy["x"] + busy["width"] <= width, busy
+
+
+def test_enter_in_a_field_sizes_and_stays_on_the_page(server: str, browser: Any) -> None:  # noqa: F811
+    """Keyboard only: the users typed and Enter pressed. Enter pressed the form's first
+    button, the workload's "Use it" (a config.json upload): the page went to /upload/config,
+    back at its top, with "choose a config.json file, then press Use it". Now the account
+    is sized at once and the page stays where it is."""
+    page = _page(browser, 1440)
+    page.goto(server)
+    click_to_new_page(page, "#start-chat")
+    before = page.locator("#headline").inner_text()
+    users = page.locator('[name="workloads[0].concurrent_users"]')
+    users.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("2000")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "b => document.querySelector('#headline') && document.querySelector('#headline').innerText !== b",
+        arg=before, timeout=15000)
+    page.wait_for_timeout(500)  # a navigation, had one started, would have left by now
+    assert page.url == server + "?start=chat", page.url
+    assert page.locator("#upload-error").count() == 0
+    assert int(page.locator("#headline").inner_text().split()[0]) > int(before.split()[0])
+    assert page.evaluate("document.activeElement.name") == "workloads[0].concurrent_users"

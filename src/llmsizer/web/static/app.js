@@ -63,6 +63,17 @@
   }
   document.addEventListener("DOMContentLoaded", markRemovable);
   document.addEventListener("htmx:afterSettle", markRemovable);
+  // Enter in a field of the account form sizes it at once, where the figures are shown. The
+  // browser's own Enter pressed the form's first button, a workload's "Use it" (a config.json
+  // upload): the page reloaded at its top with "choose a config.json file, then press Use it".
+  // A button, a list or a note keeps its own Enter.
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target;
+    if (ev.key !== "Enter" || !t || t.tagName !== "INPUT" || t.type === "file" || !t.form ||
+        t.form.id !== "account") { return; }
+    ev.preventDefault();
+    if (window.htmx) { window.htmx.trigger(t.form, "change"); }
+  });
   // Remove a workload, then size again.
   document.addEventListener("click", function (ev) {
     var t = ev.target;
