@@ -150,3 +150,27 @@ def test_enter_in_a_field_sizes_and_stays_on_the_page(server: str, browser: Any)
     assert page.locator("#upload-error").count() == 0
     assert int(page.locator("#headline").inner_text().split()[0]) > int(before.split()[0])
     assert page.evaluate("document.activeElement.name") == "workloads[0].concurrent_users"
+
+
+def test_asking_for_the_pdf_does_not_say_sizing(server: str, browser: Any) -> None:  # noqa: F811
+    """The PDF button is in the account form and took its indicator: "sizing…" showed while
+    the PDF was asked for, though nothing was being sized; the PDF's own progress follows."""
+    page = _page(browser, 390)
+    page.goto(server)
+    click_to_new_page(page, "#start-chat")
+    page.wait_for_selector("#headline")
+    held: list[Any] = []
+    page.route("**/download/pdf", lambda route: held.append(route))
+    page.click("#dl-pdf")
+    for _ in range(300):  # until the request is on its way (held here)
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held
+    said = page.evaluate("getComputedStyle(document.getElementById('sizing')).visibility")
+    pressed_again = page.locator("#dl-pdf").is_disabled()
+    for route in held:
+        route.continue_()
+    assert said == "hidden"
+    assert pressed_again  # one PDF per press: the button rests until the server answers
+    page.wait_for_selector("#job", timeout=30000)
