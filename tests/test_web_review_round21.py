@@ -98,6 +98,10 @@ def test_a_phones_charts_keep_their_drawn_size(server: str, browser: Any) -> Non
     for natural, shown in sizes:
         assert natural > 600 and shown >= natural - 1, sizes
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # the box slides, and the page says so (a phone shows no scroll bar until touched)
+    assert page.evaluate("""() => [...document.querySelectorAll('.chart-box')]
+        .every(b => b.scrollWidth > b.clientWidth)""")
+    assert page.locator("#charts .phone-only").is_visible()
     page.locator("#charts").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "round21-charts-390px.png"))
 
