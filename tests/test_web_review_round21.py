@@ -178,3 +178,22 @@ def test_asking_for_the_pdf_does_not_say_sizing(server: str, browser: Any) -> No
     assert said == "hidden"
     assert pressed_again  # one PDF per press: the button rests until the server answers
     page.wait_for_selector("#job", timeout=30000)
+
+
+@pytest.mark.parametrize(("path", "width"), [("catalog/gpus", 768), ("catalog/gpus", 1024),
+                                             ("catalog/models", 768)])
+def test_a_catalog_source_is_never_one_word_a_line(server: str, browser: Any,  # noqa: F811
+                                                   path: str, width: int) -> None:
+    """A source folds anywhere, so the table squeezed its column to 57 px at 768 px: a GPU's
+    row was 477 px tall (the median; 310 px at 1,024; a model's 358 px at 768) and the GPU
+    sheet 11,900 px long. Its column keeps a few words' width; the page never scrolls
+    sideways (a table wider than its panel scrolls inside it)."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server + path)
+    heights = sorted(page.evaluate(
+        "() => [...document.querySelectorAll('tr')].slice(1).map(r => r.getBoundingClientRect().height)"))
+    median = heights[len(heights) // 2]
+    narrowest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('td.source')]
+        .map(td => td.getBoundingClientRect().width))""")
+    assert narrowest >= 130 and median <= 200, (narrowest, median)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
