@@ -9,14 +9,26 @@ tests FAIL without it, as those do).
   their labels 4.4 px high;
 - "sizing…" sat at the top of the results column: 3,800 px down a phone's page, below the
   whole form, while the field being typed in was on screen.
+
+The web items noticed then (FastAPI's TestClient, one test in the browser):
+- the form took the headroom as a fraction ("0.25") while the results say "28 %": every
+  fraction of the schema is now shown and typed in percent, the YAML keeping the fraction;
+- the recommended option's "Why not" cell read "recommended" ("Why not: recommended" on a
+  phone's card);
+- an unknown GPU with no id close was told with all 24 GPU names, and "choose another from
+  the list" of GPUs that are tick-boxes.
 """
 
 from __future__ import annotations
 
+import html as html_lib
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from test_web_browser import SHOTS, browser, click_to_new_page, server  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,3 +209,159 @@ def test_a_catalog_source_is_never_one_word_a_line(server: str, browser: Any,  #
         .map(td => td.getBoundingClientRect().width))""")
     assert narrowest >= 130 and median <= 200, (narrowest, median)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+# ---- the web items noticed in round 21: percent, the recommended option, an unknown GPU ----
+
+EXAMPLE = ROOT / "inputs" / "example.yaml"
+# inputs/example.yaml's fractions, as the file writes them and as the form shows them
+EXAMPLE_FRACTIONS = {"policy.headroom": (0.25, "25"), "policy.gpu_memory_utilization": (0.9, "90"),
+                     "costs.support_rate": (0.1, "10"), "costs.average_load": (0.6, "60"),
+                     "workloads[1].prefix_cache_hit": (0.3, "30")}
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def _at(data: dict[str, Any], path: str) -> Any:
+    for part in path.replace("[1]", ".1").split("."):
+        data = data[int(part)] if part.isdigit() else data[part]  # type: ignore[assignment]
+    return data
+
+
+def test_every_fraction_of_the_form_is_shown_and_typed_in_percent() -> None:
+    """The results say "headroom 28 %"; the form asked "Headroom" and showed 0.25. Every field
+    the schema states as a fraction (its unit) now says % in its label, shows its default in
+    percent, and its help no longer gives the fraction's example."""
+    from llmsizer.web import forms, percent
+
+    fractions = set(percent.FRACTIONS)
+    assert fractions == {
+        "policy.headroom", "policy.gpu_memory_utilization", "policy.mbu", "policy.mfu",
+        "costs.support_rate", "costs.average_load", "workloads[].prefix_cache_hit"}
+    for path in percent.FRACTIONS:
+        assert "%" in forms.FIELDS_BY_PATH[path].label, path
+    defaults = {p: forms.FIELDS_BY_PATH[p].default for p in sorted(percent.FRACTIONS)}
+    # the schema's defaults: 0.6, 0.1, 0.9, 0.25, (none), (none), 0.0
+    assert defaults == {"costs.average_load": "60", "costs.support_rate": "10",
+                        "policy.gpu_memory_utilization": "90", "policy.headroom": "25",
+                        "policy.mbu": "", "policy.mfu": "", "workloads[].prefix_cache_hit": "0"}
+    assert "0.25" not in forms.FIELDS_BY_PATH["policy.headroom"].help
+    # typed: '25' -> 0.25, '12.5 %' -> 0.125, 0.1 shown as 10 (no binary tail)
+    assert forms.form_to_data([("policy.headroom", "12.5 %"), ("costs.support_rate", "10")])[
+        "policy"] == {"headroom": 0.125}
+    assert forms.form_values({"costs": {"support_rate": 0.1, "average_load": 0.07}}) == {
+        "costs.support_rate": "10", "costs.average_load": "7"}
+
+
+def test_an_uploaded_file_shows_percent_and_downloads_the_same_sizing(client: Any) -> None:
+    """inputs/example.yaml uploaded: its fractions are shown in percent (0.25 as 25), the YAML
+    the form downloads holds the file's fractions again, and the results JSON is the file's."""
+    from test_web_routes import fields, post
+
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    up = client.post("/upload/yaml", files={"file": (EXAMPLE.name, EXAMPLE.read_bytes())})
+    assert up.status_code == 200
+    items = fields(up.text)
+    shown = dict(items)
+    assert {p: shown[p] for p in EXAMPLE_FRACTIONS} == {p: s for p, (_, s) in EXAMPLE_FRACTIONS.items()}
+    assert '<label for="policy.headroom"' in up.text and ">Headroom (%)</label>" in up.text
+    down = yaml.safe_load(post(client, "/download/yaml", items).text)
+    assert {p: _at(down, p) for p in EXAMPLE_FRACTIONS} == {
+        p: f for p, (f, _) in EXAMPLE_FRACTIONS.items()}
+    web = json.loads(post(client, "/download/json", items).text)
+    want = json.loads(size(load(EXAMPLE)).to_json())
+    for doc in (web, want):
+        doc.pop("llmsizer_version", None)
+    assert web == want
+    # a percent typed: 50 is a headroom of 0.5 in the file
+    typed = [(k, "50" if k == "policy.headroom" else v) for k, v in items]
+    assert yaml.safe_load(post(client, "/download/yaml", typed).text)["policy"]["headroom"] == 0.5
+
+
+def test_a_fraction_out_of_range_is_told_in_percent(client: Any) -> None:
+    """400 typed for the headroom (at most 300 %): the message said "must be at most 3 (found
+    4); ...; this is a fraction: write 0.04 for 4 %", the file's words for a fraction."""
+    from test_web_routes import fields, post
+
+    items = [(k, v) for k, v in fields(client.get("/").text) if k != "policy.headroom"]
+    items.append(("policy.headroom", "400"))
+    r = post(client, "/size", items)
+    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    assert shown, r.text[:500]
+    assert html_lib.unescape(shown.group(1)) == (
+        "Policy — Headroom (%): must be at most 300 % (found 400 %); allowed: a number from "
+        "0 % to 300 %")
+
+
+def _options(html: str) -> list[list[str]]:
+    """The option tables' recommended rows, each cell's text."""
+    section = re.search(r'<section id="options">(.*?)</section>', html, re.S)
+    assert section
+    rows = re.findall(r'<tr class="rec">(.*?)</tr>', section.group(1), re.S)
+    return [[html_lib.unescape(re.sub(r"<[^>]+>|\s+", " ", c)).strip()
+             for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)] for row in rows]
+
+
+def test_the_recommended_option_is_marked_without_a_why_not(client: Any) -> None:
+    """The options' last column is "Why not"; the plan's choice read "recommended" there (a
+    phone's card: "Why not: recommended"). It is marked beside its name, its "Why not" empty:
+    a language model's options and a retrieval workload's GPUs (inputs/rag-knowledge-base)."""
+    account = ROOT / "inputs" / "rag-knowledge-base.yaml"
+    up = client.post("/upload/yaml", files={"file": (account.name, account.read_bytes())})
+    assert up.status_code == 200
+    rows = _options(up.text)
+    assert len(rows) >= 2  # its language model's and its embedder's
+    for cells in rows:
+        assert "recommended" in cells[0], cells
+        assert cells[-1] == "", cells
+
+
+def test_a_phones_card_of_the_recommended_option_says_no_why_not(
+        server: str, browser: Any) -> None:  # noqa: F811
+    """A phone's card shows each cell under its column's heading (the label drawn before
+    it): the recommended option's card read "Why not: recommended"."""
+    page = _page(browser, 390)
+    page.goto(server)
+    page.wait_for_selector("#options table.stacks tr.rec")
+    card = page.evaluate("""() => [...document.querySelector('#options tr.rec').cells]
+        .filter(c => getComputedStyle(c).display !== 'none')
+        .map(c => [getComputedStyle(c, '::before').content, c.innerText])""")
+    page.locator("#options tr.rec").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "round21-recommended-390px.png"))
+    assert '"Why not"' not in [label for label, _ in card], card
+    assert "recommended" in card[0][1], card
+
+
+def test_an_unknown_gpu_is_told_by_the_closest_names_and_the_boxes(client: Any) -> None:
+    """A GPU the catalog lacks, in an uploaded file: it listed all 24 GPU names ("choose from
+    the list: AMD Instinct MI300X, ...") where no id was close, and said "choose another from
+    the list" of GPUs that are tick-boxes. Now: the closest names by the CLI's guesser (on the
+    names where no id is close) and the boxes to tick."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    said = {}
+    for typed in ("nvidia t4", "tpu-v5", "h100"):
+        bad = text.replace("gpus: [h100-sxm, h200-sxm, l40s]", f"gpus: ['{typed}', l40s]")
+        r = client.post("/upload/yaml", files={"file": ("acme.yaml", bad.encode())})
+        assert r.status_code == 400
+        box = re.search(r'id="upload-error">(.*?)</div>', r.text, re.S)
+        assert box
+        said[typed] = html_lib.unescape(re.sub(r"<[^>]+>", "", box.group(1))).strip()
+    assert said == {
+        "nvidia t4": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'nvidia t4' (did you "
+                     "mean NVIDIA L4, NVIDIA L40S or NVIDIA A10?); untick it and tick the one you "
+                     "meant in the boxes (line 29)",
+        "tpu-v5": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'tpu-v5'; untick it and "
+                  "tick the ones to consider in the boxes (line 29)",
+        "h100": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'h100' (did you mean NVIDIA "
+                "H100 SXM 80GB, NVIDIA H100 NVL or NVIDIA H100 PCIe?); untick it and tick the one "
+                "you meant in the boxes (line 29)"}
