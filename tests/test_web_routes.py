@@ -158,7 +158,7 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient, tmp_pa
 @pytest.mark.parametrize(("field", "value", "words"), [
     ("workloads[0].targets.ttft_s", "-1", "Acme <help> desk — First token within (s): "),
     ("workloads[0].prompt_tokens", "lots", "Acme <help> desk — Prompt tokens: "),
-    ("policy.headroom", "lots", "Policy — Headroom: "),
+    ("policy.headroom", "lots", "Policy — Headroom (%): "),
     ("costs.gpu_prices.h100-sxm", "-5", "Costs — Purchase per GPU, NVIDIA H100 SXM 80GB: "),
 ])
 def test_the_error_banner_names_the_workload_and_the_field_in_words(

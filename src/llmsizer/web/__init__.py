@@ -2,8 +2,9 @@
 the documents to download, edited workbooks back in, the catalog and estimate pages. It calls
 the same loader, engine and documents as the CLI (``service``, ``jobs``) and does no sizing
 arithmetic of its own. ``app`` builds the application, ``security`` guards every request,
-``forms`` maps the form to requirements, ``archetypes`` holds the quick start, ``account``
-and ``reference`` the pages (``render`` their templates), ``server`` the bind checks."""
+``forms`` maps the form to requirements (``percent`` its fractions in percent),
+``archetypes`` holds the quick start, ``account`` and ``reference`` the pages (``render``
+their templates), ``server`` the bind checks."""
 
 # the layer's modules (tests/test_architecture.py keeps this list whole and sorted)
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "archetypes",
     "forms",
     "jobs",
+    "percent",
     "reference",
     "render",
     "security",

@@ -29,6 +29,7 @@ from ..inputs.schema import Costs, Hardware, Policy, default_tariff
 from ..inputs.schema_workload import Account, Measured, Targets, Workload
 from ..model.catalog import CLOUD_TIERS, Catalog, load_catalog
 from ..sizing.costs import tier_words
+from . import percent
 
 MAX_WORKLOADS = 50  # the schema's limit
 CONFIG = "model_config"  # a workload's hidden field: the content of its uploaded config.json
@@ -116,7 +117,10 @@ def _f(model: Any, key: str, label: str, kind: str = "number",
     for choice, word in sorted(zip(choices, words, strict=False), key=lambda c: -len(c[0])):
         if word:
             helped = _CHOICE_AT.sub(functools.partial(_chosen, choice=choice, word=word), helped)
-    return Field(key, label, kind, helped, choices, _default(model, name), words)
+    default = _default(model, name)
+    if percent.is_fraction(model, name):  # the form takes a fraction in percent
+        helped, default = percent.help_words(helped), percent.shown(default) if default else ""
+    return Field(key, label, kind, helped, choices, default, words)
 
 
 ACCOUNT_FIELDS = (
@@ -181,7 +185,7 @@ SHAPE_FIELDS = (
     _f(Workload, "prompt_tokens", "Prompt tokens"),
     _f(Workload, "output_tokens", "Output tokens"),
     _f(Workload, "max_context_tokens", "KV reserved per request (tokens)"),
-    _f(Workload, "prefix_cache_hit", "Prefix-cache hit share"),
+    _f(Workload, "prefix_cache_hit", "Prefix-cache hit share (%)"),
 )
 TARGET_FIELDS = (
     _f(Targets, "targets.tokens_per_s_per_user", "Tokens/s per user"),
@@ -217,21 +221,21 @@ POLICY_FIELDS = (
     _f(Policy, "deployment", "Recommend", "choice", ("on_prem", "cloud", "cheapest"),
        ("Buying the servers", "Renting the GPUs in a cloud",
         "Whichever costs least (buy, rent or hosted API)")),
-    _f(Policy, "headroom", "Headroom"),
+    _f(Policy, "headroom", "Headroom (%)"),
     _f(Policy, "survive_node_loss", "Survive a node loss (N+1)", "bool"),
-    _f(Policy, "gpu_memory_utilization", "GPU memory utilisation"),
+    _f(Policy, "gpu_memory_utilization", "GPU memory utilisation (%)"),
     _f(Policy, "runtime_reserve_gb", "Runtime reserve per GPU (GB)"),
     _f(Policy, "storage_read_gb_per_s", "Weight storage read bandwidth (GB/s)"),
     _f(Policy, "max_batch_per_replica", "Engine batch cap"),
-    _f(Policy, "mbu", "Bandwidth efficiency override"),
-    _f(Policy, "mfu", "Compute efficiency override"),
+    _f(Policy, "mbu", "Bandwidth efficiency override (%)"),
+    _f(Policy, "mfu", "Compute efficiency override (%)"),
 )
 COST_FIELDS = (
     _f(Costs, "electricity_per_kwh", "Electricity per kWh"),
     _f(Costs, "pue", "PUE"),
     _f(Costs, "amortization_years", "Amortisation (years)"),
-    _f(Costs, "support_rate", "Support (share of capex per year)"),
-    _f(Costs, "average_load", "Average load (share of peak)"),
+    _f(Costs, "support_rate", "Support (% of capex per year)"),
+    _f(Costs, "average_load", "Average load (% of peak)"),
     _f(Costs, "network_per_node", "Network per node"),
     _f(Costs, "usd_exchange_rate", "Units per US dollar"),
     _f(Costs, "hours_per_year", "Hours of service per year"),
@@ -299,6 +303,8 @@ def _typed(generic: str, value: str) -> Any:
         return value
     if generic in _BOOLS:
         return {"true": True, "false": False}.get(value, value)
+    if generic in percent.FRACTIONS:
+        return percent.typed(value)
     if _INT.match(value):
         return int(value)
     try:
@@ -463,8 +469,9 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
             out[prefix] = "\n".join(_shown(v) for v in node)
         elif isinstance(node, list):
             out[prefix] = [_shown(v) for v in node]
-        else:
-            out[prefix] = _shown(node)
+        else:  # a fraction in percent, as the form takes it
+            out[prefix] = (percent.shown(node) if _generic(prefix) in percent.FRACTIONS
+                           else _shown(node))
 
     walk("", data)
     for i in range(workload_count(out)):  # the load's way, from the fields the file states

@@ -36,11 +36,11 @@ from ..inputs.loader import CONFIG_HINT, UnknownId, load_from_text
 from ..inputs.modelconfig import model_from_json
 from ..inputs.schema_messages import _short
 from ..inputs.yamlsafe import load_text
-from ..model.catalog import Catalog, Model, load_catalog
+from ..model.catalog import Catalog, Model, close_matches, load_catalog
 from ..model.names import platform_words
 from ..sizing.engine import size
 from ..sizing.results import Result
-from . import forms
+from . import forms, percent
 from .forms import Configs
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
@@ -224,22 +224,33 @@ def _either(words: list[str]) -> str:
 
 
 def unknown_words(exc: UnknownId) -> str:
-    """An id the catalog lacks, in the form's words: the guesses and the choices by the names
-    the form's lists show ('Llama 3.1 70B'), not the catalog ids of the CLI's message
-    ('llama-3.1-70b'), which the form never shows (review round 20)."""
+    """An id the catalog lacks, in the form's words: the guesses by the names the form's lists
+    and boxes show ('Llama 3.1 70B'), not the catalog ids of the CLI's message
+    ('llama-3.1-70b'), which the form never shows (review round 20). With no id close, the
+    names closest to what was typed (the CLI's guesser, catalog.close_matches, on the names:
+    'nvidia t4' -> NVIDIA L4, ...), never every name of the list (24 GPUs, review round 21):
+    the list, or the boxes of a list field (the GPUs to consider), are beside the field."""
     names = dict(exc.choices)
     what = f"unknown {exc.kind} {_short(exc.value)}"
     hint = WEB_CONFIG_HINT if exc.kind == "model" else ""
+    boxes = forms.field_kind(exc.field or "") == "list"  # an uploaded id shows as a ticked box
     if exc.meant is not None:
+        if boxes:
+            return (f"{what}: the boxes name it {names[exc.meant]}; tick that one and untick "
+                    f"{_short(exc.value)}")
         return f"{what}: the list names it {names[exc.meant]}; choose that{hint}"
-    guess = f" (did you mean {_either([names[c] for c in exc.close])}?)" if exc.close else ""
+    close = ([names[c] for c in exc.close]
+             or close_matches(exc.value, sorted(set(names.values()), key=str.casefold)))
+    guess = f" (did you mean {_either(close)}?)" if close else ""
     if (exc.field or "").startswith("costs."):
         # a price keyed by an unknown id: the form asks each catalog entry's price by its name
         return f"{what}{guess}; the form asks the price of each one it knows, under its name"
-    if exc.close:  # the list is beside the message: its 24-40 names again were noise
+    if boxes:
+        which = "the one you meant" if close else "the ones to consider"
+        return f"{what}{guess}; untick it and tick {which} in the boxes"
+    if close:
         return f"{what}{guess}, or choose another from the list{hint}"
-    shown = sorted(set(names.values()), key=str.casefold)
-    return f"{what}; choose from the list: {', '.join(shown)}{hint}"
+    return f"{what}; none of the list's names is close to it: choose one from the list{hint}"
 
 
 # The loader's hints for a number field (inputs/schema_messages.py, _type_hint) show the YAML
@@ -388,8 +399,9 @@ def _unknown_key_words(message: str, field: str) -> str:
     rest = m[5]
     fix = re.match(r"; write it as `([a-z0-9_]+): (.+)`", rest)
     rename = re.match(r"; rename it to `([a-z0-9_]+):`", rest)
-    if fix:
-        rest = f"; type {fix[2]} in {forms.key_label(field, fix[1])}" + rest[fix.end():]
+    if fix:  # a fraction is typed in percent (`headroom: 0.25` -> 25)
+        value = percent.shown(fix[2]) if percent.at(f"{field}.{fix[1]}") else fix[2]
+        rest = f"; type {value} in {forms.key_label(field, fix[1])}" + rest[fix.end():]
     elif rename:
         rest = f"; use {forms.key_label(field, rename[1])}" + rest[rename.end():]
     if "`" in rest:
@@ -405,6 +417,8 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
     where = _load_field(exc.field, exc.message)
     message = (unknown_words(exc) if isinstance(exc, UnknownId)
                else form_words(web_words(exc.message), exc.field))
+    if percent.at(exc.field):  # the form shows and takes this fraction in percent
+        message = percent.words(message)
     if _MISSING.match(exc.message):
         # a required key missing is a field left empty: the loader's words name the YAML
         # key and an example line ("add it, e.g. `name: Acme Corp`"), not the form

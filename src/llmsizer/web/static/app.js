@@ -38,7 +38,10 @@
     msg.setAttribute("role", "alert");
     msg.textContent = message;
     box.classList.add("has-error");
-    box.appendChild(msg);
+    // one message row per field (app.css: a field's third row): a second problem of the same
+    // field goes under the first, not over it
+    var first = box.querySelector(":scope > .field-error");
+    (first || box).appendChild(msg);
     // a screen reader reads the message with the field, and says the field is wrong
     box.querySelectorAll("input:not([type=hidden]), select, textarea:not([hidden])").forEach(function (f) {
       f.setAttribute("aria-invalid", "true");
@@ -60,6 +63,17 @@
   }
   document.addEventListener("DOMContentLoaded", markRemovable);
   document.addEventListener("htmx:afterSettle", markRemovable);
+  // Enter in a field of the account form sizes it at once, where the figures are shown. The
+  // browser's own Enter pressed the form's first button, a workload's "Use it" (a config.json
+  // upload): the page reloaded at its top with "choose a config.json file, then press Use it".
+  // A button, a list or a note keeps its own Enter.
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target;
+    if (ev.key !== "Enter" || !t || t.tagName !== "INPUT" || t.type === "file" || !t.form ||
+        t.form.id !== "account") { return; }
+    ev.preventDefault();
+    if (window.htmx) { window.htmx.trigger(t.form, "change"); }
+  });
   // Remove a workload, then size again.
   document.addEventListener("click", function (ev) {
     var t = ev.target;
