@@ -53,19 +53,20 @@ def test_no_line_end_before_a_closing_block_tag() -> None:
 
 
 @pytest.mark.parametrize(("path", "way", "verb"), [
-    # the range is of GPUs bought (plan.confidence_range); beside renting it is the buying
-    # alternative's (review round 21: "8 GPUs rented; 8–16 GPUs" where 16 were bought)
-    (DATA / "eu-bank-cloud.yaml", "cloud", "if bought"),
+    # a rented plan's range is of the GPUs it rents (plan.cloud_gpus_rented_if_throughput_*,
+    # session 21); beside a hosted API it is the buying alternative's (GPUs bought)
+    (DATA / "eu-bank-cloud.yaml", "cloud", "rented"),
     (DATA / "api-cheapest.yaml", "api", "if bought"),
     (DATA.parent.parent / "inputs" / "example.yaml", "on_prem", "bought"),
 ])
 def test_range_line_says_the_recommended_way(path: Path, way: str, verb: str) -> None:
-    """The summary's "Range:" line under the cards says whose GPUs it counts: bought, or,
-    beside a rent or hosted-API recommendation, what buying would take ("GPUs if bought")."""
+    """The summary's "Range:" line under the cards says whose GPUs it counts: bought, rented
+    beside a rent recommendation, or, beside a hosted-API one, what buying would take ("GPUs if
+    bought")."""
     result = size(load(path))
     assert result.deployment is not None and result.deployment.recommended == way
     text = re.sub(r"<[^>]+>", "", render_html(result))
-    gpus = result.totals.gpus_purchased
+    gpus = result.totals.cloud_gpus_rented if way == "cloud" else result.totals.gpus_purchased
     line = re.search(r"Range: (.*)", text)
     assert line and line.group(1).startswith(f"{gpus} GPUs {verb};"), line
 

@@ -272,8 +272,14 @@ def test_the_range_counts_the_retrieval_servers_as_the_total_does(
     assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) \
         == (18, 19)
     text = _words(render_html(r))
-    assert ("Range: 18 GPUs if bought; 18–19 GPUs if throughput is off by the model's p90 "
-            "error.") in text
+    # session 21: a rented plan's range is of the GPUs it rents (the GH200 servers' 2 one-GPU
+    # instances, 3 at the low end, plus the 2 + 3 MI325X the retrieval servers rent), the
+    # bought range following as the buying alternative's
+    assert (r.plan.cloud_gpus_rented_if_throughput_high,
+            r.plan.cloud_gpus_rented_if_throughput_low) == (7, 8)
+    assert ("Range: 7 GPUs rented; 7–8 GPUs rented if throughput is off by the model's p90 "
+            "error. The buying alternative, in whole servers: 18 GPUs; 18–19 GPUs if "
+            "throughput is off.") in text
     bought = size(load(RAG))
     assert bought.totals.gpus_purchased == 20
     assert (bought.plan.gpus_purchased_if_throughput_high,

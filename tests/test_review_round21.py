@@ -4,8 +4,9 @@ as a customer reads them. Each test fails on the code before the round:
 1. a rented plan's range spoke of GPUs bought beside a headline of GPUs rented, and where the
    two counts were equal called the bought range "rented": Banque Lumière (8 one-GPU cloud
    instances) read "Range: 8 GPUs rented; 8–16 GPUs if throughput is off", the 16 being two
-   8-GPU servers bought. The calculation list has no range of GPUs rented (plan.
-   confidence_range counts GPUs bought): the line now says whose range it is;
+   8-GPU servers bought. The calculation list had no range of GPUs rented (plan.
+   confidence_range counted GPUs bought): the line said whose range it was (since session 21
+   it gives the GPUs rented, tests/test_rented_range_r21.py, and this round's tests follow);
 2. the what-if table of a rented plan led with "GPUs if bought" and left the cost of what the
    recommendation does (renting) last; its tornado chart was of the on-premises cost; the
    workbook's Scenarios sheet headed its columns "GPUs bought", "Capital cost";
@@ -89,23 +90,24 @@ def test_a_rented_plans_range_is_said_to_be_the_buying_alternatives(eu_bank: Res
     assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (8, 8)
     assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (8, 16)
     text = _words(render_html(r))
-    line = re.search(r"Range: (.*?rented\.)", text)
+    line = re.search(r"Range: (.*?if throughput is off\.)", text)
     assert line is not None
+    # session 21: the GPUs rented have a range of their own (6–10 one-GPU instances); the
+    # bought one stays, said to be the buying alternative's
     assert line.group(1) == (
-        "8 GPUs if bought; 8–16 GPUs if throughput is off by the model's p90 error. This range is "
-        "the buying alternative's, in whole servers; the proposal computes none for the 8 GPUs "
-        "rented.")
+        "8 GPUs rented; 6–10 GPUs rented if throughput is off by the model's p90 error. The "
+        "buying alternative, in whole servers: 8 GPUs; 8–16 GPUs if throughput is off.")
 
 
 def test_a_rented_plans_range_keeps_its_own_counts(jpy_bank: Result) -> None:
     """Sakura Trust Bank: 34 GPUs rented (2 H200 + 32 H100), 48 if bought in 10 servers, 40–52
-    at the model's p90 error (plan.confidence_range)."""
+    at the model's p90 error (plan.confidence_range); rented, 26–42 (session 21)."""
     r = jpy_bank
     assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (34, 48)
     assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (40, 52)
-    assert ("Range: 48 GPUs if bought; 40–52 GPUs if throughput is off by the model's p90 error. "
-            "This range is the buying alternative's, in whole servers; the proposal computes none "
-            "for the 34 GPUs rented.") in _words(render_html(r))
+    assert ("Range: 34 GPUs rented; 26–42 GPUs rented if throughput is off by the model's p90 "
+            "error. The buying alternative, in whole servers: 48 GPUs; 40–52 GPUs if throughput "
+            "is off.") in _words(render_html(r))
 
 
 # ---- 2. the what-if table, its chart and the Scenarios sheet of a rented plan ------------------

@@ -43,7 +43,14 @@ from .evaluate import (
     stack_constant,
     workload_inputs,
 )
-from .plan import Evaluated, confidence_range, option_sums, plan_sums, to_plan
+from .plan import (
+    Evaluated,
+    ThroughputRange,
+    confidence_range,
+    option_sums,
+    plan_sums,
+    to_plan,
+)
 from .plan_search import choose_plan
 from .results import (
     AccountInfo,
@@ -247,19 +254,29 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
                     own if own is not None and own > 0 else None, alone)
 
 
-def _with_range(plan: Plan, gpus: tuple[int, int] | None,
+def _with_range(plan: Plan, ends: ThroughputRange | None,
                 rgroups: Sequence[RetrievalGroup] = ()) -> Plan:
-    """The plan with its range of GPUs bought at both ends of the model's throughput error:
+    """The plan with its GPUs bought and rented at both ends of the model's throughput error:
     the language-model servers' (plan.confidence_range) plus the GPUs the embedding and
-    reranking servers buy as sized, so that both ends count what the total counts (review
-    round 19: a knowledge base read "18 GPUs if bought; 2-3 GPUs if throughput is off", the
-    range leaving out the 16 GPUs of its retrieval servers)."""
-    if gpus is None:
+    reranking servers buy, and rent themselves (retrieval_cloud_gpus), as sized, so that both
+    ends count what the totals count (review round 19: a knowledge base read "18 GPUs if
+    bought; 2-3 GPUs if throughput is off", the range leaving out the 16 GPUs of its retrieval
+    servers; round 21: a rented plan had no range of GPUs rented)."""
+    if ends is None:
         return plan
-    own = fold_values("SUM", [float(g.gpus_purchased) for g in rgroups])
-    low, high = (int(fold_values("SUM", [float(n), own])) for n in gpus)
-    return plan.model_copy(update={"gpus_purchased_if_throughput_low": low,
-                                   "gpus_purchased_if_throughput_high": high})
+
+    def with_own(pair: tuple[int, int], own: float) -> tuple[int, int]:
+        low, high = (int(fold_values("SUM", [float(n), own])) for n in pair)
+        return low, high
+
+    bought = with_own(ends.gpus_purchased,
+                      fold_values("SUM", [float(g.gpus_purchased) for g in rgroups]))
+    rented = with_own(ends.cloud_gpus_rented,
+                      fold_values("SUM", [float(g.cloud_gpus) for g in rgroups]))
+    return plan.model_copy(update={"gpus_purchased_if_throughput_low": bought[0],
+                                   "gpus_purchased_if_throughput_high": bought[1],
+                                   "cloud_gpus_rented_if_throughput_low": rented[0],
+                                   "cloud_gpus_rented_if_throughput_high": rented[1]})
 
 
 def _unpriced(parts: Sequence[tuple[str, float, float]],

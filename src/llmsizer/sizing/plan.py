@@ -32,6 +32,7 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from ..model.calculations import (
     CONFIDENCE_DEMAND_REPLICAS,
@@ -59,7 +60,8 @@ from ..model.calculations import (
 from ..model.expr import Expr, Formula, Value, compile_expr, evaluate, references
 from .results import NodeGroup, Option, Plan, PlanPool, WorkloadResult
 
-__all__ = ["WAY_COST", "Memo", "PlanChoice", "confidence_range", "evaluate_plan", "plan_key"]
+__all__ = ["WAY_COST", "Memo", "PlanChoice", "ThroughputRange", "confidence_range",
+           "evaluate_plan", "plan_key"]
 
 # The cost a way of running the service is ranked by (policy.deployment, search.py _rank).
 WAY_COST = {"on_prem": "annual_cost_onprem", "cloud": "annual_cost_cloud"}
@@ -437,24 +439,36 @@ _POOL_ONLY_MEMBERS = frozenset(a.name for a in _GROUP_ITEMS if isinstance(a, Agg
                                and references(a.member) <= _POOL_KEEPS)
 
 
+class ThroughputRange(NamedTuple):
+    """A plan at the model's low throughput end (its error group's p90) and high end (p10):
+    the GPUs it buys and the GPUs it rents in the cloud (its node groups' whole instances,
+    cloud_gpus_rented), each as (low end, high end)."""
+
+    gpus_purchased: tuple[int, int]
+    cloud_gpus_rented: tuple[int, int]
+
+
 def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
-                     acct: Mapping[str, float]) -> tuple[int, int] | None:
-    """GPUs the same plan buys when every option's throughput is at the model's low end (its
-    error group's p90) and at its high end (p10); None when every figure is measured."""
+                     acct: Mapping[str, float]) -> ThroughputRange | None:
+    """The same plan evaluated with every option's throughput at the model's low end and at
+    its high end: the GPUs it buys and rents at each (review round 21: a rented plan had no
+    range of GPUs rented); None when every figure is measured."""
     options = e.choice.options.values()
     if all(float(o.values["confidence_p90"]) == 0 == float(o.values["confidence_p10"])
            for o in options):
         return None
 
-    def bought(error: str) -> int:
+    def at(error: str) -> tuple[int, int]:
         scaled = {i: o.model_copy(update={"values": {**o.values, "demand_replicas": float(evaluate(
             CONFIDENCE_DEMAND_REPLICAS, {"demand_replicas": o.values["demand_replicas"],
                                          "confidence_error": o.values[error]}))}})
             for i, o in e.choice.options.items()}
-        return int(evaluate_plan(PlanChoice(scaled, e.choice.pools), workloads, acct)
-                   .totals["gpus_purchased"])
+        scaled_plan = evaluate_plan(PlanChoice(scaled, e.choice.pools), workloads, acct)
+        return (int(scaled_plan.totals["gpus_purchased"]),
+                int(plan_sums(scaled_plan)("cloud_gpus_rented")))
 
-    return bought("confidence_p90"), bought("confidence_p10")
+    low, high = at("confidence_p90"), at("confidence_p10")
+    return ThroughputRange((low[0], high[0]), (low[1], high[1]))
 
 
 def _sum(values: Sequence[float]) -> float:

@@ -302,6 +302,10 @@ class Plan(_M):
     # group's p90 error) or high end (p10); None when the figures are measured
     gpus_purchased_if_throughput_low: int | None = None
     gpus_purchased_if_throughput_high: int | None = None
+    # GPUs the same plan rents in the cloud at those ends (its node groups' whole instances,
+    # plus what the retrieval groups rent themselves as sized): the range of a rented plan
+    cloud_gpus_rented_if_throughput_low: int | None = None
+    cloud_gpus_rented_if_throughput_high: int | None = None
 
 
 class BomLine(_M):

@@ -34,13 +34,22 @@ def _first_per_model(views: Sequence[WorkloadView]) -> list[WorkloadView]:
 
 
 def confidence_total(result: Result) -> dict[str, int] | None:
-    """The account's GPUs bought at both ends of the model's error: the same plan evaluated
-    with every option's throughput at its group's p10 / p90 (plan.confidence_range)."""
+    """The account's GPUs at both ends of the model's error: the same plan evaluated with
+    every option's throughput at its group's p10 / p90 (plan.confidence_range). ``gpus``,
+    ``low``, ``high``: GPUs bought (whole servers); ``rented``, ``rented_low``,
+    ``rented_high``: GPUs rented in the cloud (whole instances), what a rented plan's range
+    gives (review round 21: it had none)."""
     p = result.plan
     if p.gpus_purchased_if_throughput_low is None or p.gpus_purchased_if_throughput_high is None:
         return None
-    return {"gpus": result.totals.gpus_purchased, "low": p.gpus_purchased_if_throughput_high,
+    ends = {"gpus": result.totals.gpus_purchased, "low": p.gpus_purchased_if_throughput_high,
             "high": p.gpus_purchased_if_throughput_low}
+    if (p.cloud_gpus_rented_if_throughput_low is not None
+            and p.cloud_gpus_rented_if_throughput_high is not None):
+        ends |= {"rented": result.totals.cloud_gpus_rented,
+                 "rented_low": p.cloud_gpus_rented_if_throughput_high,
+                 "rented_high": p.cloud_gpus_rented_if_throughput_low}
+    return ends
 
 
 def cover_context(result: Result, fmt: Formatter, day: dt.date) -> dict[str, Any]:

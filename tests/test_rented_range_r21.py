@@ -1,0 +1,136 @@
+"""A rented plan's range in GPUs rented (session 21). Before, the calculation list had no range
+of GPUs rented: plan.confidence_range gave the GPUs bought only, so a rented plan's summary said
+"Range: 8 GPUs if bought; 8–16 GPUs ... This range is the buying alternative's, in whole
+servers; the proposal computes none for the 8 GPUs rented." The same evaluation now also gives
+the GPUs rented at both ends (its node groups' whole cloud instances, plus what the retrieval
+groups rent themselves as sized), carried on the plan
+(``cloud_gpus_rented_if_throughput_low``/``_high``) and in the results JSON, and the PDF summary
+and the web results page say it, the bought range kept as the buying alternative's.
+
+The figures below are worked by hand from the instance sizes (the catalog's cloud sizes: an
+H200 rents as a one-GPU instance, an H100 TP4 replica in an 8-GPU instance, two replicas to
+one) and the model's error group (p90 +16.5 %, p10 −23.6 %: demand × 1.165 at the low end of
+throughput, × 0.764 at the high end, calculations/confidence.py CONFIDENCE_DEMAND_REPLICAS).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from html import unescape
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from llmsizer.documents.proposal.format import NBSP
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+from llmsizer.web.app import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+@cache
+def _sized(path: Path) -> Result:
+    return size(load(path))
+
+
+def _words(html: str) -> str:
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace(NBSP, " ").split())
+    return re.sub(r" ([,.;])", r"\1", text)
+
+
+@cache
+def _web(path: Path) -> str:
+    """The web app's results page after the file is opened, as words."""
+    with TestClient(create_app()) as c:
+        r = c.post("/upload/yaml", files={"file": (path.name, path.read_bytes())})
+    assert r.status_code == 200
+    return _words(r.text)
+
+
+def _ends(r: Result) -> tuple[int, int, int, int]:
+    p = r.plan
+    assert p.cloud_gpus_rented_if_throughput_high is not None
+    assert p.cloud_gpus_rented_if_throughput_low is not None
+    assert p.gpus_purchased_if_throughput_high is not None
+    assert p.gpus_purchased_if_throughput_low is not None
+    return (p.cloud_gpus_rented_if_throughput_high, p.cloud_gpus_rented_if_throughput_low,
+            p.gpus_purchased_if_throughput_high, p.gpus_purchased_if_throughput_low)
+
+
+EU_BANK_SENTENCE = (
+    "Range: 8 GPUs rented; 6–10 GPUs rented if throughput is off by the model's p90 error. "
+    "The buying alternative, in whole servers: 8 GPUs; 8–16 GPUs if throughput is off.")
+JPY_BANK_SENTENCE = (
+    "Range: 34 GPUs rented; 26–42 GPUs rented if throughput is off by the model's p90 error. "
+    "The buying alternative, in whole servers: 48 GPUs; 40–52 GPUs if throughput is off.")
+
+
+def test_banque_lumiere_rents_6_to_10_gpus_at_the_models_error() -> None:
+    """eu-bank-cloud.yaml: Llama 3.3 70B on H200 TP1, 6.52 replicas of demand, headroom 20 %,
+    no N+1. As sized: ROUNDUP(6.52 × 1.2) = 8 replicas, 8 one-GPU instances rented. Low end:
+    6.52 × 1.165 = 7.60, × 1.2 = 9.12 → 10 instances (bought: 10 GPUs → two 8-GPU XE9680, 16).
+    High end: 6.52 × 0.764 = 4.98, × 1.2 = 5.98 → 6 instances (bought: one server, 8)."""
+    r = _sized(DATA / "eu-bank-cloud.yaml")
+    assert r.deployment is not None and r.deployment.recommended == "cloud"
+    assert r.plan.pools[0].values["pool_demand_replicas"] == pytest.approx(6.5217, abs=1e-4)
+    assert r.totals.cloud_gpus_rented == 8
+    assert _ends(r) == (6, 10, 8, 16)
+
+
+def test_sakura_rents_26_to_42_gpus_at_the_models_error() -> None:
+    """jpy-bank-cloud.yaml, headroom 25 %, N+1: the H200 TP1 pool (0.354 replicas of demand)
+    takes 1 replica + 1 spare at both ends (0.413 × 1.25 and 0.271 × 1.25 both round up to 1):
+    2 one-GPU instances. The H100 TP4 pool (5.18 replicas of demand; one 4-GPU XE8640 node's
+    spare, 1 replica): as sized ROUNDUP(5.18 × 1.25) = 7 + 1 = 8 replicas, 32 GPUs, 4 instances
+    of 8 GPUs. Low end: 5.18 × 1.165 = 6.04, × 1.25 = 7.55 → 8 + 1 = 9 replicas, ROUNDUP(9 / 2)
+    = 5 instances, 40 GPUs rented. High end: 5.18 × 0.764 = 3.96, × 1.25 = 4.95 → 5 + 1 = 6
+    replicas, 3 instances, 24. Totals: 2 + 40 = 42 and 2 + 24 = 26 rented; 52 and 40 bought."""
+    r = _sized(DATA / "jpy-bank-cloud.yaml")
+    assert r.deployment is not None and r.deployment.recommended == "cloud"
+    demand = sorted(round(p.values["pool_demand_replicas"], 3) for p in r.plan.pools)
+    assert demand == [0.354, 5.182]
+    assert r.totals.cloud_gpus_rented == 34
+    assert _ends(r) == (26, 42, 40, 52)
+
+
+def test_the_rented_range_counts_what_the_retrieval_servers_rent() -> None:
+    """rag-shared-cloud.yaml: its reranking servers rent 4 GPUs of their own (the total's 12
+    rented = 8 in one instance for the chat + 4); both ends count them, as the bought range
+    counts the GPUs they buy."""
+    r = _sized(DATA / "rag-shared-cloud.yaml")
+    own = sum(g.cloud_gpus for g in r.plan.retrieval_groups)
+    assert (own, r.totals.cloud_gpus_rented) == (4, 12)
+    assert _ends(r)[:2] == (12, 12)
+
+
+@pytest.mark.parametrize(("name", "sentence"), [
+    ("eu-bank-cloud.yaml", EU_BANK_SENTENCE), ("jpy-bank-cloud.yaml", JPY_BANK_SENTENCE)])
+def test_the_pdf_and_the_web_page_give_the_rented_range(name: str, sentence: str) -> None:
+    """One figure, one home: the PDF summary and the web results page say the same range, from
+    the plan's figures, which the results JSON carries."""
+    r = _sized(DATA / name)
+    assert sentence in _words(render_html(r))
+    assert sentence in _web(DATA / name)
+    plan = json.loads(r.to_json())["plan"]
+    low, high, bought_low, bought_high = _ends(r)
+    assert (plan["cloud_gpus_rented_if_throughput_high"],
+            plan["cloud_gpus_rented_if_throughput_low"]) == (low, high)
+    assert (plan["gpus_purchased_if_throughput_high"],
+            plan["gpus_purchased_if_throughput_low"]) == (bought_low, bought_high)
+    assert f"{low}–{high} GPUs rented" in sentence
+
+
+def test_a_bought_plans_range_is_unchanged() -> None:
+    """inputs/frontier-moe-rack.yaml (bought): the line reads as before, on both outputs."""
+    path = ROOT / "inputs" / "frontier-moe-rack.yaml"
+    sentence = "Range: 576 GPUs bought; 432–720 GPUs if throughput is off by the model's p90 error."
+    assert sentence in _words(render_html(_sized(path)))
+    assert sentence in _web(path)
+    assert "buying alternative" not in _web(path)
