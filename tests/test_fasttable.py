@@ -69,7 +69,8 @@ def test_the_fast_path_is_taken(big: Result, width: int) -> None:
         assert lines is not None
         assert len(lines) >= len(table.rows)
         shown = [o for o in w.options if o.feasible or width >= textoptions.WIDE]
-        assert len(table.rows) == len(shown)
+        # options that differ only by the server share a row (review round 21)
+        assert 0 < len(table.rows) <= len(shown)
         body = "\n".join(lines)  # a long configuration folds: its start is on the row's line
         assert all(f"{o.tp} × {names.gpus[o.gpu].split()[0]}" in body for o in shown)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
+from collections.abc import Hashable, Sequence
 
 from rich import box
 from rich.table import Table
@@ -56,6 +57,14 @@ class OptionNames:
         gpu = self.gpus.get(o.gpu, o.gpu)
         if isinstance(o, RetrievalOption):
             return gpu, self.server(o.platform)
+        return (f"{o.tp} × {gpu}, {precision_name(o.weight_precision)} weights, "
+                f"{precision_name(o.kv_precision)} KV", ", ".join([*self.spread(o), self.server(o.platform)]))
+
+    def spread(self, o: Option | RetrievalOption) -> list[str]:
+        """How one model copy is spread over its GPUs, in words (experts, attention, a
+        separate prefill); none for an embed or rerank option."""
+        if isinstance(o, RetrievalOption):
+            return []
         v = o.values
 
         def n(key: str, default: float) -> int:
@@ -71,8 +80,28 @@ class OptionNames:
                           f"attention data-parallel over {adp}")
         if prefill > 0:
             spread.append(f"decode only, prefill on {prefill}-GPU replicas")
-        return (f"{o.tp} × {gpu}, {precision_name(o.weight_precision)} weights, "
-                f"{precision_name(o.kv_precision)} KV", ", ".join([*spread, self.server(o.platform)]))
+        return spread
+
+    def fold_servers(self, options: Sequence[Option | RetrievalOption], shown: Sequence[Hashable],
+               recommended: str | None = None) -> list[tuple[list[int], str, str]]:
+        """The options that read the same but for the server (first phrase, spread and
+        ``shown``: the figures and reason printed for each) as one row in the place of the
+        first: each row's indices into ``options`` and its two phrases, every server named
+        ('Dell PowerEdge XE9680 or NVIDIA DGX H200'), the ``recommended`` one's first, the
+        others in alphabetical order. A table of 38 rows read as pairs that differed only by
+        the server (review round 21)."""
+        groups: dict[tuple[Hashable, ...], list[int]] = {}
+        for i, (o, figures) in enumerate(zip(options, shown, strict=True)):
+            first = self.lines(o)[0]
+            groups.setdefault((first, tuple(self.spread(o)), figures, o.feasible), []).append(i)
+        rows = []
+        for members in sorted(groups.values()):
+            lead = [i for i in members if options[i].id == recommended]
+            servers = dict.fromkeys([*(self.server(options[i].platform) for i in lead),
+                                     *sorted(self.server(options[i].platform) for i in members)])
+            o = options[members[0]]
+            rows.append((members, self.lines(o)[0], ", ".join([*self.spread(o), " or ".join(servers)])))
+        return rows
 
 
 def option_cost(o: Option, rented: bool) -> str:
@@ -151,13 +180,20 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
             row += [""] * len(_NUMBER_HEADS)
         rows.append(row)
         reasons.append(o.reason if not o.feasible else "")
+    # rows that differ only by the server are one row naming every server
+    folds = names.fold_servers(shown, [(*r, why) for r, why in zip(rows, reasons, strict=True)],
+                               w.recommended)
+    rows = [rows[m[0]] for m, _, _ in folds]
+    reasons = [reasons[m[0]] for m, _, _ in folds]
+    # a wide table whose every row meets the targets has no "why not" column: it was empty
+    why_not = wide and any(reasons)
     heads = ["configuration", *(h.format(cur=cur) for h in _NUMBER_HEADS[:-1]),
              ("cloud\n{cur}/yr" if rented else _NUMBER_HEADS[-1]).format(cur=cur)]
     widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
               for i, head in enumerate(heads)]
     # wide tables pay a border and two spaces per column and keep room for "why not"; narrow
     # ones the divider, and from 90 columns a space
-    per_column, rest = (3, 12 + WHY) if wide else (2 if width >= 90 else 1, 2)
+    per_column, rest = (3, 12 + WHY if why_not else 2) if wide else (2 if width >= 90 else 1, 2)
     keep = list(range(len(heads)))
 
     def room() -> int:
@@ -171,8 +207,8 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
             break
         keep.remove(i)
         dropped.append(_DROPPED_NAMES[i])
-    cells = config_cells([(*names.lines(o), o.id == w.recommended)
-                          for o in shown], room())
+    cells = config_cells([(first, second, any(shown[i].id == w.recommended for i in members))
+                          for members, first, second in folds], room())
     for row, cell in zip(rows, cells, strict=True):
         row[0] = cell
     widths[0] = min(room(), max([len(heads[0])] + [cell_width(c) for c in cells]))
@@ -183,7 +219,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
         # longer than the room left; the figures never fold
         t.add_column(head, justify="left" if i == 0 else "right", no_wrap=i > 0,
                      min_width=widths[keep[i]], max_width=widths[0] if i == 0 else None)
-    if wide:
+    if why_not:
         # what the other columns leave of the width (each pays two spaces and a border, the
         # table one more border): a reason wider than that was cut at the terminal's edge,
         # words lost mid-line ("spread o" / "answer, adds", round 18), rich not shrinking the
@@ -191,7 +227,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
         why = width - sum(widths[k] + 3 for k in keep) - 1 - 3
         t.add_column("why not", overflow="fold", max_width=max(why, WHY))
     for row, reason in zip(rows, reasons, strict=True):
-        t.add_row(*row, *([Text(reason)] if wide else []))
+        t.add_row(*row, *([Text(reason)] if why_not else []))
     return t, dropped
 
 

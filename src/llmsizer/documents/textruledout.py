@@ -13,10 +13,9 @@ from .textwords import folded
 
 def ruled_out(options: list[Option] | list[RetrievalOption], names: OptionNames,
               con: Console) -> None:
-    """Each ruled-out configuration in words and why, folded under itself at the width."""
-    lines: list[str] = []
-    for o in options:
-        first, second = names.lines(o)
-        lines.append(folded(f"{first}, {second}: {o.reason}", con.width, "  ", "      "))
+    """Each ruled-out configuration in words and why, folded under itself at the width; those
+    ruled out for the same reason on several servers in one line naming them all."""
+    lines = [folded(f"{first}, {second}: {options[members[0]].reason}", con.width, "  ", "      ")
+             for members, first, second in names.fold_servers(options, [o.reason for o in options])]
     con.print(Text("Ruled out:", style="bold"), highlight=False)
     con.print(Text("\n".join(lines)), highlight=False, no_wrap=True, crop=False)
