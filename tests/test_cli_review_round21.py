@@ -11,7 +11,9 @@ Each test fails on the code before the round:
    meets the targets has no "why not" column;
 2. at 80 columns the list of ruled-out configurations under a table named the same
    configuration and reason once per server (11 lines for 4 reasons): now once, every
-   server named.
+   server named;
+3. at 80 columns a workload nothing meets printed an options table of headers alone and a
+   note of the columns it dropped from no rows; its advice folded "(8 ×" apart from the GPU.
 """
 
 from __future__ import annotations
@@ -128,3 +130,18 @@ def test_the_ruled_out_list_names_each_reason_once_with_every_server(bank: Resul
     joined = " ".join(block.split())
     assert ("1 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE8640 or Dell PowerEdge "
             "XE9680 or NVIDIA DGX H100: one full-context request needs 5.90 GB of KV") in joined
+
+
+def test_a_workload_nothing_meets_prints_no_empty_table_at_80_columns() -> None:
+    """tests/data/unmeetable-targets.yaml (Llama 3.1 405B at 900 tok/s per user) at 80
+    columns printed a table of headers and no rows, then "Not shown at 80 columns: batch,
+    TTFT, headroom" of that empty table; and the advice folded "(8 ×" away from its GPU."""
+    text = _printed(size(load(ROOT / "tests" / "data" / "unmeetable-targets.yaml")), 80)
+    lines = text.splitlines()
+    assert lines[1].rstrip() == "Instant genius — Llama 3.1 405B (modelled)"
+    assert lines[2] == "Ruled out:"
+    assert not [ln for ln in lines if ln.startswith("configuration")]
+    assert "Not shown at" not in text
+    assert not [ln for ln in lines if ln.rstrip().endswith("×")]
+    assert "(8 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache, one request at a time)" in (
+        " ".join(text.split()))

@@ -149,6 +149,11 @@ _DROPPED_NAMES = {1: "batch", 3: "TTFT", 7: "headroom"}  # in the order of the c
 _DROP_WHEN_NARROW = (7, 3, 1)
 
 
+def workload_title(w: WorkloadResult) -> str:
+    """A workload's table title: its name, model and mode ('Chat — Llama 3.1 8B (modelled)')."""
+    return f"{w.name} — {w.model_name} ({w.mode})"
+
+
 def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
                    way: str = "on_prem") -> tuple[Table, list[str]]:
     """The options table, and the names of the figures dropped to fit ``width``. ``way``:
@@ -158,7 +163,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     rented = way == "cloud"
     wide = width >= WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
-    t = Table(title=Text(f"{w.name} — {w.model_name} ({w.mode})"), title_justify="left",
+    t = Table(title=Text(workload_title(w)), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
     # narrow: ruled out listed under it

@@ -19,10 +19,11 @@ from .fasttable import print_table
 from .proposal.models import QUALITY
 from .textcatalog import catalog_table, params_text
 from .textmodels import models_table
-from .textoptions import WIDE, OptionNames, dropped_note, workload_table
+from .textoptions import WIDE, OptionNames, dropped_note, workload_table, workload_title
 from .textplan import print_plan, print_total
 from .textretrieval import retrieval_table
 from .textruledout import ruled_out
+from .textwords import say
 
 # params_text: the catalog's words for a parameter count, read here by the web page's tests
 __all__ = ["params_text", "print_catalog", "print_result"]
@@ -48,13 +49,17 @@ def print_result(result: Result, console: Console | None = None) -> None:
     for w in result.workloads:
         # a server's detail is kept where two of this table's options would read the same
         names = OptionNames(cat, list(w.options))
-        table, dropped = workload_table(w, cur, con.width, names,
-                                        result.deployment.recommended)
-        print_table(table, con)
-        if dropped and not told:
-            # say once what a narrow table leaves out, or a reader takes it for not computed
-            con.print(Text(dropped_note(dropped, con.width)), highlight=False)
-            told = True
+        if wide or any(o.feasible for o in w.options):
+            table, dropped = workload_table(w, cur, con.width, names,
+                                            result.deployment.recommended)
+            print_table(table, con)
+            if dropped and not told:
+                # say once what a narrow table leaves out, or a reader takes it for not computed
+                con.print(Text(dropped_note(dropped, con.width)), highlight=False)
+                told = True
+        else:  # nothing meets the targets: a narrow table would be its header alone, and a
+            # note of the columns it dropped from no rows (review round 21)
+            con.print(Text(workload_title(w)), highlight=False)
         out = [o for o in w.options if not o.feasible]
         if out and not wide:
             ruled_out(out, names, con)
@@ -62,8 +67,8 @@ def print_result(result: Result, console: Console | None = None) -> None:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
             con.print(Text(warning, style="yellow"), highlight=False)
-        if w.advice:
-            con.print(Text(w.advice, style="red"), highlight=False)
+        if w.advice:  # folded as the plan's sentences are: "8 ×" never apart from its GPU
+            say(con, w.advice, rest="", style="red")
     for rw in result.retrieval:
         names = OptionNames(cat, list(rw.options))
         print_table(retrieval_table(rw, cur, con.width, names,
@@ -72,7 +77,7 @@ def print_result(result: Result, console: Console | None = None) -> None:
         if r_out and not wide:
             ruled_out(r_out, names, con)
         if rw.advice:
-            con.print(Text(rw.advice, style="red"), highlight=False)
+            say(con, rw.advice, rest="", style="red")
     for t in result.model_alternatives:
         con.print(models_table(t, cur, con.width))
         con.print(Text(QUALITY), highlight=False)
