@@ -13,7 +13,9 @@ Each test fails on the code before the round:
    configuration and reason once per server (11 lines for 4 reasons): now once, every
    server named;
 3. at 80 columns a workload nothing meets printed an options table of headers alone and a
-   note of the columns it dropped from no rows; its advice folded "(8 ×" apart from the GPU.
+   note of the columns it dropped from no rows; its advice folded "(8 ×" apart from the GPU;
+4. ``report FOLDER --scheduler nonsense`` printed its error, then a Dask traceback 10 s later,
+   and left an empty output folder.
 """
 
 from __future__ import annotations
@@ -145,3 +147,25 @@ def test_a_workload_nothing_meets_prints_no_empty_table_at_80_columns() -> None:
     assert not [ln for ln in lines if ln.rstrip().endswith("×")]
     assert "(8 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache, one request at a time)" in (
         " ".join(text.split()))
+
+
+def test_a_scheduler_address_without_a_port_is_one_line_and_no_traceback(tmp_path: Path) -> None:
+    """`report FOLDER --scheduler nonsense`: Dask's client failed half-built ("missing port
+    number in address"); the error line was right but its clean-up printed "Exception ignored
+    in: <function Client.__del__ ...> Traceback ... TimeoutError: timed out after 10 s." after
+    it. The address is checked first: one line, exit 2, nothing written."""
+    pytest.importorskip("distributed")
+    folder = tmp_path / "accounts"
+    folder.mkdir()
+    for name in ("example.yaml", "small-l4-l40s.yaml"):
+        (folder / name).write_bytes((ROOT / "inputs" / name).read_bytes())
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "llmsizer.cli", "report", str(folder), "--out",
+                        str(out), "--quiet", "--scheduler", "nonsense"],
+                       capture_output=True, text=True, check=False, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [
+        "error: --scheduler: 'nonsense' is not a scheduler address; write tcp://HOST:PORT (the "
+        "port the Dask scheduler listens on, 8786 unless it was started with another), or leave "
+        "--scheduler and LLMSIZER_SCHEDULER out to size on this machine"]
+    assert not out.exists()
