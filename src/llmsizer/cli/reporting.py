@@ -150,6 +150,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
     from ..runs.outcome import Outcome
     from ..runs.report import prepare_out_dir
 
+    if scheduler:  # an address Dask cannot read: one line, before the output folder is made
+        from ..runs.cluster import check_address
+
+        check_address(scheduler)
     prepare_out_dir(out_dir)
     njobs = jobs or default_jobs()
     fancy = sys.stderr.isatty() and not quiet and not as_json

@@ -270,6 +270,10 @@ def run_batch(files: list[Path], out: Path, *, jobs: int, force: bool, templates
     ``refused`` (from :func:`scan`) are never read: each is an invalid input with its reason.
     With ``scheduler`` (a Dask scheduler's address), the accounts are sized on that cluster
     (:mod:`llmsizer.runs.cluster`) instead of local worker processes."""
+    if scheduler:  # an address Dask cannot read is refused before the output folder is made
+        from .cluster import check_address
+
+        check_address(scheduler)
     out.mkdir(parents=True, exist_ok=True)
     clean_temp_files(out)  # only those of runs that are gone: other batches may be writing
     with work_under(out):

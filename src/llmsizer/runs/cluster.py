@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
@@ -74,18 +75,35 @@ def _quiet_dask() -> Iterator[None]:
             lg.setLevel(level)
 
 
+# A scheduler's address as Dask reads it: an optional protocol, a host (an IPv6 one in
+# brackets) and the port. One without a port ('nonsense', 'tcp://host') made Dask's client
+# fail half-built, and its clean-up printed a traceback 10 s after the error (review round 21).
+_ADDRESS = re.compile(r"(?:[a-z]+://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]@]+):\d{1,5}")
+
+
+def check_address(address: str) -> None:
+    """One clean error for a scheduler address Dask cannot read, before anything is written
+    or imported (:func:`connect` checks it again)."""
+    if not _ADDRESS.fullmatch(address.strip()):
+        raise InputError(f"--scheduler: {printable(address)!r} is not a scheduler address; "
+                         "write tcp://HOST:PORT (the port the Dask scheduler listens on, 8786 "
+                         "unless it was started with another), or leave --scheduler and "
+                         "LLMSIZER_SCHEDULER out to size on this machine")
+
+
 def connect(address: str) -> Any:
     """A Dask client for the scheduler at ``address``, or one clean error."""
+    check_address(address)
+    shown = printable(address)
     try:
         from distributed import Client
     except ImportError:
         raise InputError("--scheduler needs Dask's distributed package: pip install "
                          "'llmsizer[cluster]', or leave --scheduler out to size on this "
                          "machine") from None
-    shown = printable(address)
     try:
         with _quiet_dask():
-            return Client(address, timeout=CONNECT_TIMEOUT_S,  # type: ignore[no-untyped-call]
+            return Client(address.strip(), timeout=CONNECT_TIMEOUT_S,  # type: ignore[no-untyped-call]
                           set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         why = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:200]

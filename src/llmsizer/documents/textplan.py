@@ -1,0 +1,157 @@
+"""The account's plan and total under the terminal's tables (``llmsizer size``): what is
+bought or rented, which workloads share what, the saving, and the total in the cover's words."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ..model.catalog import load_catalog
+from ..model.names import short_name
+from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
+from .proposal.deployment import deployment_context
+from .proposal.format import (
+    NBSP,
+    Formatter,
+    cloud_unpriced_words,
+    gpu_list,
+    gpu_split,
+    group_split,
+    option_words,
+)
+from .textwords import counted, headroom_text, money, say
+
+
+def print_total(result: Result, con: Console) -> None:
+    """The account's total in the cover's words: none where nothing meets the targets (a
+    "Total: 0 GPUs ... USD 0" read as a free plan), the workloads it leaves out named, and the
+    GPUs without a purchase price that the capital and on-premises figures leave out."""
+    cat, cur, tot = load_catalog(), result.account.currency, result.totals
+    every: list[WorkloadResult | RetrievalWorkloadResult] = [*result.workloads, *result.retrieval]
+    unmet = [w.name for w in every if w.recommended is None]
+    if not result.plan.node_groups and not result.plan.retrieval_groups:
+        say(con, "No configuration meets the stated targets: nothing to buy, so no total.",
+            style="bold")
+        return
+    chosen = [o for w in every for o in w.options if o.id == w.recommended]
+    no_price = list(dict.fromkeys(o.gpu for o in chosen if not o.priced))
+    # GPUs bought, as the plan lines and the PDF count them ("72 GPUs bought, 1 used" on a
+    # rack read beside "Total: 1 GPU" as if the rack were one GPU): serving, standby, idle
+    split = gpu_split(tot.gpus_serving, tot.gpus_standby, tot.gpus_idle)
+    gpus = f"{counted(tot.gpus_purchased, 'GPU')} bought" + (f" ({split})" if split else "")
+    cloud = (f"cloud {money(tot.annual_cost_cloud, cur)}/yr" if tot.annual_cost_cloud is not None
+             else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))
+    buy = f"{gpus} in {counted(tot.nodes, 'node')}; capex {money(tot.capex, cur)}; " \
+          f"on-prem {money(tot.annual_cost_onprem, cur)}/yr"
+    way = deployment_context(result, Formatter(cur))["deployment"]
+    # the way recommended leads, as on the PDF's cover: renting or an API first, buying after
+    if way is not None and way["recommended"] == "cloud":
+        say(con, f"Total: {counted(tot.cloud_gpus_rented, 'GPU')} rented in the cloud; {cloud}. "
+                 f"The alternative, buying: {buy}")
+    elif way is not None and way["recommended"] == "api" and tot.annual_cost_api is not None:
+        say(con, f"Total: a hosted API, {money(tot.annual_cost_api, cur)}/yr. The "
+                 f"alternative, buying, sized for comparison: {buy}; {cloud}")
+    else:
+        say(con, f"Total: {buy}; {cloud}")
+    if way is not None and way["recommended"] != "on_prem":  # the PDF's sentence: renting or
+        # an API recommended read as servers to buy from the plan and capex lines alone
+        # the PDF's sections are the proposal's: the terminal names it ("(section 6, prices
+        # used)" read as a part of this output, review round 19)
+        words = f"{way['lead']} {way['cheaper']}".replace("(section ", "(the PDF proposal's section ")
+        say(con, " ".join(words.replace(NBSP, " ").split()), style="bold")
+    if unmet:  # the PDF summary's words
+        done = len(every) - len(unmet)
+        say(con, f"Totals cover the {counted(done, 'workload')} with a recommendation; "
+                 f"{counted(len(unmet), 'workload')} ({', '.join(unmet)}) "
+                 f"{'needs' if len(unmet) == 1 else 'need'} a change of target, model or "
+                 "hardware first.", style="yellow")
+    if no_price:
+        say(con, "The capital and on-premises figures leave out the GPUs: "
+                 f"{gpu_list(no_price, cat.gpus)} {'has' if len(no_price) == 1 else 'have'} "
+                 "no purchase price.", style="yellow")
+
+
+def print_plan(result: Result, con: Console) -> None:
+    """The account plan: what is bought, which workloads share what, and the saving, in the
+    words of the proposal (platform and GPU names, precisions), not option ids."""
+    cat = load_catalog()
+    cur = result.account.currency
+    pools = {p.id: p for p in result.plan.pools}
+
+    def platform(pid: str) -> str:
+        return short_name(cat.platforms[pid].name) if pid in cat.platforms else pid
+
+    def gpu(gid: str) -> str:
+        return cat.gpus[gid].name if gid in cat.gpus else gid
+
+    rented = result.deployment.recommended == "cloud"
+    for g in result.plan.node_groups:
+        added = int(g.values.get("group_spare_nodes_added", 0.0))
+        # the GPUs bought in the proposal's words: serving, on standby (the N+1 spares that
+        # run no replica: a failed node's replicas restart on them), idle
+        split = group_split(g, result.plan.retrieval_groups)
+        notes = [f": {split}" if split else "",
+                 f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
+        if rented:  # the PDF cover's terms, from the group's rows (GPUs rented, instances)
+            n_rented = int(g.values["cloud_gpus_rented"])
+            say(con, f"Plan, rented in the cloud: {n_rented:,} × {gpu(g.gpu)} in "
+                     f"{counted(int(g.values['cloud_instances']), 'cloud instance')}"
+                     + (f" ({split})" if split and n_rented == g.gpus_purchased else ""),
+                style="bold")
+        else:
+            say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
+                     f"({counted(g.gpus_purchased, 'GPU')} bought{''.join(notes)})", style="bold")
+        for pid in g.pools:
+            p = pools[pid]
+            words = option_words(gpu(p.gpu), p.tp, p.weight_precision, p.kv_precision)
+            say(con, f"Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
+                          f"{words}; {p.replicas:,} "
+                          + ("decode " if p.prefill_replicas else "")
+                          + f"replica{'' if p.replicas == 1 else 's'} "
+                          + (f"fed by {p.prefill_replicas:,} prefill replicas of "
+                             f"{p.prefill_gpus_per_replica} GPUs " if p.prefill_replicas else "")
+                          + f"({p.spare_replicas:,} spare), batch "
+                          f"{p.batch_per_replica:,}; headroom {headroom_text(p.headroom_achieved)}, "
+                          + node_down(p.headroom_after_node_loss,
+                                      p.values.get("pool_replicas_after_node_loss"), g.nodes),
+                first="  ", rest="    ")
+    for rg in result.plan.retrieval_groups:
+        host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
+        engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
+        served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
+        what = (f"{rg.workload} ({'embedding' if rg.kind == 'embed' else 'reranking'}), "
+                f"{counted(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
+                f"{rg.limited_by}")
+        if host:  # the PDF's words: it buys nothing ("0 × Dell PowerEdge XE9680" read as a bug)
+            idle = "1 idle GPU" if rg.gpus_used == 1 else f"{rg.gpus_used:,} idle GPUs"
+            say(con, f"Retrieval serving: use {idle} of the language-model servers "
+                     f"({platform(host.platform)}) for {what}; no GPUs or servers bought for it",
+                style="bold")
+        elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
+            say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
+                     "on instances of its own, not shared with the language models",
+                style="bold")
+        else:
+            split = gpu_split(rg.replicas, rg.standby_gpus, rg.idle_gpus)
+            say(con, f"Plan: {rg.nodes:,} × {platform(rg.platform)} "
+                     f"({counted(rg.gpus_purchased, 'GPU')} bought{': ' + split if split else ''}) for "
+                     f"{what}; on its own servers, not shared with the language models",
+                style="bold")
+    ded, tot = result.totals_dedicated, result.totals
+    if result.deployment.recommended == "cloud":  # a rented account's terms, as the PDF's
+        if ded.annual_cost_cloud is not None and ded.annual_cost_cloud != tot.annual_cost_cloud:
+            say(con, f"Sized alone the workloads would rent {counted(ded.cloud_gpus_rented, 'GPU')}, "
+                     f"cloud {money(ded.annual_cost_cloud, cur)}/yr.")
+    elif ded.annual_cost_onprem != tot.annual_cost_onprem or ded.nodes != tot.nodes:
+        say(con, f"Sized alone the workloads would need {counted(ded.gpus_purchased, 'GPU')} in "
+                 f"{counted(ded.nodes, 'node')}, on-prem {money(ded.annual_cost_onprem, cur)}/yr.")
+
+
+def node_down(headroom: float, left: float | None, nodes: int) -> str:
+    """The headroom with a node down in the PDF's words: where no replica is left the service
+    stops (a "-100%" headroom read as a figure, not as an outage)."""
+    if nodes == 1:
+        return "the service stops while its one node is down"
+    if (left is not None and left <= 0) or headroom <= -1:
+        return "the service stops while a node is down"
+    # below zero the PDF says what it means: "peak demand is not met while a node is down"
+    return f"{headroom_text(headroom)} with a node down" + (" (peak demand not met)" if headroom < 0 else "")

@@ -1,0 +1,81 @@
+"""The options table of an embed or rerank workload in the terminal (``llmsizer size``), in
+the language-model tables' style (:mod:`.textoptions`)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from ..sizing.results import RetrievalOption, RetrievalWorkloadResult
+from .textoptions import WHY, WIDE, OptionNames, config_cells
+from .textwords import amount, cell_width
+
+
+def retrieval_cost(o: RetrievalOption, rented: bool) -> str:
+    """A retrieval option's cost per year in the account's way (:func:`option_cost`'s rule)."""
+    v = o.values
+    if rented:
+        return (amount(float(v["annual_cost_cloud"]))
+                if float(v["cloud_gpu_hour"]) > 0 or o.shares_with else "no price")
+    return amount(float(v["annual_cost_onprem"])) if o.priced else "no price"
+
+
+_RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "replicas", "GPUs", "nodes",
+                    "on-prem\n{cur}/yr", "limited\nby")
+
+
+def retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: OptionNames,
+                    rented: bool = False) -> Table:
+    """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style;
+    ``rented``: the GPUs it rents and its rent, as the language-model table's (it read
+    "on-prem" and "no price" beside the MI325X a rented account rents, round 19)."""
+    wide = width >= WIDE
+    t = Table(title=Text(f"{w.name} — {w.model_name} ({w.kind})"), title_justify="left",
+              box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
+              padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
+    shown = [o for o in w.options if o.feasible or wide]
+    rows: list[list[str]] = []
+    for o in shown:
+        v = o.values
+        if o.feasible:
+            rows.append([f"{float(v['batch_tokens']):,.0f}",
+                         f"{float(v['latency_p95_s']) * 1000:,.0f}",
+                         f"{float(v['replica_tokens_per_s']):,.0f}",
+                         f"{float(v['retrieval_replicas']):,.0f}",
+                         *([f"{float(v['retrieval_gpus_used']):,.0f} idle", "shared"]
+                           if v.get("shares_llm_nodes") else
+                           [f"{float(v['retrieval_cloud_gpus' if rented else 'retrieval_gpus']):,.0f}",
+                            f"{float(v['retrieval_nodes']):,.0f}"]),
+                         retrieval_cost(o, rented),
+                         str(v["limited_by"])])
+        else:
+            rows.append([""] * len(_RETRIEVAL_HEADS))
+    heads = [("cloud\n{cur}/yr" if rented and h.startswith("on-prem") else h).format(cur=cur)
+             for h in _RETRIEVAL_HEADS]
+    per_column, rest = (3, 12 + WHY) if wide else (2 if width >= 90 else 1, 2)
+    # "limited by" (words) folds at its spaces, so it claims only its longest word: at 80
+    # columns its whole phrase left the servers folded mid-name ("Dell Pow" over "erEdge")
+    widths = [max([len(r[i]) if i < len(heads) - 1 else
+                   max(map(len, r[i].split()), default=0) for r in rows]
+                  + [len(p) for p in h.split("\n")]) for i, h in enumerate(heads)]
+    room = width - sum(widths) - per_column * (len(heads) + 1) - rest
+    cells = config_cells([(*names.lines(o), o.id == w.recommended)
+                          for o in shown], room)
+    config = max([13] + [cell_width(c) for c in cells])
+    t.add_column("configuration", min_width=config, max_width=config)
+    for head in heads:
+        # the figures never fold; "limited by" (words) folds at a space, in what is left
+        words = head == "limited\nby"
+        t.add_column(head, justify="left" if words else "right", no_wrap=not words,
+                     max_width=max(widths[-1], widths[-1] + room - config) if words else None)
+    if wide:
+        t.add_column("why not", overflow="fold", ratio=1)
+    for o, cell, row in zip(shown, cells, rows, strict=True):
+        t.add_row(cell, *row, *([Text(o.reason)] if wide else []))
+    if any(o.feasible and o.values.get("shares_llm_nodes") for o in shown):
+        # "0 GPUs, 0 nodes, cost 0" beside the star read as a bug: the PDF's words instead
+        t.caption = Text("idle, shared: on GPUs the language-model servers bought and leave "
+                         "idle; no GPUs, servers or cost of its own")
+        t.caption_justify = "left"
+    return t
