@@ -143,7 +143,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
-    searched = [_planned(req, cat, tables, acct, way, [s[n] for s in sized],
+    # a plan rented in the cloud loses a rented instance with a node down (plan_node_loss.py)
+    searched = [_planned(req, cat, tables, {**acct, "plan_rented": float(way == "cloud")}, way,
+                         [s[n] for s in sized],
                          [ranked_retrieval(w, way) for w in retrieval])
                 for n, way in enumerate(ways)]
     # the way whose plan costs least in that way (a tie: buying); a plan with a GPU without a
@@ -153,6 +155,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated, alone = (
         pick.workloads, pick.chosen, pick.plan, pick.retrieval, pick.rgroups, pick.totals,
         pick.dedicated, pick.alone)
+    acct = {**acct, "plan_rented": float(pick.way == "cloud")}  # the plan's own way
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
