@@ -43,7 +43,14 @@ from .evaluate import (
     stack_constant,
     workload_inputs,
 )
-from .plan import Evaluated, confidence_range, option_sums, plan_sums, to_plan
+from .plan import (
+    Evaluated,
+    confidence_range,
+    evaluate_plan,
+    option_sums,
+    plan_sums,
+    to_plan,
+)
 from .plan_search import choose_plan
 from .results import (
     AccountInfo,
@@ -155,13 +162,20 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated, alone = (
         pick.workloads, pick.chosen, pick.plan, pick.retrieval, pick.rgroups, pick.totals,
         pick.dedicated, pick.alone)
-    acct = {**acct, "plan_rented": float(pick.way == "cloud")}  # the plan's own way
     used = _used_ids(workloads)
     option_gpus = sorted(used["gpus"])  # the workbook's Catalog sheet lists them all
     rec_models = sorted({w.model for w in workloads if w.best is not None})
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
+    deployment = decide(req, totals, purchase_unpriced(workloads, retrieval, plan))
+    # a node down is a rented instance down where renting is recommended (the words of every
+    # document follow the way recommended); a plan searched for another way is re-read so
+    rented = deployment.recommended == "cloud"
+    acct = {**acct, "plan_rented": float(rented)}
+    if rented != (pick.way == "cloud"):
+        again = to_plan(evaluate_plan(chosen_plan.choice, workloads, acct), workloads, acct)
+        plan = plan.model_copy(update={"pools": again.pools, "node_groups": again.node_groups})
     runs = sensitivity.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
@@ -187,7 +201,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
         bom=bill_of_materials(plan, workloads, retrieval, acct, cat,
                               req.costs.usd_exchange_rate or 1.0, req.costs.kw_per_rack),
         totals=totals,
-        deployment=decide(req, totals, purchase_unpriced(workloads, retrieval, plan)),
+        deployment=deployment,
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),
