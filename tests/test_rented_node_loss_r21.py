@@ -101,3 +101,18 @@ def test_a_bought_plan_keeps_its_node_figures() -> None:
         assert p.values["pool_replicas_one_down"] == p.values["pool_replicas_after_node_loss"]
     for g in r.plan.node_groups:
         assert g.values["group_nodes_as_run"] == g.nodes
+
+
+def test_a_rented_plan_of_three_one_gpu_instances_does_not_stop_with_one_down() -> None:
+    """Northwind Retail (inputs/ref-a-7b-assistant.yaml) rents 3 one-GPU L40S instances, one
+    replica each, no N+1: bought, its 3 replicas sit on one node and the service stopped with
+    it ("-100 %"); rented, one instance down leaves 2 replicas against its peak demand 2.262:
+    2 / 2.262 - 1 = -11.6 % (peak demand not met)."""
+    r = size(load(ROOT / "inputs" / "ref-a-7b-assistant.yaml"))
+    assert r.deployment.recommended == "cloud"
+    (g,), (p,) = r.plan.node_groups, r.plan.pools
+    assert (g.values["cloud_instances"], g.values["cloud_instance_gpus"], p.replicas) == (3, 1, 3)
+    assert g.nodes == 1 and g.values["group_nodes_as_run"] == 3.0
+    assert p.values["pool_replicas_one_down"] == 2.0
+    assert p.headroom_after_node_loss == 2 / p.demand_replicas - 1
+    assert abs(p.headroom_after_node_loss - (-0.116)) < 0.0005
