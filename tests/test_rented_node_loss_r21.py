@@ -16,13 +16,17 @@ A bought plan keeps the node figures: its shown figure is its node row's.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from functools import cache
+from pathlib import Path
 
 from click.testing import CliRunner
 from helpers import DATA, ROOT
 
 from llmsizer.cli import main
 from llmsizer.inputs.loader import load
+from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import PlanPool, Result
 
@@ -116,3 +120,18 @@ def test_a_rented_plan_of_three_one_gpu_instances_does_not_stop_with_one_down() 
     assert p.values["pool_replicas_one_down"] == 2.0
     assert p.headroom_after_node_loss == 2 / p.demand_replicas - 1
     assert abs(p.headroom_after_node_loss - (-0.116)) < 0.0005
+
+
+def test_the_proposal_states_the_rented_figures(tmp_path: Path) -> None:
+    """The PDF's headroom section, walkthrough and risks say the rented figures (its headroom
+    table's 'Nodes of its group' counts the instances rented), never the bought node's."""
+    pdf = write_outputs(_sakura(), tmp_path, stem="sakura", formats=("pdf",))[0]
+    text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                          text=True).stdout
+    text = re.sub(r"\s+", " ", text.replace("\u00a0", " "))
+    headroom = text[text.index("Headroom and resilience"):text.index("TCO and cost per")]
+    assert "headroom 182 %, and peak demand is still met" in headroom
+    assert "headroom 15.8 %, and peak demand is still met" in headroom
+    assert "Pool 2: Regulation RAG 25 % 54 % 16 % 1 4" in headroom
+    assert "with one node down: 182 %" in text and "with one node down: 15.8 %" in text
+    assert "35.1 %" not in text
