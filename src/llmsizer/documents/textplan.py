@@ -112,7 +112,8 @@ def print_plan(result: Result, con: Console) -> None:
                           + f"({p.spare_replicas:,} spare), batch "
                           f"{p.batch_per_replica:,}; headroom {headroom_text(p.headroom_achieved)}, "
                           + node_down(p.headroom_after_node_loss,
-                                      p.values.get("pool_replicas_after_node_loss"), g.nodes),
+                                      p.values.get("pool_replicas_one_down"),
+                                      int(g.values.get("group_nodes_as_run", g.nodes))),
                 first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
         host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)

@@ -202,6 +202,7 @@ def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]
         "colocation_per_kw_month": pick(c.colocation_per_kw_month, "colocation_per_kw_month"),
         "gpu_price_factor": 1.0,
         "cloud_tier_what_if": 0.0,
+        "plan_rented": 0.0,  # the engine sets 1 for the plan it rents
     }
 
 

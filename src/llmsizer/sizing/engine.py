@@ -47,6 +47,7 @@ from .plan import (
     Evaluated,
     ThroughputRange,
     confidence_range,
+    evaluate_plan,
     option_sums,
     plan_sums,
     to_plan,
@@ -150,7 +151,9 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
     retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
                  for w in req.workloads if w.kind != "generate"]
-    searched = [_planned(req, cat, tables, acct, way, [s[n] for s in sized],
+    # a plan rented in the cloud loses a rented instance with a node down (plan_node_loss.py)
+    searched = [_planned(req, cat, tables, {**acct, "plan_rented": float(way == "cloud")}, way,
+                         [s[n] for s in sized],
                          [ranked_retrieval(w, way) for w in retrieval])
                 for n, way in enumerate(ways)]
     # the way whose plan costs least in that way (a tie: buying); a plan with a GPU without a
@@ -166,6 +169,14 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     # the plan as above (computed once), with the retrieval groups
     plan = plan.model_copy(update={"retrieval_groups": rgroups, "retrieval_groups_alone": alone,
                                    "rag_first_token": rag_first_token(req, workloads, retrieval)})
+    deployment = decide(req, totals, purchase_unpriced(workloads, retrieval, plan))
+    # a node down is a rented instance down where renting is recommended (the words of every
+    # document follow the way recommended); a plan searched for another way is re-read so
+    rented = deployment.recommended == "cloud"
+    acct = {**acct, "plan_rented": float(rented)}
+    if rented != (pick.way == "cloud"):
+        again = to_plan(evaluate_plan(chosen_plan.choice, workloads, acct), workloads, acct)
+        plan = plan.model_copy(update={"pools": again.pools, "node_groups": again.node_groups})
     runs = sensitivity.scenario_plans(workloads, acct, tables, chosen_plan.choice.pools, retrieval)
     result = Result(
         cloud_tier=req.costs.cloud_tier,
@@ -191,7 +202,7 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
         bom=bill_of_materials(plan, workloads, retrieval, acct, cat,
                               req.costs.usd_exchange_rate or 1.0, req.costs.kw_per_rack),
         totals=totals,
-        deployment=decide(req, totals, purchase_unpriced(workloads, retrieval, plan)),
+        deployment=deployment,
         totals_dedicated=dedicated,
         assumptions=assumptions(req, cat, acct, workloads),
         units=dict(UNITS),

@@ -42,6 +42,8 @@ from ..model.calculations import (
     GROUP_LOAD_AGGREGATES,
     GROUP_NODE_LOSS_AGGREGATES,
     GROUP_NODE_LOSS_CALCULATIONS,
+    GROUP_RENTED_LOSS_AGGREGATES,
+    GROUP_RENTED_LOSS_CALCULATIONS,
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
@@ -50,6 +52,7 @@ from ..model.calculations import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_NODE_LOSS_CALCULATIONS,
+    POOL_RENTED_LOSS_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
     WORKLOAD_SHARE_CALCULATIONS,
     Aggregate,
@@ -329,6 +332,11 @@ def _group_stages(members_pools: Sequence[_Pool], genv: Env) -> tuple[list[Env],
     _aggregate_pools(GROUP_HEADROOM_AGGREGATES, envs, genv)
     genv.update({count: genv[name] for count, name in GROUP_COUNTS.items()})
     _run(GROUP_COST_CALCULATIONS, genv)
+    for env in envs:  # a rented plan's node down: one of the cloud instances just costed
+        env.update({n: genv[n] for n in _GROUP_FOR_POOL_RENTED_LOSS})
+        _run(POOL_RENTED_LOSS_CALCULATIONS, env)
+    _aggregate_pools(GROUP_RENTED_LOSS_AGGREGATES, envs, genv)
+    _run(GROUP_RENTED_LOSS_CALCULATIONS, genv)
     return envs, genv
 
 
@@ -346,6 +354,9 @@ def _aggregate_pools(aggs: Sequence[Aggregate], envs: Sequence[Env], genv: Env) 
 # The group's values the pools' node-loss stage reads (the free GPUs' placement).
 _GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_free_nodes",
                              "group_free_gpus_standby_node", "group_free_gpus_partial")
+# ... and the rented node-loss stage (its cloud instances, after the group's cost rows).
+_GROUP_FOR_POOL_RENTED_LOSS = ("cloud_instances", "cloud_instance_gpus", "cloud_gpus_rented",
+                               "group_pool_gpus", "group_cloud_replica_gpus")
 
 
 def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
@@ -386,7 +397,7 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
             spare_replicas=int(_f(v, "pool_spare_replicas")),
             replicas=int(_f(v, "pool_replicas")), gpus=int(_f(v, "pool_gpus")),
             headroom_achieved=_f(v, "pool_headroom_achieved"),
-            headroom_after_node_loss=_f(v, "pool_headroom_after_node_loss"),
+            headroom_after_node_loss=_f(v, "pool_headroom_one_down"),
             values={c: _f(v, c) for c in _POOL_NAMES},
             prefill_replicas=int(_f(v, "pool_prefill_replicas")),
             prefill_gpus_per_replica=int(_f(o.values, "disagg_prefill_gpus")),
@@ -402,7 +413,7 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
             gpus_used=int(_f(v, "group_gpus_used")),
             gpus_purchased=int(_f(v, "group_gpus_purchased")),
             headroom_achieved=_f(v, "group_headroom_achieved"),
-            headroom_after_node_loss=_f(v, "group_headroom_after_node_loss"),
+            headroom_after_node_loss=_f(v, "group_headroom_one_down"),
             capex=_f(v, "capex"), annual_cost_onprem=_f(v, "annual_cost_onprem"),
             annual_cost_cloud=_f(v, "annual_cost_cloud"),
             values={c: _f(v, c) for c in _GROUP_NAMES}))
@@ -411,11 +422,12 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
 
 _POOL_STAGES: tuple[Sequence[Aggregate | PlanCalculation], ...] = (
     POOL_AGGREGATES, POOL_CALCULATIONS, POOL_SPARE_CALCULATIONS, POOL_NODE_LOSS_CALCULATIONS,
-    POOL_HEADROOM_CALCULATIONS)
+    POOL_HEADROOM_CALCULATIONS, POOL_RENTED_LOSS_CALCULATIONS)
 _GROUP_STAGES: tuple[Sequence[Aggregate | PlanCalculation | Calculation], ...] = (
     GROUP_LOAD_AGGREGATES, GROUP_SPARE_CALCULATIONS, GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS, GROUP_NODE_LOSS_AGGREGATES, GROUP_NODE_LOSS_CALCULATIONS,
-    GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS)
+    GROUP_HEADROOM_AGGREGATES, GROUP_COST_CALCULATIONS, GROUP_RENTED_LOSS_AGGREGATES,
+    GROUP_RENTED_LOSS_CALCULATIONS)
 _POOL_NAMES = tuple(c.name for stage in _POOL_STAGES for c in stage)
 _GROUP_NAMES = tuple(c.name for stage in _GROUP_STAGES for c in stage)
 

@@ -16,7 +16,14 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from ...model.calculations import CALCULATIONS, INPUTS, TABLE_COLUMNS, Calculation
+from ...model.calculations import (
+    CALCULATIONS,
+    INPUTS,
+    PLAN_STAGES,
+    TABLE_COLUMNS,
+    Aggregate,
+    Calculation,
+)
 from ...model.expr import Bin, Call, Expr, Lookup, references, render
 from ...model.sheetlookup import lookup_formula
 from ...sizing.costs import _TIER_COLUMN, tier_words  # the tier's catalog column, its words
@@ -183,10 +190,14 @@ def lookup_keys() -> dict[str, str]:
 
 @cache
 def used_names() -> frozenset[str]:
-    """Every input name some calculation reads."""
+    """Every input name some calculation reads (the plan's stages included: plan_rented is
+    read by the Plan sheet alone)."""
     used: set[str] = set()
     for c in CALCULATIONS:
         used |= references(c.expr)
+    for _stage, items in PLAN_STAGES:
+        for i in items:
+            used |= references(i.member if isinstance(i, Aggregate) else i.expr)
     return frozenset(used)
 
 

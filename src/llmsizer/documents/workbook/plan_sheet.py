@@ -21,6 +21,8 @@ from ...model.calculations import (
     GROUP_LOAD_AGGREGATES,
     GROUP_NODE_LOSS_AGGREGATES,
     GROUP_NODE_LOSS_CALCULATIONS,
+    GROUP_RENTED_LOSS_AGGREGATES,
+    GROUP_RENTED_LOSS_CALCULATIONS,
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
@@ -30,6 +32,7 @@ from ...model.calculations import (
     POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_NODE_LOSS_CALCULATIONS,
+    POOL_RENTED_LOSS_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
     WORKLOAD_SHARE_CALCULATIONS,
     WORKLOAD_SHARE_OF,
@@ -59,11 +62,13 @@ __all__ = ["PlanLayout", "share_cell", "total_cell", "write"]
 
 Item = Aggregate | PlanCalculation | Calculation
 POOL_ITEMS: tuple[Item, ...] = (*POOL_AGGREGATES, *POOL_CALCULATIONS, *POOL_SPARE_CALCULATIONS,
-                                *POOL_NODE_LOSS_CALCULATIONS, *POOL_HEADROOM_CALCULATIONS)
+                                *POOL_NODE_LOSS_CALCULATIONS, *POOL_HEADROOM_CALCULATIONS,
+                                *POOL_RENTED_LOSS_CALCULATIONS)
 GROUP_ITEMS: tuple[Item, ...] = (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIONS,
                                  *GROUP_SIZE_AGGREGATES, *GROUP_SIZE_CALCULATIONS,
                                  *GROUP_NODE_LOSS_AGGREGATES, *GROUP_NODE_LOSS_CALCULATIONS,
-                                 *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS)
+                                 *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS,
+                                 *GROUP_RENTED_LOSS_AGGREGATES, *GROUP_RENTED_LOSS_CALCULATIONS)
 POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
 GROUP_NAMES = frozenset(i.name for i in GROUP_ITEMS)
 TOTAL_LABELS = {"nodes": ("Nodes", "nodes"), "gpus_used": ("GPUs serving or on standby", "GPUs"),
@@ -190,7 +195,8 @@ def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int]
         text = f"{item.fn}({text}) over members" if isinstance(item, Aggregate) else text
         ws.write_string(row, note_col, f"= {text}", f("note"))
         ws.write_string(row, note_col + 1, item.note, f("note"))
-        if item.name.endswith("headroom_after_node_loss") and columns:
+        if (item.name.endswith(("headroom_after_node_loss", "headroom_after_instance_loss",
+                                "headroom_one_down")) and columns):
             ws.conditional_format(row, FIRST_COL, row, FIRST_COL + len(columns) - 1, {
                 "type": "cell", "criteria": "<", "value": 0, "format": f("bad")})
 

@@ -97,6 +97,11 @@ INPUTS: tuple[Input, ...] = (
        integer=True),
     _i("hours_per_year", "Hours per year", "h", "account", "8,760 h: always-on service.",
        low=1, high=8784),
+    # the way the plan is run: the engine sets it (renting recommended: 1), not the file
+    _i("plan_rented", "Plan rented in the cloud", "flag", "account",
+       "1 = the plan is rented as cloud instances (a node down is a rented instance down); "
+       "0 = bought. Set by the recommended way of running it.", kind="flag", low=0, high=1,
+       integer=True),
     # per workload
     _i("users", "Concurrent users at peak (stated)", "users", "workload",
        "Users generating at the same time (“From Users to GPUs”, step 1); 0 when the load is "

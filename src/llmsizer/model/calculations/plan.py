@@ -7,7 +7,7 @@ llmsizer.sizing.plan decides which workloads pool; every number here is evaluate
 expression machinery and printed by the workbook's Plan sheet as formulas over the workload
 sheets. The stages run in order: member rows, pool load, group load, pool spares, group
 size, pool node loss, group node loss (a spare node where N+1 needs one), pool headroom,
-group headroom and cost.
+group headroom and cost, then node loss as run (a rented plan's node is a cloud instance).
 
 The stages' rows are in :mod:`.plan_pools` (member rows to group size),
 :mod:`.plan_node_loss` (pool node loss to group headroom) and :mod:`.plan_shares` (each
@@ -23,8 +23,11 @@ from .plan_node_loss import (
     GROUP_HEADROOM_AGGREGATES,
     GROUP_NODE_LOSS_AGGREGATES,
     GROUP_NODE_LOSS_CALCULATIONS,
+    GROUP_RENTED_LOSS_AGGREGATES,
+    GROUP_RENTED_LOSS_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_NODE_LOSS_CALCULATIONS,
+    POOL_RENTED_LOSS_CALCULATIONS,
 )
 from .plan_pools import (
     GROUP_LOAD_AGGREGATES,
@@ -48,6 +51,9 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
     ("group node loss", GROUP_NODE_LOSS_AGGREGATES + GROUP_NODE_LOSS_CALCULATIONS),
     ("pool headroom", POOL_HEADROOM_CALCULATIONS),
     ("group headroom", GROUP_HEADROOM_AGGREGATES),
+    # after the group's cost rows (its cloud instances): a rented plan's node is an instance
+    ("pool rented node loss", POOL_RENTED_LOSS_CALCULATIONS),
+    ("group rented node loss", GROUP_RENTED_LOSS_AGGREGATES + GROUP_RENTED_LOSS_CALCULATIONS),
     ("workload share", WORKLOAD_SHARE_CALCULATIONS),
 )
 

@@ -175,3 +175,66 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
               r("pool_cloud_replica_gpus"),
               "The widest replica of the group's pools: what one cloud instance must hold."),
 )
+
+# A rented plan (review round 21): a node down is one rented cloud instance down (the instance
+# size and count of the group's cost rows, cloud_instance_gpus and cloud_instances), not a node
+# of the platform the bought plan would buy. Run after the group's cost rows.
+_S = MAX(1, r("cloud_instance_gpus"))
+_R = MAX(1, r("group_cloud_replica_gpus"))
+_lost_i = r("pool_replicas_lost_with_an_instance")
+_rented = gt(r("plan_rented"), 0)
+
+POOL_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "pool_replicas_lost_with_an_instance", "Replicas lost with one rented instance",
+        "replicas",
+        MIN(r("pool_replicas"), MAX(1, ROUNDDOWN(_S / _gpr, 0)),
+            IF(eq(r("group_pool_count"), 1),
+               ROUNDUP(r("pool_replicas") / MAX(1, r("cloud_instances")), 0), r("pool_replicas"))),
+        "What one instance holds (at least the one replica a wider replica spans it with); alone "
+        "in its group, its replicas spread evenly over the instances: the fullest one."),
+    PlanCalculation(
+        "pool_restart_slots_rented", "Restart slots on the other rented instances", "replicas",
+        ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
+                      - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0),
+        "GPUs rented running no replica, less the rest of the lost instance (its free GPUs go "
+        "with it; other pools' replicas on it restart too), in whole slots of the group's widest "
+        "replica x the pool's replicas a slot holds."),
+    PlanCalculation(
+        "pool_replicas_after_instance_loss", "Replicas with one rented instance down", "replicas",
+        r("pool_replicas") - _lost_i + MIN(_lost_i, r("pool_restart_slots_rented")),
+        "Replicas not on the lost instance + those restarted on whole free slots."),
+    PlanCalculation(
+        "pool_headroom_after_instance_loss", "Headroom with one rented instance down", "fraction",
+        _headroom_after(r("pool_replicas_after_instance_loss")),
+        "Replicas with one instance down / peak demand - 1."),
+    PlanCalculation(
+        "pool_replicas_lost_one_down", "Replicas lost with one node down (as run)", "replicas",
+        IF(_rented, _lost_i, r("pool_replicas_lost_with_a_node")),
+        "Rented: with one rented instance; bought: with one node."),
+    PlanCalculation(
+        "pool_replicas_one_down", "Replicas with one node down (as run)", "replicas",
+        IF(_rented, r("pool_replicas_after_instance_loss"), r("pool_replicas_after_node_loss")),
+        "Rented: a node is a rented instance; bought: a node of the platform."),
+    PlanCalculation(
+        "pool_headroom_one_down", "Headroom with one node down (as run)", "fraction",
+        IF(_rented, r("pool_headroom_after_instance_loss"), r("pool_headroom_after_node_loss")),
+        "Rented: with one rented instance down; bought: with one node down. Negative: peak is "
+        "not met while it is down."),
+)
+
+GROUP_RENTED_LOSS_AGGREGATES: tuple[Aggregate, ...] = (
+    Aggregate("group_headroom_after_instance_loss",
+              "Headroom with one rented instance down (weakest pool)", "fraction", "MIN",
+              r("pool_headroom_after_instance_loss"), "The least of the group's pools."),
+    Aggregate("group_headroom_one_down", "Headroom with one node down, as run (weakest pool)",
+              "fraction", "MIN", r("pool_headroom_one_down"), "The least of the group's pools."),
+)
+
+GROUP_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    PlanCalculation(
+        "group_nodes_as_run", "Nodes as run (rented: cloud instances)", "nodes",
+        IF(_rented, r("cloud_instances"), r("group_nodes")),
+        "What one node down is one of: a rented instance when renting, else a node bought. "
+        "1: the service stops while it is down."),
+)
