@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from helpers import option_values
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.model.catalog import load_catalog
 
@@ -25,7 +26,7 @@ option = st.fixed_dictionaries({
     "users": st.integers(1, 20_000),
     "tps": st.floats(1, 120),
 })
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = property_settings(150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
