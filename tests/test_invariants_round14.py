@@ -54,7 +54,7 @@ def workloads(draw: st.DrawFn, models: list[str]) -> dict[str, Any]:
     elif load == "rate":
         w["requests_per_s"] = draw(st.floats(0.05, 200))
         if draw(st.booleans()):
-            w["burstiness"] = draw(st.floats(0, 3))
+            w["burstiness"] = draw(st.floats(0, 3, allow_subnormal=False))  # refused
     else:
         w["named_users"] = draw(st.integers(1, 50_000))
         w["requests_per_user_per_hour"] = draw(st.floats(0.5, 60))

@@ -45,12 +45,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, r
 from .first_pass import FIRST, LIMITS
 from .inputs import PERCENTILES
 
 SECOND = "_second"
+LINE = "_line"  # the limits solved again with the experts read at the line's batch
+CANDIDATE = "batch_experts_candidate"
 STEPS = 10  # bisection rows: exact to one sequence over a range under 2^10 sequences
 
 
@@ -118,14 +120,31 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
            f"(top - first estimate) / {2 ** STEPS - 1}, rounded up, at least 1: one "
            f"sequence (exact) while the range is under {2 ** STEPS:,} sequences."),
         *(step(k) for k in range(1, STEPS + 1)),
-        _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+        _c(CANDIDATE, "Batch the line allows", "sequences", "Throughput",
            IF(disagg, r("batch_experts_bound"), r(f"batch_experts_try_{STEPS}")),
            "The largest batch from the first estimate up to the top where the line through "
            "the two estimates' TTFT limits allows it (the third solve): at most the largest "
-           "batch at this load, at least 1. The batch per replica is at most it and "
-           "every limit solved with its experts, so the share of experts read is the batch "
-           "served's, or above it (conservative); no circular reference. A disaggregated "
-           "decode pool keeps the largest batch: its whole-answer split weighs several "
-           "batches with one share, and a share that followed the target made a tighter "
-           "target cheaper."),
+           "batch at this load, at least 1. A disaggregated decode pool keeps the largest "
+           "batch: its whole-answer split weighs several batches with one share, and a share "
+           "that followed the target made a tighter target cheaper."),
     )
+
+
+def checked_read_row(disagg: Expr) -> Calculation:
+    """``batch_experts_read``: the line's batch where the limits solved with its experts
+    (the rows copied under :data:`LINE`) allow at least the batch the first estimate's
+    experts allow, else the first estimate."""
+    lo, c, first = (r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + FIRST))
+    at_line = MIN(r("batch_per_replica" + LINE), MAX(1, c, first))
+    at_estimate = MIN(r("batch_per_replica" + SECOND), MAX(1, lo, first))
+    return _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+              IF(disagg, r("batch_experts_bound"), IF(lt(at_line, at_estimate), lo, c)),
+              "The line's batch, where every limit solved with the experts read at it allows "
+              "at least the batch the first estimate's experts allow; else the first "
+              "estimate. A line through a limit that falls off a cliff (a percentile target "
+              "no batch meets once a step reads more experts) can overshoot it: at the "
+              "line's batch no batch met the target where one request met it with the first "
+              "estimate's experts (qwen3-235b-a22b, H100, TP4, 4 requests/s, a 0.203 s p90 "
+              "first token). The batch per replica is at most it and every limit solved "
+              "with its experts, so the share of experts read is the batch served's, or "
+              "above it (conservative); no circular reference.")
