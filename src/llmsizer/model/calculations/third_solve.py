@@ -36,9 +36,14 @@ sequence, by construction: c is at most the largest batch, so the limits at c re
 experts than the first solve's and are at least the first estimate, and so is c. Where the
 first estimate is below one sequence (no batch meets the targets with the largest batch's
 experts) the second solve reads one sequence's experts, and a line that overshoots could
-leave less than one (never on the grid, benchmarks/moe_fixed_point.py); a MAX with the second
-solve's batch would not mend it, as the rows below read the experts at c, and a batch above
-the limits there would miss its targets in those rows.
+leave less than one (never on the grid, benchmarks/moe_fixed_point.py; session 21's hunt found
+one: a limit that falls off a cliff, not along the line). A MAX with the second solve's batch
+would not mend it, as the rows below read the experts at c, and a batch above the limits
+there would miss its targets in those rows. So c is a candidate (``batch_experts_candidate``):
+decode.py solves the limits again with its experts (the rows copied under :data:`LINE`), and
+:func:`checked_read_row` reads the experts at c only where those limits allow at least the
+batch the first estimate's experts allow, else at the first estimate: the batch is never
+below the second solve's.
 """
 
 from __future__ import annotations
