@@ -146,10 +146,9 @@ def checked_read_row(disagg: Expr) -> Calculation:
               IF(disagg, r("batch_experts_bound"), IF(lt(at_line, at_estimate), lo, c)),
               "The line's batch, where every limit solved with the experts read at it allows "
               "at least the batch the first estimate's experts allow; else the first "
-              "estimate. A line through a limit that falls off a cliff (a percentile target "
-              "no batch meets once a step reads more experts) can overshoot it: at the "
-              "line's batch no batch met the target where one request met it with the first "
-              "estimate's experts (qwen3-235b-a22b, H100, TP4, 4 requests/s, a 0.203 s p90 "
-              "first token). The batch per replica is at most it and every limit solved "
+              "estimate. A line through a limit that falls off a cliff (a target no batch "
+              "meets once a step reads more experts) can overshoot it: at the line's batch "
+              "no batch met the target where one request met it with the first estimate's "
+              "experts. The batch per replica is at most it and every limit solved "
               "with its experts, so the share of experts read is the batch served's, or "
               "above it (conservative); no circular reference.")
