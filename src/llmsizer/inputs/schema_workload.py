@@ -144,8 +144,8 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     # A subnormal such as 5e-324 passes `ge=0` yet no spreadsheet holds it (the workbook's
-    # cell reads #VALUE!, its formulas with it) and its reciprocal overflows: refused, with 0
-    # as the fix (inputs/schema_messages.py words it with the field's range).
+    # cell reads #VALUE!, its formulas with it) and its reciprocal overflows: refused, with
+    # the field's range and "write 0" where 0 is allowed (inputs/schema_messages.py).
     @field_validator("*", mode="after")
     @classmethod
     def _no_subnormal(cls, value: Any) -> Any:
