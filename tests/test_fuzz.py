@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 import yaml
 from helpers import EXAMPLE, ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import hunt_examples, property_settings
 
 from llmsizer.base.errors import LlmsizerError
 from llmsizer.inputs.loader import load
@@ -34,7 +35,7 @@ from llmsizer.inputs.yamlsafe import load_file
 from llmsizer.sizing.engine import size
 
 BAD = ROOT / "tests" / "bad_inputs"
-EXAMPLES = 2000
+EXAMPLES = hunt_examples() or 2000  # a hunt's count (tests/support/hunting.py)
 MAX_MESSAGE = 1200
 
 BASES: dict[str, dict[str, Any]] = {
@@ -282,8 +283,8 @@ def test_fuzz_only_valid_results_or_clean_errors(workdir: Path,
     path = workdir / "fuzzed.yaml"
     before = sorted(p.relative_to(workdir) for p in workdir.rglob("*"))
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @property_settings(EXAMPLES, deadline=None, derandomize=True, database=None,
+                       suppress_health_check=list(HealthCheck))
     @given(case=cases)
     def one(case: tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]],
                         list[tuple[str, Any]]]) -> None:

@@ -12,8 +12,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Requirements
@@ -96,7 +97,7 @@ def test_an_itl_target_under_the_mean_step_shrinks_the_call_centre_batch() -> No
     assert over["itl_p99_ms"] == over["tpot_ms"] > 20
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@property_settings(300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"]),
        st.sampled_from(["h100-sxm", "h200-sxm", "l40s"]), st.sampled_from([1, 2, 4]),
        st.integers(100, 8000), st.integers(20, 1000), st.floats(0.2, 100),
@@ -131,7 +132,7 @@ def _forward(env: dict[str, float], batch: int) -> dict[str, float]:
     return at
 
 
-@settings(max_examples=300, deadline=None)
+@property_settings(300, deadline=None)
 @given(st.sampled_from(PERCENTILES), st.floats(2, 40), st.floats(0.005, 1.0),
        st.floats(0.002, 0.5), st.integers(50, 16000), st.sampled_from([256, 418, 2048, 8192]),
        st.integers(10, 2000), st.floats(0.5, 1.5), st.floats(3, 300))

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.hunting import property_settings
 
 from llmsizer.inputs.loader import load
 from llmsizer.inputs.schema import Requirements
@@ -101,7 +102,7 @@ def test_beyond_one_replica_the_full_replica_bound_holds() -> None:
 
 # --- properties the customer relies on -----------------------------------------------------
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

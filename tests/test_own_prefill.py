@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from helpers import option_values
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.model.catalog import load_catalog
 
@@ -74,7 +75,7 @@ _MODELS = st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "mistr
 _GPUS = st.sampled_from(["h100-sxm", "h200-sxm", "l40s"])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@property_settings(40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_MODELS, _GPUS, st.sampled_from([1, 2, 4]), st.integers(2_000, 30_000), st.integers(2, 64),
        st.floats(50.0, 3000.0), st.sampled_from([(0.0, 1.0), (1.0, 1.0), (3.0, 1.0),
                                                  (1.0, 0.0)]))

@@ -7,13 +7,13 @@ formulas do, not only that they run."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import pytest
 from helpers import DATA, EXAMPLE, ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.inputs.loader import Loaded, load
 from llmsizer.inputs.schema import Requirements
@@ -150,8 +150,7 @@ account = st.fixed_dictionaries({
     "n1": st.booleans(),
     "headroom": st.sampled_from([0.0, 0.25, 0.5]),
 })
-# PLAN_EXAMPLES=400 for a longer search (the suite runs 60)
-SETTINGS = settings(max_examples=int(os.environ.get("PLAN_EXAMPLES", "60")), deadline=None,
+SETTINGS = property_settings(60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

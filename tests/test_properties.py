@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from helpers import option_values
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.model.catalog import load_catalog
 
@@ -25,7 +26,7 @@ option = st.fixed_dictionaries({
     "users": st.integers(1, 20_000),
     "tps": st.floats(1, 120),
 })
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = property_settings(150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -58,8 +59,13 @@ def test_more_bandwidth_never_lowers_throughput(o: dict[str, Any], factor: float
     assert b["bandwidth_ceiling_tokens_per_s"] <= a["bandwidth_ceiling_tokens_per_s"]
 
 
+# no subnormal headroom (5e-324): the loader refuses it, no spreadsheet holds it
+# (test_hunt_round21.test_a_subnormal_number_is_refused_with_its_field_and_range)
+_HEADROOM = st.floats(0, 1, allow_subnormal=False)
+
+
 @SETTINGS
-@given(option, st.floats(0, 1), st.floats(0, 1))
+@given(option, _HEADROOM, _HEADROOM)
 def test_more_headroom_never_fewer_replicas(o: dict[str, Any], h1: float, h2: float) -> None:
     lo, hi = sorted((h1, h2))
     a = values(o, policy={"headroom": lo})

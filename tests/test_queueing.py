@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from helpers import option_values
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 from test_load import CAT, _values
 
 from llmsizer.inputs.loader import load
@@ -158,7 +159,7 @@ def test_percentiles_from_the_exponential_tail() -> None:
 
 # --- sizing to a percentile: properties the customer relies on ----------------------------
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _MODELS = st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"])
 _GPUS = st.sampled_from(["h100-sxm", "h200-sxm", "l40s"])
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from helpers import option_values
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 from test_load import CAT, _values
 from test_queueing import _CASES
 
@@ -76,7 +77,7 @@ def test_a_p50_target_of_the_repro_allows_the_batch_its_forward_meets() -> None:
     assert more["ttft_p50_ms"] > 500
 
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _KEYS = ("ttft_s", "ttft_p50_s", "ttft_p90_s", "ttft_p95_s", "ttft_p99_s")
 
 
@@ -144,7 +145,7 @@ def _largest_meeting(env: dict[str, float], q: int, target_ms: float) -> int:
     return lo
 
 
-@settings(max_examples=300, deadline=None)
+@property_settings(300, deadline=None)
 @given(st.sampled_from([50, 90, 95, 99]), st.floats(2, 600), st.floats(0.01, 1.5),
        st.integers(20, 2000), st.floats(2, 10), st.floats(5, 40), st.floats(0.3, 3),
        st.floats(10, 3000), st.sampled_from([0.0, 0.0, 0.3, 0.9]))

@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 from helpers import EXAMPLE, ROOT, example_dict
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 from support.libreoffice import read_values, recalculate, to_pdf
 from test_workbook import column_options, expected_values, formula_cells, same, write_yaml
 
@@ -65,7 +66,10 @@ NAMES = st.text(alphabet=st.characters(categories=("L", "N", "P", "S", "Zs")), m
 
 
 def _money(lo: float, hi: float) -> st.SearchStrategy[float]:
-    return st.floats(lo, hi, allow_nan=False).map(lambda x: float(f"{x:.4g}"))
+    # no subnormal (a headroom of 5E-324 read #VALUE! in the workbook): the loader refuses
+    # one (test_hunt_round21.test_a_subnormal_number_is_refused_with_its_field_and_range)
+    return st.floats(lo, hi, allow_nan=False, allow_subnormal=False).map(
+        lambda x: float(f"{x:.4g}"))
 
 
 @st.composite
@@ -173,8 +177,9 @@ def generated_requirements() -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     seen: list[set[object]] = [set(), set(), set()]
 
-    @settings(max_examples=N_GENERATED * 12, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
+    # a hunt (LLMSIZER_HYPOTHESIS_EXAMPLES, tests/support/hunting.py) draws other sets per seed
+    @property_settings(N_GENERATED * 12, derandomize=True, database=None, deadline=None,
+                       suppress_health_check=list(HealthCheck))
     @given(requirements())
     def collect(data: dict[str, Any]) -> None:
         sig = _signature(data)

@@ -48,7 +48,7 @@ _Q = (50, 90, 95, 99)
 # queue, the percentiles), in the list's order.
 _LIMIT = ("disagg_prefill_replica_rate_per_s", "disagg_kv_move_ms",
           *(c.name for c in CALCULATIONS if c.name.startswith("disagg_e2e_split_gpus_")
-            and not c.name.endswith(("_first", "_second"))),
+            and not c.name.endswith(("_first", "_second", "_line"))),
           "disagg_e2e_prefill_busy", "disagg_e2e_prefill_wait_p95_ms", "disagg_batch_by_e2e_p95")
 _FORWARD = tuple(
     c.name for c in CALCULATIONS
@@ -58,7 +58,7 @@ _FORWARD = tuple(
                   "e2e_p95_ms")
     or ("_prefill_busy_" in c.name and c.name.startswith("disagg_"))
     or c.name in {f"disagg_prefill_wait_p{q}_ms" for q in _Q} | {f"ttft_p{q}_ms" for q in _Q}
-    if not c.name.endswith(("_first", "_second")))  # the MoE solves' copies (first_pass.py)
+    if not c.name.endswith(("_first", "_second", "_line")))  # the MoE solves' copies
 _limit_program = compile_program([(n, _EXPR[n]) for n in _LIMIT])
 _forward_program = compile_program([(n, _EXPR[n]) for n in _FORWARD])
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from support.hunting import property_settings
 
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.model.catalog import load_catalog
@@ -41,7 +42,7 @@ ACCOUNTS: dict[str, tuple[Path, Choice, Choice, float, float, tuple[float, float
              Choice(*_NVL72, 8, ep=8, adp=8), Choice(*_NVL72, 4, ep=4, adp=4),
              503, 30, (15.0, 25.0)),
 }
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = property_settings(25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -411,6 +411,19 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         msg = f"must be {allowed or 'text in the documented format'} (found {shown})"
         if isinstance(found, str) and re.fullmatch(r"[A-Za-z]{3}", found.strip()):
             msg += f"; write `{loc[-1]}: {found.strip().upper()}`"
+    elif kind == "tiny_number":  # a subnormal: in range, but no spreadsheet holds it
+        ctx = err.get("ctx") or {}
+        loc = (*loc, *ctx.get("below", ()))  # a price in a mapping: its own key and line
+        pos = located.position(loc) or pos
+        line, col = pos if pos else (None, None)
+        field = _dotted(loc) or None
+        schema = _schema_at(loc) or {}
+        allowed = _allowed(schema)
+        fix = "write 0 for none" if schema.get("minimum") == 0 else "write the value meant"
+        msg = (f"{float(ctx.get('found', 0.0))!r} is nearer zero than a spreadsheet holds "
+               f"(2.2e-308 at the least): {fix}")
+        if allowed:
+            msg += f"; allowed: {allowed}"
     elif kind in ("single_line", "unsafe_text"):
         msg = f"{err['msg']} (found {shown})"
     else:

@@ -8,6 +8,7 @@ The whole file, its hardware, policy and costs, is :mod:`.schema`; reading a fil
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -18,6 +19,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -124,8 +126,34 @@ def _alternatives(value: Any) -> Any:
 ModelChoice = Annotated[Text | list[Text], BeforeValidator(_alternatives)]
 
 
+def _subnormal(value: Any) -> tuple[tuple[str | int, ...], float] | None:
+    """The first number in ``value`` (or its lists and mappings) nearer zero than the smallest
+    normal double, 2.2e-308, other than zero itself, with its keys below ``value``; or None."""
+    if isinstance(value, float) and value != 0 and abs(value) < sys.float_info.min:
+        return (), value
+    items = value.items() if isinstance(value, Mapping) else (
+        enumerate(value) if isinstance(value, list | tuple) else ())
+    for key, item in items:
+        found = _subnormal(item)
+        if found is not None:
+            return (key, *found[0]), found[1]
+    return None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    # A subnormal such as 5e-324 passes `ge=0` yet no spreadsheet holds it (the workbook's
+    # cell reads #VALUE!, its formulas with it) and its reciprocal overflows: refused, with
+    # the field's range and "write 0" where 0 is allowed (inputs/schema_messages.py).
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_subnormal(cls, value: Any) -> Any:
+        tiny = _subnormal(value)
+        if tiny is not None:
+            raise PydanticCustomError("tiny_number", "is nearer zero than a spreadsheet holds",
+                                      {"below": tiny[0], "found": tiny[1]})
+        return value
 
 
 class Account(_Strict):

@@ -20,7 +20,7 @@ from .queueing import (
     concurrency_by_rate,
     slot_fixed_ms,
 )
-from .third_solve import SECOND, third_solve_rows
+from .third_solve import CANDIDATE, LINE, SECOND, checked_read_row, third_solve_rows
 
 
 def _allreduce_bytes(n: Expr) -> Expr:
@@ -496,6 +496,8 @@ _FIRST_ROWS, _SHARE_COPIED = first_pass(_SHARE_ROWS, "batch_experts_read", "batc
 _SECOND_COPIES, _ = first_pass(
     _SHARE_COPIED, "batch_experts_read", "batch_experts_estimate", SECOND, "second",
     "the first estimate", keep=_KEEP)
+_LINE_COPIES, _ = first_pass(_SHARE_COPIED, "batch_experts_read", CANDIDATE, LINE, "line's",
+                             "the line's batch", keep=_KEEP)
 _SECOND_ROWS = _SHARE_COPIED
 _BY_FIRST_ESTIMATE, _SERVED_BATCH = served_batch_rows(_SECOND_ROWS[-1])
 assert _SECOND_ROWS[-1].name == "batch_per_replica"
@@ -513,6 +515,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "least 1: the second solve reads the experts at it."),
     *(c for c in _SECOND_COPIES if c.name.endswith(SECOND)),
     *third_solve_rows(lambda b: _busiest(_share_read(b)), _DISAGG, _COPIED, _COPIED),
+    *(c for c in _LINE_COPIES if c.name.endswith(LINE)),
+    checked_read_row(_DISAGG),
     *_SECOND_ROWS[:-1],
     _BY_FIRST_ESTIMATE,
     _SERVED_BATCH,

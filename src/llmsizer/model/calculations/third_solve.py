@@ -36,21 +36,28 @@ sequence, by construction: c is at most the largest batch, so the limits at c re
 experts than the first solve's and are at least the first estimate, and so is c. Where the
 first estimate is below one sequence (no batch meets the targets with the largest batch's
 experts) the second solve reads one sequence's experts, and a line that overshoots could
-leave less than one (never on the grid, benchmarks/moe_fixed_point.py); a MAX with the second
-solve's batch would not mend it, as the rows below read the experts at c, and a batch above
-the limits there would miss its targets in those rows.
+leave less than one (never on the grid, benchmarks/moe_fixed_point.py; session 21's hunt found
+one: a limit that falls off a cliff, not along the line). A MAX with the second solve's batch
+would not mend it, as the rows below read the experts at c, and a batch above the limits
+there would miss its targets in those rows. So c is a candidate (``batch_experts_candidate``):
+decode.py solves the limits again with its experts (the rows copied under :data:`LINE`), and
+:func:`checked_read_row` reads the experts at c only where those limits allow at least the
+batch the first estimate's experts allow, else at the first estimate: the batch is never
+below the second solve's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, r
 from .first_pass import FIRST, LIMITS
 from .inputs import PERCENTILES
 
 SECOND = "_second"
+LINE = "_line"  # the limits solved again with the experts read at the line's batch
+CANDIDATE = "batch_experts_candidate"
 STEPS = 10  # bisection rows: exact to one sequence over a range under 2^10 sequences
 
 
@@ -118,14 +125,30 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
            f"(top - first estimate) / {2 ** STEPS - 1}, rounded up, at least 1: one "
            f"sequence (exact) while the range is under {2 ** STEPS:,} sequences."),
         *(step(k) for k in range(1, STEPS + 1)),
-        _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+        _c(CANDIDATE, "Batch the line allows", "sequences", "Throughput",
            IF(disagg, r("batch_experts_bound"), r(f"batch_experts_try_{STEPS}")),
            "The largest batch from the first estimate up to the top where the line through "
            "the two estimates' TTFT limits allows it (the third solve): at most the largest "
-           "batch at this load, at least 1. The batch per replica is at most it and "
-           "every limit solved with its experts, so the share of experts read is the batch "
-           "served's, or above it (conservative); no circular reference. A disaggregated "
-           "decode pool keeps the largest batch: its whole-answer split weighs several "
-           "batches with one share, and a share that followed the target made a tighter "
-           "target cheaper."),
+           "batch at this load, at least 1. A disaggregated decode pool keeps the largest "
+           "batch: its whole-answer split weighs several batches with one share, and a share "
+           "that followed the target made a tighter target cheaper."),
     )
+
+
+def checked_read_row(disagg: Expr) -> Calculation:
+    """``batch_experts_read``: the line's batch where the limits solved with its experts
+    (the rows copied under :data:`LINE`) allow at least the batch the first estimate's
+    experts allow, else the first estimate."""
+    lo, c, first = (r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + FIRST))
+    at_line = MIN(r("batch_per_replica" + LINE), MAX(1, c, first))
+    at_estimate = MIN(r("batch_per_replica" + SECOND), MAX(1, lo, first))
+    return _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
+              IF(disagg, r("batch_experts_bound"), IF(lt(at_line, at_estimate), lo, c)),
+              "The line's batch, where every limit solved with the experts read at it allows "
+              "at least the batch the first estimate's experts allow; else the first "
+              "estimate. A line through a limit that falls off a cliff (a target no batch "
+              "meets once a step reads more experts) can overshoot it: at the line's batch "
+              "no batch met the target where one request met it with the first estimate's "
+              "experts. The batch per replica is at most it and every limit solved "
+              "with its experts, so the share of experts read is the batch served's, or "
+              "above it (conservative); no circular reference.")
