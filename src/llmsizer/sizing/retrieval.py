@@ -1,6 +1,7 @@
 """Embed and rerank workloads (issue 24): one option per candidate GPU, evaluated with the
-retrieval calculations (model/calculations/retrieval.py) and costed by the list's own TCO
-lines (the node group's cost calculations, as for an LLM node group); the cheapest feasible,
+retrieval calculations (model/calculations/retrieval.py) on every platform that hosts the GPU
+(the language-model search's list) and costed by the list's own TCO lines (the node group's
+cost calculations, as for an LLM node group); the cheapest feasible,
 priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
 an embedding server is many small stateless replicas (source article "How fast does it
 serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
@@ -44,7 +45,7 @@ from .results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
-from .search import Rank, by_way
+from .search import Rank, by_way, platforms_for
 
 if TYPE_CHECKING:  # plan imports nothing of this module; only the type is needed here
     from .plan import Evaluated
@@ -111,12 +112,29 @@ def _rank(o: RetrievalOption, way: str) -> Rank:
                   float(o.values["annual_cost_cloud"]))
 
 
+def _viable(o: RetrievalOption, way: str) -> bool:
+    """Feasible, with a price in ``way`` (renting: a cloud price or a language-model
+    group's idle GPUs; buying: a purchase price or those idle GPUs)."""
+    return o.feasible and (o.priced or (way == "cloud"
+                                        and float(o.values["cloud_gpu_hour"]) > 0))
+
+
+def _on_best_platform(on_platforms: Sequence[RetrievalOption], way: str) -> RetrievalOption:
+    """A GPU's option on the platform that ranks first in ``way`` among those that host it
+    (search.platforms_for, the language-model search's list, its default first; at a tie the
+    earlier). Review round 21: an L40S embedding server needing 1 GPU was tried on the
+    GPU's default 8-GPU Dell PowerEdge XE7745 only ("8 GPUs bought: 1 serving, 7 idle"),
+    never on the generic 4-GPU server that hosts the L40S too. Without a viable one, the
+    first (the default platform's) gives the reason."""
+    viable = [o for o in on_platforms if _viable(o, way)]
+    return min(viable, key=lambda o: _rank(o, way)) if viable else on_platforms[0]
+
+
 def recommend(options: Sequence[RetrievalOption], way: str) -> RetrievalOption | None:
     """The feasible option with a price in ``way`` (renting, a purchase price or a cloud
     one, as a language-model option is recommended; or on a language-model group's idle
     GPUs) that ranks first in ``way``; at a tie, the first by GPU id."""
-    viable = sorted((o for o in options if o.feasible and (o.priced or (
-        way == "cloud" and float(o.values["cloud_gpu_hour"]) > 0))), key=lambda o: o.id)
+    viable = sorted((o for o in options if _viable(o, way)), key=lambda o: o.id)
     return min(viable, key=lambda o: _rank(o, way), default=None)
 
 
@@ -129,17 +147,6 @@ UNPRICED_ADVICE = {
     "cloud": ("no feasible GPU has a cloud price listed: state one among the cloud prices per "
               "GPU-hour of the requirements"),
 }
-
-
-def ranked_retrieval(w: RetrievalWorkloadResult, way: str) -> RetrievalWorkloadResult:
-    """The workload with its recommendation ranked for ``way`` (the options searched once);
-    without one, the advice says which price ``way`` lacks."""
-    best = recommend(w.options, way)
-    advice = w.advice
-    if best is None and any(o.feasible for o in w.options):
-        advice = UNPRICED_ADVICE.get(way, UNPRICED_ADVICE["on_prem"])
-    return w.model_copy(update={"recommended": best.id if best is not None else None,
-                                "advice": None if best is not None else advice})
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
@@ -168,10 +175,13 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                    acct: Mapping[str, float],
                    idle: Mapping[str, tuple[str, str, int, int]] | None = None,
                    way: str = "on_prem") -> RetrievalWorkloadResult:
-    """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
+    """Every candidate GPU on each platform that hosts it (search.platforms_for: the
+    account's platform when stated), one option per GPU on the platform that ranks first in
+    ``way`` (:func:`_on_best_platform`). ``idle``:
     per GPU id, a language-model node group (id, platform, idle GPUs, idle rented cloud
-    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes); on that GPU the option
-    takes the group's platform. The recommendation ranks first in ``way`` (:func:`_rank`)."""
+    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes) on that group's platform
+    (tried beside the others: when the replicas do not all fit, another platform may cost
+    less). The recommendation ranks first in ``way`` (:func:`_rank`)."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -187,24 +197,30 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
-        pid = req.hardware.platform or gpu.default_platform
-        group, free, free_cloud = None, 0, 0
-        if idle and gid in idle:
-            group, pid, free, free_cloud = idle[gid]
-        values: dict[str, Value] = {
-            **base, **account, "llm_free_gpus": float(free),
-            "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
-            "gpu_tflops": gpu.bf16_tflops,
-            "gpu_memory_gb": gpu.memory_gb,
-            "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
-        assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
-        _evaluate(values, gid, pid, api_price, acct, tables)
-        reason = _reason(values, gpu.name)
-        shares = group if float(values["shares_llm_nodes"]) > 0 else None
-        options.append(RetrievalOption(
-            id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
-            priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
-            shares_with=shares))
+        offer = idle.get(gid) if idle else None
+        tried = platforms_for(cat, gid, req.hardware.platform)
+        if offer is not None and offer[1] not in tried:
+            tried.append(offer[1])
+        on_platforms = []
+        for pid in tried:
+            group, free, free_cloud = None, 0, 0
+            if offer is not None and offer[1] == pid:
+                group, _, free, free_cloud = offer
+            values: dict[str, Value] = {
+                **base, **account, "llm_free_gpus": float(free),
+                "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
+                "gpu_tflops": gpu.bf16_tflops,
+                "gpu_memory_gb": gpu.memory_gb,
+                "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
+            assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
+            _evaluate(values, gid, pid, api_price, acct, tables)
+            reason = _reason(values, gpu.name)
+            shares = group if float(values["shares_llm_nodes"]) > 0 else None
+            on_platforms.append(RetrievalOption(
+                id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
+                priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
+                shares_with=shares))
+        options.append(_on_best_platform(on_platforms, way))
     best = recommend(options, way)
     advice = None
     fitting = [o for o in options if o.values["encoder_fits"] == 1]
