@@ -335,7 +335,12 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
             taken = float(values["retrieval_gpus_on_llm_nodes"])
             free[shares] = free[shares] - taken
             free_cloud[shares] = max(0.0, free_cloud[shares] - taken)
-        out.append((_group(len(out) + 1, w, o, values, shares), values))
+        group = _group(len(out) + 1, w, o, values, shares)
+        if shares is None:  # nodes of its own: their idle GPUs host the groups after it
+            host, (_, _, n_free, n_cloud) = _host_offer(group.id, o.model_copy(
+                update={"values": values}))
+            free[host], free_cloud[host] = float(n_free), float(n_cloud)
+        out.append((group, values))
     return out
 
 
@@ -362,20 +367,33 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
                          llm_workload=llm.name, values=values)
 
 
+def _host_offer(group_id: str, o: RetrievalOption) -> tuple[str, tuple[str, str, int, int]]:
+    """A retrieval group's own nodes as a host for the retrieval workloads after it: its idle
+    GPUs (bought, running nothing: retrieval_idle_gpus) and its rented cloud GPUs beyond
+    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used)."""
+    v = o.values
+    return group_id, (o.gpu, o.platform, int(float(v["retrieval_idle_gpus"])),
+                      max(0, int(float(v["cloud_gpus_rented"]))
+                          - int(float(v["retrieval_gpus_used"]))))
+
+
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
                     retrieval: Sequence[RetrievalWorkloadResult],
                     node_groups: Sequence[NodeGroup], way: str = "on_prem"
                     ) -> list[RetrievalWorkloadResult]:
-    """The embed and rerank workloads sized again with the idle GPUs of the plan's
-    language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
-    account order: a workload whose replicas all fit one group's idle GPUs of the same type,
-    at a lower annual cost than its own nodes (in ``way``), takes them and they are gone
-    for the next."""
+    """The embed and rerank workloads sized again with idle GPUs on offer, in account order:
+    the plan's language-model node groups' (bought, not used: gpus_purchased - gpus_used)
+    and, review round 21, those of the retrieval workloads before it that buy nodes of their
+    own (an embedder's 4-GPU server running 1 replica leaves 3 for the reranker; each
+    bought its own 8-GPU server before). A workload whose replicas all fit one host's idle
+    GPUs of the same type, at a lower annual cost than its own nodes (in ``way``), takes
+    them and they are gone for the next. Hosts are named by node-group id (``group-1``,
+    ``retrieval-1``: the ids :func:`retrieval_groups` gives, in the same order)."""
     # idle rented cloud GPUs: the group's whole instances beyond its GPUs in use (its TCO
     # lines' cloud_gpus_rented)
     idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
                    int(g.values["cloud_gpus_rented"]) - g.gpus_used) for g in node_groups}
-    out = []
+    out: list[RetrievalWorkloadResult] = []
     for w in retrieval:
         offer: dict[str, tuple[str, str, int, int]] = {}
         for gid_group, (gpu, platform, free, free_cloud) in idle.items():
@@ -386,8 +404,12 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
                                way)
         best = again.best
+        group_id = f"retrieval-{sum(1 for x in out if x.best is not None) + 1}"
         if best is None or best.shares_with is None:
             out.append(w)
+            if w.best is not None:  # nodes of its own: their idle GPUs host the next
+                host, offered = _host_offer(group_id, w.best)
+                idle[host] = offered
             continue
         gpu, platform, free, free_cloud = idle[best.shares_with]
         taken = int(float(best.values["retrieval_replicas"]))
@@ -396,9 +418,13 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
     return out
 
 
-def lent_and_idle(group: NodeGroup, retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
-    """(the GPUs of a language-model node group that the retrieval groups sharing it run,
-    its idle GPUs left): the plan's words split a group's GPUs with them ("128 serving, 5
-    running retrieval, 11 idle"), so they add up to the account's total."""
+def lent_and_idle(group: NodeGroup | RetrievalGroup,
+                  retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
+    """(the GPUs of a node group that the retrieval groups sharing it run, its idle GPUs
+    left): the plan's words split a group's GPUs with them ("128 serving, 5 running
+    retrieval, 11 idle"), so they add up to the account's total. The group is a
+    language-model node group or, review round 21, a retrieval group's own nodes."""
     lent = sum(r.replicas for r in retrieval if r.shares_with == group.id)
-    return lent, int(group.values["group_idle_gpus"]) - lent
+    idle = (group.idle_gpus if isinstance(group, RetrievalGroup)
+            else int(group.values["group_idle_gpus"]))
+    return lent, idle - lent
