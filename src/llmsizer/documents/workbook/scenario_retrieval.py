@@ -152,11 +152,11 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, rows.value, col, "=" + render(value, base), scen, "")
         if shared is not None:
             if shared in hosts:  # an earlier retrieval group's own nodes (review round 21)
-                hx = hosts[shared]
-                idle = f"{hx}{at['retrieval_idle_gpus'] + 1}"
+                hx = f"{hosts[shared]}1"  # a cell of its column, moved to a row below
+                idle = _in_row(hx, at["retrieval_idle_gpus"])
                 # its rented cloud GPUs (its column's TCO line) beyond those in use
-                beyond = (f"{hx}{rows.group['cloud_gpus_rented'] + 1}"
-                          f"-{hx}{at['retrieval_gpus_used'] + 1}")
+                beyond = (f"{_in_row(hx, rows.group['cloud_gpus_rented'])}"
+                          f"-{_in_row(hx, at['retrieval_gpus_used'])}")
             else:
                 k = groups.index(shared)
                 used = plan_sums["gpus_used"][k]
