@@ -139,3 +139,23 @@ def test_the_workbook_says_so_and_its_scenarios_read_the_hosts_idle_gpus(
     assert formulas, "no scenario column offers the embedder's idle GPUs"
     # "=M521": the embedder's column, its idle row (the engine's retrieval_idle_gpus)
     assert all(re.fullmatch(rf"=[A-Z]+{idle}", f) for f in formulas), formulas
+
+
+def test_libreoffice_recalculates_the_scenarios_to_the_engines_figures(
+        maple: Result, tmp_path: Path) -> None:
+    """The Scenarios sheet's formulas (the reranker's offered GPUs: the embedder column's idle
+    GPUs less nothing taken) recalculated by LibreOffice equal what the engine wrote (each
+    scenario's retrieval groups, sizing/retrieval.scenario_retrieval); no cell is an error."""
+    from support.libreoffice import read_values, recalculated_values
+
+    path = tmp_path / "maple.xlsx"
+    write_workbook(maple, path)
+    cached = read_values(path)
+    again = recalculated_values(path, tmp_path / "lo")
+    errors = [(s, c, v) for s, cells in again.items() for c, v in cells.items()
+              if isinstance(v, str) and re.fullmatch(r"#[A-Z/0!?]+[!?]?|#N/A|Err:\d+", v)]
+    assert errors == []
+    off = [(c, v, again["Scenarios"].get(c)) for c, v in cached["Scenarios"].items()
+           if isinstance(v, int | float) and not isinstance(v, bool)
+           and again["Scenarios"].get(c) != pytest.approx(v, rel=1e-9, abs=1e-6)]
+    assert off == []
