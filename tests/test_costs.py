@@ -298,7 +298,7 @@ def test_northwind_lists_no_cloud_tier_rows_its_own_price_makes_repeat(tmp_path:
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
         tmp_path: Path) -> None:
     """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
-    node) beside an embedding and a reranking server (16 GPUs, 3 nodes of their own). Each
+    node) beside an embedding and a reranking server (16 GPUs, 2 nodes of their own). Each
     scenario row is the whole account, as "As proposed" is: the scenario's language-model
     plan plus the retrieval groups. The peak-rate and headroom rows resize those groups (each
     on its proposed GPU) as they do the language models; the GPU-price, cloud-tier and
