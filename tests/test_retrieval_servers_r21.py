@@ -112,6 +112,8 @@ def test_the_plan_says_where_the_reranker_runs(maple: Result) -> None:
             "4-GPU PCIe Gen4 server) for Passage reranking") in text
     assert "Total: 7 GPUs bought (6 serving, 1 idle) in 2 nodes" in text
     assert "XE7745 (8 GPUs bought" not in text
+    assert ("idle, shared: on GPUs another embedding or reranking workload's servers bought "
+            "and leave idle") in text
     # the PDF's plan: the host and the guest in words
     views = plan_context(maple, CAT)["plan"].retrieval
     assert [(v.host_words, v.guests) for v in views] == [
@@ -159,3 +161,11 @@ def test_libreoffice_recalculates_the_scenarios_to_the_engines_figures(
            if isinstance(v, int | float) and not isinstance(v, bool)
            and again["Scenarios"].get(c) != pytest.approx(v, rel=1e-9, abs=1e-6)]
     assert off == []
+
+
+def test_the_web_page_says_whose_idle_gpus_the_reranker_uses() -> None:
+    from llmsizer.web.account import update_html
+
+    page = " ".join(update_html(MAPLE.read_text(encoding="utf-8")).split())
+    assert "Passage reranking:" in page
+    assert "on idle GPUs already bought for Question embedding" in page
