@@ -367,14 +367,17 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
                          llm_workload=llm.name, values=values)
 
 
-def _host_offer(group_id: str, o: RetrievalOption) -> tuple[str, tuple[str, str, int, int]]:
+def _host_offer(group_id: str, o: RetrievalOption, way: str = "on_prem"
+                ) -> tuple[str, tuple[str, str, int, int]]:
     """A retrieval group's own nodes as a host for the retrieval workloads after it: its idle
     GPUs (bought, running nothing: retrieval_idle_gpus) and its rented cloud GPUs beyond
-    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used)."""
+    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used). Renting
+    (``way``), only the latter are idle: its nodes are not bought, and a workload "on" them
+    would rent every GPU it runs on all the same."""
     v = o.values
-    return group_id, (o.gpu, o.platform, int(float(v["retrieval_idle_gpus"])),
-                      max(0, int(float(v["cloud_gpus_rented"]))
-                          - int(float(v["retrieval_gpus_used"]))))
+    cloud = max(0, int(float(v["cloud_gpus_rented"])) - int(float(v["retrieval_gpus_used"])))
+    idle = int(float(v["retrieval_idle_gpus"]))
+    return group_id, (o.gpu, o.platform, min(idle, cloud) if way == "cloud" else idle, cloud)
 
 
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
@@ -408,7 +411,7 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         if best is None or best.shares_with is None:
             out.append(w)
             if w.best is not None:  # nodes of its own: their idle GPUs host the next
-                host, offered = _host_offer(group_id, w.best)
+                host, offered = _host_offer(group_id, w.best, way)
                 idle[host] = offered
             continue
         gpu, platform, free, free_cloud = idle[best.shares_with]
