@@ -27,9 +27,11 @@ from llmsizer.sizing.results import Result
 from llmsizer.web.account import update_html
 
 ROOT = Path(__file__).resolve().parents[1]
-# + an account whose retrieval servers run on a rack's idle GPUs (review round 20)
+# + an account whose retrieval servers run on a rack's idle GPUs (review round 20), and one
+# whose reranker runs on its embedder's idle GPUs (review round 21)
 ACCOUNTS = [*sorted((ROOT / "inputs").glob("*.yaml")),
-            ROOT / "tests" / "data" / "gbp-retailer-rack.yaml"]
+            ROOT / "tests" / "data" / "gbp-retailer-rack.yaml",
+            ROOT / "tests" / "data" / "cad-l40s-rag-r21.yaml"]
 
 
 @cache
@@ -42,6 +44,12 @@ def _words(serving: float, standby: float, idle: float, retrieval: float = 0) ->
     parts = [(serving, "serving"), (retrieval, "running retrieval"), (standby, "on standby"),
              (idle, "idle")]
     return ", ".join(f"{int(n):,} {w}" for n, w in parts if n)
+
+
+def cli_text(r: Result) -> str:
+    con = Console(record=True, width=400, color_system=None)
+    print_result(r, con)
+    return con.export_text()
 
 
 def _flat(text: str) -> str:
@@ -70,9 +78,18 @@ def test_the_split_adds_up_and_every_surface_says_the_jsons_figures(account: Pat
                 if g["shares_with"] == group["id"]) for group in j["plan"]["node_groups"]]
     per_group = [_words(v["group_pool_gpus"], v["group_standby_gpus"],
                         v["group_idle_gpus"] - n, n) for (_, v), n in zip(groups, lent, strict=True)]
+    # every retrieval replica serves: on its own nodes, a language-model group's (lent) or
+    # an earlier retrieval group's idle GPUs (review round 21)
     assert sum(v["group_pool_gpus"] for _, v in groups) + sum(lent) + sum(
-        g["replicas"] for g in j["plan"]["retrieval_groups"] if g["shares_with"] is None
+        g["replicas"] for g in j["plan"]["retrieval_groups"]
+        if g["shares_with"] is None or g["shares_with"].startswith("retrieval-")
     ) == t["gpus_serving"]
+    hosts = {g["id"]: g for g in j["plan"]["retrieval_groups"]}
+    for g in j["plan"]["retrieval_groups"]:  # a retrieval group's own nodes, as it is lent
+        n = sum(x["replicas"] for x in j["plan"]["retrieval_groups"] if x["shares_with"] == g["id"])
+        if n:
+            words = _words(g["replicas"], g["standby_gpus"], g["idle_gpus"] - n, n)
+            assert f"({hosts[g['id']]['gpus_purchased']:,} GPUs bought: {words})" in cli_text(r)
     proposal = _flat(render_html(r))
     con = Console(record=True, width=400, color_system=None)
     print_result(r, con)
@@ -87,8 +104,10 @@ def test_the_split_adds_up_and_every_surface_says_the_jsons_figures(account: Pat
     assert f"GPUs bought: {total}" in proposal  # the summary's figure
     assert f"GPUs bought ({total})" in cli  # the CLI's total
     assert f"Of the {t['gpus_purchased']:,} GPUs: {total}." in web
-    for (bought, _), words in zip(groups, per_group, strict=True):
-        if words:
+    for (bought, v), words in zip(groups, per_group, strict=True):
+        # a group whose GPUs all serve says no split (review round 21: the account's one idle
+        # GPU is on its embedding server, not on the chat server)
+        if v["group_standby_gpus"] or v["group_idle_gpus"]:
             assert f"({bought:,} GPUs: {words})" in proposal  # the plan's lead line
             assert f"({bought:,} GPUs bought: {words}" in cli
             assert f"{bought} {words}" in web  # the node groups' table

@@ -17,6 +17,7 @@ from .proposal.format import (
     gpu_split,
     group_split,
     option_words,
+    retrieval_split,
 )
 from .textwords import counted, headroom_text, money, say
 
@@ -116,23 +117,26 @@ def print_plan(result: Result, con: Console) -> None:
                                       int(g.values.get("group_nodes_as_run", g.nodes))),
                 first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
-        host = next((g for g in result.plan.node_groups if g.id == rg.shares_with), None)
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
         served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
         what = (f"{rg.workload} ({'embedding' if rg.kind == 'embed' else 'reranking'}), "
                 f"{counted(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
                 f"{rg.limited_by}")
-        if host:  # the PDF's words: it buys nothing ("0 × Dell PowerEdge XE9680" read as a bug)
+        rhost = next((g for g in result.plan.retrieval_groups if g.id == rg.shares_with), None)
+        if rg.shares_with:  # the PDF's words: it buys nothing ("0 × Dell PowerEdge XE9680"
+            # read as a bug); on a language-model group's or (review round 21) an earlier
+            # retrieval group's idle GPUs
             idle = "1 idle GPU" if rg.gpus_used == 1 else f"{rg.gpus_used:,} idle GPUs"
-            say(con, f"Retrieval serving: use {idle} of the language-model servers "
-                     f"({platform(host.platform)}) for {what}; no GPUs or servers bought for it",
+            say(con, f"Retrieval serving: use {idle} of the "
+                     f"{rhost.workload if rhost else 'language-model'} servers "
+                     f"({platform(rg.platform)}) for {what}; no GPUs or servers bought for it",
                 style="bold")
         elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
             say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
                      "on instances of its own, not shared with the language models",
                 style="bold")
         else:
-            split = gpu_split(rg.replicas, rg.standby_gpus, rg.idle_gpus)
+            split = retrieval_split(rg, result.plan.retrieval_groups)
             say(con, f"Plan: {rg.nodes:,} × {platform(rg.platform)} "
                      f"({counted(rg.gpus_purchased, 'GPU')} bought{': ' + split if split else ''}) for "
                      f"{what}; on its own servers, not shared with the language models",

@@ -75,7 +75,10 @@ def retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: Opt
         t.add_row(cell, *row, *([Text(o.reason)] if wide else []))
     if any(o.feasible and o.values.get("shares_llm_nodes") for o in shown):
         # "0 GPUs, 0 nodes, cost 0" beside the star read as a bug: the PDF's words instead
-        t.caption = Text("idle, shared: on GPUs the language-model servers bought and leave "
+        host = next((o.shares_with for o in shown if o.shares_with), "")  # round 21: whose
+        owner = ("another embedding or reranking workload's" if host.startswith("retrieval-")
+                 else "the language-model")
+        t.caption = Text(f"idle, shared: on GPUs {owner} servers bought and leave "
                          "idle; no GPUs, servers or cost of its own")
         t.caption_justify = "left"
     return t

@@ -68,7 +68,6 @@ from .results import (
 )
 from .retrieval import (
     rag_first_token,
-    ranked_retrieval,
     retrieval_groups,
     scenario_idle,
     scenario_retrieval,
@@ -148,13 +147,14 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
     sized = [size_workload_ways(req, w, loaded.models[w.model_id], cat, tables, acct,
                                 loaded.bench.get(i, ()), memo, ways)
              for i, w in enumerate(req.workloads) if w.kind == "generate"]
-    # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own
-    retrieval = [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct)
-                 for w in req.workloads if w.kind != "generate"]
-    # a plan rented in the cloud loses a rented instance with a node down (plan_node_loss.py)
+    # embed and rerank workloads: sized by sizing/retrieval.py, node groups of their own,
+    # per way (each GPU on the platform that ranks first in that way); a plan rented in the
+    # cloud loses a rented instance with a node down (plan_node_loss.py)
     searched = [_planned(req, cat, tables, {**acct, "plan_rented": float(way == "cloud")}, way,
                          [s[n] for s in sized],
-                         [ranked_retrieval(w, way) for w in retrieval])
+                         [size_retrieval(req, w, cat.embedders[w.model_id], cat, tables, acct,
+                                         way=way)
+                          for w in req.workloads if w.kind != "generate"])
                 for n, way in enumerate(ways)]
     # the way whose plan costs least in that way (a tie: buying); a plan with a GPU without a
     # price in its way never wins (its figure leaves those GPUs out)

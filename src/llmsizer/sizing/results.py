@@ -256,7 +256,8 @@ class NodeGroup(_M):
 
 class RetrievalGroup(_M):
     """One embed or rerank workload's nodes: a node group of its own, or (``shares_with``)
-    the idle GPUs of a language-model node group of the same GPU type."""
+    the idle GPUs of a language-model node group, or of an earlier retrieval group's own
+    nodes, of the same GPU type."""
 
     id: str  # retrieval-1, retrieval-2, ...
     workload: str  # name
@@ -274,7 +275,9 @@ class RetrievalGroup(_M):
     # whole instances do not already carry (retrieval_cloud_gpus)
     cloud_gpus: int
     limited_by: str  # what limits a replica: GPU compute, latency (batch size), tokenisation CPU
-    shares_with: str | None = None  # the language-model node group whose idle GPUs it uses
+    # the node group whose idle GPUs it uses: a language-model one (group-1) or an earlier
+    # retrieval group's own nodes (retrieval-1; review round 21)
+    shares_with: str | None = None
     capex: float
     annual_cost_onprem: float
     annual_cost_cloud: float

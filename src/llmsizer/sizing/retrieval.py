@@ -1,6 +1,7 @@
 """Embed and rerank workloads (issue 24): one option per candidate GPU, evaluated with the
-retrieval calculations (model/calculations/retrieval.py) and costed by the list's own TCO
-lines (the node group's cost calculations, as for an LLM node group); the cheapest feasible,
+retrieval calculations (model/calculations/retrieval.py) on every platform that hosts the GPU
+(the language-model search's list) and costed by the list's own TCO lines (the node group's
+cost calculations, as for an LLM node group); the cheapest feasible,
 priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
 an embedding server is many small stateless replicas (source article "How fast does it
 serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
@@ -44,7 +45,7 @@ from .results import (
     RetrievalWorkloadResult,
     WorkloadResult,
 )
-from .search import Rank, by_way
+from .search import Rank, by_way, platforms_for
 
 if TYPE_CHECKING:  # plan imports nothing of this module; only the type is needed here
     from .plan import Evaluated
@@ -111,12 +112,29 @@ def _rank(o: RetrievalOption, way: str) -> Rank:
                   float(o.values["annual_cost_cloud"]))
 
 
+def _viable(o: RetrievalOption, way: str) -> bool:
+    """Feasible, with a price in ``way`` (renting: a cloud price or a language-model
+    group's idle GPUs; buying: a purchase price or those idle GPUs)."""
+    return o.feasible and (o.priced or (way == "cloud"
+                                        and float(o.values["cloud_gpu_hour"]) > 0))
+
+
+def _on_best_platform(on_platforms: Sequence[RetrievalOption], way: str) -> RetrievalOption:
+    """A GPU's option on the platform that ranks first in ``way`` among those that host it
+    (search.platforms_for, the language-model search's list, its default first; at a tie the
+    earlier). Review round 21: an L40S embedding server needing 1 GPU was tried on the
+    GPU's default 8-GPU Dell PowerEdge XE7745 only ("8 GPUs bought: 1 serving, 7 idle"),
+    never on the generic 4-GPU server that hosts the L40S too. Without a viable one, the
+    first (the default platform's) gives the reason."""
+    viable = [o for o in on_platforms if _viable(o, way)]
+    return min(viable, key=lambda o: _rank(o, way)) if viable else on_platforms[0]
+
+
 def recommend(options: Sequence[RetrievalOption], way: str) -> RetrievalOption | None:
     """The feasible option with a price in ``way`` (renting, a purchase price or a cloud
     one, as a language-model option is recommended; or on a language-model group's idle
     GPUs) that ranks first in ``way``; at a tie, the first by GPU id."""
-    viable = sorted((o for o in options if o.feasible and (o.priced or (
-        way == "cloud" and float(o.values["cloud_gpu_hour"]) > 0))), key=lambda o: o.id)
+    viable = sorted((o for o in options if _viable(o, way)), key=lambda o: o.id)
     return min(viable, key=lambda o: _rank(o, way), default=None)
 
 
@@ -129,17 +147,6 @@ UNPRICED_ADVICE = {
     "cloud": ("no feasible GPU has a cloud price listed: state one among the cloud prices per "
               "GPU-hour of the requirements"),
 }
-
-
-def ranked_retrieval(w: RetrievalWorkloadResult, way: str) -> RetrievalWorkloadResult:
-    """The workload with its recommendation ranked for ``way`` (the options searched once);
-    without one, the advice says which price ``way`` lacks."""
-    best = recommend(w.options, way)
-    advice = w.advice
-    if best is None and any(o.feasible for o in w.options):
-        advice = UNPRICED_ADVICE.get(way, UNPRICED_ADVICE["on_prem"])
-    return w.model_copy(update={"recommended": best.id if best is not None else None,
-                                "advice": None if best is not None else advice})
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
@@ -168,10 +175,13 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                    acct: Mapping[str, float],
                    idle: Mapping[str, tuple[str, str, int, int]] | None = None,
                    way: str = "on_prem") -> RetrievalWorkloadResult:
-    """Every candidate GPU on its platform (the account's platform when stated). ``idle``:
+    """Every candidate GPU on each platform that hosts it (search.platforms_for: the
+    account's platform when stated), one option per GPU on the platform that ranks first in
+    ``way`` (:func:`_on_best_platform`). ``idle``:
     per GPU id, a language-model node group (id, platform, idle GPUs, idle rented cloud
-    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes); on that GPU the option
-    takes the group's platform. The recommendation ranks first in ``way`` (:func:`_rank`)."""
+    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes) on that group's platform
+    (tried beside the others: when the replicas do not all fit, another platform may cost
+    less). The recommendation ranks first in ``way`` (:func:`_rank`)."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -187,24 +197,30 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
-        pid = req.hardware.platform or gpu.default_platform
-        group, free, free_cloud = None, 0, 0
-        if idle and gid in idle:
-            group, pid, free, free_cloud = idle[gid]
-        values: dict[str, Value] = {
-            **base, **account, "llm_free_gpus": float(free),
-            "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
-            "gpu_tflops": gpu.bf16_tflops,
-            "gpu_memory_gb": gpu.memory_gb,
-            "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
-        assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
-        _evaluate(values, gid, pid, api_price, acct, tables)
-        reason = _reason(values, gpu.name)
-        shares = group if float(values["shares_llm_nodes"]) > 0 else None
-        options.append(RetrievalOption(
-            id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
-            priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
-            shares_with=shares))
+        offer = idle.get(gid) if idle else None
+        tried = platforms_for(cat, gid, req.hardware.platform)
+        if offer is not None and offer[1] not in tried:
+            tried.append(offer[1])
+        on_platforms = []
+        for pid in tried:
+            group, free, free_cloud = None, 0, 0
+            if offer is not None and offer[1] == pid:
+                group, _, free, free_cloud = offer
+            values: dict[str, Value] = {
+                **base, **account, "llm_free_gpus": float(free),
+                "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
+                "gpu_tflops": gpu.bf16_tflops,
+                "gpu_memory_gb": gpu.memory_gb,
+                "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
+            assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
+            _evaluate(values, gid, pid, api_price, acct, tables)
+            reason = _reason(values, gpu.name)
+            shares = group if float(values["shares_llm_nodes"]) > 0 else None
+            on_platforms.append(RetrievalOption(
+                id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
+                priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
+                shares_with=shares))
+        options.append(_on_best_platform(on_platforms, way))
     best = recommend(options, way)
     advice = None
     fitting = [o for o in options if o.values["encoder_fits"] == 1]
@@ -319,7 +335,12 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
             taken = float(values["retrieval_gpus_on_llm_nodes"])
             free[shares] = free[shares] - taken
             free_cloud[shares] = max(0.0, free_cloud[shares] - taken)
-        out.append((_group(len(out) + 1, w, o, values, shares), values))
+        group = _group(len(out) + 1, w, o, values, shares)
+        if shares is None:  # nodes of its own: their idle GPUs host the groups after it
+            host, (_, _, n_free, n_cloud) = _host_offer(group.id, o.model_copy(
+                update={"values": values}))
+            free[host], free_cloud[host] = float(n_free), float(n_cloud)
+        out.append((group, values))
     return out
 
 
@@ -346,20 +367,36 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
                          llm_workload=llm.name, values=values)
 
 
+def _host_offer(group_id: str, o: RetrievalOption, way: str = "on_prem"
+                ) -> tuple[str, tuple[str, str, int, int]]:
+    """A retrieval group's own nodes as a host for the retrieval workloads after it: its idle
+    GPUs (bought, running nothing: retrieval_idle_gpus) and its rented cloud GPUs beyond
+    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used). Renting
+    (``way``), only the latter are idle: its nodes are not bought, and a workload "on" them
+    would rent every GPU it runs on all the same."""
+    v = o.values
+    cloud = max(0, int(float(v["cloud_gpus_rented"])) - int(float(v["retrieval_gpus_used"])))
+    idle = int(float(v["retrieval_idle_gpus"]))
+    return group_id, (o.gpu, o.platform, min(idle, cloud) if way == "cloud" else idle, cloud)
+
+
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
                     retrieval: Sequence[RetrievalWorkloadResult],
                     node_groups: Sequence[NodeGroup], way: str = "on_prem"
                     ) -> list[RetrievalWorkloadResult]:
-    """The embed and rerank workloads sized again with the idle GPUs of the plan's
-    language-model node groups (bought, not used: gpus_purchased - gpus_used) on offer, in
-    account order: a workload whose replicas all fit one group's idle GPUs of the same type,
-    at a lower annual cost than its own nodes (in ``way``), takes them and they are gone
-    for the next."""
+    """The embed and rerank workloads sized again with idle GPUs on offer, in account order:
+    the plan's language-model node groups' (bought, not used: gpus_purchased - gpus_used)
+    and, review round 21, those of the retrieval workloads before it that buy nodes of their
+    own (an embedder's 4-GPU server running 1 replica leaves 3 for the reranker; each
+    bought its own 8-GPU server before). A workload whose replicas all fit one host's idle
+    GPUs of the same type, at a lower annual cost than its own nodes (in ``way``), takes
+    them and they are gone for the next. Hosts are named by node-group id (``group-1``,
+    ``retrieval-1``: the ids :func:`retrieval_groups` gives, in the same order)."""
     # idle rented cloud GPUs: the group's whole instances beyond its GPUs in use (its TCO
     # lines' cloud_gpus_rented)
     idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
                    int(g.values["cloud_gpus_rented"]) - g.gpus_used) for g in node_groups}
-    out = []
+    out: list[RetrievalWorkloadResult] = []
     for w in retrieval:
         offer: dict[str, tuple[str, str, int, int]] = {}
         for gid_group, (gpu, platform, free, free_cloud) in idle.items():
@@ -370,8 +407,12 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
                                way)
         best = again.best
+        group_id = f"retrieval-{sum(1 for x in out if x.best is not None) + 1}"
         if best is None or best.shares_with is None:
             out.append(w)
+            if w.best is not None:  # nodes of its own: their idle GPUs host the next
+                host, offered = _host_offer(group_id, w.best, way)
+                idle[host] = offered
             continue
         gpu, platform, free, free_cloud = idle[best.shares_with]
         taken = int(float(best.values["retrieval_replicas"]))
@@ -380,9 +421,13 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
     return out
 
 
-def lent_and_idle(group: NodeGroup, retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
-    """(the GPUs of a language-model node group that the retrieval groups sharing it run,
-    its idle GPUs left): the plan's words split a group's GPUs with them ("128 serving, 5
-    running retrieval, 11 idle"), so they add up to the account's total."""
+def lent_and_idle(group: NodeGroup | RetrievalGroup,
+                  retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
+    """(the GPUs of a node group that the retrieval groups sharing it run, its idle GPUs
+    left): the plan's words split a group's GPUs with them ("128 serving, 5 running
+    retrieval, 11 idle"), so they add up to the account's total. The group is a
+    language-model node group or, review round 21, a retrieval group's own nodes."""
     lent = sum(r.replicas for r in retrieval if r.shares_with == group.id)
-    return lent, int(group.values["group_idle_gpus"]) - lent
+    idle = (group.idle_gpus if isinstance(group, RetrievalGroup)
+            else int(group.values["group_idle_gpus"]))
+    return lent, idle - lent

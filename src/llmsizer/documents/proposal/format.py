@@ -461,3 +461,13 @@ def group_split(group: Any, retrieval: Iterable[Any]) -> str:
     lent, idle = lent_and_idle(group, list(retrieval))
     return gpu_split(group.values["group_pool_gpus"], group.values["group_standby_gpus"], idle,
                      lent)
+
+
+def retrieval_split(group: Any, retrieval: Iterable[Any]) -> str:
+    """A retrieval group's own GPUs as :func:`gpu_split` tells them, with the idle GPUs that
+    the retrieval groups after it run (review round 21: the reranker on the embedder's
+    server: "4 GPUs bought: 1 serving, 2 running retrieval, 1 idle")."""
+    from ...sizing.retrieval import lent_and_idle
+
+    lent, idle = lent_and_idle(group, list(retrieval))
+    return gpu_split(group.replicas, group.standby_gpus, idle, lent)

@@ -53,6 +53,10 @@ class RetrievalView:
     annual_cost_api: float = 0.0
     engine_name: str = ""  # the encoder engine it is sized for, in words
     engine_fallback: bool = False  # that engine has too few published rows of its own
+    # whose idle GPUs it runs on, in words ("the language-model servers"; review round 21:
+    # "the Question embedding servers"); "" on nodes of its own
+    host_words: str = ""
+    guests: tuple[str, ...] = ()  # the retrieval workloads on its own nodes' idle GPUs
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,12 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             api_per_million=float(o.values["api_per_million_tokens"]),
             annual_cost_api=float(o.values["retrieval_annual_cost_api"]),
             engine_name=engine.name if engine else w.engine,
-            engine_fallback=engine is not None and engine.mfu_encode is None))
+            engine_fallback=engine is not None and engine.mfu_encode is None,
+            host_words=next((f"the {h.workload} servers"
+                             for h in result.plan.retrieval_groups if h.id == rg.shares_with),
+                            "the language-model servers" if rg.shares_with else ""),
+            guests=tuple(x.workload for x in result.plan.retrieval_groups
+                         if x.shares_with == rg.id)))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None
     share = 0.0

@@ -44,7 +44,7 @@ HEAD_ROW = 4  # workload, model, GPU, platform, serving engine
 # Column widths (characters): label, unit, one per workload, the note (printed, wrapped so
 # the page is not shrunk to fit one long line) and the formula by name (on screen only, as
 # on the calculation sheets: it speaks in the names of column A). The label column holds
-# "Idle rented cloud GPUs of the language-model nodes" (LibreOffice cut it at 40).
+# "Idle rented cloud GPUs of the nodes it may share" (LibreOffice cut it at 40).
 _LABEL_W, _UNIT_W, _WORKLOAD_W, _NOTE_W, _FORMULA_W = 45, 11, 22, 60, 50
 _ACCOUNT = {i.name for i in INPUTS if i.scope == "account"}
 # the catalog values the TCO lines read, as the engine looked them up for the option

@@ -65,10 +65,10 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     """The labels of the retrieval rows, in the block's label column ``col``."""
     f = book.f
     at = retrieval_rows(rows)
-    ws.write_string(at[_FREE], col, "Retrieval: idle GPUs of the language-model nodes (GPUs)",
+    ws.write_string(at[_FREE], col, "Retrieval: idle GPUs of the nodes it may share (GPUs)",
                     f("label"))
     ws.write_string(at[_FREE_CLOUD], col,
-                    "Retrieval: idle rented cloud GPUs of the language-model nodes (GPUs)",
+                    "Retrieval: idle rented cloud GPUs of the nodes it may share (GPUs)",
                     f("label"))
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
@@ -105,10 +105,12 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                  and changed in references(expr)}
     sums: dict[str, list[str]] = {k: [] for k in (*plan_sums, _SUMS)}
     taken: dict[str, list[str]] = {}  # node-group id -> replicas cells of earlier sharers
-    for j, ((_, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
-                                            strict=True)):
+    hosts: dict[str, str] = {}  # retrieval group id -> its column (review round 21)
+    for j, ((group, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
+                                                strict=True)):
         assert w.best is not None
         x = letter(col)
+        hosts[group.id] = x
         shared = w.best.shares_with
         # the option's GPU as the Catalog sheet lists it (the key of a lookup)
         gpu = next((c for tid, c in book.lay.catalog_ids.get("gpus", [])
@@ -149,16 +151,22 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             scen = values[changed] if changed in values else evaluate(value, r.account_inputs)
             _cell(book, ws, rows.value, col, "=" + render(value, base), scen, "")
         if shared is not None:
-            k = groups.index(shared)
-            free = (f"={plan_sums['gpus_purchased'][k]}-{plan_sums['gpus_used'][k]}"
-                    + "".join(f"-{c}" for c in taken.get(shared, [])))
-            _cell(book, ws, at[_FREE], col, free, values[_FREE], "GPUs")
-            # the group's rented cloud GPUs (its column's TCO line) beyond those in use
-            used = plan_sums["gpus_used"][k]
-            rented = _in_row(used, rows.group["cloud_gpus_rented"])
-            free_cloud = (f"=MAX(0,{rented}-{used}"
-                          + "".join(f"-{c}" for c in taken.get(shared, [])) + ")")
-            _cell(book, ws, at[_FREE_CLOUD], col, free_cloud, values[_FREE_CLOUD], "GPUs")
+            if shared in hosts:  # an earlier retrieval group's own nodes (review round 21)
+                hx = f"{hosts[shared]}1"  # a cell of its column, moved to a row below
+                idle = _in_row(hx, at["retrieval_idle_gpus"])
+                # its rented cloud GPUs (its column's TCO line) beyond those in use
+                beyond = (f"{_in_row(hx, rows.group['cloud_gpus_rented'])}"
+                          f"-{_in_row(hx, at['retrieval_gpus_used'])}")
+            else:
+                k = groups.index(shared)
+                used = plan_sums["gpus_used"][k]
+                idle = f"{plan_sums['gpus_purchased'][k]}-{used}"
+                # the group's rented cloud GPUs (its column's TCO line) beyond those in use
+                beyond = f"{_in_row(used, rows.group['cloud_gpus_rented'])}-{used}"
+            minus = "".join(f"-{c}" for c in taken.get(shared, []))
+            _cell(book, ws, at[_FREE], col, f"={idle}{minus}", values[_FREE], "GPUs")
+            _cell(book, ws, at[_FREE_CLOUD], col, f"=MAX(0,{beyond}{minus})",
+                  values[_FREE_CLOUD], "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
                   zero_text(c.name, values))

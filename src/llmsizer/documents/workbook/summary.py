@@ -399,9 +399,10 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
     platform = (cat.platforms[g.platform].name.split(" (", 1)[0] if g.platform in cat.platforms
                 else g.platform)
     kind = "embedding" if g.kind == "embed" else "reranking"
-    if g.shares_with:
-        words = clean_text(f" × {gpu} replicas for {kind}, on idle GPUs of the language-model "
-                           "nodes")
+    if g.shares_with:  # a language-model group's or an earlier retrieval group's (round 21)
+        host = next((h.workload for h in book.r.plan.retrieval_groups if h.id == g.shares_with),
+                    "language-model")
+        words = clean_text(f" × {gpu} replicas for {kind}, on idle GPUs of the {host} nodes")
         return (f'={retrieval_cell(j, "retrieval_replicas")}&{formula_text(words)}',
                 f"{g.replicas}{words}")
     # (cell, its value, the words before the unit, the unit: singular and plural, after)

@@ -40,10 +40,11 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
     Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
     Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
-    Input("llm_free_gpus", "Idle GPUs of the language-model nodes", "GPUs", "option",
-          "GPUs of this type that a language-model node group bought and leaves idle (0 = "
-          "none): the replicas go there when they all fit."),
-    Input("llm_idle_cloud_gpus", "Idle rented cloud GPUs of the language-model nodes", "GPUs",
+    Input("llm_free_gpus", "Idle GPUs of the nodes it may share", "GPUs", "option",
+          "GPUs of this type that a language-model node group, or an earlier embedding or "
+          "reranking workload's own nodes, bought and leave idle (0 = none): the replicas go "
+          "there when they all fit."),
+    Input("llm_idle_cloud_gpus", "Idle rented cloud GPUs of the nodes it may share", "GPUs",
           "option",
           "GPUs the same group's whole cloud instances rent beyond its GPUs in use (GPUs rented "
           "- GPUs in use; 0 where the cloud sells single GPUs): in the cloud the replicas that "
@@ -141,16 +142,17 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        + ROUNDUP(r("corpus_tokens_per_s") / r("replica_tokens_per_s_corpus"), 0),
        "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
        "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
-    _c("shares_llm_nodes", "Shares the language-model nodes", "flag", "Retrieval",
+    _c("shares_llm_nodes", "Shares another group's nodes", "flag", "Retrieval",
        IF(gt(r("llm_free_gpus"), 0), IF(ge(r("llm_free_gpus"), r("retrieval_replicas")), 1, 0),
           0),
-       "1 when every replica fits a GPU the language-model nodes bought and leave idle (same "
+       "1 when every replica fits a GPU the shared nodes (a language-model node group's, or "
+       "an earlier embedding or reranking workload's own) bought and leave idle (same "
        "GPU type; one replica needs one whole GPU, so memory and compute allow): no nodes of "
        "its own."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
-       "Replicas / GPUs per node, plus one node for N+1 (0 on the language-model nodes: "
+       "Replicas / GPUs per node, plus one node for N+1 (0 on the shared nodes: "
        "their N+1 covers them)."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        r("retrieval_nodes") * r("gpus_per_node"),
@@ -160,24 +162,24 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
           MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
               * r("gpus_per_node"))),
        "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
-       "the cloud rents); the replicas alone on the language-model nodes."),
+       "the cloud rents); the replicas alone on the shared nodes."),
     _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
        r("retrieval_gpus_used") - r("retrieval_replicas"),
-       "The spare node's GPUs that run no replica (0 on the language-model nodes)."),
+       "The spare node's GPUs that run no replica (0 on the shared nodes)."),
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
-       "Its nodes' GPUs beyond replicas and standby (0 on the language-model nodes): "
+       "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes): "
        "replicas + standby + idle = GPUs bought."),
-    _c("retrieval_gpus_on_llm_nodes", "Idle language-model GPUs it takes", "GPUs", "Retrieval",
+    _c("retrieval_gpus_on_llm_nodes", "Idle shared GPUs it takes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
-       "Its replicas when they run on the language-model nodes' idle GPUs, else 0: a "
+       "Its replicas when they run on the shared nodes' idle GPUs, else 0: a "
        "retrieval workload listed after it finds that many fewer idle GPUs there."),
     _c("retrieval_replica_gpus", "GPUs per replica", "GPUs", "Retrieval", lift(1),
        "An embedding or reranking replica runs on one GPU: any cloud instance size holds it."),
     _c("retrieval_cloud_gpus", "GPUs it rents in the cloud", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0),
           MAX(0, r("retrieval_replicas") - r("llm_idle_cloud_gpus")), r("retrieval_gpus_used")),
-       "On the language-model nodes: the replicas their rented instances do not already carry "
+       "On the shared nodes: the replicas their rented instances do not already carry "
        "(0 when they carry them all); else its GPUs in use. The cloud lines round them up to "
        "whole instances."),
 )
