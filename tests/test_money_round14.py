@@ -132,15 +132,34 @@ def test_retrieval_on_idle_gpus_reads_no_extra_cost_not_zero(tmp_path: Path) -> 
 
 # ---- 5. section 5 for a cloud recommendation ----------------------------------------------------
 
-def test_cloud_recommendation_advises_a_spare_instance() -> None:
-    r = size(load(DATA / "eu-bank-cloud.yaml"))
-    assert r.deployment.recommended == "cloud"
+def _headroom_section(r: Result) -> str:
     html = _text(render_html(r))
     section = html[html.index('id="headroom"'):]
-    section = section[:section.index("</section>")]
+    return section[:section.index("</section>")]
+
+
+def test_cloud_recommendation_advises_a_spare_instance() -> None:
+    """Northwind Retail rents 3 one-GPU L40S instances, no spare asked: one instance down
+    leaves 2 replicas, headroom -11.6 % (s21-rented-loss), so the advice is a spare instance,
+    never a spare node."""
+    r = size(load(DATA.parent.parent / "inputs" / "ref-a-7b-assistant.yaml"))
+    assert r.deployment.recommended == "cloud"
+    section = _headroom_section(r)
+    assert "headroom -11.6 %" in section
     assert "consider renting a spare instance" in section
     assert "spare node" not in section.replace("No spare node was requested", "")
     assert "the provider replaces one that fails" in section
+
+
+def test_cloud_recommendation_met_with_an_instance_down_advises_nothing() -> None:
+    """Banque Lumière rents 8 one-GPU H100 instances: one down leaves 7 replicas, headroom
+    7.3 % (7 / 6.52 - 1), peak still met, so no spare is advised (before session 21 the
+    figures were of one 8-GPU server bought, and the section advised a spare instance)."""
+    r = size(load(DATA / "eu-bank-cloud.yaml"))
+    assert r.deployment.recommended == "cloud"
+    section = _headroom_section(r)
+    assert "headroom 7.3 %, and peak demand is still met" in section
+    assert "consider renting a spare" not in section
 
 
 def test_on_premises_still_advises_a_spare_node() -> None:

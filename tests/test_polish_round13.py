@@ -19,8 +19,9 @@ DATA = Path(__file__).resolve().parent / "data"
 # The accounts whose one-node headroom paragraph broke after its first line's last word
 # ("...No spare node was / requested / and it runs...") before render.py dropped the line
 # end the template leaves before </p>.
-BROKEN_HEADROOM = [DATA / "eu-bank-cloud.yaml", DATA / "tiny-startup.yaml",
-                   DATA / "api-cheapest.yaml"]
+# (Banque Lumière, eu-bank-cloud, was one of them until session 21: renting, its node is one
+# of its 8 one-GPU instances, so it no longer runs on one node; its paragraph is a pool's.)
+BROKEN_HEADROOM = [DATA / "tiny-startup.yaml", DATA / "api-cheapest.yaml"]
 
 
 def _headroom_paragraphs(pdf: Path) -> list[list[str]]:
@@ -47,7 +48,7 @@ def test_headroom_paragraph_has_no_one_word_line(
 def test_no_line_end_before_a_closing_block_tag() -> None:
     """The cause, in every section: the rendered HTML keeps no space before ``</p>``,
     ``</li>`` or ``</td>`` (WeasyPrint 70 counted it in the last line's width)."""
-    html = render_html(size(load(DATA / "eu-bank-cloud.yaml")))
+    html = render_html(size(load(DATA / "tiny-startup.yaml")))
     assert "No spare node was requested and it runs on one node" in html
     assert not re.search(r"\s</(?:p|li|td|th)>", html.replace("\xa0", "x"))
 

@@ -182,7 +182,9 @@ def write(book: Book) -> None:
                for k in SCENARIO_OUTPUTS)]
     for j, text in enumerate(heads):
         ws.write_string(ROW_HEAD, j, text, f("header"))
-    ws.set_row(ROW_HEAD, 30)
+    # as tall as the longest header wraps ("Cloud cost per year (recommended)" takes 3 lines
+    # in a 16-character column: a fixed 30 pt cut it); 11 pt bold, about 13 characters' room
+    ws.set_row(ROW_HEAD, max(30.0, *(wrapped_height(h, 13, 11) for h in heads[3:])))
     for j, width in enumerate(_WIDTHS):
         ws.set_column(j, j, width)
     ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
