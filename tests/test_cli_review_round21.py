@@ -94,11 +94,14 @@ def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_na
     assert len(w.options) == 38 and all(o.feasible for o in w.options)
     assert len(rows) == len({(o.gpu, o.tp, o.weight_precision, o.kv_precision, _figures(o))
                              for o in w.options}) == 16
-    # the recommendation: 1 x H200 on either server, the same figures (engine: batch 192,
+    # the recommendation (before s21-rented-spares: 1 x H200, batch 192,
     # 65.1 tok/s per user, 2 replicas, 2 GPUs, 2 nodes, JPY 11.7 M a year rented)
     star = next(r for r in rows if r[0].startswith("★"))
-    assert star[0] == "★ 1 × H200 SXM, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or NVIDIA DGX H200"
-    assert star[1:] == ["192", "65.1", "319", "2", "2", "2", "465%", "11.7 M"]
+    # s21-rented-spares: the plan runs the chat on 1 x H100 beside the RAG (its instances with a
+    # spare for N+1); alone that option rents two 8-GPU instances, JPY 55.8 M a year
+    assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or Dell "
+                       "PowerEdge XE8640 or NVIDIA DGX H100")
+    assert star[1:] == ["166", "43.2", "446", "2", "2", "2", "225%", "55.8 M"]
     # no empty "why not" column where every row meets the targets; kept where one does not
     assert "why not" not in "\n".join(chat)
     assert "why not" in "\n".join(_table(out.stdout, "Regulation RAG"))

@@ -48,8 +48,10 @@ def _rent(gid: str, tier: str, gpus_per_replica: int, replicas: int) -> dict[str
     ``gpus_per_replica`` GPUs on ``gid``, at the catalog's prices in ``tier`` (USD)."""
     env: dict[str, Value] = {k: v for k, v in cloud_columns(_req(tier), load_catalog(), gid).items()
                              if not k.startswith(("cloud_on", "cloud_1", "cloud_3", "cloud_gpu_c"))}
+    # no N+1 here: the GPUs in use are the load's (test_rented_spares_r21 covers N+1)
     env.update(gpus_per_replica=gpus_per_replica, disagg_prefill_gpus=0,
-               gpus=gpus_per_replica * replicas)
+               gpus=gpus_per_replica * replicas, load_gpus=gpus_per_replica * replicas,
+               survive_node_loss=0)
     for name in _ROWS:
         env[name] = evaluate(_BY_NAME[name].expr, env)
     return env
@@ -163,8 +165,10 @@ def test_what_if_tiers_rent_each_tiers_sizes(tmp_path: Path) -> None:
 
 def test_a_node_group_rents_for_its_widest_replica(tmp_path: Path) -> None:
     """inputs/code-assistant.yaml on demand: one H100 node group of a TP1 pool and a TP4 pool,
-    15 GPUs in use. A p5.4xlarge (1 GPU) cannot hold the TP4 replica, so the group rents
-    ROUNDUP(15 / 8) = 2 p5.48xlarge (16 GPUs), not 15 single GPUs (the TP1 pool's size)."""
+    15 GPUs in use, 11 of them for the load (N+1 asked). A p5.4xlarge (1 GPU) cannot hold the
+    TP4 replica, so the group rents p5.48xlarge (8 GPUs), not 15 single GPUs (the TP1 pool's
+    size): ROUNDUP(11 / 8) + 1 = 3 of them, one spare instance (ROUNDUP(15 / 8) = 2 left 8
+    GPUs against the load's 11 with one down)."""
     data: dict[str, Any] = yaml.safe_load((ROOT / "inputs" / "code-assistant.yaml").read_text())
     data.setdefault("costs", {})["cloud_tier"] = "hyperscaler_on_demand"
     path = tmp_path / "code-assistant-on-demand.yaml"
@@ -173,8 +177,8 @@ def test_a_node_group_rents_for_its_widest_replica(tmp_path: Path) -> None:
     (group,) = result.plan.node_groups
     v = group.values
     assert group.gpu == "h100-sxm" and group.gpus_used == 15
-    assert v["group_cloud_replica_gpus"] == 4
-    assert (v["cloud_instances"], v["cloud_instance_gpus"], v["cloud_gpus_rented"]) == (2, 8, 16)
+    assert v["group_cloud_replica_gpus"] == 4 and v["group_load_gpus"] == 11
+    assert (v["cloud_instances"], v["cloud_instance_gpus"], v["cloud_gpus_rented"]) == (3, 8, 24)
 
 
 def test_spreadsheets_recalculate_the_sizes_like_the_engine(tmp_path: Path) -> None:

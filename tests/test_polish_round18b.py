@@ -97,25 +97,27 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     assert result.deployment.recommended == "cloud"
     (g,) = result.plan.node_groups
     rented, instances = g.values["cloud_gpus_rented"], g.values["cloud_instances"]
-    assert (rented, instances) == (16, 2)
-    words = "16 × NVIDIA H100 SXM 80GB in 2 cloud instances"
+    # s21-rented-spares: with a spare instance for N+1 the cheapest to rent is the H200 plan,
+    # 16 one-GPU instances (the H100 plan's 2 instances of 8 left 8 GPUs against a 10-GPU load)
+    assert (rented, instances) == (16, 16)
+    words = "16 × NVIDIA H200 SXM in 16 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
-    assert (f"Rent in the cloud {words} (10 serving, 4 on standby, 2 idle) for both "
+    assert (f"Rent in the cloud {words} (8 serving, 8 on standby) for both "
             "workloads, shared.") in text
     assert "the GPUs of" not in text
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     cells = _recommendation_row(book)
     assert cells == [
-        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 4 "
+        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 4 "
         "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
-        "Shares 16 × NVIDIA H100 SXM 80GB rented in 2 cloud instances with 1 other workload: 3 "
-        "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
+        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 1 "
+        "replica of TP4 (FP8 weights, FP8 KV cache) in its pool."]
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]
-    assert f"Plan, rented in the cloud: {words} (10 serving, 4 on standby, 2 idle)" in out
+    assert f"Plan, rented in the cloud: {words} (8 serving, 8 on standby)" in out
     assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
 
 
@@ -209,7 +211,8 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     H100 of 4 × XE8640: both workloads' shares break even together, one node group.)"""
     result = size(load(INSURER))
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
-    assert [round(m, 1) for m in months] == [95.8, 95.8]
+    # s21-rented-spares: the H200 plan again (cheapest to rent with a spare instance): 71.3
+    assert [round(m, 1) for m in months] == [71.3, 71.3]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -217,7 +220,7 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("96 months, past the 3 years of amortisation") == 2
+    assert text.count("71 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:
@@ -228,9 +231,9 @@ def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() ->
     2.40 / 9.6 (4 and 6 of the 10 GPUs serving: 16 x 4/10 = 6.4), keep their fraction and
     the row says why, as enterprise-multi's chat does, a fifth of 6 nodes (plan_nodes 1.2,
     9.6 GPUs)."""
+    # s21-rented-spares: the insurer's H200 plan again, halves of 2 XE9680 read whole
     text = _words(render_html(size(load(INSURER))))
-    assert ("Nodes / GPUs bought (a share of nodes shared with other workloads: a fraction) "
-            "1.60 / 6.4 2.40 / 9.6 4 / 16") in text
+    assert "Nodes / GPUs bought 1 / 8 1 / 8 2 / 16" in text
     multi = size(load(DATA.parent.parent / "inputs" / "enterprise-multi.yaml"))
     chat = next(s for p in multi.plan.pools for s in p.shares
                 if "Company-wide chat" in p.workloads)

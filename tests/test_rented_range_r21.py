@@ -68,8 +68,8 @@ EU_BANK_SENTENCE = (
     "Range: 8 GPUs rented; 6–10 GPUs rented if throughput is off by the model's p90 error. "
     "The buying alternative, in whole servers: 8 GPUs; 8–16 GPUs if throughput is off.")
 JPY_BANK_SENTENCE = (
-    "Range: 34 GPUs rented; 26–42 GPUs rented if throughput is off by the model's p90 error. "
-    "The buying alternative, in whole servers: 48 GPUs; 40–52 GPUs if throughput is off.")
+    "Range: 40 GPUs rented; 32–48 GPUs rented if throughput is off by the model's p90 error. "
+    "The buying alternative, in whole servers: 40 GPUs; 32–48 GPUs if throughput is off.")
 
 
 def test_banque_lumiere_rents_6_to_10_gpus_at_the_models_error() -> None:
@@ -84,20 +84,22 @@ def test_banque_lumiere_rents_6_to_10_gpus_at_the_models_error() -> None:
     assert _ends(r) == (6, 10, 8, 16)
 
 
-def test_sakura_rents_26_to_42_gpus_at_the_models_error() -> None:
-    """jpy-bank-cloud.yaml, headroom 25 %, N+1: the H200 TP1 pool (0.354 replicas of demand)
-    takes 1 replica + 1 spare at both ends (0.413 × 1.25 and 0.271 × 1.25 both round up to 1):
-    2 one-GPU instances. The H100 TP4 pool (5.18 replicas of demand; one 4-GPU XE8640 node's
-    spare, 1 replica): as sized ROUNDUP(5.18 × 1.25) = 7 + 1 = 8 replicas, 32 GPUs, 4 instances
-    of 8 GPUs. Low end: 5.18 × 1.165 = 6.04, × 1.25 = 7.55 → 8 + 1 = 9 replicas, ROUNDUP(9 / 2)
-    = 5 instances, 40 GPUs rented. High end: 5.18 × 0.764 = 3.96, × 1.25 = 4.95 → 5 + 1 = 6
-    replicas, 3 instances, 24. Totals: 2 + 40 = 42 and 2 + 24 = 26 rented; 52 and 40 bought."""
+def test_sakura_rents_32_to_48_gpus_at_the_models_error() -> None:
+    """jpy-bank-cloud.yaml, headroom 25 %, N+1: one H100 group on 8-GPU XE9680s, rented as
+    8-GPU instances (an instance holds 2 TP4 replicas; review round 21: with N+1 at least
+    ROUNDUP(GPUs for the load / 8) + 1 instances, one spare). The TP1 chat (0.614 replicas of
+    demand) takes 1 replica at both ends (0.716 x 1.25 and 0.469 x 1.25 round up to 1); the
+    TP4 Regulation RAG (5.18): as sized ROUNDUP(5.18 x 1.25) = 7 replicas, 28 GPUs: load 29,
+    + one node's 8 spare = 37 in use: MAX(ROUNDUP(37 / 8), ROUNDUP(29 / 8) + 1) = 5 instances,
+    40 GPUs. Low end: 5.18 x 1.165 = 6.04, x 1.25 = 7.55 -> 8 replicas, load 33, 41 in use:
+    6 instances, 48. High end: 5.18 x 0.764 = 3.96, x 1.25 = 4.95 -> 5 replicas, load 21, 29
+    in use: 4 instances, 32. Bought: 5, 6 and 4 XE9680s: 40, 48 and 32 GPUs."""
     r = _sized(DATA / "jpy-bank-cloud.yaml")
     assert r.deployment is not None and r.deployment.recommended == "cloud"
     demand = sorted(round(p.values["pool_demand_replicas"], 3) for p in r.plan.pools)
-    assert demand == [0.354, 5.182]
-    assert r.totals.cloud_gpus_rented == 34
-    assert _ends(r) == (26, 42, 40, 52)
+    assert demand == [0.614, 5.182]
+    assert r.totals.cloud_gpus_rented == 40
+    assert _ends(r) == (32, 48, 32, 48)
 
 
 def test_the_rented_range_counts_what_the_retrieval_servers_rent() -> None:

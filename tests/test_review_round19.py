@@ -142,7 +142,7 @@ def test_a_rented_accounts_cheaper_way_is_the_same_plan_bought() -> None:
 
 def test_a_rented_accounts_alternatives_and_what_if_do_not_say_bought() -> None:
     text = _words(render_html(size(load(INSURER))))
-    assert "more than three times the 12 GPUs the recommendation would buy" in text
+    assert "more than three times the 16 GPUs the recommendation would buy" in text
     assert "the recommendation buys" not in text
     what_if = text[text.index("What if: sensitivity"):text.index("Assumptions register")]
     # the cloud cost, what the recommendation pays, leads (review round 21)
@@ -284,10 +284,11 @@ def test_the_range_counts_the_retrieval_servers_as_the_total_does(
     assert bought.totals.gpus_purchased == 20
     assert (bought.plan.gpus_purchased_if_throughput_high,
             bought.plan.gpus_purchased_if_throughput_low) == (20, 20)
-    # an account without retrieval servers keeps its range (the insurer: 12 to 16)
+    # an account without retrieval servers keeps its range (the insurer: 16 to 24; its H200
+    # plan since s21-rented-spares)
     insurer = size(load(INSURER)).plan
     assert (insurer.gpus_purchased_if_throughput_high,
-            insurer.gpus_purchased_if_throughput_low) == (12, 16)
+            insurer.gpus_purchased_if_throughput_low) == (16, 24)
 
 
 def test_the_cost_table_gives_the_cloud_instance_size_rented() -> None:

@@ -90,6 +90,18 @@ def test_one_problem_still_reads_as_one(client: TestClient) -> None:
     assert re.search(r'id="sizing-error">error: Internal assistant — ', html_lib.unescape(r.text))
 
 
+def _summary_rows(r: Result, book: Path) -> dict[str, list[object]]:
+    write_workbook(r, book)
+    ws = openpyxl.load_workbook(book)["Summary"]  # cached values are the engine's
+    rows = {str(row[0].value): [c.value for c in row[1:5]] for row in ws.iter_rows(min_row=5)
+            if row[0].value}
+    cached = openpyxl.load_workbook(book, data_only=True)["Summary"]
+    for row in cached.iter_rows(min_row=5):
+        if row[0].value and str(row[0].value).startswith("Re-run check"):
+            rows["cached re-run"] = [c.value for c in row[1:5]]
+    return rows
+
+
 @pytest.fixture(scope="module")
 def insurer(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, dict[str, list[object]]]:
     r = size(load(INSURER))
@@ -110,7 +122,7 @@ def insurer(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, dict[str,
 def test_a_rented_summary_says_if_bought(insurer: tuple[Result, dict[str, list[object]]],
                                          tmp_path: Path) -> None:
     r, rows = insurer
-    # 16 H100 rented; buying would take 16 GPUs in 2 nodes: said as "if bought"
+    # 16 H200 rented; buying would take 16 GPUs in 2 nodes: said as "if bought"
     assert r.totals.cloud_gpus_rented == 16 and r.totals.gpus_purchased == 16
     for label in ("Nodes if bought (its share of the plan)", "GPUs if bought (its share)",
                   "Capital cost if bought (its share)",
@@ -126,23 +138,28 @@ def test_a_rented_summary_says_if_bought(insurer: tuple[Result, dict[str, list[o
 
 
 def test_the_rerun_check_says_the_plan_runs_the_chat_on_h100(
-        insurer: tuple[Result, dict[str, list[object]]]) -> None:
-    r, rows = insurer
-    chat = r.workloads[1]
-    assert chat.dedicated == "h200-sxm/fp8/kv-fp8/tp4/dell-xe9680"  # alone: 4 x H200
-    assert chat.recommended == "h100-sxm/fp8/kv-fp8/tp2/dell-xe8640"  # the plan's: 2 x H100
-    claims, chat_text = (str(t) for t in rows["cached re-run"][1:3])
-    assert chat_text.startswith(STILL + "4 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache")
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sakura Trust Bank (the insurer ran its chat alone and in the plan on the same H200
+    option once renting kept a spare instance, s21-rented-spares): its Branch staff chat alone
+    is 1 x H200; the plan runs it on 1 x H100 beside the Regulation RAG."""
+    r = size(load(ROOT / "tests" / "data" / "jpy-bank-cloud.yaml"))
+    rows = _summary_rows(r, tmp_path_factory.mktemp("bank") / "bank.xlsx")
+    chat, rag = r.workloads
+    assert chat.dedicated == "h200-sxm/fp8/kv-fp8/tp1/dell-xe9680"  # alone: 1 x H200
+    assert chat.recommended == "h100-sxm/fp8/kv-fp8/tp1/dell-xe9680"  # the plan's: 1 x H100
+    chat_text, rag_text = (str(t) for t in rows["cached re-run"][1:3])
+    assert chat_text.startswith(STILL + "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache")
+    assert (". The plan runs it on 1 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell "
+            "PowerEdge XE9680") in chat_text
     assert chat_text.endswith(
-        ". The plan runs it on 2 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell "
-        "PowerEdge XE8640 (HGX H100 4-GPU, 4x H100 SXM5 80GB) instead: chosen for the account "
-        "as a whole (its pools and node groups), not for this workload alone")
-    # the live formula says it too; the classifier, run as chosen alone, needs no such words
-    formula = str(next(v for k, v in rows.items() if k.startswith("Re-run check"))[2])
+        "instead: chosen for the account as a whole (its pools and node groups), not for this "
+        "workload alone")
+    # the live formula says it too; the RAG, run as chosen alone, needs no such words
+    formula = str(next(v for k, v in rows.items() if k.startswith("Re-run check"))[1])
     formula = formula.replace("\"&\"", "")  # a constant over 255 characters, joined
-    assert "The plan runs it on 2 × NVIDIA H100 SXM 80GB" in formula
-    assert r.workloads[0].dedicated == r.workloads[0].recommended
-    assert "The plan runs it" not in claims
+    assert "The plan runs it on 1 × NVIDIA H100 SXM 80GB" in formula
+    assert rag.dedicated == rag.recommended
+    assert "The plan runs it" not in rag_text
 
 
 @pytest.mark.parametrize(("millions", "words"), [

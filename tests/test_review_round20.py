@@ -106,20 +106,21 @@ def test_the_retailer_buys_two_gb300_racks_with_disaggregated_serving(retailer: 
     assert round(float(gb200.values["annual_cost_onprem"]), -4) == 3_850_000
 
 
-def test_the_bank_rents_h200_for_the_chat_and_h100_for_the_rag(bank: Result) -> None:
-    """Chat: 12 requests/s x ~5.7 s = 68 users at once; one H200 (FP8) carries 192 at 30
-    tok/s, so 1 replica + 1 spare (N+1) = 2 H200 rented at JPY 520 an hour. RAG: 1.5
-    requests/s x ~38 s = 57 users; 36,000 tokens of FP8 KV per request (5.9 GB) and the 8 s
-    p95 first token allow 11 sequences per TP4 H100 replica: 57 / 11 = 5.2, x1.25 rounded up
-    = 7, + 1 spare = 8 replicas = 32 H100 at JPY 380. 34 GPUs rented: JPY 128 M a year,
-    against JPY 172 M a year to buy (JPY 315 M capital)."""
+def test_the_bank_rents_h100_for_the_chat_and_the_rag(bank: Result) -> None:
+    """RAG: 1.5 requests/s x ~38 s = 57 users; 36,000 tokens of FP8 KV per request (5.9 GB)
+    and the 8 s p95 first token allow 11 sequences per TP4 H100 replica: 57 / 11 = 5.2, x1.25
+    rounded up = 7 replicas (28 GPUs). The chat shares its H100 instances: 1 TP1 replica.
+    Review round 21: with N+1 renting keeps a spare 8-GPU instance, ROUNDUP(29 / 8) + 1 = 5
+    (40 GPUs; the two H200 for the chat and 4 H100 instances for the RAG, 34 GPUs, left the
+    RAG 6 replicas with one down). JPY 140 M a year, against JPY 127 M a year to buy (JPY
+    233 M capital, 5 XE9680 servers)."""
     assert [(p.gpu, p.tp, p.replicas, p.spare_replicas) for p in bank.plan.pools] == [
-        ("h200-sxm", 1, 2, 1), ("h100-sxm", 4, 8, 1)]
+        ("h100-sxm", 1, 1, 0), ("h100-sxm", 4, 7, 0)]
     t = bank.totals
     assert bank.deployment.recommended == "cloud"
-    assert t.cloud_gpus_rented == 34
-    assert round(t.annual_cost_cloud or 0, -6) == 128_000_000
-    assert round(t.annual_cost_onprem, -6) == 172_000_000 and round(t.capex, -6) == 315_000_000
+    assert t.cloud_gpus_rented == 40
+    assert round(t.annual_cost_cloud or 0, -6) == 140_000_000
+    assert round(t.annual_cost_onprem, -6) == 127_000_000 and round(t.capex, -6) == 233_000_000
 
 
 # ---- the PDF ---------------------------------------------------------------------------------
@@ -152,7 +153,8 @@ def test_no_extra_cost_wraps_in_its_column(retailer_html: str) -> None:
 
 def test_rented_gpus_read_whole_and_add_up(bank: Result) -> None:
     text = _words(render_html(bank))
-    assert "Cloud GPUs rented 2 32 34" in text
+    # one node group shared: each workload's share of its 40 GPUs (1.4 + 38.6 = 40)
+    assert "Cloud GPUs rented 1.4 38.6 40" in text
 
 
 def test_the_what_if_table_says_why_cloud_tiers_are_not_varied(retailer_html: str) -> None:
@@ -227,7 +229,7 @@ def test_a_rack_scale_options_header_row_stays_short(tmp_path: Path) -> None:
 def test_the_batch_summary_counts_gpus_as_the_cover_does(retailer: Result, bank: Result,
                                                          tmp_path: Path) -> None:
     """summary.xlsx's row of an account, as the batch fills it (runs.account.size_account):
-    the retailer's cover says 144 GPUs bought (133 serving, 11 idle), the bank's 34 rented."""
+    the retailer's cover says 144 GPUs bought (133 serving, 11 idle), the bank's 40 rented."""
     from llmsizer.runs.account import size_account
     from llmsizer.runs.summary import COLUMNS, write_summary
 
@@ -243,8 +245,8 @@ def test_the_batch_summary_counts_gpus_as_the_cover_does(retailer: Result, bank:
     got = {ws.cell(row=r, column=2).value: (ws.cell(row=r, column=col["GPUs bought"]).value,
                                             ws.cell(row=r, column=col["GPUs rented"]).value)
            for r in (2, 3)}
-    assert got == {"Harrow & Finch Retail plc": (144, 0), "Sakura Trust Bank": (48, 34)}
-    assert (retailer.totals.gpus_purchased, bank.totals.cloud_gpus_rented) == (144, 34)
+    assert got == {"Harrow & Finch Retail plc": (144, 0), "Sakura Trust Bank": (40, 40)}
+    assert (retailer.totals.gpus_purchased, bank.totals.cloud_gpus_rented) == (144, 40)
 
 
 def test_the_production_debuggers_modelled_limits_read_to_three_figures(

@@ -100,13 +100,14 @@ def test_a_rented_plans_range_is_said_to_be_the_buying_alternatives(eu_bank: Res
 
 
 def test_a_rented_plans_range_keeps_its_own_counts(jpy_bank: Result) -> None:
-    """Sakura Trust Bank: 34 GPUs rented (2 H200 + 32 H100), 48 if bought in 10 servers, 40–52
-    at the model's p90 error (plan.confidence_range); rented, 26–42 (session 21)."""
+    """Sakura Trust Bank: 40 GPUs rented (5 instances of 8 H100, one spare for N+1), 40 if
+    bought in 5 servers, 32–48 at the model's p90 error (plan.confidence_range); rented, 32–48
+    (session 21; before the spare instance: 34 rented, 48 bought)."""
     r = jpy_bank
-    assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (34, 48)
-    assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (40, 52)
-    assert ("Range: 34 GPUs rented; 26–42 GPUs rented if throughput is off by the model's p90 "
-            "error. The buying alternative, in whole servers: 48 GPUs; 40–52 GPUs if throughput "
+    assert (r.totals.cloud_gpus_rented, r.totals.gpus_purchased) == (40, 40)
+    assert (r.plan.gpus_purchased_if_throughput_high, r.plan.gpus_purchased_if_throughput_low) == (32, 48)
+    assert ("Range: 40 GPUs rented; 32–48 GPUs rented if throughput is off by the model's p90 "
+            "error. The buying alternative, in whole servers: 40 GPUs; 32–48 GPUs if throughput "
             "is off.") in _words(render_html(r))
 
 
@@ -114,7 +115,7 @@ def test_a_rented_plans_range_keeps_its_own_counts(jpy_bank: Result) -> None:
 
 def test_a_rented_plans_what_if_table_leads_with_the_cloud_cost(jpy_bank: Result) -> None:
     """The table's first figure column is what the recommendation pays: the cloud per year
-    (totals.annual_cost_cloud, JPY 128 M); the buying columns follow, "if bought"."""
+    (totals.annual_cost_cloud, JPY 140 M); the buying columns follow, "if bought"."""
     html = render_html(jpy_bank)
     table = html[html.index('<table class="scenarios'):]
     table = table[:table.index("</table>")]
@@ -122,8 +123,8 @@ def test_a_rented_plans_what_if_table_leads_with_the_cloud_cost(jpy_bank: Result
     assert heads == ["Scenario", "Cloud per year (recommended)", "GPUs if bought",
                      "Nodes if bought", "Capital cost if bought", "On-premises per year if bought"]
     first = [_words(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", table)][:3]
-    assert round(jpy_bank.totals.annual_cost_cloud or 0) == 128_374_800
-    assert first == ["As proposed", "JPY 128 M", "48"]
+    assert round(jpy_bank.totals.annual_cost_cloud or 0) == 139_523_400
+    assert first == ["As proposed", "JPY 140 M", "40"]
 
 
 def test_an_owned_plans_what_if_table_keeps_its_order() -> None:
@@ -137,7 +138,7 @@ def test_an_owned_plans_what_if_table_keeps_its_order() -> None:
 
 def test_a_rented_plans_tornado_is_of_the_cloud_cost(jpy_bank: Result) -> None:
     """The detailed proposal's tornado chart: of the cloud cost where renting is recommended
-    (axis "Cloud cost per year (vertical line: as proposed, JPY 128 M)")."""
+    (axis "Cloud cost per year (vertical line: as proposed, JPY 140 M)")."""
     html = _render_template(_roots(None), {**build_context(jpy_bank, detail=True),
                                            "appendix": True})
     text = _words(html)
@@ -146,7 +147,7 @@ def test_a_rented_plans_tornado_is_of_the_cloud_cost(jpy_bank: Result) -> None:
     import base64
     svgs = [base64.b64decode(m).decode() for m in
             re.findall(r'data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)', html)]
-    assert any("Cloud cost per year (vertical line: as proposed, JPY 128" in _words(s)
+    assert any("Cloud cost per year (vertical line: as proposed, JPY 140" in _words(s)
                for s in svgs)
 
 
@@ -244,7 +245,7 @@ def test_the_scenarios_sheets_grouped_columns_name_options_in_words(
         jpy_bank: Result, tmp_path: Path) -> None:
     """Sakura Trust Bank's Scenarios sheet: the grouped columns' option row read
     "h200-sxm/fp8/kv-fp8/tp1/dell-xe9680" (the option's code) where the calculation sheets say
-    "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680"."""
+    "1 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680"."""
     path = tmp_path / "bank.xlsx"
     write_workbook(jpy_bank, path)
     wb = openpyxl.load_workbook(path)
@@ -252,9 +253,9 @@ def test_the_scenarios_sheets_grouped_columns_name_options_in_words(
     codes = sorted(h for h in heads if re.match(r"^[a-z0-9.-]+/[a-z0-9]+/kv-", h))
     assert codes == []
     kv = {str(c.value) for c in wb["KV"][5] if c.value is not None}
-    assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in kv
-    assert "1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in heads
-    assert "4 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE8640" in heads
+    assert "1 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in kv
+    assert "1 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in heads
+    assert "4 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell PowerEdge XE9680" in heads
 
 
 # ---- fresh review: Rheinwerk Analytik (tests/data/eur-gb200-mtp-r21.yaml) ---------------------

@@ -13,10 +13,15 @@ from .core import Calculation, _c, r
 
 
 def _instances(size: Expr) -> Expr:
-    """Whole instances of ``size`` GPUs for the GPUs in use, ROUNDDOWN(size / the largest
-    replica) replicas to an instance."""
-    per = ROUNDDOWN(size / r("cloud_replica_gpus"), 0) * r("cloud_replica_gpus")
-    return ROUNDUP(r("gpus") / MAX(1, per), 0)
+    """Whole instances of ``size`` GPUs for the GPUs in use (spares included), ROUNDDOWN(size /
+    the largest replica) replicas to an instance. With N+1 asked, at least one instance more
+    than the load needs: one instance down then leaves the load's replicas running, as a
+    bought plan keeps its load with a node down. The spare is this size's own (a whole
+    instance), so each size is costed without reading the size picked."""
+    per = MAX(1, ROUNDDOWN(size / r("cloud_replica_gpus"), 0) * r("cloud_replica_gpus"))
+    spare = IF(gt(r("survive_node_loss"), 0),
+               IF(gt(r("load_gpus"), 0), ROUNDUP(r("load_gpus") / per, 0) + 1, 0), 0)
+    return MAX(ROUNDUP(r("gpus") / per, 0), spare)
 
 
 CALCULATIONS: tuple[Calculation, ...] = (
@@ -73,7 +78,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
          IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
             _instances(size) * size * price,
             (ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price) if name == "offer" else 0),
-         f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed "
+         f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed; "
+         "with N+1, one instance more than the load needs "
          + ("(spanning instances when a replica is wider)." if name == "offer"
             else "(0 = this size cannot hold a replica, or there is none)."))
       for name, words, size, price in (
@@ -104,7 +110,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
           _instances(r("cloud_instance_gpus")),
           ROUNDUP(r("gpus") / r("cloud_instance_gpus"), 0)),
        "Whole instances for the GPUs in use (spares included), ROUNDDOWN(size / replica) "
-       "replicas to an instance: the cloud sells instances."),
+       "replicas to an instance: the cloud sells instances. With N+1, at least ROUNDUP(GPUs "
+       "for the load / an instance's replica GPUs) + 1, so that one instance down leaves the "
+       "load running."),
     _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
        r("cloud_instances") * r("cloud_instance_gpus"),
        "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold."),

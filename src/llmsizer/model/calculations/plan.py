@@ -62,7 +62,8 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
 # counts and lead to the group's figures, in list order.
 GROUP_COUNTS: dict[str, str] = {"nodes": "group_nodes", "gpus": "group_gpus_used",
                                 "gpus_purchased": "group_gpus_purchased",
-                                "cloud_replica_gpus": "group_cloud_replica_gpus"}
+                                "cloud_replica_gpus": "group_cloud_replica_gpus",
+                                "load_gpus": "group_load_gpus"}
 GROUP_COST_FIGURES = ("capex", "annual_cost_onprem", "annual_cost_cloud")
 
 

@@ -38,6 +38,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Serving copies of the model."),
     _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus + r("disagg_prefill_pool_gpus"),
        "Replicas x GPUs per replica (+ the prefill replicas' GPUs when disaggregated)."),
+    _c("load_gpus", "GPUs for peak + headroom", "GPUs", "Nodes",
+       r("replicas_for_load") * _gpus + r("disagg_prefill_gpus_for_load"),
+       "Replicas for peak + headroom x GPUs per replica (+ the prefill GPUs for the load): "
+       "the GPUs before N+1 spares, which a rented instance down must leave running."),
     _c("nodes", "Nodes", "nodes", "Nodes",
        MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1)),
        "ROUNDUP(GPUs / GPUs per node); at least 2 when the service must survive a node loss "
