@@ -134,3 +134,23 @@ def test_without_n_plus_one_nothing_is_added() -> None:
     r = _sized(ROOT / "inputs" / "ref-a-7b-assistant.yaml")
     (g,) = r.plan.node_groups
     assert (g.values["cloud_instances"], g.values["cloud_instance_gpus"]) == (3, 1)
+
+
+def test_retrieval_servers_with_n_plus_1_size_and_keep_their_load_with_an_instance_down(
+        tmp_path: Path) -> None:
+    """The knowledge base (inputs/rag-knowledge-base.yaml) with N+1 asked: the cloud lines of
+    an embedding or reranking server read its GPUs for the load (retrieval_load_gpus, its 8
+    replicas); the merge of this rule stopped every such account with "unknown name
+    'load_gpus'". On one-GPU instances one down leaves at least the 8 replicas' GPUs."""
+    text = (ROOT / "inputs" / "rag-knowledge-base.yaml").read_text()
+    assert "\npolicy:\n" in text and "survive_node_loss" not in text
+    path = tmp_path / "rag-n1.yaml"
+    path.write_text(text.replace("\npolicy:\n", "\npolicy:\n  survive_node_loss: true\n"))
+    r = size(load(path))
+    assert [w.kind for w in r.retrieval] == ["embed", "rerank"]
+    for w in r.retrieval:
+        assert w.best is not None and not w.best.shares_with
+        v = w.best.values
+        assert float(v["retrieval_load_gpus"]) == float(v["retrieval_replicas"]) == 8
+        size_gpus = float(v["cloud_instance_gpus"])
+        assert (float(v["cloud_instances"]) - 1) * size_gpus >= 8

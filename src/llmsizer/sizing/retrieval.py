@@ -158,7 +158,8 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
         {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
          "gpus": values["retrieval_cloud_gpus"],
          "gpus_purchased": values["retrieval_gpus"],
-         "cloud_replica_gpus": values["retrieval_replica_gpus"]}, acct)  # type: ignore[arg-type]
+         "cloud_replica_gpus": values["retrieval_replica_gpus"],
+         "load_gpus": values["retrieval_load_gpus"]}, acct)  # type: ignore[arg-type]
     for name, expr in CATALOG_ROWS:
         env[name] = evaluate(expr, env, tables)
     for c in GROUP_COST_CALCULATIONS:

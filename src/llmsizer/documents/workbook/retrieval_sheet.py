@@ -85,11 +85,11 @@ TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_g
               "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud",
               "cloud_gpus": "retrieval_cloud_gpus"}
 # the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
-# (load_gpus: its replicas, one GPU each, before the N+1 node; read by the cloud lines only
-# with N+1 asked)
+# (load_gpus: its replicas before the N+1 node, 0 on shared nodes; read by the cloud lines
+# only with N+1 asked)
 COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
               "gpus_purchased": "retrieval_gpus", "cloud_replica_gpus": "retrieval_replica_gpus",
-              "load_gpus": "retrieval_replicas"}
+              "load_gpus": "retrieval_load_gpus"}
 
 
 def zero_text(name: str, values: Mapping[str, Value]) -> str:

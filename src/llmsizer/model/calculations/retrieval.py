@@ -182,6 +182,10 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "On the shared nodes: the replicas their rented instances do not already carry "
        "(0 when they carry them all); else its GPUs in use. The cloud lines round them up to "
        "whole instances."),
+    _c("retrieval_load_gpus", "GPUs for the load, before N+1", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_replicas")),
+       "Its replicas, one GPU each (0 on the shared nodes: their N+1 covers them). With N+1 "
+       "asked, the cloud lines rent one instance more than these need."),
 )
 
 
