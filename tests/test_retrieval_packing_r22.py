@@ -170,7 +170,7 @@ def test_the_proposal_names_the_gpu_and_the_bill_of_materials_counts_it(maple: R
                if r.item.startswith("Servers:")]
     assert servers == [
         ("Servers: Generic 2U 4-GPU PCIe Gen4 server", "1 server",
-         "4 × NVIDIA L40S in all, 1 of them for Question embedding"),
+         "3 × NVIDIA L40S, and 1 for Question embedding in an empty slot"),
         ("Servers: Generic 2U 4-GPU PCIe Gen4 server", "1 server", "2 × NVIDIA L40S in all")]
     assert next(r.quantity for r in rows if r.item == "GPUs") == "6 GPUs"
 

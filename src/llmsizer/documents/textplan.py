@@ -129,7 +129,7 @@ def print_plan(result: Result, con: Console) -> None:
             # retrieval group's idle GPUs, or (session 22) GPUs it adds in their empty slots
             bought = ("no GPUs or servers bought for it" if not rg.gpus_purchased else
                       f"{counted(rg.gpus_purchased, 'GPU')} bought for it, no server")
-            say(con, f"Retrieval serving: use {shared_gpus_words(rg.replicas, rg.gpus_purchased)}"
+            say(con, f"Retrieval serving: use {shared_gpus_words(rg)}"
                      f" of the {rhost.workload if rhost else 'language-model'} servers "
                      f"({platform(rg.platform)}) for {what}; {bought}", style="bold")
         elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents

@@ -474,6 +474,12 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
     return out
 
 
+def shared_split(group: RetrievalGroup) -> tuple[int, int]:
+    """(the idle GPUs it takes, the GPUs it buys for empty slots) of a retrieval group on
+    another group's nodes: its replicas less its GPUs bought, and those GPUs (session 22)."""
+    return group.replicas - group.gpus_purchased, group.gpus_purchased
+
+
 def lent_and_idle(group: NodeGroup | RetrievalGroup,
                   retrieval: Sequence[RetrievalGroup]) -> tuple[int, int]:
     """(the GPUs of a node group that the retrieval groups sharing it run, its idle GPUs

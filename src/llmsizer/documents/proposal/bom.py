@@ -82,11 +82,12 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
                                                if rg.id == g.id))
                   for g in bom.lines if g not in lines and hosted.get(g.id) == ln.id
                   and g.values["line_gpus"] > 0]
-        gpus = v["line_gpus"] + sum(n for n, _ in guests)
-        added = "".join(f", {fmt.count(n)} of them for {name}" for n, name in guests)
+        added = "".join(f", and {fmt.count(n)} for {name} in "
+                        f"{'an empty slot' if n == 1 else 'empty slots'}" for n, name in guests)
         rows.append(BomRow(
             f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
-            f"{ln.vendor}; {fmt.count(gpus)} × {ln.gpu_name} in all{added}; "
+            f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name}"
+            f"{added if added else ' in all'}; "
             f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
             f"{fmt.kw(v['line_node_power_kw'])} each", ln.estimate))
     rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))

@@ -150,7 +150,7 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
                             "the language-model servers" if rg.shares_with else ""),
             guests=tuple(x.workload for x in result.plan.retrieval_groups
                          if x.shares_with == rg.id),
-            shared_words=shared_gpus_words(rg.replicas, rg.gpus_purchased)
+            shared_words=shared_gpus_words(rg)
             if rg.shares_with else ""))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None

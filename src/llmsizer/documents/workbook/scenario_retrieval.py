@@ -198,9 +198,8 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
                   c.unit, zero_text(c.name, values))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
-            taken.setdefault(shared, []).append(
-                (f"{x}{at['retrieval_gpus_on_llm_nodes'] + 1}",
-                 f"{x}{at['retrieval_slots_filled'] + 1}"))
+            idle_row, slot_row = at["retrieval_gpus_on_llm_nodes"], at["retrieval_slots_filled"]
+            taken.setdefault(shared, []).append((f"{x}{idle_row + 1}", f"{x}{slot_row + 1}"))
         for key in sums:
             sums[key].append(name(TOTAL_ROWS[key]))
         col += 1

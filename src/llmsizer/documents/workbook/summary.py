@@ -406,7 +406,7 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
         words = clean_text(
             f" × {gpu} replicas for {kind}, on idle GPUs of the {host} nodes"
             if not g.gpus_purchased else f" × {gpu} replicas for {kind}, on the {host} nodes "
-            f"({shared_gpus_words(g.replicas, g.gpus_purchased)})")
+            f"({shared_gpus_words(g)})")
         return (f'={retrieval_cell(j, "retrieval_replicas")}&{formula_text(words)}',
                 f"{g.replicas}{words}")
     # (cell, its value, the words before the unit, the unit: singular and plural, after)
