@@ -335,7 +335,7 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
     free = {k: v[0] for k, v in idle.items()}
     free_cloud = {k: v[1] for k, v in idle.items()}
     slots = {k: v[2] for k, v in idle.items()}
-    way = "cloud" if acct.get("plan_rented", 0.0) > 0 else "on_prem"
+    rented = acct.get("plan_rented", 0.0) > 0
     scen_acct = dict(acct)
     if sc.input in acct:
         scen_acct[sc.input] = float(evaluate(sc.value, acct))
@@ -347,7 +347,7 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
         host = scenario_host(o, [g for g, _ in out], free, slots)
         values["llm_free_gpus"] = free.get(host, 0.0) if host else 0.0
         values["llm_idle_cloud_gpus"] = free_cloud.get(host, 0.0) if host else 0.0
-        values["llm_free_slots"] = slots.get(host, 0.0) if host and way != "cloud" else 0.0
+        values["llm_free_slots"] = slots.get(host, 0.0) if host and not rented else 0.0
         if sc.retrieval_input is not None and sc.retrieval_value is not None:
             values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
             if sc.retrieval_input in acct:
@@ -363,8 +363,10 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
                                      - float(values["retrieval_replicas"]))
         group = _group(len(out) + 1, w, o, values, shares)
         if shares is None:  # nodes of its own: their idle GPUs host the groups after it
+            # its idle GPUs as the Scenarios sheet offers them (the column's idle row);
+            # renting, no slot
             own, (_, _, n_free, n_cloud, n_slots) = _host_offer(group.id, o.model_copy(
-                update={"values": values}), way)
+                update={"values": values}))
             free[own], free_cloud[own], slots[own] = (float(n_free), float(n_cloud),
                                                       float(n_slots))
         out.append((group, values))
