@@ -367,12 +367,18 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     # load is concurrent users, which this row does not change). 4 nodes: the language
     # model's, the embedder's one 8-GPU Dell PowerEdge XE7745 (review round 21: every
     # platform that hosts the L4 is tried; it was two generic 4-GPU servers, 5 nodes) and
-    # the reranker's two
-    assert rows["rate_+50%"].gpus_purchased == 28 and rows["rate_+50%"].nodes == 4
-    assert rows["headroom_0.5"].gpus_purchased == 28
+    # the reranker's two. Session 22: the Dell PowerEdge XE7745 is a PCIe server
+    # (sold_full false), bought with the GPUs it runs as the chat servers are: the reranker's
+    # 2 nodes hold its 11 RTX PRO 6000s, 4 + 8 + 11 = 23 GPUs (it bought 16: 28 in all)
+    assert rows["rate_+50%"].gpus_purchased == 23 and rows["rate_+50%"].nodes == 4
+    assert rows["headroom_0.5"].gpus_purchased == 4 + 8 + 9  # 9 reranker replicas (was 28)
+    # half the requests and no headroom: the reranker's 4 and 6 replicas on one XE7745
+    # bought with 4 and 6 GPUs (session 22; both rows read the proposal's 20 GPUs before)
+    assert (rows["rate_-50%"].gpus_purchased, rows["rate_-50%"].nodes) == (4 + 8 + 4, 3)
+    assert (rows["headroom_0"].gpus_purchased, rows["headroom_0"].nodes) == (4 + 8 + 6, 3)
     # the rows that buy nothing more are the proposal itself, and not in bold
-    same = {"users_x0.5", "users_x1.5", "rate_-50%", "prompt_-50%",
-            "prompt_+50%", "output_-50%", "output_+50%", "headroom_0",
+    same = {"users_x0.5", "users_x1.5", "prompt_-50%",
+            "prompt_+50%", "output_-50%", "output_+50%",
             *(f"cloud_{tier}" for tier in CLOUD_TIERS)}
     for name in same:
         s = rows[name]
@@ -384,8 +390,10 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     context = build_context(r)
     assert context["retrieval_kept"]  # the table's note says which rows resize them
     bold = {row.label + " " + row.change for row in context["scenarios"] if row.moved}
+    # session 22: half the requests and no headroom buy fewer reranker GPUs: in bold too
     assert bold == {"Concurrent users ×2", "Requests/s at peak +50 %", "GPU price -30 %",
-                    "GPU price +30 %", "Average load 30 %", "Average load 90 %", "Headroom 50 %"}
+                    "GPU price +30 %", "Average load 30 %", "Average load 90 %", "Headroom 50 %",
+                    "Requests/s at peak -50 %", "Headroom 0 %"}
 
 
 # --- confidence ------------------------------------------------------------------------------

@@ -714,7 +714,10 @@ def test_pdf_cost_columns_include_retrieval_and_add_up_to_the_plan(tmp_path: Pat
         assert fmt.money(float(col.costs["capex"])).replace("\u00a0", " ") in \
             costs.replace("\u00a0", " ")
     if any(c.shares_with for c in cols):
-        assert "idle GPUs already bought for a language" in costs
+        # session 22: "on GPUs they bought and leave idle, or on GPUs it buys for their empty
+        # slots" (it read "idle GPUs already bought for a language-model pool")
+        assert "runs on the servers of a language-model pool" in costs
+        assert "on GPUs they bought and leave idle" in costs
 
 
 def test_a_rerank_reason_groups_its_milliseconds() -> None:

@@ -20,6 +20,13 @@ After, worked by hand from the catalog (prices in USD x 1.38):
 - the reranker's 2 replicas fit the 3 idle GPUs of the embedder's server: it buys nothing.
 GPUs: 3 (chat) + 4 (retrieval) = 7 bought = 3 + 1 serving the chat and the embedder, 2 running
 the reranker, 1 idle.
+
+Session 22 (tests/test_retrieval_packing_r22.py) moved these figures: a PCIe server is bought
+with the GPUs it runs, as the chat pool's is, and the chat server's empty fourth slot is
+offered: the embedder buys 1 L40S for that slot (CAD 11,040, no server) and the reranker a
+4-GPU server with 2 GPUs (CAD 67,037.64): 6 GPUs in 2 servers, CAD 156,155.28. What round 21
+fixed still holds: no XE7745, every server the generic 4-GPU one. The pins below are the
+session-22 figures, each marked.
 """
 
 from __future__ import annotations
@@ -67,38 +74,43 @@ def test_the_embedder_buys_a_4_gpu_server_and_the_reranker_shares_it(maple: Resu
     (chat,) = maple.plan.node_groups
     embed, rerank = maple.plan.retrieval_groups
     assert (chat.platform, chat.gpus_purchased, chat.gpus_used) == ("pcie-4gpu-gen4-350w", 3, 3)
-    # the embedder: one replica on the generic 4-GPU server, not the 8-GPU XE7745
-    assert (embed.workload, embed.platform, embed.replicas, embed.nodes, embed.gpus_purchased,
-            embed.idle_gpus) == ("Question embedding", "pcie-4gpu-gen4-350w", 1, 1, 4, 3)
+    # round 21: the generic 4-GPU server, not the 8-GPU XE7745, for both
+    assert embed.platform == rerank.platform == "pcie-4gpu-gen4-350w"
+    # session 22: the embedder in the chat server's empty slot (1 GPU bought, no server; it
+    # read 1 server, 4 GPUs, 3 idle), the reranker on a server bought with its 2 GPUs (it
+    # shared the embedder's idle GPUs)
+    assert (embed.workload, embed.shares_with, embed.replicas, embed.nodes,
+            embed.gpus_purchased, embed.idle_gpus) == ("Question embedding", chat.id, 1, 0, 1, 0)
+    assert embed.capex == pytest.approx(GPU)
     network = chat.values["capex_network"]  # one node's network, the same platform
-    assert embed.capex == pytest.approx(GENERIC_4 + 4 * GPU + network)
-    assert embed.capex == pytest.approx(89117.64)
-    # the reranker: its 2 replicas on 2 of the embedder's 3 idle GPUs, nothing bought
-    assert (rerank.shares_with, rerank.platform, rerank.replicas, rerank.nodes,
-            rerank.gpus_purchased, rerank.gpus_used, rerank.capex) == (
-        embed.id, "pcie-4gpu-gen4-350w", 2, 0, 0, 2, 0)
-    assert lent_and_idle(embed, maple.plan.retrieval_groups) == (2, 1)
+    assert (rerank.shares_with, rerank.replicas, rerank.nodes, rerank.gpus_purchased,
+            rerank.gpus_used, rerank.idle_gpus) == (None, 2, 1, 2, 2, 0)
+    assert rerank.capex == pytest.approx(GENERIC_4 + 2 * GPU + network)  # CAD 67,037.64
+    assert lent_and_idle(rerank, maple.plan.retrieval_groups) == (0, 0)
 
 
 def test_gpus_and_capital_cost_add_up(maple: Result) -> None:
     t = maple.totals
-    # 3 chat + 4 retrieval bought = 3 + 1 serving + 2 running the reranker + 1 idle
+    # session 22: 3 chat + 1 embedder + 2 reranker bought, all serving (was 7: 1 idle)
     assert (t.gpus_purchased, t.gpus_serving, t.gpus_standby, t.gpus_idle, t.nodes) == (
-        7, 6, 0, 1, 2)
+        6, 6, 0, 0, 2)
     network = maple.plan.node_groups[0].values["capex_network"]
     chat = GENERIC_4 + 3 * GPU + network
-    assert t.capex == pytest.approx(chat + GENERIC_4 + 4 * GPU + network)
-    assert t.capex == pytest.approx(167195.28)
-    # before: two XE7745 with 8 GPUs each, CAD 386,033 (the round's figure)
+    assert t.capex == pytest.approx(chat + GPU + GENERIC_4 + 2 * GPU + network)
+    assert t.capex == pytest.approx(156155.28)  # session 22 (round 21: CAD 167,195.28)
+    # before round 21: two XE7745 with 8 GPUs each, CAD 386,033 (the round's figure)
     assert chat + 2 * (XE7745 + 8 * GPU + network) == pytest.approx(386032.92)
-    # each workload alone: three 4-GPU servers (3 + 4 + 4 GPUs), none of them an XE7745
-    assert (maple.totals_dedicated.gpus_purchased, maple.totals_dedicated.nodes) == (11, 3)
+    # each workload alone: three 4-GPU servers, none of them an XE7745, bought with the GPUs
+    # they run (session 22: 3 + 1 + 2; round 21 bought 3 + 4 + 4)
+    assert (maple.totals_dedicated.gpus_purchased, maple.totals_dedicated.nodes) == (6, 3)
 
 
 def test_the_bill_of_materials_buys_no_xe7745(maple: Result) -> None:
     bought = [(ln.platform, ln.values["line_nodes"], ln.values["line_gpus"])
               for ln in maple.bom.lines if ln.values["line_nodes"] > 0]
-    assert bought == [("pcie-4gpu-gen4-350w", 1, 3), ("pcie-4gpu-gen4-350w", 1, 4)]
+    # session 22: the reranker's server with its 2 GPUs (round 21: the embedder's with 4); the
+    # embedder's GPU sits in the chat server (a line of 0 servers, 1 GPU)
+    assert bought == [("pcie-4gpu-gen4-350w", 1, 3), ("pcie-4gpu-gen4-350w", 1, 2)]
 
 
 def test_the_plan_says_where_the_reranker_runs(maple: Result) -> None:
@@ -107,17 +119,22 @@ def test_the_plan_says_where_the_reranker_runs(maple: Result) -> None:
                          env={**os.environ, "COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
-    assert "(4 GPUs bought: 1 serving, 2 running retrieval, 1 idle) for Question embedding" in text
-    assert ("Retrieval serving: use 2 idle GPUs of the Question embedding servers (Generic 2U "
-            "4-GPU PCIe Gen4 server) for Passage reranking") in text
-    assert "Total: 7 GPUs bought (6 serving, 1 idle) in 2 nodes" in text
+    # session 22: the embedder in the chat server's empty slot, the reranker on its own
+    # server (round 21: "(4 GPUs bought: 1 serving, 2 running retrieval, 1 idle) for
+    # Question embedding", "use 2 idle GPUs of the Question embedding servers", "Total: 7
+    # GPUs bought (6 serving, 1 idle) in 2 nodes")
+    assert ("Retrieval serving: use 1 new GPU in an empty slot of the language-model servers "
+            "(Generic 2U 4-GPU PCIe Gen4 server) for Question embedding") in text
+    assert ("Plan: 1 × Generic 2U 4-GPU PCIe Gen4 server (2 GPUs bought) for Passage "
+            "reranking") in text
+    assert "Total: 6 GPUs bought in 2 nodes" in text
     assert "XE7745 (8 GPUs bought" not in text
-    assert ("idle, shared: on GPUs another embedding or reranking workload's servers bought "
-            "and leave idle") in text
-    # the PDF's plan: the host and the guest in words
+    assert ("shared: on the language-model servers; idle: GPUs they bought and leave idle; "
+            "new: GPUs bought for their empty slots") in text
+    # the PDF's plan: the host in words
     views = plan_context(maple, CAT)["plan"].retrieval
     assert [(v.host_words, v.guests) for v in views] == [
-        ("", ("Passage reranking",)), ("the Question embedding servers", ())]
+        ("the language-model servers", ()), ("", ())]
 
 
 def test_the_workbook_says_so_and_its_scenarios_read_the_hosts_idle_gpus(
@@ -127,10 +144,12 @@ def test_the_workbook_says_so_and_its_scenarios_read_the_hosts_idle_gpus(
     book = openpyxl.load_workbook(path)
     summary = [c.value for row in book["Summary"].iter_rows() for c in row
                if isinstance(c.value, str)]
-    assert any("replicas for reranking, on idle GPUs of the Question embedding nodes" in v
-               for v in summary)
-    # the Scenarios sheet: the reranker's idle GPUs on offer are the embedder column's idle
-    # GPUs (a formula), not a language-model node group's
+    # session 22: the embedder on the chat nodes (round 21: the reranker "on idle GPUs of the
+    # Question embedding nodes")
+    assert any("replicas for embedding, on the language-model nodes" in v for v in summary)
+    # the Scenarios sheet: where a row gives the embedder a server of its own (50 % more
+    # chat users fill the chat server), the reranker's idle GPUs on offer are the embedder
+    # column's idle GPUs (a formula), not a language-model node group's
     ws = book["Scenarios"]
     labels = {c.value: c.row for row in ws.iter_rows() for c in row if isinstance(c.value, str)
               and c.value.startswith("Retrieval: ")}
@@ -138,9 +157,9 @@ def test_the_workbook_says_so_and_its_scenarios_read_the_hosts_idle_gpus(
     idle = labels["Retrieval: GPUs bought running nothing (idle) (GPUs)"]
     formulas = [c.value for c in ws[offered] if isinstance(c.value, str)
                 and c.value.startswith("=")]
-    assert formulas, "no scenario column offers the embedder's idle GPUs"
     # "=M521": the embedder's column, its idle row (the engine's retrieval_idle_gpus)
-    assert all(re.fullmatch(rf"=[A-Z]+{idle}", f) for f in formulas), formulas
+    hosted = [f for f in formulas if re.fullmatch(rf"=[A-Z]+{idle}", f)]
+    assert hosted, f"no scenario column offers the embedder's idle GPUs: {formulas}"
 
 
 def test_libreoffice_recalculates_the_scenarios_to_the_engines_figures(
@@ -167,5 +186,7 @@ def test_the_web_page_says_whose_idle_gpus_the_reranker_uses() -> None:
     from llmsizer.web.account import update_html
 
     page = " ".join(update_html(MAPLE.read_text(encoding="utf-8")).split())
-    assert "Passage reranking:" in page
-    assert "on idle GPUs already bought for Question embedding" in page
+    # session 22: the embedder on the chat servers, in their empty slot (round 21: the
+    # reranker "on idle GPUs already bought for Question embedding")
+    assert "Question embedding:" in page
+    assert "on the servers of the language model, 1 new GPU in an empty slot" in page

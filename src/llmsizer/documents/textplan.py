@@ -18,6 +18,7 @@ from .proposal.format import (
     group_split,
     option_words,
     retrieval_split,
+    shared_gpus_words,
 )
 from .textwords import counted, headroom_text, money, say
 
@@ -123,14 +124,14 @@ def print_plan(result: Result, con: Console) -> None:
                 f"{counted(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
                 f"{rg.limited_by}")
         rhost = next((g for g in result.plan.retrieval_groups if g.id == rg.shares_with), None)
-        if rg.shares_with:  # the PDF's words: it buys nothing ("0 × Dell PowerEdge XE9680"
+        if rg.shares_with:  # the PDF's words: it buys no server ("0 × Dell PowerEdge XE9680"
             # read as a bug); on a language-model group's or (review round 21) an earlier
-            # retrieval group's idle GPUs
-            idle = "1 idle GPU" if rg.gpus_used == 1 else f"{rg.gpus_used:,} idle GPUs"
-            say(con, f"Retrieval serving: use {idle} of the "
-                     f"{rhost.workload if rhost else 'language-model'} servers "
-                     f"({platform(rg.platform)}) for {what}; no GPUs or servers bought for it",
-                style="bold")
+            # retrieval group's idle GPUs, or (session 22) GPUs it adds in their empty slots
+            bought = ("no GPUs or servers bought for it" if not rg.gpus_purchased else
+                      f"{counted(rg.gpus_purchased, 'GPU')} bought for it, no server")
+            say(con, f"Retrieval serving: use {shared_gpus_words(rg)}"
+                     f" of the {rhost.workload if rhost else 'language-model'} servers "
+                     f"({platform(rg.platform)}) for {what}; {bought}", style="bold")
         elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
             say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
                      "on instances of its own, not shared with the language models",

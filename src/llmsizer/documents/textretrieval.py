@@ -43,7 +43,7 @@ def retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: Opt
                          f"{float(v['latency_p95_s']) * 1000:,.0f}",
                          f"{float(v['replica_tokens_per_s']):,.0f}",
                          f"{float(v['retrieval_replicas']):,.0f}",
-                         *([f"{float(v['retrieval_gpus_used']):,.0f} idle", "shared"]
+                         *([_shared_gpus(o), "shared"]
                            if v.get("shares_llm_nodes") else
                            [f"{float(v['retrieval_cloud_gpus' if rented else 'retrieval_gpus']):,.0f}",
                             f"{float(v['retrieval_nodes']):,.0f}"]),
@@ -78,7 +78,21 @@ def retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: Opt
         host = next((o.shares_with for o in shown if o.shares_with), "")  # round 21: whose
         owner = ("another embedding or reranking workload's" if host.startswith("retrieval-")
                  else "the language-model")
-        t.caption = Text(f"idle, shared: on GPUs {owner} servers bought and leave "
-                         "idle; no GPUs, servers or cost of its own")
+        new = any(o.feasible and o.values.get("shares_llm_nodes")
+                  and float(o.values["retrieval_gpus"]) > 0 for o in shown)
+        t.caption = Text(
+            f"idle, shared: on GPUs {owner} servers bought and leave idle; no GPUs, servers "
+            "or cost of its own" if not new else
+            f"shared: on {owner} servers; idle: GPUs they bought and leave idle; new: GPUs "
+            "bought for their empty slots; no servers of its own")
         t.caption_justify = "left"
     return t
+
+
+def _shared_gpus(o: RetrievalOption) -> str:
+    """The GPUs column of an option on another group's nodes: the idle GPUs it takes and the
+    GPUs it buys for their empty slots ("1 new", "2 idle + 1 new")."""
+    v = o.values
+    idle, new = float(v["retrieval_gpus_on_llm_nodes"]), float(v["retrieval_slots_filled"])
+    parts = [f"{idle:,.0f} idle" if idle else "", f"{new:,.0f} new" if new else ""]
+    return " + ".join(p for p in parts if p)

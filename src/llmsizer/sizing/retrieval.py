@@ -4,11 +4,12 @@ retrieval calculations (model/calculations/retrieval.py) on every platform that 
 cost calculations, as for an LLM node group); the cheapest feasible,
 priced option is recommended. Small PCIe GPUs (L4, L40S, A10) are candidates like the rest:
 an embedding server is many small stateless replicas (source article "How fast does it
-serve?"). Each recommendation is a node group of its own, unless its replicas all fit the
-idle GPUs (bought, not used) of a language-model node group of the same GPU type: then it
-uses them and buys nothing (share_idle_gpus, after the plan is chosen; shares_llm_nodes);
-in the cloud it rents only the replicas that group's whole instances do not already carry
-(retrieval_cloud_gpus).
+serve?"). Each recommendation is a node group of its own, bought part full on a PCIe server
+as the language-model servers are, unless its replicas all fit the idle GPUs (bought, not
+used) and the empty GPU slots of a node group of the same GPU type: then it uses them and
+buys no server, only the GPUs of the slots it fills (share_idle_gpus, after the plan is
+chosen; shares_llm_nodes); in the cloud it rents only the replicas that group's whole
+instances do not already carry (retrieval_cloud_gpus).
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ from .search import Rank, by_way, platforms_for
 if TYPE_CHECKING:  # plan imports nothing of this module; only the type is needed here
     from .plan import Evaluated
 
+# a host on offer: (node-group id, platform, idle GPUs bought, idle rented cloud GPUs, empty
+# GPU slots of its nodes: a PCIe server bought part full; none when renting)
+Offer = tuple[str, str, int, int, int]
 DEFAULT_ENGINE = "serving-stack"  # what an embed or rerank workload is sized for unless stated
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
                       "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
@@ -174,15 +178,16 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
 
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
                    acct: Mapping[str, float],
-                   idle: Mapping[str, tuple[str, str, int, int]] | None = None,
+                   idle: Mapping[str, Sequence[Offer]] | None = None,
                    way: str = "on_prem") -> RetrievalWorkloadResult:
     """Every candidate GPU on each platform that hosts it (search.platforms_for: the
     account's platform when stated), one option per GPU on the platform that ranks first in
     ``way`` (:func:`_on_best_platform`). ``idle``:
-    per GPU id, a language-model node group (id, platform, idle GPUs, idle rented cloud
-    GPUs) whose idle GPUs the replicas may use (shares_llm_nodes) on that group's platform
-    (tried beside the others: when the replicas do not all fit, another platform may cost
-    less). The recommendation ranks first in ``way`` (:func:`_rank`)."""
+    per GPU id, the node groups (id, platform, idle GPUs, idle rented cloud GPUs, empty GPU
+    slots: :data:`Offer`) whose idle GPUs and empty slots the replicas may use
+    (shares_llm_nodes) on that group's platform, each tried beside the others (when the
+    replicas do not all fit, another platform may cost less). The recommendation ranks
+    first in ``way`` (:func:`_rank`)."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -198,28 +203,34 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     options = []
     for gid in req.hardware.gpus or list(cat.gpus):
         gpu = cat.gpus[gid]
-        offer = idle.get(gid) if idle else None
+        offers = list(idle.get(gid, ())) if idle else []
         tried = platforms_for(cat, gid, req.hardware.platform)
-        if offer is not None and offer[1] not in tried:
-            tried.append(offer[1])
+        tried += [o[1] for o in offers if o[1] not in tried]
+        # each platform with every host offered on it (none: nodes of its own)
+        none: list[Offer | None] = [None]
+        candidates = [(pid, o) for pid in tried
+                      for o in ([x for x in offers if x[1] == pid] or none)]
         on_platforms = []
-        for pid in tried:
-            group, free, free_cloud = None, 0, 0
-            if offer is not None and offer[1] == pid:
-                group, _, free, free_cloud = offer
+        for pid, offer in candidates:
+            group, free, free_cloud, slots = None, 0, 0, 0
+            if offer is not None:
+                group, _, free, free_cloud, slots = offer
             values: dict[str, Value] = {
                 **base, **account, "llm_free_gpus": float(free),
-                "llm_idle_cloud_gpus": float(free_cloud), "weight_bytes": 2.0,
-                "gpu_tflops": gpu.bf16_tflops,
+                "llm_idle_cloud_gpus": float(free_cloud), "llm_free_slots": float(slots),
+                "weight_bytes": 2.0, "gpu_tflops": gpu.bf16_tflops,
                 "gpu_memory_gb": gpu.memory_gb,
-                "gpus_per_node": tables["platforms"][pid]["gpus_per_node"]}
+                "gpus_per_node": tables["platforms"][pid]["gpus_per_node"],
+                "platform_sold_full": tables["platforms"][pid]["sold_full"]}
             assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
             _evaluate(values, gid, pid, api_price, acct, tables)
             reason = _reason(values, gpu.name)
             shares = group if float(values["shares_llm_nodes"]) > 0 else None
             on_platforms.append(RetrievalOption(
                 id=gid, gpu=gid, platform=pid, feasible=not reason, reason=reason,
-                priced=float(values["gpu_price"]) > 0 or shares is not None, values=values,
+                priced=float(values["gpu_price"]) > 0 or (
+                    shares is not None and float(values["retrieval_gpus"]) == 0),
+                values=values,
                 shares_with=shares))
         options.append(_on_best_platform(on_platforms, way))
     best = recommend(options, way)
@@ -270,12 +281,15 @@ _INPUT_NAMES = tuple(i.name for i in RETRIEVAL_INPUTS)
 
 
 def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated
-                  ) -> dict[str, tuple[float, float]]:
+                  ) -> dict[str, tuple[float, float, float]]:
     """Idle GPUs of each language-model node group, by its id, in the scenario plan ``e``
-    (its groups are the proposal's, in order): bought, not used; and rented in the cloud,
-    not used (its whole instances' GPUs beyond those in use)."""
+    (its groups are the proposal's, in order): bought, not used; rented in the cloud, not
+    used (its whole instances' GPUs beyond those in use); and its nodes' empty GPU slots
+    (nodes x GPUs per node - GPUs bought: a PCIe server bought part full)."""
     return {ng.id: (float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"]),
-                    float(g.env["cloud_gpus_rented"]) - float(g.env["group_gpus_used"]))
+                    float(g.env["cloud_gpus_rented"]) - float(g.env["group_gpus_used"]),
+                    float(g.env["group_nodes"]) * float(g.env["gpus_per_node"])
+                    - float(g.env["group_gpus_purchased"]))
             for ng, g in zip(node_groups, e.groups, strict=True)}
 
 
@@ -299,7 +313,8 @@ def scenario_changes_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorklo
 
 
 def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
-                       idle: Mapping[str, tuple[float, float]], acct: Mapping[str, float],
+                       idle: Mapping[str, tuple[float, float, float]],
+                       acct: Mapping[str, float],
                        tables: Tables,
                        ) -> list[tuple[RetrievalGroup, dict[str, Value]]]:
     """The embed and rerank node groups under scenario ``sc``, each with the values it was
@@ -310,10 +325,17 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
     scenario plan (``idle``: per node-group id, bought and rented in the cloud), less the
     replicas of the groups before it that use them: more replicas than idle GPUs buy nodes
     of its own, as the proposal would (the scenario's language models may have taken the
-    GPUs it used: counted twice)."""
+    GPUs it used: counted twice). The host's empty GPU slots are offered too (buying:
+    a rented plan offers none), less those earlier groups fill. A group with nodes of its
+    own in the proposal is offered those of the first earlier group of its GPU and platform
+    that has nodes of its own in the scenario (:func:`scenario_host`: session 22, Maple
+    Ridge's embedder in the chat server's empty slot, on a server of its own once 50 %
+    more users fill that slot, hosts the reranker as the proposal would)."""
     out: list[tuple[RetrievalGroup, dict[str, Value]]] = []
     free = {k: v[0] for k, v in idle.items()}
     free_cloud = {k: v[1] for k, v in idle.items()}
+    slots = {k: v[2] for k, v in idle.items()}
+    rented = acct.get("plan_rented", 0.0) > 0
     scen_acct = dict(acct)
     if sc.input in acct:
         scen_acct[sc.input] = float(evaluate(sc.value, acct))
@@ -322,27 +344,46 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
         if o is None:
             continue
         values: dict[str, Value] = {k: o.values[k] for k in _INPUT_NAMES}
-        values["llm_free_gpus"] = free.get(o.shares_with, 0.0) if o.shares_with else 0.0
-        values["llm_idle_cloud_gpus"] = (free_cloud.get(o.shares_with, 0.0) if o.shares_with
-                                         else 0.0)
+        host = scenario_host(o, [g for g, _ in out], free, slots)
+        values["llm_free_gpus"] = free.get(host, 0.0) if host else 0.0
+        values["llm_idle_cloud_gpus"] = free_cloud.get(host, 0.0) if host else 0.0
+        values["llm_free_slots"] = slots.get(host, 0.0) if host and not rented else 0.0
         if sc.retrieval_input is not None and sc.retrieval_value is not None:
             values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
             if sc.retrieval_input in acct:
                 scen_acct[sc.retrieval_input] = float(values[sc.retrieval_input])
         _evaluate(values, o.gpu, o.platform, float(o.values["api_per_million_tokens"]),
                   scen_acct, tables)
-        shares = o.shares_with if float(values["shares_llm_nodes"]) > 0 else None
+        values["offered_host"] = host or ""  # the Scenarios sheet's formulas read it
+        shares = host if float(values["shares_llm_nodes"]) > 0 else None
         if shares is not None:
-            taken = float(values["retrieval_gpus_on_llm_nodes"])
-            free[shares] = free[shares] - taken
-            free_cloud[shares] = max(0.0, free_cloud[shares] - taken)
+            free[shares] = free[shares] - float(values["retrieval_gpus_on_llm_nodes"])
+            slots[shares] = slots[shares] - float(values["retrieval_slots_filled"])
+            free_cloud[shares] = max(0.0, free_cloud[shares]
+                                     - float(values["retrieval_replicas"]))
         group = _group(len(out) + 1, w, o, values, shares)
         if shares is None:  # nodes of its own: their idle GPUs host the groups after it
-            host, (_, _, n_free, n_cloud) = _host_offer(group.id, o.model_copy(
+            # its idle GPUs as the Scenarios sheet offers them (the column's idle row);
+            # renting, no slot
+            own, (_, _, n_free, n_cloud, n_slots) = _host_offer(group.id, o.model_copy(
                 update={"values": values}))
-            free[host], free_cloud[host] = float(n_free), float(n_cloud)
+            free[own], free_cloud[own], slots[own] = (float(n_free), float(n_cloud),
+                                                      float(n_slots))
         out.append((group, values))
     return out
+
+
+def scenario_host(o: RetrievalOption, before: Sequence[RetrievalGroup],
+                  free: Mapping[str, float], slots: Mapping[str, float]) -> str | None:
+    """The node group whose idle GPUs and empty slots a scenario offers the recommended
+    option ``o``: its host in the proposal; else, for one on nodes of its own, the first of
+    the scenario's retrieval groups before it (``before``) with nodes of its own, the same
+    GPU and platform, and an idle GPU or an empty slot left (``free``, ``slots``)."""
+    if o.shares_with is not None:
+        return o.shares_with
+    return next((g.id for g in before if g.shares_with is None and g.gpu == o.gpu
+                 and g.platform == o.platform
+                 and free.get(g.id, 0.0) + slots.get(g.id, 0.0) > 0), None)
 
 
 def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
@@ -369,40 +410,50 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
 
 
 def _host_offer(group_id: str, o: RetrievalOption, way: str = "on_prem"
-                ) -> tuple[str, tuple[str, str, int, int]]:
+                ) -> tuple[str, tuple[str, str, int, int, int]]:
     """A retrieval group's own nodes as a host for the retrieval workloads after it: its idle
-    GPUs (bought, running nothing: retrieval_idle_gpus) and its rented cloud GPUs beyond
-    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used). Renting
-    (``way``), only the latter are idle: its nodes are not bought, and a workload "on" them
-    would rent every GPU it runs on all the same."""
+    GPUs (bought, running nothing: retrieval_idle_gpus), its rented cloud GPUs beyond
+    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used) and its nodes'
+    empty GPU slots (retrieval_free_slots). Renting (``way``), only the rented ones are
+    idle and no slot is offered: its nodes are not bought, and a workload "on" them would
+    rent every GPU it runs on all the same."""
     v = o.values
     cloud = max(0, int(float(v["cloud_gpus_rented"])) - int(float(v["retrieval_gpus_used"])))
     idle = int(float(v["retrieval_idle_gpus"]))
-    return group_id, (o.gpu, o.platform, min(idle, cloud) if way == "cloud" else idle, cloud)
+    rented = way == "cloud"
+    return group_id, (o.gpu, o.platform, min(idle, cloud) if rented else idle, cloud,
+                      0 if rented else int(float(v["retrieval_free_slots"])))
 
 
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
                     retrieval: Sequence[RetrievalWorkloadResult],
                     node_groups: Sequence[NodeGroup], way: str = "on_prem"
                     ) -> list[RetrievalWorkloadResult]:
-    """The embed and rerank workloads sized again with idle GPUs on offer, in account order:
-    the plan's language-model node groups' (bought, not used: gpus_purchased - gpus_used)
-    and, review round 21, those of the retrieval workloads before it that buy nodes of their
-    own (an embedder's 4-GPU server running 1 replica leaves 3 for the reranker; each
-    bought its own 8-GPU server before). A workload whose replicas all fit one host's idle
-    GPUs of the same type, at a lower annual cost than its own nodes (in ``way``), takes
-    them and they are gone for the next. Hosts are named by node-group id (``group-1``,
-    ``retrieval-1``: the ids :func:`retrieval_groups` gives, in the same order)."""
+    """The embed and rerank workloads sized again with idle GPUs and empty GPU slots on
+    offer, in account order: the plan's language-model node groups' (bought, not used:
+    gpus_purchased - gpus_used; and, session 22, the slots of a PCIe server bought part
+    full: nodes x GPUs per node - gpus_purchased, where a replica buys its GPU but no
+    server) and, review round 21, those of the retrieval workloads before it that buy nodes
+    of their own (an embedder's 4-GPU server running 1 replica leaves 3 slots for the
+    reranker). A workload whose replicas all fit one host's idle GPUs and empty slots of the
+    same type, at a lower annual cost than its own nodes (in ``way``), takes them and they
+    are gone for the next. Renting offers no slot (nothing is bought). Hosts are named by
+    node-group id (``group-1``, ``retrieval-1``: the ids :func:`retrieval_groups` gives, in
+    the same order)."""
     # idle rented cloud GPUs: the group's whole instances beyond its GPUs in use (its TCO
-    # lines' cloud_gpus_rented)
+    # lines' cloud_gpus_rented); empty slots: its nodes' slots beyond the GPUs bought
+    rented = way == "cloud"
     idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
-                   int(g.values["cloud_gpus_rented"]) - g.gpus_used) for g in node_groups}
+                   int(g.values["cloud_gpus_rented"]) - g.gpus_used,
+                   0 if rented else max(0, g.nodes * int(tables["platforms"][g.platform][
+                       "gpus_per_node"]) - g.gpus_purchased))
+            for g in node_groups}
     out: list[RetrievalWorkloadResult] = []
     for w in retrieval:
-        offer: dict[str, tuple[str, str, int, int]] = {}
-        for gid_group, (gpu, platform, free, free_cloud) in idle.items():
-            if free > 0 and free > offer.get(gpu, ("", "", 0, 0))[2]:
-                offer[gpu] = (gid_group, platform, free, free_cloud)
+        offer: dict[str, list[Offer]] = {}
+        for gid_group, (gpu, platform, free, free_cloud, slots) in idle.items():
+            if free > 0 or slots > 0:
+                offer.setdefault(gpu, []).append((gid_group, platform, free, free_cloud, slots))
         spec = next(x for x in req.workloads if x.name == w.name)
         assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
@@ -415,11 +466,20 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                 host, offered = _host_offer(group_id, w.best, way)
                 idle[host] = offered
             continue
-        gpu, platform, free, free_cloud = idle[best.shares_with]
-        taken = int(float(best.values["retrieval_replicas"]))
-        idle[best.shares_with] = (gpu, platform, free - taken, max(0, free_cloud - taken))
+        gpu, platform, free, free_cloud, slots = idle[best.shares_with]
+        v = best.values
+        idle[best.shares_with] = (
+            gpu, platform, free - int(float(v["retrieval_gpus_on_llm_nodes"])),
+            max(0, free_cloud - int(float(v["retrieval_replicas"]))),
+            slots - int(float(v["retrieval_slots_filled"])))
         out.append(again)
     return out
+
+
+def shared_split(group: RetrievalGroup) -> tuple[int, int]:
+    """(the idle GPUs it takes, the GPUs it buys for empty slots) of a retrieval group on
+    another group's nodes: its replicas less its GPUs bought, and those GPUs (session 22)."""
+    return group.replicas - group.gpus_purchased, group.gpus_purchased
 
 
 def lent_and_idle(group: NodeGroup | RetrievalGroup,
@@ -427,8 +487,9 @@ def lent_and_idle(group: NodeGroup | RetrievalGroup,
     """(the GPUs of a node group that the retrieval groups sharing it run, its idle GPUs
     left): the plan's words split a group's GPUs with them ("128 serving, 5 running
     retrieval, 11 idle"), so they add up to the account's total. The group is a
-    language-model node group or, review round 21, a retrieval group's own nodes."""
-    lent = sum(r.replicas for r in retrieval if r.shares_with == group.id)
+    language-model node group or, review round 21, a retrieval group's own nodes. A guest's
+    GPUs bought for the group's empty slots (its gpus_purchased) are its own, not lent."""
+    lent = sum(r.replicas - r.gpus_purchased for r in retrieval if r.shares_with == group.id)
     idle = (group.idle_gpus if isinstance(group, RetrievalGroup)
             else int(group.values["group_idle_gpus"]))
     return lent, idle - lent

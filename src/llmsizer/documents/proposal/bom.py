@@ -73,11 +73,21 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
     # read "Servers: NVIDIA GB300 NVL72 rack, 0 servers, 0 × NVIDIA GB300 in all" twice under
     # the 2 racks bought (review round 20, Harrow & Finch)
     lines = [ln for ln in bom.lines if ln.values["line_nodes"] > 0] or bom.lines[:1]
+    # a retrieval group's GPUs bought for another line's empty slots (session 22: Maple
+    # Ridge's embedder in the chat server's fourth slot) are counted in that line's servers
+    hosted = {rg.id: rg.shares_with for rg in result.plan.retrieval_groups if rg.shares_with}
     for ln in lines:
         v = ln.values
+        guests = [(g.values["line_gpus"], next(rg.workload for rg in result.plan.retrieval_groups
+                                               if rg.id == g.id))
+                  for g in bom.lines if g not in lines and hosted.get(g.id) == ln.id
+                  and g.values["line_gpus"] > 0]
+        added = "".join(f", and {fmt.count(n)} for {name} in "
+                        f"{'an empty slot' if n == 1 else 'empty slots'}" for n, name in guests)
         rows.append(BomRow(
             f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
-            f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name} in all; "
+            f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name}"
+            f"{added if added else ' in all'}; "
             f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
             f"{fmt.kw(v['line_node_power_kw'])} each", ln.estimate))
     rows.append(BomRow("GPUs", fmt.count_of(t["bom_gpus"], "GPU"), "Bought with the servers."))

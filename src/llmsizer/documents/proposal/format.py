@@ -471,3 +471,17 @@ def retrieval_split(group: Any, retrieval: Iterable[Any]) -> str:
 
     lent, idle = lent_and_idle(group, list(retrieval))
     return gpu_split(group.replicas, group.standby_gpus, idle, lent)
+
+
+def shared_gpus_words(group: Any) -> str:
+    """The GPUs a retrieval group sharing another group's nodes runs on, in words: the idle
+    GPUs it takes and the GPUs it buys for those nodes' empty slots (session 22: Maple
+    Ridge's embedder on a GPU added to the chat server's fourth slot read "use 1 idle GPU;
+    no GPUs or servers bought for it")."""
+    from ...sizing.retrieval import shared_split
+
+    idle, bought = shared_split(group)
+    parts = [f"{idle:,} idle GPU{'' if idle == 1 else 's'}" if idle else "",
+             ("1 new GPU in an empty slot" if bought == 1 else
+              f"{bought:,} new GPUs in empty slots") if bought else ""]
+    return " and ".join(p for p in parts if p)

@@ -11,7 +11,7 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import Formatter, chart_name, precision_name
+from .format import Formatter, chart_name, precision_name, shared_gpus_words
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,9 @@ class RetrievalView:
     # "the Question embedding servers"); "" on nodes of its own
     host_words: str = ""
     guests: tuple[str, ...] = ()  # the retrieval workloads on its own nodes' idle GPUs
+    # on another group's nodes, the GPUs it runs on: "1 idle GPU", "1 new GPU in an empty
+    # slot" (session 22: bought for a PCIe server's empty slot); "" on nodes of its own
+    shared_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
                              for h in result.plan.retrieval_groups if h.id == rg.shares_with),
                             "the language-model servers" if rg.shares_with else ""),
             guests=tuple(x.workload for x in result.plan.retrieval_groups
-                         if x.shares_with == rg.id)))
+                         if x.shares_with == rg.id),
+            shared_words=shared_gpus_words(rg)
+            if rg.shares_with else ""))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None
     share = 0.0

@@ -59,7 +59,8 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
 # same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
 _LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),
               ("gpu_memory_gb", lookup("gpus", "gpu", "memory_gb")),
-              ("gpus_per_node", lookup("platforms", "platform", "gpus_per_node")))
+              ("gpus_per_node", lookup("platforms", "platform", "gpus_per_node")),
+              ("platform_sold_full", lookup("platforms", "platform", "sold_full")))
 _INPUTS = [(i.name, i.label, i.unit) for i in (*RETRIEVAL_INPUTS, *RETRIEVAL_COST_INPUTS)
            if i.name not in _ACCOUNT]
 _CALCS = (*RETRIEVAL_CALCULATIONS, *GROUP_COST_CALCULATIONS, *RETRIEVAL_COST_CALCULATIONS)

@@ -42,6 +42,7 @@ __all__ = ["label_rows", "retrieval_rows", "write_retrieval"]
 
 _FREE = "llm_free_gpus"
 _FREE_CLOUD = "llm_idle_cloud_gpus"
+_SLOTS = "llm_free_slots"
 # the account totals the block adds to, and the GPUs each server rents itself (the cloud
 # total's "every part priced" test reads them)
 _SUMS = "cloud_gpus"
@@ -49,11 +50,12 @@ _SUMS = "cloud_gpus"
 
 def retrieval_rows(rows: PlanRows) -> dict[str, int]:
     """The block's rows for a retrieval column (0-based): the idle GPUs it may use (bought,
-    and rented in the cloud), then the Retrieval calculations, after the node groups' rows;
-    its TCO lines use the node groups' own rows (the same calculations)."""
+    and rented in the cloud) and the empty GPU slots, then the Retrieval calculations, after
+    the node groups' rows; its TCO lines use the node groups' own rows (the same
+    calculations)."""
     row = max(rows.group.values()) + 2
-    out = {_FREE: row, _FREE_CLOUD: row + 1}
-    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=2):
+    out = {_FREE: row, _FREE_CLOUD: row + 1, _SLOTS: row + 2}
+    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=3):
         out[c.name] = row + i
     # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
     for i, name in enumerate(_REACHED, start=len(out) + 1):
@@ -70,6 +72,8 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     ws.write_string(at[_FREE_CLOUD], col,
                     "Retrieval: idle rented cloud GPUs of the nodes it may share (GPUs)",
                     f("label"))
+    ws.write_string(at[_SLOTS], col,
+                    "Retrieval: empty GPU slots of the nodes it may share (GPUs)", f("label"))
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
                         f("label"))
@@ -104,14 +108,18 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     looked_up = {n for n, expr in CATALOG_ROWS if changed is not None
                  and changed in references(expr)}
     sums: dict[str, list[str]] = {k: [] for k in (*plan_sums, _SUMS)}
-    taken: dict[str, list[str]] = {}  # node-group id -> replicas cells of earlier sharers
+    # node-group id -> the cells of earlier sharers: (idle GPUs taken, empty slots filled)
+    taken: dict[str, list[tuple[str, str]]] = {}
+    rented = r.account_inputs.get("plan_rented", 0.0) > 0  # a rented plan offers no slot
     hosts: dict[str, str] = {}  # retrieval group id -> its column (review round 21)
     for j, ((group, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
                                                 strict=True)):
         assert w.best is not None
         x = letter(col)
         hosts[group.id] = x
-        shared = w.best.shares_with
+        # the host offered in the scenario (sizing.retrieval.scenario_host): the proposal's,
+        # or an earlier retrieval group's own nodes
+        shared = str(values["offered_host"]) or None
         # the option's GPU as the Catalog sheet lists it (the key of a lookup)
         gpu = next((c for tid, c in book.lay.catalog_ids.get("gpus", [])
                     if tid == w.best.gpu), None)
@@ -133,7 +141,8 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             if n == changed:
                 return f"{x}{rows.value + 1}"
             if n in at and (n not in _REACHED or n in looked_up) and (
-                    n not in (_FREE, _FREE_CLOUD) or shared is not None):
+                    n not in (_FREE, _FREE_CLOUD, _SLOTS) or shared is not None) and (
+                    n != _SLOTS or not rented):
                 return f"{x}{at[n] + 1}"
             if n in rows.group and n in _COST:
                 return f"{x}{rows.group[n] + 1}"
@@ -154,6 +163,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             if shared in hosts:  # an earlier retrieval group's own nodes (review round 21)
                 hx = f"{hosts[shared]}1"  # a cell of its column, moved to a row below
                 idle = _in_row(hx, at["retrieval_idle_gpus"])
+                slots = _in_row(hx, at["retrieval_free_slots"])
                 # its rented cloud GPUs (its column's TCO line) beyond those in use
                 beyond = (f"{_in_row(hx, rows.group['cloud_gpus_rented'])}"
                           f"-{_in_row(hx, at['retrieval_gpus_used'])}")
@@ -161,12 +171,22 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                 k = groups.index(shared)
                 used = plan_sums["gpus_used"][k]
                 idle = f"{plan_sums['gpus_purchased'][k]}-{used}"
+                # its nodes' slots (the option's platform is the group's) beyond GPUs bought
+                slots = (f"{plan_sums['nodes'][k]}*{base('gpus_per_node')}"
+                         f"-{plan_sums['gpus_purchased'][k]}")
                 # the group's rented cloud GPUs (its column's TCO line) beyond those in use
                 beyond = f"{_in_row(used, rows.group['cloud_gpus_rented'])}-{used}"
-            minus = "".join(f"-{c}" for c in taken.get(shared, []))
+            earlier = taken.get(shared, [])
+            minus = "".join(f"-{c}" for c, _ in earlier)
             _cell(book, ws, at[_FREE], col, f"={idle}{minus}", values[_FREE], "GPUs")
-            _cell(book, ws, at[_FREE_CLOUD], col, f"=MAX(0,{beyond}{minus})",
+            # the rented instances carry each earlier sharer's replicas (both kinds)
+            _cell(book, ws, at[_FREE_CLOUD], col,
+                  f"=MAX(0,{beyond}{''.join(f'-{c}-{d}' for c, d in earlier)})",
                   values[_FREE_CLOUD], "GPUs")
+            if not rented:
+                _cell(book, ws, at[_SLOTS], col,
+                      f"={slots}{''.join(f'-{d}' for _, d in earlier)}", values[_SLOTS],
+                      "GPUs")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
                   zero_text(c.name, values))
@@ -178,8 +198,8 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
                   c.unit, zero_text(c.name, values))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
-            row = at["retrieval_gpus_on_llm_nodes"]
-            taken.setdefault(shared, []).append(f"{x}{row + 1}")
+            idle_row, slot_row = at["retrieval_gpus_on_llm_nodes"], at["retrieval_slots_filled"]
+            taken.setdefault(shared, []).append((f"{x}{idle_row + 1}", f"{x}{slot_row + 1}"))
         for key in sums:
             sums[key].append(name(TOTAL_ROWS[key]))
         col += 1

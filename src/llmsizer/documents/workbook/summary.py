@@ -9,7 +9,7 @@ from typing import Any
 
 from ...model.calculations import CALCULATIONS, INPUTS
 from ...sizing.results import NodeGroup
-from ..proposal.format import LAYOUT_WORDS, gpu_list, precision_name
+from ..proposal.format import LAYOUT_WORDS, gpu_list, precision_name, shared_gpus_words
 from ..proposal.sensitivity import cloud_total_words
 from ..proposal.summary import purchase_unpriced, unsized_retrieval
 from .book import Book
@@ -402,7 +402,11 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
     if g.shares_with:  # a language-model group's or an earlier retrieval group's (round 21)
         host = next((h.workload for h in book.r.plan.retrieval_groups if h.id == g.shares_with),
                     "language-model")
-        words = clean_text(f" × {gpu} replicas for {kind}, on idle GPUs of the {host} nodes")
+        # session 22: GPUs it buys for their empty slots are said so (not "idle GPUs")
+        words = clean_text(
+            f" × {gpu} replicas for {kind}, on idle GPUs of the {host} nodes"
+            if not g.gpus_purchased else f" × {gpu} replicas for {kind}, on the {host} nodes "
+            f"({shared_gpus_words(g)})")
         return (f'={retrieval_cell(j, "retrieval_replicas")}&{formula_text(words)}',
                 f"{g.replicas}{words}")
     # (cell, its value, the words before the unit, the unit: singular and plural, after)

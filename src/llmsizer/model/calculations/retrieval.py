@@ -40,6 +40,10 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
     Input("gpu_tflops", "GPU dense TFLOPS", "TFLOPS", "option", "Dense 16-bit peak."),
     Input("gpu_memory_gb", "GPU memory", "GB", "option", "As marketed."),
     Input("gpus_per_node", "GPUs per node", "GPUs", "option", "The platform's."),
+    Input("platform_sold_full", "Bought with all GPUs", "1 = yes", "option",
+          "The platform's: 1 for a fixed baseboard (HGX/DGX/OAM), bought with every GPU slot "
+          "filled; 0 for a PCIe server, bought with the GPUs it runs (as the language-model "
+          "servers are)."),
     Input("llm_free_gpus", "Idle GPUs of the nodes it may share", "GPUs", "option",
           "GPUs of this type that a language-model node group, or an earlier embedding or "
           "reranking workload's own nodes, bought and leave idle (0 = none): the replicas go "
@@ -49,6 +53,10 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
           "GPUs the same group's whole cloud instances rent beyond its GPUs in use (GPUs rented "
           "- GPUs in use; 0 where the cloud sells single GPUs): in the cloud the replicas that "
           "share its nodes run there, already paid for."),
+    Input("llm_free_slots", "Empty GPU slots of the nodes it may share", "GPUs", "option",
+          "GPU slots of the same nodes left empty (a PCIe server bought with fewer GPUs than "
+          "it holds: slots - GPUs bought; 0 for a fixed baseboard, and when renting): a "
+          "replica there buys its GPU, not a server."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -143,37 +151,52 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
        "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
     _c("shares_llm_nodes", "Shares another group's nodes", "flag", "Retrieval",
-       IF(gt(r("llm_free_gpus"), 0), IF(ge(r("llm_free_gpus"), r("retrieval_replicas")), 1, 0),
-          0),
+       IF(gt(r("llm_free_gpus") + r("llm_free_slots"), 0),
+          IF(ge(r("llm_free_gpus") + r("llm_free_slots"), r("retrieval_replicas")), 1, 0), 0),
        "1 when every replica fits a GPU the shared nodes (a language-model node group's, or "
-       "an earlier embedding or reranking workload's own) bought and leave idle (same "
-       "GPU type; one replica needs one whole GPU, so memory and compute allow): no nodes of "
-       "its own."),
+       "an earlier embedding or reranking workload's own) bought and leave idle, or one of "
+       "their empty GPU slots (same GPU type; one replica needs one whole GPU, so memory and "
+       "compute allow): no nodes of its own."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
        "Replicas / GPUs per node, plus one node for N+1 (0 on the shared nodes: "
        "their N+1 covers them)."),
-    _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
-       r("retrieval_nodes") * r("gpus_per_node"),
-       "Nodes x GPUs per node (the capital cost is the TCO lines' with these counts)."),
+    _c("retrieval_gpus_on_llm_nodes", "Idle shared GPUs it takes", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), MIN(r("retrieval_replicas"), r("llm_free_gpus")), 0),
+       "Its replicas on the shared nodes' idle GPUs (as many as there are), else 0: a "
+       "retrieval workload listed after it finds that many fewer idle GPUs there."),
+    _c("retrieval_slots_filled", "GPUs it adds in the shared nodes' empty slots", "GPUs",
+       "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas") - r("retrieval_gpus_on_llm_nodes"),
+          0),
+       "Its replicas beyond the idle GPUs taken, each on a GPU bought for an empty slot of the "
+       "shared nodes (no server bought); a workload after it finds that many fewer slots."),
     _c("retrieval_gpus_used", "GPUs serving or on standby", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
-          MIN(r("retrieval_gpus"), r("retrieval_replicas") + r("survive_node_loss")
-              * r("gpus_per_node"))),
-       "Replicas + the spare node's GPUs (empty slots are not used: on nodes of its own, what "
-       "the cloud rents); the replicas alone on the shared nodes."),
+          MIN(r("retrieval_nodes") * r("gpus_per_node"),
+              r("retrieval_replicas") + r("survive_node_loss") * r("gpus_per_node"))),
+       "Replicas + the spare node's GPUs (at most its nodes' slots); the replicas alone on "
+       "the shared nodes."),
+    _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_slots_filled"),
+          IF(gt(r("platform_sold_full"), 0), r("retrieval_nodes") * r("gpus_per_node"),
+             r("retrieval_gpus_used"))),
+       "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used (as "
+       "for the language-model servers); on the shared nodes, the GPUs it adds in their "
+       "empty slots (the capital cost is the TCO lines' with these counts)."),
     _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
        r("retrieval_gpus_used") - r("retrieval_replicas"),
        "The spare node's GPUs that run no replica (0 on the shared nodes)."),
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
-       "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes): "
-       "replicas + standby + idle = GPUs bought."),
-    _c("retrieval_gpus_on_llm_nodes", "Idle shared GPUs it takes", "GPUs", "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"), 0),
-       "Its replicas when they run on the shared nodes' idle GPUs, else 0: a "
-       "retrieval workload listed after it finds that many fewer idle GPUs there."),
+       "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes, and on PCIe "
+       "servers): replicas + standby + idle = GPUs bought."),
+    _c("retrieval_free_slots", "Empty GPU slots of its nodes", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0,
+          r("retrieval_nodes") * r("gpus_per_node") - r("retrieval_gpus")),
+       "Its nodes' slots beyond the GPUs bought (a PCIe server bought part full; 0 on the "
+       "shared nodes): a workload after it may add its GPUs there."),
     _c("retrieval_replica_gpus", "GPUs per replica", "GPUs", "Retrieval", lift(1),
        "An embedding or reranking replica runs on one GPU: any cloud instance size holds it."),
     _c("retrieval_cloud_gpus", "GPUs it rents in the cloud", "GPUs", "Retrieval",
