@@ -40,7 +40,7 @@ from ..model.catalog import Catalog, Model, close_matches, load_catalog
 from ..model.names import platform_words
 from ..sizing.engine import size
 from ..sizing.results import Result
-from . import forms, percent
+from . import fields, forms, percent
 from .forms import Configs
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
@@ -117,7 +117,7 @@ class Sized:
             return ""
         return cloud_unpriced_words(
             self.result.totals.cloud_unpriced, catalog().gpus, True,
-            f"Costs, price overrides, {forms.PRICE_LABELS['cloud_gpu_hour']}")
+            f"Costs, price overrides, {fields.PRICE_LABELS['cloud_gpu_hour']}")
 
     def models(self) -> dict[str, Any]:
         """Alternative models side by side, as the PDF's summary words them
@@ -286,7 +286,7 @@ def _and(words: list[str]) -> str:
 
 def _names(ids: str, joined: str = ", ") -> list[str]:
     """Catalog ids as a message lists them ('h100-sxm, l40s'), as the form's boxes name them."""
-    return [forms.display(i.strip()) for i in ids.split(joined) if i.strip()]
+    return [fields.display(i.strip()) for i in ids.split(joined) if i.strip()]
 
 
 _TICK = "tick each one to consider in the boxes"
@@ -361,7 +361,7 @@ def shape_words(message: str, field: str) -> str:
 
 
 # The load stated more than one way (inputs/rules.py, inputs/kinds.py): the form has one
-# chooser, "Load stated as", with the three ways by name (forms.LOAD_FORMS).
+# chooser, "Load stated as", with the three ways by name (fields.LOAD_FORMS).
 _LOAD_WAYS = re.compile(r"state the load exactly one way: .*?; found (.+)$")
 _COUNT_WORDS = {2: "two", 3: "three"}
 _LOAD_KEY_WAY = {"concurrent_users": "users", "requests_per_s": "rate",
@@ -369,12 +369,12 @@ _LOAD_KEY_WAY = {"concurrent_users": "users", "requests_per_s": "rate",
 
 
 def _load_words(m: re.Match[str]) -> str:
-    names = {key: words for key, words, _ in forms.LOAD_FORMS}
+    names = {key: words for key, words, _ in fields.LOAD_FORMS}
     keys = re.findall(r"[a-z_]+", m[1])
     if keys == ["both"]:  # an embed/rerank workload: only a rate or a population is a load
         keys = ["requests_per_s", "named_users"]
     ways = [names[_LOAD_KEY_WAY[k]] for k in keys if k in _LOAD_KEY_WAY]
-    every = _either([w for _, w, _ in forms.LOAD_FORMS])
+    every = _either([w for _, w, _ in fields.LOAD_FORMS])
     if not ways:
         return f"no load is stated; choose {every} and fill in its fields"
     return (f"the file states the load {_COUNT_WORDS[len(ways)]} ways ({' and '.join(ways)}); "
