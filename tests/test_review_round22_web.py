@@ -3,12 +3,28 @@
 - web/forms.py was 597 lines (the limit is 600): the form's fields (labels, kinds, help, the
   load's and the kind's groups) are web/fields.py now, forms.py the form ⇄ requirements ⇄
   YAML; the pages are unchanged (the same HTML for every archetype and uploaded file).
+- a phone's charts were drawn for the PDF's column (658 px) and shown at that size in a box
+  that scrolled sideways: half of each chart off a 390 px screen. Each chart is drawn at a
+  phone's width too (documents/charts.py ``width_in``, 3.3 inches: 317 px), its texts the
+  printed size, and shown below 640 px; the PDF's charts are byte-identical.
+
+Browser tests use Debian's Chromium (test_web_browser.py's fixtures; they FAIL without it).
 """
 
 from __future__ import annotations
 
+import html as html_lib
+import re
 from pathlib import Path
+from typing import Any
 
+import pytest
+from matplotlib.font_manager import FontProperties
+from test_web_browser import SHOTS, browser, click_to_new_page, server  # noqa: F401  (fixtures)
+
+from llmsizer.documents import charts
+from llmsizer.documents.chartcanvas import text_size
+from llmsizer.documents.proposal.format import Formatter
 from llmsizer.web import fields, forms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,3 +46,112 @@ def test_forms_split_leaves_room_for_the_next_field() -> None:
                                ("workloads[0].concurrent_users", "40")])
     assert data["policy"] == {"headroom": 0.25}
     assert data["workloads"] == [{"name": "Chat", "concurrent_users": 40}]
+
+
+# ---- the phone's charts ------------------------------------------------------------------
+
+_TEXT = re.compile(r"<text ([^>]*)>([^<]*)</text>")
+
+
+def _texts(svg: str) -> list[tuple[float, str, float, float]]:
+    """Each text of an SVG chart: (font size, text, left, right) in points; the axes' titles
+    turned upright (their length runs down the chart) are left out."""
+    out = []
+    for attrs, body in _TEXT.findall(svg):
+        if re.search(r"rotate\(-?90", attrs):
+            continue
+        size = float(re.search(r"font-size: ([\d.]+)px", attrs)[1])  # type: ignore[index]
+        bold = "font-weight: 700" in attrs
+        width = text_size(html_lib.unescape(body), FontProperties(
+            size=size, weight="bold" if bold else "normal"))[0]
+        anchor = re.search(r"text-anchor: (\w+)", attrs)
+        x = re.search(r' x="([\d.-]+)"', attrs) or re.search(r"translate\(([\d.-]+) ", attrs)
+        assert x, attrs
+        left = float(x[1]) - {"start": 0, "middle": width / 2, "end": width}[
+            anchor[1] if anchor else "start"]
+        out.append((size, html_lib.unescape(body), left, left + width))
+    return out
+
+
+USD = Formatter("USD")
+
+
+def _width_pt(svg: str) -> float:
+    return float(re.search(r'width="([\d.]+)pt"', svg)[1])  # type: ignore[index]
+
+
+MEMORY_BARS = [charts.MemoryBar(label="Claims document classification", segments={},
+                                chosen=False)] + [
+    charts.MemoryBar(label=f"{name}\nFP8/FP8 · TP{tp}", chosen=i == 0, segments={
+        "weights_gb": w, "kv_in_use_gb": k, "kv_spare_gb": s, "memory_reserved_gb": 5.0,
+        "replica_memory_gb": w + k + s + 5.0})
+    for i, (name, tp, w, k, s) in enumerate([("H200 SXM 141GB", 4, 70.0, 40.0, 449.0),
+                                             ("H100 SXM 80GB", 2, 70.0, 30.0, 55.0)])]
+
+
+def test_a_phones_memory_chart_is_drawn_at_its_width_with_printed_texts() -> None:
+    """At 3.3 inches (317 px), every text of the memory chart is the printed size (6.5 points
+    or more: 8.7 px and more on the screen) and lies inside the chart: the legend's last key
+    ("Reserve") ran off its right edge, the longest bar's "564.0 GB" too."""
+    svg = charts.memory_chart(MEMORY_BARS, lambda x: f"{x:,.1f} GB", width_in=charts.PHONE_WIDTH_IN)
+    width = _width_pt(svg)
+    assert width == pytest.approx(3.3 * 72)  # 237.6 pt
+    texts = _texts(svg)
+    assert {"Weights", "KV in use", "KV spare", "Reserve", "564.0 GB"} <= {t[1] for t in texts}
+    for size, body, left, right in texts:
+        assert size >= 6.5, (body, size)
+        assert left >= -0.5 and right <= width + 0.5, (body, left, right, width)
+    # the PDF's chart is the one it always was: 6.85 inches, the default
+    assert _width_pt(charts.memory_chart(MEMORY_BARS, lambda x: f"{x:,.1f} GB")) == \
+        pytest.approx(6.85 * 72)
+
+
+def test_a_phones_throughput_chart_sets_its_legend_in_rows() -> None:
+    """The throughput chart's legends at a phone's width: in rows of printed-size text (one
+    row each was set in 4-point text to fit 3.3 inches), every text inside the chart."""
+    points = [{"batch_per_replica": b, "tokens_per_s_per_user": 80 / (1 + b / 40),
+               "replica_output_tokens_per_s": 80 * b / (1 + b / 40)} for b in range(1, 257, 8)]
+    chosen = {"batch_per_replica": 108.0, "tokens_per_s_per_user": 30.7,
+              "replica_output_tokens_per_s": 2716.0}
+    args = (points, chosen, 25.0, [(256.0, "engine batch cap")],
+            USD.tok_s, USD.count)
+    with charts.drawn_width(charts.PHONE_WIDTH_IN):  # as the web app asks for it
+        svg = charts.throughput_chart(*args)
+    width, texts = _width_pt(svg), _texts(svg)
+    assert width == pytest.approx(237.6)
+    legend = [t for t in texts if t[1].startswith(("Tokens/s per", "Target", "Chosen batch",
+                                                   "Engine batch cap"))]
+    assert len(legend) == 5
+    for _size, body, left, right in texts:
+        assert left >= -0.5 and right <= width + 0.5, (body, left, right, width)
+    # the chosen batch's key, 3.1 inches long, is a row of its own at the printed size
+    assert min(size for size, *_ in legend) >= 6.8, legend
+    # the block's width ends with it: the PDF's chart after it
+    assert _width_pt(charts.throughput_chart(*args)) == pytest.approx(6.85 * 72)
+
+
+def _page(browser: Any, width: int) -> Any:  # noqa: F811
+    return browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 900})
+
+
+@pytest.mark.parametrize(("width", "drawn"), [(390, 317), (1280, 658)])
+def test_a_phone_shows_whole_charts_a_laptop_the_pdfs(server: str, browser: Any,  # noqa: F811
+                                                      width: int, drawn: int) -> None:
+    """The chat quick start: at 390 px the two charts shown are drawn 317 px wide and shown
+    at that size, nothing sliding sideways (each was 658 px in a 320 px box); at 1,280 px the
+    PDF's 658 px charts, as before."""
+    page = _page(browser, width)
+    page.goto(server)
+    click_to_new_page(page, "#start-chat")
+    page.wait_for_selector("#charts .chart-box", timeout=60000)
+    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every(i => i.complete)")
+    shown = page.evaluate("""() => [...document.querySelectorAll('#charts img.chart')]
+        .filter(i => i.offsetParent !== null).map(i => [i.naturalWidth,
+        i.getBoundingClientRect().width, i.closest('.chart-box').scrollWidth
+        - i.closest('.chart-box').clientWidth])""")
+    assert len(shown) == 2, shown  # the memory chart and the workload's throughput chart
+    for natural, on_screen, overflow in shown:
+        assert natural == drawn and on_screen >= natural - 1 and overflow == 0, shown
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.locator("#charts").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"round22-charts-{width}px.png"))

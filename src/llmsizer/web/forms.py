@@ -360,3 +360,33 @@ def _key_words(keys: str) -> str:
     """'measured.file' -> 'Measured file': the keys of a field the form has no label for."""
     text = printable(" ".join(_ITEM.sub("", keys).replace("_", " ").split(".")))
     return text[:1].upper() + text[1:]
+
+
+# A field's path inside a message of a rule across sections (inputs/rules.py: the currency
+# and its exchange rate, a price above its bound): "costs.gpu_prices.h100-pcie: too high ...",
+# "account.currency is EUR, but catalog prices are in USD: add costs.usd_exchange_rate (...)".
+_PATH = re.compile(r"(?<![\w.])((?:account|hardware|policy|costs)\.[a-z_]+(?:\.[a-z0-9][\w.-]*?)?)"
+                   r"(?=[\s:,;)]|$)")
+
+
+def paths_words(message: str, data: Mapping[str, Any]) -> tuple[str | None, str]:
+    """A message that names the form's fields by their paths in the file (and no field of its
+    own): the field to mark (the one the message says to add, else the first it names) and the
+    message in the form's words, each field by its label in quotes, "add" as "fill in", the
+    marked field's own path left out where the message starts with it (review round 22: the
+    form showed "error: costs.gpu_prices.h100-pcie: too high (found 1e+12) ...")."""
+    named = [m[1] for m in _PATH.finditer(message)
+             if field_kind(m[1]) not in ("", "group") or is_price_field(m[1])]
+    if not named:
+        return None, message
+    added = re.search(r"\badd (\S+)", message)
+    field = added[1] if added and added[1] in named else named[0]
+    for lead in (f"{field}: ", f"{field} "):
+        if message.startswith(lead):
+            message = message[len(lead):]
+            break
+
+    def label(m: re.Match[str]) -> str:
+        return f"“{field_words(m[1], data).split(' — ', 1)[-1]}”" if m[1] in named else m[0]
+
+    return field, re.sub(r"\badd “", "fill in “", _PATH.sub(label, message))

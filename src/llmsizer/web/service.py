@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import InputError, LlmsizerError
+from ..documents.charts import PHONE_WIDTH_IN, drawn_width
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
 from ..documents.proposal.format import (
@@ -147,8 +148,13 @@ class Sized:
 
 @dataclass(frozen=True)
 class Charts:
+    """The charts at the PDF's width, and again at a phone's (``phone_``: shown in its place
+    below 640 px, app.css), each workload's throughput chart by its index in ``views``."""
+
     views: list[WorkloadView]
     memory_chart: Any
+    phone_memory_chart: Any = None
+    phone_throughput: tuple[Any, ...] = ()
 
 
 class _Cache:
@@ -512,5 +518,9 @@ def charts(sized: Sized) -> Charts | None:
         if sized.charts is None:
             result, cat, fmt = sized.result, catalog(), sized.fmt
             views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
-            sized.charts = Charts(views, memory_svg(views, fmt))
+            with drawn_width(PHONE_WIDTH_IN):  # a phone's: no sideways scrolling, texts as printed
+                narrow = [workload_view(result, i, cat, fmt) for i in range(len(views))]
+                phone_memory = memory_svg(narrow, fmt)
+            sized.charts = Charts(views, memory_svg(views, fmt), phone_memory,
+                                  tuple(v.throughput_chart for v in narrow))
     return sized.charts
