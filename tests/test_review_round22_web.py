@@ -7,6 +7,9 @@
   that scrolled sideways: half of each chart off a 390 px screen. Each chart is drawn at a
   phone's width too (documents/charts.py ``width_in``, 3.3 inches: 317 px), its texts the
   printed size, and shown below 640 px; the PDF's charts are byte-identical.
+- a rule across sections (a price above its bound, the currency without its exchange rate)
+  was told with the file's paths and marked no field: "error: costs.gpu_prices.h100-pcie:
+  too high (found 1e+12)", "account.currency is EUR, but ...: add costs.usd_exchange_rate".
 
 Browser tests use Debian's Chromium (test_web_browser.py's fixtures; they FAIL without it).
 """
@@ -17,15 +20,18 @@ import html as html_lib
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
+from fastapi.testclient import TestClient
 from matplotlib.font_manager import FontProperties
 from test_web_browser import SHOTS, browser, click_to_new_page, server  # noqa: F401  (fixtures)
 
 from llmsizer.documents import charts
 from llmsizer.documents.chartcanvas import text_size
 from llmsizer.documents.proposal.format import Formatter
-from llmsizer.web import fields, forms
+from llmsizer.web import archetypes, fields, forms
+from llmsizer.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "llmsizer" / "web"
@@ -155,3 +161,41 @@ def test_a_phone_shows_whole_charts_a_laptop_the_pdfs(server: str, browser: Any,
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.locator("#charts").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"round22-charts-{width}px.png"))
+
+
+# ---- a rule across sections, in the form's words -----------------------------------------
+
+def _sized(over: dict[str, str]) -> str:
+    values = forms.form_values(archetypes.requirements("chat")) | over
+    items = [(k, s) for k, v in values.items() for s in (v if isinstance(v, list) else [v])]
+    with TestClient(create_app()) as c:
+        r = c.post("/size", content=urlencode(items),
+                   headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 200
+    return r.text
+
+
+def _error(text: str) -> tuple[str, str]:
+    """The results panel's error line and the field it marks."""
+    line = re.search(r'id="sizing-error">(.*?)</div>', text, re.S)
+    field = re.search(r'id="error-slot" data-field="([^"]*)"', text)
+    assert line and field, text[:500]
+    return html_lib.unescape(line[1]), field[1]
+
+
+@pytest.mark.parametrize(("over", "field", "words"), [
+    ({"costs.gpu_prices.h100-pcie": "1e12"}, "costs.gpu_prices.h100-pcie",
+     "error: Costs — Purchase per GPU, NVIDIA H100 PCIe: too high (found 1e+12); allowed: "
+     "at most 10,000,000 USD per GPU"),
+    ({"account.currency": "EUR"}, "costs.usd_exchange_rate",
+     "error: Costs — Units per US dollar: “Currency” is EUR, but catalog prices are in USD: "
+     "fill in “Units per US dollar” (EUR per US dollar, e.g. 0.92)"),
+    ({"costs.usd_exchange_rate": "2"}, "costs.usd_exchange_rate",
+     "error: Costs — Units per US dollar: must be 1 (or left out) when “Currency” is USD"),
+])
+def test_a_rule_across_sections_marks_its_field_in_the_forms_words(
+        over: dict[str, str], field: str, words: str) -> None:
+    """The loader's message names fields by their paths in the file (the CLI's reader has
+    the file); the form marks the field and says each by its label."""
+    line, marked = _error(_sized(over))
+    assert (line, marked) == (words, field)

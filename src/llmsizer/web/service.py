@@ -431,6 +431,8 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
         message = EMPTY
         if where == "account":  # every account field empty: its required one
             where = "account.name"
+    if where is None:  # a rule across sections names its fields by their paths in the file
+        where, message = forms.paths_words(message, data)
     words = forms.field_words(where, data) if where else ""
     return Problem(where, message, f"{words}: {message}" if words else message)
 
