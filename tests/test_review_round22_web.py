@@ -199,3 +199,32 @@ def test_a_rule_across_sections_marks_its_field_in_the_forms_words(
     the file); the form marks the field and says each by its label."""
     line, marked = _error(_sized(over))
     assert (line, marked) == (words, field)
+
+
+def test_a_whole_number_typed_with_an_exponent_is_told_its_bound() -> None:
+    """"1e12" prompt tokens was told "must be a whole number (found 1000000000000.0)": it is
+    one, and too many; "1e3" users is 1,000 users."""
+    line, marked = _error(_sized({"workloads[0].prompt_tokens": "1e12"}))
+    assert (line, marked) == ("error: Chat API — Prompt tokens: must be at most 2,000,000 (found "
+                              "1000000000000); allowed: a whole number from 1 to 2,000,000",
+                              "workloads[0].prompt_tokens")
+    data = forms.form_to_data([("workloads[0].concurrent_users", "1e3"),
+                               ("workloads[0].targets.ttft_s", "1.5e0")])
+    assert data["workloads"] == [{"concurrent_users": 1000, "targets": {"ttft_s": 1.5}}]
+
+
+def test_the_estimate_pages_figures_leave_their_labels_room_on_a_phone(
+        server: str, browser: Any) -> None:  # noqa: F811
+    """At 390 px the estimate's weights and KV line ("70.6 GB · 0.19 GB of 125.9 GB usable")
+    was kept on one line and squeezed the labels' column to 74 px: "Time to first token
+    (TTFT)" took four lines. It wraps now; every label is two lines at most."""
+    page = _page(browser, 390)
+    page.goto(server + "estimate")
+    page.wait_for_selector("#ttft")
+    heights = page.evaluate("""() => [...document.querySelectorAll('#estimate-figures th')].map(
+        th => [th.innerText, th.getBoundingClientRect().width,
+               th.getBoundingClientRect().height / parseFloat(getComputedStyle(th).lineHeight)])""")
+    assert len(heights) == 7
+    for label, width, lines in heights:
+        assert width > 110 and lines < 2.9, (label, width, lines)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

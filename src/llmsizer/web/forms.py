@@ -88,6 +88,10 @@ def _typed(generic: str, value: str) -> Any:
         x = float(value)
     except ValueError:
         return value  # the schema says what is wrong with it, beside the field
+    if "e" in value.lower() and x.is_integer() and abs(x) < 1e18:
+        # "1e12" tokens is a whole number: the schema says it is too many ("must be at most
+        # 2,000,000"), not "must be a whole number (found 1000000000000.0)" (review round 22)
+        return int(x)
     return x if math.isfinite(x) else value
 
 
