@@ -236,9 +236,10 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
         if total <= room or fontsize <= 4:
             break
         fontsize *= 0.95
-    # centred, but never past the figure's edge (a bar chart's legend is centred over its axes,
-    # right of the labels: on a phone's narrow chart its last key ran off the chart)
-    x, y = min(max(centre_in * 72 - total / 2, 4.0), max(room + 4 - total, 4.0)), middle_in * 72
+    x, y = centre_in * 72 - total / 2, middle_in * 72
+    if x + total > room + 8 or x < 0:  # centred, it would run off the figure (a bar chart's is
+        # centred over its axes, right of the labels: a phone's narrow chart lost its last key)
+        x = max(4.0, room + 4 - total)
     points = Affine2D().scale(1 / 72) + fig.dpi_scale_trans
     for key, handle, width in zip(keys, handles, widths, strict=True):
         if isinstance(key, Line2D) and key.get_linestyle() in ("None", "none", ""):
