@@ -113,7 +113,7 @@ def test_the_forms_electricity_placeholder_is_the_default_in_the_accounts_curren
     from fastapi.testclient import TestClient
 
     from llmsizer.web.app import create_app
-    from llmsizer.web.forms import tariff_placeholder
+    from llmsizer.web.fields import tariff_placeholder
 
     bank = DATA / "eu-bank-cloud.yaml"
     applied = load(bank).req.costs.electricity_per_kwh

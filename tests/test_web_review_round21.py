@@ -6,7 +6,7 @@ tests FAIL without it, as those do).
   ("Response time (s): sets tokens/s per user" beside "Tokens/s per user" at 390 px,
   "Inter-token latency, 90th percentile (ms)" at 1,440 px, a node's price at 768 px);
 - the charts (drawn for the PDF's 6.85-inch column, 658 px) were shrunk to 320 px on a phone:
-  their labels 4.4 px high;
+  their labels 4.4 px high (round 22 draws them at the phone's width);
 - "sizing…" sat at the top of the results column: 3,800 px down a phone's page, below the
   whole form, while the field being typed in was on screen.
 
@@ -96,26 +96,9 @@ def test_a_field_with_a_message_keeps_its_neighbour_in_line(server: str, browser
     assert apart == [], apart
 
 
-def test_a_phones_charts_keep_their_drawn_size(server: str, browser: Any) -> None:  # noqa: F811
-    """At 390 px each chart is shown at no less than the size it is drawn at (its labels
-    6.8 pt, 9 px: as on the PDF's page), its own box scrolling sideways, never the page."""
-    page = _page(browser, 390)
-    page.goto(server)
-    click_to_new_page(page, "#start-chat")
-    page.wait_for_selector("img.chart", timeout=60000)
-    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every(i => i.complete)")
-    sizes = page.evaluate("""() => [...document.querySelectorAll('img.chart')].map(i =>
-        [i.naturalWidth, i.getBoundingClientRect().width])""")
-    assert len(sizes) == 2  # the memory chart and the workload's throughput chart
-    for natural, shown in sizes:
-        assert natural > 600 and shown >= natural - 1, sizes
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    # the box slides, and the page says so (a phone shows no scroll bar until touched)
-    assert page.evaluate("""() => [...document.querySelectorAll('.chart-box')]
-        .every(b => b.scrollWidth > b.clientWidth)""")
-    assert page.locator("#charts .phone-only").is_visible()
-    page.locator("#charts").scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "round21-charts-390px.png"))
+# test_a_phones_charts_keep_their_drawn_size (the PDF's 658 px charts shown at their size in a
+# box sliding sideways) is superseded: a phone's charts are drawn at its width since round 22
+# (test_review_round22_web.py, test_a_phone_shows_whole_charts_a_laptop_the_pdfs).
 
 
 @pytest.mark.parametrize("width", [390, 1440])

@@ -259,8 +259,10 @@ def test_an_update_returns_the_numbers_and_the_charts_follow(client: TestClient)
     assert 'id="headline"' in r.text and 'class="chart"' not in r.text
     assert 'hx-post="/charts" hx-trigger="load"' in r.text
     first = post(client, "/charts", items)
-    # the memory budget of the options, and the one workload's throughput against batch
-    assert first.status_code == 200 and first.text.count('<img class="chart"') == 2
+    # the memory budget of the options, and the one workload's throughput against batch, each
+    # drawn at the PDF's width and at a phone's (review round 22)
+    assert first.status_code == 200 and first.text.count('<img class="chart"') == 4
+    assert first.text.count('class="chart-phone"') == 2
     assert post(client, "/charts", items).text == first.text
     # what the charts worker does (jobs.Drawer), here: the same charts, kept with the
     # cached sizing and not drawn again

@@ -10,7 +10,9 @@ date in the metadata make the output byte-stable.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +29,7 @@ __all__ = [
     "NAVY",
     "ORANGE",
     "PAGE_WIDTH_IN",
+    "PHONE_WIDTH_IN",
     "RC",
     "SAND",
     "TEAL",
@@ -34,6 +37,8 @@ __all__ = [
     "TICK",
     "Fmt",
     "canvas",
+    "drawn_at",
+    "drawn_width",
     "text_size",
     "to_svg",
 ]
@@ -70,6 +75,26 @@ Fmt = Callable[[float], str]
 
 # Content width of the A4 page (210 mm - 2 x 18 mm margins) in inches.
 PAGE_WIDTH_IN = 6.85
+# A phone's column: a 390 px screen less the page's and the panel's margins (web/static/app.css,
+# 320 CSS px) is 3.33 inches at the browser's 96 px an inch; 6.8-point texts are 9 px, as printed.
+PHONE_WIDTH_IN = 3.3
+_WIDTH: ContextVar[float] = ContextVar("chart_width_in", default=PAGE_WIDTH_IN)
+
+
+@contextmanager
+def drawn_width(width_in: float) -> Iterator[None]:
+    """The memory and throughput charts (``charts``) drawn inside this block are ``width_in``
+    wide (the web page's phone layout: :data:`PHONE_WIDTH_IN`); the PDF's column outside it."""
+    token = _WIDTH.set(width_in)
+    try:
+        yield
+    finally:
+        _WIDTH.reset(token)
+
+
+def drawn_at() -> float:
+    """The width in inches the charts drawn now are asked for (:func:`drawn_width`)."""
+    return _WIDTH.get()
 
 
 def to_svg(fig: Figure) -> str:

@@ -10,6 +10,11 @@ per workload, bars are one collection per series, and axes are drawn as plain te
 and one gridline collection instead of matplotlib's ticks (five artists each).
 
 The SVG canvas, its settings and the palette are in ``chartcanvas``.
+
+Width: the memory and throughput charts are drawn for the PDF's column (``PAGE_WIDTH_IN``)
+unless a width is given, as an argument or for a block of drawing (:func:`drawn_width`: the
+web app's phone layout, ``PHONE_WIDTH_IN``, where their texts keep the printed page's size
+and the chart fits the screen instead of scrolling sideways).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from .chartcanvas import (
     NAVY,
     ORANGE,
     PAGE_WIDTH_IN,
+    PHONE_WIDTH_IN,
     RC,
     SAND,
     TEAL,
@@ -42,23 +48,34 @@ from .chartcanvas import (
     TICK,
     Fmt,
     canvas,
+    drawn_at,
+    drawn_width,
     text_size,
     to_svg,
 )
 
 __all__ = [
     "MEMORY_SEGMENTS",
+    "PHONE_WIDTH_IN",
     "CostBar",
     "MemoryBar",
     "TornadoRow",
     "breakeven_chart",
     "breakeven_window",
     "cost_chart",
+    "drawn_width",
     "memory_chart",
     "memory_segments",
     "throughput_chart",
     "tornado_chart",
 ]
+
+def _narrow(width_in: float | None) -> tuple[float, bool]:
+    """The width to draw at (the argument, or :func:`drawn_width`'s) and whether it is narrower
+    than the PDF's column (a phone: fewer values on an axis, legends in rows)."""
+    w = width_in if width_in is not None else drawn_at()
+    return w, w < PAGE_WIDTH_IN - 1e-9
+
 
 MEMORY_SEGMENTS = (
     ("weights_gb", "Weights", NAVY),
@@ -220,6 +237,9 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
             break
         fontsize *= 0.95
     x, y = centre_in * 72 - total / 2, middle_in * 72
+    if x + total > room + 8 or x < 0:  # centred, it would run off the figure (a bar chart's is
+        # centred over its axes, right of the labels: a phone's narrow chart lost its last key)
+        x = max(4.0, room + 4 - total)
     points = Affine2D().scale(1 / 72) + fig.dpi_scale_trans
     for key, handle, width in zip(keys, handles, widths, strict=True):
         if isinstance(key, Line2D) and key.get_linestyle() in ("None", "none", ""):
@@ -237,6 +257,26 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
         fig.text(x + handle + pad, y, key.get_label(), fontsize=fontsize, va="center",
                  transform=points)
         x += handle + pad + width + gap
+
+
+def _rows(keys: Sequence[Any], room_pt: float, fontsize: float = 6.8) -> list[list[Any]]:
+    """Legend keys in rows that each fit ``room_pt`` at ``fontsize`` (as :func:`_legend` lays a
+    row out), in their order: a narrow chart's legend in two or three rows rather than one in
+    a font too small to read. A key too wide on its own has a row to itself (and shrinks)."""
+    prop = FontProperties(size=fontsize)
+    pad, gap = 0.8 * fontsize, 1.6 * fontsize
+    rows: list[list[Any]] = []
+    used = 0.0
+    for k in keys:
+        need = (1.8 if isinstance(k, Line2D) else 1.2) * fontsize + pad + text_size(
+            k.get_label(), prop)[0]
+        if rows and used + gap + need <= room_pt:
+            rows[-1].append(k)
+            used += gap + need
+        else:
+            rows.append([k])
+            used = need
+    return rows
 
 
 def _bar_legend(ax: Any, fontsize: float = 6.8) -> None:
@@ -258,19 +298,22 @@ class MemoryBar:
     chosen: bool
 
 
-def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
+def memory_chart(bars: Sequence[MemoryBar], gb: Fmt, width_in: float | None = None) -> str:
     """Horizontal stacked bars: memory of one replica per option, in groups headed by
     their workload when there are several (one chart per account: each chart costs
-    ~50 ms to make and draw)."""
+    ~50 ms to make and draw). ``width_in``: see :func:`drawn_width`; a narrow chart gives
+    its labels 38 % of its width and its axis three values."""
     rows = max(len(bars), 1)
-    room = _label_room(1.75)
+    width, narrow = _narrow(width_in)
+    left = round(0.38 * width, 2) if narrow else 1.75
+    room = _label_room(left, width_in=width)
     labels = [_wrap(b.label, FontProperties(size=6.8, weight="bold" if b.chosen or not b.segments
                                             else "normal"), room) for b in bars]
     # a third line of label (a long GPU name wrapped) needs a taller row
     lines = max((label.count("\n") + 1 for label in labels), default=1)
     with matplotlib.rc_context(RC):
-        fig, ax = canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, 1.75,
-                          top_in=0.34, bottom_in=0.46)
+        fig, ax = canvas("memory", 0.8 + (0.36 + 0.12 * max(lines - 2, 0)) * rows, left,
+                          top_in=0.34, bottom_in=0.46, width_in=width)
         ys = list(range(len(bars)))[::-1]
         drawn = [(y, b) for y, b in zip(ys, bars, strict=True) if b.segments]
         lefts = [0.0] * len(drawn)
@@ -280,6 +323,11 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
             lefts = [left + width for left, width in zip(lefts, widths, strict=True)]
         ax.set_ylim(-0.6, len(bars) - 0.4)
         top = 1.1 * max(lefts, default=1.0)
+        if narrow and drawn:  # room right of the longest bar for its value ("1,130 GB")
+            axes_pt = (width - left - 0.15) * 72
+            widest = max(text_size(gb(b.segments["replica_memory_gb"]),
+                                   FontProperties(size=6.5))[0] for _y, b in drawn)
+            top = max(top, max(lefts) * axes_pt / max(axes_pt - widest - LABEL_GAP_PT - 2, 1))
         ax.set_xlim(0, top)
         for y, b in drawn:
             ax.text(b.segments["replica_memory_gb"], y, gb(b.segments["replica_memory_gb"]),
@@ -287,14 +335,15 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt) -> str:
         _row_labels(ax, ys, labels, fontsize=6.8,
                     bold=[b.chosen or not b.segments for b in bars],
                     colors=[NAVY if not b.segments else "#4a5563" for b in bars])
-        _x_values(ax, _nice_ticks(top, 5), lambda x: f"{x:,.0f}", "GB per replica")
+        _x_values(ax, _nice_ticks(top, 3 if narrow else 5), lambda x: f"{x:,.0f}",
+                  "GB per replica")
         _bar_legend(ax)
         return to_svg(fig)
 
 
 def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str, float],
                      slo_tok_s: float, caps: Sequence[tuple[float, str]], tok_s: Fmt,
-                     count: Fmt) -> str:
+                     count: Fmt, width_in: float | None = None) -> str:
     """Per-user speed (left axis, with the SLO line) and replica throughput (right axis)
     against batch. One panel: the replica series is drawn through a vertical scaling of the
     same axes, so its right-hand axis needs no second set of axes (charts cost ~1 ms per
@@ -302,7 +351,8 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
 
     No text is drawn inside the plot: the chosen batch's figures and the batch limit are
     legend entries in a second row above it, so no label can land on a curve, a dot or
-    another label, whatever the curves' shapes."""
+    another label, whatever the curves' shapes. ``width_in``: see :func:`drawn_width`; a
+    narrow chart sets its legends in as many rows as they need, each 12 points high."""
     xs = [p["batch_per_replica"] for p in points]
     users = [p["tokens_per_s_per_user"] for p in points]
     replicas = [p["replica_output_tokens_per_s"] for p in points]
@@ -310,40 +360,52 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     x_top = _axis_top([*xs, cb, *(x for x, _label in caps)])
     left_top = _axis_top([*users, slo_tok_s, chosen["tokens_per_s_per_user"]])
     right_top = _axis_top([*replicas, chosen["replica_output_tokens_per_s"]])
+    width, narrow = _narrow(width_in)
+    lines = ["Tokens/s per user (left)", "Tokens/s per replica (right)"]
+    if slo_tok_s > 0:
+        lines.append(f"Target {tok_s(slo_tok_s)} per user")
+    marks = [f"Chosen batch {count(cb)}: {tok_s(chosen['tokens_per_s_per_user'])} per user, "
+             f"{tok_s(chosen['replica_output_tokens_per_s'])} per replica"]
+    marks += [f"{label[:1].upper()}{label[1:]} at batch {count(x)}" for x, label in caps]
+    # each legend's rows: one each at the PDF's width, as many as they need on a phone
+    rows = [[len(r) for r in _rows([Line2D([], [], label=s) for s in texts], width * 72 - 8)]
+            if narrow else [len(texts)] for texts in (lines, marks)]
+    more = (len(rows[0]) + len(rows[1]) - 2) * 12 / 72  # inches: 12 points a row
     with matplotlib.rc_context(RC):
-        fig, ax = canvas("throughput", 2.65, 0.62, top_in=0.45, bottom_in=0.42, right_in=0.62)
+        fig, ax = canvas("throughput", 2.65 + more, 0.62, top_in=0.45 + more, bottom_in=0.42,
+                         right_in=0.62, width_in=width)
         ax.spines["right"].set_visible(True)
         ax.set_xlim(0, x_top)
         ax.set_ylim(0, left_top)
         # The right-hand series drawn in the left axis's units: top of one = top of the other.
         on_right = Affine2D().scale(1, left_top / right_top) + ax.transData
-        handles = ax.plot(xs, users, color=NAVY, label="Tokens/s per user (left)")
-        handles += ax.plot(xs, replicas, color=TEAL, label="Tokens/s per replica (right)",
-                           transform=on_right)
+        handles = ax.plot(xs, users, color=NAVY, label=lines[0])
+        handles += ax.plot(xs, replicas, color=TEAL, label=lines[1], transform=on_right)
         if slo_tok_s > 0:
             handles.append(ax.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
-                                      label=f"Target {tok_s(slo_tok_s)} per user"))
+                                      label=lines[2]))
         ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
         for key, where in (("tokens_per_s_per_user", ax.transData),
                            ("replica_output_tokens_per_s", on_right)):
             ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5,
                     transform=where)
         notes = [Line2D([], [], color=ORANGE, marker="o", markersize=5, linestyle="none",
-                        label=f"Chosen batch {count(cb)}: "
-                              f"{tok_s(chosen['tokens_per_s_per_user'])} per user, "
-                              f"{tok_s(chosen['replica_output_tokens_per_s'])} per replica")]
-        for x, label in caps:
+                        label=marks[0])]
+        for (x, _label), text in zip(caps, marks[1:], strict=True):
             ax.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
             notes.append(Line2D([], [], color="#9aa4b1", linewidth=0.7, linestyle="-.",
-                                label=f"{label[:1].upper()}{label[1:]} at batch {count(x)}"))
+                                label=text))
         _y_values(ax, _nice_ticks(left_top, 4), count, "tok/s per user", NAVY)
         _y_values(ax, _nice_ticks(right_top, 4), count, "tok/s per replica", TEAL, right=True,
                   scaled=on_right)
-        _x_values(ax, _nice_ticks(x_top, 6, integer=True), count,
+        _x_values(ax, _nice_ticks(x_top, 4 if narrow else 6, integer=True), count,
                   "Batch (sequences per replica)")
-        width, height = fig.get_size_inches()
-        _legend(fig, handles, width / 2, height - 10.5 / 72)
-        _legend(fig, notes, width / 2, height - 22.5 / 72)
+        height = fig.get_size_inches()[1]
+        middle = height - 10.5 / 72
+        for keys, counts in ((handles, rows[0]), (notes, rows[1])):
+            for n in counts:
+                _legend(fig, keys[:n], width / 2, middle)
+                keys, middle = keys[n:], middle - 12 / 72
         return to_svg(fig)
 
 

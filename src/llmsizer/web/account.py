@@ -21,7 +21,7 @@ from ..documents.xlsxsafe import MAX_WORKBOOK_BYTES
 from ..inputs.loader import load_from_text
 from ..inputs.yamlfile import MAX_BYTES as MAX_YAML_BYTES
 from ..sizing.results import slugify
-from . import archetypes, forms
+from . import archetypes, fields, forms
 from .jobs import MEDIA, Busy, render_document, reread_workbook
 from .render import ENV, page
 from .service import FORM_SOURCE, Sized, catalog, size_text, syntax_words, upload_words, web_words
@@ -65,7 +65,7 @@ async def _submitted(request: Request) -> Submitted:
 def _context(data: dict[str, Any], sized: Sized, **extra: Any) -> dict[str, Any]:
     values = forms.form_values(data)
     return {"values": values, "workloads": max(1, forms.workload_count(values)), "sized": sized,
-            "forms": forms, "catalog": catalog(), "archetypes": archetypes.ARCHETYPES,
+            "fields": fields, "catalog": catalog(), "archetypes": archetypes.ARCHETYPES,
             "upload_error": None, "upload_note": None, "diff": None, "warnings": (), "found": {}, **extra}
 
 
@@ -124,7 +124,7 @@ def new_workload(request: Request, index: int = 0, start: str = "chat") -> HTMLR
         # was pressed ("two workloads are named 'Chat API'"; review round 20)
         added["name"] = f"{added['name']} ({index + 1})"
     values = forms.form_values({"workloads": [{}] * index + [added]})
-    return page(request, "_workload.html.j2", i=index, values=values, forms=forms,
+    return page(request, "_workload.html.j2", i=index, values=values, fields=fields,
                 catalog=catalog())
 
 

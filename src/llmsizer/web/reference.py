@@ -17,7 +17,7 @@ from ..model.expr import Value
 from ..sizing.costs import tier_words
 from ..sizing.debugger import roofline
 from ..sizing.engine import estimate
-from .forms import COST_FIELDS
+from .fields import COST_FIELDS
 from .render import display, page
 from .service import catalog
 

@@ -16,9 +16,9 @@ from ..base.version import __version__
 from ..documents.proposal.format import Formatter, customer_words, gpu_split, group_split
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
-from . import forms
+from . import fields, forms
+from .fields import display as display  # its home is fields (the error words use it too)
 from .forms import Configs
-from .forms import display as display  # its home is forms (the error words use it too)
 
 _HERE = resources.files("llmsizer.web")
 ARTICLE = "GenAI Physics, Capacity Planning, and Throughput Estimation"
@@ -38,7 +38,7 @@ WIDE_CHOICE = 22
 # box the user types in, and a choice by the words its list shows (review round 20). Keys with
 # an underscore only, so that no plain word ("engine") is taken for one; a vLLM flag the help
 # names as vLLM's ("vLLM's gpu_memory_utilization") stays the flag.
-_FIELDS = (*forms.KIND_FIELDS, *forms.LOAD_FIELDS, *forms.POLICY_FIELDS, *forms.COST_FIELDS)
+_FIELDS = (*fields.KIND_FIELDS, *fields.LOAD_FIELDS, *fields.POLICY_FIELDS, *fields.COST_FIELDS)
 _LABELS = {f.key.rsplit(".", 1)[-1]: f.label for f in _FIELDS}
 _LABELS.update({c: w for f in _FIELDS for c, w in zip(f.choices, f.words, strict=False) if w})
 _LABELS = {k: v for k, v in _LABELS.items() if "_" in k}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import InputError, LlmsizerError
+from ..documents.charts import PHONE_WIDTH_IN, drawn_width
 from ..documents.proposal.alternatives import memory_svg
 from ..documents.proposal.debugger import DebugTable, debugger_tables
 from ..documents.proposal.format import (
@@ -40,7 +41,7 @@ from ..model.catalog import Catalog, Model, close_matches, load_catalog
 from ..model.names import platform_words
 from ..sizing.engine import size
 from ..sizing.results import Result
-from . import forms, percent
+from . import fields, forms, percent
 from .forms import Configs
 
 FORM_SOURCE = "requirements"  # how messages name the form's requirements
@@ -117,7 +118,7 @@ class Sized:
             return ""
         return cloud_unpriced_words(
             self.result.totals.cloud_unpriced, catalog().gpus, True,
-            f"Costs, price overrides, {forms.PRICE_LABELS['cloud_gpu_hour']}")
+            f"Costs, price overrides, {fields.PRICE_LABELS['cloud_gpu_hour']}")
 
     def models(self) -> dict[str, Any]:
         """Alternative models side by side, as the PDF's summary words them
@@ -147,8 +148,13 @@ class Sized:
 
 @dataclass(frozen=True)
 class Charts:
+    """The charts at the PDF's width, and again at a phone's (``phone_``: shown in its place
+    below 640 px, app.css), each workload's throughput chart by its index in ``views``."""
+
     views: list[WorkloadView]
     memory_chart: Any
+    phone_memory_chart: Any = None
+    phone_throughput: tuple[Any, ...] = ()
 
 
 class _Cache:
@@ -286,7 +292,7 @@ def _and(words: list[str]) -> str:
 
 def _names(ids: str, joined: str = ", ") -> list[str]:
     """Catalog ids as a message lists them ('h100-sxm, l40s'), as the form's boxes name them."""
-    return [forms.display(i.strip()) for i in ids.split(joined) if i.strip()]
+    return [fields.display(i.strip()) for i in ids.split(joined) if i.strip()]
 
 
 _TICK = "tick each one to consider in the boxes"
@@ -361,7 +367,7 @@ def shape_words(message: str, field: str) -> str:
 
 
 # The load stated more than one way (inputs/rules.py, inputs/kinds.py): the form has one
-# chooser, "Load stated as", with the three ways by name (forms.LOAD_FORMS).
+# chooser, "Load stated as", with the three ways by name (fields.LOAD_FORMS).
 _LOAD_WAYS = re.compile(r"state the load exactly one way: .*?; found (.+)$")
 _COUNT_WORDS = {2: "two", 3: "three"}
 _LOAD_KEY_WAY = {"concurrent_users": "users", "requests_per_s": "rate",
@@ -369,12 +375,12 @@ _LOAD_KEY_WAY = {"concurrent_users": "users", "requests_per_s": "rate",
 
 
 def _load_words(m: re.Match[str]) -> str:
-    names = {key: words for key, words, _ in forms.LOAD_FORMS}
+    names = {key: words for key, words, _ in fields.LOAD_FORMS}
     keys = re.findall(r"[a-z_]+", m[1])
     if keys == ["both"]:  # an embed/rerank workload: only a rate or a population is a load
         keys = ["requests_per_s", "named_users"]
     ways = [names[_LOAD_KEY_WAY[k]] for k in keys if k in _LOAD_KEY_WAY]
-    every = _either([w for _, w, _ in forms.LOAD_FORMS])
+    every = _either([w for _, w, _ in fields.LOAD_FORMS])
     if not ways:
         return f"no load is stated; choose {every} and fill in its fields"
     return (f"the file states the load {_COUNT_WORDS[len(ways)]} ways ({' and '.join(ways)}); "
@@ -425,6 +431,8 @@ def _problem(exc: InputError, data: dict[str, Any]) -> Problem:
         message = EMPTY
         if where == "account":  # every account field empty: its required one
             where = "account.name"
+    if where is None:  # a rule across sections names its fields by their paths in the file
+        where, message = forms.paths_words(message, data)
     words = forms.field_words(where, data) if where else ""
     return Problem(where, message, f"{words}: {message}" if words else message)
 
@@ -512,5 +520,9 @@ def charts(sized: Sized) -> Charts | None:
         if sized.charts is None:
             result, cat, fmt = sized.result, catalog(), sized.fmt
             views = [workload_view(result, i, cat, fmt) for i in range(len(result.workloads))]
-            sized.charts = Charts(views, memory_svg(views, fmt))
+            with drawn_width(PHONE_WIDTH_IN):  # a phone's: no sideways scrolling, texts as printed
+                narrow = [workload_view(result, i, cat, fmt) for i in range(len(views))]
+                phone_memory = memory_svg(narrow, fmt)
+            sized.charts = Charts(views, memory_svg(views, fmt), phone_memory,
+                                  tuple(v.throughput_chart for v in narrow))
     return sized.charts

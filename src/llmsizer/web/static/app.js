@@ -166,7 +166,7 @@
   });
   // The electricity placeholder follows the currency being typed: the default is 0.12 US
   // dollars converted at the exchange rate (the page is drawn with the converted figure,
-  // forms.tariff_placeholder); no figure is computed here, so it says "0.12 USD converted".
+  // fields.tariff_placeholder); no figure is computed here, so it says "0.12 USD converted".
   document.addEventListener("input", function (ev) {
     var t = ev.target;
     if (!t || (t.id !== "account.currency" && t.id !== "costs.usd_exchange_rate")) { return; }
