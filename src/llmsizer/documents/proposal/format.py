@@ -302,6 +302,8 @@ def customer_words(text: str) -> str:
 CATALOG_FIELD_WORDS = {
     "node_power_kw": "the power figure", "base_price_usd": "the price without GPUs",
     "max TP": "the largest tensor-parallel group", "max_tp": "the largest tensor-parallel group",
+    # an encoder's config field, in the embedding models' sources (review round 22)
+    "max_position_embeddings": "positions",
 }
 _CATALOG_FIELDS = re.compile(r"\b(?:" + "|".join(map(re.escape, CATALOG_FIELD_WORDS)) + r")\b")
 # the project's own reference files: dropped where cited after a public source, else said
