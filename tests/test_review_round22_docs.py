@@ -192,3 +192,16 @@ def test_the_workbook_says_stops_where_the_pdf_does(tmp_path: Path) -> None:
     assert "-100.0%" not in fab_text
     nw_text = _sheet_text(nw, tmp_path / "n")
     assert re.search(r"Headroom with one node down \(its pool's\)\s+%\s+-11\.6%", nw_text)
+
+
+def test_advice_says_the_targets_in_words_not_their_input_keys() -> None:
+    """tests/data/mixed-unmet-r22.yaml: the engine's advice reads "Relax e2e_p95_s to at least
+    10.0 s" and "Relax response_time_s so that output_tokens / response_time_s is at most 202
+    tok/s per user" (sizing/advice.py, kept for the CLI and the web page's own terms)."""
+    result = size(load(DATA / "mixed-unmet-r22.yaml"))
+    assert "Relax e2e_p95_s to at least 10.0 s" in (result.workloads[1].advice or "")
+    text = _words(render_html(result))
+    assert re.findall(r"\b[a-z0-9]+_[a-z0-9_]+\b", text) == []
+    assert "Relax the p95 whole-answer target to at least 10.0 s" in text
+    assert ("Relax the response time so that the answer's tokens ÷ the response time is at "
+            "most 202 tok/s per user") in text

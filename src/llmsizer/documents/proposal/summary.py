@@ -15,7 +15,7 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...sizing.deployment import purchase_unpriced as unpriced_gpus
 from ...sizing.results import Result, RetrievalWorkloadResult
-from .format import Formatter, catalog_note, clip
+from .format import Formatter, catalog_note, clip, proposal_words
 from .views import WorkloadView
 
 
@@ -89,7 +89,7 @@ class UnsizedRetrieval:
 
 
 def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrieval:
-    advice = (w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
+    advice = proposal_words(w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
     missed = [o for o in w.options if not o.feasible and float(o.values.get("encoder_fits", 0)) == 1]
     closest = ""
     if missed:  # the lowest latency any GPU reaches, one request per batch
