@@ -14,8 +14,15 @@ Each test fails on the code before the round:
    group", its paragraphs "all 16 nodes of its node group up" and "8 GPUs of its node group wait
    on a node of their own", and the node-loss risk "the nodes of its group": servers bought,
    beside a plan that rents cloud instances (Assurances Rhénanes, 16 one-GPU instances);
+   Sakura Trust Bank's summary read "One node down" and "Sized to survive the loss of one node",
+   its walk-through "with one node down: 35.1 %", for 5 rented cloud instances;
 5. the requirements table named an input key, "vLLM's gpu_memory_utilization", and the
-   embedding models' sources "max_position_embeddings".
+   embedding models' sources "max_position_embeddings";
+6. the advice of a workload no option serves named its targets by their input keys ("Relax
+   e2e_p95_s to at least 10.0 s").
+
+test_a_mixture_of_experts_account_keeps_the_term and test_an_owned_plans_headroom_keeps_its_nodes
+guard what must not change (they pass before and after).
 """
 
 from __future__ import annotations
@@ -146,6 +153,18 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
     risks = _section(html, "risks")
     assert "each pool on the rented instances of its group" in risks
     assert "with the one of its 16 instances that hurts it most down" in risks
+
+
+def test_a_rented_plans_summary_and_walkthrough_speak_of_instances() -> None:
+    """tests/data/jpy-bank-cloud.yaml: 40 H100 rented in 5 eight-GPU instances, N+1."""
+    text = _words(render_html(size(load(DATA / "jpy-bank-cloud.yaml"))))
+    assert "Headroom One instance down" in text  # the plan table's last column
+    assert "Sized to survive the loss of one rented instance at peak." in text
+    assert ("Spare GPUs rented beside the load let every pool meet its peak with any one "
+            "instance down.") in text
+    assert "with one instance down: 62.7 %" in text and "with one instance down: 35.1 %" in text
+    for bought in ("One node down", "loss of one node at peak", "with one node down"):
+        assert bought not in text, bought
 
 
 def test_an_owned_plans_headroom_keeps_its_nodes() -> None:
