@@ -133,6 +133,8 @@ def test_the_proposal_states_the_rented_figures(tmp_path: Path) -> None:
     assert "a node here is a rented instance" in headroom
     assert "headroom 62.7 %, and peak demand is still met" in headroom
     assert "headroom 35.1 %, and peak demand is still met" in headroom
-    assert "Pool 2: Regulation RAG 25 % 35.1 % 35.1 % standby node 5" in headroom
-    assert "with one node down: 62.7 %" in text and "with one node down: 35.1 %" in text
+    # review round 22: a rented plan's table speaks of instances ("standby node" before)
+    assert "Pool 2: Regulation RAG 25 % 35.1 % 35.1 % standby instance 5" in headroom
+    assert ("with one instance down: 62.7 %" in text
+            and "with one instance down: 35.1 %" in text)
     assert "15.8 %" not in text

@@ -296,12 +296,46 @@ def customer_words(text: str) -> str:
     return _KEYS.sub(lambda m: KEY_WORDS[m.group(0)], _TIER_IDS.sub("", text))
 
 
+# The engine's advice names the targets by their input keys ("Relax e2e_p95_s to at least
+# 13 s"; sizing/advice.py), which the CLI and the web page say in their own terms; the
+# proposal says them in words (review round 22: the customer never saw the YAML).
+_PHRASE_WORDS = {
+    "response_time_s so that output_tokens / response_time_s is at most":
+        "the response time so that the answer's tokens ÷ the response time is at most",
+}
+TARGET_KEY_WORDS = {
+    "tokens_per_s_per_user": "the per-user speed target",
+    "system_tokens_per_s": "the total output speed target",
+    "response_time_s": "the response time",
+    "output_tokens": "the answer's tokens",
+    "ttft_s": "the mean first-token target",
+    **{f"ttft_p{q}_s": f"the p{q} first-token target" for q in (50, 90, 95, 99)},
+    **{f"itl_p{q}_ms": f"the p{q} inter-token target" for q in (50, 90, 95, 99)},
+    "e2e_p95_s": "the p95 whole-answer target",
+    "latency_p95_s": "the p95 latency target",
+    "survive_node_loss": "the requirement to survive the loss of a node",
+    "prefix_cache_hit": "the prefix-cache hit rate",
+}
+_PHRASES = re.compile("|".join(re.escape(k) for k in _PHRASE_WORDS))
+_TARGET_KEYS = re.compile(r"(?<![\w.-])(" + "|".join(
+    re.escape(k) for k in sorted(TARGET_KEY_WORDS, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def proposal_words(text: str) -> str:
+    """:func:`customer_words`, and the targets' and policies' input keys in words
+    (``TARGET_KEY_WORDS``): every value the proposal's templates print."""
+    text = _PHRASES.sub(lambda m: _PHRASE_WORDS[m.group(0)], customer_words(text))
+    return _TARGET_KEYS.sub(lambda m: TARGET_KEY_WORDS[m.group(1)], text)
+
+
 # The catalog's notes name its own fields and files ("node_power_kw is an ESTIMATE", "reference
 # prices.csv"): a reader of the proposal or the workbook never saw the catalog, so they read
 # what each one is.
 CATALOG_FIELD_WORDS = {
     "node_power_kw": "the power figure", "base_price_usd": "the price without GPUs",
     "max TP": "the largest tensor-parallel group", "max_tp": "the largest tensor-parallel group",
+    # an encoder's config field, in the embedding models' sources (review round 22)
+    "max_position_embeddings": "positions",
 }
 _CATALOG_FIELDS = re.compile(r"\b(?:" + "|".join(map(re.escape, CATALOG_FIELD_WORDS)) + r")\b")
 # the project's own reference files: dropped where cited after a public source, else said

@@ -5,6 +5,8 @@ one."""
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,12 @@ class Term:
     meaning: str
     # listed only when the proposal uses it (the page is nearly full): "disaggregated"
     only_when: str = ""
+
+    @property
+    def used(self) -> re.Pattern[str]:
+        """Where the proposal's text uses the term (any case): :func:`prune_glossary` keeps
+        the entry only then."""
+        return _USED[self.term]
 
 
 GLOSSARY: tuple[Term, ...] = (
@@ -113,3 +121,71 @@ def glossary_context(uses: frozenset[str] = frozenset()) -> dict[str, Any]:
     the proposal ``uses`` it."""
     terms = (t for t in GLOSSARY if not t.only_when or t.only_when in uses)
     return {"glossary": tuple(sorted(terms, key=lambda t: t.term.lower()))}
+
+
+# Where each term is used: the words of the proposal that need it (tests/test_customer_pdf.py
+# keeps its own list of the jargon, by design; each of its patterns finds a subset of these).
+_USED: dict[str, re.Pattern[str]] = {term: re.compile(p, re.IGNORECASE) for term, p in {
+    'Attention data parallelism': 'data[- ]parallel',
+    'Batch': '\\bbatch',
+    'BF16, FP16, FP8, FP4, INT8, INT4, MXFP4': '\\b(?:FP8|FP4|BF16|FP16|INT8|INT4|MXFP4)\\b',
+    'Break-even': '\\bbreak-even\\b',
+    'Calibration': '\\bcalibrat',
+    'Continuous batching': '\\bcontinuous batching\\b',
+    'Cross-validation': '\\bcross-validat',
+    'Decode': '\\bdecod',
+    'Disaggregated serving': '\\bdisaggregat',
+    'Embedding and reranking': '\\b(?:embedding|reranking)\\b',
+    'Expert parallelism (EP)': '\\bexpert[- ]parallel|\\bEP\\d*\\b',
+    'GB': '\\d\\s?GB\\b',
+    'GPU': '\\bGPUs?\\b',
+    'Headroom': '\\bheadroom\\b',
+    'Inter-token latency': '\\binter-token latency\\b',
+    'Hosted API': '\\bhosted API\\b',
+    'KV cache': '\\bKV\\b',
+    'Leaf and spine switches': '\\b(?:leaf|spine)\\b',
+    'LLM': '\\bLLMs?\\b',
+    'Mixture of experts (MoE)': '\\bMoE\\b|\\bexperts?\\b',
+    'N+1': '\\bN\\+1\\b',
+    'Node': '\\bnodes?\\b',
+    'p10, p90, p95': '\\bp(?:10|90|95)\\b',
+    'PDU': '\\bPDUs?\\b',
+    'Prefix cache': '\\bprefix[- ]cach',
+    'Prefill': '\\bprefill',
+    'PUE': '\\bPUE\\b',
+    'Replica': '\\breplicas?\\b',
+    'Serving engine': '\\b(?:serving|encoder) engines?\\b',
+    'Speculative decoding': '\\bspeculative decoding\\b',
+    'Serving, on standby, idle': '\\bon standby\\b|\\bidle\\b',
+    'TCO': '\\bTCO\\b',
+    'Token': '\\btokens?\\b',
+    'Tensor parallelism (TP)': '\\bTP\\d|\\btensor[- ]parallel',
+    'TTFT': '\\bTTFT\\b',
+    'TPOT': '\\bTPOT\\b',
+}.items()}
+
+_SECTION = re.compile(r'<section\b[^>]*\bid="glossary"[^>]*>.*?</section>', re.DOTALL)
+_ROW = re.compile(r'\s*<tr><th scope="row">(.*?)</th>.*?</tr>', re.DOTALL)
+_UNSEEN = re.compile(r"<!--.*?-->|<(style|script|title)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def prune_glossary(html_text: str) -> str:
+    """The proposal ``html_text`` with the glossary rows left out whose term its text does
+    not use (review round 22: a dense model's proposal explained experts and expert
+    parallelism). The text is everything outside the glossary section, tags removed; a row
+    whose term is not one of :data:`GLOSSARY` (a user's own template) is kept, and so is a
+    document without the shipped glossary section."""
+    m = _SECTION.search(html_text)
+    if m is None:
+        return html_text
+    rest = _TAG.sub(" ", _UNSEEN.sub(" ", html_text[:m.start()] + html_text[m.end():]))
+    text = " ".join(html.unescape(rest).split())
+    by_term = {html.escape(t.term, quote=False): t for t in GLOSSARY}
+
+    def keep(row: re.Match[str]) -> str:
+        t = by_term.get(row.group(1).strip())
+        return row.group(0) if t is None or t.used.search(text) else ""
+
+    section = _ROW.sub(keep, m.group(0))
+    return html_text[:m.start()] + section + html_text[m.end():]

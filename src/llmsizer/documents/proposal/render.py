@@ -57,6 +57,7 @@ from .format import (
     group_split,
     option_label,
 )
+from .glossary import prune_glossary
 from .htmltree import plain_tree
 from .svgtext import install as _one_line_svg_text
 
@@ -168,7 +169,7 @@ def _render_template(roots: tuple[Path, ...], context: Mapping[str, Any],
                      name: str = MAIN_TEMPLATE) -> str:
     env = _environment(roots)
     try:
-        return _SPACE_BEFORE_CLOSE.sub("", env.get_template(name).render(context))
+        return prune_glossary(_SPACE_BEFORE_CLOSE.sub("", env.get_template(name).render(context)))
     except jinja2.TemplateNotFound as exc:
         where = " or ".join(str(r) for r in roots)
         raise InputError(f"proposal template {exc.name!r} not found in {where}") from None

@@ -15,7 +15,7 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...sizing.deployment import purchase_unpriced as unpriced_gpus
 from ...sizing.results import Result, RetrievalWorkloadResult
-from .format import Formatter, clip
+from .format import Formatter, catalog_note, clip, proposal_words
 from .views import WorkloadView
 
 
@@ -89,7 +89,7 @@ class UnsizedRetrieval:
 
 
 def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrieval:
-    advice = (w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
+    advice = proposal_words(w.advice or "no candidate GPU meets the targets").rstrip(".") + "."
     missed = [o for o in w.options if not o.feasible and float(o.values.get("encoder_fits", 0)) == 1]
     closest = ""
     if missed:  # the lowest latency any GPU reaches, one request per batch
@@ -102,6 +102,50 @@ def unsized_retrieval(w: RetrievalWorkloadResult, cat: Catalog) -> UnsizedRetrie
     return UnsizedRetrieval(name=w.name, model_name=w.model_name,
                             kind_text="embedding" if w.kind == "embed" else "reranking",
                             advice=advice[:1].upper() + advice[1:], closest=closest)
+
+
+@dataclass(frozen=True)
+class RetrievalModel:
+    """An embedding or reranking model of the account, for the assumptions' Models register
+    and the risks' model list (review round 22: both named only the language models)."""
+
+    name: str
+    kind_text: str  # "embedding" | "reranking"
+    workloads: tuple[str, ...]  # the embed or rerank workloads that run it
+    sized: tuple[str, ...]  # those of them with a recommendation (in the plan)
+    params_total: float | None  # None: not in the installed catalog
+    layers: int | None
+    hidden_size: int | None
+    attention_heads: int | None
+    max_sequence: int | None
+    source: str
+    engine: str  # the serving engine classes its sized workloads assume, in words
+
+
+def retrieval_models(result: Result, cat: Catalog) -> list[RetrievalModel]:
+    """One entry per embedding or reranking model, in workload order, with its catalog shape
+    and source (catalogs/embedders.yaml) and the engine its recommended workloads assume."""
+    seen: dict[str, list[RetrievalWorkloadResult]] = {}
+    for w in result.retrieval:
+        seen.setdefault(w.model, []).append(w)
+    out = []
+    for model, ws in seen.items():
+        m = cat.embedders.get(model)
+        sized = [w for w in ws if w.best is not None]
+        engines = [cat.encoder_engines.get(w.engine) for w in sized]
+        names = list(dict.fromkeys(e.name if e else w.engine
+                                   for e, w in zip(engines, sized, strict=True)))
+        out.append(RetrievalModel(
+            name=ws[0].model_name,
+            kind_text="embedding" if ws[0].kind == "embed" else "reranking",
+            workloads=tuple(w.name for w in ws), sized=tuple(w.name for w in sized),
+            params_total=m.params_total if m else None, layers=m.layers if m else None,
+            hidden_size=m.hidden_size if m else None,
+            attention_heads=m.attention_heads if m else None,
+            max_sequence=m.max_sequence if m else None,
+            source=catalog_note(m.source) if m else "not in the installed catalog",
+            engine="; ".join(names)))
+    return out
 
 
 def purchase_unpriced(result: Result) -> list[str]:
@@ -125,6 +169,7 @@ def summary_context(result: Result, views: Sequence[WorkloadView],
         # targets inside their range but doubtful (inputs/doubts.py), sized as written
         "target_doubts": result.input_warnings,
         "models": _first_per_model(views),
+        "retrieval_models": retrieval_models(result, cat),
         "infeasible": [wv for wv in views if wv.best is None],
         "percentile_targets": PERCENTILE_TARGETS,
         "retrieval_unsized": [unsized_retrieval(w, cat) for w in result.retrieval

@@ -13,7 +13,7 @@ from ...model.catalog import Catalog
 from ...sizing.engine import curve
 from ...sizing.results import Result
 from .alternatives import alternative_views, impractical, not_chosen, rejected_groups
-from .format import Formatter, catalog_note, svg_image
+from .format import Formatter, catalog_note, proposal_words, svg_image
 from .views import OptionView, WorkloadView, as_number, load_sentence, option_view
 
 
@@ -84,4 +84,4 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
         max_context=model.max_context if model else None,
         model_source=catalog_note(model.source) if model else "model config supplied with the requirements",
         load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal), share=share,
-        costs=costs, advice=w.advice or "")
+        costs=costs, advice=proposal_words(w.advice or ""))

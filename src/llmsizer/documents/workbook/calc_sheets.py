@@ -142,7 +142,7 @@ def write(book: Book, sheet: str) -> None:
         values = [c.option.values[calc.name] for c in lay.columns]
         nums = [float(v) for v in values if not isinstance(v, str)]
         fmt = number_format("flag" if flag else calc.unit, nums, book.cur,
-                            zero_text=unpriced_text(calc.name))
+                            zero_text=unpriced_text(calc.name), name=calc.name)
         plain, rec = f("calc", fmt), f("calc_rec", fmt)
         ws.write_string(row, COL_NAME, calc.name, f("name"))
         ws.write_string(row, COL_LABEL, calc.label, f("label"))

@@ -127,11 +127,29 @@ def _money(currency: str, decimals: int, per: str = "") -> str:
 
 
 def number_format(unit: str, values: Sequence[float], currency: str, *, dash_zero: bool = False,
-                  zero_text: str = "") -> str:
+                  zero_text: str = "", name: str = "") -> str:
     """The display format of a row of ``values`` in ``unit`` (units on every number).
     ``dash_zero`` shows 0 as a dash, ``zero_text`` as that word ("none" for targets where
-    0 means no target)."""
+    0 means no target). ``name``: the calculation the row shows; a headroom with a node or
+    instance down reads "stops" at -100 % (:func:`stops_at_minus_one`)."""
+    if unit in PERCENT_UNITS and stops_at_minus_one(name):
+        return ONE_DOWN_FORMAT
     return _number_format(unit, tuple(values), currency, dash_zero, zero_text)
+
+
+# A headroom with one node (or rented instance) down is -100 % exactly when no whole replica
+# of the pool runs: the PDF says the pool "stops" (risks, plan table, headroom table), and the
+# workbook printed "-100.0 %" beside it (review round 22). The format says it in the PDF's word
+# at -1 and keeps the sign of any other shortfall ("-11.6 %"; LibreOffice and Excel drop the
+# minus of a section with its own condition unless the section writes it).
+ONE_DOWN_FORMAT = '[=-1]"stops";[<0]-0.0%;0.0%'
+_ONE_DOWN = re.compile(r"headroom_(?:after_(?:node|instance)_loss|one_down)")
+
+
+def stops_at_minus_one(name: str) -> bool:
+    """Whether calculation ``name`` is a headroom with one node or instance down (the plan's
+    pool, group and share rows, an option's, and their "packed" and "as run" variants)."""
+    return bool(name) and _ONE_DOWN.search(name) is not None
 
 
 # Cloud figures whose formulas give exactly 0 when a GPU's cloud price is missing

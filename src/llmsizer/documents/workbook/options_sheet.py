@@ -110,7 +110,7 @@ def write(book: Book) -> None:
                     ws.write_string(row, j, unpriced_text("annual_cost_cloud"), f("unit"))
                     continue
                 fmt = number_format(_UNITS[name], [float(value)], book.cur,
-                                    zero_text=unpriced_text(name))
+                                    zero_text=unpriced_text(name), name=name)
                 ws.write_number(row, j, float(value), f("calc", fmt))
             ws.write_string(row, LIVE_COL - 1, shown.get((k, o.id), "—"), f("unit"))
             live = live_cost(book, k, o)

@@ -185,7 +185,8 @@ def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int]
     for item in items:
         row = rows[item.name]
         values = [vals[item.name] for _, _, _, vals in columns]
-        fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name))
+        fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name),
+                            name=item.name)
         ws.write_string(row, 0, item.name, f("name"))
         ws.write_string(row, 1, item.label, f("label"))
         ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
@@ -417,7 +418,8 @@ def _write_group_aggregate(book: Book, ws: Any, item: Aggregate, row: int,
     names pool rows of this sheet)."""
     f = book.f
     values = [vals[item.name] for _, _, _, vals, _ in group_columns]
-    fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name))
+    fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name),
+                        name=item.name)
     ws.write_string(row, 0, item.name, f("name"))
     ws.write_string(row, 1, item.label, f("label"))
     ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))

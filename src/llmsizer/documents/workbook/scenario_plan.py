@@ -191,5 +191,6 @@ def _write_cell(book: Book, ws: Any, row: int, col: int, item: Item,
         text = f"={item.fn}({','.join(render(item.member, n) for n in namers)})"
     else:
         text = "=" + render(item.expr, namers[0])
-    fmt = number_format(item.unit, [value], book.cur, zero_text=unpriced_text(item.name))
+    fmt = number_format(item.unit, [value], book.cur, zero_text=unpriced_text(item.name),
+                        name=item.name)
     ws.write_formula(row, col, text, book.f("calc", fmt), value)

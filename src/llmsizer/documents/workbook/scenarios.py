@@ -189,7 +189,7 @@ def write(book: Book) -> None:
         ws.set_column(j, j, width)
     ws.set_column(3, 2 + len(SCENARIO_OUTPUTS), 16)
     # a scenario's cloud cost without a price reads as the proposal's sensitivity table
-    fmts = {k: number_format(UNITS[k], [0.0], book.cur, zero_text=unpriced_text(k))
+    fmts = {k: number_format(UNITS[k], [0.0], book.cur, zero_text=unpriced_text(k), name=k)
             for k in SCENARIO_OUTPUTS}
     # the proposal itself: the Plan sheet's account totals
     row = ROW_HEAD + 1
@@ -302,7 +302,7 @@ def _write_block(book: Book, ws: Any, col: int, sc: Scenario, c: Column,
     for calc, row, unit, flag, text, norm in _templates(book, sc, done):
         value = _number(env[calc.name])
         fmt = number_format(unit, [value] if isinstance(value, float) else [], cur,
-                            zero_text=unpriced_text(calc.name))
+                            zero_text=unpriced_text(calc.name), name=calc.name)
         write(row, col, text.replace("\x02", x).replace("\x00", o).replace("\x01", k),
               f("calc", fmt), cached(value, flag))
         normal[("Scenarios", f"{x}{row + 1}")] = (

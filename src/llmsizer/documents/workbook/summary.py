@@ -321,7 +321,7 @@ def write(book: Book) -> None:
             cells.append((k, ref, cached(value, name in flags)))
         nums = [float(v) for _, _, v in cells if not isinstance(v, str | bool)]
         fmt = number_format("flag" if name in flags else unit, nums, book.cur,
-                            zero_text=unpriced_text(name))
+                            zero_text=unpriced_text(name), name=name)
         ws.write_string(row, 0, label, f("label"))
         ws.write_string(row, 1, "" if unit == "id" else unit_text(unit, book.cur), f("unit"))
         for k, ref, value in cells:
