@@ -45,7 +45,9 @@ def _uses(result: Result, views: list[WorkloadView]) -> frozenset[str]:
         uses.add("data-parallel")
     if result.totals.gpus_standby or result.totals.gpus_idle or any(
             g.values.get("group_standby_gpus") or g.values.get("group_idle_gpus")
-            for g in result.plan.node_groups):
+            for g in result.plan.node_groups) or any(
+            r.shares_with for r in result.plan.retrieval_groups):
+        # a retrieval group on another's servers is told as using "GPUs they leave idle"
         uses.add("standby-idle")
     return frozenset(uses)
 
