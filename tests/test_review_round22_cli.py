@@ -201,3 +201,24 @@ def test_an_unreachable_scheduler_leaves_no_output_folder(tmp_path: Path) -> Non
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert [p.name for p in (tmp_path / "kept").iterdir()] == ["note.txt"]
+
+
+def test_weights_too_large_for_many_gpus_are_one_entry() -> None:
+    """inputs/rag-knowledge-base.yaml leaves the GPUs to llmsizer: Llama 3.1 70B's weights
+    (70.6 GB in FP8, 141.2 GB in BF16, the engine's reasons) outgrow 38 configurations of 17
+    GPUs, listed one line or two each; now one entry, the other reasons as before. The plan
+    said "served by serving stack (...)"."""
+    result = size(load(ROOT / "inputs" / "rag-knowledge-base.yaml"))
+    text = _printed(result, 100)
+    block = text[text.index("Ruled out:"):text.index("Query and corpus embedding")]
+    flat = " ".join(block.split())
+    assert "do not fit" not in flat
+    assert ("Weights larger than the GPUs' memory (FP8 70.6 GB, BF16 141.2 GB): 1 × A10, A100 "
+            "40GB PCIe, A10G, L4, L40S or GeForce RTX 4090 in FP8 or BF16; 1 × A100 80GB PCIe, "
+            "A100 80GB SXM, Gaudi 3,") in flat
+    assert "4 × A10, A10G, L4 or GeForce RTX 4090 in BF16" in flat
+    assert "4 × A10G, FP8 weights, FP8 KV: TTFT 2,433 ms even for one request" in flat
+    big = [o for o in result.workloads[0].options if o.reason_code == "weights"]
+    assert len({o.gpu for o in big}) == 17
+    assert "served by a serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
+        text.split())

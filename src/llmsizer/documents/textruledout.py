@@ -66,6 +66,41 @@ def _key(o: Option | RetrievalOption, names: OptionNames) -> tuple[int, tuple[st
     return (o.tp if isinstance(o, Option) else 0, _config(o, names))
 
 
+def _too_big(out: Sequence[Option | RetrievalOption]) -> list[Option]:
+    """The options whose weights do not fit their GPUs, where they are of several GPUs: one
+    line for them all (a catalog-wide account listed 22 such lines, one per GPU)."""
+    big = [o for o in out if isinstance(o, Option) and o.reason_code == "weights"
+           and _WEIGHTS.match(o.reason)]
+    return big if len({o.gpu for o in big}) > 1 else []
+
+
+_WEIGHTS = re.compile(r"weights (\d+(?:,\d{3})*(?:\.\d+)?) GB do not fit")
+
+
+def _too_big_line(big: list[Option], names: OptionNames) -> str:
+    """'Weights larger than the GPUs' memory (FP8 70.6 GB, BF16 141.2 GB): 1 × A10, L4 or
+    L40S in FP8 or BF16; 1 × H100 SXM 80GB in BF16; 2 × A10 in FP8 or BF16'."""
+    sizes: dict[str, list[str]] = {}
+    by_tp: dict[int, dict[str, list[str]]] = {}
+    for o in big:
+        precision = precision_name(o.weight_precision)
+        found = _WEIGHTS.match(o.reason)
+        assert found is not None  # _too_big
+        sizes.setdefault(precision, []).append(found[1])
+        held = by_tp.setdefault(o.tp, {}).setdefault(names.gpus.get(o.gpu, o.gpu), [])
+        if precision not in held:
+            held.append(precision)
+    parts = []
+    for tp in sorted(by_tp):
+        gpus: dict[tuple[str, ...], list[str]] = {}
+        for gpu, precisions in by_tp[tp].items():
+            gpus.setdefault(tuple(precisions), []).append(gpu)
+        parts += [f"{tp} × {_either(names_)} in {_either(list(precisions))}"
+                  for precisions, names_ in gpus.items()]
+    weights = ", ".join(f"{p} {merged_reason(said)} GB" for p, said in sizes.items())
+    return f"Weights larger than the GPUs' memory ({weights}): {'; '.join(parts)}"
+
+
 def _either(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
@@ -81,6 +116,8 @@ def condensed(options: Sequence[Option] | Sequence[RetrievalOption], names: Opti
     out = [o for o in options if not o.feasible]
     if not out:
         return
+    too_big = _too_big(out)
+    out = [o for o in out if o not in too_big]
     # one line per GPU and reason: a figure's range then spans one GPU's options (its
     # precisions, its GPU counts), never two GPUs' memories
     groups: dict[tuple[str, ...], list[Option | RetrievalOption]] = {}
@@ -110,5 +147,7 @@ def condensed(options: Sequence[Option] | Sequence[RetrievalOption], names: Opti
                         + (f" on {_either(on)}" if on else ""))
         reason = merged_reason([o.reason for o in members])
         lines.append(folded(f"{'; '.join(said)}: {reason}", con.width, "  ", "      "))
+    if too_big:
+        lines.append(folded(_too_big_line(too_big, names), con.width, "  ", "      "))
     con.print(Text("Ruled out:", style="bold"), highlight=False)
     con.print(Text("\n".join(lines)), highlight=False, no_wrap=True, crop=False)
