@@ -21,11 +21,10 @@ from .proposal.format import (
 )
 from .textwords import counted, headroom_text, money, say
 
-
-
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
 # Infinity, NIM)"): the plan's sentence gives them an article; products keep their name
 _KINDS = frozenset({"serving", "hand-fused", "deep-learning"})
+
 
 def print_total(result: Result, con: Console) -> None:
     """The account's total in the cover's words: none where nothing meets the targets (a
