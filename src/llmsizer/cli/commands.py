@@ -30,8 +30,9 @@ def validate(file: Path) -> None:
                    "ruled-out one with its own reason.")
 @_clean_errors
 def size(file: Path, as_json: bool, every: bool) -> None:
-    """Size the workloads in FILE and print the options and the recommendation (exit 2: bad
-    input, every problem with its line; 3: no option meets a workload's targets)."""
+    """Size the workloads in FILE and print the best options that meet their targets, why the
+    others are ruled out, and the recommendation (--all: every option; exit 2: bad input,
+    every problem with its line; 3: no option meets a workload's targets)."""
     from ..sizing.engine import size as run
 
     result = run(_load(file))

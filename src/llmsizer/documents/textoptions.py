@@ -4,6 +4,7 @@ narrow terminal drops."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -16,7 +17,7 @@ from rich.text import Text
 from ..model.catalog import Catalog
 from ..model.names import short_name
 from ..sizing.results import Option, RetrievalOption, WorkloadResult
-from .proposal.format import precision_name
+from .proposal.format import NBSP, precision_name
 from .textwords import amount, cell_width, folded, headroom_text, latency
 
 _VENDORS = ("NVIDIA ", "AMD ", "Intel ")
@@ -122,12 +123,17 @@ def config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
     for a, b, star in options:
         mark = "★ " if star else "  "
         one = f"{mark}{a}, {b}"
+        # a precision stays beside its word: "BF16" over "KV" read as two phrases (round 22)
+        glued = _PRECISION.sub(lambda m: m[0].replace(" ", NBSP), a)
         cells.append(one if len(one) <= room else "\n".join(
-            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ",
+            textwrap.wrap(glued, max(room, 12), initial_indent=mark, subsequent_indent="  ",
                           break_on_hyphens=False, break_long_words=False)
             + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ",
-                            break_on_hyphens=False, break_long_words=False)))
+                            break_on_hyphens=False, break_long_words=False)).replace(NBSP, " "))
     return cells
+
+
+_PRECISION = re.compile(r"\S+ (?:weights|KV)\b")
 
 
 # Below this width the reasons an option was ruled out leave the table and are listed under
