@@ -222,3 +222,21 @@ def test_weights_too_large_for_many_gpus_are_one_entry() -> None:
     assert len({o.gpu for o in big}) == 17
     assert "served by a serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
         text.split())
+
+
+def test_long_retrieval_tables_show_the_cheapest_and_the_recommended() -> None:
+    """tests/data/rag-mixed.yaml: its embedding's 24 candidate GPUs all meet the targets and
+    printed 24 rows of two or three lines at 100 columns; now the 8 cheapest priced ones (the
+    recommended L4 on the Dell PowerEdge XE7745 first among them, USD 42.6 k a year) and
+    how many more."""
+    result = size(load(ROOT / "tests" / "data" / "rag-mixed.yaml"))
+    text = _printed(result, 100)
+    table = text[text.index("Query embedding — "):text.index("Rerank — ")]
+    # a row's first line ends with what limits it ("latency", folded; "GPU" compute)
+    rows = [ln for ln in table.splitlines() if re.search(r"\s(latency|GPU)$", ln)]
+    assert len(rows) == TOP and rows[0].startswith(" ★ L4, Dell PowerEdge XE7745")
+    assert "42.6 k" in rows[0] and not any("no price" in r for r in rows)
+    assert "and 16 more options that meet the targets; --all lists every one" in table
+    every = _printed(result, 100, every=True)
+    table = every[every.index("Query embedding — "):every.index("Rerank — ")]
+    assert len([ln for ln in table.splitlines() if re.search(r"\s(latency|GPU)$", ln)]) == 24

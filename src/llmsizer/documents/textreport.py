@@ -21,7 +21,7 @@ from .textcatalog import catalog_table, params_text
 from .textmodels import models_table
 from .textoptions import TOP, WIDE, OptionNames, dropped_note, workload_table, workload_title
 from .textplan import print_plan, print_total
-from .textretrieval import retrieval_table, retrieval_title
+from .textretrieval import best_retrieval, retrieval_table, retrieval_title
 from .textruledout import condensed, ruled_out
 from .textwords import say
 
@@ -80,9 +80,15 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
             say(con, w.advice, rest="", style="red")
     for rw in result.retrieval:
         names = OptionNames(cat, list(rw.options))
+        rented = result.deployment.recommended == "cloud"
         if wide or any(o.feasible for o in rw.options):
-            print_table(retrieval_table(rw, cur, con.width, names,
-                                        result.deployment.recommended == "cloud", every), con)
+            print_table(retrieval_table(rw, cur, con.width, names, rented, every,
+                                        None if every else TOP), con)
+            more = (0 if every else sum(o.feasible for o in rw.options)
+                    - len(best_retrieval(rw, rented, TOP)))
+            if more:
+                say(con, f"  and {more} more options that meet the targets; --all lists "
+                         "every one")
         else:  # none meets the targets: a table would be its header alone
             con.print(Text(retrieval_title(rw)), highlight=False)
         r_out = [o for o in rw.options if not o.feasible]

@@ -21,6 +21,25 @@ def retrieval_cost(o: RetrievalOption, rented: bool) -> str:
     return amount(float(v["annual_cost_onprem"])) if o.priced else "no price"
 
 
+def best_retrieval(w: RetrievalWorkloadResult, rented: bool,
+                   limit: int) -> list[RetrievalOption]:
+    """The options a table shows unless asked for every one: the ``limit`` cheapest that
+    meet the targets in the account's way (priced before "no price") and the recommended
+    one, in the engine's order (one per candidate GPU: 24 rows of three lines at 100
+    columns, review round 22)."""
+    feasible = [o for o in w.options if o.feasible]
+    if len(feasible) <= limit:
+        return feasible
+
+    def cost(o: RetrievalOption) -> tuple[int, float]:
+        if retrieval_cost(o, rented) == "no price":
+            return (1, 0.0)
+        return (0, float(o.values["annual_cost_cloud" if rented else "annual_cost_onprem"]))
+
+    keep = {o.id for o in sorted(feasible, key=cost)[:limit]} | {w.recommended}
+    return [o for o in feasible if o.id in keep]
+
+
 _RETRIEVAL_HEADS = ("batch\ntokens", "p95\nms", "tok/s\n/GPU", "replicas", "GPUs", "nodes",
                     "on-prem\n{cur}/yr", "limited\nby")
 
@@ -31,18 +50,20 @@ def retrieval_title(w: RetrievalWorkloadResult) -> str:
 
 
 def retrieval_table(w: RetrievalWorkloadResult, cur: str, width: int, names: OptionNames,
-                    rented: bool = False, every: bool = True) -> Table:
+                    rented: bool = False, every: bool = True, limit: int | None = None) -> Table:
     """An embed or rerank workload: one row per candidate GPU, in the LLM tables' style;
     ``rented``: the GPUs it rents and its rent, as the language-model table's (it read
     "on-prem" and "no price" beside the MI325X a rented account rents, round 19).
     ``every`` False: only the options that meet the targets (the others are listed under
     it); a wide table lists the others too, with a "why not" column where one has a reason
-    (it was drawn empty on every row, review round 22)."""
+    (it was drawn empty on every row, review round 22). ``limit``: only
+    :func:`best_retrieval`'s rows."""
     wide = width >= WIDE
     t = Table(title=Text(retrieval_title(w)), title_justify="left",
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
-    shown = [o for o in w.options if o.feasible or (wide and every)]
+    shown = ([o for o in w.options if o.feasible or (wide and every)] if limit is None
+             else best_retrieval(w, rented, limit))
     why_not = wide and every and any(not o.feasible for o in shown)
     rows: list[list[str]] = []
     for o in shown:
