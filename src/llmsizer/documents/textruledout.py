@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..sizing.results import Option, RetrievalOption
-from .proposal.format import precision_name
+from .proposal.format import NBSP, precision_name
 from .textoptions import OptionNames
 from .textwords import folded
 
@@ -87,7 +87,9 @@ def _too_big_line(big: list[Option], names: OptionNames) -> str:
         found = _WEIGHTS.match(o.reason)
         assert found is not None  # _too_big
         sizes.setdefault(precision, []).append(found[1])
-        held = by_tp.setdefault(o.tp, {}).setdefault(names.gpus.get(o.gpu, o.gpu), [])
+        # a GPU's name is never folded ("H100" over "SXM 80GB")
+        gpu = names.gpus.get(o.gpu, o.gpu).replace(" ", NBSP)
+        held = by_tp.setdefault(o.tp, {}).setdefault(gpu, [])
         if precision not in held:
             held.append(precision)
     parts = []
@@ -95,9 +97,11 @@ def _too_big_line(big: list[Option], names: OptionNames) -> str:
         gpus: dict[tuple[str, ...], list[str]] = {}
         for gpu, precisions in by_tp[tp].items():
             gpus.setdefault(tuple(precisions), []).append(gpu)
-        parts += [f"{tp} × {_either(names_)} in {_either(list(precisions))}"
+        parts += [f"{tp}{NBSP}×{NBSP}{_either(names_)} in {_either(list(precisions))}"
                   for precisions, names_ in gpus.items()]
-    weights = ", ".join(f"{p} {merged_reason(said)} GB" for p, said in sizes.items())
+    # the smaller weights first: "FP8 70.6 GB, BF16 141.2 GB"
+    ordered = sorted(sizes.items(), key=lambda kv: min(float(x.replace(",", "")) for x in kv[1]))
+    weights = ", ".join(f"{p} {merged_reason(said)} GB" for p, said in ordered)
     return f"Weights larger than the GPUs' memory ({weights}): {'; '.join(parts)}"
 
 
