@@ -240,3 +240,22 @@ def test_long_retrieval_tables_show_the_cheapest_and_the_recommended() -> None:
     every = _printed(result, 100, every=True)
     table = every[every.index("Query embedding — "):every.index("Rerank — ")]
     assert len([ln for ln in table.splitlines() if re.search(r"\s(latency|GPU)$", ln)]) == 24
+
+
+def test_figure_columns_no_row_fills_are_left_out(tmp_path: Path) -> None:
+    """Llama 3.1 70B for 100 users at 30 tok/s on L4s only: no option meets the target. With
+    --all a wide terminal drew eight empty figure columns beside "why not"."""
+    file = tmp_path / "l4-only.yaml"
+    file.write_text("schema_version: 1\naccount:\n  name: Acme\nhardware:\n  gpus: [l4]\n"
+                    "workloads:\n  - name: Chat\n    model: llama-3.1-70b\n"
+                    "    concurrent_users: 100\n    prompt_tokens: 500\n    output_tokens: 300\n"
+                    "    targets:\n      tokens_per_s_per_user: 30\n", encoding="utf-8")
+    result = size(load(file))
+    assert not any(o.feasible for o in result.workloads[0].options)
+    text = _printed(result, 180, every=True)
+    head = " ".join(text[text.index("Chat — "):text.index("┡")].split())
+    words = [w for w in head.split() if w.strip("┏┳┓┃━")]
+    assert words == ["Chat", "—", "Llama", "3.1", "70B", "(modelled)", "configuration", "why",
+                     "not"], head
+    assert "even one user gets only 13.5 tok/s here (bandwidth ceiling); target 30.0 tok/s" \
+        in " ".join(text.split())

@@ -225,7 +225,9 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     # wide tables pay a border and two spaces per column and keep room for "why not"; narrow
     # ones the divider, and from 90 columns a space
     per_column, rest = (3, 12 + WHY if why_not else 2) if wide else (2 if width >= 90 else 1, 2)
-    keep = list(range(len(heads)))
+    # a figure no row has is no column (--all at a wide terminal, nothing meeting the
+    # targets: eight empty columns beside "why not", review round 22)
+    keep = [k for k in range(len(heads)) if k == 0 or any(r[k] for r in rows)]
 
     def room() -> int:
         return width - sum(widths[k] + per_column for k in keep[1:]) - per_column - rest
@@ -236,6 +238,8 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     for i in _DROP_WHEN_NARROW:
         if room() >= CONFIG_ROOM:
             break
+        if i not in keep:
+            continue
         keep.remove(i)
         dropped.append(_DROPPED_NAMES[i])
     cells = config_cells([(first, second, any(shown[i].id == w.recommended for i in members))
