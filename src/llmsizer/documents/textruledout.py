@@ -115,13 +115,14 @@ def condensed(options: Sequence[Option] | Sequence[RetrievalOption], names: Opti
     targets too), one line per reason: the configurations it rules out ("1, 2, 4 or 8 ×
     L40S, FP8 weights, FP8 KV"), then the reason, a figure that differs between them as its
     range (one line per GPU and reason). A configuration also met, or ruled out for another
-    reason, on another server names its servers. The insurer's eight L40S rows repeated a 7-line reason each
-    (review round 22); `--all` lists each one with its own figures."""
+    reason, on another server names its servers. The insurer's eight L40S rows repeated a
+    7-line reason each (review round 22); `--all` lists each one with its own figures."""
     out = [o for o in options if not o.feasible]
     if not out:
         return
     too_big = _too_big(out)
-    out = [o for o in out if o not in too_big]
+    told = {id(o) for o in too_big}
+    out = [o for o in out if id(o) not in told]
     # one line per GPU and reason: a figure's range then spans one GPU's options (its
     # precisions, its GPU counts), never two GPUs' memories
     groups: dict[tuple[str, ...], list[Option | RetrievalOption]] = {}
