@@ -41,7 +41,7 @@ def printed(result: Result, width: int, fast: bool, monkeypatch: pytest.MonkeyPa
     with monkeypatch.context() as m:
         if not fast:
             m.setattr(fasttable, "MIN_ROWS", 10**9)  # every table through rich
-        textreport.print_result(result, con)
+        textreport.print_result(result, con, every=True)  # every row: the long tables
     out = con.file.getvalue()  # type: ignore[attr-defined]
     assert isinstance(out, str)
     return out
@@ -64,7 +64,7 @@ def test_the_fast_path_is_taken(big: Result, width: int) -> None:
     con = Console(file=io.StringIO(), width=width)
     names = textoptions.OptionNames(load_catalog(), [o for w in big.workloads for o in w.options])
     for w in big.workloads:
-        table, _ = textoptions.workload_table(w, big.account.currency, width, names)
+        table = textoptions.workload_table(w, big.account.currency, width, names).table
         lines = fasttable.fast_lines(table, con)
         assert lines is not None
         assert len(lines) >= len(table.rows)

@@ -473,7 +473,7 @@ def test_size_shows_retrieval_tables_readable_at_100_columns() -> None:
     assert "on its own servers, not shared with the language models" in " ".join(
         out.stdout.split())
     # the engine each plan line is sized for, in words (the default: the serving stack)
-    assert "served by serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
+    assert "served by a serving stack (Text Embeddings Inference, Infinity, NIM)" in " ".join(
         out.stdout.split())
 
 

@@ -190,8 +190,8 @@ SHAPES = {
     # gpu_memory_utilization, ..." (the form shows labels, and no key)
     "misspelt-key": (("  headroom: 0.25", "  headrom: 0.25"),
                      # the form takes the fraction in percent (review round 21)
-                     "Policy: the file's key 'headrom' is no field here (did you mean Headroom "
-                     "(%)?); type 25 in Headroom (%); allowed here: Bandwidth efficiency override "
+                     "Policy: the file's key 'headrom' is no field here; the nearest is Headroom "
+                     "(%); type 25 in Headroom (%); allowed here: Bandwidth efficiency override "
                      "(%), Compute efficiency override (%), Disaggregated, Engine batch cap, GPU "
                      "memory utilisation (%), Headroom (%), Recommend, Runtime reserve per GPU "
                      "(GB), Survive a node loss (N+1), Weight storage read bandwidth (GB/s) (line "

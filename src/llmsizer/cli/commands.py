@@ -25,10 +25,14 @@ def validate(file: Path) -> None:
 @click.command(short_help="Size a requirements file: the options and the recommendation.")
 @click.argument("file", type=_Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results JSON.")
+@click.option("--all", "every", is_flag=True,
+              help="List every option, not only the best that meet the targets, and each "
+                   "ruled-out one with its own reason.")
 @_clean_errors
-def size(file: Path, as_json: bool) -> None:
-    """Size the workloads in FILE and print the options and the recommendation (exit 2: bad
-    input, every problem with its line; 3: no option meets a workload's targets)."""
+def size(file: Path, as_json: bool, every: bool) -> None:
+    """Size the workloads in FILE and print the best options that meet their targets, why the
+    others are ruled out, and the recommendation (--all: every option; exit 2: bad input,
+    every problem with its line; 3: no option meets a workload's targets)."""
     from ..sizing.engine import size as run
 
     result = run(_load(file))
@@ -37,7 +41,7 @@ def size(file: Path, as_json: bool) -> None:
     else:
         from ..documents.textreport import print_result
 
-        print_result(result)
+        print_result(result, every=every)
     if any(w.recommended is None for w in result.workloads) or any(
             w.recommended is None for w in result.retrieval):
         sys.exit(3)

@@ -105,7 +105,9 @@ def _lines(out: dict[str, float | str]) -> list[tuple[str, str]]:
         if isinstance(v, str):
             shown = v
         elif key == "calibration_derating":
-            shown = ("1 (measured results cover this GPU, precision and model class)" if v == 1
+            # "1 (measured ...)" read as a count (review round 22)
+            shown = ("all of the modelled speed (measured results cover this GPU, precision "
+                     "and model class)" if v == 1
                      else f"{v:.2g} of the modelled speed (no measured results for this GPU, "
                           "precision or model class)")
         elif unit == "tok/s":

@@ -3,7 +3,9 @@ of accounts with its progress, summary and exit code."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -84,6 +86,17 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
                  scheduler or None)
 
 
+@contextlib.contextmanager
+def _unmade_on_failure(made: list[Path], remove: Callable[[list[Path]], None]) -> Iterator[None]:
+    """The output folder this run made is removed again, while empty, when the batch stops
+    before writing anything (a Dask scheduler out of reach; an interrupt)."""
+    try:
+        yield
+    except BaseException:
+        remove(made)
+        raise
+
+
 def _exists(path: Path) -> bool:
     try:
         return path.exists()
@@ -148,13 +161,13 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
         write_batch_files,
     )
     from ..runs.outcome import Outcome
-    from ..runs.report import prepare_out_dir
+    from ..runs.report import prepare_out_dir, remove_made
 
     if scheduler:  # an address Dask cannot read: one line, before the output folder is made
         from ..runs.cluster import check_address
 
         check_address(scheduler)
-    prepare_out_dir(out_dir)
+    made = prepare_out_dir(out_dir)
     njobs = jobs or default_jobs()
     fancy = sys.stderr.isatty() and not quiet and not as_json
     failures = 0
@@ -181,7 +194,7 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
             _echo(msg, err=True)
 
     try:
-        with terminate_on_sigterm():
+        with terminate_on_sigterm(), _unmade_on_failure(made, remove_made):
             if fancy:
                 from rich.progress import (
                     BarColumn,

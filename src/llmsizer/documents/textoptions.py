@@ -4,9 +4,11 @@ narrow terminal drops."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import NamedTuple
 
 from rich import box
 from rich.table import Table
@@ -15,7 +17,7 @@ from rich.text import Text
 from ..model.catalog import Catalog
 from ..model.names import short_name
 from ..sizing.results import Option, RetrievalOption, WorkloadResult
-from .proposal.format import precision_name
+from .proposal.format import NBSP, precision_name
 from .textwords import amount, cell_width, folded, headroom_text, latency
 
 _VENDORS = ("NVIDIA ", "AMD ", "Intel ")
@@ -121,18 +123,23 @@ def config_cells(options: list[tuple[str, str, bool]], room: int) -> list[str]:
     for a, b, star in options:
         mark = "★ " if star else "  "
         one = f"{mark}{a}, {b}"
+        # a precision stays beside its word: "BF16" over "KV" read as two phrases (round 22)
+        glued = _PRECISION.sub(lambda m: m[0].replace(" ", NBSP), a)
         cells.append(one if len(one) <= room else "\n".join(
-            textwrap.wrap(a, max(room, 12), initial_indent=mark, subsequent_indent="  ",
+            textwrap.wrap(glued, max(room, 12), initial_indent=mark, subsequent_indent="  ",
                           break_on_hyphens=False, break_long_words=False)
             + textwrap.wrap(b, max(room, 12), initial_indent="    ", subsequent_indent="    ",
-                            break_on_hyphens=False, break_long_words=False)))
+                            break_on_hyphens=False, break_long_words=False)).replace(NBSP, " "))
     return cells
+
+
+_PRECISION = re.compile(r"\S+ (?:weights|KV)\b")
 
 
 # Below this width the reasons an option was ruled out leave the table and are listed under
 # it, one per line: a "why not" column squeezed into what is left is unreadable.
 WIDE = 150
-_CONFIG_ROOM = 42  # columns a configuration needs before figures are dropped for it
+CONFIG_ROOM = 42  # columns a configuration needs before figures are dropped for it
 WHY = 30  # the least a wide table leaves its "why not" column before configurations fold
 # Each header is whole words on one or two lines: a word split across lines ("rep-" over
 # "licas") reads as two words in a terminal.
@@ -154,12 +161,26 @@ def workload_title(w: WorkloadResult) -> str:
     return f"{w.name} — {w.model_name} ({w.mode})"
 
 
+class OptionsTable(NamedTuple):
+    table: Table
+    dropped: list[str]  # the figures dropped to fit the width
+    more: int  # rows meeting the targets left out by ``limit``
+
+
+# Rows a table shows unless asked for every one (`llmsizer size --all`): the enterprise
+# example printed 955 lines at 100 columns, 60 rows of one workload (review round 22).
+TOP = 8
+
+
 def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
-                   way: str = "on_prem") -> tuple[Table, list[str]]:
-    """The options table, and the names of the figures dropped to fit ``width``. ``way``:
-    the account's way of running it (deployment.recommended); renting, the cost column is
-    the cloud's. The rows are in the engine's order (search.py ``_rank``: by the cost of the
-    way the plan was searched for), as the PDF and the web page list them."""
+                   way: str = "on_prem", limit: int | None = None) -> OptionsTable:
+    """The options table, the names of the figures dropped to fit ``width`` and how many
+    rows ``limit`` left out. ``way``: the account's way of running it
+    (deployment.recommended); renting, the cost column is the cloud's. The rows are in the
+    engine's order (search.py ``_rank``: by the cost of the way the plan was searched for),
+    as the PDF and the web page list them. ``limit``: only options that meet the targets,
+    the first ``limit`` rows and the recommended one (the ruled-out ones are listed under
+    the table, :mod:`.textruledout`); None: every option, a wide table with its "why not"."""
     rented = way == "cloud"
     wide = width >= WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
@@ -167,7 +188,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
               box=box.SIMPLE_HEAD if not wide else box.HEAVY_HEAD, show_edge=wide,
               padding=(0, 1) if wide else (0, 0, 0, 1) if width >= 90 else 0)
     # narrow: ruled out listed under it
-    shown = [o for o in w.options if o.feasible or wide]
+    shown = [o for o in w.options if o.feasible or (wide and limit is None)]
     rows: list[list[str]] = []
     reasons: list[str] = []
     for o in shown:
@@ -188,6 +209,11 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     # rows that differ only by the server are one row naming every server
     folds = names.fold_servers(shown, [(*r, why) for r, why in zip(rows, reasons, strict=True)],
                                w.recommended)
+    more = 0
+    if limit is not None and len(folds) > limit:
+        kept = [f for k, f in enumerate(folds) if k < limit
+                or any(shown[i].id == w.recommended for i in f[0])]
+        more, folds = len(folds) - len(kept), kept
     rows = [rows[m[0]] for m, _, _ in folds]
     reasons = [reasons[m[0]] for m, _, _ in folds]
     # a wide table whose every row meets the targets has no "why not" column: it was empty
@@ -199,7 +225,9 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     # wide tables pay a border and two spaces per column and keep room for "why not"; narrow
     # ones the divider, and from 90 columns a space
     per_column, rest = (3, 12 + WHY if why_not else 2) if wide else (2 if width >= 90 else 1, 2)
-    keep = list(range(len(heads)))
+    # a figure no row has is no column (--all at a wide terminal, nothing meeting the
+    # targets: eight empty columns beside "why not", review round 22)
+    keep = [k for k in range(len(heads)) if k == 0 or any(r[k] for r in rows)]
 
     def room() -> int:
         return width - sum(widths[k] + per_column for k in keep[1:]) - per_column - rest
@@ -208,8 +236,10 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     # or cut the cost column
     dropped = []
     for i in _DROP_WHEN_NARROW:
-        if room() >= _CONFIG_ROOM:
+        if room() >= CONFIG_ROOM:
             break
+        if i not in keep:
+            continue
         keep.remove(i)
         dropped.append(_DROPPED_NAMES[i])
     cells = config_cells([(first, second, any(shown[i].id == w.recommended for i in members))
@@ -233,7 +263,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
         t.add_column("why not", overflow="fold", max_width=max(why, WHY))
     for row, reason in zip(rows, reasons, strict=True):
         t.add_row(*row, *([Text(reason)] if why_not else []))
-    return t, dropped
+    return OptionsTable(t, dropped, more)
 
 
 def dropped_note(dropped: list[str], width: int) -> str:

@@ -22,6 +22,10 @@ from .proposal.format import (
 )
 from .textwords import counted, headroom_text, money, say
 
+# engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
+# Infinity, NIM)"): the plan's sentence gives them an article; products keep their name
+_KINDS = frozenset({"serving", "hand-fused", "deep-learning"})
+
 
 def print_total(result: Result, con: Console) -> None:
     """The account's total in the cover's words: none where nothing meets the targets (a
@@ -120,6 +124,8 @@ def print_plan(result: Result, con: Console) -> None:
     for rg in result.plan.retrieval_groups:
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
         served = cat.encoder_engines[engine].name if engine in cat.encoder_engines else engine
+        if served.split(" ", 1)[0] in _KINDS:  # "served by serving stack (…)" (round 22)
+            served = f"a {served}"
         what = (f"{rg.workload} ({'embedding' if rg.kind == 'embed' else 'reranking'}), "
                 f"{counted(rg.replicas, 'replica')} on {gpu(rg.gpu)} served by {served}, limited by "
                 f"{rg.limited_by}")

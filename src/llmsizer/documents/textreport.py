@@ -19,10 +19,10 @@ from .fasttable import print_table
 from .proposal.models import QUALITY
 from .textcatalog import catalog_table, params_text
 from .textmodels import models_table
-from .textoptions import WIDE, OptionNames, dropped_note, workload_table, workload_title
+from .textoptions import TOP, WIDE, OptionNames, dropped_note, workload_table, workload_title
 from .textplan import print_plan, print_total
-from .textretrieval import retrieval_table
-from .textruledout import ruled_out
+from .textretrieval import best_retrieval, retrieval_table, retrieval_title
+from .textruledout import condensed, ruled_out
 from .textwords import say
 
 # params_text: the catalog's words for a parameter count, read here by the web page's tests
@@ -38,10 +38,13 @@ def _console() -> Console:
     return Console(width=180)
 
 
-def print_result(result: Result, console: Console | None = None) -> None:
+def print_result(result: Result, console: Console | None = None, every: bool = False) -> None:
+    """The report of ``llmsizer size``: per workload the best options that meet its targets
+    (:data:`.textoptions.TOP` rows and the recommended one) and those ruled out, one line per
+    reason; ``every`` (``--all``): every option, each ruled-out one with its own reason."""
     con = console or _console()
     cur = result.account.currency
-    wide = con.width >= WIDE
+    wide = con.width >= WIDE and every
     cat = load_catalog()
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
@@ -50,9 +53,13 @@ def print_result(result: Result, console: Console | None = None) -> None:
         # a server's detail is kept where two of this table's options would read the same
         names = OptionNames(cat, list(w.options))
         if wide or any(o.feasible for o in w.options):
-            table, dropped = workload_table(w, cur, con.width, names,
-                                            result.deployment.recommended)
+            table, dropped, more = workload_table(w, cur, con.width, names,
+                                                  result.deployment.recommended,
+                                                  limit=None if every else TOP)
             print_table(table, con)
+            if more:
+                say(con, f"  and {more} more options that meet the targets; --all lists "
+                         "every one")
             if dropped and not told:
                 # say once what a narrow table leaves out, or a reader takes it for not computed
                 con.print(Text(dropped_note(dropped, con.width)), highlight=False)
@@ -61,8 +68,10 @@ def print_result(result: Result, console: Console | None = None) -> None:
             # note of the columns it dropped from no rows (review round 21)
             con.print(Text(workload_title(w)), highlight=False)
         out = [o for o in w.options if not o.feasible]
-        if out and not wide:
+        if out and every and not wide:
             ruled_out(out, names, con)
+        elif not every:
+            condensed(w.options, names, con)
         if w.measured_note:
             con.print(Text(w.measured_note), highlight=False)
         for warning in w.measured_warnings:
@@ -71,11 +80,22 @@ def print_result(result: Result, console: Console | None = None) -> None:
             say(con, w.advice, rest="", style="red")
     for rw in result.retrieval:
         names = OptionNames(cat, list(rw.options))
-        print_table(retrieval_table(rw, cur, con.width, names,
-                                    result.deployment.recommended == "cloud"), con)
+        rented = result.deployment.recommended == "cloud"
+        if wide or any(o.feasible for o in rw.options):
+            print_table(retrieval_table(rw, cur, con.width, names, rented, every,
+                                        None if every else TOP), con)
+            more = (0 if every else sum(o.feasible for o in rw.options)
+                    - len(best_retrieval(rw, rented, TOP)))
+            if more:
+                say(con, f"  and {more} more options that meet the targets; --all lists "
+                         "every one")
+        else:  # none meets the targets: a table would be its header alone
+            con.print(Text(retrieval_title(rw)), highlight=False)
         r_out = [o for o in rw.options if not o.feasible]
-        if r_out and not wide:
+        if r_out and every and not wide:
             ruled_out(r_out, names, con)
+        elif not every:
+            condensed(rw.options, names, con)
         if rw.advice:
             say(con, rw.advice, rest="", style="red")
     for t in result.model_alternatives:

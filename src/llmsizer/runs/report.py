@@ -105,14 +105,30 @@ def complete_set(out: Path, stem: str, names: list[str]) -> bool:
         return False
 
 
-def prepare_out_dir(out: Path) -> None:
+def prepare_out_dir(out: Path) -> list[Path]:
+    """Make the output folder (and its missing parents); the folders it made, outermost
+    first, for :func:`remove_made` when the run fails before writing anything."""
     try:  # exists() raises, not answers False, for a name too long (ENAMETOOLONG)
         if out.exists() and not out.is_dir():
             raise InputError(f"output folder {str(out)!r} exists and is not a folder")
+        made = [p for p in (*reversed(out.absolute().parents), out.absolute())
+                if not p.exists()]
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create output folder {str(out)!r}: {exc.strerror}") from None
     clean_temp_files(out)  # those of runs that are gone (a killed run's)
+    return made
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the folders :func:`prepare_out_dir` made, innermost first, each only while
+    empty: a batch that could not start (an unreachable Dask scheduler) left an empty
+    output folder behind (review round 22)."""
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (something was written), or gone
+            return
 
 
 @contextlib.contextmanager

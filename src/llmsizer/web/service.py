@@ -401,7 +401,8 @@ def _unknown_key_words(message: str, field: str) -> str:
     head = f"the file's key {m[1]} is no field here"
     if m[2]:
         guesses = re.findall(r"(?:mean| or) ([a-z0-9_]+)", m[2])
-        head += f" (did you mean {_either([forms.key_label(field, g) for g in guesses])}?)"
+        # no brackets around a label that carries its own: "(did you mean Headroom (%)?)"
+        head += f"; the nearest is {_either([forms.key_label(field, g) for g in guesses])}"
     rest = m[5]
     fix = re.match(r"; write it as `([a-z0-9_]+): (.+)`", rest)
     rename = re.match(r"; rename it to `([a-z0-9_]+):`", rest)
