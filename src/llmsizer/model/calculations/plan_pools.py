@@ -27,8 +27,10 @@ MEMBER_SEQUENCES = IF(gt(r("stream_replicas"), 0),
                       MIN(r("users"), r("demand_replicas") * r("batch_per_replica")),
                       r("demand_replicas") * r("batch_per_replica"))
 _seqs = MEMBER_SEQUENCES
-# the longest step a stated-streams member's sequences in flight make its target at
-_stream_step = 1000 * _seqs / (r("spec_tpot_factor") * r("target_system_tokens_per_s"))
+# the step a stated-streams member's sequences in flight take over its own replicas at peak:
+# its target is made at that step and no longer one (1000 x C / (f x T) where the streams
+# bind; its full batch's step where they fill its replicas)
+_stream_step = r("step_fixed_ms") + r("step_ms_per_seq") * _seqs / r("demand_replicas")
 # a member's batch at the pool's longest allowed step on its line t(B) = a + b B, never above
 # its own batch: the line would read a small-batch term (the FP4 saving) as holding at any
 # batch
@@ -98,13 +100,15 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
               "The same model, GPU and TP give every member the same a (MoE: the largest)."),
     Aggregate("pool_stream_replicas", "Replicas the stated streams need", "replicas", "MAX",
-              IF(gt(r("stream_replicas"), 0),
+              IF(AND(gt(r("stream_replicas"), 0), gt(r("demand_replicas"), 0)),
                  IF(gt(_stream_step, r("pool_step_fixed_ms")),
                     r("pool_step_sequence_ms") / (_stream_step - r("pool_step_fixed_ms")), 0), 0),
-              "A member with its streams stated must make its target with the sequences it has "
-              "in flight, so the pool's step may take at most 1000 x its sequences / "
-              "(speculative factor x target): replicas = every member's sequences x b / (that "
-              "step - a), the most over such members (sized alone: its own replicas)."),
+              "A member with its streams stated makes its target only with its sequences in "
+              "flight stepping as they do on its own replicas at peak (a + b x sequences / its "
+              "replicas: 1000 x streams / (speculative factor x target) where the streams "
+              "bind), so the pool's step may take no longer: replicas = every member's "
+              "sequences x b / (that step - a), the most over such members (sized alone: its "
+              "own replicas)."),
     Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
               r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
     Aggregate("pool_prefill_gpus", "Prefill GPUs for peak + headroom (disaggregated)", "GPUs",
