@@ -177,3 +177,43 @@ def test_an_arrival_rate_keeps_its_concurrency(university: Result) -> None:
     assert v["stream_step_limit_ms"] == 0 and v["stream_replicas"] == 0
     assert v["batch_served"] == min(v["concurrent_users"], v["batch_per_replica"])
     assert v["demand_replicas"] == pytest.approx(v["concurrent_users"] / v["batch_per_replica"])
+
+
+_MIXED = """schema_version: 1
+account: {name: Mixed}
+workloads:
+  - name: Transcripts
+    model: llama-3.3-70b
+    concurrent_users: 64
+    prompt_tokens: 6000
+    output_tokens: 500
+    targets: {system_tokens_per_s: 1500}
+  - name: Staff chat
+    model: llama-3.3-70b
+    concurrent_users: 40
+    prompt_tokens: 2000
+    output_tokens: 300
+    targets: {tokens_per_s_per_user: 15}
+hardware: {gpus: [h100-pcie], weight_precisions: [fp8]}
+policy: {headroom: 0.25, survive_node_loss: false}
+"""
+
+
+def test_a_shared_pool_keeps_the_streams_step() -> None:
+    """The job shares its H100 PCIe TP2 replicas with a 40-user chat on the same model: the
+    pool counts the 64 streams (not 6.59 x 67 = 441 sequences) and 40 users, and holds the
+    step every replica takes at peak to the streams' 64 x 1000 / 1,500 = 42.67 ms:
+    N = (1.535 x 64 + b_chat x 40) / (42.67 - 27.76)."""
+    r = size(load_from_text(_MIXED, "mixed.yaml"))
+    (pool,) = r.plan.pools
+    assert pool.workload_indices == [0, 1]
+    v = pool.values
+    a, b = _a_b()
+    chat = _option(r, 1, r.workloads[1].recommended).values
+    assert v["pool_demand_sequences"] == 64 + 40
+    n = (b * 64 + chat["step_ms_per_seq"] * 40) / (64 * 1000 / 1500 - a)
+    assert v["pool_stream_replicas"] == pytest.approx(n)
+    assert v["pool_demand_replicas"] == pytest.approx(n)
+    step = v["pool_step_fixed_ms"] + v["pool_step_sequence_ms"] / v["pool_demand_replicas"]
+    assert 64 * 1000 / step == pytest.approx(1500)           # the streams make their target
+    assert pool.replicas == math.ceil(n * 1.25)
