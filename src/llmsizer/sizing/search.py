@@ -152,6 +152,13 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
                              f"tok/s: {_PROMPT_HELP}")
         return "speed", (f"even one user gets only {_fmt(got, digits)} tok/s here (bandwidth "
                          f"ceiling); target {_fmt(need, digits)} tok/s")
+    if f("streams_short") > 0:
+        # review round 22: a throughput target with the streams stated, each replica sized
+        # full had assumed more requests in flight than the pipeline keeps open
+        return "speed", (f"{_fmt(f('users'))} streams cannot reach "
+                         f"{_fmt(f('target_system_tokens_per_s'))} tok/s on this configuration "
+                         f"even one per replica (at most "
+                         f"{_fmt(f('streams_best_tokens_per_s'))} tok/s)")
     if f("disagg_prefill_gpus") > 0 and f("batch_by_ttft") < 1:
         return "ttft", (f"the whole answer misses the {f('target_e2e_p95_s'):g} s p95 "
                         "target even with one sequence per decode replica (prefill, moving the "

@@ -250,6 +250,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + speculative.CALCULATIONS
     + decode.CALCULATIONS
     + load.LOAD_CALCULATIONS
+    + replicas.STREAM_CALCULATIONS
     + decode.SERVED_STEP_CALCULATIONS
     + queueing.WAIT_CALCULATIONS
     + XPYD_CALCULATIONS

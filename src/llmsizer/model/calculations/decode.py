@@ -530,10 +530,13 @@ CALCULATIONS: tuple[Calculation, ...] = (
 # After the load (queueing.LOAD_CALCULATIONS): the step users see at the batch served.
 SERVED_STEP_CALCULATIONS: tuple[Calculation, ...] = (
     _c("batch_served", "Batch at the stated load", "sequences", "Throughput",
-       MAX(1, IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
-                 MIN(r("concurrent_users"), r("batch_per_replica")))),
+       MAX(1, IF(gt(r("stream_replicas"), 0),
+                 MIN(r("batch_per_replica"), r("users") / r("stream_replicas")),
+                 IF(gt(r("target_system_tokens_per_s"), 0), r("batch_per_replica"),
+                    MIN(r("concurrent_users"), r("batch_per_replica"))))),
        "The sequences a replica runs at peak: the users present, up to the batch per replica "
-       "(a throughput target: the batch per replica); at least 1."),
+       "(a throughput target: the batch per replica; with the streams stated, the streams / "
+       "the replicas they need, a mean, up to the batch per replica); at least 1."),
     _c("tpot_ms", "Time per output token", "ms", "Throughput",
        (r("step_fixed_ms") + r("step_ms_per_seq") * r("batch_served")) * r("spec_tpot_factor"),
        "t(B) = a + b x B at the batch served (x the speculative TPOT factor): what users see "

@@ -21,8 +21,16 @@ _n1 = N_PLUS_ONE
 # shared: each member's sequences use 1/B of it for every limit B (tokens/s at the pool's
 # strictest target, KV memory, TTFT, engine cap), so the pool needs the largest of the sums
 # (closed form, never fewer replicas when users grow, exactly today's sizing for one member).
-MEMBER_SEQUENCES = r("demand_replicas") * r("batch_per_replica")
+# A member with its streams stated beside a throughput target has at most those streams in
+# flight (review round 22: sized full, 6.6 replicas x 67 counted 441 for 64 streams).
+MEMBER_SEQUENCES = IF(gt(r("stream_replicas"), 0),
+                      MIN(r("users"), r("demand_replicas") * r("batch_per_replica")),
+                      r("demand_replicas") * r("batch_per_replica"))
 _seqs = MEMBER_SEQUENCES
+# the step a stated-streams member's sequences in flight take over its own replicas at peak:
+# its target is made at that step and no longer one (1000 x C / (f x T) where the streams
+# bind; its full batch's step where they fill its replicas)
+_stream_step = r("step_fixed_ms") + r("step_ms_per_seq") * _seqs / r("demand_replicas")
 # a member's batch at the pool's longest allowed step on its line t(B) = a + b B, never above
 # its own batch: the line would read a small-batch term (the FP4 saving) as holding at any
 # batch
@@ -91,6 +99,16 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               r("step_ms_per_seq"), "Used when no member has sequences."),
     Aggregate("pool_step_fixed_ms", "Step time at batch 0 (a)", "ms", "MAX", r("step_fixed_ms"),
               "The same model, GPU and TP give every member the same a (MoE: the largest)."),
+    Aggregate("pool_stream_replicas", "Replicas the stated streams need", "replicas", "MAX",
+              IF(AND(gt(r("stream_replicas"), 0), gt(r("demand_replicas"), 0)),
+                 IF(gt(_stream_step, r("pool_step_fixed_ms")),
+                    r("pool_step_sequence_ms") / (_stream_step - r("pool_step_fixed_ms")), 0), 0),
+              "A member with its streams stated makes its target only with its sequences in "
+              "flight stepping as they do on its own replicas at peak (a + b x sequences / its "
+              "replicas: 1000 x streams / (speculative factor x target) where the streams "
+              "bind), so the pool's step may take no longer: replicas = every member's "
+              "sequences x b / (that step - a), the most over such members (sized alone: its "
+              "own replicas)."),
     Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
               r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
     Aggregate("pool_prefill_gpus", "Prefill GPUs for peak + headroom (disaggregated)", "GPUs",
@@ -116,10 +134,11 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         IF(_has_demand,
            MAX(r("pool_tpot_replicas"), r("pool_memory_replicas"), r("pool_ttft_replicas"),
                r("pool_itl_replicas"), r("pool_first_estimate_replicas"),
-               r("pool_demand_sequences") / r("max_batch_per_replica")),
+               r("pool_demand_sequences") / r("max_batch_per_replica"),
+               r("pool_stream_replicas")),
            r("pool_members_demand_replicas")),
-        "The largest need: tokens/s, KV memory, TTFT, inter-token latency or the engine cap "
-        "(sequences / cap). "
+        "The largest need: tokens/s, KV memory, TTFT, inter-token latency, the engine cap "
+        "(sequences / cap) or the stated streams' target. "
         "One member: users / its batch, as sized alone."),
     PlanCalculation(
         "pool_batch_per_replica", "Batch per replica (mixed)", "sequences",

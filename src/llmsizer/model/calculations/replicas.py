@@ -5,8 +5,47 @@ headroom left at peak with all nodes up and with one node down.
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, gt, ref
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, gt, le, lt, ref
 from .core import Calculation, _c, _gpus, r
+
+# Review round 22 (University of Northfield): a throughput target with the parallel request
+# streams stated (concurrent_users: the streams an offline pipeline keeps open). The streams
+# advance one step together: on N replicas each runs C / N of them, t = a + b x C / N, and
+# they make C x 1000 / (f x t) tok/s (f: the speculative TPOT factor, 1 without). Sizing each
+# replica full (B = the engine cap) assumed N x B requests in flight where only C exist.
+# Sized, modelled: not where the replicas and their users are given (llmsizer estimate, a
+# benchmark's closed loop: fixed_users_per_replica) nor a measured replica's figure.
+_STREAMS = AND(gt(r("users"), 0), gt(r("target_system_tokens_per_s"), 0),
+               le(r("peak_request_rate_per_s"), 0), le(r("fixed_users_per_replica"), 0),
+               le(r("measured_tokens_per_s_per_replica"), 0))
+_a, _b = r("step_fixed_ms"), r("step_ms_per_seq")
+
+# After the load (load.LOAD_CALCULATIONS), before the batch served (decode.py): the step
+# rows at the full batch are known, nothing here reads what follows.
+STREAM_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("stream_step_limit_ms", "Longest step the stated streams allow", "ms", "Throughput",
+       IF(_STREAMS, r("users") * 1000 / (r("target_system_tokens_per_s") * r("spec_tpot_factor")),
+          0),
+       "Streams x 1000 / (system target x speculative factor): the stated streams advancing "
+       "one step together reach the target only at steps this short (C x 1000 / (f x t) >= "
+       "T); 0 when the load is not stated as streams with a throughput target."),
+    _c("streams_short", "The stated streams cannot reach the target", "flag", "Throughput",
+       AND(gt(r("stream_step_limit_ms"), 0), lt(r("stream_step_limit_ms"), _a + _b)),
+       "1 when even one stream per replica (a step of a + b) is slower than the longest step "
+       "the streams allow: no replica count meets the target with these streams."),
+    _c("streams_best_tokens_per_s", "Most the stated streams make, one per replica", "tok/s",
+       "Throughput",
+       IF(gt(r("stream_step_limit_ms"), 0),
+          r("users") * 1000 / ((_a + _b) * r("spec_tpot_factor")), 0),
+       "Streams x 1000 / ((a + b) x speculative factor): every stream alone on its replica."),
+    _c("stream_replicas", "Replicas the stated streams need", "replicas", "Throughput",
+       IF(AND(gt(r("stream_step_limit_ms"), 0), le(r("streams_short"), 0)),
+          _b * r("users") / (r("stream_step_limit_ms") - _a), 0),
+       "t(C / N) = a + b x C / N at most the streams' longest step, solved for N: b x C / "
+       "(longest step - a) = b x f x C x T / (1000 x C - a x f x T), in closed form (no "
+       "circular reference). At or below the streams (at least one each); the step at the "
+       "full batch's experts read (MoE: conservative). 0 when not stated as streams."),
+)
 
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
@@ -22,9 +61,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
               r("concurrent_users") / r("users_per_replica"), 0),
            IF(gt(r("replica_output_tokens_per_s"), 0),
-              r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0)),
+              r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0),
+           r("stream_replicas")),
        "Peak demand in replica units: users / users per replica, or system target / replica "
-       "throughput (offline jobs), whichever is larger."),
+       "throughput (offline jobs), or the replicas the stated streams need, whichever is "
+       "largest (streams beyond full replicas wait a turn: the replicas full then make the "
+       "target)."),
     _c("replicas_for_load", "Replicas for peak + headroom", "replicas", "Nodes",
        ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
        "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8)."),
@@ -57,7 +99,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("platform_sold_full"), 0), r("nodes") * r("gpus_per_node"), r("gpus")),
        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
     _c("capacity_output_tokens_per_s", "Installed throughput", "tok/s", "Nodes",
-       r("replicas") * r("replica_output_tokens_per_s"), "All replicas at their batch."),
+       IF(gt(r("stream_replicas"), 0),
+          MIN(r("replicas") * r("replica_output_tokens_per_s"),
+              r("users") * 1000 / ((_a + _b * r("users") / r("replicas")) * r("spec_tpot_factor"))),
+          r("replicas") * r("replica_output_tokens_per_s")),
+       "All replicas at their batch; stated streams: at most what the streams make spread "
+       "over every replica (C x 1000 / ((a + b x C / replicas) x speculative factor))."),
     _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
        IF(gt(r("demand_replicas"), 0), r("replicas") / r("demand_replicas") - 1, 0),
        "Capacity / peak demand - 1, all nodes up (after rounding and N+1)."),
