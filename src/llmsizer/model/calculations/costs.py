@@ -101,7 +101,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(_BY_GPU_LOAD, 1, 0),
        "One spare replica-instance (a node group: one per pool; offers sold by the GPU)."),
     _c("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "flag", "TCO",
-       AND(eq(r("cloud_gpus_per_instance"), 1), le(r("cloud_size1_gpus"), 0)),
+       # a number, not TRUE/FALSE: a spreadsheet ranks FALSE above every number (FALSE>0)
+       IF(AND(eq(r("cloud_gpus_per_instance"), 1), le(r("cloud_size1_gpus"), 0)), 1, 0),
        "1 = the offer rents single GPUs and lists no other size: an instance holds one "
        "replica's GPUs (up to a node's), as a GPU cloud's pod of 1 to 8 GPUs of one machine; "
        "0 = fixed instance sizes (8-GPU instances, or the sizes listed)."),
