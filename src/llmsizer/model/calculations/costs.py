@@ -100,7 +100,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("cloud_spare_instances", "Spare instances for N+1", "instances", "TCO",
        IF(_BY_GPU_LOAD, 1, 0),
        "One spare replica-instance (a node group: one per pool; offers sold by the GPU)."),
-    _c("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "flag", "TCO",
+    _c("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes", "TCO",
        # a number, not TRUE/FALSE: a spreadsheet ranks FALSE above every number (FALSE>0)
        IF(AND(eq(r("cloud_gpus_per_instance"), 1), le(r("cloud_size1_gpus"), 0)), 1, 0),
        "1 = the offer rents single GPUs and lists no other size: an instance holds one "
