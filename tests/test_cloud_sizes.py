@@ -32,7 +32,9 @@ from llmsizer.sizing.engine import size
 
 JPY = ROOT / "tests" / "data" / "jpy-manufacturer.yaml"
 _BY_NAME = {c.name: c for c in CALCULATIONS}
-_ROWS = ("cloud_replica_gpus", "cloud_rent_hour_offer", "cloud_rent_hour_size1",
+_ROWS = ("cloud_replica_gpus", "cloud_load_instances", "cloud_spare_gpus",
+         "cloud_spare_instances", "cloud_sold_by_gpu", "cloud_gpus_by_gpu",
+         "cloud_rent_hour_offer", "cloud_rent_hour_size1",
          "cloud_rent_hour_size2", "cloud_size_picked", "cloud_instance_gpus",
          "cloud_instance_gpu_hour", "cloud_instances", "cloud_gpus_rented")
 
@@ -51,7 +53,7 @@ def _rent(gid: str, tier: str, gpus_per_replica: int, replicas: int) -> dict[str
     # no N+1 here: the GPUs in use are the load's (test_rented_spares_r21 covers N+1)
     env.update(gpus_per_replica=gpus_per_replica, disagg_prefill_gpus=0,
                gpus=gpus_per_replica * replicas, load_gpus=gpus_per_replica * replicas,
-               survive_node_loss=0)
+               survive_node_loss=0, replicas_for_load=replicas, gpus_per_node=8)
     for name in _ROWS:
         env[name] = evaluate(_BY_NAME[name].expr, env)
     return env

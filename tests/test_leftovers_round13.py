@@ -255,8 +255,10 @@ def test_sigterm_during_a_batch_of_the_shipped_inputs_exits_143(tmp_path: Path) 
 def test_summary_cloud_row_after_recalculation_is_the_jsons(name: str, tmp_path: Path) -> None:
     """An embedder on a chat group's idle GPUs rents only what that group's instances do not
     carry (retrieval_cloud_gpus): 0 GPUs in 8-GPU instances (rag-shared-cloud: the reranker
-    rents its own 4), 1 GPU where the cloud sells single GPUs. The recalculated Retrieval row
-    of those GPUs, the Summary's cloud cost per group and its total are the JSON's."""
+    rents its own 4 GPUs' whole 8-GPU instance), 1 GPU where the cloud sells single GPUs. The
+    recalculated Retrieval row of the GPUs rented (cloud_gpus_rented, whole instances: review
+    round 22, its group's cloud_gpus; before, retrieval_cloud_gpus and the reranker's 4), the
+    Summary's cloud cost per group and its total are the JSON's."""
     from support.libreoffice import read_values, recalculate
 
     from llmsizer.documents.workbook.retrieval_sheet import retrieval_cell
@@ -276,7 +278,7 @@ def test_summary_cloud_row_after_recalculation_is_the_jsons(name: str, tmp_path:
     groups = r.plan.retrieval_groups
     assert groups
     for j, g in enumerate(groups):
-        gpus = retrieval_cell(j, "retrieval_cloud_gpus").split("!")[1]
+        gpus = retrieval_cell(j, "cloud_gpus_rented").split("!")[1]
         assert lo["Retrieval"][gpus] == g.cloud_gpus, g.workload
         ref = cells[f"={retrieval_cell(j, 'annual_cost_cloud')}"]
         assert lo["Summary"][ref] == pytest.approx(g.annual_cost_cloud, rel=1e-12), g.workload
@@ -284,7 +286,7 @@ def test_summary_cloud_row_after_recalculation_is_the_jsons(name: str, tmp_path:
     assert r.totals.annual_cost_cloud is not None
     assert total == pytest.approx(r.totals.annual_cost_cloud, rel=1e-12)
     # the figures tests/test_retrieval_cloud.py derives from the catalog's offers
-    want = {"rag-shared-cloud.yaml": ([0, 4], 388_224.0),
+    want = {"rag-shared-cloud.yaml": ([0, 8], 388_224.0),
             "rag-shared-single-gpu-cloud.yaml": ([1], 3 * 3.99 * 8760 + 8400)}[name]
     assert ([g.cloud_gpus for g in groups], total) == (want[0], pytest.approx(want[1]))
 

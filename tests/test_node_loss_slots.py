@@ -42,6 +42,9 @@ def _pool(tp: int, load: int, demand: float, gpus_per_node: int) -> dict[str, An
     return {"tp": float(tp), "gpus_per_replica": float(tp), "pool_replicas_for_load": float(load),
             "pool_load_gpus": float(load * tp), "pool_demand_replicas": demand,
             "pool_prefill_gpus": 0.0,
+            # read by the pool's cloud rows of the headroom stage (review round 22)
+            "disagg_prefill_gpus": 0.0, "pool_prefill_replicas": 0.0,
+            "pool_cloud_replica_gpus": float(tp),
             "replicas_per_node": float(max(1, gpus_per_node // tp))}
 
 

@@ -53,11 +53,13 @@ def test_the_debugger_reads_percentile_targets_and_the_load_a_rate_causes() -> N
         f"Beyond 56 concurrent users the first token misses the 2.5{NBSP}s p99 target "
         "(planned: 8 users)")
     # since session 21 (renting with N+1 keeps a spare instance: test_rented_spares_r21) the
-    # chat runs on the H200 TP4 option, 2 replicas x 256 sequences within the p95 bound; its
-    # Little's-law users follow that option's faster answer (89 on the H100 option before)
+    # chat runs on H200; since session 22 (the H200 rented by the GPU, one spare instance per
+    # pool: test_instance_shapes_r22) on its TP2 option, sized alone 4 replicas x 212
+    # sequences within the p95 bound (batch_by_ttft) = 848; its Little's-law users follow that
+    # option's answer: 98 (TP4 before: 2 x 256 = 512, 80 users; 89 on the H100 option before)
     assert rows["Agent-assist chat"] == (
-        f"Beyond 512 concurrent users the first token misses the 2{NBSP}s p95 target "
-        "(planned: 80 users)")
+        f"Beyond 848 concurrent users the first token misses the 2{NBSP}s p95 target "
+        "(planned: 98 users)")
     assert not any("no target stated" in here or "planned: 0 " in here
                    for here in rows.values())
     # no first-token target at all: the article's 2 s, said so (the coding agent)
@@ -71,6 +73,8 @@ def test_a_break_even_past_the_write_off_reads_as_months_and_wraps() -> None:
     were 96 months."""
     html = render_html(size(load(INSURER))).replace(NBSP, " ")
     row = html.split("Buying beats renting after", 1)[1].split("</tr>", 1)[0]
-    # 71 months since session 21's spare instance made the insurer rent H200 (96 on H100)
-    assert '<td class="n name">71 months, past the 3 years of amortisation</td>' in row
+    # 71 months since session 21's spare instance made the insurer rent H200 (96 on H100);
+    # 195 since session 22 (H200 rented by the GPU: EUR 165,617 a year): capex 639,543.52 /
+    # ((165,617.44 - 339,391.30 + 639,543.52 / 3) / 12) = 194.7
+    assert '<td class="n name">195 months, past the 3 years of amortisation</td>' in row
     assert "not within" not in row

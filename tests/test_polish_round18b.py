@@ -98,26 +98,29 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     (g,) = result.plan.node_groups
     rented, instances = g.values["cloud_gpus_rented"], g.values["cloud_instances"]
     # s21-rented-spares: with a spare instance for N+1 the cheapest to rent is the H200 plan,
-    # 16 one-GPU instances (the H100 plan's 2 instances of 8 left 8 GPUs against a 10-GPU load)
-    assert (rented, instances) == (16, 16)
-    words = "16 × NVIDIA H200 SXM in 16 cloud instances"
+    # 16 one-GPU instances (the H100 plan's 2 instances of 8 left 8 GPUs against a 10-GPU load).
+    # s22-instance-shapes: the H200 is rented by the GPU, a replica an instance of its own
+    # GPUs, one spare replica-instance per pool: 4 x 1 + 2 x 2 + spares 1 and 2 = 11 GPUs in
+    # 4 + 2 + 2 = 8 instances (test_instance_shapes_r22); 11 is not the 16 bought: no split
+    assert (rented, instances) == (11, 8)
+    words = "11 × NVIDIA H200 SXM in 8 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
-    assert (f"Rent in the cloud {words} (8 serving, 8 on standby) for both "
-            "workloads, shared.") in text
+    assert f"Rent in the cloud {words} for both workloads, shared." in text
     assert "the GPUs of" not in text
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     cells = _recommendation_row(book)
     assert cells == [
-        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 4 "
+        "Shares 11 × NVIDIA H200 SXM rented in 8 cloud instances with 1 other workload: 4 "
         "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
-        "Shares 16 × NVIDIA H200 SXM rented in 16 cloud instances with 1 other workload: 1 "
-        "replica of TP4 (FP8 weights, FP8 KV cache) in its pool."]
+        "Shares 11 × NVIDIA H200 SXM rented in 8 cloud instances with 1 other workload: 2 "
+        "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]
-    assert f"Plan, rented in the cloud: {words} (8 serving, 8 on standby)" in out
+    assert f"Plan, rented in the cloud: {words}\n" in out
+    assert "8 on standby)" not in out.split("Plan, rented", 1)[1].split("\n", 1)[0]
     assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
 
 
@@ -171,15 +174,18 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
     out = con.file.getvalue()  # type: ignore[attr-defined]
     assert "cloud" in out[out.index("Agent-assist chat"):].splitlines()[2]  # the cost head
     rows = _terminal_rows(out, "Agent-assist chat — ")
-    # the same figures on either H200 server: one row naming both (review round 21)
-    assert rows[0] == ("4 × H200 SXM, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or NVIDIA DGX "
-                       "H200", "125 k")
+    # the same figures on either H200 server: one row naming both (review round 21). Review
+    # round 22: the H200 rented by the GPU, TP2 (2 replicas + a spare 2-GPU instance: 6 x
+    # 1.558337857056 x 8,760 + 15,456 storage = EUR 97,362) rents for less than TP4 (125 k
+    # before: 8 one-GPU instances)
+    assert rows[0] == ("2 × H200 SXM, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or NVIDIA DGX "
+                       "H200", "97.4 k")
     assert ("2 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE8640", "213 k") in rows
     costs = [float(c.removesuffix(" k")) for _, c in rows]
     assert costs == sorted(costs)
     feasible = [o for o in w.options if o.feasible]
     ranked = sorted(feasible, key=lambda o: float(o.values["annual_cost_cloud"]))
-    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [125]
+    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [97]
     order = {o.id: i for i, o in enumerate(w.options)}
     # the PDF's alternatives (best per GPU and platform) follow the same order
     pdf = [a.option.id for a in workload_view(result, index, load_catalog(),
@@ -211,8 +217,10 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     H100 of 4 × XE8640: both workloads' shares break even together, one node group.)"""
     result = size(load(INSURER))
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
-    # s21-rented-spares: the H200 plan again (cheapest to rent with a spare instance): 71.3
-    assert [round(m, 1) for m in months] == [71.3, 71.3]
+    # s21-rented-spares: the H200 plan again (cheapest to rent with a spare instance): 71.3;
+    # s22-instance-shapes: rented by the GPU for EUR 165,617, capex 639,543.52 / ((165,617.44
+    # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7
+    assert [round(m, 1) for m in months] == [194.7, 194.7]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -220,7 +228,7 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("71 months, past the 3 years of amortisation") == 2
+    assert text.count("195 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:

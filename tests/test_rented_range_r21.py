@@ -103,13 +103,16 @@ def test_sakura_rents_32_to_48_gpus_at_the_models_error() -> None:
 
 
 def test_the_rented_range_counts_what_the_retrieval_servers_rent() -> None:
-    """rag-shared-cloud.yaml: its reranking servers rent 4 GPUs of their own (the total's 12
-    rented = 8 in one instance for the chat + 4); both ends count them, as the bought range
-    counts the GPUs they buy."""
+    """rag-shared-cloud.yaml: its reranking servers' 4 GPUs rent one whole 8-GPU instance of
+    their own (the H100's one-year offer: 8-GPU contracts), the total's 16 rented = 8 in one
+    instance for the chat + 8; both ends count them, as the bought range counts the GPUs they
+    buy. Review round 22: a retrieval group's GPUs rented are its TCO lines' whole instances
+    (cloud_gpus_rented), which its cloud cost pays for (before: its 4 GPUs in use, total 12,
+    while the rent counted 16)."""
     r = _sized(DATA / "rag-shared-cloud.yaml")
     own = sum(g.cloud_gpus for g in r.plan.retrieval_groups)
-    assert (own, r.totals.cloud_gpus_rented) == (4, 12)
-    assert _ends(r)[:2] == (12, 12)
+    assert (own, r.totals.cloud_gpus_rented) == (8, 16)
+    assert _ends(r)[:2] == (16, 16)
 
 
 @pytest.mark.parametrize(("name", "sentence"), [

@@ -77,20 +77,24 @@ def test_eur_insurer_on_h100_rents_three_instances_and_keeps_its_peak(tmp_path: 
 
 def test_eur_insurer_rents_what_survives_an_instance_down() -> None:
     """As sized (L40S, H100, H200): renting with a spare instance made one-GPU H200 instances
-    the cheaper way; the plan rents the 16 GPUs in use (8 for the load + an 8-GPU XE9680's
-    worth), 16 instances. One down: Claims (4 x TP1 against 2.667) and the chat (1 x TP4 against
-    0.741) keep every replica: 50 % and 35 %."""
+    the cheaper way. Review round 22: the H200's offer is sold by the GPU (RunPod), so a
+    replica rents an instance of its own GPUs and N+1 one spare replica-instance per pool,
+    not the bought XE9680's 8 spare GPUs (before: the 16 GPUs in use, 16 instances, the chat
+    1 x TP4). Now Claims 4 x TP1 and the chat 2 x TP2 (8 GPUs for the load) + spares of 1 and
+    2 GPUs: 11 GPUs in 8 instances (test_instance_shapes_r22). One down: each pool's spare
+    instance takes its lost replica: Claims 4 / 2.667 - 1 = 50 %, the chat 2 / 1.556 - 1 =
+    28.6 % (before: 1 / 0.741 - 1 = 35 %)."""
     r = _sized(EUR)
     assert r.deployment.recommended == "cloud"
     claims, chat = _pool(r, "Claims document classification"), _pool(r, "Agent-assist chat")
     g = _group(r, claims)
     assert (g.values["group_load_gpus"], g.values["group_gpus_used"]) == (8, 16)
-    assert (g.values["cloud_instance_gpus"], g.values["cloud_instances"]) == (1, 16)
+    assert (g.values["cloud_instance_gpus"], g.values["cloud_instances"]) == (2, 8)
     assert claims.values["pool_replicas_one_down"] == claims.replicas == 4
-    assert chat.values["pool_replicas_one_down"] == chat.replicas == 1
+    assert chat.values["pool_replicas_one_down"] == chat.replicas == 2
     assert abs(claims.headroom_after_node_loss - 0.5) < 1e-9
-    assert abs(chat.headroom_after_node_loss - (1 / chat.demand_replicas - 1)) < 1e-12
-    assert abs(chat.headroom_after_node_loss - 0.35) < 0.0005
+    assert abs(chat.headroom_after_node_loss - (2 / chat.demand_replicas - 1)) < 1e-12
+    assert abs(chat.headroom_after_node_loss - 0.286) < 0.0005
 
 
 def test_sakura_keeps_its_load_replicas_with_an_instance_down() -> None:

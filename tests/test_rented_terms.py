@@ -50,29 +50,33 @@ def _terminal(result: Result) -> str:
 
 
 def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None:
-    """Each workload alone on its option cheapest to rent (totals_dedicated): 16 GPUs for
-    EUR 249,329 a year, against the plan's 16 at EUR 233,873 (the instances shared; both
-    with a spare instance for N+1, review round 21). The old
-    line quoted the buying figure, 24 GPUs in 4 nodes at EUR 516 k."""
+    """Each workload alone on its option cheapest to rent (totals_dedicated): 11 GPUs for
+    EUR 181,073 a year, against the plan's 11 at EUR 165,617 (both with a spare instance for
+    N+1, review round 21; review round 22: the H200 sold by the GPU rents one spare
+    replica-instance per workload: Claims 4 + 1, the chat 2 x TP2 + 2; 11 x 1.558337857056 x
+    8,760 = 150,161.44, + storage 15,456 per node group: twice alone, once in the plan; before
+    16 GPUs, 249,329 and 233,873). The old line quoted the buying figure, 24 GPUs in 4 nodes
+    at EUR 516 k."""
     ded = insurer.totals_dedicated
     assert ded.annual_cost_cloud is not None
-    assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (16, 249_329)
+    assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (11, 181_073)
     text = _terminal(insurer)
-    assert "Sized alone the workloads would rent 16 GPUs, cloud EUR 249 k/yr." in text
+    assert "Sized alone the workloads would rent 11 GPUs, cloud EUR 181 k/yr." in text
     assert "on-prem EUR 516 k" not in text
 
 
 def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
-    """The plan's saving in rent (calculations PLAN_SAVING_CLOUD): 249,329 - 233,873 =
-    EUR 15,456 a year, 6.2 % of renting each workload alone."""
+    """The plan's saving in rent (calculations PLAN_SAVING_CLOUD): 181,073 - 165,617 =
+    EUR 15,456 a year (one node group's storage), 8.5 % of renting each workload alone
+    (review round 22; before 249,329 - 233,873, 6.2 %)."""
     ded, tot = insurer.totals_dedicated, insurer.totals
     env = {"annual_cost_cloud": tot.annual_cost_cloud,
            "annual_cost_cloud_dedicated": ded.annual_cost_cloud}
     assert round(float(evaluate(PLAN_SAVING_CLOUD, env))) == 15_456
-    assert float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)) == pytest.approx(0.0620, abs=1e-4)
+    assert float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)) == pytest.approx(0.0854, abs=1e-4)
     pdf = " ".join(render_html(insurer).replace(NBSP, " ").split())
-    assert ("sized one workload at a time, the same service would rent 16 GPUs at EUR 249 k "
-            "per year in the cloud; this plan rents for EUR 234 k, EUR 15.5 k (6.2 %) less "
+    assert ("sized one workload at a time, the same service would rent 11 GPUs at EUR 181 k "
+            "per year in the cloud; this plan rents for EUR 166 k, EUR 15.5 k (8.5 %) less "
             "each year.") in pdf
     assert "per year on-premises; this plan costs" not in pdf
 
@@ -179,4 +183,4 @@ def test_the_web_pages_per_workload_parts_are_in_rent() -> None:
     cells = re.findall(r'<td class="n"[^>]*>(EUR [^<]+)</td>', table)
     for p in (s for pool in r.plan.pools for s in pool.shares):
         assert f"EUR {float(p['plan_annual_cost_cloud']) / 1000:.3g} k" in cells
-    assert "EUR 234 k" in cells  # the account's row: the plan's rent
+    assert "EUR 166 k" in cells  # the account's row: the plan's rent (round 22: 234 k)

@@ -41,7 +41,9 @@ def test_a_shared_server_rents_nothing_the_groups_instances_already_carry() -> N
     assert (embed.cloud_gpus, embed.annual_cost_cloud, embed.annual_cost_onprem) == (0, 0.0, 0.0)
     v = r.retrieval[0].best.values if r.retrieval[0].best else {}
     assert (v["llm_idle_cloud_gpus"], v["retrieval_cloud_gpus"], v["cloud_instances"]) == (6, 0, 0)
-    assert (rerank.shares_with, rerank.replicas, rerank.cloud_gpus) == (None, 4, 4)
+    # its GPUs rented: the one whole 8-GPU instance its cost pays for (review round 22: its
+    # cloud lines' cloud_gpus_rented; before, its 4 GPUs in use)
+    assert (rerank.shares_with, rerank.replicas, rerank.cloud_gpus) == (None, 4, 8)
     assert rerank.annual_cost_cloud == pytest.approx(INSTANCE_YEAR + 8400)  # one instance
     t = r.totals
     assert t.annual_cost_cloud == pytest.approx(llm.annual_cost_cloud + rerank.annual_cost_cloud)

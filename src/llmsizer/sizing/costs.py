@@ -232,10 +232,12 @@ def retrieval_api_price(req: Requirements, catalog: Catalog, kind: str) -> float
 
 def instances_rented(*parts: tuple[str, Mapping[str, Value]]) -> dict[str, dict[int, int]]:
     """Per GPU, the cloud instances its node groups (``parts``: GPU, the group's values) rent,
-    by the size picked (calculations cloud_size_picked: 0 = the offer's own size)."""
+    by the size picked (calculations cloud_size_picked: 0 = the offer's own size); an offer
+    sold by the GPU (cloud_sold_by_gpu), the GPUs rented: its offer is one GPU's."""
     out: dict[str, dict[int, int]] = {}
     for gid, v in parts:
-        n = int(float(v.get("cloud_instances", 0)))
+        n = int(float(v.get("cloud_gpus_rented" if float(v.get("cloud_sold_by_gpu", 0)) > 0
+                            else "cloud_instances", 0)))
         if n > 0:
             code = int(float(v.get("cloud_size_picked", 0)))
             by_size = out.setdefault(gid, {})
@@ -258,9 +260,11 @@ def _rented_words(offer: CloudOffer, rented: Mapping[int, int]) -> tuple[str, st
 
 
 def _sold_words(offer: CloudOffer) -> str:
+    sizes = offer.other_sizes()
+    if offer.gpus_per_instance == 1 and not sizes:  # calculations: cloud_sold_by_gpu
+        return "single GPUs, one instance holding one replica's GPUs (a server's at most)"
     sold = ("single GPUs" if offer.gpus_per_instance == 1
             else f"whole {offer.gpus_per_instance}-GPU instances")
-    sizes = offer.other_sizes()
     if sizes:
         sold += ", or " + " or ".join(f"{s.gpus}-GPU" for s in sizes) + " instances"
     return sold

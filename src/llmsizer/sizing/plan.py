@@ -356,7 +356,8 @@ _GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_fre
                              "group_free_gpus_standby_node", "group_free_gpus_partial")
 # ... and the rented node-loss stage (its cloud instances, after the group's cost rows).
 _GROUP_FOR_POOL_RENTED_LOSS = ("cloud_instances", "cloud_instance_gpus", "cloud_gpus_rented",
-                               "group_pool_gpus", "group_cloud_replica_gpus")
+                               "group_pool_gpus", "group_cloud_replica_gpus",
+                               "cloud_sold_by_gpu")
 
 
 def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
@@ -394,9 +395,11 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
             batch_per_replica=int(_f(v, "pool_batch_per_replica")),
             demand_replicas=_f(v, "pool_demand_replicas"),
             replicas_for_load=int(_f(v, "pool_replicas_for_load")),
-            spare_replicas=int(_f(v, "pool_spare_replicas")),
-            replicas=int(_f(v, "pool_replicas")), gpus=int(_f(v, "pool_gpus")),
-            headroom_achieved=_f(v, "pool_headroom_achieved"),
+            # as run: a plan rented by the GPU runs its replicas for the load, its N+1 spare
+            # instance on standby (plan_node_loss.py)
+            spare_replicas=int(_f(v, "pool_spare_replicas_as_run")),
+            replicas=int(_f(v, "pool_replicas_as_run")), gpus=int(_f(v, "pool_gpus")),
+            headroom_achieved=_f(v, "pool_headroom_as_run"),
             headroom_after_node_loss=_f(v, "pool_headroom_one_down"),
             values={c: _f(v, c) for c in _POOL_NAMES},
             prefill_replicas=int(_f(v, "pool_prefill_replicas")),
@@ -416,7 +419,8 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
             headroom_after_node_loss=_f(v, "group_headroom_one_down"),
             capex=_f(v, "capex"), annual_cost_onprem=_f(v, "annual_cost_onprem"),
             annual_cost_cloud=_f(v, "annual_cost_cloud"),
-            values={c: _f(v, c) for c in _GROUP_NAMES}))
+            # cloud_sold_by_gpu: how the cloud counts what it rents (sizing/costs.py)
+            values={c: _f(v, c) for c in (*_GROUP_NAMES, "cloud_sold_by_gpu")}))
     return Plan(pools=pools, node_groups=groups)
 
 

@@ -271,8 +271,9 @@ class RetrievalGroup(_M):
     gpus_purchased: int
     standby_gpus: int = 0  # the spare node's GPUs that run no replica (retrieval_standby_gpus)
     idle_gpus: int = 0  # its nodes' GPUs beyond replicas and standby (retrieval_idle_gpus)
-    # GPUs it rents in the cloud: on a language-model group's nodes, the replicas that group's
-    # whole instances do not already carry (retrieval_cloud_gpus)
+    # GPUs it rents in the cloud, its TCO lines' cloud_gpus_rented: the whole instances for
+    # retrieval_cloud_gpus (on a language-model group's nodes, the replicas that group's whole
+    # instances do not already carry; sold by the GPU, its replicas + one spare with N+1)
     cloud_gpus: int
     limited_by: str  # what limits a replica: GPU compute, latency (batch size), tokenisation CPU
     # the node group whose idle GPUs it uses: a language-model one (group-1) or an earlier

@@ -163,7 +163,12 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
          "gpus": values["retrieval_cloud_gpus"],
          "gpus_purchased": values["retrieval_gpus"],
          "cloud_replica_gpus": values["retrieval_replica_gpus"],
-         "load_gpus": values["retrieval_load_gpus"]}, acct)  # type: ignore[arg-type]
+         "load_gpus": values["retrieval_load_gpus"],
+         # an offer sold by the GPU (costs.py): one instance per one-GPU replica, one spare
+         "cloud_load_instances": values["retrieval_load_gpus"],
+         "cloud_spare_gpus": values["retrieval_replica_gpus"],
+         "cloud_spare_instances": values["retrieval_replica_gpus"]},
+        acct)  # type: ignore[arg-type]
     for name, expr in CATALOG_ROWS:
         env[name] = evaluate(expr, env, tables)
     for c in GROUP_COST_CALCULATIONS:
@@ -262,7 +267,9 @@ def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
         gpus_purchased=int(float(v["retrieval_gpus"])),
         standby_gpus=int(float(v["retrieval_standby_gpus"])),
         idle_gpus=int(float(v["retrieval_idle_gpus"])),
-        cloud_gpus=int(float(v["retrieval_cloud_gpus"])), limited_by=str(v["limited_by"]),
+        # what its TCO lines rent (whole instances; sold by the GPU, one spare replica's, not
+        # the bought spare node's: review round 22), as its cloud cost counts them
+        cloud_gpus=int(float(v["cloud_gpus_rented"])), limited_by=str(v["limited_by"]),
         shares_with=shares_with,
         **{k: float(v[k]) for k in GROUP_COST_FIGURES})
 
@@ -287,7 +294,8 @@ def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated
     used (its whole instances' GPUs beyond those in use); and its nodes' empty GPU slots
     (nodes x GPUs per node - GPUs bought: a PCIe server bought part full)."""
     return {ng.id: (float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"]),
-                    float(g.env["cloud_gpus_rented"]) - float(g.env["group_gpus_used"]),
+                    max(0.0, float(g.env["cloud_gpus_rented"])
+                        - float(g.env["group_gpus_used"])),
                     float(g.env["group_nodes"]) * float(g.env["gpus_per_node"])
                     - float(g.env["group_gpus_purchased"]))
             for ng, g in zip(node_groups, e.groups, strict=True)}
@@ -444,7 +452,8 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
     # lines' cloud_gpus_rented); empty slots: its nodes' slots beyond the GPUs bought
     rented = way == "cloud"
     idle = {g.id: (g.gpu, g.platform, g.gpus_purchased - g.gpus_used,
-                   int(g.values["cloud_gpus_rented"]) - g.gpus_used,
+                   # rented by the GPU, fewer than the bought plan's GPUs in use: none idle
+                   max(0, int(g.values["cloud_gpus_rented"]) - g.gpus_used),
                    0 if rented else max(0, g.nodes * int(tables["platforms"][g.platform][
                        "gpus_per_node"]) - g.gpus_purchased))
             for g in node_groups}

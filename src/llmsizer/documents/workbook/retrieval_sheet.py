@@ -54,7 +54,8 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
             ("cloud_gpus_per_instance", "GPUs per cloud instance", "GPUs"),
             *((f"cloud_size{k}_{c}", f"{label}, other size {k}", unit) for k in (1, 2)
               for c, label, unit in (("gpus", "GPUs per cloud instance", "GPUs"),
-                                     ("gpu_hour", "Cloud price per GPU-hour", "currency/h"))))
+                                     ("gpu_hour", "Cloud price per GPU-hour", "currency/h"))),
+            ("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes"))
 # the option's GPU and platform figures that the Catalog sheet lists (the engine reads the
 # same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
 _LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),
@@ -84,13 +85,17 @@ for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
               "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud",
-              "cloud_gpus": "retrieval_cloud_gpus"}
+              "cloud_gpus": "cloud_gpus_rented"}
 # the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
 # (load_gpus: its replicas before the N+1 node, 0 on shared nodes; read by the cloud lines
 # only with N+1 asked)
 COUNT_ROWS = {"nodes": "retrieval_nodes", "gpus": "retrieval_cloud_gpus",
               "gpus_purchased": "retrieval_gpus", "cloud_replica_gpus": "retrieval_replica_gpus",
-              "load_gpus": "retrieval_load_gpus"}
+              "load_gpus": "retrieval_load_gpus",
+              # an offer sold by the GPU: an instance per one-GPU replica and one spare of it
+              "cloud_load_instances": "retrieval_load_gpus",
+              "cloud_spare_gpus": "retrieval_replica_gpus",
+              "cloud_spare_instances": "retrieval_replica_gpus"}
 
 
 def zero_text(name: str, values: Mapping[str, Value]) -> str:

@@ -105,8 +105,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                       else (None, None))
     # the catalog values that input reaches (their other lookups as the Retrieval sheet has
     # them: the engine's, for the option)
-    looked_up = {n for n, expr in CATALOG_ROWS if changed is not None
-                 and changed in references(expr)}
+    looked_up = _reaching({changed}) if changed is not None else set()
     sums: dict[str, list[str]] = {k: [] for k in (*plan_sums, _SUMS)}
     # node-group id -> the cells of earlier sharers: (idle GPUs taken, empty slots filled)
     taken: dict[str, list[tuple[str, str]]] = {}
@@ -208,9 +207,20 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
 
 _LABELS = {n: label for n, label, _ in SHEET_CATALOG}
 _UNITS = {n: unit for n, _, unit in SHEET_CATALOG}
+def _reaching(inputs: set[str]) -> set[str]:
+    """The catalog values that read ``inputs``, directly or through another of them (the
+    offer sold by the GPU reads the tier's instance size, which the cloud tier picks);
+    CATALOG_ROWS come in the list's order, each after the values it reads."""
+    reached: set[str] = set()
+    for n, expr in CATALOG_ROWS:
+        if references(expr) & (inputs | reached):
+            reached.add(n)
+    return reached
+
+
 # the catalog values some scenario's input reaches (each a row of the block)
-_REACHED = tuple(n for n, expr in CATALOG_ROWS
-                 if references(expr) & {sc.input for sc in SCENARIOS})
+_REACHED = tuple(n for n, _ in CATALOG_ROWS
+                 if n in _reaching({sc.input for sc in SCENARIOS}))
 _COST = frozenset(c.name for c in GROUP_COST_CALCULATIONS)
 
 

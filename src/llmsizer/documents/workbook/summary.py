@@ -112,7 +112,8 @@ def _plan_words(book: Book, c: Column) -> tuple[str, str] | None:
     g_col = letter(3 + groups.index(group))  # the Plan sheet's columns start at C
     others = sum(len(p.workloads) for p in r.plan.pools if p.id in group.pools)
     others -= 1  # the workload itself
-    replicas = _plan_cell(p_col, pl.pool_rows, "pool_replicas")
+    # as run: a plan rented by the GPU runs its replicas for the load (pool.replicas)
+    replicas = _plan_cell(p_col, pl.pool_rows, "pool_replicas_as_run")
     platform, gpu = book.named_cell("platform", c), book.named_cell("gpu", c)
     tp_ref = book.lay.cell("tp", c)
     if platform is None or gpu is None or tp_ref is None:

@@ -8,8 +8,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..expr import AND, IF, MAX, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lt, ref
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lt, ref
 from .core import Calculation, _c, r
+
+# An offer sold by the GPU (review round 22): one GPU an "instance" and no other size listed
+# (a RunPod pod holds 1..8 GPUs of one machine). A replica rents an instance of its own GPUs
+# (up to a node's: a wider replica spans whole nodes' instances), so a TP4 replica is one
+# 4-GPU instance, never four 1-GPU ones; N+1 rents one spare replica-instance per pool (its
+# largest replica's GPUs), and one instance down loses one replica.
+BY_GPU = gt(r("cloud_sold_by_gpu"), 0)
+_N1 = gt(r("survive_node_loss"), 0)
+_BY_GPU_LOAD = gt(r("load_gpus"), 0)
 
 
 def _instances(size: Expr) -> Expr:
@@ -74,13 +83,45 @@ CALCULATIONS: tuple[Calculation, ...] = (
        MAX(1, r("gpus_per_replica"), r("disagg_prefill_gpus")),
        "GPUs per replica (a disaggregated prefill replica when wider): what one cloud instance "
        "must hold."),
+    # the counts an offer sold by the GPU rents (a node group's: the sums over its pools,
+    # plan_node_loss.py; a retrieval group's: its one-GPU replicas)
+    _c("cloud_load_instances", "Cloud instances for the load, one per replica", "instances",
+       "TCO",
+       r("replicas_for_load") * ROUNDUP(r("gpus_per_replica") / r("gpus_per_node"), 0)
+       + IF(gt(r("disagg_prefill_gpus"), 0),
+            r("disagg_prefill_gpus_for_load") / r("disagg_prefill_gpus")
+            * ROUNDUP(r("disagg_prefill_gpus") / r("gpus_per_node"), 0), 0),
+       "Replicas for peak + headroom (and prefill replicas) x the instances one spans: an "
+       "instance of a replica's own GPUs, a node's at most (offers sold by the GPU)."),
+    _c("cloud_spare_gpus", "GPUs of the N+1 spare instance", "GPUs", "TCO",
+       IF(_BY_GPU_LOAD, MIN(r("cloud_replica_gpus"), r("gpus_per_node")), 0),
+       "The largest replica's GPUs, a node's at most: one instance down loses one replica's "
+       "instance, which the spare replaces (offers sold by the GPU)."),
+    _c("cloud_spare_instances", "Spare instances for N+1", "instances", "TCO",
+       IF(_BY_GPU_LOAD, 1, 0),
+       "One spare replica-instance (a node group: one per pool; offers sold by the GPU)."),
+    _c("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes", "TCO",
+       # a number, not TRUE/FALSE: a spreadsheet ranks FALSE above every number (FALSE>0)
+       IF(AND(eq(r("cloud_gpus_per_instance"), 1), le(r("cloud_size1_gpus"), 0)), 1, 0),
+       "1 = the offer rents single GPUs and lists no other size: an instance holds one "
+       "replica's GPUs (up to a node's), as a GPU cloud's pod of 1 to 8 GPUs of one machine; "
+       "0 = fixed instance sizes (8-GPU instances, or the sizes listed)."),
+    _c("cloud_gpus_by_gpu", "GPUs rented by the GPU", "GPUs", "TCO",
+       IF(_BY_GPU_LOAD, r("load_gpus") + IF(_N1, r("cloud_spare_gpus"), 0), r("gpus")),
+       "GPUs for peak + headroom + with N+1 the spare instances' GPUs (GPUs in use where the "
+       "load is carried elsewhere): no bought spare node is rented (offers sold by the GPU)."),
     *(_c(f"cloud_rent_hour_{name}", f"Cloud rent per hour in {words}", "currency/h", "TCO",
-         IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
-            _instances(size) * size * price,
-            (ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price) if name == "offer" else 0),
+         (IF(BY_GPU, r("cloud_gpus_by_gpu") * price,
+             IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
+                _instances(size) * size * price,
+                ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price))
+          if name == "offer" else
+          IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
+             _instances(size) * size * price, 0)),
          f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed; "
          "with N+1, one instance more than the load needs "
-         + ("(spanning instances when a replica is wider)." if name == "offer"
+         + ("(spanning instances when a replica is wider). Sold by the GPU: the GPUs rented "
+            "by the GPU x price." if name == "offer"
             else "(0 = this size cannot hold a replica, or there is none)."))
       for name, words, size, price in (
           ("offer", "the offer's own size", r("cloud_gpus_per_instance"), r("cloud_gpu_hour")),
@@ -98,24 +139,33 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "0 = the offer's own size; 1 or 2 = another size that holds the largest replica and "
        "rents for less (or the offer's size cannot hold it); a tie keeps the larger size."),
     _c("cloud_instance_gpus", "GPUs per cloud instance rented", "GPUs", "TCO",
-       IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpus"),
-          IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpus"), r("cloud_gpus_per_instance"))),
-       "The size picked."),
+       IF(BY_GPU, MIN(r("cloud_replica_gpus"), r("gpus_per_node")),
+          IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpus"),
+             IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpus"),
+                r("cloud_gpus_per_instance")))),
+       "The size picked; sold by the GPU: the largest replica's GPUs (a node's at most), "
+       "each replica's instance holding its own."),
     _c("cloud_instance_gpu_hour", "Cloud price per GPU-hour paid", "currency/h", "TCO",
        IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpu_hour"),
           IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpu_hour"), r("cloud_gpu_hour"))),
        "The price of the size picked."),
     _c("cloud_instances", "Cloud instances", "instances", "TCO",
-       IF(ge(r("cloud_instance_gpus"), r("cloud_replica_gpus")),
-          _instances(r("cloud_instance_gpus")),
-          ROUNDUP(r("gpus") / r("cloud_instance_gpus"), 0)),
+       IF(BY_GPU,
+          IF(_BY_GPU_LOAD,
+             r("cloud_load_instances") + IF(_N1, r("cloud_spare_instances"), 0),
+             ROUNDUP(r("gpus") / MAX(1, r("cloud_instance_gpus")), 0)),
+          IF(ge(r("cloud_instance_gpus"), r("cloud_replica_gpus")),
+             _instances(r("cloud_instance_gpus")),
+             ROUNDUP(r("gpus") / r("cloud_instance_gpus"), 0))),
        "Whole instances for the GPUs in use (spares included), ROUNDDOWN(size / replica) "
        "replicas to an instance: the cloud sells instances. With N+1, at least ROUNDUP(GPUs "
        "for the load / an instance's replica GPUs) + 1, so that one instance down leaves the "
-       "load running."),
+       "load running. Sold by the GPU: one instance per replica for the load + with N+1 the "
+       "spare instances."),
     _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
-       r("cloud_instances") * r("cloud_instance_gpus"),
-       "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold."),
+       IF(BY_GPU, r("cloud_gpus_by_gpu"), r("cloud_instances") * r("cloud_instance_gpus")),
+       "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold; "
+       "sold by the GPU: the GPUs rented by the GPU."),
     _c("annual_cloud_rent", "Cloud rent per year", "currency/yr", "TCO",
        r("cloud_gpus_rented") * r("cloud_instance_gpu_hour") * r("hours_per_year"),
        "GPUs rented x the size's price per GPU-hour x hours, always on."),

@@ -63,7 +63,12 @@ PLAN_STAGES: tuple[tuple[str, tuple[Aggregate | PlanCalculation, ...]], ...] = (
 GROUP_COUNTS: dict[str, str] = {"nodes": "group_nodes", "gpus": "group_gpus_used",
                                 "gpus_purchased": "group_gpus_purchased",
                                 "cloud_replica_gpus": "group_cloud_replica_gpus",
-                                "load_gpus": "group_load_gpus"}
+                                "load_gpus": "group_load_gpus",
+                                # an offer sold by the GPU: one instance per replica, one spare
+                                # instance per pool (costs.py, plan_node_loss.py)
+                                "cloud_load_instances": "group_cloud_load_instances",
+                                "cloud_spare_gpus": "group_cloud_spare_gpus",
+                                "cloud_spare_instances": "group_cloud_spare_instances"}
 GROUP_COST_FIGURES = ("capex", "annual_cost_onprem", "annual_cost_cloud")
 
 

@@ -8,7 +8,7 @@ each pool keeps at peak, all nodes up and one down. :mod:`.plan` lists the stage
 from __future__ import annotations
 
 from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, gt, lift, lt
-from .core import r
+from .core import r, tp
 from .plan_pools import N_PLUS_ONE as _n1
 from .planrows import Aggregate, PlanCalculation
 
@@ -153,6 +153,21 @@ POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
                                   "pool_restart_slots_off_node_final"),
         "As before the spare node, with the spare nodes free as well: the replicas that "
         "still run once the lost ones have restarted."),
+    # a cloud offer sold by the GPU (costs.py: cloud_sold_by_gpu) rents an instance of each
+    # replica's own GPUs (review round 22)
+    PlanCalculation(
+        "pool_cloud_load_instances", "Cloud instances for the load, one per replica",
+        "instances",
+        r("pool_replicas_for_load") * ROUNDUP(tp / r("gpus_per_node"), 0)
+        + IF(gt(r("disagg_prefill_gpus"), 0), r("pool_prefill_replicas")
+             * ROUNDUP(r("disagg_prefill_gpus") / r("gpus_per_node"), 0), 0),
+        "Replicas for peak + headroom (and prefill replicas) x the instances one spans (a "
+        "node's GPUs at most; offers sold by the GPU)."),
+    PlanCalculation(
+        "pool_cloud_spare_gpus", "GPUs of the N+1 spare instance", "GPUs",
+        IF(gt(r("pool_load_gpus"), 0), MIN(r("pool_cloud_replica_gpus"), r("gpus_per_node")), 0),
+        "The largest replica's GPUs, a node's at most: the instance one instance down loses "
+        "(offers sold by the GPU)."),
     PlanCalculation(
         "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
         IF(gt(r("pool_demand_replicas"), 0),
@@ -174,6 +189,18 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_cloud_replica_gpus", "GPUs of the largest replica", "GPUs", "MAX",
               r("pool_cloud_replica_gpus"),
               "The widest replica of the group's pools: what one cloud instance must hold."),
+    # what a cloud offer sold by the GPU rents (costs.py: cloud_sold_by_gpu): an instance of
+    # each replica's own GPUs, and with N+1 one spare replica-instance per pool
+    Aggregate("group_cloud_load_instances", "Cloud instances for the load, one per replica",
+              "instances", "SUM", r("pool_cloud_load_instances"),
+              "All pools' (offers sold by the GPU)."),
+    Aggregate("group_cloud_spare_gpus", "GPUs of the N+1 spare instances", "GPUs", "SUM",
+              r("pool_cloud_spare_gpus"),
+              "One spare instance per pool: one instance down loses one replica (offers sold "
+              "by the GPU)."),
+    Aggregate("group_cloud_spare_instances", "Spare instances for N+1", "instances", "SUM",
+              IF(gt(r("pool_load_gpus"), 0), 1, 0),
+              "One per pool (offers sold by the GPU)."),
 )
 
 # A rented plan (review round 21): a node down is one rented cloud instance down (the instance
@@ -183,31 +210,57 @@ _S = MAX(1, r("cloud_instance_gpus"))
 _R = MAX(1, r("group_cloud_replica_gpus"))
 _lost_i = r("pool_replicas_lost_with_an_instance")
 _rented = gt(r("plan_rented"), 0)
+# an offer sold by the GPU (costs.py): each replica is an instance of its own; the pool runs
+# its replicas for the load, its N+1 spare instance on standby (review round 22)
+_by_gpu = gt(r("cloud_sold_by_gpu"), 0)
+_by_gpu_run = AND(_rented, _by_gpu)
+_own_spare = IF(AND(_n1, gt(r("pool_load_gpus"), 0)), 1, 0)
 
 POOL_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_replicas_lost_with_an_instance", "Replicas lost with one rented instance",
         "replicas",
-        MIN(r("pool_replicas"), MAX(1, ROUNDDOWN(_S / _gpr, 0)),
-            IF(eq(r("group_pool_count"), 1),
-               ROUNDUP(r("pool_replicas") / MAX(1, r("cloud_instances")), 0), r("pool_replicas"))),
+        IF(_by_gpu, MIN(1, r("pool_replicas_for_load")),
+           MIN(r("pool_replicas"), MAX(1, ROUNDDOWN(_S / _gpr, 0)),
+               IF(eq(r("group_pool_count"), 1),
+                  ROUNDUP(r("pool_replicas") / MAX(1, r("cloud_instances")), 0),
+                  r("pool_replicas")))),
         "What one instance holds (at least the one replica a wider replica spans it with); alone "
-        "in its group, its replicas spread evenly over the instances: the fullest one."),
+        "in its group, its replicas spread evenly over the instances: the fullest one. Sold by "
+        "the GPU: one replica, its own instance."),
     PlanCalculation(
         "pool_restart_slots_rented", "Restart slots on the other rented instances", "replicas",
-        ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
-                      - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0),
+        IF(_by_gpu, _own_spare,
+           ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
+                         - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0)),
         "GPUs rented running no replica, less the rest of the lost instance (its free GPUs go "
         "with it; other pools' replicas on it restart too), in whole slots of the group's widest "
-        "replica x the pool's replicas a slot holds."),
+        "replica x the pool's replicas a slot holds. Sold by the GPU: the pool's spare instance "
+        "(1 with N+1)."),
     PlanCalculation(
         "pool_replicas_after_instance_loss", "Replicas with one rented instance down", "replicas",
-        r("pool_replicas") - _lost_i + MIN(_lost_i, r("pool_restart_slots_rented")),
-        "Replicas not on the lost instance + those restarted on whole free slots."),
+        IF(_by_gpu, r("pool_replicas_for_load"), r("pool_replicas"))
+        - _lost_i + MIN(_lost_i, r("pool_restart_slots_rented")),
+        "Replicas not on the lost instance + those restarted on whole free slots (sold by the "
+        "GPU: of its replicas for the load)."),
     PlanCalculation(
         "pool_headroom_after_instance_loss", "Headroom with one rented instance down", "fraction",
         _headroom_after(r("pool_replicas_after_instance_loss")),
         "Replicas with one instance down / peak demand - 1."),
+    PlanCalculation(
+        "pool_replicas_as_run", "Replicas (as run)", "replicas",
+        IF(_by_gpu_run, r("pool_replicas_for_load"), r("pool_replicas")),
+        "Rented by the GPU: its replicas for the load, its N+1 spare instance on standby; "
+        "else the replicas above."),
+    PlanCalculation(
+        "pool_spare_replicas_as_run", "Spare replicas (N+1), running (as run)", "replicas",
+        IF(_by_gpu_run, 0, r("pool_spare_replicas")),
+        "Rented by the GPU: none running (the spare instance waits); else as above."),
+    PlanCalculation(
+        "pool_headroom_as_run", "Headroom achieved at peak (as run)", "fraction",
+        IF(_by_gpu_run, _headroom_after(r("pool_replicas_for_load")),
+           r("pool_headroom_achieved")),
+        "Replicas as run / peak demand - 1, all instances (nodes) up."),
     PlanCalculation(
         "pool_replicas_lost_one_down", "Replicas lost with one node down (as run)", "replicas",
         IF(_rented, _lost_i, r("pool_replicas_lost_with_a_node")),
