@@ -158,7 +158,7 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         # (session 22: with the policy's headroom on the target, which is the load here)
         h = f("headroom")
         with_h = (f" with {h * 100:g} % headroom "
-                  f"({_fmt(f('target_system_tokens_per_s') * (1 + h))} tok/s)" if h > 0 else "")
+                  f"({_fmt(f('stream_target_load_tokens_per_s'))} tok/s)" if h > 0 else "")
         return "speed", (f"{_fmt(f('users'))} streams cannot reach "
                          f"{_fmt(f('target_system_tokens_per_s'))} tok/s{with_h} on this "
                          f"configuration even one per replica (at most "

@@ -39,6 +39,12 @@ STREAM_CALCULATIONS: tuple[Calculation, ...] = (
        "The longest step / (1 + headroom): the streams make the target x (1 + headroom) at "
        "steps this short; 0 when the load is not stated as streams with a throughput "
        "target."),
+    _c("stream_target_load_tokens_per_s", "Throughput the stated streams are sized for",
+       "tok/s", "Throughput",
+       IF(gt(r("stream_step_limit_ms"), 0),
+          r("target_system_tokens_per_s") * (1 + r("headroom")), 0),
+       "System target x (1 + headroom): the load with its margin; 0 when not stated as "
+       "streams."),
     _c("streams_short", "The stated streams cannot reach the target with headroom", "flag",
        "Throughput",
        AND(gt(r("stream_step_limit_load_ms"), 0), lt(r("stream_step_limit_load_ms"), _a + _b)),
