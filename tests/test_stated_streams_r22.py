@@ -296,3 +296,25 @@ def test_a_pool_of_one_streams_member_is_its_own_sizing(university: Result) -> N
         v["stream_replicas_for_load"])
     assert pool.replicas == v["replicas_for_load"]
     assert pool.headroom_achieved == pytest.approx(v["headroom_after_node_loss"])  # 16 each
+
+
+def test_confidence_range_scales_the_streams_line(university: Result) -> None:
+    """The range if throughput is off scales a and b by the model's error in the same closed
+    form: at the low end (steps x 1.165, the H100 PCIe's p90) one stream a replica steps
+    (27.76 + 1.535) x 1.165 = 34.12 ms, just inside 64,000 / 1,875 = 34.13 ms: N = 1.535 x
+    1.165 x 64 / (34.13 - 27.76 x 1.165) = 63.9 -> 64 + 2 spare = 66 replicas (was 12 by
+    demand x 1.165 x 1.25, below the 18 recommended); at the high end (x 0.764) the streams
+    need 5.8 and demand x 0.764 x 1.25 = 6.29 binds: 7 + 2 = 9."""
+    v = _option(university, 0, H100_TP2).values
+    a, b = _a_b()
+    lo, hi = 1 + v["confidence_p90"], 1 + v["confidence_p10"]
+    assert (lo, hi) == pytest.approx((1.165, 0.764))
+    limit = 64 * 1000 / 1875
+    assert (a + b) * lo < limit
+    n_lo = b * lo * 64 / (limit - a * lo)
+    assert v["confidence_replicas_low_throughput"] == math.ceil(n_lo) + 2 == 66
+    n = b * 64 / (64 * 1000 / 1500 - a)
+    assert b * hi * 64 / (limit - a * hi) < n * hi * 1.25
+    assert v["confidence_replicas_high_throughput"] == math.ceil(n * hi * 1.25) + 2 == 9
+    # the plan's range reads the same scaled load: 37 GPUs bought, more at the low end
+    assert university.plan.gpus_purchased_if_throughput_low > university.totals.gpus_purchased
