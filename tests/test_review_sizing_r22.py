@@ -193,13 +193,20 @@ def test_university_batch_job_on_h100_pcie_pairs(university: Result) -> None:
          + ar + pre_tok * 6000 / 500)
     assert v["step_ms_per_seq"] == pytest.approx(b)
     # no speed target: memory holds the batch at 67; TPOT 27.76 + 67 x 1.535 = 130.6 ms;
-    # a replica makes 67 / 0.1306 = 513 tok/s; 1,500 tok/s / 513 = 2.92 replicas, x 1.25
-    # headroom = 3.66 -> 4 replicas (8 GPUs) before the spare node
+    # a replica full makes 67 / 0.1306 = 513 tok/s (1,500 / 513 = 2.92 replicas full)
     assert v["batch_per_replica"] == 67
     tps = 67 * 1000 / (a + 67 * b)
     assert v["replica_output_tokens_per_s"] == pytest.approx(tps)
-    assert v["demand_replicas"] == pytest.approx(1500 / tps)
-    assert v["replicas_for_load"] == math.ceil(1500 / tps * 1.25) == 4
+    # but the job keeps only 64 streams open (session 22, s22-stated-streams): they make
+    # 1,500 tok/s at steps of 64 x 1000 / 1,500 = 42.67 ms, 27.76 + 1.535 x 64 / N <= 42.67:
+    # N >= 1.535 x 64 / 14.91 = 6.59 replicas at peak (4 full replicas would hold 268)
+    n = b * 64 / (64 * 1000 / 1500 - a)
+    assert v["demand_replicas"] == pytest.approx(n)
+    # headroom 25 % on the load, 1,875 tok/s: steps of 64,000 / 1,875 = 34.13 ms,
+    # N >= 1.535 x 64 / (34.13 - 27.76) = 15.42 -> 16 replicas (32 GPUs) before the spares
+    n_load = b * 64 / (64 * 1000 / 1875 - a)
+    assert v["stream_replicas_for_load"] == pytest.approx(n_load)
+    assert v["replicas_for_load"] == math.ceil(n_load) == 16
 
 
 def test_university_chat_from_named_users(university: Result) -> None:
@@ -243,21 +250,25 @@ def test_university_chat_from_named_users(university: Result) -> None:
 
 def test_university_plan_and_costs(university: Result) -> None:
     """One node group of Dell R760xa (4 PCIe slots, 2.2 kW, 20,000 USD) with H100 PCIe at
-    25,000 USD (gpus.yaml), at GBP 0.79 a dollar: 4 + 1 replicas serving and one node spare."""
+    25,000 USD (gpus.yaml), at GBP 0.79 a dollar: 16 + 1 replicas serving and one node spare.
+    The batch job's pool: its 64 streams at 1,500 tok/s x 1.25 headroom need 15.42 replicas
+    (test above) -> 16 of TP2 = 32 GPUs (was 4 x 67 = 268 requests assumed for 64 streams,
+    then 9 replicas giving only 10 % more tok/s than the target); the chat: 1 GPU."""
     pools = university.plan.pools
-    assert [(p.replicas, p.gpus) for p in pools] == [(4, 8), (1, 1)]
+    assert [(p.replicas, p.gpus) for p in pools] == [(16, 32), (1, 1)]
     t = university.totals
-    # 9 GPUs serving + one node's 4 on standby (N+1) = 13 in ROUNDUP(13 / 4) = 4 nodes
-    assert (t.gpus_serving, t.gpus_standby, t.gpus_purchased, t.nodes) == (9, 4, 13, 4)
-    capex = (13 * 25000 + 4 * 20000 + 4 * NET_USD) * 0.79
-    assert t.capex == pytest.approx(capex)                # GBP 375,496
-    onprem = (capex / 5 + 4 * 2.2 * 1.3 * H * 0.24 * 0.6 + 4 * 2.2 * COLO_USD_KW_MONTH * 12 * 0.79
-              + 4 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79 + 0.1 * capex)
-    assert t.annual_cost_onprem == pytest.approx(onprem)  # GBP 169 k
+    # 33 GPUs serving + one node's 4 on standby (N+1) = 37 in ROUNDUP(37 / 4) = 10 nodes
+    assert (t.gpus_serving, t.gpus_standby, t.gpus_purchased, t.nodes) == (33, 4, 37, 10)
+    capex = (37 * 25000 + 10 * 20000 + 10 * NET_USD) * 0.79
+    assert t.capex == pytest.approx(capex)                # GBP 1,027,616
+    onprem = (capex / 5 + 10 * 2.2 * 1.3 * H * 0.24 * 0.6
+              + 10 * 2.2 * COLO_USD_KW_MONTH * 12 * 0.79
+              + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79 + 0.1 * capex)
+    assert t.annual_cost_onprem == pytest.approx(onprem)  # GBP 449 k
     # cloud comparison (committed 1 year): the H100 PCIe has only a GPU-cloud price, 3.29
-    # USD (Lambda) x 0.6642 = 2.185 USD/GPU-h; 13 GPUs all year + the same storage
-    cloud = 13 * 3.29 * 0.6642 * 0.79 * H + 4 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79
-    assert t.annual_cost_cloud == pytest.approx(cloud)    # GBP 223 k
+    # USD (Lambda) x 0.6642 = 2.185 USD/GPU-h; 37 GPUs all year + the same storage
+    cloud = 37 * 3.29 * 0.6642 * 0.79 * H + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79
+    assert t.annual_cost_cloud == pytest.approx(cloud)    # GBP 626 k
 
 
 # ---- 3. Ledgerline: DeepSeek-V3 with MTP, rented on demand ---------------------------------

@@ -70,23 +70,79 @@ def test_university_transcript_job_is_sized_for_its_64_streams(university: Resul
     assert v["stream_replicas"] == pytest.approx(n)
     assert v["demand_replicas"] == pytest.approx(n)        # was 1,500 / 513 = 2.92, sized full
     assert math.ceil(n) == 7                                # 7 replicas before headroom
-    # headroom 25 %: ROUNDUP(6.59 x 1.25 = 8.24) = 9 (was 4); N+1: the R760xa takes 4 PCIe
-    # GPUs, 2 replicas of TP2, so 2 spare replicas when sized alone: 11 replicas, 22 GPUs
-    assert v["replicas_for_load"] == math.ceil(n * 1.25) == 9
-    assert (v["replicas_per_node"], v["spare_replicas"], v["replicas"], v["gpus"]) == (2, 2, 11, 22)
-    assert v["headroom_achieved"] == pytest.approx(11 / n - 1)
+    # headroom 25 % is a margin on the load, here the throughput target (session 22, streams
+    # headroom): 1,875 tok/s at steps of 64,000 / 1,875 = 34.13 ms, N >= 1.535 x 64 / (34.13
+    # - 27.76) = 15.42 -> 16 (was ROUNDUP(6.59 x 1.25) = 9); N+1: the R760xa takes 4 PCIe
+    # GPUs, 2 replicas of TP2, so 2 spare replicas when sized alone: 18 replicas, 36 GPUs
+    n_load = b * 64 / (64 * 1000 / 1875 - a)
+    assert v["stream_step_limit_load_ms"] == pytest.approx(64 * 1000 / 1875)
+    assert v["stream_replicas_for_load"] == pytest.approx(n_load)
+    assert v["replicas_for_load"] == math.ceil(n_load) == 16
+    assert (v["replicas_per_node"], v["spare_replicas"], v["replicas"], v["gpus"]) == (2, 2, 18, 36)
+    # the headroom reported is the tokens/s the 64 streams make over all 18 replicas / the
+    # target - 1: 64,000 / (27.76 + 1.535 x 64 / 18) / 1,500 - 1 = 28.4 %; with a node (2
+    # replicas) down, 16 replicas: 25.9 %
+    assert v["headroom_achieved"] == pytest.approx(64 * 1000 / (a + b * 64 / 18) / 1500 - 1)
+    assert v["headroom_after_node_loss"] == pytest.approx(
+        64 * 1000 / (a + b * 64 / 16) / 1500 - 1)
+    assert v["headroom_after_node_loss"] >= 0.25
     # the batch at peak: 64 streams over 6.59 replicas = 9.71 a replica (mean), each stream at
     # 1000 / 42.67 = 23.4 tok/s, 64 x 23.4 = 1,500 tok/s
     assert v["batch_served"] == pytest.approx(64 / n)
     assert v["tpot_ms"] == pytest.approx(limit)
     assert v["tokens_per_s_per_user"] == pytest.approx(1500 / 64)
-    # installed: the 64 streams over all 11 replicas (5.8 each), not 11 replicas x 513 tok/s
-    assert v["capacity_output_tokens_per_s"] == pytest.approx(64 * 1000 / (a + b * 64 / 11))
-    # the plan's pool: 9 replicas (the node group holds the spare node), 64 / 6.59 = 9 a replica
+    # installed: the 64 streams over all 18 replicas (3.6 each), not 18 replicas x 513 tok/s
+    assert v["capacity_output_tokens_per_s"] == pytest.approx(64 * 1000 / (a + b * 64 / 18))
+    # the plan's pool: 16 replicas (the node group holds the spare node), 64 / 6.59 = 9 a
+    # replica at peak; its headroom the streams' tokens/s on 16 replicas / 1,500 - 1 = 25.9 %
     pool = university.plan.pools[0]
-    assert (pool.replicas, pool.gpus) == (9, 18)
+    assert (pool.replicas, pool.gpus) == (16, 32)
     assert pool.demand_replicas == pytest.approx(n)
+    assert pool.values["pool_stream_replicas_for_load"] == pytest.approx(n_load)
     assert pool.batch_per_replica == 9
+    assert pool.headroom_achieved == pytest.approx(64 * 1000 / (a + b * 64 / 16) / 1500 - 1)
+
+
+def test_headroom_is_a_margin_on_the_streams_target(university: Result) -> None:
+    """The defect (session 22): 6.59 replicas x 1.25 -> 9 replicas, reported as 36.6 %
+    headroom, but the 64 streams on 9 replicas make 64,000 / (27.76 + 1.535 x 64 / 9) =
+    1,655 tok/s, only 10.3 % over 1,500. Sized at the target x 1.25 instead, the pool of 16
+    replicas makes 1,888 tok/s (25.9 %), and its reported headroom is that margin, the
+    figure every surface reads (the workbook's, the PDF's and the CLI's pool row)."""
+    a, b = _a_b()
+    n = b * 64 / (64 * 1000 / 1500 - a)
+    nine = 64 * 1000 / (a + b * 64 / 9)
+    assert math.ceil(n * 1.25) == 9 and nine / 1500 - 1 == pytest.approx(0.103, abs=1e-3)
+    pool = university.plan.pools[0]
+    made = 64 * 1000 / (a + b * 64 / pool.replicas)
+    assert made == pytest.approx(1888, abs=1)
+    assert made / 1500 - 1 >= 0.25                         # the policy's margin is kept
+    assert pool.headroom_achieved == pytest.approx(made / 1500 - 1)
+    assert pool.headroom_after_node_loss == pytest.approx(made / 1500 - 1)   # a spare node
+    # 15 replicas would not keep it: 64,000 / (27.76 + 1.535 x 64 / 15) / 1,500 - 1 < 25 %
+    assert 64 * 1000 / (a + b * 64 / 15) / 1500 - 1 < 0.25
+
+
+def test_streams_that_reach_the_target_but_not_its_headroom_rule_the_option_out() -> None:
+    """48 streams on H100 PCIe TP2 reach 1,500 tok/s (steps of 48,000 / 1,500 = 32 ms, one
+    stream a replica steps 29.30 ms), but not 1,875 with 25 % headroom (25.6 ms): no replica
+    count keeps the margin, so the option is ruled out, saying so."""
+    r = size(load_from_text(_JOB.format(users=48), "streams.yaml"))
+    o = _option(r, 0, H100_TP2)
+    a, b = _a_b()
+    assert 48 * 1000 / 1875 < a + b < 48 * 1000 / 1500
+    v = o.values
+    assert v["streams_short"] == 1 and v["stream_replicas"] == 0
+    assert not o.feasible and o.reason_code == "speed"
+    best = 48 * 1000 / (a + b)
+    assert o.reason == ("48 streams cannot reach 1,500 tok/s with 25 % headroom (1,875 tok/s) "
+                        f"on this configuration even one per replica (at most {best:,.0f} "
+                        "tok/s)")
+    # without headroom the same 48 streams are sized: 1.535 x 48 / (32 - 27.76) replicas
+    r0 = size(load_from_text(_JOB.format(users=48).replace("headroom: 0.25", "headroom: 0"),
+                             "streams.yaml"))
+    v0 = _option(r0, 0, H100_TP2).values
+    assert v0["replicas"] == math.ceil(b * 48 / (32 - a))
 
 
 def test_estimate_agrees_with_the_stream_sizing() -> None:
@@ -114,8 +170,9 @@ def test_streams_too_few_for_the_target_rule_the_option_out(university: Result) 
     best = 64 * 1000 / one
     assert v["streams_best_tokens_per_s"] == pytest.approx(best)
     assert not o.feasible and o.reason_code == "speed"
-    assert o.reason == ("64 streams cannot reach 1,500 tok/s on this configuration even one per "
-                        f"replica (at most {best:,.0f} tok/s)")
+    assert o.reason == ("64 streams cannot reach 1,500 tok/s with 25 % headroom (1,875 tok/s) "
+                        f"on this configuration even one per replica (at most {best:,.0f} "
+                        "tok/s)")
 
 
 _JOB = """schema_version: 1
@@ -137,7 +194,7 @@ def test_more_streams_never_need_more_replicas() -> None:
     streams per replica is a larger batch, more tok/s a replica); from full replicas on
     (4 here: 4 x 67 = 268 streams) the count stays."""
     seen = []
-    for users in (48, 64, 80, 96, 128, 200, 268, 512, 1024):
+    for users in (64, 80, 96, 128, 200, 268, 512, 1024):   # 48: short of the headroom, below
         r = size(load_from_text(_JOB.format(users=users), "streams.yaml"))
         o = _option(r, 0, H100_TP2)
         assert o.feasible
@@ -200,20 +257,64 @@ policy: {headroom: 0.25, survive_node_loss: false}
 
 
 def test_a_shared_pool_keeps_the_streams_step() -> None:
-    """The job shares its H100 PCIe TP2 replicas with a 40-user chat on the same model: the
-    pool counts the 64 streams (not 6.59 x 67 = 441 sequences) and 40 users, and holds the
+    """The job shares its H100 PCIe TP2 replicas with a 10-user chat on the same model: the
+    pool counts the 64 streams (not 6.59 x 67 = 441 sequences) and 10 users, and holds the
     step every replica takes at peak to the streams' 64 x 1000 / 1,500 = 42.67 ms:
-    N = (1.535 x 64 + b_chat x 40) / (42.67 - 27.76)."""
-    r = size(load_from_text(_MIXED, "mixed.yaml"))
+    N = (1.535 x 64 + b_chat x 10) / (42.67 - 27.76); with 25 % headroom on the load, the
+    step to 64,000 / 1,875 = 34.13 ms with the chat's sequences x 1.25:
+    N' = (1.535 x 64 + b_chat x 12.5) / (34.13 - 27.76). (A 40-user chat pooled so needs
+    more than apart now, 16 + 2 replicas: the plan keeps them apart.)"""
+    r = size(load_from_text(_MIXED.replace("concurrent_users: 40", "concurrent_users: 10"),
+                            "mixed.yaml"))
     (pool,) = r.plan.pools
     assert pool.workload_indices == [0, 1]
     v = pool.values
     a, b = _a_b()
     chat = _option(r, 1, r.workloads[1].recommended).values
-    assert v["pool_demand_sequences"] == 64 + 40
-    n = (b * 64 + chat["step_ms_per_seq"] * 40) / (64 * 1000 / 1500 - a)
+    assert v["pool_demand_sequences"] == 64 + 10
+    b_chat = chat["step_ms_per_seq"]
+    n = (b * 64 + b_chat * 10) / (64 * 1000 / 1500 - a)
     assert v["pool_stream_replicas"] == pytest.approx(n)
     assert v["pool_demand_replicas"] == pytest.approx(n)
     step = v["pool_step_fixed_ms"] + v["pool_step_sequence_ms"] / v["pool_demand_replicas"]
     assert 64 * 1000 / step == pytest.approx(1500)           # the streams make their target
-    assert pool.replicas == math.ceil(n * 1.25)
+    n_load = (b * 64 + b_chat * 10 * 1.25) / (64 * 1000 / 1875 - a)
+    assert v["pool_stream_replicas_for_load"] == pytest.approx(n_load)
+    assert pool.replicas == math.ceil(n_load) == 17          # (ROUNDUP(n x 1.25) = 10)
+    # its headroom: the streams' tokens/s with every sequence on 17 replicas / 1,500 - 1
+    made = 64 * 1000 / (a + (b * 64 + b_chat * 10) / 17)
+    assert pool.headroom_achieved == pytest.approx(made / 1500 - 1)
+    assert pool.headroom_achieved >= 0.25
+
+
+def test_a_pool_of_one_streams_member_is_its_own_sizing(university: Result) -> None:
+    """Alone in its pool, the job's pool needs the replicas its option needs for the load
+    (16), and its headroom at 16 replicas is the option's figure at 16: the same row."""
+    v = _option(university, 0, H100_TP2).values
+    pool = university.plan.pools[0]
+    assert pool.values["pool_stream_replicas_for_load"] == pytest.approx(
+        v["stream_replicas_for_load"])
+    assert pool.replicas == v["replicas_for_load"]
+    assert pool.headroom_achieved == pytest.approx(v["headroom_after_node_loss"])  # 16 each
+
+
+def test_confidence_range_scales_the_streams_line(university: Result) -> None:
+    """The range if throughput is off scales a and b by the model's error in the same closed
+    form: at the low end (steps x 1.165, the H100 PCIe's p90) one stream a replica steps
+    (27.76 + 1.535) x 1.165 = 34.12 ms, just inside 64,000 / 1,875 = 34.13 ms: N = 1.535 x
+    1.165 x 64 / (34.13 - 27.76 x 1.165) = 63.9 -> 64 + 2 spare = 66 replicas (was 12 by
+    demand x 1.165 x 1.25, below the 18 recommended); at the high end (x 0.764) the streams
+    need 5.8 and demand x 0.764 x 1.25 = 6.29 binds: 7 + 2 = 9."""
+    v = _option(university, 0, H100_TP2).values
+    a, b = _a_b()
+    lo, hi = 1 + v["confidence_p90"], 1 + v["confidence_p10"]
+    assert (lo, hi) == pytest.approx((1.165, 0.764))
+    limit = 64 * 1000 / 1875
+    assert (a + b) * lo < limit
+    n_lo = b * lo * 64 / (limit - a * lo)
+    assert v["confidence_replicas_low_throughput"] == math.ceil(n_lo) + 2 == 66
+    n = b * 64 / (64 * 1000 / 1500 - a)
+    assert b * hi * 64 / (limit - a * hi) < n * hi * 1.25
+    assert v["confidence_replicas_high_throughput"] == math.ceil(n * hi * 1.25) + 2 == 9
+    # the plan's range reads the same scaled load: 37 GPUs bought, more at the low end
+    assert university.plan.gpus_purchased_if_throughput_low > university.totals.gpus_purchased

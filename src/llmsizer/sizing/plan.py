@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 from ..model.calculations import (
     CONFIDENCE_DEMAND_REPLICAS,
+    CONFIDENCE_LOAD_REPLICAS,
     GROUP_COST_CALCULATIONS,
     GROUP_COUNTS,
     GROUP_HEADROOM_AGGREGATES,
@@ -475,10 +476,13 @@ def confidence_range(e: Evaluated, workloads: Sequence[WorkloadResult],
         return None
 
     def at(error: str) -> tuple[int, int]:
-        scaled = {i: o.model_copy(update={"values": {**o.values, "demand_replicas": float(evaluate(
-            CONFIDENCE_DEMAND_REPLICAS, {"demand_replicas": o.values["demand_replicas"],
-                                         "confidence_error": o.values[error]}))}})
-            for i, o in e.choice.options.items()}
+        def values(i: int, v: dict[str, float | str]) -> dict[str, float | str]:
+            env = {**acct, **workloads[i].inputs, **v, "confidence_error": v[error]}
+            return {**v, "demand_replicas": float(evaluate(CONFIDENCE_DEMAND_REPLICAS, env)),
+                    "load_replicas_exact": float(evaluate(CONFIDENCE_LOAD_REPLICAS, env))}
+
+        scaled = {i: o.model_copy(update={"values": values(i, o.values)})
+                  for i, o in e.choice.options.items()}
         scaled_plan = evaluate_plan(PlanChoice(scaled, e.choice.pools), workloads, acct)
         return (int(scaled_plan.totals["gpus_purchased"]),
                 int(plan_sums(scaled_plan)("cloud_gpus_rented")))

@@ -155,9 +155,13 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
     if f("streams_short") > 0:
         # review round 22: a throughput target with the streams stated, each replica sized
         # full had assumed more requests in flight than the pipeline keeps open
+        # (session 22: with the policy's headroom on the target, which is the load here)
+        h = f("headroom")
+        with_h = (f" with {h * 100:g} % headroom "
+                  f"({_fmt(f('stream_target_load_tokens_per_s'))} tok/s)" if h > 0 else "")
         return "speed", (f"{_fmt(f('users'))} streams cannot reach "
-                         f"{_fmt(f('target_system_tokens_per_s'))} tok/s on this configuration "
-                         f"even one per replica (at most "
+                         f"{_fmt(f('target_system_tokens_per_s'))} tok/s{with_h} on this "
+                         f"configuration even one per replica (at most "
                          f"{_fmt(f('streams_best_tokens_per_s'))} tok/s)")
     if f("disagg_prefill_gpus") > 0 and f("batch_by_ttft") < 1:
         return "ttft", (f"the whole answer misses the {f('target_e2e_p95_s'):g} s p95 "

@@ -64,7 +64,7 @@ from .bom import (
     POOL_WEIGHTS_STORED_GB,
 )
 from .catalog_values import COMPUTE_CODES, TABLE_COLUMNS
-from .confidence import CONFIDENCE_DEMAND_REPLICAS
+from .confidence import CONFIDENCE_DEMAND_REPLICAS, CONFIDENCE_LOAD_REPLICAS
 from .core import Calculation, Input, Scope, Sheet
 from .costs import (
     DERIVED_TIER_PRICE,
@@ -162,6 +162,7 @@ __all__ = [
     "CLOUD_TIER_CODES",
     "COMPUTE_CODES",
     "CONFIDENCE_DEMAND_REPLICAS",
+    "CONFIDENCE_LOAD_REPLICAS",
     "DEBUG_LOW_UTILISATION_BATCH",
     "DEBUG_MEMORY_LIMIT_USERS",
     "DEBUG_OOM_CONTEXT_TOKENS",

@@ -9,9 +9,22 @@ from ..expr import IF, MAX, MIN, ROUNDUP, Expr, gt, ref
 from .core import Calculation, _c, r, tp
 
 
+def _load_at(factor: Expr) -> Expr:
+    """Replicas for peak + headroom, before rounding, when every step takes factor x the
+    modelled time: demand x factor x (1 + headroom), or (session 22) the stated streams'
+    replicas at the target x (1 + headroom) on the slower line, b x factor x C / (longest
+    step with headroom - a x factor), where more; C (one stream a replica, the most they can
+    use) where even one stream a replica is then too slow."""
+    limit = r("stream_step_limit_load_ms")
+    a, b = r("step_fixed_ms") * factor, r("step_ms_per_seq") * factor
+    streams = IF(gt(r("stream_replicas"), 0),
+                 IF(gt(limit, a + b), b * r("users") / (limit - a), r("users")), 0)
+    return MAX(r("demand_replicas") * factor * (1 + r("headroom")), streams)
+
+
 def _replicas_at(factor: Expr) -> Expr:
     """Replicas (load + N+1 spares) when each replica serves 1/factor of the modelled users."""
-    load = ROUNDUP(r("demand_replicas") * factor * (1 + r("headroom")), 0)
+    load = ROUNDUP(_load_at(factor), 0)
     return load + IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), load), 0)
 
 
@@ -52,3 +65,6 @@ CALCULATIONS: tuple[Calculation, ...] = (
 # units at the model's low or high throughput end, scaled as ``_replicas_at`` scales it above
 # (throughput / (1 + error) means demand x (1 + error)); the plan is then evaluated as usual.
 CONFIDENCE_DEMAND_REPLICAS = ref("demand_replicas") * (1 + ref("confidence_error"))
+# and its replicas for peak + headroom before rounding (the pools' stated-streams term reads
+# them: load_replicas_exact), as ``_load_at`` scales them
+CONFIDENCE_LOAD_REPLICAS = _load_at(1 + ref("confidence_error"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, gt, lift, lt
 from .core import r, tp
 from .plan_pools import N_PLUS_ONE as _n1
+from .plan_pools import pool_headroom
 from .planrows import Aggregate, PlanCalculation
 
 _gpr = r("gpus_per_replica")
@@ -52,7 +53,7 @@ def _replicas_after_node_loss(slots_alone: str, slots_off_node: str) -> Expr:
 
 
 def _headroom_after(replicas: Expr) -> Expr:
-    return IF(gt(r("pool_demand_replicas"), 0), replicas / r("pool_demand_replicas") - 1, 0)
+    return pool_headroom(replicas)  # a margin on the load (stated streams: tokens/s)
 
 
 POOL_NODE_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -170,9 +171,9 @@ POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "(offers sold by the GPU)."),
     PlanCalculation(
         "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
-        IF(gt(r("pool_demand_replicas"), 0),
-           r("pool_replicas") / r("pool_demand_replicas") - 1, 0),
-        "Capacity / peak demand - 1, all nodes up."),
+        pool_headroom(r("pool_replicas")),
+        "Capacity / peak demand - 1, all nodes up (stated streams: their tokens/s / their "
+        "target - 1)."),
     PlanCalculation(
         "pool_headroom_after_node_loss", "Headroom with one node down", "fraction",
         _headroom_after(r("pool_replicas_after_node_loss")),

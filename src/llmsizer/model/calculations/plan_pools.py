@@ -7,7 +7,7 @@ that run nothing kept together. :mod:`.plan` lists the stages in order; the next
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, eq, ge, gt, lift
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, lift
 from .core import r, tp
 from .planrows import Aggregate, PlanCalculation
 
@@ -31,6 +31,15 @@ _seqs = MEMBER_SEQUENCES
 # its target is made at that step and no longer one (1000 x C / (f x T) where the streams
 # bind; its full batch's step where they fill its replicas)
 _stream_step = r("step_fixed_ms") + r("step_ms_per_seq") * _seqs / r("demand_replicas")
+# Session 22 (streams headroom): the headroom is a margin on the load. A member's sequences
+# at its load with headroom: a stated-streams member still has at most its streams (they step
+# faster: the target x (1 + headroom)), any other member (1 + headroom) x its sequences; and
+# the step the streams' member takes over its own replicas for that load.
+_stream = gt(r("stream_replicas"), 0)
+_seqs_load = IF(_stream, MIN(r("users"), r("load_replicas_exact") * r("batch_per_replica")),
+                _seqs * (1 + r("headroom")))
+_stream_step_load = (r("step_fixed_ms")
+                     + r("step_ms_per_seq") * _seqs_load / r("load_replicas_exact"))
 # a member's batch at the pool's longest allowed step on its line t(B) = a + b B, never above
 # its own batch: the line would read a small-batch term (the FP4 saving) as holding at any
 # batch
@@ -109,6 +118,32 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
               "bind), so the pool's step may take no longer: replicas = every member's "
               "sequences x b / (that step - a), the most over such members (sized alone: its "
               "own replicas)."),
+    Aggregate("pool_step_sequence_load_ms", "Per-sequence step time of all sequences, with "
+              "headroom", "ms", "SUM", _seqs_load * r("step_ms_per_seq"),
+              "As above at the load with headroom: a stated-streams member's streams (at most "
+              "its replicas for that load full), any other member's sequences x (1 + "
+              "headroom)."),
+    Aggregate("pool_stream_replicas_for_load", "Replicas the stated streams need, with "
+              "headroom", "replicas", "MAX",
+              IF(AND(_stream, gt(r("load_replicas_exact"), 0)),
+                 IF(gt(_stream_step_load, r("pool_step_fixed_ms")),
+                    r("pool_step_sequence_load_ms")
+                    / (_stream_step_load - r("pool_step_fixed_ms")), 0), 0),
+              "As above at the target x (1 + headroom): every member's sequences at that load "
+              "x b / (the step the streams' member takes over its own replicas for that load - "
+              "a), the most over such members (sized alone: its own replicas before "
+              "rounding)."),
+    Aggregate("pool_stream_step_limit_largest", "Loosest step the stated streams allow",
+              "ms", "MAX", r("stream_step_limit_ms"), "Stands in for members without streams."),
+    Aggregate("pool_stream_step_limit_ms", "Longest step every member's stated streams allow",
+              "ms", "MIN",
+              IF(_stream, r("stream_step_limit_ms"), r("pool_stream_step_limit_largest")),
+              "1000 x streams / (speculative factor x target), the smallest over members with "
+              "their streams stated; 0 when none has."),
+    Aggregate("pool_stream_sequence_ms", "Per-sequence step time, every stream in flight",
+              "ms", "SUM", IF(_stream, r("users"), _seqs) * r("step_ms_per_seq"),
+              "Sequences x b, summed, a stated-streams member counting all its streams: the "
+              "step over R replicas is a + this / R (the headroom those replicas leave)."),
     Aggregate("pool_required_system_tokens_per_s", "Required throughput", "tok/s", "SUM",
               r("required_system_tokens_per_s"), "All members' peak output tokens/s."),
     Aggregate("pool_prefill_gpus", "Prefill GPUs for peak + headroom (disaggregated)", "GPUs",
@@ -122,6 +157,19 @@ POOL_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("pool_member_count", "Members", "workloads", "SUM", lift(1),
               "Shares the pool equally among members only when none has any load."),
 )
+
+
+
+def pool_headroom(replicas: Expr) -> Expr:
+    """The margin on the load these replicas leave: replicas / peak demand - 1, and where a
+    member's streams are stated at most their step limit / the step over these replicas - 1
+    (their tokens/s over their target - 1; a pool of that member alone: its own figure)."""
+    plain = IF(gt(r("pool_demand_replicas"), 0), replicas / r("pool_demand_replicas") - 1, 0)
+    return IF(AND(gt(r("pool_stream_step_limit_ms"), 0), gt(replicas, 0)),
+              MIN(plain, r("pool_stream_step_limit_ms")
+                  / (r("pool_step_fixed_ms") + r("pool_stream_sequence_ms") / replicas) - 1),
+              plain)
+
 
 _has_demand = gt(r("pool_demand_sequences"), 0)
 POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -165,7 +213,8 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "users see (within the strictest target)."),
     PlanCalculation(
         "pool_replicas_for_load", "Replicas for peak + headroom", "replicas",
-        ROUNDUP(r("pool_demand_replicas") * (1 + r("headroom")), 0),
+        ROUNDUP(MAX(r("pool_demand_replicas") * (1 + r("headroom")),
+                    r("pool_stream_replicas_for_load")), 0),
         "Headroom and rounding once for the pool, not per workload."),
     PlanCalculation(
         "pool_load_gpus", "GPUs for peak + headroom", "GPUs",

@@ -5,7 +5,7 @@ headroom left at peak with all nodes up and with one node down.
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, gt, le, lt, ref
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, gt, le, lt, ref
 from .core import Calculation, _c, _gpus, r
 
 # Review round 22 (University of Northfield): a throughput target with the parallel request
@@ -29,10 +29,28 @@ STREAM_CALCULATIONS: tuple[Calculation, ...] = (
        "Streams x 1000 / (system target x speculative factor): the stated streams advancing "
        "one step together reach the target only at steps this short (C x 1000 / (f x t) >= "
        "T); 0 when the load is not stated as streams with a throughput target."),
-    _c("streams_short", "The stated streams cannot reach the target", "flag", "Throughput",
-       AND(gt(r("stream_step_limit_ms"), 0), lt(r("stream_step_limit_ms"), _a + _b)),
+    # Session 22 (streams headroom): the policy's headroom is a margin on the load, and for
+    # the streams the load is the throughput target; 25 % more replicas gave 64 streams only
+    # 10 % more tok/s (9 replicas: 64,000 / (27.76 + 1.535 x 64 / 9) = 1,655 for 1,500).
+    _c("stream_step_limit_load_ms", "Longest step the stated streams allow, with headroom",
+       "ms", "Throughput",
+       IF(gt(r("stream_step_limit_ms"), 0),
+          r("stream_step_limit_ms") / (1 + r("headroom")), 0),
+       "The longest step / (1 + headroom): the streams make the target x (1 + headroom) at "
+       "steps this short; 0 when the load is not stated as streams with a throughput "
+       "target."),
+    _c("stream_target_load_tokens_per_s", "Throughput the stated streams are sized for",
+       "tok/s", "Throughput",
+       IF(gt(r("stream_step_limit_ms"), 0),
+          r("target_system_tokens_per_s") * (1 + r("headroom")), 0),
+       "System target x (1 + headroom): the load with its margin; 0 when not stated as "
+       "streams."),
+    _c("streams_short", "The stated streams cannot reach the target with headroom", "flag",
+       "Throughput",
+       AND(gt(r("stream_step_limit_load_ms"), 0), lt(r("stream_step_limit_load_ms"), _a + _b)),
        "1 when even one stream per replica (a step of a + b) is slower than the longest step "
-       "the streams allow: no replica count meets the target with these streams."),
+       "the streams allow with the headroom: no replica count meets the target x (1 + "
+       "headroom) with these streams."),
     _c("streams_best_tokens_per_s", "Most the stated streams make, one per replica", "tok/s",
        "Throughput",
        IF(gt(r("stream_step_limit_ms"), 0),
@@ -45,7 +63,32 @@ STREAM_CALCULATIONS: tuple[Calculation, ...] = (
        "(longest step - a) = b x f x C x T / (1000 x C - a x f x T), in closed form (no "
        "circular reference). At or below the streams (at least one each); the step at the "
        "full batch's experts read (MoE: conservative). 0 when not stated as streams."),
+    _c("stream_replicas_for_load", "Replicas the stated streams need, with headroom",
+       "replicas", "Throughput",
+       IF(gt(r("stream_replicas"), 0),
+          _b * r("users") / (r("stream_step_limit_load_ms") - _a), 0),
+       "The same at the target x (1 + headroom): b x f x C x T' / (1000 x C - a x f x T'), "
+       "T' = T x (1 + headroom), before rounding; 0 when not stated as streams."),
 )
+
+
+def _stream_capacity(replicas: Expr) -> Expr:
+    """Tokens/s the stated streams make spread over these replicas, at most the replicas
+    full: C x 1000 / ((a + b x C / replicas) x speculative factor)."""
+    return IF(gt(replicas, 0),
+              MIN(replicas * r("replica_output_tokens_per_s"),
+                  r("users") * 1000 / ((_a + _b * r("users") / replicas)
+                                       * r("spec_tpot_factor"))), 0)
+
+
+def _headroom(replicas: Expr) -> Expr:
+    """The margin on the load these replicas leave: the stated streams' tokens/s over the
+    throughput target - 1; otherwise replicas / peak demand - 1 (the same margin: a full
+    replica's tok/s and users scale with its count)."""
+    return IF(gt(r("stream_replicas"), 0),
+              _stream_capacity(replicas) / r("required_system_tokens_per_s") - 1,
+              IF(gt(r("demand_replicas"), 0), replicas / r("demand_replicas") - 1, 0))
+
 
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
@@ -67,9 +110,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "throughput (offline jobs), or the replicas the stated streams need, whichever is "
        "largest (streams beyond full replicas wait a turn: the replicas full then make the "
        "target)."),
+    _c("load_replicas_exact", "Replicas for peak + headroom, before rounding", "replicas",
+       "Nodes", MAX(r("demand_replicas") * (1 + r("headroom")), r("stream_replicas_for_load")),
+       "Demand x (1 + headroom), or the replicas the stated streams need at the target x (1 + "
+       "headroom) where more: the headroom is a margin on the load."),
     _c("replicas_for_load", "Replicas for peak + headroom", "replicas", "Nodes",
-       ROUNDUP(r("demand_replicas") * (1 + r("headroom")), 0),
-       "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8)."),
+       ROUNDUP(r("load_replicas_exact"), 0),
+       "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8); stated "
+       "streams: ROUNDUP(their replicas at the target x (1 + headroom))."),
     _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
        MAX(1, ROUNDDOWN(r("gpus_per_node") / _gpus, 0)), "GPUs per node / GPUs per replica."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
@@ -99,15 +147,14 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("platform_sold_full"), 0), r("nodes") * r("gpus_per_node"), r("gpus")),
        "Fixed baseboards come full: nodes x GPUs per node; PCIe servers: the GPUs used."),
     _c("capacity_output_tokens_per_s", "Installed throughput", "tok/s", "Nodes",
-       IF(gt(r("stream_replicas"), 0),
-          MIN(r("replicas") * r("replica_output_tokens_per_s"),
-              r("users") * 1000 / ((_a + _b * r("users") / r("replicas")) * r("spec_tpot_factor"))),
+       IF(gt(r("stream_replicas"), 0), _stream_capacity(r("replicas")),
           r("replicas") * r("replica_output_tokens_per_s")),
        "All replicas at their batch; stated streams: at most what the streams make spread "
        "over every replica (C x 1000 / ((a + b x C / replicas) x speculative factor))."),
     _c("headroom_achieved", "Headroom achieved at peak", "fraction", "Nodes",
-       IF(gt(r("demand_replicas"), 0), r("replicas") / r("demand_replicas") - 1, 0),
-       "Capacity / peak demand - 1, all nodes up (after rounding and N+1)."),
+       _headroom(r("replicas")),
+       "Capacity / peak demand - 1, all nodes up (after rounding and N+1): replicas / demand "
+       "- 1; stated streams: the tokens/s they make over every replica / the target - 1."),
     _c("replicas_after_node_loss", "Replicas with one node down", "replicas", "Nodes",
        r("replicas") - r("replicas_lost_with_a_node")
        + MIN(r("replicas_lost_with_a_node"),
@@ -120,9 +167,9 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "replica's GPUs free inside one surviving node (the free GPUs of the fullest node "
        "go down with it; free GPUs scattered over nodes host nothing)."),
     _c("headroom_after_node_loss", "Headroom with one node down", "fraction", "Nodes",
-       IF(gt(r("demand_replicas"), 0),
-          r("replicas_after_node_loss") / r("demand_replicas") - 1, 0),
-       "Negative means peak demand is not met while a node is down."),
+       _headroom(r("replicas_after_node_loss")),
+       "As at peak, with the replicas left; negative means peak demand is not met while a "
+       "node is down."),
 )
 
 
