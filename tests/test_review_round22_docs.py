@@ -142,9 +142,13 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
     headroom = _section(html, "headroom")
     assert ("With one instance down Spare capacity rented (N+1) Instances of its group"
             in headroom)
-    assert "Pool 1: Claims document classification 20 % 50 % 50 % standby instance 16" in headroom
-    assert "with all 16 instances of its group up" in headroom
-    assert ("N+1: 8 of the GPUs rented for its group wait on standby, running nothing, for a "
+    # session 22's instance shapes: the H200 is rented by the GPU, one instance per replica
+    # (4 of 1 GPU, 2 of 2) plus one spare instance per pool: 8 instances, 11 GPUs
+    assert "Pool 1: Claims document classification 20 % 50.0 % 50.0 % standby instance 8" in headroom
+    assert "with all 8 instances of its group up" in headroom
+    assert ("N+1: a spare instance of 1 GPU waits on standby, running nothing, for a "
+            "lost replica.") in headroom
+    assert ("N+1: a spare instance of 2 GPUs waits on standby, running nothing, for a "
             "lost replica.") in headroom
     assert "With the instance that hurts it most down it loses 1 of its 4 replicas" in headroom
     for bought in ("Spare replicas (N+1)", "Nodes of its group", "standby node",
@@ -152,7 +156,7 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
         assert bought not in headroom, bought
     risks = _section(html, "risks")
     assert "each pool on the rented instances of its group" in risks
-    assert "with the one of its 16 instances that hurts it most down" in risks
+    assert "with the one of its 8 instances that hurts it most down" in risks
 
 
 def test_a_rented_plans_summary_and_walkthrough_speak_of_instances() -> None:
