@@ -16,7 +16,9 @@ from rich.text import Text
 from ..model.catalog import load_catalog
 from ..sizing.results import Result
 from .fasttable import print_table
+from .proposal.format import Formatter
 from .proposal.models import QUALITY
+from .proposal.views import streams_sentence
 from .textcatalog import catalog_table, params_text
 from .textmodels import models_table
 from .textoptions import TOP, WIDE, OptionNames, dropped_note, workload_table, workload_title
@@ -60,6 +62,10 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
             if more:
                 say(con, f"  and {more} more options that meet the targets; --all lists "
                          "every one")
+            # where the stated streams bind, under the table: the PDF callout's sentence
+            hint = streams_sentence(w.best.values, Formatter(cur).count) if w.best else ""
+            if hint:
+                say(con, hint, rest="")
             if dropped and not told:
                 # say once what a narrow table leaves out, or a reader takes it for not computed
                 con.print(Text(dropped_note(dropped, con.width)), highlight=False)

@@ -31,7 +31,7 @@ from ..documents.proposal.format import (
 from ..documents.proposal.models import models_context
 from ..documents.proposal.plan import PlanView, plan_context
 from ..documents.proposal.summary import confidence_total
-from ..documents.proposal.views import WorkloadView, load_sentence
+from ..documents.proposal.views import WorkloadView, load_sentence, streams_sentence
 from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import CONFIG_HINT, UnknownId, load_from_text
 from ..inputs.modelconfig import model_from_json
@@ -139,6 +139,15 @@ class Sized:
         if source is None or float(source.values.get("peak_request_rate_per_s", 0.0)) <= 0:
             return ""
         return load_sentence(w, source.values, self.fmt.count, self.fmt.decimal)
+
+    def streams(self, index: int) -> str:
+        """What more streams would save for workload ``index``: the PDF's workload callout's
+        sentence (views.streams_sentence, read from its recommendation's rows); "" where its
+        stated streams do not bind."""
+        if self.result is None or self.fmt is None:
+            return ""
+        best = self.result.workloads[index].best
+        return streams_sentence(best.values, self.fmt.count) if best is not None else ""
 
     def confidence(self) -> dict[str, int] | None:
         """The GPUs bought at both ends of the model's p90 throughput error, as the PDF's

@@ -85,6 +85,8 @@ class WorkloadView:
     max_context: int | None
     model_source: str
     load_sentence: str  # how the stated load became a concurrency, one sentence
+    # what more streams would save (streams_sentence); '' where the streams do not bind
+    streams_sentence: str = ""
     # its share of the plan (plan.pools[].shares, WORKLOAD_SHARE_CALCULATIONS); {} outside it
     share: Mapping[str, float] = field(default_factory=dict)
     # the recommendation's values with the plan's shares in place of the costs and counts
@@ -118,6 +120,22 @@ def load_sentence(w: WorkloadResult, demand: Mapping[str, float | str], count: C
     return (f"{stated}; each request lasts about {last} s (first token plus the answer at the "
             f"speed this load leaves), so by Little's law (users at the same time = arrivals "
             f"per second × seconds each) {users} users are served at the same time.")
+
+
+def streams_sentence(v: Mapping[str, float | str], count: Callable[[float], str]) -> str:
+    """What more streams would save, one sentence, where the stated streams bind (their
+    replicas above those the load needs with the replicas full: replicas.py
+    full_replicas_for_load, streams_to_fill); "" elsewhere. The PDF's workload callout, the
+    command line under the workload's table and the web page read it alike."""
+    full = as_number(v, "full_replicas_for_load") if "full_replicas_for_load" in v else 0.0
+    if full <= 0 or as_number(v, "replicas_for_load") <= full:
+        return ""
+    return (f"Its {count(as_number(v, 'concurrent_users'))} streams keep each replica at about "
+            f"{count(as_number(v, 'batch_served'))} sequences of the "
+            f"{count(as_number(v, 'batch_per_replica'))} it can run; the pipeline running "
+            f"{count(as_number(v, 'streams_to_fill'))} streams at once would need "
+            f"{count(full)} {'replica' if full == 1 else 'replicas'} instead of "
+            f"{count(as_number(v, 'replicas_for_load'))}.")
 
 
 _BINDING = (

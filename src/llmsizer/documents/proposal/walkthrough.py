@@ -14,7 +14,14 @@ from ...sizing.engine import curve
 from ...sizing.results import Result
 from .alternatives import alternative_views, impractical, not_chosen, rejected_groups
 from .format import Formatter, catalog_note, proposal_words, svg_image
-from .views import OptionView, WorkloadView, as_number, load_sentence, option_view
+from .views import (
+    OptionView,
+    WorkloadView,
+    as_number,
+    load_sentence,
+    option_view,
+    streams_sentence,
+)
 
 
 def _batches(upper: float) -> list[int]:
@@ -84,4 +91,5 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
         max_context=model.max_context if model else None,
         model_source=catalog_note(model.source) if model else "model config supplied with the requirements",
         load_sentence=load_sentence(w, demand, fmt.count, fmt.decimal), share=share,
+        streams_sentence=streams_sentence(best.v, fmt.count) if best is not None else "",
         costs=costs, advice=proposal_words(w.advice or ""))

@@ -90,6 +90,13 @@ def _headroom(replicas: Expr) -> Expr:
               IF(gt(r("demand_replicas"), 0), replicas / r("demand_replicas") - 1, 0))
 
 
+# The demand terms of replicas running full (users / users per replica, the system target /
+# a full replica's throughput): demand_replicas, and full_replicas_for_load beside the streams.
+_USERS_DEMAND = IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
+                   r("concurrent_users") / r("users_per_replica"), 0)
+_TARGET_DEMAND = IF(gt(r("replica_output_tokens_per_s"), 0),
+                    r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0)
+
 CALCULATIONS: tuple[Calculation, ...] = (
     _c("required_system_tokens_per_s", "Required system throughput", "tok/s", "Nodes",
        MAX(r("concurrent_users") * r("required_tokens_per_s_per_user"), r("target_system_tokens_per_s")),
@@ -101,11 +108,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
           r("batch_per_replica")),
        "Concurrent users one replica serves at the target speed."),
     _c("demand_replicas", "Replicas at peak, no headroom", "replicas", "Nodes",
-       MAX(IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
-              r("concurrent_users") / r("users_per_replica"), 0),
-           IF(gt(r("replica_output_tokens_per_s"), 0),
-              r("target_system_tokens_per_s") / r("replica_output_tokens_per_s"), 0),
-           r("stream_replicas")),
+       MAX(_USERS_DEMAND, _TARGET_DEMAND, r("stream_replicas")),
        "Peak demand in replica units: users / users per replica, or system target / replica "
        "throughput (offline jobs), or the replicas the stated streams need, whichever is "
        "largest (streams beyond full replicas wait a turn: the replicas full then make the "
@@ -118,6 +121,19 @@ CALCULATIONS: tuple[Calculation, ...] = (
        ROUNDUP(r("load_replicas_exact"), 0),
        "ROUNDUP(demand x (1 + headroom)) (“From Users to GPUs”: 6 x 1.25 -> 8); stated "
        "streams: ROUNDUP(their replicas at the target x (1 + headroom))."),
+    # Session 22 (streams hint): the streams are a client setting the customer controls;
+    # with enough of them the replicas run full and the full replicas' demand is the load.
+    _c("full_replicas_for_load", "Replicas for peak + headroom, the replicas full",
+       "replicas", "Nodes",
+       IF(gt(r("stream_replicas"), 0),
+          ROUNDUP(MAX(_USERS_DEMAND, _TARGET_DEMAND) * (1 + r("headroom")), 0), 0),
+       "ROUNDUP(system target / replica throughput x (1 + headroom)): the replicas the load "
+       "would need were each replica running its full batch (enough streams open); 0 when "
+       "the load is not stated as streams with a throughput target."),
+    _c("streams_to_fill", "Streams that would fill those replicas", "streams", "Nodes",
+       r("full_replicas_for_load") * r("batch_per_replica"),
+       "Replicas for peak + headroom, the replicas full x batch per replica: the streams "
+       "the pipeline would keep open to run them full; 0 when not stated as streams."),
     _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
        MAX(1, ROUNDDOWN(r("gpus_per_node") / _gpus, 0)), "GPUs per node / GPUs per replica."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
