@@ -130,9 +130,11 @@ def streams_sentence(v: Mapping[str, float | str], count: Callable[[float], str]
     full = as_number(v, "full_replicas_for_load") if "full_replicas_for_load" in v else 0.0
     if full <= 0 or as_number(v, "replicas_for_load") <= full:
         return ""
-    return (f"Its {count(as_number(v, 'concurrent_users'))} streams keep each replica at about "
-            f"{count(as_number(v, 'batch_served'))} sequences of the "
-            f"{count(as_number(v, 'batch_per_replica'))} it can run; the pipeline running "
+    # the replicas sized are told, not a batch per replica: batch_served is the streams over
+    # the replicas before headroom, not over those bought
+    return (f"Its {count(as_number(v, 'concurrent_users'))} streams are spread over "
+            f"{count(as_number(v, 'replicas_for_load'))} replicas that could each run "
+            f"{count(as_number(v, 'batch_per_replica'))} sequences; the pipeline running "
             f"{count(as_number(v, 'streams_to_fill'))} streams at once would need "
             f"{count(full)} {'replica' if full == 1 else 'replicas'} instead of "
             f"{count(as_number(v, 'replicas_for_load'))}.")
