@@ -152,7 +152,7 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
                              f"tok/s: {_PROMPT_HELP}")
         return "speed", (f"even one user gets only {_fmt(got, digits)} tok/s here (bandwidth "
                          f"ceiling); target {_fmt(need, digits)} tok/s")
-    if f("streams_short") > 0:
+    if "streams_short" in v and f("streams_short") > 0:  # not on a disaggregated pair
         # review round 22: a throughput target with the streams stated, each replica sized
         # full had assumed more requests in flight than the pipeline keeps open
         # (session 22: with the policy's headroom on the target, which is the load here)

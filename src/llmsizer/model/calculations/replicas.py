@@ -45,9 +45,12 @@ STREAM_CALCULATIONS: tuple[Calculation, ...] = (
           r("target_system_tokens_per_s") * (1 + r("headroom")), 0),
        "System target x (1 + headroom): the load with its margin; 0 when not stated as "
        "streams."),
-    _c("streams_short", "The stated streams cannot reach the target with headroom", "flag",
+    # a 1/0 number, not TRUE/FALSE: Excel and Gnumeric read TRUE<=0 as FALSE, LibreOffice
+    # as TRUE (tests/test_workbook_excel_rules.py)
+    _c("streams_short", "The stated streams cannot reach the target with headroom", "1 = yes",
        "Throughput",
-       AND(gt(r("stream_step_limit_load_ms"), 0), lt(r("stream_step_limit_load_ms"), _a + _b)),
+       IF(AND(gt(r("stream_step_limit_load_ms"), 0),
+              lt(r("stream_step_limit_load_ms"), _a + _b)), 1, 0),
        "1 when even one stream per replica (a step of a + b) is slower than the longest step "
        "the streams allow with the headroom: no replica count meets the target x (1 + "
        "headroom) with these streams."),
