@@ -83,7 +83,7 @@ _PLURALS = {"GPUs": "GPU", "nodes": "node", "replicas": "replica", "sequences": 
             "versions": "version", "NICs": "NIC", "racks": "rack", "instances": "instance",
             "pools": "pool", "ranks": "rank", "stages": "stage", "columns": "column",
             "elements": "element", "layer-tokens": "layer-token", "tokens/step": "token/step",
-            "switches": "switch"}  # the BOM's "1 switches" (round 14)
+            "switches": "switch", "streams": "stream"}  # the BOM's "1 switches" (round 14)
 PERCENT_UNITS = frozenset({"fraction", "fraction of capex / year"})
 FLAG_UNITS = frozenset({"flag", "1 = yes"})  # 1/0 (or TRUE/FALSE) shown as yes/no
 # months whole, as the PDF prints them: the break-even read "95.8 months" here, "96" there
