@@ -200,7 +200,10 @@ def test_control_cached_booleans_still_abort_libreoffice(tmp_path: Path) -> None
         wb.close()
         return path
 
-    with pytest.raises(LibreOfficeError, match=r"exit status 134|Unspecified Application Error"):
+    # the abort shows as a crash (134), LibreOffice's error dialog text, or (CI, session 22)
+    # the store of the PDF failing mid-write: every way, no PDF
+    with pytest.raises(LibreOfficeError, match=r"exit status 134|Unspecified Application Error"
+                                               r"|SfxBaseModel::impl_store"):
         to_pdf(book(tmp_path / "booleans.xlsx", True), tmp_path / "pdf", force_recalc=False)
     to_pdf(book(tmp_path / "numbers.xlsx", False), tmp_path / "pdf2", force_recalc=False)
     to_pdf(tmp_path / "booleans.xlsx", tmp_path / "forced")  # forced recalculation exports it
