@@ -157,6 +157,20 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "an earlier embedding or reranking workload's own) bought and leave idle, or one of "
        "their empty GPU slots (same GPU type; one replica needs one whole GPU, so memory and "
        "compute allow): no nodes of its own."),
+    _c("retrieval_replicas_per_node", "Replicas on its fullest node", "replicas", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0,
+          ROUNDUP(r("retrieval_replicas")
+                  / MAX(1, ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0)), 0)),
+       "Replicas / the nodes they need (replicas / GPUs per node, rounded up), rounded up: "
+       "the replicas spread evenly, what one node down takes with it (0 on the shared "
+       "nodes)."),
+    _c("retrieval_spare_gpus", "GPUs of the N+1 spare node", "GPUs", "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), 0,
+          r("survive_node_loss") * IF(gt(r("platform_sold_full"), 0), r("gpus_per_node"),
+                                      r("retrieval_replicas_per_node"))),
+       "With N+1: a PCIe server holding the replicas its fullest node holds (one node down "
+       "restarts them there; session 23: not a full server of GPUs it never runs); a fixed "
+       "baseboard's every GPU (it comes full). 0 without N+1 and on the shared nodes."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
@@ -173,11 +187,8 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "Its replicas beyond the idle GPUs taken, each on a GPU bought for an empty slot of the "
        "shared nodes (no server bought); a workload after it finds that many fewer slots."),
     _c("retrieval_gpus_used", "GPUs serving or on standby", "GPUs", "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas"),
-          MIN(r("retrieval_nodes") * r("gpus_per_node"),
-              r("retrieval_replicas") + r("survive_node_loss") * r("gpus_per_node"))),
-       "Replicas + the spare node's GPUs (at most its nodes' slots); the replicas alone on "
-       "the shared nodes."),
+       r("retrieval_replicas") + r("retrieval_spare_gpus"),
+       "Replicas + the GPUs of the N+1 spare node; the replicas alone on the shared nodes."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_slots_filled"),
           IF(gt(r("platform_sold_full"), 0), r("retrieval_nodes") * r("gpus_per_node"),
@@ -187,7 +198,7 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "empty slots (the capital cost is the TCO lines' with these counts)."),
     _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
        r("retrieval_gpus_used") - r("retrieval_replicas"),
-       "The spare node's GPUs that run no replica (0 on the shared nodes)."),
+       "The GPUs of the N+1 spare node: they run no replica (0 on the shared nodes)."),
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
        "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes, and on PCIe "
