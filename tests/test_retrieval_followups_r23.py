@@ -13,14 +13,25 @@ server is bought with the GPUs it runs).
    2 x (server CAD 20,700 + network CAD 24,257.64) + 4 x L40S CAD 11,040 = CAD 134,075.28,
    2 L40S (CAD 22,080) less. A fixed baseboard is still bought full, every GPU of its spare
    node on standby (it comes full; test_a_baseboard_spare_node_is_still_bought_full).
+2. The workbook's BOM sheet gave the embedder in the chat server's empty slot a line of
+   "0 nodes, 1 GPU" and no word why; it now says where it runs in the CLI's and the PDF's
+   words (proposal.format.shared_place_words).
+3. The glossary's "Serving engine" spoke of encoder engines in every account; the retrieval
+   half is its own entry, listed only where the account has embedding or reranking servers.
 """
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from pathlib import Path
 
+import openpyxl
 import pytest
 
+from llmsizer.documents.proposal.glossary import glossary_context
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.model.calculations.retrieval import RETRIEVAL_CALCULATIONS
 from llmsizer.model.catalog import load_catalog
@@ -35,6 +46,11 @@ RATE = 1.38  # the account's costs.usd_exchange_rate
 GPU = 8000 * RATE  # gpus.yaml l40s.price_usd
 SERVER = 15000 * RATE  # platforms.yaml pcie-4gpu-gen4-350w.base_price_usd
 NETWORK = 17578 * RATE  # prices.yaml extras.network_per_node
+
+
+@pytest.fixture(scope="module")
+def maple() -> Result:
+    return size(load(MAPLE), CAT)
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +119,74 @@ def test_a_baseboard_spare_node_is_still_bought_full() -> None:
                 survive_node_loss=1.0)
     assert (env["retrieval_nodes"], env["retrieval_gpus"], env["retrieval_gpus_used"],
             env["retrieval_standby_gpus"], env["retrieval_idle_gpus"]) == (2, 16, 9, 8, 7)
+
+
+def _bom_column(result: Result, tmp_path: Path, workload: str) -> dict[str, object]:
+    """The BOM sheet's column of ``workload``'s line: {row label: (value, number format)}."""
+    path = tmp_path / "book.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["BOM"]
+    head = next(c for row in ws.iter_rows() for c in row if c.value == workload)
+    return {ws.cell(row=k, column=2).value: (ws.cell(row=k, column=head.column).value,
+                                             ws.cell(row=k, column=head.column).number_format)
+            for k in range(head.row, head.row + 5)}
+
+
+def test_the_bom_sheet_says_the_embedder_has_no_server_of_its_own(
+        maple: Result, tmp_path: Path) -> None:
+    """Item 2: the embedder's 1 GPU sits in an empty slot of the chat server; its BOM line read
+    "0 nodes, 1 GPU" with nothing saying why. Now in the CLI's and the PDF's words ("use 1 new
+    GPU in an empty slot of the language-model servers", "1 GPU bought for it, no server"), and
+    its 0 servers as "none of its own"."""
+    col = _bom_column(maple, tmp_path, "Question embedding")
+    server, _ = col["Server (vendor model)"]
+    assert server == ("Generic 2U 4-GPU PCIe Gen4 server (4x L40S, 350 W): 1 new GPU in an "
+                      "empty slot of the language-model servers, no server of its own")
+    nodes, fmt = col["Servers"]
+    assert nodes.startswith("=Retrieval!") and '[=0]"none of its own"' in str(fmt)
+    assert col["GPUs"][0].startswith("=Retrieval!")
+    # the reranker on a server of its own keeps the platform's name and "0 nodes" format
+    own = _bom_column(maple, tmp_path, "Passage reranking")
+    assert own["Server (vendor model)"][0] == "Generic 2U 4-GPU PCIe Gen4 server (4x L40S, 350 W)"
+    assert "none of its own" not in str(own["Servers"][1])
+
+
+def test_the_bom_sheet_says_an_idle_gpu_in_words(tmp_path: Path) -> None:
+    """rag-shared: the query embedder runs on 1 idle GPU of the chat servers (bought, unused):
+    the CLI's "use 1 idle GPU of the language-model servers"."""
+    r = size(load(ROOT / "tests" / "data" / "rag-shared.yaml"), CAT)
+    (g,) = [g for g in r.plan.retrieval_groups if g.shares_with]
+    assert (g.workload, g.replicas, g.gpus_purchased) == ("Query embedding", 1, 0)
+    server = str(_bom_column(r, tmp_path, "Query embedding")["Server (vendor model)"][0])
+    assert server.endswith(": 1 idle GPU of the language-model servers, no server of its own")
+
+
+def _glossary(html: str) -> dict[str, str]:
+    """The proposal's glossary rows: {term: meaning}, tags removed."""
+    start = html.index('id="glossary"')
+    section = html[start:html.index("</section>", start)]
+    return {unescape(t): " ".join(unescape(re.sub(r"<[^>]+>", " ", m)).split())
+            for t, m in re.findall(r'<th scope="row">(.*?)</th>\s*<td>(.*?)</td>', section,
+                                   re.DOTALL)}
+
+
+def test_an_account_without_retrieval_reads_no_encoder_engine_in_its_glossary() -> None:
+    """Item 3: "Serving engine" told every account of encoder engines for embedding and
+    reranking servers (Acme Corp, inputs/example.yaml, has none). The retrieval half is now its
+    own entry, listed only with retrieval servers (only_when "retrieval") and pruned where the
+    text names no engine."""
+    acme = _glossary(render_html(size(load(ROOT / "inputs" / "example.yaml"), CAT)))
+    assert "Serving engine" in acme
+    assert not re.search(r"encoder|embedding|reranking|Text Embeddings",
+                         acme["Serving engine"], re.IGNORECASE)
+    assert "Serving engine for embedding and reranking" not in acme
+    terms = {t.term for t in glossary_context(frozenset())["glossary"]}
+    assert "Serving engine for embedding and reranking" not in terms
+
+
+def test_an_account_with_retrieval_reads_both_halves(maple: Result) -> None:
+    rows = _glossary(render_html(maple))
+    assert "vLLM" in rows["Serving engine"] and "encoder" not in rows["Serving engine"]
+    assert rows["Serving engine for embedding and reranking"].startswith(
+        "Embedding and reranking servers run an encoder engine (Text Embeddings Inference, "
+        "Infinity, a NIM)")

@@ -519,3 +519,12 @@ def shared_gpus_words(group: Any) -> str:
              ("1 new GPU in an empty slot" if bought == 1 else
               f"{bought:,} new GPUs in empty slots") if bought else ""]
     return " and ".join(p for p in parts if p)
+
+
+def shared_place_words(group: Any, retrieval: Iterable[Any]) -> str:
+    """Where a retrieval group sharing another group's nodes runs, in the CLI's and the PDF's
+    words: "1 new GPU in an empty slot of the language-model servers, no server of its own"
+    (session 23: the workbook's bill of materials read "Question embedding: 0 nodes, 1 GPU").
+    The host is a language-model node group or an earlier retrieval group's servers."""
+    host = next((h.workload for h in retrieval if h.id == group.shares_with), "language-model")
+    return f"{shared_gpus_words(group)} of the {host} servers, no server of its own"

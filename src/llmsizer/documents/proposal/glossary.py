@@ -93,8 +93,13 @@ GLOSSARY: tuple[Term, ...] = (
          "GPUs that work as one."),
     Term("Serving engine", "The software that runs the model on the GPUs and answers "
          "requests (vLLM, SGLang, TensorRT-LLM); its scheduling and kernels decide how much of "
-         "the hardware's speed is reached. Embedding and reranking servers run an encoder "
-         "engine (Text Embeddings Inference, Infinity, a NIM); its share of peak differs too."),
+         "the hardware's speed is reached."),
+    # the retrieval half its own entry (session 23: an account without retrieval read of
+    # encoder engines), listed only with embedding or reranking servers
+    Term("Serving engine for embedding and reranking", "Embedding and reranking servers run "
+         "an encoder engine (Text Embeddings Inference, Infinity, a NIM), not a language "
+         "model's: one pass over each request, no answer written; the share of the GPU's peak "
+         "it reaches is fitted on its own benchmarks.", only_when="retrieval"),
     Term("Speculative decoding", "A draft (an extra layer of the model, a small head or a "
          "smaller model) guesses the next few tokens and the model checks them all in one "
          "step, keeping those it agrees with: answers stream faster; how many are kept depends "
@@ -154,7 +159,10 @@ _USED: dict[str, re.Pattern[str]] = {term: re.compile(p, re.IGNORECASE) for term
     'Prefill': '\\bprefill',
     'PUE': '\\bPUE\\b',
     'Replica': '\\breplicas?\\b',
-    'Serving engine': '\\b(?:serving|encoder) engines?\\b',
+    'Serving engine': '\\bserving engines?\\b',
+    # listed only for an account with retrieval servers (only_when), where the plan names
+    # their engine ("Serving engine assumed: serving stack (Text Embeddings Inference, ...)")
+    'Serving engine for embedding and reranking': '\\b(?:serving|encoder) engines?\\b',
     'Speculative decoding': '\\bspeculative decoding\\b',
     'Serving, on standby, idle': '\\bon standby\\b|\\bidle\\b',
     'TCO': '\\bTCO\\b',

@@ -24,6 +24,7 @@ from ...model.calculations import (
     POOL_WEIGHTS_STORED_GB,
 )
 from ...model.expr import Expr, render, to_text
+from ..proposal.format import shared_place_words
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import Column, input_name, letter
@@ -45,6 +46,7 @@ _RETRIEVAL_ROWS = {"line_nodes": "retrieval_nodes", "line_gpus": "retrieval_gpus
                    "line_annual_support": "annual_support",
                    "line_node_power_kw": "node_power_kw", "line_weights_gb": "encoder_weights_gb"}
 # the platform's facts (infrastructure.yaml): input cells a finance analyst may change
+_NO_SERVER = "none of its own"  # a retrieval line on another group's nodes: 0 servers
 _CATALOG_FACTS = frozenset({"line_rack_units_per_node", "line_frontend_nics_per_node",
                             "line_frontend_gbps", "line_fabric_nics_per_node",
                             "line_fabric_gbps"})
@@ -129,8 +131,14 @@ def write(book: Book) -> None:
     # -- lines ------------------------------------------------------------------------------
     ws.write_string(lay.line_head - 1, 1, "Lines (servers of one kind)", f("section"))
     names = plan_names(r)
+    # a retrieval group on another group's nodes buys no server: its line says where it runs
+    # in the CLI's and the PDF's words (session 23: it read "0 nodes, 1 GPU")
+    guests = {g.id: shared_place_words(g, r.plan.retrieval_groups)
+              for g in r.plan.retrieval_groups if g.shares_with}
     heads = (("Line", [names.get(ln.id, ln.id) for ln in bom.lines]),
-             ("Server (vendor model)", [ln.platform_name for ln in bom.lines]),
+             ("Server (vendor model)", [f"{ln.platform_name}: {guests[ln.id]}"
+                                        if ln.id in guests else ln.platform_name
+                                        for ln in bom.lines]),
              ("GPU", [ln.gpu_name for ln in bom.lines]))
     for k, (head, texts) in enumerate(heads):
         _head(book, ws, lay.line_head + k, head, texts, n)
@@ -179,7 +187,10 @@ def write(book: Book) -> None:
             if formula is None:
                 ws.write_number(row, FIRST_COL + j, value, f("input", fmt))
             else:
-                ws.write_formula(row, FIRST_COL + j, formula, f("calc", fmt), value)
+                # a guest line's 0 servers in words (a what-if edit may still give it some)
+                shown = (number_format(unit, values, book.cur, zero_text=_NO_SERVER)
+                         if name == "line_nodes" and bom.lines[j].id in guests else fmt)
+                ws.write_formula(row, FIRST_COL + j, formula, f("calc", shown), value)
         line_cells[name] = [f"{letter(FIRST_COL + j)}{row + 1}" for j in range(len(values))]
     ws.write_string(lay.line_rows["line_rack_units_per_node"], note_col,
                     "Height and ports: the platform's datasheet (yellow: an estimate you "
