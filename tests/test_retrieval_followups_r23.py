@@ -18,6 +18,10 @@ server is bought with the GPUs it runs).
    words (proposal.format.shared_place_words).
 3. The glossary's "Serving engine" spoke of encoder engines in every account; the retrieval
    half is its own entry, listed only where the account has embedding or reranking servers.
+4. The web's RAG quick start showed "-20 % with one node down" unexplained; the plan's pool
+   lines now say it in the PDF's words (what is down, what runs after, against what).
+5. test_gpus_and_capital_cost_add_up was in both tests/test_retrieval_servers_r21.py and
+   tests/test_retrieval_packing_r22.py; the latter's (annual cost as well) is kept.
 """
 
 from __future__ import annotations
@@ -190,3 +194,44 @@ def test_an_account_with_retrieval_reads_both_halves(maple: Result) -> None:
     assert rows["Serving engine for embedding and reranking"].startswith(
         "Embedding and reranking servers run an encoder engine (Text Embeddings Inference, "
         "Infinity, a NIM)")
+
+
+def _words(html: str, anchor: str) -> str:
+    start = html.index(f'id="{anchor}"')
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html[start:html.index("</section>", start)]))
+                    .replace("\xa0", " ").split())
+
+
+def test_the_rag_quick_start_says_what_one_node_down_means(tmp_path: Path) -> None:
+    """Item 4: the web's RAG / agent quick start (web/archetypes.py "rag": Llama 3.1 70B, 100
+    users, 24,000-token prompts) sizes 13 replicas of one B200 on 2 eight-GPU nodes, no N+1.
+    Its plan read "headroom 30 % at peak, -20 % with one node down" and nothing more. The
+    figure is now told as the PDF's section 5 tells it: the node that hurts the pool most
+    takes 7 replicas (13 spread 7 + 6), 2 restart on the other node's free GPUs (16 - 13 = 3,
+    one of them on the lost node), so 8 run against the 10 peak demand needs:
+    8 / 10 - 1 = -20 %, peak not met, ask for a spare node."""
+    from llmsizer.web import archetypes, forms
+    from llmsizer.web.account import update_html
+
+    text = forms.to_yaml(archetypes.requirements("rag"))
+    plan = _words(update_html(text), "plan")
+    assert ("Pool 1: RAG agent runs on 13 replicas of 1 × NVIDIA B200 (HGX), FP8 weights, FP8 "
+            "KV cache; headroom 30 % at peak with both nodes up (replicas installed ÷ the "
+            "replicas peak demand needs − 1). With the node that hurts it most down it loses 7 "
+            "of its 13 replicas; 8 run once the lost ones have restarted: headroom -20 %, so "
+            "peak demand is not met while a node is down — consider asking for a spare node "
+            "(N+1).") in plan
+    assert "-20 % with one node down." not in plan
+    # the PDF's figures for the same account: 13 installed, 10 needed, -20 % with one down
+    path = tmp_path / "rag.yaml"
+    path.write_text(text, encoding="utf-8")
+    r = size(load(path), CAT)
+    (pool,) = r.plan.pools
+    assert (pool.replicas, pool.values["pool_replicas_lost_one_down"],
+            pool.values["pool_replicas_one_down"]) == (13, 7, 8)
+    assert pool.values["pool_demand_replicas"] == pytest.approx(10, abs=0.05)
+    assert pool.headroom_after_node_loss == pytest.approx(-0.2, abs=0.005)
+    headroom = _words(render_html(r), "headroom")
+    assert ("with one node down, once the lost replicas that fit on free GPUs of another node "
+            "have restarted, the headroom is -20 %, so peak demand is not met while a node is "
+            "down") in headroom
