@@ -482,7 +482,8 @@ def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient,
         # session 23: the one-node-down figure in the PDF's sentence (what is down, what
         # runs after; it read "28.0 % with one node down")
         assert re.search(rf"Pool {i + 1}: [^;]*; headroom {re.escape(a)} at peak with "
-                         r"(?:both|all \d+) nodes up \(replicas installed ÷ the replicas peak demand needs − 1\)\. "
+                         r"(?:both|all \d+) nodes up \(replicas installed ÷ the replicas peak "
+                         r"demand needs − 1\)\. "
                          r"With the node that hurts it most down it loses [^;]*; [^:]*: "
                          rf"headroom {re.escape(d)}[,.]", plan), (i, plan)
     assert "Headroom (weakest pool) With one node down (weakest pool)" in plan
