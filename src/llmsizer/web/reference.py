@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..base.errors import LlmsizerError
+from ..documents.charts import PHONE_WIDTH_IN
 from ..documents.proposal.format import Formatter, svg_image
 from ..documents.roofline import roofline_chart
 from ..model.expr import Value
@@ -68,7 +69,8 @@ def _settings(request: Request) -> Estimate:
                     batch=num("batch", d.batch, 1, 100_000))
 
 
-def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None, str | None]:
+def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, tuple[Markup, Markup] | None,
+                                   str | None]:
     env: dict[str, Value] = {}
     model = catalog().models.get(s.model)
     if model is not None and s.prompt + s.output > model.max_context:
@@ -91,10 +93,13 @@ def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None,
                            "raise the TP, lower the precision or shorten the context")
     from .service import CHARTS
 
+    # drawn twice, as the results' charts: at the page's width, and at a phone's (shown below
+    # 640 px, app.css): at 390 px the 576 px chart scrolled sideways, its legend cut
+    alt = "Roofline: arithmetic intensity against the compute and bandwidth ceilings"
+    line = roofline(env)
     with CHARTS:  # one matplotlib figure per chart kind and process (documents/charts.py)
-        svg = roofline_chart(roofline(env), f"batch {s.batch}")
-    chart = svg_image(svg, "Roofline: arithmetic intensity against the compute and bandwidth "
-                           "ceilings")
+        chart = (svg_image(roofline_chart(line, f"batch {s.batch}"), alt),
+                 svg_image(roofline_chart(line, f"batch {s.batch}", PHONE_WIDTH_IN), alt))
     return out, chart, None
 
 
