@@ -203,10 +203,13 @@ def test_a_one_line_box_keeps_its_height_beside_a_taller_one(
 
 def test_the_streams_sentence_follows_the_workloads_name(client: TestClient) -> None:
     """The batch quick start: "Batch jobs: Its 256 streams are spread over ..." (the PDF's
-    callout sentence, which opens a paragraph there) after the name and a colon: "its"."""
+    callout sentence, which opens a paragraph there, after the name and a colon). The name is
+    now a run-in heading and the sentence reads as the CLI and the PDF write it
+    (tests/test_streams_hint_r22.py)."""
     page = client.get("/?start=batch").text
-    hint = re.search(r'<p class="load streams-hint">([^<]*)</p>', page)
-    assert hint and hint.group(1).startswith("Batch jobs: its 256 streams are spread over "), hint
+    hint = re.search(r'<p class="load streams-hint">(.*?)</p>', page)
+    assert hint and hint.group(1).startswith(
+        "<strong>Batch jobs.</strong> Its 256 streams are spread over "), hint
 
 
 @pytest.mark.parametrize("width", [390, 1280])
