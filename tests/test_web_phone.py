@@ -18,6 +18,7 @@ FAIL without it, as those do) and FastAPI's TestClient.
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,3 +231,23 @@ def test_a_phone_has_a_way_to_the_recommendation(server: str, browser: Any,  # n
     page.wait_for_function("() => document.querySelector('#results').getBoundingClientRect().top < 100")
     box = page.locator("#recommendation").bounding_box()
     assert box and 0 <= box["y"] < 844
+
+
+def test_the_estimate_page_says_what_its_terms_mean(client: TestClient) -> None:
+    """The estimate page spoke of a roofline, arithmetic intensity, ridge point, TTFT, ITL
+    and tensor parallel with no meaning anywhere on it (the account page has its glossary).
+    Now it has one: the roofline's words, and the proposal's glossary entries it uses."""
+    from llmsizer.documents.proposal.glossary import GLOSSARY
+
+    page = client.get("/estimate").text
+    box = re.search(r'<section id="glossary">(.*?)</section>', page, re.S)
+    assert box
+    terms = [re.sub(r"\s+", " ", t) for t in re.findall(r"<dt>(.*?)</dt>", box.group(1), re.S)]
+    assert terms[:4] == ["Roofline", "Arithmetic intensity (FLOP per byte)", "Ridge point",
+                         "Operating point"]
+    meaning = {t.term: t.meaning for t in GLOSSARY}
+    for term in ("TTFT", "Inter-token latency", "Tensor parallelism (TP)", "KV cache", "Batch"):
+        assert term in terms
+        assert html_lib.unescape(box.group(1)).count(meaning[term]) == 1, term
+    # the ridge point as the chart's legend gives it: the GPU's peak over its bandwidth
+    assert "peak TFLOP/s divided by its memory bandwidth" in box.group(1)

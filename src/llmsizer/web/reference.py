@@ -38,6 +38,26 @@ def catalog_page(request: Request, kind: str) -> HTMLResponse:
                 tier_words=tier_words, usd=Formatter("USD"), extra_words=EXTRA_WORDS)
 
 
+# the estimate page's terms: the proposal's glossary entries it uses, then the roofline's own
+# words, which the proposal has no chart for (the page used them with no meaning given)
+ESTIMATE_TERMS = ("TTFT", "Inter-token latency", "Tensor parallelism (TP)",
+                  "BF16, FP16, FP8, FP4, INT8, INT4, MXFP4", "KV cache", "Batch", "Decode")
+ROOFLINE_TERMS = (
+    ("Roofline", "A chart of the computing speed a GPU can reach (TFLOP/s, trillions of "
+                 "floating-point operations a second) against the arithmetic intensity of the "
+                 "work: the roof is the lower of two ceilings, the memory bandwidth times the "
+                 "intensity and the GPU's peak compute."),
+    ("Arithmetic intensity (FLOP per byte)", "The floating-point operations a decode step does "
+     "for each byte it reads from GPU memory (the weights, once for the whole batch, and each "
+     "sequence's KV cache): a larger batch does more work for the same weights read."),
+    ("Ridge point", "The intensity where the two ceilings meet: the GPU's peak TFLOP/s divided "
+                    "by its memory bandwidth. Left of it a step waits on memory (bound by "
+                    "memory bandwidth), right of it on compute."),
+    ("Operating point", "This configuration's decode step at its batch: its intensity and the "
+                        "TFLOP/s per GPU it reaches in the sizing model."),
+)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """The estimate form's settings (the CLI's ``estimate`` options)."""
@@ -108,4 +128,5 @@ def estimate_page(request: Request) -> HTMLResponse:
     s = _settings(request)
     out, chart, error = _figures(s)
     template = "_estimate.html.j2" if request.headers.get("hx-request") else "estimate.html.j2"
-    return page(request, template, s=s, out=out, chart=chart, error=error, catalog=catalog())
+    return page(request, template, s=s, out=out, chart=chart, error=error, catalog=catalog(),
+                terms=ESTIMATE_TERMS, roofline_terms=ROOFLINE_TERMS)
