@@ -13,7 +13,8 @@ FAIL without it, as those do) and FastAPI's TestClient.
 - what the screenshots showed: the estimate page's GPU list cut ("NVIDIA H200 SXN"); the
   Notes box as tall as the three-line box beside it, its one line cut in its middle; the
   streams sentence's "Batch jobs: Its 256 streams"; on a phone the recommendation 4,000 to
-  6,000 px down, under the whole form, with no way there but scrolling.
+  6,000 px down, under the whole form, with no way there but scrolling; the estimate page's
+  roofline words (arithmetic intensity, ridge point) and TTFT, ITL, TP with no meaning on it.
 """
 
 from __future__ import annotations
