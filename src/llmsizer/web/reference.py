@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..base.errors import LlmsizerError
+from ..documents.charts import PHONE_WIDTH_IN
 from ..documents.proposal.format import Formatter, svg_image
 from ..documents.roofline import roofline_chart
 from ..model.expr import Value
@@ -35,6 +36,26 @@ def catalog_page(request: Request, kind: str) -> HTMLResponse:
                     message=f"no catalog page {kind!r}; there are {', '.join(KINDS)}")
     return page(request, "catalog.html.j2", kind=kind, catalog=catalog(), kinds=KINDS,
                 tier_words=tier_words, usd=Formatter("USD"), extra_words=EXTRA_WORDS)
+
+
+# the estimate page's terms: the proposal's glossary entries it uses, then the roofline's own
+# words, which the proposal has no chart for (the page used them with no meaning given)
+ESTIMATE_TERMS = ("TTFT", "Inter-token latency", "Tensor parallelism (TP)",
+                  "BF16, FP16, FP8, FP4, INT8, INT4, MXFP4", "KV cache", "Batch", "Decode")
+ROOFLINE_TERMS = (
+    ("Roofline", "A chart of the computing speed a GPU can reach (TFLOP/s, trillions of "
+                 "floating-point operations a second) against the arithmetic intensity of the "
+                 "work: the roof is the lower of two ceilings, the memory bandwidth times the "
+                 "intensity and the GPU's peak compute."),
+    ("Arithmetic intensity (FLOP per byte)", "The floating-point operations a decode step does "
+     "for each byte it reads from GPU memory (the weights, once for the whole batch, and each "
+     "sequence's KV cache): a larger batch does more work for the same weights read."),
+    ("Ridge point", "The intensity where the two ceilings meet: the GPU's peak TFLOP/s divided "
+                    "by its memory bandwidth. Left of it a step waits on memory (bound by "
+                    "memory bandwidth), right of it on compute."),
+    ("Operating point", "This configuration's decode step at its batch: its intensity and the "
+                        "TFLOP/s per GPU it reaches in the sizing model."),
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +89,8 @@ def _settings(request: Request) -> Estimate:
                     batch=num("batch", d.batch, 1, 100_000))
 
 
-def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None, str | None]:
+def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, tuple[Markup, Markup] | None,
+                                   str | None]:
     env: dict[str, Value] = {}
     model = catalog().models.get(s.model)
     if model is not None and s.prompt + s.output > model.max_context:
@@ -91,10 +113,13 @@ def _figures(s: Estimate) -> tuple[dict[str, float | str] | None, Markup | None,
                            "raise the TP, lower the precision or shorten the context")
     from .service import CHARTS
 
+    # drawn twice, as the results' charts: at the page's width, and at a phone's (shown below
+    # 640 px, app.css): at 390 px the 576 px chart scrolled sideways, its legend cut
+    alt = "Roofline: arithmetic intensity against the compute and bandwidth ceilings"
+    line = roofline(env)
     with CHARTS:  # one matplotlib figure per chart kind and process (documents/charts.py)
-        svg = roofline_chart(roofline(env), f"batch {s.batch}")
-    chart = svg_image(svg, "Roofline: arithmetic intensity against the compute and bandwidth "
-                           "ceilings")
+        chart = (svg_image(roofline_chart(line, f"batch {s.batch}"), alt),
+                 svg_image(roofline_chart(line, f"batch {s.batch}", PHONE_WIDTH_IN), alt))
     return out, chart, None
 
 
@@ -103,4 +128,5 @@ def estimate_page(request: Request) -> HTMLResponse:
     s = _settings(request)
     out, chart, error = _figures(s)
     template = "_estimate.html.j2" if request.headers.get("hx-request") else "estimate.html.j2"
-    return page(request, template, s=s, out=out, chart=chart, error=error, catalog=catalog())
+    return page(request, template, s=s, out=out, chart=chart, error=error, catalog=catalog(),
+                terms=ESTIMATE_TERMS, roofline_terms=ROOFLINE_TERMS)

@@ -16,6 +16,9 @@ from ..base.version import __version__
 from ..documents.proposal.format import Formatter, customer_words, gpu_split, group_split
 from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
+from ..documents.textoptions import TOP
+from ..documents.textretrieval import best_retrieval
+from ..sizing.results import RetrievalWorkloadResult, WorkloadResult
 from . import fields, forms
 from .fields import display as display  # its home is fields (the error words use it too)
 from .forms import Configs
@@ -64,6 +67,21 @@ def many(n: float, noun: str) -> str:
     return f"{Formatter('').count(n)} {noun if n == 1 else noun + 's'}"
 
 
+# the options table's rows in the page (the workbook's Options sheet has every one)
+OPTION_ROWS = 40
+
+
+def best_options(w: WorkloadResult | RetrievalWorkloadResult, rented: bool) -> set[str]:
+    """The options a table shows until "Show all" is pressed: the rule of ``llmsizer size``
+    (:data:`.textoptions.TOP`: the first 8 that meet the targets in the engine's order and
+    the recommended one; a retrieval workload's 8 cheapest, :func:`.textretrieval.best_retrieval`).
+    Forty rows of each workload were 3,500 px of a phone's page (inputs/example.yaml)."""
+    if isinstance(w, RetrievalWorkloadResult):
+        return {o.id for o in best_retrieval(w, rented, TOP)}
+    feasible = [o.id for o in w.options if o.feasible]
+    return set(feasible[:TOP]) | ({w.recommended} if w.recommended else set())
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -86,6 +104,8 @@ def _environment() -> jinja2.Environment:
     # a list whose longest choice is longer than this (characters) takes a whole row of the
     # form: half a row holds about 22 characters at 1,024 px (_fields.html.j2)
     env.globals["WIDE_CHOICE"] = WIDE_CHOICE
+    env.globals["best_options"] = best_options
+    env.globals["OPTION_ROWS"] = OPTION_ROWS
     return env
 
 

@@ -205,6 +205,28 @@
   }
   document.addEventListener("DOMContentLoaded", labelCells);
   document.addEventListener("htmx:afterSettle", labelCells);
+  // An options table's rows past its best ones ("Show all"): the choice is kept for the
+  // table's id while the form is changed (each change swaps the results panel in anew).
+  var everyRow = {};
+  function showRows(button, every) {
+    var table = document.getElementById(button.getAttribute("aria-controls"));
+    if (!table) { return; }
+    table.classList.toggle("best-only", !every);
+    button.setAttribute("aria-expanded", every ? "true" : "false");
+    button.textContent = every ? button.dataset.less : button.dataset.more;
+  }
+  document.addEventListener("click", function (ev) {
+    var b = ev.target && ev.target.closest && ev.target.closest("button.show-all");
+    if (!b) { return; }
+    var id = b.getAttribute("aria-controls");
+    everyRow[id] = b.getAttribute("aria-expanded") !== "true";
+    showRows(b, everyRow[id]);
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    document.querySelectorAll("button.show-all").forEach(function (b) {
+      if (everyRow[b.getAttribute("aria-controls")]) { showRows(b, true); }
+    });
+  });
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
