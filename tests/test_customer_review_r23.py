@@ -169,3 +169,17 @@ def test_a_p99_target_is_explained_in_the_glossary() -> None:
     assert "Target time to first token, p99" in text
     glossary = text.split("Glossary", 1)[1] if "Glossary" in text else text
     assert "p99: the value 99 cases in 100 stay below" in glossary
+
+
+def test_a_cost_per_million_below_a_tenth_keeps_two_figures() -> None:
+    """Litware's nightly job costs GBP 0.0275 a million tokens on-premises and 0.0394 in the
+    cloud: section 6 printed "GBP 0.03" and "GBP 0.04", one figure each (the cloud 33 % dearer
+    instead of 43 %); a unit price keeps two figures, as the plan's retrieval prices do."""
+    result = _sized("inputs/offline-summarisation.yaml")
+    v = _best(result)
+    onprem, cloud = v["cost_per_million_total_tokens_onprem"], v["cost_per_million_total_tokens_cloud"]
+    assert (round(onprem, 4), round(cloud, 4)) == (0.0275, 0.0394)
+    text = _text("inputs/offline-summarisation.yaml")
+    assert ("Per million tokens (in + out), on-premises GBP 0.027 "
+            "Per million tokens (in + out), cloud GBP 0.039") in text
+    assert "GBP 0.03 " not in text and "GBP 0.04 " not in text
