@@ -121,6 +121,8 @@ def test_a_converted_account_states_its_exchange_rate() -> None:
     result = _sized("tests/data/sek-telco-moe-r22.yaml")
     assert result.usd_exchange_rate == 10.5
     text = _text("tests/data/sek-telco-moe-r22.yaml")
+    assert ("converted to SEK at the exchange rate given in the requirements, 10.5 SEK per USD, "
+            "unless") in text
     policy = _section(text, "Policy and running costs", "Prices ")
     assert ("Exchange rate: 10.5 SEK per USD — the account's requirements (its costs): every "
             "catalog price, in US dollars, is converted at this rate") in policy
