@@ -77,6 +77,10 @@ def test_a_throughput_job_states_no_target_it_lacks_and_its_demand_in_throughput
             f"{fmt.figures(v['demand_replicas'])} replicas at peak.").replace("\xa0", " ") in replicas
     assert "One replica produces 1,424 tok/s, so the 6,950 tok/s target is 4.88 replicas" in replicas
     assert "serves 157 users" not in replicas
+    # the step's words follow its heading after a space (a comment's whitespace control
+    # glued "Replicas.One replica" in the first draft of this fix)
+    html = render_html(result)
+    assert re.search(r"Replicas\.</strong>\s+One\s+replica\s+produces", html)
 
 
 def test_a_pool_without_spares_says_its_replicas_once() -> None:
