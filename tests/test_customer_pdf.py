@@ -111,6 +111,8 @@ def test_no_words_glued_at_a_template_tag(path: Path, rendered: Callable) -> Non
     text = re.sub(r"\s+", " ", _run("pdftotext", pdf, "-"))
     assert "serving); support at" in text or "per GPU-year; support at" in text
     assert re.findall(r"[a-z)%][;,][A-Za-z]{2,}", text) == []
+    # nor a sentence glued to the step heading before it (review 23: "7. Replicas.One replica")
+    assert re.findall(r"[a-z)%]\.[A-Z][a-z]{2,}", text) == []
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])

@@ -130,9 +130,9 @@ def _catalog_price(result: Result, usd: float | None) -> float | None:
         return None
     if result.account.currency == "USD":
         return usd
-    rate = result.account_inputs.get("usd_exchange_rate")
-    if rate is None:
-        return None
+    # the rate the engine applied (review 23: account_inputs holds none, so every converted
+    # price read "converted ..., unless overridden" though none was)
+    rate = result.usd_exchange_rate
     from ...model.calculations import PRICE_IN_ACCOUNT_CURRENCY, stated_product
 
     return stated_product(PRICE_IN_ACCOUNT_CURRENCY, {"usd_price": usd, "usd_exchange_rate": rate})
@@ -189,8 +189,12 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         csrc = (_dated(used_row.source, used_row.date)
                 + (f"; {used_row.note}" if used_row.note else "")) if used_row else (
             "none in the catalog or the requirements, in any cloud tier: the cloud is not compared")
+        # the price the plan pays, as the costs table shows it (review 23: Fabrikam Legal's
+        # 2-GPU instances cost USD 4.58 a GPU-hour in section 6 but read USD 4.44, the 8-GPU
+        # offer's, here beside the 2-GPU instance's source)
+        paid = used_row.value if used_row is not None and used_row.value else cloud
         rows.append(Row(f"{name}: cloud price per GPU-hour",
-                        fmt.money(cloud) if cloud else "not known", csrc))
+                        fmt.money(paid) if paid else "not known", csrc))
     for pid in platforms:
         p = cat.platforms.get(pid)
         row = result.tables["platforms"].get(pid, {})
@@ -258,6 +262,12 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
     policy = [Row(assumption_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   _policy_source(result, k))
               for k in _POLICY_KEYS if k in result.account_inputs]
+    if result.account.currency != "USD":  # review 23: "converted at the exchange rate given
+        # in the requirements", and the rate was given nowhere in the proposal
+        policy.append(Row("Exchange rate", f"{fmt.stated(result.usd_exchange_rate)} "
+                          f"{result.account.currency} per USD",
+                          "the account's requirements (its costs): every catalog price, in US "
+                          "dollars, is converted at this rate"))
     calibration = [Row(assumption_label(name), fmt.unit(c.value, c.unit), _source(c.source))
                    for name, c in cat.constants.items() if name.startswith("calibration_")]
     return {"assumptions": assumptions, "register": _register(assumptions),

@@ -80,7 +80,8 @@ GLOSSARY: tuple[Term, ...] = (
     Term("Node", "One server with its GPUs, powered and failing as a unit; rented, one cloud "
          "instance."),
     Term("p10, p90, p95", "Percentiles: p90 is the value that 90 % of cases stay below, so "
-         "p10 to p90 is the range that holds eight cases in ten."),
+         "p10 to p90 is the range that holds eight cases in ten; p50, p95 and p99 read the same "
+         "way (p99: the value 99 cases in 100 stay below)."),
     Term("PDU", "Power distribution unit: a rack's power strip, usually two per rack."),
     Term("Prefix cache", "Memory in which the serving engine keeps prompt beginnings it has "
          "already read (a shared instruction, a document); a request that starts the same way "
@@ -153,7 +154,7 @@ _USED: dict[str, re.Pattern[str]] = {term: re.compile(p, re.IGNORECASE) for term
     'Mixture of experts (MoE)': '\\bMoE\\b|\\bexperts?\\b',
     'N+1': '\\bN\\+1\\b',
     'Node': '\\bnodes?\\b',
-    'p10, p90, p95': '\\bp(?:10|90|95)\\b',
+    'p10, p90, p95': '\\bp(?:10|50|90|95|99)\\b',
     'PDU': '\\bPDUs?\\b',
     'Prefix cache': '\\bprefix[- ]cach',
     'Prefill': '\\bprefill',

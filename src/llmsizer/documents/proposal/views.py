@@ -149,6 +149,9 @@ _BINDING = (
 )
 
 
+_TARGET_LIMITS = ("batch_by_tpot", "batch_by_ttft", "batch_by_itl")
+
+
 def as_number(v: Mapping[str, float | str], name: str) -> float:
     x = v[name]
     if isinstance(x, str):
@@ -180,6 +183,11 @@ def _binding(v: Mapping[str, float | str], measured: bool) -> str:
             # folded into the first-token batch (decode.py), but not a first-token target;
             # below the engine cap only when a whole-answer target is stated
             return "the whole-answer target"
+        # a target's batch at the engine's cap is the cap, not the target: with no
+        # inter-token latency target, its batch is the cap itself (review 23: Adventure Works'
+        # chat read "the inter-token latency target" sets 256 without one stated)
+        if name in _TARGET_LIMITS and at(name) >= as_number(v, "max_batch_per_replica"):
+            continue
         if at(name) == limit:
             return label
     return "the tightest limit"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...model.calculations import INPUTS, LATENCY_DEFINITIONS
 from ...model.catalog import customer_source
 from ..proposal.assumptions import ASSUMPTION_LABELS, CONFIDENCE, assumption_label
+from ..proposal.format import Formatter
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
 from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO
@@ -97,7 +98,10 @@ def write(book: Book) -> None:
     for label, text in (
         ("Units", "GB = 1e9 bytes (as GPU memory is marketed); TB/s = 1e12 B/s; tokens/s."),
         ("Currency", f"Money is in {r.account.currency}; catalog prices are USD estimates "
-                     "(not quotes) unless the account overrides them."),
+                     "(not quotes) unless the account overrides them"
+                     + ("." if r.account.currency == "USD" else
+                        f", converted at the account's rate of {Formatter.stated(r.usd_exchange_rate)} "
+                        f"{r.account.currency} per USD.")),
         ("One definition, two renderings", "Every derived number here is printed from "
          "llmsizer's calculation list; the engine evaluates the same list in Python."),
         ("Option columns", "The calculation sheets show at most "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model.calculations import INPUTS, Input
+from ...model.calculations import INPUTS, PRICE_IN_ACCOUNT_CURRENCY, Input, stated_product
 from ...model.catalog import Catalog, load_catalog
 from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
@@ -237,15 +237,24 @@ class Book:
         g = self.catalog.gpus.get(tid)
         if g is None:
             return "account data"
+        # review 23: a catalog price converted to the account's currency (Nordvik's SEK 420 k
+        # B200) and a cloud price paid in another instance size than the offer's (Fabrikam
+        # Legal's 2-GPU B200 instances) both read "Account override" though the file set none
+        usd = self.r.account.currency == "USD"
         if colname == "price":
-            base, date, src = g.price_usd, g.price_date, g.price_source
+            date, src = g.price_date, g.price_source
+            base = None if not g.price_usd else g.price_usd if usd else stated_product(
+                PRICE_IN_ACCOUNT_CURRENCY,
+                {"usd_price": g.price_usd, "usd_exchange_rate": self.r.usd_exchange_rate})
         else:
             row = next((p for p in self.r.prices if p.item == f"cloud:{tid}"), None)
-            base, date, src = ((row.value, row.date or "undated", f"{row.source} {row.note}")
+            base, date, src = ((value, row.date or "undated",
+                                f"{row.source.rstrip('. ')}. {row.note}" if row.note else row.source)
                                if row and not row.source.startswith("account")
                                else (None, None, None))
         if value == 0:
             return "No price found in the catalog: enter one to cost this GPU."
         if base is None or value != base:
             return "Account override (requirements file, costs section)."
-        return f"{catalog_note(str(src), self.platform_names)} ({date}); catalog prices are USD."
+        return (f"{catalog_note(str(src), self.platform_names)} ({date}); "
+                + ("catalog prices are USD." if usd else "converted from USD at the account's rate."))
