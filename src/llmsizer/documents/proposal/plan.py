@@ -30,9 +30,9 @@ class PoolView:
 
 @dataclass(frozen=True)
 class SpareWords:
-    """Where a pool's N+1 spare capacity is, in words: ``short`` for a table cell ("1 running",
-    "its own instance on standby", "the group's 4 standby GPUs"), ``long`` for a sentence ("its own
-    spare instance on standby (1 GPU)")."""
+    """Where a pool's N+1 spare capacity is, in words: ``short`` for a table cell ("1 spare
+    running", "own spare instance", "group's 4 standby GPUs"), ``long`` for a sentence ("its
+    own instance on standby (1 GPU)")."""
 
     short: str
     long: str
@@ -50,29 +50,29 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
 
     v, gv = p.values, g.values
     if p.spare_replicas > 0:
-        return SpareWords(f"{p.spare_replicas:,} running",
+        return SpareWords(f"{p.spare_replicas:,} spare running",
                           f"{many(p.spare_replicas, 'replica')} of its own, running")
     if not n_plus_one:
-        return SpareWords("none", "no spare (surviving a node loss was not asked)")
+        return SpareWords("no spare", "no spare (surviving a node loss was not asked)")
     if rented and gv.get("cloud_sold_by_gpu", 0) > 0:
         own = float(v.get("pool_cloud_spare_gpus", 0.0))
         if own > 0:
-            return SpareWords("its own instance on standby",
+            return SpareWords("own spare instance",
                               f"its own instance on standby ({many(own, 'GPU')})")
         spares = float(gv.get("group_cloud_spare_instances", 0.0))
         if spares > 0:
-            return SpareWords(f"the group's standby {'instance' if spares == 1 else 'instances'}",
+            return SpareWords(f"group's spare {'instance' if spares == 1 else 'instances'}",
                               f"the group's {many(spares, 'spare instance')} on standby")
     if rented:  # fixed instance sizes: one instance more than the load (costs.py _instances)
-        return SpareWords("the instances' free GPUs",
+        return SpareWords("instances' free GPUs",
                           "the rented instances' GPUs beyond the replicas (an instance more "
                           "than the load needs)")
     standby = float(gv.get("group_standby_gpus", 0.0))
     if standby > 0:
         node = ", a spare node" if gv.get("group_spare_nodes_added", 0) else ""
-        return SpareWords(f"the group's {many(standby, 'standby GPU')}",
+        return SpareWords(f"group's {many(standby, 'standby GPU')}",
                           f"the node group's {many(standby, 'GPU')} on standby{node}")
-    return SpareWords("none", "no spare")
+    return SpareWords("no spare", "no spare")
 
 
 def instances_split(g: NodeGroup) -> str:
@@ -117,6 +117,8 @@ class GroupView:
     platform_name: str
     gpu_name: str
     pools: tuple[PoolView, ...]
+    # rented by the GPU: "6 serving, 2 spare on standby" (instances_split); '' otherwise
+    instances_split: str = ""
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,8 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         plat, g = cat.platforms.get(grp.platform), cat.gpus.get(grp.gpu)
         groups.append(GroupView(group=grp, platform_name=short_name(plat.name) if plat else grp.platform,
                                 gpu_name=g.name if g else grp.gpu,
-                                pools=tuple(pools[pid] for pid in grp.pools)))
+                                pools=tuple(pools[pid] for pid in grp.pools),
+                                instances_split=instances_split(grp) if rented else ""))
     rviews = []
     asked = result.source.requirements if result.source is not None else {}
     own_api = (asked.get("costs") or {}).get("retrieval_api_per_million") or {}
