@@ -63,11 +63,15 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
         if spares > 0:
             return SpareWords(f"group's spare {'instance' if spares == 1 else 'instances'}",
                               f"the group's {many(spares, 'spare instance')} on standby")
+    standby = float(gv.get("group_standby_gpus", 0.0))
+    if rented and standby > 0 and gv.get("cloud_gpus_rented") == g.gpus_purchased:
+        # fixed instance sizes renting the GPUs buying takes: its split ("8 on standby")
+        return SpareWords(f"group's {many(standby, 'standby GPU')}",
+                          f"the group's {many(standby, 'GPU')} on standby")
     if rented:  # fixed instance sizes: one instance more than the load (costs.py _instances)
         return SpareWords("instances' free GPUs",
                           "the rented instances' GPUs beyond the replicas (an instance more "
                           "than the load needs)")
-    standby = float(gv.get("group_standby_gpus", 0.0))
     if standby > 0:
         node = ", a spare node" if gv.get("group_spare_nodes_added", 0) else ""
         return SpareWords(f"group's {many(standby, 'standby GPU')}",
@@ -108,7 +112,7 @@ def alone_storage_words(result: Result) -> str:
                 "weights and logs, which the cloud figure prices per server a purchase would "
                 f"need ({servers})")
     return ("storage for the model weights and logs is priced per server a purchase would "
-            f"need: {servers}")
+            f"need ({servers})")
 
 
 @dataclass(frozen=True)
