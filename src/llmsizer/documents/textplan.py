@@ -9,7 +9,6 @@ from ..model.catalog import load_catalog
 from ..model.names import short_name
 from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
 from .proposal.deployment import deployment_context
-from .proposal.plan import alone_storage_words, instances_split, spare_words
 from .proposal.format import (
     NBSP,
     Formatter,
@@ -21,6 +20,7 @@ from .proposal.format import (
     retrieval_split,
     shared_gpus_words,
 )
+from .proposal.plan import alone_storage_words, instances_split, spare_words
 from .textwords import counted, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
