@@ -91,9 +91,10 @@ def test_llmsizer_size_says_the_rented_figures() -> None:
     res = CliRunner().invoke(main, ["size", str(SAKURA)], terminal_width=200)
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
-    assert "headroom 35.1%, 35.1% with a node down" in text
-    assert "headroom 62.7%, 62.7% with a node down" in text
-    assert "15.8% with a node down" not in text
+    # session 23: a rented plan has no node: the pool line says an instance
+    assert "headroom 35.1%, 35.1% with an instance down" in text
+    assert "headroom 62.7%, 62.7% with an instance down" in text
+    assert "15.8% with" not in text and "with a node down" not in text
 
 
 def test_a_bought_plan_keeps_its_node_figures() -> None:
@@ -134,7 +135,9 @@ def test_the_proposal_states_the_rented_figures(tmp_path: Path) -> None:
     assert "headroom 62.7 %, and peak demand is still met" in headroom
     assert "headroom 35.1 %, and peak demand is still met" in headroom
     # review round 22: a rented plan's table speaks of instances ("standby node" before)
-    assert "Pool 2: Regulation RAG 25 % 35.1 % 35.1 % standby instance 5" in headroom
+    # session 23: the spare cell says where the spare is: the group's 8 GPUs on standby (its
+    # 8-GPU instances rent the GPUs buying takes: 29 serving, 8 on standby, 3 idle)
+    assert "Pool 2: Regulation RAG 25 % 35.1 % 35.1 % group's 8 standby GPUs 5" in headroom
     assert ("with one instance down: 62.7 %" in text
             and "with one instance down: 35.1 %" in text)
     assert "15.8 %" not in text

@@ -61,7 +61,13 @@ def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None
     assert ded.annual_cost_cloud is not None
     assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (11, 181_073)
     text = _terminal(insurer)
-    assert "Sized alone the workloads would rent 11 GPUs, cloud EUR 181 k/yr." in text
+    # session 23: the same 11 GPUs at the same rent cost EUR 15,456 more alone: the storage
+    # line (costs.py annual_storage) is priced per server a purchase would need, 4 alone and 2
+    # in the plan; the line says so instead of leaving a CFO to wonder
+    assert ("Sized alone the workloads would rent 11 GPUs, cloud EUR 181 k/yr: the same GPUs "
+            "at the same rent; the difference is storage for the model weights and logs, which "
+            "the cloud figure prices per server a purchase would need (4 servers for the "
+            "workloads alone, 2 for the plan).") in " ".join(text.split())
     assert "on-prem EUR 516 k" not in text
 
 
@@ -77,7 +83,9 @@ def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
     pdf = " ".join(render_html(insurer).replace(NBSP, " ").split())
     assert ("sized one workload at a time, the same service would rent 11 GPUs at EUR 181 k "
             "per year in the cloud; this plan rents for EUR 166 k, EUR 15.5 k (8.5 %) less "
-            "each year.") in pdf
+            "each year: the same GPUs at the same rent; the difference is storage for the model "
+            "weights and logs, which the cloud figure prices per server a purchase would need "
+            "(4 servers for the workloads alone, 2 for the plan).") in pdf  # session 23: why
     assert "per year on-premises; this plan costs" not in pdf
 
 

@@ -144,7 +144,9 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
             in headroom)
     # session 22's instance shapes: the H200 is rented by the GPU, one instance per replica
     # (4 of 1 GPU, 2 of 2) plus one spare instance per pool: 8 instances, 11 GPUs
-    assert "Pool 1: Claims document classification 20 % 50.0 % 50.0 % standby instance 8" in headroom
+    # session 23: the spare cell says whose it is: the pool's own standby instance
+    assert ("Pool 1: Claims document classification 20 % 50.0 % 50.0 % own spare instance 8"
+            in headroom)
     assert "with all 8 instances of its group up" in headroom
     assert ("N+1: a spare instance of 1 GPU waits on standby, running nothing, for a "
             "lost replica.") in headroom

@@ -145,6 +145,19 @@ WHY = 30  # the least a wide table leaves its "why not" column before configurat
 # "licas") reads as two words in a terminal.
 _NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
+# A rented account's figures as rented (calculations/rented.py): the replicas running, the
+# GPUs and cloud instances rented (a spare instance on standby included), the headroom left;
+# the same heads in place of the replicas, GPUs, nodes and headroom bought (session 23: "8
+# GPUs, 2 nodes, 200 %" beside a plan renting 5 GPUs at 50 %)
+_RENTED_HEADS = {3: "replicas\nrunning", 4: "GPUs\nrented", 5: "cloud\ninstances"}
+# the figures of a row: bought, and as rented
+_FIGURES = ("replicas", "gpus", "nodes", "headroom_achieved")
+_RENTED_FIGURES = ("rented_replicas", "cloud_gpus_rented", "cloud_instances", "rented_headroom")
+# under a rented account's table: what its figures are
+RENTED_NOTE = ("Figures as rented in the cloud: replicas running, GPUs and cloud instances "
+               "rented with their N+1 spare (an instance on standby where the cloud rents "
+               "single GPUs; spare replicas running in fixed-size instances), headroom at peak "
+               "with every instance up.")
 
 
 # what the note under a narrow table calls a dropped column
@@ -195,12 +208,13 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
         v = o.values
         row = [""]
         if o.feasible:
+            replicas, gpus, nodes, headroom = (float(v[k]) for k in (
+                _RENTED_FIGURES if rented else _FIGURES))
             # counts grouped as the PDF writes them ("712,466,573", never "712466573")
             row += [f"{float(v['batch_per_replica']):,.0f}",
                     f"{float(v['tokens_per_s_per_user']):,.1f}",
-                    latency(float(v['ttft_ms'])), f"{float(v['replicas']):,.0f}",
-                    f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}",
-                    headroom_text(float(v['headroom_achieved'])),
+                    latency(float(v['ttft_ms'])), f"{replicas:,.0f}",
+                    f"{gpus:,.0f}", f"{nodes:,.0f}", headroom_text(headroom),
                     option_cost(o, rented)]
         else:
             row += [""] * len(_NUMBER_HEADS)
@@ -218,7 +232,8 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
     reasons = [reasons[m[0]] for m, _, _ in folds]
     # a wide table whose every row meets the targets has no "why not" column: it was empty
     why_not = wide and any(reasons)
-    heads = ["configuration", *(h.format(cur=cur) for h in _NUMBER_HEADS[:-1]),
+    heads = ["configuration", *(_RENTED_HEADS.get(k, h).format(cur=cur) if rented else
+                                h.format(cur=cur) for k, h in enumerate(_NUMBER_HEADS[:-1])),
              ("cloud\n{cur}/yr" if rented else _NUMBER_HEADS[-1]).format(cur=cur)]
     widths = [max([len(r[i]) for r in rows] + [len(part) for part in head.split("\n")])
               for i, head in enumerate(heads)]

@@ -20,6 +20,7 @@ from .proposal.format import (
     retrieval_split,
     shared_gpus_words,
 )
+from .proposal.plan import alone_storage_words, instances_split, spare_words
 from .textwords import counted, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
@@ -90,6 +91,7 @@ def print_plan(result: Result, con: Console) -> None:
         return cat.gpus[gid].name if gid in cat.gpus else gid
 
     rented = result.deployment.recommended == "cloud"
+    n_plus_one = bool(result.account_inputs.get("survive_node_loss"))
     for g in result.plan.node_groups:
         added = int(g.values.get("group_spare_nodes_added", 0.0))
         # the GPUs bought in the proposal's words: serving, on standby (the N+1 spares that
@@ -101,7 +103,8 @@ def print_plan(result: Result, con: Console) -> None:
             n_rented = int(g.values["cloud_gpus_rented"])
             say(con, f"Plan, rented in the cloud: {n_rented:,} × {gpu(g.gpu)} in "
                      f"{counted(int(g.values['cloud_instances']), 'cloud instance')}"
-                     + (f" ({split})" if split and n_rented == g.gpus_purchased else ""),
+                     + (f" ({split})" if split and n_rented == g.gpus_purchased else
+                        f" ({instances_split(g)})" if instances_split(g) else ""),
                 style="bold")
         else:
             say(con, f"Plan: {g.nodes:,} × {platform(g.platform)} "
@@ -112,14 +115,16 @@ def print_plan(result: Result, con: Console) -> None:
             say(con, f"Pool {pid.removeprefix('pool-')}: {', '.join(p.workloads)} — "
                           f"{words}; {p.replicas:,} "
                           + ("decode " if p.prefill_replicas else "")
-                          + f"replica{'' if p.replicas == 1 else 's'} "
-                          + (f"fed by {p.prefill_replicas:,} prefill replicas of "
-                             f"{p.prefill_gpus_per_replica} GPUs " if p.prefill_replicas else "")
-                          + f"({p.spare_replicas:,} spare), batch "
-                          f"{p.batch_per_replica:,}; headroom {headroom_text(p.headroom_achieved)}, "
+                          + f"replica{'' if p.replicas == 1 else 's'}"
+                          + (f" fed by {p.prefill_replicas:,} prefill replicas of "
+                             f"{p.prefill_gpus_per_replica} GPUs" if p.prefill_replicas else "")
+                          + f", batch {p.batch_per_replica:,}; spare: "
+                          f"{spare_words(p, g, rented, n_plus_one).long}; "
+                          f"headroom {headroom_text(p.headroom_achieved)}, "
                           + node_down(p.headroom_after_node_loss,
                                       p.values.get("pool_replicas_one_down"),
-                                      int(g.values.get("group_nodes_as_run", g.nodes))),
+                                      int(g.values.get("group_nodes_as_run", g.nodes)),
+                                      "instance" if rented else "node"),
                 first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
@@ -151,19 +156,23 @@ def print_plan(result: Result, con: Console) -> None:
     ded, tot = result.totals_dedicated, result.totals
     if result.deployment.recommended == "cloud":  # a rented account's terms, as the PDF's
         if ded.annual_cost_cloud is not None and ded.annual_cost_cloud != tot.annual_cost_cloud:
+            why = alone_storage_words(result)
             say(con, f"Sized alone the workloads would rent {counted(ded.cloud_gpus_rented, 'GPU')}, "
-                     f"cloud {money(ded.annual_cost_cloud, cur)}/yr.")
+                     f"cloud {money(ded.annual_cost_cloud, cur)}/yr" + (f": {why}." if why else "."))
     elif ded.annual_cost_onprem != tot.annual_cost_onprem or ded.nodes != tot.nodes:
         say(con, f"Sized alone the workloads would need {counted(ded.gpus_purchased, 'GPU')} in "
                  f"{counted(ded.nodes, 'node')}, on-prem {money(ded.annual_cost_onprem, cur)}/yr.")
 
 
-def node_down(headroom: float, left: float | None, nodes: int) -> str:
+def node_down(headroom: float, left: float | None, nodes: int, node: str = "node") -> str:
     """The headroom with a node down in the PDF's words: where no replica is left the service
-    stops (a "-100%" headroom read as a figure, not as an outage)."""
+    stops (a "-100%" headroom read as a figure, not as an outage). ``node``: what goes down
+    ("instance" where the plan is rented: a cloud plan has no node)."""
+    a = "an" if node[0] in "aeiou" else "a"
     if nodes == 1:
-        return "the service stops while its one node is down"
+        return f"the service stops while its one {node} is down"
     if (left is not None and left <= 0) or headroom <= -1:
-        return "the service stops while a node is down"
+        return f"the service stops while {a} {node} is down"
     # below zero the PDF says what it means: "peak demand is not met while a node is down"
-    return f"{headroom_text(headroom)} with a node down" + (" (peak demand not met)" if headroom < 0 else "")
+    return (f"{headroom_text(headroom)} with {a} {node} down"
+            + (" (peak demand not met)" if headroom < 0 else ""))

@@ -21,7 +21,15 @@ from .proposal.models import QUALITY
 from .proposal.views import streams_sentence
 from .textcatalog import catalog_table, params_text
 from .textmodels import models_table
-from .textoptions import TOP, WIDE, OptionNames, dropped_note, workload_table, workload_title
+from .textoptions import (
+    RENTED_NOTE,
+    TOP,
+    WIDE,
+    OptionNames,
+    dropped_note,
+    workload_table,
+    workload_title,
+)
 from .textplan import print_plan, print_total
 from .textretrieval import best_retrieval, retrieval_table, retrieval_title
 from .textruledout import condensed, ruled_out
@@ -50,7 +58,7 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
     cat = load_catalog()
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
-    told = False
+    told = told_rented = False
     for w in result.workloads:
         # a server's detail is kept where two of this table's options would read the same
         names = OptionNames(cat, list(w.options))
@@ -62,6 +70,9 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
             if more:
                 say(con, f"  and {more} more options that meet the targets; --all lists "
                          "every one")
+            if result.deployment.recommended == "cloud" and not told_rented:
+                say(con, RENTED_NOTE, rest="")  # once: the tables' figures as rented
+                told_rented = True
             # where the stated streams bind, under the table: the PDF callout's sentence
             hint = streams_sentence(w.best.values, Formatter(cur).count) if w.best else ""
             if hint:

@@ -13,10 +13,21 @@ from .format import Formatter
 from .summary import purchase_unpriced
 
 
+def _same_gpus(result: Result) -> bool:
+    """Whether renting takes as many GPUs as buying (the plan's totals): a rented plan of 11
+    GPUs beside 16 bought read "renting the same GPUs" (session 23)."""
+    t = result.totals
+    return t.cloud_gpus_rented == t.gpus_purchased
+
+
 def _ways(result: Result) -> dict[str, str]:
-    """Each way in words, as the subject of a sentence."""
+    """Each way in words, as the subject of a sentence: renting says what it rents where that
+    is not the GPUs buying takes."""
+    t = result.totals
+    rented = ("the same GPUs" if _same_gpus(result) else
+              f"{t.cloud_gpus_rented:,} GPU{'' if t.cloud_gpus_rented == 1 else 's'}")
     return {"on_prem": "buying and running the servers (on-premises)",
-            "cloud": f"renting the same GPUs in the cloud ({tier_words(result.cloud_tier)})",
+            "cloud": f"renting {rented} in the cloud ({tier_words(result.cloud_tier)})",
             "api": "a hosted API (paid per token)"}
 
 
@@ -77,10 +88,16 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         # round 19: "Buying and running the servers (on-premises) would cost EUR 172 k a
         # year, against EUR 225 k for the cloud" read as another plan, searched for buying)
         same = rec == "cloud" and "on_prem" in d.cheaper
-        if same:
+        t = result.totals
+        if same and _same_gpus(result):
             ways["on_prem"] = "buying the same GPUs and running the servers (on-premises)"
+        elif same:  # renting and buying take different GPU counts: each says its own
+            ways["on_prem"] = (f"buying the same plan's servers ({t.gpus_purchased:,} GPUs, "
+                               "spares in whole servers) and running them (on-premises)")
         parts = [f"{ways[w]} would cost {fmt.money(cost[w])} a year{bare(w)}" for w in d.cheaper]
-        against = ("renting them in the cloud: the same plan, priced both ways" if same
+        against = (("renting them in the cloud" if _same_gpus(result) else
+                    f"renting {t.cloud_gpus_rented:,} GPUs in the cloud")
+                   + ": the same plan, priced both ways" if same
                    else f"{SHORT[rec]}{bare(rec)}")
         cheaper = ("; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
                    + f", against {rec_cost} for {against}.")

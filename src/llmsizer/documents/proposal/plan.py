@@ -24,6 +24,95 @@ class PoolView:
     shared: bool  # more than one workload
     # disaggregated: "3 prefill replicas of 8 GPUs feed the 5 decode replicas; ..." ('' = not)
     disaggregated: str = ""
+    # where its N+1 spare capacity is (:func:`spare_words`): a table cell and a sentence's part
+    spare: SpareWords | None = None
+
+
+@dataclass(frozen=True)
+class SpareWords:
+    """Where a pool's N+1 spare capacity is, in words: ``short`` for a table cell ("1 spare
+    running", "own spare instance", "group's 4 standby GPUs"), ``long`` for a sentence ("its
+    own instance on standby (1 GPU)")."""
+
+    short: str
+    long: str
+
+
+def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> SpareWords:
+    """Where pool ``p``'s spare capacity is (session 23: "4 replicas (0 spare)" where the plan
+    rents a spare instance for it, and "16 replicas (0 spare)" beside a node group's 4 GPUs on
+    standby): spare replicas it runs itself; rented by the GPU, a spare instance of its own
+    (plan_node_loss.py ``pool_cloud_spare_gpus``) or the group's standby instances; bought,
+    the node group's standby GPUs (a spare node among them where N+1 added one). Selection
+    and words only: every count is a row of the plan."""
+    def many(n: float, noun: str) -> str:
+        return f"{n:,.0f} {noun if n == 1 else noun + 's'}"
+
+    v, gv = p.values, g.values
+    if p.spare_replicas > 0:
+        return SpareWords(f"{p.spare_replicas:,} spare running",
+                          f"{many(p.spare_replicas, 'replica')} of its own, running")
+    if not n_plus_one:
+        return SpareWords("no spare", "no spare (surviving a node loss was not asked)")
+    if rented and gv.get("cloud_sold_by_gpu", 0) > 0:
+        own = float(v.get("pool_cloud_spare_gpus", 0.0))
+        if own > 0:
+            return SpareWords("own spare instance",
+                              f"its own instance on standby ({many(own, 'GPU')})")
+        spares = float(gv.get("group_cloud_spare_instances", 0.0))
+        if spares > 0:
+            return SpareWords(f"group's spare {'instance' if spares == 1 else 'instances'}",
+                              f"the group's {many(spares, 'spare instance')} on standby")
+    standby = float(gv.get("group_standby_gpus", 0.0))
+    if rented and standby > 0 and gv.get("cloud_gpus_rented") == g.gpus_purchased:
+        # fixed instance sizes renting the GPUs buying takes: its split ("8 on standby")
+        return SpareWords(f"group's {many(standby, 'standby GPU')}",
+                          f"the group's {many(standby, 'GPU')} on standby")
+    if rented:  # fixed instance sizes: one instance more than the load (costs.py _instances)
+        return SpareWords("instances' free GPUs",
+                          "the rented instances' GPUs beyond the replicas (an instance more "
+                          "than the load needs)")
+    if standby > 0:
+        node = ", a spare node" if gv.get("group_spare_nodes_added", 0) else ""
+        return SpareWords(f"group's {many(standby, 'standby GPU')}",
+                          f"the node group's {many(standby, 'GPU')} on standby{node}")
+    return SpareWords("no spare", "no spare")
+
+
+def instances_split(g: NodeGroup) -> str:
+    """A rented node group's cloud instances split as the offer sold by the GPU rents them:
+    "6 serving, 2 spare on standby" (plan_node_loss.py ``group_cloud_load_instances``,
+    ``group_cloud_spare_instances``); "" for fixed instance sizes or no spare."""
+    v = g.values
+    spare = float(v.get("group_cloud_spare_instances", 0.0))
+    if v.get("cloud_sold_by_gpu", 0) <= 0 or spare <= 0 or \
+            v.get("cloud_instances") != v.get("group_cloud_load_instances", 0.0) + spare:
+        return ""
+    return f"{v['group_cloud_load_instances']:,.0f} serving, {spare:,.0f} spare on standby"
+
+
+def alone_storage_words(result: Result) -> str:
+    """Why renting the workloads sized alone costs more than the plan when it rents as many
+    GPUs (session 23: "would rent 11 GPUs, cloud EUR 181 k/yr" beside a plan renting 11 for
+    EUR 166 k): the cloud's storage line (costs.py ``annual_storage``, the same on-premises
+    and in the cloud) is priced per server a purchase would need, and the workloads sized
+    alone would buy more servers. '' where the server counts agree. Where every workload
+    keeps its option, each rented by the GPU, and the GPU counts agree, the rent itself is
+    the same and the difference is that storage alone."""
+    ded, tot = result.totals_dedicated, result.totals
+    if ded.nodes == tot.nodes:
+        return ""
+    servers = (f"{ded.nodes:,} servers for the workloads alone, {tot.nodes:,} for the plan")
+    same_rent = (ded.cloud_gpus_rented == tot.cloud_gpus_rented
+                 and all(w.recommended == w.dedicated for w in result.workloads)
+                 and all(g.values.get("cloud_sold_by_gpu", 0) > 0
+                         for g in result.plan.node_groups))
+    if same_rent:
+        return ("the same GPUs at the same rent; the difference is storage for the model "
+                "weights and logs, which the cloud figure prices per server a purchase would "
+                f"need ({servers})")
+    return ("storage for the model weights and logs is priced per server a purchase would "
+            f"need ({servers})")
 
 
 @dataclass(frozen=True)
@@ -32,6 +121,8 @@ class GroupView:
     platform_name: str
     gpu_name: str
     pools: tuple[PoolView, ...]
+    # rented by the GPU: "6 serving, 2 spare on standby" (instances_split); '' otherwise
+    instances_split: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +166,8 @@ class PlanView:
     saving_share: float
     retrieval: tuple[RetrievalView, ...] = ()  # embed and rerank workloads' own nodes
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
+    # why sizing alone rents for more (alone_storage_words); '' where the servers agree
+    alone_storage: str = ""
 
 
 def _disaggregated(p: PlanPool, result: Result) -> str:
@@ -102,6 +195,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
     from ...model.expr import evaluate
 
     names = {i: w.model_name for i, w in enumerate(result.workloads)}
+    group_of = {pid: grp for grp in result.plan.node_groups for pid in grp.pools}
+    rented = result.deployment.recommended == "cloud"
+    n_plus_one = bool(result.account_inputs.get("survive_node_loss"))
     pools: dict[str, PoolView] = {}
     for n, p in enumerate(result.plan.pools, 1):
         g = cat.gpus.get(p.gpu)
@@ -111,13 +207,15 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             config=f"{chart_name(g.name) if g else p.gpu} · {precision_name(p.weight_precision)} "
                    f"weights · {precision_name(p.kv_precision)} KV · TP{p.tp}",
             shared=len(p.workloads) > 1,
-            disaggregated=_disaggregated(p, result))
+            disaggregated=_disaggregated(p, result),
+            spare=spare_words(p, group_of[p.id], rented, n_plus_one))
     groups = []
     for grp in result.plan.node_groups:
         plat, g = cat.platforms.get(grp.platform), cat.gpus.get(grp.gpu)
         groups.append(GroupView(group=grp, platform_name=short_name(plat.name) if plat else grp.platform,
                                 gpu_name=g.name if g else grp.gpu,
-                                pools=tuple(pools[pid] for pid in grp.pools)))
+                                pools=tuple(pools[pid] for pid in grp.pools),
+                                instances_split=instances_split(grp) if rented else ""))
     rviews = []
     asked = result.source.requirements if result.source is not None else {}
     own_api = (asked.get("costs") or {}).get("retrieval_api_per_million") or {}
@@ -170,4 +268,5 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         shared_nodes=any(len(gv.pools) > 1 for gv in groups), dedicated=ded,
         pool_of={i: pv for pv in pools.values() for i in pv.pool.workload_indices},
         saving=saving, saving_share=share,
-        retrieval=tuple(rviews), rag=result.plan.rag_first_token)}
+        retrieval=tuple(rviews), rag=result.plan.rag_first_token,
+        alone_storage=alone_storage_words(result))}

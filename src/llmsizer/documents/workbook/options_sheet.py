@@ -26,12 +26,19 @@ __all__ = ["LIVE_COL", "write"]
 
 _UNITS = {c.name: c.unit for c in CALCULATIONS}
 # (header, option value, unit): the figures a reader compares options by.
+# Bought (GPUs, nodes, replicas, headroom: spares a node's worth), then as rented beside the
+# cloud's cost (calculations/rented.py; session 23: a rented account's options read "8 GPUs,
+# 200 %" bought beside a plan renting 5 GPUs at 50 %): both, each labelled.
 _FIGURES: tuple[tuple[str, str], ...] = (
     ("GPUs", "gpus"), ("Nodes", "nodes"), ("Replicas", "replicas"),
+    ("Headroom at peak", "headroom_achieved"),
     ("Tokens/s per user at peak", "tokens_per_s_per_user"),
     ("Time to first token at peak", "ttft_ms"), ("Meets latency targets", "slo_met"),
     ("Capital cost", "capex"), ("On-prem cost per year", "annual_cost_onprem"),
     ("Cloud cost per year", "annual_cost_cloud"),
+    ("Replicas running, rented", "rented_replicas"), ("GPUs rented", "cloud_gpus_rented"),
+    ("Cloud instances rented", "cloud_instances"),
+    ("Headroom at peak, rented", "rented_headroom"),
 )
 # Figures that buy the GPUs: an option whose GPU has no purchase price says so, as the
 # proposal's alternatives do, instead of a cost with its GPUs at 0 (x-docs review: an unpriced

@@ -16,7 +16,8 @@ decoding), :mod:`.decode` (split around :mod:`.load` and :mod:`.queueing`: the l
 concurrency after the full replica's step time, before the batch served; its batch limits
 are solved three times, :mod:`.first_pass` writing the first and second solves from the rows
 themselves and :mod:`.third_solve` finding the batch the third reads the experts at),
-:mod:`.replicas`, :mod:`.costs`, :mod:`.confidence`.
+:mod:`.replicas`, :mod:`.costs`, :mod:`.rented` (one option as rented in the cloud),
+:mod:`.confidence`.
 Beside the list: :mod:`.bom` (the plan's bill of materials), :mod:`.debugger` (the
 production debugger's and the roofline's figures),
 :mod:`.benchmarks` (fidelity figures, benchmark files), :mod:`.scenarios` (what-ifs)
@@ -39,6 +40,7 @@ from . import (
     load,
     memory,
     queueing,
+    rented,
     replicas,
     speculative,
 )
@@ -259,6 +261,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + XPYD_NODE_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS
+    + rented.CALCULATIONS
     + confidence.CALCULATIONS
 )
 

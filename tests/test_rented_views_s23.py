@@ -1,0 +1,222 @@
+"""A rented plan shown as rented (session 23, brief A).
+
+The insurer (tests/data/eur-insurer.yaml) is recommended as rented: 11 x H200 in 8 cloud
+instances, EUR 165,617 a year (the H200 offer is sold by the GPU: one instance per replica,
+one spare instance per pool). On c5fbadb:
+
+1. every options table showed each option bought: the recommended Claims row read "8
+   replicas, 8 GPUs, 2 nodes, 200 %" while the plan rents its 4 replicas and a spare instance
+   (5 GPUs) at 50 %;
+2. the pool lines read "4 replicas (0 spare) ... 50% with a node down" beside the spare
+   instance the plan rents for it, and the university's (tests/data/gbp-university-r22.yaml,
+   bought) "16 replicas (0 spare)" beside its node group's 4 GPUs on standby;
+3. "renting the same GPUs in the cloud" where renting takes 11 GPUs and buying 16;
+4. "Sized alone the workloads would rent 11 GPUs, cloud EUR 181 k/yr" against the plan's 11
+   GPUs at EUR 166 k, unexplained: the rent is the same (11 x EUR 1.558337857056 an hour x
+   8,760 h = EUR 150,161.44 both ways); the EUR 15,456 is the storage line (costs.py
+   annual_storage: nodes x TB per node x price), priced per server a purchase would need, 4
+   for the workloads alone and 2 for the plan (EUR 7,728 each).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import openpyxl
+import pytest
+from rich.console import Console
+
+from llmsizer.documents.proposal.deployment import deployment_context
+from llmsizer.documents.proposal.format import NBSP, Formatter
+from llmsizer.documents.proposal.render import render_html
+from llmsizer.documents.textreport import print_result
+from llmsizer.documents.workbook import write_workbook
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
+UNIVERSITY = ROOT / "tests" / "data" / "gbp-university-r22.yaml"
+
+
+@pytest.fixture(scope="module")
+def insurer() -> Result:
+    return size(load(INSURER))
+
+
+def _terminal(result: Result) -> str:
+    con = Console(record=True, width=200, color_system=None)
+    print_result(result, con)
+    return con.export_text()
+
+
+def _words(html: str) -> str:
+    text = re.sub(r"<[^>]+>", " ", html.replace(NBSP, " ")).replace("&#39;", "'")
+    return " ".join(text.split())
+
+
+def test_the_rented_figures_of_an_option_are_its_pools_as_run(insurer: Result) -> None:
+    """calculations/rented.py: the recommended option as rented equals its single-workload
+    pool as run (plan_node_loss.py pool_replicas_as_run, pool_headroom_as_run): Claims 4
+    replicas (demand 8 sequences / batch 3 = 2.67, x 1.2 headroom = 3.2 -> 4), 4 / 2.67 - 1
+    = 50 %, 4 + 1 spare instance of 1 GPU = 5 GPUs in 5 instances; the chat 2 replicas of TP2
+    at 28.6 %, 2 x 2 + 2 = 6 GPUs in 3 instances. Bought, the same options read 8 replicas
+    at 200 % and 4 replicas at 157 % (a node's worth of spares)."""
+    assert insurer.deployment.recommended == "cloud"
+    pools = {p.workload_indices[0]: p for p in insurer.plan.pools}
+    expected = {0: (4, 0.5, 5, 5, 8, 2.0), 1: (2, 2 / 1.5555555555555556 - 1, 6, 3, 4, None)}
+    for i, w in enumerate(insurer.workloads):
+        best = w.best
+        assert best is not None
+        v, p = best.values, pools[i]
+        replicas, headroom, gpus, instances, bought, bought_headroom = expected[i]
+        assert v["rented_replicas"] == replicas == p.replicas == p.values["pool_replicas_as_run"]
+        assert v["rented_headroom"] == pytest.approx(headroom, abs=1e-12)
+        assert v["rented_headroom"] == pytest.approx(p.headroom_achieved, abs=1e-12)
+        assert v["rented_spare_replicas"] == 0 and v["rented_spare_instances"] == 1
+        assert (v["cloud_gpus_rented"], v["cloud_instances"]) == (gpus, instances)
+        assert v["replicas"] == bought  # the bought figure is still there, labelled
+        if bought_headroom is not None:
+            assert v["headroom_achieved"] == pytest.approx(bought_headroom)
+
+
+def test_the_terminal_table_shows_the_options_as_rented(insurer: Result) -> None:
+    text = _terminal(insurer)
+    claims = text[:text.index("Agent-assist chat")]
+    assert "GPUs" in claims and "rented" in claims and "instances" in claims
+    star = next(line for line in claims.splitlines() if "★" in line)
+    cells = [c.strip() for c in star.split("│")[2:-1]]
+    # batch, tok/s, TTFT, replicas running, GPUs rented, cloud instances, headroom, cloud/yr
+    assert cells == ["3", "20.8", "913", "4", "5", "5", "50%", "83.7 k"]
+    assert "Figures as rented in the cloud" in text
+
+
+def test_the_pool_lines_say_where_the_spare_is(insurer: Result) -> None:
+    text = " ".join(_terminal(insurer).split())
+    assert ("Plan, rented in the cloud: 11 × NVIDIA H200 SXM in 8 cloud instances (6 serving, "
+            "2 spare on standby)") in text
+    assert ("4 replicas, batch 3; spare: its own instance on standby (1 GPU); headroom 50%, "
+            "50% with an instance down") in text
+    assert ("2 replicas, batch 63; spare: its own instance on standby (2 GPUs); headroom "
+            "28.6%, 28.6% with an instance down") in text
+    assert "(0 spare)" not in text and "with a node down" not in text
+
+
+def test_a_bought_pool_line_names_the_node_groups_standby_gpus() -> None:
+    """The university buys 37 GPUs in 10 R760xa: 33 serving, 4 on standby for the node group
+    (group_standby_gpus), no spare replica of a pool's own."""
+    r = size(load(UNIVERSITY))
+    assert r.deployment.recommended == "on_prem"
+    assert r.plan.node_groups[0].values["group_standby_gpus"] == 4
+    text = " ".join(_terminal(r).split())
+    assert ("16 replicas, batch 9; spare: the node group's 4 GPUs on standby; headroom 25.9%, "
+            "25.9% with a node down") in text
+    assert "(0 spare)" not in text
+    html = _words(render_html(r))
+    assert "16 group's 4 standby GPUs" in html  # the PDF plan table's replicas cell
+
+
+def test_renting_says_what_it_rents(insurer: Result) -> None:
+    """11 GPUs rented, 16 bought: never "the same GPUs"."""
+    t = insurer.totals
+    assert (t.cloud_gpus_rented, t.gpus_purchased) == (11, 16)
+    lead = deployment_context(insurer, Formatter("EUR"))["deployment"]["lead"].replace(NBSP, " ")
+    assert lead.startswith("Recommended way to run it: renting 11 GPUs in the cloud "
+                           "(committed three-year contract), at EUR 166 k a year.")
+    text = " ".join(_terminal(insurer).split())
+    assert "same GPUs in the cloud" not in text and "renting 11 GPUs in the cloud" in text
+    assert "renting the same GPUs" not in _words(render_html(insurer))
+
+
+def test_the_pdf_shows_the_options_and_pools_as_rented(insurer: Result) -> None:
+    html = _words(render_html(insurer))
+    alts = html[html.index("4 Alternatives compared"):html.index("5 Headroom and resilience")]
+    assert "GPUs rented Instances Headroom rented On-prem per year, if bought" in alts
+    # the recommended Claims row: 3 users a replica, 20.8 tok/s, 913 ms, 5 GPUs, 5 instances, 50 %
+    assert "3 20.8 tok/s 913 ms 5 5 50 % EUR 339 k EUR 83.7 k" in alts
+    plan = html[html.index("Rent in the cloud"):html.index("Saving:")]
+    assert "(6 serving, 2 spare on standby)" in plan
+    assert "Replicas (spare) GPUs serving" in plan
+    assert "4 own spare instance 4" in plan and "2 own spare instance 4" in plan
+    summary = html[:html.index("4 Alternatives compared")]
+    assert "4 replicas of 1 × NVIDIA H200 SXM" in summary
+    assert "8 replicas of 1 × NVIDIA H200 SXM" not in summary
+
+
+def test_the_workbook_options_sheet_gives_both(insurer: Result, tmp_path: Path) -> None:
+    """Values (the sheet's figures are the engine's at generation): the bought ones and, beside
+    the cloud's cost, the rented ones, each under its own heading."""
+    path = tmp_path / "insurer.xlsx"
+    write_workbook(insurer, path)
+    ws = openpyxl.load_workbook(path)["Options"]
+    heads = [c.value for c in ws[4]]
+    # an option's code is the same for both workloads (GPU, precisions, TP, platform)
+    rows = {(r[0], r[2]): dict(zip(heads, r, strict=True))
+            for r in ws.iter_rows(min_row=5, values_only=True) if r[2]}
+    for w in insurer.workloads:
+        assert w.best is not None
+        row = rows[(w.name, w.best.id)]
+        v = w.best.values
+        assert row["Replicas"] == v["replicas"] and row["GPUs"] == v["gpus"]
+        assert row["Headroom at peak"] == pytest.approx(v["headroom_achieved"])
+        assert row["Replicas running, rented"] == v["rented_replicas"]
+        assert row["GPUs rented"] == v["cloud_gpus_rented"]
+        assert row["Cloud instances rented"] == v["cloud_instances"]
+        assert row["Headroom at peak, rented"] == pytest.approx(v["rented_headroom"])
+    first = insurer.workloads[0]
+    assert first.best is not None
+    claims = rows[(first.name, first.best.id)]
+    assert (claims["Replicas"], claims["Replicas running, rented"], claims["GPUs rented"],
+            claims["Cloud instances rented"]) == (8, 4, 5, 5)
+
+
+def test_the_web_page_rents_the_options_and_names_the_spare() -> None:
+    from fastapi.testclient import TestClient
+
+    from llmsizer.web.app import create_app
+
+    with TestClient(create_app()) as client:
+        page = client.post("/upload/yaml", files={"file": (
+            "insurer.yaml", INSURER.read_bytes())}).text
+    page = page.replace("&nbsp;", " ").replace(NBSP, " ")
+    options = page[page.index('<section id="options">'):]
+    claims = options[:options.index("</table>")]
+    assert "GPUs rented" in claims
+    star = claims[claims.index('class="rec"'):]
+    star = star[:star.index("</tr>")]
+    assert '<td class="n">5</td>' in star  # 5 GPUs rented, not the 8 bought
+    plan = _words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
+    assert "With one instance down" in plan
+    assert ("4 replicas of 1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache; spare: its own "
+            "instance on standby (1 GPU); headroom 50") in plan
+    # the pool's one-down sentence (the web's words since session 23's RAG fix) says instance
+    assert "With the instance that hurts it most down" in plan
+    assert "node down" not in plan and "nodes up" not in plan
+
+
+def test_libreoffice_recalculates_the_rented_rows_like_the_engine(insurer: Result,
+                                                                   tmp_path: Path) -> None:
+    """The rented rows are formulas on the TCO sheet (one column per option shown): LibreOffice
+    recalculates every formula cell of the insurer's workbook to the engine's value."""
+    from support.libreoffice import read_values, recalculate
+    from test_workbook import expected_values, formula_cells, same
+
+    book = tmp_path / "insurer.xlsx"
+    write_workbook(insurer, book)
+    out = tmp_path / "out"
+    out.mkdir()
+    cached = read_values(book)
+    engine = expected_values(insurer, cached)
+    got = read_values(recalculate([book], out, timeout=300)[book])
+    seen, problems = set(), []
+    for sheet, ref, formula in formula_cells(book):
+        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+        seen.add(name)
+        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
+                            f"{expected!r}: {formula[:200]}")
+    assert not problems, "\n".join(problems[:20])
+    assert {"rented_replicas", "rented_spare_replicas", "rented_spare_instances",
+            "rented_headroom"} <= seen
