@@ -114,8 +114,8 @@ def test_an_ambiguous_short_id_still_lists_the_candidates() -> None:
     """`h200` begins h200-sxm and h200-nvl: no certain fix, the guesses and the list."""
     (line,) = problems(HEAD + "workloads:\n" + workload() + "hardware:\n  gpus: [h200]\n")
     # each guess with its name (tests/test_web_words_round20.py)
-    assert "(did you mean h200-sxm (NVIDIA H200 SXM) or h200-nvl (NVIDIA H200 NVL)" in line \
-        and "; valid: " in line, line
+    assert ": did you mean h200-sxm (NVIDIA H200 SXM) or h200-nvl (NVIDIA H200 NVL)? " in line \
+        and "The catalog's GPUs: " in line, line
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -132,13 +132,13 @@ def test_estimate_tells_every_bad_option_at_once() -> None:
         "error: 5 problems:",
         "  give exactly one of --concurrency C or --offline (C users per replica, or a batch "
         "as large as memory holds)",
-        "  --model: unknown model 'llama-3.1-70bb' (did you mean llama-3.1-70b or "
-        "llama-3.3-70b or llama-3-70b?); `llmsizer catalog models` lists them",
+        "  --model: unknown model 'llama-3.1-70bb': did you mean llama-3.1-70b? `llmsizer "
+        "catalog models` lists them all",
         "  --gpu: unknown GPU 'H100-SXM': the catalog names it h100-sxm (ids are lower case, "
         "with the catalog's hyphens and dots); write --gpu h100-sxm",
         "  --weights: unknown precision 'FP8': the catalog names it fp8 (ids are lower case, "
         "with the catalog's hyphens and dots); write --weights fp8",
-        "  --kv: unknown precision 'int3' (did you mean int8 or int4?); valid: bf16, fp16, "
+        "  --kv: unknown precision 'int3': did you mean int8? The catalog's precisions: bf16, fp16, "
         "fp4, fp8, int4, int8, mxfp4 (see 'python -m llmsizer.cli estimate --help')"]
 
 

@@ -37,12 +37,13 @@ def chat(targets: str, prompt: int = 500) -> str:
 @pytest.mark.parametrize(("targets", "told"), [
     # 500 ms typed into seconds: the old limit (600 s) let it through
     ("ttft_s: 500", "workloads[0].targets.ttft_s: must be at most 120 "
-     "(found 500); allowed: a number from 0.01 to 120; the unit is in the key name: for 500 "
+     "(found 500); allowed: a number of seconds from 0.01 to 120; the unit is in the key name: "
+     "for 500 "
      "milliseconds write `ttft_s: 0.5`"),
     ("ttft_p99_s: 200", "for 200 milliseconds write `ttft_p99_s: 0.2`"),
     # 8 s between tokens (0.125 tokens/s): the old limit was 60,000 ms
     ("itl_p95_ms: 8000", "workloads[0].targets.itl_p95_ms: must be at most 5,000 "
-     "(found 8000); allowed: a number from 1 to 5,000"),
+     "(found 8000); allowed: a number of milliseconds from 1 to 5,000"),
     ("itl_p99_ms: 0.5", "for 0.5 seconds write `itl_p99_ms: 500`"),
 ])
 def test_a_latency_beyond_its_range_is_refused_with_the_number_converted(
@@ -59,7 +60,7 @@ def test_an_embedding_latency_in_milliseconds_is_refused() -> None:
             "    targets: {latency_p95_s: 100}\n")
     assert problems(text) == [
         "acme.yaml:10:15: workloads[0].targets.latency_p95_s: must be at most 60 "
-        "(found 100); allowed: a number from 0.001 to 60; the unit is in the key "
+        "(found 100); allowed: a number of seconds from 0.001 to 60; the unit is in the key "
         "name: for 100 milliseconds write `latency_p95_s: 0.1`"]
 
 

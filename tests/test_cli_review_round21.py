@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from llmsizer.documents.proposal.format import Formatter
 from llmsizer.documents.textoptions import OptionNames
 from llmsizer.documents.textreport import print_result
 from llmsizer.inputs.loader import load
@@ -76,7 +77,8 @@ def _figures(o: Option) -> tuple[str, ...]:
     """An option's figures as the table prints them (the engine's values, rounded as the PDF
     rounds them): batch, speed, replicas, GPUs, nodes."""
     v = o.values
-    return (f"{float(v['batch_per_replica']):,.0f}", f"{float(v['tokens_per_s_per_user']):,.1f}",
+    # session 23: the batch the load runs at (batch_served), as the table shows it
+    return (Formatter.batch(float(v["batch_served"])), f"{float(v['tokens_per_s_per_user']):,.1f}",
             f"{float(v['replicas']):,.0f}", f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}")
 
 
@@ -101,7 +103,9 @@ def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_na
     # spare for N+1); alone that option rents two 8-GPU instances, JPY 55.8 M a year
     assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or Dell "
                        "PowerEdge XE8640 or NVIDIA DGX H100")
-    assert star[1:] == ["166", "43.2", "446", "2", "2", "2", "225%", "55.8 M"]
+    # session 23: the batch the load runs at, its 102 users on one replica (batch_served; the
+    # 43.2 tok/s per user is read there), not the 166 one replica could hold
+    assert star[1:] == ["102", "43.2", "446", "2", "2", "2", "225%", "55.8 M"]
     # no empty "why not" column where every row meets the targets; kept where one does not
     assert "why not" not in "\n".join(chat)
     assert "why not" in "\n".join(_table(out.stdout, "Regulation RAG"))

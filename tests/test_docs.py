@@ -128,12 +128,13 @@ SECURITY_QUOTES = {
                                   "`name: Internal assistant`",
     "missing-output-tokens.yaml": "required key 'output_tokens' is missing: a generating workload "
                                   "(kind: generate, the default) needs it, e.g. `output_tokens: 300`",
-    "mistake-concurrent-user.yaml": "unknown key 'concurrent_user' (did you mean concurrent_users "
-                                    "or named_users?); write it as `concurrent_users: 200`",
+    "mistake-concurrent-user.yaml": "unknown key 'concurrent_user' (did you mean "
+                                    "concurrent_users?); write it as `concurrent_users: 200`",
     "mistake-gpus-string.yaml": "write a list, e.g. `gpus: [h100-sxm]`",
     "rate-percent-as-number.yaml": "this is a fraction: write 0.1 for 10 %",
-    "unknown-gpu.yaml": "unknown GPU 'h100' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or "
-                        "h100-nvl (NVIDIA H100 NVL) or h100-pcie (NVIDIA H100 PCIe)?); valid:",
+    "unknown-gpu.yaml": "unknown GPU 'h100': did you mean h100-sxm (NVIDIA H100 SXM 80GB), "
+                        "h100-nvl (NVIDIA H100 NVL) or h100-pcie (NVIDIA H100 PCIe)? The "
+                        "catalog's GPUs:",
     "contradiction-ttft-longer.yaml": "targets.ttft_s (20 s) must be shorter than "
                                       "targets.response_time_s (10 s)",
     "hostile-control-chars.yaml": "contains the control character U+001B; delete it",

@@ -69,7 +69,8 @@ def test_cli_prints_rows_summary_and_what_it_could_not_interpret() -> None:
     for regime in ("offline", "concurrency", "rate", "batch1"):
         assert re.search(rf"^\S+\s+{regime}\s+\d+\s", out, re.M), regime
     # the 12 "all requests at once" TTFT rows are predicted by the burst form (queueing.py)
-    assert ("623 of 655 rows predicted; 32 not interpreted, rows per reason (a row with "
+    # session 23: two lines under 80 columns (one sentence read 121)
+    assert ("623 of 655 rows predicted; 32 not interpreted.\nrows per reason (a row with "
             "several reasons counts under each: 33 in all):") in out
     assert "32 rows not interpreted (every reason):" in out
     assert "GPU 'Apple M2 Ultra 76-core GPU 192GB' is not in the llmsizer catalog" in out

@@ -476,7 +476,7 @@ def test_summary_is_printed_last_after_every_skipped_row() -> None:
     assert skipped_rows and skipped_rows[0] < header
     assert "44 rows not interpreted (every reason):" in result.output
     tail = "\n".join(lines[header:])
-    assert ("1045 of 1089 rows predicted; 44 not interpreted, rows per reason (a row with "
+    assert ("1045 of 1089 rows predicted; 44 not interpreted.\nrows per reason (a row with "
             "several reasons counts under each: 62 in all):") in tail
     assert "speculative decoding is not modelled" not in tail  # MTP rows predicted (issue 23)
     assert "   30  prefill tensor parallelism across nodes" in tail  # disaggregated: issue 23

@@ -214,8 +214,9 @@ def test_fidelity_summary_says_a_row_counts_under_each_of_its_reasons() -> None:
     counts = [int(ln[:5]) for ln in out[head + 1:] if ln[:5].strip().isdigit()]
     unread = int(out[head].split("; ")[1].split()[0])
     assert (unread, sum(counts)) == (44, 62)
-    assert out[head].endswith(f"{unread} not interpreted, rows per reason (a row with several "
-                              f"reasons counts under each: {sum(counts)} in all):")
+    assert out[head].endswith(f"{unread} not interpreted.")
+    assert out[head + 1] == ("rows per reason (a row with several reasons counts under each: "
+                             f"{sum(counts)} in all):")
 
 
 # --- 6. SIGTERM ends a batch with 143 ---------------------------------------------------------

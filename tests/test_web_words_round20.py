@@ -121,13 +121,14 @@ def test_the_cli_keeps_the_ids_the_file_takes_each_guess_with_its_name() -> None
     ids = ", ".join(sorted(load_catalog().gpus))
     # a name that only spells the id otherwise ("Llama 3.1 70B") is not repeated
     assert said[1].startswith(
-        "  acme.yaml:11:5: workloads[0].model: unknown model 'llama-3.1-70b-instruc' (did you "
-        "mean llama-3.1-70b or llama-3.3-70b or llama-3-70b?); valid: deepseek-r1, ")
-    # the GPU's name says more than its id: it said "(did you mean h100-sxm or h200-sxm ...)"
+        "  acme.yaml:11:5: workloads[0].model: unknown model 'llama-3.1-70b-instruc': did you "
+        "mean llama-3.1-70b? The catalog's models: deepseek-r1, ")
+    # the GPU's name says more than its id: it said "(did you mean h100-sxm or h200-sxm ...)";
+    # session 23: the closest alone, no brackets around it (it said "(did you mean h100-sxm
+    # (NVIDIA H100 SXM 80GB) or h200-sxm (NVIDIA H200 SXM) or h100-nvl (NVIDIA H100 NVL)?)")
     assert said[2] == (
-        "  acme.yaml:29:10: hardware.gpus[0]: unknown GPU 'h100-sxn' (did you mean h100-sxm "
-        "(NVIDIA H100 SXM 80GB) or h200-sxm (NVIDIA H200 SXM) or h100-nvl (NVIDIA H100 NVL)?); "
-        f"valid: {ids}")
+        "  acme.yaml:29:10: hardware.gpus[0]: unknown GPU 'h100-sxn': did you mean h100-sxm "
+        f"(NVIDIA H100 SXM 80GB)? The catalog's GPUs: {ids}")
 
 
 # ---- 2. a file's shape in the form's words -----------------------------------------------
@@ -255,11 +256,10 @@ def test_estimates_unknown_gpu_names_each_guess_as_the_file_does() -> None:
 
     assert estimate_problems("llama-3.1-70bb", "h100-sxn", "fp8", "fp8", 1, False) == (
         "2 problems:\n"
-        "  --model: unknown model 'llama-3.1-70bb' (did you mean llama-3.1-70b or llama-3.3-70b "
-        "or llama-3-70b?); `llmsizer catalog models` lists them\n"
-        "  --gpu: unknown GPU 'h100-sxn' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or "
-        "h200-sxm (NVIDIA H200 SXM) or h100-nvl (NVIDIA H100 NVL)?); `llmsizer catalog gpus` "
-        "lists them")
+        "  --model: unknown model 'llama-3.1-70bb': did you mean llama-3.1-70b? `llmsizer "
+        "catalog models` lists them all\n"
+        "  --gpu: unknown GPU 'h100-sxn': did you mean h100-sxm (NVIDIA H100 SXM 80GB)? "
+        "`llmsizer catalog gpus` lists them all")
 
 
 # ---- 3. the load stated more than one way, or not at all (session 20) ---------------------
@@ -290,8 +290,7 @@ def test_a_file_that_is_not_yaml_says_where_in_words(client: TestClient) -> None
     text = _file("  name: Acme Corp\n", "  name: Acme: Corp\n")
     r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
     told = html_lib.unescape(re.sub(r"<[^>]+>", "", r.text))
-    assert ("acme.yaml is not valid YAML at line 5, column 13: mapping values are not allowed "
-            "here; a value contains `: `") in told
+    assert ("acme.yaml is not valid YAML at line 5, column 13: a value contains `: `") in told
     assert "acme.yaml:5:13" not in told
 
 
@@ -332,6 +331,6 @@ def test_the_cli_s_guesses_never_nest_brackets(tmp_path: Path) -> None:
     with pytest.raises(InputError) as got:
         load_from_text(text, "acme.yaml", load_catalog())
     said = str(got.value)
-    assert ("unknown platform 'dgx-h10' (did you mean dgx-h100 (NVIDIA DGX H100, 8x H100 SXM5 "
-            "80GB) or dgx-h200 (NVIDIA DGX H200, 8x H200 SXM5 141GB)") in said
+    assert ("unknown platform 'dgx-h10': did you mean dgx-h100 (NVIDIA DGX H100, 8x H100 SXM5 "
+            "80GB)? The catalog's platforms: ") in said
     assert "80GB))" not in said

@@ -17,7 +17,7 @@ from rich.text import Text
 from ..model.catalog import Catalog
 from ..model.names import short_name
 from ..sizing.results import Option, RetrievalOption, WorkloadResult
-from .proposal.format import NBSP, precision_name
+from .proposal.format import NBSP, Formatter, precision_name
 from .textwords import amount, cell_width, folded, headroom_text, latency
 
 _VENDORS = ("NVIDIA ", "AMD ", "Intel ")
@@ -211,7 +211,9 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
             replicas, gpus, nodes, headroom = (float(v[k]) for k in (
                 _RENTED_FIGURES if rented else _FIGURES))
             # counts grouped as the PDF writes them ("712,466,573", never "712466573")
-            row += [f"{float(v['batch_per_replica']):,.0f}",
+            # the batch the load runs at (decode.py batch_served, the batch tok/s per user
+            # is read at): 64 stated streams keep 9.71 a replica, not the 67 one could hold
+            row += [Formatter.batch(float(v['batch_served'])),
                     f"{float(v['tokens_per_s_per_user']):,.1f}",
                     latency(float(v['ttft_ms'])), f"{replicas:,.0f}",
                     f"{gpus:,.0f}", f"{nodes:,.0f}", headroom_text(headroom),

@@ -24,6 +24,17 @@ _TAKES = {"generate": "prompt_tokens, output_tokens, a load and targets (tokens_
           "rerank": "requests_per_s or named_users, candidates_per_request, tokens_per_pair and "
                     "targets.latency_p95_s"}
 
+def other_kinds_keys(kind: object) -> frozenset[str]:
+    """The keys only another kind of workload takes (a generating workload: the embed and
+    rerank keys and ``engine``): what an unknown key's "allowed here" leaves out (session 23:
+    a chat workload's list named corpus_tokens and candidates_per_request)."""
+    if not isinstance(kind, str) or kind not in _TAKES:
+        return frozenset()
+    owners = {"generate": _GENERATE_ONLY, "embed": _EMBED_ONLY, "rerank": _RERANK_ONLY}
+    return frozenset(k for other, keys in owners.items() if other != kind for k in keys) | (
+        {"engine"} if kind == "generate" else set())
+
+
 def keys_of_its_kind(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> list[str]:
     """A key of another kind of workload gets a message naming the kind it belongs to; one at
     its default (``defaults``) is no statement: the results' embedded requirements, which a

@@ -235,18 +235,26 @@ def _unknown(located: Located, filename: str, value: str, table: dict[str, Any],
         return UnknownId(f"{named_as(kind, value, meant)} {meant}{hint}", kind=kind, value=value,
                          meant=meant, choices=choices, **where)
     close = tuple(close_matches(value, ids))
-    return UnknownId(f"unknown {kind} {_short(value)}{id_guesses(close, table)}; valid: "
-                     f"{', '.join(ids)}{hint}", kind=kind, value=value, close=close,
-                     choices=choices, **where)
+    return UnknownId(f"unknown {kind} {_short(value)}{id_guesses(value, close, table)} "
+                     f"The catalog's {kind}s: {', '.join(ids)}{hint}", kind=kind, value=value,
+                     close=close, choices=choices, **where)
 
 
-def id_guesses(close: Iterable[str], table: dict[str, Any]) -> str:
-    """' (did you mean h100-sxm (NVIDIA H100 SXM 80GB) or h100-nvl (NVIDIA H100 NVL)?)', or ''
-    without guesses: the file and the command line take ids, each told with its name, which
-    `llmsizer catalog` and the documents show (a typo of an id is often a half-remembered
-    name)."""
-    said = [_named(c, str(getattr(table[c], "name", c))) for c in close]
-    return " (did you mean " + " or ".join(said) + "?)" if said else ""
+def id_guesses(value: str, close: Iterable[str], table: dict[str, Any]) -> str:
+    """': did you mean h100-sxm (NVIDIA H100 SXM 80GB)?', or '.' without a guess: the file
+    and the command line take ids, each told with its name, which `llmsizer catalog` and the
+    documents show (a typo of an id is often a half-remembered name). One guess, the closest
+    (session 23: "(did you mean h100-sxm (NVIDIA H100 SXM 80GB) or h200-sxm (NVIDIA H200 SXM)
+    or a100-sxm (…)?)" for `h100-sxm5`, brackets in brackets); only a beginning that several
+    ids share (`h100`: h100-sxm, h100-nvl, h100-pcie) names those it begins."""
+    close = list(close)
+    begun = [c for c in close if _bare(c).startswith(_bare(value))]
+    picked = begun if len(begun) > 1 else close[:1]
+    said = [_named(c, str(getattr(table[c], "name", c))) for c in picked]
+    if not said:
+        return "."
+    either = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
+    return f": did you mean {either}?"
 
 
 def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:

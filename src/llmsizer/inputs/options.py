@@ -61,9 +61,10 @@ def estimate_problems(model_id: str, gpu: str, weights: str, kv: str,
         if (meant := spelled_as(value, names, kind)) is not None:
             found.append(f"{option}: {named_as(kind, value, meant)} {option} {meant}")
         else:
-            where = f"`{listing}` lists them" if listing else f"valid: {', '.join(names)}"
+            where = (f"`{listing}` lists them all" if listing
+                     else f"The catalog's {kind}s: {', '.join(names)}")
             found.append(f"{option}: unknown {kind} {value!r}"
-                         f"{id_guesses(close_matches(value, names), table)}; {where}")
+                         f"{id_guesses(value, close_matches(value, names), table)} {where}")
     if len(found) < 2:
         return "".join(found)
     return f"{len(found)} problems:\n  " + "\n  ".join(found)

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..base.errors import InputError
 from ..base.textsafe import printable
 from ..model.catalog import load_catalog, suggest
+from .kinds import other_kinds_keys
 from .schema import Requirements
 from .schema_numbers import _leading_zero_fix, _number_fix, _time_unit_hint, _unit_key_fix
 from .schema_words import _allowed, _plain, _schema_at, said
@@ -219,6 +220,17 @@ def _inline(text: str) -> bool:
     return 0 < len(text) <= 40 and text.isprintable() and "`" not in text
 
 
+def _timed(allowed: str, key: str) -> str:
+    """A time's range with its unit, which the key's name holds: "a number of seconds from
+    0.01 to 120" for ``ttft_s`` (session 23: "a number from 0.01 to 120" said no unit)."""
+    for suffix, unit in (("_ms", "milliseconds"), ("_s", "seconds"), ("_hours", "hours")):
+        # a rate's "_per_s" (requests_per_s) is no time
+        if (key.endswith(suffix) and not key.endswith("_per" + suffix)
+                and allowed.startswith("a number ")):
+            return f"a number of {unit} " + allowed.removeprefix("a number ")
+    return allowed
+
+
 def _best(word: str, names: list[str]) -> str | None:
     close = difflib.get_close_matches(word.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
     if not close:
@@ -309,11 +321,12 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         names = sorted(owner.model_fields) if owner else []
         key = str(loc[-1]) if loc else "?"
         best = _SYNONYMS.get(key.lower())
-        if best in names:  # a word for the same thing: no spelling is close to it
-            msg = f"unknown key {_short(key)} (did you mean {best}?)"
-        else:
-            msg = f"unknown key {_short(key)}{suggest(key, names)}"
+        if best not in names:  # a word for the same thing: no spelling is close to it
             best = _best(key, names)
+        # one guess, the key the fix writes (session 23: "(did you mean prompt_tokens or
+        # output_tokens or corpus_tokens?); write it as `prompt_tokens: 500`")
+        msg = (f"unknown key {_short(key)} (did you mean {best}?)" if best is not None
+               else f"unknown key {_short(key)}{suggest(key, names)}")
         takes = _takes((*loc[:-1], best)) if best is not None else ""
         gives = ("a mapping" if isinstance(found, dict) else "a list"
                  if isinstance(found, list) else "a single value")
@@ -334,6 +347,10 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
             msg += f"; rename it to `{best}:`"
         elif (home := _homes().get(key)) is not None:
             msg += f"; `{key}:` belongs {home}: move it there, lined up with that block's keys"
+        owner_data = _value_at(data, loc[:-1]) if loc[:1] == ("workloads",) else None
+        if len(loc) == 3 and isinstance(owner_data, dict):  # a workload: the keys of its kind
+            others = other_kinds_keys(owner_data.get("kind", "generate"))
+            names = [n for n in names if n not in others]
         msg += f"; allowed here: {', '.join(names)}"
         field = _dotted(loc[:-1]) or None
     elif kind == "missing":
@@ -379,7 +396,7 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
     elif kind in _RANGE_KINDS:
         msg = f"{said(err)} (found {shown})"
         if allowed:
-            msg += f"; allowed: {allowed}"
+            msg += f"; allowed: {_timed(allowed, str(loc[-1]) if loc else '')}"
         # a percentage typed into a fraction (headroom: 25): also where the maximum is above 1
         maximum = (schema or {}).get("maximum")
         fraction = maximum is not None and (maximum <= 1 or (schema or {}).get("unit") == "fraction")

@@ -94,9 +94,21 @@ def _line_col(text: str, index: int) -> Pos:
 
 
 _TAB_HINT = (
-    "YAML does not allow tabs for indentation; use spaces (replace each tab with spaces so the "
-    "key lines up with the keys it belongs with)"
+    "a tab indents this line, and YAML does not allow tabs for indentation; use spaces "
+    "(replace each tab with spaces so the key lines up with the keys it belongs with)"
 )
+
+# The parser's context in words: "(the `[` list starts on line 29)", not "(while parsing a
+# flow sequence that starts on line 29)" (session 23: a presales engineer reads no parser terms)
+_CONTEXT_NAMES = {
+    "while parsing a flow sequence": "the `[` list",
+    "while parsing a flow mapping": "the `{` mapping",
+    "while parsing a block mapping": "the block of keys",
+    "while parsing a block collection": "the list",
+    "while scanning a quoted scalar": "the quoted text",
+    "while scanning a simple key": "the key",
+    "while scanning a plain scalar": "the value",
+}
 
 _PROBLEM_HINTS: tuple[tuple[str, str], ...] = (
     (
@@ -110,7 +122,7 @@ _PROBLEM_HINTS: tuple[tuple[str, str], ...] = (
     ),
     (
         "found unexpected end of stream",
-        "a quote or bracket opened here is never closed",
+        "a quote or bracket is opened and never closed",
     ),
     (
         "expected <block end>",
@@ -153,12 +165,15 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
     problem = problem.replace("'\\t'", "'tab'")
 
     hint = "check this line for a typo in the indentation, quotes or brackets"
+    # a hint that says what is wrong in words replaces the parser's own text ("found character
+    # '\t' that cannot start any token", "mapping values are not allowed here")
+    worded = False
     if "\\t" in (exc.problem or "") or _tab_in_indentation(text, mark):
-        hint = _TAB_HINT
+        hint, worded = _TAB_HINT, True
     else:
         for fragment, candidate in _PROBLEM_HINTS:
             if fragment in (exc.problem or ""):
-                hint = candidate
+                hint, worded = candidate, True
                 break
         indent = (
             _indent_hint(text, mark)
@@ -171,7 +186,7 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
                 # at the line's first character, the one to move (PyYAML marks the `:`)
                 where["column"] = len(lines[mark.line]) - len(lines[mark.line].lstrip(" ")) + 1
             if "mapping values" in (exc.problem or ""):
-                indent += " (if the line is meant as one value containing `: `, put it in quotes)"
+                indent += "; if the line is meant as one value containing `: `, put it in quotes"
             return InputError(f"not valid YAML: inconsistent indentation: {indent}",
                               file=filename, **where)
 
@@ -182,9 +197,12 @@ def _yaml_error(exc: MarkedYAMLError, text: str, filename: str) -> InputError:
         and mark is not None
         and exc.context_mark.line != mark.line
     ):
-        context = f" ({exc.context.strip()} that starts on line {exc.context_mark.line + 1})"
+        named = _CONTEXT_NAMES.get(exc.context.strip())
+        context = (f" ({named} starts on line {exc.context_mark.line + 1})" if named else
+                   f" ({exc.context.strip()} that starts on line {exc.context_mark.line + 1})")
+    said = f"{hint}{context}" if worded else f"{problem}{context}; {hint}"
     return InputError(
-        f"not valid YAML: {problem}{context}; {hint}",
+        f"not valid YAML: {said}",
         file=filename,
         **_where(mark),
     )

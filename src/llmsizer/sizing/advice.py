@@ -132,7 +132,7 @@ def advice(w: Workload, model: Model, options: Sequence[Option], catalog: Catalo
         smallest = min(_f(o, "weights_gb") for o in options)
         biggest = max(_f(o, "usable_memory_gb") for o in options)
         return (f"{model.name} does not fit on any single node tried: the smallest weights are "
-                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable in one node's TP group. "
+                f"{smallest:,.0f} GB against at most {biggest:,.0f} GB usable by one replica within a node. "
                 "Use a lower precision (FP8, INT4, FP4), a GPU with more memory (H200, B200, "
                 "MI300X), or multi-node tensor/pipeline parallelism (“How fast does it serve?”, "
                 "'When the model is too big').")

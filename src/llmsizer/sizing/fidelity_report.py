@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -80,13 +81,14 @@ def _reason_kinds(skipped: Iterable[Skipped]) -> list[tuple[str, int]]:
 
 
 def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int) -> None:
-    _say("error = predicted / measured - 1, per metric and regime (batch1 rows: single "
-         "streams, llama.cpp in the reference set; keep them apart)")
+    _prose("error = predicted / measured - 1, per metric and regime (batch1 rows: single "
+           "streams, llama.cpp in the reference set; keep them apart)")
     _say(f"{'metric':21} {'regime':13} {'count':>5} {'median |e|':>10} {'p90 |e|':>8} {'bias':>7}")
     for s in summarise(results):
         _say(f"{s.metric:21} {s.regime:13} {s.count:>5} {s.median_abs_error * 100:>9.1f}% "
              f"{s.p90_abs_error * 100:>7.1f}% {_pct(s.median_signed_error):>7}")
-    _say("\ncoverage (rows read / rows in file) and median |e| of the rows read, per scenario:")
+    _say("")
+    _prose("coverage per scenario: rows read / rows in file, median |e| of the rows read")
     errors: dict[str, list[float]] = {}
     for r in results:
         errors.setdefault(_group_of(r.point.raw), []).append(abs(r.error))
@@ -96,12 +98,15 @@ def _echo_summary(results: list[RowResult], skipped: list[Skipped], n_rows: int)
     kinds = _reason_kinds(skipped)
     listed = sum(count for _, count in kinds)
     # a row with several reasons counts under each: say so where the counts add up to more
-    per = (f", rows per reason (a row with several reasons counts under each: {listed} in "
-           "all):" if listed > len(skipped) else ", rows per reason:")
-    _say(f"\n{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted"
-         f"{per if skipped else '.'}")
-    for reason, count in kinds:
-        _say(f"{count:>5}  {reason}")
+    per = (f"rows per reason (a row with several reasons counts under each: {listed} in "
+           "all):" if listed > len(skipped) else "rows per reason:")
+    _say("")
+    _prose(f"{len(results)} of {n_rows} rows predicted; {len(skipped)} not interpreted.")
+    if skipped:
+        _prose(per)
+    for reason, count in kinds:  # folded under the reason, past its count
+        _say(textwrap.fill(f"{count:>5}  {reason}", PROSE_WIDTH, subsequent_indent=" " * 7,
+                           break_on_hyphens=False, break_long_words=False))
 
 
 def _group_of(raw: Mapping[str, str]) -> str:
@@ -118,6 +123,18 @@ def coverage(results: Iterable[RowResult], skipped: Iterable[Skipped]
         entry = counts.setdefault(_group_of(raw), [0, 0])
         entry[0], entry[1] = entry[0] + read, entry[1] + 1
     return {group: (read, total) for group, (read, total) in sorted(counts.items())}
+
+
+# the summary's sentences fold to this width (session 23: its first line was 134 columns);
+# the tables keep their columns
+PROSE_WIDTH = 79
+
+
+def _prose(text: str) -> None:
+    """A sentence of the summary, folded at spaces to :data:`PROSE_WIDTH` columns, later
+    lines indented by two."""
+    _say(textwrap.fill(text, PROSE_WIDTH, subsequent_indent="  ", break_on_hyphens=False,
+                       break_long_words=False))
 
 
 def _say(text: str) -> None:

@@ -130,8 +130,13 @@ def reason_for(v: dict[str, Value]) -> tuple[str, str]:
         return x
 
     if f("weights_gb") > f("usable_memory_gb"):
+        # the replica's GPUs in words, not "TP1"/"TP2" (session 23: the option line says
+        # "2 × H100 PCIe"; tensor parallelism is a glossary term, its code is not)
+        n = int(f("gpus_per_replica"))
+        split = "tensor parallel" if f("pp") <= 1 else "tensor and pipeline parallel"
+        gpus = "1 GPU per replica" if n == 1 else f"{n} GPUs per replica ({split})"
         return "weights", (f"weights {_fmt(f('weights_gb'), 1)} GB do not fit in "
-                f"{_fmt(f('usable_memory_gb'), 1)} GB usable on TP{int(f('tp'))}")
+                f"{_fmt(f('usable_memory_gb'), 1)} GB usable on {gpus}")
     if f("max_sequences_by_memory") < 1:
         return "kv", (f"one full-context request needs {_fmt(f('kv_gb_per_request'), 2)} GB of KV; only "
                 f"{_fmt(f('kv_budget_gb'), 2)} GB left beside the weights")
