@@ -113,8 +113,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "instance of a replica's own GPUs, a node's at most (offers sold by the GPU)."),
     _c("cloud_sizes_listed", "Cloud offer sold in listed sizes only", "1 = yes", "TCO",
        IF(gt(r("cloud_size1_gpus"), 0), 1, 0),
-       "1 = the offer lists its other instance sizes (catalog prices.yaml sizes): an instance "
-       "is one of them, never a replica's own count."),
+       "1 = the provider sells the offer in the instance sizes the price list gives (its other "
+       "sizes): an instance is one of them, never a replica's own count."),
     _c("cloud_replica_instance_gpus", "GPUs per instance holding the largest replica",
        "GPUs", "TCO", replica_instance_gpus(r("cloud_replica_gpus")),
        "Sold by the GPU: the largest replica's own GPUs (a node's at most) when the offer "
