@@ -28,7 +28,10 @@ from functools import cache
 from pathlib import Path
 
 from helpers import DATA
+from support.libreoffice import read_values, recalculate
+from test_workbook import expected_values, formula_cells, same
 
+from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
@@ -131,3 +134,38 @@ def test_the_g6_account_rents_g6_12xlarge_instances() -> None:
     assert price.source.startswith("2 × AWS g6.12xlarge us-east-1 (4 GPUs, 4.602 USD/h); sold "
                                    "as single GPUs, or 4-GPU or 8-GPU instances")
     assert price.value == G6_12XL_GPU_HOUR
+
+
+def test_libreoffice_recalculates_the_rented_spares_like_the_engine(tmp_path: Path) -> None:
+    """The insurer's and the G6 account's workbooks recalculated by LibreOffice: every formula
+    cell equals the engine, the Plan sheet's group spare (MAX over the pools) and the listed
+    sizes' rows among them; the Plan sheet reads the insurer's 10 GPUs in 7 instances and the
+    G6 account's 2 instances of 4 GPUs."""
+    books = {}
+    for path in (EUR, G6):
+        book = tmp_path / f"{path.stem}.xlsx"
+        write_workbook(_sized(path), book)
+        books[path] = book
+    out = tmp_path / "out"
+    out.mkdir()
+    recalculated = recalculate(list(books.values()), out, timeout=300)
+    seen: set[str] = set()
+    for path, book in books.items():
+        cached = read_values(book)
+        engine = expected_values(_sized(path), cached)
+        got = read_values(recalculated[book])
+        problems = []
+        for sheet, ref, formula in formula_cells(book):
+            expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+            seen.add(name)
+            if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+                problems.append(f"{path.stem} {sheet}!{ref} ({name}): "
+                                f"{got.get(sheet, {}).get(ref)!r} vs {expected!r}: "
+                                f"{formula[:200]}")
+        assert not problems, "\n".join(problems[:20])
+        plan = {cached["Plan"].get(f"A{row}"): got["Plan"].get(f"D{row}")
+                for row in range(1, 400) if cached["Plan"].get(f"A{row}")}
+        rented = (plan["cloud_gpus_rented"], plan["cloud_instances"], plan["cloud_instance_gpus"])
+        assert rented == ((10, 7, 2) if path == EUR else (8, 2, 4))
+    assert {"cloud_replica_instance_gpus", "cloud_listed_load_instances",
+            "cloud_gpus_by_gpu"} <= seen
