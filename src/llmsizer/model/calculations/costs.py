@@ -158,18 +158,23 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "instance's GPUs (GPUs in use where the load is carried elsewhere): no bought spare "
        "node is rented (offers sold by the GPU)."),
     *(_c(f"cloud_rent_hour_{name}", f"Cloud rent per hour in {words}", "currency/h", "TCO",
-         (IF(BY_GPU, r("cloud_gpus_by_gpu") * price,
+         (IF(BY_GPU, IF(OR(le(r("cloud_sizes_listed"), 0),
+                           eq(r("cloud_replica_instance_gpus"), size)),
+                        r("cloud_gpus_by_gpu") * price, 0),
              IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
                 _instances(size) * size * price,
                 ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price))
           if name == "offer" else
-          IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
-             _instances(size) * size * price, 0)),
+          IF(BY_GPU, IF(AND(gt(size, 0), eq(r("cloud_replica_instance_gpus"), size)),
+                        r("cloud_gpus_by_gpu") * price, 0),
+             IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
+                _instances(size) * size * price, 0))),
          f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed; "
          "with N+1, one instance more than the load needs "
-         + ("(spanning instances when a replica is wider). Sold by the GPU: the GPUs rented "
-            "by the GPU x price." if name == "offer"
-            else "(0 = this size cannot hold a replica, or there is none)."))
+         + ("(spanning instances when a replica is wider)." if name == "offer"
+            else "(0 = this size cannot hold a replica, or there is none).")
+         + " Sold by the GPU: the GPUs rented by the GPU x price where this is the size rented "
+         "(0 otherwise).")
       for name, words, size, price in (
           ("offer", "the offer's own size", r("cloud_gpus_per_instance"), r("cloud_gpu_hour")),
           ("size1", "other size 1", r("cloud_size1_gpus"), r("cloud_size1_gpu_hour")),
