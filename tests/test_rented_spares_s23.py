@@ -169,3 +169,11 @@ def test_libreoffice_recalculates_the_rented_spares_like_the_engine(tmp_path: Pa
         assert rented == ((10, 7, 2) if path == EUR else (8, 2, 4))
     assert {"cloud_replica_instance_gpus", "cloud_listed_load_instances",
             "cloud_gpus_by_gpu"} <= seen
+
+
+def test_azure_sells_the_mi300x_in_eights() -> None:
+    """The MI300X's hyperscaler offer (Azure, about 6 USD a GPU-hour) was read as single GPUs;
+    Azure sells it only as the 8-GPU ND MI300X v5 VM: whole 8-GPU instances (c5fbadb: 1)."""
+    offer = load_catalog().prices.cloud_offer("mi300x", "hyperscaler_on_demand")
+    assert offer is not None
+    assert (offer.gpus_per_instance, offer.other_sizes()) == (8, [])
