@@ -17,7 +17,11 @@ with one down; honest, it rents 3 (EUR 307,965), and the 16 one-GPU H200 instanc
 Review round 22 (s22-instance-shapes): the H200's offer (RunPod) is sold by the GPU, so a
 replica rents an instance of its own GPUs and N+1 one spare replica-instance per pool, not the
 bought XE9680's 8 spare GPUs: the plan cheapest to rent is now Claims 4 x TP1 + the chat 2 x
-TP2 + spares of 1 and 2 GPUs = 11 H200 (EUR 165,617)."""
+TP2 + spares of 1 and 2 GPUs = 11 H200 (EUR 165,617).
+
+Session 23 (s23-rented-spares): N+1 rents one spare instance per node group, as wide as its
+widest replica (the chat's 2 GPUs), which takes over the failed replica of either pool (as a
+bought group keeps one spare node): 8 + 2 = 10 H200 (EUR 151,966)."""
 
 from __future__ import annotations
 
@@ -44,11 +48,12 @@ from llmsizer.sizing.results import Option, Result
 DATA = Path(__file__).resolve().parent / "data"
 INSURER = DATA / "eur-insurer.yaml"
 # The insurer's plan: 4 claims replicas of 1 H200 and 2 chat replicas of 2 H200 (8 GPUs) and
-# one spare instance per pool for N+1 (1 + 2 GPUs): 11 H200 rented by the GPU at the
-# committed three-year price, 4.59 USD x 0.6642 x 0.5556 x 0.92 = EUR 1.558337857056 per
-# GPU-hour: 11 x 1.558337857056 x 8,760 = 150,161.44 + storage 15,456 = EUR 165,617 a year
-# (review round 22; before: the 16 GPUs the bought plan uses, one per instance, 233,873).
-RENT = 165_617
+# one spare instance for the group for N+1, of its widest replica's 2 GPUs: 10 H200 rented by
+# the GPU at the committed three-year price, 4.59 USD x 0.6642 x 0.5556 x 0.92 = EUR
+# 1.558337857056 per GPU-hour: 10 x 1.558337857056 x 8,760 = 136,510.40 + storage 15,456 =
+# EUR 151,966 a year (session 23; round 22: a spare per pool, 1 + 2 GPUs, 11 H200, 165,617;
+# before: the 16 GPUs the bought plan uses, one per instance, 233,873).
+RENT = 151_966
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +75,8 @@ def test_the_insurer_rents_the_plan_cheapest_to_rent(insurer: Result) -> None:
     t = insurer.totals
     assert insurer.deployment.recommended == "cloud"
     assert [g.gpu for g in insurer.plan.node_groups] == ["h200-sxm"]
-    assert (t.cloud_gpus_rented, t.gpus_purchased) == (11, 16)  # round 22: (16, 16)
+    # session 23: (10, 16); round 22: (11, 16); before: (16, 16)
+    assert (t.cloud_gpus_rented, t.gpus_purchased) == (10, 16)
     assert t.annual_cost_cloud is not None and round(t.annual_cost_cloud) == RENT
     # each workload's ★ is its option cheapest to rent: the classifier's 1 × H200 (EUR 125 k
     # alone; its 1 × H100 rented 8 GPUs for EUR 110 k, 2 instances with N+1 now)
@@ -108,7 +114,7 @@ def test_no_plan_the_search_considers_rents_for_less(insurer: Result) -> None:
 @pytest.mark.parametrize("gpu, rent", [("h100-sxm", 307_965), ("h200-sxm", RENT)])
 def test_forcing_each_gpu_rents_for_no_less(tmp_path: Path, gpu: str, rent: int) -> None:
     """The insurer sized with one GPU allowed (hardware.gpus): H100 rents for EUR 307,965
-    (3 instances of 8: one spare), H200 for the same 165,617; on L40S the classifier meets
+    (3 instances of 8: one spare), H200 for the same 151,966; on L40S the classifier meets
     no speed target (its 8,000-token prompts) and the chat alone rents for EUR 561,447: 24
     TP4 replicas (96 GPUs) + one spare 4-GPU instance = 100 L40S sold by the GPU (Nebius,
     1.55 USD x 0.6642 x 0.5556 x 0.92 = EUR 0.52623609552 an hour) x 8,760 = 460,982.82 +
@@ -124,14 +130,15 @@ def test_forcing_each_gpu_rents_for_no_less(tmp_path: Path, gpu: str, rent: int)
 
 def test_buying_and_cheapest_accounts_get_their_own_plans(tmp_path: Path) -> None:
     """The same insurer bought (on_prem) keeps the plan cheapest to buy, 16 H200 at EUR
-    339,391 a year on-premises (renting it: its 1-GPU and 4-GPU pools' 8 GPUs + spares of 1
-    and 4 = 13 x 1.558337857056 x 8,760 + 15,456 = 192,920; round 22, before 233,873); asked
-    for the cheapest way, both plans are searched and the rented one wins at 165,617."""
+    339,391 a year on-premises (renting it: its 1-GPU and 4-GPU pools' 8 GPUs + the group's
+    one spare instance of 4 GPUs = 12 x 1.558337857056 x 8,760 + 15,456 = 179,268; session
+    23; round 22 a spare per pool, 1 + 4: 192,920; before 233,873); asked for the cheapest
+    way, both plans are searched and the rented one wins at 151,966."""
     bought = size(load(_variant(tmp_path, "bought", policy__deployment="on_prem")))
     assert [g.gpu for g in bought.plan.node_groups] == ["h200-sxm"]
     assert round(bought.totals.annual_cost_onprem) == 339_391
     assert bought.totals.annual_cost_cloud is not None
-    assert round(bought.totals.annual_cost_cloud) == 192_920
+    assert round(bought.totals.annual_cost_cloud) == 179_268
     cheapest = size(load(_variant(tmp_path, "cheapest", policy__deployment="cheapest")))
     d = cheapest.deployment
     assert (d.recommended, d.cheapest, d.cheaper) == ("cloud", "cloud", [])
@@ -144,8 +151,8 @@ def test_every_surface_says_the_same_rent(insurer: Result, tmp_path: Path) -> No
 
     from llmsizer.web.app import create_app
 
-    words = "EUR 166 k"  # round 22: EUR 234 k
-    assert '"annual_cost_cloud": 165617.43' in insurer.to_json()
+    words = "EUR 152 k"  # session 23; round 22: EUR 166 k; before: EUR 234 k
+    assert '"annual_cost_cloud": 151966.39' in insurer.to_json()
     pdf = render_html(insurer).replace(NBSP, " ")
     assert f"{words} per year in the cloud" in pdf
     con = Console(width=200, file=io.StringIO())

@@ -32,8 +32,9 @@ from llmsizer.sizing.engine import size
 
 JPY = ROOT / "tests" / "data" / "jpy-manufacturer.yaml"
 _BY_NAME = {c.name: c for c in CALCULATIONS}
-_ROWS = ("cloud_replica_gpus", "cloud_load_instances", "cloud_spare_gpus",
-         "cloud_spare_instances", "cloud_sold_by_gpu", "cloud_gpus_by_gpu",
+_ROWS = ("cloud_replica_gpus", "cloud_load_instances", "cloud_sizes_listed",
+         "cloud_replica_instance_gpus", "cloud_spare_gpus", "cloud_spare_instances",
+         "cloud_sold_by_gpu", "cloud_listed_load_instances", "cloud_gpus_by_gpu",
          "cloud_rent_hour_offer", "cloud_rent_hour_size1",
          "cloud_rent_hour_size2", "cloud_size_picked", "cloud_instance_gpus",
          "cloud_instance_gpu_hour", "cloud_instances", "cloud_gpus_rented")

@@ -45,6 +45,9 @@ def _pool(tp: int, load: int, demand: float, gpus_per_node: int) -> dict[str, An
             # read by the pool's cloud rows of the headroom stage (review round 22)
             "disagg_prefill_gpus": 0.0, "pool_prefill_replicas": 0.0,
             "pool_cloud_replica_gpus": float(tp),
+            # its cloud offer lists no other instance size (session 23: the spare instance of
+            # an offer sold in listed sizes is the smallest listed size that holds a replica)
+            "cloud_sizes_listed": 0.0, "cloud_size1_gpus": 0.0, "cloud_size2_gpus": 0.0,
             # no member states streams (session 22: pool_headroom reads the streams' step)
             "pool_stream_step_limit_ms": 0.0,
             "replicas_per_node": float(max(1, gpus_per_node // tp))}

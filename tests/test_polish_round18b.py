@@ -101,9 +101,11 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     # 16 one-GPU instances (the H100 plan's 2 instances of 8 left 8 GPUs against a 10-GPU load).
     # s22-instance-shapes: the H200 is rented by the GPU, a replica an instance of its own
     # GPUs, one spare replica-instance per pool: 4 x 1 + 2 x 2 + spares 1 and 2 = 11 GPUs in
-    # 4 + 2 + 2 = 8 instances (test_instance_shapes_r22); 11 is not the 16 bought: no split
-    assert (rented, instances) == (11, 8)
-    words = "11 × NVIDIA H200 SXM in 8 cloud instances"
+    # 4 + 2 + 2 = 8 instances (test_instance_shapes_r22); s23-rented-spares: one spare
+    # instance for the group, of its widest replica's 2 GPUs: 10 GPUs in 4 + 2 + 1 = 7
+    # instances (test_rented_spares_s23); 10 is not the 16 bought: no split
+    assert (rented, instances) == (10, 7)
+    words = "10 × NVIDIA H200 SXM in 7 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
     assert f"Rent in the cloud {words} for both workloads, shared." in text
@@ -112,9 +114,9 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     write_workbook(result, book)
     cells = _recommendation_row(book)
     assert cells == [
-        "Shares 11 × NVIDIA H200 SXM rented in 8 cloud instances with 1 other workload: 4 "
+        "Shares 10 × NVIDIA H200 SXM rented in 7 cloud instances with 1 other workload: 4 "
         "replicas of TP1 (FP8 weights, FP8 KV cache) in its pool.",
-        "Shares 11 × NVIDIA H200 SXM rented in 8 cloud instances with 1 other workload: 2 "
+        "Shares 10 × NVIDIA H200 SXM rented in 7 cloud instances with 1 other workload: 2 "
         "replicas of TP2 (FP8 weights, FP8 KV cache) in its pool."]
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
@@ -219,8 +221,10 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
     # s21-rented-spares: the H200 plan again (cheapest to rent with a spare instance): 71.3;
     # s22-instance-shapes: rented by the GPU for EUR 165,617, capex 639,543.52 / ((165,617.44
-    # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7
-    assert [round(m, 1) for m in months] == [194.7, 194.7]
+    # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7; s23-rented-spares: one spare instance
+    # for the group, EUR 151,966: 639,543.52 / ((151,966.40 - 339,391.30 + 639,543.52 / 3)
+    # / 12) = 298.0
+    assert [round(m, 1) for m in months] == [298.0, 298.0]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -228,7 +232,7 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("195 months, past the 3 years of amortisation") == 2
+    assert text.count("298 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:

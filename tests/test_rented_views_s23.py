@@ -16,6 +16,11 @@ one spare instance per pool). On c5fbadb:
    8,760 h = EUR 150,161.44 both ways); the EUR 15,456 is the storage line (costs.py
    annual_storage: nodes x TB per node x price), priced per server a purchase would need, 4
    for the workloads alone and 2 for the plan (EUR 7,728 each).
+
+Merged with session 23's group spare (tests/test_rented_spares_s23.py): the plan rents one
+spare instance for its node group, of its widest replica's 2 GPUs, shared by both pools: 10
+H200 in 7 instances, EUR 151,966; sized alone each workload keeps its own (11 GPUs), so
+storage is only a part of the difference.
 """
 
 from __future__ import annotations
@@ -95,12 +100,12 @@ def test_the_terminal_table_shows_the_options_as_rented(insurer: Result) -> None
 
 def test_the_pool_lines_say_where_the_spare_is(insurer: Result) -> None:
     text = " ".join(_terminal(insurer).split())
-    assert ("Plan, rented in the cloud: 11 × NVIDIA H200 SXM in 8 cloud instances (6 serving, "
-            "2 spare on standby)") in text
-    assert ("4 replicas, batch 3; spare: its own instance on standby (1 GPU); headroom 50%, "
-            "50% with an instance down") in text
-    assert ("2 replicas, batch 63; spare: its own instance on standby (2 GPUs); headroom "
-            "28.6%, 28.6% with an instance down") in text
+    assert ("Plan, rented in the cloud: 10 × NVIDIA H200 SXM in 7 cloud instances (6 serving, "
+            "1 spare on standby)") in text
+    assert ("4 replicas, batch 3; spare: the group's instance on standby (2 GPUs), shared by "
+            "its pools; headroom 50%, 50% with an instance down") in text
+    assert ("2 replicas, batch 63; spare: the group's instance on standby (2 GPUs), shared by "
+            "its pools; headroom 28.6%, 28.6% with an instance down") in text
     assert "(0 spare)" not in text and "with a node down" not in text
 
 
@@ -119,14 +124,14 @@ def test_a_bought_pool_line_names_the_node_groups_standby_gpus() -> None:
 
 
 def test_renting_says_what_it_rents(insurer: Result) -> None:
-    """11 GPUs rented, 16 bought: never "the same GPUs"."""
+    """10 GPUs rented, 16 bought: never "the same GPUs"."""
     t = insurer.totals
-    assert (t.cloud_gpus_rented, t.gpus_purchased) == (11, 16)
+    assert (t.cloud_gpus_rented, t.gpus_purchased) == (10, 16)
     lead = deployment_context(insurer, Formatter("EUR"))["deployment"]["lead"].replace(NBSP, " ")
-    assert lead.startswith("Recommended way to run it: renting 11 GPUs in the cloud "
-                           "(committed three-year contract), at EUR 166 k a year.")
+    assert lead.startswith("Recommended way to run it: renting 10 GPUs in the cloud "
+                           "(committed three-year contract), at EUR 152 k a year.")
     text = " ".join(_terminal(insurer).split())
-    assert "same GPUs in the cloud" not in text and "renting 11 GPUs in the cloud" in text
+    assert "same GPUs in the cloud" not in text and "renting 10 GPUs in the cloud" in text
     assert "renting the same GPUs" not in _words(render_html(insurer))
 
 
@@ -137,9 +142,9 @@ def test_the_pdf_shows_the_options_and_pools_as_rented(insurer: Result) -> None:
     # the recommended Claims row: 3 users a replica, 20.8 tok/s, 913 ms, 5 GPUs, 5 instances, 50 %
     assert "3 20.8 tok/s 913 ms 5 5 50 % EUR 339 k EUR 83.7 k" in alts
     plan = html[html.index("Rent in the cloud"):html.index("Saving:")]
-    assert "(6 serving, 2 spare on standby)" in plan
+    assert "(6 serving, 1 spare on standby)" in plan
     assert "Replicas (spare) GPUs serving" in plan
-    assert "4 own spare instance 4" in plan and "2 own spare instance 4" in plan
+    assert "4 group's spare instance 4" in plan and "2 group's spare instance 4" in plan
     summary = html[:html.index("4 Alternatives compared")]
     assert "4 replicas of 1 × NVIDIA H200 SXM" in summary
     assert "8 replicas of 1 × NVIDIA H200 SXM" not in summary
@@ -189,8 +194,8 @@ def test_the_web_page_rents_the_options_and_names_the_spare() -> None:
     assert '<td class="n">5</td>' in star  # 5 GPUs rented, not the 8 bought
     plan = _words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
     assert "With one instance down" in plan
-    assert ("4 replicas of 1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache; spare: its own "
-            "instance on standby (1 GPU); headroom 50") in plan
+    assert ("4 replicas of 1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache; spare: the group's "
+            "instance on standby (2 GPUs), shared by its pools; headroom 50") in plan
     # the pool's one-down sentence (the web's words since session 23's RAG fix) says instance
     assert "With the instance that hurts it most down" in plan
     assert "node down" not in plan and "nodes up" not in plan

@@ -143,22 +143,24 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
     assert ("With one instance down Spare capacity rented (N+1) Instances of its group"
             in headroom)
     # session 22's instance shapes: the H200 is rented by the GPU, one instance per replica
-    # (4 of 1 GPU, 2 of 2) plus one spare instance per pool: 8 instances, 11 GPUs
-    # session 23: the spare cell says whose it is: the pool's own standby instance
-    assert ("Pool 1: Claims document classification 20 % 50.0 % 50.0 % own spare instance 8"
+    # (4 of 1 GPU, 2 of 2); session 23: plus one spare instance for the group, of its widest
+    # replica's 2 GPUs, which takes over a lost replica of either pool: 7 instances, 10 GPUs
+    # (session 22: one spare instance per pool, 8 instances, 11 GPUs)
+    assert ("Pool 1: Claims document classification 20 % 50.0 % 50.0 % group's spare instance 7"
             in headroom)
-    assert "with all 8 instances of its group up" in headroom
-    assert ("N+1: a spare instance of 1 GPU waits on standby, running nothing, for a "
-            "lost replica.") in headroom
-    assert ("N+1: a spare instance of 2 GPUs waits on standby, running nothing, for a "
-            "lost replica.") in headroom
+    assert "with all 7 instances of its group up" in headroom
+    assert headroom.count(
+        "N+1: one spare instance of 2 GPUs, shared by the pools of its group, waits on "
+        "standby, running nothing, for a lost replica of any of them (it loads that "
+        "replica's model).") == 2
+    assert "a spare instance of 1 GPU" not in headroom
     assert "With the instance that hurts it most down it loses 1 of its 4 replicas" in headroom
     for bought in ("Spare replicas (N+1)", "Nodes of its group", "standby node",
                    "of its node group", "on a node of their own"):
         assert bought not in headroom, bought
     risks = _section(html, "risks")
     assert "each pool on the rented instances of its group" in risks
-    assert "with the one of its 8 instances that hurts it most down" in risks
+    assert "with the one of its 7 instances that hurts it most down" in risks
 
 
 def test_a_rented_plans_summary_and_walkthrough_speak_of_instances() -> None:

@@ -233,11 +233,13 @@ def retrieval_api_price(req: Requirements, catalog: Catalog, kind: str) -> float
 def instances_rented(*parts: tuple[str, Mapping[str, Value]]) -> dict[str, dict[int, int]]:
     """Per GPU, the cloud instances its node groups (``parts``: GPU, the group's values) rent,
     by the size picked (calculations cloud_size_picked: 0 = the offer's own size); an offer
-    sold by the GPU (cloud_sold_by_gpu), the GPUs rented: its offer is one GPU's."""
+    sold by the GPU (cloud_sold_by_gpu) that lists no other size, the GPUs rented: its
+    offer is one GPU's; one that lists sizes (cloud_sizes_listed) rents instances of one."""
     out: dict[str, dict[int, int]] = {}
     for gid, v in parts:
-        n = int(float(v.get("cloud_gpus_rented" if float(v.get("cloud_sold_by_gpu", 0)) > 0
-                            else "cloud_instances", 0)))
+        any_count = (float(v.get("cloud_sold_by_gpu", 0)) > 0
+                     and float(v.get("cloud_sizes_listed", 0)) <= 0)
+        n = int(float(v.get("cloud_gpus_rented" if any_count else "cloud_instances", 0)))
         if n > 0:
             code = int(float(v.get("cloud_size_picked", 0)))
             by_size = out.setdefault(gid, {})

@@ -358,7 +358,7 @@ _GROUP_FOR_POOL_NODE_LOSS = ("group_packed_nodes", "group_free_gpus", "group_fre
 # ... and the rented node-loss stage (its cloud instances, after the group's cost rows).
 _GROUP_FOR_POOL_RENTED_LOSS = ("cloud_instances", "cloud_instance_gpus", "cloud_gpus_rented",
                                "group_pool_gpus", "group_cloud_replica_gpus",
-                               "cloud_sold_by_gpu")
+                               "cloud_sold_by_gpu", "group_cloud_spare_gpus")
 
 
 def workload_shares(e: Evaluated, workloads: Sequence[WorkloadResult],
@@ -421,7 +421,8 @@ def to_plan(e: Evaluated, workloads: Sequence[WorkloadResult],
             capex=_f(v, "capex"), annual_cost_onprem=_f(v, "annual_cost_onprem"),
             annual_cost_cloud=_f(v, "annual_cost_cloud"),
             # cloud_sold_by_gpu: how the cloud counts what it rents (sizing/costs.py)
-            values={c: _f(v, c) for c in (*_GROUP_NAMES, "cloud_sold_by_gpu")}))
+            values={c: _f(v, c) for c in (*_GROUP_NAMES, "cloud_sold_by_gpu",
+                                          "cloud_sizes_listed")}))
     return Plan(pools=pools, node_groups=groups)
 
 

@@ -41,28 +41,30 @@ class SpareWords:
 def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> SpareWords:
     """Where pool ``p``'s spare capacity is (session 23: "4 replicas (0 spare)" where the plan
     rents a spare instance for it, and "16 replicas (0 spare)" beside a node group's 4 GPUs on
-    standby): spare replicas it runs itself; rented by the GPU, a spare instance of its own
-    (plan_node_loss.py ``pool_cloud_spare_gpus``) or the group's standby instances; bought,
+    standby): spare replicas it runs itself; rented by the GPU, the group's one spare instance
+    (plan_node_loss.py ``group_cloud_spare_gpus``); bought,
     the node group's standby GPUs (a spare node among them where N+1 added one). Selection
     and words only: every count is a row of the plan."""
     def many(n: float, noun: str) -> str:
         return f"{n:,.0f} {noun if n == 1 else noun + 's'}"
 
-    v, gv = p.values, g.values
+    gv = g.values
     if p.spare_replicas > 0:
         return SpareWords(f"{p.spare_replicas:,} spare running",
                           f"{many(p.spare_replicas, 'replica')} of its own, running")
     if not n_plus_one:
         return SpareWords("no spare", "no spare (surviving a node loss was not asked)")
     if rented and gv.get("cloud_sold_by_gpu", 0) > 0:
-        own = float(v.get("pool_cloud_spare_gpus", 0.0))
-        if own > 0:
-            return SpareWords("own spare instance",
-                              f"its own instance on standby ({many(own, 'GPU')})")
+        # one spare instance for the group, as wide as its widest replica, taking over a lost
+        # replica of any of its pools (plan_node_loss.py group_cloud_spare_gpus, session 23)
         spares = float(gv.get("group_cloud_spare_instances", 0.0))
+        gpus = float(gv.get("group_cloud_spare_gpus", 0.0))
+        if spares > 0 and len(g.pools) > 1:
+            return SpareWords("group's spare instance",
+                              f"the group's instance on standby ({many(gpus, 'GPU')}), shared "
+                              "by its pools")
         if spares > 0:
-            return SpareWords(f"group's spare {'instance' if spares == 1 else 'instances'}",
-                              f"the group's {many(spares, 'spare instance')} on standby")
+            return SpareWords("spare instance", f"an instance on standby ({many(gpus, 'GPU')})")
     standby = float(gv.get("group_standby_gpus", 0.0))
     if rented and standby > 0 and gv.get("cloud_gpus_rented") == g.gpus_purchased:
         # fixed instance sizes renting the GPUs buying takes: its split ("8 on standby")
@@ -111,8 +113,10 @@ def alone_storage_words(result: Result) -> str:
         return ("the same GPUs at the same rent; the difference is storage for the model "
                 "weights and logs, which the cloud figure prices per server a purchase would "
                 f"need ({servers})")
-    return ("storage for the model weights and logs is priced per server a purchase would "
-            f"need ({servers})")
+    # other differences (fewer GPUs rented: a group's pools share one spare instance) come
+    # with it: storage is then a part, not the reason
+    return ("part of the difference is storage for the model weights and logs, priced per "
+            f"server a purchase would need ({servers})")
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,32 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lt, ref
 from .core import Calculation, _c, r
 
-# An offer sold by the GPU (review round 22): one GPU an "instance" and no other size listed
-# (a RunPod pod holds 1..8 GPUs of one machine). A replica rents an instance of its own GPUs
-# (up to a node's: a wider replica spans whole nodes' instances), so a TP4 replica is one
-# 4-GPU instance, never four 1-GPU ones; N+1 rents one spare replica-instance per pool (its
-# largest replica's GPUs), and one instance down loses one replica.
+# An offer sold by the GPU (review round 22): its own size is one GPU. With no other size
+# listed, an instance holds any count of one machine's GPUs (a RunPod pod holds 1..8): a
+# replica rents an instance of its own GPUs (up to a node's: a wider replica spans whole
+# nodes' instances), so a TP4 replica is one 4-GPU instance, never four 1-GPU ones. With
+# other sizes listed (session 23: AWS G6 is sold as 1-, 4- and 8-GPU instances only) the
+# instances are of the smallest listed size that holds the widest replica, replicas packed
+# into them. Either way N+1 rents one spare instance for the group, as wide as its widest
+# replica's instance (a bought group keeps one spare node, not one per pool), and the load
+# is rented without the bought plan's spares.
 BY_GPU = gt(r("cloud_sold_by_gpu"), 0)
+LISTED = gt(r("cloud_sizes_listed"), 0)
 _N1 = gt(r("survive_node_loss"), 0)
 _BY_GPU_LOAD = gt(r("load_gpus"), 0)
+
+
+def replica_instance_gpus(replica_gpus: Expr) -> Expr:
+    """The GPUs of the instance a replica of ``replica_gpus`` rents from an offer sold by the
+    GPU (a node's GPUs at most): its own count when no other size is listed; else the
+    smallest listed size that holds it (the offer's own 1 GPU, then the other sizes, fewest
+    GPUs first); when none does, the offer's own single GPUs, the replica spanning them, as
+    an offer of fixed sizes does."""
+    t = MIN(replica_gpus, r("gpus_per_node"))
+    s1, s2 = r("cloud_size1_gpus"), r("cloud_size2_gpus")
+    return IF(LISTED,
+              IF(le(t, 1), 1, IF(ge(s1, t), s1, IF(AND(gt(s2, 0), ge(s2, t)), s2, 1))),
+              t)
 
 
 def _instances(size: Expr) -> Expr:
@@ -93,41 +111,78 @@ CALCULATIONS: tuple[Calculation, ...] = (
             * ROUNDUP(r("disagg_prefill_gpus") / r("gpus_per_node"), 0), 0),
        "Replicas for peak + headroom (and prefill replicas) x the instances one spans: an "
        "instance of a replica's own GPUs, a node's at most (offers sold by the GPU)."),
+    _c("cloud_sizes_listed", "Cloud offer sold in listed sizes only", "1 = yes", "TCO",
+       IF(gt(r("cloud_size1_gpus"), 0), 1, 0),
+       "1 = the provider sells the offer in the instance sizes the price list gives (its other "
+       "sizes): an instance is one of them, never a replica's own count."),
+    _c("cloud_replica_instance_gpus", "GPUs per instance holding the largest replica",
+       "GPUs", "TCO", replica_instance_gpus(r("cloud_replica_gpus")),
+       "Sold by the GPU: the largest replica's own GPUs (a node's at most) when the offer "
+       "lists no other size; else the smallest listed size that holds it (the offer's own "
+       "single GPUs, spanning, when none does)."),
     _c("cloud_spare_gpus", "GPUs of the N+1 spare instance", "GPUs", "TCO",
-       IF(_BY_GPU_LOAD, MIN(r("cloud_replica_gpus"), r("gpus_per_node")), 0),
-       "The largest replica's GPUs, a node's at most: one instance down loses one replica's "
-       "instance, which the spare replaces (offers sold by the GPU)."),
+       IF(_BY_GPU_LOAD, r("cloud_replica_instance_gpus"), 0),
+       "An instance of the largest replica (a node group: the widest of its pools'): one "
+       "instance down loses the replicas on it, which the spare takes over (offers sold by "
+       "the GPU)."),
     _c("cloud_spare_instances", "Spare instances for N+1", "instances", "TCO",
        IF(_BY_GPU_LOAD, 1, 0),
-       "One spare replica-instance (a node group: one per pool; offers sold by the GPU)."),
+       "One spare instance (a node group: one for all its pools, one failure at a time; "
+       "offers sold by the GPU)."),
     _c("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes", "TCO",
        # a number, not TRUE/FALSE: a spreadsheet ranks FALSE above every number (FALSE>0)
-       IF(AND(eq(r("cloud_gpus_per_instance"), 1), le(r("cloud_size1_gpus"), 0)), 1, 0),
-       "1 = the offer rents single GPUs and lists no other size: an instance holds one "
-       "replica's GPUs (up to a node's), as a GPU cloud's pod of 1 to 8 GPUs of one machine; "
-       "0 = fixed instance sizes (8-GPU instances, or the sizes listed)."),
+       IF(eq(r("cloud_gpus_per_instance"), 1), 1, 0),
+       "1 = the offer's own instance is one GPU: the plan rents the load's replicas and one "
+       "spare instance with N+1, not the bought plan's spares; with no other size listed an "
+       "instance holds one replica's GPUs (up to a node's), as a GPU cloud's pod of 1 to 8 "
+       "GPUs of one machine; with other sizes listed, instances of the listed sizes only. "
+       "0 = whole instances of several GPUs (8-GPU instances)."),
+    _c("cloud_listed_load_instances", "Cloud instances of the listed size for the load",
+       "instances", "TCO",
+       IF(ge(r("cloud_replica_instance_gpus"), r("cloud_replica_gpus")),
+          ROUNDUP(r("load_gpus") / (MAX(1, ROUNDDOWN(r("cloud_replica_instance_gpus")
+                                                   / r("cloud_replica_gpus"), 0))
+                                    * r("cloud_replica_gpus")), 0),
+          ROUNDUP(r("load_gpus") / r("cloud_replica_gpus"), 0)
+          * ROUNDUP(r("cloud_replica_gpus") / r("cloud_replica_instance_gpus"), 0)),
+       "GPUs for peak + headroom in instances of the listed size, ROUNDDOWN(size / the largest "
+       "replica) replicas to an instance (a wider replica spans ROUNDUP(replica / size) of "
+       "them): offers sold by the GPU in listed sizes."),
     _c("cloud_gpus_by_gpu", "GPUs rented by the GPU", "GPUs", "TCO",
-       IF(_BY_GPU_LOAD, r("load_gpus") + IF(_N1, r("cloud_spare_gpus"), 0), r("gpus")),
-       "GPUs for peak + headroom + with N+1 the spare instances' GPUs (GPUs in use where the "
-       "load is carried elsewhere): no bought spare node is rented (offers sold by the GPU)."),
+       IF(_BY_GPU_LOAD,
+          IF(LISTED, r("cloud_listed_load_instances") * r("cloud_replica_instance_gpus"),
+             r("load_gpus")) + IF(_N1, r("cloud_spare_gpus"), 0),
+          IF(LISTED, ROUNDUP(r("gpus") / r("cloud_replica_instance_gpus"), 0)
+             * r("cloud_replica_instance_gpus"), r("gpus"))),
+       "GPUs for peak + headroom (in listed sizes: their instances' GPUs) + with N+1 the spare "
+       "instance's GPUs (GPUs in use where the load is carried elsewhere): no bought spare "
+       "node is rented (offers sold by the GPU)."),
     *(_c(f"cloud_rent_hour_{name}", f"Cloud rent per hour in {words}", "currency/h", "TCO",
-         (IF(BY_GPU, r("cloud_gpus_by_gpu") * price,
+         (IF(BY_GPU, IF(OR(le(r("cloud_sizes_listed"), 0),
+                           eq(r("cloud_replica_instance_gpus"), size)),
+                        r("cloud_gpus_by_gpu") * price, 0),
              IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
                 _instances(size) * size * price,
                 ROUNDUP(r("gpus") / MAX(1, size), 0) * size * price))
           if name == "offer" else
-          IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
-             _instances(size) * size * price, 0)),
+          IF(BY_GPU, IF(AND(gt(size, 0), eq(r("cloud_replica_instance_gpus"), size)),
+                        r("cloud_gpus_by_gpu") * price, 0),
+             IF(AND(gt(size, 0), ge(size, r("cloud_replica_gpus"))),
+                _instances(size) * size * price, 0))),
          f"Whole instances of {words} x their GPUs x price per GPU-hour, replicas packed; "
          "with N+1, one instance more than the load needs "
-         + ("(spanning instances when a replica is wider). Sold by the GPU: the GPUs rented "
-            "by the GPU x price." if name == "offer"
-            else "(0 = this size cannot hold a replica, or there is none)."))
+         + ("(spanning instances when a replica is wider)." if name == "offer"
+            else "(0 = this size cannot hold a replica, or there is none).")
+         + " Sold by the GPU: the GPUs rented by the GPU x price where this is the size rented "
+         "(0 otherwise).")
       for name, words, size, price in (
           ("offer", "the offer's own size", r("cloud_gpus_per_instance"), r("cloud_gpu_hour")),
           ("size1", "other size 1", r("cloud_size1_gpus"), r("cloud_size1_gpu_hour")),
           ("size2", "other size 2", r("cloud_size2_gpus"), r("cloud_size2_gpu_hour")))),
     _c("cloud_size_picked", "Cloud instance size rented", "size no.", "TCO",
+       IF(BY_GPU,
+          IF(AND(LISTED, eq(r("cloud_replica_instance_gpus"), r("cloud_size2_gpus"))), 2,
+             IF(AND(LISTED, eq(r("cloud_replica_instance_gpus"), r("cloud_size1_gpus"))), 1, 0)),
        IF(AND(gt(r("cloud_rent_hour_size2"), 0),
               OR(lt(r("cloud_gpus_per_instance"), r("cloud_replica_gpus")),
                  lt(r("cloud_rent_hour_size2"), r("cloud_rent_hour_offer"))),
@@ -135,16 +190,18 @@ CALCULATIONS: tuple[Calculation, ...] = (
                  le(r("cloud_rent_hour_size2"), r("cloud_rent_hour_size1")))), 2,
           IF(AND(gt(r("cloud_rent_hour_size1"), 0),
                  OR(lt(r("cloud_gpus_per_instance"), r("cloud_replica_gpus")),
-                    lt(r("cloud_rent_hour_size1"), r("cloud_rent_hour_offer")))), 1, 0)),
+                    lt(r("cloud_rent_hour_size1"), r("cloud_rent_hour_offer")))), 1, 0))),
        "0 = the offer's own size; 1 or 2 = another size that holds the largest replica and "
-       "rents for less (or the offer's size cannot hold it); a tie keeps the larger size."),
+       "rents for less (or the offer's size cannot hold it); a tie keeps the larger size. "
+       "Sold by the GPU: the listed size its instances are (0 = the offer's own or, with no "
+       "size listed, a replica's own count at the offer's price)."),
     _c("cloud_instance_gpus", "GPUs per cloud instance rented", "GPUs", "TCO",
-       IF(BY_GPU, MIN(r("cloud_replica_gpus"), r("gpus_per_node")),
+       IF(BY_GPU, r("cloud_replica_instance_gpus"),
           IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpus"),
              IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpus"),
                 r("cloud_gpus_per_instance")))),
-       "The size picked; sold by the GPU: the largest replica's GPUs (a node's at most), "
-       "each replica's instance holding its own."),
+       "The size picked; sold by the GPU: the instance of the largest replica (its own GPUs, "
+       "a node's at most, each replica's instance holding its own; or the listed size)."),
     _c("cloud_instance_gpu_hour", "Cloud price per GPU-hour paid", "currency/h", "TCO",
        IF(eq(r("cloud_size_picked"), 2), r("cloud_size2_gpu_hour"),
           IF(eq(r("cloud_size_picked"), 1), r("cloud_size1_gpu_hour"), r("cloud_gpu_hour"))),
@@ -152,7 +209,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("cloud_instances", "Cloud instances", "instances", "TCO",
        IF(BY_GPU,
           IF(_BY_GPU_LOAD,
-             r("cloud_load_instances") + IF(_N1, r("cloud_spare_instances"), 0),
+             IF(LISTED, r("cloud_listed_load_instances"), r("cloud_load_instances"))
+             + IF(_N1, r("cloud_spare_instances"), 0),
              ROUNDUP(r("gpus") / MAX(1, r("cloud_instance_gpus")), 0)),
           IF(ge(r("cloud_instance_gpus"), r("cloud_replica_gpus")),
              _instances(r("cloud_instance_gpus")),
@@ -160,8 +218,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Whole instances for the GPUs in use (spares included), ROUNDDOWN(size / replica) "
        "replicas to an instance: the cloud sells instances. With N+1, at least ROUNDUP(GPUs "
        "for the load / an instance's replica GPUs) + 1, so that one instance down leaves the "
-       "load running. Sold by the GPU: one instance per replica for the load + with N+1 the "
-       "spare instances."),
+       "load running. Sold by the GPU: one instance per replica for the load (listed sizes: "
+       "the instances of that size for the load) + with N+1 the spare instance."),
     _c("cloud_gpus_rented", "GPUs rented", "GPUs", "TCO",
        IF(BY_GPU, r("cloud_gpus_by_gpu"), r("cloud_instances") * r("cloud_instance_gpus")),
        "Instances x GPUs per instance: the same capacity as on-prem, rounded to what is sold; "

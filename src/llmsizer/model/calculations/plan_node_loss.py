@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, gt, lift, lt
 from .core import r, tp
+from .costs import replica_instance_gpus
 from .plan_pools import N_PLUS_ONE as _n1
 from .plan_pools import pool_headroom
 from .planrows import Aggregate, PlanCalculation
@@ -166,9 +167,9 @@ POOL_HEADROOM_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "node's GPUs at most; offers sold by the GPU)."),
     PlanCalculation(
         "pool_cloud_spare_gpus", "GPUs of the N+1 spare instance", "GPUs",
-        IF(gt(r("pool_load_gpus"), 0), MIN(r("pool_cloud_replica_gpus"), r("gpus_per_node")), 0),
-        "The largest replica's GPUs, a node's at most: the instance one instance down loses "
-        "(offers sold by the GPU)."),
+        IF(gt(r("pool_load_gpus"), 0), replica_instance_gpus(r("pool_cloud_replica_gpus")), 0),
+        "The instance of the largest replica: its GPUs, a node's at most, or the smallest "
+        "listed size that holds it (offers sold by the GPU)."),
     PlanCalculation(
         "pool_headroom_achieved", "Headroom achieved at peak", "fraction",
         pool_headroom(r("pool_replicas")),
@@ -191,17 +192,22 @@ GROUP_HEADROOM_AGGREGATES: tuple[Aggregate, ...] = (
               r("pool_cloud_replica_gpus"),
               "The widest replica of the group's pools: what one cloud instance must hold."),
     # what a cloud offer sold by the GPU rents (costs.py: cloud_sold_by_gpu): an instance of
-    # each replica's own GPUs, and with N+1 one spare replica-instance per pool
+    # each replica's own GPUs, and with N+1 one spare instance for the group (session 23): as
+    # a bought group keeps one spare node, not one per pool, for one failure at a time, its
+    # spare is of the widest replica's shape (a node's GPUs at most), so it can take over the
+    # replica of any of its pools: it loads the failed replica's model (a cold start,
+    # constants.yaml storage_read_gb_per_s), as the bought group's standby node does
     Aggregate("group_cloud_load_instances", "Cloud instances for the load, one per replica",
               "instances", "SUM", r("pool_cloud_load_instances"),
               "All pools' (offers sold by the GPU)."),
-    Aggregate("group_cloud_spare_gpus", "GPUs of the N+1 spare instances", "GPUs", "SUM",
+    Aggregate("group_cloud_spare_gpus", "GPUs of the N+1 spare instance", "GPUs", "MAX",
               r("pool_cloud_spare_gpus"),
-              "One spare instance per pool: one instance down loses one replica (offers sold "
-              "by the GPU)."),
-    Aggregate("group_cloud_spare_instances", "Spare instances for N+1", "instances", "SUM",
+              "One spare instance for the group, as wide as its widest replica (a node's GPUs at "
+              "most): one instance down loses one replica of one pool, which the spare takes "
+              "over, loading that pool's model (offers sold by the GPU)."),
+    Aggregate("group_cloud_spare_instances", "Spare instances for N+1", "instances", "MAX",
               IF(gt(r("pool_load_gpus"), 0), 1, 0),
-              "One per pool (offers sold by the GPU)."),
+              "One for the group, whatever its pools (offers sold by the GPU)."),
 )
 
 # A rented plan (review round 21): a node down is one rented cloud instance down (the instance
@@ -215,29 +221,36 @@ _rented = gt(r("plan_rented"), 0)
 # its replicas for the load, its N+1 spare instance on standby (review round 22)
 _by_gpu = gt(r("cloud_sold_by_gpu"), 0)
 _by_gpu_run = AND(_rented, _by_gpu)
-_own_spare = IF(AND(_n1, gt(r("pool_load_gpus"), 0)), 1, 0)
+# the group's one spare instance (group_cloud_spare_gpus) holds ROUNDDOWN(its GPUs / the
+# pool's replica GPUs) of the pool's replicas; a replica wider than a node restarts on its
+# surviving instances + the spare (a node's GPUs), one replica
+_spare_slots = IF(AND(_n1, gt(r("pool_load_gpus"), 0)),
+                  IF(gt(_gpr, MIN(r("gpus_per_node"), r("group_cloud_spare_gpus"))), 1,
+                     ROUNDDOWN(r("group_cloud_spare_gpus") / _gpr, 0)), 0)
 
 POOL_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_replicas_lost_with_an_instance", "Replicas lost with one rented instance",
         "replicas",
-        IF(_by_gpu, MIN(1, r("pool_replicas_for_load")),
+        IF(_by_gpu, MIN(IF(gt(r("cloud_sizes_listed"), 0), MAX(1, ROUNDDOWN(_S / _gpr, 0)), 1),
+                         r("pool_replicas_for_load")),
            MIN(r("pool_replicas"), MAX(1, ROUNDDOWN(_S / _gpr, 0)),
                IF(eq(r("group_pool_count"), 1),
                   ROUNDUP(r("pool_replicas") / MAX(1, r("cloud_instances")), 0),
                   r("pool_replicas")))),
         "What one instance holds (at least the one replica a wider replica spans it with); alone "
         "in its group, its replicas spread evenly over the instances: the fullest one. Sold by "
-        "the GPU: one replica, its own instance."),
+        "the GPU: one replica, its own instance (listed sizes: the replicas one holds)."),
     PlanCalculation(
         "pool_restart_slots_rented", "Restart slots on the other rented instances", "replicas",
-        IF(_by_gpu, _own_spare,
+        IF(_by_gpu, _spare_slots,
            ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
                          - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0)),
         "GPUs rented running no replica, less the rest of the lost instance (its free GPUs go "
         "with it; other pools' replicas on it restart too), in whole slots of the group's widest "
-        "replica x the pool's replicas a slot holds. Sold by the GPU: the pool's spare instance "
-        "(1 with N+1)."),
+        "replica x the pool's replicas a slot holds. Sold by the GPU: with N+1 the replicas "
+        "the group's spare instance holds (its GPUs / the replica's; 1 for a replica wider "
+        "than a node)."),
     PlanCalculation(
         "pool_replicas_after_instance_loss", "Replicas with one rented instance down", "replicas",
         IF(_by_gpu, r("pool_replicas_for_load"), r("pool_replicas"))
