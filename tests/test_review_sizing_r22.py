@@ -269,11 +269,15 @@ def test_university_plan_and_costs(university: Result) -> None:
     # USD (Lambda) x 0.6642 = 2.185 USD/GPU-h, an offer sold by the GPU (session 22's instance
     # shapes): one instance per replica and, with N+1, one spare instance for the node group
     # as wide as its widest replica (session 23; session 22: one per pool, 36 GPUs in 19
-    # instances, GBP 611 k), so 16 x 2 (the batch job) + 1 (the chat) + 2 (the spare) = 35
-    # GPUs in 18 instances all year, + the same storage
-    assert university.plan.node_groups[0].values["cloud_instances"] == 18
-    cloud = 35 * 3.29 * 0.6642 * 0.79 * H + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79
-    assert t.annual_cost_cloud == pytest.approx(cloud)    # GBP 596 k
+    # instances, GBP 611 k). Lambda sells the H100 PCIe as 1-GPU instances only (SkyPilot's
+    # lambda/vms.csv v8 @0f407038 lists gpu_1x_h100_pcie alone; prices.yaml fixed_sizes): a
+    # TP2 replica spans two of them (costs.py, the offer's own size when none holds it), so
+    # 16 x 2 (the batch job) + 1 (the chat) + 1 (the spare, one 1-GPU instance) = 34 GPUs in
+    # 34 instances all year, + the same storage (session 23 before: 35 GPUs in 18 2-GPU
+    # instances Lambda does not sell, GBP 596 k)
+    assert university.plan.node_groups[0].values["cloud_instances"] == 34
+    cloud = 34 * 3.29 * 0.6642 * 0.79 * H + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79
+    assert t.annual_cost_cloud == pytest.approx(cloud)    # GBP 581 k
 
 
 # ---- 3. Ledgerline: DeepSeek-V3 with MTP, rented on demand ---------------------------------

@@ -50,6 +50,19 @@ class CloudOffer(Entry):
     date: str | None = _DATE
     source: str
     sizes: list[InstanceSize] = Field(default_factory=list, max_length=MAX_OTHER_SIZES)
+    # session 23: the provider sells the offer in its own size (and ``sizes``) only, as
+    # published: Lambda sells the H100 PCIe, A10 and GH200 as 1-GPU instances only. An offer
+    # with ``sizes`` is read so anyway; without sizes, a single-GPU offer is otherwise sold in
+    # any count of one machine's GPUs (a GPU cloud's pod of 1 to 8)
+    fixed_sizes: bool = False
+    sizes_source: str | None = None  # where the sizes sold were read (fixed_sizes)
+
+    @model_validator(mode="after")
+    def _fixed_sizes_sourced(self) -> CloudOffer:
+        if self.fixed_sizes and not self.sizes and not self.sizes_source:
+            raise ValueError("an offer sold in its own size only cites where that was read "
+                             "(sizes_source)")
+        return self
 
     @model_validator(mode="after")
     def _sizes_distinct(self) -> CloudOffer:
@@ -57,6 +70,12 @@ class CloudOffer(Entry):
         if len(set(counts)) != len(counts):
             raise ValueError("each instance size of an offer holds a different number of GPUs")
         return self
+
+    @property
+    def sold_in_listed_sizes(self) -> bool:
+        """Only the offer's own size and its listed ``sizes`` are sold (calculations:
+        cloud_fixed_sizes)."""
+        return self.fixed_sizes or bool(self.sizes)
 
     def other_sizes(self) -> list[InstanceSize]:
         """The other sizes, fewest GPUs first (the order of the size columns)."""

@@ -24,7 +24,7 @@ from ..model.calculations import (
     stated_product,
 )
 from ..model.catalog import CLOUD_TIERS, Catalog, CloudOffer, CloudTier, TierRatio
-from ..model.catalog_prices import MAX_OTHER_SIZES
+from ..model.catalog_prices import MAX_OTHER_SIZES, InstanceSize
 from ..model.expr import IF, Value, eq, lift, ref, render
 from .results import PriceUsed
 
@@ -101,15 +101,21 @@ def cloud_price(catalog: Catalog, gid: str, tier: CloudTier,
     return None
 
 
-def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float) -> str:
-    """How a derived price was derived (``base_value``: the offer's price in the account's
-    currency), for the price list and the Assumptions sheet."""
+def derivation_words(tp: TierPrice, tier: CloudTier, cur: str, base_value: float,
+                     size: InstanceSize | None = None) -> str:
+    """How a derived price was derived (``base_value``: the price it was derived from in the
+    account's currency: the offer's, or that of ``size``, the other instance size the plan
+    rents), for the price list and the Assumptions sheet."""
     money = f"{cur} {base_value:.4g}"
     chain = " × ".join(f"{s.ratio:g}" for s in tp.steps)
     why = "; ".join(s.basis for s in tp.steps)
+    # session 23: Fabrikam Legal rents 2-GPU B200 instances (13.78 / 2 = 6.89 USD a GPU-hour,
+    # x 0.6642 = 4.58 paid); the note named the 8-GPU instance's 6.69 (x 0.6642 = 4.44)
+    what = (f"price for the {size.gpus}-GPU instances rented ({money} per GPU-hour: "
+            f"{size.offer})" if size is not None else f"price ({money} per GPU-hour)")
     return (f"Derived: no dated {tier_words(tier)} price for this GPU, so its "
-            f"{tier_words(tp.offer_tier)} price ({money} per GPU-hour) × {chain}, the ratio "
-            f"between the tiers ({why}).")
+            f"{tier_words(tp.offer_tier)} {what} × {chain}, the ratio between the tiers "
+            f"({why}).")
 
 
 def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, float]:
@@ -124,6 +130,7 @@ def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, fl
         col = _TIER_COLUMN[tier]
         out[f"cloud_{col}"] = in_account_currency(req, found.usd_per_gpu_hour if found else None)
         out[f"cloud_gpus_{col}"] = float(found.offer.gpus_per_instance) if found else 1.0
+        out[f"cloud_fixed_{col}"] = 1.0 if found and found.offer.sold_in_listed_sizes else 0.0
         sizes = found.sizes if found else ()
         for k in _SIZE_SLOTS:
             gpus, usd = sizes[k - 1] if k <= len(sizes) else (0, 0.0)
@@ -132,6 +139,7 @@ def cloud_columns(req: Requirements, catalog: Catalog, gid: str) -> dict[str, fl
     chosen = _TIER_COLUMN[req.costs.cloud_tier]
     out["cloud_gpu_hour"] = req.costs.cloud_gpu_hour.get(gid, out[f"cloud_{chosen}"])
     out["cloud_gpus_per_instance"] = out[f"cloud_gpus_{chosen}"]
+    out["cloud_fixed_sizes"] = out[f"cloud_fixed_{chosen}"]
     for k in _SIZE_SLOTS:
         out[f"cloud_size{k}_gpus"] = out[f"cloud_size{k}_gpus_{chosen}"]
         out[f"cloud_size{k}_gpu_hour"] = out[f"cloud_size{k}_{chosen}"]
@@ -156,6 +164,7 @@ TIER_CELL = IF(eq(ref("cloud_gpu_hour"), ref("cloud_gpu_hour_written")), ref("ti
 TIER_FALLBACK = {**{f"cloud_{col}": "cloud_gpu_hour" for col in _TIER_COLUMN.values()},
                  **{f"cloud_gpus_{col}": "cloud_gpus_per_instance"
                     for col in _TIER_COLUMN.values()},
+                 **{f"cloud_fixed_{col}": "cloud_fixed_sizes" for col in _TIER_COLUMN.values()},
                  **{f"cloud_size{k}_{col}": f"cloud_size{k}_gpu_hour"
                     for k in _SIZE_SLOTS for col in _TIER_COLUMN.values()},
                  **{f"cloud_size{k}_gpus_{col}": f"cloud_size{k}_gpus"
@@ -264,6 +273,9 @@ def _rented_words(offer: CloudOffer, rented: Mapping[int, int]) -> tuple[str, st
 def _sold_words(offer: CloudOffer) -> str:
     sizes = offer.other_sizes()
     if offer.gpus_per_instance == 1 and not sizes:  # calculations: cloud_sold_by_gpu
+        if offer.fixed_sizes:  # calculations: cloud_fixed_sizes
+            return ("1-GPU instances only (a replica of more GPUs spans that many of them, as "
+                    "on any offer whose instances are smaller than the replica)")
         return "single GPUs, one instance holding one replica's GPUs (a server's at most)"
     sold = ("single GPUs" if offer.gpus_per_instance == 1
             else f"whole {offer.gpus_per_instance}-GPU instances")
@@ -293,12 +305,14 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
                                   source="account override (costs.cloud_gpu_hour)" + bought))
         elif found is not None:
             offer = found.offer
-            base = in_account_currency(req, offer.usd_per_gpu_hour)
             codes = sorted((rented or {}).get(gid, {}))
             bought, others = _rented_words(offer, (rented or {}).get(gid, {}))
-            # the plan rents one other size alone: its price and date are the ones paid
+            # the plan rents one other size alone: its price and date are the ones paid, and
+            # a derived price is derived from that size's price
             size = (offer.other_sizes()[codes[0] - 1]
                     if len(codes) == 1 and 0 < codes[0] <= len(found.sizes) else None)
+            base = in_account_currency(
+                req, size.usd_per_gpu_hour if size is not None else offer.usd_per_gpu_hour)
             paid = found.sizes[codes[0] - 1][1] if size is not None else found.usd_per_gpu_hour
             rows.append(PriceUsed(
                 item=f"cloud:{gid}", label=f"{g.name}, cloud per GPU-hour ({tier_words(tier)}"
@@ -307,7 +321,7 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
                 date=size.date if size is not None else offer.date,
                 source=f"{bought}; sold as {_sold_words(offer)}. {offer.source}"
                 + (f". {others}" if others else ""),
-                note=derivation_words(found, tier, cur, base) if found.derived else "",
+                note=derivation_words(found, tier, cur, base, size) if found.derived else "",
                 derived=found.derived, flag="derived" if found.derived else "",
                 derived_from_tier=found.offer_tier if found.derived else None,
                 derived_from_value=base if found.derived else None,

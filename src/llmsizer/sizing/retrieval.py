@@ -67,6 +67,10 @@ def _catalog_rows() -> tuple[tuple[str, Expr], ...]:
     cost = {c.name for c in GROUP_COST_CALCULATIONS}
     needed = {n for c in GROUP_COST_CALCULATIONS for n in references(c.expr)
               if n in by_name and n not in cost and n not in GROUP_COUNTS}
+    # and the catalog values those read (cloud_sizes_listed reads cloud_fixed_sizes)
+    while more := {n for m in needed for n in references(by_name[m].expr)
+                   if n in by_name and n not in cost and n not in GROUP_COUNTS} - needed:
+        needed |= more
     return tuple((c.name, c.expr) for c in CALCULATIONS if c.name in needed)
 
 

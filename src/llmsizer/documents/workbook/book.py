@@ -256,5 +256,12 @@ class Book:
             return "No price found in the catalog: enter one to cost this GPU."
         if base is None or value != base:
             return "Account override (requirements file, costs section)."
-        return (f"{catalog_note(str(src), self.platform_names)} ({date}); "
+        paid = next((p.value for p in self.r.prices if p.item == f"cloud:{tid}"), value)
+        # session 23: Fabrikam Legal's B200 cell holds the 8-GPU offer's 4.44 while the plan
+        # rents 2-GPU instances at 4.58: the note says which price the plan pays
+        rents = ("" if colname == "price" or abs(paid - value) < 1e-9 else
+                 f"This cell is the offer's own instance size; the plan rents another size at "
+                 f"{self.cur} {paid:,.2f} per GPU-hour, the price used (Catalog sheet, its "
+                 "other sizes). ")
+        return (rents + f"{catalog_note(str(src), self.platform_names)} ({date}); "
                 + ("catalog prices are USD." if usd else "converted from USD at the account's rate."))

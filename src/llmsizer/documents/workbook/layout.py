@@ -97,6 +97,11 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
        for tier, column in _TIER_COLUMN.items()},
     **{f"cloud_gpus_{column}": (f"GPUs per cloud instance, {tier_words(tier)}", "GPUs")
        for tier, column in _TIER_COLUMN.items()},
+    # whether the offer is sold in its listed sizes only, in the account's tier and each tier
+    "cloud_fixed_sizes": ("Cloud offer sold in its listed sizes only", "1 = yes"),
+    **{f"cloud_fixed_{column}": (
+        f"Cloud offer sold in its listed sizes only, {tier_words(tier)}", "1 = yes")
+       for tier, column in _TIER_COLUMN.items()},
     # the offers' other instance sizes (0 = none), in the account's tier and in each tier
     **{f"cloud_size{k}_gpus": (f"GPUs per cloud instance, other size {k}", "GPUs")
        for k in (1, 2)},

@@ -69,6 +69,21 @@ GROUP_ITEMS: tuple[Item, ...] = (*GROUP_LOAD_AGGREGATES, *GROUP_SPARE_CALCULATIO
                                  *GROUP_NODE_LOSS_AGGREGATES, *GROUP_NODE_LOSS_CALCULATIONS,
                                  *GROUP_HEADROOM_AGGREGATES, *GROUP_COST_CALCULATIONS,
                                  *GROUP_RENTED_LOSS_AGGREGATES, *GROUP_RENTED_LOSS_CALCULATIONS)
+# Session 23: an offer sold by the GPU in listed sizes (AWS G6: 1, 4 or 8 GPUs) rents
+# cloud_listed_load_instances, not one instance per replica; the Plan sheet shows both rows
+# (a group's pools may be rented either way), so each says when it is the count rented, as
+# the proposal counts the instances rented (cloud_instances).
+RENTED_WHEN = {
+    "pool_cloud_load_instances": " (rented when the offer lists no other sizes)",
+    "group_cloud_load_instances": " (rented when the offer lists no other sizes)",
+    "cloud_listed_load_instances": " (rented when the offer lists other sizes)"}
+
+
+def plan_label(item: Item) -> str:
+    """The row's label on the Plan sheet: the calculation's, with when it is rented."""
+    return item.label + RENTED_WHEN.get(item.name, "")
+
+
 POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
 GROUP_NAMES = frozenset(i.name for i in GROUP_ITEMS)
 TOTAL_LABELS = {"nodes": ("Nodes", "nodes"), "gpus_used": ("GPUs serving or on standby", "GPUs"),
@@ -188,7 +203,7 @@ def _write_rows(book: Book, ws: Any, items: Sequence[Item], rows: dict[str, int]
         fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name),
                             name=item.name)
         ws.write_string(row, 0, item.name, f("name"))
-        ws.write_string(row, 1, item.label, f("label"))
+        ws.write_string(row, 1, plan_label(item), f("label"))
         ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
         for (col, own, members, _vals), value in zip(columns, values, strict=True):
             ws.write_formula(row, col, _formula(item, own, members, book), f("calc", fmt), value)
@@ -251,7 +266,7 @@ def write(book: Book) -> None:
     group_col = {g.id: FIRST_COL + j for j, g in enumerate(groups)}
     width = _width(r, pl)
     ws.set_column(0, 0, 28)
-    wide = label_width([i.label for i in (*POOL_ITEMS, *GROUP_ITEMS,
+    wide = label_width([plan_label(i) for i in (*POOL_ITEMS, *GROUP_ITEMS,
                                           *WORKLOAD_SHARE_CALCULATIONS)], 40)
     ws.set_column(1, 1, wide)
     ws.set_column(2, 2, 11)
@@ -421,7 +436,7 @@ def _write_group_aggregate(book: Book, ws: Any, item: Aggregate, row: int,
     fmt = number_format(item.unit, values, book.cur, zero_text=unpriced_text(item.name),
                         name=item.name)
     ws.write_string(row, 0, item.name, f("name"))
-    ws.write_string(row, 1, item.label, f("label"))
+    ws.write_string(row, 1, plan_label(item), f("label"))
     ws.write_string(row, 2, unit_text(item.unit, book.cur), f("unit"))
     for (col, _, _members, _, pool_cols), value in zip(group_columns, values, strict=True):
 

@@ -90,6 +90,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud_gpus"),
           lookup("gpus", "gpu", "cloud_gpus_per_instance")),
        "How the offer is sold: whole instances of this many GPUs (1 = single GPUs)."),
+    _c("cloud_fixed_sizes", "Cloud offer sold in its listed sizes only", "1 = yes", "TCO",
+       IF(gt(r("cloud_tier_what_if"), 0), _tier_column("cloud_fixed"),
+          lookup("gpus", "gpu", "cloud_fixed_sizes")),
+       "1 = the provider sells the offer in its own size and the other sizes listed only (a "
+       "single-GPU offer listing no other size: 1-GPU instances only); 0 = a single-GPU offer "
+       "is sold in any count of one machine's GPUs."),
     *(c for k in (1, 2) for c in (
         _c(f"cloud_size{k}_gpus", f"GPUs per cloud instance, other size {k}", "GPUs", "TCO",
            IF(gt(r("cloud_tier_what_if"), 0), _tier_column(f"cloud_size{k}_gpus"),
@@ -115,6 +121,9 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
              "fp4_tflops", "link_gb_s", "price", "cloud_gpu_hour", "cloud_gpus_per_instance",
              "cloud_on_demand", "cloud_gpus_on_demand", "cloud_1yr", "cloud_gpus_1yr",
              "cloud_3yr", "cloud_gpus_3yr", "cloud_gpu_cloud", "cloud_gpus_gpu_cloud",
+             # whether each tier's offer is sold in its listed sizes only (1 = yes)
+             "cloud_fixed_sizes", "cloud_fixed_on_demand", "cloud_fixed_1yr", "cloud_fixed_3yr",
+             "cloud_fixed_gpu_cloud",
              # the offers' other instance sizes (catalog MAX_OTHER_SIZES), account tier first
              *(f"cloud_size{k}_{c}" for k in (1, 2)
                for c in ("gpus", "gpu_hour", "gpus_on_demand", "on_demand", "gpus_1yr", "1yr",

@@ -112,9 +112,10 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Replicas for peak + headroom (and prefill replicas) x the instances one spans: an "
        "instance of a replica's own GPUs, a node's at most (offers sold by the GPU)."),
     _c("cloud_sizes_listed", "Cloud offer sold in listed sizes only", "1 = yes", "TCO",
-       IF(gt(r("cloud_size1_gpus"), 0), 1, 0),
-       "1 = the provider sells the offer in the instance sizes the price list gives (its other "
-       "sizes): an instance is one of them, never a replica's own count."),
+       IF(OR(gt(r("cloud_size1_gpus"), 0), gt(r("cloud_fixed_sizes"), 0)), 1, 0),
+       "1 = the provider sells the offer in the instance sizes the price list gives (its own "
+       "and its other sizes; a single-GPU offer may list none: 1-GPU instances only): an "
+       "instance is one of them, never a replica's own count."),
     _c("cloud_replica_instance_gpus", "GPUs per instance holding the largest replica",
        "GPUs", "TCO", replica_instance_gpus(r("cloud_replica_gpus")),
        "Sold by the GPU: the largest replica's own GPUs (a node's at most) when the offer "
@@ -143,11 +144,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
           ROUNDUP(r("load_gpus") / (MAX(1, ROUNDDOWN(r("cloud_replica_instance_gpus")
                                                    / r("cloud_replica_gpus"), 0))
                                     * r("cloud_replica_gpus")), 0),
-          ROUNDUP(r("load_gpus") / r("cloud_replica_gpus"), 0)
-          * ROUNDUP(r("cloud_replica_gpus") / r("cloud_replica_instance_gpus"), 0)),
+          # no listed size holds the replica: it spans the offer's own 1-GPU instances
+          # (replica_instance_gpus), one instance per GPU of every replica, whatever its width
+          ROUNDUP(r("load_gpus") / r("cloud_replica_instance_gpus"), 0)),
        "GPUs for peak + headroom in instances of the listed size, ROUNDDOWN(size / the largest "
-       "replica) replicas to an instance (a wider replica spans ROUNDUP(replica / size) of "
-       "them): offers sold by the GPU in listed sizes."),
+       "replica) replicas to an instance (when no listed size holds a replica, it spans the "
+       "offer's own 1-GPU instances: one per GPU): offers sold by the GPU in listed sizes."),
     _c("cloud_gpus_by_gpu", "GPUs rented by the GPU", "GPUs", "TCO",
        IF(_BY_GPU_LOAD,
           IF(LISTED, r("cloud_listed_load_instances") * r("cloud_replica_instance_gpus"),
