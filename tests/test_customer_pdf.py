@@ -419,7 +419,7 @@ def test_a_plan_on_gpus_without_a_purchase_price_says_its_costs_leave_them_out()
     assert ("Capital cost if bought: GPUs not priced" in text
             and "On-prem per year if bought: GPUs not priced" in text)
     # the costs table's GPU line: no price, not "USD 0" (read as free GPUs)
-    assert "GPUs (once) no price listed Scale-out network" in text
+    assert "GPUs (once) no price listed Network (once)" in text
 
 
 @pytest.mark.parametrize(("name", "way"), [("eu-bank-cloud.yaml", "cloud"),

@@ -85,7 +85,7 @@ def test_the_embedder_buys_a_4_gpu_server_and_the_reranker_shares_it(maple: Resu
     network = chat.values["capex_network"]  # one node's network, the same platform
     assert (rerank.shares_with, rerank.replicas, rerank.nodes, rerank.gpus_purchased,
             rerank.gpus_used, rerank.idle_gpus) == (None, 2, 1, 2, 2, 0)
-    assert rerank.capex == pytest.approx(GENERIC_4 + 2 * GPU + network)  # CAD 67,037.64
+    assert rerank.capex == pytest.approx(GENERIC_4 + 2 * GPU + network)  # CAD 44,296.10
     assert lent_and_idle(rerank, maple.plan.retrieval_groups) == (0, 0)
 
 
@@ -97,9 +97,14 @@ def test_gpus_and_capital_cost_add_up(maple: Result) -> None:
     network = maple.plan.node_groups[0].values["capex_network"]
     chat = GENERIC_4 + 3 * GPU + network
     assert t.capex == pytest.approx(chat + GPU + GENERIC_4 + 2 * GPU + network)
-    assert t.capex == pytest.approx(156155.28)  # session 22 (round 21: CAD 167,195.28)
-    # before round 21: two XE7745 with 8 GPUs each, CAD 386,033 (the round's figure)
-    assert chat + 2 * (XE7745 + 8 * GPU + network) == pytest.approx(386032.92)
+    # session 23: each PCIe server's network is its 2 x 100 GbE front end (CAD 1,516.10), not
+    # 17,578 USD of InfiniBand fabric (session 22: CAD 156,155.28; round 21: 167,195.28)
+    assert network == pytest.approx(2 * 100 * 17578 / 8 / 400 * RATE)
+    assert t.capex == pytest.approx(110_672.205)
+    # before round 21: two XE7745 with 8 GPUs each, CAD 386,033 (the round's figure, when
+    # every node paid 17,578 USD of network)
+    old = 17578 * RATE
+    assert (GENERIC_4 + 3 * GPU + old) + 2 * (XE7745 + 8 * GPU + old) == pytest.approx(386032.92)
     # each workload alone: three 4-GPU servers, none of them an XE7745, bought with the GPUs
     # they run (session 22: 3 + 1 + 2; round 21 bought 3 + 4 + 4)
     assert (maple.totals_dedicated.gpus_purchased, maple.totals_dedicated.nodes) == (6, 3)

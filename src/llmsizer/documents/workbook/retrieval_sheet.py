@@ -55,7 +55,8 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
             *((f"cloud_size{k}_{c}", f"{label}, other size {k}", unit) for k in (1, 2)
               for c, label, unit in (("gpus", "GPUs per cloud instance", "GPUs"),
                                      ("gpu_hour", "Cloud price per GPU-hour", "currency/h"))),
-            ("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes"))
+            ("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes"),
+            ("network_per_node_used", "Network per node", "currency"))
 # the option's GPU and platform figures that the Catalog sheet lists (the engine reads the
 # same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
 _LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),
