@@ -210,18 +210,13 @@ def _headroom_section(r: Result) -> str:
     return section[:section.index("</section>")]
 
 
-def test_cloud_recommendation_advises_a_spare_instance(tmp_path: Path) -> None:
+def test_cloud_recommendation_advises_a_spare_instance() -> None:
     """Northwind Retail rents 3 one-GPU L40S instances, no spare asked: one instance down
     leaves 2 replicas, headroom -11.6 % (s21-rented-loss), so the advice is a spare instance,
-    never a spare node. Renting is asked (policy.deployment: cloud): since session 23 the
+    never a spare node. Renting is asked (tests/data/ref-a-rented.yaml): since session 23 the
     cheapest is buying (one 4-GPU PCIe server's network is its 2 x 100 GbE front end, USD
     1,098.63, not 17,578: USD 32.4 k a year bought against 35.5 k rented)."""
-    data = yaml.safe_load((DATA.parent.parent / "inputs" / "ref-a-7b-assistant.yaml")
-                          .read_text(encoding="utf-8"))
-    data["policy"]["deployment"] = "cloud"
-    path = tmp_path / "ref-a-rented.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    r = size(load(path))
+    r = size(load(DATA / "ref-a-rented.yaml"))
     assert r.deployment.recommended == "cloud"
     section = _headroom_section(r)
     assert "headroom -11.6 %" in section
