@@ -266,7 +266,11 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
         if key == "cloud_tier_what_if":
             return label, "costs.cloud_tier", _tier_setter
         if key == "network_per_node_stated":  # after network_per_node (names sort so)
-            return label, "costs.network_per_node", _network_stated_setter(inputs)
+            return label, "costs.network_per_node (stated or not)", _network_stated_setter(inputs)
+        if key in ("network_per_fabric_port", "network_per_frontend_gbps"):
+            return label, ("it is the catalog's price per port; to cost the network your own "
+                           "way, type the network per node and set \"Network per node "
+                           "stated\" to 1"), None
         if key not in _ACCOUNT_FIELDS:
             return label, "it is not a requirements field; set it in the requirements", None
         section, fieldname = _ACCOUNT_FIELDS[key]

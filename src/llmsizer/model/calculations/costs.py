@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..expr import (AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le,
-                    lookup, lt, ref)
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lookup, lt, ref
 from .core import Calculation, _c, r
 
 # An offer sold by the GPU (review round 22): one GPU an "instance" and no other size listed
