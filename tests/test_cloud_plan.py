@@ -160,11 +160,12 @@ def test_every_surface_says_the_same_rent(insurer: Result, tmp_path: Path) -> No
 
 def test_an_account_that_buys_is_unchanged() -> None:
     """Acme (inputs/example.yaml, on-premises by default): the same plan as before, 20 H100
-    in 5 × XE8640 at USD 479,506 a year, options in the order of their on-premises cost."""
+    in 5 × XE8640 at USD 465,224 a year (479,506 before session 23 priced each server's network
+    from its ports), options in the order of their on-premises cost."""
     r = size(load(EXAMPLE))
     assert r.deployment.recommended == "on_prem"
     assert [w.recommended for w in r.workloads] == ["h100-sxm/fp8/kv-fp8/tp4/dell-xe8640"] * 2
-    assert round(r.totals.annual_cost_onprem) == 479_506
+    assert round(r.totals.annual_cost_onprem) == 465_224
     for w in r.workloads:
         costs = [float(o.values["annual_cost_onprem"]) for o in w.options
                  if o.feasible and o.priced]

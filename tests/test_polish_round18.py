@@ -75,6 +75,8 @@ def test_a_break_even_past_the_write_off_reads_as_months_and_wraps() -> None:
     row = html.split("Buying beats renting after", 1)[1].split("</tr>", 1)[0]
     # 71 months since session 21's spare instance made the insurer rent H200 (96 on H100);
     # 195 since session 22 (H200 rented by the GPU: EUR 165,617 a year): capex 639,543.52 /
-    # ((165,617.44 - 339,391.30 + 639,543.52 / 3) / 12) = 194.7
-    assert '<td class="n name">195 months, past the 3 years of amortisation</td>' in row
+    # ((165,617.44 - 339,391.30 + 639,543.52 / 3) / 12) = 194.7; 198 since session 23 priced
+    # the XE9680s' 2 x 200 GbE front end: 643,586.46 / ((165,617.44 - 341,143.24 + 643,586.46 /
+    # 3) / 12) = 198.0
+    assert '<td class="n name">198 months, past the 3 years of amortisation</td>' in row
     assert "not within" not in row
