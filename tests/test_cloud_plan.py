@@ -130,13 +130,14 @@ def test_forcing_each_gpu_rents_for_no_less(tmp_path: Path, gpu: str, rent: int)
 
 def test_buying_and_cheapest_accounts_get_their_own_plans(tmp_path: Path) -> None:
     """The same insurer bought (on_prem) keeps the plan cheapest to buy, 16 H200 at EUR
-    339,391 a year on-premises (renting it: its 1-GPU and 4-GPU pools' 8 GPUs + the group's
-    one spare instance of 4 GPUs = 12 x 1.558337857056 x 8,760 + 15,456 = 179,268; session
-    23; round 22 a spare per pool, 1 + 4: 192,920; before 233,873); asked for the cheapest
-    way, both plans are searched and the rented one wins at 151,966."""
+    341,143 a year on-premises (339,391 before session 23 priced its servers' 2 x 200 GbE front
+    end; renting it: its 1-GPU and 4-GPU pools' 8 GPUs + the group's one spare instance of 4
+    GPUs = 12 x 1.558337857056 x 8,760 + 15,456 = 179,268; session 23; round 22 a spare per
+    pool, 1 + 4: 192,920; before 233,873); asked for the cheapest way, both plans are searched
+    and the rented one wins at 151,966."""
     bought = size(load(_variant(tmp_path, "bought", policy__deployment="on_prem")))
     assert [g.gpu for g in bought.plan.node_groups] == ["h200-sxm"]
-    assert round(bought.totals.annual_cost_onprem) == 339_391
+    assert round(bought.totals.annual_cost_onprem) == 341_143
     assert bought.totals.annual_cost_cloud is not None
     assert round(bought.totals.annual_cost_cloud) == 179_268
     cheapest = size(load(_variant(tmp_path, "cheapest", policy__deployment="cheapest")))
@@ -167,11 +168,12 @@ def test_every_surface_says_the_same_rent(insurer: Result, tmp_path: Path) -> No
 
 def test_an_account_that_buys_is_unchanged() -> None:
     """Acme (inputs/example.yaml, on-premises by default): the same plan as before, 20 H100
-    in 5 × XE8640 at USD 479,506 a year, options in the order of their on-premises cost."""
+    in 5 × XE8640 at USD 465,224 a year (479,506 before session 23 priced each server's network
+    from its ports), options in the order of their on-premises cost."""
     r = size(load(EXAMPLE))
     assert r.deployment.recommended == "on_prem"
     assert [w.recommended for w in r.workloads] == ["h100-sxm/fp8/kv-fp8/tp4/dell-xe8640"] * 2
-    assert round(r.totals.annual_cost_onprem) == 479_506
+    assert round(r.totals.annual_cost_onprem) == 465_224
     for w in r.workloads:
         costs = [float(o.values["annual_cost_onprem"]) for o in w.options
                  if o.feasible and o.priced]
@@ -180,8 +182,9 @@ def test_an_account_that_buys_is_unchanged() -> None:
 
 def test_a_cloud_account_whose_cheapest_gpu_to_buy_has_no_cloud_price(tmp_path: Path) -> None:
     """Llama 3.3 70B for 60 users at 10 tok/s on [RTX PRO 6000, L40S]: the RTX PRO 6000
-    (USD 8,565, 96 GB: one GPU a replica) is the cheapest to buy, 3 GPUs at USD 58,319 a
-    year, but has no cloud offer. Rented, stage planned it anyway and the proposal had no
+    (USD 8,565, 96 GB: one GPU a replica) is the cheapest to buy, 3 GPUs at USD 51,654 a
+    year (58,319 before session 23: its PCIe server's network is now its front end), but has
+    no cloud offer. Rented, stage planned it anyway and the proposal had no
     cloud figure (cloud_unpriced); the plan is now the priced L40S (TP2, 8 GPUs) at USD
     80,548 a year, the RTX options ranked after every option with a cloud price."""
     data = example_dict()
@@ -193,7 +196,7 @@ def test_a_cloud_account_whose_cheapest_gpu_to_buy_has_no_cloud_price(tmp_path: 
     data["policy"] = {"deployment": "on_prem"}
     bought = size(load(write_yaml(data, tmp_path / "bought.yaml")))
     assert [g.gpu for g in bought.plan.node_groups] == ["rtx-pro-6000"]
-    assert round(bought.totals.annual_cost_onprem) == 58_319
+    assert round(bought.totals.annual_cost_onprem) == 51_654
     assert bought.totals.annual_cost_cloud is None  # no cloud offer for the RTX PRO 6000
     data["policy"] = {"deployment": "cloud"}
     rented = size(load(write_yaml(data, tmp_path / "rented.yaml")))

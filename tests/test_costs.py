@@ -108,7 +108,9 @@ def test_every_cloud_offer_and_extra_is_dated_or_marked_undated() -> None:
             assert o.source.strip() and o.offer.strip(), (gid, tier)
             assert o.date is None or re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", o.date), (gid, tier)
     assert {k: v.value for k, v in cat.prices.extras.items()} == {
-        "network_per_node": 17578, "storage_per_tb_month": 70, "software_per_gpu_year": 4500,
+        # 17,578 USD per 8-GPU node / its 8 fabric ports; the front end: that port / 400 Gb/s
+        "network_per_fabric_port": 17578 / 8, "network_per_frontend_gbps": 17578 / 8 / 400,
+        "storage_per_tb_month": 70, "software_per_gpu_year": 4500,
         "colocation_per_kw_month": 184}
     assert cat.prices.extras["colocation_per_kw_month"].date == "2025-06"  # CBRE H1-2025
     api = cat.prices.api["llama-3.1-70b"]
@@ -133,17 +135,20 @@ def test_prices_older_than_the_limit_are_stale() -> None:
 
 def test_bill_of_materials_of_the_example(example: Result) -> None:
     """Internal assistant on TP4 DGX H100 alone: 2 nodes, 16 GPUs bought. Node without GPUs
-    50,000 (derived from SemiAnalysis' 270,000 DGX H100 estimate), network 17,578 per node
-    (yobitel NDR fabric, 2026), H100 30,000 (aiinframap mid-2026): capex 2 x 50,000 + 16 x
-    30,000 + 2 x 17,578. (The plan now buys 4-GPU XE8640 nodes: tests/test_platform_search.)"""
+    50,000 (derived from SemiAnalysis' 270,000 DGX H100 estimate), H100 30,000 (aiinframap
+    mid-2026), network per node 19,775.25: its 8 GPU-fabric ports x 2,197.25 (yobitel NDR
+    fabric, 17,578 per 8-GPU node, 2026) + its 2 x 200 GbE front-end ports x 5.493125 per
+    Gb/s (2,197.25, unpriced before session 23): capex 2 x 50,000 + 16 x 30,000 + 2 x
+    19,775.25. (The plan now buys 4-GPU XE8640 nodes: tests/test_platform_search.)"""
     dgx = example.workloads[0].option("h100-sxm/fp8/kv-fp8/tp4")
     assert dgx is not None and dgx.platform == "dgx-h100"
     v = dgx.values
     assert (_f(v, "nodes"), _f(v, "gpus_purchased")) == (2, 16)
     assert _f(v, "capex_platforms") == 100_000
     assert _f(v, "capex_gpus") == 480_000
-    assert _f(v, "capex_network") == 35_156
-    assert _f(v, "capex") == 615_156
+    assert _f(v, "network_per_node_used") == pytest.approx(8 * 2197.25 + 2 * 200 * 5.493125)
+    assert _f(v, "capex_network") == pytest.approx(2 * 19_775.25)
+    assert _f(v, "capex") == pytest.approx(619_550.5)
     # colocation: 2 nodes x 10.2 kW x 184 USD/kW-month (CBRE) x 12
     assert math.isclose(_f(v, "annual_colocation"), 2 * 10.2 * 184 * 12)
     # storage: 2 nodes x 10 TB x 70 USD/TB-month (CoreWeave file storage) x 12
@@ -298,7 +303,9 @@ def test_northwind_lists_no_cloud_tier_rows_its_own_price_makes_repeat(tmp_path:
 def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
         tmp_path: Path) -> None:
     """Wide World Importers (inputs/rag-knowledge-base.yaml): one language model (4 GPUs, 1
-    node) beside an embedding and a reranking server (16 GPUs, 2 nodes of their own). Each
+    node) beside an embedding and a reranking server (12 GPUs, 2 nodes of their own: 4 L40S
+    and 8 RTX PRO 6000; 8 L4 embedded before session 23 priced a PCIe server's network as
+    an InfiniBand fabric's 17,578 USD). Each
     scenario row is the whole account, as "As proposed" is: the scenario's language-model
     plan plus the retrieval groups. The peak-rate and headroom rows resize those groups (each
     on its proposed GPU) as they do the language models; the GPU-price, cloud-tier and
@@ -312,7 +319,7 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     path = ROOT / "inputs" / "rag-knowledge-base.yaml"
     r = size(load(path))
     t, groups = r.totals, r.plan.retrieval_groups
-    assert [g.kind for g in groups] == ["embed", "rerank"] and t.gpus_purchased == 20
+    assert [g.kind for g in groups] == ["embed", "rerank"] and t.gpus_purchased == 16
     # a retrieval GPU has no cloud price: the account has no cloud total (cloud_priced)
     assert t.annual_cost_cloud is None and t.cloud_unpriced
     runs = {sc.name: (sc, e) for sc, _envs, e in result_scenario_plans(r)}
@@ -369,13 +376,16 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
     # platform that hosts the L4 is tried; it was two generic 4-GPU servers, 5 nodes) and
     # the reranker's two. Session 22: the Dell PowerEdge XE7745 is a PCIe server
     # (sold_full false), bought with the GPUs it runs as the chat servers are: the reranker's
-    # 2 nodes hold its 11 RTX PRO 6000s, 4 + 8 + 11 = 23 GPUs (it bought 16: 28 in all)
-    assert rows["rate_+50%"].gpus_purchased == 23 and rows["rate_+50%"].nodes == 4
-    assert rows["headroom_0.5"].gpus_purchased == 4 + 8 + 9  # 9 reranker replicas (was 28)
+    # 2 nodes hold its 11 RTX PRO 6000s, 4 + 8 + 11 = 23 GPUs (it bought 16: 28 in all).
+    # Session 23: a PCIe server's network is its front-end ports, so the embedder is one
+    # 4-GPU server of 4 L40S, not the XE7745's 8 L4 (its 2 x 200 GbE cost 1,098.63 USD more
+    # than 2 x 100 GbE): 4 + 4 + 11 = 19
+    assert rows["rate_+50%"].gpus_purchased == 19 and rows["rate_+50%"].nodes == 4
+    assert rows["headroom_0.5"].gpus_purchased == 4 + 4 + 9  # 9 reranker replicas (was 28)
     # half the requests and no headroom: the reranker's 4 and 6 replicas on one XE7745
     # bought with 4 and 6 GPUs (session 22; both rows read the proposal's 20 GPUs before)
-    assert (rows["rate_-50%"].gpus_purchased, rows["rate_-50%"].nodes) == (4 + 8 + 4, 3)
-    assert (rows["headroom_0"].gpus_purchased, rows["headroom_0"].nodes) == (4 + 8 + 6, 3)
+    assert (rows["rate_-50%"].gpus_purchased, rows["rate_-50%"].nodes) == (4 + 4 + 4, 3)
+    assert (rows["headroom_0"].gpus_purchased, rows["headroom_0"].nodes) == (4 + 4 + 6, 3)
     # the rows that buy nothing more are the proposal itself, and not in bold
     same = {"users_x0.5", "users_x1.5", "prompt_-50%",
             "prompt_+50%", "output_-50%", "output_+50%",
@@ -386,7 +396,7 @@ def test_sensitivity_rows_are_the_whole_account_with_its_retrieval_servers(
             t.gpus_purchased, t.nodes, t.capex, t.annual_cost_onprem), name
     # twice the users: a second language-model node; the retrieval servers as proposed (3
     # nodes before review round 21, when the embedder's L4s took two 4-GPU servers)
-    assert rows["users_x2"].gpus_purchased == 24 and rows["users_x2"].nodes == 4
+    assert rows["users_x2"].gpus_purchased == 20 and rows["users_x2"].nodes == 4  # 24 with 8 L4
     context = build_context(r)
     assert context["retrieval_kept"]  # the table's note says which rows resize them
     bold = {row.label + " " + row.change for row in context["scenarios"] if row.moved}
@@ -454,10 +464,13 @@ def test_proposal_cost_pages(example: Result, tmp_path: Path) -> None:
                           text=True, check=True).stdout
     flat = " ".join(text.split())
     assert "if throughput is off by the model's p90 error" in flat
-    # sized alone: 6 XE8640 nodes x 35,000 + 24 H100 x 30,000 + 6 x 17,578 network
-    assert example.totals_dedicated.capex == 6 * 35_000 + 24 * 30_000 + 6 * 17_578 == 1_035_468
-    assert "USD 1.04 M" in flat and "USD 1,035,468" not in flat
-    for words in ("Scale-out network", "Colocation", "Hosted API", "AWS Bedrock",
+    # sized alone: 6 XE8640 nodes x 35,000 + 24 H100 x 30,000 + 6 x 10,986.25 network (4
+    # GPU-fabric ports x 2,197.25 + 2 x 200 GbE front end x 5.493125; 17,578 a node before
+    # session 23, as if the 4-GPU board had 8 fabric ports and no front end)
+    assert example.totals_dedicated.capex == pytest.approx(
+        6 * 35_000 + 24 * 30_000 + 6 * 10_986.25) == 995_917.5
+    assert "USD 996 k" in flat and "USD 995,917" not in flat
+    for words in ("Network (once)", "Colocation", "Hosted API", "AWS Bedrock",
                   "break-even by load", "Prices used", "What if: sensitivity",
                   "committed one-year contract"):
         assert words in flat, words
@@ -584,7 +597,8 @@ def test_scenario_plans_kept_for_the_workbook() -> None:
 @pytest.mark.parametrize(("account", "names"), [
     # the rows where the account sized afresh keeps the proposal's GPUs and nodes (at +30 %
     # GPU price or 30 % load, Wide World Importers' fresh sizing picks other GPUs)
-    (ROOT / "inputs" / "rag-knowledge-base.yaml", ("gpu_price_-30%", "load_0.9")),
+    # load 0.9: the fresh sizing embeds on 8 L4 again (power weighs more), not the same GPUs
+    (ROOT / "inputs" / "rag-knowledge-base.yaml", ("gpu_price_-30%", "load_0.3")),
     (DATA / "rag-shared-busy.yaml", ("gpu_price_-30%", "gpu_price_+30%", "load_0.3",
                                      "load_0.9", "cloud_hyperscaler_on_demand",
                                      "cloud_committed_3yr", "cloud_gpu_cloud")),

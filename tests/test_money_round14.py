@@ -3,11 +3,12 @@
 1. "cheapest" with a GPU without a purchase price: the on-premises figure leaves the GPU out
    (a floor), so it must not win the comparison (tests/data/unpriced-cheapest.yaml).
 2. A break-even past the amortisation period is no case for buying (Litware,
-   tests/data/api-cheapest.yaml: 214 months on a 3-year write-off).
+   tests/data/api-cheapest.yaml: 218 months on a 3-year write-off; 214 before session 23).
 3. (Not kept: one server buying no scale-out network share. Decided per node group, it made a
    plan that splits off a one-server group cheaper than the same servers in one group, and a
-   plan dearer than its workloads sized alone: tests/test_plan.py. The rule belongs to the
-   account's whole server count; until then every server keeps its share.)
+   plan dearer than its workloads sized alone: tests/test_plan.py. Session 23 prices each
+   server's network from its own platform instead (the GPU fabric's share per fabric port on
+   platforms built for one, the front-end ports on every server), never from a count.)
 4. Retrieval on idle GPUs already bought costs nothing extra: said in words, never "USD 0" per
    million tokens (tests/data/rag-shared.yaml).
 5. Section 5 for a cloud recommendation advises a spare instance, not a spare node
@@ -21,16 +22,19 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+import yaml
 from helpers import EXAMPLE
 
 from llmsizer.documents.proposal import build_context
 from llmsizer.documents.proposal.render import render_html
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
+from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
 DATA = Path(__file__).resolve().parent / "data"
+CAT = load_catalog()
 
 
 def _text(html: str) -> str:
@@ -52,7 +56,9 @@ def test_an_on_premises_figure_without_its_gpus_never_wins_cheapest() -> None:
     assert (d.cheapest, d.recommended, d.cheaper) == ("cloud", "cloud", [])
     lead = _text(build_context(r)["deployment"]["lead"])
     assert "the cheapest of the ways priced in full" in lead
-    assert "on-premises left out: USD 26.8 k a year without the GPUs" in lead
+    # one A10 server: its 2 x 25 GbE front end (USD 274.66) is its network, not 17,578 of
+    # InfiniBand fabric (USD 26.8 k a year before session 23)
+    assert "on-premises left out: USD 19.3 k a year without the GPUs" in lead
 
 
 def test_a_complete_figure_still_compares_as_before() -> None:
@@ -69,12 +75,13 @@ def test_a_break_even_past_the_write_off_says_buying_does_not_pay_back(tmp_path:
     (pool,) = r.plan.pools
     (share,) = pool.shares
     # computed once (calculations: plan_breakeven_months, plan_breakeven_in_writeoff)
-    # the PDF read "Buying beats renting after 214 months" on a 3-year write-off
-    assert share["plan_breakeven_months"] == pytest.approx(214.1, abs=0.05)
+    # the PDF read "Buying beats renting after 214 months" on a 3-year write-off; 218 since
+    # session 23 priced the XE9680's 2 x 200 GbE front end (USD 2,197.25) beside its fabric
+    assert share["plan_breakeven_months"] == pytest.approx(217.9, abs=0.05)
     assert share["plan_breakeven_in_writeoff"] == 0
     html = _text(render_html(r))
-    assert "214 months, past the 3 years of amortisation" in html
-    assert '<td class="n name">214 months</td>' not in html
+    assert "218 months, past the 3 years of amortisation" in html
+    assert '<td class="n name">218 months</td>' not in html
     # the workbook: the Summary's row is a formula over the Plan sheet's, cached as the JSON's
     book = tmp_path / "b.xlsx"
     write_workbook(r, book)
@@ -101,13 +108,78 @@ def test_a_break_even_within_the_write_off_still_reads_in_months() -> None:
 
 # ---- the scale-out network per server (kept) ----------------------------------------------------
 
+# Session 23: the network is a server's own, from its platform's ports (calculations
+# network_per_node_used), never from a group's server count: the GPU fabric's share per fabric
+# port (prices.yaml: 17,578 USD per 8-GPU node of a 1,024-GPU NDR fat tree / 8 ports =
+# 2,197.25) only on a platform built for a GPU fabric (platforms.yaml gpu_fabric), and every
+# server's front-end ports at their speed (2,197.25 / 400 Gb/s = 5.493125 per Gb/s).
+FABRIC_PORT, FRONTEND_GBPS = 17_578 / 8, 17_578 / 8 / 400
+
+
 def test_several_servers_keep_their_network_and_switch() -> None:
-    """Acme: 5 servers keep 5 x USD 17,578 of scale-out network and one front-end leaf."""
+    """Acme: 5 XE8640 servers (4-GPU HGX: 4 fabric ports, 2 x 200 GbE front end) keep 5 x
+    USD 10,986.25 of network (17,578 a server before session 23, as if it had 8 GPUs and no
+    front end) and one front-end leaf."""
     r = size(load(EXAMPLE))
     (g,) = r.plan.node_groups
-    assert g.nodes == 5
-    assert g.values["capex_network"] == pytest.approx(5 * 17_578)
+    assert (g.platform, g.nodes) == ("dell-xe8640", 5)
+    per_server = 4 * FABRIC_PORT + 2 * 200 * FRONTEND_GBPS
+    assert per_server == pytest.approx(10_986.25)
+    assert g.values["capex_network"] == pytest.approx(5 * per_server)
     assert r.bom.totals["bom_frontend_leaf_switches"] == 1
+
+
+def _university(tmp_path: Path, **costs: float) -> Result:
+    data = yaml.safe_load((DATA / "gbp-university-r22.yaml").read_text(encoding="utf-8"))
+    data["costs"].update(costs)
+    path = tmp_path / "university.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return size(load(path))
+
+
+def test_a_pcie_server_pays_its_front_end_network_only(tmp_path: Path) -> None:
+    """University: 10 x Dell R760xa (PCIe, no GPU fabric: its replicas stay in one server).
+    Each paid GBP 13,886.62 of InfiniBand fabric (17,578 x 0.79), 13.5 % of the capital cost
+    of GBP 1,027,616.20; now its 2 x 100 GbE front-end ports: 200 x 5.493125 x 0.79 = GBP
+    867.91 a server, capex GBP 158,000 servers + 730,750 GPUs + 8,679.14 network."""
+    r = _university(tmp_path)
+    (g,) = r.plan.node_groups
+    assert (g.platform, g.nodes) == ("dell-r760xa", 10)
+    assert CAT.platforms["dell-r760xa"].gpu_fabric is False
+    assert g.values["capex_network"] == pytest.approx(10 * 2 * 100 * FRONTEND_GBPS * 0.79)
+    assert r.totals.capex == pytest.approx(158_000 + 730_750 + 8_679.1375)
+    assert r.bom.totals["bom_fabric_ports"] == 0
+    # the prices used name both prices per port with their catalog source, no per-node figure
+    items = {p.item: p for p in r.prices}
+    assert "extra:network_per_node" not in items
+    assert items["extra:network_per_frontend_gbps"].value == pytest.approx(FRONTEND_GBPS * 0.79)
+    assert items["extra:network_per_fabric_port"].date == "2026-06"
+
+
+def test_the_account_network_per_node_is_charged_on_every_node(tmp_path: Path) -> None:
+    """costs.network_per_node means what its label says: that figure on every node, whatever
+    the platform's ports (GBP 5,000 x 10 servers)."""
+    r = _university(tmp_path, network_per_node=5000)
+    (g,) = r.plan.node_groups
+    assert r.account_inputs["network_per_node_stated"] == 1
+    assert g.values["capex_network"] == pytest.approx(10 * 5000)
+    used = {p.item: p for p in r.prices}
+    assert used["extra:network_per_node"].value == 5000
+    assert used["extra:network_per_node"].source == "account requirements (costs)"
+    assert not any(i.startswith("extra:network_per_f") for i in used)
+    html = _text(render_html(r))
+    assert "Network per node, the account's figure" in html
+
+
+def test_only_platforms_built_for_a_gpu_fabric_carry_it() -> None:
+    """HGX/DGX/OAM boards and NVL72 racks are built with a fabric NIC per GPU; PCIe servers
+    (one GPU per scale-up domain, bought part full) are not, and a replica spans servers only
+    over a stated scale-out network (sizing.search), which only fabric platforms state."""
+    for pid, p in CAT.platforms.items():
+        pcie = p.nvlink_domain == 1 and not p.sold_full
+        assert p.gpu_fabric is not pcie, pid
+        if p.scaleout_gb_s is not None:
+            assert p.gpu_fabric, pid
 
 
 # ---- 4. retrieval on idle GPUs ------------------------------------------------------------------
@@ -141,8 +213,10 @@ def _headroom_section(r: Result) -> str:
 def test_cloud_recommendation_advises_a_spare_instance() -> None:
     """Northwind Retail rents 3 one-GPU L40S instances, no spare asked: one instance down
     leaves 2 replicas, headroom -11.6 % (s21-rented-loss), so the advice is a spare instance,
-    never a spare node."""
-    r = size(load(DATA.parent.parent / "inputs" / "ref-a-7b-assistant.yaml"))
+    never a spare node. Renting is asked (tests/data/ref-a-rented.yaml): since session 23 the
+    cheapest is buying (one 4-GPU PCIe server's network is its 2 x 100 GbE front end, USD
+    1,098.63, not 17,578: USD 32.4 k a year bought against 35.5 k rented)."""
+    r = size(load(DATA / "ref-a-rented.yaml"))
     assert r.deployment.recommended == "cloud"
     section = _headroom_section(r)
     assert "headroom -11.6 %" in section

@@ -328,9 +328,12 @@ def test_more_users_in_mixed_node_sizes_never_cost_less() -> None:
     assert after.totals.gpus >= before.totals.gpus
     assert after.totals.annual_cost_onprem >= before.totals.annual_cost_onprem
     assert after.totals.capex >= before.totals.capex
-    for r, used in ((before, 42), (after, 43)):
-        assert [(g.platform, g.nodes, g.gpus_purchased) for g in r.plan.node_groups] == [
-            ("dell-xe9680", 6, 48)]
+    # session 23: a 4-GPU XE8640 carries 4 GPU-fabric ports, not an 8-GPU node's 17,578 USD
+    # of network, so the smaller account now buys 1 eight-GPU + 9 four-GPU nodes (44 bought,
+    # 1,005,473 a year) and the larger still the 6 eight-GPU nodes (1,008,424)
+    for r, used, groups in ((before, 42, [("dell-xe9680", 1, 8), ("dell-xe8640", 9, 36)]),
+                            (after, 43, [("dell-xe9680", 6, 48)])):
+        assert [(g.platform, g.nodes, g.gpus_purchased) for g in r.plan.node_groups] == groups
         assert r.totals.gpus_used == used
 
 

@@ -49,17 +49,20 @@ def test_every_platform_carrying_the_gpu_is_tried() -> None:
 def test_tailspin_buys_eight_gpus_on_four_gpu_nodes() -> None:
     """Issue 22 acceptance: Tailspin (inputs/moe-chat.yaml, Mixtral, 6 H100 in use) was told to
     buy 2 x DGX H100 (16 GPUs, USD 615,156 capex, 345,137/yr). On two 4-GPU Dell XE8640 it
-    buys 8: 2 x 35,000 (XE8640 without GPUs) + 8 x 30,000 (H100 SXM) + 2 x 17,578 (network
-    per node, the default) = 345,156."""
+    buys 8: 2 x 35,000 (XE8640 without GPUs) + 8 x 30,000 (H100 SXM) + 2 x 10,986.25 (network
+    per node: 4 GPU-fabric ports x 2,197.25 + 2 x 200 GbE front end x 5.493125; 17,578 before
+    session 23) = 331,972.50."""
     r = _sized(str(ROOT / "inputs" / "moe-chat.yaml"))
     (group,) = r.plan.node_groups
     assert group.platform == "dell-xe8640"
     assert r.totals.gpus_purchased == 8 and r.totals.gpus_used == 6
     xe, h100 = CAT.platforms["dell-xe8640"], CAT.gpus["h100-sxm"]
     assert xe.base_price_usd == 35_000 and h100.price_usd == 30_000
-    hand = 2 * xe.base_price_usd + 8 * h100.price_usd + 2 * r.account_inputs["network_per_node"]
-    assert r.totals.capex == pytest.approx(hand, abs=0.01) == 345_156
-    assert r.totals.annual_cost_onprem == pytest.approx(191_802.26, abs=0.01)
+    acct = r.account_inputs
+    network = 4 * acct["network_per_fabric_port"] + 2 * 200 * acct["network_per_frontend_gbps"]
+    hand = 2 * xe.base_price_usd + 8 * h100.price_usd + 2 * network
+    assert r.totals.capex == pytest.approx(hand, abs=0.01) == 331_972.5
+    assert r.totals.annual_cost_onprem == pytest.approx(186_089.41, abs=0.01)  # 191,802.26
     assert r.totals.annual_cost_onprem < 345_137  # the 2 x DGX H100 plan before issue 22
 
 

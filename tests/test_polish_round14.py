@@ -44,7 +44,8 @@ def test_a_defaulted_deployment_is_said_to_be_the_default(
         shipped_outputs: Callable[[Path], ShippedOutputs]) -> None:
     """Pip & Pixel states no way to run it: the PDF read "on-premises, the way the
     requirements ask for" and then "The requirements give no reason for choosing on-premises":
-    they asked nothing. Its on-premises USD 26.9 k a year against USD 11.6 k in the cloud."""
+    they asked nothing. Its on-premises USD 19.4 k a year (26.9 k before session 23 priced its
+    one PCIe server's network as its front end) against USD 11.6 k in the cloud."""
     out = shipped_outputs(TINY)
     d = out.result.deployment
     assert (d.asked, d.stated, d.recommended, d.cheaper) == ("on_prem", False, "on_prem",
@@ -52,7 +53,7 @@ def test_a_defaulted_deployment_is_said_to_be_the_default(
     assert json.loads(out.json.read_text())["deployment"]["stated"] is False
     text = _text(out.pdf)
     assert ("Recommended way to run it: buying and running the servers (on-premises), the "
-            "default when the requirements do not say how to run it, at USD 26.9 k a year."
+            "default when the requirements do not say how to run it, at USD 19.4 k a year."
             ) in text
     assert "the way the requirements ask for" not in text
     assert ("The requirements neither ask for on-premises nor give a reason for it: the "
@@ -67,7 +68,7 @@ def test_a_stated_deployment_keeps_the_requirements_words(tmp_path: Path) -> Non
     data["policy"] = {**data.get("policy", {}), "deployment": "on_prem"}
     ctx = _deployment(write_yaml(data, tmp_path / "stated.yaml"))
     assert ctx["lead"] == ("Recommended way to run it: buying and running the servers "
-                           "(on-premises), the way the requirements ask for, at USD 26.9 k a "
+                           "(on-premises), the way the requirements ask for, at USD 19.4 k a "
                            "year.")
     assert ctx["reasons_intro"] == ("The requirements give no reason for choosing on-premises "
                                     "over the cheaper way.")
@@ -203,11 +204,13 @@ def test_rack_notes_read_without_shouting_or_the_projects_files(path: Path, said
 def test_an_on_premises_figure_without_its_gpus_says_so_where_it_is_compared() -> None:
     """Lucerne's GB200 has no purchase price: the cover says the on-premises figure leaves
     the GPUs out, but the summary read "at USD 631 k a year" and "against USD 631 k for
-    on-premises" beside a hosted API at USD 54.5 k, as if the figures were alike."""
+    on-premises" beside a hosted API at USD 54.5 k, as if the figures were alike. (USD 709 k
+    since session 23 charges an NVL72 rack its 72 GPU-fabric and 18 front-end ports, not one
+    8-GPU node's network.)"""
     ctx = _deployment(DATA / "gb200-unpriced.yaml")
-    assert str(ctx["lead"]).endswith("at USD 631 k a year without the GPUs, which have no "
+    assert str(ctx["lead"]).endswith("at USD 709 k a year without the GPUs, which have no "
                                       "purchase price.")
-    assert "against USD 631 k for on-premises without the GPUs." in str(ctx["cheaper"])
+    assert "against USD 709 k for on-premises without the GPUs." in str(ctx["cheaper"])
     assert "without the GPUs" not in str(_deployment(TINY)["lead"])  # its L4 is priced
 
 

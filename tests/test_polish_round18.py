@@ -74,8 +74,9 @@ def test_a_break_even_past_the_write_off_reads_as_months_and_wraps() -> None:
     html = render_html(size(load(INSURER))).replace(NBSP, " ")
     row = html.split("Buying beats renting after", 1)[1].split("</tr>", 1)[0]
     # 71 months since session 21's spare instance made the insurer rent H200 (96 on H100);
-    # 195 since session 22 (H200 rented by the GPU: EUR 165,617 a year); 298 since session 23
-    # (one spare instance for the group: EUR 151,966): capex 639,543.52 / ((151,966.40 -
-    # 339,391.30 + 639,543.52 / 3) / 12) = 298.0
-    assert '<td class="n name">298 months, past the 3 years of amortisation</td>' in row
+    # 195 since session 22 (H200 rented by the GPU: EUR 165,617 a year); session 23: one
+    # spare instance for the group (EUR 151,966) and the XE9680s' 2 x 200 GbE front end priced
+    # (capex 643,586.46, on-prem 341,143.24): 643,586.46 / ((151,966.40 - 341,143.24 +
+    # 643,586.46 / 3) / 12) = 304.6
+    assert '<td class="n name">305 months, past the 3 years of amortisation</td>' in row
     assert "not within" not in row

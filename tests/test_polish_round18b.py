@@ -221,10 +221,10 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     months = [s["plan_breakeven_months"] for p in result.plan.pools for s in p.shares]
     # s21-rented-spares: the H200 plan again (cheapest to rent with a spare instance): 71.3;
     # s22-instance-shapes: rented by the GPU for EUR 165,617, capex 639,543.52 / ((165,617.44
-    # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7; s23-rented-spares: one spare instance
-    # for the group, EUR 151,966: 639,543.52 / ((151,966.40 - 339,391.30 + 639,543.52 / 3)
-    # / 12) = 298.0
-    assert [round(m, 1) for m in months] == [298.0, 298.0]
+    # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7; session 23: one spare instance for the
+    # group (EUR 151,966) and the servers' front end priced (capex 643,586.46, on-prem
+    # 341,143.24): 643,586.46 / ((151,966.40 - 341,143.24 + 643,586.46 / 3) / 12) = 304.6
+    assert [round(m, 1) for m in months] == [304.6, 304.6]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -232,7 +232,7 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("298 months, past the 3 years of amortisation") == 2
+    assert text.count("305 months, past the 3 years of amortisation") == 2
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:

@@ -112,8 +112,9 @@ def test_a_rented_plan_of_three_one_gpu_instances_does_not_stop_with_one_down() 
     """Northwind Retail (inputs/ref-a-7b-assistant.yaml) rents 3 one-GPU L40S instances, one
     replica each, no N+1: bought, its 3 replicas sit on one node and the service stopped with
     it ("-100 %"); rented, one instance down leaves 2 replicas against its peak demand 2.262:
-    2 / 2.262 - 1 = -11.6 % (peak demand not met)."""
-    r = size(load(ROOT / "inputs" / "ref-a-7b-assistant.yaml"))
+    2 / 2.262 - 1 = -11.6 % (peak demand not met). Renting asked (tests/data/ref-a-rented.yaml):
+    since session 23 Ref A's cheapest way is buying."""
+    r = size(load(ROOT / "tests" / "data" / "ref-a-rented.yaml"))
     assert r.deployment.recommended == "cloud"
     (g,), (p,) = r.plan.node_groups, r.plan.pools
     assert (g.values["cloud_instances"], g.values["cloud_instance_gpus"], p.replicas) == (3, 1, 3)

@@ -124,8 +124,8 @@ def test_every_account_input_and_price_maps_back(tmp_path: Path) -> None:
     edits = {"in_survive_node_loss": 0, "in_gpu_memory_utilization": 0.85,
              "in_runtime_reserve_gb": 3.5, "in_electricity_per_kwh": 0.2, "in_pue": 1.4,
              "in_amortization_years": 4, "in_support_rate": 0.12, "in_average_load": 0.5,
-             "in_network_per_node": 9000, "in_hours_per_year": 6000,
-             "in_cloud_h200_sxm": 9.5, "in_node_price_dgx_h100": 250_000,
+             "in_network_per_node": 9000, "in_network_per_node_stated": 1,
+             "in_hours_per_year": 6000, "in_cloud_h200_sxm": 9.5, "in_node_price_dgx_h100": 250_000,
              "in_w2_prompt_tokens": 3000, "in_w2_output_tokens": 400,
              "in_w2_max_context_tokens": 0, "in_w2_prefix_cache_hit": 0.1,
              "in_w2_target_tokens_per_s_per_user": 25, "in_w2_target_ttft_s": 4,
@@ -335,6 +335,23 @@ def test_cells_that_are_not_requirement_fields_are_refused(tmp_path: Path) -> No
     msg = _refused(_edit(seed, tmp_path / "f.xlsx",
                          {"in_w1_measured_tokens_per_s_per_replica": 900}))
     assert "it comes from the benchmark file(s) 'vllm-llama70b-4xh100-c32.json'" in msg
+    # session 23: the catalog's network prices per port are no requirement field; the
+    # account's own network per node is
+    msg = _refused(_edit(book, tmp_path / "n.xlsx", {"in_network_per_fabric_port": 1000}))
+    assert "(GPU-fabric network per port) was changed" in msg
+    assert 'set "Network per node stated" to 1' in msg
+
+
+def test_the_network_per_node_stated_flag_reads_back(tmp_path: Path) -> None:
+    """Session 23: "Network per node stated" set to 1 with a figure typed beside it is
+    costs.network_per_node (that figure on every node); the figure alone is too."""
+    book = _book(tmp_path)
+    back = read_workbook(_edit(book, tmp_path / "e.xlsx", {"in_network_per_node_stated": 1,
+                                                             "in_network_per_node": 4000}))
+    r = size(back.loaded)
+    assert r.account_inputs["network_per_node_stated"] == 1
+    assert r.account_inputs["network_per_node"] == 4000
+    assert all(g.values["capex_network"] == 4000 * g.nodes for g in r.plan.node_groups)
 
 
 def test_option_cell_edits_are_reported_and_ignored(tmp_path: Path) -> None:

@@ -14,15 +14,19 @@ After, worked by hand from the catalog (prices in USD x 1.38):
 - L40S: USD 8,000 (gpus.yaml l40s.price_usd) = CAD 11,040;
 - Generic 2U 4-GPU PCIe Gen4 server: USD 15,000 (platforms.yaml pcie-4gpu-gen4-350w
   .base_price_usd, sold_full false) = CAD 20,700;
-- network per node: USD 17,578 (prices.yaml extras.network_per_node) = CAD 24,257.64;
-- chat: 20,700 + 3 x 11,040 + 24,257.64 = CAD 78,077.64 (unchanged);
+- network per node: its 2 x 100 GbE front-end ports (infrastructure.yaml) x USD 5.493125 per
+  Gb/s (prices.yaml extras.network_per_frontend_gbps) = USD 1,098.625 = CAD 1,516.10; a PCIe
+  server has no GPU fabric (platforms.yaml gpu_fabric false). Before session 23 every node
+  paid USD 17,578 (CAD 24,257.64) of InfiniBand fabric: chat 78,077.64, reranker 67,037.64,
+  in all CAD 156,155.28;
+- chat: 20,700 + 3 x 11,040 + 1,516.10 = CAD 55,336.10;
 - the embedder's 1 replica goes in the chat server's empty slot: it buys 1 L40S and no
   server, CAD 11,040 (per year: 11,040 / 3 years + 10 % support = CAD 4,784; the node's
   power, space and storage are the chat server's, counted there);
 - the reranker's 2 replicas: a 4-GPU server bought with 2 GPUs,
-  20,700 + 2 x 11,040 + 24,257.64 = CAD 67,037.64;
-- in all 3 + 1 + 2 = 6 GPUs in 2 servers, 78,077.64 + 11,040 + 67,037.64 = CAD 156,155.28,
-  CAD 11,040 (one L40S) less than before.
+  20,700 + 2 x 11,040 + 1,516.10 = CAD 44,296.10;
+- in all 3 + 1 + 2 = 6 GPUs in 2 servers, 55,336.10 + 11,040 + 44,296.10 = CAD 110,672.21,
+  CAD 11,040 (one L40S) less than the 7 GPUs round 21 bought would cost.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ CAT = load_catalog()
 RATE = 1.38  # the account's costs.usd_exchange_rate
 GPU = 8000 * RATE  # gpus.yaml l40s.price_usd
 SERVER = 15000 * RATE  # platforms.yaml pcie-4gpu-gen4-350w.base_price_usd
-NETWORK = 17578 * RATE  # prices.yaml extras.network_per_node
+NETWORK = 2 * 100 * 17578 / 8 / 400 * RATE  # 2 x 100 GbE x extras.network_per_frontend_gbps
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +68,11 @@ def test_the_catalog_figures_the_hand_working_reads(maple: Result) -> None:
     p = CAT.platforms["pcie-4gpu-gen4-350w"]
     assert (CAT.gpus["l40s"].price_usd, p.base_price_usd, p.gpus_per_node, p.sold_full) == (
         8000, 15000, 4, False)
-    assert CAT.prices.extras["network_per_node"].value == 17578
-    assert maple.account_inputs["network_per_node"] == pytest.approx(NETWORK)
+    assert CAT.prices.extras["network_per_frontend_gbps"].value == 17578 / 8 / 400
+    assert maple.account_inputs["network_per_frontend_gbps"] * 2 * 100 == pytest.approx(NETWORK)
+    rack = CAT.infrastructure.platforms["pcie-4gpu-gen4-350w"] if CAT.infrastructure else None
+    assert rack is not None and (rack.frontend_nics, rack.frontend_gbps) == (2, 100)
+    assert not p.gpu_fabric  # no GPU-fabric share
     assert (maple.account_inputs["amortization_years"],
             maple.account_inputs["support_rate"]) == (3, 0.1)
 
@@ -76,7 +83,7 @@ def test_a_pcie_retrieval_server_is_bought_with_the_gpus_it_runs(maple: Result) 
     11 GPUs alone, now 3 + 1 + 2)."""
     embed, rerank = maple.plan.retrieval_groups_alone
     assert (embed.nodes, embed.gpus_purchased, embed.idle_gpus) == (1, 1, 0)
-    assert embed.capex == pytest.approx(SERVER + GPU + NETWORK)  # CAD 55,997.64
+    assert embed.capex == pytest.approx(SERVER + GPU + NETWORK)  # CAD 33,256.10
     assert (rerank.nodes, rerank.gpus_purchased, rerank.idle_gpus) == (1, 2, 0)
     assert rerank.capex == pytest.approx(SERVER + 2 * GPU + NETWORK)
     assert (maple.totals_dedicated.gpus_purchased, maple.totals_dedicated.nodes) == (6, 3)
@@ -106,7 +113,7 @@ def test_the_embedder_takes_the_chat_servers_empty_slot(maple: Result) -> None:
     embed, rerank = maple.plan.retrieval_groups
     assert (chat.platform, chat.nodes, chat.gpus_purchased, chat.gpus_used) == (
         "pcie-4gpu-gen4-350w", 1, 3, 3)
-    assert chat.capex == pytest.approx(SERVER + 3 * GPU + NETWORK)  # CAD 78,077.64
+    assert chat.capex == pytest.approx(SERVER + 3 * GPU + NETWORK)  # CAD 55,336.10
     assert (embed.shares_with, embed.platform, embed.replicas, embed.nodes,
             embed.gpus_purchased, embed.gpus_used) == (chat.id, chat.platform, 1, 0, 1, 1)
     assert embed.capex == pytest.approx(GPU)  # CAD 11,040
@@ -116,7 +123,7 @@ def test_the_embedder_takes_the_chat_servers_empty_slot(maple: Result) -> None:
             v["retrieval_slots_filled"]) == (0, 1, 0, 1)
     # the reranker's 2 replicas do not fit what is left (no slot): a server of its own
     assert (rerank.shares_with, rerank.nodes, rerank.gpus_purchased) == (None, 1, 2)
-    assert rerank.capex == pytest.approx(SERVER + 2 * GPU + NETWORK)  # CAD 67,037.64
+    assert rerank.capex == pytest.approx(SERVER + 2 * GPU + NETWORK)  # CAD 44,296.10
     # the chat server lends no idle GPU: the embedder's GPU is its own
     assert lent_and_idle(chat, maple.plan.retrieval_groups) == (0, 0)
 
@@ -127,10 +134,13 @@ def test_gpus_and_capital_cost_add_up(maple: Result) -> None:
         6, 6, 0, 0, 2)
     assert t.capex == pytest.approx((SERVER + 3 * GPU + NETWORK) + GPU
                                     + (SERVER + 2 * GPU + NETWORK))
-    assert t.capex == pytest.approx(156155.28)  # was CAD 167,195.28 (7 GPUs)
+    # CAD 156,155.28 before session 23 charged each PCIe server its front end, not 17,578 USD
+    # of InfiniBand fabric (167,195.28 with round 21's 7 GPUs)
+    assert t.capex == pytest.approx(110_672.205)
     assert t.annual_cost_onprem == pytest.approx(sum(
         [g.annual_cost_onprem for g in (*maple.plan.node_groups, *maple.plan.retrieval_groups)]))
-    assert t.annual_cost_onprem == pytest.approx(109236.92, abs=0.01)  # was 114,020.92
+    # 109,236.92 before session 23 (114,020.92 with round 21's 7 GPUs)
+    assert t.annual_cost_onprem == pytest.approx(89_527.58, abs=0.01)
 
 
 def test_a_what_if_with_more_chat_users_keeps_the_retrieval_servers_together(
@@ -138,8 +148,9 @@ def test_a_what_if_with_more_chat_users_keeps_the_retrieval_servers_together(
     """With 50 % more chat users the chat pool fills its 4 slots: the embedder buys a server
     of its own (1 GPU), and the reranker -- on a server of its own in the proposal -- is
     offered that server's 3 empty slots (sizing.retrieval.scenario_host), as sizing afresh
-    would place it: 4 + 1 + 2 = 7 GPUs in 2 servers, CAD 167,195.28. Without that offer the
-    row read 3 servers, CAD 212,152.92; round 21's code read 8 GPUs, CAD 178,235.28."""
+    would place it: 4 + 1 + 2 = 7 GPUs in 2 servers, CAD 121,712.21 (167,195.28 before
+    session 23's network per server). Without that offer the row read 3 servers, CAD
+    212,152.92; round 21's code read 8 GPUs, CAD 178,235.28."""
     row = next(s for s in maple.sensitivity if s.name == "users_x1.5")
     assert (row.gpus_purchased, row.nodes) == (7, 2)
     assert row.capex == pytest.approx(2 * (SERVER + NETWORK) + 7 * GPU)

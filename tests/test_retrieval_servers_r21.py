@@ -84,7 +84,7 @@ def test_the_embedder_buys_a_4_gpu_server_and_the_reranker_shares_it(maple: Resu
     network = chat.values["capex_network"]  # one node's network, the same platform
     assert (rerank.shares_with, rerank.replicas, rerank.nodes, rerank.gpus_purchased,
             rerank.gpus_used, rerank.idle_gpus) == (None, 2, 1, 2, 2, 0)
-    assert rerank.capex == pytest.approx(GENERIC_4 + 2 * GPU + network)  # CAD 67,037.64
+    assert rerank.capex == pytest.approx(GENERIC_4 + 2 * GPU + network)  # CAD 44,296.10
     assert lent_and_idle(rerank, maple.plan.retrieval_groups) == (0, 0)
 
 

@@ -89,7 +89,9 @@ def test_the_retailer_buys_two_gb300_racks_with_disaggregated_serving(retailer: 
     (FP4 weights, FP8 KV) one decode replica of TP4 runs 256 sequences (the engine's cap), so
     3,155 / 256 = 12.3 replicas, x1.2 headroom rounded up = 15, fed by 34 prefill replicas of
     2 GPUs: 60 + 68 = 128 GPUs in 2 racks of 72 (144 bought). The GB200 at the reseller's
-    GBP 27,500 needs 160 GPUs, 3 racks: GBP 3.85 M a year against 2.86 M. Embedding (80
+    GBP 27,500 needs 160 GPUs, 3 racks: GBP 4.00 M a year against 2.96 M (3.85 M against
+    2.86 M before session 23 charged a rack 72 GPU-fabric ports and 18 front-end ports, not one
+    8-GPU node's network: capex GBP 5.78 M, was 5.49 M). Embedding (80
     requests/s) and reranking (80 x 40 passages) fit on 2 and 3 of the 16 idle GPUs."""
     pool = retailer.plan.pools[0]
     assert (pool.gpu, pool.tp, pool.replicas, pool.prefill_replicas,
@@ -98,12 +100,12 @@ def test_the_retailer_buys_two_gb300_racks_with_disaggregated_serving(retailer: 
     assert float(retailer.workloads[0].best.values["concurrent_users"]) == pytest.approx(3155, abs=1)
     t = retailer.totals
     assert (t.gpus_purchased, t.nodes, t.gpus) == (144, 2, 133)
-    assert round(t.capex, -4) == 5_490_000 and round(t.annual_cost_onprem, -4) == 2_860_000
+    assert round(t.capex, -4) == 5_780_000 and round(t.annual_cost_onprem, -4) == 2_960_000
     assert t.annual_cost_cloud is None  # the catalog has no GB300 cloud price
     assert [(g.gpu, g.gpus_purchased) for g in retailer.plan.retrieval_groups] == [
         ("gb300", 0), ("gb300", 0)]
     gb200 = next(o for o in retailer.workloads[0].options if o.feasible and o.gpu == "gb200")
-    assert round(float(gb200.values["annual_cost_onprem"]), -4) == 3_850_000
+    assert round(float(gb200.values["annual_cost_onprem"]), -4) == 4_000_000
 
 
 def test_the_bank_rents_h100_for_the_chat_and_the_rag(bank: Result) -> None:
@@ -113,14 +115,14 @@ def test_the_bank_rents_h100_for_the_chat_and_the_rag(bank: Result) -> None:
     Review round 21: with N+1 renting keeps a spare 8-GPU instance, ROUNDUP(29 / 8) + 1 = 5
     (40 GPUs; the two H200 for the chat and 4 H100 instances for the RAG, 34 GPUs, left the
     RAG 6 replicas with one down). JPY 140 M a year, against JPY 127 M a year to buy (JPY
-    233 M capital, 5 XE9680 servers)."""
+    235 M capital, 5 XE9680 servers; 233 M before session 23 priced their front end)."""
     assert [(p.gpu, p.tp, p.replicas, p.spare_replicas) for p in bank.plan.pools] == [
         ("h100-sxm", 1, 1, 0), ("h100-sxm", 4, 7, 0)]
     t = bank.totals
     assert bank.deployment.recommended == "cloud"
     assert t.cloud_gpus_rented == 40
     assert round(t.annual_cost_cloud or 0, -6) == 140_000_000
-    assert round(t.annual_cost_onprem, -6) == 127_000_000 and round(t.capex, -6) == 233_000_000
+    assert round(t.annual_cost_onprem, -6) == 127_000_000 and round(t.capex, -6) == 235_000_000
 
 
 # ---- the PDF ---------------------------------------------------------------------------------
@@ -264,12 +266,16 @@ def test_the_production_debuggers_modelled_limits_read_to_three_figures(
 
 
 def test_a_price_the_requirements_leave_out_names_its_catalog_source(retailer_html: str) -> None:
-    """Harrow & Finch states no network price: its GBP 13.9 k per node is the catalog's dated
-    USD 17,600 estimate at 0.79, yet the register said "— the account's requirements"."""
+    """Harrow & Finch states no network price: its GBP 1.74 k per GPU-fabric port is the
+    catalog's dated USD 2,197.25 estimate at 0.79 (session 23; GBP 13.9 k per node before), yet
+    the register said "— the account's requirements"."""
     text = _words(retailer_html)
-    assert ("Network per node: GBP 13.9 k per node — not in the requirements: the catalog's "
-            "dated estimate, yobitel knowledge base, 'InfiniBand NDR' (dated 2026-06); converted "
-            "from USD at the account's rate") in text
+    assert ("GPU-fabric network per port: GBP 1.74 k per fabric port — not in the "
+            "requirements: the catalog's dated estimate, yobitel knowledge base, 'InfiniBand NDR' "
+            "(dated 2026-06); converted from USD at the account's rate") in text
+    assert ("Front-end network per Gb/s: GBP 4.34 per Gb/s of a server's front-end ports — not "
+            "in the requirements: the catalog's dated estimate, The GPU-fabric port's price per "
+            "Gb/s, an estimate (dated 2026-06)") in text
 
 
 def test_the_batch_summary_shows_yen_per_million_tokens_whole(tmp_path: Path) -> None:

@@ -232,8 +232,9 @@ def test_the_accounts_tokens_are_said_to_be_the_language_models() -> None:
     assert round(t.million_total_tokens_per_year) == 386_001
     # CAD 244,678 a year before the retrieval workloads shared servers (s21-retrieval: 19 GPUs
     # bought -> 7, CAD 114,021); session 22: 6 GPUs, the embedder's L40S in the chat server's
-    # empty slot (tests/test_retrieval_packing_r22.py works the figures by hand)
-    assert round(t.annual_cost_onprem) == 109_237
+    # empty slot (tests/test_retrieval_packing_r22.py works the figures by hand); session 23:
+    # each PCIe server's network is its 2 x 100 GbE front end, not 17,578 USD (was 109,237)
+    assert round(t.annual_cost_onprem) == 89_528
     assert t.cost_per_million_total_tokens_onprem == pytest.approx(
         t.annual_cost_onprem / t.million_total_tokens_per_year, rel=1e-12)
     text = _words(render_html(r))

@@ -38,7 +38,13 @@ from llmsizer.sizing.results import Result
 
 DATA = Path(__file__).resolve().parent / "data"
 H = 8760.0  # hours a year
-NET_USD, STORAGE_USD_TB_MONTH, COLO_USD_KW_MONTH = 17578.0, 70.0, 184.0
+STORAGE_USD_TB_MONTH, COLO_USD_KW_MONTH = 70.0, 184.0
+# A server's network (prices.yaml, session 23): 2,197.25 USD per GPU-fabric port (17,578 per
+# 8-GPU node of a 1,024-GPU NDR fat tree / 8) on a platform built for a GPU fabric, + its
+# front-end ports at 5.493125 USD per Gb/s (2,197.25 / 400). Before: 17,578 on every node.
+FABRIC_PORT_USD, FRONTEND_GBPS_USD = 17578 / 8, 17578 / 8 / 400
+NET_HGX8_USD = 8 * FABRIC_PORT_USD + 2 * 200 * FRONTEND_GBPS_USD   # 19,775.25: 8 + 2 x 200 GbE
+NET_R760XA_USD = 2 * 100 * FRONTEND_GBPS_USD                       # 1,098.625: PCIe, 2 x 100 GbE
 
 
 def _rec(r: Result, workload: int) -> dict[str, Any]:
@@ -150,9 +156,10 @@ def test_telco_replicas_gpus_and_costs(telco: Result) -> None:
     assert v["replicas"] == math.ceil(demand * 1.2) == 2  # 8 GPUs: one 8-GPU XE9685L
     assert (telco.totals.gpus_purchased, telco.totals.nodes) == (8, 1)
     assert v["headroom_achieved"] == pytest.approx(2 / demand - 1)      # 70.7 %
-    # capex: Dell XE9685L 60,000 USD + 8 x B200 40,000 USD + network 17,578 USD, x 10.5
-    capex = (60000 + 8 * 40000 + NET_USD) * 10.5
-    assert telco.totals.capex == pytest.approx(capex) and capex == pytest.approx(4_174_569)
+    # capex: Dell XE9685L 60,000 USD + 8 x B200 40,000 USD + network 19,775.25 USD (17,578
+    # before session 23 priced its 2 x 200 GbE front end), x 10.5
+    capex = (60000 + 8 * 40000 + NET_HGX8_USD) * 10.5
+    assert telco.totals.capex == pytest.approx(capex) and capex == pytest.approx(4_197_640.125)
     # a year: capex / 4 + power 10 kW x 1.3 x 8,760 h x 1.1 SEK x 0.6 + colocation 10 kW x 184
     # x 12 + storage 10 TB x 70 x 12 (dollars x 10.5) + support 10 % of capex
     onprem = (capex / 4 + 10 * 1.3 * H * 1.1 * 0.6 + 10 * COLO_USD_KW_MONTH * 12 * 10.5
@@ -259,8 +266,10 @@ def test_university_plan_and_costs(university: Result) -> None:
     t = university.totals
     # 33 GPUs serving + one node's 4 on standby (N+1) = 37 in ROUNDUP(37 / 4) = 10 nodes
     assert (t.gpus_serving, t.gpus_standby, t.gpus_purchased, t.nodes) == (33, 4, 37, 10)
-    capex = (37 * 25000 + 10 * 20000 + 10 * NET_USD) * 0.79
-    assert t.capex == pytest.approx(capex)                # GBP 1,027,616
+    # network: each PCIe server its 2 x 100 GbE front end, no GPU fabric (session 23; it was
+    # 10 x 17,578 USD of InfiniBand fabric, GBP 138,866 of a GBP 1,027,616 capex)
+    capex = (37 * 25000 + 10 * 20000 + 10 * NET_R760XA_USD) * 0.79
+    assert t.capex == pytest.approx(capex) == pytest.approx(897_429.1375)  # GBP 897 k
     onprem = (capex / 5 + 10 * 2.2 * 1.3 * H * 0.24 * 0.6
               + 10 * 2.2 * COLO_USD_KW_MONTH * 12 * 0.79
               + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79 + 0.1 * capex)
@@ -339,8 +348,9 @@ def test_mtp_rented_instances_and_costs(ledgerline: Result) -> None:
     assert (t.cloud_gpus_rented, t.gpus_purchased) == (40, 40)
     cloud = 40 * 7.912 * H + 5 * 10 * STORAGE_USD_TB_MONTH * 12
     assert t.annual_cost_cloud == pytest.approx(cloud)    # USD 2.81 M
-    # buying instead: 5 x (Dell XE9680 50,000 + 8 x H200 35,000 + network 17,578), over 3 years
-    capex = 5 * (50000 + 8 * 35000 + NET_USD)
+    # buying instead: 5 x (Dell XE9680 50,000 + 8 x H200 35,000 + network 19,775.25), over 3
+    # years (17,578 a node before session 23 priced the front end)
+    capex = 5 * (50000 + 8 * 35000 + NET_HGX8_USD)
     assert t.capex == pytest.approx(capex)
     onprem = (capex / 3 + 5 * 8.4 * 1.3 * H * 0.12 * 0.6 + 5 * 8.4 * COLO_USD_KW_MONTH * 12
               + 5 * 10 * STORAGE_USD_TB_MONTH * 12 + 0.1 * capex)

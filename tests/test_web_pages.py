@@ -93,7 +93,11 @@ def test_prices_have_the_pdfs_precision_and_words(client: TestClient) -> None:
             assert f'<td class="n">{USD.money(offer.usd_per_gpu_hour)}</td>' in text
     for api in cat.prices.api.values():
         assert f'<td class="n">{USD.money(api.output_usd_per_million)}</td>' in text
-    words = {f.key: f.label for f in forms.COST_FIELDS}
+    # the network's prices per port feed no form field: the calculations' input words
+    # (session 23)
+    words = {f.key: f.label for f in forms.COST_FIELDS} | {
+        "network_per_fabric_port": "GPU-fabric network per port",
+        "network_per_frontend_gbps": "Front-end network per Gb/s"}
     for key, item in cat.prices.extras.items():
         assert f'<td>{words[key]}</td><td class="n">{USD.money(item.value)}</td>' in text
         assert f"<td>{key}</td>" not in text

@@ -27,9 +27,10 @@ openpyxl: Any = importlib.import_module("openpyxl")
 
 CAT = load_catalog()
 WIDE_WORLD = Path(__file__).parents[1] / "inputs" / "rag-knowledge-base.yaml"
-# an L4 at 200 dense BF16 TFLOPS (the catalog: 121) and the compared embedding API at
-# 0.13 USD per million tokens (the catalog's reference offer: 0.02)
-TFLOPS, API = 200.0, 0.13
+# an L40S at 420 dense BF16 TFLOPS (the catalog: 362; at 450 the reranker moves to L40S too)
+# and the compared embedding API at 0.13 USD per million tokens (the catalog's reference
+# offer: 0.02)
+TFLOPS, API = 420.0, 0.13
 
 
 def _catalog_cell(book: Path, gpu: str, head: str) -> str:
@@ -43,19 +44,20 @@ def _catalog_cell(book: Path, gpu: str, head: str) -> str:
 
 def test_edited_catalog_tflops_and_api_price_move_the_retrieval_servers(
         tmp_path: Path) -> None:
-    """Wide World Importers (inputs/rag-knowledge-base.yaml) embeds on L4s. Finance types
-    the L4's dense BF16 TFLOPS on the Catalog sheet and the embedding API's price on Inputs:
+    """Wide World Importers (inputs/rag-knowledge-base.yaml) embeds on L40S (on L4s before
+    session 23 priced a PCIe server's network as its front end). Finance types the L40S's
+    dense BF16 TFLOPS on the Catalog sheet and the embedding API's price on Inputs:
     the recalculated Retrieval sheet has the engine's forward time, replicas, nodes, costs
     and hosted-API cost at those figures. Both were typed numbers on the Retrieval sheet,
-    which kept the written 121 TFLOPS and 0.02 USD."""
+    which kept the written 362 TFLOPS and 0.02 USD."""
     base = size(load(WIDE_WORLD), CAT)
-    assert [g.gpu for g in base.plan.retrieval_groups] == ["l4", "rtx-pro-6000"]
+    assert [g.gpu for g in base.plan.retrieval_groups] == ["l40s", "rtx-pro-6000"]
     book = tmp_path / "base.xlsx"
     write_workbook(base, book)
     edited = edit_named(book, tmp_path / "edited.xlsx", {
-        _catalog_cell(book, "l4", "BF16 dense"): TFLOPS, "in_api_embed": API})
+        _catalog_cell(book, "l40s", "BF16 dense"): TFLOPS, "in_api_embed": API})
 
-    gpus = {**CAT.gpus, "l4": CAT.gpus["l4"].model_copy(update={"bf16_tflops": TFLOPS})}
+    gpus = {**CAT.gpus, "l40s": CAT.gpus["l40s"].model_copy(update={"bf16_tflops": TFLOPS})}
     ref = CAT.prices.embedding_reference("embed")
     assert ref is not None and ref.usd_per_million_tokens != API
     prices = CAT.prices.model_copy(update={"embedding_api": {
@@ -63,7 +65,7 @@ def test_edited_catalog_tflops_and_api_price_move_the_retrieval_servers(
         for k, p in CAT.prices.embedding_api.items()}})
     fresh = size(load(WIDE_WORLD), CAT.model_copy(update={"gpus": gpus, "prices": prices}))
     was, now = base.retrieval[0], fresh.retrieval[0]
-    assert was.best is not None and now.best is not None and now.best.gpu == "l4"
+    assert was.best is not None and now.best is not None and now.best.gpu == "l40s"
     # the edit moves the embedder: larger batches within the latency (the forward time is
     # half the target either way), fewer replicas, a dearer API to compare
     for name in ("batch_tokens", "retrieval_replicas", "retrieval_annual_cost_api"):

@@ -265,6 +265,12 @@ def _target(name: str, workloads: list[dict[str, Any]], prices: Mapping[str, Any
             return label, "costs.gpu_prices", _factor_setter(prices, inputs)
         if key == "cloud_tier_what_if":
             return label, "costs.cloud_tier", _tier_setter
+        if key == "network_per_node_stated":  # after network_per_node (names sort so)
+            return label, "costs.network_per_node (stated or not)", _network_stated_setter(inputs)
+        if key in ("network_per_fabric_port", "network_per_frontend_gbps"):
+            return label, ("it is the catalog's price per port; to cost the network your own "
+                           "way, type the network per node and set \"Network per node "
+                           "stated\" to 1"), None
         if key not in _ACCOUNT_FIELDS:
             return label, "it is not a requirements field; set it in the requirements", None
         section, fieldname = _ACCOUNT_FIELDS[key]
@@ -329,6 +335,18 @@ def _tier_setter(data: dict[str, Any], value: float) -> None:
         if costs is None:
             costs = data["costs"] = {}
         costs["cloud_tier"] = tier
+
+
+def _network_stated_setter(inputs: Mapping[str, Any]) -> Any:
+    """The account's network per node stated (1) or not (0, the catalog's prices per port):
+    1 keeps a figure typed beside it, else the one the workbook held."""
+    def setter(data: dict[str, Any], value: float) -> None:
+        section = data.setdefault("costs", {})
+        if value == 0:
+            section["network_per_node"] = None
+        elif section.get("network_per_node") is None:
+            section["network_per_node"] = float(inputs.get("in_network_per_node", 0))
+    return setter
 
 
 def _flag_setter(path: tuple[str, str]) -> Any:

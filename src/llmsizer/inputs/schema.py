@@ -173,8 +173,10 @@ class Costs(_Strict):
         json_schema_extra={"example": "0.6", "unit": "fraction"})
     network_per_node: Annotated[float, Field(ge=0), _usd_at_most("network_per_node")] | None = Field(
         default=None,
-        description="Scale-out network (switch ports, optics, cables) per node, once; left out, the "
-                    "catalog's dated estimate (price list extras).",
+        description="Network (switch ports, optics, cables) per node, once, on every node; left "
+                    "out, each server's from the catalog's dated prices per port (price list "
+                    "extras): the GPU fabric's share on servers built for one (HGX/DGX, NVL72), "
+                    "plus its front-end ports.",
         json_schema_extra={"example": "15000", "unit": "currency per node"})
     usd_exchange_rate: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
         default=None,

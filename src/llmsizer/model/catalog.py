@@ -69,6 +69,10 @@ class Platform(_Entry):
                     "(expert parallelism is then not offered across nodes)")
     scaleout_source: str = ""
     sold_full: bool = Field(description="fixed baseboard: every node is bought with all its GPUs")
+    gpu_fabric: bool = Field(
+        description="built for an east-west GPU fabric between nodes (one fabric NIC per GPU: "
+                    "HGX/DGX/OAM boards, NVL72 racks); false for PCIe servers, whose replicas "
+                    "stay inside one server and which plug into the front-end network only")
     node_power_kw: float = Field(gt=0, description="whole node at full GPU load")
     base_price_usd: float = Field(ge=0, description="node without its GPUs")
     source: str
@@ -483,6 +487,11 @@ def load_catalog() -> Catalog:
     if infra is not None and set(infra.platforms) != set(cat.platforms):
         raise CatalogError("infrastructure.yaml: platforms differ from platforms.yaml: "
                            f"{sorted(set(infra.platforms) ^ set(cat.platforms))}")
+    for pid, plat in cat.platforms.items():
+        # a replica spans nodes only over a stated scale-out network (sizing.search): such a
+        # platform must carry its GPU fabric in the costs
+        if plat.scaleout_gb_s is not None and not plat.gpu_fabric:
+            raise CatalogError(f"platform {pid}: states a scale-out network but no GPU fabric")
     for gid in cat.prices.cloud:
         if gid not in cat.gpus:
             raise CatalogError(f"prices.yaml: cloud prices for unknown GPU {gid!r}")

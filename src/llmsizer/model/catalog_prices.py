@@ -131,7 +131,8 @@ class Prices(Entry):
 
     tier_ratios: list[TierRatio]
     cloud: dict[str, dict[CloudTier, CloudOffer]]
-    extras: dict[Literal["network_per_node", "storage_per_tb_month", "software_per_gpu_year",
+    extras: dict[Literal["network_per_fabric_port", "network_per_frontend_gbps",
+                         "storage_per_tb_month", "software_per_gpu_year",
                          "colocation_per_kw_month"], PricedItem]
     api: dict[str, ApiPrice]
     embedding_api: dict[str, EmbeddingApiPrice] = {}

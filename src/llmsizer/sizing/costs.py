@@ -200,7 +200,12 @@ def account_cost_inputs(req: Requirements, catalog: Catalog) -> dict[str, float]
         return in_account_currency(req, extras[name].value)  # type: ignore[index]
 
     return {
-        "network_per_node": pick(c.network_per_node, "network_per_node"),
+        # the account's network per node, on every node, where it states one; else each
+        # server's ports at the catalog's prices per port (calculations network_per_node_used)
+        "network_per_node": c.network_per_node or 0.0,
+        "network_per_node_stated": 0.0 if c.network_per_node is None else 1.0,
+        "network_per_fabric_port": pick(None, "network_per_fabric_port"),
+        "network_per_frontend_gbps": pick(None, "network_per_frontend_gbps"),
         "storage_tb_per_node": c.storage_tb_per_node,
         "storage_per_tb_month": pick(c.storage_per_tb_month, "storage_per_tb_month"),
         # NVIDIA AI Enterprise, when asked for, at the catalog's published price (a stated
@@ -335,16 +340,22 @@ def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
             rows.append(PriceUsed(item=f"gpu:{gid}", label=f"{g.name}, purchase per GPU",
                                   value=in_account_currency(req, g.price_usd), unit=cur,
                                   date=g.price_date, source=g.price_source or ""))
-    given = {"network_per_node": req.costs.network_per_node,
-             "storage_per_tb_month": req.costs.storage_per_tb_month,
+    given = {"storage_per_tb_month": req.costs.storage_per_tb_month,
              "software_per_gpu_year": None,
              "colocation_per_kw_month": req.costs.colocation_per_kw_month}
-    labels = {"network_per_node": "Scale-out network per node",
+    labels = {"network_per_fabric_port": "GPU-fabric network per port (servers built for one)",
+              "network_per_frontend_gbps": "Front-end network per Gb/s of a server's ports",
               "storage_per_tb_month": "Storage per TB-month",
               "software_per_gpu_year": "Software licence per GPU-year (reference)",
               "colocation_per_kw_month": "Colocation per kW-month"}
+    if req.costs.network_per_node is not None:  # the account's figure, on every server
+        rows.append(PriceUsed(item="extra:network_per_node", label="Network per server",
+                              value=req.costs.network_per_node, unit=f"{cur} per server",
+                              date=None, source="account requirements (costs)"))
     for name, item in catalog.prices.extras.items():
-        value = given[name]
+        if name.startswith("network_") and req.costs.network_per_node is not None:
+            continue  # not read: the account states its network per server
+        value = given.get(name)
         rows.append(PriceUsed(
             item=f"extra:{name}", label=labels[name],
             value=value if value is not None else in_account_currency(req, item.value),

@@ -22,6 +22,16 @@ from . import costs
 Tables = dict[str, dict[str, dict[str, float]]]
 
 
+def _ports(catalog: Catalog, pid: str) -> dict[str, float]:
+    """A platform's GPU-fabric and front-end ports per server and the front-end speed
+    (infrastructure.yaml; none for a catalog built without it)."""
+    rack = catalog.infrastructure.platforms.get(pid) if catalog.infrastructure else None
+    if rack is None:
+        return {"fabric_ports": 0.0, "frontend_ports": 0.0, "frontend_gbps": 0.0}
+    return {"fabric_ports": float(rack.fabric_nics), "frontend_ports": float(rack.frontend_nics),
+            "frontend_gbps": rack.frontend_gbps}
+
+
 def build_tables(req: Requirements, catalog: Catalog) -> Tables:
     """The catalog rows the formulas look up, with the account's price overrides applied."""
 
@@ -46,7 +56,10 @@ def build_tables(req: Requirements, catalog: Catalog) -> Tables:
         pid: {"gpus_per_node": float(p.gpus_per_node), "sold_full": float(p.sold_full),
               "node_power_kw": p.node_power_kw,
               "base_price": req.costs.node_prices.get(pid, usd(p.base_price_usd)),
-              "scaleout_gb_s": p.scaleout_gb_s or 0.0}
+              "scaleout_gb_s": p.scaleout_gb_s or 0.0,
+              # the network a server carries (calculations network_per_node_used): its GPU
+              # fabric (1 = built for one) and its ports (infrastructure.yaml)
+              "gpu_fabric": float(p.gpu_fabric), **_ports(catalog, pid)}
         for pid, p in catalog.platforms.items()
     }
     precisions = {

@@ -14,6 +14,7 @@ from ..base.errors import LlmsizerError
 from ..documents.charts import PHONE_WIDTH_IN
 from ..documents.proposal.format import Formatter, svg_image
 from ..documents.roofline import roofline_chart
+from ..model.calculations import INPUTS
 from ..model.expr import Value
 from ..sizing.costs import tier_words
 from ..sizing.debugger import roofline
@@ -26,7 +27,10 @@ router = APIRouter()
 
 KINDS = ("gpus", "models", "platforms", "prices")
 # the catalog's bill-of-materials extras by the words of the form's cost fields they feed
-EXTRA_WORDS = {f.key: f.label for f in COST_FIELDS}
+# (the network's prices per port feed no form field: their words are the calculations' inputs')
+EXTRA_WORDS = {f.key: f.label for f in COST_FIELDS} | {
+    i.name: i.label for i in INPUTS
+    if i.name in ("network_per_fabric_port", "network_per_frontend_gbps")}
 
 
 @router.get("/catalog/{kind}", response_class=HTMLResponse)

@@ -111,7 +111,8 @@ def _source(text: str) -> str:
 def _policy_value(fmt: Formatter, name: str, x: float) -> str:
     if name == "electricity_per_kwh":
         return fmt.tariff(x) + " per kWh"
-    money = {"network_per_node": " per node"}
+    money = {"network_per_node": " per server", "network_per_fabric_port": " per fabric port",
+             "network_per_frontend_gbps": " per Gb/s of a server's front-end ports"}
     if name in money:
         return fmt.money(x) + money[name]
     if name == "support_rate":
@@ -233,6 +234,16 @@ def _register(rows: Sequence[Row]) -> list[RegisterGroup]:
                                                               if own else [])
 
 
+def _policy_keys(result: Result) -> tuple[str, ...]:
+    """The policy figures the costs read: the account's network per server where it states
+    one, else the prices per port each server's network is built from
+    (calculations network_per_node_used)."""
+    stated = result.account_inputs.get("network_per_node_stated", 0) > 0
+    network = (("network_per_node",) if stated
+               else ("network_per_fabric_port", "network_per_frontend_gbps"))
+    return tuple(n for k in _POLICY_KEYS for n in (network if k == "network_per_node" else (k,)))
+
+
 def _policy_source(result: Result, key: str) -> str:
     """Where a policy figure comes from: the requirements, or for a price they leave out the
     catalog's dated estimate the costs used (results' prices): "Network per node: GBP 13.9 k
@@ -261,7 +272,7 @@ def assumptions_context(result: Result, views: Sequence[WorkloadView], cat: Cata
                    for a in result.assumptions if not a.name.startswith("calibration_")]
     policy = [Row(assumption_label(k), _policy_value(fmt, k, result.account_inputs[k]),
                   _policy_source(result, k))
-              for k in _POLICY_KEYS if k in result.account_inputs]
+              for k in _policy_keys(result) if k in result.account_inputs]
     if result.account.currency != "USD":  # review 23: "converted at the exchange rate given
         # in the requirements", and the rate was given nowhere in the proposal
         policy.append(Row("Exchange rate", f"{fmt.stated(result.usd_exchange_rate)} "

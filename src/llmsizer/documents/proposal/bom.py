@@ -146,7 +146,7 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
                        f"{fmt.pct(result.account_inputs['support_rate'])} of the capital cost "
                        "per year"))
     rows.append(BomRow("Capital cost", fmt.money(t["bom_capex"]),
-                       "Servers, GPUs and scale-out network, as in the cost table"))
+                       "Servers, GPUs and network, as in the cost table"))
     return rows
 
 

@@ -57,7 +57,8 @@ _CATALOG = (("gpu_price", "GPU price", "currency"), ("node_base_price", "Node pr
                                      ("gpu_hour", "Cloud price per GPU-hour", "currency/h"))),
             ("cloud_sold_by_gpu", "Cloud offer sold by the GPU", "1 = yes"),
             ("cloud_fixed_sizes", "Cloud offer sold in its listed sizes only", "1 = yes"),
-            ("cloud_sizes_listed", "Cloud offer sold in listed sizes only", "1 = yes"))
+            ("cloud_sizes_listed", "Cloud offer sold in listed sizes only", "1 = yes"),
+            ("network_per_node_used", "Network per node", "currency"))
 # the option's GPU and platform figures that the Catalog sheet lists (the engine reads the
 # same catalog rows: sizing/retrieval.py): lookups, so an edited Catalog cell moves them
 _LOOKED_UP = (("gpu_tflops", lookup("gpus", "gpu", "bf16_tflops")),

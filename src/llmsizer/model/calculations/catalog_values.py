@@ -128,7 +128,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
              *(f"cloud_size{k}_{c}" for k in (1, 2)
                for c in ("gpus", "gpu_hour", "gpus_on_demand", "on_demand", "gpus_1yr", "1yr",
                          "gpus_3yr", "3yr", "gpus_gpu_cloud", "gpu_cloud"))),
-    "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price", "scaleout_gb_s"),
+    "platforms": ("gpus_per_node", "sold_full", "node_power_kw", "base_price", "scaleout_gb_s",
+                  "gpu_fabric", "fabric_ports", "frontend_ports", "frontend_gbps"),
     "precisions": ("bytes_per_param", "scale_overhead", "compute_code"),
 }
 # The precisions table's compute_code: the tensor path peak_tflops reads (FP8, INT8, FP4 or

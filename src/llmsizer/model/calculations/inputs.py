@@ -73,9 +73,19 @@ INPUTS: tuple[Input, ...] = (
     _i("average_load", "Average load", "fraction", "account",
        "Mean demand as a share of peak: scales power and tokens served per year.", low=0.01,
        high=1),
-    _i("network_per_node", "Network per node", "currency", "account",
-       "Scale-out fabric per node: switch ports, optics and cables (NICs are in the node price).",
-       low=0),
+    _i("network_per_node", "Network per node, the account's figure", "currency", "account",
+       "The account's own network cost per node (switch ports, optics and cables; NICs are "
+       "in the node price), on every node; read only where stated (below).", low=0),
+    _i("network_per_node_stated", "Network per node stated", "1 = yes", "account",
+       "1 = the account states its network per node (above); 0 = each server's network from "
+       "its ports and the prices per port below.", low=0, high=1, integer=True),
+    _i("network_per_fabric_port", "GPU-fabric network per port", "currency/port", "account",
+       "Leaf and spine switches and optics of the east-west GPU fabric per fabric port (one "
+       "per GPU); charged only on platforms built for a GPU fabric.", low=0),
+    _i("network_per_frontend_gbps", "Front-end network per Gb/s", "currency/Gb/s",
+       "account",
+       "Leaf and spine switches and optics of the front-end (north-south) network per Gb/s of "
+       "a server's front-end port; every server.", low=0),
     _i("storage_tb_per_node", "Storage per node", "TB", "account",
        "Shared storage for model versions, logs and caches, per node.", low=0),
     _i("storage_per_tb_month", "Storage price", "currency/TB-month", "account",

@@ -64,7 +64,7 @@ WORKLOAD_SHARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
 _SHARED_LINES = (
     ("capex_platforms", "Platforms without GPUs (share)", "currency"),
     ("capex_gpus", "GPUs (share)", "currency"),
-    ("capex_network", "Scale-out network (share)", "currency"),
+    ("capex_network", "Network (share)", "currency"),
     ("annual_capex", "Capital cost, amortised (share)", "currency/yr"),
     ("annual_power_cost", "Power (share)", "currency/yr"),
     ("annual_colocation", "Colocation (share)", "currency/yr"),
