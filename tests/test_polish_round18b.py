@@ -108,7 +108,9 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     words = "10 × NVIDIA H200 SXM in 7 cloud instances"
     text = _words(render_html(result))
     assert f"Recommendation, rented in the cloud: {words} for both workloads" in text
-    assert f"Rent in the cloud {words} for both workloads, shared." in text
+    # session 23's rented views: the plan's heading says which instances serve, which stand by
+    assert (f"Rent in the cloud {words} (6 serving, 1 spare on standby) for both workloads, "
+            "shared.") in text
     assert "the GPUs of" not in text
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
@@ -121,7 +123,7 @@ def test_a_rented_plan_says_what_is_rented_the_same_way_everywhere(tmp_path: Pat
     con = Console(width=200, file=io.StringIO())
     print_result(result, con)
     out = con.file.getvalue()  # type: ignore[attr-defined]
-    assert f"Plan, rented in the cloud: {words}\n" in out
+    assert f"Plan, rented in the cloud: {words} (6 serving, 1 spare on standby)\n" in out
     assert "8 on standby)" not in out.split("Plan, rented", 1)[1].split("\n", 1)[0]
     assert "Dell PowerEdge XE8640 (16 GPUs bought" not in out
 

@@ -92,7 +92,9 @@ def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
 def test_a_bought_account_keeps_its_buying_terms() -> None:
     """inputs/example.yaml (bought): the line as before."""
     text = _terminal(size(load(ROOT / "inputs" / "example.yaml")))
-    assert "Sized alone the workloads would need 24 GPUs in 6 nodes, on-prem USD 575 k/yr." in text
+    # USD 558 k: session 23 prices a 4-GPU XE8640's network at its 4 fabric ports (and every
+    # server's front end), not a whole 8-GPU node's fabric share (575 k before)
+    assert "Sized alone the workloads would need 24 GPUs in 6 nodes, on-prem USD 558 k/yr." in text
 
 
 def _rented(tmp_path: Path, src: Path, deployment: str) -> Path:
@@ -110,7 +112,9 @@ def test_a_rented_knowledge_base_rents_its_cheapest_retrieval_servers(tmp_path: 
     rent among those meeting the target, as the language-model options do (search.py
     ``by_way``): the MI325X for both, USD 31,092 and 42,438 a year (2 and 3 GPUs)."""
     bought = size(load(RAG))
-    assert [w.recommended for w in bought.retrieval] == ["l4", "rtx-pro-6000"]
+    # session 23: a PCIe server pays its front-end network only, so the embedder bought moves
+    # from 8 x L4 on an XE7745 to 4 x L40S on a generic 4-GPU server (l4 before)
+    assert [w.recommended for w in bought.retrieval] == ["l40s", "rtx-pro-6000"]
     rented = size(load(_rented(tmp_path, RAG, "cloud")))
     assert rented.deployment.recommended == "cloud"
     for w in rented.retrieval:

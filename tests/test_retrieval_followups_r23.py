@@ -11,7 +11,8 @@ server is bought with the GPUs it runs).
    needs those 2 GPUs, not 4 it never runs: a PCIe spare is bought with the replicas its
    fullest node holds (retrieval_replicas_per_node, retrieval_spare_gpus). After, by hand:
    2 x (server CAD 20,700 + network CAD 24,257.64) + 4 x L40S CAD 11,040 = CAD 134,075.28,
-   2 L40S (CAD 22,080) less. A fixed baseboard is still bought full, every GPU of its spare
+   2 L40S (CAD 22,080) less; with each PCIe server's network its front end (CAD 1,516.10,
+   session 23), CAD 88,592.21. A fixed baseboard is still bought full, every GPU of its spare
    node on standby (it comes full; test_a_baseboard_spare_node_is_still_bought_full).
 2. The workbook's BOM sheet gave the embedder in the chat server's empty slot a line of
    "0 nodes, 1 GPU" and no word why; it now says where it runs in the CLI's and the PDF's
@@ -49,7 +50,9 @@ CAT = load_catalog()
 RATE = 1.38  # the account's costs.usd_exchange_rate
 GPU = 8000 * RATE  # gpus.yaml l40s.price_usd
 SERVER = 15000 * RATE  # platforms.yaml pcie-4gpu-gen4-350w.base_price_usd
-NETWORK = 17578 * RATE  # prices.yaml extras.network_per_node
+# session 23 (network per server): a PCIe server pays its 2 x 100 GbE front end at the fabric
+# port price per Gb/s (prices.yaml network_per_fabric_port 17,578 / 8, / 400 Gb/s), no fabric
+NETWORK = 2 * 100 * 17578 / 8 / 400 * RATE
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +83,8 @@ def test_a_pcie_spare_server_holds_the_replicas_one_server_holds(maple_n1: Resul
     assert (rerank.gpus_used, rerank.gpus_purchased, rerank.standby_gpus, rerank.idle_gpus) == (
         4, 4, 2, 0)
     assert rerank.capex == pytest.approx(2 * (SERVER + NETWORK) + 4 * GPU)
-    assert rerank.capex == pytest.approx(134075.28)  # was CAD 156,155.28 (6 GPUs)
+    # was CAD 156,155.28 (6 GPUs); 134,075.28 with the InfiniBand share per server
+    assert rerank.capex == pytest.approx(88592.205)
     v = maple_n1.retrieval[1].best.values if maple_n1.retrieval[1].best else {}
     assert (v["retrieval_replicas_per_node"], v["retrieval_spare_gpus"],
             v["retrieval_free_slots"]) == (2, 2, 4)
