@@ -28,7 +28,10 @@ from pathlib import Path
 
 import pytest
 from helpers import DATA
+from support.libreoffice import read_values, recalculate
+from test_workbook import expected_values, formula_cells, same
 
+from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
@@ -96,3 +99,31 @@ def test_a_baseboard_and_a_shared_group_keep_a_servers_worth() -> None:
     assert (g["group_spare_gpus"], g["group_gpus_used"], g["group_gpus_purchased"]) == (4, 9, 12)
     g, _ = _group([_pool(1, 3, 3.0, 4), _pool(1, 2, 2.0, 4)], 4, n1=True, sold_full=False)
     assert (g["group_spare_gpus"], g["group_gpus_used"], g["group_gpus_purchased"]) == (4, 9, 9)
+
+
+def test_libreoffice_recalculates_the_clinics_spare_like_the_engine(tmp_path: Path) -> None:
+    """The clinic's workbook recalculated by LibreOffice: every formula cell equals the engine,
+    the new rows among them, and the Plan sheet reads the spare of 3 GPUs, 8 GPUs in 3 nodes."""
+    book = tmp_path / "clinic.xlsx"
+    write_workbook(_clinic(), book)
+    out = tmp_path / "out"
+    out.mkdir()
+    recalculated = recalculate([book], out, timeout=300)
+    cached = read_values(book)
+    engine = expected_values(_clinic(), cached)
+    got = read_values(recalculated[book])
+    problems, seen = [], set()
+    for sheet, ref, formula in formula_cells(book):
+        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+        seen.add(name)
+        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
+                            f"{expected!r}: {formula[:200]}")
+    assert not problems, "\n".join(problems[:20])
+    assert {"load_replicas_per_node", "spare_replicas", "nodes"} <= seen
+    # the Plan sheet's cells are checked above against the values the engine wrote; its rows:
+    plan = {cached["Plan"].get(f"A{row}"): got["Plan"].get(f"D{row}")
+            for row in range(1, 400) if cached["Plan"].get(f"A{row}")}
+    assert plan["pool_fullest_node_gpus"] == 3
+    assert (plan["group_fullest_node_gpus"], plan["group_spare_gpus"], plan["group_nodes"],
+            plan["group_gpus_purchased"]) == (3, 3, 3, 8)
