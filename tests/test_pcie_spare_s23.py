@@ -22,22 +22,19 @@ one packed node's GPUs (their fullest node, packed node by node), both unchanged
 
 from __future__ import annotations
 
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 from helpers import DATA
 from support.libreoffice import read_values, recalculate
+from test_node_loss_slots import _group, _pool  # the hand-built group stages
 from test_workbook import expected_values, formula_cells, same
 
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_node_loss_slots import _group, _pool  # noqa: E402  (the hand-built group stages)
 
 CLINIC = DATA / "pcie-spare-s23.yaml"
 L40S, SERVER, NETWORK = 8000.0, 15000.0, 17578.0  # gpus.yaml, platforms.yaml, prices.yaml
