@@ -124,3 +124,22 @@ def test_libreoffice_recalculates_the_clinics_spare_like_the_engine(tmp_path: Pa
     assert plan["pool_fullest_node_gpus"] == 3
     assert (plan["group_fullest_node_gpus"], plan["group_spare_gpus"], plan["group_nodes"],
             plan["group_gpus_purchased"]) == (3, 3, 3, 8)
+
+
+def test_n_plus_1_still_holds_for_every_pool_alone_on_pcie() -> None:
+    """Every pool alone on a PCIe group (TP 1, 2, 4 up to the node; 1 to 12 replicas for the
+    load; 4- and 8-slot servers; demand = the load, no margin left): with the smaller spare a
+    server down still leaves the load (headroom 0 or more), no spare node is added, and the
+    group never uses more GPUs than a server's worth of spare would (load + MIN(node, load))."""
+    fewer = 0
+    for gpn in (4, 8):
+        for tp in (t for t in (1, 2, 4) if t <= gpn):
+            for reps in range(1, 13):
+                g, (p,) = _group([_pool(tp, reps, float(reps), gpn)], gpn, n1=True,
+                                 sold_full=False)
+                assert p["pool_headroom_after_node_loss"] >= 0, (gpn, tp, reps)
+                assert g["group_spare_nodes_added"] == 0
+                before = reps * tp + min(gpn, reps * tp)
+                assert g["group_gpus_used"] <= before
+                fewer += g["group_gpus_used"] < before
+    assert fewer == 10  # of 84 cases, e.g. 5 x TP1 on 4 slots, 9 x TP1 and 5 x TP2 on 8 (the cases above)
