@@ -27,6 +27,7 @@ from llmsizer.model.calculations import (
     GROUP_SIZE_AGGREGATES,
     GROUP_SIZE_CALCULATIONS,
     GROUP_SPARE_CALCULATIONS,
+    POOL_CALCULATIONS,
     POOL_HEADROOM_CALCULATIONS,
     POOL_NODE_LOSS_CALCULATIONS,
     POOL_SPARE_CALCULATIONS,
@@ -73,6 +74,11 @@ def _group(pools: list[dict[str, Any]], gpus_per_node: int, n1: bool,
     envs = [ChainMap({}, p, g) for p in pools]
     g["group_load_gpus"] = sum(p["pool_load_gpus"] for p in pools)
     g["group_pool_count"] = float(len(pools))
+    # session 23: a pool alone on PCIe servers bought part full spares its fullest node's GPUs
+    fullest = next(c for c in POOL_CALCULATIONS if c.name == "pool_fullest_node_gpus")
+    for e in envs:
+        e["pool_fullest_node_gpus"] = evaluate(fullest.expr, e)
+    g["group_fullest_node_gpus"] = max(e["pool_fullest_node_gpus"] for e in envs)
     _run(GROUP_SPARE_CALCULATIONS, g)
     for e in envs:
         _run(POOL_SPARE_CALCULATIONS, e)

@@ -227,6 +227,17 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "The prefill replicas that feed the pool's (decode) replicas: prefill GPUs / GPUs per "
         "prefill replica; 0 when prefill and decode share the replicas. Their N+1 spares come "
         "from the group's spare GPUs."),
+    # Session 23: what one server down takes from a pool alone in its group, its replicas for
+    # the load spread evenly over the fewest servers that hold them (as the retrieval rows'
+    # retrieval_replicas_per_node): a PCIe server bought part full needs a spare of that size
+    PlanCalculation(
+        "pool_fullest_node_gpus", "GPUs of its fullest node (load spread evenly)", "GPUs",
+        IF(gt(r("pool_prefill_gpus"), 0), MIN(r("gpus_per_node"), r("pool_load_gpus")),
+           ROUNDUP(r("pool_replicas_for_load")
+                   / MAX(1, ROUNDUP(r("pool_load_gpus") / r("gpus_per_node"), 0)), 0) * tp),
+        "Replicas for the load / the nodes they need (their GPUs / GPUs per node, rounded up), "
+        "rounded up, x TP: what one node down takes with it. Disaggregated: a node's GPUs (at "
+        "most the load)."),
 )
 
 GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
@@ -234,15 +245,22 @@ GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
               "All pools of the group."),
     Aggregate("group_pool_count", "Pools", "pools", "SUM", lift(1),
               "One pool: its spares run as replicas; several: the spares are a standby node."),
+    Aggregate("group_fullest_node_gpus", "GPUs of the fullest node (load spread evenly)",
+              "GPUs", "MAX", r("pool_fullest_node_gpus"),
+              "The largest of its pools' (one pool alone: that pool's)."),
 )
 
 GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
-        IF(_n1, MIN(r("gpus_per_node"), r("group_load_gpus")), 0),
+        IF(_n1, IF(AND(eq(r("group_pool_count"), 1), eq(r("platform_sold_full"), 0)),
+                   MIN(r("gpus_per_node"), r("group_load_gpus"), r("group_fullest_node_gpus")),
+                   MIN(r("gpus_per_node"), r("group_load_gpus"))), 0),
         "One node's worth for the group (at most its load): N+1 once, not per workload. "
         "Several pools: kept together as a standby node that can host any replica a failed "
-        "node ran (a node holds at most a node's worth)."),
+        "node ran (a node holds at most a node's worth). One pool on PCIe servers bought part "
+        "full: the GPUs of its fullest node, what one node down takes (session 23: not a "
+        "server's every slot); a fixed baseboard comes full."),
 )
 
 POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -282,9 +300,11 @@ GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "Load + one node's worth of spares (as a workload sized alone counts them)."),
     PlanCalculation(
         "group_packed_nodes", "Nodes for load and spares", "nodes",
-        MAX(ROUNDUP(r("group_load_spare_gpus") / r("gpus_per_node"), 0), IF(_n1, 2, 1)),
+        MAX(ROUNDUP(r("group_load_spare_gpus") / r("gpus_per_node"), 0),
+            IF(_n1, MAX(1, ROUNDUP(r("group_load_gpus") / r("gpus_per_node"), 0)) + 1, 1)),
         "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
-        "no TP group is split across nodes; at least 2 with N+1."),
+        "no TP group is split across nodes; with N+1 at least the load's nodes + 1 (at least "
+        "2: the spares spread over one node more)."),
     PlanCalculation(
         "group_free_gpus", "GPUs running no replica", "GPUs",
         MAX(0, IF(gt(r("platform_sold_full"), 0), r("group_packed_nodes") * r("gpus_per_node"),

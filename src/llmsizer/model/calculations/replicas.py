@@ -139,10 +139,24 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "the pipeline would keep open to run them full; 0 when not stated as streams."),
     _c("replicas_per_node", "Replicas per node", "replicas", "Nodes",
        MAX(1, ROUNDDOWN(r("gpus_per_node") / _gpus, 0)), "GPUs per node / GPUs per replica."),
+    # Session 23: a PCIe server is bought with the GPUs it runs (platforms.yaml sold_full
+    # false), so N+1 needs only what one server down takes: the replicas of the fullest server
+    # with the load spread evenly over the fewest servers (as retrieval_replicas_per_node)
+    _c("load_replicas_per_node", "Replicas for the load on its fullest node", "replicas",
+       "Nodes",
+       ROUNDUP(r("replicas_for_load")
+               / MAX(1, ROUNDUP(r("replicas_for_load") * _gpus / r("gpus_per_node"), 0)), 0),
+       "Replicas for peak + headroom / the nodes they need (their GPUs / GPUs per node, "
+       "rounded up), rounded up: the replicas spread evenly, what one node down takes."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
-       IF(gt(r("survive_node_loss"), 0), MIN(r("replicas_per_node"), r("replicas_for_load")), 0),
+       IF(gt(r("survive_node_loss"), 0),
+          IF(AND(le(r("platform_sold_full"), 0), le(r("disagg_prefill_gpus_for_load"), 0)),
+             MIN(r("replicas_per_node"), r("replicas_for_load"), r("load_replicas_per_node")),
+             MIN(r("replicas_per_node"), r("replicas_for_load"))), 0),
        "As many replicas as one node holds (at most the load), so peak is met with a node down "
-       "(“How fast does it serve?”, check 5)."),
+       "(“How fast does it serve?”, check 5). PCIe servers bought part full: the replicas "
+       "of the fullest node for the load (session 23: not a server's every slot; not "
+       "disaggregated)."),
     _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
        "Serving copies of the model."),
     _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus + r("disagg_prefill_pool_gpus"),
@@ -152,9 +166,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Replicas for peak + headroom x GPUs per replica (+ the prefill GPUs for the load): "
        "the GPUs before N+1 spares, which a rented instance down must leave running."),
     _c("nodes", "Nodes", "nodes", "Nodes",
-       MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0), IF(gt(r("survive_node_loss"), 0), 2, 1)),
-       "ROUNDUP(GPUs / GPUs per node); at least 2 when the service must survive a node loss "
-       "(replicas spread evenly)."),
+       MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0),
+           IF(gt(r("survive_node_loss"), 0),
+              MAX(1, ROUNDUP(r("load_gpus") / r("gpus_per_node"), 0)) + 1, 1)),
+       "ROUNDUP(GPUs / GPUs per node); when the service must survive a node loss, at least "
+       "the load's nodes + 1 (at least 2; replicas spread evenly)."),
     _c("replicas_lost_with_a_node", "Replicas lost with one node", "replicas", "Nodes",
        MIN(r("replicas_per_node"), ROUNDUP(r("replicas") / r("nodes"), 0)),
        "Replicas on the fullest node when spread evenly."),
