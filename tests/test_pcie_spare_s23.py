@@ -16,7 +16,9 @@ down takes the fullest one's 3 (load_replicas_per_node), so the spare holds 3: 8
 L40S in 3 servers (spread 3 + 3 + 2), USD 161,734 = 3 x (15,000 + 17,578) + 8 x 8,000, one
 L40S (USD 8,000) less; a server down loses 3 and the 5 the load needs run (5 / 3.727 - 1 =
 +34 %). The annual cost falls by 8,000 / 3 years + 10 % support = USD 3,466.67 (118,735.78 ->
-115,269.11). A fixed baseboard still comes full, and pools sharing a group keep a standby of
+115,269.11). Merged with session 23's network per server (a PCIe server pays its 2 x 100 GbE
+front end, USD 1,098.63, not 17,578 of fabric): USD 112,295.88 and 93,845.92 a year. A fixed
+baseboard still comes full, and pools sharing a group keep a standby of
 one packed node's GPUs (their fullest node, packed node by node), both unchanged.
 """
 
@@ -37,7 +39,10 @@ from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
 CLINIC = DATA / "pcie-spare-s23.yaml"
-L40S, SERVER, NETWORK = 8000.0, 15000.0, 17578.0  # gpus.yaml, platforms.yaml, prices.yaml
+L40S, SERVER = 8000.0, 15000.0  # gpus.yaml, platforms.yaml
+# session 23 (network per server): a PCIe server pays its 2 x 100 GbE front end at the fabric
+# port price per Gb/s (prices.yaml network_per_fabric_port 17,578 / 8, / 400 Gb/s), no fabric
+NETWORK = 2 * 100 * 17578 / 8 / 400
 
 
 @cache
@@ -65,8 +70,11 @@ def test_the_clinics_spare_holds_the_fullest_servers_replicas() -> None:
     t = r.totals
     assert (t.gpus_serving, t.gpus_standby, t.gpus_purchased, t.nodes) == (8, 0, 8, 3)
     assert t.capex == pytest.approx(3 * (SERVER + NETWORK) + 8 * L40S)  # 161,734 (was 169,734)
-    assert t.capex == pytest.approx(161734.0)
-    assert t.annual_cost_onprem == pytest.approx(118735.7776 - L40S * (1 / 3 + 0.1))  # 115,269.11
+    assert t.capex == pytest.approx(112295.875)  # 161,734 with 17,578 of fabric a server
+    # 115,269.11 with 17,578 of fabric a server; the front end instead: 3 x (17,578 - 1,098.63)
+    # less capex, amortised over 3 years + 10 % support: 93,845.92
+    assert t.annual_cost_onprem == pytest.approx(
+        118735.7776 - L40S * (1 / 3 + 0.1) - 3 * (17578 - NETWORK) * (1 / 3 + 0.1))
 
 
 @pytest.mark.parametrize(("tp", "load", "gpn", "spare", "nodes"), [
