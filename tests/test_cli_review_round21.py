@@ -75,11 +75,13 @@ def _rows(table: list[str]) -> list[list[str]]:
 
 def _figures(o: Option) -> tuple[str, ...]:
     """An option's figures as the table prints them (the engine's values, rounded as the PDF
-    rounds them): batch, speed, replicas, GPUs, nodes."""
+    rounds them): batch, speed, replicas, GPUs, nodes; the bank rents, so since session 23
+    the table shows them as rented: replicas running, GPUs rented, cloud instances."""
     v = o.values
     # session 23: the batch the load runs at (batch_served), as the table shows it
     return (Formatter.batch(float(v["batch_served"])), f"{float(v['tokens_per_s_per_user']):,.1f}",
-            f"{float(v['replicas']):,.0f}", f"{float(v['gpus']):,.0f}", f"{float(v['nodes']):,.0f}")
+            f"{float(v['rented_replicas']):,.0f}", f"{float(v['cloud_gpus_rented']):,.0f}",
+            f"{float(v['cloud_instances']):,.0f}")
 
 
 def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_named() -> None:
@@ -101,11 +103,13 @@ def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_na
     star = next(r for r in rows if r[0].startswith("★"))
     # s21-rented-spares: the plan runs the chat on 1 x H100 beside the RAG (its instances with a
     # spare for N+1); alone that option rents two 8-GPU instances, JPY 55.8 M a year
-    assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or Dell "
+    # session 23: the rented columns are wider, so the servers fold onto a line of their own
+    assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV Dell PowerEdge XE9680 or Dell "
                        "PowerEdge XE8640 or NVIDIA DGX H100")
     # session 23: the batch the load runs at, its 102 users on one replica (batch_served; the
     # 43.2 tok/s per user is read there), not the 166 one replica could hold
-    assert star[1:] == ["102", "43.2", "446", "2", "2", "2", "225%", "55.8 M"]
+    # session 23: as rented, 2 replicas running in 2 eight-GPU instances (16 GPUs rented)
+    assert star[1:] == ["102", "43.2", "446", "2", "16", "2", "225%", "55.8 M"]
     # no empty "why not" column where every row meets the targets; kept where one does not
     assert "why not" not in "\n".join(chat)
     assert "why not" in "\n".join(_table(out.stdout, "Regulation RAG"))
