@@ -348,7 +348,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # (the break-even chart's "Hosted API" line is drawn only for an account with hosted-API
     # prices; this account has none, and the label was found in the formula appendix, now
     # opt-in: the chart's own legend is checked instead)
-    for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
+    for label in ("KV in use", "KV spare", "Batch limit", "Tokens/s per replica (right)",
                   "Capital cost over", "Estimate lowered", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
