@@ -218,7 +218,9 @@ def test_the_workbook_says_stops_where_the_pdf_does(tmp_path: Path) -> None:
     assert rows and all("stops" in r for r in rows), rows
     assert "-100.0%" not in fab_text
     nw_text = _sheet_text(nw, tmp_path / "n")
-    assert re.search(r"Headroom with one node down \(its pool's\)\s+%\s+-11\.6%", nw_text)
+    # rented: the Summary says "instance", as the PDF does (session 23)
+    assert re.search(r"Headroom with one instance down \(its pool's\)\s+%\s+-11\.6%", nw_text)
+    assert "Headroom with one node down (its pool's)" not in nw_text
 
 
 def test_advice_says_the_targets_in_words_not_their_input_keys() -> None:
