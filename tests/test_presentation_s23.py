@@ -82,8 +82,8 @@ def test_the_alternatives_join_their_lists_in_words() -> None:
 
 def test_the_alternatives_never_leave_one_row_alone_at_a_page_foot(tmp_path: Path) -> None:
     """Nordvik Telecom's 4.1 put its heading, the table's header and its first row (seven
-    lines) at the foot of page 4 and the four other rows on page 5: the first three rows and
-    the last three now stay together (print.css, table.alts)."""
+    lines) at the foot of page 4 and the four other rows on page 5: the first two rows and
+    the last two now stay together (print.css, table.alts)."""
     name = "tests/data/sek-telco-moe-r22.yaml"
     result = _sized(name)
     pdf = tmp_path / "p.pdf"
@@ -97,7 +97,7 @@ def test_the_alternatives_never_leave_one_row_alone_at_a_page_foot(tmp_path: Pat
     row = re.compile(rf"\d+\s+{re.escape(speed)}\s+[\d,]+ ms")  # users, speed, first token
     rows = [len(row.findall(p)) for p in pages]
     assert sum(rows) == 5  # the five best rows shown
-    assert len(row.findall(first)) >= 3
+    assert len(row.findall(first)) >= 2
     assert all(n == 0 or n >= 2 for n in rows)  # never one row alone on a page
 
 
