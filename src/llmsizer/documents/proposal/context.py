@@ -68,13 +68,13 @@ def build_context(result: Result, catalog: Catalog | None = None,
     dep = deployment_context(result, fmt)
     alt = ("rented_headroom",) if (dep["deployment"] or {}).get("recommended") == "cloud" else (
         "headroom_achieved",)
-    fmt.for_headrooms([h for p in result.plan.pools for h in (p.headroom_achieved,
-                                                            p.headroom_after_node_loss)]
-                      + [h for g in result.plan.node_groups for h in (g.headroom_achieved,
-                                                                     g.headroom_after_node_loss)]
-                      + [float(a.v[k]) for wv in views for a in wv.alternatives for k in alt]
-                      + [float(wv.best.v[k]) for wv in views if wv.best
-                         for k in ("headroom_achieved", "headroom_after_node_loss")])
+    fmt.for_headrooms([
+        *(h for p in result.plan.pools for h in (p.headroom_achieved, p.headroom_after_node_loss)),
+        *(h for g in result.plan.node_groups
+          for h in (g.headroom_achieved, g.headroom_after_node_loss)),
+        *(float(a.v[k]) for wv in views for a in wv.alternatives for k in alt),
+        *(float(wv.best.v[k]) for wv in views if wv.best
+          for k in ("headroom_achieved", "headroom_after_node_loss"))])
     return {
         **cover_context(result, fmt, day),
         "workloads": views,
