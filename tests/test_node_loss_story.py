@@ -15,7 +15,7 @@ import pytest
 import yaml
 from helpers import ROOT
 
-from llmsizer.documents.proposal import Formatter
+from llmsizer.documents.proposal import Formatter, build_context
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
 from llmsizer.runs.report import write_outputs
@@ -64,6 +64,7 @@ def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
     assert round(replica_weights, 1) == 68.2
     assert math.isclose(float(v["restart_s"]), replica_weights / 5.0, rel_tol=1e-12)
     fmt = Formatter(result.account.currency)
+    doc = build_context(result)["fmt"]  # the PDF's: one precision for all its headrooms
     text = _pdf_text(result, tmp_path, "em")
     node_loss = text[text.index("Node loss"):text.index("Burst above peak")]
     for pool in result.plan.pools:
@@ -73,7 +74,7 @@ def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
         said = (f"reloads {fmt.gb(float(wv['weights_gb']))} of weights in at least "
                 f"{fmt.seconds(float(wv['restart_s']))}").replace("\u00a0", " ")
         assert said in node_loss, said
-        assert fmt.headroom(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
+        assert doc.headroom(pool.headroom_after_node_loss).replace("\u00a0", " ") in node_loss
     assert "5.0 GB/s assumed" in node_loss
 
     data.setdefault("policy", {})["storage_read_gb_per_s"] = 1.0

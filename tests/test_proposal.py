@@ -20,7 +20,14 @@ import pytest
 from conftest import ShippedOutputs
 
 from llmsizer.base.errors import InputError
-from llmsizer.documents.proposal import ClosedFetcher, Formatter, render_html, render_pdf, shipped_templates
+from llmsizer.documents.proposal import (
+    ClosedFetcher,
+    Formatter,
+    build_context,
+    render_html,
+    render_pdf,
+    shipped_templates,
+)
 from llmsizer.documents.proposal.sensitivity import cloud_total_words
 from llmsizer.inputs.loader import load
 from llmsizer.model.catalog import load_catalog
@@ -219,9 +226,11 @@ def _keyline(data: dict[str, Any], w: dict[str, Any], v: dict[str, Any]) -> dict
 
 @pytest.mark.parametrize("name", ALL, ids=[Path(n).stem for n in ALL])
 def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str], Rendered]) -> None:
-    _result, data, pdf = rendered(name)
+    result, data, pdf = rendered(name)
     text = text_of(pdf)
     fmt = Formatter(data["account"]["currency"])
+    # the PDF's headrooms: one precision for all of them (session 23, Formatter.for_headrooms)
+    doc = build_context(result)["fmt"]
     cat = load_catalog()
     expected: list[str] = []
     for w in data["workloads"]:
@@ -241,9 +250,9 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
             *([f"{fmt.count(v['nodes'])} × "] if _keyline(data, w, v) is v else []),
             # headroom sized alone where the plan does not share (else its pool's, below)
             # (fmt.headroom: the PDF bounds a headroom above 1,000 %, tests/test_polish_round14.py)
-            *([fmt.headroom(v["headroom_achieved"])] if _keyline(data, w, v) is v else []),
+            *([doc.headroom(v["headroom_achieved"])] if _keyline(data, w, v) is v else []),
             # one node: "the service stops while that node is down", never "-100 %" (issue 22)
-            *([fmt.headroom(v["headroom_after_node_loss"])]
+            *([doc.headroom(v["headroom_after_node_loss"])]
               if v["nodes"] > 1 and _keyline(data, w, v) is v else []),
             # the costs section's columns: its share of the plan where several share it
             *(fmt.money(c[k]) for k in ("capex", "annual_cost_onprem", "annual_cost_cloud",
@@ -261,10 +270,10 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
                        f"{fmt.count(g['nodes'])} × {cat.platforms[g['platform']].name.split(' (')[0]}"
                        for g in data["plan"]["node_groups"]),
                      # a pool left with no replica "stops" (tests/test_polish_round14.py)
-                     *(fmt.headroom(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]
+                     *(doc.headroom(p["headroom_after_node_loss"]) for p in data["plan"]["pools"]
                        if _group_nodes(data, p["id"]) > 1
                        and p["values"]["pool_replicas_after_node_loss"] > 0),
-                     *(fmt.headroom(p["headroom_achieved"]) for p in data["plan"]["pools"]),
+                     *(doc.headroom(p["headroom_achieved"]) for p in data["plan"]["pools"]),
                      fmt.money(t["capex"]), fmt.money(t["annual_cost_onprem"]),
                      fmt.money(t["cost_per_million_tokens_onprem"])]
         # the cloud's figures, or (a GPU without a cloud price: null) the words for it
@@ -273,7 +282,7 @@ def test_pdf_shows_the_results_json_figures(name: str, rendered: Callable[[str],
                      if t["annual_cost_cloud"] is not None else
                      # some GPUs of the plan priced and some not; none priced: "no price
                      # listed", as every column says (review round 20)
-                     ["not comparable" if cloud_total_words(_result) else "no price listed"])
+                     ["not comparable" if cloud_total_words(result) else "no price listed"])
     missing = [e for e in expected if norm(e) not in text]
     assert not missing, f"not in the PDF text: {missing}"
     headings = HEADINGS + (RISKS if any(w["recommended"] for w in data["workloads"]) else ())
@@ -348,7 +357,7 @@ def test_charts_are_vector_with_searchable_text(rendered: Callable[[str], Render
     # (the break-even chart's "Hosted API" line is drawn only for an account with hosted-API
     # prices; this account has none, and the label was found in the formula appendix, now
     # opt-in: the chart's own legend is checked instead)
-    for label in ("KV in use", "KV spare", "Chosen batch", "Tokens/s per replica (right)",
+    for label in ("KV in use", "KV spare", "Batch limit", "Tokens/s per replica (right)",
                   "Capital cost over", "Estimate lowered", "Cloud, rented always on"):
         assert label in text, label
     assert "<svg" not in text
@@ -911,7 +920,8 @@ def test_headroom_and_costs_follow_the_plan(rendered: Callable[[str], Rendered])
     (group,) = result.plan.node_groups
     for n, pool in enumerate(result.plan.pools, 1):
         assert f"Pool {n} ({', '.join(pool.workloads)}): policy" in section
-        pct = fmt.headroom(pool.headroom_after_node_loss).replace("\u00a0", " ")
+        pct = build_context(result)["fmt"].headroom(pool.headroom_after_node_loss).replace(
+            "\u00a0", " ")  # the PDF's precision, one for all its headrooms (session 23)
         after = int(pool.values["pool_replicas_after_node_loss"])
         assert f"{after} {'runs' if after == 1 else 'run'} once" in section
         assert f"restarted: headroom {pct}" in section

@@ -125,7 +125,7 @@ def test_a_phones_throughput_chart_sets_its_legend_in_rows() -> None:
         svg = charts.throughput_chart(*args)
     width, texts = _width_pt(svg), _texts(svg)
     assert width == pytest.approx(237.6)
-    legend = [t for t in texts if t[1].startswith(("Tokens/s per", "Target", "Chosen batch",
+    legend = [t for t in texts if t[1].startswith(("Tokens/s per", "Target", "Batch limit",
                                                    "Engine batch cap"))]
     assert len(legend) == 5
     for _size, body, left, right in texts:

@@ -25,7 +25,8 @@ import pytest
 from helpers import ROOT
 from support.libreoffice import read_values, recalculate
 
-from llmsizer.documents.proposal import Formatter
+from llmsizer.documents.proposal import Formatter, build_context
+from llmsizer.documents.workbook.summary import summary_label
 from llmsizer.inputs.loader import load
 from llmsizer.runs.report import write_outputs
 from llmsizer.sizing.engine import size
@@ -152,7 +153,7 @@ def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
     r = case.result
     sheet = case.sheets["Plan"]
     lay = PlanLayout.of(r)
-    fmt = Formatter(r.account.currency)
+    doc_fmt = build_context(r)["fmt"]  # the PDF's: one precision for all its headrooms
     def same(col: str, rows: dict[str, int], names: tuple[str, ...], item: Any) -> None:
         for row_name in names:
             got = sheet.get(f"{col}{rows[row_name] + 1}")
@@ -165,7 +166,7 @@ def test_plan_sheet_node_loss_equals_the_engine_and_the_pdf(name: str,
         same(col, lay.pool_rows, NODE_LOSS_POOL_ROWS, p)
         # the sheet's value equals the engine's (above); the PDF prints the engine's, rounded
         # (Agent platform sits at 28.75 %: LibreOffice's last bit may round it the other way)
-        shown = fmt.headroom(float(p.values["pool_headroom_after_node_loss"]))
+        shown = doc_fmt.headroom(float(p.values["pool_headroom_after_node_loss"]))
         assert shown.replace("\u00a0", " ") in case.pdf_text, (name, p.id, shown)
     for j, g in enumerate(r.plan.node_groups):
         same(get_column_letter(FIRST_COL + j + 1), lay.group_rows, NODE_LOSS_GROUP_ROWS, g)
@@ -239,8 +240,10 @@ def test_summary_workload_rows_are_the_plan_shares(name: str, cases: dict[str, C
         assert math.isclose(sum(float(g) for g in got), total, rel_tol=1e-9)  # type: ignore[arg-type]
     # headroom belongs to the pool: every member's column shows its pool's
     pool_of = {i: p for p in r.plan.pools for i in p.workload_indices}
-    for label, field in (("Headroom achieved at peak (its pool's)", "headroom_achieved"),
-                         ("Headroom with one node down (its pool's)",
+    # the Summary's words per account: a rented plan's node down reads "instance down"
+    rented = r.deployment.recommended == "cloud"
+    for label, field in ((summary_label("headroom_achieved", rented), "headroom_achieved"),
+                         (summary_label("headroom_after_node_loss", rented),
                           "headroom_after_node_loss")):
         for i in range(len(r.workloads)):
             got = sheet.get(f"{chr(ord('C') + i)}{labels[label]}")

@@ -364,7 +364,9 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     lines = ["Tokens/s per user (left)", "Tokens/s per replica (right)"]
     if slo_tok_s > 0:
         lines.append(f"Target {tok_s(slo_tok_s)} per user")
-    marks = [f"Chosen batch {count(cb)}: {tok_s(chosen['tokens_per_s_per_user'])} per user, "
+    # the batch limit (batch_per_replica), the words of the PDF's risks and the web's table
+    # (session 23: the web's "Chosen batch 256" beside "Batch (its pool's) 86")
+    marks = [f"Batch limit {count(cb)}: {tok_s(chosen['tokens_per_s_per_user'])} per user, "
              f"{tok_s(chosen['replica_output_tokens_per_s'])} per replica"]
     marks += [f"{label[:1].upper()}{label[1:]} at batch {count(x)}" for x, label in caps]
     # each legend's rows: one each at the PDF's width, as many as they need on a phone

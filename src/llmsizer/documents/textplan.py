@@ -7,11 +7,12 @@ from rich.console import Console
 
 from ..model.catalog import load_catalog
 from ..model.names import short_name
-from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult
+from ..sizing.results import PlanPool, Result, RetrievalWorkloadResult, WorkloadResult
 from .proposal.deployment import deployment_context
 from .proposal.format import (
     NBSP,
     Formatter,
+    batch_words,
     cloud_unpriced_words,
     gpu_list,
     gpu_split,
@@ -90,6 +91,15 @@ def print_plan(result: Result, con: Console) -> None:
     def gpu(gid: str) -> str:
         return cat.gpus[gid].name if gid in cat.gpus else gid
 
+    def pool_batch(p: PlanPool) -> str:
+        # one member: its batch limit and the batch the load keeps it at, the options'
+        # figure; shared: the pool's mixed batch (plan_pools.py pool_batch_per_replica)
+        best = result.workloads[p.workload_indices[0]].best
+        if len(p.workload_indices) == 1 and best is not None:
+            return batch_words(float(best.values["batch_per_replica"]),
+                               float(best.values["batch_served"]))
+        return f"mixed batch {p.batch_per_replica:,} at peak"
+
     rented = result.deployment.recommended == "cloud"
     n_plus_one = bool(result.account_inputs.get("survive_node_loss"))
     for g in result.plan.node_groups:
@@ -118,7 +128,7 @@ def print_plan(result: Result, con: Console) -> None:
                           + f"replica{'' if p.replicas == 1 else 's'}"
                           + (f" fed by {p.prefill_replicas:,} prefill replicas of "
                              f"{p.prefill_gpus_per_replica} GPUs" if p.prefill_replicas else "")
-                          + f", batch {p.batch_per_replica:,}; spare: "
+                          + f", {pool_batch(p)}; spare: "
                           f"{spare_words(p, g, rented, n_plus_one).long}; "
                           f"headroom {headroom_text(p.headroom_achieved)}, "
                           + node_down(p.headroom_after_node_loss,

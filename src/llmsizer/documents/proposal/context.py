@@ -63,11 +63,23 @@ def build_context(result: Result, catalog: Catalog | None = None,
     views = [workload_view(result, i, cat, fmt, chart=detail)
              for i in range(len(result.workloads))]
     day = report_date()
+    # one precision for every headroom the document shows (plan, alternatives, prose); the
+    # alternatives show the headroom rented where the account rents
+    dep = deployment_context(result, fmt)
+    alt = ("rented_headroom",) if (dep["deployment"] or {}).get("recommended") == "cloud" else (
+        "headroom_achieved",)
+    fmt.for_headrooms([
+        *(h for p in result.plan.pools for h in (p.headroom_achieved, p.headroom_after_node_loss)),
+        *(h for g in result.plan.node_groups
+          for h in (g.headroom_achieved, g.headroom_after_node_loss)),
+        *(float(a.v[k]) for wv in views for a in wv.alternatives for k in alt),
+        *(float(wv.best.v[k]) for wv in views if wv.best
+          for k in ("headroom_achieved", "headroom_after_node_loss"))])
     return {
         **cover_context(result, fmt, day),
         "workloads": views,
         **summary_context(result, views, cat),
-        **deployment_context(result, fmt),  # partials/deployment.html.j2
+        **dep,  # partials/deployment.html.j2
         **models_context(result, fmt),  # partials/models.html.j2
         **assumptions_context(result, views, cat, fmt),
         **formula_context(),

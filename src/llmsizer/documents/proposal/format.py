@@ -30,6 +30,16 @@ class Formatter:
 
     def __init__(self, currency: str) -> None:
         self.currency = currency
+        # the decimals every headroom in one document shows (:meth:`for_headrooms`); None: each
+        # column or figure decides for itself
+        self.headroom_places: int | None = None
+
+    def for_headrooms(self, xs: Iterable[float]) -> Formatter:
+        """This formatter, every headroom it prints to one precision: :meth:`headroom_digits`
+        over all the headrooms a document shows. One figure, one look: the insurer's chat pool
+        read "29 %" in the alternatives (a column with "200 %") and "28.6 %" in the plan."""
+        self.headroom_places = self.headroom_digits(xs)
+        return self
 
     @staticmethod
     def number(x: float, digits: int = 0) -> str:
@@ -152,7 +162,9 @@ class Formatter:
         # from 100 %, whole percents: "966.7 %" (Adventure Works' one H100 for 24 users) showed
         # a precision the sizing does not have; a column passes headroom_digits, one precision
         # for all its rows ("28.0 %" above "220 %" read as two)
-        if digits is None:
+        if self.headroom_places is not None:
+            digits = self.headroom_places
+        elif digits is None:
             digits = 0 if abs(float(x)) >= 1 else None
         return self.pct(x, digits)
 
@@ -443,12 +455,18 @@ def svg_image(svg: str, alt: str) -> Markup:
     return Markup('<img class="chart" alt="{}" src="data:image/svg+xml;base64,{}">').format(alt, data)
 
 
-def gpu_list(gpu_ids: Sequence[str], gpus: Mapping[str, Any]) -> str:
-    """The GPUs by their catalog names: "A", "A and B", "A, B and C"."""
-    names = [str(getattr(gpus.get(g), "name", g)) for g in gpu_ids]
+def and_list(items: Iterable[Any]) -> str:
+    """A list in words: "A", "A and B", "A, B and C" (the alternatives read "shares with
+    Company-wide chat, Knowledge-base RAG", session 23)."""
+    names = [str(x) for x in items]
     if len(names) < 2:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def gpu_list(gpu_ids: Sequence[str], gpus: Mapping[str, Any]) -> str:
+    """The GPUs by their catalog names: "A", "A and B", "A, B and C"."""
+    return and_list(str(getattr(gpus.get(g), "name", g)) for g in gpu_ids)
 
 
 def cloud_unpriced_words(gpu_ids: Sequence[str], gpus: Mapping[str, Any],
@@ -535,3 +553,11 @@ def shared_place_words(group: Any, retrieval: Iterable[Any]) -> str:
     The host is a language-model node group or an earlier retrieval group's servers."""
     host = next((h.workload for h in retrieval if h.id == group.shares_with), "language-model")
     return f"{shared_gpus_words(group)} of the {host} servers, no server of its own"
+
+
+def batch_words(limit: float, served: float) -> str:
+    """A replica's batch in a presales engineer's words, its two figures named: "batch limit
+    67, 9.71 at peak" (batch_per_replica: the most a replica may hold at once; batch_served:
+    what the stated load keeps it at). The university's stream job read "67 planned" in the
+    PDF, "9.71" in the options and "batch 9" in the plan line (session 23)."""
+    return f"batch limit {Formatter.number(limit)}, {Formatter.batch(served)} at peak"

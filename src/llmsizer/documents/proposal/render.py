@@ -52,6 +52,7 @@ from .context import build_context
 from .format import (
     CONTROL_CHARS,
     Formatter,
+    and_list,
     customer_words,
     gpu_split,
     group_split,
@@ -83,7 +84,7 @@ def _filter(method: str) -> Callable[..., str | int]:
 
 FILTERS = {
     "num": "number", "qty": "count", "approx": "approx", "millions": "millions",
-    "fig": "figures", "many": "count_of",
+    "fig": "figures", "many": "count_of", "served": "batch",
     "money": "money", "tariff": "tariff", "pct": "pct", "headroom": "headroom", "hnote": "headroom_note",
     "ms": "ms", "toks": "tok_s", "gb": "gb", "bytes": "bytes",
     "secs": "seconds", "stated": "stated",
@@ -135,6 +136,7 @@ def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
     )
     env.filters.update({name: _filter(method) for name, method in FILTERS.items()})
     env.filters["option_label"] = _option_label
+    env.filters["andlist"] = and_list  # "A, B and C": a list in words
     env.globals["gpu_split"] = gpu_split  # "15 serving, 8 on standby, 1 idle": one wording
     env.globals["group_split"] = group_split  # a node group's, with its GPUs lent to retrieval
     return env

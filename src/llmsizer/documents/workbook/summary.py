@@ -464,10 +464,24 @@ _IF_BOUGHT = {"nodes": "Nodes if bought (its share of the plan)",
               "annual_cost_onprem": "On-prem cost per year if bought (its share)"}
 
 
+# ... and its node down is an instance down, as the PDF and the web say it (session 23: the
+# workbook read "one node down" beside the PDF's "one instance down"); the calculation's label
+# (plan_shares.py) stays the workbook's Plan-sheet row
+_RENTED_WORDS = {**_IF_BOUGHT,
+                 "headroom_after_node_loss": "Headroom with one instance down (its pool's)"}
+
+
+def summary_label(name: str, rented: bool = False) -> str:
+    """The Summary's label of row ``name`` (a _SUMMARY_ROWS key), as the account reads it."""
+    label = dict(_SUMMARY_ROWS)[name]
+    return _RENTED_WORDS.get(name, label) if rented else label
+
+
 def _summary_rows(measured: bool, rented: bool = False) -> list[tuple[str, str]]:
     """The Summary's rows; measured vs modelled throughput side by side when any
-    workload is sized from a benchmark; a rented plan's buying rows say "if bought"."""
-    rows = [(n, _IF_BOUGHT.get(n, label) if rented else label) for n, label in _SUMMARY_ROWS]
+    workload is sized from a benchmark; a rented plan's buying rows say "if bought", its
+    node down "instance down"."""
+    rows = [(n, summary_label(n, rented)) for n, _label in _SUMMARY_ROWS]
     if measured:
         at = next(i for i, (n, _) in enumerate(rows) if n == "slo_met") + 1
         rows[at:at] = _MEASURED_ROWS
