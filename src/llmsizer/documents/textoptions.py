@@ -143,7 +143,8 @@ CONFIG_ROOM = 42  # columns a configuration needs before figures are dropped for
 WHY = 30  # the least a wide table leaves its "why not" column before configurations fold
 # Each header is whole words on one or two lines: a word split across lines ("rep-" over
 # "licas") reads as two words in a terminal.
-_NUMBER_HEADS = ("batch", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
+# the batch the load runs at, "at peak" as the web page heads it (decode.py batch_served)
+_NUMBER_HEADS = ("batch\nat peak", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
 # A rented account's figures as rented (calculations/rented.py): the replicas running, the
 # GPUs and cloud instances rented (a spare instance on standby included), the headroom left;
@@ -186,14 +187,16 @@ TOP = 8
 
 
 def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
-                   way: str = "on_prem", limit: int | None = None) -> OptionsTable:
+                   way: str = "on_prem", limit: int | None = None,
+                   places: int | None = None) -> OptionsTable:
     """The options table, the names of the figures dropped to fit ``width`` and how many
     rows ``limit`` left out. ``way``: the account's way of running it
     (deployment.recommended); renting, the cost column is the cloud's. The rows are in the
     engine's order (search.py ``_rank``: by the cost of the way the plan was searched for),
     as the PDF and the web page list them. ``limit``: only options that meet the targets,
     the first ``limit`` rows and the recommended one (the ruled-out ones are listed under
-    the table, :mod:`.textruledout`); None: every option, a wide table with its "why not"."""
+    the table, :mod:`.textruledout`); None: every option, a wide table with its "why not".
+    ``places``: the decimals of the result's every headroom (textwords.headroom_places)."""
     rented = way == "cloud"
     wide = width >= WIDE
     # narrow: one space between columns (the box's divider); from 90 columns two
@@ -216,7 +219,7 @@ def workload_table(w: WorkloadResult, cur: str, width: int, names: OptionNames,
             row += [Formatter.batch(float(v['batch_served'])),
                     f"{float(v['tokens_per_s_per_user']):,.1f}",
                     latency(float(v['ttft_ms'])), f"{replicas:,.0f}",
-                    f"{gpus:,.0f}", f"{nodes:,.0f}", headroom_text(headroom),
+                    f"{gpus:,.0f}", f"{nodes:,.0f}", headroom_text(headroom, places),
                     option_cost(o, rented)]
         else:
             row += [""] * len(_NUMBER_HEADS)

@@ -22,7 +22,7 @@ from .proposal.format import (
     shared_gpus_words,
 )
 from .proposal.plan import alone_storage_words, instances_split, spare_words
-from .textwords import counted, headroom_text, money, say
+from .textwords import counted, headroom_places, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
 # Infinity, NIM)"): the plan's sentence gives them an article; products keep their name
@@ -78,10 +78,13 @@ def print_total(result: Result, con: Console) -> None:
                  "no purchase price.", style="yellow")
 
 
-def print_plan(result: Result, con: Console) -> None:
+def print_plan(result: Result, con: Console, places: int | None = None) -> None:
     """The account plan: what is bought, which workloads share what, and the saving, in the
-    words of the proposal (platform and GPU names, precisions), not option ids."""
+    words of the proposal (platform and GPU names, precisions), not option ids. ``places``:
+    the decimals of every headroom (textwords.headroom_places; None: worked out here)."""
     cat = load_catalog()
+    if places is None:
+        places = headroom_places(result)
     cur = result.account.currency
     pools = {p.id: p for p in result.plan.pools}
 
@@ -130,11 +133,11 @@ def print_plan(result: Result, con: Console) -> None:
                              f"{p.prefill_gpus_per_replica} GPUs" if p.prefill_replicas else "")
                           + f", {pool_batch(p)}; spare: "
                           f"{spare_words(p, g, rented, n_plus_one).long}; "
-                          f"headroom {headroom_text(p.headroom_achieved)}, "
+                          f"headroom {headroom_text(p.headroom_achieved, places)}, "
                           + node_down(p.headroom_after_node_loss,
                                       p.values.get("pool_replicas_one_down"),
                                       int(g.values.get("group_nodes_as_run", g.nodes)),
-                                      "instance" if rented else "node"),
+                                      "instance" if rented else "node", places),
                 first="  ", rest="    ")
     for rg in result.plan.retrieval_groups:
         engine = next((w.engine for w in result.retrieval if w.name == rg.workload), "")
@@ -174,15 +177,17 @@ def print_plan(result: Result, con: Console) -> None:
                  f"{counted(ded.nodes, 'node')}, on-prem {money(ded.annual_cost_onprem, cur)}/yr.")
 
 
-def node_down(headroom: float, left: float | None, nodes: int, node: str = "node") -> str:
+def node_down(headroom: float, left: float | None, nodes: int, node: str = "node",
+              places: int | None = None) -> str:
     """The headroom with a node down in the PDF's words: where no replica is left the service
     stops (a "-100%" headroom read as a figure, not as an outage). ``node``: what goes down
-    ("instance" where the plan is rented: a cloud plan has no node)."""
+    ("instance" where the plan is rented: a cloud plan has no node); ``places``: the
+    decimals of the result's every headroom (textwords.headroom_places)."""
     a = "an" if node[0] in "aeiou" else "a"
     if nodes == 1:
         return f"the service stops while its one {node} is down"
     if (left is not None and left <= 0) or headroom <= -1:
         return f"the service stops while {a} {node} is down"
     # below zero the PDF says what it means: "peak demand is not met while a node is down"
-    return (f"{headroom_text(headroom)} with {a} {node} down"
+    return (f"{headroom_text(headroom, places)} with {a} {node} down"
             + (" (peak demand not met)" if headroom < 0 else ""))

@@ -33,7 +33,7 @@ from .textoptions import (
 from .textplan import print_plan, print_total
 from .textretrieval import best_retrieval, retrieval_table, retrieval_title
 from .textruledout import condensed, ruled_out
-from .textwords import say
+from .textwords import headroom_places, say
 
 # params_text: the catalog's words for a parameter count, read here by the web page's tests
 __all__ = ["params_text", "print_catalog", "print_result"]
@@ -56,6 +56,7 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
     cur = result.account.currency
     wide = con.width >= WIDE and every
     cat = load_catalog()
+    places = headroom_places(result)  # the PDF's one precision for every headroom
     con.print(Text.assemble((result.account.name, "bold"),
                             f"  (llmsizer {result.llmsizer_version})"), highlight=False)
     told = told_rented = False
@@ -65,7 +66,8 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
         if wide or any(o.feasible for o in w.options):
             table, dropped, more = workload_table(w, cur, con.width, names,
                                                   result.deployment.recommended,
-                                                  limit=None if every else TOP)
+                                                  limit=None if every else TOP,
+                                                  places=places)
             print_table(table, con)
             if more:
                 say(con, f"  and {more} more options that meet the targets; --all lists "
@@ -118,7 +120,7 @@ def print_result(result: Result, console: Console | None = None, every: bool = F
     for t in result.model_alternatives:
         con.print(models_table(t, cur, con.width))
         con.print(Text(QUALITY), highlight=False)
-    print_plan(result, con)
+    print_plan(result, con, places)
     print_total(result, con)
 
 

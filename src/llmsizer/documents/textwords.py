@@ -10,6 +10,9 @@ import textwrap
 from rich.console import Console
 from rich.text import Text
 
+from ..model.catalog import load_catalog
+from ..sizing.results import Result
+from .proposal.alternatives import shown_headrooms
 from .proposal.format import NBSP, Formatter
 
 
@@ -20,11 +23,19 @@ def money(x: float, cur: str) -> str:
     return Formatter(cur).money(x).replace(NBSP, " ")
 
 
-def headroom_text(x: float) -> str:
+def headroom_text(x: float, places: int | None = None) -> str:
     """A headroom to the PDF's and the web page's precision (Formatter.headroom: "38.8%",
     whole percents from 100 %, ">1,000%" above it), without the PDF's thin spaces: the
-    terminal printed "39%" where the proposal says "38.8 %" (review round 20)."""
-    return Formatter("").headroom(x).replace(NBSP, "")
+    terminal printed "39%" where the proposal says "38.8 %" (review round 20). ``places``:
+    the result's one precision for every headroom (:func:`headroom_places`)."""
+    return Formatter("").headroom(x, places).replace(NBSP, "")
+
+
+def headroom_places(result: Result) -> int:
+    """The decimals of every headroom of ``result``, the PDF's (Formatter.headroom_digits over
+    the headrooms the proposal shows): the university's pool read "25.9%" in the terminal
+    beside "26 %" in the PDF, whose alternatives reach 100 % (session 23)."""
+    return Formatter.headroom_digits(shown_headrooms(result, load_catalog()))
 
 
 def amount(x: float) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..base.errors import InputError, LlmsizerError
 from ..documents.charts import PHONE_WIDTH_IN, drawn_width
-from ..documents.proposal.alternatives import memory_svg
+from ..documents.proposal.alternatives import memory_svg, shown_headrooms
 from ..documents.proposal.debugger import DebugTable, debugger_tables
 from ..documents.proposal.format import (
     Formatter,
@@ -508,7 +508,8 @@ def size_text(yaml_text: str, source: str = FORM_SOURCE, configs: Configs = ()) 
     except LlmsizerError as exc:
         out.error = out.error_message = str(exc)
     else:
-        fmt = Formatter(result.account.currency)
+        # every headroom to the PDF's one precision (the university's pool: "26 %" in both)
+        fmt = Formatter(result.account.currency).for_headrooms(shown_headrooms(result, cat))
         out.result, out.fmt = result, fmt
         out.names = {o.id: option_label(cat.gpus[o.gpu].name if o.gpu in cat.gpus else o.gpu,
                                         o.tp, o.weight_precision, o.kv_precision, o.values)

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from ...model.calculations import IMPRACTICAL
 from ...model.catalog import Catalog
 from ...model.expr import evaluate
-from ...sizing.results import Option, Plan, WorkloadResult
+from ...sizing.results import Option, Plan, Result, WorkloadResult
 from .format import CONTROL_CHARS, Formatter, chart_name, clip, precision_name, svg_image
 from .views import NotChosen, OptionView, RejectGroup, RejectRow, WorkloadView, option_view
 
@@ -46,6 +46,22 @@ def alternative_views(w: WorkloadResult, cat: Catalog) -> list[OptionView]:
             seen.add(key)
             out.append(option_view(o, w, cat))
     return out
+
+
+def shown_headrooms(result: Result, cat: Catalog) -> list[float]:
+    """Every headroom the proposal shows: the plan's pools and node groups, at peak and with a
+    node down, each workload's recommendation, and its alternatives (as rented where the
+    account rents, deployment_context's way). The PDF, the terminal and the web page print
+    them all to the one precision :meth:`.format.Formatter.headroom_digits` gives over this
+    list (the university's pool read "26 %" in the PDF and "25.9%" in `llmsizer size`)."""
+    d = result.deployment
+    # deployment_context: no cost, no way recommended (the alternatives show the bought)
+    alt = "rented_headroom" if d.annual_cost and d.recommended == "cloud" else "headroom_achieved"
+    ways = ("headroom_achieved", "headroom_after_node_loss")
+    return [*(float(getattr(p, k)) for p in result.plan.pools for k in ways),
+            *(float(getattr(g, k)) for g in result.plan.node_groups for k in ways),
+            *(float(a.v[alt]) for w in result.workloads for a in alternative_views(w, cat)),
+            *(float(w.best.values[k]) for w in result.workloads if w.best for k in ways)]
 
 
 def impractical(w: WorkloadResult, cat: Catalog) -> tuple[tuple[str, int], ...]:

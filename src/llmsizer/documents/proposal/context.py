@@ -13,7 +13,7 @@ from typing import Any
 
 from ...model.catalog import Catalog, load_catalog
 from ...sizing.results import Result
-from .alternatives import memory_svg
+from .alternatives import memory_svg, shown_headrooms
 from .appendix import formula_context
 from .assumptions import assumptions_context
 from .bom import bom_context
@@ -63,18 +63,10 @@ def build_context(result: Result, catalog: Catalog | None = None,
     views = [workload_view(result, i, cat, fmt, chart=detail)
              for i in range(len(result.workloads))]
     day = report_date()
-    # one precision for every headroom the document shows (plan, alternatives, prose); the
-    # alternatives show the headroom rented where the account rents
+    # one precision for every headroom the document shows (plan, alternatives, prose), as the
+    # terminal and the web page show them
     dep = deployment_context(result, fmt)
-    alt = ("rented_headroom",) if (dep["deployment"] or {}).get("recommended") == "cloud" else (
-        "headroom_achieved",)
-    fmt.for_headrooms([
-        *(h for p in result.plan.pools for h in (p.headroom_achieved, p.headroom_after_node_loss)),
-        *(h for g in result.plan.node_groups
-          for h in (g.headroom_achieved, g.headroom_after_node_loss)),
-        *(float(a.v[k]) for wv in views for a in wv.alternatives for k in alt),
-        *(float(wv.best.v[k]) for wv in views if wv.best
-          for k in ("headroom_achieved", "headroom_after_node_loss"))])
+    fmt.for_headrooms(shown_headrooms(result, cat))
     return {
         **cover_context(result, fmt, day),
         "workloads": views,
