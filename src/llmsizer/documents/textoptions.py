@@ -144,7 +144,7 @@ WHY = 30  # the least a wide table leaves its "why not" column before configurat
 # Each header is whole words on one or two lines: a word split across lines ("rep-" over
 # "licas") reads as two words in a terminal.
 # the batch the load runs at, "at peak" as the web page heads it (decode.py batch_served)
-_NUMBER_HEADS = ("batch\nat peak", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
+_NUMBER_HEADS = ("batch\nat\npeak", "tok/s\n/user", "TTFT\nms", "replicas", "GPUs", "nodes",
                  "head-\nroom", "on-prem\n{cur}/yr")
 # A rented account's figures as rented (calculations/rented.py): the replicas running, the
 # GPUs and cloud instances rented (a spare instance on standby included), the headroom left;
