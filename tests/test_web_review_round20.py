@@ -33,6 +33,7 @@ from fastapi.testclient import TestClient
 from rich.console import Console
 from test_web_browser import browser, server  # noqa: F401  (the fixtures)
 
+from llmsizer.documents.proposal import render_html
 from llmsizer.documents.proposal.format import NBSP, Formatter
 from llmsizer.documents.proposal.plan import plan_context
 from llmsizer.documents.textreport import print_result
@@ -141,11 +142,18 @@ def _size_text(name: str, width: int = 100) -> str:
 
 
 def test_the_terminal_gives_headroom_as_the_pdf_does() -> None:
-    """helpdesk-population.yaml's pool: 38.8 % in the PDF and on the page, "39%" in the
-    terminal; frontier-moe-rack.yaml's: 30.2 % and 19.4 % with a node down, "30%, 19%"."""
+    """helpdesk-population.yaml's pool: 38.8 % (the terminal once printed "39%" beside the
+    PDF's "38.8 %"); frontier-moe-rack.yaml's: 30.2 % and 19.4 % with a node down, "30%, 19%".
+    Session 23: every headroom of a result to the PDF's one precision (Formatter.headroom_digits
+    over alternatives.shown_headrooms): the help desk's one node down is a -100 % headroom
+    (the service stops), so its PDF reads whole percents, "39 %", and the terminal "39%"."""
     pool = _sized("helpdesk-population.yaml").plan.pools[0]
     assert round(pool.headroom_achieved, 3) == 0.388
-    assert "headroom 38.8%, the service stops while its one node is down" in \
+    assert pool.headroom_after_node_loss == -1.0
+    assert "achieved 39 % at peak" in " ".join(
+        html_lib.unescape(re.sub(r"<[^>]+>", " ", render_html(_sized("helpdesk-population.yaml"))))
+        .replace("\xa0", " ").split())
+    assert "headroom 39%, the service stops while its one node is down" in \
         _size_text("helpdesk-population.yaml")
     rack = _sized("frontier-moe-rack.yaml").plan.pools[0]
     assert (round(rack.headroom_achieved, 3), round(rack.headroom_after_node_loss, 3)) == \
@@ -153,7 +161,7 @@ def test_the_terminal_gives_headroom_as_the_pdf_does() -> None:
     assert "headroom 30.2%, 19.4% with a node down" in _size_text("frontier-moe-rack.yaml")
     # the options table's column at a wide terminal: the same precision
     wide = _size_text("helpdesk-population.yaml", 200)
-    assert re.search(r"│\s+38\.8%\s+│", wide), wide[:2000]
+    assert re.search(r"│\s+39%\s+│", wide), wide[:2000]
 
 
 def test_the_estimate_page_gives_latency_to_three_figures() -> None:
