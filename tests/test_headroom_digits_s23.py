@@ -69,3 +69,22 @@ def test_the_university_pool_headroom_reads_the_same_in_pdf_cli_and_web() -> Non
     web = _words(plan[:plan.index("</section>")])
     assert "25.9 %" not in web
     assert re.search(r"headroom 26 % at peak with .*: headroom 26 %, and peak demand", web), web
+
+
+def test_the_terminal_heads_the_batch_column_as_the_web_page_does() -> None:
+    """The options table's "batch" is the batch at peak (decode.py batch_served: 9.71 for the
+    university's transcript job, against a batch limit of 67); the web page heads it "Batch at
+    peak". The terminal stacks the words, so the column stays five characters wide."""
+    result = _sized()
+    best = result.workloads[0].best
+    assert best is not None
+    assert (best.values["batch_per_replica"], round(best.values["batch_served"], 2)) == (67, 9.71)
+    con = Console(width=100, record=True, color_system=None)
+    print_result(result, con)
+    lines = con.export_text().splitlines()
+    head = lines[2:5]  # under the title, the header's three lines
+    ends = [ln.index(word) + len(word) for ln, word in zip(head, ("batch", "at", "peak"),
+                                                            strict=True)]
+    assert len(set(ends)) == 1, head  # one right-aligned column
+    star = next(ln for ln in lines if ln.lstrip().startswith("★"))
+    assert star[ends[0] - 4:ends[0]] == "9.71"  # the batch at peak under it

@@ -162,7 +162,7 @@ RENTED_NOTE = ("Figures as rented in the cloud: replicas running, GPUs and cloud
 
 
 # what the note under a narrow table calls a dropped column
-_DROPPED_NAMES = {1: "batch", 3: "TTFT", 7: "headroom"}  # in the order of the columns
+_DROPPED_NAMES = {1: "batch at peak", 3: "TTFT", 7: "headroom"}  # in the order of the columns
 
 
 # Columns (indices of option + _NUMBER_HEADS) a narrow terminal drops, in this order:
