@@ -462,7 +462,9 @@ def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient,
     pool's headroom, one precision for the column: 28.0 %, 26.4 %, 31.2 %. The web gave only
     the group's, 26.4 % (its weakest pool, unsaid), so the chat pool's 28 % appeared nowhere.
     Now each pool's follows the table, at the PDF's precision, and the group's columns say
-    they are the weakest pool's."""
+    they are the weakest pool's. Session 23: the PDF gives every headroom of a proposal one
+    precision, whole percents here (an alternative holds 540 %): 28 %, 26 %, 31 %, and the
+    page the same."""
     text = (ROOT / "inputs" / "enterprise-multi.yaml").read_text()
     text = text.replace("gpus: [h100-sxm, h200-sxm, b200]", "gpus: [h100-sxm]")
     assert "gpus: [h100-sxm]" in text
@@ -473,16 +475,20 @@ def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient,
     plan = r.text[r.text.index('<section id="plan">'):]
     plan = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", plan[:plan.index("</section>")]))
                     .replace("\xa0", " ").split())
+    from llmsizer.documents.proposal.alternatives import shown_headrooms
     from llmsizer.inputs.loader import load
     from llmsizer.sizing.engine import size
 
-    pools = size(load(path)).plan.pools
+    result = size(load(path))
+    pools = result.plan.pools
     assert len(pools) == 3
-    at = USD.pct_digits(p.headroom_achieved for p in pools)
-    down = USD.pct_digits(p.headroom_after_node_loss for p in pools)
-    shown = [(USD.pct(p.headroom_achieved, at).replace("\xa0", " "),
-              USD.pct(p.headroom_after_node_loss, down).replace("\xa0", " ")) for p in pools]
-    assert shown == [("28.0 %", "28.0 %"), ("26.4 %", "26.4 %"), ("31.2 %", "31.2 %")]
+    assert [round(p.headroom_achieved, 3) for p in pools] == [0.28, 0.264, 0.312]
+    # session 23: every headroom of the result to the PDF's one precision; its alternatives
+    # reach 540 %, so whole percents, as the PDF's plan table and headroom section give them
+    assert Formatter.headroom_digits(shown_headrooms(result, load_catalog())) == 0
+    shown = [(f"{p.headroom_achieved:.0%}".replace("%", " %"),
+              f"{p.headroom_after_node_loss:.0%}".replace("%", " %")) for p in pools]
+    assert shown == [("28 %", "28 %"), ("26 %", "26 %"), ("31 %", "31 %")]
     for i, (a, d) in enumerate(shown):
         # session 23: where its spare is, then the one-node-down figure in the PDF's sentence
         # (what is down, what runs after; it read "28.0 % with one node down")
