@@ -736,12 +736,11 @@ def test_per_workload_figures_are_the_plans_shares(client: TestClient, name: str
         gpus = (fmt.count(s["plan_gpus_purchased"]) if s["plan_group_share"] == 1
                 else fmt.decimal(s["plan_gpus_purchased"], 1))
         # session 23: a workload alone in its pool shows its batch limit and the batch its load
-        # keeps (batch_served); one sharing a pool the pool's mixed batch at peak
+        # keeps (batch_served); one sharing a pool its limit and the pool's mixed batch at peak
         alone_v = next(o for o in w["options"] if o["id"] == w["recommended"])["values"]
-        batch = (f"{fmt.count(pool['batch_per_replica'])} mixed, at peak"
-                 if len(pool["workloads"]) > 1 else
-                 f"{fmt.count(alone_v['batch_per_replica'])}, "
-                 f"{form.batch(alone_v['batch_served'])}")
+        batch = (f"{fmt.count(alone_v['batch_per_replica'])}, "
+                 + (fmt.count(pool["batch_per_replica"]) if len(pool["workloads"]) > 1
+                    else form.batch(alone_v["batch_served"])))
         assert f" {batch} {replicas} {gpus} " in row, row
         alone = next(o for o in w["options"] if o["id"] == w["dedicated"])["values"]
         if s["plan_capex"] != alone["capex"]:  # the stand-alone figure is not shown
