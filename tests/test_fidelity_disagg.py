@@ -50,8 +50,9 @@ def test_most_disaggregated_rows_are_predicted(results):
     EP, 6 whose label disagrees with the GPU counts the notes state (a prefill "TP1" without
     attention DP on 4 GB200 GPUs; an MI355X decode "TP8 EP8 ADP" stated on 16 GPUs), 2 with
     EP across nodes of a platform whose network is not stated. Of the 20 GB200 Dynamo-SGLang
-    rows whose "TP1 ADP" is a placeholder, 14 read as DEPn (test_fidelity_reader) and 6 as
-    the TP4 their launch script sets (below; the 1k/1k pair since session 24, test_disagg_s24)."""
+    rows whose "TP1 ADP" is a placeholder, 12 read as DEPn (test_fidelity_reader) and 8 as
+    the TP4 their launch script sets (below; the FP8 and FP4 1k/1k pairs since session 24,
+    test_disagg_s24)."""
     disagg, skipped = results
     assert len(disagg) == 276
     reasons = {reason for s in skipped for reason in s.reasons
@@ -144,7 +145,7 @@ def test_the_cited_launch_script_sets_the_placeholder_layouts_and_memory(results
     assert dep is not None and (dep[3].tp, dep[3].ep, dep[3].adp) == (4, 4, 4)
     disagg, _ = results
     cited = [r for r in disagg if "launch layouts" in r.point.raw["notes"]]
-    assert len(cited) == 6  # 4 at 8k/1k, 2 at 1k/1k (test_disagg_s24)
+    assert len(cited) == 8  # 4 FP8 at 8k/1k, 2 FP8 + 2 FP4 at 1k/1k (test_disagg_s24)
     catalog = load_catalog()
     for r in cited:
         assert sglang_memory_fraction(r.point, row_text(r.point), catalog) == 0.95
