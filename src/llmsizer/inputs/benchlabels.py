@@ -127,6 +127,9 @@ _STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
 _RECIPE_DECODE_BATCH = re.compile(
     r"(?<![a-z0-9])ctx(\d+)_gen(\d+)_(dep|tep|tp)(\d+)_batch(\d+)_")
 _PLACEHOLDER_SIDE = "tp1 adp"  # see the module docstring (InferenceX Dynamo-SGLang)
+# the sides a cited launch script replaces: the same hardcoded "tp: 1, ep: 1" with or without
+# dp-attn (InferenceX@c4cde0370 dsr1-fp4-gb200-dynamo-sglang 8k/1k: prefill dp-attn false)
+_LAUNCHED_SIDES = (_PLACEHOLDER_SIDE, "tp1")
 # the layouts the cited launch script sets, where a label holds placeholders
 _LAUNCH_LAYOUTS = re.compile(r"launch layouts p:\s*\((?P<p>[^)]*)\)\s*d:\s*\((?P<d>[^)]*)\)")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
@@ -284,7 +287,7 @@ def _side(workers: int, text: str, stated: int | None, launched: str | None = No
     the layout the cited launch script sets (``launched``), else as DEPn over the GPUs each
     worker holds (module docstring)."""
     layout = _spec(text)
-    if launched is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE:
+    if launched is not None and re.sub(r"\s+", " ", text.strip().lower()) in _LAUNCHED_SIDES:
         return _spec(launched)
     if (stated is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE
             and stated != workers and stated % workers == 0):
