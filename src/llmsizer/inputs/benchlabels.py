@@ -22,7 +22,8 @@ Conventions (each one is a choice a reader should know about):
   nodes' GPUs split over the workers); such a side reads as DEPn, n = stated GPUs /
   workers (SemiAnalysisAI/InferenceX@c4cde0370 .github/configs/nvidia-master.yaml).
   Where the notes cite the launch script itself with ``launch layouts P:(...) D:(...)``,
-  those layouts replace the placeholders (the script is what ran; the comments are not).
+  those layouts replace the placeholders (the script is what ran; the comments are not),
+  a ``TP1 ADP`` side or a ``TP1`` one (the same hardcoded values with dp-attn false).
 - Regimes: ``offline`` (``unbounded`` queue, saturated throughput), ``concurrency``
   (closed loop with a fixed number of users for all ``gpu_count`` GPUs; "N per GPU" is
   multiplied out), ``batch1`` (single stream), and ``rate`` (open loop at a request rate:
