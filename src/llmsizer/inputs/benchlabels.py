@@ -22,7 +22,8 @@ Conventions (each one is a choice a reader should know about):
   nodes' GPUs split over the workers); such a side reads as DEPn, n = stated GPUs /
   workers (SemiAnalysisAI/InferenceX@c4cde0370 .github/configs/nvidia-master.yaml).
   Where the notes cite the launch script itself with ``launch layouts P:(...) D:(...)``,
-  those layouts replace the placeholders (the script is what ran; the comments are not).
+  those layouts replace the placeholders (the script is what ran; the comments are not),
+  a ``TP1 ADP`` side or a ``TP1`` one (the same hardcoded values with dp-attn false).
 - Regimes: ``offline`` (``unbounded`` queue, saturated throughput), ``concurrency``
   (closed loop with a fixed number of users for all ``gpu_count`` GPUs; "N per GPU" is
   multiplied out), ``batch1`` (single stream), and ``rate`` (open loop at a request rate:
@@ -127,6 +128,9 @@ _STATED_POOLS = re.compile(r"(\d+)\s*prefill gpus?\s*\+\s*(\d+)\s*decode gpus?")
 _RECIPE_DECODE_BATCH = re.compile(
     r"(?<![a-z0-9])ctx(\d+)_gen(\d+)_(dep|tep|tp)(\d+)_batch(\d+)_")
 _PLACEHOLDER_SIDE = "tp1 adp"  # see the module docstring (InferenceX Dynamo-SGLang)
+# the sides a cited launch script replaces: the same hardcoded "tp: 1, ep: 1" with or without
+# dp-attn (InferenceX@c4cde0370 dsr1-fp4-gb200-dynamo-sglang 8k/1k: prefill dp-attn false)
+_LAUNCHED_SIDES = (_PLACEHOLDER_SIDE, "tp1")
 # the layouts the cited launch script sets, where a label holds placeholders
 _LAUNCH_LAYOUTS = re.compile(r"launch layouts p:\s*\((?P<p>[^)]*)\)\s*d:\s*\((?P<d>[^)]*)\)")
 _DISAGG_SIDE = re.compile(r"\b(?P<side>[pd])\s*:\s*(?P<n>\d+)\s*x\s*\((?P<spec>[^)]*)\)")
@@ -284,7 +288,7 @@ def _side(workers: int, text: str, stated: int | None, launched: str | None = No
     the layout the cited launch script sets (``launched``), else as DEPn over the GPUs each
     worker holds (module docstring)."""
     layout = _spec(text)
-    if launched is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE:
+    if launched is not None and re.sub(r"\s+", " ", text.strip().lower()) in _LAUNCHED_SIDES:
         return _spec(launched)
     if (stated is not None and re.sub(r"\s+", " ", text.strip().lower()) == _PLACEHOLDER_SIDE
             and stated != workers and stated % workers == 0):

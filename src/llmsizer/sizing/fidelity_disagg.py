@@ -93,6 +93,37 @@ def exchange_inputs(point: BenchPoint, env: Mapping[str, Value]) -> dict[str, fl
     return {}
 
 
+def _prefill_env(point: BenchPoint, choice: Choice, base: dict[str, Value],
+                 req: Requirements, catalog: Catalog, tables: Tables,
+                 profile: dict[str, float]) -> dict[str, Value]:
+    """The prefill pool: the row's evaluation with the prefill layout of its label."""
+    pools = disagg_pools(point.raw.get("tp", ""), point.raw.get("notes", ""))
+    assert pools is not None
+    pre = pools[1]
+    return evaluate_choice(base, replace(choice, tp=pre.tp, pp=pre.pp, ep=pre.ep, adp=pre.adp),
+                           tables, req, catalog, profile)
+
+
+def _decode_env(choice: Choice, base: dict[str, Value], req: Requirements, catalog: Catalog,
+                tables: Tables, inputs: dict[str, float], batch: float) -> dict[str, Value]:
+    """The decode pool at ``batch`` sequences per decode replica (closed loop, paced)."""
+    return evaluate_choice(base, choice, tables, req, catalog,
+                           {**inputs, "max_batch_per_replica": batch, "burstiness": 0.0})
+
+
+def decode_tpot_at(point: BenchPoint, choice: Choice, base: dict[str, Value],
+                   req: Requirements, catalog: Catalog, tables: Tables,
+                   profile: dict[str, float], batch: float) -> float:
+    """The decode pool's TPOT (ms) at ``batch`` sequences per decode replica, as
+    :func:`predict_disagg` evaluates it at the batch it settles on. With the run's own batch
+    (its output tokens/s x TPOT, Little's law) it scores the decode step apart from the
+    batch and the prefill pool (``benchmarks/disagg_cv.py --step``)."""
+    dispatch = exchange_inputs(point, _prefill_env(point, choice, base, req, catalog, tables,
+                                                   profile))
+    env = _decode_env(choice, base, req, catalog, tables, {**profile, **dispatch}, batch)
+    return _figure("disagg_decode_tpot_ms", env)
+
+
 def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
                    req: Requirements, catalog: Catalog, tables: Tables,
                    profile: dict[str, float]) -> tuple[float, float]:
@@ -104,14 +135,11 @@ def predict_disagg(point: BenchPoint, choice: Choice, base: dict[str, Value],
     users = _figure("per_replica_given", {}, group_given=float(point.concurrency or 1),
                     replicas_given=y)
 
-    prefill = evaluate_choice(base, replace(choice, tp=pre.tp, pp=pre.pp, ep=pre.ep,
-                                            adp=pre.adp), tables, req, catalog, profile)
+    prefill = _prefill_env(point, choice, base, req, catalog, tables, profile)
     dispatch = exchange_inputs(point, prefill)
 
     def decode_env(batch: float) -> dict[str, Value]:
-        return evaluate_choice(base, choice, tables, req, catalog,
-                               {**profile, **dispatch, "max_batch_per_replica": batch,
-                                "burstiness": 0.0})
+        return _decode_env(choice, base, req, catalog, tables, {**profile, **dispatch}, batch)
 
     link, efficiency = _transfer(catalog, choice, _pool(x, pre), _pool(y, dec))
     env = decode_env(users)
