@@ -115,17 +115,20 @@ def test_no_plan_the_search_considers_rents_for_less(insurer: Result) -> None:
 def test_forcing_each_gpu_rents_for_no_less(tmp_path: Path, gpu: str, rent: int) -> None:
     """The insurer sized with one GPU allowed (hardware.gpus): H100 rents for EUR 307,965
     (3 instances of 8: one spare), H200 for the same 151,966; on L40S the classifier meets
-    no speed target (its 8,000-token prompts) and the chat alone rents for EUR 561,447: 24
-    TP4 replicas (96 GPUs) + one spare 4-GPU instance = 100 L40S sold by the GPU (Nebius,
-    1.55 USD x 0.6642 x 0.5556 x 0.92 = EUR 0.52623609552 an hour) x 8,760 = 460,982.82 +
-    storage 100,464 (review round 22; before: the 104 GPUs in use, 579,886)."""
+    no speed target (its 8,000-token prompts) and the chat alone rents for EUR 779,863: 24
+    TP4 replicas (96 GPUs) + one spare 4-GPU instance = 100 L40S in 4-GPU instances (Nebius
+    gpu-l40s-d_4gpu, 2.2844 USD a GPU x 0.6642 x 0.5556 x 0.92 = EUR 0.7755705... an hour)
+    x 8,760 = 679,399.45 + storage 100,464 (session 24: Nebius sells the 1.55 Intel-CPU L40S
+    as 1-GPU VMs only, its 4-GPU VM is the AMD-CPU preset at 9.1376 USD/h, prices.yaml
+    sizes; before: 100 GPUs x 1.55 x ... = 460,982.82 + 100,464 = 561,447; review round 22;
+    before that: the 104 GPUs in use, 579,886)."""
     r = size(load(_variant(tmp_path, gpu, hardware__gpus=[gpu])))
     assert r.totals.annual_cost_cloud is not None
     assert round(r.totals.annual_cost_cloud) == rent >= RENT
     only_l40s = size(load(_variant(tmp_path, "l40s", hardware__gpus=["l40s"])))
     assert [w.recommended is None for w in only_l40s.workloads] == [True, False]
     assert only_l40s.totals.annual_cost_cloud is not None
-    assert round(only_l40s.totals.annual_cost_cloud) == 561_447
+    assert round(only_l40s.totals.annual_cost_cloud) == 779_863  # 561,447 before s24
 
 
 def test_buying_and_cheapest_accounts_get_their_own_plans(tmp_path: Path) -> None:
@@ -186,7 +189,10 @@ def test_a_cloud_account_whose_cheapest_gpu_to_buy_has_no_cloud_price(tmp_path: 
     year (58,319 before session 23: its PCIe server's network is now its front end), but has
     no cloud offer. Rented, stage planned it anyway and the proposal had no
     cloud figure (cloud_unpriced); the plan is now the priced L40S (TP2, 8 GPUs) at USD
-    80,548 a year, the RTX options ranked after every option with a cloud price."""
+    114,732 a year (8 GPUs in 2-GPU Nebius instances, gpu-l40s-d_2gpu at 4.5688 USD/h =
+    2.2844 a GPU x the one-year ratio 0.6642 x 8,760 = 106,332.28 + storage 8,400; session
+    24, prices.yaml sizes: before, 8 single GPUs at 1.55: 72,148.06 + 8,400 = 80,548), the
+    RTX options ranked after every option with a cloud price."""
     data = example_dict()
     data.update(workloads=[{
         "name": "Chat", "model": "llama-3.3-70b", "concurrent_users": 60,
@@ -203,7 +209,7 @@ def test_a_cloud_account_whose_cheapest_gpu_to_buy_has_no_cloud_price(tmp_path: 
     assert [g.gpu for g in rented.plan.node_groups] == ["l40s"]
     assert rented.totals.cloud_unpriced == []
     assert rented.totals.annual_cost_cloud is not None
-    assert round(rented.totals.annual_cost_cloud) == 80_548
+    assert round(rented.totals.annual_cost_cloud) == 114_732  # 80,548 before s24
     (w,) = rented.workloads
     priced = [float(o.values["cloud_gpu_hour"]) > 0 for o in w.options if o.feasible]
     assert priced == sorted(priced, reverse=True) and not priced[-1]
