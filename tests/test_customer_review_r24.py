@@ -44,6 +44,10 @@ def _words(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace("\xa0", " ").split())
 
 
+def labels_of(ws: Any) -> dict[str, str]:
+    return {str(r[0].value): str(r[1].value) for r in ws.iter_rows() if r[0].value and r[1].value}
+
+
 @pytest.fixture
 def plotted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[list[float], list[float],
                                                                      dict[str, Any]]]]:
@@ -173,9 +177,14 @@ def test_the_cloud_price_is_named_for_the_size_it_is_for(tmp_path: Path) -> None
     label = "Cloud price per GPU-hour as listed, 8-GPU instance: NVIDIA B200 (HGX)"
     assert round(float(rows[label]), 2) == 4.44
     assert "Cloud price per GPU-hour: NVIDIA B200 (HGX)" not in rows
-    tco = {str(r[1].value): r[0].value for r in book["TCO"].iter_rows() if r[1].value}
-    assert tco["GPUs per cloud instance rented"] == "cloud_instance_gpus"
-    assert tco["Cloud price per GPU-hour paid"] == "cloud_instance_gpu_hour"
+    # the TCO and Plan sheets: both prices side by side, each named for its size
+    for sheet in ("TCO", "Plan"):
+        labels = {str(r[0].value): str(r[1].value) for r in book[sheet].iter_rows()
+                  if r[0].value and r[1].value}
+        assert labels["cloud_instance_gpu_hour"] == \
+            "Cloud price per GPU-hour paid, for the instance size rented", sheet
+    assert labels_of(book["TCO"])["cloud_gpu_hour"] == \
+        "Cloud price per GPU-hour as listed, the offer's own size"
     text = _words(render_html(result))
     assert "Cloud price per GPU-hour paid, for the size rented USD 4.58 derived" in text
     assert "NVIDIA B200 (HGX): cloud price per GPU-hour paid: USD 4.58" in text

@@ -134,6 +134,19 @@ def price_label(tables: Mapping[str, Mapping[str, Mapping[str, float]]], table: 
     return f"{label} as listed, {gpus:,.0f}-GPU instance" if gpus > 0 else f"{label} as listed"
 
 
+# Calculation rows the workbook's sheets label more closely than the calculation list: the two
+# cloud prices per GPU-hour side by side on the TCO and Plan sheets (review round 24:
+# Fabrikam Legal's "Cloud price per GPU-hour" 4.44 beside "... paid" 4.58, its size unsaid)
+SHEET_LABELS = {
+    "cloud_gpu_hour": "Cloud price per GPU-hour as listed, the offer's own size",
+    "cloud_instance_gpu_hour": "Cloud price per GPU-hour paid, for the instance size rented"}
+
+
+def sheet_label(name: str, label: str) -> str:
+    """A calculation row's label on the workbook's sheets (:data:`SHEET_LABELS`)."""
+    return SHEET_LABELS.get(name, label)
+
+
 # Catalog cells the account may change (costs): they live on Inputs as named cells.
 PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in_cloud_",
                  ("platforms", "base_price"): "in_node_price_"}
