@@ -111,6 +111,24 @@ def test_each_dot_of_the_throughput_chart_is_the_operating_point_its_figure_is_r
             "stated load keeps it at") in text
 
 
+def _layout(result: Result, pdf: Path) -> str:
+    """The rendered PDF's text as laid out (pdftotext -layout), no-break spaces as spaces."""
+    render_pdf(result, pdf)
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
+                          capture_output=True, text=True).stdout.replace("\xa0", " ")
+
+
+def _spare_cell(layout: str, pool: str) -> list[str]:
+    """The plan table's "Replicas (spare)" cell under the replica count of ``pool``: the
+    lines of text standing in the column's width under "(spare)"."""
+    lines = layout.splitlines()
+    head = next(i for i, t in enumerate(lines) if re.search(r"Runs on +Serves +\(spare\)", t))
+    column = lines[head].index("(spare)")
+    first = next(i for i in range(head, len(lines)) if pool in lines[i])
+    block = lines[first:next(i for i in range(first, len(lines)) if not lines[i].strip())]
+    return [c for c in (t[column - 4:column + 10].strip() for t in block[1:]) if c]
+
+
 def test_the_plan_tables_spare_cell_reads_in_two_lines(tmp_path: Path) -> None:
     """The insurer rents its two pools with one spare instance for both: the PDF plan
     table's "Replicas (spare)" cell read "group's / spare / instance" in three lines under
@@ -119,20 +137,16 @@ def test_the_plan_tables_spare_cell_reads_in_two_lines(tmp_path: Path) -> None:
     result = _sized(INSURER)
     group = result.plan.node_groups[0]
     assert group.values["group_cloud_spare_instances"] == 1 and len(group.pools) == 2
-    pdf = tmp_path / "insurer.pdf"
-    render_pdf(result, pdf)
-    layout = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True,
-                            capture_output=True, text=True).stdout
-    lines = layout.splitlines()
-    head = next(i for i, t in enumerate(lines) if re.search(r"Runs on +Serves +\(spare\)", t))
-    column = lines[head].index("(spare)")
+    layout = _layout(result, tmp_path / "insurer.pdf")
     for pool in ("Pool 1: Qwen3 14B", "Pool 2: Llama 3.3 70B"):
-        first = next(i for i in range(head, len(lines)) if pool in lines[i])
-        block = lines[first:next(i for i in range(first, len(lines)) if not lines[i].strip())]
-        # the cell's words: what stands within the column's width under "(spare)"
-        cell = [t[column - 3:column + 10].strip() for t in block]
-        words = [c for c in cell[1:] if c]
-        assert words == ["shared", "standby"], (pool, block)
+        assert _spare_cell(layout, pool) == ["shared", "standby"]
+    # Adventure Works buys its pools one node group with 8 GPUs on standby: "group's 8 /
+    # standby / GPUs" in three lines; now "standby:" over "8 GPUs"
+    works = _sized("inputs/enterprise-multi.yaml")
+    assert works.plan.node_groups[0].values["group_standby_gpus"] == 8
+    other = _layout(works, tmp_path / "works.pdf")
+    for pool in ("Pool 1: Llama 3.1 8B", "Pool 2: Llama 3.1 70B", "Pool 3: gpt-oss-120b"):
+        assert _spare_cell(other, pool) == ["standby:", "8 GPUs"]
     text = " ".join(layout.split())
     assert ("(shared standby: one spare instance for the pools of a group, running nothing "
             "until it takes over a lost replica of any of them)") in text

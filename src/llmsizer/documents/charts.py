@@ -357,13 +357,9 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     legend entries in a second row above it, so no label can land on a curve, a dot or
     another label, whatever the curves' shapes. ``width_in``: see :func:`drawn_width`; a
     narrow chart sets its legends in as many rows as they need, each 12 points high.
-
-    Each dot sits at the operating point its figure is read at, as the walk-through states
-    them (review round 24: both dots stood at the batch limit while the per-user speed is the
-    one at the stated load): the replica's output at the batch limit
-    (``batch_per_replica``, ``replica_output_tokens_per_s``), the per-user speed at the batch
-    the stated load keeps a replica at (``batch_served``, ``tokens_per_s_per_user``; the
-    limit where ``chosen`` names no batch served). One dot and one key where they coincide."""
+    Each dot at the batch its figure is read at (review round 24): the replica's output at
+    the limit (``batch_per_replica``), the per-user speed at ``batch_served`` (the limit where
+    ``chosen`` has none); one dot and one key where they coincide."""
     xs = [p["batch_per_replica"] for p in points]
     users = [p["tokens_per_s_per_user"] for p in points]
     replicas = [p["replica_output_tokens_per_s"] for p in points]
@@ -379,14 +375,11 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
         lines.append(f"Target {tok_s(slo_tok_s)} per user")
     # the batch limit (batch_per_replica), the words of the PDF's risks and the web's table
     # (session 23: the web's "Chosen batch 256" beside "Batch (its pool's) 86")
-    user, replica = tok_s(chosen["tokens_per_s_per_user"]), tok_s(
-        chosen["replica_output_tokens_per_s"])
-    if served == cb:
-        marks = [f"Batch limit {count(cb)}, reached at peak: {user} per user, "
-                 f"{replica} per replica"]
-    else:
-        marks = [f"Batch limit {count(cb)}: {replica} per replica",
-                 f"At peak, batch {batch(served)}: {user} per user"]
+    user, replica = (tok_s(chosen[k]) for k in ("tokens_per_s_per_user",
+                                                "replica_output_tokens_per_s"))
+    marks = [f"Batch limit {count(cb)}, reached at peak: {user} per user, {replica} per replica"
+             ] if served == cb else [f"Batch limit {count(cb)}: {replica} per replica",
+                                     f"At peak, batch {batch(served)}: {user} per user"]
     n_dots = len(marks)
     marks += [f"{label[:1].upper()}{label[1:]} at batch {count(x)}" for x, label in caps]
     # each legend's rows: one each at the PDF's width, as many as they need on a phone

@@ -11,7 +11,7 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import Formatter, chart_name, precision_name, shared_gpus_words
+from .format import NBSP, Formatter, chart_name, precision_name, shared_gpus_words
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
     standby = float(gv.get("group_standby_gpus", 0.0))
     if rented and standby > 0 and gv.get("cloud_gpus_rented") == g.gpus_purchased:
         # fixed instance sizes renting the GPUs buying takes: its split ("8 on standby")
-        return SpareWords(f"standby: {many(standby, 'GPU')}",
+        return SpareWords(f"standby: {many(standby, 'GPU').replace(' ', NBSP)}",
                           f"the group's {many(standby, 'GPU')} on standby")
     if rented:  # fixed instance sizes: one instance more than the load (costs.py _instances)
         return SpareWords("free GPUs",
@@ -80,7 +80,7 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
                           "than the load needs)")
     if standby > 0:
         node = ", a spare node" if gv.get("group_spare_nodes_added", 0) else ""
-        return SpareWords(f"standby: {many(standby, 'GPU')}",
+        return SpareWords(f"standby: {many(standby, 'GPU').replace(' ', NBSP)}",
                           f"the node group's {many(standby, 'GPU')} on standby{node}")
     return SpareWords("no spare", "none")
 
