@@ -377,7 +377,7 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     # (session 23: the web's "Chosen batch 256" beside "Batch (its pool's) 86")
     user, replica = (tok_s(chosen[k]) for k in ("tokens_per_s_per_user",
                                                 "replica_output_tokens_per_s"))
-    marks = [f"Batch limit {count(cb)}, reached at peak: {user} per user, {replica} per replica"
+    marks = [f"Batch limit {count(cb)}: {user} per user, {replica} per replica"  # reached
              ] if served == cb else [f"Batch limit {count(cb)}: {replica} per replica",
                                      f"At peak, batch {batch(served)}: {user} per user"]
     n_dots = len(marks)
