@@ -113,8 +113,9 @@ def test_the_cloud_price_in_the_register_is_the_price_the_costs_pay() -> None:
     assert round(used.value, 2) == 4.58
     assert round(result.tables["gpus"]["b200"]["cloud_gpu_hour"], 2) == 4.44
     text = _text("inputs/legal-128k.yaml")
-    assert "Cloud price per GPU-hour USD 4.58 derived" in text
-    assert "NVIDIA B200 (HGX): cloud price per GPU-hour: USD 4.58 — 6 × Lambda 2x B200" in text
+    # round 24: both labelled as the price paid (the workbook's Inputs list the 8-GPU size)
+    assert "Cloud price per GPU-hour paid, for the size rented USD 4.58 derived" in text
+    assert "NVIDIA B200 (HGX): cloud price per GPU-hour paid: USD 4.58 — 6 × Lambda 2x B200" in text
     assert "USD 4.44" not in text
 
 
@@ -142,7 +143,10 @@ def test_the_exchange_rate_and_converted_prices_in_the_workbook(tmp_path: Path) 
     its Assumptions sheet gave no rate."""
     for name, rows in (("tests/data/sek-telco-moe-r22.yaml",
                         ("Purchase price: NVIDIA B200 (HGX)", "Purchase price: NVIDIA H200 SXM")),
-                       ("inputs/legal-128k.yaml", ("Cloud price per GPU-hour: NVIDIA B200 (HGX)",))):
+                       ("inputs/legal-128k.yaml",
+                        # round 24: the offer's listed price for its own size, named so
+                        ("Cloud price per GPU-hour as listed, 8-GPU instance: "
+                         "NVIDIA B200 (HGX)",))):
         stem = Path(name).stem
         write_outputs(_sized(name), tmp_path, stem=stem, formats=("xlsx",))
         book = openpyxl.load_workbook(tmp_path / f"{stem}.xlsx")

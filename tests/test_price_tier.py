@@ -146,6 +146,8 @@ def test_the_proposal_and_the_workbook_flag_the_derived_price(tmp_path: Path) ->
     flagged = [x for x in labels if "DERIVED" in x]
     # the GPU by its catalog name, not its id (the Assumptions sheet speaks to finance)
     name = load_catalog().gpus["h200-sxm"].name
-    assert flagged == [f"Cloud price per GPU-hour (DERIVED for the tier): {name}"], flagged
+    # review round 24: the listed price of the offer's own size (here single GPUs), so named
+    assert flagged == [f"Cloud price per GPU-hour as listed, 1-GPU instance (DERIVED for the "
+                       f"tier): {name}"], flagged
     src = next(str(r[3].value) for r in ws.iter_rows() if str(r[0].value) == flagged[0])
     assert "Derived: no dated committed one-year contract price" in src

@@ -143,7 +143,7 @@ def test_the_proposal_states_the_rented_figures(tmp_path: Path) -> None:
     # review round 22: a rented plan's table speaks of instances ("standby node" before)
     # session 23: the spare cell says where the spare is: the group's 8 GPUs on standby (its
     # 8-GPU instances rent the GPUs buying takes: 29 serving, 8 on standby, 3 idle)
-    assert "Pool 2: Regulation RAG 25 % 35 % 35 % group's 8 standby GPUs 5" in headroom
+    assert "Pool 2: Regulation RAG 25 % 35 % 35 % standby: 8 GPUs 5" in headroom  # round 24
     assert ("with one instance down: 63 %" in text
             and "with one instance down: 35 %" in text)
     assert "15.8 %" not in text

@@ -123,7 +123,8 @@ def test_a_bought_pool_line_names_the_node_groups_standby_gpus() -> None:
             "standby; headroom 26%, 26% with a node down") in text
     assert "(0 spare)" not in text
     html = _words(render_html(r))
-    assert "16 group's 4 standby GPUs" in html  # the PDF plan table's replicas cell
+    # the PDF plan table's replicas cell, two lines at most (review round 24)
+    assert "16 standby: 4 GPUs" in html
 
 
 def test_renting_says_what_it_rents(insurer: Result) -> None:
@@ -148,7 +149,8 @@ def test_the_pdf_shows_the_options_and_pools_as_rented(insurer: Result) -> None:
     plan = html[html.index("Rent in the cloud"):html.index("Saving:")]
     assert "(6 serving, 1 spare on standby)" in plan
     assert "Replicas (spare) GPUs serving" in plan
-    assert "4 group's spare instance 4" in plan and "2 group's spare instance 4" in plan
+    # "shared standby": two lines in the column, the table's note says what it is (round 24)
+    assert "4 shared standby 4" in plan and "2 shared standby 4" in plan
     summary = html[:html.index("4 Alternatives compared")]
     assert "4 replicas of 1 × NVIDIA H200 SXM" in summary
     assert "8 replicas of 1 × NVIDIA H200 SXM" not in summary

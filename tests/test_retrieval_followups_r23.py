@@ -220,7 +220,7 @@ def test_the_rag_quick_start_says_what_one_node_down_means(tmp_path: Path) -> No
     text = forms.to_yaml(archetypes.requirements("rag"))
     plan = _words(update_html(text), "plan")
     assert ("Pool 1: RAG agent runs on 13 replicas of 1 × NVIDIA B200 (HGX), FP8 weights, FP8 "
-            "KV cache; spare: no spare (surviving a node loss was not asked); headroom 30 % "
+            "KV cache; spare: none asked for; headroom 30 % "
             "at peak with both nodes up (replicas installed ÷ the "
             "replicas peak demand needs − 1). With the node that hurts it most down it loses 7 "
             "of its 13 replicas; 8 run once the lost ones have restarted: headroom -20 %, so "

@@ -308,8 +308,8 @@ def test_the_cost_table_gives_the_cloud_instance_size_rented() -> None:
     assert float(v["annual_cloud_rent"]) == pytest.approx(12 * float(v["cloud_instance_gpu_hour"])
                                                           * 8760)
     text = _words(render_html(r))
-    assert ("Cloud instances × GPUs each 6 × 2 Cloud price per GPU-hour USD 4.58 derived Cloud "
-            "per year USD 498 k") in text
+    assert ("Cloud instances × GPUs each 6 × 2 Cloud price per GPU-hour paid, for the size "
+            "rented USD 4.58 derived Cloud per year USD 498 k") in text  # "paid": round 24
 
 
 def test_the_terminal_names_the_proposal_when_it_points_to_a_section() -> None:

@@ -149,7 +149,7 @@ def test_a_rented_plans_headroom_speaks_of_instances() -> None:
     # (session 22: one spare instance per pool, 8 instances, 11 GPUs)
     # whole percents: every headroom of the proposal to one precision, and its alternatives
     # reach 200 % (session 23; the column read 50.0 % beside the alternatives' 50 %)
-    assert ("Pool 1: Claims document classification 20 % 50 % 50 % group's spare instance 7"
+    assert ("Pool 1: Claims document classification 20 % 50 % 50 % shared standby 7"
             in headroom)
     assert "with all 7 instances of its group up" in headroom
     assert headroom.count(

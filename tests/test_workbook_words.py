@@ -199,7 +199,7 @@ def test_inputs_prices_and_catalog_name_gpus_platforms_and_precisions(books: Any
     cat = load_catalog()
     inputs, catalog = books("example")["Inputs"], books("example")["Catalog"]
     labels = [str(r[0]) for r in inputs.iter_rows(values_only=True) if r[0]]
-    prices = [t for t in labels if t.startswith(("Purchase price: ", "Cloud price per GPU-hour: ",
+    prices = [t for t in labels if t.startswith(("Purchase price: ", "Cloud price per GPU-hour",
                                                  "Node price without GPUs: "))]
     assert "Purchase price: NVIDIA H100 SXM 80GB" in prices
     assert (f"Node price without GPUs: {cat.platforms['dell-xe8640'].name}") in prices

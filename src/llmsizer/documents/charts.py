@@ -245,6 +245,9 @@ def _legend(fig: Figure, keys: Sequence[Any], centre_in: float, middle_in: float
         if isinstance(key, Line2D) and key.get_linestyle() in ("None", "none", ""):
             fig.add_artist(Line2D([x + handle / 2], [y], color=key.get_color(), linestyle="none",
                                   marker=key.get_marker(), markersize=key.get_markersize(),
+                                  markerfacecolor=key.get_markerfacecolor(),
+                                  markeredgecolor=key.get_markeredgecolor(),
+                                  markeredgewidth=key.get_markeredgewidth(),
                                   transform=points))
         elif isinstance(key, Line2D):
             fig.add_artist(Line2D([x, x + handle], [y, y], color=key.get_color(),
@@ -343,7 +346,8 @@ def memory_chart(bars: Sequence[MemoryBar], gb: Fmt, width_in: float | None = No
 
 def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str, float],
                      slo_tok_s: float, caps: Sequence[tuple[float, str]], tok_s: Fmt,
-                     count: Fmt, width_in: float | None = None) -> str:
+                     count: Fmt, width_in: float | None = None,
+                     batch: Fmt | None = None) -> str:
     """Per-user speed (left axis, with the SLO line) and replica throughput (right axis)
     against batch. One panel: the replica series is drawn through a vertical scaling of the
     same axes, so its right-hand axis needs no second set of axes (charts cost ~1 ms per
@@ -352,11 +356,16 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
     No text is drawn inside the plot: the chosen batch's figures and the batch limit are
     legend entries in a second row above it, so no label can land on a curve, a dot or
     another label, whatever the curves' shapes. ``width_in``: see :func:`drawn_width`; a
-    narrow chart sets its legends in as many rows as they need, each 12 points high."""
+    narrow chart sets its legends in as many rows as they need, each 12 points high.
+    Each dot at the batch its figure is read at (review round 24): the replica's output at
+    the limit (``batch_per_replica``), the per-user speed at ``batch_served`` (the limit where
+    ``chosen`` has none); one dot and one key where they coincide."""
     xs = [p["batch_per_replica"] for p in points]
     users = [p["tokens_per_s_per_user"] for p in points]
     replicas = [p["replica_output_tokens_per_s"] for p in points]
     cb = chosen["batch_per_replica"]
+    served = chosen.get("batch_served", cb)
+    batch = batch or count  # a mean batch at peak to three figures ("9.71"): Formatter.batch
     x_top = _axis_top([*xs, cb, *(x for x, _label in caps)])
     left_top = _axis_top([*users, slo_tok_s, chosen["tokens_per_s_per_user"]])
     right_top = _axis_top([*replicas, chosen["replica_output_tokens_per_s"]])
@@ -366,8 +375,12 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
         lines.append(f"Target {tok_s(slo_tok_s)} per user")
     # the batch limit (batch_per_replica), the words of the PDF's risks and the web's table
     # (session 23: the web's "Chosen batch 256" beside "Batch (its pool's) 86")
-    marks = [f"Batch limit {count(cb)}: {tok_s(chosen['tokens_per_s_per_user'])} per user, "
-             f"{tok_s(chosen['replica_output_tokens_per_s'])} per replica"]
+    user, replica = (tok_s(chosen[k]) for k in ("tokens_per_s_per_user",
+                                                "replica_output_tokens_per_s"))
+    marks = [f"Batch limit {count(cb)}: {user} per user, {replica} per replica"  # reached
+             ] if served == cb else [f"Batch limit {count(cb)}: {replica} per replica",
+                                     f"At peak, batch {batch(served)}: {user} per user"]
+    n_dots = len(marks)
     marks += [f"{label[:1].upper()}{label[1:]} at batch {count(x)}" for x, label in caps]
     # each legend's rows: one each at the PDF's width, as many as they need on a phone
     rows = [[len(r) for r in _rows([Line2D([], [], label=s) for s in texts], width * 72 - 8)]
@@ -387,13 +400,19 @@ def throughput_chart(points: Sequence[Mapping[str, float]], chosen: Mapping[str,
             handles.append(ax.axhline(slo_tok_s, color=ORANGE, linestyle="--", linewidth=1.1,
                                       label=lines[2]))
         ax.axvline(cb, color=INK, linewidth=0.8, linestyle=":")
-        for key, where in (("tokens_per_s_per_user", ax.transData),
-                           ("replica_output_tokens_per_s", on_right)):
-            ax.plot([cb], [chosen[key]], marker="o", markersize=5, color=ORANGE, zorder=5,
-                    transform=where)
+        # the peak's dot: a navy-edged diamond where it is not the limit's (its own key)
+        peak_dot: dict[str, Any] = {"marker": "o", "markersize": 5, "color": ORANGE} if n_dots == 1 else {
+            "marker": "D", "markersize": 4.5, "color": "white", "markeredgecolor": NAVY,
+            "markeredgewidth": 1.2}
+        ax.plot([cb], [chosen["replica_output_tokens_per_s"]], marker="o", markersize=5,
+                color=ORANGE, zorder=5, transform=on_right)
+        ax.plot([served], [chosen["tokens_per_s_per_user"]], zorder=6, transform=ax.transData,
+                **peak_dot)
         notes = [Line2D([], [], color=ORANGE, marker="o", markersize=5, linestyle="none",
                         label=marks[0])]
-        for (x, _label), text in zip(caps, marks[1:], strict=True):
+        if n_dots == 2:
+            notes.append(Line2D([], [], linestyle="none", label=marks[1], **peak_dot))
+        for (x, _label), text in zip(caps, marks[n_dots:], strict=True):
             ax.axvline(x, color="#9aa4b1", linewidth=0.7, linestyle="-.")
             notes.append(Line2D([], [], color="#9aa4b1", linewidth=0.7, linestyle="-.",
                                 label=text))

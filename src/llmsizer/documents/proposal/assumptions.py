@@ -194,7 +194,7 @@ def _price_rows(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         # 2-GPU instances cost USD 4.58 a GPU-hour in section 6 but read USD 4.44, the 8-GPU
         # offer's, here beside the 2-GPU instance's source)
         paid = used_row.value if used_row is not None and used_row.value else cloud
-        rows.append(Row(f"{name}: cloud price per GPU-hour",
+        rows.append(Row(f"{name}: cloud price per GPU-hour{' paid' if paid else ''}",
                         fmt.money(paid) if paid else "not known", csrc))
     for pid in platforms:
         p = cat.platforms.get(pid)

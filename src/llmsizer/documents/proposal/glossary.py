@@ -109,6 +109,10 @@ GLOSSARY: tuple[Term, ...] = (
          "replicas included); GPUs on standby run nothing until they take over a failed "
          "node's replicas (N+1); idle GPUs are left over because servers come with all their "
          "GPUs.", only_when="standby-idle"),
+    Term("Shared standby", "One spare cloud instance rented for the pools of a group: it runs "
+         "nothing until it takes over a lost replica of any of them (N+1)."),
+    Term("Free GPUs", "GPUs of a server or a rented instance that run no replica: a lost "
+         "replica restarts only where all its GPUs are free inside one server or instance."),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "
@@ -165,7 +169,9 @@ _USED: dict[str, re.Pattern[str]] = {term: re.compile(p, re.IGNORECASE) for term
     # their engine ("Serving engine assumed: serving stack (Text Embeddings Inference, ...)")
     'Serving engine for embedding and reranking': '\\b(?:serving|encoder) engines?\\b',
     'Speculative decoding': '\\bspeculative decoding\\b',
-    'Serving, on standby, idle': '\\bon standby\\b|\\bidle\\b',
+    'Serving, on standby, idle': '\\bon standby\\b|\\bstandby:|\\bidle\\b',
+    'Shared standby': '\\bshared standby\\b',
+    'Free GPUs': '\\bfree GPUs\\b',
     'TCO': '\\bTCO\\b',
     'Token': '\\btokens?\\b',
     'Tensor parallelism (TP)': '\\bTP\\d|\\btensor[- ]parallel',

@@ -11,7 +11,7 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import Formatter, chart_name, precision_name, shared_gpus_words
+from .format import NBSP, Formatter, chart_name, precision_name, shared_gpus_words
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class PoolView:
 @dataclass(frozen=True)
 class SpareWords:
     """Where a pool's N+1 spare capacity is, in words: ``short`` for a table cell ("1 spare
-    running", "own spare instance", "group's 4 standby GPUs"), ``long`` for a sentence ("its
-    own instance on standby (1 GPU)")."""
+    running", "spare instance", "shared standby", "standby: 4 GPUs"; two lines at most in the
+    PDF plan table's column), ``long`` for a sentence ("its own instance on standby (1 GPU)")."""
 
     short: str
     long: str
@@ -53,14 +53,18 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
         return SpareWords(f"{p.spare_replicas:,} spare running",
                           f"{many(p.spare_replicas, 'replica')} of its own, running")
     if not n_plus_one:
-        return SpareWords("no spare", "no spare (surviving a node loss was not asked)")
+        # once: the plan line goes on to say the service stops with a node down (review
+        # round 24: "spare: no spare (surviving a node loss was not asked)" beside it)
+        return SpareWords("no spare", "none asked for")
     if rented and gv.get("cloud_sold_by_gpu", 0) > 0:
         # one spare instance for the group, as wide as its widest replica, taking over a lost
         # replica of any of its pools (plan_node_loss.py group_cloud_spare_gpus, session 23)
         spares = float(gv.get("group_cloud_spare_instances", 0.0))
         gpus = float(gv.get("group_cloud_spare_gpus", 0.0))
         if spares > 0 and len(g.pools) > 1:
-            return SpareWords("group's spare instance",
+            # two lines at most in the PDF plan table's column (review round 24: "group's
+            # spare instance" took three); the plan's note and the glossary say what it is
+            return SpareWords("shared standby",
                               f"the group's instance on standby ({many(gpus, 'GPU')}), shared "
                               "by its pools")
         if spares > 0:
@@ -68,17 +72,17 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
     standby = float(gv.get("group_standby_gpus", 0.0))
     if rented and standby > 0 and gv.get("cloud_gpus_rented") == g.gpus_purchased:
         # fixed instance sizes renting the GPUs buying takes: its split ("8 on standby")
-        return SpareWords(f"group's {many(standby, 'standby GPU')}",
+        return SpareWords(f"standby: {many(standby, 'GPU').replace(' ', NBSP)}",
                           f"the group's {many(standby, 'GPU')} on standby")
     if rented:  # fixed instance sizes: one instance more than the load (costs.py _instances)
-        return SpareWords("instances' free GPUs",
+        return SpareWords("free GPUs",
                           "the rented instances' GPUs beyond the replicas (an instance more "
                           "than the load needs)")
     if standby > 0:
         node = ", a spare node" if gv.get("group_spare_nodes_added", 0) else ""
-        return SpareWords(f"group's {many(standby, 'standby GPU')}",
+        return SpareWords(f"standby: {many(standby, 'GPU').replace(' ', NBSP)}",
                           f"the node group's {many(standby, 'GPU')} on standby{node}")
-    return SpareWords("no spare", "no spare")
+    return SpareWords("no spare", "none")
 
 
 def instances_split(g: NodeGroup) -> str:

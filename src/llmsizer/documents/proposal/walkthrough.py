@@ -5,6 +5,7 @@ chart, the single-user speed, the model's context limit); the other sections rea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup
@@ -36,6 +37,10 @@ def _curve_points(result: Result, index: int, best: OptionView) -> list[dict[str
     v = best.v
     upper = min(as_number(v, "max_sequences_by_memory"), as_number(v, "max_batch_per_replica"))
     batches = sorted(set(_batches(upper)) | {int(as_number(v, "batch_per_replica"))})
+    # the curve through the batch at peak too, where the chart's per-user dot sits (a mean
+    # batch such as 9.71: the whole batches either side of it)
+    served = as_number(v, "batch_served")
+    batches = sorted(set(batches) | {max(1, math.floor(served)), max(1, math.ceil(served))})
     return curve(result, index, best.option.id, batches)
 
 
@@ -50,10 +55,13 @@ def _throughput_svg(points: Sequence[Mapping[str, float]], best: OptionView,
         caps.append((upper, "engine batch cap"))
     elif as_number(v, "max_sequences_by_memory") == upper:
         caps.append((upper, "KV cache full"))
-    chosen = {k: as_number(v, k) for k in ("batch_per_replica", "tokens_per_s_per_user",
+    # each dot at the batch its figure is read at (the walk-through's words): the replica's
+    # output at the batch limit, the per-user speed at the batch the stated load keeps
+    chosen = {k: as_number(v, k) for k in ("batch_per_replica", "batch_served",
+                                           "tokens_per_s_per_user",
                                            "replica_output_tokens_per_s")}
     svg = charts.throughput_chart(points, chosen, as_number(v, "required_tokens_per_s_per_user"),
-                                  caps, fmt.tok_s, fmt.count)
+                                  caps, fmt.tok_s, fmt.count, batch=fmt.batch)
     return svg_image(svg, "Throughput and per-user speed against batch")
 
 

@@ -9,7 +9,7 @@ from ..proposal.assumptions import ASSUMPTION_LABELS, CONFIDENCE, assumption_lab
 from ..proposal.format import Formatter
 from .book import Book
 from .formats import clean_text, fit_width, number_format, unit_text, wrapped_height
-from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO
+from .layout import MAX_COLUMNS_PER_WORKLOAD, SCOPE, TABLE_COLUMN_INFO, price_label
 
 __all__ = ["write"]
 
@@ -85,7 +85,8 @@ def write(book: Book) -> None:
     derived = {p.item.partition(":")[2] for p in r.prices
                if p.item.startswith("cloud:") and p.derived}
     for (table, tid, colname), name in book.lay.price_names.items():
-        label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
+        unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))[1]
+        label = price_label(r.tables, table, tid, colname)  # the Inputs sheet's words
         if colname == "cloud_gpu_hour" and tid in derived:  # never a silent mix of tiers
             label = f"{label} (DERIVED for the tier)"
         line(f"{label}: {book.display_name(table, tid)}", float(r.tables[table][tid][colname]),

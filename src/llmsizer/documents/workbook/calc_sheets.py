@@ -38,6 +38,7 @@ from .layout import (
     cached,
     flag_expr,
     lookup_keys,
+    sheet_label,
 )
 from .rerun_check import label
 
@@ -145,7 +146,7 @@ def write(book: Book, sheet: str) -> None:
                             zero_text=unpriced_text(calc.name), name=calc.name)
         plain, rec = f("calc", fmt), f("calc_rec", fmt)
         ws.write_string(row, COL_NAME, calc.name, f("name"))
-        ws.write_string(row, COL_LABEL, calc.label, f("label"))
+        ws.write_string(row, COL_LABEL, sheet_label(calc.name, calc.label), f("label"))
         ws.write_string(row, COL_UNIT, unit_text(calc.unit, book.cur), f("unit"))
         template = book.lay.template(calc) if lay.columns else ""  # no option at all: no rows
         # the marker's normal form of the row, once: the placeholders for the column and the

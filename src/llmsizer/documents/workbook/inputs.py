@@ -14,7 +14,7 @@ from ...model.catalog import Model
 from ..inputcells import speculative_lock
 from .book import Book
 from .formats import clean_text, dv_title, fit_width, number_format, unit_text, wrapped_height
-from .layout import TABLE_COLUMN_INFO, letter
+from .layout import TABLE_COLUMN_INFO, letter, price_label
 from .options_sheet import LIVE_COL
 from .rerun_check import write_checks
 
@@ -76,8 +76,10 @@ def write(book: Book) -> None:
     for (table, tid, colname), name in book.lay.price_names.items():
         value = float(r.tables[table][tid][colname])
         label, unit = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))
-        # the GPU's or platform's catalog name (its id is the cell name's, last column)
-        what = f"{label}: {clean_text(book.display_name(table, tid))}"
+        # the GPU's or platform's catalog name (its id is the cell name's, last column); a
+        # cloud price as the offer lists it, for its own size (the plan may rent another)
+        what = (f"{price_label(r.tables, table, tid, colname)}: "
+                f"{clean_text(book.display_name(table, tid))}")
         ws.write_string(row, 0, what, f("wrap"))
         ws.write_string(row, 1, unit_text(unit, book.cur), f("unit"))
         ws.write_number(row, 2, value, f("input", number_format(unit, [value], book.cur,

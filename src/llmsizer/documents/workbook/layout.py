@@ -13,6 +13,7 @@ inputs, ``in_w<k>_<name>`` for workload ``k`` (1-based), ``in_price_<gpu>``,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -118,6 +119,34 @@ TABLE_COLUMN_INFO: dict[str, tuple[str, str]] = {
         f"Cloud price per GPU-hour, other size {k}, {tier_words(tier)}", "currency/h")
        for k in (1, 2) for tier, column in _TIER_COLUMN.items()},
 }
+
+
+def price_label(tables: Mapping[str, Mapping[str, Mapping[str, float]]], table: str, tid: str,
+                colname: str) -> str:
+    """An Inputs (and Assumptions) price row's label: the cloud price named for what it is,
+    the offer's listed price for its own instance size (review round 24: Fabrikam Legal's
+    Inputs read "Cloud price per GPU-hour" 4.44, the 8-GPU size's, while the plan pays 4.58
+    for the 2-GPU instances it rents: the TCO sheet's "Cloud price per GPU-hour paid")."""
+    label = TABLE_COLUMN_INFO.get(colname, (colname, "currency"))[0]
+    if (table, colname) != ("gpus", "cloud_gpu_hour"):
+        return label
+    gpus = float(tables.get(table, {}).get(tid, {}).get("cloud_gpus_per_instance", 0) or 0)
+    return f"{label} as listed, {gpus:,.0f}-GPU instance" if gpus > 0 else f"{label} as listed"
+
+
+# Calculation rows the workbook's sheets label more closely than the calculation list: the two
+# cloud prices per GPU-hour side by side on the TCO and Plan sheets (review round 24:
+# Fabrikam Legal's "Cloud price per GPU-hour" 4.44 beside "... paid" 4.58, its size unsaid)
+SHEET_LABELS = {
+    "cloud_gpu_hour": "Cloud price per GPU-hour as listed, the offer's own size",
+    "cloud_instance_gpu_hour": "Cloud price per GPU-hour paid, for the instance size rented"}
+
+
+def sheet_label(name: str, label: str) -> str:
+    """A calculation row's label on the workbook's sheets (:data:`SHEET_LABELS`)."""
+    return SHEET_LABELS.get(name, label)
+
+
 # Catalog cells the account may change (costs): they live on Inputs as named cells.
 PRICE_COLUMNS = {("gpus", "price"): "in_price_", ("gpus", "cloud_gpu_hour"): "in_cloud_",
                  ("platforms", "base_price"): "in_node_price_"}

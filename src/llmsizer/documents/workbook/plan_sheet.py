@@ -54,7 +54,7 @@ from .formats import (
     unpriced_text,
     wrapped_height,
 )
-from .layout import Column, input_name, letter
+from .layout import Column, input_name, letter, sheet_label
 from .rerun_check import label as option_label
 from .retrieval_sheet import retrieval_alone_refs, retrieval_total_refs
 
@@ -81,7 +81,7 @@ RENTED_WHEN = {
 
 def plan_label(item: Item) -> str:
     """The row's label on the Plan sheet: the calculation's, with when it is rented."""
-    return item.label + RENTED_WHEN.get(item.name, "")
+    return sheet_label(item.name, item.label) + RENTED_WHEN.get(item.name, "")
 
 
 POOL_NAMES = frozenset(i.name for i in POOL_ITEMS)
