@@ -379,12 +379,16 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
         return {"max_batch_per_replica": k("max_batch_per_replica"),
                 "prefill_chunk_tokens": k("atom_max_num_batched_tokens")}
     # an InferenceX SGLang run's stated memory fraction and prefill chunk: SGLang prefills a
-    # prompt in one forward of its own, not in chunks riding decode steps (fidelity_inferencex)
+    # prompt in one forward of its own, not in chunks riding decode steps (fidelity_inferencex).
+    # --mem-fraction-static is a share of the memory the driver reports (SGLang's
+    # profile_max_num_token: free memory after the weights - (1 - fraction) x the memory free
+    # at start), as TensorRT-LLM's fraction is: x driver_memory_ratio, not of marketed GB
     text = row_text(case.point)
     memory = sglang_memory_fraction(case.point, text, catalog)
     chunk = sglang_chunked_prefill_tokens(case.point, text)
     return {"max_batch_per_replica": k("max_batch_per_replica"),
-            **({} if memory is None else {"gpu_memory_utilization": memory}),
+            **({} if memory is None else
+               {"gpu_memory_utilization": memory * k("driver_memory_ratio")}),
             **({} if chunk is None else {"prefill_chunk_tokens": chunk})}
 
 
