@@ -84,17 +84,19 @@ def test_inferencex_mtp_drafts_from_the_launch_scripts() -> None:
 
 def test_inferencex_sglang_memory_fraction_from_the_launch_script() -> None:
     """dsr1_fp8_b200.sh runs DeepSeek-R1 FP8 on four B200 (TP4, 8k/1k) with
-    --mem-fraction-static 0.95, eight B200 with 0.82; dsr1_fp4_b200.sh 0.85. At the product's
-    0.9 the FP8 weights leave four B200 no KV room: row 620 (901 tok/s at 32 users) was
-    predicted at 114 tok/s (-87 %); at 0.95 it is -45 % (the cache holds 7 of the 32
-    sequences)."""
-    assert _profile(_case(620), CAT)["gpu_memory_utilization"] == 0.95
-    assert _profile(_case(605), CAT)["gpu_memory_utilization"] == 0.82
-    assert _profile(_case(665), CAT)["gpu_memory_utilization"] == 0.85
+    --mem-fraction-static 0.95, eight B200 with 0.82; dsr1_fp4_b200.sh 0.85, each a share of
+    the memory the driver reports (x driver_memory_ratio 1.069; tests/test_kv_memory_s24.py).
+    At the product's 0.9 of the marketed 180 GB the FP8 weights leave four B200 no KV room:
+    row 620 (901 tok/s at 32 users) was predicted at 114 tok/s (-87 %); 0.95 of the marketed
+    GB held 7 of the 32 sequences (-45 %); 0.95 of the driver's, 48: all 32 run (+18 %)."""
+    driver = CAT.constant("driver_memory_ratio")
+    assert _profile(_case(620), CAT)["gpu_memory_utilization"] == pytest.approx(0.95 * driver)
+    assert _profile(_case(605), CAT)["gpu_memory_utilization"] == pytest.approx(0.82 * driver)
+    assert _profile(_case(665), CAT)["gpu_memory_utilization"] == pytest.approx(0.85 * driver)
     assert "gpu_memory_utilization" not in _profile(_case(386), CAT)  # MI325X: not read
     result = score([_case(620)], CAT)[0]
-    assert result.batch == pytest.approx(7, abs=1)
-    assert result.error == pytest.approx(-0.45, abs=0.03)
+    assert result.batch == 32
+    assert result.error == pytest.approx(0.18, abs=0.03)
 
 
 def test_inferencex_mtp_acceptance_on_random_chat_prompts() -> None:

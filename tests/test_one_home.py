@@ -33,7 +33,9 @@ ALLOWED = {
                                   "model figure"),
     "sizing/fidelity_inferencex.py": ("a measured run's launch setting as its script computes it "
                                       "(TensorRT-LLM's --max_num_tokens = round_up_64(CONC + ISL "
-                                      "+ 127)): the benchmark's arithmetic, not the sizing's"),
+                                      "+ 127); SGLang's stated memory fraction in the "
+                                      "driver's bytes, x driver_memory_ratio): the "
+                                      "benchmark's arithmetic, not the sizing's"),
     "inputs/schema_workload.py": ("cross-field input checks (max_context_tokens >= prompt + "
                                   "output; acceptance length <= drafted tokens + 1)"),
     "inputs/doubts.py": ("plausibility warnings on stated targets (a first-token time beyond "

@@ -15,7 +15,8 @@ How a row becomes inputs (docs/calibration.md explains why):
   NIM: ``trtllm_serving_kv_cache_fraction``). An offline run's request holds a fitted share
   of its output in KV (``trtllm_kv_output_occupancy``, ``trtllm_pytorch_kv_output_occupancy``),
   and a sliding-window layer's cache the whole context (``window_kv_cut`` 0).
-  InferenceX rows take the server flags of their launch scripts (:mod:`.fidelity_inferencex`).
+  InferenceX rows take the server flags of their launch scripts (:mod:`.fidelity_inferencex`);
+  SGLang's stated memory fraction is of the driver's memory too (x ``driver_memory_ratio``).
   llama.cpp is a separate engine with its own bandwidth efficiency and per-token overhead
   (``llamacpp_*``). Other engines take the product's defaults (vLLM-like).
 - **Regime** (from :mod:`llmsizer.inputs.benchdata`): ``offline`` = batch limited by KV memory and
@@ -58,7 +59,7 @@ from .fidelity_inferencex import (
     mtp_acceptance,
     mtp_drafts,
     sglang_chunked_prefill_tokens,
-    sglang_memory_fraction,
+    sglang_memory_utilization,
     trtllm_max_num_tokens,
 )
 from .fidelity_mlperf import Limits, dataset_lengths, limits_of, server_output_tokens_per_s
@@ -379,9 +380,11 @@ def _profile(case: Case, catalog: Catalog) -> dict[str, float]:
         return {"max_batch_per_replica": k("max_batch_per_replica"),
                 "prefill_chunk_tokens": k("atom_max_num_batched_tokens")}
     # an InferenceX SGLang run's stated memory fraction and prefill chunk: SGLang prefills a
-    # prompt in one forward of its own, not in chunks riding decode steps (fidelity_inferencex)
+    # prompt in one forward of its own, not in chunks riding decode steps (fidelity_inferencex).
+    # --mem-fraction-static is a share of the memory the driver reports, as TensorRT-LLM's
+    # fraction is (sglang_memory_utilization: x driver_memory_ratio), not of marketed GB
     text = row_text(case.point)
-    memory = sglang_memory_fraction(case.point, text, catalog)
+    memory = sglang_memory_utilization(case.point, text, catalog)
     chunk = sglang_chunked_prefill_tokens(case.point, text)
     return {"max_batch_per_replica": k("max_batch_per_replica"),
             **({} if memory is None else {"gpu_memory_utilization": memory}),

@@ -13,7 +13,8 @@ that touched them):
   throughput p90 rose (docs/calibration.md), so they keep the default until an acceptance
   for those prompts is published. SGLang on AMD and ATOM set 3.
 - **SGLang's memory fraction** (``--mem-fraction-static``: weights + KV pool as a share of
-  GPU memory, as the product's ``gpu_memory_utilization``) on NVIDIA GPUs: 0.82, except
+  the GPU memory the driver reports, so the product's ``gpu_memory_utilization`` is it x
+  ``driver_memory_ratio``, in ``fidelity._profile``) on NVIDIA GPUs: 0.82, except
   DeepSeek-R1 FP4 on B200 without MTP 0.85 and FP8 on four B200 (TP4) 0.95. AMD scripts are
   not read here (their rows keep the product default). A row whose notes cite the launch
   script's ``--mem-fraction-static`` (disaggregated Dynamo-SGLang runs) takes that.
@@ -120,6 +121,16 @@ def sglang_memory_fraction(point: BenchPoint, text: str, catalog: Catalog) -> fl
     if point.gpu == "b200" and point.weight_precision == "fp4" and not point.speculative:
         return 0.85  # dsr1_fp4_b200.sh
     return 0.82
+
+
+def sglang_memory_utilization(point: BenchPoint, text: str, catalog: Catalog) -> float | None:
+    """The stated ``--mem-fraction-static`` as the product's ``gpu_memory_utilization``, a
+    share of the marketed GB: SGLang's pool (``profile_max_num_token``) is the memory free
+    after the weights less (1 - fraction) x the memory free before them, in the bytes the
+    driver reports (a B200 "180 GB" shows 183,359 MiB), so the fraction x
+    ``driver_memory_ratio``; None where no fraction is read."""
+    stated = sglang_memory_fraction(point, text, catalog)
+    return None if stated is None else stated * catalog.constant("driver_memory_ratio")
 
 
 # the non-MTP scripts' floor of 8,192 tokens came with commit b0c4ed21b (2026-01-22)
