@@ -202,6 +202,14 @@ def accounts(draw: st.DrawFn) -> dict[str, Any]:
                    "output_tokens": out,
                    "targets": {"tokens_per_s_per_user": draw(st.sampled_from([8, 15, 30])),
                                "ttft_s": draw(st.sampled_from([1.0, 3.0, 8.0]))}})
+    if draw(st.booleans()):  # embedding and reranking servers beside them
+        ws.append({"name": "embed", "kind": "embed", "model": "bge-m3",
+                   "requests_per_s": draw(st.sampled_from([5, 50, 400])),
+                   "tokens_per_request": 64, "targets": {"latency_p95_s": 0.1}})
+        ws.append({"name": "rerank", "kind": "rerank", "model": "bge-reranker-v2-m3",
+                   "requests_per_s": draw(st.sampled_from([5, 50, 200])),
+                   "candidates_per_request": 30, "tokens_per_pair": 320,
+                   "targets": {"latency_p95_s": 0.4}})
     return {"schema_version": 1, "account": {"name": "t"}, "workloads": ws,
             "hardware": {"gpus": draw(st.lists(st.sampled_from(GPUS), min_size=1, max_size=2,
                                                unique=True)),
@@ -254,6 +262,14 @@ def _check_plan(r: Result, d: dict[str, Any]) -> None:
                 # one spare instance, as wide as a replica's instance, beside the load's
                 assert v["cloud_spare_instances"] == 1, o.id
                 assert v["cloud_gpus_rented"] - v["cloud_spare_gpus"] >= v["load_gpus"], o.id
+    for rg in r.plan.retrieval_groups:
+        assert rg.replicas + rg.standby_gpus + rg.idle_gpus == rg.gpus_purchased or rg.shares_with
+        if n1 and rg.shares_with is None and rg.replicas > 0:
+            # its own nodes: one node down takes at most its fullest node's replicas, which
+            # the spare node's GPUs hold
+            gpn = CAT.platforms[rg.platform].gpus_per_node
+            fullest = math.ceil(rg.replicas / math.ceil(rg.replicas / gpn))
+            assert rg.nodes >= 2 and rg.standby_gpus >= fullest, rg.id
     for g in r.plan.node_groups:
         v = g.values
         # a group's spare never exceeds one node's GPUs (a replica fits in one node here)
@@ -303,11 +319,15 @@ _GROWS = ("gpus_purchased", "capex", "annual_cost_onprem", "cloud_gpus_rented",
 @given(accounts(), st.floats(1.05, 4))
 def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> None:
     """Per option (the same GPU, precision, TP and platform): more users on the first workload
-    never buy fewer GPUs, rent fewer, nor cost less, bought or rented."""
+    (and more requests/s on the embedding and reranking servers) never buy fewer GPUs, rent
+    fewer, nor cost less, bought or rented; with the same options chosen, nor does the plan."""
     more = copy.deepcopy(d)
     w = more["workloads"][0]
     w["concurrent_users"] = max(w["concurrent_users"] + 1, math.floor(w["concurrent_users"]
                                                                        * factor))
+    for x in more["workloads"]:
+        if "requests_per_s" in x:  # the embedding and reranking servers' requests/s too
+            x["requests_per_s"] *= factor
     easy, hard = _size(d), _size(more)
     if easy is None or hard is None:
         return
@@ -318,6 +338,14 @@ def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> 
             continue
         for key in _GROWS:
             assert o.values[key] >= was.values[key] * (1 - 1e-12) - EPS, (o.id, key)
+    if [w.recommended for w in easy.workloads] == [w.recommended for w in hard.workloads]:
+        # the same options chosen: the plan buys, rents and costs no less
+        t0, t1 = easy.totals, hard.totals
+        assert t1.gpus_purchased >= t0.gpus_purchased
+        assert t1.capex >= t0.capex * (1 - 1e-12)
+        assert t1.annual_cost_onprem >= t0.annual_cost_onprem * (1 - 1e-12)
+        if t0.annual_cost_cloud is not None and t1.annual_cost_cloud is not None:
+            assert t1.annual_cost_cloud >= t0.annual_cost_cloud * (1 - 1e-12)
 
 
 # --- what the hunt found -------------------------------------------------------------------
