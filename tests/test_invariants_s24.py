@@ -311,6 +311,11 @@ def test_a_sized_plan_keeps_n_plus_1_listed_sizes_and_network(d: dict[str, Any])
     _check_network(r, d)
 
 
+def _choices(r: Result) -> list[Any]:
+    return ([w.recommended for w in r.workloads]
+            + [(g.workload, g.gpu, g.platform, g.shares_with) for g in r.plan.retrieval_groups])
+
+
 _GROWS = ("gpus_purchased", "capex", "annual_cost_onprem", "cloud_gpus_rented",
           "annual_cost_cloud")
 
@@ -338,8 +343,13 @@ def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> 
             continue
         for key in _GROWS:
             assert o.values[key] >= was.values[key] * (1 - 1e-12) - EPS, (o.id, key)
-    if [w.recommended for w in easy.workloads] == [w.recommended for w in hard.workloads]:
-        # the same options chosen: the plan buys, rents and costs no less
+    if _choices(easy) == _choices(hard):
+        # the same options chosen, each embedding and reranking server where it was: the plan
+        # buys, rents and costs no less. A retrieval workload that moves onto a grown host's
+        # empty slots may cost less in all (hunt seed 22: the L4 chat group grows from 6 full
+        # XE7745s to 7 with 4 empty slots and the embedder leaves its own 2 PCIe servers, N+1,
+        # for one slot, USD 254,322 -> 248,474 a year): the plan never grows a host for a
+        # retrieval workload, a placement it does not search
         t0, t1 = easy.totals, hard.totals
         assert t1.gpus_purchased >= t0.gpus_purchased
         assert t1.capex >= t0.capex * (1 - 1e-12)
