@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 from support.hunting import property_settings
 from test_node_loss_slots import _group, _pool
@@ -220,6 +220,40 @@ def accounts(draw: st.DrawFn) -> dict[str, Any]:
             "costs": {"cloud_tier": draw(st.sampled_from(TIERS))}}
 
 
+# hunt seed 5 (plan): pools sharing rented whole instances, a TP1 and a TP2 pool beside
+# 3 x TP4 (test_pools_sharing_rented_instances_restart_on_the_empty_one)
+A10G_SHARED = {
+    "schema_version": 1, "account": {"name": "t"},
+    "workloads": [
+        {"name": "w0", "model": "mistral-7b", "concurrent_users": 3, "prompt_tokens": 1500,
+         "output_tokens": 300, "targets": {"tokens_per_s_per_user": 8, "ttft_s": 1.0}},
+        {"name": "w1", "model": "gpt-oss-20b", "concurrent_users": 88, "prompt_tokens": 6000,
+         "output_tokens": 300, "targets": {"tokens_per_s_per_user": 8, "ttft_s": 3.0}},
+        {"name": "w2", "model": "gpt-oss-20b", "concurrent_users": 3, "prompt_tokens": 1500,
+         "output_tokens": 800, "targets": {"tokens_per_s_per_user": 15, "ttft_s": 1.0}}],
+    "hardware": {"gpus": ["a10g"], "weight_precisions": ["fp8", "bf16"],
+                 "kv_precisions": ["fp8"]},
+    "policy": {"headroom": 0, "survive_node_loss": True, "disaggregated": "never",
+               "deployment": "cloud"},
+    "costs": {"cloud_tier": "hyperscaler_on_demand"}}
+# hunt seed 22 (more load): the embedder moves into a grown host's empty slot
+L4_EMBED_MOVES = {
+    "schema_version": 1, "account": {"name": "t"},
+    "workloads": [
+        {"name": "w0", "model": "qwen3-30b-a3b", "concurrent_users": 128, "prompt_tokens": 1500,
+         "output_tokens": 800, "targets": {"tokens_per_s_per_user": 15, "ttft_s": 8.0}},
+        {"name": "w1", "model": "mistral-7b", "concurrent_users": 128, "prompt_tokens": 6000,
+         "output_tokens": 100, "targets": {"tokens_per_s_per_user": 15, "ttft_s": 8.0}},
+        {"name": "embed", "kind": "embed", "model": "bge-m3", "requests_per_s": 50,
+         "tokens_per_request": 64, "targets": {"latency_p95_s": 0.1}},
+        {"name": "rerank", "kind": "rerank", "model": "bge-reranker-v2-m3", "requests_per_s": 50,
+         "candidates_per_request": 30, "tokens_per_pair": 320, "targets": {"latency_p95_s": 0.4}}],
+    "hardware": {"gpus": ["l4"], "weight_precisions": ["fp8", "bf16"], "kv_precisions": ["fp8"]},
+    "policy": {"headroom": 0, "survive_node_loss": True, "disaggregated": "never",
+               "deployment": "on_prem"},
+    "costs": {"cloud_tier": "committed_3yr"}}
+
+
 def _size(d: dict[str, Any]) -> Result | None:
     try:
         return size(load_from_text(yaml.safe_dump(d), "t.yaml"), CAT)
@@ -302,6 +336,7 @@ def _check_network(r: Result, d: dict[str, Any]) -> None:
 
 
 @SETTINGS
+@example(A10G_SHARED)
 @given(accounts())
 def test_a_sized_plan_keeps_n_plus_1_listed_sizes_and_network(d: dict[str, Any]) -> None:
     r = _size(d)
@@ -321,6 +356,7 @@ _GROWS = ("gpus_purchased", "capex", "annual_cost_onprem", "cloud_gpus_rented",
 
 
 @SETTINGS
+@example(L4_EMBED_MOVES, 2.048027635054324)
 @given(accounts(), st.floats(1.05, 4))
 def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> None:
     """Per option (the same GPU, precision, TP and platform): more users on the first workload
@@ -359,22 +395,6 @@ def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> 
 
 
 # --- what the hunt found -------------------------------------------------------------------
-
-A10G_SHARED = {
-    "schema_version": 1, "account": {"name": "t"},
-    "workloads": [
-        {"name": "w0", "model": "mistral-7b", "concurrent_users": 3, "prompt_tokens": 1500,
-         "output_tokens": 300, "targets": {"tokens_per_s_per_user": 8, "ttft_s": 1.0}},
-        {"name": "w1", "model": "gpt-oss-20b", "concurrent_users": 88, "prompt_tokens": 6000,
-         "output_tokens": 300, "targets": {"tokens_per_s_per_user": 8, "ttft_s": 3.0}},
-        {"name": "w2", "model": "gpt-oss-20b", "concurrent_users": 3, "prompt_tokens": 1500,
-         "output_tokens": 800, "targets": {"tokens_per_s_per_user": 15, "ttft_s": 1.0}}],
-    "hardware": {"gpus": ["a10g"], "weight_precisions": ["fp8", "bf16"],
-                 "kv_precisions": ["fp8"]},
-    "policy": {"headroom": 0, "survive_node_loss": True, "disaggregated": "never",
-               "deployment": "cloud"},
-    "costs": {"cloud_tier": "hyperscaler_on_demand"}}
-
 
 def test_pools_sharing_rented_instances_restart_on_the_empty_one() -> None:
     """Seed 5 of the plan hunt (shrunk by hand to its three pools): A10G rented as AWS's
