@@ -186,7 +186,7 @@ MODELS = ["llama-3.1-8b", "llama-3.1-70b", "gemma-2-27b", "qwen3-32b", "mistral-
 # sold by the GPU with listed sizes (l4, l40s: AWS G6/G6e), fixed 1-GPU sizes (a10 on some
 # tiers), GPU clouds' pods (h100, h200), whole instances (a10g), PCIe servers
 GPUS = ["l4", "l40s", "a10", "h100-sxm", "h200-sxm", "a10g", "rtx-pro-6000", "h100-pcie",
-        "a100-sxm"]
+        "a100-sxm", "h100-nvl", "b200", "mi300x", "gb200", "a100-80gb-pcie"]
 TIERS = ["hyperscaler_on_demand", "committed_1yr", "committed_3yr", "gpu_cloud"]
 
 
