@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,9 +34,12 @@ import yaml
 from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 from support.hunting import property_settings
+from support.libreoffice import read_values, recalculate
 from test_node_loss_slots import _group, _pool
+from test_workbook import expected_values, formula_cells, same
 
 from llmsizer.base.errors import LlmsizerError
+from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load_from_text
 from llmsizer.model.catalog import load_catalog
 from llmsizer.sizing.engine import size
@@ -435,3 +439,29 @@ def test_pools_sharing_rented_instances_restart_on_the_empty_one() -> None:
         assert pv["pool_headroom_one_down"] == pytest.approx(1 / pv["pool_demand_replicas"] - 1)
         assert pv["pool_headroom_one_down"] > 0  # was -1
     assert by_tp[4].values["pool_replicas_after_instance_loss"] == 3
+
+
+def test_libreoffice_restarts_the_shared_pools_like_the_engine(tmp_path: Path) -> None:
+    """The A10G account's workbook recalculated by LibreOffice: every formula cell equals the
+    engine, the pools' restart slots on the rented instances among them."""
+    r = _size(A10G_SHARED)
+    assert r is not None
+    book = tmp_path / "a10g.xlsx"
+    write_workbook(r, book)
+    out = tmp_path / "out"
+    out.mkdir()
+    recalculated = recalculate([book], out, timeout=300)
+    cached = read_values(book)
+    engine = expected_values(r, cached)
+    got = read_values(recalculated[book])
+    problems = []
+    for sheet, ref, formula in formula_cells(book):
+        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
+                            f"{expected!r}: {formula[:200]}")
+    assert not problems, "\n".join(problems[:20])
+    # the Plan sheet's row, one column per pool (TP1, TP4, TP2), recalculated: 4, 1, 2
+    row = next(i for i in range(1, 600)
+               if cached["Plan"].get(f"A{i}") == "pool_restart_slots_rented")
+    assert [got["Plan"].get(f"{col}{row}") for col in "DEF"] == [4, 1, 2]
