@@ -7,7 +7,7 @@ each pool keeps at peak, all nodes up and one down. :mod:`.plan` lists the stage
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, gt, lift, lt
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, lift, lt
 from .core import r, tp
 from .costs import replica_instance_gpus
 from .plan_pools import N_PLUS_ONE as _n1
@@ -227,6 +227,16 @@ _by_gpu_run = AND(_rented, _by_gpu)
 _spare_slots = IF(AND(_n1, gt(r("pool_load_gpus"), 0)),
                   IF(gt(_gpr, MIN(r("gpus_per_node"), r("group_cloud_spare_gpus"))), 1,
                      ROUNDDOWN(r("group_cloud_spare_gpus") / _gpr, 0)), 0)
+# Session 24 (hunt): pools sharing a group of whole instances are packed instance by instance,
+# widest replicas first (powers of two: no gaps), so the instances beyond ROUNDUP(GPUs running
+# replicas / instance size) run nothing. One of them holds every replica a lost instance ran,
+# of every pool (they fitted in one instance of that size), so each pool restarts its lost
+# ones there: its whole slots, ROUNDDOWN(size / its replica GPUs) each. The free GPUs counted
+# in slots of the group's widest replica alone read 0 for a TP1 pool beside TP4 ones (5 x 4
+# A10G rented, 15 GPUs running, one instance empty: -100 % with one instance down).
+_free_instances = MAX(0, r("cloud_instances") - ROUNDUP(r("group_pool_gpus") / _S, 0))
+_free_instance_slots = IF(AND(gt(r("group_pool_count"), 1), ge(_S, _R)),
+                          _free_instances * ROUNDDOWN(_S / _gpr, 0), 0)
 
 POOL_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
@@ -244,13 +254,15 @@ POOL_RENTED_LOSS_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "pool_restart_slots_rented", "Restart slots on the other rented instances", "replicas",
         IF(_by_gpu, _spare_slots,
-           ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
-                         - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0)),
+           MAX(ROUNDDOWN(MAX(0, r("cloud_gpus_rented") - r("group_pool_gpus")
+                             - MAX(0, _S - _lost_i * _gpr)) / _R, 0) * ROUNDDOWN(_R / _gpr, 0),
+               _free_instance_slots)),
         "GPUs rented running no replica, less the rest of the lost instance (its free GPUs go "
         "with it; other pools' replicas on it restart too), in whole slots of the group's widest "
-        "replica x the pool's replicas a slot holds. Sold by the GPU: with N+1 the replicas "
-        "the group's spare instance holds (its GPUs / the replica's; 1 for a replica wider "
-        "than a node)."),
+        "replica x the pool's replicas a slot holds; pools sharing the group, at least the "
+        "instances running nothing x the pool's replicas one holds (one such instance holds "
+        "all a lost instance ran). Sold by the GPU: with N+1 the replicas the group's spare "
+        "instance holds (its GPUs / the replica's; 1 for a replica wider than a node)."),
     PlanCalculation(
         "pool_replicas_after_instance_loss", "Replicas with one rented instance down", "replicas",
         IF(_by_gpu, r("pool_replicas_for_load"), r("pool_replicas"))
