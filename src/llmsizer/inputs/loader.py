@@ -28,7 +28,7 @@ from .schema_messages import (
     _short,
     _value_at,
 )
-from .schema_words import _plain
+from .schema_words import _plain, did_you_mean, guesses
 from .schema_workload import SCHEMA_VERSION, Measured, Workload
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
@@ -243,18 +243,12 @@ def _unknown(located: Located, filename: str, value: str, table: dict[str, Any],
 def id_guesses(value: str, close: Iterable[str], table: dict[str, Any]) -> str:
     """': did you mean h100-sxm (NVIDIA H100 SXM 80GB)?', or '.' without a guess: the file
     and the command line take ids, each told with its name, which `llmsizer catalog` and the
-    documents show (a typo of an id is often a half-remembered name). One guess, the closest
-    (session 23: "(did you mean h100-sxm (NVIDIA H100 SXM 80GB) or h200-sxm (NVIDIA H200 SXM)
-    or a100-sxm (…)?)" for `h100-sxm5`, brackets in brackets); only a beginning that several
-    ids share (`h100`: h100-sxm, h100-nvl, h100-pcie) names those it begins."""
-    close = list(close)
-    begun = [c for c in close if _bare(c).startswith(_bare(value))]
-    picked = begun if len(begun) > 1 else close[:1]
-    said = [_named(c, str(getattr(table[c], "name", c))) for c in picked]
-    if not said:
-        return "."
-    either = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
-    return f": did you mean {either}?"
+    documents show (a typo of an id is often a half-remembered name). Which ids and the
+    wording are the web app's too (schema_words.guesses and did_you_mean): one guess, the
+    closest (session 23: brackets in brackets for three); only a beginning that several ids
+    share (`h100`: h100-sxm, h100-nvl, h100-pcie) names those it begins."""
+    names = {k: str(getattr(v, "name", k)) for k, v in table.items()}
+    return did_you_mean([_named(c, names[c]) for c in guesses(value, close, names)])
 
 
 def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:
