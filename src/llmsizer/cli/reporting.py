@@ -185,7 +185,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
             # indented, so none can pass for another account's line
             msg += "\n    ".join(printable(part) for part in told.split("\n"))
         elif o.failed:
-            msg += printable(told)
+            # one line, its problems joined by " | " (it showed a literal "\n" between them,
+            # review round 24), each escaped
+            head, *rest = [printable(part.strip()) for part in told.split("\n")]
+            msg += " ".join([head, " | ".join(rest)]) if rest else head
         msg += o.warnings_told(quiet)  # a doubtful input, as `size` prints it
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)

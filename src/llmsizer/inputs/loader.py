@@ -19,14 +19,13 @@ from .benchpoints import BenchPoint
 from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
 from .schema_messages import (
-    _SYNONYMS,
-    _best,
     _clean_loc,
     _dotted,
     _format,
     _model_at,
     _short,
     _value_at,
+    best_key,
 )
 from .schema_words import _plain, did_you_mean, guesses
 from .schema_workload import SCHEMA_VERSION, Measured, Workload
@@ -83,8 +82,7 @@ def _problems(exc: ValidationError, data: dict[str, Any], located: Located,
         loc = _clean_loc(tuple(e["loc"]), data)
         if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
             owner = _model_at(loc)
-            best = _SYNONYMS.get(loc[-1].lower()) or (
-                _best(loc[-1], sorted(owner.model_fields)) if owner else None)
+            best = best_key(loc[-1], sorted(owner.model_fields), data, loc) if owner else None
             if best:
                 suggested.add((*loc[:-1], best))
     seen: set[tuple[str | int, ...]] = set()
