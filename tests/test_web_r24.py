@@ -8,6 +8,8 @@
    H100 SXM 80GB, NVIDIA H200 SXM or NVIDIA H100 NVL?)") where the CLI, for the same file,
    guessed one ("did you mean h100-sxm (NVIDIA H100 SXM 80GB)?"). One choice and one wording
    (inputs/schema_words.py guesses and did_you_mean), the web's by the names its form shows.
+4. The screenshots of every page at 1,280 and 390 px (enterprise-multi, helpdesk-population,
+   frontier-moe-rack, eur-insurer): a phone cut the electricity placeholder's bracket.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from test_web_browser import browser, click_to_new_page, server  # noqa: F401  (fixtures)
 
 from llmsizer.base.errors import InputError
 from llmsizer.inputs.loader import UnknownId, load_from_text
@@ -124,3 +128,24 @@ def test_the_cli_and_the_web_guess_the_same_names_in_the_same_words() -> None:
     # or NVIDIA H100 NVL?); untick it ..." on the web, one guess in the terminal)
     assert unknown_words(found[1]) == ("unknown GPU 'h100-sxn': did you mean NVIDIA H100 SXM "
                                        "80GB? Untick it and tick the one you meant in the boxes")
+
+
+# ---- 4. what the screenshots showed -----------------------------------------------------
+
+def test_the_electricity_placeholder_fits_its_field_on_a_phone(
+        server: str, browser: Any) -> None:  # noqa: F811
+    """tests/data/eur-insurer.yaml (EUR) at 390 px: the electricity field's placeholder read
+    "0.1104 (= 0.12 USD" (its bracket cut: 146 px of text in a 140 px box); "0.1104 (0.12
+    USD)", 130 px, fits (web/fields.py tariff_placeholder)."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "tests" / "data" / "eur-insurer.yaml"))
+    click_to_new_page(page, "#upload-yaml button")
+    box = page.locator('[id="costs.electricity_per_kwh"]')
+    assert box.get_attribute("placeholder") == "0.1104 (0.12 USD)"
+    text_px, room_px = box.evaluate("""e => {
+        const s = getComputedStyle(e), c = document.createElement('canvas').getContext('2d');
+        c.font = s.font;
+        return [c.measureText(e.placeholder).width, e.clientWidth - parseFloat(s.paddingLeft)
+                - parseFloat(s.paddingRight)]; }""")
+    assert text_px <= room_px, (text_px, room_px)
