@@ -149,3 +149,15 @@ def test_the_electricity_placeholder_fits_its_field_on_a_phone(
         return [c.measureText(e.placeholder).width, e.clientWidth - parseFloat(s.paddingLeft)
                 - parseFloat(s.paddingRight)]; }""")
     assert text_px <= room_px, (text_px, room_px)
+
+
+def test_the_catalogs_abbreviations_say_what_they_mean(client: TestClient) -> None:
+    """The GPU sheet's TDP, Max TP, Scale-up and TFLOP/s, the model sheet's Active, KV heads ×
+    dim and Experts were bare heads (no glossary on those pages): each says what it means."""
+    gpus = client.get("/catalog/gpus").text
+    models = client.get("/catalog/models").text
+    for head in ("TDP", "Max TP", "Scale-up", "TFLOP/s"):
+        assert re.search(rf'<abbr title="[^"]+">{re.escape(head)}</abbr>', gpus), head
+    for head in ("Active", "KV heads × dim", "Experts"):
+        assert re.search(rf'<abbr title="[^"]+">{re.escape(head)}</abbr>', models), head
+    assert '<abbr title="thermal design power: the most the GPU draws, in watts">TDP</abbr>' in gpus
