@@ -161,3 +161,31 @@ def test_the_catalogs_abbreviations_say_what_they_mean(client: TestClient) -> No
     for head in ("Active", "KV heads × dim", "Experts"):
         assert re.search(rf'<abbr title="[^"]+">{re.escape(head)}</abbr>', models), head
     assert '<abbr title="thermal design power: the most the GPU draws, in watts">TDP</abbr>' in gpus
+
+
+def test_show_all_stays_with_its_workload_when_one_above_is_removed(
+        server: str, browser: Any) -> None:  # noqa: F811
+    """inputs/example.yaml on a phone: "Show all" under Contract RAG (the second table), then
+    Internal assistant removed. Keyed by the index, app.js had "options-1" open; the panel
+    drawn anew had one table, "options-0", so Contract RAG's rows closed (and with a third
+    workload the next one's would have opened). By name, Contract RAG stays whole."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(server)
+    page.set_input_files("#yaml-file", str(ROOT / "inputs" / "example.yaml"))
+    click_to_new_page(page, "#upload-yaml button")
+    rag = "#options-contract-rag"
+    page.wait_for_selector(rag)
+    page.locator(f'button.show-all[aria-controls="{rag[1:]}"]').click()
+    shown = """t => [...document.querySelectorAll(t + ' tr')].filter(r =>
+        getComputedStyle(r).display !== 'none' && r.getBoundingClientRect().height > 0).length"""
+    assert page.evaluate(shown, rag) == 40
+    headline = page.locator("#headline").inner_text()
+    page.locator(".workload .remove-workload").first.click()
+    page.wait_for_function("h => document.querySelector('#headline') && "
+                           "document.querySelector('#headline').innerText !== h",
+                           arg=headline, timeout=60000)
+    page.wait_for_timeout(300)  # app.js re-applies the choice after htmx settles
+    assert page.locator("#options-internal-assistant").count() == 0
+    assert page.evaluate(shown, rag) == 40
+    assert page.locator(f'button.show-all[aria-controls="{rag[1:]}"]').get_attribute(
+        "aria-expanded") == "true"
