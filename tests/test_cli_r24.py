@@ -108,3 +108,15 @@ def test_a_folder_where_a_file_belongs_and_a_tp_between_degrees(tmp_path: Path) 
     assert proc.returncode == 2
     assert "'3' is not one of '1', '2', '4', '8', '16', '32', '64', '72'. (did you mean 2 or 4?)" \
         in proc.stderr
+
+
+def test_report_on_a_missing_file_names_the_one_beside_it(tmp_path: Path) -> None:
+    """`report acme.yml` said "no such file or folder: acme.yml", where `validate acme.yml`
+    said to check the path and named acme.yaml beside it: now as `validate` says it."""
+    (tmp_path / "acme.yaml").write_text(EXAMPLE)
+    proc = _run("report", "acme.yml", "gone/x.yaml", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 2 and not (tmp_path / "out").exists()
+    assert proc.stderr.startswith(
+        "error: acme.yml: no such file or folder: check the path and the name (did you mean "
+        "acme.yaml?); gone/x.yaml: no such file or folder: check the path and the name; the "
+        "folder gone does not exist (see '"), proc.stderr
