@@ -349,8 +349,16 @@ def test_unknown_key_suggestions_are_valid_fixes(tmp_path: Path) -> None:
     from llmsizer.inputs.schema import Costs
 
     msg = _costs_line(tmp_path, "  power_price: 0.15\n")
+    # round 24: inputs/example.yaml has `electricity_per_kwh: 0.12`; "write it as
+    # `electricity_per_kwh: 0.15`" made a second one, which the loader refuses
+    assert "unknown key 'power_price' (did you mean electricity_per_kwh?); this block already " \
+           "has `electricity_per_kwh:`: keep one of the two; allowed here: " in msg, msg
+    text = EXAMPLE.read_text().replace("  electricity_per_kwh: 0.12\n", "  power_price: 0.15\n")
+    (tmp_path / "p.yaml").write_text(text)
+    with pytest.raises(InputError) as exc:
+        load(tmp_path / "p.yaml")
     assert "unknown key 'power_price' (did you mean electricity_per_kwh?); write it as " \
-           "`electricity_per_kwh: 0.15`" in msg, msg
+           "`electricity_per_kwh: 0.15`" in str(exc.value), str(exc.value)
     msg = _costs_line(tmp_path, "  gpu_price: 30000\n")
     assert "`gpu_prices:` takes a mapping (`key: value` lines indented under it), not a " \
            "single value" in msg and "write it as" not in msg, msg

@@ -33,6 +33,7 @@ from llmsizer.documents.textoptions import TOP
 from llmsizer.documents.textretrieval import best_retrieval
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import slugify
 from llmsizer.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,13 +119,14 @@ def test_the_options_show_the_best_eight_until_all_are_asked_for(
     page.goto(server)
     page.set_input_files("#yaml-file", str(ROOT / "inputs" / "example.yaml"))
     click_to_new_page(page, "#upload-yaml button")
-    page.wait_for_selector("#options-1")
-    assert [_visible_rows(page, f"options-{i}") for i in range(2)] == want
-    assert page.locator("#options-0 tr.rec").is_visible()
-    button = page.locator('button.show-all[aria-controls="options-0"]')
+    page.wait_for_selector("#options-contract-rag")
+    ids = ["options-internal-assistant", "options-contract-rag"]  # by name (render.table_ids)
+    assert [_visible_rows(page, t) for t in ids] == want
+    assert page.locator("#options-internal-assistant tr.rec").is_visible()
+    button = page.locator('button.show-all[aria-controls="options-internal-assistant"]')
     assert button.inner_text() == "Show the first 40 of 58 options"
     button.click()
-    assert _visible_rows(page, "options-0") == 40 and _visible_rows(page, "options-1") == 8
+    assert _visible_rows(page, ids[0]) == 40 and _visible_rows(page, ids[1]) == 8
     assert button.get_attribute("aria-expanded") == "true"
     assert button.inner_text() == "Show the best 8 only"
     # a change of the form swaps the results in anew: the table asked for stays whole
@@ -136,11 +138,12 @@ def test_the_options_show_the_best_eight_until_all_are_asked_for(
     page.wait_for_timeout(300)  # app.js re-applies the choice after htmx settles
     # the other table its best ones: 8, or 9 where the plan's choice is not among them (it
     # is not, at 300 users of the first workload, for the second one: pooled anew)
-    best = page.evaluate("() => document.querySelectorAll('#options-1 tr:not(.head):not(.more)').length")
-    assert _visible_rows(page, "options-0") == 40 and _visible_rows(page, "options-1") == best
+    best = page.evaluate("() => document.querySelectorAll("
+                         "'#options-contract-rag tr:not(.head):not(.more)').length")
+    assert _visible_rows(page, ids[0]) == 40 and _visible_rows(page, ids[1]) == best
     assert best in (TOP, TOP + 1)
-    page.locator('button.show-all[aria-controls="options-0"]').click()
-    assert _visible_rows(page, "options-0") in (TOP, TOP + 1)
+    page.locator('button.show-all[aria-controls="options-internal-assistant"]').click()
+    assert _visible_rows(page, ids[0]) in (TOP, TOP + 1)
     page.screenshot(path=str(SHOTS / f"options-best-{width}px.png"), full_page=True)
 
 
@@ -156,16 +159,17 @@ def test_a_retrieval_workloads_gpus_follow_the_same_rule(client: TestClient) -> 
     rented = result.deployment.recommended == "cloud"
     section = re.search(r'<section id="options">(.*?)</section>', up.text, re.S)
     assert section
-    for i, rw in enumerate(result.retrieval):
-        table = re.search(rf'<table id="retrieval-options-{i}" class="([^"]*)">(.*?)</table>',
+    for rw in result.retrieval:
+        tid = "retrieval-options-" + slugify(rw.name)  # by name (render.table_ids)
+        table = re.search(rf'<table id="{tid}" class="([^"]*)">(.*?)</table>',
                           section.group(1), re.S)
         assert table and "best-only" in table.group(1).split()
         rows = re.findall(r"<tr\b([^>]*)>", table.group(2))[1:]  # less the heading
         assert len(rows) == len(rw.options) == 24
         shown = [r for r in rows if 'class="more"' not in r]
         assert len(shown) == len(best_retrieval(rw, rented, TOP)) <= TOP + 1
-        assert f'aria-controls="retrieval-options-{i}"' in section.group(1)
-    lm = re.search(r'<table id="options-0" class="options best-only">(.*?)</table>',
+        assert f'aria-controls="{tid}"' in section.group(1)
+    lm = re.search(r'<table id="options-knowledge-assistant" class="options best-only">(.*?)</table>',
                    section.group(1), re.S)
     assert lm and lm.group(1).count('class="more"') == 40 - 8
     assert '<tr class="rec">' in lm.group(1)

@@ -9,14 +9,14 @@ from collections.abc import Callable
 import click
 
 from .errors import _clean_errors, _echo
-from .params import _FiniteRange, _Whole
+from .params import _Choice, _FiniteRange, _Whole
 
 
 @click.command(short_help="Throughput and latency of one configuration (no targets or cost).")
 @click.option("--model", "model_id", required=True,
               help="Catalog model id (see `llmsizer catalog models`).")
 @click.option("--gpu", required=True, help="Catalog GPU id (see `llmsizer catalog gpus`).")
-@click.option("--tp", "tp_text", type=click.Choice(["1", "2", "4", "8", "16", "32", "64", "72"]), default="1",
+@click.option("--tp", "tp_text", type=_Choice(["1", "2", "4", "8", "16", "32", "64", "72"]), default="1",
               show_default=True,
               help="Tensor-parallel degree: GPUs that hold one copy of the model (as "
                    "hardware.tensor_parallel allows: 1, 2, 4 or 8; 16 to 72 inside an NVL72 "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import click
@@ -15,9 +16,18 @@ class _Choice(click.Choice):  # type: ignore[type-arg]
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as exc:
+            from ..inputs.schema_messages import _nearest
             from ..model.catalog import suggest
 
             hint = suggest(str(value), [str(c) for c in self.choices])
+            numbers = [int(c) for c in self.choices if str(c).isdigit()]
+            try:
+                # `--tp 3`: the degrees either side, as the file's `tensor_parallel: [3]` is
+                # told (review round 24: it named none)
+                near = _nearest(float(value), numbers) if numbers else ""
+            except (TypeError, ValueError):
+                near = ""
+            hint = f" (did you mean {near.removeprefix('; did you mean ')[:-1]}?)" if near else hint
             if not hint:
                 raise
             raise click.BadParameter(f"{exc.message}{hint}", ctx=ctx, param=param) from None
@@ -57,4 +67,11 @@ class _Path(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("is empty (an unset variable?); name a folder or file, or write . for "
                       "the current folder", param, ctx)
+        if not self.dir_okay and isinstance(value, str | os.PathLike) and os.path.isdir(value):
+            # it said "File 'inputs' is a directory."; the fix names a file, and where a
+            # folder is taken (review round 24)
+            also = ("; `llmsizer report FOLDER --out DIR` sizes every requirements file in "
+                    "a folder" if param is not None and param.name == "file" else "")
+            self.fail(f"{os.fspath(value)!r} is a folder, not a file: give the path of a file "
+                      f"in it{also}", param, ctx)
         return super().convert(value, param, ctx)

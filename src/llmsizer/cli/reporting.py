@@ -56,9 +56,16 @@ def report(paths: tuple[Path, ...], out_dir: Path, templates: Path | None, jobs:
     from ..base.errors import InputError
     from ..runs.batch import scan
 
-    missing = [str(p) for p in paths if not _exists(p)]
+    missing = [p for p in paths if not _exists(p)]
     if missing:
-        raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
+        from ..base.textsafe import printable
+        from ..inputs.yamlfile import _nearby
+
+        # as `validate` and `size` say it, with the name it may have meant (review round 24:
+        # "no such file or folder: acme.yml", nothing of acme.yaml beside it)
+        raise click.UsageError("; ".join(
+            f"{printable(str(p))}: no such file or folder: check the path and the name"
+            f"{_nearby(Path(p))}" for p in missing))
     if templates is not None and not (_exists(templates) and templates.is_dir()):
         raise click.UsageError(f"--templates {templates}: not a folder")
     files, refused = scan(list(paths))
@@ -185,7 +192,10 @@ def _report_many(files: list[Path], out_dir: Path, templates: Path | None, jobs:
             # indented, so none can pass for another account's line
             msg += "\n    ".join(printable(part) for part in told.split("\n"))
         elif o.failed:
-            msg += printable(told)
+            # one line, its problems joined by " | " (it showed a literal "\n" between them,
+            # review round 24), each escaped
+            head, *rest = [printable(part.strip()) for part in told.split("\n")]
+            msg += " ".join([head, " | ".join(rest)]) if rest else head
         msg += o.warnings_told(quiet)  # a doubtful input, as `size` prints it
         if fancy:
             progress.console.print(terminal_text(msg), markup=False, highlight=False)

@@ -318,14 +318,22 @@ def read_points(path: str | Path, catalog: Catalog | None = None,
                 raise InputError("benchmark file is empty (no header row)", file=shown)
             missing = [name for name in COLUMNS if name not in header]
             if missing:
+                # a spreadsheet saved with ';' between the columns reads as one column
+                sep = next((c for c in ";\t|" if len(header) == 1 and c in header[0]), None)
+                also = (f"; its columns are separated by {sep!r}, not commas: save it as CSV "
+                        "(comma delimited)" if sep else "")
                 raise InputError(f"header lacks column(s) {', '.join(missing)}; expected "
-                                 f"{', '.join(COLUMNS)}", file=shown, line=1)
+                                 f"{', '.join(COLUMNS)}{also}", file=shown, line=1)
             for row, record in enumerate(records, start=1):
                 if row > MAX_POINT_ROWS:
                     raise InputError(f"holds more than {MAX_POINT_ROWS:,} rows; split it into "
                                      "files of at most that many", file=shown)
                 _row(row, record, header, cat, labels, points, skipped)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except UnicodeDecodeError as exc:  # it said "'utf-8' codec can't decode byte 0xff in ..."
+        raise InputError(f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at byte "
+                         f"{exc.start:,}): save it as CSV UTF-8 (comma delimited)",
+                         file=shown) from None
+    except (OSError, csv.Error) as exc:
         raise InputError(f"cannot read benchmark file: {printable(str(exc))[:200]}",
                          file=shown) from None
     return points, skipped
@@ -342,6 +350,9 @@ def check_regular(path: Path, shown: str) -> None:
     a FIFO waits for a writer, and /dev/zero never ends (issue 25, F18)."""
     try:
         st = path.stat()
+    except FileNotFoundError:  # it said "cannot read benchmark file: No such file or directory"
+        raise InputError("file not found: check the path and the file name",
+                         file=shown) from None
     except OSError as exc:
         raise InputError(f"cannot read benchmark file: {exc.strerror or exc}",
                          file=shown) from None

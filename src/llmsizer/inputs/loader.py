@@ -19,16 +19,15 @@ from .benchpoints import BenchPoint
 from .rules import STATED, context_problem, measured_problems, requirements_problems, speculative_problems
 from .schema import Requirements
 from .schema_messages import (
-    _SYNONYMS,
-    _best,
     _clean_loc,
     _dotted,
     _format,
     _model_at,
     _short,
     _value_at,
+    best_key,
 )
-from .schema_words import _plain
+from .schema_words import _plain, did_you_mean, guesses
 from .schema_workload import SCHEMA_VERSION, Measured, Workload
 from .yamlpositions import Located
 from .yamlsafe import load_file, load_text
@@ -83,8 +82,7 @@ def _problems(exc: ValidationError, data: dict[str, Any], located: Located,
         loc = _clean_loc(tuple(e["loc"]), data)
         if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
             owner = _model_at(loc)
-            best = _SYNONYMS.get(loc[-1].lower()) or (
-                _best(loc[-1], sorted(owner.model_fields)) if owner else None)
+            best = best_key(loc[-1], sorted(owner.model_fields), data, loc) if owner else None
             if best:
                 suggested.add((*loc[:-1], best))
     seen: set[tuple[str | int, ...]] = set()
@@ -243,18 +241,12 @@ def _unknown(located: Located, filename: str, value: str, table: dict[str, Any],
 def id_guesses(value: str, close: Iterable[str], table: dict[str, Any]) -> str:
     """': did you mean h100-sxm (NVIDIA H100 SXM 80GB)?', or '.' without a guess: the file
     and the command line take ids, each told with its name, which `llmsizer catalog` and the
-    documents show (a typo of an id is often a half-remembered name). One guess, the closest
-    (session 23: "(did you mean h100-sxm (NVIDIA H100 SXM 80GB) or h200-sxm (NVIDIA H200 SXM)
-    or a100-sxm (…)?)" for `h100-sxm5`, brackets in brackets); only a beginning that several
-    ids share (`h100`: h100-sxm, h100-nvl, h100-pcie) names those it begins."""
-    close = list(close)
-    begun = [c for c in close if _bare(c).startswith(_bare(value))]
-    picked = begun if len(begun) > 1 else close[:1]
-    said = [_named(c, str(getattr(table[c], "name", c))) for c in picked]
-    if not said:
-        return "."
-    either = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
-    return f": did you mean {either}?"
+    documents show (a typo of an id is often a half-remembered name). Which ids and the
+    wording are the web app's too (schema_words.guesses and did_you_mean): one guess, the
+    closest (session 23: brackets in brackets for three); only a beginning that several ids
+    share (`h100`: h100-sxm, h100-nvl, h100-pcie) names those it begins."""
+    names = {k: str(getattr(v, "name", k)) for k, v in table.items()}
+    return did_you_mean([_named(c, names[c]) for c in guesses(value, close, names)])
 
 
 def _unknown_ids(located: Located, filename: str, catalog: Catalog) -> list[InputError]:

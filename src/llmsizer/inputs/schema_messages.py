@@ -199,6 +199,9 @@ def _type_hint(kind: str, loc: tuple[str | int, ...], found: Any, located: Locat
 _SYNONYMS = {w: "electricity_per_kwh" for w in (
     "power_price", "power_cost", "power_per_kwh", "electricity_price", "electricity_cost",
     "electricity", "energy_price", "energy_cost", "price_per_kwh", "kwh_price", "cost_per_kwh")}
+# TPOT (time per output token) is what the targets call the inter-token latency (ITL)
+_SYNONYMS.update({"tpot_ms": "itl_p50_ms", "tpot_s": "itl_p50_ms", "tpot": "itl_p50_ms",
+                  **{f"tpot_p{p}_ms": f"itl_p{p}_ms" for p in (50, 90, 95, 99)}})
 
 
 def _takes(loc: tuple[str | int, ...]) -> str:
@@ -236,6 +239,21 @@ def _best(word: str, names: list[str]) -> str | None:
     if not close:
         return None
     return next(n for n in names if n.lower() == close[0])
+
+
+def best_key(key: str, names: list[str], data: Any, loc: tuple[str | int, ...]) -> str | None:
+    """The one key a misspelt ``key`` at ``loc`` is taken for: a word for the same thing
+    (_SYNONYMS), else the closest spelling among ``names``, never a key its block already
+    has (review round 24: `tpot_sms:` under a `ttft_s: 2` said "(did you mean ttft_s?);
+    write it as `ttft_s: 3`", a second `ttft_s`, which the loader refuses)."""
+    best = _SYNONYMS.get(key.lower())  # a word for the same thing, even where written
+    return best if best in names else _best(key, _unwritten(names, data, loc))
+
+
+def _unwritten(names: list[str], data: Any, loc: tuple[str | int, ...]) -> list[str]:
+    """The ``names`` the block holding ``loc`` has not written yet: those a fix may name."""
+    owner = _value_at(data, loc[:-1])
+    return [n for n in names if not (isinstance(owner, dict) and n in owner)]
 
 
 def _nearest(found: float, choices: list[Any]) -> str:
@@ -320,14 +338,16 @@ def _format(err: dict[str, Any], data: Any, located: Located, filename: str) -> 
         owner = _model_at(loc)
         names = sorted(owner.model_fields) if owner else []
         key = str(loc[-1]) if loc else "?"
-        best = _SYNONYMS.get(key.lower())
-        if best not in names:  # a word for the same thing: no spelling is close to it
-            best = _best(key, names)
+        best = best_key(key, names, data, loc)
         # one guess, the key the fix writes (session 23: "(did you mean prompt_tokens or
         # output_tokens or corpus_tokens?); write it as `prompt_tokens: 500`")
         msg = (f"unknown key {_short(key)} (did you mean {best}?)" if best is not None
-               else f"unknown key {_short(key)}{suggest(key, names)}")
+               else f"unknown key {_short(key)}{suggest(key, _unwritten(names, data, loc))}")
         takes = _takes((*loc[:-1], best)) if best is not None else ""
+        if best is not None and best not in _unwritten([best], data, loc):
+            # `power_price: 0.15` beside `electricity_per_kwh: 0.12`: the fix is no second key
+            msg += f"; this block already has `{best}:`: keep one of the two"
+            best, takes = None, ""
         gives = ("a mapping" if isinstance(found, dict) else "a list"
                  if isinstance(found, list) else "a single value")
         if best is not None and found is not _ABSENT and takes and takes != gives:

@@ -7,6 +7,8 @@ The messages that use them are :mod:`.schema_messages`."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -181,3 +183,33 @@ def shown(found: Any) -> str:
         return "an empty mapping" if not n else f"a mapping of {n:,} key{'' if n == 1 else 's'}"
     text = printable(repr(found))
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"[-_ .]", "", text.casefold())
+
+
+def guesses(value: str, close: Iterable[str], names: dict[str, str]) -> list[str]:
+    """The catalog ids an unknown id's message guesses, the CLI's and the web app's alike
+    (review round 24: for `h100-sxn` the CLI guessed one GPU, the web three): the closest id
+    (``close``, closest first, from :func:`.catalog.close_matches`) alone; the ids that
+    share the beginning written where several do (`h100`: h100-sxm, h100-nvl, h100-pcie);
+    with no id close, the id whose name is closest (`nvidia t4`: l4). ``names``: id -> name."""
+    from ..model.catalog import close_matches
+
+    close = list(close)
+    if not close:
+        by_name = {n: cid for cid, n in sorted(names.items(), reverse=True)}
+        close = [by_name[n] for n in close_matches(value, sorted(by_name, key=str.casefold))]
+    begun = [c for c in close if _bare(c).startswith(_bare(value))]
+    return begun if len(begun) > 1 else close[:1]
+
+
+def did_you_mean(said: list[str]) -> str:
+    """The one wording of an unknown id's guesses, each ``said`` as its reader knows it (the
+    CLI's id with its name, the web form's name): ': did you mean A, B or C?', '.' without
+    one. The sentence that follows (the catalog's list, what to do in the form) starts anew."""
+    if not said:
+        return "."
+    either = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
+    return f": did you mean {either}?"

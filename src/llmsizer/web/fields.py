@@ -239,7 +239,8 @@ COST_FIELDS = (
 def tariff_placeholder(values: Mapping[str, Any]) -> str:
     """The electricity field's placeholder: the default the engine applies when it is left
     empty, in the account's currency (schema.default_tariff: 0.12 US dollars at the exchange
-    rate, "0.1116 (= 0.12 USD)": short enough for the field); "0.12 USD converted" while no
+    rate, "0.1116 (0.12 USD)": short enough for the field at 390 px, where "0.1104 (= 0.12 USD)"
+    lost its bracket, review round 24); "0.12 USD converted" while no
     usable rate is given; "" for USD (the field's own default). app.js says the same, without
     the figure, while currency or rate is edited."""
     currency = str(values.get("account.currency") or "USD").strip()
@@ -251,7 +252,7 @@ def tariff_placeholder(values: Mapping[str, Any]) -> str:
     except ValueError:
         rate = None
     tariff = default_tariff(currency, rate)
-    return f"{usd} USD converted" if tariff is None else f"{tariff:g} (= {usd} USD)"
+    return f"{usd} USD converted" if tariff is None else f"{tariff:g} ({usd} USD)"
 
 
 PRICE_MAPS = ("gpu_prices", "cloud_gpu_hour", "node_prices")  # costs.<map>.<catalog id>

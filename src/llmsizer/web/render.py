@@ -18,7 +18,7 @@ from ..documents.proposal.glossary import GLOSSARY
 from ..documents.textcatalog import params_text
 from ..documents.textoptions import TOP
 from ..documents.textretrieval import best_retrieval
-from ..sizing.results import RetrievalWorkloadResult, WorkloadResult
+from ..sizing.results import Result, RetrievalWorkloadResult, WorkloadResult, slugify
 from . import fields, forms
 from .fields import display as display  # its home is fields (the error words use it too)
 from .forms import Configs
@@ -82,6 +82,33 @@ def best_options(w: WorkloadResult | RetrievalWorkloadResult, rented: bool) -> s
     return set(feasible[:TOP]) | ({w.recommended} if w.recommended else set())
 
 
+def table_ids(result: Result) -> dict[str, dict[str, str]]:
+    """Each options table's HTML id, by kind ("options", "retrieval-options") and workload
+    name: the workload's slug ("options-customer-chat"), not its place on the page. app.js
+    keeps a table's "Show all" by this id across the panel's updates; keyed by the index, a
+    workload added or removed above it opened another workload's table (review round 24).
+    ASCII letters, digits and hyphens only: a name in another script (or none) is its
+    SHA-1's first 10 hex digits; two names with one slug are told apart by -2, -3."""
+    import hashlib
+
+    seen: set[str] = set()
+    ids: dict[str, dict[str, str]] = {}
+    kinds: tuple[tuple[str, list[Any]], ...] = (("options", list(result.workloads)),
+                                                 ("retrieval-options", list(result.retrieval)))
+    for kind, workloads in kinds:
+        ids[kind] = {}
+        for w in workloads:
+            stem = slugify(w.name, 40)
+            if not stem.isascii():
+                stem = hashlib.sha1(w.name.encode()).hexdigest()[:10]
+            tid, n = f"{kind}-{stem}", 2
+            while tid in seen:
+                tid, n = f"{kind}-{stem}-{n}", n + 1
+            seen.add(tid)
+            ids[kind][w.name] = tid
+    return ids
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -105,6 +132,7 @@ def _environment() -> jinja2.Environment:
     # form: half a row holds about 22 characters at 1,024 px (_fields.html.j2)
     env.globals["WIDE_CHOICE"] = WIDE_CHOICE
     env.globals["best_options"] = best_options
+    env.globals["table_ids"] = table_ids
     env.globals["OPTION_ROWS"] = OPTION_ROWS
     return env
 

@@ -36,8 +36,9 @@ from ..documents.proposal.walkthrough import workload_view
 from ..inputs.loader import CONFIG_HINT, UnknownId, load_from_text
 from ..inputs.modelconfig import model_from_json
 from ..inputs.schema_messages import _short
+from ..inputs.schema_words import did_you_mean, guesses
 from ..inputs.yamlsafe import load_text
-from ..model.catalog import Catalog, Model, close_matches, load_catalog
+from ..model.catalog import Catalog, Model, load_catalog
 from ..model.names import platform_words
 from ..sizing.engine import size
 from ..sizing.results import Result
@@ -241,10 +242,11 @@ def _either(words: list[str]) -> str:
 def unknown_words(exc: UnknownId) -> str:
     """An id the catalog lacks, in the form's words: the guesses by the names the form's lists
     and boxes show ('Llama 3.1 70B'), not the catalog ids of the CLI's message
-    ('llama-3.1-70b'), which the form never shows (review round 20). With no id close, the
-    names closest to what was typed (the CLI's guesser, catalog.close_matches, on the names:
-    'nvidia t4' -> NVIDIA L4, ...), never every name of the list (24 GPUs, review round 21):
-    the list, or the boxes of a list field (the GPUs to consider), are beside the field."""
+    ('llama-3.1-70b'), which the form never shows (review round 20). The guesses are the
+    CLI's, worded as the CLI's (inputs/schema_words.py guesses and did_you_mean; review round
+    24: the web guessed three where the CLI guessed one): with no id close, the name closest
+    to what was typed ('nvidia t4' -> NVIDIA L4), never every name of the list (24 GPUs,
+    review round 21): the list, or the boxes of a list field, are beside the field."""
     names = dict(exc.choices)
     what = f"unknown {exc.kind} {_short(exc.value)}"
     hint = WEB_CONFIG_HINT if exc.kind == "model" else ""
@@ -254,18 +256,18 @@ def unknown_words(exc: UnknownId) -> str:
             return (f"{what}: the boxes name it {names[exc.meant]}; tick that one and untick "
                     f"{_short(exc.value)}")
         return f"{what}: the list names it {names[exc.meant]}; choose that{hint}"
-    close = ([names[c] for c in exc.close]
-             or close_matches(exc.value, sorted(set(names.values()), key=str.casefold)))
-    guess = f" (did you mean {_either(close)}?)" if close else ""
+    # the CLI's guesses in the CLI's wording (schema_words: one home), each by its name
+    said = [names[c] for c in guesses(exc.value, exc.close, names)]
+    guess = did_you_mean(said)
     if (exc.field or "").startswith("costs."):
         # a price keyed by an unknown id: the form asks each catalog entry's price by its name
-        return f"{what}{guess}; the form asks the price of each one it knows, under its name"
+        return f"{what}{guess} The form asks the price of each one it knows, under its name"
     if boxes:
-        which = "the one you meant" if close else "the ones to consider"
-        return f"{what}{guess}; untick it and tick {which} in the boxes"
-    if close:
-        return f"{what}{guess}, or choose another from the list{hint}"
-    return f"{what}; none of the list's names is close to it: choose one from the list{hint}"
+        which = "the one you meant" if said else "the ones to consider"
+        return f"{what}{guess} Untick it and tick {which} in the boxes"
+    if said:
+        return f"{what}{guess} Or choose another from the list{hint}"
+    return f"{what}{guess} None of the list's names is close to it: choose one from the list{hint}"
 
 
 # The loader's hints for a number field (inputs/schema_messages.py, _type_hint) show the YAML
