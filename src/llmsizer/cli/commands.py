@@ -123,4 +123,8 @@ def fidelity(points: Path, as_json: bool, summary_only: bool) -> None:
     """
     from ..sizing.fidelity_report import run as run_fidelity
 
-    run_fidelity(points, as_json=as_json, summary_only=summary_only)
+    if not run_fidelity(points, as_json=as_json, summary_only=summary_only):
+        # a file of which no row could be read is a failed check, not a pass (session 24)
+        click.echo("error: no row of this file could be predicted; each row's reason is "
+                   "listed above", err=True)
+        sys.exit(1)

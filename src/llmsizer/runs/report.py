@@ -10,6 +10,7 @@ finds the manifest agreeing with the files has one run's set.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -115,9 +116,24 @@ def prepare_out_dir(out: Path) -> list[Path]:
                 if not p.exists()]
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create output folder {str(out)!r}: {exc.strerror}") from None
+        raise InputError(f"cannot create output folder {str(out)!r}: "
+                         f"{_why_not_made(exc)}") from None
     clean_temp_files(out)  # those of runs that are gone (a killed run's)
     return made
+
+
+def _why_not_made(exc: OSError) -> str:
+    """The system's reason in a user's words, with what to do (the CLI review, session 24)."""
+    words = {
+        errno.EACCES: "no permission to write there; choose a folder you can write to",
+        errno.EPERM: "no permission to write there; choose a folder you can write to",
+        errno.EROFS: "the disk there is read-only; choose a folder on a writable disk",
+        errno.ENOSPC: "the disk is full; free some space or choose another disk",
+        errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
+        errno.ENOTDIR: "part of the path is a file, not a folder; check the path",
+        errno.ENOENT: "a folder on the path cannot be made there; check the path",
+    }
+    return words.get(exc.errno or 0, exc.strerror or "the system refused it")
 
 
 def remove_made(made: list[Path]) -> None:

@@ -270,9 +270,9 @@ def _say(text: str) -> None:
     click.echo(text)
 
 
-def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
+def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> int:
     """The CLI command for an embedding file: per-row predictions with the catalog's
-    constants, the skipped rows with every reason, then the summary."""
+    constants, the skipped rows with every reason, then the summary; the rows predicted."""
     catalog = load_catalog()
     cases, skipped = load(path, catalog)
     results = score(cases, catalog)
@@ -287,7 +287,7 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
              "measured_tokens_per_s": r.case.measured,
              "predicted_tokens_per_s": r.predicted, "error": r.error} for r in results],
             "skipped": [{"row": i, "reason": why} for i, why in skipped]}, indent=2))
-        return
+        return len(results)
     if not summary_only:
         _say(f"{'row':>4} {'model':18} {'gpu':9} {'engine':28} {'batch':>6} {'tokens':>7} "
              f"{'measured tok/s':>15} {'predicted':>12} {'error':>7}")
@@ -297,7 +297,7 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
                  f"{c.batch_sequences:>6,.0f} {c.seq_tokens:>7,.0f} {c.measured:>15,.0f} "
                  f"{r.predicted:>12,.0f} {r.error:>+7.0%}")
         if skipped:
-            _say(f"\n{len(skipped)} rows not interpreted (every reason):")
+            _say(f"\n{len(skipped)} {'row' if len(skipped) == 1 else 'rows'} not interpreted (every reason):")
             for i, why in skipped:
                 _say(f"{i:>4}  {why}")
         _say("")
@@ -313,3 +313,4 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
         signed = median(r.error for r in rs)
         _say(f"  {engine:17} {gpu:14} {source[:26]:26} {len(rs):>3} rows, |error| "
              f"{median_abs_error(rs):>4.0%} (signed {signed:+.0%})")
+    return len(results)

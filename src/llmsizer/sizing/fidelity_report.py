@@ -142,20 +142,19 @@ def _say(text: str) -> None:
     click.echo(terminal_text(text))
 
 
-def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> None:
+def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) -> int:
     """The CLI command: per-row predictions, the rows not interpreted with every reason, and
-    the summary last (``summary_only``: the summary alone). An embedding file
+    the summary last (``summary_only``: the summary alone); the rows predicted. An embedding file
     (tests/data/embedding_points.csv's columns) goes to :mod:`.fidelity_embed`."""
     from .fidelity_embed import is_embedding_file
     from .fidelity_embed import run as run_embed
 
     if is_embedding_file(path):
-        run_embed(path, as_json=as_json, summary_only=summary_only)
-        return
+        return run_embed(path, as_json=as_json, summary_only=summary_only)
     results, skipped, n_rows = evaluate_file(path)
     if as_json:
         _say(json.dumps(_document(path, results, skipped, n_rows), indent=2))
-        return
+        return len(results)
     if not summary_only:
         _say(f"{'row':>4} {'model':15} {'gpu':9} {'parallel':12} {'w/kv':9} {'isl/osl':>11} "
                    f"{'regime':13} {'metric':20} {'measured':>10} {'predicted':>10} {'error':>7}")
@@ -168,8 +167,9 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
                        f"{p.metric:20} {p.value:>10,.2f} {r.predicted:>10,.2f} "
                        f"{_pct(r.error):>7}")
         if skipped:
-            _say(f"\n{len(skipped)} rows not interpreted (every reason):")
+            _say(f"\n{len(skipped)} {'row' if len(skipped) == 1 else 'rows'} not interpreted (every reason):")
             for k in skipped:
                 _say(f"{k.row:>4}  {k.reason}")
         _say("")
     _echo_summary(results, skipped, n_rows)
+    return len(results)

@@ -65,9 +65,12 @@ def _rows(d: Figures, fmt: Formatter) -> tuple[DebugRow, ...]:
                  "Too few sequences per replica to amortise reading the weights",
                  "Raise the batch (fewer, fuller replicas); check the engine batches "
                  "continuously, not statically",
-                 f"Below {fmt.count(d.low_utilisation_batch)} sequences per replica a replica "
-                 f"gives under {share} of its throughput at full batch (planned: "
-                 f"{fmt.count(d.planned_batch)})"),
+                 (f"Below {fmt.count_of(d.low_utilisation_batch, 'sequence')} per replica a "
+                  f"replica gives under {share} of its throughput at full batch"
+                  if d.low_utilisation_batch > 1 else  # 'below 1 sequences' said nothing
+                  f"Even one sequence per replica gives {share} or more of its throughput at "
+                  "full batch")
+                 + f" (planned: {fmt.count(d.planned_batch)})"),
         DebugRow("Good throughput but bad latency",
                  "The scheduler favours batching over fairness",
                  "Lower the engine's batch cap (max_num_seqs) towards the planned batch",
