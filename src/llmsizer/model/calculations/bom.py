@@ -51,7 +51,7 @@ BOM_LINE_FACTS: tuple[tuple[str, str, str], ...] = (
     ("line_frontend_gbps", "Front-end port speed", "Gb/s"),
     ("line_fabric_nics_per_node", "GPU-fabric NICs per server", "NICs"),
     ("line_fabric_gbps", "GPU-fabric NIC speed", "Gb/s"),
-    ("line_replica_spans_nodes", "A replica spans servers (1 = yes)", "flag"),
+    ("line_replica_spans_nodes", "A replica spans servers", "flag"),
     ("line_weights_gb", "Model weights loaded", "GB"),
     ("line_capex", "Capital cost", "currency"),
     ("line_annual_software", "Software licences per year", "currency/yr"),
