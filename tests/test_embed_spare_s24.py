@@ -126,3 +126,31 @@ def test_without_n_plus_1_the_rows_are_as_before() -> None:
                 survive_node_loss=0.0)
     assert (env["shares_llm_nodes"], env["retrieval_gpus"], env["retrieval_standby_gpus"]) == (
         1, 1, 0)
+
+
+def test_the_workbook_recalculated_by_libreoffice_agrees(maple_n1: Result,
+                                                        tmp_path: Path) -> None:
+    """The new rows (the host's nodes on the Retrieval sheet and, from the scenario's host
+    column, on the Scenarios sheet; the guest's spare) recalculate to the engine's figures."""
+    import math
+
+    from support.libreoffice import read_values, recalculate
+
+    from llmsizer.documents.workbook import write_workbook
+
+    book = tmp_path / "maple-n1.xlsx"
+    write_workbook(maple_n1, book)
+    cached = read_values(book)
+    again = read_values(recalculate([book], tmp_path / "lo")[book])
+    labels = {v: k for k, v in cached["Retrieval"].items() if isinstance(v, str)}
+    spare_row = labels["Spare GPUs it keeps on the shared nodes"][1:]
+    assert cached["Retrieval"][f"D{spare_row}"] == 1  # the embedder's column
+    checked = 0
+    for sheet in ("Retrieval", "Scenarios"):
+        for addr, v in cached[sheet].items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                w = again[sheet].get(addr)
+                assert isinstance(w, int | float) and math.isclose(
+                    v, w, rel_tol=1e-9, abs_tol=1e-6), (sheet, addr, v, w)
+                checked += 1
+    assert checked > 1000
