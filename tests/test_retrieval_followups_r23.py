@@ -75,8 +75,10 @@ def maple_n1(tmp_path_factory: pytest.TempPathFactory) -> Result:
 def test_a_pcie_spare_server_holds_the_replicas_one_server_holds(maple_n1: Result) -> None:
     assert CAT.platforms["pcie-4gpu-gen4-350w"].sold_full is False
     embed, rerank = maple_n1.plan.retrieval_groups
-    # the embedder still sits in an empty slot of the chat servers (their N+1 covers it)
-    assert (embed.shares_with, embed.nodes, embed.gpus_purchased) == ("group-1", 0, 1)
+    # the embedder still sits in empty slots of the chat servers; session 24: one in each
+    # of the 2 servers' empty slots, 1 serving + 1 spare (was 1 GPU: the chat servers' N+1
+    # does not cover it; tests/test_embed_spare_s24.py)
+    assert (embed.shares_with, embed.nodes, embed.gpus_purchased) == ("group-1", 0, 2)
     # the reranker: 2 replicas on 1 server + a spare server with 2 GPUs (was 4: 6 bought)
     assert (rerank.shares_with, rerank.platform, rerank.replicas, rerank.nodes) == (
         None, "pcie-4gpu-gen4-350w", 2, 2)
@@ -94,9 +96,10 @@ def _rows(**inputs: float) -> dict[str, Value]:
     """The retrieval rows from shares_llm_nodes on, over the stated replicas and platform (the
     rows before them size the replicas, which are stated here)."""
     env: dict[str, Value] = {"llm_free_gpus": 0.0, "llm_free_slots": 0.0,
-                             "llm_idle_cloud_gpus": 0.0, **inputs}
+                             "llm_idle_cloud_gpus": 0.0, "llm_host_nodes": 0.0, **inputs}
     names = [c.name for c in RETRIEVAL_CALCULATIONS]
-    for c in RETRIEVAL_CALCULATIONS[names.index("shares_llm_nodes"):]:
+    # session 24: the rows that size a guest's spare on the shared nodes come first
+    for c in RETRIEVAL_CALCULATIONS[names.index("shared_spare_gpus"):]:
         env[c.name] = evaluate(c.expr, env)
     return env
 

@@ -182,7 +182,8 @@ def predict(case: EmbedCase, catalog: Catalog, constants: Mapping[str, float]) -
         "reindex_hours": 0.0, "weight_bytes": 2.0, "gpu_tflops": g.bf16_tflops,
         "gpu_memory_gb": g.memory_gb, "gpus_per_node": 1.0, "headroom": 0.0,
         "survive_node_loss": 0.0, "gpu_memory_utilization": 0.9, "llm_free_gpus": 0.0,
-        "llm_idle_cloud_gpus": 0.0, "llm_free_slots": 0.0, "platform_sold_full": 0.0,
+        "llm_idle_cloud_gpus": 0.0, "llm_free_slots": 0.0, "llm_host_nodes": 0.0,
+        "platform_sold_full": 0.0,
         **{k: float(v) for k, v in constants.items()},
     }
     values["encode_max_batch_tokens"] = (min(batch_tokens, constants["encode_max_batch_tokens"])

@@ -52,8 +52,9 @@ if TYPE_CHECKING:  # plan imports nothing of this module; only the type is neede
     from .plan import Evaluated
 
 # a host on offer: (node-group id, platform, idle GPUs bought, idle rented cloud GPUs, empty
-# GPU slots of its nodes: a PCIe server bought part full; none when renting)
-Offer = tuple[str, str, int, int, int]
+# GPU slots of its nodes: a PCIe server bought part full; none when renting; its nodes: with
+# N+1 a guest keeps its spare GPUs on another node than its fullest, session 24)
+Offer = tuple[str, str, int, int, int, int]
 DEFAULT_ENGINE = "serving-stack"  # what an embed or rerank workload is sized for unless stated
 _ACCOUNT_CONSTANTS = ("mfu_encode", "encode_batch_overhead_ms", "encode_batch_window_ms",
                       "encode_max_batch_tokens", "encode_activation_bytes_per_hidden",
@@ -221,12 +222,13 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                       for o in ([x for x in offers if x[1] == pid] or none)]
         on_platforms = []
         for pid, offer in candidates:
-            group, free, free_cloud, slots = None, 0, 0, 0
+            group, free, free_cloud, slots, host_nodes = None, 0, 0, 0, 0
             if offer is not None:
-                group, _, free, free_cloud, slots = offer
+                group, _, free, free_cloud, slots, host_nodes = offer
             values: dict[str, Value] = {
                 **base, **account, "llm_free_gpus": float(free),
                 "llm_idle_cloud_gpus": float(free_cloud), "llm_free_slots": float(slots),
+                "llm_host_nodes": float(host_nodes),
                 "weight_bytes": 2.0, "gpu_tflops": gpu.bf16_tflops,
                 "gpu_memory_gb": gpu.memory_gb,
                 "gpus_per_node": tables["platforms"][pid]["gpus_per_node"],
@@ -292,16 +294,16 @@ _INPUT_NAMES = tuple(i.name for i in RETRIEVAL_INPUTS)
 
 
 def scenario_idle(node_groups: Sequence[NodeGroup], e: Evaluated
-                  ) -> dict[str, tuple[float, float, float]]:
+                  ) -> dict[str, tuple[float, float, float, float]]:
     """Idle GPUs of each language-model node group, by its id, in the scenario plan ``e``
     (its groups are the proposal's, in order): bought, not used; rented in the cloud, not
     used (its whole instances' GPUs beyond those in use); and its nodes' empty GPU slots
-    (nodes x GPUs per node - GPUs bought: a PCIe server bought part full)."""
+    (nodes x GPUs per node - GPUs bought: a PCIe server bought part full); and its nodes."""
     return {ng.id: (float(g.env["group_gpus_purchased"]) - float(g.env["group_gpus_used"]),
                     max(0.0, float(g.env["cloud_gpus_rented"])
                         - float(g.env["group_gpus_used"])),
                     float(g.env["group_nodes"]) * float(g.env["gpus_per_node"])
-                    - float(g.env["group_gpus_purchased"]))
+                    - float(g.env["group_gpus_purchased"]), float(g.env["group_nodes"]))
             for ng, g in zip(node_groups, e.groups, strict=True)}
 
 
@@ -325,7 +327,7 @@ def scenario_changes_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorklo
 
 
 def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult],
-                       idle: Mapping[str, tuple[float, float, float]],
+                       idle: Mapping[str, tuple[float, float, float, float]],
                        acct: Mapping[str, float],
                        tables: Tables,
                        ) -> list[tuple[RetrievalGroup, dict[str, Value]]]:
@@ -347,6 +349,7 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
     free = {k: v[0] for k, v in idle.items()}
     free_cloud = {k: v[1] for k, v in idle.items()}
     slots = {k: v[2] for k, v in idle.items()}
+    host_nodes = {k: v[3] for k, v in idle.items()}
     rented = acct.get("plan_rented", 0.0) > 0
     scen_acct = dict(acct)
     if sc.input in acct:
@@ -360,6 +363,7 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
         values["llm_free_gpus"] = free.get(host, 0.0) if host else 0.0
         values["llm_idle_cloud_gpus"] = free_cloud.get(host, 0.0) if host else 0.0
         values["llm_free_slots"] = slots.get(host, 0.0) if host and not rented else 0.0
+        values["llm_host_nodes"] = host_nodes.get(host, 0.0) if host else 0.0
         if sc.retrieval_input is not None and sc.retrieval_value is not None:
             values[sc.retrieval_input] = evaluate(sc.retrieval_value, values)
             if sc.retrieval_input in acct:
@@ -372,15 +376,15 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
             free[shares] = free[shares] - float(values["retrieval_gpus_on_llm_nodes"])
             slots[shares] = slots[shares] - float(values["retrieval_slots_filled"])
             free_cloud[shares] = max(0.0, free_cloud[shares]
-                                     - float(values["retrieval_replicas"]))
+                                     - float(values["retrieval_gpus_used"]))
         group = _group(len(out) + 1, w, o, values, shares)
         if shares is None:  # nodes of its own: their idle GPUs host the groups after it
             # its idle GPUs as the Scenarios sheet offers them (the column's idle row);
             # renting, no slot
-            own, (_, _, n_free, n_cloud, n_slots) = _host_offer(group.id, o.model_copy(
-                update={"values": values}))
-            free[own], free_cloud[own], slots[own] = (float(n_free), float(n_cloud),
-                                                      float(n_slots))
+            own, (_, _, n_free, n_cloud, n_slots, n_nodes) = _host_offer(
+                group.id, o.model_copy(update={"values": values}))
+            free[own], free_cloud[own], slots[own], host_nodes[own] = (
+                float(n_free), float(n_cloud), float(n_slots), float(n_nodes))
         out.append((group, values))
     return out
 
@@ -422,19 +426,20 @@ def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
 
 
 def _host_offer(group_id: str, o: RetrievalOption, way: str = "on_prem"
-                ) -> tuple[str, tuple[str, str, int, int, int]]:
+                ) -> tuple[str, tuple[str, str, int, int, int, int]]:
     """A retrieval group's own nodes as a host for the retrieval workloads after it: its idle
     GPUs (bought, running nothing: retrieval_idle_gpus), its rented cloud GPUs beyond
-    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used) and its nodes'
-    empty GPU slots (retrieval_free_slots). Renting (``way``), only the rented ones are
-    idle and no slot is offered: its nodes are not bought, and a workload "on" them would
-    rent every GPU it runs on all the same."""
+    those in use (its TCO lines' cloud_gpus_rented - retrieval_gpus_used), its nodes'
+    empty GPU slots (retrieval_free_slots) and its nodes (retrieval_nodes). Renting
+    (``way``), only the rented ones are idle and no slot is offered: its nodes are not
+    bought, and a workload "on" them would rent every GPU it runs on all the same."""
     v = o.values
     cloud = max(0, int(float(v["cloud_gpus_rented"])) - int(float(v["retrieval_gpus_used"])))
     idle = int(float(v["retrieval_idle_gpus"]))
     rented = way == "cloud"
     return group_id, (o.gpu, o.platform, min(idle, cloud) if rented else idle, cloud,
-                      0 if rented else int(float(v["retrieval_free_slots"])))
+                      0 if rented else int(float(v["retrieval_free_slots"])),
+                      int(float(v["retrieval_nodes"])))
 
 
 def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
@@ -459,14 +464,15 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                    # rented by the GPU, fewer than the bought plan's GPUs in use: none idle
                    max(0, int(g.values["cloud_gpus_rented"]) - g.gpus_used),
                    0 if rented else max(0, g.nodes * int(tables["platforms"][g.platform][
-                       "gpus_per_node"]) - g.gpus_purchased))
+                       "gpus_per_node"]) - g.gpus_purchased), g.nodes)
             for g in node_groups}
     out: list[RetrievalWorkloadResult] = []
     for w in retrieval:
         offer: dict[str, list[Offer]] = {}
-        for gid_group, (gpu, platform, free, free_cloud, slots) in idle.items():
+        for gid_group, (gpu, platform, free, free_cloud, slots, nodes) in idle.items():
             if free > 0 or slots > 0:
-                offer.setdefault(gpu, []).append((gid_group, platform, free, free_cloud, slots))
+                offer.setdefault(gpu, []).append((gid_group, platform, free, free_cloud, slots,
+                                                  nodes))
         spec = next(x for x in req.workloads if x.name == w.name)
         assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
@@ -479,20 +485,21 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                 host, offered = _host_offer(group_id, w.best, way)
                 idle[host] = offered
             continue
-        gpu, platform, free, free_cloud, slots = idle[best.shares_with]
+        gpu, platform, free, free_cloud, slots, nodes = idle[best.shares_with]
         v = best.values
         idle[best.shares_with] = (
             gpu, platform, free - int(float(v["retrieval_gpus_on_llm_nodes"])),
-            max(0, free_cloud - int(float(v["retrieval_replicas"]))),
-            slots - int(float(v["retrieval_slots_filled"])))
+            max(0, free_cloud - int(float(v["retrieval_gpus_used"]))),
+            slots - int(float(v["retrieval_slots_filled"])), nodes)
         out.append(again)
     return out
 
 
 def shared_split(group: RetrievalGroup) -> tuple[int, int]:
     """(the idle GPUs it takes, the GPUs it buys for empty slots) of a retrieval group on
-    another group's nodes: its replicas less its GPUs bought, and those GPUs (session 22)."""
-    return group.replicas - group.gpus_purchased, group.gpus_purchased
+    another group's nodes: its GPUs serving or on standby (with N+1 its spare GPUs there,
+    session 24) less its GPUs bought, and those GPUs (session 22)."""
+    return group.gpus_used - group.gpus_purchased, group.gpus_purchased
 
 
 def lent_and_idle(group: NodeGroup | RetrievalGroup,
@@ -502,7 +509,7 @@ def lent_and_idle(group: NodeGroup | RetrievalGroup,
     retrieval, 11 idle"), so they add up to the account's total. The group is a
     language-model node group or, review round 21, a retrieval group's own nodes. A guest's
     GPUs bought for the group's empty slots (its gpus_purchased) are its own, not lent."""
-    lent = sum(r.replicas - r.gpus_purchased for r in retrieval if r.shares_with == group.id)
+    lent = sum(r.gpus_used - r.gpus_purchased for r in retrieval if r.shares_with == group.id)
     idle = (group.idle_gpus if isinstance(group, RetrievalGroup)
             else int(group.values["group_idle_gpus"]))
     return lent, idle - lent

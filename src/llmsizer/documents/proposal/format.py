@@ -543,7 +543,9 @@ def shared_gpus_words(group: Any) -> str:
     parts = [f"{idle:,} idle GPU{'' if idle == 1 else 's'}" if idle else "",
              ("1 new GPU in an empty slot" if bought == 1 else
               f"{bought:,} new GPUs in empty slots") if bought else ""]
-    return " and ".join(p for p in parts if p)
+    # session 24: with N+1 its spare GPUs sit there too, on another server than its replicas'
+    standby = f" ({group.standby_gpus:,} on standby)" if group.standby_gpus else ""
+    return " and ".join(p for p in parts if p) + standby
 
 
 def shared_place_words(group: Any, retrieval: Iterable[Any]) -> str:

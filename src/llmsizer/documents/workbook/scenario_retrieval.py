@@ -43,6 +43,7 @@ __all__ = ["label_rows", "retrieval_rows", "write_retrieval"]
 _FREE = "llm_free_gpus"
 _FREE_CLOUD = "llm_idle_cloud_gpus"
 _SLOTS = "llm_free_slots"
+_NODES = "llm_host_nodes"
 # the account totals the block adds to, and the GPUs each server rents itself (the cloud
 # total's "every part priced" test reads them)
 _SUMS = "cloud_gpus"
@@ -54,8 +55,8 @@ def retrieval_rows(rows: PlanRows) -> dict[str, int]:
     the node groups' rows; its TCO lines use the node groups' own rows (the same
     calculations)."""
     row = max(rows.group.values()) + 2
-    out = {_FREE: row, _FREE_CLOUD: row + 1, _SLOTS: row + 2}
-    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=3):
+    out = {_FREE: row, _FREE_CLOUD: row + 1, _SLOTS: row + 2, _NODES: row + 3}
+    for i, c in enumerate(RETRIEVAL_CALCULATIONS, start=4):
         out[c.name] = row + i
     # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
     for i, name in enumerate(_REACHED, start=len(out) + 1):
@@ -74,6 +75,8 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
                     f("label"))
     ws.write_string(at[_SLOTS], col,
                     "Retrieval: empty GPU slots of the nodes it may share (GPUs)", f("label"))
+    ws.write_string(at[_NODES], col, "Retrieval: nodes of the group it may share (nodes)",
+                    f("label"))
     for c in RETRIEVAL_CALCULATIONS:
         ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
                         f("label"))
@@ -140,7 +143,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             if n == changed:
                 return f"{x}{rows.value + 1}"
             if n in at and (n not in _REACHED or n in looked_up) and (
-                    n not in (_FREE, _FREE_CLOUD, _SLOTS) or shared is not None) and (
+                    n not in (_FREE, _FREE_CLOUD, _SLOTS, _NODES) or shared is not None) and (
                     n != _SLOTS or not rented):
                 return f"{x}{at[n] + 1}"
             if n in rows.group and n in _COST:
@@ -166,6 +169,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                 # its rented cloud GPUs (its column's TCO line) beyond those in use
                 beyond = (f"{_in_row(hx, rows.group['cloud_gpus_rented'])}"
                           f"-{_in_row(hx, at['retrieval_gpus_used'])}")
+                nodes = _in_row(hx, at["retrieval_nodes"])
             else:
                 k = groups.index(shared)
                 used = plan_sums["gpus_used"][k]
@@ -175,6 +179,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                          f"-{plan_sums['gpus_purchased'][k]}")
                 # the group's rented cloud GPUs (its column's TCO line) beyond those in use
                 beyond = f"{_in_row(used, rows.group['cloud_gpus_rented'])}-{used}"
+                nodes = plan_sums["nodes"][k]
             earlier = taken.get(shared, [])
             minus = "".join(f"-{c}" for c, _ in earlier)
             _cell(book, ws, at[_FREE], col, f"={idle}{minus}", values[_FREE], "GPUs")
@@ -186,6 +191,7 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
                 _cell(book, ws, at[_SLOTS], col,
                       f"={slots}{''.join(f'-{d}' for _, d in earlier)}", values[_SLOTS],
                       "GPUs")
+            _cell(book, ws, at[_NODES], col, f"={nodes}", values[_NODES], "nodes")
         for c in RETRIEVAL_CALCULATIONS:
             _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
                   zero_text(c.name, values))

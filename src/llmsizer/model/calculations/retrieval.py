@@ -11,6 +11,19 @@ is a bound, not an average, so it holds at the p95 for any arrival pattern while
 keeps up with its share of the load (the replicas are sized with headroom for that).
 The offline corpus runs at the full batch, as it has no latency target.
 
+N+1 on another group's nodes (session 24). A workload in the idle GPUs or empty slots of
+another group's nodes (shares_llm_nodes) keeps its own spare: the host's N+1 restarts the
+host's replicas, not its guest's (Maple Ridge: the embedder's one L40S in a chat server's
+empty slot; that server down, the chat still ran 3 replicas, the embedder none). Its
+replicas and spare GPUs spread evenly over the host's nodes; one node down takes at most
+replicas / (nodes - 1), rounded up, of its replicas, so that many spare GPUs on the other
+nodes restart them (shared_spare_gpus), and each node's idle GPUs and empty slots must hold
+its share (shared_room_per_node, the host's room spread evenly as its replicas are). A host
+of one node cannot hold its spare: the workload then buys nodes of its own with their N+1
+spare, as does one whose share does not fit. A host's empty standby node is not counted as
+the guest's spare: the rows do not show that its free GPUs hold both the lost node's host
+replicas and the guest's. Without N+1 nothing changes.
+
 Kept apart from ``CALCULATIONS``: these rows have inputs of their own (``RETRIEVAL_INPUTS``)
 and are evaluated per retrieval option by :func:`retrieval_program`.
 """
@@ -19,7 +32,21 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..expr import IF, MAX, MIN, ROUNDUP, Program, Text, compile_program, ge, gt, lift, lt
+from ..expr import (
+    AND,
+    IF,
+    MAX,
+    MIN,
+    ROUNDDOWN,
+    ROUNDUP,
+    Program,
+    Text,
+    compile_program,
+    ge,
+    gt,
+    lift,
+    lt,
+)
 from .core import Calculation, Input, _c, r
 
 RETRIEVAL_INPUTS: tuple[Input, ...] = (
@@ -57,6 +84,9 @@ RETRIEVAL_INPUTS: tuple[Input, ...] = (
           "GPU slots of the same nodes left empty (a PCIe server bought with fewer GPUs than "
           "it holds: slots - GPUs bought; 0 for a fixed baseboard, and when renting): a "
           "replica there buys its GPU, not a server."),
+    Input("llm_host_nodes", "Nodes of the group it may share", "nodes", "option",
+          "The nodes of the same group (0 = none): with N+1 its spare must sit on a node other "
+          "than the one that carries most of its replicas."),
     Input("headroom", "Headroom", "fraction", "account", "Spare capacity above peak."),
     Input("survive_node_loss", "N+1", "flag", "account", "1 = one spare node."),
     Input("gpu_memory_utilization", "Memory utilisation", "fraction", "account",
@@ -150,13 +180,38 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        + ROUNDUP(r("corpus_tokens_per_s") / r("replica_tokens_per_s_corpus"), 0),
        "Online demand x (1 + headroom) / the online rate, plus the corpus demand / the corpus "
        "rate (re-indexing is its own pool: it must not take the online replicas' headroom)."),
+    _c("shared_spare_gpus", "Spare GPUs it keeps on the shared nodes", "GPUs", "Retrieval",
+       IF(AND(gt(r("survive_node_loss"), 0), gt(r("llm_host_nodes"), 1)),
+          ROUNDUP(r("retrieval_replicas") / (r("llm_host_nodes") - 1), 0), 0),
+       "With N+1, on the shared nodes: replicas / (their nodes - 1), rounded up. Its replicas "
+       "and these spares spread evenly over the nodes, so one node down takes at most this "
+       "many of its replicas and the spares on the other nodes restart them (session 24: the "
+       "shared nodes' own N+1 covers their replicas, not the guest's). 0 without N+1."),
+    _c("shared_gpus_needed", "GPUs it needs on the shared nodes", "GPUs", "Retrieval",
+       r("retrieval_replicas") + r("shared_spare_gpus"),
+       "Its replicas + the spare GPUs it keeps there."),
+    _c("shared_room_per_node", "Idle GPUs and empty slots per shared node", "GPUs",
+       "Retrieval",
+       IF(gt(r("llm_host_nodes"), 0),
+          ROUNDDOWN((r("llm_free_gpus") + r("llm_free_slots")) / r("llm_host_nodes"), 0), 0),
+       "The shared nodes' idle GPUs and empty slots / their nodes, rounded down: the fewest "
+       "one node has when they spread evenly over the nodes (as the nodes' replicas do)."),
     _c("shares_llm_nodes", "Shares another group's nodes", "flag", "Retrieval",
        IF(gt(r("llm_free_gpus") + r("llm_free_slots"), 0),
-          IF(ge(r("llm_free_gpus") + r("llm_free_slots"), r("retrieval_replicas")), 1, 0), 0),
+          IF(gt(r("survive_node_loss"), 0),
+             IF(AND(gt(r("llm_host_nodes"), 1),
+                    ge(r("shared_room_per_node"),
+                       ROUNDUP(r("shared_gpus_needed") / MAX(1, r("llm_host_nodes")), 0))),
+                1, 0),
+             IF(ge(r("llm_free_gpus") + r("llm_free_slots"), r("retrieval_replicas")), 1, 0)),
+          0),
        "1 when every replica fits a GPU the shared nodes (a language-model node group's, or "
        "an earlier embedding or reranking workload's own) bought and leave idle, or one of "
        "their empty GPU slots (same GPU type; one replica needs one whole GPU, so memory and "
-       "compute allow): no nodes of its own."),
+       "compute allow): no nodes of its own. With N+1 its replicas and spare GPUs, spread "
+       "evenly over two nodes or more, must fit each node's idle GPUs and empty slots "
+       "(GPUs it needs / nodes, rounded up, at most the room per node); else nodes of its "
+       "own with their N+1 spare."),
     _c("retrieval_replicas_per_node", "Replicas on its fullest node", "replicas", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           ROUNDUP(r("retrieval_replicas")
@@ -165,30 +220,32 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "the replicas spread evenly, what one node down takes with it (0 on the shared "
        "nodes)."),
     _c("retrieval_spare_gpus", "GPUs of the N+1 spare node", "GPUs", "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), 0,
+       IF(gt(r("shares_llm_nodes"), 0), r("shared_spare_gpus"),
           r("survive_node_loss") * IF(gt(r("platform_sold_full"), 0), r("gpus_per_node"),
                                       r("retrieval_replicas_per_node"))),
        "With N+1: a PCIe server holding the replicas its fullest node holds (one node down "
        "restarts them there; session 23: not a full server of GPUs it never runs); a fixed "
-       "baseboard's every GPU (it comes full). 0 without N+1 and on the shared nodes."),
+       "baseboard's every GPU (it comes full); on the shared nodes, the spare GPUs it keeps "
+       "there. 0 without N+1."),
     _c("retrieval_nodes", "Nodes", "nodes", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           ROUNDUP(r("retrieval_replicas") / r("gpus_per_node"), 0) + r("survive_node_loss")),
-       "Replicas / GPUs per node, plus one node for N+1 (0 on the shared nodes: "
-       "their N+1 covers them)."),
+       "Replicas / GPUs per node, plus one node for N+1 (0 on the shared nodes: its "
+       "replicas and spare GPUs sit in theirs)."),
     _c("retrieval_gpus_on_llm_nodes", "Idle shared GPUs it takes", "GPUs", "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), MIN(r("retrieval_replicas"), r("llm_free_gpus")), 0),
-       "Its replicas on the shared nodes' idle GPUs (as many as there are), else 0: a "
-       "retrieval workload listed after it finds that many fewer idle GPUs there."),
+       IF(gt(r("shares_llm_nodes"), 0), MIN(r("shared_gpus_needed"), r("llm_free_gpus")), 0),
+       "Its replicas and spare GPUs on the shared nodes' idle GPUs (as many as there are), "
+       "else 0: a retrieval workload listed after it finds that many fewer idle GPUs there."),
     _c("retrieval_slots_filled", "GPUs it adds in the shared nodes' empty slots", "GPUs",
        "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), r("retrieval_replicas") - r("retrieval_gpus_on_llm_nodes"),
+       IF(gt(r("shares_llm_nodes"), 0), r("shared_gpus_needed") - r("retrieval_gpus_on_llm_nodes"),
           0),
-       "Its replicas beyond the idle GPUs taken, each on a GPU bought for an empty slot of the "
-       "shared nodes (no server bought); a workload after it finds that many fewer slots."),
+       "Its replicas and spare GPUs beyond the idle GPUs taken, each on a GPU bought for an "
+       "empty slot of the shared nodes (no server bought); a workload after it finds that "
+       "many fewer slots."),
     _c("retrieval_gpus_used", "GPUs serving or on standby", "GPUs", "Retrieval",
        r("retrieval_replicas") + r("retrieval_spare_gpus"),
-       "Replicas + the GPUs of the N+1 spare node; the replicas alone on the shared nodes."),
+       "Replicas + the GPUs of the N+1 spare node, or its spare GPUs on the shared nodes."),
     _c("retrieval_gpus", "GPUs bought", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), r("retrieval_slots_filled"),
           IF(gt(r("platform_sold_full"), 0), r("retrieval_nodes") * r("gpus_per_node"),
@@ -198,7 +255,8 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "empty slots (the capital cost is the TCO lines' with these counts)."),
     _c("retrieval_standby_gpus", "Spare GPUs on standby", "GPUs", "Retrieval",
        r("retrieval_gpus_used") - r("retrieval_replicas"),
-       "The GPUs of the N+1 spare node: they run no replica (0 on the shared nodes)."),
+       "The GPUs of the N+1 spare node, or its spare GPUs on the shared nodes: they run no "
+       "replica."),
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
        "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes, and on PCIe "
@@ -212,13 +270,14 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
        "An embedding or reranking replica runs on one GPU: any cloud instance size holds it."),
     _c("retrieval_cloud_gpus", "GPUs it rents in the cloud", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0),
-          MAX(0, r("retrieval_replicas") - r("llm_idle_cloud_gpus")), r("retrieval_gpus_used")),
-       "On the shared nodes: the replicas their rented instances do not already carry "
-       "(0 when they carry them all); else its GPUs in use. The cloud lines round them up to "
-       "whole instances."),
+          MAX(0, r("retrieval_gpus_used") - r("llm_idle_cloud_gpus")), r("retrieval_gpus_used")),
+       "On the shared nodes: its replicas and spare GPUs their rented instances do not "
+       "already carry (0 when they carry them all); else its GPUs in use. The cloud lines "
+       "round them up to whole instances."),
     _c("retrieval_load_gpus", "GPUs for the load, before N+1", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_replicas")),
-       "Its replicas, one GPU each (0 on the shared nodes: their N+1 covers them). With N+1 "
+       "Its replicas, one GPU each (0 on the shared nodes: its spare GPUs there are counted "
+       "in the GPUs it rents). With N+1 "
        "asked, the cloud lines rent one instance more than these need."),
 )
 
