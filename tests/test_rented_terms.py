@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from rich.console import Console
+from _rented import INSURER, terminal
 
 from llmsizer.documents.proposal.format import NBSP
 from llmsizer.documents.proposal.render import render_html
-from llmsizer.documents.textreport import print_result
 from llmsizer.inputs.loader import load
 from llmsizer.model.calculations import PLAN_SAVING_CLOUD, PLAN_SAVING_SHARE_CLOUD
 from llmsizer.model.catalog import load_catalog
@@ -34,19 +33,7 @@ from llmsizer.sizing.results import Result
 from llmsizer.sizing.search import SearchMemo, size_workload, size_workload_ways
 
 ROOT = Path(__file__).resolve().parents[1]
-INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
 RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
-
-
-@pytest.fixture(scope="module")
-def insurer() -> Result:
-    return size(load(INSURER))
-
-
-def _terminal(result: Result) -> str:
-    con = Console(record=True, width=200, color_system=None)
-    print_result(result, con)
-    return con.export_text()
 
 
 def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None:
@@ -64,7 +51,7 @@ def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None
     ded = insurer.totals_dedicated
     assert ded.annual_cost_cloud is not None
     assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (11, 160_787)
-    text = _terminal(insurer)
+    text = terminal(insurer)
     # session 24: the difference is the GPU more rented alone and its storage (session 23:
     # "part of the difference is storage ... priced per server a purchase would need")
     assert ("Sized alone the workloads would rent 11 GPUs, cloud EUR 161 k/yr: 1 GPU more "
@@ -96,7 +83,7 @@ def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
 
 def test_a_bought_account_keeps_its_buying_terms() -> None:
     """inputs/example.yaml (bought): the line as before."""
-    text = _terminal(size(load(ROOT / "inputs" / "example.yaml")))
+    text = terminal(size(load(ROOT / "inputs" / "example.yaml")))
     # USD 558 k: session 23 prices a 4-GPU XE8640's network at its 4 fabric ports (and every
     # server's front end), not a whole 8-GPU node's fabric share (575 k before)
     assert "Sized alone the workloads would need 24 GPUs in 6 nodes, on-prem USD 558 k/yr." in text

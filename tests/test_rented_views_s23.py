@@ -26,41 +26,22 @@ storage is only a part of the difference. Session 24: the cloud's storage is per
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import openpyxl
 import pytest
-from rich.console import Console
+from _rented import INSURER, terminal, words
 
 from llmsizer.documents.proposal.deployment import deployment_context
 from llmsizer.documents.proposal.format import NBSP, Formatter
 from llmsizer.documents.proposal.render import render_html
-from llmsizer.documents.textreport import print_result
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
-INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
 UNIVERSITY = ROOT / "tests" / "data" / "gbp-university-r22.yaml"
-
-
-@pytest.fixture(scope="module")
-def insurer() -> Result:
-    return size(load(INSURER))
-
-
-def _terminal(result: Result) -> str:
-    con = Console(record=True, width=200, color_system=None)
-    print_result(result, con)
-    return con.export_text()
-
-
-def _words(html: str) -> str:
-    text = re.sub(r"<[^>]+>", " ", html.replace(NBSP, " ")).replace("&#39;", "'")
-    return " ".join(text.split())
 
 
 def test_the_rented_figures_of_an_option_are_its_pools_as_run(insurer: Result) -> None:
@@ -89,7 +70,7 @@ def test_the_rented_figures_of_an_option_are_its_pools_as_run(insurer: Result) -
 
 
 def test_the_terminal_table_shows_the_options_as_rented(insurer: Result) -> None:
-    text = _terminal(insurer)
+    text = terminal(insurer)
     claims = text[:text.index("Agent-assist chat")]
     assert "GPUs" in claims and "rented" in claims and "instances" in claims
     star = next(line for line in claims.splitlines() if "★" in line)
@@ -102,7 +83,7 @@ def test_the_terminal_table_shows_the_options_as_rented(insurer: Result) -> None
 
 
 def test_the_pool_lines_say_where_the_spare_is(insurer: Result) -> None:
-    text = " ".join(_terminal(insurer).split())
+    text = " ".join(terminal(insurer).split())
     assert ("Plan, rented in the cloud: 10 × NVIDIA H200 SXM in 7 cloud instances (6 serving, "
             "1 spare on standby)") in text
     # each pool's batch named: its limit and the batch at peak (session 23); the chat pool's
@@ -120,12 +101,12 @@ def test_a_bought_pool_line_names_the_node_groups_standby_gpus() -> None:
     r = size(load(UNIVERSITY))
     assert r.deployment.recommended == "on_prem"
     assert r.plan.node_groups[0].values["group_standby_gpus"] == 4
-    text = " ".join(_terminal(r).split())
+    text = " ".join(terminal(r).split())
     # its 25.86 % headroom in whole percents, as the PDF (the chat pool holds 256 %)
     assert ("16 replicas, batch limit 67, 9.71 at peak; spare: the node group's 4 GPUs on "
             "standby; headroom 26%, 26% with a node down") in text
     assert "(0 spare)" not in text
-    html = _words(render_html(r))
+    html = words(render_html(r))
     assert "16 group's 4 standby GPUs" in html  # the PDF plan table's replicas cell
 
 
@@ -136,13 +117,13 @@ def test_renting_says_what_it_rents(insurer: Result) -> None:
     lead = deployment_context(insurer, Formatter("EUR"))["deployment"]["lead"].replace(NBSP, " ")
     assert lead.startswith("Recommended way to run it: renting 10 GPUs in the cloud "
                            "(committed three-year contract), at EUR 146 k a year.")
-    text = " ".join(_terminal(insurer).split())
+    text = " ".join(terminal(insurer).split())
     assert "same GPUs in the cloud" not in text and "renting 10 GPUs in the cloud" in text
-    assert "renting the same GPUs" not in _words(render_html(insurer))
+    assert "renting the same GPUs" not in words(render_html(insurer))
 
 
 def test_the_pdf_shows_the_options_and_pools_as_rented(insurer: Result) -> None:
-    html = _words(render_html(insurer))
+    html = words(render_html(insurer))
     alts = html[html.index("4 Alternatives compared"):html.index("5 Headroom and resilience")]
     assert "GPUs rented Instances Headroom rented On-prem per year, if bought" in alts
     # the recommended Claims row: 3 users a replica, 20.8 tok/s, 913 ms, 5 GPUs, 5 instances, 50 %
@@ -199,7 +180,7 @@ def test_the_web_page_rents_the_options_and_names_the_spare() -> None:
     star = claims[claims.index('class="rec"'):]
     star = star[:star.index("</tr>")]
     assert '<td class="n">5</td>' in star  # 5 GPUs rented, not the 8 bought
-    plan = _words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
+    plan = words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
     assert "With one instance down" in plan
     assert ("4 replicas of 1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache; spare: the group's "
             "instance on standby (2 GPUs), shared by its pools; headroom 50") in plan

@@ -136,6 +136,8 @@ class BreakEvenView:
     api_known: bool
     cloud_known: bool  # the GPU has a cloud price in the account's tier
     api_source: str
+    # why not, where cloud_known is False: none listed, or no instance holds the replica
+    cloud_no_price: str = ""
 
 
 # A hosted API's provider as the catalog cites it: "AWS Bedrock (meta.llama3-1-70b-instruct-v1:0,
@@ -174,8 +176,10 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api, cloud),
                           "Cost per million tokens against average load") if chart else None
         source = f"{provider_words(price.provider)}, {price.date}" if price else ""
+        unheld = [wv.best.option.gpu] if as_number(wv.best.v, "cloud_holds_replica") <= 0 else []
         out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api, cloud_known=cloud,
-                                 api_source=source))
+                                 api_source=source, cloud_no_price=cloud_no_price_words(
+                                     [wv.best.option.gpu], cat.gpus, unheld)))
     return out
 
 
