@@ -193,7 +193,7 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
     assert costs == sorted(costs)
     feasible = [o for o in w.options if o.feasible]
     ranked = sorted(feasible, key=lambda o: float(o.values["annual_cost_cloud"]))
-    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [97]
+    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [88]  # s24
     order = {o.id: i for i, o in enumerate(w.options)}
     # the PDF's alternatives (best per GPU and platform) follow the same order
     pdf = [a.option.id for a in workload_view(result, index, load_catalog(),
