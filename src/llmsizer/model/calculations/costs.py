@@ -31,7 +31,8 @@ def replica_instance_gpus(replica_gpus: Expr) -> Expr:
     GPU (a node's GPUs at most): its own count when no other size is listed; else the
     smallest listed size that holds it (the offer's own 1 GPU, then the other sizes, fewest
     GPUs first); when none does, the offer's own single GPUs, the replica spanning them, as
-    an offer of fixed sizes does."""
+    an offer of fixed sizes does (session 24: such a replica cannot run there,
+    ``cloud_holds_replica`` = 0, and the offer gives it no price)."""
     t = MIN(replica_gpus, r("gpus_per_node"))
     s1, s2 = r("cloud_size1_gpus"), r("cloud_size2_gpus")
     return IF(LISTED,
@@ -175,8 +176,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
           ROUNDUP(r("load_gpus") / (MAX(1, ROUNDDOWN(r("cloud_replica_instance_gpus")
                                                    / r("cloud_replica_gpus"), 0))
                                     * r("cloud_replica_gpus")), 0),
-          # no listed size holds the replica: it spans the offer's own 1-GPU instances
-          # (replica_instance_gpus), one instance per GPU of every replica, whatever its width
+          # no listed size holds the replica: counted as spanning the offer's own 1-GPU
+          # instances (replica_instance_gpus), one per GPU; no price (cloud_holds_replica = 0)
           ROUNDUP(r("load_gpus") / r("cloud_replica_instance_gpus"), 0)),
        "GPUs for peak + headroom in instances of the listed size, ROUNDDOWN(size / the largest "
        "replica) replicas to an instance (when no listed size holds a replica, it spans the "
