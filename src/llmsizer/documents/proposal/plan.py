@@ -101,8 +101,13 @@ def alone_storage_words(result: Result) -> str:
     storage shared by its GPUs) comes with each. Session 23's words, "storage ... priced per
     server a purchase would need", no longer hold: the cloud no longer pays for servers it
     does not rent. '' where the workloads alone rent no more GPUs than the plan."""
+    from ...model.calculations import PLAN_GPUS_RENTED_SAVED
+    from ...model.expr import evaluate
+
     ded, tot = result.totals_dedicated, result.totals
-    more = ded.cloud_gpus_rented - tot.cloud_gpus_rented
+    more = int(evaluate(PLAN_GPUS_RENTED_SAVED,
+                        {"cloud_gpus_rented_dedicated": float(ded.cloud_gpus_rented),
+                         "cloud_gpus_rented": float(tot.cloud_gpus_rented)}))
     if more <= 0:
         return ""
     gpus = f"{more:,} GPU{'s' if more != 1 else ''}"
