@@ -77,3 +77,13 @@ def shipped_outputs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path]
         return done[key]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def insurer() -> Result:
+    """The insurer that rents (tests/_rented.py INSURER), sized once per run for the rented
+    tests (test_rented_views_s23, test_rented_terms, test_cloud_money_s24); read-only. A
+    test file with an ``insurer`` fixture of its own keeps it (pytest's nearest wins)."""
+    from _rented import INSURER
+
+    return size(load(INSURER))

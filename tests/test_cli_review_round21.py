@@ -76,12 +76,17 @@ def _rows(table: list[str]) -> list[list[str]]:
 def _figures(o: Option) -> tuple[str, ...]:
     """An option's figures as the table prints them (the engine's values, rounded as the PDF
     rounds them): batch, speed, replicas, GPUs, nodes; the bank rents, so since session 23
-    the table shows them as rented: replicas running, GPUs rented, cloud instances."""
+    the table shows them as rented: replicas running, GPUs rented, cloud instances. Session 24:
+    and the cloud's cost per year as printed (textoptions.option_cost): the storage rented is
+    a share of the bought server's (GPUs rented / its GPUs), so the same GPUs rented beside an
+    8-GPU and a 4-GPU server cost differently and print two rows."""
+    from llmsizer.documents.textoptions import option_cost
+
     v = o.values
     # session 23: the batch the load runs at (batch_served), as the table shows it
     return (Formatter.batch(float(v["batch_served"])), f"{float(v['tokens_per_s_per_user']):,.1f}",
             f"{float(v['rented_replicas']):,.0f}", f"{float(v['cloud_gpus_rented']):,.0f}",
-            f"{float(v['cloud_instances']):,.0f}")
+            f"{float(v['cloud_instances']):,.0f}", option_cost(o, True))
 
 
 def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_named() -> None:
@@ -97,15 +102,17 @@ def test_piped_size_prints_one_row_per_configuration_and_figures_every_server_na
     w = bank.workloads[0]
     assert len(w.options) == 38 and all(o.feasible for o in w.options)
     assert len(rows) == len({(o.gpu, o.tp, o.weight_precision, o.kv_precision, _figures(o))
-                             for o in w.options}) == 16
+                             for o in w.options}) == 22  # 16 before session 24
     # the recommendation (before s21-rented-spares: 1 x H200, batch 192,
     # 65.1 tok/s per user, 2 replicas, 2 GPUs, 2 nodes, JPY 11.7 M a year rented)
     star = next(r for r in rows if r[0].startswith("★"))
     # s21-rented-spares: the plan runs the chat on 1 x H100 beside the RAG (its instances with a
     # spare for N+1); alone that option rents two 8-GPU instances, JPY 55.8 M a year
     # session 23: the rented columns are wider, so the servers fold onto a line of their own
-    assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV Dell PowerEdge XE9680 or Dell "
-                       "PowerEdge XE8640 or NVIDIA DGX H100")
+    # session 24: the XE8640 (4 GPUs) rents the same 16 GPUs with twice the storage share (16
+    # / 4 servers' storage, not 16 / 8): a row of its own
+    assert star[0] == ("★ 1 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or "
+                       "NVIDIA DGX H100")
     # session 23: the batch the load runs at, its 102 users on one replica (batch_served; the
     # 43.2 tok/s per user is read there), not the 166 one replica could hold
     # session 23: as rented, 2 replicas running in 2 eight-GPU instances (16 GPUs rented)
@@ -126,7 +133,7 @@ def test_every_option_keeps_its_figures_and_its_server(bank: Result) -> None:
             server = names.server(o.platform)  # 'Dell PowerEdge XE9680', 'NVIDIA DGX H200'
             mine = [r for r in rows if f"{o.tp} × " in r[0]
                     and f"{o.weight_precision.upper()} weights" in r[0] and server in r[0]
-                    and ((list(_figures(o)) == [r[1], r[2], r[4], r[5], r[6]]) if o.feasible
+                    and ((list(_figures(o)) == [r[1], r[2], r[4], r[5], r[6], r[8]]) if o.feasible
                          else " ".join(o.reason.split()) in r[-1])]
             assert len(mine) == 1, (w.name, o.id, server)
 

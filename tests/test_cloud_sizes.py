@@ -154,16 +154,19 @@ def test_jpy_manufacturer_as_written_keeps_whole_8_gpu_contracts() -> None:
 
 def test_what_if_tiers_rent_each_tiers_sizes(tmp_path: Path) -> None:
     """The cloud-tier rows of the sensitivity: the GPU-cloud tier (RunPod, single GPUs at
-    3.99) rents 1 GPU; the one-year tier (contract index, whole 8-GPU nodes, 2.65) rents 8."""
+    3.99) rents 1 GPU; the one-year tier (contract index, whole 8-GPU nodes, 2.65) rents 8.
+    Session 24: each tier's storage is its own GPUs rented's share (costs.py
+    annual_cloud_storage: per GPU rented), 1 or 8 GPUs' worth, not one figure for all."""
     result = size(load(_jpy_on_demand(tmp_path)))
     rows = {s.name: s for s in result.sensitivity}
-    extras = result.plan.node_groups[0].values["annual_cloud_extras"]  # storage, no licence
+    v = result.plan.node_groups[0].values
+    per_gpu = v["annual_cloud_extras"] / v["cloud_gpus_rented"]  # storage a GPU, no licence
     assert rows["cloud_gpu_cloud"].annual_cost_cloud == pytest.approx(
-        1 * 3.99 * 151.7 * 8760 + extras, rel=1e-12)
+        1 * (3.99 * 151.7 * 8760 + per_gpu), rel=1e-12)
     assert rows["cloud_committed_1yr"].annual_cost_cloud == pytest.approx(
-        8 * 2.65 * 151.7 * 8760 + extras, rel=1e-12)
+        8 * (2.65 * 151.7 * 8760 + per_gpu), rel=1e-12)
     assert rows["cloud_hyperscaler_on_demand"].annual_cost_cloud == pytest.approx(
-        1 * 6.88 * 151.7 * 8760 + extras, rel=1e-12)
+        1 * (6.88 * 151.7 * 8760 + per_gpu), rel=1e-12)
 
 
 def test_a_node_group_rents_for_its_widest_replica(tmp_path: Path) -> None:

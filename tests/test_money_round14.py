@@ -48,8 +48,10 @@ def test_an_on_premises_figure_without_its_gpus_never_wins_cheapest() -> None:
     d, t = r.deployment, r.totals
     (w,) = r.workloads
     assert w.best is not None and w.best.gpu == "a10" and not w.best.priced
-    # one A10 rented all year at the account's 3.00 an hour, plus 10 TB x 70 x 12 storage
-    assert t.annual_cost_cloud == pytest.approx(3.0 * 8760 + 10 * 70 * 12)
+    # one A10 rented all year at the account's 3.00 an hour, plus its storage: session 24, the
+    # GPU rented's share of a 4-GPU server's 10 TB x 70 x 12 (2,100; 8,400 before, a whole
+    # server's storage for one GPU rented)
+    assert t.annual_cost_cloud == pytest.approx(3.0 * 8760 + 1 / 4 * 10 * 70 * 12)
     # the on-premises figure leaves the GPU out: it is below the cloud's, but only a floor
     assert t.annual_cost_onprem < t.annual_cost_cloud
     assert d.incomplete == ["on_prem"]

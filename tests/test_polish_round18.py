@@ -77,6 +77,7 @@ def test_a_break_even_past_the_write_off_reads_as_months_and_wraps() -> None:
     # 195 since session 22 (H200 rented by the GPU: EUR 165,617 a year); session 23: one
     # spare instance for the group (EUR 151,966) and the XE9680s' 2 x 200 GbE front end priced
     # (capex 643,586.46, on-prem 341,143.24): 643,586.46 / ((151,966.40 - 341,143.24 +
-    # 643,586.46 / 3) / 12) = 304.6
-    assert '<td class="n name">305 months, past the 3 years of amortisation</td>' in row
+    # 643,586.46 / 3) / 12) = 304.6; session 24, the cloud's storage per GPU rented (EUR
+    # 146,170.40): 643,586.46 / ((146,170.40 - 341,143.24 + 643,586.46 / 3) / 12) = 394.9
+    assert '<td class="n name">395 months, past the 3 years of amortisation</td>' in row
     assert "not within" not in row

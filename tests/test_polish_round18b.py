@@ -182,15 +182,18 @@ def test_a_rented_accounts_options_are_priced_and_ranked_by_the_cloud_everywhere
     # the same figures on either H200 server: one row naming both (review round 21). Review
     # round 22: the H200 rented by the GPU, TP2 (2 replicas + a spare 2-GPU instance: 6 x
     # 1.558337857056 x 8,760 + 15,456 storage = EUR 97,362) rents for less than TP4 (125 k
-    # before: 8 one-GPU instances)
+    # before: 8 one-GPU instances). Session 24: storage for the 6 GPUs rented, 6 / 8 x 7,728 =
+    # 5,796: EUR 87,702
     assert rows[0] == ("2 × H200 SXM, FP8 weights, FP8 KV, Dell PowerEdge XE9680 or NVIDIA DGX "
-                       "H200", "97.4 k")
-    assert ("2 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE8640", "213 k") in rows
+                       "H200", "87.7 k")
+    # session 24: two 8-GPU H100 instances carry 16 / 4 (an XE8640's GPUs) x 7,728 = 30,912
+    # of storage, not the 3 servers bought's 23,184: EUR 220,766 (213 k before)
+    assert ("2 × H100 SXM 80GB, FP8 weights, FP8 KV, Dell PowerEdge XE8640", "221 k") in rows
     costs = [float(c.removesuffix(" k")) for _, c in rows]
     assert costs == sorted(costs)
     feasible = [o for o in w.options if o.feasible]
     ranked = sorted(feasible, key=lambda o: float(o.values["annual_cost_cloud"]))
-    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [97]
+    assert [round(float(o.values["annual_cost_cloud"]) / 1000) for o in ranked][:1] == [88]  # s24
     order = {o.id: i for i, o in enumerate(w.options)}
     # the PDF's alternatives (best per GPU and platform) follow the same order
     pdf = [a.option.id for a in workload_view(result, index, load_catalog(),
@@ -226,8 +229,9 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     # s22-instance-shapes: rented by the GPU for EUR 165,617, capex 639,543.52 / ((165,617.44
     # - 339,391.30 + 639,543.52 / 3) / 12) = 194.7; session 23: one spare instance for the
     # group (EUR 151,966) and the servers' front end priced (capex 643,586.46, on-prem
-    # 341,143.24): 643,586.46 / ((151,966.40 - 341,143.24 + 643,586.46 / 3) / 12) = 304.6
-    assert [round(m, 1) for m in months] == [304.6, 304.6]
+    # 341,143.24): 643,586.46 / ((151,966.40 - 341,143.24 + 643,586.46 / 3) / 12) = 304.6;
+    # session 24, storage per GPU rented (EUR 146,170.40): ... = 394.9
+    assert [round(m, 1) for m in months] == [394.9, 394.9]
     book = tmp_path / "insurer.xlsx"
     write_workbook(result, book)
     ws = openpyxl.load_workbook(book)["Summary"]
@@ -235,7 +239,7 @@ def test_the_break_even_is_whole_months_in_the_workbook_as_in_the_pdf(tmp_path: 
     formats = {c.number_format for c in row[2:4]}
     assert formats == {'[=1]0" month";[=0]"—";#,##0" months"'}  # was #,##0.0" months"
     text = _words(render_html(result))
-    assert text.count("305 months, past the 3 years of amortisation") == 2
+    assert text.count("395 months, past the 3 years of amortisation") == 2  # 305 before s24
 
 
 def test_a_workloads_share_of_nodes_is_whole_where_whole_and_said_where_not() -> None:

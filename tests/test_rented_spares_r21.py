@@ -124,13 +124,15 @@ def test_sakura_keeps_its_load_replicas_with_an_instance_down() -> None:
 def test_the_cloud_column_beside_a_bought_plan_rents_a_spare_instance() -> None:
     """inputs/moe-chat.yaml buys (N+1): 3 TP1 replicas for the load + 3 spare on Dell XE8640s.
     Renting the same: 6 GPUs fitted one 8-GPU instance (its loss stops the service); now
-    ROUNDUP(3 / 8) + 1 = 2 instances, USD 202,512 -> 388,224 a year. The bought figures stay."""
+    ROUNDUP(3 / 8) + 1 = 2 instances, USD 202,512 -> 388,224 a year. The bought figures stay.
+    Session 24: the cloud's storage is per GPU rented, 16 / 4 (an XE8640's GPUs) x 10 TB x 70
+    x 12 = 33,600, not the 2 servers bought's 16,800: 405,024."""
     r = _sized(ROOT / "inputs" / "moe-chat.yaml")
     assert r.account_inputs["plan_rented"] == 0.0
     (g,) = r.plan.node_groups
     assert (g.values["group_load_gpus"], g.values["group_gpus_used"]) == (3, 6)
     assert (g.values["cloud_instance_gpus"], g.values["cloud_instances"]) == (8, 2)
-    assert r.totals.annual_cost_cloud is not None and round(r.totals.annual_cost_cloud) == 388224
+    assert r.totals.annual_cost_cloud is not None and round(r.totals.annual_cost_cloud) == 405_024
     assert g.nodes == 2 and g.values["group_gpus_purchased"] == 8
 
 

@@ -58,7 +58,9 @@ def test_the_insurer_rents_one_spare_instance_for_its_node_group() -> None:
     for the load + one spare instance of the widest replica's 2 GPUs = 10 GPUs in 7 instances
     (c5fbadb: a spare per pool, 1 + 2 GPUs, 11 in 8). Rent 10 x 1.5583 x 8,760 = EUR
     136,510.40, + storage 15,456 = EUR 151,966 a year (c5fbadb: 11 x ... = 150,161.44 +
-    15,456 = 165,617)."""
+    15,456 = 165,617). Session 24: the storage is the 10 GPUs rented's share of the 8-GPU
+    servers' 10 TB, 10 / 8 x 10 x EUR 64.40 x 12 = 9,660, not the 2 servers bought's 15,456:
+    EUR 146,170."""
     r = _sized(EUR)
     assert r.deployment.recommended == "cloud"
     (g,) = r.plan.node_groups
@@ -68,7 +70,8 @@ def test_the_insurer_rents_one_spare_instance_for_its_node_group() -> None:
     assert (v["cloud_gpus_rented"], v["cloud_instances"]) == (10, 7)
     assert abs(v["annual_cloud_rent"] - 10 * H200_EUR_HOUR * HOURS) < 1e-6
     assert r.totals.annual_cost_cloud is not None
-    assert round(r.totals.annual_cost_cloud) == 151_966
+    assert round(v["annual_cloud_storage"]) == 9_660 == round(10 / 8 * 10 * 64.40 * 12)
+    assert round(r.totals.annual_cost_cloud) == 146_170
     assert r.totals.cloud_gpus_rented == 10
     # the bought alternative is unchanged: 16 GPUs in 2 nodes
     assert (g.gpus_purchased, g.nodes) == (16, 2)

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from rich.console import Console
+from _rented import INSURER, terminal
 
 from llmsizer.documents.proposal.format import NBSP
 from llmsizer.documents.proposal.render import render_html
-from llmsizer.documents.textreport import print_result
 from llmsizer.inputs.loader import load
 from llmsizer.model.calculations import PLAN_SAVING_CLOUD, PLAN_SAVING_SHARE_CLOUD
 from llmsizer.model.catalog import load_catalog
@@ -34,19 +33,7 @@ from llmsizer.sizing.results import Result
 from llmsizer.sizing.search import SearchMemo, size_workload, size_workload_ways
 
 ROOT = Path(__file__).resolve().parents[1]
-INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
 RAG = ROOT / "inputs" / "rag-knowledge-base.yaml"
-
-
-@pytest.fixture(scope="module")
-def insurer() -> Result:
-    return size(load(INSURER))
-
-
-def _terminal(result: Result) -> str:
-    con = Console(record=True, width=200, color_system=None)
-    print_result(result, con)
-    return con.export_text()
 
 
 def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None:
@@ -57,20 +44,26 @@ def test_the_terminal_says_what_sizing_alone_would_rent(insurer: Result) -> None
     1.558337857056 x 8,760 = 150,161.44, + storage 15,456 per node group: twice alone, once
     in the plan; session 23: the plan's one node group rents one spare instance of 2 GPUs for
     both pools, 10 GPUs; before 16 GPUs, 249,329 and 233,873). The old line quoted the buying
-    figure, 24 GPUs in 4 nodes at EUR 516 k."""
+    figure, 24 GPUs in 4 nodes at EUR 516 k. Session 24: the cloud's storage is per GPU
+    rented (costs.py annual_cloud_storage: GPUs rented / 8 x 10 TB x EUR 64.40 x 12), not per
+    server bought: alone 11 / 8 x 7,728 = 10,626 (15,456 before), so 150,161.44 + 10,626 =
+    EUR 160,787 (181,073 before)."""
     ded = insurer.totals_dedicated
     assert ded.annual_cost_cloud is not None
-    assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (11, 181_073)
-    text = _terminal(insurer)
-    # session 23 (merge of the group spare and the rented views): storage is a part of the
-    # difference only, the plan renting one GPU fewer (one shared spare instance)
-    assert ("Sized alone the workloads would rent 11 GPUs, cloud EUR 181 k/yr: part of the "
-            "difference is storage") in " ".join(text.split())
+    assert (ded.cloud_gpus_rented, round(ded.annual_cost_cloud)) == (11, 160_787)
+    text = terminal(insurer)
+    # session 24: the difference is the GPU more rented alone and its storage (session 23:
+    # "part of the difference is storage ... priced per server a purchase would need")
+    assert ("Sized alone the workloads would rent 11 GPUs, cloud EUR 161 k/yr: 1 GPU more "
+            "than the plan, with its share of the storage for the model weights and logs (the "
+            "cloud prices storage per GPU rented).") in " ".join(text.split())
     assert "on-prem EUR 516 k" not in text
 
 
 def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
-    """The plan's saving in rent (calculations PLAN_SAVING_CLOUD): 181,073 - 151,966 =
+    """Session 24, storage per GPU rented: 160,787.44 - 146,170.40 = EUR 14,617 a year, one
+    H200's rent (1.558337857056 x 8,760 = 13,651.04) and its storage (1 / 8 x 10 TB x EUR
+    64.40 x 12 = 966), 9.09 % of renting each workload alone. Session 23: 181,073 - 151,966 =
     EUR 29,107 a year (one node group's storage, 15,456, + one GPU's rent, 1.558337857056 x
     8,760 = 13,651: the plan's one spare instance of 2 GPUs against the workloads' spares of
     1 and 2 alone), 16.1 % of renting each workload alone (session 23; review round 22
@@ -78,20 +71,19 @@ def test_the_pdf_saving_is_the_rent_saved(insurer: Result) -> None:
     ded, tot = insurer.totals_dedicated, insurer.totals
     env = {"annual_cost_cloud": tot.annual_cost_cloud,
            "annual_cost_cloud_dedicated": ded.annual_cost_cloud}
-    assert round(float(evaluate(PLAN_SAVING_CLOUD, env))) == 29_107
-    assert float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)) == pytest.approx(0.1607, abs=1e-4)
+    assert round(float(evaluate(PLAN_SAVING_CLOUD, env))) == 14_617 == round(13_651.04 + 966)
+    assert float(evaluate(PLAN_SAVING_SHARE_CLOUD, env)) == pytest.approx(0.0909, abs=1e-4)
     pdf = " ".join(render_html(insurer).replace(NBSP, " ").split())
-    assert ("sized one workload at a time, the same service would rent 11 GPUs at EUR 181 k "
-            "per year in the cloud; this plan rents for EUR 152 k, EUR 29.1 k (16.1 %) less "
-            "each year: part of the difference is storage for the model weights and logs, "
-            "priced per server a purchase would need (4 servers for the workloads alone, 2 for "
-            "the plan).") in pdf
+    assert ("sized one workload at a time, the same service would rent 11 GPUs at EUR 161 k "
+            "per year in the cloud; this plan rents for EUR 146 k, EUR 14.6 k (9.1 %) less "
+            "each year: 1 GPU more than the plan, with its share of the storage for the model "
+            "weights and logs (the cloud prices storage per GPU rented).") in pdf
     assert "per year on-premises; this plan costs" not in pdf
 
 
 def test_a_bought_account_keeps_its_buying_terms() -> None:
     """inputs/example.yaml (bought): the line as before."""
-    text = _terminal(size(load(ROOT / "inputs" / "example.yaml")))
+    text = terminal(size(load(ROOT / "inputs" / "example.yaml")))
     # USD 558 k: session 23 prices a 4-GPU XE8640's network at its 4 fabric ports (and every
     # server's front end), not a whole 8-GPU node's fabric share (575 k before)
     assert "Sized alone the workloads would need 24 GPUs in 6 nodes, on-prem USD 558 k/yr." in text
@@ -110,7 +102,9 @@ def test_a_rented_knowledge_base_rents_its_cheapest_retrieval_servers(tmp_path: 
     59,825 a year to buy, 42,445 to rent) and its reranker on an RTX PRO 6000 (no cloud
     price: the rent figure would leave it out). Rented, each takes the option cheapest to
     rent among those meeting the target, as the language-model options do (search.py
-    ``by_way``): the MI325X for both, USD 31,092 and 42,438 a year (2 and 3 GPUs)."""
+    ``by_way``): the MI325X for both, USD 24,792 and 37,188 a year (2 and 3 GPUs; session
+    24: storage for the GPUs rented, 2 / 8 and 3 / 8 of a server's 10 TB x 70 x 12 = 2,100 and
+    3,150, where a whole server's 8,400 made them 31,092 and 42,438)."""
     bought = size(load(RAG))
     # session 23: a PCIe server pays its front-end network only, so the embedder bought moves
     # from 8 x L4 on an XE7745 to 4 x L40S on a generic 4-GPU server (l4 before)
@@ -124,8 +118,8 @@ def test_a_rented_knowledge_base_rents_its_cheapest_retrieval_servers(tmp_path: 
                  if o.feasible and float(o.values["cloud_gpu_hour"]) > 0]
         assert float(best.values["annual_cost_cloud"]) == min(rents)
     assert [(g.gpu, round(g.annual_cost_cloud), g.cloud_gpus)
-            for g in rented.plan.retrieval_groups] == [("mi325x", 31_092, 2),
-                                                       ("mi325x", 42_438, 3)]
+            for g in rented.plan.retrieval_groups] == [("mi325x", 24_792, 2),
+                                                       ("mi325x", 37_188, 3)]
     assert rented.totals.cloud_unpriced == []
 
 
@@ -196,5 +190,6 @@ def test_the_web_pages_per_workload_parts_are_in_rent() -> None:
     cells = re.findall(r'<td class="n"[^>]*>(EUR [^<]+)</td>', table)
     for p in (s for pool in r.plan.pools for s in pool.shares):
         assert f"EUR {float(p['plan_annual_cost_cloud']) / 1000:#.3g} k" in cells
-    # the account's row: the plan's rent (session 23; round 22: 166 k; before: 234 k)
-    assert "EUR 152 k" in cells
+    # the account's row: the plan's rent (session 24, storage per GPU rented: 146 k; session
+    # 23: 152 k; round 22: 166 k; before: 234 k)
+    assert "EUR 146 k" in cells

@@ -20,46 +20,28 @@ one spare instance per pool). On c5fbadb:
 Merged with session 23's group spare (tests/test_rented_spares_s23.py): the plan rents one
 spare instance for its node group, of its widest replica's 2 GPUs, shared by both pools: 10
 H200 in 7 instances, EUR 151,966; sized alone each workload keeps its own (11 GPUs), so
-storage is only a part of the difference.
+storage is only a part of the difference. Session 24: the cloud's storage is per GPU rented
+(costs.py annual_cloud_storage), EUR 9,660 for the plan's 10 GPUs: EUR 146,170 a year.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import openpyxl
 import pytest
-from rich.console import Console
+from _rented import INSURER, terminal, words
 
 from llmsizer.documents.proposal.deployment import deployment_context
 from llmsizer.documents.proposal.format import NBSP, Formatter
 from llmsizer.documents.proposal.render import render_html
-from llmsizer.documents.textreport import print_result
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
-INSURER = ROOT / "tests" / "data" / "eur-insurer.yaml"
 UNIVERSITY = ROOT / "tests" / "data" / "gbp-university-r22.yaml"
-
-
-@pytest.fixture(scope="module")
-def insurer() -> Result:
-    return size(load(INSURER))
-
-
-def _terminal(result: Result) -> str:
-    con = Console(record=True, width=200, color_system=None)
-    print_result(result, con)
-    return con.export_text()
-
-
-def _words(html: str) -> str:
-    text = re.sub(r"<[^>]+>", " ", html.replace(NBSP, " ")).replace("&#39;", "'")
-    return " ".join(text.split())
 
 
 def test_the_rented_figures_of_an_option_are_its_pools_as_run(insurer: Result) -> None:
@@ -88,18 +70,20 @@ def test_the_rented_figures_of_an_option_are_its_pools_as_run(insurer: Result) -
 
 
 def test_the_terminal_table_shows_the_options_as_rented(insurer: Result) -> None:
-    text = _terminal(insurer)
+    text = terminal(insurer)
     claims = text[:text.index("Agent-assist chat")]
     assert "GPUs" in claims and "rented" in claims and "instances" in claims
     star = next(line for line in claims.splitlines() if "★" in line)
     cells = [c.strip() for c in star.split("│")[2:-1]]
     # batch, tok/s, TTFT, replicas running, GPUs rented, cloud instances, headroom, cloud/yr
-    assert cells == ["3", "20.8", "913", "4", "5", "5", "50%", "83.7 k"]
+    # (session 24: 5 x 1.558337857056 x 8,760 = 68,255.20 + its 5 GPUs' storage, 5 / 8 x 10 TB
+    # x EUR 64.40 x 12 = 4,830, where 2 servers' 15,456 made it 83.7 k)
+    assert cells == ["3", "20.8", "913", "4", "5", "5", "50%", "73.1 k"]
     assert "Figures as rented in the cloud" in text
 
 
 def test_the_pool_lines_say_where_the_spare_is(insurer: Result) -> None:
-    text = " ".join(_terminal(insurer).split())
+    text = " ".join(terminal(insurer).split())
     assert ("Plan, rented in the cloud: 10 × NVIDIA H200 SXM in 7 cloud instances (6 serving, "
             "1 spare on standby)") in text
     # each pool's batch named: its limit and the batch at peak (session 23); the chat pool's
@@ -117,12 +101,12 @@ def test_a_bought_pool_line_names_the_node_groups_standby_gpus() -> None:
     r = size(load(UNIVERSITY))
     assert r.deployment.recommended == "on_prem"
     assert r.plan.node_groups[0].values["group_standby_gpus"] == 4
-    text = " ".join(_terminal(r).split())
+    text = " ".join(terminal(r).split())
     # its 25.86 % headroom in whole percents, as the PDF (the chat pool holds 256 %)
     assert ("16 replicas, batch limit 67, 9.71 at peak; spare: the node group's 4 GPUs on "
             "standby; headroom 26%, 26% with a node down") in text
     assert "(0 spare)" not in text
-    html = _words(render_html(r))
+    html = words(render_html(r))
     # the PDF plan table's replicas cell, two lines at most (review round 24)
     assert "16 standby: 4 GPUs" in html
 
@@ -133,19 +117,19 @@ def test_renting_says_what_it_rents(insurer: Result) -> None:
     assert (t.cloud_gpus_rented, t.gpus_purchased) == (10, 16)
     lead = deployment_context(insurer, Formatter("EUR"))["deployment"]["lead"].replace(NBSP, " ")
     assert lead.startswith("Recommended way to run it: renting 10 GPUs in the cloud "
-                           "(committed three-year contract), at EUR 152 k a year.")
-    text = " ".join(_terminal(insurer).split())
+                           "(committed three-year contract), at EUR 146 k a year.")
+    text = " ".join(terminal(insurer).split())
     assert "same GPUs in the cloud" not in text and "renting 10 GPUs in the cloud" in text
-    assert "renting the same GPUs" not in _words(render_html(insurer))
+    assert "renting the same GPUs" not in words(render_html(insurer))
 
 
 def test_the_pdf_shows_the_options_and_pools_as_rented(insurer: Result) -> None:
-    html = _words(render_html(insurer))
+    html = words(render_html(insurer))
     alts = html[html.index("4 Alternatives compared"):html.index("5 Headroom and resilience")]
     assert "GPUs rented Instances Headroom rented On-prem per year, if bought" in alts
     # the recommended Claims row: 3 users a replica, 20.8 tok/s, 913 ms, 5 GPUs, 5 instances, 50 %
     # EUR 341 k if bought: session 23 prices the XE9680's 2 x 200 GbE front end (339 k before)
-    assert "3 20.8 tok/s 913 ms 5 5 50 % EUR 341 k EUR 83.7 k" in alts
+    assert "3 20.8 tok/s 913 ms 5 5 50 % EUR 341 k EUR 73.1 k" in alts  # 83.7 k before s24
     plan = html[html.index("Rent in the cloud"):html.index("Saving:")]
     assert "(6 serving, 1 spare on standby)" in plan
     assert "Replicas (spare) GPUs serving" in plan
@@ -198,7 +182,7 @@ def test_the_web_page_rents_the_options_and_names_the_spare() -> None:
     star = claims[claims.index('class="rec"'):]
     star = star[:star.index("</tr>")]
     assert '<td class="n">5</td>' in star  # 5 GPUs rented, not the 8 bought
-    plan = _words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
+    plan = words(page[page.index('<section id="plan">'):page.index('<section id="options">')])
     assert "With one instance down" in plan
     assert ("4 replicas of 1 × NVIDIA H200 SXM, FP8 weights, FP8 KV cache; spare: the group's "
             "instance on standby (2 GPUs), shared by its pools; headroom 50") in plan

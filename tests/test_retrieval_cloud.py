@@ -5,7 +5,9 @@ cloud sells single GPUs they are not, and the server rents its own.
 
 Prices: the catalog's H100 SXM offers (model/catalogs/prices.yaml): the account's default
 one-year tier at USD 2.65 per GPU-hour in whole 8-GPU instances, the GPU cloud at USD 3.99
-per single GPU; 8,760 hours a year; storage USD 8,400 a year per node.
+per single GPU; 8,760 hours a year; storage USD 8,400 a year per 4-GPU node. Session 24:
+the cloud's storage is per GPU rented (costs.py annual_cloud_storage), GPUs rented / 4 x
+8,400 = 2,100 a GPU rented: an 8-GPU instance carries 16,800, a single GPU 2,100.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def test_a_shared_server_rents_nothing_the_groups_instances_already_carry() -> N
     r = size(load(SHARED_CLOUD), CAT)
     (llm,) = r.plan.node_groups
     assert (llm.gpus_used, llm.gpus_purchased, llm.values["cloud_gpus_rented"]) == (2, 4, 8)
-    assert llm.annual_cost_cloud == pytest.approx(INSTANCE_YEAR + 8400)  # USD 194,112
+    assert llm.annual_cost_cloud == pytest.approx(INSTANCE_YEAR + 16_800)  # USD 202,512
     embed, rerank = r.plan.retrieval_groups
     assert (embed.shares_with, embed.replicas, embed.nodes, embed.gpus_used) == (llm.id, 1, 0, 1)
     assert (embed.cloud_gpus, embed.annual_cost_cloud, embed.annual_cost_onprem) == (0, 0.0, 0.0)
@@ -44,36 +46,37 @@ def test_a_shared_server_rents_nothing_the_groups_instances_already_carry() -> N
     # its GPUs rented: the one whole 8-GPU instance its cost pays for (review round 22: its
     # cloud lines' cloud_gpus_rented; before, its 4 GPUs in use)
     assert (rerank.shares_with, rerank.replicas, rerank.cloud_gpus) == (None, 4, 8)
-    assert rerank.annual_cost_cloud == pytest.approx(INSTANCE_YEAR + 8400)  # one instance
+    assert rerank.annual_cost_cloud == pytest.approx(INSTANCE_YEAR + 16_800)  # one instance
     t = r.totals
     assert t.annual_cost_cloud == pytest.approx(llm.annual_cost_cloud + rerank.annual_cost_cloud)
-    assert t.annual_cost_cloud == pytest.approx(388_224.0)
+    assert t.annual_cost_cloud == pytest.approx(405_024.0)  # 388,224 before session 24
     assert not t.cloud_unpriced  # the embedder's 0 is not "no cloud price"
     assert r.deployment.annual_cost["cloud"] == pytest.approx(t.annual_cost_cloud)
     # the what-if rows: the one-year tier row is the proposal; in the GPU cloud (single
     # GPUs) the chat group rents 2 GPUs only and the embedder rents its own
     rows = {s.name: s for s in r.sensitivity}
-    assert rows["cloud_committed_1yr"].annual_cost_cloud == pytest.approx(388_224.0)
+    assert rows["cloud_committed_1yr"].annual_cost_cloud == pytest.approx(405_024.0)
     single = 3.99 * 8760
     assert rows["cloud_gpu_cloud"].annual_cost_cloud == pytest.approx(
-        (2 + 1 + 4) * single + 2 * 8400)  # chat 2 + embedder 1 + reranker 4, 2 nodes' storage
+        (2 + 1 + 4) * (single + 2100))  # chat 2 + embedder 1 + reranker 4, each its storage
 
 
 def test_where_the_cloud_sells_single_gpus_a_shared_server_rents_its_own() -> None:
     """rag-shared-single-gpu-cloud.yaml: the same chat node and embedder rented in the GPU
     cloud, which sells single H100s: the chat group rents its 2 GPUs in use, none idle, so the
     embedder (still on an idle GPU on premises, no node of its own) rents 1 GPU: USD 34,952
-    a year, in the account's cloud total."""
+    a year + its storage, 2,100 (session 24: storage per GPU rented; none before, the server
+    buying no node), in the account's cloud total."""
     r = size(load(SINGLE_GPU_CLOUD), CAT)
     (llm,) = r.plan.node_groups
     assert (llm.gpus_used, llm.values["cloud_gpus_rented"]) == (2, 2)
     (embed,) = r.plan.retrieval_groups
     assert (embed.shares_with, embed.nodes, embed.cloud_gpus) == (llm.id, 0, 1)
-    assert embed.annual_cost_cloud == pytest.approx(3.99 * 8760)
+    assert embed.annual_cost_cloud == pytest.approx(3.99 * 8760 + 2100)
     assert embed.annual_cost_onprem == 0.0
     assert r.totals.annual_cost_cloud == pytest.approx(
         llm.annual_cost_cloud + embed.annual_cost_cloud)
-    assert r.totals.annual_cost_cloud == pytest.approx(3 * 3.99 * 8760 + 8400)
+    assert r.totals.annual_cost_cloud == pytest.approx(3 * (3.99 * 8760 + 2100))
 
 
 def test_the_workbook_shows_a_shared_servers_cloud_zero_as_money(tmp_path: Path) -> None:

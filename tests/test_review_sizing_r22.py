@@ -283,10 +283,16 @@ def test_university_plan_and_costs(university: Result) -> None:
     # TP2 replica spans two of them (costs.py, the offer's own size when none holds it), so
     # 16 x 2 (the batch job) + 1 (the chat) + 1 (the spare, one 1-GPU instance) = 34 GPUs in
     # 34 instances all year, + the same storage (session 23 before: 35 GPUs in 18 2-GPU
-    # instances Lambda does not sell, GBP 596 k)
+    # instances Lambda does not sell, GBP 596 k). Session 24: two 1-GPU virtual machines are
+    # not one tensor-parallel group, so the TP2 batch job cannot run on that offer at all:
+    # the node group has no cloud price (costs.py cloud_holds_replica = 0) and the account's
+    # cloud total is none, the GPU named as unheld (it was 34 x 3.29 x 0.6642 x 0.79 x 8,760
+    # + 10 servers' storage = GBP 581 k)
     assert university.plan.node_groups[0].values["cloud_instances"] == 34
-    cloud = 34 * 3.29 * 0.6642 * 0.79 * H + 10 * 10 * STORAGE_USD_TB_MONTH * 12 * 0.79
-    assert t.annual_cost_cloud == pytest.approx(cloud)    # GBP 581 k
+    assert university.plan.node_groups[0].values["cloud_holds_replica"] == 0
+    assert university.plan.node_groups[0].annual_cost_cloud == 0
+    assert t.annual_cost_cloud is None
+    assert (t.cloud_unpriced, t.cloud_unheld) == (["h100-pcie"], ["h100-pcie"])
 
 
 # ---- 3. Ledgerline: DeepSeek-V3 with MTP, rented on demand ---------------------------------

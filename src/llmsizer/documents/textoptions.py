@@ -110,7 +110,7 @@ def option_cost(o: Option, rented: bool) -> str:
     """An option's cost per year in the account's way: the cloud's when it rents."""
     if rented:
         v = o.values
-        return (amount(float(v["annual_cost_cloud"])) if float(v["cloud_gpu_hour"]) > 0
+        return (amount(float(v["annual_cost_cloud"])) if float(v["cloud_price_known"]) > 0
                 else "no price")
     return amount(float(o.values["annual_cost_onprem"])) if o.priced else "no price"
 

@@ -47,7 +47,7 @@ def print_total(result: Result, con: Console) -> None:
     split = gpu_split(tot.gpus_serving, tot.gpus_standby, tot.gpus_idle)
     gpus = f"{counted(tot.gpus_purchased, 'GPU')} bought" + (f" ({split})" if split else "")
     cloud = (f"cloud {money(tot.annual_cost_cloud, cur)}/yr" if tot.annual_cost_cloud is not None
-             else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus))
+             else cloud_unpriced_words(tot.cloud_unpriced, cat.gpus, unheld=tot.cloud_unheld))
     buy = f"{gpus} in {counted(tot.nodes, 'node')}; capex {money(tot.capex, cur)}; " \
           f"on-prem {money(tot.annual_cost_onprem, cur)}/yr"
     way = deployment_context(result, Formatter(cur))["deployment"]

@@ -279,8 +279,9 @@ def _sold_words(offer: CloudOffer) -> str:
     sizes = offer.other_sizes()
     if offer.gpus_per_instance == 1 and not sizes:  # calculations: cloud_sold_by_gpu
         if offer.fixed_sizes:  # calculations: cloud_fixed_sizes
-            return ("1-GPU instances only (a replica of more GPUs spans that many of them, as "
-                    "on any offer whose instances are smaller than the replica)")
+            # session 24: a wider replica cannot run across instances (cloud_holds_replica)
+            return ("1-GPU instances only (a replica of more GPUs cannot run across them: "
+                    "it has no cloud price on this offer)")
         return "single GPUs, one instance holding one replica's GPUs (a server's at most)"
     sold = ("single GPUs" if offer.gpus_per_instance == 1
             else f"whole {offer.gpus_per_instance}-GPU instances")

@@ -244,7 +244,9 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     api_known = bool(chosen) and all(float(o.values["annual_cost_api"]) > 0 for o in chosen)
     dedicated = _totals(sensitivity.with_retrieval(option_sums(chosen), alone), api_known,
                         _unpriced([(o.gpu, float(o.values["annual_cost_cloud"]),
-                                    float(o.values["gpus"])) for o in chosen], alone))
+                                    float(o.values["gpus"])) for o in chosen], alone),
+                        _unheld([(o.gpu, float(o.values["cloud_holds_replica"]))
+                                 for o in chosen]))
     # The account plan (plan.py) chooses each workload's option: that is the recommendation.
     chosen_plan = choose_plan(workloads, acct, way=way)
     workloads = [w.model_copy(update={
@@ -258,7 +260,9 @@ def _planned(req: Requirements, cat: Catalog, tables: Tables, acct: dict[str, fl
     plan = _with_range(plan, confidence_range(chosen_plan, workloads, acct), rgroups)
     totals = _totals(sensitivity.with_retrieval(plan_sums(chosen_plan), rgroups), api_known,
                      _unpriced([(g.gpu, g.annual_cost_cloud, g.gpus_used)
-                                for g in plan.node_groups], rgroups))
+                                for g in plan.node_groups], rgroups),
+                     _unheld([(g.gpu, float(g.values.get("cloud_holds_replica", 1.0)))
+                              for g in plan.node_groups]))
     own = totals.annual_cost_cloud if way == "cloud" else (
         None if purchase_unpriced(workloads, retrieval, plan) else totals.annual_cost_onprem)
     return _Planned(way, workloads, chosen_plan, plan, retrieval, rgroups, totals, dedicated,
@@ -300,7 +304,15 @@ def _unpriced(parts: Sequence[tuple[str, float, float]],
     return sorted({gpu for gpu, cost, gpus in rows if not cloud_priced([(cost, gpus)])})
 
 
-def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str]) -> Totals:
+def _unheld(parts: Sequence[tuple[str, float]]) -> list[str]:
+    """The GPUs of the parts (GPU, cloud_holds_replica) whose cloud offer sells no instance
+    that holds their replica: no cloud price for that reason (retrieval groups' replicas are
+    one GPU, held by any offer)."""
+    return sorted({gpu for gpu, holds in parts if holds <= 0})
+
+
+def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str],
+            unheld: Sequence[str] = ()) -> Totals:
     env: dict[str, Value] = {k: total(k) for k in (
         "gpus", "nodes", "capex", "annual_cost_onprem", "annual_cost_cloud",
         "million_tokens_per_year", "million_total_tokens_per_year", "annual_cost_api",
@@ -322,6 +334,7 @@ def _totals(total: Callable[[str], float], api_known: bool, unpriced: list[str])
                                                             env)),
         cost_per_million_total_tokens_cloud=cloud(TOTAL_COST_PER_MILLION_TOTAL_CLOUD),
         cloud_unpriced=unpriced,
+        cloud_unheld=[g for g in unpriced if g in unheld],
         annual_cost_api=total("annual_cost_api") if api_known else None,
         cost_per_million_total_tokens_api=(
             float(evaluate(TOTAL_COST_PER_MILLION_TOTAL_API, env)) if api_known else None),

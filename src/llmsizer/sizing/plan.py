@@ -189,7 +189,9 @@ class OptionsRank:
     """The parts of a plan's rank that depend on its options alone, not on how they pool."""
 
     unpriced: float
-    cloud_unpriced: float  # options whose GPU has no cloud price (a rented plan ranks them last)
+    # options whose GPU has no cloud price, or whose offer cannot hold their replica (a rented
+    # plan ranks them last)
+    cloud_unpriced: float
     uncalibrated: float  # at equal cost, outside the calibration data last (search._rank_key)
     precision: float  # the summed bytes per weight: lower precision first (issue 22)
     kv: float
@@ -199,7 +201,8 @@ class OptionsRank:
         opts = options.values()
         return OptionsRank(
             unpriced=float(sum(1 for o in opts if not o.priced)),
-            cloud_unpriced=float(sum(1 for o in opts if float(o.values["cloud_gpu_hour"]) <= 0)),
+            cloud_unpriced=float(sum(1 for o in opts
+                                     if float(o.values["cloud_price_known"]) <= 0)),
             uncalibrated=float(sum(1 for o in opts if o.calibration_gaps)),
             precision=_sum([float(o.values["weight_bytes_per_param"]) for o in opts]),
             kv=_sum([float(o.values["kv_bytes_per_element"]) for o in opts]))

@@ -195,6 +195,10 @@ class Totals(_M):
     # catalog ids of the GPUs in the plan without a cloud price in the account's tier (the
     # requirements may give one: costs.cloud_gpu_hour.<gpu>)
     cloud_unpriced: list[str] = []
+    # those of cloud_unpriced whose offer has a price but sells no instance that holds the
+    # plan's replica (calculations/costs.py cloud_holds_replica: Lambda's H100 PCIe is sold as
+    # 1-GPU instances only, a 2-GPU replica cannot run across two): no price for that reason
+    cloud_unheld: list[str] = []
     # the same tokens from a hosted API at list price; None unless every recommended
     # workload's model has an API price in the catalog
     annual_cost_api: float | None = None

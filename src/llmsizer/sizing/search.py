@@ -301,7 +301,9 @@ def _rank(priced: bool, gaps: Sequence[str], v: Mapping[str, Value], way: str = 
               1.0 if gaps else 0.0, float(v["gpus_purchased"]), float(v["gpus"]),
               float(v["weight_bytes_per_param"]), float(v["kv_bytes_per_element"]),
               -float(v["headroom_achieved"]))
-    return by_way(way, onprem, float(v["cloud_gpu_hour"]) > 0, float(v["annual_cost_cloud"]))
+    # rentable: a cloud price, on an offer that holds a replica (costs.py cloud_price_known:
+    # a 2-GPU replica on Lambda's 1-GPU-only H100 PCIe has no rent, not a rent of 0)
+    return by_way(way, onprem, float(v["cloud_price_known"]) > 0, float(v["annual_cost_cloud"]))
 
 
 def by_way(way: str, onprem: Rank, rentable: bool, annual_cost_cloud: float) -> Rank:

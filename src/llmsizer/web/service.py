@@ -119,7 +119,8 @@ class Sized:
             return ""
         return cloud_unpriced_words(
             self.result.totals.cloud_unpriced, catalog().gpus, True,
-            f"Costs, price overrides, {fields.PRICE_LABELS['cloud_gpu_hour']}")
+            f"Costs, price overrides, {fields.PRICE_LABELS['cloud_gpu_hour']}",
+            self.result.totals.cloud_unheld)
 
     def models(self) -> dict[str, Any]:
         """Alternative models side by side, as the PDF's summary words them

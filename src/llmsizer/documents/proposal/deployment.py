@@ -66,7 +66,8 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
         ways_priced = [f"{SHORT[w]} {fmt.money(c)}" for w, c in cost.items()
                        if w != rec and w not in d.incomplete]
         if result.totals.cloud_unpriced:  # left out of the comparison: said so (section 6 why)
-            ways_priced.append("the cloud: no price listed")
+            ways_priced.append("the cloud: no price listed" if not result.totals.cloud_unheld
+                               else "the cloud: no instance sold holds a replica")
         # a figure short of the GPUs is a floor: left out of the comparison, and said so
         ways_priced.extend(f"{SHORT[w]} left out: {fmt.money(cost[w])} a year{bare(w)}, which "
                            "have no purchase price" for w in d.incomplete)
@@ -80,8 +81,11 @@ def deployment_context(result: Result, fmt: Formatter) -> dict[str, Any]:
     elif rec in cost:
         lead = f"Recommended way to run it: {ways[rec]}, at {rec_cost} {year}."
     else:  # asked for a way without a price (a GPU with no cloud offer): nothing to compare
+        # session 24: an offer too small for a replica has a price, but none for this plan
+        none = ("the cloud offer sells only instances smaller than one replica"
+                if rec == "cloud" and result.totals.cloud_unheld else "no price is listed for it")
         lead = (f"Recommended way to run it: {ways[rec]}, {why}; its cost is "
-                "not known: no price is listed for it (section 6).")
+                f"not known: {none} (section 6).")
     cheaper = ""
     if d.cheaper:
         # rented, buying is the same plan's GPUs bought, and said so: like with like (review

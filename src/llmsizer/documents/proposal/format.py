@@ -469,16 +469,38 @@ def gpu_list(gpu_ids: Sequence[str], gpus: Mapping[str, Any]) -> str:
     return and_list(str(getattr(gpus.get(g), "name", g)) for g in gpu_ids)
 
 
+def cloud_no_price_words(gpu_ids: Sequence[str], gpus: Mapping[str, Any],
+                         unheld: Sequence[str] = (), tier: str = "") -> str:
+    """Why ``gpu_ids`` have no cloud price, in the customer's words: none listed (in the
+    ``tier``), or, for those of ``unheld``, an offer whose instances are all smaller than a
+    replica (costs.py cloud_holds_replica)."""
+    missing = [g for g in gpu_ids if g not in unheld]
+    small = [g for g in gpu_ids if g in unheld]
+    why = []
+    if missing:
+        why.append(f"no cloud price is listed for {gpu_list(missing, gpus)}{tier}")
+    if small:
+        why.append(f"the cloud offer for {gpu_list(small, gpus)} sells only instances smaller "
+                   "than one replica, and a replica cannot run across instances")
+    return ", and ".join(why)
+
+
 def cloud_unpriced_words(gpu_ids: Sequence[str], gpus: Mapping[str, Any],
-                         customer: bool = False, where: str = "") -> str:
+                         customer: bool = False, where: str = "",
+                         unheld: Sequence[str] = ()) -> str:
     """Why the cloud total is not a number (Totals.cloud_unpriced): to whoever wrote the
     requirements (the CLI) with the keys to give, to the ``customer`` (PDF) in words, or
-    naming ``where`` a price is given (the web form's field)."""
-    listed = gpu_list(gpu_ids, gpus)
+    naming ``where`` a price is given (the web form's field). Those of ``unheld``
+    (Totals.cloud_unheld) have a price on an offer that sells no instance holding their
+    replica (costs.py cloud_holds_replica): a price given would not help, and is not asked."""
+    missing = [g for g in gpu_ids if g not in unheld]
+    text = cloud_no_price_words(gpu_ids, gpus, unheld, " in this cloud tier") \
+        + ", so the cloud cannot be compared"
+    if not missing:
+        return text
     where = where or (KEY_WORDS["costs.cloud_gpu_hour"] if customer
-                      else ", ".join(f"costs.cloud_gpu_hour.{g}" for g in gpu_ids))
-    return (f"no cloud price is listed for {listed} in this cloud tier, so the cloud cannot be "
-            f"compared; a price per GPU-hour in {where} makes it comparable")
+                      else ", ".join(f"costs.cloud_gpu_hour.{g}" for g in missing))
+    return f"{text}; a price per GPU-hour in {where} makes it comparable"
 
 
 def _apart(shown: float, x: float, target: float, shown_target: float) -> bool:

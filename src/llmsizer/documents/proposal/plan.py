@@ -98,29 +98,25 @@ def instances_split(g: NodeGroup) -> str:
 
 
 def alone_storage_words(result: Result) -> str:
-    """Why renting the workloads sized alone costs more than the plan when it rents as many
-    GPUs (session 23: "would rent 11 GPUs, cloud EUR 181 k/yr" beside a plan renting 11 for
-    EUR 166 k): the cloud's storage line (costs.py ``annual_storage``, the same on-premises
-    and in the cloud) is priced per server a purchase would need, and the workloads sized
-    alone would buy more servers. '' where the server counts agree. Where every workload
-    keeps its option, each rented by the GPU, and the GPU counts agree, the rent itself is
-    the same and the difference is that storage alone."""
+    """Why renting the workloads sized alone costs more than the plan (session 23: "would
+    rent 11 GPUs, cloud EUR 181 k/yr" beside a plan renting 10 for EUR 152 k): sized alone
+    each workload keeps its own spare instance, so they rent more GPUs, and the cloud's
+    storage (costs.py ``annual_cloud_storage``, session 24: per GPU rented, a server's
+    storage shared by its GPUs) comes with each. Session 23's words, "storage ... priced per
+    server a purchase would need", no longer hold: the cloud no longer pays for servers it
+    does not rent. '' where the workloads alone rent no more GPUs than the plan."""
+    from ...model.calculations import PLAN_GPUS_RENTED_SAVED
+    from ...model.expr import evaluate
+
     ded, tot = result.totals_dedicated, result.totals
-    if ded.nodes == tot.nodes:
+    more = int(evaluate(PLAN_GPUS_RENTED_SAVED,
+                        {"cloud_gpus_rented_dedicated": float(ded.cloud_gpus_rented),
+                         "cloud_gpus_rented": float(tot.cloud_gpus_rented)}))
+    if more <= 0:
         return ""
-    servers = (f"{ded.nodes:,} servers for the workloads alone, {tot.nodes:,} for the plan")
-    same_rent = (ded.cloud_gpus_rented == tot.cloud_gpus_rented
-                 and all(w.recommended == w.dedicated for w in result.workloads)
-                 and all(g.values.get("cloud_sold_by_gpu", 0) > 0
-                         for g in result.plan.node_groups))
-    if same_rent:
-        return ("the same GPUs at the same rent; the difference is storage for the model "
-                "weights and logs, which the cloud figure prices per server a purchase would "
-                f"need ({servers})")
-    # other differences (fewer GPUs rented: a group's pools share one spare instance) come
-    # with it: storage is then a part, not the reason
-    return ("part of the difference is storage for the model weights and logs, priced per "
-            f"server a purchase would need ({servers})")
+    gpus = f"{more:,} GPU{'s' if more != 1 else ''}"
+    return (f"{gpus} more than the plan, with {'its' if more == 1 else 'their'} share of the "
+            "storage for the model weights and logs (the cloud prices storage per GPU rented)")
 
 
 @dataclass(frozen=True)

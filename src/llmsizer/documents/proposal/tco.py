@@ -15,7 +15,15 @@ from markupsafe import Markup
 from ...model.catalog import Catalog
 from ...sizing.costs import tier_words
 from ...sizing.results import Result
-from .format import CONTROL_CHARS, Formatter, clip, cloud_unpriced_words, gpu_list, svg_image
+from .format import (
+    CONTROL_CHARS,
+    Formatter,
+    clip,
+    cloud_no_price_words,
+    cloud_unpriced_words,
+    gpu_list,
+    svg_image,
+)
 from .summary import purchase_unpriced
 from .views import WorkloadView, as_number
 
@@ -61,7 +69,8 @@ def cost_svg(views: Sequence[WorkloadView], result: Result, fmt: Formatter) -> M
             label=clip(CONTROL_CHARS.sub("", col.name), 56), annual_capex=as_number(v, "annual_capex"),
             annual_power=as_number(v, "annual_facility"), annual_support=as_number(v, "annual_services"),
             onprem_total=as_number(v, "annual_cost_onprem"),
-            cloud=as_number(v, "annual_cost_cloud") if as_number(v, "cloud_gpu_hour") > 0 else None,
+            cloud=(as_number(v, "annual_cost_cloud") if as_number(v, "cloud_price_known") > 0
+                   else None),
             priced=col.priced))
     if not bars:
         return None
@@ -127,6 +136,8 @@ class BreakEvenView:
     api_known: bool
     cloud_known: bool  # the GPU has a cloud price in the account's tier
     api_source: str
+    # why not, where cloud_known is False: none listed, or no instance holds the replica
+    cloud_no_price: str = ""
 
 
 # A hosted API's provider as the catalog cites it: "AWS Bedrock (meta.llama3-1-70b-instruct-v1:0,
@@ -156,7 +167,7 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
             continue
         points = by_load(result.account_inputs, wv.w, result.tables)
         api = wv.w.inputs.get("api_output_per_million", 0.0) > 0
-        cloud = as_number(wv.best.v, "cloud_gpu_hour") > 0
+        cloud = as_number(wv.best.v, "cloud_price_known") > 0
         price = cat.prices.api.get(wv.w.model)
         rows = tuple(LoadRow(p["load"], p["cost_per_million_total_tokens_onprem"],
                              p["cost_per_million_total_tokens_cloud"],
@@ -165,8 +176,10 @@ def _breakeven(result: Result, views: Sequence[WorkloadView], cat: Catalog,
         drawn = svg_image(charts.breakeven_chart(points, load, fmt.money, fmt.pct, api, cloud),
                           "Cost per million tokens against average load") if chart else None
         source = f"{provider_words(price.provider)}, {price.date}" if price else ""
+        unheld = [wv.best.option.gpu] if as_number(wv.best.v, "cloud_holds_replica") <= 0 else []
         out.append(BreakEvenView(wv=wv, rows=rows, chart=drawn, api_known=api, cloud_known=cloud,
-                                 api_source=source))
+                                 api_source=source, cloud_no_price=cloud_no_price_words(
+                                     [wv.best.option.gpu], cat.gpus, unheld)))
     return out
 
 
@@ -198,9 +211,13 @@ def tco_context(result: Result, views: Sequence[WorkloadView], cat: Catalog, fmt
         "price_max_age_days": cat.constant("price_max_age_days"),
         "breakeven": _breakeven(result, views, cat, fmt, charts),
         # the GPUs without a cloud price that keep the account's cloud total from a number
-        "cloud_unpriced": (_first_up(cloud_unpriced_words(unpriced, cat.gpus, True))
+        "cloud_unpriced": (_first_up(cloud_unpriced_words(unpriced, cat.gpus, True, "",
+                                                          result.totals.cloud_unheld))
                            if unpriced else ""),
         "cloud_unpriced_gpus": gpu_list(unpriced, cat.gpus),
+        # why they have none (none listed, or an offer too small for a replica: session 24)
+        "cloud_no_price": cloud_no_price_words(unpriced, cat.gpus, result.totals.cloud_unheld),
+        "cloud_unheld": bool(result.totals.cloud_unheld),
     }
 
 

@@ -31,7 +31,8 @@ def replica_instance_gpus(replica_gpus: Expr) -> Expr:
     GPU (a node's GPUs at most): its own count when no other size is listed; else the
     smallest listed size that holds it (the offer's own 1 GPU, then the other sizes, fewest
     GPUs first); when none does, the offer's own single GPUs, the replica spanning them, as
-    an offer of fixed sizes does."""
+    an offer of fixed sizes does (session 24: such a replica cannot run there,
+    ``cloud_holds_replica`` = 0, and the offer gives it no price)."""
     t = MIN(replica_gpus, r("gpus_per_node"))
     s1, s2 = r("cloud_size1_gpus"), r("cloud_size2_gpus")
     return IF(LISTED,
@@ -89,7 +90,8 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "for the full load."),
     _c("annual_storage", "Storage per year", "currency/yr", "TCO",
        r("nodes") * r("storage_tb_per_node") * r("storage_per_tb_month") * 12,
-       "Nodes x TB per node x price per TB-month x 12 (the same on-prem and in the cloud)."),
+       "Nodes x TB per node x price per TB-month x 12 (on-prem; the cloud pays for the "
+       "storage its instances carry: annual_cloud_storage)."),
     _c("annual_software", "Software licences per year", "currency/yr", "TCO",
        r("gpus_purchased") * r("software_per_gpu_year"), "GPUs purchased x licence per GPU-year."),
     _c("annual_support", "Support per year", "currency/yr", "TCO",
@@ -151,14 +153,31 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "instance holds one replica's GPUs (up to a node's), as a GPU cloud's pod of 1 to 8 "
        "GPUs of one machine; with other sizes listed, instances of the listed sizes only. "
        "0 = whole instances of several GPUs (8-GPU instances)."),
+    # Session 24: an offer sold in 1-GPU instances only (Lambda's H100 PCIe, A10, GH200: no
+    # 2x size in SkyPilot catalog v8 lambda/vms.csv) cannot hold a 2-GPU replica: two virtual
+    # machines are not one tensor-parallel group (no NVLink or PCIe peer link between them),
+    # so the replica cannot run there and the offer gives it no rent (it was priced as two
+    # 1-GPU instances). The same holds for any offer sold by the GPU whose listed sizes are all
+    # narrower than the replica (a node's GPUs at most: a wider replica spans whole nodes).
+    _c("cloud_holds_replica", "Cloud offer holds the largest replica", "1 = yes", "TCO",
+       IF(AND(BY_GPU, LISTED, lt(r("cloud_replica_instance_gpus"),
+                                 MIN(r("cloud_replica_gpus"), r("gpus_per_node")))), 0, 1),
+       "1 = an instance the offer sells holds the largest replica's GPUs (a node's at most); "
+       "0 = sold by the GPU in listed sizes that are all narrower (1-GPU instances only, a "
+       "2-GPU replica): instances are not one tensor-parallel group, so the replica cannot "
+       "run on this offer and it has no cloud price."),
+    _c("cloud_price_known", "Cloud price known", "1 = yes", "TCO",
+       IF(AND(gt(r("cloud_gpu_hour"), 0), gt(r("cloud_holds_replica"), 0)), 1, 0),
+       "1 = the offer has a price per GPU-hour and holds the largest replica; 0 = no cloud "
+       "price (none listed, or the offer cannot hold a replica): the cloud figures are 0."),
     _c("cloud_listed_load_instances", "Cloud instances of the listed size for the load",
        "instances", "TCO",
        IF(ge(r("cloud_replica_instance_gpus"), r("cloud_replica_gpus")),
           ROUNDUP(r("load_gpus") / (MAX(1, ROUNDDOWN(r("cloud_replica_instance_gpus")
                                                    / r("cloud_replica_gpus"), 0))
                                     * r("cloud_replica_gpus")), 0),
-          # no listed size holds the replica: it spans the offer's own 1-GPU instances
-          # (replica_instance_gpus), one instance per GPU of every replica, whatever its width
+          # no listed size holds the replica: counted as spanning the offer's own 1-GPU
+          # instances (replica_instance_gpus), one per GPU; no price (cloud_holds_replica = 0)
           ROUNDUP(r("load_gpus") / r("cloud_replica_instance_gpus"), 0)),
        "GPUs for peak + headroom in instances of the listed size, ROUNDDOWN(size / the largest "
        "replica) replicas to an instance (when no listed size holds a replica, it spans the "
@@ -242,12 +261,27 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("annual_cloud_rent", "Cloud rent per year", "currency/yr", "TCO",
        r("cloud_gpus_rented") * r("cloud_instance_gpu_hour") * r("hours_per_year"),
        "GPUs rented x the size's price per GPU-hour x hours, always on."),
+    # Session 24: storage rented is what the instances rented carry, not the servers a
+    # purchase needs. storage_tb_per_node is a server's shared storage (model versions, logs)
+    # for its GPUs; an instance of k GPUs is k / (a node's GPUs) of such a server, so the
+    # cloud pays the TB per node x GPUs rented / GPUs per node (summed over the instances:
+    # instances x their GPUs = the GPUs rented). Per instance, whole, would charge each 1-GPU
+    # instance a server's storage (the insurer's 7 instances: 7 servers' worth for 10 GPUs);
+    # per server bought charged a rented plan for the spare node it does not rent.
+    _c("cloud_storage_tb", "Cloud storage rented", "TB", "TCO",
+       r("cloud_gpus_rented") / r("gpus_per_node") * r("storage_tb_per_node"),
+       "GPUs rented / GPUs per node x TB per node: each instance carries its GPUs' share of a "
+       "server's storage."),
+    _c("annual_cloud_storage", "Cloud storage per year", "currency/yr", "TCO",
+       r("cloud_storage_tb") * r("storage_per_tb_month") * 12,
+       "Cloud storage rented x price per TB-month x 12."),
     _c("annual_cloud_extras", "Cloud storage and licences per year", "currency/yr", "TCO",
-       r("annual_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
-       "The same storage and per-GPU licences as on-prem."),
+       r("annual_cloud_storage") + r("cloud_gpus_rented") * r("software_per_gpu_year"),
+       "The storage the instances rented carry + per-GPU licences for the GPUs rented."),
     _c("annual_cost_cloud", "Cloud cost per year", "currency/yr", "TCO",
-       IF(gt(r("cloud_gpu_hour"), 0), r("annual_cloud_rent") + r("annual_cloud_extras"), 0),
-       "Rent + storage + licences (0 = no price listed: storage alone is not a cloud cost)."),
+       IF(gt(r("cloud_price_known"), 0), r("annual_cloud_rent") + r("annual_cloud_extras"), 0),
+       "Rent + storage + licences (0 = no price listed, or the offer cannot hold a replica: "
+       "storage alone is not a cloud cost)."),
     _c("million_tokens_per_year", "Output tokens served per year", "M tokens", "TCO",
        IF(gt(r("peak_request_rate_per_s"), 0),
           r("peak_request_rate_per_s") * r("output_tokens"), r("required_system_tokens_per_s"))

@@ -107,5 +107,8 @@ PLAN_SAVING = ref("annual_cost_onprem_dedicated") - ref("annual_cost_onprem")
 PLAN_SAVING_SHARE = IF(gt(ref("annual_cost_onprem_dedicated"), 0),
                        PLAN_SAVING / ref("annual_cost_onprem_dedicated"), 0)
 PLAN_SAVING_CLOUD = ref("annual_cost_cloud_dedicated") - ref("annual_cost_cloud")
+# the GPUs the workloads sized alone rent beyond the plan's (session 24: the cloud's storage
+# follows the GPUs rented, so these, with their storage, are the rented saving's reason)
+PLAN_GPUS_RENTED_SAVED = ref("cloud_gpus_rented_dedicated") - ref("cloud_gpus_rented")
 PLAN_SAVING_SHARE_CLOUD = IF(gt(ref("annual_cost_cloud_dedicated"), 0),
                              PLAN_SAVING_CLOUD / ref("annual_cost_cloud_dedicated"), 0)
