@@ -293,5 +293,6 @@ def test_missing_column_is_an_input_error(tmp_path: Path) -> None:
     path = _write(tmp_path, [{k: v for k, v in _row().items() if k != "unit"}], header)
     with pytest.raises(InputError, match="lacks column"):
         read_points(path)
-    with pytest.raises(InputError, match="cannot read"):
+    # review round 24: a missing file says so and what to check, not the codec's words
+    with pytest.raises(InputError, match="file not found: check the path and the file name"):
         read_points(tmp_path / "absent.csv")

@@ -72,7 +72,9 @@ def test_gpu_sheets_show_figures_with_separators_and_units(client: TestClient) -
     cells = re.findall(r'<td class="n">([^<]*)</td>', b300)
     assert cells[2:6] == ["2,250", "4,500", "14,000", "1,100 W"]
     assert re.search(r">\d+\.0<", text) is None  # no float repr anywhere on the page
-    assert '<th class="n">FP8 TFLOP/s</th>' in text
+    # review round 24: the unit explains itself on hover
+    assert ('<th class="n">FP8 <abbr title="trillion calculations a second, at this number '
+            'format">TFLOP/s</abbr></th>') in text
 
 
 def test_platforms_name_their_gpus(client: TestClient) -> None:

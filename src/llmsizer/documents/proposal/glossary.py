@@ -111,8 +111,8 @@ GLOSSARY: tuple[Term, ...] = (
          "GPUs.", only_when="standby-idle"),
     Term("Shared standby", "One spare cloud instance rented for the pools of a group: it runs "
          "nothing until it takes over a lost replica of any of them (N+1)."),
-    Term("Free GPUs", "GPUs of a server or a rented instance that run no replica: a lost "
-         "replica restarts only where all its GPUs are free inside one server or instance."),
+    Term("Free GPUs", "GPUs of a server (or cloud instance) that run no replica: a lost "
+         "replica restarts only where all its GPUs are free inside one of them."),
     Term("TCO", "Total cost of ownership: the purchase spread over its write-off period plus "
          "power, space, support and network each year."),
     Term("Token", "A piece of text of about three quarters of a word; models read and write "
