@@ -214,8 +214,9 @@ PROPOSAL_QUOTES = {
         "At 36.2 %",
     ],
     ("proposal.md", "example.yaml"): [
-        "20 GPUs = 5 replicas × TP4 in Pool 1, shared; 111 sequences per replica; 163,840 bytes "
-        "of KV per token",
+        # session 24: the heading names both batches (limit 158, 111 at peak in the pool)
+        "20 GPUs = 5 replicas × TP4 in Pool 1, shared; 158 sequences per replica (its limit "
+        "alone); 111 at peak in its pool; 163,840 bytes of KV per token",
         "Range: 20 GPUs bought; 16–20 GPUs if throughput is off by the model's p90 error",
         "NVIDIA L40S would need 144 GPUs",
     ],

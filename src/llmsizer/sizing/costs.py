@@ -290,6 +290,24 @@ def _sold_words(offer: CloudOffer) -> str:
     return sold
 
 
+def listed_source(catalog: Catalog, gid: str, tier: CloudTier, cur: str, rate: float
+                  ) -> tuple[str, str | None] | None:
+    """(source words, date) of ``gid``'s offer in its own instance size, the price "as
+    listed" that the account's price cell holds; None when no tier prices the GPU. Session
+    24: Fabrikam Legal's 4.44 listed cell (Lambda's 8-GPU instance, 6.69 x 0.6642) read the
+    2-GPU size's source, "6 × Lambda 2x B200 (13.78 USD/h)", the price paid (4.58)."""
+    found = cloud_price(catalog, gid, tier)
+    if found is None:
+        return None
+    offer = found.offer
+    text = f"{offer.offer}; sold as {_sold_words(offer)}. {offer.source}"
+    if found.derived:
+        base = stated_product(PRICE_IN_ACCOUNT_CURRENCY, {
+            "usd_price": offer.usd_per_gpu_hour, "usd_exchange_rate": rate or 1.0})
+        text += ". " + derivation_words(found, tier, cur, base)
+    return text, offer.date
+
+
 def prices_used(req: Requirements, catalog: Catalog, gpus: Sequence[str],
                 models: Sequence[str], rented: Mapping[str, Mapping[int, int]] | None = None,
                 ) -> list[PriceUsed]:

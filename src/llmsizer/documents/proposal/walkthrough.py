@@ -83,10 +83,17 @@ def workload_view(result: Result, index: int, cat: Catalog, fmt: Formatter,
         if chart and w.mode != "measured":
             throughput_chart = _throughput_svg(points, best, fmt)
     shown_ids = {a.option.id for a in alternatives}
-    share = next((p.shares[j] for p in result.plan.pools
-                  for j, i in enumerate(p.workload_indices) if i == index and p.shares), {})
+    pool = next((p for p in result.plan.pools if index in p.workload_indices and p.shares),
+                None)
+    share = pool.shares[pool.workload_indices.index(index)] if pool is not None else {}
     costs: dict[str, float | str] = dict(best.v) if best is not None else {}
     costs.update({k.removeprefix("plan_"): v for k, v in share.items()})
+    # a share of a node group is rented at the group's price paid, for the instance size the
+    # group rents (session 24, E's review: the shared plan's column read the catalog's price)
+    group = next((g for g in result.plan.node_groups if pool is not None and pool.id in g.pools),
+                 None)
+    if group is not None and "cloud_instance_gpu_hour" in group.values:
+        costs["cloud_instance_gpu_hour"] = group.values["cloud_instance_gpu_hour"]
     return WorkloadView(
         index=index, anchor=f"w{index}", w=w, best=best, demand=demand,
         alternatives=tuple(alternatives),

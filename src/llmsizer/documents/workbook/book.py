@@ -13,6 +13,7 @@ from typing import Any
 
 from ...model.calculations import INPUTS, PRICE_IN_ACCOUNT_CURRENCY, Input, stated_product
 from ...model.catalog import Catalog, load_catalog
+from ...sizing.costs import listed_source
 from ...sizing.results import Result
 from ..marker import FORMAT, key_outputs, metadata_properties, structure_digest
 from ..proposal.format import catalog_note, precision_name
@@ -262,6 +263,11 @@ class Book:
         rents = ("" if colname == "price" or abs(paid - value) < 1e-9 else
                  f"This cell is the offer's own instance size; the plan rents another size at "
                  f"{self.cur} {paid:,.2f} per GPU-hour, the price used (Catalog sheet, its "
-                 "other sizes). ")
+                 "other sizes; rented: " + str(src).split("; sold as")[0] + "). This cell's offer: ")
+        if rents:  # the cell's own price, its listed offer's source (session 24)
+            listed = listed_source(self.catalog, tid, self.r.cloud_tier,  # type: ignore[arg-type]
+                                   self.cur, self.r.usd_exchange_rate)
+            if listed is not None:
+                src, date = listed[0], listed[1] or "undated"
         return (rents + f"{catalog_note(str(src), self.platform_names)} ({date}); "
                 + ("catalog prices are USD." if usd else "converted from USD at the account's rate."))
