@@ -534,6 +534,8 @@ def test_layout_print_setup_and_formats(book: Any) -> None:
             unit = CALC_BY_NAME[name].unit
             if unit.startswith("currency"):
                 assert '"$"' in fmt, (name, fmt)
+            elif unit == "code":  # session 24: cloud_size_picked, 0/1/2 named in its label
+                assert fmt == "#,##0", (name, fmt)  # (it printed "2 size no.")
             else:
                 assert '"' in fmt or "%" in fmt, (name, fmt)  # a unit on every number
     ws = book["KV"]
