@@ -72,3 +72,30 @@ def test_the_debugger_says_something_when_one_sequence_is_enough() -> None:
     assert many["Low GPU utilisation (under 40\xa0%)"] == (
         "Below 6 sequences per replica a replica gives under 40\xa0% of its throughput at full "
         "batch (planned: 24)")
+
+
+def test_a_rented_plans_gpu_split_is_named_gpus_after_an_instance_count(tmp_path: Path) -> None:
+    """The insurer's chat on DeepSeek-V3 in BF16 (TP16 on H200, sold by the GPU: 3 instances
+    of 8, tests/test_words_s24.py's case) read "24 × NVIDIA H200 SXM in 3 cloud instances (16
+    serving, 8 on standby)": GPU counts right after an instance count, read as instances."""
+    import io
+
+    import yaml
+    from rich.console import Console
+
+    from llmsizer.documents.textreport import print_result
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    data = yaml.safe_load((ROOT / "tests" / "data" / "eur-insurer.yaml").read_text())
+    data["hardware"] = {"gpus": ["h200-sxm"], "weight_precisions": ["bf16"],
+                        "tensor_parallel": [16]}
+    data["workloads"] = [{**data["workloads"][1], "model": "deepseek-v3", "named_users": 100}]
+    path = tmp_path / "tp16.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    con = Console(width=200, file=io.StringIO())
+    print_result(size(load(path)), con)
+    out = con.file.getvalue()  # type: ignore[attr-defined]
+    line = next(x for x in out.splitlines() if x.startswith("Plan, rented in the cloud:"))
+    assert line == ("Plan, rented in the cloud: 24 × NVIDIA H200 SXM in 3 cloud instances "
+                    "(GPUs: 16 serving, 8 on standby)"), line

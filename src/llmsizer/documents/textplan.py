@@ -114,9 +114,13 @@ def print_plan(result: Result, con: Console, places: int | None = None) -> None:
                  f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
         if rented:  # the PDF cover's terms, from the group's rows (GPUs rented, instances)
             n_rented = int(g.values["cloud_gpus_rented"])
+            n_instances = int(g.values["cloud_instances"])
+            # GPU counts after an instance count read as instances ("3 cloud instances (16
+            # serving, 8 on standby)", session 24): name them GPUs unless each is one GPU
+            gpus_of = "" if n_instances == n_rented else "GPUs: "
             say(con, f"Plan, rented in the cloud: {n_rented:,} × {gpu(g.gpu)} in "
-                     f"{counted(int(g.values['cloud_instances']), 'cloud instance')}"
-                     + (f" ({split})" if split and n_rented == g.gpus_purchased else
+                     f"{counted(n_instances, 'cloud instance')}"
+                     + (f" ({gpus_of}{split})" if split and n_rented == g.gpus_purchased else
                         f" ({instances_split(g)})" if instances_split(g) else ""),
                 style="bold")
         else:
