@@ -97,23 +97,11 @@ def test_every_output_says_why(tp2: Result, tmp_path: Path) -> None:
 def test_libreoffice_recalculates_no_price_like_the_engine(tp2: Result, tmp_path: Path) -> None:
     """The flag rows are formulas (1/0 numbers, never TRUE/FALSE): LibreOffice recalculates
     every formula cell of the TP2 account's workbook to the engine's value."""
-    from support.libreoffice import read_values, recalculate
-    from test_workbook import expected_values, formula_cells, same
+    from test_workbook import libreoffice_check
 
     book = tmp_path / "tp2.xlsx"
     write_workbook(tp2, book)
-    out = tmp_path / "out"
-    out.mkdir()
-    cached = read_values(book)
-    engine = expected_values(tp2, cached)
-    got = read_values(recalculate([book], out, timeout=300)[book])
-    seen, problems = set(), []
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        seen.add(name)
-        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
+    problems, seen, _got = libreoffice_check(tp2, book, tmp_path / "out")
     assert not problems, "\n".join(problems[:20])
     assert {"cloud_holds_replica", "cloud_price_known", "cloud_storage_tb",
             "annual_cloud_storage", "annual_cost_cloud"} <= seen

@@ -28,8 +28,8 @@ from functools import cache
 from pathlib import Path
 
 from helpers import DATA, ROOT
-from support.libreoffice import read_values, recalculate
-from test_workbook import expected_values, formula_cells, same
+from support.libreoffice import read_values
+from test_workbook import libreoffice_check
 
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
@@ -127,16 +127,7 @@ def test_plan_sheet_says_which_instance_count_is_rented(tmp_path: Path) -> None:
     assert plan[f"B{listed}"] == ("Cloud instances of the listed size for the load (rented "
                                   "when the offer lists other sizes)")
     assert (plan[f"D{one_per}"], plan[f"D{listed}"]) == (17, 33)
-    out = tmp_path / "out"
-    out.mkdir()
-    got = read_values(recalculate([book], out, timeout=300)[book])
-    engine = expected_values(r, cached)
-    problems = []
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
+    problems, _seen, got = libreoffice_check(r, book, tmp_path / "out")
     assert not problems, "\n".join(problems[:20])
     assert (got["Plan"][f"D{rows['cloud_instances']}"],
             got["Plan"][f"D{rows['cloud_gpus_rented']}"]) == (34, 34)

@@ -34,9 +34,9 @@ import yaml
 from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 from support.hunting import property_settings
-from support.libreoffice import read_values, recalculate
+from support.libreoffice import read_values
 from test_node_loss_slots import _group, _pool
-from test_workbook import expected_values, formula_cells, same
+from test_workbook import libreoffice_check
 
 from llmsizer.base.errors import LlmsizerError
 from llmsizer.documents.workbook import write_workbook
@@ -456,19 +456,9 @@ def test_libreoffice_restarts_the_shared_pools_like_the_engine(tmp_path: Path) -
     assert r is not None
     book = tmp_path / "a10g.xlsx"
     write_workbook(r, book)
-    out = tmp_path / "out"
-    out.mkdir()
-    recalculated = recalculate([book], out, timeout=300)
-    cached = read_values(book)
-    engine = expected_values(r, cached)
-    got = read_values(recalculated[book])
-    problems = []
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
+    problems, _seen, got = libreoffice_check(r, book, tmp_path / "out")
     assert not problems, "\n".join(problems[:20])
+    cached = read_values(book)
     # the Plan sheet's row, one column per pool (TP1, TP4, TP2), recalculated: 4, 1, 2
     row = next(i for i in range(1, 600)
                if cached["Plan"].get(f"A{i}") == "pool_restart_slots_rented")

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 from helpers import DATA
-from support.libreoffice import read_values, recalculate
+from support.libreoffice import read_values
 from test_node_loss_slots import _group, _pool  # the hand-built group stages
-from test_workbook import expected_values, formula_cells, same
+from test_workbook import libreoffice_check
 
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load
@@ -111,20 +111,9 @@ def test_libreoffice_recalculates_the_clinics_spare_like_the_engine(tmp_path: Pa
     the new rows among them, and the Plan sheet reads the spare of 3 GPUs, 8 GPUs in 3 nodes."""
     book = tmp_path / "clinic.xlsx"
     write_workbook(_clinic(), book)
-    out = tmp_path / "out"
-    out.mkdir()
-    recalculated = recalculate([book], out, timeout=300)
-    cached = read_values(book)
-    engine = expected_values(_clinic(), cached)
-    got = read_values(recalculated[book])
-    problems, seen = [], set()
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        seen.add(name)
-        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
+    problems, seen, got = libreoffice_check(_clinic(), book, tmp_path / "out")
     assert not problems, "\n".join(problems[:20])
+    cached = read_values(book)
     assert {"load_replicas_per_node", "spare_replicas", "nodes"} <= seen
     # the Plan sheet's cells are checked above against the values the engine wrote; its rows:
     plan = {cached["Plan"].get(f"A{row}"): got["Plan"].get(f"D{row}")

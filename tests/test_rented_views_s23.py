@@ -195,23 +195,11 @@ def test_libreoffice_recalculates_the_rented_rows_like_the_engine(insurer: Resul
                                                                    tmp_path: Path) -> None:
     """The rented rows are formulas on the TCO sheet (one column per option shown): LibreOffice
     recalculates every formula cell of the insurer's workbook to the engine's value."""
-    from support.libreoffice import read_values, recalculate
-    from test_workbook import expected_values, formula_cells, same
+    from test_workbook import libreoffice_check
 
     book = tmp_path / "insurer.xlsx"
     write_workbook(insurer, book)
-    out = tmp_path / "out"
-    out.mkdir()
-    cached = read_values(book)
-    engine = expected_values(insurer, cached)
-    got = read_values(recalculate([book], out, timeout=300)[book])
-    seen, problems = set(), []
-    for sheet, ref, formula in formula_cells(book):
-        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
-        seen.add(name)
-        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
-            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
-                            f"{expected!r}: {formula[:200]}")
+    problems, seen, _got = libreoffice_check(insurer, book, tmp_path / "out")
     assert not problems, "\n".join(problems[:20])
     assert {"rented_replicas", "rented_spare_replicas", "rented_spare_instances",
             "rented_headroom"} <= seen

@@ -157,6 +157,29 @@ def same(expected: object, got: object, name: str, *, rel: float) -> bool:
     return abs(float(got) - float(expected)) <= rel * abs(float(expected))
 
 
+def libreoffice_check(result: Result, book: Path, out: Path
+                      ) -> tuple[list[str], set[str], dict[str, dict[str, object]]]:
+    """LibreOffice recalculates ``book`` (the workbook written for ``result``) into ``out``:
+    (every formula cell that differs from the engine, or from the cached value where the
+    engine has none, as 'sheet!ref (name): got vs expected: formula'; the calculation names
+    seen; the recalculated values). One home for the check the rows' own tests repeat."""
+    from support.libreoffice import read_values, recalculate
+
+    out.mkdir(exist_ok=True)
+    cached = read_values(book)
+    got = read_values(recalculate([book], out, timeout=300)[book])
+    engine = expected_values(result, cached)
+    problems: list[str] = []
+    seen: set[str] = set()
+    for sheet, ref, formula in formula_cells(book):
+        expected, name = engine.get((sheet, ref), (cached[sheet].get(ref), ""))
+        seen.add(name)
+        if not same(expected, got.get(sheet, {}).get(ref), name, rel=1e-9):
+            problems.append(f"{sheet}!{ref} ({name}): {got.get(sheet, {}).get(ref)!r} vs "
+                            f"{expected!r}: {formula[:200]}")
+    return problems, seen, got
+
+
 class _NoAliases(yaml.SafeDumper):
     def ignore_aliases(self, data: Any) -> bool:
         return True
