@@ -222,7 +222,9 @@
     everyRow[id] = b.getAttribute("aria-expanded") !== "true";
     showRows(b, everyRow[id]);
   });
-  document.addEventListener("htmx:afterSettle", function () {
+  // Re-applied as the new rows go in (afterSwap), not 20 ms later at settle: a click in
+  // between would read the fresh button's "collapsed" and undo the choice (CI, stop 44).
+  document.addEventListener("htmx:afterSwap", function () {
     document.querySelectorAll("button.show-all").forEach(function (b) {
       if (everyRow[b.getAttribute("aria-controls")]) { showRows(b, true); }
     });
