@@ -61,7 +61,8 @@ def _soft_l1(error: float) -> float:
 def engine_of_source(src: str) -> str:
     """The serving engine a source's rows ran ("InferenceX trt" and "dstack trt-llm" are both
     TensorRT-LLM's PyTorch backend); a source without one is its own engine."""
-    word = src.split(" ")[-1] if src.startswith(("InferenceX ", "dstack ")) else src
+    word = (src.split(" ")[-1] if src.startswith(("InferenceX ", "dstack ", "ATOM recipes "))
+            else src)
     return {"trt-llm": "trt"}.get(word, word)
 
 
@@ -144,8 +145,10 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = 
              [r for r in held if source_of(r.point) == src and not high(r)])
     groups = [("all", held)]
     if per_engine:  # the issue's bars are on the first two files' rows: apart from the new ones
-        groups += [("the first two files", [r for r in held if "dstack" not in r.point.source]),
-                   ("second sources", [r for r in held if "dstack" in r.point.source])]
+        def second_source(r: RowResult) -> bool:
+            return "dstack" in r.point.source or "ROCm/ATOM recipe" in r.point.source
+        groups += [("the first two files", [r for r in held if not second_source(r)]),
+                   ("second sources", [r for r in held if second_source(r)])]
     for name, part in groups:
         line(f"{name}, C >= {ROUND_MIN_CONCURRENCY}", "", [r for r in part if high(r)])
         line(f"{name}, C < {ROUND_MIN_CONCURRENCY}", "", [r for r in part if not high(r)])

@@ -27,6 +27,9 @@ NEW_DATA = ROOT / "tests" / "data" / "measured_blackwell_moe.csv"
 # a second published source for the engines of NEW_DATA's fixed-concurrency TTFT rows (dstack's
 # DeepSeek-R1 runs, 2025-03): read only by the issue-21 cross-validation's ``--second-sources``
 SECOND_DATA = ROOT / "tests" / "data" / "measured_second_sources.csv"
+# ATOM's own recipes (ROCm/ATOM recipes/*.md "Performance baseline" tables): a second ATOM source
+ATOM_RECIPES = ROOT / "tests" / "data" / "measured_atom_recipes.csv"
+SECOND_FILES = (SECOND_DATA, ATOM_RECIPES)
 CONSTANTS = ROOT / "src" / "llmsizer" / "model" / "catalogs" / "constants.yaml"
 DOC = ROOT / "docs" / "calibration.md"
 F_SCALE = 0.15
@@ -37,10 +40,12 @@ def _group_model(model: str | None) -> str:
 def source_of(point: BenchPoint) -> str:
     """The publication (and engine release) a row comes from: the unit of leave-one-source-out.
     InferenceX rows are split by serving framework (SGLang, TensorRT-LLM, ATOM, vLLM): each is
-    a different engine measured by the same harness; so are dstack's (SECOND_DATA)."""
+    a different engine measured by the same harness; so are dstack's (SECOND_DATA) and ATOM's
+    own recipes (ATOM_RECIPES, one source: "ATOM recipes atom")."""
     text = point.source
-    for harness in ("InferenceX", "dstack"):  # one harness, several engines: split by engine
-        if harness in text:
+    for needle, harness in (("InferenceX", "InferenceX"), ("dstack", "dstack"),
+                            ("ROCm/ATOM recipe", "ATOM recipes")):  # split by engine
+        if needle in text:
             found = re.search(r"framework=([\w-]+)", point.raw.get("notes", ""))
             return f"{harness} {found.group(1) if found else 'other'}"
     for needle, name in (("Online Serving", "TensorRT-LLM v0.14 online serving"),
@@ -102,10 +107,10 @@ def replace_section(text: str, name: str, body: str) -> str:
 
 def load_cases(catalog: Catalog, second: bool = False) -> tuple[list[Case], int, int]:
     """Cases of both files (the second's source texts recorded in NEW_SOURCES), the number of
-    rows read and the number interpreted; ``second``: SECOND_DATA's too."""
+    rows read and the number interpreted; ``second``: SECOND_FILES' too."""
     cases: list[Case] = []
     n_rows = 0
-    for path in (DATA, NEW_DATA, *((SECOND_DATA,) if second else ())):
+    for path in (DATA, NEW_DATA, *(SECOND_FILES if second else ())):
         points, unreadable = read_points(path, catalog)
         if path == NEW_DATA:
             NEW_SOURCES.update(p.source for p in points)
