@@ -4,6 +4,7 @@
     python benchmarks/calibrate.py --write    # ... and update catalogs/constants.yaml + docs
     python benchmarks/calibrate.py --round-share [--write]   # fixed-concurrency TTFT terms only
     python benchmarks/calibrate.py --round-share --second-sources  # + dstack, per engine
+    python benchmarks/calibrate.py --round-share --atom-recipes  # + ATOM's recipes for ATOM
     python benchmarks/calibrate.py --only a,b --no-cv [--write]   # refit only constants a, b
         (the others stay at their catalog fit; writes them and the in-sample tables only)
 
@@ -308,6 +309,9 @@ def main() -> None:
     parser.add_argument("--second-sources", action="store_true",
                         help="with --round-share: add tests/data/measured_second_sources.csv "
                              "and leave one source out within each engine (a report)")
+    parser.add_argument("--atom-recipes", action="store_true",
+                        help="with --round-share: add tests/data/measured_atom_recipes.csv and "
+                             "fit ATOM's held-out source on ATOM's other one only (a report)")
     parser.add_argument("--only", default="",
                         help="comma-separated constants to refit; the others keep their "
                              "catalog values")
@@ -318,7 +322,7 @@ def main() -> None:
                         help="processes for the folds (default 1: the machine is shared)")
     args = parser.parse_args()
     if args.round_share:
-        round_share_main(args.write, args.second_sources)
+        round_share_main(args.write, args.second_sources, args.atom_recipes)
         return
     t0 = time.perf_counter()
 

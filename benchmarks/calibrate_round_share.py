@@ -66,14 +66,16 @@ def engine_of_source(src: str) -> str:
     return {"trt-llm": "trt"}.get(word, word)
 
 
-def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = False
-                    ) -> tuple[tuple[float, float], list[RowResult], dict[str, tuple[float, float]],
-                               str]:
+def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = False,
+                    own_engine: frozenset[str] = frozenset()
+                    ) -> tuple[tuple[float, float], list[RowResult],
+                               dict[str, tuple[float, float]], str]:
     """((engine steps, round share) fitted on every row, the rows predicted leaving one source
     out, each fold's pair, the docs table). Grid search on the soft-L1 log loss.
     ``per_engine``: a source is scored with the constants fitted on the other sources of its
     own engine only (leave one source out within the engine); an engine with one source keeps
-    the fit on every other source, and the table says so."""
+    the fit on every other source, and the table says so. ``own_engine``: those engines only
+    are scored so, the others with the fit on every other source (the bars' method)."""
     rows = _ttft_rows(cases)
     tables = tables_for(catalog)
     # preds[row][steps index][share index]
@@ -102,7 +104,7 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = 
     flat: set[str] = set()  # training rows whose loss no step count moves (bursts every round)
     for src in sources:
         train = [c for c in rows if source_of(c.point) != src]
-        if per_engine:
+        if per_engine or engine_of_source(src) in own_engine:
             own = [c for c in train
                    if engine_of_source(source_of(c.point)) == engine_of_source(src)]
             if own:
@@ -144,7 +146,7 @@ def fit_round_share(cases: Sequence[Case], catalog: Catalog, per_engine: bool = 
         line(f"{src}, C < {ROUND_MIN_CONCURRENCY}", fold,
              [r for r in held if source_of(r.point) == src and not high(r)])
     groups = [("all", held)]
-    if per_engine:  # the issue's bars are on the first two files' rows: apart from the new ones
+    if per_engine or own_engine:  # the issue's bars are on the first two files' rows
         def second_source(r: RowResult) -> bool:
             return "dstack" in r.point.source or "ROCm/ATOM recipe" in r.point.source
         groups += [("the first two files", [r for r in held if not second_source(r)]),
@@ -207,14 +209,20 @@ def write_round_share(pair: tuple[float, float], table_md: str, n_rows: int) -> 
     print(f"wrote {CONSTANTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
 
 
-def round_share_main(write_out: bool, second: bool = False) -> None:
+def round_share_main(write_out: bool, second: bool = False, atom_recipes: bool = False) -> None:
     """``second``: add tests/data/measured_second_sources.csv and score each source with the
-    constants fitted on its own engine's other source (a report: never written)."""
-    if write_out and second:
-        raise SystemExit("--second-sources is a report; --write fits the first two files only")
+    constants fitted on its own engine's other source (a report: never written).
+    ``atom_recipes``: add ATOM's own recipes (tests/data/measured_atom_recipes.csv) and score
+    ATOM's sources with the constants fitted on ATOM's other source, every other source as
+    the bars are scored (a report: never written)."""
+    if write_out and (second or atom_recipes):
+        raise SystemExit("--second-sources / --atom-recipes are reports; --write fits the "
+                         "first two files only")
     catalog = load_catalog()
-    cases, _, _ = load_cases(catalog, second)
-    pair, _, folds, table_md = fit_round_share(cases, catalog, per_engine=second)
+    cases, _, _ = load_cases(catalog, second, atom_recipes)
+    pair, _, folds, table_md = fit_round_share(
+        cases, catalog, per_engine=second,
+        own_engine=frozenset({"atom"}) if atom_recipes else frozenset())
     print(f"first_token_engine_steps, closed_loop_round_share = {pair} (was "
           f"{catalog.constant('first_token_engine_steps')}, "
           f"{catalog.constant('closed_loop_round_share')}); folds: {folds}\n{table_md}")
@@ -229,10 +237,12 @@ if __name__ == "__main__":
     parser.add_argument("--write", action="store_true", help="update constants.yaml and docs")
     parser.add_argument("--second-sources", action="store_true",
                         help="add measured_second_sources.csv; leave one source out per engine")
+    parser.add_argument("--atom-recipes", action="store_true",
+                        help="add ATOM's own recipes; ATOM's sources fitted on ATOM's other one")
     parser.add_argument("--first-wave-only", action="store_true",
                         help="an experiment: read the second sources' rows as InferenceX's, "
                              "a burst in their first wave only (fidelity.lock_step off)")
     args = parser.parse_args()
     if args.first_wave_only:
         fidelity.lock_step = lambda case: False  # harness_givens looks it up at each call
-    round_share_main(args.write, args.second_sources)
+    round_share_main(args.write, args.second_sources, args.atom_recipes)

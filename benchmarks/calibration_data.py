@@ -105,12 +105,15 @@ def replace_section(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
 
 
-def load_cases(catalog: Catalog, second: bool = False) -> tuple[list[Case], int, int]:
+def load_cases(catalog: Catalog, second: bool = False, atom_recipes: bool = False
+               ) -> tuple[list[Case], int, int]:
     """Cases of both files (the second's source texts recorded in NEW_SOURCES), the number of
-    rows read and the number interpreted; ``second``: SECOND_FILES' too."""
+    rows read and the number interpreted; ``second``: SECOND_FILES' too; ``atom_recipes``:
+    ATOM_RECIPES' (ATOM's second source) alone."""
     cases: list[Case] = []
     n_rows = 0
-    for path in (DATA, NEW_DATA, *(SECOND_FILES if second else ())):
+    extra = SECOND_FILES if second else (ATOM_RECIPES,) if atom_recipes else ()
+    for path in (DATA, NEW_DATA, *extra):
         points, unreadable = read_points(path, catalog)
         if path == NEW_DATA:
             NEW_SOURCES.update(p.source for p in points)
