@@ -260,7 +260,7 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
        "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes, and on PCIe "
-       "servers): replicas + standby + idle = GPUs bought."),
+       "servers): replicas + standby + idle = GPUs bought + idle shared GPUs it takes."),
     _c("retrieval_free_slots", "Empty GPU slots of its nodes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           r("retrieval_nodes") * r("gpus_per_node") - r("retrieval_gpus")),
