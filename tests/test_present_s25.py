@@ -126,3 +126,67 @@ def test_each_added_price_row_has_a_pinned_source_and_a_date() -> None:
         assert re.search(r"@[0-9a-f]{40}|https://", row["source"]), row
         assert re.fullmatch(r"\d{4}-\d\d-\d\d", row["date"]), row
         assert f"`{row['category']},{row['item']},{row['tier']},{row['provider']}," in readme
+
+
+# -- 2: what the plan charges an embedder on another group's GPUs, the same on every surface --
+
+def _cli(path: Path) -> str:
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "llmsizer.cli", "size", str(path)],
+                          capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "",
+                                                               "PYTHONPATH": str(ROOT / "src")},
+                          check=True)
+    return done.stdout
+
+
+def _row(text: str, workload: str) -> str:
+    """The recommended row (its star) of ``workload``'s options table in the CLI's text."""
+    after = text.split(f"{workload} — ", 1)[1]
+    return next(line for line in after.splitlines() if line.startswith("│ ★"))
+
+
+@pytest.mark.parametrize(("account", "workload", "words", "figure"), [
+    # rag-shared: 1 replica on the chat server's idle H100, nothing bought: no extra cost
+    ("rag-shared", "Query embedding", "no extra cost", 0.0),
+    # Maple Ridge: 1 L40S bought for the chat server's empty slot: its own CAD 4,784 a year
+    # (the GPU's CAD 11,040 written off, power and support; the plan's retrieval group)
+    ("cad-l40s-rag-r21", "Question embedding", "", 4784.0),
+])
+def test_a_guests_cost_is_what_the_plan_charges_it_everywhere(
+        account: str, workload: str, words: str, figure: float, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from llmsizer.documents.proposal.render import render_html
+    from llmsizer.web.app import create_app
+
+    path = ROOT / "tests" / "data" / f"{account}.yaml"
+    result = size(load(path))
+    [group] = [g for g in result.plan.retrieval_groups if g.workload == workload] if (
+        result.plan) else []
+    assert group.shares_with == "group-1" and group.annual_cost_onprem == pytest.approx(figure)
+    # JSON: the flag row beside the figure, on the recommended option
+    [written] = write_outputs(result, tmp_path, stem=account, formats=("json",))
+    doc = json.loads(written.read_text(encoding="utf-8"))
+    [best] = [o for rw in doc["retrieval"] if rw["name"] == workload for o in rw["options"]
+              if o["id"] == rw["recommended"]]
+    assert best["values"]["retrieval_no_extra_cost_onprem"] == (1 if words else 0)
+    assert best["values"]["annual_cost_onprem"] == pytest.approx(figure)
+    shown = words or ("CAD 4.78 k" if figure else "")
+    # CLI: the options table's cost column (was 0 for rag-shared)
+    assert f" {words or '4.78 k'} │" in _row(_cli(path), workload)
+    # PDF: the plan's retrieval table, its per-year cell
+    html = render_html(result).replace("\xa0", " ")  # money's no-break spaces
+    plan = re.search(r"Retrieval serving:.*?</table>", html, re.S)
+    assert plan and f'<td class="n">{shown}</td></tr>' in plan.group(0)
+    # web: the per-workload share row, the retrieval servers' row and the options' row
+    with TestClient(create_app()) as client:
+        up = client.post("/upload/yaml", files={"file": (path.name, path.read_bytes())})
+    assert up.status_code == 200
+    page = up.text.replace("\xa0", " ").replace("&nbsp;", " ")
+    share = re.search(rf"{workload}: <span class=\"config\">.*?</tbody>", page, re.S)
+    servers = re.search(r'<table id="retrieval-groups">.*?</table>', page, re.S)
+    options = re.search(r'<tr class="rec">(?:(?!</tr>).)*recommended(?:(?!</tr>).)*</tr>',
+                        page.split(f"<h3>{workload} ")[1], re.S)
+    for part in (share, servers, options):
+        assert part and f'<td class="n">{shown}</td>' in part.group(0), part
