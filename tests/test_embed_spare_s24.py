@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.maple import MAPLE, maple_with_node_loss
 
 from llmsizer.documents.proposal.format import shared_place_words
 from llmsizer.inputs.loader import load
@@ -33,8 +34,6 @@ from llmsizer.model.expr import Value, evaluate
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
-ROOT = Path(__file__).resolve().parents[1]
-MAPLE = ROOT / "tests" / "data" / "cad-l40s-rag-r21.yaml"
 CAT = load_catalog()
 GPU = 8000 * 1.38  # gpus.yaml l40s.price_usd x costs.usd_exchange_rate
 
@@ -46,13 +45,8 @@ def maple() -> Result:
 
 @pytest.fixture(scope="module")
 def maple_n1(tmp_path_factory: pytest.TempPathFactory) -> Result:
-    text = MAPLE.read_text(encoding="utf-8")
-    assert "  headroom: 0.25\n" in text and "survive_node_loss" not in text
-    path = tmp_path_factory.mktemp("maple") / "maple-n1.yaml"
-    path.write_text(text.replace("  headroom: 0.25\n",
-                                 "  headroom: 0.25\n  survive_node_loss: true\n"),
-                    encoding="utf-8")
-    return size(load(path), CAT)
+    """Maple Ridge with N+1 asked (policy.survive_node_loss: true), nothing else changed."""
+    return size(load(maple_with_node_loss(tmp_path_factory.mktemp("maple"))), CAT)
 
 
 def test_maple_ridge_embedder_keeps_a_spare_in_the_other_servers_slot(maple_n1: Result) -> None:

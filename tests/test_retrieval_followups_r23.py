@@ -33,6 +33,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from support.maple import MAPLE, maple_with_node_loss
 
 from llmsizer.documents.proposal.glossary import glossary_context
 from llmsizer.documents.proposal.render import render_html
@@ -45,7 +46,6 @@ from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
-MAPLE = ROOT / "tests" / "data" / "cad-l40s-rag-r21.yaml"
 CAT = load_catalog()
 RATE = 1.38  # the account's costs.usd_exchange_rate
 GPU = 8000 * RATE  # gpus.yaml l40s.price_usd
@@ -63,13 +63,7 @@ def maple() -> Result:
 @pytest.fixture(scope="module")
 def maple_n1(tmp_path_factory: pytest.TempPathFactory) -> Result:
     """Maple Ridge with N+1 asked (policy.survive_node_loss: true), nothing else changed."""
-    text = MAPLE.read_text(encoding="utf-8")
-    assert "  headroom: 0.25\n" in text
-    path = tmp_path_factory.mktemp("maple") / "maple-n1.yaml"
-    path.write_text(text.replace("  headroom: 0.25\n",
-                                 "  headroom: 0.25\n  survive_node_loss: true\n"),
-                    encoding="utf-8")
-    return size(load(path), CAT)
+    return size(load(maple_with_node_loss(tmp_path_factory.mktemp("maple"))), CAT)
 
 
 def test_a_pcie_spare_server_holds_the_replicas_one_server_holds(maple_n1: Result) -> None:

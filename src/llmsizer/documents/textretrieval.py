@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sizing.results import RetrievalOption, RetrievalWorkloadResult
+from .proposal.plan import retrieval_cost_words
 from .textoptions import CONFIG_ROOM, WHY, WIDE, OptionNames, config_cells
 from .textwords import amount, cell_width
 
@@ -15,6 +16,8 @@ from .textwords import amount, cell_width
 def retrieval_cost(o: RetrievalOption, rented: bool) -> str:
     """A retrieval option's cost per year in the account's way (:func:`option_cost`'s rule)."""
     v = o.values
+    if words := retrieval_cost_words(v, rented):
+        return words  # on idle GPUs another group bought or rents: what the plan charges
     if rented:
         return (amount(float(v["annual_cost_cloud"]))
                 if float(v["cloud_gpu_hour"]) > 0 or o.shares_with else "no price")

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from ..base.version import __version__
 from ..documents.proposal.format import Formatter, customer_words, gpu_split, group_split
 from ..documents.proposal.glossary import GLOSSARY
+from ..documents.proposal.plan import group_cost_words, retrieval_cost_words
 from ..documents.textcatalog import params_text
 from ..documents.textoptions import TOP
 from ..documents.textretrieval import best_retrieval
@@ -120,6 +121,9 @@ def _environment() -> jinja2.Environment:
     env.globals["many"] = many
     env.globals["gpu_split"] = gpu_split  # the PDF's "15 serving, 8 on standby, 1 idle"
     env.globals["group_split"] = group_split  # a node group's, with its GPUs lent to retrieval
+    # "no extra cost" for a retrieval server the plan charges nothing (the PDF's and CLI's words)
+    env.globals["group_cost_words"] = group_cost_words
+    env.globals["retrieval_cost_words"] = retrieval_cost_words
     env.filters["display"] = display
     env.filters["num"] = num
     env.filters["ms"] = Formatter("").ms  # a latency as the PDF gives it ("549 ms", "31.4 ms")

@@ -129,6 +129,24 @@ class GroupView:
     instances_split: str = ""
 
 
+NO_EXTRA_COST = "no extra cost"
+
+
+def retrieval_cost_words(values: Mapping[str, Any], rented: bool) -> str:
+    """An embed or rerank option's cost per year in words where the plan charges it nothing in
+    the account's way ("no extra cost": it runs on idle GPUs another group bought or rents,
+    rows retrieval_no_extra_cost_onprem / _cloud), else "" (its figure is shown). Session 25:
+    the PDF wrote "no extra cost", the CLI 0 and the web page USD 0 for the same server."""
+    flag = "retrieval_no_extra_cost_cloud" if rented else "retrieval_no_extra_cost_onprem"
+    return NO_EXTRA_COST if float(values.get(flag, 0.0)) > 0 else ""
+
+
+def group_cost_words(result: Result, group: RetrievalGroup, rented: bool) -> str:
+    """:func:`retrieval_cost_words` for a plan's retrieval group (its recommended option's)."""
+    w = next((x for x in result.retrieval if x.name == group.workload), None)
+    return retrieval_cost_words(w.best.values, rented) if w and w.best else ""
+
+
 @dataclass(frozen=True)
 class RetrievalView:
     """An embed or rerank workload's own node group, in the customer's words."""
@@ -155,6 +173,8 @@ class RetrievalView:
     # on another group's nodes, the GPUs it runs on: "1 idle GPU", "1 new GPU in an empty
     # slot" (session 22: bought for a PCIe server's empty slot); "" on nodes of its own
     shared_words: str = ""
+    # "no extra cost" where the plan charges it nothing in the account's way; "" = its figure
+    cost_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -253,7 +273,8 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             guests=tuple(x.workload for x in result.plan.retrieval_groups
                          if x.shares_with == rg.id),
             shared_words=shared_gpus_words(rg)
-            if rg.shares_with else ""))
+            if rg.shares_with else "",
+            cost_words=retrieval_cost_words(o.values, result.deployment.recommended == "cloud")))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None
     share = 0.0

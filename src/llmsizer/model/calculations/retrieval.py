@@ -260,7 +260,7 @@ RETRIEVAL_CALCULATIONS: tuple[Calculation, ...] = (
     _c("retrieval_idle_gpus", "GPUs bought running nothing (idle)", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0, r("retrieval_gpus") - r("retrieval_gpus_used")),
        "Its nodes' GPUs beyond replicas and standby (0 on the shared nodes, and on PCIe "
-       "servers): replicas + standby + idle = GPUs bought."),
+       "servers): replicas + standby + idle = GPUs bought + idle shared GPUs it takes."),
     _c("retrieval_free_slots", "Empty GPU slots of its nodes", "GPUs", "Retrieval",
        IF(gt(r("shares_llm_nodes"), 0), 0,
           r("retrieval_nodes") * r("gpus_per_node") - r("retrieval_gpus")),
@@ -304,6 +304,18 @@ RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
     _c("retrieval_annual_cost_api", "Hosted API cost per year", "currency/yr", "Retrieval",
        r("retrieval_million_tokens_per_year") * r("api_per_million_tokens"),
        "The same tokens sent to the compared hosted API at its list price."),
+    # session 25: what the plan charges a server on another group's nodes, said the same way on
+    # every surface (the PDF wrote "no extra cost", the CLI 0, the web page USD 0)
+    _c("retrieval_no_extra_cost_onprem", "Adds no cost when bought (on idle GPUs)", "1 = yes",
+       "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), IF(gt(r("retrieval_gpus"), 0), 0, 1), 0),
+       "1 = it runs on idle GPUs another group bought and buys none: no extra cost on "
+       "premises (its cost is in that group's); 0 = its cost is its own GPUs' or servers'."),
+    _c("retrieval_no_extra_cost_cloud", "Adds no rent (on idle rented GPUs)", "1 = yes",
+       "Retrieval",
+       IF(gt(r("shares_llm_nodes"), 0), IF(gt(r("retrieval_cloud_gpus"), 0), 0, 1), 0),
+       "1 = the rented instances of the group it shares carry it and it rents no GPU: no "
+       "extra cost in the cloud; 0 = its rent is its own GPUs'."),
 )
 
 
