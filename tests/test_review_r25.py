@@ -1,0 +1,73 @@
+"""Review round 25 of the PDF proposal and the workbook, read as a customer and finance would
+(the 13 shipped accounts of inputs/, each page looked at). Each test reads a shipped account,
+takes its figures from the sizing result they must agree with, and reads the rendered PDF's
+text (pdftotext) where the finding was on paper."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+from llmsizer.documents.proposal import render_pdf
+from llmsizer.documents.proposal.format import Formatter
+from llmsizer.inputs.loader import load
+from llmsizer.sizing.engine import size
+from llmsizer.sizing.results import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKS = "inputs/enterprise-multi.yaml"  # Adventure Works Group: three pools, one node group
+ACME = "inputs/example.yaml"  # Acme Corp: two workloads in one pool
+IMPORTERS = "inputs/rag-knowledge-base.yaml"  # Wide World Importers: retrieval servers
+
+
+@cache
+def _sized(name: str) -> Result:
+    return size(load(ROOT / name))
+
+
+@cache
+def _pdf_text(name: str) -> str:
+    """The rendered proposal's text (pdftotext), whitespace and no-break spaces as one space."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        pdf = Path(d) / "proposal.pdf"
+        render_pdf(_sized(name), pdf)
+        text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                              text=True).stdout
+    return " ".join(text.replace("\xa0", " ").split())
+
+
+def test_the_burst_risk_says_what_peak_needs_in_replicas() -> None:
+    """Section 8's burst risk read "its 6 replicas hold 28 % headroom above the 4.69 that peak
+    needs": a bare 4.69 of nothing. It is 4.69 replicas (the pool's demand_replicas row)."""
+    result = _sized(WORKS)
+    chat = result.plan.pools[0]
+    assert (chat.replicas, f"{chat.demand_replicas:.3g}") == (6, "4.69")
+    text = _pdf_text(WORKS)
+    burst = text.split("Burst above peak", 1)[1].split("Model or engine change", 1)[0]
+    assert ("its 6 replicas hold 28 % headroom above the 4.69 replicas that peak needs."
+            in burst)
+    assert "above the 0.312 replicas that peak needs" in burst  # the agent platform's pool
+    assert not re.search(r"above the [\d.,]+ that peak", burst)
+    acme = _pdf_text(ACME)
+    assert "hold 85 % headroom above the 2.7 replicas that peak needs." in acme
+
+
+def test_the_retrieval_table_gives_tokens_per_gpu_to_three_figures() -> None:
+    """Wide World Importers' retrieval table read "Tokens/s per GPU 102,392" and "140,124"
+    beside figures rounded to three (latency 100 ms, USD 35.9 k): six digits of a modelled
+    estimate. Three significant figures, as every other modelled quantity."""
+    result = _sized(IMPORTERS)
+    per_gpu = {w.name: float(w.best.values["replica_tokens_per_s"])
+               for w in result.retrieval if w.best is not None}
+    fmt = Formatter(result.account.currency)
+    shown = {w: fmt.approx(x) for w, x in per_gpu.items()}
+    assert sorted(shown.values()) == ["102,000", "140,000"]
+    text = _pdf_text(IMPORTERS)
+    for whole in per_gpu.values():
+        assert f"{whole:,.0f}" not in text
+    for figure in shown.values():
+        assert figure in text
