@@ -71,3 +71,38 @@ def test_the_retrieval_table_gives_tokens_per_gpu_to_three_figures() -> None:
         assert f"{whole:,.0f}" not in text
     for figure in shown.values():
         assert figure in text
+
+
+def test_an_alternative_no_cloud_instance_can_hold_has_no_cloud_price() -> None:
+    """Wide World Importers' alternatives: 2 × NVIDIA H100 PCIe on the Dell PowerEdge R760xa
+    read "USD 0 / derived price" under "Cloud per year". The offer rents H100 PCIe by the GPU
+    in 1-GPU instances only, which cannot hold a 2-GPU replica (cloud_holds_replica = 0), so
+    the calculation list gives it no cloud price (cloud_price_known = 0, annual_cost_cloud 0)
+    although the GPU has a price per GPU-hour. It reads "no price", as the other unpriced rows."""
+    result = _sized(IMPORTERS)
+    chat = result.workloads[0]
+    shown = [o for o in chat.options if o.id == "h100-pcie/fp8/kv-fp8/tp2"
+             and o.platform == "dell-r760xa"]
+    assert len(shown) == 1
+    v = shown[0].values
+    assert (v["cloud_gpu_hour"] > 0, v["cloud_holds_replica"], v["cloud_price_known"],
+            v["annual_cost_cloud"]) == (True, 0.0, 0.0, 0.0)
+    text = _pdf_text(IMPORTERS)
+    section = text.split("4.1 Knowledge assistant", 1)[1].split("5 Headroom and resilience", 1)[0]
+    row = section.split("2 × NVIDIA H100 PCIe", 1)[1].split(" × ", 1)[0]
+    assert row.endswith("Dell PowerEdge R760xa 27 20.3 tok/s 974 ms 6 2 62 % USD 113 k no price 1"), row
+    assert "USD 0 " not in section and not section.count("USD 0 derived")
+
+
+def test_the_cloud_instances_row_reads_one_way_across_its_columns() -> None:
+    """Wide World Importers' cost table, row "Cloud instances (GPUs rented)": the language
+    model's column read "1 × 8" (fixed instance sizes) beside the embedder's "4 (4 GPUs)"
+    (sold by the GPU). Under that label every column reads instances (GPUs rented)."""
+    result = _sized(IMPORTERS)
+    llm = result.workloads[0].best
+    assert llm is not None
+    v = llm.values
+    assert (v["cloud_sold_by_gpu"], v["cloud_instances"], v["cloud_gpus_rented"]) == (0, 1, 8)
+    text = _pdf_text(IMPORTERS)
+    assert "Cloud instances (GPUs rented) 1 (8 GPUs) 4 (4 GPUs) 8 (8 GPUs)" in text
+    assert "1 × 8" not in text
