@@ -106,3 +106,20 @@ def test_the_cloud_instances_row_reads_one_way_across_its_columns() -> None:
     text = _pdf_text(IMPORTERS)
     assert "Cloud instances (GPUs rented) 1 (8 GPUs) 4 (4 GPUs) 8 (8 GPUs)" in text
     assert "1 × 8" not in text
+
+
+def test_a_plan_of_one_pool_says_the_pool() -> None:
+    """Contoso Developer Tools sizes one workload in one pool, with 4 spare replicas running
+    for N+1; the plan's note read "One node's worth of spare GPUs per platform lets every pool
+    meet its peak with any one node down": a platform and pools the plan does not have. It says
+    "the pool"; Woodgrove's two pools on one node group keep "every pool"."""
+    one = _sized("inputs/code-assistant-alternatives.yaml")
+    assert [(p.replicas, p.spare_replicas) for p in one.plan.pools] == [(9, 4)]
+    text = _pdf_text("inputs/code-assistant-alternatives.yaml")
+    assert ("One node's worth of spare capacity lets the pool meet its peak with any one node "
+            "down. Policy headroom: 25 %.") in text
+    assert "every pool" not in text and "per platform" not in text
+    two = _sized("inputs/code-assistant.yaml")
+    assert len(two.plan.pools) == 2 and len(two.plan.node_groups) == 1
+    assert ("One node's worth of spare GPUs per platform lets every pool meet its peak with any "
+            "one node down.") in _pdf_text("inputs/code-assistant.yaml")
