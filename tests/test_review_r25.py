@@ -123,3 +123,22 @@ def test_a_plan_of_one_pool_says_the_pool() -> None:
     assert len(two.plan.pools) == 2 and len(two.plan.node_groups) == 1
     assert ("One node's worth of spare GPUs per platform lets every pool meet its peak with any "
             "one node down.") in _pdf_text("inputs/code-assistant.yaml")
+
+
+def test_the_standby_gpus_each_pool_row_names_are_said_to_be_one_shared_set() -> None:
+    """Adventure Works buys one node group of 3 servers for its three pools, with 8 GPUs on
+    standby for N+1 (group_standby_gpus). The summary's plan table gives each pool's spare as
+    "standby: 8 GPUs", three times, beside a headline of 24 GPUs of which 8 are on standby: read
+    down the column, 24 GPUs on standby. The table's note says the 8 are one set, shared."""
+    result = _sized(WORKS)
+    (group,) = result.plan.node_groups
+    assert (len(group.pools), group.values["group_standby_gpus"]) == (3, 8)
+    text = _pdf_text(WORKS)
+    summary = text.split("Executive summary", 1)[1].split("Range:", 1)[0]
+    assert summary.count("standby: 8 GPUs") == 3
+    assert ("24 GPUs: 15 serving, 8 on standby, 1 idle" in summary)
+    assert ("lets every pool meet its peak with any one node down (standby: the node group's GPUs "
+            "on standby, one set shared by all its pools, running nothing until they take over "
+            "a lost replica of any of them).") in summary
+    # one pool of its own spare replicas (Acme Corp): no such note
+    assert "one set shared by all its pools" not in _pdf_text(ACME)
