@@ -142,3 +142,25 @@ def test_the_standby_gpus_each_pool_row_names_are_said_to_be_one_shared_set() ->
             "a lost replica of any of them).") in summary
     # one pool of its own spare replicas (Acme Corp): no such note
     assert "one set shared by all its pools" not in _pdf_text(ACME)
+
+
+def test_a_flop_row_at_zero_reads_0_flop_on_the_throughput_sheet(tmp_path: Path) -> None:
+    """Acme Corp's Throughput sheet (a dense model: no expert overhead) printed "Expert
+    overhead per token 0.00E+00 FLOP" in every option's column. Zero reads "0 FLOP"; the
+    others keep their powers of ten ("3.28E+04 FLOP")."""
+    import openpyxl
+
+    from llmsizer.documents.workbook import write_workbook
+
+    result = _sized(ACME)
+    best = result.workloads[0].best
+    assert best is not None and best.values["expert_slot_flops"] == 0
+    path = tmp_path / "acme.xlsx"
+    write_workbook(result, path)
+    ws = openpyxl.load_workbook(path)["Throughput"]
+    # columns: the calculation's name, its label, its unit, then one per option
+    formats = {str(r[1].value): r[3].number_format for r in ws.iter_rows()
+               if len(r) > 3 and r[1].value and r[2].value == "FLOP"}
+    assert len(formats) >= 2 and all(f.startswith('0.00E+00" FLOP"') for f in formats.values())
+    assert formats["Expert overhead per token"].split(";") == [
+        '0.00E+00" FLOP"', '-0.00E+00" FLOP"', '0" FLOP"']
