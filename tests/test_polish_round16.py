@@ -60,7 +60,7 @@ def test_burst_risk_of_a_shared_plan_gives_the_pools_headroom(
     # 85.4 % in whole percents: every headroom of the proposal to one precision, and its
     # alternatives reach 100 % (session 23)
     assert ("Pool 1 (Internal assistant, Contract RAG): 9,300 tok/s at peak; its 5 replicas "
-            "hold 85 % headroom above the 2.7 that peak needs.") in burst
+            "hold 85 % headroom above the 2.7 replicas that peak needs.") in burst
     assert "137 %" not in burst and "installed against" not in burst
 
 
@@ -75,7 +75,7 @@ def test_burst_risk_of_pools_sharing_nodes_reads_each_pools_figures(
     for pool in out.result.plan.pools:
         assert f"its {pool.replicas} replica" in burst
     assert ("Pool 1 (Company-wide chat): 30,000 tok/s at peak; its 6 replicas hold 28 % "
-            "headroom above the 4.69 that peak needs.") in burst
+            "headroom above the 4.69 replicas that peak needs.") in burst
     assert "Pool 3 (Agent platform): 3,200 tok/s at peak; its 1 replica holds 220 %" in burst
     assert "339,486" not in burst
 
@@ -97,7 +97,7 @@ def test_the_headroom_table_and_burst_risk_state_it_in_replicas(
     # every headroom of the proposal)
     assert "20 % 175 % 83 % 3 6 2.18" in text
     assert ("Contract review 128K: 360 tok/s at peak; its 6 replicas hold 175 % headroom above "
-            "the 2.18 that peak needs.") in text
+            "the 2.18 replicas that peak needs.") in text
     assert "1,139" not in text
 
 
@@ -109,7 +109,7 @@ def test_every_burst_figure_divides_to_its_headroom(
     text = _page_text(shipped_outputs(path).pdf, 1, 99)
     burst = text.split("Burst above peak", 1)[1].split("Model or engine change", 1)[0]
     found = re.findall(r"its ([\d,]+) replicas? holds? ([\d.,]+) % headroom above the "
-                       r"([\d.,]+) that peak needs", burst)
+                       r"([\d.,]+) replicas? that peak needs", burst)
     assert found, burst
     for replicas, headroom, needs in found:
         r, h, d = (float(x.replace(",", "")) for x in (replicas, headroom, needs))

@@ -204,6 +204,8 @@ def _number_format(unit: str, values: tuple[float, ...], currency: str, dash_zer
         fmt = '#,##0.0,,," bn"'
     elif unit == "FLOP":
         fmt = '0.00E+00" FLOP"'
+        if not (dash_zero or zero_text):  # nothing reads "0 FLOP", never "0.00E+00 FLOP"
+            return f'{fmt};-{fmt};0" FLOP"'  # (review 25: a dense model's expert overhead)
     else:
         integral = all(float(v).is_integer() for v in values)
         if unit in _FIXED_DECIMALS:
