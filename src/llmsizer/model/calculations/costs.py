@@ -159,13 +159,23 @@ CALCULATIONS: tuple[Calculation, ...] = (
     # so the replica cannot run there and the offer gives it no rent (it was priced as two
     # 1-GPU instances). The same holds for any offer sold by the GPU whose listed sizes are all
     # narrower than the replica (a node's GPUs at most: a wider replica spans whole nodes).
+    # Session 25: the same holds for an offer of fixed whole instances of several GPUs
+    # (cloud_gpus_per_instance > 1): no size it sells holds the replica (a node's GPUs at
+    # most) when the instance rented is narrower, and the rent below would count the replica
+    # spanning instances. A replica wider than a node spans node-wide instances, as the
+    # bought plan spans nodes over the scale-out network.
     _c("cloud_holds_replica", "Cloud offer holds the largest replica", "1 = yes", "TCO",
-       IF(AND(BY_GPU, LISTED, lt(r("cloud_replica_instance_gpus"),
-                                 MIN(r("cloud_replica_gpus"), r("gpus_per_node")))), 0, 1),
-       "1 = an instance the offer sells holds the largest replica's GPUs (a node's at most); "
-       "0 = sold by the GPU in listed sizes that are all narrower (1-GPU instances only, a "
-       "2-GPU replica): instances are not one tensor-parallel group, so the replica cannot "
-       "run on this offer and it has no cloud price."),
+       # (no offer: 0 GPUs per instance, held: cloud_price_known says why)
+       IF(AND(gt(r("cloud_gpus_per_instance"), 0),
+              lt(IF(BY_GPU, r("cloud_replica_instance_gpus"),
+                    MAX(r("cloud_gpus_per_instance"), r("cloud_size1_gpus"),
+                        r("cloud_size2_gpus"))),
+                 MIN(r("cloud_replica_gpus"), r("gpus_per_node")))), 0, 1),
+       "1 = an instance the offer sells holds the largest replica's GPUs (a node's at most: "
+       "a wider replica spans node-wide instances, as the bought plan spans nodes); 0 = every "
+       "size sold is narrower (sold by the GPU in 1-GPU instances only and a 2-GPU replica, or "
+       "whole 4-GPU instances and an 8-GPU replica): instances are not one tensor-parallel "
+       "group, so the replica cannot run on this offer and it has no cloud price."),
     _c("cloud_price_known", "Cloud price known", "1 = yes", "TCO",
        IF(AND(gt(r("cloud_gpu_hour"), 0), gt(r("cloud_holds_replica"), 0)), 1, 0),
        "1 = the offer has a price per GPU-hour and holds the largest replica; 0 = no cloud "
