@@ -45,6 +45,7 @@ from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load, load_from_text
 from llmsizer.sizing.engine import size
 from llmsizer.sizing.results import Result
+from llmsizer.web.account import update_html
 
 LAKESHORE = DATA / "pcie-spread-s25.yaml"
 SERVER, NETWORK, GPU = 30000.0, 2197.25, 8565.0  # platforms.yaml, costs.py, gpus.yaml
@@ -113,6 +114,9 @@ def test_the_cli_and_the_proposal_say_why_and_what_it_saves() -> None:
     assert ("spread over 3 servers to keep a smaller spare: USD 5.57 k a year less than 2 "
             "servers.") in html
     assert "group_" not in html.split("spread over", 1)[1][:200]  # names, not ids
+    web = update_html(LAKESHORE.read_text()).replace("\u00a0", " ")
+    assert ("Dell PowerEdge XE7745: spread over 3 servers to keep a smaller spare: USD 5.57 k "
+            "a year less than 2 servers.") in web
 
 
 def _hunt_case(users: int) -> dict[str, Any]:
@@ -192,3 +196,29 @@ def test_libreoffice_recalculates_the_spread_like_the_engine(tmp_path: Path) -> 
     assert (plan["group_spread_layout"], plan["group_spare_gpus"], plan["group_nodes"],
             plan["group_gpus_purchased"]) == (1, 4, 3, 12)
     assert plan["group_spread_saving_per_year"] == pytest.approx(5574.24, abs=0.01)
+
+
+@pytest.mark.parametrize("node_cost", [0.5, 1.0, 1.5, 2.5, 3.5, 6.0])
+def test_every_pool_alone_keeps_its_load_and_costs_more_with_more_load(
+        node_cost: float) -> None:
+    """The plan rows by hand, a GPU costing 1 a year and a node 0.5 to 6 (every side of the
+    choice): every pool alone on a PCIe group (TP 1, 2, 4 up to the node; 1 to 24 replicas for
+    the load; 4- and 8-slot servers; demand = the load) keeps its load with a server down, adds
+    no spare node, and costs no less a year with one replica more for the load (the cheaper
+    of two layouts, each costing more with more load; the fewest nodes grow with the load)."""
+    spread = 0
+    for gpn in (4, 8):
+        for tp in (t for t in (1, 2, 4) if t <= gpn):
+            before = 0.0
+            for reps in range(1, 25):
+                g, (p,) = _group([_pool(tp, reps, float(reps), gpn)], gpn, n1=True,
+                                 sold_full=False, node_cost=node_cost, gpu_cost=1.0)
+                assert p["pool_headroom_after_node_loss"] >= 0, (gpn, tp, reps)
+                assert g["group_spare_nodes_added"] == 0
+                cost = g["group_nodes"] * node_cost + g["group_gpus_purchased"]
+                assert cost == min(g["group_packed_cost_per_year"],
+                                   g["group_spread_cost_per_year"])
+                assert cost >= before, (gpn, tp, reps)
+                before = cost
+                spread += int(g["group_spread_layout"])
+    assert spread > 0 if node_cost < 4 else spread == 0
