@@ -66,19 +66,26 @@ def _agg(items: tuple[Aggregate, ...], rows: list[Any], env: Any) -> None:
 
 
 def _group(pools: list[dict[str, Any]], gpus_per_node: int, n1: bool,
-           sold_full: bool = True) -> tuple[dict[str, Any], list[Any]]:
-    """The plan's node-group stages from the group's load on (the pools' own stage given)."""
+           sold_full: bool = True, node_cost: float = 0.0,
+           gpu_cost: float = 0.0) -> tuple[dict[str, Any], list[Any]]:
+    """The plan's node-group stages from the group's load on (the pools' own stage given).
+    ``node_cost``, ``gpu_cost``: a node's and a GPU's cost per year (session 25: the N+1
+    layout on PCIe servers bought part full is the cheaper; unpriced, on the fewest nodes)."""
     g: Any = ChainMap({}, {"gpus_per_node": float(gpus_per_node),
                            "platform_sold_full": float(sold_full),
-                           "survive_node_loss": float(n1)})
+                           "survive_node_loss": float(n1),
+                           "node_cost_per_year": node_cost, "gpu_cost_per_year": gpu_cost})
     envs = [ChainMap({}, p, g) for p in pools]
     g["group_load_gpus"] = sum(p["pool_load_gpus"] for p in pools)
     g["group_pool_count"] = float(len(pools))
     # session 23: a pool alone on PCIe servers bought part full spares its fullest node's GPUs
-    fullest = next(c for c in POOL_CALCULATIONS if c.name == "pool_fullest_node_gpus")
-    for e in envs:
-        e["pool_fullest_node_gpus"] = evaluate(fullest.expr, e)
+    # session 25: or spread over one node more where that costs less a year
+    for name in ("pool_fullest_node_gpus", "pool_spread_node_gpus"):
+        c = next(c for c in POOL_CALCULATIONS if c.name == name)
+        for e in envs:
+            e[name] = evaluate(c.expr, e)
     g["group_fullest_node_gpus"] = max(e["pool_fullest_node_gpus"] for e in envs)
+    g["group_spread_node_gpus"] = max(e["pool_spread_node_gpus"] for e in envs)
     _run(GROUP_SPARE_CALCULATIONS, g)
     for e in envs:
         _run(POOL_SPARE_CALCULATIONS, e)

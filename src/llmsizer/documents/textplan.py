@@ -21,7 +21,7 @@ from .proposal.format import (
     retrieval_split,
     shared_gpus_words,
 )
-from .proposal.plan import alone_storage_words, instances_split, spare_words
+from .proposal.plan import alone_storage_words, instances_split, spare_words, spread_words
 from .textwords import counted, headroom_places, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
@@ -112,6 +112,8 @@ def print_plan(result: Result, con: Console, places: int | None = None) -> None:
         split = group_split(g, result.plan.retrieval_groups)
         notes = [f": {split}" if split else "",
                  f"; {added} spare node{'' if added == 1 else 's'} added for N+1" if added else ""]
+        spread = "" if rented else spread_words(g, cur).replace(NBSP, " ")
+        notes += [f"; {spread}" if spread else ""]
         if rented:  # the PDF cover's terms, from the group's rows (GPUs rented, instances)
             n_rented = int(g.values["cloud_gpus_rented"])
             n_instances = int(g.values["cloud_instances"])

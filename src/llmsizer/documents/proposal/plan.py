@@ -85,6 +85,20 @@ def spare_words(p: PlanPool, g: NodeGroup, rented: bool, n_plus_one: bool) -> Sp
     return SpareWords("no spare", "none")
 
 
+def spread_words(g: NodeGroup, currency: str) -> str:
+    """Where a node group of PCIe servers bought part full spreads its load over one server
+    more to keep a smaller N+1 spare, because that costs less a year (session 25:
+    plan_pools.py ``group_spread_layout``, ``group_spread_saving_per_year``): "spread over 3
+    servers to keep a smaller spare: USD 5.57 k a year less than 2 servers"; "" otherwise."""
+    v = g.values
+    if v.get("group_spread_layout", 0) <= 0:
+        return ""
+    nodes, fewer = int(v["group_nodes"]), int(v["group_packed_layout_nodes"])
+    return (f"spread over {nodes:,} servers to keep a smaller spare: "
+            f"{Formatter(currency).money(float(v['group_spread_saving_per_year']))} a year "
+            f"less than {fewer:,} server{'' if fewer == 1 else 's'}")
+
+
 def instances_split(g: NodeGroup) -> str:
     """A rented node group's cloud instances split as the offer sold by the GPU rents them:
     "6 serving, 2 spare on standby" (plan_node_loss.py ``group_cloud_load_instances``,
@@ -127,6 +141,8 @@ class GroupView:
     pools: tuple[PoolView, ...]
     # rented by the GPU: "6 serving, 2 spare on standby" (instances_split); '' otherwise
     instances_split: str = ""
+    # bought, spread over one server more for a smaller spare (spread_words); '' otherwise
+    spread: str = ""
 
 
 NO_EXTRA_COST = "no extra cost"
@@ -239,7 +255,8 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
         groups.append(GroupView(group=grp, platform_name=short_name(plat.name) if plat else grp.platform,
                                 gpu_name=g.name if g else grp.gpu,
                                 pools=tuple(pools[pid] for pid in grp.pools),
-                                instances_split=instances_split(grp) if rented else ""))
+                                instances_split=instances_split(grp) if rented else "",
+                                spread="" if rented else spread_words(grp, result.account.currency)))
     rviews = []
     asked = result.source.requirements if result.source is not None else {}
     own_api = (asked.get("costs") or {}).get("retrieval_api_per_million") or {}

@@ -43,6 +43,7 @@ from . import (
     rented,
     replicas,
     speculative,
+    spread,
 )
 from .benchmarks import (
     BENCH_GROUP_GPUS,
@@ -261,6 +262,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     + XPYD_CALCULATIONS
     + decode.SERVED_CALCULATIONS
     + XPYD_NODE_CALCULATIONS
+    + spread.UNIT_COST_CALCULATIONS
     + replicas.CALCULATIONS
     + costs.CALCULATIONS
     + rented.CALCULATIONS

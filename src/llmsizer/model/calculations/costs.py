@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lookup, lt, ref
+from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, eq, evaluate, ge, gt, le, lt, ref
 from .core import Calculation, _c, r
 
 # An offer sold by the GPU (review round 22): its own size is one GPU. With no other size
@@ -57,19 +57,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
        r("nodes") * r("node_base_price"), "Nodes x node price without GPUs."),
     _c("capex_gpus", "Capex: GPUs", "currency", "TCO", r("gpus_purchased") * r("gpu_price"),
        "GPUs purchased x GPU price."),
-    # The network a server carries (brief F, session 23): the east-west GPU fabric's share
-    # per fabric port only on a platform built for it (platforms.yaml gpu_fabric: HGX/DGX/OAM,
-    # NVL72; replicas span nodes only there), and every server's front-end ports at their
-    # speed. Per server, never per group size (tests/test_money_round14.py item 3).
-    _c("network_per_node_used", "Network per node", "currency", "TCO",
-       IF(gt(r("network_per_node_stated"), 0), r("network_per_node"),
-          lookup("platforms", "platform", "gpu_fabric")
-          * lookup("platforms", "platform", "fabric_ports") * r("network_per_fabric_port")
-          + lookup("platforms", "platform", "frontend_ports")
-          * lookup("platforms", "platform", "frontend_gbps") * r("network_per_frontend_gbps")),
-       "The account's network per node where it states one; else, where the platform is "
-       "built for a GPU fabric (1 = yes), its fabric ports x price per fabric port, plus "
-       "front-end ports x their Gb/s x price per Gb/s (a PCIe server: the front-end alone)."),
+    # network_per_node_used: calculations/spread.py (a node's cost a year reads it first)
     _c("capex_network", "Capex: network", "currency", "TCO",
        r("nodes") * r("network_per_node_used"), "Nodes x network per node."),
     _c("capex", "Capital cost", "currency", "TCO",

@@ -7,9 +7,13 @@ that run nothing kept together. :mod:`.plan` lists the stages in order; the next
 
 from __future__ import annotations
 
-from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, lift
+from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, eq, ge, gt, lift, lt
 from .core import r, tp
 from .planrows import Aggregate, PlanCalculation
+from .spread import layout_cost
+
+# the fewest nodes a pool's load needs (at least one)
+_FEWEST_POOL = MAX(1, ROUNDUP(r("pool_load_gpus") / r("gpus_per_node"), 0))
 
 # N+1 asked (the later stages read it too)
 N_PLUS_ONE = gt(r("survive_node_loss"), 0)
@@ -238,6 +242,13 @@ POOL_CALCULATIONS: tuple[PlanCalculation, ...] = (
         "Replicas for the load / the nodes they need (their GPUs / GPUs per node, rounded up), "
         "rounded up, x TP: what one node down takes with it. Disaggregated: a node's GPUs (at "
         "most the load)."),
+    # Session 25 (hunt seed 71): or spread over one node more where that costs less a year
+    PlanCalculation(
+        "pool_spread_node_gpus", "GPUs of its fullest node, spread over one node more", "GPUs",
+        IF(gt(r("pool_prefill_gpus"), 0), r("pool_fullest_node_gpus"),
+           ROUNDUP(r("pool_replicas_for_load") / (_FEWEST_POOL + 1), 0) * tp),
+        "Replicas for the load / (the nodes they need + 1), rounded up, x TP: what one node "
+        "down takes with the load spread over one node more. Disaggregated: as on the fewest."),
 )
 
 GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
@@ -248,19 +259,63 @@ GROUP_LOAD_AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("group_fullest_node_gpus", "GPUs of the fullest node (load spread evenly)",
               "GPUs", "MAX", r("pool_fullest_node_gpus"),
               "The largest of its pools' (one pool alone: that pool's)."),
+    Aggregate("group_spread_node_gpus", "GPUs of the fullest node, spread over one node more",
+              "GPUs", "MAX", r("pool_spread_node_gpus"),
+              "The largest of its pools' (one pool alone: that pool's)."),
 )
 
+# the fewest nodes the group's load needs (at least one)
+_FEWEST_GROUP = MAX(1, ROUNDUP(r("group_load_gpus") / r("gpus_per_node"), 0))
+
 GROUP_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
+    # Session 25 (hunt seed 71): a pool alone on PCIe servers bought part full, N+1: on the
+    # fewest nodes or spread over one more (a smaller fullest node, a smaller spare), the
+    # layout that costs less a year by the plan's prices (spread.py)
+    PlanCalculation(
+        "group_packed_layout_nodes", "N+1 on the fewest nodes: nodes", "nodes",
+        _FEWEST_GROUP + 1, "The nodes the load needs (at least one) + 1."),
+    PlanCalculation(
+        "group_packed_cost_per_year", "N+1 on the fewest nodes: cost per year", "currency/yr",
+        layout_cost(r("group_packed_layout_nodes"),
+                    r("group_load_gpus") + MIN(r("gpus_per_node"), r("group_load_gpus"),
+                                               r("group_fullest_node_gpus"))),
+        "(The load's nodes + 1) x a node's cost per year + (the load's GPUs + its fullest "
+        "node's) x a GPU's cost per year."),
+    PlanCalculation(
+        "group_spread_cost_per_year", "N+1 spread over one node more: cost per year",
+        "currency/yr",
+        layout_cost(r("group_packed_layout_nodes") + 1,
+                    r("group_load_gpus") + MIN(r("gpus_per_node"), r("group_load_gpus"),
+                                               r("group_spread_node_gpus"))),
+        "(The load's nodes + 2) x a node's cost per year + (the load's GPUs + the fullest "
+        "node's, spread over one node more) x a GPU's cost per year."),
+    PlanCalculation(
+        "group_spread_layout", "Spread over one node more for a smaller spare", "1 = yes",
+        IF(AND(_n1, eq(r("group_pool_count"), 1), eq(r("platform_sold_full"), 0),
+               lt(r("group_spread_cost_per_year"), r("group_packed_cost_per_year"))), 1, 0),
+        "1 when one pool alone on PCIe servers bought part full, N+1, costs less a year spread "
+        "over one node more than on the fewest nodes: the cheaper of the two layouts."),
+    PlanCalculation(
+        "group_spread_saving_per_year", "Saved a year by spreading over one node more",
+        "currency/yr",
+        IF(gt(r("group_spread_layout"), 0),
+           r("group_packed_cost_per_year")
+           - MIN(r("group_packed_cost_per_year"), r("group_spread_cost_per_year")), 0),
+        "Where spread: on the fewest nodes' cost per year - the cheaper of the two; 0 "
+        "otherwise."),
     PlanCalculation(
         "group_spare_gpus", "Spare GPUs (N+1)", "GPUs",
         IF(_n1, IF(AND(eq(r("group_pool_count"), 1), eq(r("platform_sold_full"), 0)),
-                   MIN(r("gpus_per_node"), r("group_load_gpus"), r("group_fullest_node_gpus")),
+                   MIN(r("gpus_per_node"), r("group_load_gpus"),
+                       IF(gt(r("group_spread_layout"), 0), r("group_spread_node_gpus"),
+                          r("group_fullest_node_gpus"))),
                    MIN(r("gpus_per_node"), r("group_load_gpus"))), 0),
         "One node's worth for the group (at most its load): N+1 once, not per workload. "
         "Several pools: kept together as a standby node that can host any replica a failed "
         "node ran (a node holds at most a node's worth). One pool on PCIe servers bought part "
         "full: the GPUs of its fullest node, what one node down takes (session 23: not a "
-        "server's every slot); a fixed baseboard comes full."),
+        "server's every slot), on the fewest nodes or spread over one more, whichever costs "
+        "less (session 25); a fixed baseboard comes full."),
 )
 
 POOL_SPARE_CALCULATIONS: tuple[PlanCalculation, ...] = (
@@ -301,10 +356,11 @@ GROUP_SIZE_CALCULATIONS: tuple[PlanCalculation, ...] = (
     PlanCalculation(
         "group_packed_nodes", "Nodes for load and spares", "nodes",
         MAX(ROUNDUP(r("group_load_spare_gpus") / r("gpus_per_node"), 0),
-            IF(_n1, MAX(1, ROUNDUP(r("group_load_gpus") / r("gpus_per_node"), 0)) + 1, 1)),
+            IF(_n1, _FEWEST_GROUP + 1 + r("group_spread_layout"), 1)),
         "Replicas packed into whole nodes: TP is a power of two dividing the node's GPUs, so "
         "no TP group is split across nodes; with N+1 at least the load's nodes + 1 (at least "
-        "2: the spares spread over one node more)."),
+        "2: the spares spread over one node more), + 1 more where spread for a smaller "
+        "spare."),
     PlanCalculation(
         "group_free_gpus", "GPUs running no replica", "GPUs",
         MAX(0, IF(gt(r("platform_sold_full"), 0), r("group_packed_nodes") * r("gpus_per_node"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..expr import AND, IF, MAX, MIN, ROUNDDOWN, ROUNDUP, Expr, gt, le, lt, ref
 from .core import Calculation, _c, _gpus, r
+from .spread import layout_cost
 
 # Review round 22 (University of Northfield): a throughput target with the parallel request
 # streams stated (concurrent_users: the streams an offline pipeline keeps open). The streams
@@ -93,6 +94,9 @@ def _headroom(replicas: Expr) -> Expr:
               IF(gt(r("demand_replicas"), 0), replicas / r("demand_replicas") - 1, 0))
 
 
+# the fewest nodes the load's replicas need (at least one)
+_FEWEST = MAX(1, ROUNDUP(r("replicas_for_load") * _gpus / r("gpus_per_node"), 0))
+
 # The demand terms of replicas running full (users / users per replica, the system target /
 # a full replica's throughput): demand_replicas, and full_replicas_for_load beside the streams.
 _USERS_DEMAND = IF(AND(gt(r("users_per_replica"), 0), gt(r("required_tokens_per_s_per_user"), 0)),
@@ -148,15 +152,46 @@ CALCULATIONS: tuple[Calculation, ...] = (
                / MAX(1, ROUNDUP(r("replicas_for_load") * _gpus / r("gpus_per_node"), 0)), 0),
        "Replicas for peak + headroom / the nodes they need (their GPUs / GPUs per node, "
        "rounded up), rounded up: the replicas spread evenly, what one node down takes."),
+    # Session 25 (hunt seed 71): or spread over one node more, where that costs less a year
+    # (spread.py): a smaller fullest node, a smaller spare
+    _c("spread_replicas_per_node", "Replicas on its fullest node, spread over one node more",
+       "replicas", "Nodes",
+       ROUNDUP(r("replicas_for_load") / (_FEWEST + 1), 0),
+       "Replicas for peak + headroom / (the nodes they need + 1), rounded up: what one node "
+       "down takes when the load is spread over one node more."),
+    _c("packed_layout_cost_per_year", "N+1 on the fewest nodes: cost per year",
+       "currency/yr", "Nodes",
+       layout_cost(_FEWEST + 1, (r("replicas_for_load")
+                                 + MIN(r("replicas_per_node"), r("replicas_for_load"),
+                                       r("load_replicas_per_node"))) * _gpus),
+       "(The load's nodes + 1) x a node's cost per year + (replicas for the load + its "
+       "fullest node's) x GPUs per replica x a GPU's cost per year."),
+    _c("spread_layout_cost_per_year", "N+1 spread over one node more: cost per year",
+       "currency/yr", "Nodes",
+       layout_cost(_FEWEST + 2, (r("replicas_for_load")
+                                 + MIN(r("replicas_per_node"), r("replicas_for_load"),
+                                       r("spread_replicas_per_node"))) * _gpus),
+       "(The load's nodes + 2) x a node's cost per year + (replicas for the load + the "
+       "fullest node's, spread over one node more) x GPUs per replica x a GPU's cost per "
+       "year."),
+    _c("spread_layout", "Spread over one node more for a smaller spare", "1 = yes", "Nodes",
+       IF(AND(gt(r("survive_node_loss"), 0), le(r("platform_sold_full"), 0),
+              le(r("disagg_prefill_gpus_for_load"), 0),
+              lt(r("spread_layout_cost_per_year"), r("packed_layout_cost_per_year"))), 1, 0),
+       "1 when N+1 on PCIe servers bought part full (not disaggregated) costs less a year "
+       "spread over one node more than on the fewest nodes: the cheaper of the two layouts."),
     _c("spare_replicas", "Spare replicas (N+1)", "replicas", "Nodes",
        IF(gt(r("survive_node_loss"), 0),
           IF(AND(le(r("platform_sold_full"), 0), le(r("disagg_prefill_gpus_for_load"), 0)),
-             MIN(r("replicas_per_node"), r("replicas_for_load"), r("load_replicas_per_node")),
+             MIN(r("replicas_per_node"), r("replicas_for_load"),
+                 IF(gt(r("spread_layout"), 0), r("spread_replicas_per_node"),
+                    r("load_replicas_per_node"))),
              MIN(r("replicas_per_node"), r("replicas_for_load"))), 0),
        "As many replicas as one node holds (at most the load), so peak is met with a node down "
        "(“How fast does it serve?”, check 5). PCIe servers bought part full: the replicas "
        "of the fullest node for the load (session 23: not a server's every slot; not "
-       "disaggregated)."),
+       "disaggregated), on the fewest nodes or spread over one more, whichever costs less "
+       "(session 25)."),
     _c("replicas", "Replicas", "replicas", "Nodes", r("replicas_for_load") + r("spare_replicas"),
        "Serving copies of the model."),
     _c("gpus", "GPUs", "GPUs", "Nodes", r("replicas") * _gpus + r("disagg_prefill_pool_gpus"),
@@ -168,9 +203,11 @@ CALCULATIONS: tuple[Calculation, ...] = (
     _c("nodes", "Nodes", "nodes", "Nodes",
        MAX(ROUNDUP(r("gpus") / r("gpus_per_node"), 0),
            IF(gt(r("survive_node_loss"), 0),
-              MAX(1, ROUNDUP(r("load_gpus") / r("gpus_per_node"), 0)) + 1, 1)),
+              MAX(1, ROUNDUP(r("load_gpus") / r("gpus_per_node"), 0)) + 1 + r("spread_layout"),
+              1)),
        "ROUNDUP(GPUs / GPUs per node); when the service must survive a node loss, at least "
-       "the load's nodes + 1 (at least 2; replicas spread evenly)."),
+       "the load's nodes + 1 (at least 2; replicas spread evenly), + 1 more where spread for "
+       "a smaller spare."),
     _c("replicas_lost_with_a_node", "Replicas lost with one node", "replicas", "Nodes",
        MIN(r("replicas_per_node"), ROUNDUP(r("replicas") / r("nodes"), 0)),
        "Replicas on the fullest node when spread evenly."),
