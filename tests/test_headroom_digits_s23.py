@@ -73,7 +73,8 @@ def test_the_university_pool_headroom_reads_the_same_in_pdf_cli_and_web() -> Non
 
 def test_the_terminal_heads_the_batch_column_as_the_web_page_does() -> None:
     """The options table's "batch" is the batch at peak (decode.py batch_served: 9.71 for the
-    university's transcript job, against a batch limit of 65; 67 before session 25); the web page heads it "Batch at
+    university's transcript job, against a batch limit of 65, 67 before session 25);
+    the web page heads it "Batch at
     peak". The terminal stacks the words, so the column stays five characters wide."""
     result = _sized()
     best = result.workloads[0].best

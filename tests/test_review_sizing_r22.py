@@ -90,7 +90,8 @@ def test_telco_memory_per_replica(telco: Result) -> None:
     assert v["kv_gb_per_request"] == pytest.approx(kv_req_gb)
     usable = 4 * (180 * 0.9 - 1)                         # 644 GB
     assert v["usable_memory_gb"] == pytest.approx(usable)
-    assert v["max_sequences_by_memory"] == math.floor((usable - weights_gb) / kv_req_gb) == 1681  # was 1704 (session 25)
+    # 1681 since session 25 (was 1704)
+    assert v["max_sequences_by_memory"] == math.floor((usable - weights_gb) / kv_req_gb) == 1681
 
 
 def test_telco_step_time_batch_and_tpot(telco: Result) -> None:
