@@ -5,8 +5,8 @@ University of Northfield's overnight transcript job (tests/data/gbp-university-r
 review helper F) keeps 64 streams open and asks 1,500 tok/s of Llama 3.3 70B. The engine sized
 each H100 PCIe TP2 replica full (batch 65 since session 25, the KV memory's limit): 4
 replicas x 65 = 260 requests in flight for 64 streams, and it reported 36.8 % headroom
-where the 64 streams on 4 replicas make only 1,223 tok/s (`llmsizer estimate --replicas 4 --concurrency 16`). The
-streams advance one step together: on N replicas each runs C / N of them, a step takes
+where the 64 streams on 4 replicas make only 1,223 tok/s (`llmsizer estimate --replicas 4
+--concurrency 16`). The streams advance one step together: on N replicas each runs C / N of them, a step takes
 t = a + b x C / N and they make C x 1000 / (f x t) tok/s (f the speculative TPOT factor, 1
 here), so N >= b x f x C x T / (1000 x C - a x f x T) (replicas.py stream_replicas).
 """
