@@ -68,7 +68,8 @@ def plotted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[list[float],
 
 def test_each_dot_of_the_throughput_chart_is_the_operating_point_its_figure_is_read_at(
         plotted: list[tuple[list[float], list[float], dict[str, Any]]]) -> None:
-    """The university's stream job: a replica may hold 67 sequences (its batch limit), the
+    """The university's stream job: a replica may hold 65 sequences (its batch limit; 67
+    before session 25), the
     stated load keeps it at 9.71; the walk-through reads the replica's output at the limit
     and each user's speed at 9.71. The chart put both dots at batch 67, the per-user one at
     the speed read at 9.71 (23.4 tok/s, high above the curve's 7.7 there), and its key said
@@ -80,8 +81,8 @@ def test_each_dot_of_the_throughput_chart_is_the_operating_point_its_figure_is_r
     v = view.best.v
     limit, served = float(v["batch_per_replica"]), float(v["batch_served"])
     user, replica = float(v["tokens_per_s_per_user"]), float(v["replica_output_tokens_per_s"])
-    assert (limit, round(served, 2)) == (67, 9.71)
-    assert (fmt.tok_s(user), fmt.tok_s(replica)) == ("23.4\xa0tok/s", "513\xa0tok/s")
+    assert (limit, round(served, 2)) == (65, 9.71)
+    assert (fmt.tok_s(user), fmt.tok_s(replica)) == ("23.4\xa0tok/s", "510\xa0tok/s")
     # the dots: the replica's output at the limit, the per-user speed at the batch at peak
     dots = [(x[0], y[0]) for x, y, _style in plotted]
     assert dots == [(limit, replica), (served, user)]
@@ -89,9 +90,9 @@ def test_each_dot_of_the_throughput_chart_is_the_operating_point_its_figure_is_r
     encoded = re.search(r"base64,([^\"]+)", str(view.throughput_chart))
     assert encoded is not None
     svg = unescape(base64.b64decode(encoded.group(1)).decode()).replace("\xa0", " ")
-    assert "Batch limit 67: 513 tok/s per replica" in svg
+    assert "Batch limit 65: 510 tok/s per replica" in svg
     assert "At peak, batch 9.71: 23.4 tok/s per user" in svg
-    assert "23.4 tok/s per user, 513" not in svg
+    assert "23.4 tok/s per user, 510" not in svg
     # the per-user dot lies on the per-user curve: the whole batches either side of 9.71
     # bracket its speed (the engine's curve, drawn through them)
     from llmsizer.documents.proposal.walkthrough import _curve_points
@@ -106,7 +107,7 @@ def test_each_dot_of_the_throughput_chart_is_the_operating_point_its_figure_is_r
     html = _render_template(_roots(None), {**build_context(result, detail=True),
                                            "appendix": True})
     text = _words(html)
-    assert ("the orange dot is the replica's output at its batch limit of 67, the most a replica "
+    assert ("the orange dot is the replica's output at its batch limit of 65, the most a replica "
             "may hold at once; the diamond is each user's speed at the 9.71 sequences the "
             "stated load keeps it at") in text
 

@@ -50,17 +50,19 @@ def test_deepseek_r1_fp4_checkpoint_count(kept_extra: int, published: float) -> 
 
 
 def test_kept_part_priced_at_two_bytes_in_memory() -> None:
-    """The 16-bit part costs 2 bytes in memory (and so in the KV budget); FP8 weights keep the
-    single price (the field applies to FP4 only). The step's weight reads still price it at
+    """The 16-bit part costs 2 bytes in memory (and so in the KV budget); FP8 weights keep
+    only the embeddings, lm_head, norms and routers at 16 bits (session 25 weights audit:
+    1.96 B, DeepSeek's FP8 release; tests/test_weights_audit_s25.py, was 0, the whole model
+    at 1 byte). The step's weight reads still price it at
     the FP4 size: at 2 bytes the small-batch FP4 steps came out longer than measured
     (docs/calibration-history.md, "Ninth pass: FP4 checkpoints' 16-bit parts")."""
     fp4 = _values("deepseek-r1", "b200", "fp4", "fp8", 8, ep=8)
     fp8 = _values("deepseek-r1", "b200", "fp8", "fp8", 8, ep=8)
     kept = 6.210e9  # models.yaml, nvidia/DeepSeek-R1-0528-FP4-v2
-    assert fp4["params_kept_16bit"] == kept and fp8["params_kept_16bit"] == 0
+    assert fp4["params_kept_16bit"] == kept and fp8["params_kept_16bit"] == 1.9608e9
     assert fp4["weights_gb"] == pytest.approx(
         ((671e9 - kept) * 0.5625 + kept * 2) / 1e9)  # 386.4 GB, was 377.4
-    assert fp8["weights_gb"] == pytest.approx(671.0)
+    assert fp8["weights_gb"] == pytest.approx(671.0 + 1.9608)  # was 671.0 (session 25)
     assert fp4["kv_budget_gb"] == pytest.approx(
         (fp4["usable_memory_gb"] - fp4["weights_gb"]) * fp4["kv_cache_fraction"])
     assert fp4["shared_weights_ms"] == pytest.approx(
@@ -127,13 +129,15 @@ def test_qwen3_next_kept_part() -> None:
     ("kimi-k2", 8), ("glm-4.6", 4), ("llama-4-maverick", 4), ("qwen3-coder-480b-a35b", 4)])
 def test_fp4_weights_price_the_kept_part_at_two_bytes(model: str, tp: int) -> None:
     """NVFP4 weights: the quantised part at 0.5625 byte, the kept part at 2 (every kept part
-    here lies in the non-expert parameters); the FP8 weights of the same model are unchanged."""
+    here lies in the non-expert parameters); the FP8 weights of the same model keep their own
+    16-bit part (session 25: the embeddings, lm_head, norms and routers; was 0)."""
     v = _values(model, "b200", "fp4", "fp8", tp)
     kept = load_catalog().models[model].fp4_16bit_params
     assert v["params_kept_16bit"] == kept and v["unstreamed_16bit_gb"] == 0
     assert v["weights_gb"] == pytest.approx(((v["params_total"] - kept) * 0.5625 + kept * 2)
                                             / 1e9)
-    assert _values(model, "b200", "fp8", "fp8", tp)["params_kept_16bit"] == 0
+    assert _values(model, "b200", "fp8", "fp8", tp)["params_kept_16bit"] == (
+        load_catalog().models[model].quantised_16bit_count)
 
 
 # Dense and Mixtral models: NVIDIA's dense NVFP4 exports exclude lm_head only

@@ -38,14 +38,16 @@ def test_storage_read_bandwidth_is_a_sourced_default() -> None:
 
 def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
     """enterprise-multi's agent platform on H100s only: gpt-oss-120b (the catalog's 116.8e9
-    parameters) on 2 H100s, experts spread over both and attention data-parallel (each rank keeps its own copy
-    of the 1.5e9 non-expert weights). Only the MoE experts are MXFP4 (0.53125 bytes a weight
-    with its block scales); the checkpoint keeps attention, router and embeddings in BF16
-    (the catalog's 2.1674e9 16-bit parameters: config.json's modules_to_not_convert), so
-    the non-expert copy is 2 bytes a weight and the rest of the 16-bit part (the input
-    embedding, outside OpenAI's active count) adds its 2 - 0.53125 bytes once: 68.2 GB a
-    replica reloads, read at 5 GB/s: 13.6 s; at a stated 1 GB/s, 68.2 s. With B200 allowed
-    the plan puts it on one B200 (no data-parallel copy), so this pins the H100s it is about."""
+    parameters) on 4 H100s at FP8. Session 25 (weights audit): an FP8 checkpoint keeps the
+    embeddings, lm_head, norms and routers at 16 bits, so the knowledge-base workload's
+    Llama 3.3 70B grew 70.6 -> 72.7 GB a replica and needs 5 replicas (20 GPUs), and the plan
+    now packs the agent's 4 GPUs beside them on the 8-GPU nodes (before: MXFP4 on 2 H100s with
+    attention data-parallel, 68.2 GB, on a 4-GPU node). gpt-oss has no FP8 checkpoint, so
+    its 16-bit part is the MXFP4 checkpoint's (attention, router, embeddings: the catalog's
+    2.1674e9, config.json's modules_to_not_convert): (116.8e9 - 2.1674e9) x 1 byte +
+    2.1674e9 x 2 = 119.0 GB a replica reloads, read at 5 GB/s: 23.8 s; at a stated 1 GB/s,
+    119.0 s. With B200 allowed the plan puts it on one B200, so this pins the H100s it is
+    about."""
     data = yaml.safe_load((ROOT / "inputs" / "enterprise-multi.yaml").read_text())
     data["hardware"]["gpus"] = ["h100-sxm"]
     path = tmp_path / "em-h100.yaml"
@@ -54,14 +56,12 @@ def test_restart_time_is_weights_over_storage_bandwidth(tmp_path: Path) -> None:
     agent = next(w for w in result.workloads if w.name == "Agent platform")
     assert agent.best is not None
     v = agent.best.values
-    assert (agent.best.weight_precision, agent.best.tp, v["adp"]) == ("mxfp4", 2, 2)
+    assert (agent.best.weight_precision, agent.best.tp, v["adp"]) == ("fp8", 4, 1)
     model = load_catalog().models["gpt-oss-120b"]
-    shared, kept = float(v["shared_params"]), model.fp4_16bit_params
-    experts = model.params_total - shared
-    replica_weights = (experts * 0.53125 + 2 * shared * 2
-                       + (kept - shared) * (2 - 0.53125)) / 1e9
+    kept = model.quantised_16bit_count
+    replica_weights = ((model.params_total - kept) * 1 + kept * 2) / 1e9
     assert math.isclose(float(v["weights_gb"]), replica_weights, rel_tol=1e-9)
-    assert round(replica_weights, 1) == 68.2
+    assert round(replica_weights, 1) == 119.0
     assert math.isclose(float(v["restart_s"]), replica_weights / 5.0, rel_tol=1e-12)
     fmt = Formatter(result.account.currency)
     doc = build_context(result)["fmt"]  # the PDF's: one precision for all its headrooms

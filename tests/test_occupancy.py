@@ -79,19 +79,21 @@ def test_only_offline_trtllm_bench_rows_take_a_fitted_share() -> None:
 
 def test_engine_backend_share_is_the_best_fit_of_the_v017_offline_rows() -> None:
     """The 301 offline rows of the TensorRT-LLM v0.17 perf overview (trtllm-bench,
-    TensorRT-engine backend; calibration_points.csv): 0.90 of the output held minimises the
+    TensorRT-engine backend; calibration_points.csv): 0.83 of the output held minimises the
     loss on the 0.01 grid (its neighbours 0.05 away are worse, the whole output worse still);
-    median |error| 4.4 % with the whole output reserved, 4.2 % with 0.90."""
+    median |error| 4.4 % with the whole output reserved, 4.1 % with 0.83. Refitted in session
+    25: FP8 weights now keep their embeddings and lm_head at 16 bits (smaller KV budgets), and
+    0.90 (the fit before, still 4.2 %) no longer minimised the loss."""
     cat = load_catalog()
     name = "trtllm_kv_output_occupancy"
     share = cat.constant(name)
-    assert share == pytest.approx(0.90)
+    assert share == pytest.approx(0.83)  # 0.90 before session 25
     rows = _offline(cat, "calibration_points.csv", pytorch=False)
     assert len(rows) == 301
     at = {s: _loss(rows, cat, name, s) for s in (share - 0.05, share, share + 0.05, 1.0)}
     assert at[share][0] < min(at[share - 0.05][0], at[share + 0.05][0], at[1.0][0])
     assert at[share][1] < at[1.0][1]
-    assert at[share][1] == pytest.approx(0.042, abs=0.001)
+    assert at[share][1] == pytest.approx(0.041, abs=0.001)
     assert at[1.0][1] == pytest.approx(0.044, abs=0.001)
 
 

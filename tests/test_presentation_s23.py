@@ -114,7 +114,8 @@ def test_each_batch_is_named_by_what_it_is() -> None:
     """The university's stream job: the PDF's risks said "67 planned", the options the batch
     at the stated load 9.71 (64 streams over the 6.59 replicas they need) and the plan line
     "batch 9" (the pool's row, rounded down). Each place now names the batch limit (the most
-    a replica may hold, batch_per_replica) and the batch at peak (batch_served)."""
+    a replica may hold, batch_per_replica) and the batch at peak (batch_served). The limit
+    is 65 since session 25 (the FP8 checkpoint's 16-bit embeddings and lm_head; 67 before)."""
     from rich.console import Console
 
     from llmsizer.documents.textplan import print_plan
@@ -123,16 +124,16 @@ def test_each_batch_is_named_by_what_it_is() -> None:
     w = result.workloads[0]
     assert w.best is not None
     v = w.best.values
-    assert (v["batch_per_replica"], round(v["batch_served"], 2)) == (67, 9.71)
+    assert (v["batch_per_replica"], round(v["batch_served"], 2)) == (65, 9.71)
     assert result.plan.pools[0].batch_per_replica == 9  # the pool's mixed-batch row
     text = _text(UNIVERSITY)
     assert "67 planned" not in text
-    assert ("memory holds 67 such requests per replica; a replica runs at most 67 at once "
+    assert ("memory holds 65 such requests per replica; a replica runs at most 65 at once "
             "(its batch limit) and the stated load keeps it at 9.71") in text
     con = Console(width=400, record=True, color_system=None)
     print_plan(result, con)
     plan = " ".join(con.export_text().split())
-    assert "16 replicas, batch limit 67, 9.71 at peak; spare:" in plan
+    assert "16 replicas, batch limit 65, 9.71 at peak; spare:" in plan
     assert "batch 9;" not in plan
     # a one-member pool without stated streams: its limit and the users present
     chat = result.workloads[1].best

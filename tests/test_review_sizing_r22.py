@@ -77,8 +77,12 @@ def test_telco_memory_per_replica(telco: Result) -> None:
     # models.yaml qwen3-235b-a22b: 235.0e9 total, 22.0e9 active, 128 experts, top 8.
     routed = (235.0e9 - 22.0e9) / (1 - 8 / 128)          # 227.2e9 in the experts
     shared = 235.0e9 - routed                            # 7.8e9 attention + embeddings
-    weights_gb = (routed + shared * 4) / 1e9             # FP8 1 B; ADP 4 keeps 4 copies: 258.4
-    assert v["weights_gb"] == pytest.approx(weights_gb) and weights_gb == pytest.approx(258.4)
+    # FP8 1 B, but the checkpoint keeps embeddings, lm_head, norms and routers (1.2947e9,
+    # models.yaml) at 2 B (session 25 weights audit; was 258.4 at 1 B throughout); ADP 4
+    # keeps 4 copies of the non-expert part: 263.6
+    kept = 1.2947e9
+    weights_gb = (routed + (shared + kept) * 4) / 1e9
+    assert v["weights_gb"] == pytest.approx(weights_gb) and weights_gb == pytest.approx(263.579)
     # KV: 2 x 4 KV heads x 128 head dim x 1 B (FP8) x 94 layers = 96,256 B a token; a request
     # holds 2,000 + 350 tokens: 0.2262 GB; attention TP 1 under ADP, so no copies.
     kv_req_gb = 2 * 4 * 128 * 1 * 94 * 2350 / 1e9
@@ -86,7 +90,8 @@ def test_telco_memory_per_replica(telco: Result) -> None:
     assert v["kv_gb_per_request"] == pytest.approx(kv_req_gb)
     usable = 4 * (180 * 0.9 - 1)                         # 644 GB
     assert v["usable_memory_gb"] == pytest.approx(usable)
-    assert v["max_sequences_by_memory"] == math.floor((usable - weights_gb) / kv_req_gb) == 1704
+    # 1681 since session 25 (was 1704)
+    assert v["max_sequences_by_memory"] == math.floor((usable - weights_gb) / kv_req_gb) == 1681
 
 
 def test_telco_step_time_batch_and_tpot(telco: Result) -> None:
@@ -178,11 +183,14 @@ def test_university_batch_job_on_h100_pcie_pairs(university: Result) -> None:
     2.0 TB/s, FP8 1,513 TFLOP/s, NVLink bridge 300 GB/s), uncalibrated: x 0.903."""
     assert university.workloads[0].recommended == "h100-pcie/fp8/kv-fp8/tp2"
     v = _rec(university, 0)
-    assert v["weights_gb"] == pytest.approx(70.6)
+    # FP8 1 B + embed_tokens and lm_head (+ norms) 2.1027e9 kept at 2 B (session 25 weights
+    # audit; was 70.6): 72.70 GB
+    weights = (70.6e9 + 2.1027e9) / 1e9
+    assert v["weights_gb"] == pytest.approx(weights)
     kv_req = 2 * 80 * 8 * 128 * 1 * 6500 / 1e9           # 1.065 GB for 6,000 + 500 tokens
     assert v["kv_gb_per_request"] == pytest.approx(kv_req)
-    budget = 2 * (80 * 0.9 - 1) - 70.6                    # 71.4 GB
-    assert v["max_sequences_by_memory"] == math.floor(budget / kv_req) == 67
+    budget = 2 * (80 * 0.9 - 1) - weights                 # 69.3 GB
+    assert v["max_sequences_by_memory"] == math.floor(budget / kv_req) == 65  # was 67
     e = 0.903
     # a: 70.6 GB / (2 x 2.0 TB/s x 0.903) = 19.55 ms + two all-reduces a layer x 80 x 35.81 us
     # = 5.73 ms + 2.485 ms = 27.76 ms
@@ -199,14 +207,16 @@ def test_university_batch_job_on_h100_pcie_pairs(university: Result) -> None:
          + 4 * 64 * 128 * 80 * 6250 / (2 * 1513e12 * 0.1301 * e) * 1000
          + ar + pre_tok * 6000 / 500)
     assert v["step_ms_per_seq"] == pytest.approx(b)
-    # no speed target: memory holds the batch at 67; TPOT 27.76 + 67 x 1.535 = 130.6 ms;
-    # a replica full makes 67 / 0.1306 = 513 tok/s (1,500 / 513 = 2.92 replicas full)
-    assert v["batch_per_replica"] == 67
-    tps = 67 * 1000 / (a + 67 * b)
+    # no speed target: memory holds the batch at 65 (67 before session 25's 16-bit
+    # embeddings); TPOT 27.76 + 65 x 1.535 = 127.5 ms; a replica full makes 65 / 0.1275 =
+    # 510 tok/s (1,500 / 510 = 2.94 replicas full). The step still streams 70.6 GB: the
+    # weight reads keep the single price (tests/test_fp4_checkpoint.py)
+    assert v["batch_per_replica"] == 65
+    tps = 65 * 1000 / (a + 65 * b)
     assert v["replica_output_tokens_per_s"] == pytest.approx(tps)
     # but the job keeps only 64 streams open (session 22, s22-stated-streams): they make
     # 1,500 tok/s at steps of 64 x 1000 / 1,500 = 42.67 ms, 27.76 + 1.535 x 64 / N <= 42.67:
-    # N >= 1.535 x 64 / 14.91 = 6.59 replicas at peak (4 full replicas would hold 268)
+    # N >= 1.535 x 64 / 14.91 = 6.59 replicas at peak (4 full replicas would hold 260)
     n = b * 64 / (64 * 1000 / 1500 - a)
     assert v["demand_replicas"] == pytest.approx(n)
     # headroom 25 % on the load, 1,875 tok/s: steps of 64,000 / 1,875 = 34.13 ms,
@@ -224,8 +234,10 @@ def test_university_chat_from_named_users(university: Result) -> None:
     rate = 8000 * 2 * 3 / 3600
     assert v["peak_request_rate_per_s"] == pytest.approx(rate)
     # KV 2 x 32 layers x 8 x 128 x 1 B = 65,536 B a token x 1,500 = 98.3 MB; budget 80 x 0.9
-    # - 1 - 8.03 = 62.97 GB: 640 requests
-    assert v["max_sequences_by_memory"] == math.floor((80 * 0.9 - 1 - 8.03) / (65536 * 1500 / 1e9)) == 640
+    # - 1 - 9.08 = 61.92 GB: 629 requests (weights 8.03 + the 1.0509e9 of embed_tokens,
+    # lm_head and norms kept at 2 B: session 25 weights audit; was 8.03 GB, 640 requests)
+    weights = (8.03e9 + 1.0509e9) / 1e9
+    assert v["max_sequences_by_memory"] == math.floor((80 * 0.9 - 1 - weights) / (65536 * 1500 / 1e9)) == 629
     e = 0.903
     a = 8.03 / (2.0 * e) + 2.485                          # 4.446 + 2.485 = 6.931 ms
     pre_tok = (2 * 8.03e9 + 2 * 4096 * 32 * 1200) / 1513 / (1e12 * 0.7923 * e) * 1000
@@ -304,12 +316,16 @@ def test_mtp_memory_and_speculative_factor(ledgerline: Result) -> None:
     # models.yaml deepseek-v3: 671e9 total, 37e9 active, 256 experts top 8, 61 layers, 58 MoE
     routed = (671e9 - 37e9) / (1 - 8 / 256)               # 654.5e9
     shared = 671e9 - routed                               # 16.5e9, one copy per ADP rank
-    assert v["weights_gb"] == pytest.approx((routed + 8 * shared) / 1e9)   # 786.8 GB
+    # the FP8 release keeps embeddings, lm_head, norms and routers (1.9608e9) in BF16: each
+    # rank's non-expert copy costs shared + kept bytes (session 25 weights audit; was 786.8)
+    kept = 1.9608e9
+    weights = (routed + 8 * (shared + kept)) / 1e9         # 802.5 GB
+    assert v["weights_gb"] == pytest.approx(weights)
     # MLA: (512 + 64) x 1 B x 61 layers = 35,136 B a token; x 4,800 = 0.1687 GB
     kv_req = 576 * 61 * 4800 / 1e9
     assert v["kv_gb_per_request"] == pytest.approx(kv_req)
-    budget = 8 * (141 * 0.9 - 1) - (routed + 8 * shared) / 1e9            # 220.4 GB
-    assert v["max_sequences_by_memory"] == math.floor(budget / kv_req) == 1306
+    budget = 8 * (141 * 0.9 - 1) - weights                                 # 204.7 GB
+    assert v["max_sequences_by_memory"] == math.floor(budget / kv_req) == 1213  # was 1306
     # MTP: one drafted token, the catalog's published acceptance 1.875 a step; the MTP
     # layer is one of 61: factor (1 + 1/61) / 1.875 = 0.5421 on every step
     assert v["spec_tpot_factor"] == pytest.approx((1 + 1 / 61) / 1.875)

@@ -3,10 +3,10 @@ for those streams, not for replicas running full.
 
 University of Northfield's overnight transcript job (tests/data/gbp-university-r22.yaml, from
 review helper F) keeps 64 streams open and asks 1,500 tok/s of Llama 3.3 70B. The engine sized
-each H100 PCIe TP2 replica full (batch 67, the KV memory's limit): 4 replicas x 67 = 268
-requests in flight for 64 streams, and it reported 36.8 % headroom where the 64 streams on 4
-replicas make only 1,223 tok/s (`llmsizer estimate --replicas 4 --concurrency 16`). The
-streams advance one step together: on N replicas each runs C / N of them, a step takes
+each H100 PCIe TP2 replica full (batch 65 since session 25, the KV memory's limit): 4
+replicas x 65 = 260 requests in flight for 64 streams, and it reported 36.8 % headroom
+where the 64 streams on 4 replicas make only 1,223 tok/s (`llmsizer estimate --replicas 4
+--concurrency 16`). The streams advance one step together: on N replicas each runs C / N of them, a step takes
 t = a + b x C / N and they make C x 1000 / (f x t) tok/s (f the speculative TPOT factor, 1
 here), so N >= b x f x C x T / (1000 x C - a x f x T) (replicas.py stream_replicas).
 """
@@ -60,7 +60,7 @@ def test_university_transcript_job_is_sized_for_its_64_streams(university: Resul
     a, b = _a_b()
     assert v["step_fixed_ms"] == pytest.approx(a)
     assert v["step_ms_per_seq"] == pytest.approx(b)
-    assert v["batch_per_replica"] == 67                    # what one replica holds (KV memory)
+    assert v["batch_per_replica"] == 65   # what one replica holds (KV memory; 67 before s25)
     # the streams make 1,500 tok/s only at steps of 64 x 1000 / 1,500 = 42.67 ms:
     # 27.76 + 1.535 x 64 / N <= 42.67  ->  N >= 1.535 x 64 / 14.91 = 6.59
     limit = 64 * 1000 / 1500
@@ -192,7 +192,7 @@ policy: {{headroom: 0.25, survive_node_loss: false}}
 def test_more_streams_never_need_more_replicas() -> None:
     """The same target with more streams open: fewer replicas or as many, never more (more
     streams per replica is a larger batch, more tok/s a replica); from full replicas on
-    (4 here: 4 x 67 = 268 streams) the count stays."""
+    (4 here: 4 x 65 = 260 streams) the count stays."""
     seen = []
     for users in (64, 80, 96, 128, 200, 268, 512, 1024):   # 48: short of the headroom, below
         r = size(load_from_text(_JOB.format(users=users), "streams.yaml"))
@@ -258,7 +258,7 @@ policy: {headroom: 0.25, survive_node_loss: false}
 
 def test_a_shared_pool_keeps_the_streams_step() -> None:
     """The job shares its H100 PCIe TP2 replicas with a 10-user chat on the same model: the
-    pool counts the 64 streams (not 6.59 x 67 = 441 sequences) and 10 users, and holds the
+    pool counts the 64 streams (not 6.59 x 65 = 428 sequences) and 10 users, and holds the
     step every replica takes at peak to the streams' 64 x 1000 / 1,500 = 42.67 ms:
     N = (1.535 x 64 + b_chat x 10) / (42.67 - 27.76); with 25 % headroom on the load, the
     step to 64,000 / 1,875 = 34.13 ms with the chat's sequences x 1.25:

@@ -109,6 +109,15 @@ class Model(_Entry):
         default=0, ge=0,
         description="parameters the published FP4 checkpoint keeps at 16 bits (0 = none known)")
     fp4_16bit_source: str = ""
+    # FP8 / INT8 / INT4 checkpoints keep at least the embeddings, lm_head, norms and routers at
+    # 16 bits (DeepSeek's block-FP8 release, ModelOpt/llm-compressor/AWQ/GPTQ exports): null =
+    # the same parameters as fp4_16bit_params (whose exclude list is exactly that set for every
+    # model whose FP4 export keeps no attention in BF16).
+    quantised_16bit_params: float | None = Field(
+        default=None, ge=0,
+        description="parameters an FP8/INT8/INT4 checkpoint keeps at 16 bits; null = "
+                    "fp4_16bit_params")
+    quantised_16bit_source: str = ""
     # Attention kinds by layer: the KV cache of a sliding-window layer stops growing at its
     # window, a linear-attention layer keeps a fixed recurrent state instead of a cache.
     sliding_window: int = Field(default=0, ge=0, description="tokens; 0 = no window")
@@ -145,6 +154,14 @@ class Model(_Entry):
         if not self.experts:
             return 0
         return self.layers if self.moe_layers is None else self.moe_layers
+
+    @property
+    def quantised_16bit_count(self) -> float:
+        """Parameters an FP8/INT8/INT4 checkpoint keeps at 16 bits: the stated count, else the
+        FP4 checkpoint's (the same embeddings, lm_head, norms and routers)."""
+        if self.quantised_16bit_params is None:
+            return self.fp4_16bit_params
+        return self.quantised_16bit_params
 
     @model_validator(mode="after")
     def _layer_kinds(self) -> Model:

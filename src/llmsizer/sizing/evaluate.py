@@ -119,6 +119,7 @@ def workload_inputs(w: Workload, m: Model) -> dict[str, float]:
         "params_total": m.params_total,
         "params_active": m.params_active,
         "fp4_16bit_params": m.fp4_16bit_params,
+        "quantised_16bit_params": m.quantised_16bit_count,
         "layers": float(m.layers),
         "hidden_size": float(m.hidden_size),
         "attention_heads": float(m.attention_heads),

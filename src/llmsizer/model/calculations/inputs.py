@@ -168,6 +168,10 @@ INPUTS: tuple[Input, ...] = (
     _i("fp4_16bit_params", "Parameters an FP4 checkpoint keeps at 16 bits", "params",
        "workload", "Attention, router, embeddings and lm_head that the published FP4 "
        "checkpoint leaves in BF16 (its quantisation exclude list); 0 = none known.", low=0),
+    _i("quantised_16bit_params", "Parameters an FP8, INT8 or INT4 checkpoint keeps at 16 bits",
+       "params", "workload", "Embeddings, lm_head, norms and routers that 8- and 4-bit "
+       "checkpoints leave in BF16 (DeepSeek's FP8 release; ModelOpt, AWQ and GPTQ exports).",
+       low=0),
     _i("layers", "Layers", "layers", "workload", "num_hidden_layers.", low=1, integer=True),
     _i("hidden_size", "Hidden size", "elements", "workload", "Model width.", low=1, integer=True),
     _i("attention_heads", "Attention heads", "heads", "workload", "Query heads.", low=1,

@@ -7,7 +7,7 @@ budget left after weights, and how many requests fit in it at full reserved cont
 
 from __future__ import annotations
 
-from ..expr import IF, MIN, ROUNDDOWN, eq, gt, lookup
+from ..expr import IF, MIN, ROUNDDOWN, eq, gt, lookup, lt
 from .core import Calculation, _c, _gpus, r
 
 CALCULATIONS: tuple[Calculation, ...] = (
@@ -20,9 +20,12 @@ CALCULATIONS: tuple[Calculation, ...] = (
        "Attention, shared experts, dense layers and embeddings (dense model: all)."),
     _c("params_kept_16bit", "Parameters kept at 16 bits", "params", "KV",
        IF(eq(lookup("precisions", "weight_precision", "compute_code"), 4),
-          r("fp4_16bit_params"), 0),
-       "FP4 weights only: the parameters the FP4 checkpoint leaves in BF16 (attention, router, "
-       "embeddings, lm_head); 0 at other precisions."),
+          r("fp4_16bit_params"),
+          IF(lt(lookup("precisions", "weight_precision", "bytes_per_param"), 2),
+             r("quantised_16bit_params"), 0)),
+       "The parameters the quantised checkpoint leaves in BF16: FP4 its exclude list "
+       "(attention, router, embeddings, lm_head), FP8/INT8/INT4 the embeddings, lm_head, norms "
+       "and routers (DeepSeek-R1 FP8: 1.96 B); 0 at 16 bits."),
     _c("shared_kept_16bit", "Non-expert parameters kept at 16 bits", "params", "KV",
        MIN(r("params_kept_16bit"), r("shared_params")),
        "The 16-bit part, at most the non-expert parameters (gpt-oss: its active count leaves "
