@@ -1,0 +1,60 @@
+"""Review round 25: the CLI used as a presales engineer would, on good inputs and broken ones
+(a YAML with three mistakes in different fields, a missing file, a near-miss model name, a
+folder with one bad account among good ones, a CSV that is not a results file). What a user
+noticed first (the web's half: test_review_web_r25.py):
+
+- an unknown model with a close guess ("did you mean llama-3.1-70b?") was followed by the
+  catalog's 41 model ids, a 700-character line, twice that in `report`'s batch line; with a
+  guess the message names the command that lists them (as `estimate --model` already did),
+  the whole list only where nothing is close;
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = (ROOT / "inputs" / "example.yaml").read_text()
+
+
+def _run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "llmsizer.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
+
+
+def _three_mistakes(folder: Path, name: str = "acme.yaml") -> Path:
+    """concurrent_users in words, a misspelt model, a headroom in percent: three fields."""
+    text = EXAMPLE.replace("concurrent_users: 200", "concurrent_users: two hundred", 1)
+    text = text.replace("model: llama-3.1-70b\n    concurrent_users: 100",
+                        "model: lama-3.1-70b\n    concurrent_users: 100", 1)
+    text = text.replace("headroom: 0.25", "headroom: 25", 1)
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_a_near_miss_model_names_the_listing_command_not_every_model(tmp_path: Path) -> None:
+    path = _three_mistakes(tmp_path)
+    proc = _run("validate", path.name, cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "error: acme.yaml: 3 problems:", lines
+    (model,) = [line for line in lines if "workloads[1].model" in line]
+    assert model == (
+        "  acme.yaml:19:5: workloads[1].model: unknown model 'lama-3.1-70b': did you mean "
+        "llama-3.1-70b? `llmsizer catalog models` lists them all (or the path of a Hugging "
+        "Face config.json next to this file)")
+    # it listed all 41: "The catalog's models: deepseek-r1, deepseek-v3, ..."
+    assert "deepseek" not in proc.stderr and max(map(len, lines)) < 250, lines
+
+
+def test_an_unknown_name_with_nothing_close_still_lists_the_catalog(tmp_path: Path) -> None:
+    (tmp_path / "acme.yaml").write_text(EXAMPLE.replace("model: llama-3.1-70b\n",
+                                                        "model: zzzz-qqqq\n", 1))
+    proc = _run("validate", "acme.yaml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "unknown model 'zzzz-qqqq'. The catalog's models: deepseek-r1, " in proc.stderr
