@@ -7,6 +7,9 @@ noticed first (the web's half: test_review_web_r25.py):
   catalog's 41 model ids, a 700-character line, twice that in `report`'s batch line; with a
   guess the message names the command that lists them (as `estimate --model` already did),
   the whole list only where nothing is close;
+- `fidelity` on a CSV that is not a results file named the 15 columns twice ("header lacks
+  column(s) source, model, ...; expected source, model, ...") and never what it found; a
+  header with a few missing still names them;
 """
 
 from __future__ import annotations
@@ -58,3 +61,23 @@ def test_an_unknown_name_with_nothing_close_still_lists_the_catalog(tmp_path: Pa
     proc = _run("validate", "acme.yaml", cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown model 'zzzz-qqqq'. The catalog's models: deepseek-r1, " in proc.stderr
+
+
+def test_fidelity_on_another_csv_says_what_its_header_holds(tmp_path: Path) -> None:
+    (tmp_path / "prices.csv").write_text("gpu,price_usd\nh100-sxm,25000\n")
+    proc = _run("fidelity", "--summary", "prices.csv", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (
+        "error: prices.csv:1: is not a measured-results file: its header has gpu, price_usd "
+        "(14 of the 15 columns missing); expected source, model, gpu, gpu_count, tp, "
+        "precision_weights, "
+        "precision_kv, isl, osl, concurrency, scenario, metric, value, unit, notes")
+
+
+def test_fidelity_still_names_the_few_columns_a_header_lacks(tmp_path: Path) -> None:
+    header = (ROOT / "tests" / "data" / "calibration_points.csv").read_text().splitlines()[0]
+    (tmp_path / "short.csv").write_text(header.removesuffix(",value,unit,notes") + "\n")
+    proc = _run("fidelity", "short.csv", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: short.csv:1: header lacks column(s) value, unit, "
+                                  "notes; expected source, "), proc.stderr
