@@ -140,7 +140,9 @@ def test_estimate_tells_every_bad_option_at_once() -> None:
         "  --weights: unknown precision 'FP8': the catalog names it fp8 (ids are lower case, "
         "with the catalog's hyphens and dots); write --weights fp8",
         "  --kv: unknown precision 'int3': did you mean int8? The catalog's precisions: bf16, fp16, "
-        "fp4, fp8, int4, int8, mxfp4 (see 'python -m llmsizer.cli estimate --help')"]
+        "fp4, fp8, int4, int8, mxfp4",
+        # review round 25: on a line of its own, not run on after the last problem's list
+        "(see 'python -m llmsizer.cli estimate --help')"]
 
 
 @pytest.mark.parametrize(("option", "value", "told"), [

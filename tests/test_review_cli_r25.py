@@ -10,6 +10,8 @@ noticed first (the web's half: test_review_web_r25.py):
 - `fidelity` on a CSV that is not a results file named the 15 columns twice ("header lacks
   column(s) source, model, ...; expected source, model, ...") and never what it found; a
   header with a few missing still names them;
+- `estimate` with several bad options ran "(see 'llmsizer estimate --help')" on after the
+  last one, as if part of the precision list; it has a line of its own;
 """
 
 from __future__ import annotations
@@ -81,3 +83,14 @@ def test_fidelity_still_names_the_few_columns_a_header_lacks(tmp_path: Path) -> 
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: short.csv:1: header lacks column(s) value, unit, "
                                   "notes; expected source, "), proc.stderr
+
+
+def test_estimate_s_pointer_to_its_help_is_a_line_of_its_own(tmp_path: Path) -> None:
+    proc = _run("estimate", "--model", "lama-3.1-70b", "--gpu", "h100", "--weights", "fp9",
+                "--prompt-tokens", "500", "--output-tokens", "300", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "error: 4 problems:", lines
+    assert lines[-2].startswith("  --weights: unknown precision 'fp9': did you mean fp8? ")
+    assert lines[-2].endswith("int4, int8, mxfp4"), lines[-2]
+    assert lines[-1] == "(see 'python -m llmsizer.cli estimate --help')", lines
