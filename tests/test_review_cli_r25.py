@@ -12,6 +12,9 @@ noticed first (the web's half: test_review_web_r25.py):
   header with a few missing still names them;
 - `estimate` with several bad options ran "(see 'llmsizer estimate --help')" on after the
   last one, as if part of the precision list; it has a line of its own;
+- `fidelity`'s rows it could not read were listed "   1  isl is not a number ...", the
+  format of the summary's counts per reason printed under them ("  27  GPU ... is not in
+  the catalog"): each now reads "row 1: ...";
 """
 
 from __future__ import annotations
@@ -94,3 +97,18 @@ def test_estimate_s_pointer_to_its_help_is_a_line_of_its_own(tmp_path: Path) -> 
     assert lines[-2].startswith("  --weights: unknown precision 'fp9': did you mean fp8? ")
     assert lines[-2].endswith("int4, int8, mxfp4"), lines[-2]
     assert lines[-1] == "(see 'python -m llmsizer.cli estimate --help')", lines
+
+
+def test_fidelity_names_the_row_of_each_reason_unlike_the_counts(tmp_path: Path) -> None:
+    lines = (ROOT / "tests" / "data" / "calibration_points.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    bad = lines[1].split(",")
+    bad[header.index("isl")] = "lots"
+    (tmp_path / "points.csv").write_text("\n".join([lines[0], ",".join(bad), lines[2]]) + "\n")
+    proc = _run("fidelity", "points.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    at = out.index("1 row not interpreted (every reason):")
+    assert out[at + 1] == "  row 1: isl is not a number of tokens: 'lots'", out[at:at + 3]
+    # the summary's count per reason keeps its own form
+    assert "    1  isl is not a number of tokens" in out, out[-6:]
