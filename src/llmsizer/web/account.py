@@ -329,7 +329,8 @@ async def upload_yaml(request: Request) -> HTMLResponse:
 def opened_note(name: str, data: dict[str, Any]) -> str:
     """What a file that opened put in the form (review round 25: the page after Open looked
     as it did before it, nothing said the file was read or which account it held)."""
-    account = data.get("account") if isinstance(data.get("account"), dict) else {}
+    told = data.get("account")
+    account: dict[str, Any] = told if isinstance(told, dict) else {}
     workloads = [w for w in data.get("workloads") or [] if isinstance(w, dict)]
     names = [str(w.get("name", "")) for w in workloads[:3]]
     more = f" and {len(workloads) - 3} more" if len(workloads) > 3 else ""
