@@ -103,14 +103,14 @@ def test_the_fidelity_summary_s_sentences_fit_80_columns() -> None:
 def test_an_unknown_gpu_gets_one_guess_without_nested_brackets() -> None:
     said = _problem(EXAMPLE.replace("gpus: [h100-sxm, h200-sxm, l40s]", "gpus: [h100-sxm5]"))
     assert ("hardware.gpus[0]: unknown GPU 'h100-sxm5': did you mean h100-sxm (NVIDIA H100 "
-            "SXM 80GB)? The catalog's GPUs: a10, ") in said
+            "SXM 80GB)? `llmsizer catalog gpus` lists them all") in said
     assert "h200-sxm (" not in said and "))" not in said
 
 
 def test_a_misspelt_model_gets_one_guess() -> None:
     said = _problem(EXAMPLE.replace("model: llama-3.1-70b", "model: llama-3.1-8bb", 1))
-    assert ("workloads[0].model: unknown model 'llama-3.1-8bb': did you mean llama-3.1-8b? The "
-            "catalog's models: ") in said
+    assert ("workloads[0].model: unknown model 'llama-3.1-8bb': did you mean llama-3.1-8b? "
+            "`llmsizer catalog models` lists them all") in said
     assert " or " not in said.split("?")[0]
 
 

@@ -133,8 +133,8 @@ SECURITY_QUOTES = {
     "mistake-gpus-string.yaml": "write a list, e.g. `gpus: [h100-sxm]`",
     "rate-percent-as-number.yaml": "this is a fraction: write 0.1 for 10 %",
     "unknown-gpu.yaml": "unknown GPU 'h100': did you mean h100-sxm (NVIDIA H100 SXM 80GB), "
-                        "h100-nvl (NVIDIA H100 NVL) or h100-pcie (NVIDIA H100 PCIe)? The "
-                        "catalog's GPUs:",
+                        "h100-nvl (NVIDIA H100 NVL) or h100-pcie (NVIDIA H100 PCIe)? "
+                        "`llmsizer catalog gpus` lists them all",
     "contradiction-ttft-longer.yaml": "targets.ttft_s (20 s) must be shorter than "
                                       "targets.response_time_s (10 s)",
     "hostile-control-chars.yaml": "contains the control character U+001B; delete it",

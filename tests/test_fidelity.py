@@ -133,7 +133,9 @@ def test_a_file_without_the_columns_is_one_line_and_exit_2(tmp_path: Path) -> No
     path.write_text("model,value\nx,1\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["fidelity", str(path)])
     assert result.exit_code == 2
-    assert result.output.startswith("error: ") and "lacks column" in result.output
+    # review round 25: what the header has, and how many of the 15 columns it lacks
+    assert result.output.startswith("error: ") and "its header has model, value (13 of the " \
+        "15 columns missing)" in result.output
     assert "Traceback" not in result.output
 
 

@@ -216,7 +216,7 @@ def test_a_phones_account_row_is_not_called_a_share(server: str, browser: object
     # the workloads' own rows keep the column's words
     first = page.eval_on_selector("#per-workload tbody:not(.total) td.n[data-label]",
                                   "td => td.dataset.label")
-    assert first == "Batch: limit, at peak"  # the workload's two batches (session 23)
+    assert first == "Batch: limit / at peak"  # the workload's two batches (session 23, 25)
 
 
 def test_add_workload_gives_the_new_one_a_name_of_its_own() -> None:

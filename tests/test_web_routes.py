@@ -738,7 +738,7 @@ def test_per_workload_figures_are_the_plans_shares(client: TestClient, name: str
         # session 23: a workload alone in its pool shows its batch limit and the batch its load
         # keeps (batch_served); one sharing a pool its limit and the pool's mixed batch at peak
         alone_v = next(o for o in w["options"] if o["id"] == w["recommended"])["values"]
-        batch = (f"{fmt.count(alone_v['batch_per_replica'])}, "
+        batch = (f"{fmt.count(alone_v['batch_per_replica'])} / "  # " / ": round 25
                  + (fmt.count(pool["batch_per_replica"]) if len(pool["workloads"]) > 1
                     else form.batch(alone_v["batch_served"])))
         assert f" {batch} {replicas} {gpus} " in row, row

@@ -46,8 +46,12 @@ class _Main(click.Group):
             _echo(exc.format_message(), err=True)
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
-            where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            _echo(f"error: {exc.format_message()}{where}", err=True)
+            told = exc.format_message()
+            # several problems, one a line: the pointer to the help on a line of its own, not
+            # run on after the last problem's list (review round 25)
+            gap = "\n" if "\n" in told else " "
+            where = f"{gap}(see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            _echo(f"error: {told}{where}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             _echo(f"error: {exc.format_message()}", err=True)

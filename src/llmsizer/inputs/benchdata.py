@@ -322,8 +322,15 @@ def read_points(path: str | Path, catalog: Catalog | None = None,
                 sep = next((c for c in ";\t|" if len(header) == 1 and c in header[0]), None)
                 also = (f"; its columns are separated by {sep!r}, not commas: save it as CSV "
                         "(comma delimited)" if sep else "")
-                raise InputError(f"header lacks column(s) {', '.join(missing)}; expected "
-                                 f"{', '.join(COLUMNS)}{also}", file=shown, line=1)
+                # review round 25: with every column missing it named the 15 twice ("lacks
+                # source, model, ...; expected source, model, ...") and never what it found
+                found = printable(", ".join(header[:6]) + (", ..." if len(header) > 6 else ""))
+                lacks = (f"is not a measured-results file: its header has {found[:200]} "
+                         f"({len(missing)} of the {len(COLUMNS)} columns missing)"
+                         if len(missing) > len(COLUMNS) // 2 and not sep
+                         else f"header lacks column(s) {', '.join(missing)}")
+                raise InputError(f"{lacks}; expected {', '.join(COLUMNS)}{also}",
+                                 file=shown, line=1)
             for row, record in enumerate(records, start=1):
                 if row > MAX_POINT_ROWS:
                     raise InputError(f"holds more than {MAX_POINT_ROWS:,} rows; split it into "

@@ -221,21 +221,30 @@ def _named(cid: str, name: str) -> str:
     return cid if _bare(name) == _bare(cid) else f"{cid} ({flat})"
 
 
+# the command that lists a kind of catalog id (estimate's options name it too: options.py)
+_LISTINGS = {"model": "llmsizer catalog models", "GPU": "llmsizer catalog gpus",
+             "platform": "llmsizer catalog platforms"}
+
+
 def _unknown(located: Located, filename: str, value: str, table: dict[str, Any], kind: str,
              loc: tuple[str | int, ...]) -> InputError:
     ids = sorted(table)
     choices = tuple((k, str(getattr(table[k], "name", k))) for k in ids)
     hint = CONFIG_HINT if kind == "model" else ""
     pos = located.position(loc)
-    where: dict[str, Any] = {"file": filename, "line": pos[0] if pos else None,
-             "column": pos[1] if pos else None, "field": _dotted(loc)}
+    where_at: dict[str, Any] = {"file": filename, "line": pos[0] if pos else None,
+                                "column": pos[1] if pos else None, "field": _dotted(loc)}
     if (meant := spelled_as(value, ids, kind)) is not None:
         return UnknownId(f"{named_as(kind, value, meant)} {meant}{hint}", kind=kind, value=value,
-                         meant=meant, choices=choices, **where)
+                         meant=meant, choices=choices, **where_at)
     close = tuple(close_matches(value, ids))
-    return UnknownId(f"unknown {kind} {_short(value)}{id_guesses(value, close, table)} "
-                     f"The catalog's {kind}s: {', '.join(ids)}{hint}", kind=kind, value=value,
-                     close=close, choices=choices, **where)
+    guess = id_guesses(value, close, table)
+    # with a guess, the command that lists them rather than the list itself (review round 25:
+    # "did you mean llama-3.1-70b?" was followed by all 41 models, a 700-character line)
+    listing = _LISTINGS.get(kind) if guess != "." else None
+    where = f"`{listing}` lists them all" if listing else f"The catalog's {kind}s: {', '.join(ids)}"
+    return UnknownId(f"unknown {kind} {_short(value)}{guess} {where}{hint}", kind=kind,
+                     value=value, close=close, choices=choices, **where_at)
 
 
 def id_guesses(value: str, close: Iterable[str], table: dict[str, Any]) -> str:

@@ -300,7 +300,7 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
         if skipped:
             _say(f"\n{len(skipped)} {'row' if len(skipped) == 1 else 'rows'} not interpreted (every reason):")
             for i, why in skipped:
-                _say(f"{i:>4}  {why}")
+                _say(f"  row {i}: {why}")  # as fidelity_report's list (review round 25)
         _say("")
     _say(f"Embedding throughput: {summary['predicted']} of {summary['rows']} rows predicted "
          f"({summary['sources']} sources, {summary['gpus']} catalog GPUs);\nmedian |error| "

@@ -168,8 +168,10 @@ def run(path: str | Path, *, as_json: bool = False, summary_only: bool = False) 
                        f"{_pct(r.error):>7}")
         if skipped:
             _say(f"\n{len(skipped)} {'row' if len(skipped) == 1 else 'rows'} not interpreted (every reason):")
+            # "row 4: ..." (review round 25: "   4  unknown metric" read as the summary's
+            # "rows per reason" counts below it, "  27  GPU ... is not in the catalog")
             for k in skipped:
-                _say(f"{k.row:>4}  {k.reason}")
+                _say(f"  row {k.row}: {k.reason}")
         _say("")
     _echo_summary(results, skipped, n_rows)
     return len(results)

@@ -322,7 +322,22 @@ async def upload_yaml(request: Request) -> HTMLResponse:
         # nothing of the file could be read: the form is the user's (or the starting point)
         return await _refused(request, syntax_words(web_words(str(exc))), unread=name)
     # what the checks doubt (inputs/doubts.py) with the file's line, as `validate` prints it
-    return _account_page(request, located.data, warnings=loaded.warnings)
+    return _account_page(request, located.data, warnings=loaded.warnings,
+                         upload_note=opened_note(name, located.data))
+
+
+def opened_note(name: str, data: dict[str, Any]) -> str:
+    """What a file that opened put in the form (review round 25: the page after Open looked
+    as it did before it, nothing said the file was read or which account it held)."""
+    told = data.get("account")
+    account: dict[str, Any] = told if isinstance(told, dict) else {}
+    workloads = [w for w in data.get("workloads") or [] if isinstance(w, dict)]
+    names = [str(w.get("name", "")) for w in workloads[:3]]
+    more = f" and {len(workloads) - 3} more" if len(workloads) > 3 else ""
+    count = f"{len(workloads)} workload{'s' if len(workloads) != 1 else ''}"
+    return (f"Opened {name}: {printable(str(account.get('name', '')))[:100]}, {count} "
+            f"({printable(', '.join(names))}{more}). The form below is this file; change any "
+            "field and the recommendation follows.")
 
 
 @router.post("/upload/config", response_class=HTMLResponse)

@@ -224,11 +224,16 @@
   });
   // Re-applied as the new rows go in (afterSwap), not 20 ms later at settle: a click in
   // between would read the fresh button's "collapsed" and undo the choice (CI, stop 44).
-  document.addEventListener("htmx:afterSwap", function () {
+  // At settle too: a workload removed swaps the results in after the form's afterSwap, and
+  // the table below it closed (review round 25, test_web_r24 show_all_stays); a choice
+  // undone in between is not re-applied (everyRow holds it).
+  function reapplyShowAll() {
     document.querySelectorAll("button.show-all").forEach(function (b) {
       if (everyRow[b.getAttribute("aria-controls")]) { showRows(b, true); }
     });
-  });
+  }
+  document.addEventListener("htmx:afterSwap", reapplyShowAll);
+  document.addEventListener("htmx:afterSettle", reapplyShowAll);
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
     var t = ev.target;
