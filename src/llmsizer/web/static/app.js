@@ -233,6 +233,7 @@
     });
   }
   document.addEventListener("htmx:afterSwap", reapplyShowAll);
+  document.addEventListener("htmx:oobAfterSwap", reapplyShowAll);
   document.addEventListener("htmx:afterSettle", reapplyShowAll);
   // Slider values shown beside the sliders.
   document.addEventListener("input", function (ev) {
