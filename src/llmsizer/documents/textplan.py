@@ -12,6 +12,7 @@ from .proposal.deployment import deployment_context
 from .proposal.format import (
     NBSP,
     Formatter,
+    alone_rent_words,
     batch_words,
     cloud_unpriced_words,
     gpu_list,
@@ -157,9 +158,11 @@ def print_plan(result: Result, con: Console, places: int | None = None) -> None:
             # retrieval group's idle GPUs, or (session 22) GPUs it adds in their empty slots
             bought = ("no GPUs or servers bought for it" if not rg.gpus_purchased else
                       f"{counted(rg.gpus_purchased, 'GPU')} bought for it, no server")
+            alone = (f"; {alone_rent_words(rg, gpu(rg.rents_alone.gpu))}"
+                     if rg.rents_alone else "")
             say(con, f"Retrieval serving: use {shared_gpus_words(rg)}"
                      f" of the {rhost.workload if rhost else 'language-model'} servers "
-                     f"({platform(rg.platform)}) for {what}; {bought}", style="bold")
+                     f"({platform(rg.platform)}) for {what}; {bought}{alone}", style="bold")
         elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
             say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
                      "on instances of its own, not shared with the language models",

@@ -11,7 +11,14 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import NBSP, Formatter, chart_name, precision_name, shared_gpus_words
+from .format import (
+    NBSP,
+    Formatter,
+    alone_rent_words,
+    chart_name,
+    precision_name,
+    shared_gpus_words,
+)
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,9 @@ class RetrievalView:
     # on another group's nodes, the GPUs it runs on: "1 idle GPU", "1 new GPU in an empty
     # slot" (session 22: bought for a PCIe server's empty slot); "" on nodes of its own
     shared_words: str = ""
+    # a guest rented on instances of its own (session 25): "rented, it rents its own 1 × L4
+    # instance (…)"
+    alone_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,12 @@ class PlanView:
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
     # why sizing alone rents for more (alone_storage_words); '' where the servers agree
     alone_storage: str = ""
+
+
+def _gpu_name(cat: Catalog, gid: str) -> str:
+    """A GPU's name in the catalog (its id when the catalog lacks it)."""
+    g = cat.gpus.get(gid)
+    return g.name if g else gid
 
 
 def _disaggregated(p: PlanPool, result: Result) -> str:
@@ -253,7 +269,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
             guests=tuple(x.workload for x in result.plan.retrieval_groups
                          if x.shares_with == rg.id),
             shared_words=shared_gpus_words(rg)
-            if rg.shares_with else ""))
+            if rg.shares_with else "",
+            alone_words=alone_rent_words(rg, _gpu_name(cat, rg.rents_alone.gpu))
+            if rg.rents_alone else ""))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None
     share = 0.0
