@@ -12,7 +12,6 @@ from .proposal.deployment import deployment_context
 from .proposal.format import (
     NBSP,
     Formatter,
-    alone_rent_words,
     batch_words,
     cloud_unpriced_words,
     gpu_list,
@@ -22,7 +21,12 @@ from .proposal.format import (
     retrieval_split,
     shared_gpus_words,
 )
-from .proposal.plan import alone_storage_words, instances_split, spare_words
+from .proposal.plan import (
+    alone_rent_words,
+    alone_storage_words,
+    instances_split,
+    spare_words,
+)
 from .textwords import counted, headroom_places, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,

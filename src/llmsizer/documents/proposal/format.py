@@ -570,20 +570,6 @@ def shared_gpus_words(group: Any) -> str:
     return " and ".join(p for p in parts if p) + standby
 
 
-def alone_rent_words(group: Any, gpu_name: str) -> str:
-    """What a retrieval group on a bought group's idle GPUs rents in the cloud comparison when
-    it rents on instances of its own (session 25, ``rents_alone``): "rented, it rents its own
-    1 × NVIDIA L4 instance" (``gpu_name``: the GPU's name); "" otherwise. The hunt's embedder
-    beside a GB200 rack was priced as a 4-GPU GB200 instance of its own for one replica."""
-    a = getattr(group, "rents_alone", None)
-    if a is None:
-        return ""
-    size = "" if a.instance_gpus == 1 else f" of {a.instance_gpus:,} GPUs"
-    return (f"rented, it rents its own {a.instances:,} × {gpu_name} "
-            f"instance{'' if a.instances == 1 else 's'}{size} (the rented instances it would "
-            "share have no GPU left for it, and more of them cost more)")
-
-
 def shared_place_words(group: Any, retrieval: Iterable[Any]) -> str:
     """Where a retrieval group sharing another group's nodes runs, in the CLI's and the PDF's
     words: "1 new GPU in an empty slot of the language-model servers, no server of its own"

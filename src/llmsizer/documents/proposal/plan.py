@@ -14,7 +14,6 @@ from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, Retrie
 from .format import (
     NBSP,
     Formatter,
-    alone_rent_words,
     chart_name,
     precision_name,
     shared_gpus_words,
@@ -182,6 +181,20 @@ class PlanView:
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
     # why sizing alone rents for more (alone_storage_words); '' where the servers agree
     alone_storage: str = ""
+
+
+def alone_rent_words(group: Any, gpu_name: str) -> str:
+    """What a retrieval group on a bought group's idle GPUs rents in the cloud comparison when
+    it rents on instances of its own (session 25, ``rents_alone``): "rented, it rents its own
+    1 × NVIDIA L4 instance" (``gpu_name``: the GPU's name); "" otherwise. The hunt's embedder
+    beside a GB200 rack was priced as a 4-GPU GB200 instance of its own for one replica."""
+    a = getattr(group, "rents_alone", None)
+    if a is None:
+        return ""
+    size = "" if a.instance_gpus == 1 else f" of {a.instance_gpus:,} GPUs"
+    return (f"rented, it rents its own {a.instances:,} × {gpu_name} "
+            f"instance{'' if a.instances == 1 else 's'}{size} (the rented instances it would "
+            "share have no GPU left for it, and more of them cost more)")
 
 
 def _gpu_name(cat: Catalog, gid: str) -> str:
