@@ -26,6 +26,8 @@ from rich.console import Console
 from support.libreoffice import read_values
 from test_workbook import formula_cells, libreoffice_check
 
+from llmsizer.documents.proposal.plan import plan_context
+from llmsizer.documents.proposal.render import render_html
 from llmsizer.documents.textreport import print_result
 from llmsizer.documents.workbook import write_workbook
 from llmsizer.inputs.loader import load_from_text
@@ -115,8 +117,13 @@ def test_a_guest_rents_its_own_l4_where_that_costs_less() -> None:
     assert (embed.cloud_gpus, w.best.values["retrieval_rents_alone"]) == (1, 1)
     assert r.totals.annual_cost_cloud == pytest.approx(
         2 * (GB200_YEAR + STORAGE) + embed.annual_cost_cloud, rel=1e-12)
-    # in words, names not ids
-    assert "rented, it rents its own 1 × NVIDIA L4 instance" in _text(r)
+    # in words, names not ids: the terminal report and the PDF's plan section
+    words = "rented, it rents its own 1 × NVIDIA L4 instance"
+    assert words in _text(r)
+    (rv,) = plan_context(r, CAT)["plan"].retrieval
+    assert rv.alone_words.startswith(words)
+    html = re.sub(r"\s+", " ", render_html(r))
+    assert words in html
 
 
 @pytest.mark.parametrize("variant", ["gb200", "gb200+l4"])
