@@ -420,13 +420,16 @@ def test_more_users_never_buy_or_rent_less(d: dict[str, Any], factor: float) -> 
         assert t1.gpus_purchased >= t0.gpus_purchased
         assert t1.capex >= t0.capex * (1 - 1e-12)
         assert t1.annual_cost_onprem >= t0.annual_cost_onprem * (1 - 1e-12)
-        # rented, the language-model node groups' (hunt seed 61, left for the lead: two
-        # embedders on a GB200 rack's idle GPUs, bought, each rent a 4-GPU instance of their
-        # own for one replica when the group's rented instances have none idle, USD 367,920 a
-        # year each; with 3.8 x the chat's users the group rents a third instance and both
-        # fit its idle GPUs: the plan's cloud cost falls, USD 1,488,480 -> 1,120,560)
-        assert (sum(g.annual_cost_cloud for g in hard.plan.node_groups)
-                >= sum(g.annual_cost_cloud for g in easy.plan.node_groups) * (1 - 1e-12))
+        # rented, the whole plan's, its embedding and reranking servers included (hunt seed
+        # 61, fixed in session 25: two embedders on a GB200 rack's idle GPUs, bought, each
+        # rented a 4-GPU instance of their own for one replica when the group's rented
+        # instances had none idle, USD 367,920 a year each; with 3.8 x the chat's users the
+        # group rented a third instance and both fit its idle GPUs: USD 1,488,480 ->
+        # 1,120,560. Now the instance the first adds carries the second, and a guest is
+        # priced as its own cheapest option rented alone where that costs less:
+        # tests/test_guest_rent_s25.py)
+        if t0.annual_cost_cloud is not None and t1.annual_cost_cloud is not None:
+            assert t1.annual_cost_cloud >= t0.annual_cost_cloud * (1 - 1e-12)
 
 
 # --- what the hunt found -------------------------------------------------------------------

@@ -92,9 +92,12 @@ def test_the_workbook_shows_a_shared_servers_cloud_zero_as_money(tmp_path: Path)
     book = tmp_path / "shared.xlsx"
     write_workbook(r, book)
     wb = openpyxl.load_workbook(book)
-    embed = wb["Retrieval"][retrieval_cell(0, "annual_cost_cloud").split("!")[1]]
-    assert "no price listed" not in embed.number_format
-    assert embed.number_format.startswith('"$"#,##0"/yr"')
+    for name in ("annual_cost_cloud", "retrieval_cloud_cost"):  # as rented: session 25
+        embed = wb["Retrieval"][retrieval_cell(0, name).split("!")[1]]
+        assert "no price listed" not in embed.number_format
+        assert embed.number_format.startswith('"$"#,##0"/yr"')
+    # the Summary column reads the cost as rented (session 25: a guest's cheapest option
+    # rented alone where its host's instances lack room; here the host carries it: 0)
     (cell,) = [c for row in wb["Summary"].iter_rows() for c in row
-               if c.value == f"={retrieval_cell(0, 'annual_cost_cloud')}"]
+               if c.value == f"={retrieval_cell(0, 'retrieval_cloud_cost')}"]
     assert "no price listed" not in cell.number_format

@@ -21,7 +21,13 @@ from .proposal.format import (
     retrieval_split,
     shared_gpus_words,
 )
-from .proposal.plan import alone_storage_words, instances_split, spare_words, spread_words
+from .proposal.plan import (
+    alone_rent_words,
+    alone_storage_words,
+    instances_split,
+    spare_words,
+    spread_words,
+)
 from .textwords import counted, headroom_places, headroom_text, money, say
 
 # engine classes the catalog names by their kind ("serving stack (Text Embeddings Inference,
@@ -159,9 +165,11 @@ def print_plan(result: Result, con: Console, places: int | None = None) -> None:
             # retrieval group's idle GPUs, or (session 22) GPUs it adds in their empty slots
             bought = ("no GPUs or servers bought for it" if not rg.gpus_purchased else
                       f"{counted(rg.gpus_purchased, 'GPU')} bought for it, no server")
+            alone = (f"; {alone_rent_words(rg, gpu(rg.rents_alone.gpu))}"
+                     if rg.rents_alone else "")
             say(con, f"Retrieval serving: use {shared_gpus_words(rg)}"
                      f" of the {rhost.workload if rhost else 'language-model'} servers "
-                     f"({platform(rg.platform)}) for {what}; {bought}", style="bold")
+                     f"({platform(rg.platform)}) for {what}; {bought}{alone}", style="bold")
         elif result.deployment.recommended == "cloud":  # the PDF's: the GPUs it rents
             say(con, f"Plan, rented in the cloud: {rg.cloud_gpus:,} × {gpu(rg.gpu)} for {what}; "
                      "on instances of its own, not shared with the language models",

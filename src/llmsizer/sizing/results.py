@@ -144,6 +144,19 @@ class RetrievalOption(_M):
     shares_with: str | None = None
 
 
+class RentedAlone(_M):
+    """An embed or rerank workload's cheapest option rented on instances of its own
+    (session 25): the price of a guest on a bought group's idle GPUs that the group's rented
+    instances do not carry, where it costs less than more instances of the group's GPU."""
+
+    gpu: str
+    platform: str
+    instances: int  # its cloud_instances
+    instance_gpus: int  # GPUs per instance (cloud_instance_gpus)
+    cloud_gpus: int  # GPUs rented (cloud_gpus_rented)
+    annual_cost_cloud: float
+
+
 class RetrievalWorkloadResult(_M):
     """An embed or rerank workload (``kind: embed | rerank``), sized by the Retrieval
     calculations on its own node group (docs/results.md)."""
@@ -157,6 +170,9 @@ class RetrievalWorkloadResult(_M):
     recommended: str | None  # option id: the cheapest feasible, priced option
     advice: str | None  # why none is recommended
     options: list[RetrievalOption]
+    # on a bought group's idle GPUs: its cheapest option rented alone (session 25; None
+    # otherwise), offered as the guest's rented price (retrieval_rents_alone)
+    rented_alone: RentedAlone | None = None
 
     def option(self, option_id: str | None) -> RetrievalOption | None:
         return next((o for o in self.options if o.id == option_id), None)
@@ -285,7 +301,9 @@ class RetrievalGroup(_M):
     shares_with: str | None = None
     capex: float
     annual_cost_onprem: float
-    annual_cost_cloud: float
+    annual_cost_cloud: float  # as rented: retrieval_cloud_cost
+    # a guest rented on instances of its own, its cheapest option (retrieval_rents_alone = 1)
+    rents_alone: RentedAlone | None = None
 
 
 class RagFirstToken(_M):

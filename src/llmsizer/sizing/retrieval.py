@@ -41,6 +41,7 @@ from .evaluate import Tables
 from .results import (
     NodeGroup,
     RagFirstToken,
+    RentedAlone,
     RetrievalGroup,
     RetrievalOption,
     RetrievalWorkloadResult,
@@ -159,9 +160,12 @@ UNPRICED_ADVICE = {
 
 
 def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
-              acct: Mapping[str, float], tables: Tables) -> None:
+              acct: Mapping[str, float], tables: Tables,
+              alone: tuple[float, float] = (0.0, 0.0)) -> None:
     """The retrieval calculations of one option over its inputs (``values``, completed in
-    place), then the TCO lines with its node and GPU counts (as for an LLM node group)."""
+    place), then the TCO lines with its node and GPU counts (as for an LLM node group), then
+    its rented view and cost per token (``alone``: its cheapest option rented alone, cloud
+    cost per year and GPUs rented, :func:`rented_alone`)."""
     retrieval_program()(values, {})
     env: ChainMap[str, Value] = ChainMap(
         {"gpu": gid, "platform": pid, "nodes": values["retrieval_nodes"],
@@ -181,6 +185,7 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
     values.update({k: v for k, v in env.maps[0].items() if k not in ("gpu", "platform")})
     # cost per embedded token beside the compared hosted API (calculations/retrieval.py)
     values["api_per_million_tokens"] = api_price
+    values["alone_cloud_cost"], values["alone_cloud_gpus"] = alone
     costed: ChainMap[str, Value] = ChainMap(values, acct)  # type: ignore[arg-type]
     for c in RETRIEVAL_COST_CALCULATIONS:
         values[c.name] = evaluate(c.expr, costed, tables)
@@ -189,7 +194,8 @@ def _evaluate(values: dict[str, Value], gid: str, pid: str, api_price: float,
 def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, tables: Tables,
                    acct: Mapping[str, float],
                    idle: Mapping[str, Sequence[Offer]] | None = None,
-                   way: str = "on_prem") -> RetrievalWorkloadResult:
+                   way: str = "on_prem",
+                   alone: tuple[float, float] = (0.0, 0.0)) -> RetrievalWorkloadResult:
     """Every candidate GPU on each platform that hosts it (search.platforms_for: the
     account's platform when stated), one option per GPU on the platform that ranks first in
     ``way`` (:func:`_on_best_platform`). ``idle``:
@@ -197,7 +203,8 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
     slots: :data:`Offer`) whose idle GPUs and empty slots the replicas may use
     (shares_llm_nodes) on that group's platform, each tried beside the others (when the
     replicas do not all fit, another platform may cost less). The recommendation ranks
-    first in ``way`` (:func:`_rank`)."""
+    first in ``way`` (:func:`_rank`). ``alone``: its cheapest option rented alone
+    (:func:`rented_alone`), the price of a guest whose host's rented instances lack room."""
     base = workload_values(w, m)
     engine = w.engine or DEFAULT_ENGINE
     p = req.policy
@@ -234,7 +241,7 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
                 "gpus_per_node": tables["platforms"][pid]["gpus_per_node"],
                 "platform_sold_full": tables["platforms"][pid]["sold_full"]}
             assert set(values) == {i.name for i in RETRIEVAL_INPUTS}
-            _evaluate(values, gid, pid, api_price, acct, tables)
+            _evaluate(values, gid, pid, api_price, acct, tables, alone)
             reason = _reason(values, gpu.name)
             shares = group if float(values["shares_llm_nodes"]) > 0 else None
             on_platforms.append(RetrievalOption(
@@ -264,7 +271,8 @@ def size_retrieval(req: Requirements, w: Workload, m: Embedder, cat: Catalog, ta
 
 
 def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
-           v: Mapping[str, Value], shares_with: str | None) -> RetrievalGroup:
+           v: Mapping[str, Value], shares_with: str | None,
+           alone: RentedAlone | None = None) -> RetrievalGroup:
     return RetrievalGroup(
         id=f"retrieval-{n}", workload=w.name, kind=w.kind, model=w.model,
         gpu=o.gpu, platform=o.platform, replicas=int(float(v["retrieval_replicas"])),
@@ -274,10 +282,13 @@ def _group(n: int, w: RetrievalWorkloadResult, o: RetrievalOption,
         standby_gpus=int(float(v["retrieval_standby_gpus"])),
         idle_gpus=int(float(v["retrieval_idle_gpus"])),
         # what its TCO lines rent (whole instances; sold by the GPU, one spare replica's, not
-        # the bought spare node's: review round 22), as its cloud cost counts them
-        cloud_gpus=int(float(v["cloud_gpus_rented"])), limited_by=str(v["limited_by"]),
-        shares_with=shares_with,
-        **{k: float(v[k]) for k in GROUP_COST_FIGURES})
+        # the bought spare node's: review round 22), as its cloud cost counts them; a guest
+        # rented alone, its cheapest option's (session 25)
+        cloud_gpus=int(float(v["retrieval_cloud_gpus_rented"])),
+        limited_by=str(v["limited_by"]), shares_with=shares_with,
+        **{k: float(v[k]) for k in GROUP_COST_FIGURES if k != "annual_cost_cloud"},
+        annual_cost_cloud=float(v["retrieval_cloud_cost"]),
+        rents_alone=alone if float(v["retrieval_rents_alone"]) > 0 else None)
 
 
 def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[RetrievalGroup]:
@@ -286,7 +297,8 @@ def retrieval_groups(workloads: Sequence[RetrievalWorkloadResult]) -> list[Retri
     for w in workloads:
         o = w.best
         if o is not None:
-            groups.append(_group(len(groups) + 1, w, o, o.values, o.shares_with))
+            groups.append(_group(len(groups) + 1, w, o, o.values, o.shares_with,
+                                 w.rented_alone))
     return groups
 
 
@@ -369,15 +381,16 @@ def scenario_retrieval(sc: Scenario, workloads: Sequence[RetrievalWorkloadResult
             if sc.retrieval_input in acct:
                 scen_acct[sc.retrieval_input] = float(values[sc.retrieval_input])
         _evaluate(values, o.gpu, o.platform, float(o.values["api_per_million_tokens"]),
-                  scen_acct, tables)
+                  scen_acct, tables, (float(o.values["alone_cloud_cost"]),
+                                      float(o.values["alone_cloud_gpus"])))
         values["offered_host"] = host or ""  # the Scenarios sheet's formulas read it
         shares = host if float(values["shares_llm_nodes"]) > 0 else None
         if shares is not None:
             free[shares] = free[shares] - float(values["retrieval_gpus_on_llm_nodes"])
             slots[shares] = slots[shares] - float(values["retrieval_slots_filled"])
-            free_cloud[shares] = max(0.0, free_cloud[shares]
-                                     - float(values["retrieval_gpus_used"]))
-        group = _group(len(out) + 1, w, o, values, shares)
+            # the rented instances it adds there carry the next one's replicas (session 25)
+            free_cloud[shares] = float(values["retrieval_idle_cloud_left"])
+        group = _group(len(out) + 1, w, o, values, shares, w.rented_alone)
         if shares is None:  # nodes of its own: their idle GPUs host the groups after it
             # its idle GPUs as the Scenarios sheet offers them (the column's idle row);
             # renting, no slot
@@ -466,6 +479,34 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                    0 if rented else max(0, g.nodes * int(tables["platforms"][g.platform][
                        "gpus_per_node"]) - g.gpus_purchased), g.nodes)
             for g in node_groups}
+    first = _share_pass(req, cat, tables, acct, retrieval, idle, way, not rented)
+    if not any(w.best is not None and float(w.best.values.get("retrieval_rents_alone", 0)) > 0
+               for w in first):
+        return first
+    # session 25: a guest priced alone where the host's instances lack room for it may leave
+    # a later guest renting an instance of the host's GPU whose idle GPUs would have carried
+    # it (an L4 embedder alone beside a reranker's added 4-GPU GB200 instance, 3 GPUs idle):
+    # the guests' rent is the lower of that and of every guest on the host's instances, so it
+    # never exceeds the host's instances for all of them (more load renting one more host
+    # instance that carries them all never costs less)
+    pooled = _share_pass(req, cat, tables, acct, retrieval, idle, way, False)
+    return first if _guests_rent(first) < _guests_rent(pooled) else pooled
+
+
+def _guests_rent(workloads: Sequence[RetrievalWorkloadResult]) -> float:
+    """The rented view of the workloads on another group's nodes (retrieval_cloud_cost)."""
+    return sum(float(w.best.values["retrieval_cloud_cost"]) for w in workloads
+               if w.best is not None and w.best.shares_with is not None)
+
+
+def _share_pass(req: Requirements, cat: Catalog, tables: Tables, acct: Mapping[str, float],
+                retrieval: Sequence[RetrievalWorkloadResult],
+                hosts: Mapping[str, tuple[str, str, int, int, int, int]], way: str,
+                offer_alone: bool) -> list[RetrievalWorkloadResult]:
+    """:func:`share_idle_gpus`'s pass over the workloads in account order (``hosts``: the
+    node groups' idle GPUs, idle rented GPUs, empty slots and nodes); ``offer_alone``: each
+    guest offered its cheapest option rented alone (:func:`rented_alone`)."""
+    idle = dict(hosts)
     out: list[RetrievalWorkloadResult] = []
     for w in retrieval:
         offer: dict[str, list[Offer]] = {}
@@ -475,8 +516,15 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
                                                   nodes))
         spec = next(x for x in req.workloads if x.name == w.name)
         assert isinstance(spec.model, str)  # the schema refuses alternatives on embed/rerank
+        # its cheapest option rented alone: the price of its replicas that the host's rented
+        # instances do not carry, where that is less than more instances of the host's GPU
+        # (a rented plan ranks its options by rent already: none)
+        cheapest = rented_alone(w.options) if offer_alone else None
         again = size_retrieval(req, spec, cat.embedders[spec.model], cat, tables, acct, offer,
-                               way)
+                               way, (cheapest.annual_cost_cloud, cheapest.cloud_gpus)
+                               if cheapest else (0.0, 0.0))
+        if cheapest is not None:
+            again = again.model_copy(update={"rented_alone": cheapest})
         best = again.best
         group_id = f"retrieval-{sum(1 for x in out if x.best is not None) + 1}"
         if best is None or best.shares_with is None:
@@ -489,10 +537,31 @@ def share_idle_gpus(req: Requirements, cat: Catalog, tables: Tables, acct: Mappi
         v = best.values
         idle[best.shares_with] = (
             gpu, platform, free - int(float(v["retrieval_gpus_on_llm_nodes"])),
-            max(0, free_cloud - int(float(v["retrieval_gpus_used"]))),
+            # the rented instances it adds there carry the next one's replicas (session 25)
+            int(float(v["retrieval_idle_cloud_left"])),
             slots - int(float(v["retrieval_slots_filled"])), nodes)
         out.append(again)
     return out
+
+
+def rented_alone(options: Sequence[RetrievalOption]) -> RentedAlone | None:
+    """A workload's cheapest option rented on instances of its own (``options``: sized with no
+    host, each GPU on its platform): feasible, with a cloud price; at a tie the first by GPU
+    id. What a guest on a bought group's idle GPUs is priced at, rented, when the group's
+    rented instances do not carry it and this costs less than more instances of the group's
+    GPU (calculations/retrieval.py retrieval_rents_alone; session 25, hunt seed 61)."""
+    priced = sorted((o for o in options if o.feasible and o.shares_with is None
+                     and float(o.values["cloud_price_known"]) > 0
+                     and float(o.values["annual_cost_cloud"]) > 0), key=lambda o: o.id)
+    o = min(priced, key=lambda o: float(o.values["annual_cost_cloud"]), default=None)
+    if o is None:
+        return None
+    v = o.values
+    return RentedAlone(gpu=o.gpu, platform=o.platform,
+                       instances=int(float(v["cloud_instances"])),
+                       instance_gpus=int(float(v["cloud_instance_gpus"])),
+                       cloud_gpus=int(float(v["cloud_gpus_rented"])),
+                       annual_cost_cloud=float(v["annual_cost_cloud"]))
 
 
 def shared_split(group: RetrievalGroup) -> tuple[int, int]:

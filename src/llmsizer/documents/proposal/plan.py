@@ -11,7 +11,13 @@ from typing import Any
 from ...model.catalog import Catalog
 from ...model.names import short_name
 from ...sizing.results import NodeGroup, PlanPool, RagFirstToken, Result, RetrievalGroup, Totals
-from .format import NBSP, Formatter, chart_name, precision_name, shared_gpus_words
+from .format import (
+    NBSP,
+    Formatter,
+    chart_name,
+    precision_name,
+    shared_gpus_words,
+)
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,9 @@ class RetrievalView:
     shared_words: str = ""
     # "no extra cost" where the plan charges it nothing in the account's way; "" = its figure
     cost_words: str = ""
+    # a guest rented on instances of its own (session 25): "rented, it rents its own 1 × L4
+    # instance (…)"
+    alone_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,26 @@ class PlanView:
     rag: RagFirstToken | None = None  # a RAG request end to end (all three kinds present)
     # why sizing alone rents for more (alone_storage_words); '' where the servers agree
     alone_storage: str = ""
+
+
+def alone_rent_words(group: Any, gpu_name: str) -> str:
+    """What a retrieval group on a bought group's idle GPUs rents in the cloud comparison when
+    it rents on instances of its own (session 25, ``rents_alone``): "rented, it rents its own
+    1 × NVIDIA L4 instance" (``gpu_name``: the GPU's name); "" otherwise. The hunt's embedder
+    beside a GB200 rack was priced as a 4-GPU GB200 instance of its own for one replica."""
+    a = getattr(group, "rents_alone", None)
+    if a is None:
+        return ""
+    size = "" if a.instance_gpus == 1 else f" of {a.instance_gpus:,} GPUs"
+    return (f"rented, it rents its own {a.instances:,} × {gpu_name} "
+            f"instance{'' if a.instances == 1 else 's'}{size} (the rented instances it would "
+            "share have no GPU left for it, and more of them cost more)")
+
+
+def _gpu_name(cat: Catalog, gid: str) -> str:
+    """A GPU's name in the catalog (its id when the catalog lacks it)."""
+    g = cat.gpus.get(gid)
+    return g.name if g else gid
 
 
 def _disaggregated(p: PlanPool, result: Result) -> str:
@@ -291,7 +320,9 @@ def plan_context(result: Result, cat: Catalog) -> dict[str, Any]:
                          if x.shares_with == rg.id),
             shared_words=shared_gpus_words(rg)
             if rg.shares_with else "",
-            cost_words=retrieval_cost_words(o.values, result.deployment.recommended == "cloud")))
+            cost_words=retrieval_cost_words(o.values, result.deployment.recommended == "cloud"),
+            alone_words=alone_rent_words(rg, _gpu_name(cat, rg.rents_alone.gpu))
+            if rg.rents_alone else ""))
     ded, tot = result.totals_dedicated, result.totals
     saving: float | None = None
     share = 0.0

@@ -52,7 +52,9 @@ def cost_columns(views: Sequence[WorkloadView], result: Result) -> list[CostColu
         if best is None or g is None:
             continue
         # the group's counts; every cost line is its option's (the group's figures are those)
-        costs = {**best.values, "nodes": float(g.nodes), "gpus_purchased": float(g.gpus_purchased)}
+        costs = {**best.values, "nodes": float(g.nodes), "gpus_purchased": float(g.gpus_purchased),
+                 # as rented: a guest's cheapest option alone where its host lacks room
+                 "annual_cost_cloud": g.annual_cost_cloud}
         cols.append(CostColumn(rw.name, costs, best.gpu, best.priced, None, g.shares_with))
     return cols
 

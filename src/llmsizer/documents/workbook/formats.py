@@ -159,7 +159,7 @@ def stops_at_minus_one(name: str) -> bool:
 # A GPU without a purchase price looks its price up as 0 too: "no price listed", not "$0"
 # (x-docs review: the TCO sheet's A10 columns read "GPU price $0"). A model without a hosted
 # API price costs 0 there as well (fresh-eyes review: "Hosted API cost per year ¥0/yr").
-_UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud",
+_UNPRICED_AT_ZERO = frozenset({"cloud_gpu_hour", "annual_cost_cloud", "retrieval_cloud_cost",
                                "cost_per_million_tokens_cloud",
                                "cost_per_million_total_tokens_cloud", "gpu_price",
                                "annual_cost_api", "cost_per_million_total_tokens_api"})

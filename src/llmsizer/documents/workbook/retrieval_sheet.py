@@ -87,8 +87,11 @@ for _rag_name in (*(i.name for i in RAG_INPUTS), RAG_TTFT.name):
 # each server rents itself, which the cloud total's "every part priced" test reads
 TOTAL_ROWS = {"gpus_used": "retrieval_gpus_used", "gpus_purchased": "retrieval_gpus",
               "nodes": "retrieval_nodes", "capex": "capex",
-              "annual_cost_onprem": "annual_cost_onprem", "annual_cost_cloud": "annual_cost_cloud",
-              "cloud_gpus": "cloud_gpus_rented"}
+              "annual_cost_onprem": "annual_cost_onprem",
+              # as rented: a guest whose host's instances lack room, its cheapest option rented
+              # alone where that costs less (session 25)
+              "annual_cost_cloud": "retrieval_cloud_cost",
+              "cloud_gpus": "retrieval_cloud_gpus_rented"}
 # the TCO lines' counts (GROUP_COUNTS) as this sheet's rows: the cloud rents its own GPUs
 # (load_gpus: its replicas before the N+1 node, 0 on shared nodes; read by the cloud lines
 # only with N+1 asked)
@@ -138,7 +141,10 @@ def retrieval_alone_refs(r: Result, key: str) -> list[str]:
     from the same calculations) stand in for its cells."""
     alone = {g.workload: g for g in r.plan.retrieval_groups_alone}
     refs = retrieval_total_refs(r, key)
-    return [repr(float(getattr(alone[g.workload], key))) if g.shares_with else ref
+    # a guest with no recommendation alone (an embedder beside a GB200 rack, where a rack of
+    # its own has no option: session 25) counts 0 there, as the engine's alone totals do
+    return [(repr(float(getattr(alone[g.workload], key))) if g.workload in alone else "0")
+            if g.shares_with else ref
             for g, ref in zip(r.plan.retrieval_groups, refs, strict=True)]
 
 
@@ -257,6 +263,15 @@ def write(book: Book) -> None:
     for j, (w, _) in enumerate(chosen):  # the hosted API's price: its Inputs cell
         if api_name(w.kind) in book.named_values:
             looked_up[j]["api_per_million_tokens"] = "=" + api_name(w.kind)
+    # a guest's idle rented GPUs on offer: those the previous guest of the same host left
+    # (its retrieval_idle_cloud_left cell: the instances it added there carry this one's
+    # replicas, session 25); the first guest's are the host's, as sized
+    groups = book.r.plan.retrieval_groups
+    for j, g in enumerate(groups):
+        before = [k for k in range(j) if g.shares_with and groups[k].shares_with == g.shares_with]
+        if before:
+            looked_up[j]["llm_idle_cloud_gpus"] = (
+                f"={letter(FIRST_COL + before[-1])}{_ROWS['retrieval_idle_cloud_left'] + 1}")
     for name, label, unit in (*_INPUTS, *_CATALOG):
         values = [float(o.values[name]) for _, o in chosen]
         fmt = number_format(unit, values or [0.0], book.cur, zero_text=unpriced_text(name))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.calculations import GROUP_COST_CALCULATIONS, GROUP_COUNTS, SCENARIOS, Scenario
-from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS
+from ...model.calculations.retrieval import RETRIEVAL_CALCULATIONS, RETRIEVAL_RENT_CALCULATIONS
 from ...model.expr import Lookup, Value, evaluate, references, render
 from ...sizing.plan import Evaluated
 from ...sizing.retrieval import (
@@ -61,6 +61,9 @@ def retrieval_rows(rows: PlanRows) -> dict[str, int]:
     # the catalog values a scenario's input reaches (the GPU price, the cloud tier's price)
     for i, name in enumerate(_REACHED, start=len(out) + 1):
         out[name] = row + i
+    # the rented view (after its TCO lines): what the scenario row's cloud total adds
+    for i, c in enumerate(RETRIEVAL_RENT_CALCULATIONS, start=len(out) + 1):
+        out[c.name] = row + i
     return out
 
 
@@ -83,6 +86,9 @@ def label_rows(book: Book, ws: Any, col: int, rows: PlanRows) -> None:
     for name in _REACHED:
         ws.write_string(at[name], col, f"Retrieval: {_LABELS[name]} "
                         f"({unit_text(_UNITS[name], book.cur)})", f("label"))
+    for c in RETRIEVAL_RENT_CALCULATIONS:
+        ws.write_string(at[c.name], col, f"Retrieval: {c.label} ({unit_text(c.unit, book.cur)})",
+                        f("label"))
 
 
 def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario, e: Evaluated,
@@ -112,6 +118,8 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
     sums: dict[str, list[str]] = {k: [] for k in (*plan_sums, _SUMS)}
     # node-group id -> the cells of earlier sharers: (idle GPUs taken, empty slots filled)
     taken: dict[str, list[tuple[str, str]]] = {}
+    # node-group id -> the idle rented GPUs the latest earlier sharer left there (session 25)
+    left: dict[str, str] = {}
     rented = r.account_inputs.get("plan_rented", 0.0) > 0  # a rented plan offers no slot
     hosts: dict[str, str] = {}  # retrieval group id -> its column (review round 21)
     for j, ((group, values), w) in enumerate(zip(runs, [w for w in r.retrieval if w.best],
@@ -183,9 +191,10 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
             earlier = taken.get(shared, [])
             minus = "".join(f"-{c}" for c, _ in earlier)
             _cell(book, ws, at[_FREE], col, f"={idle}{minus}", values[_FREE], "GPUs")
-            # the rented instances carry each earlier sharer's replicas (both kinds)
+            # the rented instances' idle GPUs, or those the previous sharer left there (the
+            # instances it added carry this one's replicas: session 25)
             _cell(book, ws, at[_FREE_CLOUD], col,
-                  f"=MAX(0,{beyond}{''.join(f'-{c}-{d}' for c, d in earlier)})",
+                  f"={left[shared]}" if shared in left else f"=MAX(0,{beyond})",
                   values[_FREE_CLOUD], "GPUs")
             if not rented:
                 _cell(book, ws, at[_SLOTS], col,
@@ -202,9 +211,13 @@ def write_retrieval(book: Book, ws: Any, col: int, rows: PlanRows, sc: Scenario,
         for c in GROUP_COST_CALCULATIONS:
             _cell(book, ws, rows.group[c.name], col, "=" + render(c.expr, name), values[c.name],
                   c.unit, zero_text(c.name, values))
+        for c in RETRIEVAL_RENT_CALCULATIONS:
+            _cell(book, ws, at[c.name], col, "=" + render(c.expr, name), values[c.name], c.unit,
+                  zero_text(c.name, values))
         if shared is not None:  # the replicas it puts on them, when it does (the flag)
             idle_row, slot_row = at["retrieval_gpus_on_llm_nodes"], at["retrieval_slots_filled"]
             taken.setdefault(shared, []).append((f"{x}{idle_row + 1}", f"{x}{slot_row + 1}"))
+            left[shared] = f"{x}{at['retrieval_idle_cloud_left'] + 1}"
         for key in sums:
             sums[key].append(name(TOTAL_ROWS[key]))
         col += 1

@@ -213,7 +213,8 @@ _RETRIEVAL_OF = {"nodes": ("retrieval_nodes", "nodes"),
                  "replicas": ("retrieval_replicas", "replicas"),
                  "capex": ("capex", "capex"),
                  "annual_cost_onprem": ("annual_cost_onprem", "annual_cost_onprem"),
-                 "annual_cost_cloud": ("annual_cost_cloud", "annual_cost_cloud")}
+                 # as rented (session 25): a guest's cheapest option alone where that is less
+                 "annual_cost_cloud": ("retrieval_cloud_cost", "annual_cost_cloud")}
 
 
 def write(book: Book) -> None:

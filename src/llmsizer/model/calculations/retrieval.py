@@ -37,6 +37,7 @@ from ..expr import (
     IF,
     MAX,
     MIN,
+    OR,
     ROUNDDOWN,
     ROUNDUP,
     Program,
@@ -44,6 +45,7 @@ from ..expr import (
     compile_program,
     ge,
     gt,
+    le,
     lift,
     lt,
 )
@@ -288,9 +290,54 @@ RETRIEVAL_COST_INPUTS: tuple[Input, ...] = (
     Input("api_per_million_tokens", "Hosted API price", "currency/M tok", "workload",
           "The compared hosted embedding or reranking API, per million input tokens "
           "(catalog, dated; 0 = none listed)."),
+    Input("alone_cloud_cost", "Rented alone, its cheapest option: cloud cost per year",
+          "currency/yr", "workload",
+          "Its own cheapest option rented on instances of its own (the GPU it would run on "
+          "alone, in the sizes its offer lists), for a workload on a bought group's idle "
+          "GPUs (0 = none priced, or the plan is rented: its options are then ranked by "
+          "their rent already)."),
+    Input("alone_cloud_gpus", "Rented alone, its cheapest option: GPUs rented", "GPUs",
+          "workload", "The GPUs that option rents (0 = none)."),
+)
+
+# Session 25 (hunt seed 61): the rented view of a guest on a bought group's idle GPUs. Where
+# the group's rented instances have no idle GPU left for it, the guest rented whole instances
+# of the host's GPU for itself: two 1-GPU embedders beside a GB200 rack each rented a 4-GPU
+# GB200 instance (USD 367,920 a year each), and with more chat users, one more instance for
+# the chat held both: more load, less money. Now the instances it rents there carry the next
+# guest's replicas (retrieval_idle_cloud_left), and it is priced as its own cheapest rented
+# option where that costs less (retrieval_rents_alone).
+RETRIEVAL_RENT_CALCULATIONS: tuple[Calculation, ...] = (
+    _c("retrieval_rents_alone", "Rented on instances of its own", "1 = yes", "Retrieval",
+       IF(AND(gt(r("shares_llm_nodes"), 0), gt(r("retrieval_cloud_gpus"), 0),
+              gt(r("alone_cloud_cost"), 0),
+              OR(le(r("cloud_price_known"), 0), lt(r("alone_cloud_cost"),
+                                                   r("annual_cost_cloud")))), 1, 0),
+       "1 = on a bought group's idle GPUs, rented: the group's rented instances do not carry "
+       "all its GPUs, and its own cheapest option rented alone costs less than the instances "
+       "of the group's GPU it would add (or those have no price): it is priced as that "
+       "option. 0 = the cloud lines above (the group's instances, and any it adds there)."),
+    _c("retrieval_cloud_cost", "Cloud cost per year, as rented", "currency/yr", "Retrieval",
+       IF(gt(r("retrieval_rents_alone"), 0), r("alone_cloud_cost"), r("annual_cost_cloud")),
+       "Its cheapest option rented alone where it rents on instances of its own; else the "
+       "cloud cost above. The account's cloud total adds this row."),
+    _c("retrieval_cloud_gpus_rented", "GPUs rented, as rented", "GPUs", "Retrieval",
+       IF(gt(r("retrieval_rents_alone"), 0), r("alone_cloud_gpus"), r("cloud_gpus_rented")),
+       "The GPUs its cheapest option rents alone where it rents on instances of its own; "
+       "else the GPUs rented above."),
+    _c("retrieval_idle_cloud_left", "Idle rented cloud GPUs it leaves on the shared nodes",
+       "GPUs", "Retrieval",
+       IF(AND(gt(r("shares_llm_nodes"), 0), le(r("retrieval_rents_alone"), 0)),
+          r("llm_idle_cloud_gpus") + r("cloud_gpus_rented") - r("retrieval_gpus_used"),
+          r("llm_idle_cloud_gpus")),
+       "On the shared nodes, rented there: their idle rented GPUs + the GPUs it rents beside "
+       "them (whole instances of their GPU) - its GPUs in use; else those it found. The next "
+       "workload offered the same nodes finds these: two embedders that each rented a "
+       "4-GPU instance for one replica now share one."),
 )
 
 RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
+    *RETRIEVAL_RENT_CALCULATIONS,
     _c("retrieval_million_tokens_per_year", "Tokens embedded per year", "M tokens", "Retrieval",
        (r("online_tokens_per_s") * r("average_load") * 3600 * r("hours_per_year")
         + r("corpus_tokens")) / 1e6,
@@ -313,7 +360,7 @@ RETRIEVAL_COST_CALCULATIONS: tuple[Calculation, ...] = (
        "premises (its cost is in that group's); 0 = its cost is its own GPUs' or servers'."),
     _c("retrieval_no_extra_cost_cloud", "Adds no rent (on idle rented GPUs)", "1 = yes",
        "Retrieval",
-       IF(gt(r("shares_llm_nodes"), 0), IF(gt(r("retrieval_cloud_gpus"), 0), 0, 1), 0),
+       IF(gt(r("shares_llm_nodes"), 0), IF(gt(r("retrieval_cloud_gpus_rented"), 0), 0, 1), 0),
        "1 = the rented instances of the group it shares carry it and it rents no GPU: no "
        "extra cost in the cloud; 0 = its rent is its own GPUs'."),
 )
