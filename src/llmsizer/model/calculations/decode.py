@@ -20,8 +20,7 @@ from .queueing import (
     concurrency_by_rate,
     slot_fixed_ms,
 )
-from .third_solve import (CANDIDATE, LINE, SECOND, backoff_rows, checked_read_row,
-                          third_solve_rows)
+from .third_solve import CANDIDATE, LINE, SECOND, backoff_rows, checked_read_row, third_solve_rows
 
 
 def _allreduce_bytes(n: Expr) -> Expr:

@@ -44,6 +44,13 @@ decode.py solves the limits again with its experts (the rows copied under :data:
 :func:`checked_read_row` reads the experts at c only where those limits allow at least the
 batch the first estimate's experts allow, else at the first estimate: the batch is never
 below the second solve's.
+
+Where the line's batch overshoots (the limits solved with its experts allow less than it: a
+limit fell off a cliff, as the p95 inter-token latency does once over 5 % of steps carry a
+prefill chunk), :func:`backoff_rows` bisects between the first estimate and it with the
+limits solved again at each trial (session 25), and the experts are read at the largest
+batch its own experts allow: a looser target, whose line reached further, no longer serves
+less (tests/test_percentile_monotone_s25.py).
 """
 
 from __future__ import annotations
