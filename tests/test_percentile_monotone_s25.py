@@ -50,6 +50,7 @@ GPUS = ["h100-sxm", "h200-sxm", "mi300x", "l40s", "b200"]
 # the target loosened, its base values, and the mean speed beside it (the loader asks for one)
 TARGETS = {"itl_p95_ms": [10, 15, 20, 30, 50, 70], "ttft_p95_s": [0.2, 0.5, 1.0, 2.0, 5.0],
            "e2e_p95_s": [5, 10, 20, 45, 90]}
+SPEED = "tokens_per_s_per_user"  # looser when lower
 
 
 def _account(model: str, gpu: str, users: int, prompt: int, out: int,
@@ -73,15 +74,20 @@ def _size(d: dict[str, Any]) -> Result | None:
 @st.composite
 def loosened(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     """An account with one percentile target, and the same account with it looser."""
-    key = draw(st.sampled_from(sorted(TARGETS)))
-    value = draw(st.sampled_from(TARGETS[key]))
-    targets = {key: value, "tokens_per_s_per_user": draw(st.sampled_from([5, 15]))}
+    key = draw(st.sampled_from([*sorted(TARGETS), SPEED]))
+    if key == SPEED:  # the mean speed (the TPOT target) loosened, a p95 ITL beside it
+        value = draw(st.sampled_from([10.0, 25.0, 50.0]))
+        targets = {SPEED: value, "itl_p95_ms": draw(st.sampled_from([30, 100]))}
+    else:
+        value = draw(st.sampled_from(TARGETS[key]))
+        targets = {key: value, SPEED: draw(st.sampled_from([5, 15]))}
     tight = _account(draw(st.sampled_from(MOE + DENSE)), draw(st.sampled_from(GPUS)),
                      draw(st.sampled_from([16, 128, 1000])),
                      draw(st.sampled_from([1500, 6000])), draw(st.sampled_from([300, 800])),
                      targets)
     loose = copy.deepcopy(tight)
-    loose["workloads"][0]["targets"][key] = value * draw(st.floats(1.05, 3.0))
+    factor = draw(st.floats(1.05, 3.0))
+    loose["workloads"][0]["targets"][key] = value / factor if key == SPEED else value * factor
     return tight, loose
 
 
