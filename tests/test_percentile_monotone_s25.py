@@ -12,7 +12,13 @@ whose line reached further, served less. Before the back-off search (third_solve
 - gpt-oss-120b on H100 (FP8, TP2, EP2), 128 users, 1,500-token prompts, 300 out, 5 tok/s:
   a 20 ms p95 inter-token latency served 15 sequences (9 replicas, 24 GPUs on the XE9680),
   25 ms served 4 (32 replicas, 64 GPUs); the line's batch at 25 ms was 48 and the limits
-  with its experts allowed 4. Now 38 sequences, 4 replicas, 8 GPUs.
+  with its experts allowed 4. Now 38 sequences, 4 replicas, 8 GPUs (and 20 ms 18 sequences,
+  16 GPUs: the search also runs up from a line that stopped short).
+- Qwen3-30B-A3B on L40S (BF16, TP2), same load, a 30 ms p95 inter-token latency: a mean
+  speed of 25 tok/s served 4 sequences (64 GPUs), 20 tok/s 2 (128), 15 tok/s 1 (256): a
+  lower speed lets the largest batch, and so the first solve's experts, grow, and the line
+  through the first solve's limit (-77 sequences at 15 tok/s) stopped at 1 where 4
+  sequences' experts allow 4. Now 4 sequences, 64 GPUs at all three.
 - DeepSeek-R1 on MI300X (FP8, TP4, EP4), same load: 70 ms served 7 sequences (80 GPUs),
   100 ms served 4 (128 GPUs); now 21 sequences, 32 GPUs.
 
@@ -100,6 +106,10 @@ R1 = _account("deepseek-r1", "mi300x", 128, 1500, 300,
               {"itl_p95_ms": 70, "tokens_per_s_per_user": 5})
 R1_LOOSE = _account("deepseek-r1", "mi300x", 128, 1500, 300,
                     {"itl_p95_ms": 100, "tokens_per_s_per_user": 5})
+QWEN_25 = _account("qwen3-30b-a3b", "l40s", 128, 1500, 300,
+                   {"itl_p95_ms": 30, "tokens_per_s_per_user": 25})
+QWEN_15 = _account("qwen3-30b-a3b", "l40s", 128, 1500, 300,
+                   {"itl_p95_ms": 30, "tokens_per_s_per_user": 15})
 _ORDER = (("batch_per_replica", 1), ("replicas", -1), ("gpus_purchased", -1),
           ("annual_cost_onprem", -1))
 
@@ -119,6 +129,7 @@ def _check_order(tight: Result, loose: Result) -> None:
 @SETTINGS
 @example((GPT_OSS, GPT_OSS_LOOSE))
 @example((R1, R1_LOOSE))
+@example((QWEN_25, QWEN_15))
 @given(loosened())
 def test_a_looser_percentile_target_never_serves_less(
         pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -134,8 +145,22 @@ def _option(r: Result, oid: str) -> dict[str, Any]:
     return next(o.values for o in r.workloads[0].options if o.id == oid)
 
 
+def test_a_lower_speed_does_not_stop_the_line_short() -> None:
+    """Qwen3-30B-A3B on L40S TP2 at 15 tok/s served 1 sequence (256 GPUs) where 25 tok/s
+    served 4 (64): the line stopped at 1 and the limits with 1 sequence's experts allow 4;
+    the search up from the line's batch finds 4, as at 25 tok/s."""
+    rt, rl = _size(QWEN_25), _size(QWEN_15)
+    assert rt is not None and rl is not None
+    vt, vl = _option(rt, "l40s/bf16/kv-fp8/tp2"), _option(rl, "l40s/bf16/kv-fp8/tp2")
+    assert (vl["batch_experts_candidate"], vl["batch_per_replica_line"]) == (1, 4)
+    assert (vt["batch_per_replica"], vt["gpus_purchased"]) == (4, 64)
+    assert (vl["batch_per_replica"], vl["gpus_purchased"]) == (4, 64)  # was 1, 256
+    assert vl["slo_met"] == 1
+
+
 @pytest.mark.parametrize(("tight", "loose", "oid", "before", "after"), [
-    (GPT_OSS, GPT_OSS_LOOSE, "h100-sxm/fp8/kv-fp8/tp2/ep2", (15, 9, 24), (38, 4, 8)),
+    # the tighter target's line stopped short (15 sequences where 18's experts allow 18)
+    (GPT_OSS, GPT_OSS_LOOSE, "h100-sxm/fp8/kv-fp8/tp2/ep2", (18, 8, 16), (38, 4, 8)),
     (R1, R1_LOOSE, "mi300x/fp8/kv-fp8/tp4/ep4", (7, 19, 80), (21, 7, 32)),
 ])
 def test_the_line_that_overshoots_backs_off(tight: dict[str, Any], loose: dict[str, Any],

@@ -152,21 +152,31 @@ def backoff_rows(share_rows: tuple[Calculation, ...]) -> tuple[Calculation, ...]
     unit; ``batch_experts_back_{BACK_STEPS}`` is it (the first estimate where no trial
     holds). :func:`checked_read_row` reads it only where the line's own batch is above what
     the limits at its experts allow (the line overshot: a limit fell off a cliff)."""
-    lo, c = r("batch_experts_estimate"), r(CANDIDATE)
-    unit = r("batch_experts_back_unit")
+    lo, c, line = r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + LINE)
+    start, end, unit = (r("batch_experts_back_start"), r("batch_experts_back_end"),
+                        r("batch_experts_back_unit"))
     rows: list[Calculation] = [
+        _c("batch_experts_back_start", "Back-off search from", "sequences", "Throughput",
+           IF(lt(line, c), lo, c),
+           "Where the limits solved with the line's experts allow less than the line's batch "
+           "(it overshot), the search runs from the first estimate up to it; else from the "
+           "line's batch up (the line stopped short of what its experts allow)."),
+        _c("batch_experts_back_end", "Back-off search below", "sequences", "Throughput",
+           IF(lt(line, c), c, MIN(r("batch_experts_top"), line) + 1),
+           "The line's batch where it overshot; else one above the smaller of the top and "
+           "what the limits at the line's experts allow (a larger batch reads more experts "
+           "and is allowed no more)."),
         _c("batch_experts_back_unit", "Back-off step unit", "sequences", "Throughput",
-           MAX(1, ROUNDUP((c - 1 - lo) / (2 ** BACK_STEPS - 1), 0)),
-           f"(line's batch - 1 - first estimate) / {2 ** BACK_STEPS - 1}, rounded up, at "
-           f"least 1: one sequence (exact) while the line's batch is under {2 ** BACK_STEPS} "
-           "sequences above the first estimate."),
+           MAX(1, ROUNDUP((end - 1 - start) / (2 ** BACK_STEPS - 1), 0)),
+           f"(end - 1 - start) / {2 ** BACK_STEPS - 1}, rounded up, at least 1: one sequence "
+           f"(exact) while the range is under {2 ** BACK_STEPS} sequences."),
     ]
-    prev = lo
+    prev = start
     for k in range(1, BACK_STEPS + 1):
         trial = prev + unit * 2 ** (BACK_STEPS - k)
         seed, suffix = f"batch_experts_back_try_{k}", f"_back_{k}"
         rows.append(_c(seed, f"Back-off trial batch, step {k} of {BACK_STEPS}", "sequences",
-                       "Throughput", MAX(1, MIN(trial, c)),
+                       "Throughput", MAX(1, MIN(trial, end - 1)),
                        f"The previous step's batch + {2 ** BACK_STEPS // 2 ** k} x the "
                        "back-off unit, at most the line's batch: the limits below are solved "
                        "with the experts read at it."))
@@ -175,7 +185,7 @@ def backoff_rows(share_rows: tuple[Calculation, ...]) -> tuple[Calculation, ...]
         rows.extend(x for x in copies if x.name.endswith(suffix))
         rows.append(_c(f"batch_experts_back_{k}", f"Batch the back-off keeps, step {k} of "
                        f"{BACK_STEPS}", "sequences", "Throughput",
-                       IF(AND(lt(trial, c), ge(r("batch_per_replica" + suffix), trial)),
+                       IF(AND(lt(trial, end), ge(r("batch_per_replica" + suffix), trial)),
                           trial, prev),
                        "The trial batch where it is below the line's batch and every limit "
                        "solved with the experts read at it allows it, else the previous "
@@ -190,13 +200,13 @@ def checked_read_row(disagg: Expr) -> Calculation:
     (:func:`backoff_rows`) keeps; else the back-off's batch (the first estimate where no
     trial held)."""
     lo, c, first = (r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + FIRST))
-    back = r(f"batch_experts_back_{BACK_STEPS}")
-    at_line = MIN(r("batch_per_replica" + LINE), MAX(1, c, first))
+    back, line = r(f"batch_experts_back_{BACK_STEPS}"), r("batch_per_replica" + LINE)
+    at_line = MIN(line, MAX(1, c, first))
     at_estimate = MIN(r("batch_per_replica" + SECOND), MAX(1, lo, first))
-    at_back = IF(gt(back, lo), back, at_estimate)
     return _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
               IF(disagg, r("batch_experts_bound"),
-                 IF(OR(ge(r("batch_per_replica" + LINE), c), ge(at_line, at_back)), c, back)),
+                 IF(AND(gt(back, r("batch_experts_back_start")), gt(back, at_line)), back,
+                    IF(OR(ge(line, c), ge(at_line, at_estimate)), c, lo))),
               "The line's batch, where every limit solved with the experts read at it allows "
               "it, or allows at least the batch the back-off search keeps; else the "
               "back-off's batch. A line through a limit that falls off a cliff (a target no "
