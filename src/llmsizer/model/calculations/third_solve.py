@@ -144,14 +144,14 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
 
 
 def backoff_rows(share_rows: tuple[Calculation, ...]) -> tuple[Calculation, ...]:
-    """The back-off search: :data:`BACK_STEPS` bisection steps between the first estimate
-    and the line's batch, each solving every limit again with the experts read at its trial
+    """The back-off search: :data:`BACK_STEPS` bisection steps around the line's batch,
+    each solving every limit again with the experts read at its trial
     batch (``share_rows`` copied under ``_back_{k}``), keeping the trial where those limits
     allow it. The limits only fall as the batch (and so the experts read) grows, so the
     batches they allow form one range from 1 up, and the steps find its top to one step
-    unit; ``batch_experts_back_{BACK_STEPS}`` is it (the first estimate where no trial
-    holds). :func:`checked_read_row` reads it only where the line's own batch is above what
-    the limits at its experts allow (the line overshot: a limit fell off a cliff)."""
+    unit; ``batch_experts_back_{BACK_STEPS}`` is it (the start where no trial holds). The
+    search runs below the line's batch where it overshot (the limits at its experts allow
+    less than it: a limit fell off a cliff), else up from it to what those limits allow."""
     lo, c, line = r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + LINE)
     start, end, unit = (r("batch_experts_back_start"), r("batch_experts_back_end"),
                         r("batch_experts_back_unit"))
@@ -196,9 +196,9 @@ def backoff_rows(share_rows: tuple[Calculation, ...]) -> tuple[Calculation, ...]
 
 def checked_read_row(disagg: Expr) -> Calculation:
     """``batch_experts_read``: the line's batch where the limits solved with its experts
-    (the rows copied under :data:`LINE`) allow it, or allow at least what the back-off search
-    (:func:`backoff_rows`) keeps; else the back-off's batch (the first estimate where no
-    trial held)."""
+    (the rows copied under :data:`LINE`) allow it, unless the back-off search
+    (:func:`backoff_rows`) kept a batch that serves more; else the back-off's batch, or the
+    first estimate."""
     lo, c, first = (r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + FIRST))
     back, line = r(f"batch_experts_back_{BACK_STEPS}"), r("batch_per_replica" + LINE)
     at_line = MIN(line, MAX(1, c, first))
@@ -207,10 +207,12 @@ def checked_read_row(disagg: Expr) -> Calculation:
               IF(disagg, r("batch_experts_bound"),
                  IF(AND(gt(back, r("batch_experts_back_start")), gt(back, at_line)), back,
                     IF(OR(ge(line, c), ge(at_line, at_estimate)), c, lo))),
-              "The line's batch, where every limit solved with the experts read at it allows "
-              "it, or allows at least the batch the back-off search keeps; else the "
-              "back-off's batch. A line through a limit that falls off a cliff (a target no "
-              "batch meets once a step reads more experts, or a p95 inter-token latency that "
+              "The back-off search's batch where it kept one above where it started and "
+              "that batch is more than the limits at the line's experts serve; else the "
+              "line's batch where those limits allow it, or allow at least what the first "
+              "estimate's experts allow; else the first estimate. A line through a limit "
+              "that falls off a cliff (a target no batch meets once a step reads more "
+              "experts, or a p95 inter-token latency that "
               "jumps to a prefill-carrying step once over 5 % of steps carry one) can "
               "overshoot it: at the line's batch the limits allow less than a smaller batch "
               "would, and a looser target, whose line reached further, served a smaller "
