@@ -20,7 +20,7 @@ from .queueing import (
     concurrency_by_rate,
     slot_fixed_ms,
 )
-from .third_solve import CANDIDATE, LINE, SECOND, checked_read_row, third_solve_rows
+from .third_solve import CANDIDATE, LINE, SECOND, backoff_rows, checked_read_row, third_solve_rows
 
 
 def _allreduce_bytes(n: Expr) -> Expr:
@@ -516,6 +516,7 @@ CALCULATIONS: tuple[Calculation, ...] = (
     *(c for c in _SECOND_COPIES if c.name.endswith(SECOND)),
     *third_solve_rows(lambda b: _busiest(_share_read(b)), _DISAGG, _COPIED, _COPIED),
     *(c for c in _LINE_COPIES if c.name.endswith(LINE)),
+    *backoff_rows(_SHARE_COPIED),
     checked_read_row(_DISAGG),
     *_SECOND_ROWS[:-1],
     _BY_FIRST_ESTIMATE,

@@ -44,6 +44,13 @@ decode.py solves the limits again with its experts (the rows copied under :data:
 :func:`checked_read_row` reads the experts at c only where those limits allow at least the
 batch the first estimate's experts allow, else at the first estimate: the batch is never
 below the second solve's.
+
+Where the line's batch overshoots (the limits solved with its experts allow less than it: a
+limit fell off a cliff, as the p95 inter-token latency does once over 5 % of steps carry a
+prefill chunk), :func:`backoff_rows` bisects between the first estimate and it with the
+limits solved again at each trial (session 25), and the experts are read at the largest
+batch its own experts allow: a looser target, whose line reached further, no longer serves
+less (tests/test_percentile_monotone_s25.py).
 """
 
 from __future__ import annotations
@@ -52,13 +59,14 @@ from collections.abc import Callable
 
 from ..expr import AND, IF, MAX, MIN, OR, ROUNDDOWN, ROUNDUP, Expr, ge, gt, le, lt
 from .core import Calculation, _c, r
-from .first_pass import FIRST, LIMITS
+from .first_pass import FIRST, LIMITS, first_pass
 from .inputs import PERCENTILES
 
 SECOND = "_second"
 LINE = "_line"  # the limits solved again with the experts read at the line's batch
 CANDIDATE = "batch_experts_candidate"
 STEPS = 10  # bisection rows: exact to one sequence over a range under 2^10 sequences
+BACK_STEPS = 5  # back-off solves: exact to one sequence over a range under 2^5 sequences
 
 
 # where the limits that read the step stop at 0 (queueing.py): a percentile or whole-answer
@@ -135,20 +143,82 @@ def third_solve_rows(busiest_at: Callable[[Expr], Expr], disagg: Expr,
     )
 
 
+def backoff_rows(share_rows: tuple[Calculation, ...]) -> tuple[Calculation, ...]:
+    """The back-off search: :data:`BACK_STEPS` bisection steps around the line's batch,
+    each solving every limit again with the experts read at its trial
+    batch (``share_rows`` copied under ``_back_{k}``), keeping the trial where those limits
+    allow it. The limits only fall as the batch (and so the experts read) grows, so the
+    batches they allow form one range from 1 up, and the steps find its top to one step
+    unit; ``batch_experts_back_{BACK_STEPS}`` is it (the start where no trial holds). The
+    search runs below the line's batch where it overshot (the limits at its experts allow
+    less than it: a limit fell off a cliff), else up from it to what those limits allow."""
+    lo, c, line = r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + LINE)
+    start, end, unit = (r("batch_experts_back_start"), r("batch_experts_back_end"),
+                        r("batch_experts_back_unit"))
+    rows: list[Calculation] = [
+        _c("batch_experts_back_start", "Back-off search from", "sequences", "Throughput",
+           IF(lt(line, c), lo, c),
+           "Where the limits solved with the line's experts allow less than the line's batch "
+           "(it overshot), the search runs from the first estimate up to it; else from the "
+           "line's batch up (the line stopped short of what its experts allow)."),
+        _c("batch_experts_back_end", "Back-off search below", "sequences", "Throughput",
+           IF(lt(line, c), c, MIN(r("batch_experts_top"), line) + 1),
+           "The line's batch where it overshot; else one above the smaller of the top and "
+           "what the limits at the line's experts allow (a larger batch reads more experts "
+           "and is allowed no more)."),
+        _c("batch_experts_back_unit", "Back-off step unit", "sequences", "Throughput",
+           MAX(1, ROUNDUP((end - 1 - start) / (2 ** BACK_STEPS - 1), 0)),
+           f"(end - 1 - start) / {2 ** BACK_STEPS - 1}, rounded up, at least 1: one sequence "
+           f"(exact) while the range is under {2 ** BACK_STEPS} sequences."),
+    ]
+    prev = start
+    for k in range(1, BACK_STEPS + 1):
+        trial = prev + unit * 2 ** (BACK_STEPS - k)
+        seed, suffix = f"batch_experts_back_try_{k}", f"_back_{k}"
+        rows.append(_c(seed, f"Back-off trial batch, step {k} of {BACK_STEPS}", "sequences",
+                       "Throughput", MAX(1, MIN(trial, end - 1)),
+                       f"The previous step's batch + {2 ** BACK_STEPS // 2 ** k} x the "
+                       "back-off unit, at most the line's batch: the limits below are solved "
+                       "with the experts read at it."))
+        copies, _ = first_pass(share_rows, "batch_experts_read", seed, suffix,
+                               f"back-off step {k}", f"back-off step {k}'s trial batch")
+        rows.extend(x for x in copies if x.name.endswith(suffix))
+        rows.append(_c(f"batch_experts_back_{k}", f"Batch the back-off keeps, step {k} of "
+                       f"{BACK_STEPS}", "sequences", "Throughput",
+                       IF(AND(lt(trial, end), ge(r("batch_per_replica" + suffix), trial)),
+                          trial, prev),
+                       "The trial batch where it is below the line's batch and every limit "
+                       "solved with the experts read at it allows it, else the previous "
+                       "step's."))
+        prev = r(f"batch_experts_back_{k}")
+    return tuple(rows)
+
+
 def checked_read_row(disagg: Expr) -> Calculation:
     """``batch_experts_read``: the line's batch where the limits solved with its experts
-    (the rows copied under :data:`LINE`) allow at least the batch the first estimate's
-    experts allow, else the first estimate."""
+    (the rows copied under :data:`LINE`) allow it, unless the back-off search
+    (:func:`backoff_rows`) kept a batch that serves more; else the back-off's batch, or the
+    first estimate."""
     lo, c, first = (r("batch_experts_estimate"), r(CANDIDATE), r("batch_per_replica" + FIRST))
-    at_line = MIN(r("batch_per_replica" + LINE), MAX(1, c, first))
+    back, line = r(f"batch_experts_back_{BACK_STEPS}"), r("batch_per_replica" + LINE)
+    at_line = MIN(line, MAX(1, c, first))
     at_estimate = MIN(r("batch_per_replica" + SECOND), MAX(1, lo, first))
     return _c("batch_experts_read", "Batch the experts are read at", "sequences", "Throughput",
-              IF(disagg, r("batch_experts_bound"), IF(lt(at_line, at_estimate), lo, c)),
-              "The line's batch, where every limit solved with the experts read at it allows "
-              "at least the batch the first estimate's experts allow; else the first "
-              "estimate. A line through a limit that falls off a cliff (a target no batch "
-              "meets once a step reads more experts) can overshoot it: at the line's batch "
-              "no batch met the target where one request met it with the first estimate's "
-              "experts. The batch per replica is at most it and every limit solved "
-              "with its experts, so the share of experts read is the batch served's, or "
-              "above it (conservative); no circular reference.")
+              IF(disagg, r("batch_experts_bound"),
+                 IF(AND(gt(back, r("batch_experts_back_start")), gt(back, at_line)), back,
+                    IF(OR(ge(line, c), ge(at_line, at_estimate)), c, lo))),
+              "The back-off search's batch where it kept one above where it started and "
+              "that batch is more than the limits at the line's experts serve; else the "
+              "line's batch where those limits allow it, or allow at least what the first "
+              "estimate's experts allow; else the first estimate. A line through a limit "
+              "that falls off a cliff (a target no batch meets once a step reads more "
+              "experts, or a p95 inter-token latency that "
+              "jumps to a prefill-carrying step once over 5 % of steps carry one) can "
+              "overshoot it: at the line's batch the limits allow less than a smaller batch "
+              "would, and a looser target, whose line reached further, served a smaller "
+              "batch (gpt-oss-120b on H100 at a 25 ms p95 inter-token latency: 4 sequences "
+              "where 20 ms allowed 15). The back-off takes the largest batch below the "
+              "line's that its own experts allow, so a looser target never serves less. "
+              "The batch per replica is at most it and every limit solved with its "
+              "experts, so the share of experts read is the batch served's, or above it "
+              "(conservative); no circular reference.")
