@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..base.atomic import write_text_atomic
-from .outcome import Outcome, recommendation_words
+from .outcome import Outcome, account_recommendations
 from .stamps import _stamp_path, fingerprint
 
-_OPTION_KEYS = ("id", "gpu", "platform", "tp", "weight_precision", "kv_precision")
 
 
 def process(path: Path, out: Path, stem: str, templates: Path | None,
@@ -63,13 +62,10 @@ def size_account(path: Path, stem: str, stamp_of: Callable[[], str],
         o.account = result.account.name
         o.currency = result.account.currency
         check_feasible(result)
-        # the option's fields its words need, and the values that give its layout beyond TP
-        from ..documents.proposal.format import LAYOUT_KEYS
-        keys: dict[str, Any] = {**dict.fromkeys(_OPTION_KEYS, True),
-                                "values": dict.fromkeys(LAYOUT_KEYS, True)}
-        for w in result.workloads:
-            o.recommendations.append(recommendation_words(
-                w.name, w.recommended, [x.model_dump(include=keys) for x in w.options]))
+        # every workload's words and its part of the plan (retrieval ones included), from the
+        # parts of the results document they read
+        o.recommendations = account_recommendations(result.model_dump(
+            include={"workloads", "retrieval", "plan", "deployment"}))
         t = result.totals
         o.gpus, o.nodes, o.capex = t.gpus_purchased, t.nodes, t.capex
         # the GPUs rented where the recommendation rents (the cover's count), else none

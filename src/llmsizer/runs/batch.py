@@ -43,7 +43,7 @@ from ..base.textsafe import printable
 from ..base.version import __version__
 from ..sizing.results import slugify
 from .account import process as process
-from .outcome import Outcome, recommendation_words
+from .outcome import Outcome, account_recommendations
 from .stamps import (  # the batch's resume stamps (names re-exported as before)
     OUTPUT_SUFFIXES,
     is_fresh,
@@ -429,8 +429,7 @@ def _fill_from_json(o: Outcome, out: Path) -> None:
         o.annual_cost_onprem, o.annual_cost_cloud = t["annual_cost_onprem"], t["annual_cost_cloud"]
         o.cost_per_million_tokens_onprem = t.get("cost_per_million_tokens_onprem", 0.0)
         o.cost_per_million_tokens_cloud = t.get("cost_per_million_tokens_cloud", 0.0)
-        o.recommendations = [recommendation_words(w["name"], w["recommended"], w["options"])
-                             for w in doc["workloads"]]
+        o.recommendations = account_recommendations(doc)
         o.outputs = [f"{o.stem}{s}" for s in OUTPUT_SUFFIXES]
 
 

@@ -72,3 +72,62 @@ def recommendation_words(name: str, recommended: str | None,
     words = option_label(gpu, o["tp"], o["weight_precision"], o["kv_precision"],
                          o.get("values") or {})
     return f"{name}: {words}" + (f" on {short_name(plat.name)}" if plat else "")
+
+
+def _count(n: float, one: str, many: str) -> str:
+    """``4 GPUs``, ``1 node``; a share of a pool shared with other workloads keeps one decimal
+    (``1.5 GPUs``) so the rows still add up to the account's totals."""
+    whole = abs(n - round(n)) < 0.05
+    text = f"{round(n):,}" if whole else f"{n:,.1f}"
+    return f"{text} {one if whole and round(n) == 1 else many}"
+
+
+def _sizes(bought: float, nodes: float, rented: float | None) -> str:
+    words = f"{_count(bought, 'GPU', 'GPUs')} bought, {_count(nodes, 'node', 'nodes')}"
+    shared = any(abs(n - round(n)) >= 0.05 for n in (bought, nodes, rented or 0.0))
+    return ("its share: " if shared else "") + words + (f"; {_count(rented, 'GPU', 'GPUs')} rented" if rented is not None else "")
+
+
+def account_recommendations(doc: dict[str, Any]) -> list[str]:
+    """Every recommended workload of an account as the proposal words it, the embed and
+    rerank ones included, each with its part of the plan: GPUs bought and nodes (its share of
+    a shared pool, the plan's per-workload rows), and the GPUs rented where the cloud is
+    recommended, so the rows add up to the account's totals (review round 25: Wide World's
+    summary listed its assistant alone beside the 16 GPUs and 3 nodes of all three).
+    ``doc`` is the results document (Result.to_json's shape)."""
+    from ..model.catalog import load_catalog
+    from ..model.names import short_name
+
+    plan = doc.get("plan") or {}
+    rents = (doc.get("deployment") or {}).get("recommended") == "cloud"
+    shares: dict[int, dict[str, float]] = {}
+    for pool in plan.get("pools") or []:
+        for i, s in zip(pool.get("workload_indices") or [], pool.get("shares") or [],
+                        strict=False):
+            shares[i] = s
+    out = []
+    for i, w in enumerate(doc.get("workloads") or []):
+        words = recommendation_words(w["name"], w["recommended"], w["options"])
+        s = shares.get(i)
+        if w["recommended"] is not None and s is not None:
+            words += " — " + _sizes(s.get("plan_gpus_purchased", 0.0), s.get("plan_nodes", 0.0),
+                                   s.get("plan_cloud_gpus_rented", 0.0) if rents else None)
+        out.append(words)
+    groups = {g["workload"]: g for g in plan.get("retrieval_groups") or []}
+    cat = load_catalog()
+    for w in doc.get("retrieval") or []:
+        g = groups.get(w["name"])
+        if w.get("recommended") is None or g is None:
+            out.append(f"{w['name']}: no feasible option")
+            continue
+        gpu = cat.gpus[g["gpu"]].name if g["gpu"] in cat.gpus else g["gpu"]
+        plat = cat.platforms.get(g["platform"])
+        replicas = int(g.get("replicas", 0))
+        words = (f"{w['name']}: {replicas} × {gpu}"
+                 + (f" on {short_name(plat.name)}" if plat else ""))
+        if g.get("shares_with"):
+            words += " (on idle GPUs of servers counted above)"
+        words += " — " + _sizes(g.get("gpus_purchased", 0), g.get("nodes", 0),
+                               g.get("cloud_gpus", 0) if rents else None)
+        out.append(words)
+    return out

@@ -1,0 +1,52 @@
+"""Review round 25 (wave 2): what the PDF and workbook review left (words, layout, data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _size(path: Path):
+    from llmsizer.inputs.loader import load
+    from llmsizer.sizing.engine import size
+
+    return size(load(path))
+
+
+def test_batch_summary_lists_every_workload_with_its_gpus() -> None:
+    """Wide World's summary row listed the Knowledge assistant alone beside 16 GPUs and 3
+    nodes: its embedding (4 L40S, 1 node) and reranking (8 RTX PRO 6000, 1 node) servers are
+    recommended too. Every workload is listed with its GPUs, and they add up to the totals."""
+    import json
+
+    from llmsizer.runs.outcome import account_recommendations
+
+    r = _size(ROOT / "inputs" / "rag-knowledge-base.yaml")
+    rows = account_recommendations(json.loads(r.to_json()))
+    assert len(rows) == 3
+    assert rows[0].startswith("Knowledge assistant: 2 × NVIDIA H100 SXM 80GB")
+    assert rows[0].endswith("— 4 GPUs bought, 1 node")
+    assert rows[1].startswith("Query and corpus embedding: 4 × NVIDIA L40S")
+    assert rows[1].endswith("— 4 GPUs bought, 1 node")
+    assert rows[2].startswith("Passage reranking: 8 × NVIDIA RTX PRO 6000")
+    assert rows[2].endswith("— 8 GPUs bought, 1 node")
+    assert (r.totals.gpus_purchased, r.totals.nodes) == (16, 3)
+
+
+def test_batch_summary_rented_rows_add_up() -> None:
+    """A rented RAG account (tests/data/rag-kb-cloud-n1-r22.yaml): each row also says the GPUs
+    it rents, and they sum to the account's 10 rented GPUs (3 + 3 + 4)."""
+    import re
+
+    from llmsizer.runs.outcome import account_recommendations
+
+    r = _size(ROOT / "tests" / "data" / "rag-kb-cloud-n1-r22.yaml")
+    assert r.deployment.recommended == "cloud"
+    rows = account_recommendations(r.model_dump(
+        include={"workloads", "retrieval", "plan", "deployment"}))
+    assert len(rows) == 3
+    rented = [int(re.search(r"; (\d+) GPUs? rented$", x).group(1)) for x in rows]  # type: ignore[union-attr]
+    bought = [int(re.search(r"— (\d+) GPUs? bought", x).group(1)) for x in rows]  # type: ignore[union-attr]
+    assert sum(rented) == r.totals.cloud_gpus_rented == 10
+    assert sum(bought) == r.totals.gpus_purchased == 35
