@@ -415,7 +415,10 @@ def _retrieval_words(book: Book, j: int, g: Any) -> tuple[str, str]:
     if book.r.deployment.recommended == "cloud":  # rented: the GPUs it rents, as the PDF's
         # (review round 19: "1 × Generic 8x AMD MI325X OAM server node (8 × ... GPUs)")
         parts: tuple[tuple[str, int, str, str, str, str], ...] = (
-            (retrieval_cell(j, "retrieval_cloud_gpus"), g.cloud_gpus, f" × {gpu} ", "GPU",
+            # the GPUs as rented (whole instances, or its own cheapest option alone), the
+            # row g.cloud_gpus holds: retrieval_cloud_gpus, its GPUs in use, read 10 where
+            # the cached text said 3 (review round 25)
+            (retrieval_cell(j, "retrieval_cloud_gpus_rented"), g.cloud_gpus, f" × {gpu} ", "GPU",
              "GPUs", " rented in the cloud: "),
             (retrieval_cell(j, "retrieval_replicas"), g.replicas, " ", "replica", "replicas",
              f" for {kind}"))
