@@ -74,3 +74,17 @@ def test_summary_rented_retrieval_formula_agrees_with_its_cached_text(tmp_path: 
     texts = [v for v in got["Summary"].values() if isinstance(v, str)]
     assert any(t.startswith("3 × AMD Instinct MI325X GPUs rented in the cloud") for t in texts)
     assert any(t.startswith("4 × AMD Instinct MI325X GPUs rented in the cloud") for t in texts)
+
+
+def test_a_rack_scale_platform_is_counted_in_racks() -> None:
+    """Northwind Research (inputs/frontier-moe-rack.yaml) buys 8 GB300 NVL72 racks: its BOM
+    read "NVIDIA GB300 NVL72 rack — 8 servers". One node of an NVL72 platform is the whole
+    rack (gpus_per_node = nvlink_domain = 72, platforms.yaml), so the line counts racks; an
+    8-GPU server stays a server."""
+    from llmsizer.documents.proposal.bom import bom_rows, unit_word
+    from llmsizer.documents.proposal.format import Formatter
+
+    r = _size(ROOT / "inputs" / "frontier-moe-rack.yaml")
+    rows = {row.item: row for row in bom_rows(r, Formatter(r.account.currency))}
+    assert rows["Servers: NVIDIA GB300 NVL72 rack"].quantity == "8 racks"
+    assert (unit_word("gb200-nvl72"), unit_word("dell-xe9680")) == ("rack", "server")

@@ -130,7 +130,8 @@ def test_the_bank_rents_h100_for_the_chat_and_the_rag(bank: Result) -> None:
 
 def test_the_bill_of_materials_lists_only_servers_bought(retailer_html: str) -> None:
     text = _words(retailer_html)
-    assert "Servers: NVIDIA GB300 NVL72 rack * 2 servers" in text
+    # review round 25: an NVL72 platform's unit is the rack (it read "2 servers" for 2 racks)
+    assert "Servers: NVIDIA GB300 NVL72 rack * 2 racks" in text
     assert "0 servers" not in text and "0 × NVIDIA GB300" not in text
 
 

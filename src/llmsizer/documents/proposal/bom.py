@@ -21,6 +21,19 @@ class BomRow:
     estimate: bool = False  # rests on a figure flagged as an estimate
 
 
+def unit_word(platform: str) -> str:
+    """What one node of a platform is called: "rack" where the node is a whole rack-scale
+    NVLink domain (the NVL72 racks: gpus_per_node = nvlink_domain = 72), else "server".
+    Review round 25: Northwind Research's BOM read "NVIDIA GB300 NVL72 rack — 8 servers" for
+    8 racks. (Round 20 pinned "2 servers" for Harrow & Finch's racks: its subject was that
+    only the lines bought are listed, no "0 servers" line; it still holds, as "2 racks".)"""
+    from ...model.catalog import load_catalog
+
+    p = load_catalog().platforms.get(platform)
+    rack = p is not None and p.nvlink_domain > 8 and p.gpus_per_node == p.nvlink_domain
+    return "rack" if rack else "server"
+
+
 def _tb(fmt: Formatter, x: float, digits: int) -> str:
     return f"{fmt.number(x, digits)}{NBSP}TB"
 
@@ -85,7 +98,8 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         added = "".join(f", and {fmt.count(n)} for {name} in "
                         f"{'an empty slot' if n == 1 else 'empty slots'}" for n, name in guests)
         rows.append(BomRow(
-            f"Servers: {short_name(ln.platform_name)}", fmt.count_of(v["line_nodes"], "server"),
+            f"Servers: {short_name(ln.platform_name)}",
+            fmt.count_of(v["line_nodes"], unit_word(ln.platform)),
             f"{ln.vendor}; {fmt.count(v['line_gpus'])} × {ln.gpu_name}"
             f"{added if added else ' in all'}; "
             f"{fmt.count_of(v['line_rack_units_per_node'], 'rack unit')} and "
