@@ -88,3 +88,29 @@ def test_a_rack_scale_platform_is_counted_in_racks() -> None:
     rows = {row.item: row for row in bom_rows(r, Formatter(r.account.currency))}
     assert rows["Servers: NVIDIA GB300 NVL72 rack"].quantity == "8 racks"
     assert (unit_word("gb200-nvl72"), unit_word("dell-xe9680")) == ("rack", "server")
+
+
+def _words(html: str) -> str:
+    import re
+    from html import unescape
+
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace("\u00a0", " ").split())
+    return re.sub(r" ([,.;:])", r"\1", text)
+
+
+def _risks(html: str) -> str:
+    text = _words(html)
+    return text[text.index("Node loss"):text.index("Burst above peak")]
+
+
+def test_a_single_workload_accounts_node_loss_names_the_workload() -> None:
+    """Contoso Developer Tools (inputs/code-assistant-alternatives.yaml), one workload: the node-loss
+    bullet read "Pool 1 (Coding assistant): ..." while the other risks' bullets read "Coding
+    assistant: ...". Without pools shared by several workloads, it names the workload."""
+    from llmsizer.documents.proposal.render import render_html
+
+    r = _size(ROOT / "inputs" / "code-assistant-alternatives.yaml")
+    assert r.account.name == "Contoso Developer Tools" and len(r.plan.pools) == 1
+    risks = _risks(render_html(r))
+    assert "Pool 1" not in risks
+    assert "Coding assistant: " in risks
