@@ -194,7 +194,8 @@ def test_the_batch_summary_gives_the_disaggregated_layout(frontier: Result, tmp_
     want = f"Reasoning assistant: {label} on NVIDIA GB300 NVL72 rack"
     assert label.endswith("decode only, prompts read by prefill replicas of 8 GPUs")
     o = size_account(FRONTIER, FRONTIER.stem, lambda: "", lambda _r, _s: [])
-    assert o.recommendations == [want]
+    # review round 25: with its part of the plan (NVL72: racks, as the BOM counts them)
+    assert o.recommendations == [f"{want} — 576 GPUs bought, 8 racks"]
     doc = json.loads(frontier.to_json())
     (jw,) = doc["workloads"]
     assert recommendation_words(jw["name"], jw["recommended"], jw["options"]) == want

@@ -15,7 +15,6 @@ from .outcome import Outcome, account_recommendations
 from .stamps import _stamp_path, fingerprint
 
 
-
 def process(path: Path, out: Path, stem: str, templates: Path | None,
             appendix: bool = False) -> Outcome:
     """Size one account and write its three outputs; never raises for user errors. The

@@ -82,10 +82,20 @@ def _count(n: float, one: str, many: str) -> str:
     return f"{text} {one if whole and round(n) == 1 else many}"
 
 
-def _sizes(bought: float, nodes: float, rented: float | None) -> str:
-    words = f"{_count(bought, 'GPU', 'GPUs')} bought, {_count(nodes, 'node', 'nodes')}"
+def _sizes(bought: float, nodes: float, rented: float | None, platform: str) -> str:
+    from ..documents.proposal.bom import unit_word
+
+    unit = unit_word(platform)  # an NVL72 platform's node is a rack, as the BOM counts it
+    words = f"{_count(bought, 'GPU', 'GPUs')} bought, {_count(nodes, unit, unit + 's')}"
     shared = any(abs(n - round(n)) >= 0.05 for n in (bought, nodes, rented or 0.0))
-    return ("its share: " if shared else "") + words + (f"; {_count(rented, 'GPU', 'GPUs')} rented" if rented is not None else "")
+    if rented is not None:
+        words += f"; {_count(rented, 'GPU', 'GPUs')} rented"
+    return ("its share: " if shared else "") + words
+
+
+def _platform_of(w: dict[str, Any]) -> str:
+    o = next((x for x in w["options"] if x["id"] == w["recommended"]), None)
+    return str(o["platform"]) if o else ""
 
 
 def account_recommendations(doc: dict[str, Any]) -> list[str]:
@@ -111,7 +121,8 @@ def account_recommendations(doc: dict[str, Any]) -> list[str]:
         s = shares.get(i)
         if w["recommended"] is not None and s is not None:
             words += " — " + _sizes(s.get("plan_gpus_purchased", 0.0), s.get("plan_nodes", 0.0),
-                                   s.get("plan_cloud_gpus_rented", 0.0) if rents else None)
+                                   s.get("plan_cloud_gpus_rented", 0.0) if rents else None,
+                                   _platform_of(w))
         out.append(words)
     groups = {g["workload"]: g for g in plan.get("retrieval_groups") or []}
     cat = load_catalog()
@@ -128,6 +139,6 @@ def account_recommendations(doc: dict[str, Any]) -> list[str]:
         if g.get("shares_with"):
             words += " (on idle GPUs of servers counted above)"
         words += " — " + _sizes(g.get("gpus_purchased", 0), g.get("nodes", 0),
-                               g.get("cloud_gpus", 0) if rents else None)
+                               g.get("cloud_gpus", 0) if rents else None, g["platform"])
         out.append(words)
     return out
