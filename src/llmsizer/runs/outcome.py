@@ -85,7 +85,8 @@ def _count(n: float, one: str, many: str) -> str:
 def _sizes(bought: float, nodes: float, rented: float | None, platform: str) -> str:
     from ..documents.proposal.bom import unit_word
 
-    unit = unit_word(platform)  # an NVL72 platform's node is a rack, as the BOM counts it
+    # the summary's "Nodes" column's word; an NVL72 platform's node is a rack, as the BOM says
+    unit = "rack" if unit_word(platform) == "rack" else "node"
     words = f"{_count(bought, 'GPU', 'GPUs')} bought, {_count(nodes, unit, unit + 's')}"
     shared = any(abs(n - round(n)) >= 0.05 for n in (bought, nodes, rented or 0.0))
     if rented is not None:
