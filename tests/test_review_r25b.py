@@ -114,3 +114,25 @@ def test_a_single_workload_accounts_node_loss_names_the_workload() -> None:
     risks = _risks(render_html(r))
     assert "Pool 1" not in risks
     assert "Coding assistant: " in risks
+
+
+def test_the_storage_needed_and_the_storage_costed_reconcile_in_words() -> None:
+    """Acme Corp (inputs/example.yaml): the BOM gave "5.2 TB" and then "the costs provide
+    50 TB" with no word on which is which. 5.2 TB is needed (model repository 0.22 TB + logs
+    5 TB); 50 TB is what the cost table charges for (10 TB per server x 5 servers). Both say
+    so, and the cost table's storage note names the same two figures."""
+    from llmsizer.documents.proposal.bom import bom_rows
+    from llmsizer.documents.proposal.format import Formatter
+    from llmsizer.documents.proposal.render import render_html
+
+    r = _size(ROOT / "inputs" / "example.yaml")
+    assert r.account.name == "Acme Corp"
+    row = next(x for x in bom_rows(r, Formatter(r.account.currency)) if x.item == "Storage")
+    assert row.quantity == "5.2\u00a0TB needed"
+    detail = row.detail.replace("\u00a0", " ")
+    assert detail.startswith("Needed: model repository 0.22 TB")
+    assert detail.endswith("The cost table charges for 50 TB, the 10 TB per server of the "
+                           "5 servers: more than the 5.2 TB needed")
+    text = _words(render_html(r))
+    assert ("storage (10 TB per node at USD 70.0 per TB-month: 50 TB over the 5 servers, more "
+            "than the 5.2 TB the bill of materials needs)") in text

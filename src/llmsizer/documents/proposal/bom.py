@@ -125,13 +125,14 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
         rows.append(BomRow("GPU fabric", "none",
                            "Not needed: every model copy fits within one server, whose GPUs "
                            "talk over their own links."))
+    # review round 25: "5.2 TB" beside "the costs provide 50 TB" read as two figures for one
+    # thing: the first is what the plan needs, the second what the cost table charges for
     rows.append(BomRow(
-        "Storage", _tb(fmt, t["bom_storage_tb"], 1),
-        f"Model repository {_tb(fmt, t['bom_model_repository_tb'], 2)} (weights "
+        "Storage", f"{_tb(fmt, t['bom_storage_tb'], 1)} needed",
+        f"Needed: model repository {_tb(fmt, t['bom_model_repository_tb'], 2)} (weights "
         f"{fmt.gb(t['bom_weights_gb'])} × {fmt.count(p['model_versions_kept'].value)} "
-        f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}; the costs provide "
-        f"{_tb(fmt, t['bom_storage_tb_costed'], 0)} "
-        f"({_tb(fmt, result.account_inputs['storage_tb_per_node'], 0)} per server)", True))
+        f"versions kept) + logs {fmt.unit(p['logs_tb'].value, 'TB')}. "
+        f"{storage_costed_words(result, fmt)}", True))
     rows.append(BomRow(
         "Racks", fmt.count_of(t["bom_racks"], "rack"),
         f"{fmt.count_of(t['bom_rack_units'], 'rack unit')} of servers; "
@@ -164,6 +165,34 @@ def bom_rows(result: Result, fmt: Formatter) -> list[BomRow]:
     return rows
 
 
+def storage_costed_words(result: Result, fmt: Formatter, *, in_costs: bool = False) -> str:
+    """What the cost table charges for storage beside what the plan needs: the BOM's storage
+    row "The cost table charges for 50 TB, the 10 TB per server of its 5 servers: more than
+    the 5.2 TB needed"; the cost table's note (``in_costs``) "50 TB over the 5 servers, more
+    than the 5.2 TB the bill of materials needs"."""
+    t = result.bom.totals
+    costed, needed = t["bom_storage_tb_costed"], t["bom_storage_tb"]
+    than = ("more than" if costed > needed else "less than" if costed < needed
+            else "the same as")
+    unit = unit_word_of(result)
+    nodes = fmt.count_of(t["bom_nodes"], unit, unit + "s")
+    if in_costs:
+        return (f"{_tb(fmt, costed, 0)} over the {nodes}, {than} the {_tb(fmt, needed, 1)} "
+                "the bill of materials needs")
+    return (f"The cost table charges for {_tb(fmt, costed, 0)}, the "
+            f"{_tb(fmt, result.account_inputs['storage_tb_per_node'], 0)} per {unit} of the "
+            f"{nodes}: {than} the {_tb(fmt, needed, 1)} needed")
+
+
+def unit_word_of(result: Result) -> str:
+    """"rack" where every line of the plan's bill of materials is a rack-scale platform."""
+    units = {unit_word(ln.platform) for ln in result.bom.lines}
+    return "rack" if units == {"rack"} else "server"
+
+
 def bom_context(result: Result, fmt: Formatter) -> dict[str, Any]:
-    """``bom``: the rows of partials/bom.html.j2."""
-    return {"bom": bom_rows(result, fmt)}
+    """``bom``: the rows of partials/bom.html.j2; ``bom_storage``: the cost table's words on
+    the storage it charges for beside the storage needed (partials/tco.html.j2)."""
+    rows = bom_rows(result, fmt)
+    return {"bom": rows,
+            "bom_storage": storage_costed_words(result, fmt, in_costs=True) if rows else ""}
