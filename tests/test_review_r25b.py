@@ -136,3 +136,20 @@ def test_the_storage_needed_and_the_storage_costed_reconcile_in_words() -> None:
     text = _words(render_html(r))
     assert ("storage (10 TB per node at USD 70.0 per TB-month: 50 TB over the 5 servers, more "
             "than the 5.2 TB the bill of materials needs)") in text
+
+
+def test_a_negative_headroom_with_one_instance_down_is_said_in_words() -> None:
+    """Northwind Retail rented (tests/data/ref-a-rented.yaml): the plan table's "One instance
+    down" cell read "−12 %" with no words. The cell says "short of peak" and the table's note
+    says what the column means."""
+    from llmsizer.documents.proposal.render import render_html
+
+    r = _size(ROOT / "tests" / "data" / "ref-a-rented.yaml")
+    assert r.account.name.startswith("Northwind Retail")
+    (pool,) = r.plan.pools
+    assert pool.headroom_after_node_loss < 0
+    text = _words(render_html(r))
+    assert "−12 % short of peak" in text or "-12 % short of peak" in text
+    assert ("One instance down: the headroom left with the instance that hurts the pool most "
+            "down and its lost replicas restarted where they fit; below zero, the pool is short "
+            "of its peak demand until the instance is back.") in text
