@@ -30,13 +30,24 @@ ONE_YEAR = 0.6642  # prices.yaml tier_ratios: committed_1yr / gpu_cloud (H100 SX
 NEBIUS_CSV = "catalogs/v8/nebius/vms.csv @0082b0435f3912ae4c566856b272455cc78f4f61"
 
 
-def test_lambda_a100_40gb_is_the_dated_1_99() -> None:
-    offer = load_catalog().prices.cloud_offer("a100-40gb-pcie", "gpu_cloud")
-    assert offer is not None and offer.offer.startswith("Lambda")
-    assert (offer.usd_per_gpu_hour, offer.date, offer.gpus_per_instance) == (1.99, "2026-09-25", 1)
-    assert "silybench-data" in offer.source and "9c6715ca" in offer.source
-    # sold in 1, 2, 4 and 8 GPUs at the same 1.99 a GPU: no other size needs listing
-    assert offer.sizes == [] and not offer.fixed_sizes
+def test_lambda_a100_40gb_is_the_dated_1_99_of_an_sxm_card() -> None:
+    """The dated 1.99 is Lambda's "1x A100 SXM 40GB" (the reference row): an SXM4 card. Review
+    round 25: it was attached to the catalog's A100 40GB PCIe (250 W, NVLink bridge pairs), a
+    different card; that entry now has no cloud price, and says why."""
+    import csv
+
+    ref = Path(__file__).parent / "data" / "reference" / "prices.csv"
+    with ref.open(encoding="utf-8") as f:
+        (row,) = [r for r in csv.DictReader(f) if r["provider"] == "Lambda"
+                  and r["item"] == "A100 40GB"]
+    assert (row["instance_or_sku"], row["price_per_gpu_hour"], row["date"]) == (
+        "1x A100 SXM 40GB", "1.99", "2026-09-25")
+    assert "silybench-data" in row["source"] and "9c6715ca" in row["source"]
+    cat = load_catalog()
+    assert cat.gpus["a100-40gb-pcie"].form_factor.startswith("PCIe")
+    assert "a100-40gb-pcie" not in cat.prices.cloud
+    assert "not this card's price" in " ".join(cat.gpus["a100-40gb-pcie"].notes.split())
+    # sold in 1, 2, 4 and 8 GPUs at the same 1.99 a GPU (SkyPilot v8 @0f407038)
     assert [round(usd / n, 4) for n, usd in ((2, 3.98), (4, 7.96), (8, 15.92))] == [1.99] * 3
 
 
