@@ -153,3 +153,4 @@ def test_a_negative_headroom_with_one_instance_down_is_said_in_words() -> None:
     assert ("One instance down: the headroom left with the instance that hurts the pool most "
             "down and its lost replicas restarted where they fit; below zero, the pool is short "
             "of its peak demand until the instance is back.") in text
+    assert "was requested. One instance down" in text  # a sentence of its own
