@@ -69,6 +69,7 @@ from .results import (
 from .retrieval import (
     rag_first_token,
     retrieval_groups,
+    scenario_changes_retrieval,
     scenario_idle,
     scenario_retrieval,
     share_idle_gpus,
@@ -184,9 +185,15 @@ def _size_one(loaded: Loaded, cat: Catalog) -> Result:
             *((g.gpu, g.values) for g in plan.node_groups),
             *((w.best.gpu, w.best.values) for w in retrieval
               if w.best is not None and not w.best.shares_with))),
+        # a scenario that cannot move an embed or rerank group keeps them as proposed, as the
+        # Scenarios sheet does (re-placed, a reranker on its own nodes moved onto the
+        # embedder's: 18 GPUs where the sheet recalculated 34; tests/test_scenario_retrieval_s25)
         sensitivity=sensitivity.sensitivity(runs, [
-            [g for g, _ in scenario_retrieval(sc, retrieval, scenario_idle(plan.node_groups, e),
-                                              acct, tables)] for sc, _envs, e in runs]),
+            list(plan.retrieval_groups) if not scenario_changes_retrieval(sc, retrieval, acct)
+            else [g for g, _ in scenario_retrieval(sc, retrieval,
+                                                   scenario_idle(plan.node_groups, e),
+                                                   acct, tables)]
+            for sc, _envs, e in runs]),
         llmsizer_version=__version__,
         catalog_digest=cat.digest,
         account=AccountInfo(name=req.account.name, slug=slugify(req.account.name),
