@@ -407,12 +407,17 @@ def scenario_host(o: RetrievalOption, before: Sequence[RetrievalGroup],
     """The node group whose idle GPUs and empty slots a scenario offers the recommended
     option ``o``: its host in the proposal; else, for one on nodes of its own, the first of
     the scenario's retrieval groups before it (``before``) with nodes of its own, the same
-    GPU and platform, and an idle GPU or an empty slot left (``free``, ``slots``)."""
+    GPU and platform, and an idle GPU or an empty slot left (``free``, ``slots``). Session 25
+    (hunt seed 11): a proposal's host left with neither in the scenario is passed over for
+    such a group the same way (50 % more chat users fill the RTX PRO 6000 server, the
+    embedder buys a server, and the reranker joins it rather than buying a third)."""
+    own = next((g.id for g in before if g.shares_with is None and g.gpu == o.gpu
+                and g.platform == o.platform
+                and free.get(g.id, 0.0) + slots.get(g.id, 0.0) > 0), None)
     if o.shares_with is not None:
-        return o.shares_with
-    return next((g.id for g in before if g.shares_with is None and g.gpu == o.gpu
-                 and g.platform == o.platform
-                 and free.get(g.id, 0.0) + slots.get(g.id, 0.0) > 0), None)
+        room = free.get(o.shares_with, 0.0) + slots.get(o.shares_with, 0.0) > 0
+        return o.shares_with if room or own is None else own
+    return own
 
 
 def rag_first_token(req: Requirements, workloads: Sequence[WorkloadResult],
