@@ -124,7 +124,7 @@ def glossed(text: str) -> Markup:
     out = str(escape(text))
     for pattern, term in _GLOSSED:
         meaning = escape(next(t.meaning for t in GLOSSARY if t.term == term))
-        out = pattern.sub(lambda m, said=meaning: f'<abbr title="{said}">{m[0]}</abbr>', out)
+        out = pattern.sub(f'<abbr title="{meaning}">\\g<0></abbr>', out)
     return Markup(out)
 
 
