@@ -90,17 +90,18 @@ def test_headroom_prints_bounded_above_a_thousand_percent() -> None:
     fmt = Formatter("USD")
     assert fmt.headroom(25.0).replace(NBSP, " ") == "> 1,000 %"
     assert fmt.headroom(10.0).replace(NBSP, " ") == "1,000 %"  # the bound itself, as is
-    assert fmt.headroom(0.264, 1).replace(NBSP, " ") == "26.4 %"  # below: pct's, digits kept
+    # whole percents on every account (session 25: one account read "30.2 %", others "28 %")
+    assert fmt.headroom(0.264, 1).replace(NBSP, " ") == "26 %"
     assert fmt.headroom(-1.0).replace(NBSP, " ") == "-100 %"
     # from 100 %, whole percents (tests/data/population-p99.yaml printed "966.7 %")
     assert fmt.headroom(9.667).replace(NBSP, " ") == "967 %"
     assert fmt.headroom(3.5).replace(NBSP, " ") == "350 %"
-    assert fmt.headroom(0.996).replace(NBSP, " ") == "99.6 %"
+    assert fmt.headroom(0.996).replace(NBSP, " ") == "100 %"
     # a column keeps one precision (test_proposal.py): whole percents for all its rows once
     # one reaches 100 % (enterprise-multi's plan read "28.0 %" above "220 %")
     assert fmt.headroom_digits([0.28, 0.792, 2.2]) == 0
     assert fmt.headroom(0.792, 0).replace(NBSP, " ") == "79 %"
-    assert fmt.headroom_digits([0.264, 0.28]) == 1
+    assert fmt.headroom_digits([0.264, 0.28]) == 0  # session 25: whole percents, always
     assert fmt.headroom_note([0.3, 2.0]) == ""
     assert "the workbook holds the figure" in fmt.headroom_note([0.3, 25.0])
 

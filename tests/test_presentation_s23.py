@@ -64,7 +64,8 @@ def test_the_headroom_rule_is_the_columns_rule_over_the_whole_document() -> None
     assert [fmt.headroom(x) for x in (0.2857, 2.0)] == ["29\xa0%", "200\xa0%"]
     assert fmt.headroom(0.2857, 1) == "29\xa0%"  # a column's digits give way to the document's
     fmt = Formatter("EUR").for_headrooms([0.2857, 0.5])
-    assert [fmt.headroom(x) for x in (0.2857, 0.5)] == ["28.6\xa0%", "50.0\xa0%"]
+    # session 25: whole percents on every account, not only where a headroom reaches 100 %
+    assert [fmt.headroom(x) for x in (0.2857, 0.5)] == ["29\xa0%", "50\xa0%"]
 
 
 def test_the_alternatives_join_their_lists_in_words() -> None:

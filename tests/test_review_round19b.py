@@ -67,7 +67,7 @@ def test_an_uploaded_file_with_three_problems_shows_and_marks_all_three(
     panel = page[page.index('id="sizing-error"'):]
     panel = panel[:panel.index("</section>")]
     told = [re.sub(r"<[^>]+>", "", li) for li in re.findall(r"<li>(.*?)</li>", panel, re.S)]
-    assert panel.startswith('id="sizing-error">error: 3 problems, all to fix:')
+    assert panel.startswith('id="sizing-error">3 problems to fix in acme.yaml:')
     assert [t.split(":")[0] for t in told] == [
         "Internal assistant — Model", "Contract RAG — Requests per second at peak",
         "Contract RAG — Prompt tokens"]
@@ -87,7 +87,8 @@ def test_one_problem_still_reads_as_one(client: TestClient) -> None:
                                                       "concurrent_users: -5")
     r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
     assert len(re.findall(r'class="error-slot"', r.text)) == 1
-    assert re.search(r'id="sizing-error">error: Internal assistant — ', html_lib.unescape(r.text))
+    assert re.search(r'id="sizing-error">One problem to fix in acme.yaml: Internal assistant — ',
+                     html_lib.unescape(r.text))
 
 
 def _summary_rows(r: Result, book: Path) -> dict[str, list[object]]:

@@ -185,13 +185,16 @@ def _error(text: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize(("over", "field", "words"), [
     ({"costs.gpu_prices.h100-pcie": "1e12"}, "costs.gpu_prices.h100-pcie",
-     "error: Costs — Purchase per GPU, NVIDIA H100 PCIe: too high (found 1e+12); allowed: "
+     "One problem to fix in the form: "
+     "Costs — Purchase per GPU, NVIDIA H100 PCIe: too high (found 1e+12); allowed: "
      "at most 10,000,000 USD per GPU"),
     ({"account.currency": "EUR"}, "costs.usd_exchange_rate",
-     "error: Costs — Units per US dollar: “Currency” is EUR, but catalog prices are in USD: "
+     "One problem to fix in the form: "
+     "Costs — Units per US dollar: “Currency” is EUR, but catalog prices are in USD: "
      "fill in “Units per US dollar” (EUR per US dollar, e.g. 0.92)"),
     ({"costs.usd_exchange_rate": "2"}, "costs.usd_exchange_rate",
-     "error: Costs — Units per US dollar: must be 1 (or left out) when “Currency” is USD"),
+     "One problem to fix in the form: "
+     "Costs — Units per US dollar: must be 1 (or left out) when “Currency” is USD"),
 ])
 def test_a_rule_across_sections_marks_its_field_in_the_forms_words(
         over: dict[str, str], field: str, words: str) -> None:
@@ -205,7 +208,8 @@ def test_a_whole_number_typed_with_an_exponent_is_told_its_bound() -> None:
     """"1e12" prompt tokens was told "must be a whole number (found 1000000000000.0)": it is
     one, and too many; "1e3" users is 1,000 users."""
     line, marked = _error(_sized({"workloads[0].prompt_tokens": "1e12"}))
-    assert (line, marked) == ("error: Chat API — Prompt tokens: must be at most 2,000,000 (found "
+    assert (line, marked) == ("One problem to fix in the form: "
+                              "Chat API — Prompt tokens: must be at most 2,000,000 (found "
                               "1000000000000); allowed: a whole number from 1 to 2,000,000",
                               "workloads[0].prompt_tokens")
     data = forms.form_to_data([("workloads[0].concurrent_users", "1e3"),

@@ -82,7 +82,7 @@ def test_a_pool_that_loses_every_replica_stops_rather_than_minus_100_percent() -
     # to the PDF's precision (Formatter.headroom: -2/15 is "-13.3 %" there; the terminal
     # printed "-13%" until review round 20)
     down = f"{Formatter('').headroom(claims.headroom_after_node_loss)} with a node down"
-    assert down.replace("\xa0", "") == "-13.3% with a node down"
+    assert down.replace("\xa0", "") == "-13% with a node down"  # whole percents (session 25)
     down = down.replace("\xa0", "")
     text = _unfolded(_text("frontier-model-alternatives.yaml"))
     assert f"{down} (peak demand not met)" in text  # the PDF: "peak demand is not met"

@@ -128,7 +128,7 @@ def test_quick_start_users_pdf_workbook_and_diff(server: str, browser: object,
     users.fill("0")
     page.wait_for_selector('[data-field="workloads[0].concurrent_users"] .field-error', timeout=15000)
     banner = page.locator("#sizing-error").inner_text()
-    assert banner.startswith("error: Chat API — Concurrent users at peak: "), banner
+    assert banner.startswith("One problem to fix in the form: Chat API — Concurrent users at peak: "), banner
     _shot(page, "account-error")
     users.fill("2000")
     page.wait_for_selector("#headline", timeout=15000)

@@ -113,7 +113,7 @@ def test_estimate_advice_names_the_model_and_gpu(client: TestClient) -> None:
     found = re.search(r'id="estimate-error">([^<]*)<', r.text)
     assert found
     assert html_lib.unescape(found.group(1)) == (
-        "error: Llama 3.1 405B and one request's KV cache do not fit 1 × NVIDIA L4 with BF16 "
+        "Llama 3.1 405B and one request's KV cache do not fit 1 × NVIDIA L4 with BF16 "
         "weights: raise the TP, lower the precision or shorten the context")
 
 
@@ -126,7 +126,7 @@ def test_estimate_refuses_a_request_beyond_the_context_window(client: TestClient
     found = re.search(r'id="estimate-error">([^<]*)<', r.text)
     assert found
     assert html_lib.unescape(found.group(1)) == (
-        "error: Llama 3.1 70B serves at most 131,072 tokens of context; this request needs "
+        "Llama 3.1 70B serves at most 131,072 tokens of context; this request needs "
         "500,128 (prompt 500,000 + answer 128): shorten them, or choose a model with a "
         "longer context")
     # no chart drawn (its alt text); the page's glossary names the roofline (session 23)
@@ -207,11 +207,11 @@ def test_a_required_field_left_empty_is_marked_itself(client: TestClient, emptie
                     headers={"content-type": "application/x-www-form-urlencoded"})
     assert f'id="error-slot" data-field="{field}"' in r.text
     found = re.search(r'id="sizing-error">([^<]*)<', r.text)
-    assert found and html_lib.unescape(found.group(1)).startswith(f"error: {words}")
+    assert found and html_lib.unescape(found.group(1)).startswith(f"One problem to fix in the form: {words}")
 
 
 @pytest.mark.parametrize(("url", "where", "lead"), [
-    ("/download/pdf", "job-error", "error: "),
+    ("/download/pdf", "job-error", ""),
     ("/download/xlsx", "upload-error", "the workbook was not written: "),
     ("/download/json", "upload-error", "the results JSON was not written: ")])
 def test_a_document_of_a_form_that_does_not_size_says_why_in_the_forms_words(
@@ -267,7 +267,7 @@ def test_a_download_is_named_by_the_accounts_slug_never_its_text(client: TestCli
 def test_a_mistyped_address_gets_the_apps_error_page(client: TestClient) -> None:
     """/nope answered the framework's {"detail":"Not Found"} as the whole page, and a GET of
     /size its "Method Not Allowed": now the app's own page says so, with the way back."""
-    for url, status, words in (("/nope", 404, "no page at /nope"),
+    for url, status, words in (("/nope", 404, "No page at /nope"),
                                ("/size", 405, "/size is not a page to open")):
         r = client.get(url)
         assert r.status_code == status and r.headers["content-type"].startswith("text/html")
@@ -286,7 +286,7 @@ def test_an_upload_with_several_problems_lists_each_on_its_own_line(client: Test
             .replace("gpus: [h100-sxm, h200-sxm, l40s]", "gpus: [h100-sxm, h200x, l40s]"))
     r = client.post("/upload/yaml", files={"file": ("acme.yaml", text.encode())})
     assert r.status_code == 400
-    assert upload_error(r.text) == "acme.yaml: 3 problems:"
+    assert upload_error(r.text) == "3 problems to fix in acme.yaml:"
     box = r.text[r.text.index('id="upload-error"'):]
     items = [html_lib.unescape(i) for i in
              re.findall(r"<li>([^<]*)</li>", box[:box.index("</ul>")])]

@@ -235,7 +235,9 @@ def test_a_phone_has_a_way_to_the_recommendation(server: str, browser: Any,  # n
     link.click()
     page.wait_for_function("() => document.querySelector('#results').getBoundingClientRect().top < 100")
     box = page.locator("#recommendation").bounding_box()
-    assert box and 0 <= box["y"] < 844
+    # a page scrolls by whole pixels and its boxes' heights are fractional: the quick start's
+    # wording of session 25 left the top at -0.5 px, in view
+    assert box and -1 < box["y"] < 844
 
 
 def test_the_estimate_page_says_what_its_terms_mean(client: TestClient) -> None:

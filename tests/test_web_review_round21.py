@@ -279,7 +279,7 @@ def test_a_fraction_out_of_range_is_told_in_percent(client: Any) -> None:
     items = [(k, v) for k, v in fields(client.get("/").text) if k != "policy.headroom"]
     items.append(("policy.headroom", "400"))
     r = post(client, "/size", items)
-    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    shown = re.search(r'id="sizing-error">One problem to fix in the form: ([^<]*)<', r.text)
     assert shown, r.text[:500]
     assert html_lib.unescape(shown.group(1)) == (
         "Policy — Headroom (%): must be at most 300 % (found 400 %); allowed: a number from "
@@ -342,10 +342,13 @@ def test_an_unknown_gpu_is_told_by_the_closest_names_and_the_boxes(client: Any) 
     # round 24: the CLI's guesses in the CLI's words (schema_words.guesses): the closest name
     # alone ('nvidia t4' guessed L4, L40S and A10 here, the CLI none), the three 'h100' begins
     assert said == {
-        "nvidia t4": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'nvidia t4': did you "
+        "nvidia t4": "One problem to fix in acme.yaml: "
+                     "Hardware — GPUs to consider: unknown GPU 'nvidia t4': did you "
                      "mean NVIDIA L4? Untick it and tick the one you meant in the boxes (line 29)",
-        "tpu-v5": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'tpu-v5'. Untick it and "
+        "tpu-v5": "One problem to fix in acme.yaml: "
+                  "Hardware — GPUs to consider: unknown GPU 'tpu-v5'. Untick it and "
                   "tick the ones to consider in the boxes (line 29)",
-        "h100": "acme.yaml: Hardware — GPUs to consider: unknown GPU 'h100': did you mean NVIDIA "
+        "h100": "One problem to fix in acme.yaml: "
+                "Hardware — GPUs to consider: unknown GPU 'h100': did you mean NVIDIA "
                 "H100 SXM 80GB, NVIDIA H100 NVL or NVIDIA H100 PCIe? Untick it and tick the one "
                 "you meant in the boxes (line 29)"}

@@ -150,7 +150,7 @@ def test_error_is_beside_its_field_with_the_cli_words(client: TestClient, tmp_pa
     assert cli.returncode == 2
     assert slot.group(2).replace("&#39;", "'") in cli.stderr
     # the banner says the field as the form labels it, under the workload's name
-    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    shown = re.search(r'id="sizing-error">One problem to fix in the form: ([^<]*)<', r.text)
     assert shown and html_lib.unescape(shown.group(1)) == (
         f"Chat API — Concurrent users at peak: {html_lib.unescape(slot.group(2))}")
 
@@ -172,7 +172,7 @@ def test_the_error_banner_names_the_workload_and_the_field_in_words(
     r = post(client, "/size", [*items, (field, value)])
     slot = re.search(r'id="error-slot" data-field="([^"]*)" data-message="([^"]*)"', r.text)
     assert slot and slot.group(1) == field
-    shown = re.search(r'id="sizing-error">error: ([^<]*)<', r.text)
+    shown = re.search(r'id="sizing-error">One problem to fix in the form: ([^<]*)<', r.text)
     assert shown, r.text[:500]
     assert "&lt;help&gt;" in shown.group(1) or not words.startswith("Acme")
     banner = html_lib.unescape(shown.group(1))
@@ -492,7 +492,8 @@ def test_yaml_upload_errors_name_the_file_and_the_forms_field(client: TestClient
     assert r.status_code == 400
     err = re.search(r'id="upload-error">([^<]*)<', r.text)
     assert err and err.group(1).startswith(
-        "acme.yaml: Internal assistant — Concurrent users at peak: must be a whole number")
+        "One problem to fix in acme.yaml: "
+        "Internal assistant — Concurrent users at peak: must be a whole number")
     assert re.search(r"\(line \d+\)$", err.group(1).strip())  # the file's line, for an editor
     # an alias bomb is refused by the same loader as the CLI's
     bomb = b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"
@@ -624,7 +625,7 @@ def test_a_bad_config_json_gets_the_cli_words_and_the_server_serves_on(client: T
     items += [("workloads[0].model", "models/x/config.json"),
               ("workloads[0].model_config", '{"hidden_size": 1e999}')]
     out = post(client, "/size", items)
-    shown = re.search(r'id="sizing-error">error: ([^<]*)<', out.text)
+    shown = re.search(r'id="sizing-error">One problem to fix in the form: ([^<]*)<', out.text)
     assert shown and html_lib.unescape(shown.group(1)).startswith(
         "config file 'models/x/config.json': 'hidden_size' must be a whole number")
     assert client.get("/").status_code == 200

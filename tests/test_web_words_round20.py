@@ -58,7 +58,7 @@ def _upload(client: TestClient, text: str) -> tuple[list[str], list[str]]:
         part = page[page.index('id="sizing-error"'):]
         part = part[:part.index("</section>")]
         panel = re.findall(r"<li>(.*?)</li>", part, re.S) or [
-            re.sub(r"^error: ", "", part.split(">", 1)[1].split("<", 1)[0])]
+            re.sub(r"^One problem to fix in [^:]*: ", "", part.split(">", 1)[1].split("<", 1)[0])]
     clean = [html_lib.unescape(re.sub(r"<[^>]+>", "", t)).strip() for t in told]
     return clean, [html_lib.unescape(re.sub(r"<[^>]+>", "", t)).strip() for t in panel]
 
@@ -80,7 +80,7 @@ def test_a_misspelt_model_is_guessed_and_listed_by_the_names_of_the_model_list(
     # round 24: the CLI's one guess in the CLI's words (it guessed three, the CLI one)
     said = ("Internal assistant — Model: unknown model 'llama-3.1-70b-instruc': did you mean "
             f"Llama 3.1 70B? Or choose another from the list{UPLOAD_HINT}")
-    assert box == [f"acme.yaml: {said} (line 11)"]
+    assert box == [f"One problem to fix in acme.yaml: {said} (line 11)"]
     assert panel == [said]
     assert "llama-3.3-70b" not in said and "deepseek-r1" not in said
     # with guesses, the form's list beside the box is not written out again (the 40 names
@@ -93,7 +93,7 @@ def test_a_model_by_its_hugging_face_name_is_told_by_the_name_the_list_shows(
     box, _ = _upload(client, _file("    model: llama-3.1-70b\n",
                                    "    model: Llama-3.1-70B-Instruct\n"))
     # it said "the catalog names it llama-3.1-70b; write llama-3.1-70b": an id the form hides
-    assert box == ["acme.yaml: Internal assistant — Model: unknown model "
+    assert box == ["One problem to fix in acme.yaml: Internal assistant — Model: unknown model "
                    "'Llama-3.1-70B-Instruct': the list names it Llama 3.1 70B; choose that"
                    f"{UPLOAD_HINT} (line 11)"]
 
@@ -214,7 +214,7 @@ def test_a_files_shape_is_told_in_the_forms_words_with_its_line(client: TestClie
                                                                  case: str) -> None:
     (old, new), said = SHAPES[case]
     box, _ = _upload(client, _file(old, new))
-    assert box == [f"acme.yaml: {said}"]
+    assert box == [f"One problem to fix in acme.yaml: {said}"]
     assert "`" not in said  # no YAML to write: the form has none
 
 
@@ -223,7 +223,8 @@ def test_a_workload_written_as_a_word_is_told_as_the_forms_fields(client: TestCl
                                    "  - Contract RAG\n  - name: Contract RAG\n"))
     # it said "each item is a workload: write `- name: Contract RAG` and its other keys
     # (model:, targets:, ...) on the lines below, lined up under name:"
-    assert box == ["acme.yaml: Workload 2: must be a group of fields (found 'Contract RAG'); "
+    assert box == ["One problem to fix in acme.yaml: "
+                   "Workload 2: must be a group of fields (found 'Contract RAG'); "
                    "each workload is a group of fields: fill in this one's in the form, starting "
                    "with its name, Contract RAG (line 18)"]
 
@@ -270,7 +271,8 @@ def test_a_load_stated_two_ways_is_told_by_the_form_s_load_chooser(client: TestC
     keys; the form has one chooser, Load stated as, with the three ways by name."""
     box, _ = _upload(client, _file("    concurrent_users: 200\n",
                                    "    concurrent_users: 200\n    requests_per_s: 5\n"))
-    assert box == ["acme.yaml: Internal assistant — Load stated as: the file states the load two "
+    assert box == ["One problem to fix in acme.yaml: "
+                   "Internal assistant — Load stated as: the file states the load two "
                    "ways (Concurrent users and Request rate); choose one of Concurrent users, "
                    "Request rate or User population (line 10)"]
 
@@ -279,7 +281,7 @@ def test_no_load_is_told_by_the_chooser_too(client: TestClient) -> None:
     box, panel = _upload(client, _file("    concurrent_users: 200\n", ""))
     said = ("Internal assistant — Load stated as: no load is stated; choose Concurrent users, "
             "Request rate or User population and fill in its fields")
-    assert box == [f"acme.yaml: {said} (line 10)"]
+    assert box == [f"One problem to fix in acme.yaml: {said} (line 10)"]
     assert panel == [said]
     assert "concurrent_users" not in said and "named_users" not in said
 

@@ -231,7 +231,7 @@ async def start_pdf(request: Request) -> HTMLResponse:
     sub = await _submitted(request)
     error = await _unsized(sub)
     if error:
-        return page(request, "_job.html.j2", job=None, message=f"error: {error}")
+        return page(request, "_job.html.j2", job=None, message=error)
     try:
         job = request.app.state.pool.submit("pdf", render_document, sub.yaml,
                                             FORM_SOURCE, "pdf", sub.configs)
@@ -318,7 +318,8 @@ async def upload_yaml(request: Request) -> HTMLResponse:
             data = {"schema_version": 1, **forms.form_to_data(
                 _flat(forms.form_values(located.data)))}
             return _account_page(request, data, 400,
-                                 upload_error=upload_words(exc, name, located.data))
+                                 upload_error=upload_words(exc, name, located.data),
+                                 where=name)
         # nothing of the file could be read: the form is the user's (or the starting point)
         return await _refused(request, syntax_words(web_words(str(exc))), unread=name)
     # what the checks doubt (inputs/doubts.py) with the file's line, as `validate` prints it

@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
+from markupsafe import Markup, escape
 
 from ..base.version import __version__
 from ..documents.proposal.format import Formatter, customer_words, gpu_split, group_split
@@ -110,6 +111,41 @@ def table_ids(result: Result) -> dict[str, dict[str, str]]:
     return ids
 
 
+# words of an option's name the glossary explains, as a tooltip of its entry: "attention
+# data-parallel over 8 ranks" had no meaning on the page (session 25; the PDF's glossary lists
+# the term where the proposal uses it, the page's glossary lists every term)
+_GLOSSED = ((re.compile(r"attention data-parallel over [\d,]+ ranks?"),
+             "Attention data parallelism"),)
+
+
+def glossed(text: str) -> Markup:
+    """``text`` escaped, each phrase of :data:`_GLOSSED` in an ``<abbr>`` whose tooltip is the
+    PDF glossary's meaning of its term."""
+    out = str(escape(text))
+    for pattern, term in _GLOSSED:
+        meaning = escape(next(t.meaning for t in GLOSSARY if t.term == term))
+        out = pattern.sub(f'<abbr title="{meaning}">\\g<0></abbr>', out)
+    return Markup(out)
+
+
+# developer notes a catalog source carries for whoever checks it, not for a customer: a
+# commit ("@0b077da5e0...", "@045df3b"), why a test fixture was cut ("... for CI"), a
+# snapshot's missing commit date
+_COMMIT = re.compile(r"\s?@[0-9a-f]{7,40}\b")
+_CI_NOTE = re.compile(r"\s*\([^()]*\bfor CI\b[^()]*\)|;[^;()]*\bfor CI\b[^;()]*")
+_DEV_NOTES = re.compile(r",\s*commit date not exposed")
+
+
+def source_words(text: str) -> str:
+    """A catalog entry's source as the catalog pages show a customer: the publisher, the
+    document and its date, without the developer notes the catalog keeps for whoever checks
+    it (the YAML keeps them): commits, a test fixture's "cut ... for CI", "commit date not
+    exposed"."""
+    text = _CI_NOTE.sub("", _DEV_NOTES.sub("", text))
+    text = _COMMIT.sub("", text)
+    return re.sub(r"\(\s*\)", "", re.sub(r"\s{2,}", " ", text)).strip()
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
@@ -125,6 +161,10 @@ def _environment() -> jinja2.Environment:
     env.globals["group_cost_words"] = group_cost_words
     env.globals["retrieval_cost_words"] = retrieval_cost_words
     env.filters["display"] = display
+    # an error box's words as a sentence, never the CLI's lowercase "error: ..." (session 25)
+    env.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
+    env.filters["glossed"] = glossed  # an option's name, its layout's terms as tooltips
+    env.filters["source"] = source_words  # a catalog source without its developer notes
     env.filters["num"] = num
     env.filters["ms"] = Formatter("").ms  # a latency as the PDF gives it ("549 ms", "31.4 ms")
     # parameter counts as `llmsizer catalog models` prints them (6.74 B, not 6.7 B)

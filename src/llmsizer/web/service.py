@@ -460,9 +460,10 @@ def upload_words(exc: InputError, name: str, data: dict[str, Any]) -> str:
     problems = [f"{_problem(p, data).text} (line {p.line})" if p.line else
                 _problem(p, data).text for p in errors]
     more = getattr(exc, "more", 0)
+    # a sentence, as the results panel's (never the CLI's "acme.yaml: 3 problems:")
     if len(problems) == 1 and not more:
-        return f"{name}: {problems[0]}"
-    lines = [f"{name}: {len(problems) + more} problems:", *problems]
+        return f"One problem to fix in {name}: {problems[0]}"
+    lines = [f"{len(problems) + more} problems to fix in {name}:", *problems]
     if more:
         lines.append(f"and {more} more (fix these to see them)")
     return "\n".join(lines)

@@ -137,7 +137,7 @@
     var msg = document.createElement("div");
     msg.className = "error";
     msg.setAttribute("role", "alert");
-    msg.textContent = "error: " + (xhr.responseText || ("the server answered " + xhr.status));
+    msg.textContent = xhr.responseText || ("The server answered " + xhr.status + ".");
     target.replaceChildren(msg);
   });
   // Opening or re-reading a file carries the account form's fields along: a file that
