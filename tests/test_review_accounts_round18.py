@@ -59,12 +59,18 @@ def test_agentic_coding_buys_five_b200_servers_for_a_480b_coder() -> None:
     o = w.option(w.recommended)
     assert o is not None
     # 480 GB of FP8 weights need a whole 8-GPU B200 node per replica (4 GPUs hold 644 GB
-    # usable but leave too little KV for 60,000-token prompts at the speed); experts over 8
-    # GPUs with attention data-parallel
-    assert o.id == "b200/fp8/kv-fp8/tp8/ep8/adp8/dell-xe9685l"
-    # EAGLE, 3 drafted tokens, 2.4 kept a step: 43.7 tok/s per user against the 40 asked
-    assert float(o.values["tokens_per_s_per_user"]) == pytest.approx(43.7, abs=0.05)
-    # the whole answer's p95 (900 tokens after a 2.7 s first token) is 23.3 s, under 45 s
-    assert float(o.values["e2e_p95_ms"]) == pytest.approx(23275, abs=1)
-    assert [(p.replicas, round(p.headroom_achieved, 3)) for p in r.plan.pools] == [(5, 0.344)]
+    # usable but leave too little KV for 60,000-token prompts at the speed). Session 25's
+    # weights audit counts the 16-bit part (embeddings, lm_head, routers: 3.7 GB at BF16) once
+    # per attention data-parallel rank, so the data-parallel option holds less KV: all three
+    # ways of splitting over 8 GPUs need 5 replicas (40 GPUs, the same cost, 31.2 % headroom
+    # each): the ranking ties and the search's first, plain TP8, is recommended (attention
+    # data-parallel was, with more KV and 34.4 %)
+    assert o.id == "b200/fp8/kv-fp8/tp8/dell-xe9685l"
+    ids = [x.id for x in w.options[:3]]
+    assert "b200/fp8/kv-fp8/tp8/ep8/adp8/dell-xe9685l" in ids
+    # EAGLE, 3 drafted tokens, 2.4 kept a step: 40.2 tok/s per user against the 40 asked
+    assert float(o.values["tokens_per_s_per_user"]) == pytest.approx(40.2, abs=0.05)
+    # the whole answer's p95 (900 tokens after the first token) is 25.4 s, under 45 s
+    assert float(o.values["e2e_p95_ms"]) == pytest.approx(25437, abs=1)
+    assert [(p.replicas, round(p.headroom_achieved, 3)) for p in r.plan.pools] == [(5, 0.312)]
     assert (r.totals.gpus_purchased, r.deployment.recommended) == (40, "on_prem")

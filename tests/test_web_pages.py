@@ -484,13 +484,16 @@ def test_each_pools_headroom_is_shown_as_the_pdf_shows_it(client: TestClient,
     result = size(load(path))
     pools = result.plan.pools
     assert len(pools) == 3
-    assert [round(p.headroom_achieved, 3) for p in pools] == [0.28, 0.264, 0.312]
+    # session 25's weights audit (Llama 3.3 70B FP8 keeps 2.1 GB at 16 bits: 72.7 GB): the
+    # knowledge base needs 5 TP4 replicas, not 4, and the plan moves to 5 XE9680 nodes (40
+    # GPUs), the agent platform on 4 of their GPUs: 28 %, 56 %, 220 %
+    assert [round(p.headroom_achieved, 3) for p in pools] == [0.28, 0.56, 2.2]
     # session 23: every headroom of the result to the PDF's one precision; its alternatives
     # reach 540 %, so whole percents, as the PDF's plan table and headroom section give them
     assert Formatter.headroom_digits(shown_headrooms(result, load_catalog())) == 0
     shown = [(f"{p.headroom_achieved:.0%}".replace("%", " %"),
               f"{p.headroom_after_node_loss:.0%}".replace("%", " %")) for p in pools]
-    assert shown == [("28 %", "28 %"), ("26 %", "26 %"), ("31 %", "31 %")]
+    assert shown == [("28 %", "28 %"), ("56 %", "56 %"), ("220 %", "220 %")]
     for i, (a, d) in enumerate(shown):
         # session 23: where its spare is, then the one-node-down figure in the PDF's sentence
         # (what is down, what runs after; it read "28.0 % with one node down")
