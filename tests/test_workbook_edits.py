@@ -169,9 +169,13 @@ def test_still_the_cheapest_says_where_it_looked(tmp_path: Path) -> None:
     data["policy"]["survive_node_loss"] = True
     fresh = size(load(write_yaml(data, tmp_path / "node-loss.yaml")))
     w = fresh.workloads[0]
-    assert w.dedicated == "h100-sxm/fp8/kv-fp8/tp2/dell-xe8640" in columns
+    # session 25's weights audit (Llama 3.1 70B FP8 keeps 2.1 GB at 16 bits) reorders the
+    # options the sheets carry: the re-run's choice has no column again, so the check says
+    # where it looked and that a re-run compares the others (its own choice it cannot price)
+    assert w.dedicated == "h100-sxm/fp8/kv-fp8/tp2/dell-xe8640"
+    assert w.dedicated not in columns
     for sheet in ("Summary", "Inputs"):
         (text,) = _check_cells(lo[sheet]).values()
-        assert str(text).startswith(
-            "A re-run may choose 2 × NVIDIA H100 SXM 80GB, FP8 weights, FP8 KV cache on Dell "
-            "PowerEdge XE8640"), (sheet, text)
+        assert str(text).endswith(
+            f"(among the options on the calculation sheets; a re-run also compares the "
+            f"{others} others)"), (sheet, text)
